@@ -1,0 +1,155 @@
+//! The exclusion ledger (`exclusions.toml`): data that takes cells out of comparisons or out of every aggregate.
+//!
+//! The TOML text is parsed by the server; this module holds the entry types and the matching rule, so the
+//! browser can show and re-apply the same ledger.
+
+use crate::key::{CellKey, Dimension};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Every `[[exclude]]` entry of one ledger file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExclusionLedger {
+    #[serde(default, rename = "exclude")]
+    pub entries: Vec<ExclusionEntry>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExclusionEntry {
+    pub id: String,
+    /// Dimension name → accepted value(s). Omitted dimensions match everything.
+    #[serde(default)]
+    pub select: BTreeMap<String, Selector>,
+    pub scope: ExclusionScope,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub decided: Option<String>,
+}
+
+/// One value or a list of accepted values: `model = "mistral-7b"` or `n = [16, 32]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Selector {
+    One(SelectorValue),
+    Many(Vec<SelectorValue>),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SelectorValue {
+    Text(String),
+    Number(i64),
+}
+
+impl SelectorValue {
+    fn as_text(&self) -> String {
+        match self {
+            SelectorValue::Text(text) => text.clone(),
+            SelectorValue::Number(number) => number.to_string(),
+        }
+    }
+}
+
+/// `comparison`: out of cross-backend comparisons (on every backend's side); `all`: out of every aggregate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExclusionScope {
+    Comparison,
+    All,
+}
+
+impl ExclusionScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExclusionScope::Comparison => "comparison",
+            ExclusionScope::All => "all",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ExclusionScope> {
+        match text {
+            "comparison" => Some(ExclusionScope::Comparison),
+            "all" => Some(ExclusionScope::All),
+            _ => None,
+        }
+    }
+}
+
+impl ExclusionEntry {
+    /// Selector keys that name no dimension. An entry with one is reported and never matches, because a typo
+    /// (`modle = …`) must not silently widen an exclusion to every cell.
+    pub fn unknown_dimensions(&self) -> Vec<&str> {
+        self.select.keys().filter(|name| Dimension::parse(name).is_none()).map(String::as_str).collect()
+    }
+
+    pub fn matches(&self, key: &CellKey) -> bool {
+        if !self.unknown_dimensions().is_empty() {
+            return false;
+        }
+        self.select.iter().all(|(name, selector)| {
+            let Some(dimension) = Dimension::parse(name) else { return false };
+            let value = key.value(dimension);
+            match selector {
+                Selector::One(accepted) => value.matches_text(&accepted.as_text()),
+                Selector::Many(accepted) => accepted.iter().any(|one| value.matches_text(&one.as_text())),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(model: &str, workload: &str, n: u32) -> CellKey {
+        CellKey {
+            run_id: "20260612_212816_266127".into(),
+            suite: "cloud_core".into(),
+            phase: "scaling".into(),
+            backend: "sglang".into(),
+            model: model.into(),
+            workload: workload.into(),
+            n,
+            rep: 0,
+        }
+    }
+
+    fn entry(select: &[(&str, Selector)]) -> ExclusionEntry {
+        ExclusionEntry {
+            id: "x".into(),
+            select: select.iter().map(|(name, value)| (name.to_string(), value.clone())).collect(),
+            scope: ExclusionScope::Comparison,
+            reason: String::new(),
+            source: None,
+            decided: None,
+        }
+    }
+
+    #[test]
+    fn omitted_dimensions_match_everything() {
+        let mistral = entry(&[
+            ("model", Selector::One(SelectorValue::Text("mistral-7b".into()))),
+            ("workload", Selector::One(SelectorValue::Text("long_prefill_8k".into()))),
+        ]);
+        assert!(mistral.matches(&key("mistral-7b", "long_prefill_8k", 32)));
+        assert!(!mistral.matches(&key("mistral-7b", "long_decode", 32)));
+        assert!(!mistral.matches(&key("phi-4", "long_prefill_8k", 32)));
+    }
+
+    #[test]
+    fn lists_and_numbers_select_several_values() {
+        let high_n = entry(&[("n", Selector::Many(vec![SelectorValue::Number(16), SelectorValue::Number(32)]))]);
+        assert!(high_n.matches(&key("phi-4", "long_decode", 16)));
+        assert!(!high_n.matches(&key("phi-4", "long_decode", 8)));
+    }
+
+    #[test]
+    fn an_unknown_dimension_never_matches() {
+        let typo = entry(&[("modle", Selector::One(SelectorValue::Text("phi-4".into())))]);
+        assert_eq!(typo.unknown_dimensions(), vec!["modle"]);
+        assert!(!typo.matches(&key("phi-4", "long_decode", 16)));
+    }
+}

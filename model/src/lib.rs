@@ -1,0 +1,19 @@
+//! The shared data model of cellscope: what a cell is, how its status is decided and how its metrics are computed.
+//!
+//! This crate does no IO and builds for `wasm32-unknown-unknown`, so the server, the CLI and the browser app
+//! compute every number from one implementation. The definitions follow `product.md` (metric definitions and
+//! cell-status model); where a choice was needed it is written next to the code that makes it.
+
+pub mod exclusions;
+pub mod key;
+pub mod scaling;
+pub mod schema;
+pub mod stats;
+pub mod status;
+pub mod summary;
+
+pub use key::{CellKey, Dimension, SeriesKey};
+pub use scaling::{Criterion, breakdown_n};
+pub use stats::{CellAccumulator, CellStats, RequestSample, quantile_linear};
+pub use status::CellStatus;
+pub use summary::CellSummary;

@@ -1,0 +1,192 @@
+//! Scaling metrics against the N=1 baseline: parallel efficiency, p95 multiplier, rep aggregation and
+//! breakdown N under a named criterion (product.md, "Metric definitions").
+
+use serde::{Deserialize, Serialize};
+
+/// `aggregate_tps(N) / (N × aggregate_tps(N=1))`.
+pub fn efficiency(aggregate_tps: f64, n: u32, baseline_tps: f64) -> Option<f64> {
+    let denominator = f64::from(n) * baseline_tps;
+    (denominator > 0.0).then(|| aggregate_tps / denominator)
+}
+
+/// `p95(wall_ms at N) / p95(wall_ms at N=1)`.
+pub fn p95_multiplier(p95_wall_ms: f64, baseline_p95_wall_ms: f64) -> Option<f64> {
+    (baseline_p95_wall_ms > 0.0).then(|| p95_wall_ms / baseline_p95_wall_ms)
+}
+
+/// One N=1 cell of a series as a baseline candidate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BaselineCandidate {
+    pub rep: u32,
+    pub aggregate_tps: Option<f64>,
+    pub p95_wall_ms: Option<f64>,
+}
+
+/// The N=1 values a cell is normalised against.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Baseline {
+    pub aggregate_tps: Option<f64>,
+    pub p95_wall_ms: Option<f64>,
+    /// True when the same-rep N=1 value was missing and the mean of the available N=1 reps was used.
+    pub fallback: bool,
+}
+
+/// Picks the baseline for `rep`: the N=1 cell with the same rep, else the mean of the available N=1 reps.
+///
+/// The two metrics fall back independently, because a same-rep N=1 cell can have a p95 without a
+/// throughput (a single request has no span).
+pub fn baseline(rep: u32, candidates: &[BaselineCandidate]) -> Baseline {
+    let same_rep = candidates.iter().find(|candidate| candidate.rep == rep);
+    let mut fallback = false;
+    let mut pick = |value: fn(&BaselineCandidate) -> Option<f64>| -> Option<f64> {
+        if let Some(value) = same_rep.and_then(value) {
+            return Some(value);
+        }
+        let available: Vec<f64> = candidates.iter().filter_map(value).collect();
+        if available.is_empty() {
+            return None;
+        }
+        fallback = true;
+        Some(available.iter().sum::<f64>() / available.len() as f64)
+    };
+    let aggregate_tps = pick(|candidate| candidate.aggregate_tps);
+    let p95_wall_ms = pick(|candidate| candidate.p95_wall_ms);
+    Baseline { aggregate_tps, p95_wall_ms, fallback }
+}
+
+/// Mean, min and max over reps (the curve value and its band).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RepAggregate {
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    pub reps: u32,
+}
+
+impl RepAggregate {
+    /// Aggregates the defined values; `None` when there are none.
+    pub fn of(values: impl IntoIterator<Item = f64>) -> Option<RepAggregate> {
+        let mut sum = 0.0;
+        let mut min = f64::INFINITY;
+        let mut max = f64::NEG_INFINITY;
+        let mut reps = 0u32;
+        for value in values {
+            sum += value;
+            min = min.min(value);
+            max = max.max(value);
+            reps += 1;
+        }
+        (reps > 0).then(|| RepAggregate { mean: sum / f64::from(reps), min, max, reps })
+    }
+}
+
+/// A breakdown criterion: the curve "breaks" at the first N where efficiency falls below a threshold, or
+/// (when set) the p95 multiplier exceeds one.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Criterion {
+    pub efficiency_below: f64,
+    pub p95_multiplier_above: Option<f64>,
+}
+
+impl Criterion {
+    /// TR164 V1 H1: efficiency < 0.65 OR p95 multiplier > 2.0.
+    pub const V1: Criterion = Criterion { efficiency_below: 0.65, p95_multiplier_above: Some(2.0) };
+    /// TR164 V3 `first_n_below_0.65`: efficiency < 0.65 only.
+    pub const V3: Criterion = Criterion { efficiency_below: 0.65, p95_multiplier_above: None };
+
+    pub fn named(name: &str) -> Option<Criterion> {
+        match name {
+            "v1" => Some(Criterion::V1),
+            "v3" => Some(Criterion::V3),
+            _ => None,
+        }
+    }
+
+    /// Whether the criterion holds at a point. An undefined metric never makes it hold.
+    pub fn holds(&self, efficiency: Option<f64>, p95_multiplier: Option<f64>) -> bool {
+        let efficiency_breaks = efficiency.is_some_and(|value| value < self.efficiency_below);
+        let tail_breaks = match (self.p95_multiplier_above, p95_multiplier) {
+            (Some(threshold), Some(value)) => value > threshold,
+            _ => false,
+        };
+        efficiency_breaks || tail_breaks
+    }
+}
+
+/// The first N, in ascending order, at which `criterion` holds on the rep-mean values; `None` = never within
+/// the measured N. Curves can be non-monotone, so this is a first crossing, not a threshold search.
+pub fn breakdown_n(points: &[(u32, Option<f64>, Option<f64>)], criterion: &Criterion) -> Option<u32> {
+    let mut sorted: Vec<_> = points.to_vec();
+    sorted.sort_by_key(|(n, _, _)| *n);
+    sorted
+        .into_iter()
+        .find(|(_, efficiency, p95_multiplier)| criterion.holds(*efficiency, *p95_multiplier))
+        .map(|(n, _, _)| n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn efficiency_is_aggregate_over_n_times_baseline() {
+        // A fully serialising dispatcher scores 1/N.
+        assert_eq!(efficiency(40.0, 16, 40.0), Some(1.0 / 16.0));
+        assert_eq!(efficiency(72.0, 2, 40.0), Some(0.9));
+        assert_eq!(efficiency(72.0, 2, 0.0), None);
+        assert_eq!(p95_multiplier(3000.0, 1500.0), Some(2.0));
+    }
+
+    #[test]
+    fn baseline_prefers_the_same_rep_and_falls_back_to_the_rep_mean() {
+        let candidates = [
+            BaselineCandidate { rep: 0, aggregate_tps: Some(40.0), p95_wall_ms: Some(100.0) },
+            BaselineCandidate { rep: 2, aggregate_tps: Some(44.0), p95_wall_ms: Some(140.0) },
+        ];
+        assert_eq!(
+            baseline(0, &candidates),
+            Baseline { aggregate_tps: Some(40.0), p95_wall_ms: Some(100.0), fallback: false }
+        );
+        assert_eq!(
+            baseline(1, &candidates),
+            Baseline { aggregate_tps: Some(42.0), p95_wall_ms: Some(120.0), fallback: true }
+        );
+        assert_eq!(baseline(1, &[]), Baseline::default());
+    }
+
+    #[test]
+    fn criteria_match_the_published_definitions() {
+        assert!(Criterion::V1.holds(Some(0.70), Some(2.046)));
+        assert!(!Criterion::V3.holds(Some(0.70), Some(2.046)));
+        assert!(Criterion::V3.holds(Some(0.649), None));
+        assert!(!Criterion::V3.holds(Some(0.65), None));
+        assert!(!Criterion::V1.holds(None, None));
+    }
+
+    #[test]
+    fn breakdown_is_the_first_crossing_even_when_the_curve_recovers() {
+        // vLLM mistral-7b × long_decode: below 0.65 at N=16, 0.651 at N=32 → breaks at 16.
+        let points = [
+            (32, Some(0.651), None),
+            (1, Some(1.0), None),
+            (2, Some(0.95), None),
+            (4, Some(0.88), None),
+            (8, Some(0.78), None),
+            (16, Some(0.62), None),
+        ];
+        assert_eq!(breakdown_n(&points, &Criterion::V3), Some(16));
+        let never = [(1, Some(1.0), None), (32, Some(0.78), Some(1.28))];
+        assert_eq!(breakdown_n(&never, &Criterion::V3), None);
+        // V1 also breaks on the tail alone.
+        let tail = [(1, Some(1.0), Some(1.0)), (2, Some(0.7), Some(2.1))];
+        assert_eq!(breakdown_n(&tail, &Criterion::V1), Some(2));
+    }
+
+    #[test]
+    fn rep_aggregate_reports_mean_and_band() {
+        let aggregate = RepAggregate::of([0.5, 0.6, 0.7]).unwrap();
+        assert!((aggregate.mean - 0.6).abs() < 1e-12);
+        assert_eq!((aggregate.min, aggregate.max, aggregate.reps), (0.5, 0.7, 3));
+        assert_eq!(RepAggregate::of([]), None);
+    }
+}

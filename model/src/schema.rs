@@ -1,0 +1,332 @@
+//! The Arrow schema of the cells table and its (de)serialisation, shared by the server (writer) and the
+//! browser (reader). Column names are a contract: the CLI's CSV/JSON exports use the same ones.
+
+use crate::exclusions::ExclusionScope;
+use crate::key::CellKey;
+use crate::stats::CellStats;
+use crate::status::CellStatus;
+use crate::summary::{CellSummary, ExpectedSource};
+use arrow_array::builder::{BooleanBuilder, Float64Builder, StringBuilder, UInt32Builder};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, UInt32Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use std::sync::{Arc, OnceLock};
+
+/// The media type of an Arrow IPC stream body.
+pub const ARROW_STREAM_MEDIA_TYPE: &str = "application/vnd.apache.arrow.stream";
+
+/// Errors decoding a cells table that does not follow [`cells_schema`].
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    #[error("arrow: {0}")]
+    Arrow(#[from] ArrowError),
+    #[error("column `{0}` is missing or has the wrong type")]
+    Column(&'static str),
+    #[error("row {row}: `{column}` has the unknown value `{value}`")]
+    Value { row: usize, column: &'static str, value: String },
+    #[error("row {row}: `{column}` is null but required")]
+    Null { row: usize, column: &'static str },
+}
+
+/// The float columns in order, with the accessor that reads each from a summary.
+const FLOAT_COLUMNS: [(&str, fn(&CellSummary) -> Option<f64>); 11] = [
+    ("mean_wall_ms", |cell| cell.stats.mean_wall_ms),
+    ("p50_wall_ms", |cell| cell.stats.p50_wall_ms),
+    ("p95_wall_ms", |cell| cell.stats.p95_wall_ms),
+    ("p99_wall_ms", |cell| cell.stats.p99_wall_ms),
+    ("p50_ttft_ms", |cell| cell.stats.p50_ttft_ms),
+    ("p95_ttft_ms", |cell| cell.stats.p95_ttft_ms),
+    ("mean_prompt_tokens", |cell| cell.stats.mean_prompt_tokens),
+    ("mean_completion_tokens", |cell| cell.stats.mean_completion_tokens),
+    ("aggregate_tps", |cell| cell.stats.aggregate_tps),
+    ("efficiency", |cell| cell.efficiency),
+    ("p95_multiplier", |cell| cell.p95_multiplier),
+];
+
+/// The cells table schema. The first 28 columns are the documented export contract, in order; the last four
+/// carry provenance the app needs (where `expected_rows` came from, exclusion scope, baseline fallback, refill
+/// source run).
+pub fn cells_schema() -> SchemaRef {
+    static SCHEMA: OnceLock<SchemaRef> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            let text = |name: &str| Field::new(name, DataType::Utf8, false);
+            let count = |name: &str| Field::new(name, DataType::UInt32, false);
+            let mut fields = vec![
+                text("run_id"),
+                text("suite"),
+                text("phase"),
+                text("backend"),
+                text("model"),
+                text("workload"),
+                count("n"),
+                count("rep"),
+                text("status"),
+                Field::new("refilled", DataType::Boolean, false),
+                Field::new("fallback", DataType::Boolean, false),
+                text("excluded"),
+                Field::new("expected_rows", DataType::UInt32, true),
+                count("rows"),
+                count("ok_rows"),
+                count("failed_rows"),
+                count("skip_rows"),
+            ];
+            fields.extend(FLOAT_COLUMNS.iter().map(|(name, _)| Field::new(*name, DataType::Float64, true)));
+            fields.extend([
+                text("expected_source"),
+                Field::new("exclusion_scope", DataType::Utf8, true),
+                Field::new("baseline_fallback", DataType::Boolean, false),
+                Field::new("source_run_id", DataType::Utf8, true),
+            ]);
+            Arc::new(Schema::new(fields))
+        })
+        .clone()
+}
+
+/// The names of the cells columns, in order.
+pub fn cell_column_names() -> Vec<String> {
+    cells_schema().fields().iter().map(|field| field.name().clone()).collect()
+}
+
+/// Builds the cells table.
+pub fn cells_to_batch(cells: &[CellSummary]) -> Result<RecordBatch, ArrowError> {
+    let texts = |value: fn(&CellSummary) -> &str| -> ArrayRef {
+        let mut builder = StringBuilder::with_capacity(cells.len(), cells.len() * 8);
+        for cell in cells {
+            builder.append_value(value(cell));
+        }
+        Arc::new(builder.finish())
+    };
+    let optional_texts = |value: fn(&CellSummary) -> Option<&str>| -> ArrayRef {
+        let mut builder = StringBuilder::new();
+        for cell in cells {
+            builder.append_option(value(cell));
+        }
+        Arc::new(builder.finish())
+    };
+    let counts = |value: fn(&CellSummary) -> Option<u32>| -> ArrayRef {
+        let mut builder = UInt32Builder::with_capacity(cells.len());
+        for cell in cells {
+            builder.append_option(value(cell));
+        }
+        Arc::new(builder.finish())
+    };
+    let flags = |value: fn(&CellSummary) -> bool| -> ArrayRef {
+        let mut builder = BooleanBuilder::with_capacity(cells.len());
+        for cell in cells {
+            builder.append_value(value(cell));
+        }
+        Arc::new(builder.finish())
+    };
+    let excluded: ArrayRef = {
+        let mut builder = StringBuilder::new();
+        for cell in cells {
+            builder.append_value(cell.excluded.join(";"));
+        }
+        Arc::new(builder.finish())
+    };
+    let mut columns: Vec<ArrayRef> = vec![
+        texts(|cell| &cell.key.run_id),
+        texts(|cell| &cell.key.suite),
+        texts(|cell| &cell.key.phase),
+        texts(|cell| &cell.key.backend),
+        texts(|cell| &cell.key.model),
+        texts(|cell| &cell.key.workload),
+        counts(|cell| Some(cell.key.n)),
+        counts(|cell| Some(cell.key.rep)),
+        texts(|cell| cell.status.as_str()),
+        flags(|cell| cell.refilled),
+        flags(|cell| cell.fallback),
+        excluded,
+        counts(|cell| cell.expected_rows),
+        counts(|cell| Some(cell.rows)),
+        counts(|cell| Some(cell.ok_rows)),
+        counts(|cell| Some(cell.failed_rows)),
+        counts(|cell| Some(cell.skip_rows)),
+    ];
+    for (_, value) in FLOAT_COLUMNS {
+        let mut builder = Float64Builder::with_capacity(cells.len());
+        for cell in cells {
+            builder.append_option(value(cell));
+        }
+        columns.push(Arc::new(builder.finish()));
+    }
+    columns.extend([
+        texts(|cell| cell.expected_source.as_str()),
+        optional_texts(|cell| cell.exclusion_scope.map(ExclusionScope::as_str)),
+        flags(|cell| cell.baseline_fallback),
+        optional_texts(|cell| cell.source_run_id.as_deref()),
+    ]);
+    RecordBatch::try_new(cells_schema(), columns)
+}
+
+/// Reads a cells table back into summaries (used by the browser and by round-trip tests).
+pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaError> {
+    let column = |name: &'static str| batch.column_by_name(name).ok_or(SchemaError::Column(name));
+    let text = |name: &'static str| -> Result<_, SchemaError> {
+        column(name)?.as_string_opt::<i32>().ok_or(SchemaError::Column(name))
+    };
+    let count = |name: &'static str| -> Result<_, SchemaError> {
+        column(name)?.as_primitive_opt::<UInt32Type>().ok_or(SchemaError::Column(name))
+    };
+    let flag = |name: &'static str| -> Result<_, SchemaError> {
+        column(name)?.as_boolean_opt().ok_or(SchemaError::Column(name))
+    };
+    let float = |name: &'static str| -> Result<_, SchemaError> {
+        column(name)?.as_primitive_opt::<Float64Type>().ok_or(SchemaError::Column(name))
+    };
+    let (run_id, suite, phase, backend, model, workload) =
+        (text("run_id")?, text("suite")?, text("phase")?, text("backend")?, text("model")?, text("workload")?);
+    let (n, rep, status) = (count("n")?, count("rep")?, text("status")?);
+    let (refilled, fallback, excluded) = (flag("refilled")?, flag("fallback")?, text("excluded")?);
+    let (expected_rows, rows, ok_rows) = (count("expected_rows")?, count("rows")?, count("ok_rows")?);
+    let (failed_rows, skip_rows) = (count("failed_rows")?, count("skip_rows")?);
+    let floats: Vec<_> = FLOAT_COLUMNS.iter().map(|(name, _)| float(name)).collect::<Result<_, _>>()?;
+    let (expected_source, exclusion_scope) = (text("expected_source")?, text("exclusion_scope")?);
+    let (baseline_fallback, source_run_id) = (flag("baseline_fallback")?, text("source_run_id")?);
+
+    let value = |array: &arrow_array::Float64Array, row: usize| (!array.is_null(row)).then(|| array.value(row));
+    (0..batch.num_rows())
+        .map(|row| {
+            let status_text = status.value(row);
+            let status_value = CellStatus::parse(status_text).ok_or_else(|| SchemaError::Value {
+                row,
+                column: "status",
+                value: status_text.to_string(),
+            })?;
+            let source_text = expected_source.value(row);
+            let source_value = ExpectedSource::parse(source_text).ok_or_else(|| SchemaError::Value {
+                row,
+                column: "expected_source",
+                value: source_text.to_string(),
+            })?;
+            let scope = if exclusion_scope.is_null(row) {
+                None
+            } else {
+                let scope_text = exclusion_scope.value(row);
+                Some(ExclusionScope::parse(scope_text).ok_or_else(|| SchemaError::Value {
+                    row,
+                    column: "exclusion_scope",
+                    value: scope_text.to_string(),
+                })?)
+            };
+            let excluded_text = excluded.value(row);
+            let f = |index: usize| value(floats[index], row);
+            Ok(CellSummary {
+                key: CellKey {
+                    run_id: run_id.value(row).to_string(),
+                    suite: suite.value(row).to_string(),
+                    phase: phase.value(row).to_string(),
+                    backend: backend.value(row).to_string(),
+                    model: model.value(row).to_string(),
+                    workload: workload.value(row).to_string(),
+                    n: n.value(row),
+                    rep: rep.value(row),
+                },
+                status: status_value,
+                refilled: refilled.value(row),
+                fallback: fallback.value(row),
+                excluded: if excluded_text.is_empty() {
+                    Vec::new()
+                } else {
+                    excluded_text.split(';').map(str::to_string).collect()
+                },
+                exclusion_scope: scope,
+                expected_rows: (!expected_rows.is_null(row)).then(|| expected_rows.value(row)),
+                expected_source: source_value,
+                rows: rows.value(row),
+                ok_rows: ok_rows.value(row),
+                failed_rows: failed_rows.value(row),
+                skip_rows: skip_rows.value(row),
+                stats: CellStats {
+                    ok_rows: ok_rows.value(row),
+                    mean_wall_ms: f(0),
+                    p50_wall_ms: f(1),
+                    p95_wall_ms: f(2),
+                    p99_wall_ms: f(3),
+                    p50_ttft_ms: f(4),
+                    p95_ttft_ms: f(5),
+                    mean_prompt_tokens: f(6),
+                    mean_completion_tokens: f(7),
+                    aggregate_tps: f(8),
+                },
+                efficiency: f(9),
+                p95_multiplier: f(10),
+                baseline_fallback: baseline_fallback.value(row),
+                source_run_id: (!source_run_id.is_null(row)).then(|| source_run_id.value(row).to_string()),
+            })
+        })
+        .collect()
+}
+
+/// Encodes record batches as an Arrow IPC stream (uncompressed: HTTP compression does that job, and the
+/// IPC zstd codec does not build for wasm32).
+pub fn write_ipc_stream(batches: &[RecordBatch], schema: &SchemaRef) -> Result<Vec<u8>, ArrowError> {
+    let mut bytes = Vec::new();
+    {
+        let mut writer = arrow_ipc::writer::StreamWriter::try_new(&mut bytes, schema)?;
+        for batch in batches {
+            writer.write(batch)?;
+        }
+        writer.finish()?;
+    }
+    Ok(bytes)
+}
+
+/// Decodes an Arrow IPC stream into its batches.
+pub fn read_ipc_stream(bytes: &[u8]) -> Result<Vec<RecordBatch>, ArrowError> {
+    arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None)?.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_export_contract_columns_come_first_and_in_order() {
+        let names = cell_column_names();
+        let contract = "run_id, suite, phase, backend, model, workload, n, rep, status, refilled, fallback, excluded, \
+             expected_rows, rows, ok_rows, failed_rows, skip_rows, mean_wall_ms, p50_wall_ms, p95_wall_ms, \
+             p99_wall_ms, p50_ttft_ms, p95_ttft_ms, mean_prompt_tokens, mean_completion_tokens, aggregate_tps, \
+             efficiency, p95_multiplier";
+        let contract: Vec<&str> = contract.split(", ").collect();
+        assert_eq!(&names[..contract.len()], contract.as_slice());
+    }
+
+    #[test]
+    fn cells_survive_an_ipc_round_trip() {
+        let mut partial = CellSummary::empty(
+            CellKey {
+                run_id: "20260531_120428_552237".into(),
+                suite: "local_core".into(),
+                phase: "ttft".into(),
+                backend: "pytorch_direct".into(),
+                model: "llama3.2-3b".into(),
+                workload: "balanced_2k".into(),
+                n: 16,
+                rep: 0,
+            },
+            CellStatus::Partial,
+        );
+        partial.expected_rows = Some(192);
+        partial.expected_source = ExpectedSource::Plan;
+        partial.rows = 37;
+        partial.ok_rows = 37;
+        partial.stats = CellStats { ok_rows: 37, p95_wall_ms: Some(1234.5), aggregate_tps: Some(0.5), ..CellStats::default() };
+        partial.efficiency = Some(0.001);
+        partial.excluded = vec!["a".into(), "b".into()];
+        partial.exclusion_scope = Some(ExclusionScope::All);
+        let mut refilled = partial.clone();
+        refilled.refilled = true;
+        refilled.source_run_id = Some("20260613_055519_963364".into());
+        refilled.excluded.clear();
+        refilled.exclusion_scope = None;
+        let cells = vec![partial, refilled];
+        let batch = cells_to_batch(&cells).unwrap();
+        let bytes = write_ipc_stream(std::slice::from_ref(&batch), &cells_schema()).unwrap();
+        let batches = read_ipc_stream(&bytes).unwrap();
+        assert_eq!(batches.len(), 1);
+        assert_eq!(cells_from_batch(&batches[0]).unwrap(), cells);
+    }
+}

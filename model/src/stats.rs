@@ -1,0 +1,187 @@
+//! Per-cell request statistics: quantiles, means and aggregate throughput over the `ok` rows of one cell.
+
+use serde::{Deserialize, Serialize};
+
+/// Linear interpolation between closest ranks, numpy's default (`method="linear"`, Hyndman–Fan type 7).
+///
+/// `sorted` must be ascending; `q` is in `[0, 1]`. Returns `None` for an empty slice.
+pub fn quantile_linear(sorted: &[f64], q: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let position = q.clamp(0.0, 1.0) * last as f64;
+    let lower = position.floor() as usize;
+    let upper = (lower + 1).min(last);
+    let fraction = position - lower as f64;
+    let (low, high) = (sorted[lower], sorted[upper]);
+    // numpy's `_lerp` interpolates from the nearer end (from `high` when the fraction is at least one half);
+    // repeating its exact expressions keeps results bit-identical with numpy and pandas.
+    let difference = high - low;
+    Some(if fraction >= 0.5 { high - difference * (1.0 - fraction) } else { low + difference * fraction })
+}
+
+/// `Σ completion_tokens / (max complete_time_s − min submit_time_s)` in tokens per second.
+///
+/// `None` when the span is not positive (a single instantaneous request, or broken timestamps), because a
+/// throughput over a zero span is not a number a user should see.
+pub fn aggregate_tps(sum_completion_tokens: f64, min_submit_time_s: f64, max_complete_time_s: f64) -> Option<f64> {
+    let span_s = max_complete_time_s - min_submit_time_s;
+    (span_s > 0.0 && span_s.is_finite()).then(|| sum_completion_tokens / span_s)
+}
+
+/// The fields of one `ok` request row that statistics use.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RequestSample {
+    pub wall_ms: f64,
+    pub ttft_ms: Option<f64>,
+    pub prompt_tokens: f64,
+    pub completion_tokens: f64,
+    pub submit_time_s: f64,
+    pub complete_time_s: f64,
+}
+
+/// The statistics of one cell's `ok` rows. Every field is `None` when the cell has no `ok` row.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CellStats {
+    pub ok_rows: u32,
+    pub mean_wall_ms: Option<f64>,
+    pub p50_wall_ms: Option<f64>,
+    pub p95_wall_ms: Option<f64>,
+    pub p99_wall_ms: Option<f64>,
+    pub p50_ttft_ms: Option<f64>,
+    pub p95_ttft_ms: Option<f64>,
+    pub mean_prompt_tokens: Option<f64>,
+    pub mean_completion_tokens: Option<f64>,
+    pub aggregate_tps: Option<f64>,
+}
+
+/// Collects the `ok` rows of one cell in file order and turns them into [`CellStats`].
+///
+/// Sums are accumulated in file order, so the means equal a left-to-right sum divided by the count, the
+/// same as pandas and numpy compute them for these row counts.
+#[derive(Clone, Debug, Default)]
+pub struct CellAccumulator {
+    wall_ms: Vec<f64>,
+    ttft_ms: Vec<f64>,
+    sum_wall_ms: f64,
+    sum_prompt_tokens: f64,
+    sum_completion_tokens: f64,
+    min_submit_time_s: f64,
+    max_complete_time_s: f64,
+}
+
+impl CellAccumulator {
+    pub fn new() -> Self {
+        CellAccumulator {
+            min_submit_time_s: f64::INFINITY,
+            max_complete_time_s: f64::NEG_INFINITY,
+            ..CellAccumulator::default()
+        }
+    }
+
+    pub fn push(&mut self, sample: &RequestSample) {
+        self.wall_ms.push(sample.wall_ms);
+        if let Some(ttft_ms) = sample.ttft_ms {
+            self.ttft_ms.push(ttft_ms);
+        }
+        self.sum_wall_ms += sample.wall_ms;
+        self.sum_prompt_tokens += sample.prompt_tokens;
+        self.sum_completion_tokens += sample.completion_tokens;
+        self.min_submit_time_s = self.min_submit_time_s.min(sample.submit_time_s);
+        self.max_complete_time_s = self.max_complete_time_s.max(sample.complete_time_s);
+    }
+
+    pub fn len(&self) -> usize {
+        self.wall_ms.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.wall_ms.is_empty()
+    }
+
+    pub fn finish(mut self) -> CellStats {
+        let count = self.wall_ms.len();
+        if count == 0 {
+            return CellStats::default();
+        }
+        self.wall_ms.sort_unstable_by(f64::total_cmp);
+        self.ttft_ms.sort_unstable_by(f64::total_cmp);
+        let count_f = count as f64;
+        CellStats {
+            ok_rows: u32::try_from(count).unwrap_or(u32::MAX),
+            mean_wall_ms: Some(self.sum_wall_ms / count_f),
+            p50_wall_ms: quantile_linear(&self.wall_ms, 0.50),
+            p95_wall_ms: quantile_linear(&self.wall_ms, 0.95),
+            p99_wall_ms: quantile_linear(&self.wall_ms, 0.99),
+            p50_ttft_ms: quantile_linear(&self.ttft_ms, 0.50),
+            p95_ttft_ms: quantile_linear(&self.ttft_ms, 0.95),
+            mean_prompt_tokens: Some(self.sum_prompt_tokens / count_f),
+            mean_completion_tokens: Some(self.sum_completion_tokens / count_f),
+            aggregate_tps: aggregate_tps(self.sum_completion_tokens, self.min_submit_time_s, self.max_complete_time_s),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_match_numpy_linear() {
+        // Reference values from numpy.percentile(x, q) with the default linear method.
+        let x = [1.0, 2.0, 3.0, 4.0, 10.0];
+        assert_eq!(quantile_linear(&x, 0.5), Some(3.0));
+        assert_eq!(quantile_linear(&x, 0.95), Some(8.799999999999999));
+        assert_eq!(quantile_linear(&x, 0.99), Some(9.76));
+        assert_eq!(quantile_linear(&x, 0.0), Some(1.0));
+        assert_eq!(quantile_linear(&x, 1.0), Some(10.0));
+        assert_eq!(quantile_linear(&[7.5], 0.95), Some(7.5));
+        assert_eq!(quantile_linear(&[], 0.5), None);
+        // Twelve rows, the V1 N=1 cell size: p95 sits 45% of the way from the 11th to the 12th value.
+        let twelve: Vec<f64> = (1..=12).map(f64::from).collect();
+        assert!((quantile_linear(&twelve, 0.95).unwrap() - 11.45).abs() < 1e-12);
+        // A case where the two lerp forms differ in the last bit: numpy prints 0.30000000000000004 here.
+        assert_eq!(quantile_linear(&[0.1, 0.2, 0.4], 0.75), Some(0.30000000000000004));
+    }
+
+    #[test]
+    fn aggregate_tps_divides_tokens_by_the_cell_span() {
+        assert_eq!(aggregate_tps(1200.0, 100.0, 130.0), Some(40.0));
+        assert_eq!(aggregate_tps(1200.0, 100.0, 100.0), None);
+        assert_eq!(aggregate_tps(1200.0, f64::INFINITY, f64::NEG_INFINITY), None);
+    }
+
+    #[test]
+    fn accumulator_computes_every_statistic() {
+        let mut acc = CellAccumulator::new();
+        // Two agents, two requests each: spans 10.0..14.0 s, 512 tokens each.
+        let rows = [
+            (1000.0, Some(100.0), 10.0, 11.0),
+            (3000.0, Some(300.0), 11.0, 14.0),
+            (2000.0, None, 10.0, 12.0),
+            (1500.0, Some(150.0), 12.0, 13.5),
+        ];
+        for (wall_ms, ttft_ms, submit, complete) in rows {
+            acc.push(&RequestSample {
+                wall_ms,
+                ttft_ms,
+                prompt_tokens: 1024.0,
+                completion_tokens: 512.0,
+                submit_time_s: submit,
+                complete_time_s: complete,
+            });
+        }
+        let stats = acc.finish();
+        assert_eq!(stats.ok_rows, 4);
+        assert_eq!(stats.mean_wall_ms, Some(1875.0));
+        assert_eq!(stats.p50_wall_ms, Some(1750.0));
+        // numpy.percentile([1000, 1500, 2000, 3000], 95) prints 2849.9999999999995.
+        assert_eq!(stats.p95_wall_ms, Some(2849.9999999999995));
+        assert_eq!(stats.p50_ttft_ms, Some(150.0));
+        assert_eq!(stats.aggregate_tps, Some(2048.0 / 4.0));
+        assert_eq!(stats.mean_completion_tokens, Some(512.0));
+    }
+
+    #[test]
+    fn an_empty_cell_has_no_statistics() {
+        assert_eq!(CellAccumulator::new().finish(), CellStats::default());
+    }
+}

@@ -1,0 +1,321 @@
+//! The per-cell summary row (the `cells` table of the CLI, the HTTP API and the browser) and the curves built
+//! from it.
+
+use crate::exclusions::ExclusionScope;
+use crate::key::{CellKey, SeriesKey};
+use crate::scaling::{self, BaselineCandidate, Criterion, RepAggregate};
+use crate::stats::CellStats;
+use crate::status::CellStatus;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Where a cell's expected row count comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpectedSource {
+    /// `execution_plan.json`.
+    Plan,
+    /// `manifest.json`.
+    Manifest,
+    /// requests-per-agent × N, with requests-per-agent the modal value over the run's complete cells.
+    Inferred,
+    /// Nothing to infer from (no plan, no manifest, no complete cell).
+    Unknown,
+}
+
+impl ExpectedSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExpectedSource::Plan => "plan",
+            ExpectedSource::Manifest => "manifest",
+            ExpectedSource::Inferred => "inferred",
+            ExpectedSource::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ExpectedSource> {
+        match text {
+            "plan" => Some(ExpectedSource::Plan),
+            "manifest" => Some(ExpectedSource::Manifest),
+            "inferred" => Some(ExpectedSource::Inferred),
+            "unknown" => Some(ExpectedSource::Unknown),
+            _ => None,
+        }
+    }
+}
+
+/// One cell: key, status and flags, row census, request statistics over `ok` rows, and scaling metrics.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CellSummary {
+    pub key: CellKey,
+    pub status: CellStatus,
+    /// The cell's rows were replaced by a targeted re-run (lineage in `source_run_id` and the backup).
+    pub refilled: bool,
+    /// Completed through a fallback path (from the manifest).
+    pub fallback: bool,
+    /// Ids of the exclusion-ledger entries that match this cell.
+    pub excluded: Vec<String>,
+    /// The widest scope among the matching entries (`all` wins over `comparison`).
+    pub exclusion_scope: Option<ExclusionScope>,
+    pub expected_rows: Option<u32>,
+    pub expected_source: ExpectedSource,
+    /// Real request rows; skip sentinels are not counted.
+    pub rows: u32,
+    pub ok_rows: u32,
+    pub failed_rows: u32,
+    pub skip_rows: u32,
+    pub stats: CellStats,
+    pub efficiency: Option<f64>,
+    pub p95_multiplier: Option<f64>,
+    /// The same-rep N=1 baseline was missing; the mean of the available N=1 reps was used.
+    pub baseline_fallback: bool,
+    /// For refilled cells: the run whose rows now stand in this cell.
+    pub source_run_id: Option<String>,
+}
+
+impl CellSummary {
+    /// A cell with no rows at all (planned but not run); statistics are empty.
+    pub fn empty(key: CellKey, status: CellStatus) -> CellSummary {
+        CellSummary {
+            key,
+            status,
+            refilled: false,
+            fallback: false,
+            excluded: Vec::new(),
+            exclusion_scope: None,
+            expected_rows: None,
+            expected_source: ExpectedSource::Unknown,
+            rows: 0,
+            ok_rows: 0,
+            failed_rows: 0,
+            skip_rows: 0,
+            stats: CellStats::default(),
+            efficiency: None,
+            p95_multiplier: None,
+            baseline_fallback: false,
+            source_run_id: None,
+        }
+    }
+
+    /// Whether the cell carries data that can enter statistics.
+    pub fn has_data(&self) -> bool {
+        self.stats.ok_rows > 0
+    }
+}
+
+/// Fills `efficiency`, `p95_multiplier` and `baseline_fallback` of every cell from its series' N=1 cells.
+pub fn fill_scaling(cells: &mut [CellSummary]) {
+    let mut baselines: BTreeMap<SeriesKey, Vec<BaselineCandidate>> = BTreeMap::new();
+    for cell in cells.iter().filter(|cell| cell.key.n == 1 && cell.has_data()) {
+        baselines.entry(cell.key.series()).or_default().push(BaselineCandidate {
+            rep: cell.key.rep,
+            aggregate_tps: cell.stats.aggregate_tps,
+            p95_wall_ms: cell.stats.p95_wall_ms,
+        });
+    }
+    for cell in cells.iter_mut() {
+        cell.efficiency = None;
+        cell.p95_multiplier = None;
+        cell.baseline_fallback = false;
+        if !cell.has_data() {
+            continue;
+        }
+        let Some(candidates) = baselines.get(&cell.key.series()) else { continue };
+        let baseline = scaling::baseline(cell.key.rep, candidates);
+        cell.efficiency = cell
+            .stats
+            .aggregate_tps
+            .zip(baseline.aggregate_tps)
+            .and_then(|(tps, base)| scaling::efficiency(tps, cell.key.n, base));
+        cell.p95_multiplier = cell
+            .stats
+            .p95_wall_ms
+            .zip(baseline.p95_wall_ms)
+            .and_then(|(p95, base)| scaling::p95_multiplier(p95, base));
+        cell.baseline_fallback = baseline.fallback && (cell.efficiency.is_some() || cell.p95_multiplier.is_some());
+    }
+}
+
+/// Which cells enter curves and aggregates. The defaults follow product.md: partial cells are included,
+/// `all`-scope exclusions are out, `comparison`-scope exclusions are out only in comparison views.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inclusion {
+    pub partial: bool,
+    pub excluded: bool,
+    /// The view sets backends against each other, so `comparison` exclusions apply.
+    pub comparison_view: bool,
+}
+
+impl Default for Inclusion {
+    fn default() -> Self {
+        Inclusion { partial: true, excluded: false, comparison_view: false }
+    }
+}
+
+impl Inclusion {
+    pub fn admits(&self, cell: &CellSummary) -> bool {
+        if cell.status == CellStatus::Partial && !self.partial {
+            return false;
+        }
+        match cell.exclusion_scope {
+            Some(_) if self.excluded => true,
+            Some(ExclusionScope::All) => false,
+            Some(ExclusionScope::Comparison) => !self.comparison_view,
+            None => true,
+        }
+    }
+}
+
+/// One N of a curve: rep aggregates of the admitted cells, and what is missing there.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub n: u32,
+    pub efficiency: Option<RepAggregate>,
+    pub p95_multiplier: Option<RepAggregate>,
+    /// Admitted cells with data at this N.
+    pub cells: u32,
+    /// Cells at this N that are skipped (sentinel only).
+    pub skipped: u32,
+    /// Cells at this N left out by the inclusion policy.
+    pub left_out: u32,
+    /// Σ ok rows / Σ expected rows of the admitted cells (the denominators shown next to the numbers).
+    pub ok_rows: u64,
+    pub expected_rows: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Curve {
+    pub series: SeriesKey,
+    pub points: Vec<CurvePoint>,
+}
+
+impl Curve {
+    /// Breakdown N on the rep-mean values under `criterion`; `None` = never within the measured N.
+    pub fn breakdown(&self, criterion: &Criterion) -> Option<u32> {
+        let points: Vec<_> = self
+            .points
+            .iter()
+            .map(|point| {
+                (point.n, point.efficiency.map(|value| value.mean), point.p95_multiplier.map(|value| value.mean))
+            })
+            .collect();
+        scaling::breakdown_n(&points, criterion)
+    }
+
+    pub fn point(&self, n: u32) -> Option<&CurvePoint> {
+        self.points.iter().find(|point| point.n == n)
+    }
+}
+
+/// Groups cells into curves (one per series, points in ascending N), aggregating reps by mean with a min–max band.
+pub fn curves<'a>(cells: impl IntoIterator<Item = &'a CellSummary>, inclusion: &Inclusion) -> Vec<Curve> {
+    let mut grouped: BTreeMap<SeriesKey, BTreeMap<u32, Vec<&CellSummary>>> = BTreeMap::new();
+    for cell in cells {
+        grouped.entry(cell.key.series()).or_default().entry(cell.key.n).or_default().push(cell);
+    }
+    grouped
+        .into_iter()
+        .map(|(series, by_n)| Curve {
+            series,
+            points: by_n.into_iter().map(|(n, cells)| curve_point(n, &cells, inclusion)).collect(),
+        })
+        .collect()
+}
+
+fn curve_point(n: u32, cells: &[&CellSummary], inclusion: &Inclusion) -> CurvePoint {
+    let admitted: Vec<&CellSummary> =
+        cells.iter().copied().filter(|cell| cell.has_data() && inclusion.admits(cell)).collect();
+    CurvePoint {
+        n,
+        efficiency: RepAggregate::of(admitted.iter().filter_map(|cell| cell.efficiency)),
+        p95_multiplier: RepAggregate::of(admitted.iter().filter_map(|cell| cell.p95_multiplier)),
+        cells: admitted.len() as u32,
+        skipped: cells.iter().filter(|cell| cell.status == CellStatus::Skipped).count() as u32,
+        left_out: cells.iter().filter(|cell| cell.has_data() && !inclusion.admits(cell)).count() as u32,
+        ok_rows: admitted.iter().map(|cell| u64::from(cell.ok_rows)).sum(),
+        expected_rows: admitted.iter().filter_map(|cell| cell.expected_rows).map(u64::from).sum(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::CellStats;
+
+    fn cell(n: u32, rep: u32, tps: Option<f64>, p95: Option<f64>, status: CellStatus) -> CellSummary {
+        let mut cell = CellSummary::empty(
+            CellKey {
+                run_id: "r".into(),
+                suite: "local_core".into(),
+                phase: "scaling".into(),
+                backend: "pytorch_direct".into(),
+                model: "llama3.2-1b".into(),
+                workload: "balanced_2k".into(),
+                n,
+                rep,
+            },
+            status,
+        );
+        if tps.is_some() || p95.is_some() {
+            cell.ok_rows = 12 * n;
+            cell.rows = 12 * n;
+            cell.stats = CellStats { ok_rows: 12 * n, aggregate_tps: tps, p95_wall_ms: p95, ..CellStats::default() };
+        }
+        cell.expected_rows = Some(12 * n);
+        cell
+    }
+
+    #[test]
+    fn scaling_uses_the_same_rep_baseline_and_flags_the_fallback() {
+        let mut cells = vec![
+            cell(1, 0, Some(40.0), Some(1000.0), CellStatus::Clean),
+            cell(1, 1, Some(44.0), Some(1200.0), CellStatus::Clean),
+            cell(2, 0, Some(40.0), Some(2000.0), CellStatus::Clean),
+            cell(2, 2, Some(42.0), Some(2200.0), CellStatus::Clean),
+        ];
+        fill_scaling(&mut cells);
+        assert_eq!(cells[0].efficiency, Some(1.0));
+        assert_eq!(cells[0].p95_multiplier, Some(1.0));
+        assert_eq!(cells[2].efficiency, Some(0.5));
+        assert_eq!(cells[2].p95_multiplier, Some(2.0));
+        assert!(!cells[2].baseline_fallback);
+        // rep 2 has no N=1 cell: baseline = mean(40, 44) = 42 tps, mean(1000, 1200) = 1100 ms.
+        assert_eq!(cells[3].efficiency, Some(0.5));
+        assert_eq!(cells[3].p95_multiplier, Some(2.0));
+        assert!(cells[3].baseline_fallback);
+    }
+
+    #[test]
+    fn curves_end_at_skipped_cells_without_inventing_values() {
+        let mut cells = vec![
+            cell(1, 0, Some(40.0), Some(1000.0), CellStatus::Clean),
+            cell(2, 0, Some(40.0), Some(2500.0), CellStatus::Clean),
+            cell(16, 0, None, None, CellStatus::Skipped),
+        ];
+        cells[2].skip_rows = 1;
+        fill_scaling(&mut cells);
+        let curves = curves(&cells, &Inclusion::default());
+        assert_eq!(curves.len(), 1);
+        let last = curves[0].point(16).unwrap();
+        assert_eq!((last.efficiency, last.skipped, last.cells), (None, 1, 0));
+        assert_eq!(curves[0].breakdown(&Criterion::V1), Some(2));
+        assert_eq!(curves[0].breakdown(&Criterion::V3), Some(2));
+    }
+
+    #[test]
+    fn inclusion_applies_exclusion_scopes() {
+        let mut excluded = cell(2, 0, Some(40.0), Some(2000.0), CellStatus::Clean);
+        excluded.exclusion_scope = Some(ExclusionScope::Comparison);
+        let single = Inclusion::default();
+        let comparison = Inclusion { comparison_view: true, ..Inclusion::default() };
+        let what_if = Inclusion { comparison_view: true, excluded: true, ..Inclusion::default() };
+        assert!(single.admits(&excluded));
+        assert!(!comparison.admits(&excluded));
+        assert!(what_if.admits(&excluded));
+        excluded.exclusion_scope = Some(ExclusionScope::All);
+        assert!(!single.admits(&excluded));
+        let partial = cell(2, 1, Some(40.0), Some(2000.0), CellStatus::Partial);
+        assert!(single.admits(&partial));
+        assert!(!Inclusion { partial: false, ..Inclusion::default() }.admits(&partial));
+    }
+}

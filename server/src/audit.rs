@@ -1,0 +1,313 @@
+//! `cellscope audit`: per-run census, hashes, warnings, refill and exclusion summary, the breakdown table, and
+//! the strict check for request-level failures that nothing accounts for.
+
+use crate::index::ledger::LedgerEntry;
+use crate::index::warning::Warning;
+use crate::index::{Index, RunInfo, RunRole};
+use cellscope_model::exclusions::ExclusionScope;
+use cellscope_model::summary::{Inclusion, curves};
+use cellscope_model::{CellKey, Criterion};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CriterionInfo {
+    pub name: String,
+    pub efficiency_below: f64,
+    pub p95_multiplier_above: Option<f64>,
+}
+
+/// One curve of the breakdown table.
+#[derive(Clone, Debug, Serialize)]
+pub struct BreakdownRow {
+    pub run_id: String,
+    pub suite: String,
+    pub phase: String,
+    pub backend: String,
+    pub model: String,
+    pub workload: String,
+    /// First N at which the criterion holds on rep means; `null` = never within the measured N.
+    pub breakdown_n: Option<u32>,
+    pub efficiency_at_breakdown: Option<f64>,
+    pub p95_multiplier_at_breakdown: Option<f64>,
+    /// N values with data, ascending.
+    pub measured_n: Vec<u32>,
+    /// N values where cells are skipped (sentinel only): the curve ends there.
+    pub skipped_n: Vec<u32>,
+}
+
+/// A cell whose failed rows no refill and no `all`-scope exclusion accounts for.
+#[derive(Clone, Debug, Serialize)]
+pub struct UnaccountedCell {
+    pub key: CellKey,
+    pub failed_rows: u32,
+    pub rows: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunAudit<'a> {
+    #[serde(flatten)]
+    pub run: &'a RunInfo,
+    pub warnings: Vec<&'a Warning>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AuditReport<'a> {
+    pub root: String,
+    pub criterion: CriterionInfo,
+    pub cells: usize,
+    pub runs: Vec<RunAudit<'a>>,
+    /// Warnings not tied to one run (ledgers, orphans).
+    pub warnings: Vec<&'a Warning>,
+    pub exclusions: &'a [LedgerEntry],
+    pub breakdown: Vec<BreakdownRow>,
+    pub unaccounted_failures: Vec<UnaccountedCell>,
+    pub unaccounted_failed_rows: u64,
+}
+
+impl AuditReport<'_> {
+    pub fn strict_ok(&self) -> bool {
+        self.unaccounted_failures.is_empty()
+    }
+}
+
+pub fn report<'a>(index: &'a Index, criterion_name: &str, criterion: &Criterion) -> AuditReport<'a> {
+    let runs = index
+        .runs
+        .iter()
+        .map(|run| RunAudit {
+            run,
+            warnings: index.warnings.iter().filter(|warning| warning.run.as_deref() == Some(&run.run_id)).collect(),
+        })
+        .collect();
+    let breakdown = curves(&index.cells, &Inclusion::default())
+        .into_iter()
+        .map(|curve| {
+            let breakdown_n = curve.breakdown(criterion);
+            let at = breakdown_n.and_then(|n| curve.point(n));
+            BreakdownRow {
+                run_id: curve.series.run_id.clone(),
+                suite: curve.series.suite.clone(),
+                phase: curve.series.phase.clone(),
+                backend: curve.series.backend.clone(),
+                model: curve.series.model.clone(),
+                workload: curve.series.workload.clone(),
+                breakdown_n,
+                efficiency_at_breakdown: at.and_then(|point| point.efficiency).map(|value| value.mean),
+                p95_multiplier_at_breakdown: at.and_then(|point| point.p95_multiplier).map(|value| value.mean),
+                measured_n: curve.points.iter().filter(|point| point.cells > 0).map(|point| point.n).collect(),
+                skipped_n: curve.points.iter().filter(|point| point.skipped > 0).map(|point| point.n).collect(),
+            }
+        })
+        .collect();
+    let unaccounted_failures: Vec<UnaccountedCell> = index
+        .cells
+        .iter()
+        .filter(|cell| cell.failed_rows > 0 && cell.exclusion_scope != Some(ExclusionScope::All))
+        .map(|cell| UnaccountedCell { key: cell.key.clone(), failed_rows: cell.failed_rows, rows: cell.rows })
+        .collect();
+    AuditReport {
+        root: index.root.display().to_string(),
+        criterion: CriterionInfo {
+            name: criterion_name.to_string(),
+            efficiency_below: criterion.efficiency_below,
+            p95_multiplier_above: criterion.p95_multiplier_above,
+        },
+        cells: index.cells.len(),
+        runs,
+        warnings: index.warnings.iter().filter(|warning| warning.run.is_none()).collect(),
+        exclusions: &index.exclusions,
+        breakdown,
+        unaccounted_failed_rows: unaccounted_failures.iter().map(|cell| u64::from(cell.failed_rows)).sum(),
+        unaccounted_failures,
+    }
+}
+
+fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::new();
+    for (position, digit) in digits.chars().enumerate() {
+        if position > 0 && (digits.len() - position) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+fn optional(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "—".to_string(), |value| format!("{value:.decimals$}"))
+}
+
+/// The human-readable report.
+pub fn render_text(report: &AuditReport<'_>) -> String {
+    let mut out = String::new();
+    let criterion = &report.criterion;
+    let _ = writeln!(out, "cellscope audit of {} — {} runs, {} cells", report.root, report.runs.len(), report.cells);
+    let _ = writeln!(
+        out,
+        "criterion {}: efficiency < {}{}",
+        criterion.name,
+        criterion.efficiency_below,
+        criterion.p95_multiplier_above.map(|value| format!(" or p95 multiplier > {value}")).unwrap_or_default()
+    );
+    for audit in &report.runs {
+        let run = audit.run;
+        let census = &run.census;
+        let _ = writeln!(out);
+        let role = match (run.role, &run.refill_of) {
+            (RunRole::Refill, Some(master)) => format!(" — refill run spliced into {master}; its cells are counted there"),
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "run {} ({}){role}", run.run_id, run.path);
+        let statuses: Vec<String> =
+            census.cells_by_status.iter().map(|(status, count)| format!("{status} {count}")).collect();
+        let _ = writeln!(
+            out,
+            "  cells     {}: {} · refilled {} · fallback {} · excluded {}",
+            census.cells,
+            statuses.join(", "),
+            census.refilled_cells,
+            census.fallback_cells,
+            census.excluded_cells
+        );
+        let failed: Vec<String> =
+            census.failed_by_status.iter().map(|(status, count)| format!("{status} {}", thousands(*count))).collect();
+        let _ = writeln!(
+            out,
+            "  rows      {} real: ok {}, non-ok {}{} · skip sentinels {} · expected {} / observed {}{}",
+            thousands(census.rows),
+            thousands(census.ok_rows),
+            thousands(census.failed_rows),
+            if failed.is_empty() { String::new() } else { format!(" ({})", failed.join(", ")) },
+            census.skip_rows,
+            thousands(census.expected_rows),
+            thousands(census.observed_rows),
+            if census.malformed_rows > 0 { format!(" · malformed {}", census.malformed_rows) } else { String::new() }
+        );
+        let _ = writeln!(
+            out,
+            "  metrics   {} bytes · md5 {} · sha256 {}",
+            thousands(run.metrics.bytes),
+            run.metrics.md5.as_deref().unwrap_or("—"),
+            run.metrics.sha256.as_deref().unwrap_or("—")
+        );
+        let _ = writeln!(
+            out,
+            "  manifest  {} · plan {}",
+            run.manifest_status.as_deref().unwrap_or("none"),
+            if run.has_plan { "yes" } else { "no" }
+        );
+        if let Some(refill) = &run.refill {
+            let _ = writeln!(
+                out,
+                "  refill    {} cells refilled from {} ({} rows carry the refill run id){}",
+                refill.refilled_cells,
+                if refill.refill_runs.is_empty() { "an unnamed run".to_string() } else { refill.refill_runs.join(", ") },
+                thousands(refill.refill_rows),
+                if refill.note.is_some() { " · REFILL_NOTE.md present" } else { "" }
+            );
+        }
+        for backup in &run.backups {
+            let _ = write!(out, "  backup    {} · md5 {}", backup.path, backup.metrics.md5.as_deref().unwrap_or("—"));
+            match &backup.diff {
+                Some(diff) => {
+                    let statuses: Vec<String> = diff
+                        .replaced_backup_status
+                        .iter()
+                        .map(|(status, count)| format!("{status} {}", thousands(*count)))
+                        .collect();
+                    let _ = writeln!(
+                        out,
+                        " · {} rows replaced ({}) · {}",
+                        thousands(diff.replaced_rows),
+                        if statuses.is_empty() { "none".to_string() } else { format!("were {}", statuses.join(", ")) },
+                        if diff.problem_count == 0 {
+                            "only non-ok rows were replaced".to_string()
+                        } else {
+                            format!("{} PROBLEMS, see warnings", diff.problem_count)
+                        }
+                    );
+                }
+                None => {
+                    let _ = writeln!(out);
+                }
+            }
+        }
+        if !run.exclusions.is_empty() {
+            let listed: Vec<String> = run.exclusions.iter().map(|(id, count)| format!("{id} ({count} cells)")).collect();
+            let _ = writeln!(out, "  excluded  {}", listed.join(", "));
+        }
+        if audit.warnings.is_empty() {
+            let _ = writeln!(out, "  warnings  none");
+        } else {
+            let _ = writeln!(out, "  warnings  {}", audit.warnings.len());
+            for warning in &audit.warnings {
+                let _ = writeln!(out, "    {warning}");
+            }
+        }
+    }
+    if !report.warnings.is_empty() {
+        let _ = writeln!(out, "\nwarnings outside runs");
+        for warning in &report.warnings {
+            let _ = writeln!(out, "  {warning}");
+        }
+    }
+    if !report.exclusions.is_empty() {
+        let _ = writeln!(out, "\nexclusion ledger");
+        for entry in report.exclusions {
+            let _ = writeln!(
+                out,
+                "  {} [{}] {} cells · {} ({})",
+                entry.entry.id,
+                entry.entry.scope.as_str(),
+                entry.matched_cells,
+                entry.entry.reason,
+                entry.file
+            );
+        }
+    }
+    let _ = writeln!(out, "\nbreakdown N (criterion {}; rep means; — = never within the measured N)", criterion.name);
+    let _ = writeln!(
+        out,
+        "  {:<24} {:<8} {:<15} {:<13} {:<16} {:>4} {:>8} {:>8}  notes",
+        "run", "phase", "backend", "model", "workload", "N*", "eff@N*", "p95x@N*"
+    );
+    for row in &report.breakdown {
+        let mut notes = Vec::new();
+        if !row.skipped_n.is_empty() {
+            notes.push(format!(
+                "skipped at N={}",
+                row.skipped_n.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+            ));
+        }
+        let _ = writeln!(
+            out,
+            "  {:<24} {:<8} {:<15} {:<13} {:<16} {:>4} {:>8} {:>8}  {}",
+            row.run_id,
+            row.phase,
+            row.backend,
+            row.model,
+            row.workload,
+            row.breakdown_n.map_or_else(|| "—".to_string(), |n| n.to_string()),
+            optional(row.efficiency_at_breakdown, 3),
+            optional(row.p95_multiplier_at_breakdown, 3),
+            notes.join("; ")
+        );
+    }
+    let _ = writeln!(out);
+    if report.unaccounted_failures.is_empty() {
+        let _ = writeln!(out, "request-level failures: none unaccounted for");
+    } else {
+        let _ = writeln!(
+            out,
+            "request-level failures not accounted for by a refill or an `all`-scope exclusion: {} cells, {} rows",
+            report.unaccounted_failures.len(),
+            thousands(report.unaccounted_failed_rows)
+        );
+        for cell in &report.unaccounted_failures {
+            let _ = writeln!(out, "  {} — {} of {} rows failed", cell.key, cell.failed_rows, cell.rows);
+        }
+    }
+    out
+}

@@ -1,0 +1,56 @@
+//! Writes the cells table in the three export formats, all from one Arrow record batch so the columns agree.
+
+use cellscope_model::CellSummary;
+use cellscope_model::schema::{cells_schema, cells_to_batch, write_ipc_stream};
+use std::str::FromStr;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Csv,
+    Json,
+    Arrow,
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            "arrow" => Ok(Format::Arrow),
+            other => Err(format!("unknown format `{other}`; expected csv, json or arrow")),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+}
+
+/// Encodes `cells` in `format`. CSV has a header line and leaves undefined numbers empty; JSON is an array of
+/// objects with explicit `null`s; Arrow is an IPC stream.
+pub fn encode(cells: &[CellSummary], format: Format) -> Result<Vec<u8>, ExportError> {
+    let batch = cells_to_batch(cells)?;
+    let mut bytes = Vec::new();
+    match format {
+        Format::Csv => {
+            let mut writer = arrow_csv::WriterBuilder::new().with_header(true).build(&mut bytes);
+            writer.write(&batch)?;
+        }
+        Format::Json => {
+            let mut writer = arrow_json::WriterBuilder::new()
+                .with_explicit_nulls(true)
+                .build::<_, arrow_json::writer::JsonArray>(&mut bytes);
+            writer.write(&batch)?;
+            writer.finish()?;
+            if bytes.is_empty() {
+                bytes.extend_from_slice(b"[]");
+            }
+            bytes.push(b'\n');
+        }
+        Format::Arrow => bytes = write_ipc_stream(&[batch], &cells_schema())?,
+    }
+    Ok(bytes)
+}

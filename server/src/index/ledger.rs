@@ -1,0 +1,110 @@
+//! Loads `exclusions.toml` ledgers and applies them to cells.
+
+use super::warning::Warning;
+use cellscope_model::exclusions::{ExclusionEntry, ExclusionLedger};
+use serde::Serialize;
+
+/// One ledger entry with where it came from and which cells it matched.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LedgerEntry {
+    #[serde(flatten)]
+    pub entry: ExclusionEntry,
+    /// The ledger file, relative to the data root.
+    pub file: String,
+    /// The directory (relative, `""` = the root) whose runs the entry applies to.
+    pub applies_under: String,
+    pub matched_cells: u32,
+}
+
+fn line_of(text: &str, offset: usize) -> u64 {
+    text.get(..offset).map_or(1, |prefix| prefix.matches('\n').count() as u64 + 1)
+}
+
+/// Parses one ledger; a broken file yields a warning and no entries, so nothing is excluded by accident.
+pub fn load(text: &str, file: &str, applies_under: &str, warnings: &mut Vec<Warning>) -> Vec<LedgerEntry> {
+    let ledger: ExclusionLedger = match toml::from_str(text) {
+        Ok(ledger) => ledger,
+        Err(error) => {
+            let mut warning = Warning::error(
+                "invalid_exclusions",
+                format!(
+                    "cannot read the exclusion ledger: {}; expected [[exclude]] entries with id, select, scope \
+                     (\"comparison\" or \"all\") and reason; no entry of this file is applied",
+                    error.message()
+                ),
+            )
+            .file(file);
+            warning.line = error.span().map(|span| line_of(text, span.start));
+            warnings.push(warning);
+            return Vec::new();
+        }
+    };
+    ledger
+        .entries
+        .into_iter()
+        .map(|entry| {
+            let unknown = entry.unknown_dimensions();
+            if !unknown.is_empty() {
+                warnings.push(
+                    Warning::error(
+                        "unknown_exclusion_dimension",
+                        format!(
+                            "entry `{}` selects on {}, which is not a dimension (run, suite, phase, backend, model, \
+                             workload, n, rep); the entry matches nothing",
+                            entry.id,
+                            unknown.join(", ")
+                        ),
+                    )
+                    .file(file),
+                );
+            }
+            LedgerEntry { entry, file: file.to_string(), applies_under: applies_under.to_string(), matched_cells: 0 }
+        })
+        .collect()
+}
+
+/// Whether a run at `run_relative` lies under the ledger directory `applies_under`.
+pub fn applies_to(applies_under: &str, run_relative: &str) -> bool {
+    applies_under.is_empty()
+        || run_relative == applies_under
+        || run_relative.strip_prefix(applies_under).is_some_and(|rest| rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_product_brief_example_loads() {
+        let text = r#"
+[[exclude]]
+id = "mistral-long-prefill-tokenizer"
+select = { model = "mistral-7b", workload = "long_prefill_8k" }  # omitted dimensions match everything
+scope = "comparison"
+reason = "mistral_common vs HF AutoTokenizer: 1.162x prompt-token ratio on char-matched prompts"
+source = "TR164 V3 §15"
+decided = "2026-06-13"
+"#;
+        let mut warnings = Vec::new();
+        let entries = load(text, "exclusions.toml", "", &mut warnings);
+        assert!(warnings.is_empty());
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].entry.id, "mistral-long-prefill-tokenizer");
+    }
+
+    #[test]
+    fn a_bad_scope_is_reported_with_its_line() {
+        let text = "[[exclude]]\nid = \"x\"\nscope = \"everything\"\n";
+        let mut warnings = Vec::new();
+        assert!(load(text, "exclusions.toml", "", &mut warnings).is_empty());
+        assert_eq!(warnings[0].kind, "invalid_exclusions");
+        assert_eq!(warnings[0].line, Some(3));
+    }
+
+    #[test]
+    fn ledgers_apply_to_their_subtree_only() {
+        assert!(applies_to("", "tr164-v1/20260531_120428_552237"));
+        assert!(applies_to("tr164-v3", "tr164-v3/20260612_204254_036590"));
+        assert!(!applies_to("tr164-v3", "tr164-v3-copy-002/20260613_204254_036590"));
+    }
+}

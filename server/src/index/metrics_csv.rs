@@ -1,0 +1,507 @@
+//! Parses one `metrics.csv` into per-cell row censuses and request statistics.
+//!
+//! Columns are found by header name (any order, unknown columns ignored); CRLF or LF, a UTF-8 BOM and RFC 4180
+//! quoting are accepted. A malformed row is reported with its line and left out; the rest of the file still
+//! counts. Only `ok` rows that are not skip sentinels enter statistics.
+
+use super::warning::Warning;
+use cellscope_model::stats::{CellAccumulator, CellStats, RequestSample};
+use std::collections::{BTreeMap, HashMap};
+
+/// Columns without which a file cannot be indexed.
+pub const REQUIRED_COLUMNS: [&str; 17] = [
+    "run_id",
+    "suite",
+    "phase",
+    "backend",
+    "model",
+    "workload",
+    "n_agents",
+    "rep",
+    "agent_id",
+    "request_id",
+    "request_sequence",
+    "wall_ms",
+    "prompt_tokens",
+    "completion_tokens",
+    "submit_time_s",
+    "complete_time_s",
+    "status",
+];
+
+/// Detailed per-row warnings per file; further problems are summarised in one line so a broken file cannot
+/// drown the report.
+const MAX_ROW_WARNINGS: usize = 20;
+
+/// The key of a cell within one file: the cell key without `run_id`, which can differ per row in a spliced
+/// master (refill rows carry the refill run's id).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RowCellKey {
+    pub suite: String,
+    pub phase: String,
+    pub backend: String,
+    pub model: String,
+    pub workload: String,
+    pub n: u32,
+    pub rep: u32,
+}
+
+/// What one file says about one cell.
+#[derive(Clone, Debug, Default)]
+pub struct ParsedCell {
+    pub rows: u32,
+    pub ok_rows: u32,
+    pub failed_rows: u32,
+    pub skip_rows: u32,
+    /// Non-ok status value → row count.
+    pub failed_by_status: BTreeMap<String, u32>,
+    /// `run_id` column value → row count (skip sentinels included).
+    pub row_run_ids: BTreeMap<String, u32>,
+    pub first_line: u64,
+    pub stats: CellStats,
+}
+
+/// The parse of one file.
+#[derive(Clone, Debug, Default)]
+pub struct ParsedMetrics {
+    /// Cells in the order they first appear in the file.
+    pub cells: Vec<(RowCellKey, ParsedCell)>,
+    /// Data records read (excluding the header), whether or not they were usable.
+    pub records: u64,
+    /// Records left out because they were malformed.
+    pub malformed_rows: u64,
+    pub header: Vec<String>,
+}
+
+/// Why a file could not be indexed at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRejected {
+    pub kind: &'static str,
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+struct Columns {
+    key: [usize; 7],
+    run_id: usize,
+    agent_id: usize,
+    request_id: usize,
+    request_sequence: usize,
+    wall_ms: usize,
+    prompt_tokens: usize,
+    completion_tokens: usize,
+    submit_time_s: usize,
+    complete_time_s: usize,
+    status: usize,
+    ttft_ms: Option<usize>,
+}
+
+/// Statuses a benchmark writes; anything else is still counted as a failed request, with a warning.
+fn is_known_status(status: &[u8]) -> bool {
+    matches!(status, b"ok" | b"err" | b"error" | b"timeout")
+        || (status.len() == 8 && status.starts_with(b"http_") && status[5..].iter().all(u8::is_ascii_digit))
+}
+
+fn parse_number(field: &[u8]) -> Option<f64> {
+    std::str::from_utf8(field).ok()?.trim().parse::<f64>().ok()
+}
+
+fn parse_count(field: &[u8]) -> Option<u32> {
+    std::str::from_utf8(field).ok()?.trim().parse::<u32>().ok()
+}
+
+struct Accumulating {
+    cell: ParsedCell,
+    accumulator: CellAccumulator,
+}
+
+/// Parses `bytes` (a whole metrics.csv). `warnings` receives row-level findings without run/file; the caller
+/// adds those.
+pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics, FileRejected> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(FileRejected {
+            kind: "empty_file",
+            line: None,
+            message: "the file is empty: expected a header line naming the metrics columns".into(),
+        });
+    }
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(bytes);
+    let mut record = csv::ByteRecord::new();
+    let header_read = reader.read_byte_record(&mut record).map_err(|error| FileRejected {
+        kind: "unreadable_header",
+        line: Some(1),
+        message: format!("cannot read the header line: {error}"),
+    })?;
+    if !header_read {
+        return Err(FileRejected { kind: "empty_file", line: None, message: "the file has no header line".into() });
+    }
+    let header: Vec<String> =
+        record.iter().map(|field| String::from_utf8_lossy(field).trim().to_string()).collect();
+    let columns = find_columns(&header, warnings)?;
+    let width = header.len();
+    let ends_with_newline = bytes.last().is_some_and(|byte| *byte == b'\n' || *byte == b'\r');
+
+    let mut parsed = ParsedMetrics { header, ..ParsedMetrics::default() };
+    let mut cells: Vec<(RowCellKey, Accumulating)> = Vec::new();
+    let mut index_by_key: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut composite: Vec<u8> = Vec::with_capacity(128);
+    let mut last_composite: Vec<u8> = Vec::new();
+    let mut last_cell: Option<usize> = None;
+    let mut row_warnings = 0usize;
+    let mut unknown_statuses: BTreeMap<Vec<u8>, (u64, u64)> = BTreeMap::new();
+
+    let mut report = |warnings: &mut Vec<Warning>, warning: Warning| {
+        row_warnings += 1;
+        if row_warnings <= MAX_ROW_WARNINGS {
+            warnings.push(warning);
+        }
+    };
+
+    loop {
+        match reader.read_byte_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(error) => {
+                let line = error.position().map(|position| position.line());
+                let mut warning = Warning::error(
+                    "unreadable_row",
+                    format!("cannot read the file past this point: {error}; the rows before it are indexed"),
+                );
+                warning.line = line;
+                warnings.push(warning);
+                break;
+            }
+        }
+        parsed.records += 1;
+        let line = record.position().map_or(0, |position| position.line());
+        if record.len() != width {
+            parsed.malformed_rows += 1;
+            // A short final line without a terminator is what a run that is still writing looks like.
+            let start = record.position().map_or(0, |position| position.byte() as usize);
+            let is_last_line = !bytes.get(start..).unwrap_or_default().contains(&b'\n');
+            let warning = if is_last_line && !ends_with_newline && record.len() < width {
+                Warning::error(
+                    "truncated_last_line",
+                    format!(
+                        "the last line is incomplete ({} of {width} fields, no line terminator): the run may still \
+                         be writing; the line is left out",
+                        record.len()
+                    ),
+                )
+            } else {
+                Warning::error(
+                    "ragged_row",
+                    format!("expected {width} fields as in the header, found {}; the row is left out", record.len()),
+                )
+            };
+            report(warnings, warning.line(line));
+            continue;
+        }
+
+        composite.clear();
+        for (position, &column) in columns.key.iter().enumerate() {
+            if position > 0 {
+                composite.push(0x1f);
+            }
+            composite.extend_from_slice(&record[column]);
+        }
+        let cell_index = if last_cell.is_some() && composite == last_composite {
+            last_cell
+        } else {
+            let found = index_by_key.get(&composite).copied();
+            match found {
+                Some(index) => Some(index),
+                None => match row_cell_key(&record, &columns) {
+                    Ok(key) => {
+                        let index = cells.len();
+                        cells.push((
+                            key,
+                            Accumulating {
+                                cell: ParsedCell { first_line: line, ..ParsedCell::default() },
+                                accumulator: CellAccumulator::new(),
+                            },
+                        ));
+                        index_by_key.insert(composite.clone(), index);
+                        Some(index)
+                    }
+                    Err(message) => {
+                        parsed.malformed_rows += 1;
+                        report(warnings, Warning::error("bad_key_field", message).line(line));
+                        None
+                    }
+                },
+            }
+        };
+        let Some(cell_index) = cell_index else { continue };
+        if last_cell != Some(cell_index) {
+            last_composite.clone_from(&composite);
+            last_cell = Some(cell_index);
+        }
+
+        let run_id = &record[columns.run_id];
+        let Ok(run_id) = std::str::from_utf8(run_id) else {
+            parsed.malformed_rows += 1;
+            report(
+                warnings,
+                Warning::error("invalid_utf8", "column `run_id` is not valid UTF-8; the row is left out").line(line),
+            );
+            continue;
+        };
+        let status = &record[columns.status];
+        let is_sentinel = [columns.wall_ms, columns.agent_id, columns.request_id, columns.request_sequence]
+            .iter()
+            .all(|&column| parse_number(&record[column]) == Some(0.0));
+
+        let sample = if is_sentinel || status != b"ok" {
+            None
+        } else {
+            match request_sample(&record, &columns) {
+                Ok(sample) => Some(sample),
+                Err(message) => {
+                    parsed.malformed_rows += 1;
+                    report(warnings, Warning::error("bad_number", message).line(line));
+                    continue;
+                }
+            }
+        };
+
+        let (_, accumulating) = &mut cells[cell_index];
+        let cell = &mut accumulating.cell;
+        match cell.row_run_ids.get_mut(run_id) {
+            Some(count) => *count += 1,
+            None => {
+                cell.row_run_ids.insert(run_id.to_string(), 1);
+            }
+        }
+        if is_sentinel {
+            cell.skip_rows += 1;
+        } else if let Some(sample) = sample {
+            cell.rows += 1;
+            cell.ok_rows += 1;
+            accumulating.accumulator.push(&sample);
+        } else {
+            cell.rows += 1;
+            cell.failed_rows += 1;
+            let status_text = String::from_utf8_lossy(status).into_owned();
+            *cell.failed_by_status.entry(status_text).or_default() += 1;
+            if !is_known_status(status) {
+                let entry = unknown_statuses.entry(status.to_vec()).or_insert((line, 0));
+                entry.1 += 1;
+            }
+        }
+    }
+
+    if row_warnings > MAX_ROW_WARNINGS {
+        warnings.push(Warning::error(
+            "more_malformed_rows",
+            format!("{} further malformed rows are left out (only the first {MAX_ROW_WARNINGS} are listed)", row_warnings - MAX_ROW_WARNINGS),
+        ));
+    }
+    for (status, (first_line, count)) in unknown_statuses {
+        warnings.push(
+            Warning::warning(
+                "unknown_status",
+                format!(
+                    "status `{}` is not a known value (ok, err, error, timeout, http_<code>); its {count} row(s) count \
+                     as failed requests",
+                    String::from_utf8_lossy(&status)
+                ),
+            )
+            .line(first_line),
+        );
+    }
+
+    parsed.cells = cells
+        .into_iter()
+        .map(|(key, accumulating)| {
+            let mut cell = accumulating.cell;
+            cell.stats = accumulating.accumulator.finish();
+            (key, cell)
+        })
+        .collect();
+    Ok(parsed)
+}
+
+fn find_columns(header: &[String], warnings: &mut Vec<Warning>) -> Result<Columns, FileRejected> {
+    let mut positions: HashMap<&str, usize> = HashMap::new();
+    for (position, name) in header.iter().enumerate() {
+        if positions.insert(name.as_str(), position).is_some() {
+            warnings.push(
+                Warning::warning("duplicate_column", format!("column `{name}` appears twice; the first one is used"))
+                    .line(1),
+            );
+        }
+    }
+    // `insert` above kept the last duplicate; restore the first one.
+    for (position, name) in header.iter().enumerate().rev() {
+        positions.insert(name.as_str(), position);
+    }
+    let missing: Vec<&str> = REQUIRED_COLUMNS.iter().copied().filter(|name| !positions.contains_key(name)).collect();
+    if !missing.is_empty() {
+        return Err(FileRejected {
+            kind: "missing_column",
+            line: Some(1),
+            message: format!(
+                "missing required column(s) {}; expected a header with {} (found: {})",
+                missing.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", "),
+                REQUIRED_COLUMNS.join(", "),
+                header.join(", ")
+            ),
+        });
+    }
+    let at = |name: &str| positions[name];
+    Ok(Columns {
+        key: [at("suite"), at("phase"), at("backend"), at("model"), at("workload"), at("n_agents"), at("rep")],
+        run_id: at("run_id"),
+        agent_id: at("agent_id"),
+        request_id: at("request_id"),
+        request_sequence: at("request_sequence"),
+        wall_ms: at("wall_ms"),
+        prompt_tokens: at("prompt_tokens"),
+        completion_tokens: at("completion_tokens"),
+        submit_time_s: at("submit_time_s"),
+        complete_time_s: at("complete_time_s"),
+        status: at("status"),
+        ttft_ms: positions.get("ttft_ms").copied(),
+    })
+}
+
+fn row_cell_key(record: &csv::ByteRecord, columns: &Columns) -> Result<RowCellKey, String> {
+    let text = |position: usize, name: &str| -> Result<String, String> {
+        let field = &record[columns.key[position]];
+        match std::str::from_utf8(field) {
+            Ok(text) if !text.trim().is_empty() => Ok(text.trim().to_string()),
+            Ok(_) => Err(format!("column `{name}` is empty; expected a cell key value; the row is left out")),
+            Err(error) => Err(format!(
+                "column `{name}` is not valid UTF-8 (invalid byte 0x{:02x} at offset {}); the row is left out",
+                field[error.valid_up_to()],
+                error.valid_up_to()
+            )),
+        }
+    };
+    let count = |position: usize, name: &str| -> Result<u32, String> {
+        let field = &record[columns.key[position]];
+        parse_count(field).ok_or_else(|| {
+            format!(
+                "column `{name}` is `{}`; expected a non-negative integer; the row is left out",
+                String::from_utf8_lossy(field)
+            )
+        })
+    };
+    Ok(RowCellKey {
+        suite: text(0, "suite")?,
+        phase: text(1, "phase")?,
+        backend: text(2, "backend")?,
+        model: text(3, "model")?,
+        workload: text(4, "workload")?,
+        n: count(5, "n_agents")?,
+        rep: count(6, "rep")?,
+    })
+}
+
+fn request_sample(record: &csv::ByteRecord, columns: &Columns) -> Result<RequestSample, String> {
+    let number = |column: usize, name: &str| -> Result<f64, String> {
+        parse_number(&record[column]).filter(|value| value.is_finite()).ok_or_else(|| {
+            format!(
+                "column `{name}` is `{}`; expected a number in an ok row; the row is left out",
+                String::from_utf8_lossy(&record[column])
+            )
+        })
+    };
+    let ttft_ms = match columns.ttft_ms {
+        Some(column) if !record[column].iter().all(u8::is_ascii_whitespace) => Some(number(column, "ttft_ms")?),
+        _ => None,
+    };
+    Ok(RequestSample {
+        wall_ms: number(columns.wall_ms, "wall_ms")?,
+        ttft_ms,
+        prompt_tokens: number(columns.prompt_tokens, "prompt_tokens")?,
+        completion_tokens: number(columns.completion_tokens, "completion_tokens")?,
+        submit_time_s: number(columns.submit_time_s, "submit_time_s")?,
+        complete_time_s: number(columns.complete_time_s, "complete_time_s")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status,ttft_ms";
+
+    fn row(run: &str, n: u32, agent: u32, wall: &str, status: &str) -> String {
+        format!("{run},local_core,scaling,pytorch_direct,llama3.2-1b,short_decode,{n},0,{agent},{agent},{agent},{wall},256,128,100.0,101.0,{status},50.0")
+    }
+
+    #[test]
+    fn columns_are_found_by_name_in_any_order_with_bom_and_crlf() {
+        let text = "\u{feff}status,wall_ms,extra,run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,prompt_tokens,completion_tokens,submit_time_s,complete_time_s\r\n\
+                    ok,1000.0,\"x,y\",r1,local_core,scaling,pytorch_direct,llama3.2-1b,short_decode,1,0,1,1,1,256,128,100.0,101.0\r\n";
+        let mut warnings = Vec::new();
+        let parsed = parse(text.as_bytes(), &mut warnings).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(parsed.cells.len(), 1);
+        let (key, cell) = &parsed.cells[0];
+        assert_eq!((key.model.as_str(), key.n, key.rep), ("llama3.2-1b", 1, 0));
+        assert_eq!((cell.rows, cell.ok_rows), (1, 1));
+        assert_eq!(cell.stats.p95_wall_ms, Some(1000.0));
+        assert_eq!(cell.stats.aggregate_tps, Some(128.0));
+        assert_eq!(cell.stats.p50_ttft_ms, None);
+    }
+
+    #[test]
+    fn rows_are_classified_as_ok_failed_or_skip_sentinel() {
+        let text = format!(
+            "{HEADER}\n{}\n{}\n{}\n{}\n",
+            row("r1", 2, 1, "900.5", "ok"),
+            row("r1", 2, 2, "12.0", "http_400"),
+            row("r2", 2, 3, "950.0", "ok"),
+            "r1,local_core,scaling,pytorch_direct,llama3.2-1b,short_decode,16,0,0,0,0,0,0,0,0,0,ok,"
+        );
+        let mut warnings = Vec::new();
+        let parsed = parse(text.as_bytes(), &mut warnings).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let (_, cell) = &parsed.cells[0];
+        assert_eq!((cell.rows, cell.ok_rows, cell.failed_rows, cell.skip_rows), (3, 2, 1, 0));
+        assert_eq!(cell.failed_by_status.get("http_400"), Some(&1));
+        assert_eq!(cell.row_run_ids.get("r2"), Some(&1));
+        let (skip_key, skip) = &parsed.cells[1];
+        assert_eq!(skip_key.n, 16);
+        assert_eq!((skip.rows, skip.skip_rows, skip.stats.ok_rows), (0, 1, 0));
+    }
+
+    #[test]
+    fn malformed_rows_are_named_by_line_and_left_out() {
+        let text = format!(
+            "{HEADER}\n{}\nr1,local_core,scaling\n{}\n{}",
+            row("r1", 1, 1, "1000.0", "ok"),
+            row("r1", 1, 2, "abc", "ok"),
+            "r1,local_core,scaling,pytorch_direct,llama3.2-1b"
+        );
+        let mut warnings = Vec::new();
+        let parsed = parse(text.as_bytes(), &mut warnings).unwrap();
+        let kinds: Vec<(&str, Option<u64>)> = warnings.iter().map(|w| (w.kind.as_str(), w.line)).collect();
+        assert_eq!(kinds, vec![("ragged_row", Some(3)), ("bad_number", Some(4)), ("truncated_last_line", Some(5))]);
+        assert_eq!(parsed.malformed_rows, 3);
+        assert_eq!(parsed.cells[0].1.ok_rows, 1);
+    }
+
+    #[test]
+    fn a_missing_required_column_rejects_the_file_naming_it() {
+        let text = HEADER.replace(",wall_ms", "") + "\n";
+        let rejected = parse(text.as_bytes(), &mut Vec::new()).unwrap_err();
+        assert_eq!(rejected.kind, "missing_column");
+        assert!(rejected.message.contains("`wall_ms`"), "{}", rejected.message);
+    }
+
+    #[test]
+    fn unknown_statuses_count_as_failures_with_one_warning_per_value() {
+        let text = format!("{HEADER}\n{}\n{}\n", row("r1", 1, 1, "1.0", "banana"), row("r1", 1, 2, "1.0", "banana"));
+        let mut warnings = Vec::new();
+        let parsed = parse(text.as_bytes(), &mut warnings).unwrap();
+        assert_eq!(parsed.cells[0].1.failed_rows, 2);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!((warnings[0].kind.as_str(), warnings[0].line), ("unknown_status", Some(2)));
+        assert!(is_known_status(b"http_503") && !is_known_status(b"http_5x3"));
+    }
+}

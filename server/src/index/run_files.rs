@@ -1,0 +1,210 @@
+//! The JSON side files of a run directory: `manifest.json` and `execution_plan.json` (formats in
+//! docs/run-format.md). Both are optional; an invalid one is reported with its line and column and ignored.
+
+use super::metrics_csv::RowCellKey;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The cell-key fields as they appear in manifest and plan entries.
+#[derive(Clone, Debug, Deserialize)]
+struct KeyFields {
+    suite: String,
+    phase: String,
+    backend: String,
+    model: String,
+    workload: String,
+    n_agents: u32,
+    rep: u32,
+}
+
+impl KeyFields {
+    fn row_key(&self) -> RowCellKey {
+        RowCellKey {
+            suite: self.suite.clone(),
+            phase: self.phase.clone(),
+            backend: self.backend.clone(),
+            model: self.model.clone(),
+            workload: self.workload.clone(),
+            n: self.n_agents,
+            rep: self.rep,
+        }
+    }
+}
+
+/// One event of a manifest cell's history, kept as written for display.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEvent {
+    #[serde(default)]
+    pub at: Option<String>,
+    #[serde(default)]
+    pub event: String,
+    #[serde(default)]
+    pub generation: Option<String>,
+    #[serde(default)]
+    pub pid: Option<u64>,
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct RawManifestCell {
+    #[serde(flatten)]
+    key: KeyFields,
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    expected_rows: Option<u32>,
+    #[serde(default)]
+    rows_written: Option<u32>,
+    #[serde(default)]
+    fallback: Option<bool>,
+    #[serde(default)]
+    history: Vec<HistoryEvent>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct RawManifest {
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    requests_per_agent: Option<u32>,
+    #[serde(default)]
+    cells: Vec<RawManifestCell>,
+    #[serde(default)]
+    environment: Option<serde_json::Value>,
+}
+
+/// What the indexer keeps of a manifest cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestCell {
+    pub status: Option<String>,
+    pub expected_rows: Option<u32>,
+    pub rows_written: Option<u32>,
+    pub fallback: bool,
+    pub history: Vec<HistoryEvent>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Manifest {
+    pub status: Option<String>,
+    pub environment: Option<serde_json::Value>,
+    pub cells: BTreeMap<RowCellKey, ManifestCell>,
+}
+
+/// A JSON file that could not be read, with the position serde_json reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonProblem {
+    pub line: u64,
+    pub column: u64,
+    pub message: String,
+}
+
+fn json_problem(error: &serde_json::Error) -> JsonProblem {
+    JsonProblem { line: error.line() as u64, column: error.column() as u64, message: error.to_string() }
+}
+
+pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
+    let raw: RawManifest = serde_json::from_slice(bytes).map_err(|error| json_problem(&error))?;
+    let cells = raw
+        .cells
+        .into_iter()
+        .map(|cell| {
+            let fallback = cell.fallback.unwrap_or(false)
+                || cell.history.iter().any(|event| event.event == "fallback_completed");
+            let expected_rows = cell
+                .expected_rows
+                .or_else(|| raw.requests_per_agent.map(|per_agent| per_agent * cell.key.n_agents));
+            (
+                cell.key.row_key(),
+                ManifestCell {
+                    status: cell.status,
+                    expected_rows,
+                    rows_written: cell.rows_written,
+                    fallback,
+                    history: cell.history,
+                },
+            )
+        })
+        .collect();
+    Ok(Manifest { status: raw.status, environment: raw.environment, cells })
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct RawPlanCell {
+    #[serde(flatten)]
+    key: KeyFields,
+    #[serde(default)]
+    selected: Option<bool>,
+    #[serde(default)]
+    expected_rows: Option<u32>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct RawPlan {
+    #[serde(default)]
+    requests_per_agent: Option<u32>,
+    #[serde(default)]
+    cells: Vec<RawPlanCell>,
+}
+
+/// Planned (selected) cells with their expected row counts, where known.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub cells: BTreeMap<RowCellKey, Option<u32>>,
+    /// Entries present in the plan but not selected for this run (e.g. other backends of a 1,800-cell plan).
+    pub unselected: usize,
+}
+
+pub fn parse_plan(bytes: &[u8]) -> Result<Plan, JsonProblem> {
+    let raw: RawPlan = serde_json::from_slice(bytes).map_err(|error| json_problem(&error))?;
+    let mut plan = Plan::default();
+    for cell in raw.cells {
+        if cell.selected == Some(false) {
+            plan.unselected += 1;
+            continue;
+        }
+        let expected =
+            cell.expected_rows.or_else(|| raw.requests_per_agent.map(|per_agent| per_agent * cell.key.n_agents));
+        plan.cells.insert(cell.key.row_key(), expected);
+    }
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_cells_carry_expectations_fallback_and_history() {
+        let text = br#"{"status":"complete","requests_per_agent":12,"cells":[
+            {"suite":"local_core","phase":"ttft","backend":"pytorch_direct","model":"llama3.2-3b",
+             "workload":"repeated_prefix","n_agents":8,"rep":0,"status":"completed",
+             "history":[{"event":"subprocess_timeout"},{"event":"fallback_completed","generation":"V7"}]},
+            {"suite":"local_core","phase":"ttft","backend":"pytorch_direct","model":"llama3.2-3b",
+             "workload":"balanced_2k","n_agents":16,"rep":1,"status":"skip-marked","expected_rows":192}]}"#;
+        let manifest = parse_manifest(text).unwrap();
+        let cells: Vec<&ManifestCell> = manifest.cells.values().collect();
+        assert_eq!(cells.len(), 2);
+        let fallback = manifest.cells.values().find(|cell| cell.fallback).unwrap();
+        assert_eq!(fallback.expected_rows, Some(96));
+        assert_eq!(fallback.history.len(), 2);
+        assert!(manifest.cells.values().any(|cell| cell.status.as_deref() == Some("skip-marked")));
+    }
+
+    #[test]
+    fn invalid_json_reports_line_and_column() {
+        let problem = parse_manifest(b"{\n  \"cells\": [\n    {,\n  ]\n}").unwrap_err();
+        assert_eq!((problem.line, problem.column), (3, 6));
+    }
+
+    #[test]
+    fn unselected_plan_entries_are_not_planned() {
+        let text = br#"{"requests_per_agent":12,"cells":[
+            {"suite":"local_core","phase":"scaling","backend":"pytorch_direct","model":"m","workload":"w","n_agents":2,"rep":0,"selected":true},
+            {"suite":"local_core","phase":"scaling","backend":"vllm","model":"m","workload":"w","n_agents":2,"rep":0,"selected":false}]}"#;
+        let plan = parse_plan(text).unwrap();
+        assert_eq!(plan.cells.len(), 1);
+        assert_eq!(plan.unselected, 1);
+        assert_eq!(plan.cells.values().next(), Some(&Some(24)));
+    }
+}

@@ -1,0 +1,8 @@
+//! cellscope: indexes LLM serving-benchmark run directories and serves cell summaries.
+//!
+//! [`index`] turns a data root into cells with statuses, metrics and provenance; [`export`] writes the cells
+//! table as CSV, JSON or Arrow IPC; [`audit`] renders the per-run census and breakdown table of `cellscope audit`.
+
+pub mod audit;
+pub mod export;
+pub mod index;

@@ -1,0 +1,133 @@
+//! The `cellscope` command line: `audit`, `cells` (and `serve`, once the HTTP server lands).
+
+use anyhow::{Context, bail};
+use cellscope::audit;
+use cellscope::export::{self, Format};
+use cellscope::index::{self, Index, IndexOptions, Progress, Quiet};
+use cellscope_model::Criterion;
+use clap::{Parser, Subcommand};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "cellscope", version, about = "Explore LLM serving-benchmark sweeps: index run directories, audit them, export cells.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Per-run census, hashes, warnings, refill/exclusion summary and the breakdown table.
+    Audit {
+        /// The data root holding run directories (directories with a metrics.csv).
+        #[arg(default_value = ".")]
+        data_dir: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Exit 1 when request-level failures remain that no refill or exclusion accounts for.
+        #[arg(long)]
+        strict: bool,
+        /// Breakdown criterion: v1 (efficiency < 0.65 or p95 multiplier > 2.0) or v3 (efficiency < 0.65).
+        #[arg(long, default_value = "v1", value_parser = ["v1", "v3"])]
+        criterion: String,
+    },
+    /// Write one row per cell.
+    Cells {
+        #[arg(default_value = ".")]
+        data_dir: PathBuf,
+        #[arg(long, value_enum)]
+        format: Format,
+        /// Output file (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+/// A progress bar on standard error, shown only on a terminal.
+struct Bar(indicatif::ProgressBar);
+
+impl Progress for Bar {
+    fn files_found(&self, _files: u64, bytes: u64) {
+        self.0.set_length(bytes);
+    }
+    fn file_done(&self, bytes: u64) {
+        self.0.inc(bytes);
+    }
+}
+
+fn load(data_dir: &Path, options: &IndexOptions) -> anyhow::Result<Index> {
+    let index = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(0).with_style(
+            indicatif::ProgressStyle::with_template("indexing {bar:30} {binary_bytes}/{binary_total_bytes} {elapsed}")
+                .context("progress bar template")?,
+        );
+        let index = index::build(data_dir, options, &Bar(bar.clone()));
+        bar.finish_and_clear();
+        index
+    } else {
+        index::build(data_dir, options, &Quiet)
+    }
+    .with_context(|| format!("cannot index {}", data_dir.display()))?;
+    if index.runs.is_empty() {
+        bail!(
+            "no run directories under {}: expected directories holding a metrics.csv (try `cargo xtask demo-data` for demo data)",
+            data_dir.display()
+        );
+    }
+    Ok(index)
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Audit { data_dir, json, strict, criterion } => {
+            let named = Criterion::named(&criterion).with_context(|| format!("unknown criterion {criterion}"))?;
+            let index = load(&data_dir, &IndexOptions::default())?;
+            let report = audit::report(&index, &criterion, &named);
+            let mut stdout = std::io::stdout().lock();
+            if json {
+                serde_json::to_writer_pretty(&mut stdout, &report).context("writing JSON")?;
+                writeln!(stdout)?;
+            } else {
+                stdout.write_all(audit::render_text(&report).as_bytes())?;
+            }
+            if strict && !report.strict_ok() {
+                eprintln!(
+                    "audit --strict: {} cells with {} failed rows are not accounted for by a refill or exclusion",
+                    report.unaccounted_failures.len(),
+                    report.unaccounted_failed_rows
+                );
+                return Ok(ExitCode::from(1));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Cells { data_dir, format, output } => {
+            let index = load(&data_dir, &IndexOptions { hashes: false, backup_diff: true })?;
+            for warning in &index.warnings {
+                eprintln!("{warning}");
+            }
+            let bytes = export::encode(&index.cells, format)?;
+            match output {
+                Some(path) => std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?,
+                None => std::io::stdout().lock().write_all(&bytes).context("writing to standard output")?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("CELLSCOPE_LOG").unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -71,13 +71,21 @@ impl AuditReport<'_> {
     }
 }
 
-pub fn report<'a>(index: &'a Index, criterion_name: &str, criterion: &Criterion) -> AuditReport<'a> {
+pub fn report<'a>(
+    index: &'a Index,
+    criterion_name: &str,
+    criterion: &Criterion,
+) -> AuditReport<'a> {
     let runs = index
         .runs
         .iter()
         .map(|run| RunAudit {
             run,
-            warnings: index.warnings.iter().filter(|warning| warning.run.as_deref() == Some(&run.run_id)).collect(),
+            warnings: index
+                .warnings
+                .iter()
+                .filter(|warning| warning.run.as_deref() == Some(&run.run_id))
+                .collect(),
         })
         .collect();
     let breakdown = curves(&index.cells, &Inclusion::default())
@@ -93,10 +101,24 @@ pub fn report<'a>(index: &'a Index, criterion_name: &str, criterion: &Criterion)
                 model: curve.series.model.clone(),
                 workload: curve.series.workload.clone(),
                 breakdown_n,
-                efficiency_at_breakdown: at.and_then(|point| point.efficiency).map(|value| value.mean),
-                p95_multiplier_at_breakdown: at.and_then(|point| point.p95_multiplier).map(|value| value.mean),
-                measured_n: curve.points.iter().filter(|point| point.cells > 0).map(|point| point.n).collect(),
-                skipped_n: curve.points.iter().filter(|point| point.skipped > 0).map(|point| point.n).collect(),
+                efficiency_at_breakdown: at
+                    .and_then(|point| point.efficiency)
+                    .map(|value| value.mean),
+                p95_multiplier_at_breakdown: at
+                    .and_then(|point| point.p95_multiplier)
+                    .map(|value| value.mean),
+                measured_n: curve
+                    .points
+                    .iter()
+                    .filter(|point| point.cells > 0)
+                    .map(|point| point.n)
+                    .collect(),
+                skipped_n: curve
+                    .points
+                    .iter()
+                    .filter(|point| point.skipped > 0)
+                    .map(|point| point.n)
+                    .collect(),
             }
         })
         .collect();
@@ -104,7 +126,11 @@ pub fn report<'a>(index: &'a Index, criterion_name: &str, criterion: &Criterion)
         .cells
         .iter()
         .filter(|cell| cell.failed_rows > 0 && cell.exclusion_scope != Some(ExclusionScope::All))
-        .map(|cell| UnaccountedCell { key: cell.key.clone(), failed_rows: cell.failed_rows, rows: cell.rows })
+        .map(|cell| UnaccountedCell {
+            key: cell.key.clone(),
+            failed_rows: cell.failed_rows,
+            rows: cell.rows,
+        })
         .collect();
     AuditReport {
         root: index.root.display().to_string(),
@@ -115,10 +141,17 @@ pub fn report<'a>(index: &'a Index, criterion_name: &str, criterion: &Criterion)
         },
         cells: index.cells.len(),
         runs,
-        warnings: index.warnings.iter().filter(|warning| warning.run.is_none()).collect(),
+        warnings: index
+            .warnings
+            .iter()
+            .filter(|warning| warning.run.is_none())
+            .collect(),
         exclusions: &index.exclusions,
         breakdown,
-        unaccounted_failed_rows: unaccounted_failures.iter().map(|cell| u64::from(cell.failed_rows)).sum(),
+        unaccounted_failed_rows: unaccounted_failures
+            .iter()
+            .map(|cell| u64::from(cell.failed_rows))
+            .sum(),
         unaccounted_failures,
     }
 }
@@ -143,25 +176,39 @@ fn optional(value: Option<f64>, decimals: usize) -> String {
 pub fn render_text(report: &AuditReport<'_>) -> String {
     let mut out = String::new();
     let criterion = &report.criterion;
-    let _ = writeln!(out, "cellscope audit of {} — {} runs, {} cells", report.root, report.runs.len(), report.cells);
+    let _ = writeln!(
+        out,
+        "cellscope audit of {} — {} runs, {} cells",
+        report.root,
+        report.runs.len(),
+        report.cells
+    );
     let _ = writeln!(
         out,
         "criterion {}: efficiency < {}{}",
         criterion.name,
         criterion.efficiency_below,
-        criterion.p95_multiplier_above.map(|value| format!(" or p95 multiplier > {value}")).unwrap_or_default()
+        criterion
+            .p95_multiplier_above
+            .map(|value| format!(" or p95 multiplier > {value}"))
+            .unwrap_or_default()
     );
     for audit in &report.runs {
         let run = audit.run;
         let census = &run.census;
         let _ = writeln!(out);
         let role = match (run.role, &run.refill_of) {
-            (RunRole::Refill, Some(master)) => format!(" — refill run spliced into {master}; its cells are counted there"),
+            (RunRole::Refill, Some(master)) => {
+                format!(" — refill run spliced into {master}; its cells are counted there")
+            }
             _ => String::new(),
         };
         let _ = writeln!(out, "run {} ({}){role}", run.run_id, run.path);
-        let statuses: Vec<String> =
-            census.cells_by_status.iter().map(|(status, count)| format!("{status} {count}")).collect();
+        let statuses: Vec<String> = census
+            .cells_by_status
+            .iter()
+            .map(|(status, count)| format!("{status} {count}"))
+            .collect();
         let _ = writeln!(
             out,
             "  cells     {}: {} · refilled {} · fallback {} · excluded {}",
@@ -171,19 +218,30 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
             census.fallback_cells,
             census.excluded_cells
         );
-        let failed: Vec<String> =
-            census.failed_by_status.iter().map(|(status, count)| format!("{status} {}", thousands(*count))).collect();
+        let failed: Vec<String> = census
+            .failed_by_status
+            .iter()
+            .map(|(status, count)| format!("{status} {}", thousands(*count)))
+            .collect();
         let _ = writeln!(
             out,
             "  rows      {} real: ok {}, non-ok {}{} · skip sentinels {} · expected {} / observed {}{}",
             thousands(census.rows),
             thousands(census.ok_rows),
             thousands(census.failed_rows),
-            if failed.is_empty() { String::new() } else { format!(" ({})", failed.join(", ")) },
+            if failed.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", failed.join(", "))
+            },
             census.skip_rows,
             thousands(census.expected_rows),
             thousands(census.observed_rows),
-            if census.malformed_rows > 0 { format!(" · malformed {}", census.malformed_rows) } else { String::new() }
+            if census.malformed_rows > 0 {
+                format!(" · malformed {}", census.malformed_rows)
+            } else {
+                String::new()
+            }
         );
         let _ = writeln!(
             out,
@@ -203,13 +261,26 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
                 out,
                 "  refill    {} cells refilled from {} ({} rows carry the refill run id){}",
                 refill.refilled_cells,
-                if refill.refill_runs.is_empty() { "an unnamed run".to_string() } else { refill.refill_runs.join(", ") },
+                if refill.refill_runs.is_empty() {
+                    "an unnamed run".to_string()
+                } else {
+                    refill.refill_runs.join(", ")
+                },
                 thousands(refill.refill_rows),
-                if refill.note.is_some() { " · REFILL_NOTE.md present" } else { "" }
+                if refill.note.is_some() {
+                    " · REFILL_NOTE.md present"
+                } else {
+                    ""
+                }
             );
         }
         for backup in &run.backups {
-            let _ = write!(out, "  backup    {} · md5 {}", backup.path, backup.metrics.md5.as_deref().unwrap_or("—"));
+            let _ = write!(
+                out,
+                "  backup    {} · md5 {}",
+                backup.path,
+                backup.metrics.md5.as_deref().unwrap_or("—")
+            );
             match &backup.diff {
                 Some(diff) => {
                     let statuses: Vec<String> = diff
@@ -221,7 +292,11 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
                         out,
                         " · {} rows replaced ({}) · {}",
                         thousands(diff.replaced_rows),
-                        if statuses.is_empty() { "none".to_string() } else { format!("were {}", statuses.join(", ")) },
+                        if statuses.is_empty() {
+                            "none".to_string()
+                        } else {
+                            format!("were {}", statuses.join(", "))
+                        },
                         if diff.problem_count == 0 {
                             "only non-ok rows were replaced".to_string()
                         } else {
@@ -235,7 +310,11 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
             }
         }
         if !run.exclusions.is_empty() {
-            let listed: Vec<String> = run.exclusions.iter().map(|(id, count)| format!("{id} ({count} cells)")).collect();
+            let listed: Vec<String> = run
+                .exclusions
+                .iter()
+                .map(|(id, count)| format!("{id} ({count} cells)"))
+                .collect();
             let _ = writeln!(out, "  excluded  {}", listed.join(", "));
         }
         if audit.warnings.is_empty() {
@@ -267,7 +346,11 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
             );
         }
     }
-    let _ = writeln!(out, "\nbreakdown N (criterion {}; rep means; — = never within the measured N)", criterion.name);
+    let _ = writeln!(
+        out,
+        "\nbreakdown N (criterion {}; rep means; — = never within the measured N)",
+        criterion.name
+    );
     let _ = writeln!(
         out,
         "  {:<24} {:<8} {:<15} {:<13} {:<16} {:>4} {:>8} {:>8}  notes",
@@ -278,7 +361,11 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
         if !row.skipped_n.is_empty() {
             notes.push(format!(
                 "skipped at N={}",
-                row.skipped_n.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                row.skipped_n
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
             ));
         }
         let _ = writeln!(
@@ -289,7 +376,8 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
             row.backend,
             row.model,
             row.workload,
-            row.breakdown_n.map_or_else(|| "—".to_string(), |n| n.to_string()),
+            row.breakdown_n
+                .map_or_else(|| "—".to_string(), |n| n.to_string()),
             optional(row.efficiency_at_breakdown, 3),
             optional(row.p95_multiplier_at_breakdown, 3),
             notes.join("; ")
@@ -306,7 +394,11 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
             thousands(report.unaccounted_failed_rows)
         );
         for cell in &report.unaccounted_failures {
-            let _ = writeln!(out, "  {} — {} of {} rows failed", cell.key, cell.failed_rows, cell.rows);
+            let _ = writeln!(
+                out,
+                "  {} — {} of {} rows failed",
+                cell.key, cell.failed_rows, cell.rows
+            );
         }
     }
     out

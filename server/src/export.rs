@@ -18,7 +18,9 @@ impl FromStr for Format {
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
             "arrow" => Ok(Format::Arrow),
-            other => Err(format!("unknown format `{other}`; expected csv, json or arrow")),
+            other => Err(format!(
+                "unknown format `{other}`; expected csv, json or arrow"
+            )),
         }
     }
 }
@@ -36,7 +38,9 @@ pub fn encode(cells: &[CellSummary], format: Format) -> Result<Vec<u8>, ExportEr
     let mut bytes = Vec::new();
     match format {
         Format::Csv => {
-            let mut writer = arrow_csv::WriterBuilder::new().with_header(true).build(&mut bytes);
+            let mut writer = arrow_csv::WriterBuilder::new()
+                .with_header(true)
+                .build(&mut bytes);
             writer.write(&batch)?;
         }
         Format::Json => {

@@ -46,7 +46,10 @@ pub struct IndexOptions {
 
 impl Default for IndexOptions {
     fn default() -> Self {
-        IndexOptions { hashes: true, backup_diff: true }
+        IndexOptions {
+            hashes: true,
+            backup_diff: true,
+        }
     }
 }
 
@@ -190,7 +193,12 @@ fn digest(relative: String, bytes: &[u8], hashes: bool) -> FileDigest {
     } else {
         (None, None)
     };
-    FileDigest { path: relative, bytes: bytes.len() as u64, md5, sha256 }
+    FileDigest {
+        path: relative,
+        bytes: bytes.len() as u64,
+        md5,
+        sha256,
+    }
 }
 
 fn to_hex(bytes: &[u8]) -> String {
@@ -198,12 +206,18 @@ fn to_hex(bytes: &[u8]) -> String {
 }
 
 fn list_files(path: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(path) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return Vec::new();
+    };
     let mut files: Vec<String> = entries
         .filter_map(Result::ok)
         .map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if entry.file_type().is_ok_and(|kind| kind.is_dir()) { format!("{name}/") } else { name }
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                format!("{name}/")
+            } else {
+                name
+            }
         })
         .collect();
     files.sort();
@@ -231,16 +245,21 @@ fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) -> Run
         warnings.push(warning.run(&run_id).file(&metrics_relative));
     }
     if let Err(rejected) = &metrics {
-        let mut warning = Warning::error(rejected.kind, rejected.message.clone()).run(&run_id).file(&metrics_relative);
+        let mut warning = Warning::error(rejected.kind, rejected.message.clone())
+            .run(&run_id)
+            .file(&metrics_relative);
         warning.line = rejected.line;
         warnings.push(warning);
     } else if let Ok(parsed) = &metrics
         && parsed.records == 0
     {
         warnings.push(
-            Warning::warning("header_only", "the file has a header but no rows; no cell of this run has data")
-                .run(&run_id)
-                .file(&metrics_relative),
+            Warning::warning(
+                "header_only",
+                "the file has a header but no rows; no cell of this run has data",
+            )
+            .run(&run_id)
+            .file(&metrics_relative),
         );
     }
     let digest = digest(metrics_relative, &bytes, options.hashes);
@@ -305,7 +324,16 @@ fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) -> Run
     });
     let refill_note = note_bytes.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let files = list_files(&dir.path);
-    RunRead { dir, metrics, digest, manifest, plan, refill_note, files, warnings }
+    RunRead {
+        dir,
+        metrics,
+        digest,
+        manifest,
+        plan,
+        refill_note,
+        files,
+        warnings,
+    }
 }
 
 struct BackupRead {
@@ -314,7 +342,12 @@ struct BackupRead {
     diff: Option<Result<SpliceDiff, String>>,
 }
 
-fn read_backup(dir: BackupDir, master: Option<&RunDir>, options: &IndexOptions, progress: &dyn Progress) -> BackupRead {
+fn read_backup(
+    dir: BackupDir,
+    master: Option<&RunDir>,
+    options: &IndexOptions,
+    progress: &dyn Progress,
+) -> BackupRead {
     let relative = format!("{}/metrics.csv", dir.relative);
     let bytes = std::fs::read(dir.path.join("metrics.csv")).unwrap_or_default();
     let digest = digest(relative, &bytes, options.hashes);
@@ -335,7 +368,9 @@ fn run_ids_in(text: &str) -> BTreeSet<String> {
     let bytes = text.as_bytes();
     let mut found = BTreeSet::new();
     let digits = |start: usize, count: usize| {
-        bytes.get(start..start + count).is_some_and(|slice| slice.iter().all(u8::is_ascii_digit))
+        bytes
+            .get(start..start + count)
+            .is_some_and(|slice| slice.iter().all(u8::is_ascii_digit))
     };
     let mut start = 0;
     while start + 15 <= bytes.len() {
@@ -376,13 +411,20 @@ fn inferred_requests_per_agent(parsed: &ParsedMetrics) -> Option<u32> {
             *counts.entry(cell.rows / key.n).or_default() += 1;
         }
     }
-    counts.into_iter().max_by(|(left_value, left), (right_value, right)| {
-        left.cmp(right).then(right_value.cmp(left_value))
-    }).map(|(value, _)| value)
+    counts
+        .into_iter()
+        .max_by(|(left_value, left), (right_value, right)| {
+            left.cmp(right).then(right_value.cmp(left_value))
+        })
+        .map(|(value, _)| value)
 }
 
 /// Builds the index of everything under `root`.
-pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Result<Index, IndexError> {
+pub fn build(
+    root: &Path,
+    options: &IndexOptions,
+    progress: &dyn Progress,
+) -> Result<Index, IndexError> {
     let started = Instant::now();
     if !root.exists() {
         return Err(IndexError::RootMissing(root.to_path_buf()));
@@ -400,12 +442,25 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
         .filter_map(|path| std::fs::metadata(path.join("metrics.csv")).ok())
         .map(|metadata| metadata.len())
         .sum();
-    progress.files_found((discovery.runs.len() + discovery.backups.len()) as u64, total_bytes);
+    progress.files_found(
+        (discovery.runs.len() + discovery.backups.len()) as u64,
+        total_bytes,
+    );
 
-    let runs_by_id: BTreeMap<String, RunDir> =
-        discovery.runs.iter().map(|run| (run.run_id.clone(), run.clone())).collect();
+    let runs_by_id: BTreeMap<String, RunDir> = discovery
+        .runs
+        .iter()
+        .map(|run| (run.run_id.clone(), run.clone()))
+        .collect();
     let (reads, backup_reads): (Vec<RunRead>, Vec<BackupRead>) = rayon::join(
-        || discovery.runs.clone().into_par_iter().map(|dir| read_run(dir, options, progress)).collect(),
+        || {
+            discovery
+                .runs
+                .clone()
+                .into_par_iter()
+                .map(|dir| read_run(dir, options, progress))
+                .collect()
+        },
         || {
             discovery
                 .backups
@@ -426,18 +481,32 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
         let mut refills: BTreeSet<String> = BTreeSet::new();
         if let Ok(parsed) = &read.metrics {
             for (_, cell) in &parsed.cells {
-                refills.extend(cell.row_run_ids.keys().filter(|id| *id != master && runs_by_id.contains_key(*id)).cloned());
+                refills.extend(
+                    cell.row_run_ids
+                        .keys()
+                        .filter(|id| *id != master && runs_by_id.contains_key(*id))
+                        .cloned(),
+                );
             }
         }
         if let Some(note) = &read.refill_note {
-            refills.extend(run_ids_in(note).into_iter().filter(|id| id != master && runs_by_id.contains_key(id)));
+            refills.extend(
+                run_ids_in(note)
+                    .into_iter()
+                    .filter(|id| id != master && runs_by_id.contains_key(id)),
+            );
         }
         for refill in refills {
             if let Some(previous) = refill_of.insert(refill.clone(), master.clone()) {
-                warnings.push(Warning::error(
-                    "refill_claimed_twice",
-                    format!("run {refill} is named as the refill of both {previous} and {master}"),
-                ).run(&refill));
+                warnings.push(
+                    Warning::error(
+                        "refill_claimed_twice",
+                        format!(
+                            "run {refill} is named as the refill of both {previous} and {master}"
+                        ),
+                    )
+                    .run(&refill),
+                );
             }
         }
     }
@@ -460,40 +529,65 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
             Some(Ok(diff)) => {
                 if diff.problem_count > 0 {
                     for (line, message) in &diff.problems {
-                        let warning = Warning::error("splice_problem", format!("splice audit against the backup: {message}"))
-                            .run(&master)
-                            .file(&format!("{}/metrics.csv", runs_by_id.get(&master).map_or("", |run| run.relative.as_str())));
-                        warnings.push(if *line > 0 { warning.line(*line) } else { warning });
+                        let warning = Warning::error(
+                            "splice_problem",
+                            format!("splice audit against the backup: {message}"),
+                        )
+                        .run(&master)
+                        .file(&format!(
+                            "{}/metrics.csv",
+                            runs_by_id
+                                .get(&master)
+                                .map_or("", |run| run.relative.as_str())
+                        ));
+                        warnings.push(if *line > 0 {
+                            warning.line(*line)
+                        } else {
+                            warning
+                        });
                     }
                     if diff.problem_count > diff.problems.len() as u64 {
                         warnings.push(
                             Warning::error(
                                 "splice_problem",
-                                format!("{} further splice problems (only the first {} are listed)", diff.problem_count - diff.problems.len() as u64, diff.problems.len()),
+                                format!(
+                                    "{} further splice problems (only the first {} are listed)",
+                                    diff.problem_count - diff.problems.len() as u64,
+                                    diff.problems.len()
+                                ),
                             )
                             .run(&master),
                         );
                     }
                 }
-                replaced_cells_by_master.entry(master.clone()).or_default().extend(diff.replaced_cells.clone());
+                replaced_cells_by_master
+                    .entry(master.clone())
+                    .or_default()
+                    .extend(diff.replaced_cells.clone());
                 Some(diff)
             }
             Some(Err(message)) => {
                 warnings.push(
-                    Warning::error("splice_unreadable", format!("cannot compare the master with this backup: {message}"))
-                        .run(&master)
-                        .file(&file),
+                    Warning::error(
+                        "splice_unreadable",
+                        format!("cannot compare the master with this backup: {message}"),
+                    )
+                    .run(&master)
+                    .file(&file),
                 );
                 None
             }
             None => None,
         };
-        backups_by_master.entry(master).or_default().push(BackupInfo {
-            path: backup.dir.relative.clone(),
-            label: backup.dir.label.clone(),
-            metrics: backup.digest,
-            diff,
-        });
+        backups_by_master
+            .entry(master)
+            .or_default()
+            .push(BackupInfo {
+                path: backup.dir.relative.clone(),
+                label: backup.dir.label.clone(),
+                metrics: backup.digest,
+                diff,
+            });
     }
 
     // Ledgers.
@@ -502,15 +596,24 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
         let file = discover::relative_path(root, path);
         match std::fs::read_to_string(path) {
             Ok(text) => exclusions.extend(ledger::load(&text, &file, applies_under, &mut warnings)),
-            Err(error) => warnings.push(Warning::error("unreadable_file", format!("cannot read the file: {error}")).file(&file)),
+            Err(error) => warnings.push(
+                Warning::error("unreadable_file", format!("cannot read the file: {error}"))
+                    .file(&file),
+            ),
         }
     }
     let mut seen_ids = BTreeSet::new();
     for entry in &exclusions {
         if !seen_ids.insert(entry.entry.id.clone()) {
             warnings.push(
-                Warning::warning("duplicate_exclusion_id", format!("exclusion id `{}` is used by more than one entry", entry.entry.id))
-                    .file(&entry.file),
+                Warning::warning(
+                    "duplicate_exclusion_id",
+                    format!(
+                        "exclusion id `{}` is used by more than one entry",
+                        entry.entry.id
+                    ),
+                )
+                .file(&entry.file),
             );
         }
     }
@@ -522,7 +625,11 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
     for read in reads {
         warnings.extend(read.warnings.iter().cloned());
         let run_id = read.dir.run_id.clone();
-        let role = if refill_of.contains_key(&run_id) { RunRole::Refill } else { RunRole::Run };
+        let role = if refill_of.contains_key(&run_id) {
+            RunRole::Refill
+        } else {
+            RunRole::Run
+        };
         let empty = ParsedMetrics::default();
         let parsed = read.metrics.as_ref().unwrap_or(&empty);
         let inferred = inferred_requests_per_agent(parsed);
@@ -548,8 +655,11 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
             summary.failed_rows = parsed_cell.failed_rows;
             summary.skip_rows = parsed_cell.skip_rows;
             summary.stats = parsed_cell.stats;
-            let mut sources: Vec<(&String, &u32)> =
-                parsed_cell.row_run_ids.iter().filter(|(id, _)| *id != &run_id).collect();
+            let mut sources: Vec<(&String, &u32)> = parsed_cell
+                .row_run_ids
+                .iter()
+                .filter(|(id, _)| *id != &run_id)
+                .collect();
             sources.sort_by(|left, right| right.1.cmp(left.1));
             for (id, count) in &sources {
                 if refill_of.get(*id) == Some(&run_id) {
@@ -559,7 +669,10 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
                     *foreign_ids.entry((*id).clone()).or_default() += u64::from(**count);
                 }
             }
-            if let Some((id, _)) = sources.iter().find(|(id, _)| refill_of.get(*id) == Some(&run_id)) {
+            if let Some((id, _)) = sources
+                .iter()
+                .find(|(id, _)| refill_of.get(*id) == Some(&run_id))
+            {
                 summary.refilled = true;
                 summary.source_run_id = Some((*id).clone());
             } else if replaced.is_some_and(|cells| cells.contains_key(row_key)) {
@@ -594,22 +707,34 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
         }
         // Planned and manifest cells that metrics.csv lacks are `not_run`.
         let planned = read.plan.iter().flat_map(|plan| plan.cells.keys());
-        let in_manifest = read.manifest.iter().flat_map(|manifest| manifest.cells.keys());
+        let in_manifest = read
+            .manifest
+            .iter()
+            .flat_map(|manifest| manifest.cells.keys());
         for row_key in planned.chain(in_manifest) {
-            run_cells
-                .entry(row_key.clone())
-                .or_insert_with(|| CellSummary::empty(cell_key(&run_id, row_key), CellStatus::NotRun));
+            run_cells.entry(row_key.clone()).or_insert_with(|| {
+                CellSummary::empty(cell_key(&run_id, row_key), CellStatus::NotRun)
+            });
         }
         for (row_key, summary) in run_cells.iter_mut() {
-            let manifest_cell: Option<&ManifestCell> = read.manifest.as_ref().and_then(|manifest| manifest.cells.get(row_key));
-            let from_plan = read.plan.as_ref().and_then(|plan| plan.cells.get(row_key).copied().flatten());
+            let manifest_cell: Option<&ManifestCell> = read
+                .manifest
+                .as_ref()
+                .and_then(|manifest| manifest.cells.get(row_key));
+            let from_plan = read
+                .plan
+                .as_ref()
+                .and_then(|plan| plan.cells.get(row_key).copied().flatten());
             let from_manifest = manifest_cell.and_then(|cell| cell.expected_rows);
-            (summary.expected_rows, summary.expected_source) = match (from_plan, from_manifest, inferred) {
-                (Some(expected), _, _) => (Some(expected), ExpectedSource::Plan),
-                (None, Some(expected), _) => (Some(expected), ExpectedSource::Manifest),
-                (None, None, Some(per_agent)) => (Some(per_agent * row_key.n), ExpectedSource::Inferred),
-                (None, None, None) => (None, ExpectedSource::Unknown),
-            };
+            (summary.expected_rows, summary.expected_source) =
+                match (from_plan, from_manifest, inferred) {
+                    (Some(expected), _, _) => (Some(expected), ExpectedSource::Plan),
+                    (None, Some(expected), _) => (Some(expected), ExpectedSource::Manifest),
+                    (None, None, Some(per_agent)) => {
+                        (Some(per_agent * row_key.n), ExpectedSource::Inferred)
+                    }
+                    (None, None, None) => (None, ExpectedSource::Unknown),
+                };
             summary.fallback = manifest_cell.is_some_and(|cell| cell.fallback);
             summary.status = CellStatus::classify(RowCensus {
                 expected_rows: summary.expected_rows,
@@ -624,7 +749,13 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
                 warnings.push(
                     Warning::warning(
                         "more_rows_than_expected",
-                        format!("cell {} has {} rows, {} expected ({})", summary.key, summary.rows, expected, summary.expected_source.as_str()),
+                        format!(
+                            "cell {} has {} rows, {} expected ({})",
+                            summary.key,
+                            summary.rows,
+                            expected,
+                            summary.expected_source.as_str()
+                        ),
                     )
                     .run(&run_id)
                     .file(&read.digest.path),
@@ -633,12 +764,17 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
             if let Some(cell) = manifest_cell {
                 provenance.insert(
                     summary.key.clone(),
-                    CellProvenance { manifest_status: cell.status.clone(), history: cell.history.clone() },
+                    CellProvenance {
+                        manifest_status: cell.status.clone(),
+                        history: cell.history.clone(),
+                    },
                 );
             }
             let mut run_exclusions: Vec<(String, ExclusionScope)> = Vec::new();
             for entry in exclusions.iter_mut() {
-                if ledger::applies_to(&entry.applies_under, &read.dir.relative) && entry.entry.matches(&summary.key) {
+                if ledger::applies_to(&entry.applies_under, &read.dir.relative)
+                    && entry.entry.matches(&summary.key)
+                {
                     entry.matched_cells += u32::from(role == RunRole::Run);
                     run_exclusions.push((entry.entry.id.clone(), entry.entry.scope));
                 }
@@ -659,21 +795,34 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
                 *exclusion_counts.entry(id.clone()).or_default() += 1;
             }
         }
-        let mut suites: Vec<String> = run_cells.iter().map(|cell| cell.key.suite.clone()).collect();
+        let mut suites: Vec<String> = run_cells
+            .iter()
+            .map(|cell| cell.key.suite.clone())
+            .collect();
         suites.sort();
         suites.dedup();
-        let refill = (!refill_runs.is_empty() || read.refill_note.is_some() || replaced.is_some()).then(|| RefillInfo {
-            refill_runs: refill_runs.iter().cloned().chain(note_refills.iter().cloned()).collect::<BTreeSet<_>>().into_iter().collect(),
-            refilled_cells: run_cells.iter().filter(|cell| cell.refilled).count() as u32,
-            refill_rows,
-            note: read.refill_note.clone(),
-        });
+        let refill = (!refill_runs.is_empty() || read.refill_note.is_some() || replaced.is_some())
+            .then(|| RefillInfo {
+                refill_runs: refill_runs
+                    .iter()
+                    .cloned()
+                    .chain(note_refills.iter().cloned())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect(),
+                refilled_cells: run_cells.iter().filter(|cell| cell.refilled).count() as u32,
+                refill_rows,
+                note: read.refill_note.clone(),
+            });
         runs.push(RunInfo {
             run_id: run_id.clone(),
             path: read.dir.relative.clone(),
             role,
             refill_of: refill_of.get(&run_id).cloned(),
-            manifest_status: read.manifest.as_ref().and_then(|manifest| manifest.status.clone()),
+            manifest_status: read
+                .manifest
+                .as_ref()
+                .and_then(|manifest| manifest.status.clone()),
             has_plan: read.plan.is_some(),
             census,
             metrics: read.digest.clone(),
@@ -691,16 +840,38 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
 
     // A refill run's cells must stand in its master; otherwise its data is in neither table.
     for run in &runs {
-        let (RunRole::Refill, Some(master)) = (run.role, &run.refill_of) else { continue };
+        let (RunRole::Refill, Some(master)) = (run.role, &run.refill_of) else {
+            continue;
+        };
         let landed: BTreeSet<(&str, &str, &str, &str, &str, u32, u32)> = cells
             .iter()
             .filter(|cell| &cell.key.run_id == master && cell.refilled)
-            .map(|cell| (cell.key.suite.as_str(), cell.key.phase.as_str(), cell.key.backend.as_str(), cell.key.model.as_str(), cell.key.workload.as_str(), cell.key.n, cell.key.rep))
+            .map(|cell| {
+                (
+                    cell.key.suite.as_str(),
+                    cell.key.phase.as_str(),
+                    cell.key.backend.as_str(),
+                    cell.key.model.as_str(),
+                    cell.key.workload.as_str(),
+                    cell.key.n,
+                    cell.key.rep,
+                )
+            })
             .collect();
         let missing: Vec<&CellSummary> = refill_cells
             .iter()
             .filter(|cell| cell.key.run_id == run.run_id && cell.has_data())
-            .filter(|cell| !landed.contains(&(cell.key.suite.as_str(), cell.key.phase.as_str(), cell.key.backend.as_str(), cell.key.model.as_str(), cell.key.workload.as_str(), cell.key.n, cell.key.rep)))
+            .filter(|cell| {
+                !landed.contains(&(
+                    cell.key.suite.as_str(),
+                    cell.key.phase.as_str(),
+                    cell.key.backend.as_str(),
+                    cell.key.model.as_str(),
+                    cell.key.workload.as_str(),
+                    cell.key.n,
+                    cell.key.rep,
+                ))
+            })
             .collect();
         if !missing.is_empty() {
             warnings.push(
@@ -724,20 +895,37 @@ pub fn build(root: &Path, options: &IndexOptions, progress: &dyn Progress) -> Re
     refill_cells.sort_by(|left, right| left.key.cmp(&right.key));
     fill_scaling(&mut cells);
     fill_scaling(&mut refill_cells);
-    warnings.sort_by(|left, right| (&left.run, &left.file, left.line).cmp(&(&right.run, &right.file, right.line)));
+    warnings.sort_by(|left, right| {
+        (&left.run, &left.file, left.line).cmp(&(&right.run, &right.file, right.line))
+    });
     warnings.dedup();
-    Ok(Index { root: root.to_path_buf(), runs, cells, refill_cells, provenance, exclusions, warnings, elapsed: started.elapsed() })
+    Ok(Index {
+        root: root.to_path_buf(),
+        runs,
+        cells,
+        refill_cells,
+        provenance,
+        exclusions,
+        warnings,
+        elapsed: started.elapsed(),
+    })
 }
 
 fn census(cells: &[CellSummary], malformed_rows: u64) -> Census {
     let mut census = Census {
-        cells_by_status: CellStatus::ALL.iter().map(|status| (status.as_str().to_string(), 0)).collect(),
+        cells_by_status: CellStatus::ALL
+            .iter()
+            .map(|status| (status.as_str().to_string(), 0))
+            .collect(),
         malformed_rows,
         ..Census::default()
     };
     for cell in cells {
         census.cells += 1;
-        *census.cells_by_status.entry(cell.status.as_str().to_string()).or_default() += 1;
+        *census
+            .cells_by_status
+            .entry(cell.status.as_str().to_string())
+            .or_default() += 1;
         census.refilled_cells += u32::from(cell.refilled);
         census.fallback_cells += u32::from(cell.fallback);
         census.excluded_cells += u32::from(!cell.excluded.is_empty());

@@ -11,7 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "cellscope", version, about = "Explore LLM serving-benchmark sweeps: index run directories, audit them, export cells.")]
+#[command(
+    name = "cellscope",
+    version,
+    about = "Explore LLM serving-benchmark sweeps: index run directories, audit them, export cells."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -61,8 +65,10 @@ impl Progress for Bar {
 fn load(data_dir: &Path, options: &IndexOptions) -> anyhow::Result<Index> {
     let index = if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(0).with_style(
-            indicatif::ProgressStyle::with_template("indexing {bar:30} {binary_bytes}/{binary_total_bytes} {elapsed}")
-                .context("progress bar template")?,
+            indicatif::ProgressStyle::with_template(
+                "indexing {bar:30} {binary_bytes}/{binary_total_bytes} {elapsed}",
+            )
+            .context("progress bar template")?,
         );
         let index = index::build(data_dir, options, &Bar(bar.clone()));
         bar.finish_and_clear();
@@ -82,8 +88,14 @@ fn load(data_dir: &Path, options: &IndexOptions) -> anyhow::Result<Index> {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Audit { data_dir, json, strict, criterion } => {
-            let named = Criterion::named(&criterion).with_context(|| format!("unknown criterion {criterion}"))?;
+        Command::Audit {
+            data_dir,
+            json,
+            strict,
+            criterion,
+        } => {
+            let named = Criterion::named(&criterion)
+                .with_context(|| format!("unknown criterion {criterion}"))?;
             let index = load(&data_dir, &IndexOptions::default())?;
             let report = audit::report(&index, &criterion, &named);
             let mut stdout = std::io::stdout().lock();
@@ -103,15 +115,29 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Cells { data_dir, format, output } => {
-            let index = load(&data_dir, &IndexOptions { hashes: false, backup_diff: true })?;
+        Command::Cells {
+            data_dir,
+            format,
+            output,
+        } => {
+            let index = load(
+                &data_dir,
+                &IndexOptions {
+                    hashes: false,
+                    backup_diff: true,
+                },
+            )?;
             for warning in &index.warnings {
                 eprintln!("{warning}");
             }
             let bytes = export::encode(&index.cells, format)?;
             match output {
-                Some(path) => std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?,
-                None => std::io::stdout().lock().write_all(&bytes).context("writing to standard output")?,
+                Some(path) => std::fs::write(&path, bytes)
+                    .with_context(|| format!("writing {}", path.display()))?,
+                None => std::io::stdout()
+                    .lock()
+                    .write_all(&bytes)
+                    .context("writing to standard output")?,
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -120,7 +146,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("CELLSCOPE_LOG").unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CELLSCOPE_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     match run(Cli::parse()) {

@@ -34,7 +34,11 @@ pub struct Discovery {
 
 pub fn relative_path(root: &Path, path: &Path) -> String {
     let relative = path.strip_prefix(root).unwrap_or(path);
-    relative.components().map(|component| component.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+    relative
+        .components()
+        .map(|component| component.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Splits `<run id>_BACKUP_<label>` into its parts.
@@ -49,14 +53,23 @@ pub fn discover(root: &Path) -> Discovery {
     let mut discovery = Discovery::default();
     let mut runs_by_id: BTreeMap<String, RunDir> = BTreeMap::new();
     let mut candidates = Vec::new();
-    for entry in walkdir::WalkDir::new(root).follow_links(false).sort_by_file_name() {
+    for entry in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+    {
         let entry = match entry {
             Ok(entry) => entry,
             Err(error) => {
-                let path = error.path().map(|path| relative_path(root, path)).unwrap_or_default();
+                let path = error
+                    .path()
+                    .map(|path| relative_path(root, path))
+                    .unwrap_or_default();
                 discovery.warnings.push(
-                    Warning::warning("unreadable_directory", format!("cannot read this part of the data root: {error}"))
-                        .file(&path),
+                    Warning::warning(
+                        "unreadable_directory",
+                        format!("cannot read this part of the data root: {error}"),
+                    )
+                    .file(&path),
                 );
                 continue;
             }
@@ -65,23 +78,33 @@ pub fn discover(root: &Path) -> Discovery {
         let name = entry.file_name().to_string_lossy();
         if file_type.is_symlink() && (name == "metrics.csv" || name == "exclusions.toml") {
             discovery.warnings.push(
-                Warning::warning("symlink_ignored", "symbolic links are not followed, so nothing outside the data root is read")
-                    .file(&relative_path(root, entry.path())),
+                Warning::warning(
+                    "symlink_ignored",
+                    "symbolic links are not followed, so nothing outside the data root is read",
+                )
+                .file(&relative_path(root, entry.path())),
             );
             continue;
         }
         if !file_type.is_file() {
             continue;
         }
-        let Some(directory) = entry.path().parent() else { continue };
+        let Some(directory) = entry.path().parent() else {
+            continue;
+        };
         match name.as_ref() {
             "metrics.csv" => candidates.push(directory.to_path_buf()),
-            "exclusions.toml" => discovery.ledgers.push((relative_path(root, directory), entry.path().to_path_buf())),
+            "exclusions.toml" => discovery
+                .ledgers
+                .push((relative_path(root, directory), entry.path().to_path_buf())),
             _ => {}
         }
     }
     for directory in candidates {
-        let name = directory.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = directory
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let relative = relative_path(root, &directory);
         if let Some((master, label)) = backup_name(&name) {
             discovery.backups.push(BackupDir {
@@ -92,7 +115,11 @@ pub fn discover(root: &Path) -> Discovery {
             });
             continue;
         }
-        let run_id = if name.is_empty() { "root".to_string() } else { name };
+        let run_id = if name.is_empty() {
+            "root".to_string()
+        } else {
+            name
+        };
         if let Some(first) = runs_by_id.get(&run_id) {
             discovery.warnings.push(
                 Warning::error(
@@ -108,10 +135,19 @@ pub fn discover(root: &Path) -> Discovery {
             );
             continue;
         }
-        runs_by_id.insert(run_id.clone(), RunDir { run_id, path: directory, relative });
+        runs_by_id.insert(
+            run_id.clone(),
+            RunDir {
+                run_id,
+                path: directory,
+                relative,
+            },
+        );
     }
     discovery.runs = runs_by_id.into_values().collect();
-    discovery.runs.sort_by(|left, right| left.relative.cmp(&right.relative));
+    discovery
+        .runs
+        .sort_by(|left, right| left.relative.cmp(&right.relative));
     discovery
 }
 

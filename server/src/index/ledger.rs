@@ -17,11 +17,17 @@ pub struct LedgerEntry {
 }
 
 fn line_of(text: &str, offset: usize) -> u64 {
-    text.get(..offset).map_or(1, |prefix| prefix.matches('\n').count() as u64 + 1)
+    text.get(..offset)
+        .map_or(1, |prefix| prefix.matches('\n').count() as u64 + 1)
 }
 
 /// Parses one ledger; a broken file yields a warning and no entries, so nothing is excluded by accident.
-pub fn load(text: &str, file: &str, applies_under: &str, warnings: &mut Vec<Warning>) -> Vec<LedgerEntry> {
+pub fn load(
+    text: &str,
+    file: &str,
+    applies_under: &str,
+    warnings: &mut Vec<Warning>,
+) -> Vec<LedgerEntry> {
     let ledger: ExclusionLedger = match toml::from_str(text) {
         Ok(ledger) => ledger,
         Err(error) => {
@@ -67,7 +73,9 @@ pub fn load(text: &str, file: &str, applies_under: &str, warnings: &mut Vec<Warn
 pub fn applies_to(applies_under: &str, run_relative: &str) -> bool {
     applies_under.is_empty()
         || run_relative == applies_under
-        || run_relative.strip_prefix(applies_under).is_some_and(|rest| rest.starts_with('/'))
+        || run_relative
+            .strip_prefix(applies_under)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 #[cfg(test)]
@@ -105,6 +113,9 @@ decided = "2026-06-13"
     fn ledgers_apply_to_their_subtree_only() {
         assert!(applies_to("", "tr164-v1/20260531_120428_552237"));
         assert!(applies_to("tr164-v3", "tr164-v3/20260612_204254_036590"));
-        assert!(!applies_to("tr164-v3", "tr164-v3-copy-002/20260613_204254_036590"));
+        assert!(!applies_to(
+            "tr164-v3",
+            "tr164-v3-copy-002/20260613_204254_036590"
+        ));
     }
 }

@@ -99,7 +99,9 @@ struct Columns {
 /// Statuses a benchmark writes; anything else is still counted as a failed request, with a warning.
 fn is_known_status(status: &[u8]) -> bool {
     matches!(status, b"ok" | b"err" | b"error" | b"timeout")
-        || (status.len() == 8 && status.starts_with(b"http_") && status[5..].iter().all(u8::is_ascii_digit))
+        || (status.len() == 8
+            && status.starts_with(b"http_")
+            && status[5..].iter().all(u8::is_ascii_digit))
 }
 
 fn parse_number(field: &[u8]) -> Option<f64> {
@@ -126,23 +128,39 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
             message: "the file is empty: expected a header line naming the metrics columns".into(),
         });
     }
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(bytes);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(bytes);
     let mut record = csv::ByteRecord::new();
-    let header_read = reader.read_byte_record(&mut record).map_err(|error| FileRejected {
-        kind: "unreadable_header",
-        line: Some(1),
-        message: format!("cannot read the header line: {error}"),
-    })?;
+    let header_read = reader
+        .read_byte_record(&mut record)
+        .map_err(|error| FileRejected {
+            kind: "unreadable_header",
+            line: Some(1),
+            message: format!("cannot read the header line: {error}"),
+        })?;
     if !header_read {
-        return Err(FileRejected { kind: "empty_file", line: None, message: "the file has no header line".into() });
+        return Err(FileRejected {
+            kind: "empty_file",
+            line: None,
+            message: "the file has no header line".into(),
+        });
     }
-    let header: Vec<String> =
-        record.iter().map(|field| String::from_utf8_lossy(field).trim().to_string()).collect();
+    let header: Vec<String> = record
+        .iter()
+        .map(|field| String::from_utf8_lossy(field).trim().to_string())
+        .collect();
     let columns = find_columns(&header, warnings)?;
     let width = header.len();
-    let ends_with_newline = bytes.last().is_some_and(|byte| *byte == b'\n' || *byte == b'\r');
+    let ends_with_newline = bytes
+        .last()
+        .is_some_and(|byte| *byte == b'\n' || *byte == b'\r');
 
-    let mut parsed = ParsedMetrics { header, ..ParsedMetrics::default() };
+    let mut parsed = ParsedMetrics {
+        header,
+        ..ParsedMetrics::default()
+    };
     let mut cells: Vec<(RowCellKey, Accumulating)> = Vec::new();
     let mut index_by_key: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut composite: Vec<u8> = Vec::with_capacity(128);
@@ -163,10 +181,18 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
             Ok(true) => {}
             Ok(false) => break,
             Err(error) => {
-                let line = error.position().map(|position| position.line());
+                let line = error.position().map(|position| {
+                    LazyLine {
+                        bytes,
+                        offset: position.byte(),
+                    }
+                    .get()
+                });
                 let mut warning = Warning::error(
                     "unreadable_row",
-                    format!("cannot read the file past this point: {error}; the rows before it are indexed"),
+                    format!(
+                        "cannot read the file past this point: {error}; the rows before it are indexed"
+                    ),
                 );
                 warning.line = line;
                 warnings.push(warning);
@@ -174,11 +200,14 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
             }
         }
         parsed.records += 1;
-        let line = record.position().map_or(0, |position| position.line());
+        // csv's own line counter lags by one on CRLF files, so lines are counted from the byte offset, and only
+        // when a warning needs one.
+        let offset = record.position().map_or(0, |position| position.byte());
+        let line = LazyLine { bytes, offset };
         if record.len() != width {
             parsed.malformed_rows += 1;
             // A short final line without a terminator is what a run that is still writing looks like.
-            let start = record.position().map_or(0, |position| position.byte() as usize);
+            let start = record_start(bytes, offset);
             let is_last_line = !bytes.get(start..).unwrap_or_default().contains(&b'\n');
             let warning = if is_last_line && !ends_with_newline && record.len() < width {
                 Warning::error(
@@ -192,10 +221,13 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
             } else {
                 Warning::error(
                     "ragged_row",
-                    format!("expected {width} fields as in the header, found {}; the row is left out", record.len()),
+                    format!(
+                        "expected {width} fields as in the header, found {}; the row is left out",
+                        record.len()
+                    ),
                 )
             };
-            report(warnings, warning.line(line));
+            report(warnings, warning.line(line.get()));
             continue;
         }
 
@@ -218,7 +250,10 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
                         cells.push((
                             key,
                             Accumulating {
-                                cell: ParsedCell { first_line: line, ..ParsedCell::default() },
+                                cell: ParsedCell {
+                                    first_line: line.get(),
+                                    ..ParsedCell::default()
+                                },
                                 accumulator: CellAccumulator::new(),
                             },
                         ));
@@ -227,13 +262,18 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
                     }
                     Err(message) => {
                         parsed.malformed_rows += 1;
-                        report(warnings, Warning::error("bad_key_field", message).line(line));
+                        report(
+                            warnings,
+                            Warning::error("bad_key_field", message).line(line.get()),
+                        );
                         None
                     }
                 },
             }
         };
-        let Some(cell_index) = cell_index else { continue };
+        let Some(cell_index) = cell_index else {
+            continue;
+        };
         if last_cell != Some(cell_index) {
             last_composite.clone_from(&composite);
             last_cell = Some(cell_index);
@@ -244,14 +284,23 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
             parsed.malformed_rows += 1;
             report(
                 warnings,
-                Warning::error("invalid_utf8", "column `run_id` is not valid UTF-8; the row is left out").line(line),
+                Warning::error(
+                    "invalid_utf8",
+                    "column `run_id` is not valid UTF-8; the row is left out",
+                )
+                .line(line.get()),
             );
             continue;
         };
         let status = &record[columns.status];
-        let is_sentinel = [columns.wall_ms, columns.agent_id, columns.request_id, columns.request_sequence]
-            .iter()
-            .all(|&column| parse_number(&record[column]) == Some(0.0));
+        let is_sentinel = [
+            columns.wall_ms,
+            columns.agent_id,
+            columns.request_id,
+            columns.request_sequence,
+        ]
+        .iter()
+        .all(|&column| parse_number(&record[column]) == Some(0.0));
 
         let sample = if is_sentinel || status != b"ok" {
             None
@@ -260,7 +309,10 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
                 Ok(sample) => Some(sample),
                 Err(message) => {
                     parsed.malformed_rows += 1;
-                    report(warnings, Warning::error("bad_number", message).line(line));
+                    report(
+                        warnings,
+                        Warning::error("bad_number", message).line(line.get()),
+                    );
                     continue;
                 }
             }
@@ -286,7 +338,9 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
             let status_text = String::from_utf8_lossy(status).into_owned();
             *cell.failed_by_status.entry(status_text).or_default() += 1;
             if !is_known_status(status) {
-                let entry = unknown_statuses.entry(status.to_vec()).or_insert((line, 0));
+                let entry = unknown_statuses
+                    .entry(status.to_vec())
+                    .or_insert_with(|| (line.get(), 0));
                 entry.1 += 1;
             }
         }
@@ -323,13 +377,47 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
     Ok(parsed)
 }
 
+/// A 1-based line number computed from a byte offset on demand.
+#[derive(Clone, Copy)]
+struct LazyLine<'a> {
+    bytes: &'a [u8],
+    offset: u64,
+}
+
+impl LazyLine<'_> {
+    fn get(self) -> u64 {
+        let end = record_start(self.bytes, self.offset);
+        self.bytes[..end]
+            .iter()
+            .filter(|byte| **byte == b'\n')
+            .count() as u64
+            + 1
+    }
+}
+
+/// The first byte of a record whose csv position is `offset`. After a CRLF terminator the reader reports the
+/// record as starting at the `\n` it has not consumed yet, so leading terminator bytes are skipped.
+fn record_start(bytes: &[u8], offset: u64) -> usize {
+    let mut start = (offset as usize).min(bytes.len());
+    while bytes
+        .get(start)
+        .is_some_and(|byte| *byte == b'\r' || *byte == b'\n')
+    {
+        start += 1;
+    }
+    start
+}
+
 fn find_columns(header: &[String], warnings: &mut Vec<Warning>) -> Result<Columns, FileRejected> {
     let mut positions: HashMap<&str, usize> = HashMap::new();
     for (position, name) in header.iter().enumerate() {
         if positions.insert(name.as_str(), position).is_some() {
             warnings.push(
-                Warning::warning("duplicate_column", format!("column `{name}` appears twice; the first one is used"))
-                    .line(1),
+                Warning::warning(
+                    "duplicate_column",
+                    format!("column `{name}` appears twice; the first one is used"),
+                )
+                .line(1),
             );
         }
     }
@@ -337,14 +425,22 @@ fn find_columns(header: &[String], warnings: &mut Vec<Warning>) -> Result<Column
     for (position, name) in header.iter().enumerate().rev() {
         positions.insert(name.as_str(), position);
     }
-    let missing: Vec<&str> = REQUIRED_COLUMNS.iter().copied().filter(|name| !positions.contains_key(name)).collect();
+    let missing: Vec<&str> = REQUIRED_COLUMNS
+        .iter()
+        .copied()
+        .filter(|name| !positions.contains_key(name))
+        .collect();
     if !missing.is_empty() {
         return Err(FileRejected {
             kind: "missing_column",
             line: Some(1),
             message: format!(
                 "missing required column(s) {}; expected a header with {} (found: {})",
-                missing.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", "),
+                missing
+                    .iter()
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 REQUIRED_COLUMNS.join(", "),
                 header.join(", ")
             ),
@@ -352,7 +448,15 @@ fn find_columns(header: &[String], warnings: &mut Vec<Warning>) -> Result<Column
     }
     let at = |name: &str| positions[name];
     Ok(Columns {
-        key: [at("suite"), at("phase"), at("backend"), at("model"), at("workload"), at("n_agents"), at("rep")],
+        key: [
+            at("suite"),
+            at("phase"),
+            at("backend"),
+            at("model"),
+            at("workload"),
+            at("n_agents"),
+            at("rep"),
+        ],
         run_id: at("run_id"),
         agent_id: at("agent_id"),
         request_id: at("request_id"),
@@ -372,7 +476,9 @@ fn row_cell_key(record: &csv::ByteRecord, columns: &Columns) -> Result<RowCellKe
         let field = &record[columns.key[position]];
         match std::str::from_utf8(field) {
             Ok(text) if !text.trim().is_empty() => Ok(text.trim().to_string()),
-            Ok(_) => Err(format!("column `{name}` is empty; expected a cell key value; the row is left out")),
+            Ok(_) => Err(format!(
+                "column `{name}` is empty; expected a cell key value; the row is left out"
+            )),
             Err(error) => Err(format!(
                 "column `{name}` is not valid UTF-8 (invalid byte 0x{:02x} at offset {}); the row is left out",
                 field[error.valid_up_to()],
@@ -401,16 +507,19 @@ fn row_cell_key(record: &csv::ByteRecord, columns: &Columns) -> Result<RowCellKe
 }
 
 fn request_sample(record: &csv::ByteRecord, columns: &Columns) -> Result<RequestSample, String> {
-    let number = |column: usize, name: &str| -> Result<f64, String> {
-        parse_number(&record[column]).filter(|value| value.is_finite()).ok_or_else(|| {
+    let number =
+        |column: usize, name: &str| -> Result<f64, String> {
+            parse_number(&record[column]).filter(|value| value.is_finite()).ok_or_else(|| {
             format!(
                 "column `{name}` is `{}`; expected a number in an ok row; the row is left out",
                 String::from_utf8_lossy(&record[column])
             )
         })
-    };
+        };
     let ttft_ms = match columns.ttft_ms {
-        Some(column) if !record[column].iter().all(u8::is_ascii_whitespace) => Some(number(column, "ttft_ms")?),
+        Some(column) if !record[column].iter().all(u8::is_ascii_whitespace) => {
+            Some(number(column, "ttft_ms")?)
+        }
         _ => None,
     };
     Ok(RequestSample {
@@ -430,7 +539,9 @@ mod tests {
     const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status,ttft_ms";
 
     fn row(run: &str, n: u32, agent: u32, wall: &str, status: &str) -> String {
-        format!("{run},local_core,scaling,pytorch_direct,llama3.2-1b,short_decode,{n},0,{agent},{agent},{agent},{wall},256,128,100.0,101.0,{status},50.0")
+        format!(
+            "{run},local_core,scaling,pytorch_direct,llama3.2-1b,short_decode,{n},0,{agent},{agent},{agent},{wall},256,128,100.0,101.0,{status},50.0"
+        )
     }
 
     #[test]
@@ -462,7 +573,10 @@ mod tests {
         let parsed = parse(text.as_bytes(), &mut warnings).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         let (_, cell) = &parsed.cells[0];
-        assert_eq!((cell.rows, cell.ok_rows, cell.failed_rows, cell.skip_rows), (3, 2, 1, 0));
+        assert_eq!(
+            (cell.rows, cell.ok_rows, cell.failed_rows, cell.skip_rows),
+            (3, 2, 1, 0)
+        );
         assert_eq!(cell.failed_by_status.get("http_400"), Some(&1));
         assert_eq!(cell.row_run_ids.get("r2"), Some(&1));
         let (skip_key, skip) = &parsed.cells[1];
@@ -480,8 +594,16 @@ mod tests {
         );
         let mut warnings = Vec::new();
         let parsed = parse(text.as_bytes(), &mut warnings).unwrap();
-        let kinds: Vec<(&str, Option<u64>)> = warnings.iter().map(|w| (w.kind.as_str(), w.line)).collect();
-        assert_eq!(kinds, vec![("ragged_row", Some(3)), ("bad_number", Some(4)), ("truncated_last_line", Some(5))]);
+        let kinds: Vec<(&str, Option<u64>)> =
+            warnings.iter().map(|w| (w.kind.as_str(), w.line)).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("ragged_row", Some(3)),
+                ("bad_number", Some(4)),
+                ("truncated_last_line", Some(5))
+            ]
+        );
         assert_eq!(parsed.malformed_rows, 3);
         assert_eq!(parsed.cells[0].1.ok_rows, 1);
     }
@@ -491,17 +613,28 @@ mod tests {
         let text = HEADER.replace(",wall_ms", "") + "\n";
         let rejected = parse(text.as_bytes(), &mut Vec::new()).unwrap_err();
         assert_eq!(rejected.kind, "missing_column");
-        assert!(rejected.message.contains("`wall_ms`"), "{}", rejected.message);
+        assert!(
+            rejected.message.contains("`wall_ms`"),
+            "{}",
+            rejected.message
+        );
     }
 
     #[test]
     fn unknown_statuses_count_as_failures_with_one_warning_per_value() {
-        let text = format!("{HEADER}\n{}\n{}\n", row("r1", 1, 1, "1.0", "banana"), row("r1", 1, 2, "1.0", "banana"));
+        let text = format!(
+            "{HEADER}\n{}\n{}\n",
+            row("r1", 1, 1, "1.0", "banana"),
+            row("r1", 1, 2, "1.0", "banana")
+        );
         let mut warnings = Vec::new();
         let parsed = parse(text.as_bytes(), &mut warnings).unwrap();
         assert_eq!(parsed.cells[0].1.failed_rows, 2);
         assert_eq!(warnings.len(), 1);
-        assert_eq!((warnings[0].kind.as_str(), warnings[0].line), ("unknown_status", Some(2)));
+        assert_eq!(
+            (warnings[0].kind.as_str(), warnings[0].line),
+            ("unknown_status", Some(2))
+        );
         assert!(is_known_status(b"http_503") && !is_known_status(b"http_5x3"));
     }
 }

@@ -100,7 +100,11 @@ pub struct JsonProblem {
 }
 
 fn json_problem(error: &serde_json::Error) -> JsonProblem {
-    JsonProblem { line: error.line() as u64, column: error.column() as u64, message: error.to_string() }
+    JsonProblem {
+        line: error.line() as u64,
+        column: error.column() as u64,
+        message: error.to_string(),
+    }
 }
 
 pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
@@ -110,10 +114,14 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
         .into_iter()
         .map(|cell| {
             let fallback = cell.fallback.unwrap_or(false)
-                || cell.history.iter().any(|event| event.event == "fallback_completed");
-            let expected_rows = cell
-                .expected_rows
-                .or_else(|| raw.requests_per_agent.map(|per_agent| per_agent * cell.key.n_agents));
+                || cell
+                    .history
+                    .iter()
+                    .any(|event| event.event == "fallback_completed");
+            let expected_rows = cell.expected_rows.or_else(|| {
+                raw.requests_per_agent
+                    .map(|per_agent| per_agent * cell.key.n_agents)
+            });
             (
                 cell.key.row_key(),
                 ManifestCell {
@@ -126,7 +134,11 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
             )
         })
         .collect();
-    Ok(Manifest { status: raw.status, environment: raw.environment, cells })
+    Ok(Manifest {
+        status: raw.status,
+        environment: raw.environment,
+        cells,
+    })
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -163,8 +175,10 @@ pub fn parse_plan(bytes: &[u8]) -> Result<Plan, JsonProblem> {
             plan.unselected += 1;
             continue;
         }
-        let expected =
-            cell.expected_rows.or_else(|| raw.requests_per_agent.map(|per_agent| per_agent * cell.key.n_agents));
+        let expected = cell.expected_rows.or_else(|| {
+            raw.requests_per_agent
+                .map(|per_agent| per_agent * cell.key.n_agents)
+        });
         plan.cells.insert(cell.key.row_key(), expected);
     }
     Ok(plan)
@@ -188,7 +202,12 @@ mod tests {
         let fallback = manifest.cells.values().find(|cell| cell.fallback).unwrap();
         assert_eq!(fallback.expected_rows, Some(96));
         assert_eq!(fallback.history.len(), 2);
-        assert!(manifest.cells.values().any(|cell| cell.status.as_deref() == Some("skip-marked")));
+        assert!(
+            manifest
+                .cells
+                .values()
+                .any(|cell| cell.status.as_deref() == Some("skip-marked"))
+        );
     }
 
     #[test]

@@ -27,7 +27,14 @@ pub struct Warning {
 
 impl Warning {
     pub fn new(severity: Severity, kind: &str, message: impl Into<String>) -> Warning {
-        Warning { severity, kind: kind.to_string(), run: None, file: None, line: None, message: message.into() }
+        Warning {
+            severity,
+            kind: kind.to_string(),
+            run: None,
+            file: None,
+            line: None,
+            message: message.into(),
+        }
     }
 
     pub fn warning(kind: &str, message: impl Into<String>) -> Warning {

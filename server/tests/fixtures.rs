@@ -1,0 +1,242 @@
+//! Bad-input fixtures (`data/fixtures/`): each yields its specific warning, and the good run beside it keeps
+//! exactly the same numbers.
+
+use cellscope::index::{self, Index, IndexOptions, Quiet};
+use cellscope_model::schema::cells_to_batch;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures")
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in walk(from) {
+        let target = to.join(entry.strip_prefix(from).unwrap());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(&entry, &target).unwrap();
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path))
+        } else {
+            files.push(path)
+        }
+    }
+    files
+}
+
+/// Indexes `good/` plus the named fixture cases in a fresh temporary data root.
+fn index_with(cases: &[&str]) -> (tempfile::TempDir, Index) {
+    let root = tempfile::tempdir().unwrap();
+    for case in std::iter::once(&"good").chain(cases) {
+        copy_tree(&fixtures().join(case), &root.path().join(case));
+    }
+    let index = index::build(root.path(), &IndexOptions::default(), &Quiet).unwrap();
+    (root, index)
+}
+
+fn good_cells(index: &Index) -> Vec<cellscope_model::CellSummary> {
+    index
+        .cells
+        .iter()
+        .filter(|cell| cell.key.run_id == "20260101_000000_000001")
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_good_fixture_is_clean_and_its_numbers_follow_the_definitions() {
+    let (_root, index) = index_with(&[]);
+    assert!(index.warnings.is_empty(), "{:#?}", index.warnings);
+    let cells = good_cells(&index);
+    assert_eq!(cells.len(), 4);
+    assert!(
+        cells
+            .iter()
+            .all(|cell| cell.status == cellscope_model::CellStatus::Clean)
+    );
+    // N=1 rep 0: two requests of 1011.25 and 1048.75 ms, the second submitted 0.25 s after the first completed
+    // (timestamps rounded to the millisecond as written in the file).
+    let n1 = &cells[0];
+    assert_eq!(
+        (n1.key.n, n1.key.rep, n1.expected_rows, n1.rows),
+        (1, 0, Some(2), 2)
+    );
+    assert_eq!(n1.stats.p50_wall_ms, Some(1030.0));
+    assert_eq!(n1.stats.p95_wall_ms, Some(1046.875));
+    let span_s = 1780243470.31 - 1780243468.0;
+    assert!((n1.stats.aggregate_tps.unwrap() - 256.0 / span_s).abs() < 1e-9);
+    assert_eq!(n1.efficiency, Some(1.0));
+    let n2 = &cells[2];
+    assert_eq!((n2.key.n, n2.key.rep, n2.rows), (2, 0, 4));
+    let expected_efficiency =
+        n2.stats.aggregate_tps.unwrap() / (2.0 * n1.stats.aggregate_tps.unwrap());
+    assert_eq!(n2.efficiency, Some(expected_efficiency));
+    assert_eq!(
+        n2.p95_multiplier,
+        Some(n2.stats.p95_wall_ms.unwrap() / n1.stats.p95_wall_ms.unwrap())
+    );
+}
+
+/// `(case, warning kind, relative file, line)`.
+const CASES: [(&str, &str, &str, Option<u64>); 9] = [
+    (
+        "ragged-row",
+        "ragged_row",
+        "ragged-row/20260102_000000_000002/metrics.csv",
+        Some(5),
+    ),
+    (
+        "missing-column",
+        "missing_column",
+        "missing-column/20260103_000000_000003/metrics.csv",
+        Some(1),
+    ),
+    (
+        "non-utf8",
+        "bad_key_field",
+        "non-utf8/20260104_000000_000004/metrics.csv",
+        Some(3),
+    ),
+    (
+        "truncated-last-line",
+        "truncated_last_line",
+        "truncated-last-line/20260105_000000_000005/metrics.csv",
+        Some(13),
+    ),
+    (
+        "invalid-manifest",
+        "invalid_manifest",
+        "invalid-manifest/20260106_000000_000006/manifest.json",
+        Some(5),
+    ),
+    (
+        "unknown-status",
+        "unknown_status",
+        "unknown-status/20260107_000000_000007/metrics.csv",
+        Some(5),
+    ),
+    (
+        "empty-file",
+        "empty_file",
+        "empty-file/20260108_000000_000008/metrics.csv",
+        None,
+    ),
+    (
+        "header-only",
+        "header_only",
+        "header-only/20260109_000000_000009/metrics.csv",
+        None,
+    ),
+    (
+        "duplicate-run",
+        "duplicate_run",
+        "duplicate-run/b/20260110_000000_000010/metrics.csv",
+        None,
+    ),
+];
+
+#[test]
+fn each_bad_input_yields_its_warning_and_leaves_the_good_run_unchanged() {
+    let (_root, alone) = index_with(&[]);
+    let baseline = good_cells(&alone);
+    for (case, kind, file, line) in CASES {
+        let (_root, index) = index_with(&[case]);
+        let found = index.warnings.iter().find(|warning| warning.kind == kind);
+        let warning =
+            found.unwrap_or_else(|| panic!("{case}: no `{kind}` warning in {:#?}", index.warnings));
+        assert_eq!(warning.file.as_deref(), Some(file), "{case}: {warning}");
+        assert_eq!(warning.line, line, "{case}: {warning}");
+        assert!(
+            warning.run.is_some(),
+            "{case}: the warning names the run: {warning}"
+        );
+        assert_eq!(
+            good_cells(&index),
+            baseline,
+            "{case} changed the good run's numbers"
+        );
+    }
+}
+
+#[test]
+fn malformed_rows_are_left_out_but_the_rest_of_the_run_counts() {
+    let (_root, index) = index_with(&[
+        "ragged-row",
+        "non-utf8",
+        "truncated-last-line",
+        "unknown-status",
+        "duplicate-run",
+    ]);
+    let rows = |run: &str| index.run(run).unwrap().census.clone();
+    // 2 reps × (2 + 4) = 12 rows per fixture run; one row lost in each malformed case.
+    assert_eq!(
+        (
+            rows("20260102_000000_000002").rows,
+            rows("20260102_000000_000002").malformed_rows
+        ),
+        (11, 1)
+    );
+    assert_eq!(
+        (
+            rows("20260104_000000_000004").rows,
+            rows("20260104_000000_000004").malformed_rows
+        ),
+        (11, 1)
+    );
+    assert_eq!(
+        (
+            rows("20260105_000000_000005").rows,
+            rows("20260105_000000_000005").malformed_rows
+        ),
+        (11, 1)
+    );
+    let unknown = rows("20260107_000000_000007");
+    assert_eq!(
+        (unknown.rows, unknown.ok_rows, unknown.failed_rows),
+        (12, 10, 2)
+    );
+    assert_eq!(unknown.failed_by_status.get("banana"), Some(&2));
+    // The duplicate run counts once.
+    assert_eq!(
+        index
+            .runs
+            .iter()
+            .filter(|run| run.run_id == "20260110_000000_000010")
+            .count(),
+        1
+    );
+    assert_eq!(
+        index
+            .cells
+            .iter()
+            .filter(|cell| cell.key.run_id == "20260110_000000_000010")
+            .count(),
+        4
+    );
+    // A short cell is partial (it lost a row), not clean.
+    let partial = index
+        .cells
+        .iter()
+        .filter(|cell| cell.status == cellscope_model::CellStatus::Partial)
+        .count();
+    assert_eq!(partial, 3);
+}
+
+#[test]
+fn fixture_index_snapshot() {
+    let cases: Vec<&str> = CASES.iter().map(|(case, ..)| *case).collect();
+    let (_root, index) = index_with(&cases);
+    let warnings: Vec<String> = index.warnings.iter().map(ToString::to_string).collect();
+    insta::assert_snapshot!("fixture_warnings", warnings.join("\n"));
+    let batch = cells_to_batch(&index.cells).unwrap();
+    let table = arrow_cast::pretty::pretty_format_batches(&[batch])
+        .unwrap()
+        .to_string();
+    insta::assert_snapshot!("fixture_cells", table);
+}

@@ -82,7 +82,11 @@ impl ExclusionEntry {
     /// Selector keys that name no dimension. An entry with one is reported and never matches, because a typo
     /// (`modle = …`) must not silently widen an exclusion to every cell.
     pub fn unknown_dimensions(&self) -> Vec<&str> {
-        self.select.keys().filter(|name| Dimension::parse(name).is_none()).map(String::as_str).collect()
+        self.select
+            .keys()
+            .filter(|name| Dimension::parse(name).is_none())
+            .map(String::as_str)
+            .collect()
     }
 
     pub fn matches(&self, key: &CellKey) -> bool {
@@ -90,11 +94,15 @@ impl ExclusionEntry {
             return false;
         }
         self.select.iter().all(|(name, selector)| {
-            let Some(dimension) = Dimension::parse(name) else { return false };
+            let Some(dimension) = Dimension::parse(name) else {
+                return false;
+            };
             let value = key.value(dimension);
             match selector {
                 Selector::One(accepted) => value.matches_text(&accepted.as_text()),
-                Selector::Many(accepted) => accepted.iter().any(|one| value.matches_text(&one.as_text())),
+                Selector::Many(accepted) => accepted
+                    .iter()
+                    .any(|one| value.matches_text(&one.as_text())),
             }
         })
     }
@@ -120,7 +128,10 @@ mod tests {
     fn entry(select: &[(&str, Selector)]) -> ExclusionEntry {
         ExclusionEntry {
             id: "x".into(),
-            select: select.iter().map(|(name, value)| (name.to_string(), value.clone())).collect(),
+            select: select
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.clone()))
+                .collect(),
             scope: ExclusionScope::Comparison,
             reason: String::new(),
             source: None,
@@ -131,8 +142,14 @@ mod tests {
     #[test]
     fn omitted_dimensions_match_everything() {
         let mistral = entry(&[
-            ("model", Selector::One(SelectorValue::Text("mistral-7b".into()))),
-            ("workload", Selector::One(SelectorValue::Text("long_prefill_8k".into()))),
+            (
+                "model",
+                Selector::One(SelectorValue::Text("mistral-7b".into())),
+            ),
+            (
+                "workload",
+                Selector::One(SelectorValue::Text("long_prefill_8k".into())),
+            ),
         ]);
         assert!(mistral.matches(&key("mistral-7b", "long_prefill_8k", 32)));
         assert!(!mistral.matches(&key("mistral-7b", "long_decode", 32)));
@@ -141,7 +158,10 @@ mod tests {
 
     #[test]
     fn lists_and_numbers_select_several_values() {
-        let high_n = entry(&[("n", Selector::Many(vec![SelectorValue::Number(16), SelectorValue::Number(32)]))]);
+        let high_n = entry(&[(
+            "n",
+            Selector::Many(vec![SelectorValue::Number(16), SelectorValue::Number(32)]),
+        )]);
         assert!(high_n.matches(&key("phi-4", "long_decode", 16)));
         assert!(!high_n.matches(&key("phi-4", "long_decode", 8)));
     }

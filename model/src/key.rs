@@ -66,7 +66,14 @@ impl fmt::Display for CellKey {
         write!(
             f,
             "{}/{}/{}/{}/{}/{}/n={}/rep={}",
-            self.run_id, self.suite, self.phase, self.backend, self.model, self.workload, self.n, self.rep
+            self.run_id,
+            self.suite,
+            self.phase,
+            self.backend,
+            self.model,
+            self.workload,
+            self.n,
+            self.rep
         )
     }
 }
@@ -154,7 +161,10 @@ impl DimensionValue<'_> {
     pub fn matches_text(&self, text: &str) -> bool {
         match self {
             DimensionValue::Text(value) => *value == text,
-            DimensionValue::Number(value) => text.trim().parse::<u32>().is_ok_and(|parsed| parsed == *value),
+            DimensionValue::Number(value) => text
+                .trim()
+                .parse::<u32>()
+                .is_ok_and(|parsed| parsed == *value),
         }
     }
 }

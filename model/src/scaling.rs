@@ -51,7 +51,11 @@ pub fn baseline(rep: u32, candidates: &[BaselineCandidate]) -> Baseline {
     };
     let aggregate_tps = pick(|candidate| candidate.aggregate_tps);
     let p95_wall_ms = pick(|candidate| candidate.p95_wall_ms);
-    Baseline { aggregate_tps, p95_wall_ms, fallback }
+    Baseline {
+        aggregate_tps,
+        p95_wall_ms,
+        fallback,
+    }
 }
 
 /// Mean, min and max over reps (the curve value and its band).
@@ -76,7 +80,12 @@ impl RepAggregate {
             max = max.max(value);
             reps += 1;
         }
-        (reps > 0).then(|| RepAggregate { mean: sum / f64::from(reps), min, max, reps })
+        (reps > 0).then(|| RepAggregate {
+            mean: sum / f64::from(reps),
+            min,
+            max,
+            reps,
+        })
     }
 }
 
@@ -90,9 +99,15 @@ pub struct Criterion {
 
 impl Criterion {
     /// TR164 V1 H1: efficiency < 0.65 OR p95 multiplier > 2.0.
-    pub const V1: Criterion = Criterion { efficiency_below: 0.65, p95_multiplier_above: Some(2.0) };
+    pub const V1: Criterion = Criterion {
+        efficiency_below: 0.65,
+        p95_multiplier_above: Some(2.0),
+    };
     /// TR164 V3 `first_n_below_0.65`: efficiency < 0.65 only.
-    pub const V3: Criterion = Criterion { efficiency_below: 0.65, p95_multiplier_above: None };
+    pub const V3: Criterion = Criterion {
+        efficiency_below: 0.65,
+        p95_multiplier_above: None,
+    };
 
     pub fn named(name: &str) -> Option<Criterion> {
         match name {
@@ -115,7 +130,10 @@ impl Criterion {
 
 /// The first N, in ascending order, at which `criterion` holds on the rep-mean values; `None` = never within
 /// the measured N. Curves can be non-monotone, so this is a first crossing, not a threshold search.
-pub fn breakdown_n(points: &[(u32, Option<f64>, Option<f64>)], criterion: &Criterion) -> Option<u32> {
+pub fn breakdown_n(
+    points: &[(u32, Option<f64>, Option<f64>)],
+    criterion: &Criterion,
+) -> Option<u32> {
     let mut sorted: Vec<_> = points.to_vec();
     sorted.sort_by_key(|(n, _, _)| *n);
     sorted
@@ -140,16 +158,32 @@ mod tests {
     #[test]
     fn baseline_prefers_the_same_rep_and_falls_back_to_the_rep_mean() {
         let candidates = [
-            BaselineCandidate { rep: 0, aggregate_tps: Some(40.0), p95_wall_ms: Some(100.0) },
-            BaselineCandidate { rep: 2, aggregate_tps: Some(44.0), p95_wall_ms: Some(140.0) },
+            BaselineCandidate {
+                rep: 0,
+                aggregate_tps: Some(40.0),
+                p95_wall_ms: Some(100.0),
+            },
+            BaselineCandidate {
+                rep: 2,
+                aggregate_tps: Some(44.0),
+                p95_wall_ms: Some(140.0),
+            },
         ];
         assert_eq!(
             baseline(0, &candidates),
-            Baseline { aggregate_tps: Some(40.0), p95_wall_ms: Some(100.0), fallback: false }
+            Baseline {
+                aggregate_tps: Some(40.0),
+                p95_wall_ms: Some(100.0),
+                fallback: false
+            }
         );
         assert_eq!(
             baseline(1, &candidates),
-            Baseline { aggregate_tps: Some(42.0), p95_wall_ms: Some(120.0), fallback: true }
+            Baseline {
+                aggregate_tps: Some(42.0),
+                p95_wall_ms: Some(120.0),
+                fallback: true
+            }
         );
         assert_eq!(baseline(1, &[]), Baseline::default());
     }
@@ -186,7 +220,10 @@ mod tests {
     fn rep_aggregate_reports_mean_and_band() {
         let aggregate = RepAggregate::of([0.5, 0.6, 0.7]).unwrap();
         assert!((aggregate.mean - 0.6).abs() < 1e-12);
-        assert_eq!((aggregate.min, aggregate.max, aggregate.reps), (0.5, 0.7, 3));
+        assert_eq!(
+            (aggregate.min, aggregate.max, aggregate.reps),
+            (0.5, 0.7, 3)
+        );
         assert_eq!(RepAggregate::of([]), None);
     }
 }

@@ -24,7 +24,11 @@ pub enum SchemaError {
     #[error("column `{0}` is missing or has the wrong type")]
     Column(&'static str),
     #[error("row {row}: `{column}` has the unknown value `{value}`")]
-    Value { row: usize, column: &'static str, value: String },
+    Value {
+        row: usize,
+        column: &'static str,
+        value: String,
+    },
     #[error("row {row}: `{column}` is null but required")]
     Null { row: usize, column: &'static str },
 }
@@ -38,7 +42,9 @@ const FLOAT_COLUMNS: [(&str, fn(&CellSummary) -> Option<f64>); 11] = [
     ("p50_ttft_ms", |cell| cell.stats.p50_ttft_ms),
     ("p95_ttft_ms", |cell| cell.stats.p95_ttft_ms),
     ("mean_prompt_tokens", |cell| cell.stats.mean_prompt_tokens),
-    ("mean_completion_tokens", |cell| cell.stats.mean_completion_tokens),
+    ("mean_completion_tokens", |cell| {
+        cell.stats.mean_completion_tokens
+    }),
     ("aggregate_tps", |cell| cell.stats.aggregate_tps),
     ("efficiency", |cell| cell.efficiency),
     ("p95_multiplier", |cell| cell.p95_multiplier),
@@ -72,7 +78,11 @@ pub fn cells_schema() -> SchemaRef {
                 count("failed_rows"),
                 count("skip_rows"),
             ];
-            fields.extend(FLOAT_COLUMNS.iter().map(|(name, _)| Field::new(*name, DataType::Float64, true)));
+            fields.extend(
+                FLOAT_COLUMNS
+                    .iter()
+                    .map(|(name, _)| Field::new(*name, DataType::Float64, true)),
+            );
             fields.extend([
                 text("expected_source"),
                 Field::new("exclusion_scope", DataType::Utf8, true),
@@ -86,7 +96,11 @@ pub fn cells_schema() -> SchemaRef {
 
 /// The names of the cells columns, in order.
 pub fn cell_column_names() -> Vec<String> {
-    cells_schema().fields().iter().map(|field| field.name().clone()).collect()
+    cells_schema()
+        .fields()
+        .iter()
+        .map(|field| field.name().clone())
+        .collect()
 }
 
 /// Builds the cells table.
@@ -165,51 +179,75 @@ pub fn cells_to_batch(cells: &[CellSummary]) -> Result<RecordBatch, ArrowError> 
 pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaError> {
     let column = |name: &'static str| batch.column_by_name(name).ok_or(SchemaError::Column(name));
     let text = |name: &'static str| -> Result<_, SchemaError> {
-        column(name)?.as_string_opt::<i32>().ok_or(SchemaError::Column(name))
+        column(name)?
+            .as_string_opt::<i32>()
+            .ok_or(SchemaError::Column(name))
     };
     let count = |name: &'static str| -> Result<_, SchemaError> {
-        column(name)?.as_primitive_opt::<UInt32Type>().ok_or(SchemaError::Column(name))
+        column(name)?
+            .as_primitive_opt::<UInt32Type>()
+            .ok_or(SchemaError::Column(name))
     };
     let flag = |name: &'static str| -> Result<_, SchemaError> {
-        column(name)?.as_boolean_opt().ok_or(SchemaError::Column(name))
+        column(name)?
+            .as_boolean_opt()
+            .ok_or(SchemaError::Column(name))
     };
     let float = |name: &'static str| -> Result<_, SchemaError> {
-        column(name)?.as_primitive_opt::<Float64Type>().ok_or(SchemaError::Column(name))
+        column(name)?
+            .as_primitive_opt::<Float64Type>()
+            .ok_or(SchemaError::Column(name))
     };
-    let (run_id, suite, phase, backend, model, workload) =
-        (text("run_id")?, text("suite")?, text("phase")?, text("backend")?, text("model")?, text("workload")?);
+    let (run_id, suite, phase, backend, model, workload) = (
+        text("run_id")?,
+        text("suite")?,
+        text("phase")?,
+        text("backend")?,
+        text("model")?,
+        text("workload")?,
+    );
     let (n, rep, status) = (count("n")?, count("rep")?, text("status")?);
     let (refilled, fallback, excluded) = (flag("refilled")?, flag("fallback")?, text("excluded")?);
-    let (expected_rows, rows, ok_rows) = (count("expected_rows")?, count("rows")?, count("ok_rows")?);
+    let (expected_rows, rows, ok_rows) =
+        (count("expected_rows")?, count("rows")?, count("ok_rows")?);
     let (failed_rows, skip_rows) = (count("failed_rows")?, count("skip_rows")?);
-    let floats: Vec<_> = FLOAT_COLUMNS.iter().map(|(name, _)| float(name)).collect::<Result<_, _>>()?;
+    let floats: Vec<_> = FLOAT_COLUMNS
+        .iter()
+        .map(|(name, _)| float(name))
+        .collect::<Result<_, _>>()?;
     let (expected_source, exclusion_scope) = (text("expected_source")?, text("exclusion_scope")?);
     let (baseline_fallback, source_run_id) = (flag("baseline_fallback")?, text("source_run_id")?);
 
-    let value = |array: &arrow_array::Float64Array, row: usize| (!array.is_null(row)).then(|| array.value(row));
+    let value = |array: &arrow_array::Float64Array, row: usize| {
+        (!array.is_null(row)).then(|| array.value(row))
+    };
     (0..batch.num_rows())
         .map(|row| {
             let status_text = status.value(row);
-            let status_value = CellStatus::parse(status_text).ok_or_else(|| SchemaError::Value {
-                row,
-                column: "status",
-                value: status_text.to_string(),
-            })?;
+            let status_value =
+                CellStatus::parse(status_text).ok_or_else(|| SchemaError::Value {
+                    row,
+                    column: "status",
+                    value: status_text.to_string(),
+                })?;
             let source_text = expected_source.value(row);
-            let source_value = ExpectedSource::parse(source_text).ok_or_else(|| SchemaError::Value {
-                row,
-                column: "expected_source",
-                value: source_text.to_string(),
-            })?;
+            let source_value =
+                ExpectedSource::parse(source_text).ok_or_else(|| SchemaError::Value {
+                    row,
+                    column: "expected_source",
+                    value: source_text.to_string(),
+                })?;
             let scope = if exclusion_scope.is_null(row) {
                 None
             } else {
                 let scope_text = exclusion_scope.value(row);
-                Some(ExclusionScope::parse(scope_text).ok_or_else(|| SchemaError::Value {
-                    row,
-                    column: "exclusion_scope",
-                    value: scope_text.to_string(),
-                })?)
+                Some(
+                    ExclusionScope::parse(scope_text).ok_or_else(|| SchemaError::Value {
+                        row,
+                        column: "exclusion_scope",
+                        value: scope_text.to_string(),
+                    })?,
+                )
             };
             let excluded_text = excluded.value(row);
             let f = |index: usize| value(floats[index], row);
@@ -254,7 +292,8 @@ pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaE
                 efficiency: f(9),
                 p95_multiplier: f(10),
                 baseline_fallback: baseline_fallback.value(row),
-                source_run_id: (!source_run_id.is_null(row)).then(|| source_run_id.value(row).to_string()),
+                source_run_id: (!source_run_id.is_null(row))
+                    .then(|| source_run_id.value(row).to_string()),
             })
         })
         .collect()
@@ -262,7 +301,10 @@ pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaE
 
 /// Encodes record batches as an Arrow IPC stream (uncompressed: HTTP compression does that job, and the
 /// IPC zstd codec does not build for wasm32).
-pub fn write_ipc_stream(batches: &[RecordBatch], schema: &SchemaRef) -> Result<Vec<u8>, ArrowError> {
+pub fn write_ipc_stream(
+    batches: &[RecordBatch],
+    schema: &SchemaRef,
+) -> Result<Vec<u8>, ArrowError> {
     let mut bytes = Vec::new();
     {
         let mut writer = arrow_ipc::writer::StreamWriter::try_new(&mut bytes, schema)?;
@@ -313,7 +355,12 @@ mod tests {
         partial.expected_source = ExpectedSource::Plan;
         partial.rows = 37;
         partial.ok_rows = 37;
-        partial.stats = CellStats { ok_rows: 37, p95_wall_ms: Some(1234.5), aggregate_tps: Some(0.5), ..CellStats::default() };
+        partial.stats = CellStats {
+            ok_rows: 37,
+            p95_wall_ms: Some(1234.5),
+            aggregate_tps: Some(0.5),
+            ..CellStats::default()
+        };
         partial.efficiency = Some(0.001);
         partial.excluded = vec!["a".into(), "b".into()];
         partial.exclusion_scope = Some(ExclusionScope::All);

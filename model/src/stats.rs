@@ -15,14 +15,22 @@ pub fn quantile_linear(sorted: &[f64], q: f64) -> Option<f64> {
     // numpy's `_lerp` interpolates from the nearer end (from `high` when the fraction is at least one half);
     // repeating its exact expressions keeps results bit-identical with numpy and pandas.
     let difference = high - low;
-    Some(if fraction >= 0.5 { high - difference * (1.0 - fraction) } else { low + difference * fraction })
+    Some(if fraction >= 0.5 {
+        high - difference * (1.0 - fraction)
+    } else {
+        low + difference * fraction
+    })
 }
 
 /// `Σ completion_tokens / (max complete_time_s − min submit_time_s)` in tokens per second.
 ///
 /// `None` when the span is not positive (a single instantaneous request, or broken timestamps), because a
 /// throughput over a zero span is not a number a user should see.
-pub fn aggregate_tps(sum_completion_tokens: f64, min_submit_time_s: f64, max_complete_time_s: f64) -> Option<f64> {
+pub fn aggregate_tps(
+    sum_completion_tokens: f64,
+    min_submit_time_s: f64,
+    max_complete_time_s: f64,
+) -> Option<f64> {
     let span_s = max_complete_time_s - min_submit_time_s;
     (span_s > 0.0 && span_s.is_finite()).then(|| sum_completion_tokens / span_s)
 }
@@ -115,7 +123,11 @@ impl CellAccumulator {
             p95_ttft_ms: quantile_linear(&self.ttft_ms, 0.95),
             mean_prompt_tokens: Some(self.sum_prompt_tokens / count_f),
             mean_completion_tokens: Some(self.sum_completion_tokens / count_f),
-            aggregate_tps: aggregate_tps(self.sum_completion_tokens, self.min_submit_time_s, self.max_complete_time_s),
+            aggregate_tps: aggregate_tps(
+                self.sum_completion_tokens,
+                self.min_submit_time_s,
+                self.max_complete_time_s,
+            ),
         }
     }
 }
@@ -139,14 +151,20 @@ mod tests {
         let twelve: Vec<f64> = (1..=12).map(f64::from).collect();
         assert!((quantile_linear(&twelve, 0.95).unwrap() - 11.45).abs() < 1e-12);
         // A case where the two lerp forms differ in the last bit: numpy prints 0.30000000000000004 here.
-        assert_eq!(quantile_linear(&[0.1, 0.2, 0.4], 0.75), Some(0.30000000000000004));
+        assert_eq!(
+            quantile_linear(&[0.1, 0.2, 0.4], 0.75),
+            Some(0.30000000000000004)
+        );
     }
 
     #[test]
     fn aggregate_tps_divides_tokens_by_the_cell_span() {
         assert_eq!(aggregate_tps(1200.0, 100.0, 130.0), Some(40.0));
         assert_eq!(aggregate_tps(1200.0, 100.0, 100.0), None);
-        assert_eq!(aggregate_tps(1200.0, f64::INFINITY, f64::NEG_INFINITY), None);
+        assert_eq!(
+            aggregate_tps(1200.0, f64::INFINITY, f64::NEG_INFINITY),
+            None
+        );
     }
 
     #[test]

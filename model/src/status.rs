@@ -39,7 +39,9 @@ impl CellStatus {
     }
 
     pub fn parse(text: &str) -> Option<CellStatus> {
-        CellStatus::ALL.into_iter().find(|status| status.as_str() == text)
+        CellStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == text)
     }
 
     /// Decides the status of a cell from its row census.
@@ -56,7 +58,10 @@ impl CellStatus {
             }
         } else if census.failed_rows > 0 {
             CellStatus::Failed
-        } else if census.expected_rows.is_some_and(|expected| census.rows < expected) {
+        } else if census
+            .expected_rows
+            .is_some_and(|expected| census.rows < expected)
+        {
             CellStatus::Partial
         } else {
             CellStatus::Clean
@@ -86,22 +91,52 @@ mod tests {
     use super::*;
 
     fn census(expected: Option<u32>, ok: u32, failed: u32, skip: u32) -> RowCensus {
-        RowCensus { expected_rows: expected, rows: ok + failed, ok_rows: ok, failed_rows: failed, skip_rows: skip }
+        RowCensus {
+            expected_rows: expected,
+            rows: ok + failed,
+            ok_rows: ok,
+            failed_rows: failed,
+            skip_rows: skip,
+        }
     }
 
     #[test]
     fn status_follows_the_documented_precedence() {
-        assert_eq!(CellStatus::classify(census(Some(12), 12, 0, 0)), CellStatus::Clean);
-        assert_eq!(CellStatus::classify(census(Some(192), 37, 0, 0)), CellStatus::Partial);
-        assert_eq!(CellStatus::classify(census(Some(320), 0, 320, 0)), CellStatus::Failed);
+        assert_eq!(
+            CellStatus::classify(census(Some(12), 12, 0, 0)),
+            CellStatus::Clean
+        );
+        assert_eq!(
+            CellStatus::classify(census(Some(192), 37, 0, 0)),
+            CellStatus::Partial
+        );
+        assert_eq!(
+            CellStatus::classify(census(Some(320), 0, 320, 0)),
+            CellStatus::Failed
+        );
         // A short cell with failures reports the failures first.
-        assert_eq!(CellStatus::classify(census(Some(320), 10, 5, 0)), CellStatus::Failed);
-        assert_eq!(CellStatus::classify(census(Some(192), 0, 0, 1)), CellStatus::Skipped);
-        assert_eq!(CellStatus::classify(census(Some(192), 0, 0, 0)), CellStatus::NotRun);
+        assert_eq!(
+            CellStatus::classify(census(Some(320), 10, 5, 0)),
+            CellStatus::Failed
+        );
+        assert_eq!(
+            CellStatus::classify(census(Some(192), 0, 0, 1)),
+            CellStatus::Skipped
+        );
+        assert_eq!(
+            CellStatus::classify(census(Some(192), 0, 0, 0)),
+            CellStatus::NotRun
+        );
         // Real rows win over a sentinel that collided with them.
-        assert_eq!(CellStatus::classify(census(Some(192), 20, 0, 1)), CellStatus::Partial);
+        assert_eq!(
+            CellStatus::classify(census(Some(192), 20, 0, 1)),
+            CellStatus::Partial
+        );
         // Without an expectation a cell cannot be short.
-        assert_eq!(CellStatus::classify(census(None, 3, 0, 0)), CellStatus::Clean);
+        assert_eq!(
+            CellStatus::classify(census(None, 3, 0, 0)),
+            CellStatus::Clean
+        );
     }
 
     #[test]

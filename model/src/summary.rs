@@ -106,12 +106,18 @@ impl CellSummary {
 /// Fills `efficiency`, `p95_multiplier` and `baseline_fallback` of every cell from its series' N=1 cells.
 pub fn fill_scaling(cells: &mut [CellSummary]) {
     let mut baselines: BTreeMap<SeriesKey, Vec<BaselineCandidate>> = BTreeMap::new();
-    for cell in cells.iter().filter(|cell| cell.key.n == 1 && cell.has_data()) {
-        baselines.entry(cell.key.series()).or_default().push(BaselineCandidate {
-            rep: cell.key.rep,
-            aggregate_tps: cell.stats.aggregate_tps,
-            p95_wall_ms: cell.stats.p95_wall_ms,
-        });
+    for cell in cells
+        .iter()
+        .filter(|cell| cell.key.n == 1 && cell.has_data())
+    {
+        baselines
+            .entry(cell.key.series())
+            .or_default()
+            .push(BaselineCandidate {
+                rep: cell.key.rep,
+                aggregate_tps: cell.stats.aggregate_tps,
+                p95_wall_ms: cell.stats.p95_wall_ms,
+            });
     }
     for cell in cells.iter_mut() {
         cell.efficiency = None;
@@ -120,7 +126,9 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
         if !cell.has_data() {
             continue;
         }
-        let Some(candidates) = baselines.get(&cell.key.series()) else { continue };
+        let Some(candidates) = baselines.get(&cell.key.series()) else {
+            continue;
+        };
         let baseline = scaling::baseline(cell.key.rep, candidates);
         cell.efficiency = cell
             .stats
@@ -132,7 +140,8 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
             .p95_wall_ms
             .zip(baseline.p95_wall_ms)
             .and_then(|(p95, base)| scaling::p95_multiplier(p95, base));
-        cell.baseline_fallback = baseline.fallback && (cell.efficiency.is_some() || cell.p95_multiplier.is_some());
+        cell.baseline_fallback =
+            baseline.fallback && (cell.efficiency.is_some() || cell.p95_multiplier.is_some());
     }
 }
 
@@ -148,7 +157,11 @@ pub struct Inclusion {
 
 impl Default for Inclusion {
     fn default() -> Self {
-        Inclusion { partial: true, excluded: false, comparison_view: false }
+        Inclusion {
+            partial: true,
+            excluded: false,
+            comparison_view: false,
+        }
     }
 }
 
@@ -196,7 +209,11 @@ impl Curve {
             .points
             .iter()
             .map(|point| {
-                (point.n, point.efficiency.map(|value| value.mean), point.p95_multiplier.map(|value| value.mean))
+                (
+                    point.n,
+                    point.efficiency.map(|value| value.mean),
+                    point.p95_multiplier.map(|value| value.mean),
+                )
             })
             .collect();
         scaling::breakdown_n(&points, criterion)
@@ -208,32 +225,56 @@ impl Curve {
 }
 
 /// Groups cells into curves (one per series, points in ascending N), aggregating reps by mean with a min–max band.
-pub fn curves<'a>(cells: impl IntoIterator<Item = &'a CellSummary>, inclusion: &Inclusion) -> Vec<Curve> {
+pub fn curves<'a>(
+    cells: impl IntoIterator<Item = &'a CellSummary>,
+    inclusion: &Inclusion,
+) -> Vec<Curve> {
     let mut grouped: BTreeMap<SeriesKey, BTreeMap<u32, Vec<&CellSummary>>> = BTreeMap::new();
     for cell in cells {
-        grouped.entry(cell.key.series()).or_default().entry(cell.key.n).or_default().push(cell);
+        grouped
+            .entry(cell.key.series())
+            .or_default()
+            .entry(cell.key.n)
+            .or_default()
+            .push(cell);
     }
     grouped
         .into_iter()
         .map(|(series, by_n)| Curve {
             series,
-            points: by_n.into_iter().map(|(n, cells)| curve_point(n, &cells, inclusion)).collect(),
+            points: by_n
+                .into_iter()
+                .map(|(n, cells)| curve_point(n, &cells, inclusion))
+                .collect(),
         })
         .collect()
 }
 
 fn curve_point(n: u32, cells: &[&CellSummary], inclusion: &Inclusion) -> CurvePoint {
-    let admitted: Vec<&CellSummary> =
-        cells.iter().copied().filter(|cell| cell.has_data() && inclusion.admits(cell)).collect();
+    let admitted: Vec<&CellSummary> = cells
+        .iter()
+        .copied()
+        .filter(|cell| cell.has_data() && inclusion.admits(cell))
+        .collect();
     CurvePoint {
         n,
         efficiency: RepAggregate::of(admitted.iter().filter_map(|cell| cell.efficiency)),
         p95_multiplier: RepAggregate::of(admitted.iter().filter_map(|cell| cell.p95_multiplier)),
         cells: admitted.len() as u32,
-        skipped: cells.iter().filter(|cell| cell.status == CellStatus::Skipped).count() as u32,
-        left_out: cells.iter().filter(|cell| cell.has_data() && !inclusion.admits(cell)).count() as u32,
+        skipped: cells
+            .iter()
+            .filter(|cell| cell.status == CellStatus::Skipped)
+            .count() as u32,
+        left_out: cells
+            .iter()
+            .filter(|cell| cell.has_data() && !inclusion.admits(cell))
+            .count() as u32,
         ok_rows: admitted.iter().map(|cell| u64::from(cell.ok_rows)).sum(),
-        expected_rows: admitted.iter().filter_map(|cell| cell.expected_rows).map(u64::from).sum(),
+        expected_rows: admitted
+            .iter()
+            .filter_map(|cell| cell.expected_rows)
+            .map(u64::from)
+            .sum(),
     }
 }
 
@@ -242,7 +283,13 @@ mod tests {
     use super::*;
     use crate::stats::CellStats;
 
-    fn cell(n: u32, rep: u32, tps: Option<f64>, p95: Option<f64>, status: CellStatus) -> CellSummary {
+    fn cell(
+        n: u32,
+        rep: u32,
+        tps: Option<f64>,
+        p95: Option<f64>,
+        status: CellStatus,
+    ) -> CellSummary {
         let mut cell = CellSummary::empty(
             CellKey {
                 run_id: "r".into(),
@@ -259,7 +306,12 @@ mod tests {
         if tps.is_some() || p95.is_some() {
             cell.ok_rows = 12 * n;
             cell.rows = 12 * n;
-            cell.stats = CellStats { ok_rows: 12 * n, aggregate_tps: tps, p95_wall_ms: p95, ..CellStats::default() };
+            cell.stats = CellStats {
+                ok_rows: 12 * n,
+                aggregate_tps: tps,
+                p95_wall_ms: p95,
+                ..CellStats::default()
+            };
         }
         cell.expected_rows = Some(12 * n);
         cell
@@ -307,8 +359,15 @@ mod tests {
         let mut excluded = cell(2, 0, Some(40.0), Some(2000.0), CellStatus::Clean);
         excluded.exclusion_scope = Some(ExclusionScope::Comparison);
         let single = Inclusion::default();
-        let comparison = Inclusion { comparison_view: true, ..Inclusion::default() };
-        let what_if = Inclusion { comparison_view: true, excluded: true, ..Inclusion::default() };
+        let comparison = Inclusion {
+            comparison_view: true,
+            ..Inclusion::default()
+        };
+        let what_if = Inclusion {
+            comparison_view: true,
+            excluded: true,
+            ..Inclusion::default()
+        };
         assert!(single.admits(&excluded));
         assert!(!comparison.admits(&excluded));
         assert!(what_if.admits(&excluded));
@@ -316,6 +375,12 @@ mod tests {
         assert!(!single.admits(&excluded));
         let partial = cell(2, 1, Some(40.0), Some(2000.0), CellStatus::Partial);
         assert!(single.admits(&partial));
-        assert!(!Inclusion { partial: false, ..Inclusion::default() }.admits(&partial));
+        assert!(
+            !Inclusion {
+                partial: false,
+                ..Inclusion::default()
+            }
+            .admits(&partial)
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! The `cellscope` command line: `audit`, `cells` (and `serve`, once the HTTP server lands).
+//! The `cellscope` command line: `audit`, `cells`, `index` (and `serve`, once the HTTP server lands).
 
 use anyhow::{Context, bail};
 use cellscope::audit;
@@ -37,6 +37,19 @@ enum Command {
         /// Breakdown criterion: v1 (efficiency < 0.65 or p95 multiplier > 2.0) or v3 (efficiency < 0.65).
         #[arg(long, default_value = "v1", value_parser = ["v1", "v3"])]
         criterion: String,
+    },
+    /// Index a data root and report what was found and how long it took (also the benchmark probe).
+    Index {
+        #[arg(default_value = ".")]
+        data_dir: PathBuf,
+        /// Index this many times and report the median and the fastest.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// Only what `/api/cells` needs: skip hashes and the backup comparison.
+        #[arg(long)]
+        cells_only: bool,
+        #[arg(long)]
+        json: bool,
     },
     /// Write one row per cell.
     Cells {
@@ -112,6 +125,41 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     report.unaccounted_failed_rows
                 );
                 return Ok(ExitCode::from(1));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Index { data_dir, repeat, cells_only, json } => {
+            let options = IndexOptions { hashes: !cells_only, backup_diff: !cells_only };
+            let mut seconds = Vec::new();
+            let mut last = None;
+            for _ in 0..repeat.max(1) {
+                let index = load(&data_dir, &options)?;
+                seconds.push(index.elapsed.as_secs_f64());
+                last = Some(index);
+            }
+            let index = last.context("no index was built")?;
+            seconds.sort_by(f64::total_cmp);
+            let median_s = seconds[seconds.len() / 2];
+            let min_s = seconds[0];
+            let rows: u64 = index.runs.iter().map(|run| run.census.rows + run.census.skip_rows).sum();
+            if json {
+                let report = serde_json::json!({
+                    "runs": index.runs.len(), "cells": index.cells.len(), "rows": rows,
+                    "warnings": index.warnings.len(), "cells_only": cells_only,
+                    "repeat": seconds.len(), "median_s": median_s, "min_s": min_s, "seconds": seconds,
+                });
+                println!("{report}");
+            } else {
+                println!(
+                    "{} runs, {} cells, {rows} rows, {} warnings; index {} in {:.1} ms median, {:.1} ms fastest of {}",
+                    index.runs.len(),
+                    index.cells.len(),
+                    index.warnings.len(),
+                    if cells_only { "(cells only)" } else { "(full)" },
+                    median_s * 1e3,
+                    min_s * 1e3,
+                    seconds.len()
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

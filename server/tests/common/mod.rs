@@ -1,0 +1,37 @@
+//! Shared test support: the demo data set, generated once per test binary into a temporary directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The demo data root (default seed, scale 1), generated on first use.
+pub fn demo_root() -> &'static Path {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("cellscope-demo-{}", std::process::id()));
+        cellscope_demo::generate(&dir, &cellscope_demo::Options { seed: 164, scale: 1 }).expect("demo data generates");
+        dir
+    })
+}
+
+/// The index of the demo data (hashes and backup diff included).
+pub fn demo_index() -> &'static cellscope::index::Index {
+    static INDEX: OnceLock<cellscope::index::Index> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        cellscope::index::build(demo_root(), &cellscope::index::IndexOptions::default(), &cellscope::index::Quiet)
+            .expect("demo data indexes")
+    })
+}
+
+/// Copies a directory tree (regular files only).
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! `cargo xtask bench …`: benchmarks that compare cellscope with a peer in the same run.
+//!
+//! `bench index` times the cold index of the V3 demo data (until `/api/cells` could answer) against pandas,
+//! polars and DuckDB doing the same per-cell aggregation on the same two 94,500-row files, and checks that all
+//! four agree on every number.
+
+use crate::process::{self, output};
+use crate::workspace_root;
+use anyhow::{Context, bail};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Subcommand)]
+pub enum Which {
+    /// Cold index vs pandas, polars and DuckDB.
+    Index {
+        /// Repetitions per contender (the median and the fastest are reported).
+        #[arg(long, default_value_t = 7)]
+        repeat: u32,
+    },
+}
+
+const V3_RUNS: [&str; 2] = ["20260612_204254_036590", "20260612_212816_266127"];
+const PYTHON_PACKAGES: [&str; 4] = ["pandas", "polars", "duckdb", "pyarrow"];
+
+pub fn run(which: Which) -> anyhow::Result<()> {
+    match which {
+        Which::Index { repeat } => index(repeat),
+    }
+}
+
+/// The demo data root, generated when absent.
+pub fn ensure_demo_data() -> anyhow::Result<PathBuf> {
+    let demo = workspace_root().join("data/demo");
+    if !demo.join("tr164-v3").join(V3_RUNS[1]).join("metrics.csv").is_file() {
+        crate::demo_data(Path::new("data/demo"), 164, 1)?;
+    }
+    Ok(demo)
+}
+
+/// A Python virtual environment under `target/` with the peers installed from the package registry.
+fn python_with_peers() -> anyhow::Result<PathBuf> {
+    let venv = workspace_root().join("target/bench-venv");
+    let python = venv.join("bin/python");
+    if !python.is_file() {
+        process::run("python3", &["-m", "venv", &venv.to_string_lossy()])?;
+    }
+    let python_text = python.to_string_lossy().into_owned();
+    let check = format!("import {}", PYTHON_PACKAGES.join(", "));
+    if output(&python_text, &["-c", &check]).is_err() {
+        let mut args = vec!["-m", "pip", "install", "--quiet"];
+        args.extend(PYTHON_PACKAGES);
+        process::run(&python_text, &args)?;
+    }
+    Ok(python)
+}
+
+fn cellscope_index(binary: &str, root: &str, repeat: u32, cells_only: bool) -> anyhow::Result<Value> {
+    let repeat = repeat.to_string();
+    let mut args = vec!["index", root, "--repeat", &repeat, "--json"];
+    if cells_only {
+        args.push("--cells-only");
+    }
+    let text = output(binary, &args)?;
+    serde_json::from_str(text.trim()).context("reading `cellscope index --json`")
+}
+
+fn number(value: &Value, key: &str) -> anyhow::Result<f64> {
+    value.get(key).and_then(Value::as_f64).with_context(|| format!("`{key}` missing in {value}"))
+}
+
+/// Largest relative difference between cellscope's cells and a peer's, over the cells both have.
+fn compare(ours: &[Value], peer: &Value) -> anyhow::Result<(usize, f64)> {
+    let key_of = |run: &str, key: &[String]| format!("{run}|{}", key.join("|"));
+    let mut by_key: BTreeMap<String, &Value> = BTreeMap::new();
+    for cell in ours {
+        let text = |name: &str| cell.get(name).map(|value| value.to_string().trim_matches('"').to_string()).unwrap_or_default();
+        let key: Vec<String> = ["suite", "phase", "backend", "model", "workload", "n", "rep"].iter().map(|name| text(name)).collect();
+        by_key.insert(key_of(&text("run_id"), &key), cell);
+    }
+    let mut matched = 0;
+    let mut worst: f64 = 0.0;
+    for cell in peer.get("cells").and_then(Value::as_array).context("peer cells")? {
+        let file = cell.get("file").and_then(Value::as_u64).context("peer file index")? as usize;
+        let key: Vec<String> = cell
+            .get("key")
+            .and_then(Value::as_array)
+            .context("peer key")?
+            .iter()
+            .map(|value| value.as_str().unwrap_or_default().to_string())
+            .collect();
+        let Some(ours) = by_key.get(&key_of(V3_RUNS[file], &key)) else {
+            bail!("peer cell {key:?} of {} is not in cellscope's cells", V3_RUNS[file]);
+        };
+        for name in ["p50_wall_ms", "p95_wall_ms", "p99_wall_ms", "aggregate_tps"] {
+            let (a, b) = (number(ours, name)?, number(cell, name)?);
+            worst = worst.max((a - b).abs() / b.abs().max(1e-300));
+        }
+        if number(ours, "ok_rows")? != number(cell, "ok_rows")? {
+            bail!("ok_rows differ for {key:?}");
+        }
+        matched += 1;
+    }
+    Ok((matched, worst))
+}
+
+fn index(repeat: u32) -> anyhow::Result<()> {
+    let demo = ensure_demo_data()?;
+    let v3 = demo.join("tr164-v3");
+    let files: Vec<String> =
+        V3_RUNS.iter().map(|run| v3.join(run).join("metrics.csv").to_string_lossy().into_owned()).collect();
+    process::run("cargo", &["build", "--release", "-p", "cellscope"])?;
+    let binary = workspace_root().join("target/release/cellscope").to_string_lossy().into_owned();
+    let python = python_with_peers()?;
+    let out_dir = workspace_root().join("target/bench");
+    std::fs::create_dir_all(&out_dir)?;
+    let peers_json = out_dir.join("peers.json");
+    let script = workspace_root().join("xtask/bench/peers.py");
+    let repeat_text = repeat.to_string();
+    let mut args = vec![script.to_string_lossy().into_owned(), peers_json.to_string_lossy().into_owned(), repeat_text];
+    args.extend(files.iter().cloned());
+    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    process::run(&python.to_string_lossy(), &arg_refs)?;
+    let peers: Value = serde_json::from_slice(&std::fs::read(&peers_json)?).context("reading peers.json")?;
+
+    let v3_text = v3.to_string_lossy().into_owned();
+    let cells_only = cellscope_index(&binary, &v3_text, repeat, true)?;
+    let full = cellscope_index(&binary, &v3_text, repeat, false)?;
+    let cells_json = out_dir.join("cells.json");
+    process::run(&binary, &["cells", &v3_text, "--format", "json", "-o", &cells_json.to_string_lossy()])?;
+    let ours: Vec<Value> = serde_json::from_slice(&std::fs::read(&cells_json)?).context("reading cells.json")?;
+
+    let mut table = String::from(
+        "| contender | what it does | median | fastest | cells | max rel. diff vs cellscope |\n|---|---|---|---|---|---|\n",
+    );
+    let ms = |seconds: f64| format!("{:.1} ms", seconds * 1e3);
+    table.push_str(&format!(
+        "| cellscope (cells only) | index until /api/cells can answer: discover, parse 2 masters + refill run, statuses, metrics, efficiency | {} | {} | {} | — |\n",
+        ms(number(&cells_only, "median_s")?),
+        ms(number(&cells_only, "min_s")?),
+        number(&cells_only, "cells")?
+    ));
+    table.push_str(&format!(
+        "| cellscope (full) | the above + md5/sha256 of every metrics.csv + row-by-row backup diff (94,500 more rows) | {} | {} | {} | — |\n",
+        ms(number(&full, "median_s")?),
+        ms(number(&full, "min_s")?),
+        number(&full, "cells")?
+    ));
+    let mut fastest_peer = f64::INFINITY;
+    for (name, peer) in peers.get("peers").and_then(Value::as_object).context("peers")? {
+        let (matched, worst) = compare(&ours, peer).with_context(|| format!("checking {name}'s numbers"))?;
+        let median = number(peer, "median_s")?;
+        fastest_peer = fastest_peer.min(median);
+        table.push_str(&format!(
+            "| {name} {} | read both CSVs, filter ok non-sentinel rows, group by cell, p50/p95/p99 wall_ms + aggregate tps | {} | {} | {matched} | {worst:.1e} |\n",
+            peer.get("version").and_then(Value::as_str).unwrap_or("?"),
+            ms(median),
+            ms(number(peer, "min_s")?)
+        ));
+    }
+    let ours_median = number(&cells_only, "median_s")?;
+    let verdict = format!(
+        "\nBudget (product.md): cellscope ≤ half the fastest peer. Fastest peer median {}, half {}; cellscope (cells only) median {} → {}.\n",
+        ms(fastest_peer),
+        ms(fastest_peer / 2.0),
+        ms(ours_median),
+        if ours_median <= fastest_peer / 2.0 { "within budget" } else { "over budget" }
+    );
+    table.push_str(&verdict);
+    std::fs::write(out_dir.join("index.md"), &table)?;
+    println!("{table}\n(written to target/bench/index.md)");
+    Ok(())
+}

@@ -2,6 +2,7 @@
 
 use cellscope_model::CellSummary;
 use cellscope_model::schema::{cells_schema, cells_to_batch, write_ipc_stream};
+use arrow_array::RecordBatch;
 use std::str::FromStr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -35,26 +36,32 @@ pub enum ExportError {
 /// objects with explicit `null`s; Arrow is an IPC stream.
 pub fn encode(cells: &[CellSummary], format: Format) -> Result<Vec<u8>, ExportError> {
     let batch = cells_to_batch(cells)?;
+    match format {
+        Format::Arrow => Ok(write_ipc_stream(&[batch], &cells_schema())?),
+        other => encode_batch(&batch, other),
+    }
+}
+
+/// Encodes any record batch in `format` (the Arrow stream uses the batch's own schema).
+pub fn encode_batch(batch: &RecordBatch, format: Format) -> Result<Vec<u8>, ExportError> {
     let mut bytes = Vec::new();
     match format {
         Format::Csv => {
-            let mut writer = arrow_csv::WriterBuilder::new()
-                .with_header(true)
-                .build(&mut bytes);
-            writer.write(&batch)?;
+            let mut writer = arrow_csv::WriterBuilder::new().with_header(true).build(&mut bytes);
+            writer.write(batch)?;
         }
         Format::Json => {
             let mut writer = arrow_json::WriterBuilder::new()
                 .with_explicit_nulls(true)
                 .build::<_, arrow_json::writer::JsonArray>(&mut bytes);
-            writer.write(&batch)?;
+            writer.write(batch)?;
             writer.finish()?;
             if bytes.is_empty() {
                 bytes.extend_from_slice(b"[]");
             }
             bytes.push(b'\n');
         }
-        Format::Arrow => bytes = write_ipc_stream(&[batch], &cells_schema())?,
+        Format::Arrow => bytes = write_ipc_stream(std::slice::from_ref(batch), &batch.schema())?,
     }
     Ok(bytes)
 }

@@ -6,6 +6,7 @@
 pub mod discover;
 pub mod ledger;
 pub mod metrics_csv;
+pub mod rows;
 pub mod run_files;
 pub mod splice;
 pub mod warning;
@@ -151,6 +152,17 @@ pub struct CellProvenance {
     pub history: Vec<HistoryEvent>,
 }
 
+/// Where a cell's rows are, so `/api/requests` can read exactly them back without re-parsing whole files.
+#[derive(Clone, Debug, Default)]
+pub struct CellRows {
+    pub file: PathBuf,
+    /// The file length when indexed; a different length means the file changed since.
+    pub file_bytes: u64,
+    pub offsets: Vec<u64>,
+    /// The backup file and the offsets of the rows a refill replaced, for refilled cells.
+    pub backup: Option<(PathBuf, u64, Vec<u64>)>,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Index {
     pub root: PathBuf,
@@ -162,6 +174,8 @@ pub struct Index {
     pub provenance: BTreeMap<CellKey, CellProvenance>,
     pub exclusions: Vec<LedgerEntry>,
     pub warnings: Vec<Warning>,
+    #[serde(skip)]
+    pub rows: BTreeMap<CellKey, CellRows>,
     #[serde(skip)]
     pub elapsed: Duration,
 }
@@ -512,6 +526,7 @@ pub fn build(
     }
 
     let mut backups_by_master: BTreeMap<String, Vec<BackupInfo>> = BTreeMap::new();
+    let mut replaced_rows_by_master: BTreeMap<String, (PathBuf, u64, BTreeMap<RowCellKey, Vec<u64>>)> = BTreeMap::new();
     let mut replaced_cells_by_master: BTreeMap<String, BTreeMap<RowCellKey, u32>> = BTreeMap::new();
     for backup in backup_reads {
         let master = backup.dir.master_run_id.clone();
@@ -564,6 +579,10 @@ pub fn build(
                     .entry(master.clone())
                     .or_default()
                     .extend(diff.replaced_cells.clone());
+                replaced_rows_by_master.insert(
+                    master.clone(),
+                    (backup.dir.path.join("metrics.csv"), backup.digest.bytes, diff.replaced_offsets.clone()),
+                );
                 Some(diff)
             }
             Some(Err(message)) => {
@@ -622,6 +641,7 @@ pub fn build(
     let mut cells = Vec::new();
     let mut refill_cells = Vec::new();
     let mut provenance = BTreeMap::new();
+    let mut locators = BTreeMap::new();
     for read in reads {
         warnings.extend(read.warnings.iter().cloned());
         let run_id = read.dir.run_id.clone();
@@ -693,6 +713,18 @@ pub fn build(
                     .line(parsed_cell.first_line),
                 );
             }
+            let backup = replaced_rows_by_master.get(&run_id).and_then(|(path, bytes, offsets)| {
+                offsets.get(row_key).map(|offsets| (path.clone(), *bytes, offsets.clone()))
+            });
+            locators.insert(
+                summary.key.clone(),
+                CellRows {
+                    file: read.dir.path.join("metrics.csv"),
+                    file_bytes: read.digest.bytes,
+                    offsets: parsed_cell.row_offsets.clone(),
+                    backup,
+                },
+            );
             run_cells.insert(row_key.clone(), summary);
         }
         for (id, count) in foreign_ids {
@@ -907,6 +939,7 @@ pub fn build(
         provenance,
         exclusions,
         warnings,
+        rows: locators,
         elapsed: started.elapsed(),
     })
 }

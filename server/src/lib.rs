@@ -5,4 +5,5 @@
 
 pub mod audit;
 pub mod export;
+pub mod http;
 pub mod index;

@@ -1,4 +1,4 @@
-//! The `cellscope` command line: `audit`, `cells`, `index` (and `serve`, once the HTTP server lands).
+//! The `cellscope` command line: `serve`, `audit`, `cells`, `index`.
 
 use anyhow::{Context, bail};
 use cellscope::audit;
@@ -50,6 +50,17 @@ enum Command {
         cells_only: bool,
         #[arg(long)]
         json: bool,
+    },
+    /// Serve the explorer and its API, re-indexing when the data changes.
+    Serve {
+        #[arg(default_value = ".")]
+        data_dir: PathBuf,
+        /// Address to listen on (loopback unless told otherwise).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: std::net::SocketAddr,
+        /// Allow this one origin to call the API from another site (CORS is off by default).
+        #[arg(long)]
+        cors: Option<String>,
     },
     /// Write one row per cell.
     Cells {
@@ -163,6 +174,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Serve { data_dir, addr, cors } => {
+            let root = data_dir.canonicalize().with_context(|| format!("data directory {} does not exist", data_dir.display()))?;
+            let snapshot = cellscope::http::snapshot::first_snapshot(&root).map_err(anyhow::Error::msg)?;
+            if snapshot.index.runs.is_empty() {
+                tracing::warn!(root = %root.display(), "no run directories yet; serving an empty index and watching for new runs");
+            }
+            let store = cellscope::http::snapshot::Store::new(root, snapshot);
+            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            runtime.block_on(async {
+                let _watching = cellscope::http::watch::spawn(store.clone())?;
+                cellscope::http::serve(store, addr, cellscope::http::HttpOptions { cors_origin: cors }).await
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Cells {
             data_dir,
             format,
@@ -199,6 +224,7 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     match run(Cli::parse()) {
         Ok(code) => code,

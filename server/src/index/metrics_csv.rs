@@ -58,6 +58,8 @@ pub struct ParsedCell {
     /// `run_id` column value → row count (skip sentinels included).
     pub row_run_ids: BTreeMap<String, u32>,
     pub first_line: u64,
+    /// Byte offsets of the cell's rows (as the csv reader reports them), for reading them back on demand.
+    pub row_offsets: Vec<u64>,
     pub stats: CellStats,
 }
 
@@ -104,11 +106,11 @@ fn is_known_status(status: &[u8]) -> bool {
             && status[5..].iter().all(u8::is_ascii_digit))
 }
 
-fn parse_number(field: &[u8]) -> Option<f64> {
+pub(crate) fn parse_number(field: &[u8]) -> Option<f64> {
     std::str::from_utf8(field).ok()?.trim().parse::<f64>().ok()
 }
 
-fn parse_count(field: &[u8]) -> Option<u32> {
+pub(crate) fn parse_count(field: &[u8]) -> Option<u32> {
     std::str::from_utf8(field).ok()?.trim().parse::<u32>().ok()
 }
 
@@ -320,6 +322,7 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
 
         let (_, accumulating) = &mut cells[cell_index];
         let cell = &mut accumulating.cell;
+        cell.row_offsets.push(offset);
         match cell.row_run_ids.get_mut(run_id) {
             Some(count) => *count += 1,
             None => {
@@ -397,7 +400,7 @@ impl LazyLine<'_> {
 
 /// The first byte of a record whose csv position is `offset`. After a CRLF terminator the reader reports the
 /// record as starting at the `\n` it has not consumed yet, so leading terminator bytes are skipped.
-fn record_start(bytes: &[u8], offset: u64) -> usize {
+pub(crate) fn record_start(bytes: &[u8], offset: u64) -> usize {
     let mut start = (offset as usize).min(bytes.len());
     while bytes
         .get(start)

@@ -27,6 +27,9 @@ pub struct SpliceDiff {
     /// Replaced rows per cell.
     #[serde(skip)]
     pub replaced_cells: BTreeMap<RowCellKey, u32>,
+    /// Byte offsets in the backup of the replaced rows, per cell (the rows the inspector shows as `replaced`).
+    #[serde(skip)]
+    pub replaced_offsets: BTreeMap<RowCellKey, Vec<u64>>,
     /// Replaced rows that were `ok` in the backup (data that was fine got overwritten).
     pub replaced_ok_rows: u64,
     /// Replaced rows whose cell differs between master and backup.
@@ -192,6 +195,8 @@ pub fn diff(master: &[u8], backup: &[u8]) -> Result<SpliceDiff, String> {
         }
         *diff.replaced_backup_status.entry(status).or_default() += 1;
         if let Some(cell) = master_cell {
+            let offset = backup_record.position().map_or(0, |position| position.byte());
+            diff.replaced_offsets.entry(cell.clone()).or_default().push(offset);
             *diff.replaced_cells.entry(cell).or_default() += 1;
         }
     }

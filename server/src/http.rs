@@ -1,0 +1,103 @@
+//! `cellscope serve`: the HTTP edge. Routes, middleware (compression, security headers, timeouts, limits,
+//! CORS), live re-indexing and the listener.
+
+pub mod api;
+pub mod assets;
+pub mod error;
+pub mod snapshot;
+pub mod watch;
+
+use axum::Router;
+use axum::http::header::{self, HeaderName};
+use axum::http::{HeaderValue, Method};
+use axum::routing::get;
+use snapshot::Store;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::CorsLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::TimeoutLayer;
+
+/// The Content-Security-Policy: the app's own scripts and WASM, nothing from elsewhere.
+/// `wasm-unsafe-eval` lets the page compile its WebAssembly; inline styles are allowed because the app sets
+/// element styles (positions of tooltips, colour swatches) from code.
+pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; \
+     img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; \
+     form-action 'none'; frame-ancestors 'none'";
+
+#[derive(Clone, Debug, Default)]
+pub struct HttpOptions {
+    /// One origin allowed to call the API from another site; none by default.
+    pub cors_origin: Option<String>,
+}
+
+pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String> {
+    let api = Router::new()
+        .route("/api/index", get(api::index))
+        .route("/api/cells", get(api::cells))
+        .route("/api/requests", get(api::requests))
+        .route("/api/provenance", get(api::provenance))
+        .route("/api/events", get(api::events))
+        .route("/api", get(api::unknown))
+        .route("/api/{*rest}", get(api::unknown))
+        .with_state(store);
+    let mut router = api
+        .fallback(get(assets::static_file))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CSP),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
+        .layer(SetResponseHeaderLayer::overriding(
+            HeaderName::from_static("cross-origin-opener-policy"),
+            HeaderValue::from_static("same-origin"),
+        ))
+        .layer(CompressionLayer::new().gzip(true).br(true).zstd(true))
+        .layer(RequestBodyLimitLayer::new(16 * 1024))
+        .layer(TimeoutLayer::with_status_code(axum::http::StatusCode::REQUEST_TIMEOUT, Duration::from_secs(30)))
+        .layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(
+            tower_http::trace::DefaultMakeSpan::new().level(tracing::Level::DEBUG),
+        ).on_response(tower_http::trace::DefaultOnResponse::new().level(tracing::Level::DEBUG)));
+    if let Some(origin) = &options.cors_origin {
+        let origin = HeaderValue::from_str(origin).map_err(|_| format!("--cors: `{origin}` is not a valid origin"))?;
+        router = router.layer(CorsLayer::new().allow_origin(origin).allow_methods([Method::GET]));
+    }
+    Ok(router)
+}
+
+/// Binds `addr` and serves until Ctrl-C.
+pub async fn serve(store: Arc<Store>, addr: SocketAddr, options: HttpOptions) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+    serve_listener(listener, store, options, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await
+}
+
+/// Serves on an already bound listener until `shutdown` completes (tests bind `127.0.0.1:0`).
+pub async fn serve_listener(
+    listener: tokio::net::TcpListener,
+    store: Arc<Store>,
+    options: HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let local = listener.local_addr()?;
+    let snapshot = store.load();
+    tracing::info!(
+        url = %format!("http://{local}/"),
+        root = %store.root.display(),
+        runs = snapshot.index.runs.len(),
+        cells = snapshot.index.cells.len(),
+        index_ms = format!("{:.1}", snapshot.index.elapsed.as_secs_f64() * 1e3),
+        app = assets::app_embedded(),
+        "cellscope serving"
+    );
+    let router = router(store, &options).map_err(anyhow::Error::msg)?;
+    axum::serve(listener, router).with_graceful_shutdown(shutdown).await.context("serving")
+}

@@ -1,0 +1,323 @@
+//! The JSON and Arrow API: `/api/index`, `/api/cells`, `/api/requests`, `/api/provenance`, `/api/events`.
+
+use super::error::ApiError;
+use super::snapshot::{Snapshot, Store};
+use crate::export::{self, Format};
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use cellscope_model::requests::{requests_schema, requests_to_batch};
+use cellscope_model::schema::{ARROW_STREAM_MEDIA_TYPE, write_ipc_stream};
+use cellscope_model::{CellKey, CellStatus, CellSummary, Dimension};
+use futures_util::StreamExt as _;
+use serde_json::json;
+use std::collections::{BTreeMap, BTreeSet};
+use std::convert::Infallible;
+use std::sync::Arc;
+use tokio_stream::wrappers::BroadcastStream;
+
+pub type Params = Query<Vec<(String, String)>>;
+
+fn media_type(format: Format) -> &'static str {
+    match format {
+        Format::Arrow => ARROW_STREAM_MEDIA_TYPE,
+        Format::Csv => "text/csv; charset=utf-8",
+        Format::Json => "application/json",
+    }
+}
+
+/// `W/"<snapshot>"`: a response is a function of the snapshot and the URL, so the snapshot id validates it.
+fn etag(snapshot: &Snapshot) -> HeaderValue {
+    HeaderValue::from_str(&format!("W/\"{}\"", snapshot.id)).unwrap_or_else(|_| HeaderValue::from_static("W/\"\""))
+}
+
+fn not_modified(headers: &HeaderMap, snapshot: &Snapshot) -> Option<Response> {
+    let tag = etag(snapshot);
+    let matches = headers
+        .get_all(IF_NONE_MATCH)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|candidate| {
+            let candidate = candidate.trim();
+            candidate == "*" || candidate.trim_start_matches("W/") == tag.to_str().unwrap_or("").trim_start_matches("W/")
+        });
+    matches.then(|| {
+        (StatusCode::NOT_MODIFIED, [(ETAG, tag), (CACHE_CONTROL, HeaderValue::from_static("no-cache"))]).into_response()
+    })
+}
+
+fn respond(snapshot: &Snapshot, content_type: &'static str, body: impl Into<Body>) -> Response {
+    (
+        [
+            (CONTENT_TYPE, HeaderValue::from_static(content_type)),
+            (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            (ETAG, etag(snapshot)),
+            (axum::http::HeaderName::from_static("x-cellscope-snapshot"), HeaderValue::from_str(&snapshot.id).unwrap_or_else(|_| HeaderValue::from_static(""))),
+        ],
+        body.into(),
+    )
+        .into_response()
+}
+
+/// Parsed query parameters: `format` plus the parameters a handler accepts, comma-separated lists merged.
+struct Parsed {
+    format: Option<Format>,
+    values: BTreeMap<String, Vec<String>>,
+}
+
+fn parse(params: &[(String, String)], accepted: &[&str]) -> Result<Parsed, ApiError> {
+    let mut parsed = Parsed { format: None, values: BTreeMap::new() };
+    for (name, value) in params {
+        if name == "format" {
+            parsed.format = Some(value.parse().map_err(|message: String| ApiError::bad_request("bad_parameter", message))?);
+            continue;
+        }
+        if !accepted.contains(&name.as_str()) {
+            return Err(ApiError::bad_request(
+                "unknown_parameter",
+                format!("unknown query parameter `{name}`; accepted: format, {}", accepted.join(", ")),
+            ));
+        }
+        let entry = parsed.values.entry(name.clone()).or_default();
+        entry.extend(value.split(',').map(str::trim).filter(|part| !part.is_empty()).map(str::to_string));
+    }
+    Ok(parsed)
+}
+
+const DIMENSIONS: [&str; 8] = ["run", "suite", "phase", "backend", "model", "workload", "n", "rep"];
+
+/// `GET /api/index`
+pub async fn index(State(store): State<Arc<Store>>, headers: HeaderMap, Query(params): Params) -> Result<Response, ApiError> {
+    let parsed = parse(&params, &[])?;
+    if matches!(parsed.format, Some(Format::Csv | Format::Arrow)) {
+        return Err(ApiError::bad_request("bad_parameter", "/api/index is JSON only (format=json)"));
+    }
+    let snapshot = store.load();
+    if let Some(response) = not_modified(&headers, &snapshot) {
+        return Ok(response);
+    }
+    Ok(respond(&snapshot, "application/json", snapshot.index_json.clone()))
+}
+
+fn cell_filter(parsed: &Parsed) -> Result<impl Fn(&CellSummary) -> bool, ApiError> {
+    let mut filters: Vec<(Dimension, BTreeSet<String>)> = Vec::new();
+    let mut statuses: Option<BTreeSet<CellStatus>> = None;
+    for (name, values) in &parsed.values {
+        if name == "status" {
+            let mut set = BTreeSet::new();
+            for value in values {
+                set.insert(CellStatus::parse(value).ok_or_else(|| {
+                    ApiError::bad_request(
+                        "bad_parameter",
+                        format!("status `{value}` is not one of clean, partial, failed, skipped, not_run"),
+                    )
+                })?);
+            }
+            statuses = Some(set);
+            continue;
+        }
+        let dimension = Dimension::parse(name).ok_or_else(|| ApiError::bad_request("unknown_parameter", format!("unknown dimension `{name}`")))?;
+        if matches!(dimension, Dimension::N | Dimension::Rep) {
+            for value in values {
+                if value.parse::<u32>().is_err() {
+                    return Err(ApiError::bad_request(
+                        "bad_parameter",
+                        format!("`{name}` must be a list of non-negative integers, got `{value}`"),
+                    ));
+                }
+            }
+        }
+        filters.push((dimension, values.iter().cloned().collect()));
+    }
+    Ok(move |cell: &CellSummary| {
+        statuses.as_ref().is_none_or(|set| set.contains(&cell.status))
+            && filters.iter().all(|(dimension, accepted)| {
+                let value = cell.key.value(*dimension);
+                accepted.iter().any(|candidate| value.matches_text(candidate))
+            })
+    })
+}
+
+/// `GET /api/cells`
+pub async fn cells(State(store): State<Arc<Store>>, headers: HeaderMap, Query(params): Params) -> Result<Response, ApiError> {
+    let mut accepted = DIMENSIONS.to_vec();
+    accepted.push("status");
+    let parsed = parse(&params, &accepted)?;
+    let format = parsed.format.unwrap_or(Format::Arrow);
+    let filter = cell_filter(&parsed)?;
+    let snapshot = store.load();
+    if let Some(response) = not_modified(&headers, &snapshot) {
+        return Ok(response);
+    }
+    if parsed.values.is_empty() && format == Format::Arrow {
+        return Ok(respond(&snapshot, media_type(format), snapshot.cells_arrow.clone()));
+    }
+    let selected: Vec<CellSummary> = snapshot.index.cells.iter().filter(|cell| filter(cell)).cloned().collect();
+    let body = export::encode(&selected, format).map_err(|error| ApiError::Internal(error.to_string()))?;
+    Ok(respond(&snapshot, media_type(format), body))
+}
+
+fn one<'a>(parsed: &'a Parsed, name: &str) -> Result<Option<&'a str>, ApiError> {
+    match parsed.values.get(name).map(Vec::as_slice) {
+        None | Some([]) => Ok(None),
+        Some([value]) => Ok(Some(value.as_str())),
+        Some(_) => Err(ApiError::bad_request("bad_parameter", format!("`{name}` takes one value"))),
+    }
+}
+
+fn number(parsed: &Parsed, name: &str) -> Result<Option<u32>, ApiError> {
+    one(parsed, name)?
+        .map(|value| {
+            value.parse::<u32>().map_err(|_| {
+                ApiError::bad_request("bad_parameter", format!("`{name}` must be a non-negative integer, got `{value}`"))
+            })
+        })
+        .transpose()
+}
+
+/// `GET /api/requests?run=…&phase=…&model=…&workload=…&n=…&rep=…` (`suite`, `backend` when ambiguous).
+pub async fn requests(State(store): State<Arc<Store>>, headers: HeaderMap, Query(params): Params) -> Result<Response, ApiError> {
+    let parsed = parse(&params, &DIMENSIONS)?;
+    let format = parsed.format.unwrap_or(Format::Arrow);
+    let required = ["run", "phase", "model", "workload", "n", "rep"];
+    let missing: Vec<&str> = required.iter().copied().filter(|name| !parsed.values.contains_key(*name)).collect();
+    if !missing.is_empty() {
+        return Err(ApiError::bad_request(
+            "missing_parameter",
+            format!("missing {}; a cell is named by run, phase, model, workload, n and rep (and suite, backend when ambiguous)", missing.join(", ")),
+        ));
+    }
+    let (n, rep) = (number(&parsed, "n")?, number(&parsed, "rep")?);
+    let text = |name: &str| one(&parsed, name);
+    let (run, phase, model, workload, suite, backend) =
+        (text("run")?, text("phase")?, text("model")?, text("workload")?, text("suite")?, text("backend")?);
+    let snapshot = store.load();
+    if let Some(response) = not_modified(&headers, &snapshot) {
+        return Ok(response);
+    }
+    let matches = |key: &CellKey| {
+        Some(key.run_id.as_str()) == run
+            && Some(key.phase.as_str()) == phase
+            && Some(key.model.as_str()) == model
+            && Some(key.workload.as_str()) == workload
+            && Some(key.n) == n
+            && Some(key.rep) == rep
+            && suite.is_none_or(|suite| key.suite == suite)
+            && backend.is_none_or(|backend| key.backend == backend)
+    };
+    let found: Vec<&CellKey> = snapshot.index.rows.keys().filter(|key| matches(key)).collect();
+    let key = match found.as_slice() {
+        [] => return Err(ApiError::not_found("unknown_cell", "no cell with this run, phase, model, workload, n and rep")),
+        [key] => (*key).clone(),
+        many => {
+            let choices: Vec<String> = many.iter().map(|key| format!("suite={} backend={}", key.suite, key.backend)).collect();
+            return Err(ApiError::bad_request("ambiguous_cell", format!("several cells match; add one of: {}", choices.join("; "))));
+        }
+    };
+    let locator = snapshot.index.rows.get(&key).cloned().unwrap_or_default();
+    let rows = tokio::task::spawn_blocking(move || crate::index::rows::read(&locator))
+        .await
+        .map_err(|error| ApiError::Internal(error.to_string()))?
+        .map_err(|error| match error {
+            crate::index::rows::RowsError::Changed(message) => ApiError::Unavailable(message),
+            other => ApiError::Internal(other.to_string()),
+        })?;
+    let batch = requests_to_batch(&rows).map_err(|error| ApiError::Internal(error.to_string()))?;
+    let body = match format {
+        Format::Arrow => write_ipc_stream(&[batch], &requests_schema()).map_err(|error| ApiError::Internal(error.to_string()))?,
+        other => export::encode_batch(&batch, other).map_err(|error| ApiError::Internal(error.to_string()))?,
+    };
+    Ok(respond(&snapshot, media_type(format), body))
+}
+
+fn render_markdown(text: &str) -> String {
+    let parser = pulldown_cmark::Parser::new_ext(text, pulldown_cmark::Options::ENABLE_TABLES);
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, parser);
+    ammonia::clean(&html)
+}
+
+/// `GET /api/provenance`
+pub async fn provenance(State(store): State<Arc<Store>>, headers: HeaderMap, Query(params): Params) -> Result<Response, ApiError> {
+    let parsed = parse(&params, &[])?;
+    if matches!(parsed.format, Some(Format::Csv | Format::Arrow)) {
+        return Err(ApiError::bad_request("bad_parameter", "/api/provenance is JSON only (format=json)"));
+    }
+    let snapshot = store.load();
+    if let Some(response) = not_modified(&headers, &snapshot) {
+        return Ok(response);
+    }
+    let index = &snapshot.index;
+    let history = |key: &CellKey| index.provenance.get(key);
+    let skipped: Vec<serde_json::Value> = index
+        .cells
+        .iter()
+        .filter(|cell| cell.status == CellStatus::Skipped || cell.status == CellStatus::NotRun)
+        .map(|cell| {
+            let provenance = history(&cell.key);
+            let reason = provenance
+                .and_then(|provenance| provenance.history.iter().rev().find_map(|event| event.detail.clone()))
+                .unwrap_or_else(|| if cell.status == CellStatus::Skipped { "skip sentinel row in metrics.csv".into() } else { "planned but absent from metrics.csv".into() });
+            json!({ "key": cell.key, "status": cell.status, "reason": reason,
+                    "manifest_status": provenance.and_then(|p| p.manifest_status.clone()),
+                    "history": provenance.map(|p| p.history.clone()).unwrap_or_default() })
+        })
+        .collect();
+    let refills: Vec<serde_json::Value> = index
+        .runs
+        .iter()
+        .filter_map(|run| {
+            let refill = run.refill.as_ref()?;
+            let note = refill.note.as_deref();
+            Some(json!({
+                "run": run.run_id, "path": run.path, "refill_runs": refill.refill_runs,
+                "refilled_cells": refill.refilled_cells, "refill_rows": refill.refill_rows,
+                "note_markdown": note, "note_html": note.map(render_markdown),
+                "backups": run.backups,
+            }))
+        })
+        .collect();
+    let exclusions: Vec<serde_json::Value> = index
+        .exclusions
+        .iter()
+        .map(|entry| {
+            let matched: Vec<&CellKey> = index.cells.iter().filter(|cell| cell.excluded.contains(&entry.entry.id)).map(|cell| &cell.key).collect();
+            json!({ "entry": entry, "matched": matched })
+        })
+        .collect();
+    let histories: Vec<serde_json::Value> = index
+        .provenance
+        .iter()
+        .filter(|(_, provenance)| !provenance.history.is_empty())
+        .map(|(key, provenance)| json!({ "key": key, "manifest_status": provenance.manifest_status, "history": provenance.history }))
+        .collect();
+    let body = serde_json::to_vec(&json!({
+        "snapshot": snapshot.id,
+        "skipped": skipped,
+        "refills": refills,
+        "exclusions": exclusions,
+        "manifest_histories": histories,
+        "warnings": index.warnings,
+    }))
+    .map_err(|error| ApiError::Internal(error.to_string()))?;
+    Ok(respond(&snapshot, "application/json", Bytes::from(body)))
+}
+
+/// `GET /api/events`: `event: snapshot` with the current id at once, then one per new snapshot.
+pub async fn events(State(store): State<Arc<Store>>) -> impl IntoResponse {
+    let current = store.load().id.clone();
+    let updates = BroadcastStream::new(store.events.subscribe()).filter_map(|message| async move { message.ok() });
+    let stream = futures_util::stream::once(async move { current })
+        .chain(updates)
+        .map(|id| Ok::<Event, Infallible>(Event::default().event("snapshot").data(id)));
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+/// Unknown `/api/…` routes.
+pub async fn unknown() -> ApiError {
+    ApiError::not_found("unknown_route", "no such API route; see /api/index, /api/cells, /api/requests, /api/provenance, /api/events")
+}

@@ -1,0 +1,45 @@
+//! `ApiError`: the one place where failures become HTTP responses with the JSON body
+//! `{"error": {"code", "message"}}`.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{message}")]
+    BadRequest { code: &'static str, message: String },
+    #[error("{message}")]
+    NotFound { code: &'static str, message: String },
+    #[error("{0}")]
+    Unavailable(String),
+    /// Logged once with its details; the client sees only a generic message.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError::BadRequest { code, message: message.into() }
+    }
+
+    pub fn not_found(code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError::NotFound { code, message: message.into() }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code, message) = match self {
+            ApiError::BadRequest { code, message } => (StatusCode::BAD_REQUEST, code, message),
+            ApiError::NotFound { code, message } => (StatusCode::NOT_FOUND, code, message),
+            ApiError::Unavailable(message) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", message),
+            ApiError::Internal(detail) => {
+                tracing::error!(%detail, "internal error");
+                (StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal server error".to_string())
+            }
+        };
+        let body = serde_json::json!({ "error": { "code": code, "message": message } });
+        (status, [(axum::http::header::CACHE_CONTROL, "no-cache")], Json(body)).into_response()
+    }
+}

@@ -1,0 +1,55 @@
+//! Live re-indexing: watch the data root, debounce bursts of events, rebuild in the background and swap.
+
+use super::snapshot::Store;
+use crate::index::IndexOptions;
+use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// How long the data root must be quiet before a re-index starts.
+pub const DEBOUNCE: Duration = Duration::from_millis(250);
+
+/// Keeps the watcher alive; dropping it stops watching.
+pub struct Watching {
+    _debouncer: Debouncer<RecommendedWatcher>,
+}
+
+/// Rebuilds the full index (hashes, backup diffs) once, then again after every burst of changes.
+pub fn spawn(store: Arc<Store>) -> anyhow::Result<Watching> {
+    let (sender, mut receiver) = mpsc::unbounded_channel::<()>();
+    let mut debouncer = new_debouncer(DEBOUNCE, move |result: DebounceEventResult| match result {
+        Ok(events) if !events.is_empty() => {
+            let _ = sender.send(());
+        }
+        Ok(_) => {}
+        Err(error) => tracing::warn!(%error, "watching the data root"),
+    })?;
+    debouncer.watcher().watch(&store.root, RecursiveMode::Recursive)?;
+    tokio::spawn(async move {
+        // The first pass completes the quick startup snapshot with hashes and backup comparisons.
+        reindex(&store).await;
+        while receiver.recv().await.is_some() {
+            while receiver.try_recv().is_ok() {}
+            reindex(&store).await;
+        }
+    });
+    Ok(Watching { _debouncer: debouncer })
+}
+
+async fn reindex(store: &Arc<Store>) {
+    let started = std::time::Instant::now();
+    let worker = Arc::clone(store);
+    let result = tokio::task::spawn_blocking(move || worker.reindex(&IndexOptions::default())).await;
+    match result {
+        Ok(Ok(Some(id))) => {
+            let snapshot = store.load();
+            tracing::info!(snapshot = %id, runs = snapshot.index.runs.len(), cells = snapshot.index.cells.len(),
+                warnings = snapshot.index.warnings.len(), ms = started.elapsed().as_millis() as u64, "re-indexed: new snapshot");
+        }
+        Ok(Ok(None)) => tracing::debug!(ms = started.elapsed().as_millis() as u64, "re-indexed: unchanged"),
+        Ok(Err(error)) => tracing::error!(%error, "re-indexing failed; the previous snapshot keeps serving"),
+        Err(error) => tracing::error!(%error, "re-indexing task failed"),
+    }
+}

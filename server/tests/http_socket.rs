@@ -1,0 +1,219 @@
+//! The server on a real loopback socket: live re-indexing with SSE while a client polls, path-escape attempts,
+//! and an unchanged data root afterwards.
+
+mod common;
+
+use cellscope::http::snapshot::{Store, first_snapshot};
+use cellscope::http::{HttpOptions, serve_listener, watch};
+use common::copy_tree;
+use sha2::Digest as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures")
+}
+
+struct Server {
+    addr: SocketAddr,
+    store: Arc<Store>,
+    _watching: watch::Watching,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn start(root: &Path) -> Server {
+    let store = Store::new(root.to_path_buf(), first_snapshot(root).unwrap());
+    let watching = watch::spawn(store.clone()).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = store.clone();
+    tokio::spawn(async move {
+        serve_listener(listener, serving, HttpOptions::default(), async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    Server { addr, store, _watching: watching, stop: Some(stop) }
+}
+
+/// A raw HTTP/1.1 GET, so request targets reach the server exactly as written (no client-side normalisation).
+async fn raw_get(addr: SocketAddr, target: &str) -> (u16, Vec<u8>) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    let split = response.windows(4).position(|window| window == b"\r\n\r\n").expect("a complete response head");
+    let head = String::from_utf8_lossy(&response[..split]).into_owned();
+    let status = head.split_whitespace().nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+    (status, response[split + 4..].to_vec())
+}
+
+async fn snapshot_id(addr: SocketAddr) -> String {
+    let (status, body) = raw_get(addr, "/api/index").await;
+    assert_eq!(status, 200);
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    json["snapshot"].as_str().unwrap().to_string()
+}
+
+/// A checksum of every file under `root`: paths, contents and modification times.
+fn checksum(root: &Path) -> String {
+    let mut files = Vec::new();
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.is_symlink() { walk(&path, files) } else { files.push(path) }
+        }
+    }
+    walk(root, &mut files);
+    files.sort();
+    let mut hasher = sha2::Sha256::new();
+    for file in files {
+        hasher.update(file.to_string_lossy().as_bytes());
+        if let Ok(metadata) = std::fs::symlink_metadata(&file) {
+            hasher.update(format!("{:?}", metadata.modified().ok()).as_bytes());
+        }
+        if !file.is_symlink() {
+            hasher.update(std::fs::read(&file).unwrap());
+        }
+    }
+    format!("{:x}", hasher.finalize())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_run_appears_with_a_new_snapshot_and_an_event_while_polling_never_fails() {
+    let root = tempfile::tempdir().unwrap();
+    copy_tree(&fixtures().join("good"), root.path());
+    let server = start(root.path()).await;
+    // Let the watcher's first full pass settle, then remember the snapshot.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = snapshot_id(server.addr).await;
+
+    // Subscribe to events: the first one carries the current snapshot.
+    let mut events = TcpStream::connect(server.addr).await.unwrap();
+    events.write_all(b"GET /api/events HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n").await.unwrap();
+    let mut events = BufReader::new(events);
+    let mut next_snapshot_event = async move || -> String {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(events.read_line(&mut line).await.unwrap() > 0, "event stream closed");
+            if let Some(data) = line.trim_end().strip_prefix("data:") {
+                return data.trim().to_string();
+            }
+        }
+    };
+    assert_eq!(next_snapshot_event().await, before);
+
+    // A client polls /api/cells throughout the swap.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (polls, failures) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let poller = {
+        let (stop, polls, failures, addr) = (stop.clone(), polls.clone(), failures.clone(), server.addr);
+        tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let (status, body) = raw_get(addr, "/api/cells").await;
+                let decoded = cellscope_model::schema::read_ipc_stream(&body);
+                if status != 200 || decoded.is_err() {
+                    failures.fetch_add(1, Ordering::Relaxed);
+                }
+                polls.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+
+    // A new run directory lands.
+    let good = std::fs::read_to_string(fixtures().join("good/20260101_000000_000001/metrics.csv")).unwrap();
+    let new_run = root.path().join("20260301_000000_000099");
+    std::fs::create_dir_all(&new_run).unwrap();
+    std::fs::write(new_run.join("metrics.csv"), good.replace("20260101_000000_000001", "20260301_000000_000099")).unwrap();
+
+    let announced = tokio::time::timeout(Duration::from_secs(20), next_snapshot_event()).await.expect("an SSE event within 20 s");
+    assert_ne!(announced, before);
+    let after = snapshot_id(server.addr).await;
+    assert_eq!(after, announced);
+    let snapshot = server.store.load();
+    assert_eq!(snapshot.index.cells.len(), 8);
+    assert!(snapshot.index.run("20260301_000000_000099").is_some());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.store(true, Ordering::Relaxed);
+    poller.await.unwrap();
+    assert!(polls.load(Ordering::Relaxed) > 10, "the poller ran");
+    assert_eq!(failures.load(Ordering::Relaxed), 0, "no request failed during the swap");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn path_escapes_get_400_or_404_and_read_nothing_outside_the_root() {
+    // A secret outside the data root, reachable only by escaping: a run directory and a plain file.
+    let outside = tempfile::tempdir().unwrap();
+    let secret_run = outside.path().join("20260909_000000_000666");
+    std::fs::create_dir_all(&secret_run).unwrap();
+    let good = std::fs::read_to_string(fixtures().join("good/20260101_000000_000001/metrics.csv")).unwrap();
+    std::fs::write(secret_run.join("metrics.csv"), good.replace("20260101_000000_000001", "20260909_000000_000666").replace("llama3.2-1b", "secret-model")).unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "TOP-SECRET").unwrap();
+
+    let root = tempfile::tempdir().unwrap();
+    copy_tree(&fixtures().join("good"), root.path());
+    // Symlinks pointing outside: a directory and a metrics.csv.
+    std::os::unix::fs::symlink(outside.path(), root.path().join("escape-dir")).unwrap();
+    let linked_run = root.path().join("20260910_000000_000667");
+    std::fs::create_dir_all(&linked_run).unwrap();
+    std::os::unix::fs::symlink(secret_run.join("metrics.csv"), linked_run.join("metrics.csv")).unwrap();
+    let before = checksum(root.path());
+    let outside_before = checksum(outside.path());
+
+    let server = start(root.path()).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let secret = outside.path().join("secret.txt").to_string_lossy().into_owned();
+    let cell = "phase=scaling&model=secret-model&workload=short_decode&n=1&rep=0";
+    let attempts = [
+        "/../../../../etc/passwd".to_string(),
+        "/%2e%2e/%2e%2e/%2e%2e/etc/passwd".to_string(),
+        "/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd".to_string(),
+        "/..%2f..%2f..%2fetc%2fpasswd".to_string(),
+        "/..%5c..%5cwindows%5cwin.ini".to_string(),
+        "/escape-dir/secret.txt".to_string(),
+        "/escape-dir/20260909_000000_000666/metrics.csv".to_string(),
+        format!("/{secret}"),
+        format!("//{}", secret.trim_start_matches('/')),
+        "/%252e%252e/%252e%252e/etc/passwd".to_string(),
+        "/index.html/../../etc/passwd".to_string(),
+        "/api/../../etc/passwd".to_string(),
+        format!("/api/requests?run=20260909_000000_000666&{cell}"),
+        format!("/api/requests?run=20260910_000000_000667&{cell}"),
+        format!("/api/requests?run=../../escape-dir/20260909_000000_000666&{cell}"),
+        format!("/api/requests?run=%2Fetc%2Fpasswd&{cell}"),
+        "/api/cells?run=..%2F..%2Fetc".to_string(),
+    ];
+    for target in &attempts {
+        let (status, body) = raw_get(server.addr, target).await;
+        let text = String::from_utf8_lossy(&body);
+        let is_empty_table = target.starts_with("/api/cells")
+            && status == 200
+            && cellscope_model::schema::read_ipc_stream(&body).is_ok_and(|batches| batches.iter().all(|b| b.num_rows() == 0));
+        assert!(status == 400 || status == 404 || is_empty_table, "{target}: status {status}: {text}");
+        assert!(!text.contains("TOP-SECRET") && !text.contains("root:x:") && !text.contains("secret-model"), "{target} leaked: {text}");
+    }
+    let snapshot = server.store.load();
+    assert!(snapshot.index.run("20260909_000000_000666").is_none(), "a run reached through a symlink was indexed");
+    assert!(snapshot.index.run("20260910_000000_000667").is_none(), "a symlinked metrics.csv was read");
+    assert!(snapshot.index.warnings.iter().any(|warning| warning.kind == "symlink_ignored"));
+    drop(server);
+    assert_eq!(checksum(root.path()), before, "the data root changed");
+    assert_eq!(checksum(outside.path()), outside_before);
+}

@@ -5,7 +5,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn content_type(path: &Path) -> &'static str {
-    match path.extension().and_then(|extension| extension.to_str()).unwrap_or("") {
+    match path
+        .extension()
+        .and_then(|extension| extension.to_str())
+        .unwrap_or("")
+    {
         "html" => "text/html; charset=utf-8",
         "js" => "text/javascript; charset=utf-8",
         "wasm" => "application/wasm",
@@ -20,7 +24,9 @@ fn content_type(path: &Path) -> &'static str {
 }
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -34,7 +40,8 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// A file name carrying a content hash (16 hex digits after a `-`) never changes content, so it may be cached
 /// for a year.
 fn is_hashed(name: &str) -> bool {
-    name.split(['-', '.', '_']).any(|part| part.len() == 16 && part.bytes().all(|byte| byte.is_ascii_hexdigit()))
+    name.split(['-', '.', '_'])
+        .any(|part| part.len() == 16 && part.bytes().all(|byte| byte.is_ascii_hexdigit()))
 }
 
 fn main() {
@@ -52,9 +59,14 @@ fn main() {
     found.sort();
     let mut code = String::from("pub static ASSETS: &[Asset] = &[\n");
     for path in &found {
-        let Ok(relative) = path.strip_prefix(&web_dir) else { continue };
+        let Ok(relative) = path.strip_prefix(&web_dir) else {
+            continue;
+        };
         let relative = relative.to_string_lossy().replace('\\', "/");
-        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let absolute = path.canonicalize().unwrap_or_else(|_| path.clone());
         let _ = writeln!(
             code,

@@ -1,8 +1,8 @@
 //! Writes the cells table in the three export formats, all from one Arrow record batch so the columns agree.
 
+use arrow_array::RecordBatch;
 use cellscope_model::CellSummary;
 use cellscope_model::schema::{cells_schema, cells_to_batch, write_ipc_stream};
-use arrow_array::RecordBatch;
 use std::str::FromStr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -47,7 +47,9 @@ pub fn encode_batch(batch: &RecordBatch, format: Format) -> Result<Vec<u8>, Expo
     let mut bytes = Vec::new();
     match format {
         Format::Csv => {
-            let mut writer = arrow_csv::WriterBuilder::new().with_header(true).build(&mut bytes);
+            let mut writer = arrow_csv::WriterBuilder::new()
+                .with_header(true)
+                .build(&mut bytes);
             writer.write(batch)?;
         }
         Format::Json => {

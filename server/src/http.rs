@@ -50,29 +50,55 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(CSP),
         ))
-        .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
-        .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ))
         .layer(SetResponseHeaderLayer::overriding(
             HeaderName::from_static("cross-origin-opener-policy"),
             HeaderValue::from_static("same-origin"),
         ))
         .layer(CompressionLayer::new().gzip(true).br(true).zstd(true))
         .layer(RequestBodyLimitLayer::new(16 * 1024))
-        .layer(TimeoutLayer::with_status_code(axum::http::StatusCode::REQUEST_TIMEOUT, Duration::from_secs(30)))
-        .layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(
-            tower_http::trace::DefaultMakeSpan::new().level(tracing::Level::DEBUG),
-        ).on_response(tower_http::trace::DefaultOnResponse::new().level(tracing::Level::DEBUG)));
+        .layer(TimeoutLayer::with_status_code(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            Duration::from_secs(30),
+        ))
+        .layer(
+            tower_http::trace::TraceLayer::new_for_http()
+                .make_span_with(
+                    tower_http::trace::DefaultMakeSpan::new().level(tracing::Level::DEBUG),
+                )
+                .on_response(
+                    tower_http::trace::DefaultOnResponse::new().level(tracing::Level::DEBUG),
+                ),
+        );
     if let Some(origin) = &options.cors_origin {
-        let origin = HeaderValue::from_str(origin).map_err(|_| format!("--cors: `{origin}` is not a valid origin"))?;
-        router = router.layer(CorsLayer::new().allow_origin(origin).allow_methods([Method::GET]));
+        let origin = HeaderValue::from_str(origin)
+            .map_err(|_| format!("--cors: `{origin}` is not a valid origin"))?;
+        router = router.layer(
+            CorsLayer::new()
+                .allow_origin(origin)
+                .allow_methods([Method::GET]),
+        );
     }
     Ok(router)
 }
 
 /// Binds `addr` and serves until Ctrl-C.
-pub async fn serve(store: Arc<Store>, addr: SocketAddr, options: HttpOptions) -> anyhow::Result<()> {
+pub async fn serve(
+    store: Arc<Store>,
+    addr: SocketAddr,
+    options: HttpOptions,
+) -> anyhow::Result<()> {
     use anyhow::Context as _;
-    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
     serve_listener(listener, store, options, async {
         let _ = tokio::signal::ctrl_c().await;
     })
@@ -99,5 +125,8 @@ pub async fn serve_listener(
         "cellscope serving"
     );
     let router = router(store, &options).map_err(anyhow::Error::msg)?;
-    axum::serve(listener, router).with_graceful_shutdown(shutdown).await.context("serving")
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .context("serving")
 }

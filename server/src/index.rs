@@ -526,7 +526,10 @@ pub fn build(
     }
 
     let mut backups_by_master: BTreeMap<String, Vec<BackupInfo>> = BTreeMap::new();
-    let mut replaced_rows_by_master: BTreeMap<String, (PathBuf, u64, BTreeMap<RowCellKey, Vec<u64>>)> = BTreeMap::new();
+    let mut replaced_rows_by_master: BTreeMap<
+        String,
+        (PathBuf, u64, BTreeMap<RowCellKey, Vec<u64>>),
+    > = BTreeMap::new();
     let mut replaced_cells_by_master: BTreeMap<String, BTreeMap<RowCellKey, u32>> = BTreeMap::new();
     for backup in backup_reads {
         let master = backup.dir.master_run_id.clone();
@@ -581,7 +584,11 @@ pub fn build(
                     .extend(diff.replaced_cells.clone());
                 replaced_rows_by_master.insert(
                     master.clone(),
-                    (backup.dir.path.join("metrics.csv"), backup.digest.bytes, diff.replaced_offsets.clone()),
+                    (
+                        backup.dir.path.join("metrics.csv"),
+                        backup.digest.bytes,
+                        diff.replaced_offsets.clone(),
+                    ),
                 );
                 Some(diff)
             }
@@ -713,9 +720,13 @@ pub fn build(
                     .line(parsed_cell.first_line),
                 );
             }
-            let backup = replaced_rows_by_master.get(&run_id).and_then(|(path, bytes, offsets)| {
-                offsets.get(row_key).map(|offsets| (path.clone(), *bytes, offsets.clone()))
-            });
+            let backup = replaced_rows_by_master
+                .get(&run_id)
+                .and_then(|(path, bytes, offsets)| {
+                    offsets
+                        .get(row_key)
+                        .map(|offsets| (path.clone(), *bytes, offsets.clone()))
+                });
             locators.insert(
                 summary.key.clone(),
                 CellRows {

@@ -139,8 +139,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Index { data_dir, repeat, cells_only, json } => {
-            let options = IndexOptions { hashes: !cells_only, backup_diff: !cells_only };
+        Command::Index {
+            data_dir,
+            repeat,
+            cells_only,
+            json,
+        } => {
+            let options = IndexOptions {
+                hashes: !cells_only,
+                backup_diff: !cells_only,
+            };
             let mut seconds = Vec::new();
             let mut last = None;
             for _ in 0..repeat.max(1) {
@@ -152,7 +160,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             seconds.sort_by(f64::total_cmp);
             let median_s = seconds[seconds.len() / 2];
             let min_s = seconds[0];
-            let rows: u64 = index.runs.iter().map(|run| run.census.rows + run.census.skip_rows).sum();
+            let rows: u64 = index
+                .runs
+                .iter()
+                .map(|run| run.census.rows + run.census.skip_rows)
+                .sum();
             if json {
                 let report = serde_json::json!({
                     "runs": index.runs.len(), "cells": index.cells.len(), "rows": rows,
@@ -174,9 +186,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve { data_dir, addr, cors } => {
-            let root = data_dir.canonicalize().with_context(|| format!("data directory {} does not exist", data_dir.display()))?;
-            let snapshot = cellscope::http::snapshot::first_snapshot(&root).map_err(anyhow::Error::msg)?;
+        Command::Serve {
+            data_dir,
+            addr,
+            cors,
+        } => {
+            let root = data_dir
+                .canonicalize()
+                .with_context(|| format!("data directory {} does not exist", data_dir.display()))?;
+            let snapshot =
+                cellscope::http::snapshot::first_snapshot(&root).map_err(anyhow::Error::msg)?;
             if snapshot.index.runs.is_empty() {
                 tracing::warn!(root = %root.display(), "no run directories yet; serving an empty index and watching for new runs");
             }
@@ -184,7 +203,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             runtime.block_on(async {
                 let _watching = cellscope::http::watch::spawn(store.clone())?;
-                cellscope::http::serve(store, addr, cellscope::http::HttpOptions { cors_origin: cors }).await
+                cellscope::http::serve(
+                    store,
+                    addr,
+                    cellscope::http::HttpOptions { cors_origin: cors },
+                )
+                .await
             })?;
             Ok(ExitCode::SUCCESS)
         }

@@ -6,7 +6,10 @@ use common::{copy_tree, demo_root};
 use std::process::Command;
 
 fn cellscope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cellscope")).args(args).output().expect("cellscope runs")
+    Command::new(env!("CARGO_BIN_EXE_cellscope"))
+        .args(args)
+        .output()
+        .expect("cellscope runs")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -33,13 +36,19 @@ fn cells_csv_has_the_contract_header_and_one_row_per_cell() {
         .iter()
         .find(|row| row.contains(",scaling,pytorch_direct,llama3.2-3b,long_decode,16,0,"))
         .unwrap();
-    assert!(skipped.contains(",skipped,false,false,,192,0,0,0,1,,,,"), "{skipped}");
+    assert!(
+        skipped.contains(",skipped,false,false,,192,0,0,0,1,,,,"),
+        "{skipped}"
+    );
     // A refilled, excluded SGLang cell.
     let refilled = rows
         .iter()
         .find(|row| row.contains(",sglang,mistral-7b,long_prefill_8k,32,0,"))
         .unwrap();
-    assert!(refilled.contains(",clean,true,false,mistral-long-prefill-tokenizer,320,320,320,0,0,"), "{refilled}");
+    assert!(
+        refilled.contains(",clean,true,false,mistral-long-prefill-tokenizer,320,320,320,0,0,"),
+        "{refilled}"
+    );
 }
 
 #[test]
@@ -48,12 +57,38 @@ fn arrow_and_json_exports_carry_the_same_cells() {
     let root = demo_root().to_string_lossy().into_owned();
     let arrow_path = dir.path().join("cells.arrow");
     let json_path = dir.path().join("cells.json");
-    assert!(cellscope(&["cells", &root, "--format", "arrow", "-o", &arrow_path.to_string_lossy()]).status.success());
-    assert!(cellscope(&["cells", &root, "--format", "json", "-o", &json_path.to_string_lossy()]).status.success());
-    let batches = cellscope_model::schema::read_ipc_stream(&std::fs::read(&arrow_path).unwrap()).unwrap();
-    let from_arrow: Vec<_> =
-        batches.iter().flat_map(|batch| cellscope_model::schema::cells_from_batch(batch).unwrap()).collect();
-    let json: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
+    assert!(
+        cellscope(&[
+            "cells",
+            &root,
+            "--format",
+            "arrow",
+            "-o",
+            &arrow_path.to_string_lossy()
+        ])
+        .status
+        .success()
+    );
+    assert!(
+        cellscope(&[
+            "cells",
+            &root,
+            "--format",
+            "json",
+            "-o",
+            &json_path.to_string_lossy()
+        ])
+        .status
+        .success()
+    );
+    let batches =
+        cellscope_model::schema::read_ipc_stream(&std::fs::read(&arrow_path).unwrap()).unwrap();
+    let from_arrow: Vec<_> = batches
+        .iter()
+        .flat_map(|batch| cellscope_model::schema::cells_from_batch(batch).unwrap())
+        .collect();
+    let json: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
     assert_eq!(from_arrow.len(), 2160);
     assert_eq!(json.len(), 2160);
     for (cell, object) in from_arrow.iter().zip(&json) {
@@ -69,10 +104,22 @@ fn arrow_and_json_exports_carry_the_same_cells() {
 fn audit_passes_strict_on_the_demo_data_and_reports_v3_breakdowns() {
     let root = demo_root().to_string_lossy().into_owned();
     let output = cellscope(&["audit", &root, "--strict", "--criterion", "v3"]);
-    assert!(output.status.success(), "{}\n{}", text(&output.stdout), text(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
     let report = text(&output.stdout);
-    assert!(report.contains("request-level failures: none unaccounted for"), "{report}");
-    assert!(report.contains("3,780 rows replaced (were http_400 3,780) · only non-ok rows were replaced"), "{report}");
+    assert!(
+        report.contains("request-level failures: none unaccounted for"),
+        "{report}"
+    );
+    assert!(
+        report
+            .contains("3,780 rows replaced (were http_400 3,780) · only non-ok rows were replaced"),
+        "{report}"
+    );
     let json = cellscope(&["audit", &root, "--json"]);
     let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(value["cells"], 2160);
@@ -84,12 +131,27 @@ fn swapping_the_backup_in_as_master_fails_strict_naming_36_cells_and_3780_rows()
     let dir = tempfile::tempdir().unwrap();
     copy_tree(&demo_root().join("tr164-v3"), dir.path());
     let master = dir.path().join("20260612_212816_266127/metrics.csv");
-    std::fs::copy(dir.path().join("20260612_212816_266127_BACKUP_preRefill/metrics.csv"), &master).unwrap();
+    std::fs::copy(
+        dir.path()
+            .join("20260612_212816_266127_BACKUP_preRefill/metrics.csv"),
+        &master,
+    )
+    .unwrap();
     let output = cellscope(&["audit", &dir.path().to_string_lossy(), "--strict"]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
     let report = text(&output.stdout);
-    assert!(report.contains("not accounted for by a refill or an `all`-scope exclusion: 36 cells, 3,780 rows"), "{report}");
-    let named = report.lines().filter(|line| line.contains("/sglang/mistral-7b/long_prefill_8k/") && line.contains("rows failed")).count();
+    assert!(
+        report.contains(
+            "not accounted for by a refill or an `all`-scope exclusion: 36 cells, 3,780 rows"
+        ),
+        "{report}"
+    );
+    let named = report
+        .lines()
+        .filter(|line| {
+            line.contains("/sglang/mistral-7b/long_prefill_8k/") && line.contains("rows failed")
+        })
+        .count();
     assert_eq!(named, 36);
     assert!(text(&output.stderr).contains("36 cells with 3780 failed rows"));
     // The refill run is still recognised (REFILL_NOTE.md names it) and reported as not spliced.
@@ -100,11 +162,17 @@ fn swapping_the_backup_in_as_master_fails_strict_naming_36_cells_and_3780_rows()
 fn a_missing_or_empty_data_directory_fails_clearly() {
     let missing = cellscope(&["audit", "/nonexistent/cellscope-data"]);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(text(&missing.stderr).contains("data directory /nonexistent/cellscope-data does not exist"));
+    assert!(
+        text(&missing.stderr).contains("data directory /nonexistent/cellscope-data does not exist")
+    );
     let empty = tempfile::tempdir().unwrap();
     let output = cellscope(&["cells", &empty.path().to_string_lossy(), "--format", "csv"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("no run directories under"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("no run directories under"),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 #[test]
@@ -117,7 +185,11 @@ fn nothing_under_the_data_root_is_written() {
             if metadata.is_dir() {
                 entries.extend(listing(&entry.path()));
             }
-            entries.push((entry.path().display().to_string(), metadata.len(), metadata.modified().unwrap()));
+            entries.push((
+                entry.path().display().to_string(),
+                metadata.len(),
+                metadata.modified().unwrap(),
+            ));
         }
         entries.sort();
         entries
@@ -125,6 +197,10 @@ fn nothing_under_the_data_root_is_written() {
     let before = listing(demo_root());
     let root = demo_root().to_string_lossy().into_owned();
     assert!(cellscope(&["audit", &root, "--json"]).status.success());
-    assert!(cellscope(&["cells", &root, "--format", "csv"]).status.success());
+    assert!(
+        cellscope(&["cells", &root, "--format", "csv"])
+            .status
+            .success()
+    );
     assert_eq!(listing(demo_root()), before);
 }

@@ -13,7 +13,10 @@ const VLLM: &str = "20260612_204254_036590";
 const SGLANG: &str = "20260612_212816_266127";
 const REFILL: &str = "20260613_055519_963364";
 
-fn count_by<'a>(cells: impl Iterator<Item = &'a cellscope_model::CellSummary>, key: impl Fn(&cellscope_model::CellSummary) -> String) -> BTreeMap<String, u32> {
+fn count_by<'a>(
+    cells: impl Iterator<Item = &'a cellscope_model::CellSummary>,
+    key: impl Fn(&cellscope_model::CellSummary) -> String,
+) -> BTreeMap<String, u32> {
     let mut counts = BTreeMap::new();
     for cell in cells {
         *counts.entry(key(cell)).or_default() += 1;
@@ -22,13 +25,20 @@ fn count_by<'a>(cells: impl Iterator<Item = &'a cellscope_model::CellSummary>, k
 }
 
 fn map(pairs: &[(&str, u32)]) -> BTreeMap<String, u32> {
-    pairs.iter().map(|(key, value)| (key.to_string(), *value)).collect()
+    pairs
+        .iter()
+        .map(|(key, value)| (key.to_string(), *value))
+        .collect()
 }
 
 #[test]
 fn v1_census_matches_ss1_and_the_7_2_placement() {
     let index = demo_index();
-    let v1: Vec<_> = index.cells.iter().filter(|cell| cell.key.run_id == V1).collect();
+    let v1: Vec<_> = index
+        .cells
+        .iter()
+        .filter(|cell| cell.key.run_id == V1)
+        .collect();
     assert_eq!(v1.len(), 360);
     let real = || v1.iter().copied().filter(|cell| cell.has_data());
     assert_eq!(real().count(), 346);
@@ -38,19 +48,43 @@ fn v1_census_matches_ss1_and_the_7_2_placement() {
     assert_eq!(by_status.get("failed"), None);
     assert_eq!(by_status.get("not_run"), None);
     assert_eq!(v1.iter().map(|cell| cell.skip_rows).sum::<u32>(), 14);
-    assert_eq!(count_by(real(), |cell| cell.key.n.to_string()), map(&[("1", 72), ("2", 72), ("4", 72), ("8", 72), ("16", 58)]));
-    assert_eq!(count_by(real(), |cell| cell.key.phase.clone()), map(&[("scaling", 174), ("ttft", 172)]));
+    assert_eq!(
+        count_by(real(), |cell| cell.key.n.to_string()),
+        map(&[("1", 72), ("2", 72), ("4", 72), ("8", 72), ("16", 58)])
+    );
+    assert_eq!(
+        count_by(real(), |cell| cell.key.phase.clone()),
+        map(&[("scaling", 174), ("ttft", 172)])
+    );
     assert_eq!(
         count_by(real(), |cell| cell.key.workload.clone()),
-        map(&[("short_decode", 90), ("balanced_2k", 88), ("long_decode", 84), ("repeated_prefix", 84)])
+        map(&[
+            ("short_decode", 90),
+            ("balanced_2k", 88),
+            ("long_decode", 84),
+            ("repeated_prefix", 84)
+        ])
     );
     assert_eq!(
         count_by(real(), |cell| cell.key.model.clone()),
-        map(&[("llama3.2-1b", 120), ("qwen2.5-1.5b", 120), ("llama3.2-3b", 106)])
+        map(&[
+            ("llama3.2-1b", 120),
+            ("qwen2.5-1.5b", 120),
+            ("llama3.2-3b", 106)
+        ])
     );
-    let partial = v1.iter().find(|cell| cell.status == CellStatus::Partial).unwrap();
+    let partial = v1
+        .iter()
+        .find(|cell| cell.status == CellStatus::Partial)
+        .unwrap();
     assert_eq!(
-        (partial.key.phase.as_str(), partial.key.model.as_str(), partial.key.workload.as_str(), partial.key.n, partial.key.rep),
+        (
+            partial.key.phase.as_str(),
+            partial.key.model.as_str(),
+            partial.key.workload.as_str(),
+            partial.key.n,
+            partial.key.rep
+        ),
         ("ttft", "llama3.2-3b", "balanced_2k", 16, 0)
     );
     assert!(partial.rows < 192 && partial.expected_rows == Some(192));
@@ -88,23 +122,43 @@ const APPENDIX_D: [(&str, &str, &str, f64, f64); 24] = [
 #[test]
 fn v1_breaks_at_n2_everywhere_with_appendix_d_values() {
     let index = demo_index();
-    let v1_curves = curves(index.cells.iter().filter(|cell| cell.key.run_id == V1), &Inclusion::default());
+    let v1_curves = curves(
+        index.cells.iter().filter(|cell| cell.key.run_id == V1),
+        &Inclusion::default(),
+    );
     assert_eq!(v1_curves.len(), 24);
     for (phase, model, workload, efficiency, p95_multiplier) in APPENDIX_D {
         let curve = v1_curves
             .iter()
-            .find(|curve| curve.series.phase == phase && curve.series.model == model && curve.series.workload == workload)
+            .find(|curve| {
+                curve.series.phase == phase
+                    && curve.series.model == model
+                    && curve.series.workload == workload
+            })
             .unwrap_or_else(|| panic!("no curve for {phase} {model} {workload}"));
-        assert_eq!(curve.breakdown(&Criterion::V1), Some(2), "{phase} {model} {workload}");
+        assert_eq!(
+            curve.breakdown(&Criterion::V1),
+            Some(2),
+            "{phase} {model} {workload}"
+        );
         let at_2 = curve.point(2).unwrap();
         assert_eq!(at_2.cells, 3);
         let measured = at_2.efficiency.unwrap().mean;
-        assert!((measured - efficiency).abs() <= 0.02, "{phase} {model} {workload}: efficiency {measured} vs {efficiency}");
+        assert!(
+            (measured - efficiency).abs() <= 0.02,
+            "{phase} {model} {workload}: efficiency {measured} vs {efficiency}"
+        );
         let measured_p95 = at_2.p95_multiplier.unwrap().mean;
-        assert!((measured_p95 - p95_multiplier).abs() <= 0.05, "{phase} {model} {workload}: p95x {measured_p95} vs {p95_multiplier}");
+        assert!(
+            (measured_p95 - p95_multiplier).abs() <= 0.05,
+            "{phase} {model} {workload}: p95x {measured_p95} vs {p95_multiplier}"
+        );
     }
     // llama3.2-3b long_decode ends in skipped cells at N=16 on both phases.
-    let long_decode = v1_curves.iter().find(|curve| curve.series.model == "llama3.2-3b" && curve.series.workload == "long_decode").unwrap();
+    let long_decode = v1_curves
+        .iter()
+        .find(|curve| curve.series.model == "llama3.2-3b" && curve.series.workload == "long_decode")
+        .unwrap();
     let last = long_decode.point(16).unwrap();
     assert_eq!((last.skipped, last.cells, last.efficiency), (3, 0, None));
 }
@@ -112,13 +166,38 @@ fn v1_breaks_at_n2_everywhere_with_appendix_d_values() {
 #[test]
 fn v3_counts_and_refill_lineage() {
     let index = demo_index();
-    assert_eq!(index.cells.len(), 360 + 900 + 900, "the refill run's cells belong to its master");
+    assert_eq!(
+        index.cells.len(),
+        360 + 900 + 900,
+        "the refill run's cells belong to its master"
+    );
     for run in [VLLM, SGLANG] {
-        let cells: Vec<_> = index.cells.iter().filter(|cell| cell.key.run_id == run).collect();
+        let cells: Vec<_> = index
+            .cells
+            .iter()
+            .filter(|cell| cell.key.run_id == run)
+            .collect();
         assert_eq!(cells.len(), 900, "{run}");
-        assert_eq!(cells.iter().map(|cell| u64::from(cell.ok_rows)).sum::<u64>(), 94_500, "{run}");
-        assert_eq!(cells.iter().map(|cell| u64::from(cell.failed_rows)).sum::<u64>(), 0, "{run}");
-        assert!(cells.iter().all(|cell| cell.status == CellStatus::Clean), "{run}");
+        assert_eq!(
+            cells
+                .iter()
+                .map(|cell| u64::from(cell.ok_rows))
+                .sum::<u64>(),
+            94_500,
+            "{run}"
+        );
+        assert_eq!(
+            cells
+                .iter()
+                .map(|cell| u64::from(cell.failed_rows))
+                .sum::<u64>(),
+            0,
+            "{run}"
+        );
+        assert!(
+            cells.iter().all(|cell| cell.status == CellStatus::Clean),
+            "{run}"
+        );
     }
     let refilled: Vec<_> = index.cells.iter().filter(|cell| cell.refilled).collect();
     assert_eq!(refilled.len(), 36);
@@ -140,11 +219,27 @@ fn v3_counts_and_refill_lineage() {
     assert_eq!(diff.problem_count, 0);
     assert_eq!(diff.replacement_run_ids.get(REFILL), Some(&3_780));
     assert_eq!(master.refill.as_ref().unwrap().refilled_cells, 36);
-    assert!(index.warnings.iter().all(|warning| warning.severity != cellscope::index::warning::Severity::Error), "{:#?}", index.warnings);
+    assert!(
+        index
+            .warnings
+            .iter()
+            .all(|warning| warning.severity != cellscope::index::warning::Severity::Error),
+        "{:#?}",
+        index.warnings
+    );
     // Hashes are there for every metrics.csv.
-    assert!(index.runs.iter().all(|run| run.metrics.md5.as_ref().is_some_and(|md5| md5.len() == 32)));
+    assert!(
+        index
+            .runs
+            .iter()
+            .all(|run| run.metrics.md5.as_ref().is_some_and(|md5| md5.len() == 32))
+    );
     // The comparison exclusion matches the Mistral × long_prefill_8k cells of both backends.
-    let excluded = index.cells.iter().filter(|cell| cell.excluded == ["mistral-long-prefill-tokenizer"]).count();
+    let excluded = index
+        .cells
+        .iter()
+        .filter(|cell| cell.excluded == ["mistral-long-prefill-tokenizer"])
+        .count();
     assert_eq!(excluded, 72);
 }
 
@@ -165,12 +260,17 @@ fn v3_per_model_n32_efficiency_matches_the_published_table() {
             let values: Vec<f64> = index
                 .cells
                 .iter()
-                .filter(|cell| cell.key.run_id == run && cell.key.model == model && cell.key.n == 32)
+                .filter(|cell| {
+                    cell.key.run_id == run && cell.key.model == model && cell.key.n == 32
+                })
                 .filter_map(|cell| cell.efficiency)
                 .collect();
             assert_eq!(values.len(), 30, "5 workloads × 3 reps × 2 phases");
             let mean = values.iter().sum::<f64>() / values.len() as f64;
-            assert!((mean - published).abs() <= 0.01, "{run} {model}: {mean:.4} vs {published}");
+            assert!(
+                (mean - published).abs() <= 0.01,
+                "{run} {model}: {mean:.4} vs {published}"
+            );
         }
     }
 }
@@ -207,16 +307,31 @@ const FIRST_N_BELOW: [(&str, &str, Option<u32>, Option<u32>); 25] = [
 #[test]
 fn v3_first_n_below_065_equals_the_published_50_cell_table_in_both_phases() {
     let index = demo_index();
-    let v3_curves = curves(index.cells.iter().filter(|cell| cell.key.run_id == VLLM || cell.key.run_id == SGLANG), &Inclusion::default());
+    let v3_curves = curves(
+        index
+            .cells
+            .iter()
+            .filter(|cell| cell.key.run_id == VLLM || cell.key.run_id == SGLANG),
+        &Inclusion::default(),
+    );
     assert_eq!(v3_curves.len(), 2 * 25 * 2);
     for (model, workload, vllm, sglang) in FIRST_N_BELOW {
         for (run, published) in [(VLLM, vllm), (SGLANG, sglang)] {
             for phase in ["scaling", "ttft"] {
                 let curve = v3_curves
                     .iter()
-                    .find(|curve| curve.series.run_id == run && curve.series.phase == phase && curve.series.model == model && curve.series.workload == workload)
+                    .find(|curve| {
+                        curve.series.run_id == run
+                            && curve.series.phase == phase
+                            && curve.series.model == model
+                            && curve.series.workload == workload
+                    })
                     .unwrap();
-                assert_eq!(curve.breakdown(&Criterion::V3), published, "{run} {phase} {model} {workload}");
+                assert_eq!(
+                    curve.breakdown(&Criterion::V3),
+                    published,
+                    "{run} {phase} {model} {workload}"
+                );
             }
         }
     }
@@ -239,11 +354,16 @@ fn v3_workload_n32_means_match_the_published_table() {
             let values: Vec<f64> = index
                 .cells
                 .iter()
-                .filter(|cell| cell.key.run_id == run && cell.key.workload == workload && cell.key.n == 32)
+                .filter(|cell| {
+                    cell.key.run_id == run && cell.key.workload == workload && cell.key.n == 32
+                })
                 .filter_map(|cell| cell.efficiency)
                 .collect();
             let mean = values.iter().sum::<f64>() / values.len() as f64;
-            assert!((mean - published).abs() <= 0.01, "{run} {workload}: {mean:.4} vs {published}");
+            assert!(
+                (mean - published).abs() <= 0.01,
+                "{run} {workload}: {mean:.4} vs {published}"
+            );
         }
     }
 }

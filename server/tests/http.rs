@@ -32,10 +32,13 @@ struct Reply {
 
 impl Reply {
     fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&self.body)))
     }
     fn header(&self, name: &str) -> &str {
-        self.headers.get(name).map_or("", |value| value.to_str().unwrap())
+        self.headers
+            .get(name)
+            .map_or("", |value| value.to_str().unwrap())
     }
 }
 
@@ -49,11 +52,24 @@ async fn get_with(uri: &str, headers: &[(&str, &str)]) -> Reply {
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let response = app.oneshot(request.body(Body::empty()).unwrap()).await.unwrap();
+    let response = app
+        .oneshot(request.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
     let status = response.status();
     let headers = response.headers().clone();
-    let body = response.into_body().collect().await.unwrap().to_bytes().to_vec();
-    Reply { status, headers, body }
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes()
+        .to_vec();
+    Reply {
+        status,
+        headers,
+        body,
+    }
 }
 
 fn cells_from_arrow(bytes: &[u8]) -> Vec<cellscope_model::CellSummary> {
@@ -76,13 +92,27 @@ async fn index_lists_runs_dimensions_and_snapshot() {
     let snapshot = json["snapshot"].as_str().unwrap();
     assert_eq!(snapshot.len(), 16);
     assert_eq!(reply.header("etag"), format!("W/\"{snapshot}\""));
-    let backends: Vec<&str> = json["dimensions"]["backend"].as_array().unwrap().iter().map(|v| v["value"].as_str().unwrap()).collect();
+    let backends: Vec<&str> = json["dimensions"]["backend"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].as_str().unwrap())
+        .collect();
     assert_eq!(backends, ["pytorch_direct", "sglang", "vllm"]);
-    let ns: Vec<u64> = json["dimensions"]["n"].as_array().unwrap().iter().map(|v| v["value"].as_u64().unwrap()).collect();
+    let ns: Vec<u64> = json["dimensions"]["n"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].as_u64().unwrap())
+        .collect();
     assert_eq!(ns, [1, 2, 4, 8, 16, 32]);
     assert_eq!(json["exclusions"][0]["matched_cells"], 72);
     // Conditional request: same snapshot → 304 without a body.
-    let again = get_with("/api/index", &[("if-none-match", &format!("W/\"{snapshot}\""))]).await;
+    let again = get_with(
+        "/api/index",
+        &[("if-none-match", &format!("W/\"{snapshot}\""))],
+    )
+    .await;
     assert_eq!(again.status, StatusCode::NOT_MODIFIED);
     assert!(again.body.is_empty());
     let stale = get_with("/api/index", &[("if-none-match", "W/\"0000000000000000\"")]).await;
@@ -93,7 +123,10 @@ async fn index_lists_runs_dimensions_and_snapshot() {
 async fn cells_arrow_body_matches_the_cli_export() {
     let reply = get("/api/cells").await;
     assert_eq!(reply.status, StatusCode::OK);
-    assert_eq!(reply.header("content-type"), "application/vnd.apache.arrow.stream");
+    assert_eq!(
+        reply.header("content-type"),
+        "application/vnd.apache.arrow.stream"
+    );
     let served = cells_from_arrow(&reply.body);
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
         .args(["cells", &demo_root().to_string_lossy(), "--format", "arrow"])
@@ -116,25 +149,72 @@ async fn cells_filters_by_any_dimension_in_every_format() {
     assert_eq!(csv.header("content-type"), "text/csv; charset=utf-8");
     let text = String::from_utf8(csv.body).unwrap();
     assert_eq!(text.lines().count(), 1 + 5 * 5 * 3 * 2);
-    let json = get("/api/cells?run=20260531_120428_552237&status=skipped&format=json").await.json();
+    let json = get("/api/cells?run=20260531_120428_552237&status=skipped&format=json")
+        .await
+        .json();
     assert_eq!(json.as_array().unwrap().len(), 14);
-    assert!(json.as_array().unwrap().iter().all(|cell| cell["status"] == "skipped" && cell["efficiency"].is_null()));
+    assert!(
+        json.as_array()
+            .unwrap()
+            .iter()
+            .all(|cell| cell["status"] == "skipped" && cell["efficiency"].is_null())
+    );
 }
 
 #[tokio::test]
 async fn bad_parameters_get_json_errors() {
     for (uri, status, code) in [
         ("/api/cells?n=abc", StatusCode::BAD_REQUEST, "bad_parameter"),
-        ("/api/cells?colour=red", StatusCode::BAD_REQUEST, "unknown_parameter"),
-        ("/api/cells?format=xml", StatusCode::BAD_REQUEST, "bad_parameter"),
-        ("/api/cells?status=broken", StatusCode::BAD_REQUEST, "bad_parameter"),
-        ("/api/index?format=csv", StatusCode::BAD_REQUEST, "bad_parameter"),
-        ("/api/index?x=1", StatusCode::BAD_REQUEST, "unknown_parameter"),
-        ("/api/provenance?format=arrow", StatusCode::BAD_REQUEST, "bad_parameter"),
-        ("/api/requests?run=20260531_120428_552237", StatusCode::BAD_REQUEST, "missing_parameter"),
-        ("/api/requests?run=x&phase=scaling&model=m&workload=w&n=1&rep=0", StatusCode::NOT_FOUND, "unknown_cell"),
-        ("/api/requests?run=20260531_120428_552237&phase=scaling&model=llama3.2-1b&workload=short_decode&n=one&rep=0", StatusCode::BAD_REQUEST, "bad_parameter"),
-        ("/api/requests?run=20260531_120428_552237&phase=scaling&model=llama3.2-1b&workload=short_decode&n=1,2&rep=0", StatusCode::BAD_REQUEST, "bad_parameter"),
+        (
+            "/api/cells?colour=red",
+            StatusCode::BAD_REQUEST,
+            "unknown_parameter",
+        ),
+        (
+            "/api/cells?format=xml",
+            StatusCode::BAD_REQUEST,
+            "bad_parameter",
+        ),
+        (
+            "/api/cells?status=broken",
+            StatusCode::BAD_REQUEST,
+            "bad_parameter",
+        ),
+        (
+            "/api/index?format=csv",
+            StatusCode::BAD_REQUEST,
+            "bad_parameter",
+        ),
+        (
+            "/api/index?x=1",
+            StatusCode::BAD_REQUEST,
+            "unknown_parameter",
+        ),
+        (
+            "/api/provenance?format=arrow",
+            StatusCode::BAD_REQUEST,
+            "bad_parameter",
+        ),
+        (
+            "/api/requests?run=20260531_120428_552237",
+            StatusCode::BAD_REQUEST,
+            "missing_parameter",
+        ),
+        (
+            "/api/requests?run=x&phase=scaling&model=m&workload=w&n=1&rep=0",
+            StatusCode::NOT_FOUND,
+            "unknown_cell",
+        ),
+        (
+            "/api/requests?run=20260531_120428_552237&phase=scaling&model=llama3.2-1b&workload=short_decode&n=one&rep=0",
+            StatusCode::BAD_REQUEST,
+            "bad_parameter",
+        ),
+        (
+            "/api/requests?run=20260531_120428_552237&phase=scaling&model=llama3.2-1b&workload=short_decode&n=1,2&rep=0",
+            StatusCode::BAD_REQUEST,
+            "bad_parameter",
+        ),
         ("/api/nothing", StatusCode::NOT_FOUND, "unknown_route"),
         ("/api", StatusCode::NOT_FOUND, "unknown_route"),
     ] {
@@ -142,7 +222,12 @@ async fn bad_parameters_get_json_errors() {
         assert_eq!(reply.status, status, "{uri}");
         let json = reply.json();
         assert_eq!(json["error"]["code"], code, "{uri}: {json}");
-        assert!(json["error"]["message"].as_str().is_some_and(|message| !message.is_empty()), "{uri}");
+        assert!(
+            json["error"]["message"]
+                .as_str()
+                .is_some_and(|message| !message.is_empty()),
+            "{uri}"
+        );
     }
 }
 
@@ -150,21 +235,46 @@ async fn bad_parameters_get_json_errors() {
 async fn requests_of_a_refilled_cell_show_both_lineages() {
     let uri = "/api/requests?run=20260612_212816_266127&phase=scaling&model=mistral-7b&workload=long_prefill_8k&n=32&rep=1";
     let reply = get(uri).await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", String::from_utf8_lossy(&reply.body));
+    assert_eq!(
+        reply.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
     let batches = cellscope_model::schema::read_ipc_stream(&reply.body).unwrap();
-    let rows: Vec<_> = batches.iter().flat_map(|batch| cellscope_model::requests::requests_from_batch(batch).unwrap()).collect();
+    let rows: Vec<_> = batches
+        .iter()
+        .flat_map(|batch| cellscope_model::requests::requests_from_batch(batch).unwrap())
+        .collect();
     use cellscope_model::requests::Lineage;
-    let current: Vec<_> = rows.iter().filter(|row| row.lineage == Lineage::Current).collect();
-    let replaced: Vec<_> = rows.iter().filter(|row| row.lineage == Lineage::Replaced).collect();
+    let current: Vec<_> = rows
+        .iter()
+        .filter(|row| row.lineage == Lineage::Current)
+        .collect();
+    let replaced: Vec<_> = rows
+        .iter()
+        .filter(|row| row.lineage == Lineage::Replaced)
+        .collect();
     assert_eq!((current.len(), replaced.len()), (320, 320));
-    assert!(current.iter().all(|row| row.status == "ok" && row.source_run_id == "20260613_055519_963364"));
-    assert!(replaced.iter().all(|row| row.status == "http_400" && row.source_run_id == "20260612_212816_266127"));
+    assert!(
+        current
+            .iter()
+            .all(|row| row.status == "ok" && row.source_run_id == "20260613_055519_963364")
+    );
+    assert!(
+        replaced
+            .iter()
+            .all(|row| row.status == "http_400" && row.source_run_id == "20260612_212816_266127")
+    );
     // The p95 of the current rows is the cell's p95 in /api/cells.
     let mut walls: Vec<f64> = current.iter().filter_map(|row| row.wall_ms).collect();
     walls.sort_by(f64::total_cmp);
     let cells = cells_from_arrow(&get("/api/cells?run=20260612_212816_266127&phase=scaling&model=mistral-7b&workload=long_prefill_8k&n=32&rep=1").await.body);
     assert_eq!(cells.len(), 1);
-    assert_eq!(cellscope_model::quantile_linear(&walls, 0.95), cells[0].stats.p95_wall_ms);
+    assert_eq!(
+        cellscope_model::quantile_linear(&walls, 0.95),
+        cells[0].stats.p95_wall_ms
+    );
     let csv = get(&format!("{uri}&format=csv")).await;
     assert_eq!(String::from_utf8(csv.body).unwrap().lines().count(), 641);
     // A skipped V1 cell has exactly its sentinel row.
@@ -182,7 +292,10 @@ async fn provenance_has_skips_refill_note_exclusions_and_histories() {
     assert_eq!(refill["refilled_cells"], 36);
     let html = refill["note_html"].as_str().unwrap();
     assert!(html.contains("20260613_055519_963364") && !html.contains("<script"));
-    assert_eq!(json["exclusions"][0]["matched"].as_array().unwrap().len(), 72);
+    assert_eq!(
+        json["exclusions"][0]["matched"].as_array().unwrap().len(),
+        72
+    );
     assert!(json["manifest_histories"].as_array().unwrap().len() >= 360);
 }
 
@@ -196,7 +309,10 @@ async fn static_app_routes_fall_back_to_the_page_and_assets_404() {
     assert_eq!(route.body, page.body);
     assert_eq!(get("/missing.js").await.status, StatusCode::NOT_FOUND);
     let csp = page.header("content-security-policy");
-    assert!(csp.contains("default-src 'self'") && csp.contains("'wasm-unsafe-eval'"), "{csp}");
+    assert!(
+        csp.contains("default-src 'self'") && csp.contains("'wasm-unsafe-eval'"),
+        "{csp}"
+    );
     assert_eq!(page.header("x-content-type-options"), "nosniff");
     assert_eq!(page.header("referrer-policy"), "no-referrer");
 }
@@ -207,17 +323,36 @@ async fn responses_are_compressed_when_asked() {
         let reply = get_with("/api/cells?format=csv", &[("accept-encoding", encoding)]).await;
         assert_eq!(reply.header("content-encoding"), encoding);
     }
-    assert_eq!(get("/api/cells?format=csv").await.header("content-encoding"), "");
+    assert_eq!(
+        get("/api/cells?format=csv")
+            .await
+            .header("content-encoding"),
+        ""
+    );
 }
 
 #[tokio::test]
 async fn cors_is_off_by_default_and_allows_one_origin_when_asked() {
     let reply = get_with("/api/index", &[("origin", "https://example.org")]).await;
     assert_eq!(reply.header("access-control-allow-origin"), "");
-    let app = router(demo_store(), &HttpOptions { cors_origin: Some("https://example.org".into()) }).unwrap();
+    let app = router(
+        demo_store(),
+        &HttpOptions {
+            cors_origin: Some("https://example.org".into()),
+        },
+    )
+    .unwrap();
     let response = app
-        .oneshot(Request::get("/api/index").header("origin", "https://example.org").body(Body::empty()).unwrap())
+        .oneshot(
+            Request::get("/api/index")
+                .header("origin", "https://example.org")
+                .body(Body::empty())
+                .unwrap(),
+        )
         .await
         .unwrap();
-    assert_eq!(response.headers()["access-control-allow-origin"], "https://example.org");
+    assert_eq!(
+        response.headers()["access-control-allow-origin"],
+        "https://example.org"
+    );
 }

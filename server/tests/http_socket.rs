@@ -48,20 +48,38 @@ async fn start(root: &Path) -> Server {
         .await
         .unwrap();
     });
-    Server { addr, store, _watching: watching, stop: Some(stop) }
+    Server {
+        addr,
+        store,
+        _watching: watching,
+        stop: Some(stop),
+    }
 }
 
 /// A raw HTTP/1.1 GET, so request targets reach the server exactly as written (no client-side normalisation).
 async fn raw_get(addr: SocketAddr, target: &str) -> (u16, Vec<u8>) {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
+    try_raw_get(addr, target)
+        .await
+        .unwrap_or_else(|error| panic!("GET {target}: {error}"))
+}
+
+/// Status 0 stands for "no complete response".
+async fn try_raw_get(addr: SocketAddr, target: &str) -> std::io::Result<(u16, Vec<u8>)> {
+    let mut stream = TcpStream::connect(addr).await?;
     let request = format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
+    stream.write_all(request.as_bytes()).await?;
     let mut response = Vec::new();
-    stream.read_to_end(&mut response).await.unwrap();
-    let split = response.windows(4).position(|window| window == b"\r\n\r\n").expect("a complete response head");
+    stream.read_to_end(&mut response).await?;
+    let Some(split) = response.windows(4).position(|window| window == b"\r\n\r\n") else {
+        return Ok((0, response));
+    };
     let head = String::from_utf8_lossy(&response[..split]).into_owned();
-    let status = head.split_whitespace().nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
-    (status, response[split + 4..].to_vec())
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    Ok((status, response[split + 4..].to_vec()))
 }
 
 async fn snapshot_id(addr: SocketAddr) -> String {
@@ -77,7 +95,11 @@ fn checksum(root: &Path) -> String {
     fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.is_dir() && !path.is_symlink() { walk(&path, files) } else { files.push(path) }
+            if path.is_dir() && !path.is_symlink() {
+                walk(&path, files)
+            } else {
+                files.push(path)
+            }
         }
     }
     walk(root, &mut files);
@@ -106,13 +128,21 @@ async fn a_new_run_appears_with_a_new_snapshot_and_an_event_while_polling_never_
 
     // Subscribe to events: the first one carries the current snapshot.
     let mut events = TcpStream::connect(server.addr).await.unwrap();
-    events.write_all(b"GET /api/events HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n").await.unwrap();
+    events
+        .write_all(
+            b"GET /api/events HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n",
+        )
+        .await
+        .unwrap();
     let mut events = BufReader::new(events);
     let mut next_snapshot_event = async move || -> String {
         let mut line = String::new();
         loop {
             line.clear();
-            assert!(events.read_line(&mut line).await.unwrap() > 0, "event stream closed");
+            assert!(
+                events.read_line(&mut line).await.unwrap() > 0,
+                "event stream closed"
+            );
             if let Some(data) = line.trim_end().strip_prefix("data:") {
                 return data.trim().to_string();
             }
@@ -124,12 +154,15 @@ async fn a_new_run_appears_with_a_new_snapshot_and_an_event_while_polling_never_
     let stop = Arc::new(AtomicBool::new(false));
     let (polls, failures) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let poller = {
-        let (stop, polls, failures, addr) = (stop.clone(), polls.clone(), failures.clone(), server.addr);
+        let (stop, polls, failures, addr) =
+            (stop.clone(), polls.clone(), failures.clone(), server.addr);
         tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {
-                let (status, body) = raw_get(addr, "/api/cells").await;
-                let decoded = cellscope_model::schema::read_ipc_stream(&body);
-                if status != 200 || decoded.is_err() {
+                let reply = try_raw_get(addr, "/api/cells").await;
+                let ok = reply.is_ok_and(|(status, body)| {
+                    status == 200 && cellscope_model::schema::read_ipc_stream(&body).is_ok()
+                });
+                if !ok {
                     failures.fetch_add(1, Ordering::Relaxed);
                 }
                 polls.fetch_add(1, Ordering::Relaxed);
@@ -138,12 +171,28 @@ async fn a_new_run_appears_with_a_new_snapshot_and_an_event_while_polling_never_
     };
 
     // A new run directory lands.
-    let good = std::fs::read_to_string(fixtures().join("good/20260101_000000_000001/metrics.csv")).unwrap();
+    let good = std::fs::read_to_string(fixtures().join("good/20260101_000000_000001/metrics.csv"))
+        .unwrap();
     let new_run = root.path().join("20260301_000000_000099");
     std::fs::create_dir_all(&new_run).unwrap();
-    std::fs::write(new_run.join("metrics.csv"), good.replace("20260101_000000_000001", "20260301_000000_000099")).unwrap();
+    std::fs::write(
+        new_run.join("metrics.csv"),
+        good.replace("20260101_000000_000001", "20260301_000000_000099"),
+    )
+    .unwrap();
 
-    let announced = tokio::time::timeout(Duration::from_secs(20), next_snapshot_event()).await.expect("an SSE event within 20 s");
+    // The watcher may catch the file half-written (that snapshot serves what is complete and warns); wait for
+    // the announcement of the snapshot that has the new run's cells.
+    let announced = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let id = next_snapshot_event().await;
+            if server.store.load().index.cells.len() == 8 {
+                return id;
+            }
+        }
+    })
+    .await
+    .expect("an SSE event for the new run within 20 s");
     assert_ne!(announced, before);
     let after = snapshot_id(server.addr).await;
     assert_eq!(after, announced);
@@ -154,7 +203,11 @@ async fn a_new_run_appears_with_a_new_snapshot_and_an_event_while_polling_never_
     stop.store(true, Ordering::Relaxed);
     poller.await.unwrap();
     assert!(polls.load(Ordering::Relaxed) > 10, "the poller ran");
-    assert_eq!(failures.load(Ordering::Relaxed), 0, "no request failed during the swap");
+    assert_eq!(
+        failures.load(Ordering::Relaxed),
+        0,
+        "no request failed during the swap"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -163,8 +216,14 @@ async fn path_escapes_get_400_or_404_and_read_nothing_outside_the_root() {
     let outside = tempfile::tempdir().unwrap();
     let secret_run = outside.path().join("20260909_000000_000666");
     std::fs::create_dir_all(&secret_run).unwrap();
-    let good = std::fs::read_to_string(fixtures().join("good/20260101_000000_000001/metrics.csv")).unwrap();
-    std::fs::write(secret_run.join("metrics.csv"), good.replace("20260101_000000_000001", "20260909_000000_000666").replace("llama3.2-1b", "secret-model")).unwrap();
+    let good = std::fs::read_to_string(fixtures().join("good/20260101_000000_000001/metrics.csv"))
+        .unwrap();
+    std::fs::write(
+        secret_run.join("metrics.csv"),
+        good.replace("20260101_000000_000001", "20260909_000000_000666")
+            .replace("llama3.2-1b", "secret-model"),
+    )
+    .unwrap();
     std::fs::write(outside.path().join("secret.txt"), "TOP-SECRET").unwrap();
 
     let root = tempfile::tempdir().unwrap();
@@ -173,13 +232,21 @@ async fn path_escapes_get_400_or_404_and_read_nothing_outside_the_root() {
     std::os::unix::fs::symlink(outside.path(), root.path().join("escape-dir")).unwrap();
     let linked_run = root.path().join("20260910_000000_000667");
     std::fs::create_dir_all(&linked_run).unwrap();
-    std::os::unix::fs::symlink(secret_run.join("metrics.csv"), linked_run.join("metrics.csv")).unwrap();
+    std::os::unix::fs::symlink(
+        secret_run.join("metrics.csv"),
+        linked_run.join("metrics.csv"),
+    )
+    .unwrap();
     let before = checksum(root.path());
     let outside_before = checksum(outside.path());
 
     let server = start(root.path()).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let secret = outside.path().join("secret.txt").to_string_lossy().into_owned();
+    let secret = outside
+        .path()
+        .join("secret.txt")
+        .to_string_lossy()
+        .into_owned();
     let cell = "phase=scaling&model=secret-model&workload=short_decode&n=1&rep=0";
     let attempts = [
         "/../../../../etc/passwd".to_string(),
@@ -205,14 +272,35 @@ async fn path_escapes_get_400_or_404_and_read_nothing_outside_the_root() {
         let text = String::from_utf8_lossy(&body);
         let is_empty_table = target.starts_with("/api/cells")
             && status == 200
-            && cellscope_model::schema::read_ipc_stream(&body).is_ok_and(|batches| batches.iter().all(|b| b.num_rows() == 0));
-        assert!(status == 400 || status == 404 || is_empty_table, "{target}: status {status}: {text}");
-        assert!(!text.contains("TOP-SECRET") && !text.contains("root:x:") && !text.contains("secret-model"), "{target} leaked: {text}");
+            && cellscope_model::schema::read_ipc_stream(&body)
+                .is_ok_and(|batches| batches.iter().all(|b| b.num_rows() == 0));
+        assert!(
+            status == 400 || status == 404 || is_empty_table,
+            "{target}: status {status}: {text}"
+        );
+        assert!(
+            !text.contains("TOP-SECRET")
+                && !text.contains("root:x:")
+                && !text.contains("secret-model"),
+            "{target} leaked: {text}"
+        );
     }
     let snapshot = server.store.load();
-    assert!(snapshot.index.run("20260909_000000_000666").is_none(), "a run reached through a symlink was indexed");
-    assert!(snapshot.index.run("20260910_000000_000667").is_none(), "a symlinked metrics.csv was read");
-    assert!(snapshot.index.warnings.iter().any(|warning| warning.kind == "symlink_ignored"));
+    assert!(
+        snapshot.index.run("20260909_000000_000666").is_none(),
+        "a run reached through a symlink was indexed"
+    );
+    assert!(
+        snapshot.index.run("20260910_000000_000667").is_none(),
+        "a symlinked metrics.csv was read"
+    );
+    assert!(
+        snapshot
+            .index
+            .warnings
+            .iter()
+            .any(|warning| warning.kind == "symlink_ignored")
+    );
     drop(server);
     assert_eq!(checksum(root.path()), before, "the data root changed");
     assert_eq!(checksum(outside.path()), outside_before);

@@ -31,7 +31,8 @@ fn media_type(format: Format) -> &'static str {
 
 /// `W/"<snapshot>"`: a response is a function of the snapshot and the URL, so the snapshot id validates it.
 fn etag(snapshot: &Snapshot) -> HeaderValue {
-    HeaderValue::from_str(&format!("W/\"{}\"", snapshot.id)).unwrap_or_else(|_| HeaderValue::from_static("W/\"\""))
+    HeaderValue::from_str(&format!("W/\"{}\"", snapshot.id))
+        .unwrap_or_else(|_| HeaderValue::from_static("W/\"\""))
 }
 
 fn not_modified(headers: &HeaderMap, snapshot: &Snapshot) -> Option<Response> {
@@ -43,10 +44,19 @@ fn not_modified(headers: &HeaderMap, snapshot: &Snapshot) -> Option<Response> {
         .flat_map(|value| value.split(','))
         .any(|candidate| {
             let candidate = candidate.trim();
-            candidate == "*" || candidate.trim_start_matches("W/") == tag.to_str().unwrap_or("").trim_start_matches("W/")
+            candidate == "*"
+                || candidate.trim_start_matches("W/")
+                    == tag.to_str().unwrap_or("").trim_start_matches("W/")
         });
     matches.then(|| {
-        (StatusCode::NOT_MODIFIED, [(ETAG, tag), (CACHE_CONTROL, HeaderValue::from_static("no-cache"))]).into_response()
+        (
+            StatusCode::NOT_MODIFIED,
+            [
+                (ETAG, tag),
+                (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            ],
+        )
+            .into_response()
     })
 }
 
@@ -56,7 +66,11 @@ fn respond(snapshot: &Snapshot, content_type: &'static str, body: impl Into<Body
             (CONTENT_TYPE, HeaderValue::from_static(content_type)),
             (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
             (ETAG, etag(snapshot)),
-            (axum::http::HeaderName::from_static("x-cellscope-snapshot"), HeaderValue::from_str(&snapshot.id).unwrap_or_else(|_| HeaderValue::from_static(""))),
+            (
+                axum::http::HeaderName::from_static("x-cellscope-snapshot"),
+                HeaderValue::from_str(&snapshot.id)
+                    .unwrap_or_else(|_| HeaderValue::from_static("")),
+            ),
         ],
         body.into(),
     )
@@ -70,37 +84,66 @@ struct Parsed {
 }
 
 fn parse(params: &[(String, String)], accepted: &[&str]) -> Result<Parsed, ApiError> {
-    let mut parsed = Parsed { format: None, values: BTreeMap::new() };
+    let mut parsed = Parsed {
+        format: None,
+        values: BTreeMap::new(),
+    };
     for (name, value) in params {
         if name == "format" {
-            parsed.format = Some(value.parse().map_err(|message: String| ApiError::bad_request("bad_parameter", message))?);
+            parsed.format = Some(
+                value
+                    .parse()
+                    .map_err(|message: String| ApiError::bad_request("bad_parameter", message))?,
+            );
             continue;
         }
         if !accepted.contains(&name.as_str()) {
             return Err(ApiError::bad_request(
                 "unknown_parameter",
-                format!("unknown query parameter `{name}`; accepted: format, {}", accepted.join(", ")),
+                format!(
+                    "unknown query parameter `{name}`; accepted: format, {}",
+                    accepted.join(", ")
+                ),
             ));
         }
         let entry = parsed.values.entry(name.clone()).or_default();
-        entry.extend(value.split(',').map(str::trim).filter(|part| !part.is_empty()).map(str::to_string));
+        entry.extend(
+            value
+                .split(',')
+                .map(str::trim)
+                .filter(|part| !part.is_empty())
+                .map(str::to_string),
+        );
     }
     Ok(parsed)
 }
 
-const DIMENSIONS: [&str; 8] = ["run", "suite", "phase", "backend", "model", "workload", "n", "rep"];
+const DIMENSIONS: [&str; 8] = [
+    "run", "suite", "phase", "backend", "model", "workload", "n", "rep",
+];
 
 /// `GET /api/index`
-pub async fn index(State(store): State<Arc<Store>>, headers: HeaderMap, Query(params): Params) -> Result<Response, ApiError> {
+pub async fn index(
+    State(store): State<Arc<Store>>,
+    headers: HeaderMap,
+    Query(params): Params,
+) -> Result<Response, ApiError> {
     let parsed = parse(&params, &[])?;
     if matches!(parsed.format, Some(Format::Csv | Format::Arrow)) {
-        return Err(ApiError::bad_request("bad_parameter", "/api/index is JSON only (format=json)"));
+        return Err(ApiError::bad_request(
+            "bad_parameter",
+            "/api/index is JSON only (format=json)",
+        ));
     }
     let snapshot = store.load();
     if let Some(response) = not_modified(&headers, &snapshot) {
         return Ok(response);
     }
-    Ok(respond(&snapshot, "application/json", snapshot.index_json.clone()))
+    Ok(respond(
+        &snapshot,
+        "application/json",
+        snapshot.index_json.clone(),
+    ))
 }
 
 fn cell_filter(parsed: &Parsed) -> Result<impl Fn(&CellSummary) -> bool, ApiError> {
@@ -120,7 +163,9 @@ fn cell_filter(parsed: &Parsed) -> Result<impl Fn(&CellSummary) -> bool, ApiErro
             statuses = Some(set);
             continue;
         }
-        let dimension = Dimension::parse(name).ok_or_else(|| ApiError::bad_request("unknown_parameter", format!("unknown dimension `{name}`")))?;
+        let dimension = Dimension::parse(name).ok_or_else(|| {
+            ApiError::bad_request("unknown_parameter", format!("unknown dimension `{name}`"))
+        })?;
         if matches!(dimension, Dimension::N | Dimension::Rep) {
             for value in values {
                 if value.parse::<u32>().is_err() {
@@ -134,16 +179,24 @@ fn cell_filter(parsed: &Parsed) -> Result<impl Fn(&CellSummary) -> bool, ApiErro
         filters.push((dimension, values.iter().cloned().collect()));
     }
     Ok(move |cell: &CellSummary| {
-        statuses.as_ref().is_none_or(|set| set.contains(&cell.status))
+        statuses
+            .as_ref()
+            .is_none_or(|set| set.contains(&cell.status))
             && filters.iter().all(|(dimension, accepted)| {
                 let value = cell.key.value(*dimension);
-                accepted.iter().any(|candidate| value.matches_text(candidate))
+                accepted
+                    .iter()
+                    .any(|candidate| value.matches_text(candidate))
             })
     })
 }
 
 /// `GET /api/cells`
-pub async fn cells(State(store): State<Arc<Store>>, headers: HeaderMap, Query(params): Params) -> Result<Response, ApiError> {
+pub async fn cells(
+    State(store): State<Arc<Store>>,
+    headers: HeaderMap,
+    Query(params): Params,
+) -> Result<Response, ApiError> {
     let mut accepted = DIMENSIONS.to_vec();
     accepted.push("status");
     let parsed = parse(&params, &accepted)?;
@@ -154,10 +207,21 @@ pub async fn cells(State(store): State<Arc<Store>>, headers: HeaderMap, Query(pa
         return Ok(response);
     }
     if parsed.values.is_empty() && format == Format::Arrow {
-        return Ok(respond(&snapshot, media_type(format), snapshot.cells_arrow.clone()));
+        return Ok(respond(
+            &snapshot,
+            media_type(format),
+            snapshot.cells_arrow.clone(),
+        ));
     }
-    let selected: Vec<CellSummary> = snapshot.index.cells.iter().filter(|cell| filter(cell)).cloned().collect();
-    let body = export::encode(&selected, format).map_err(|error| ApiError::Internal(error.to_string()))?;
+    let selected: Vec<CellSummary> = snapshot
+        .index
+        .cells
+        .iter()
+        .filter(|cell| filter(cell))
+        .cloned()
+        .collect();
+    let body =
+        export::encode(&selected, format).map_err(|error| ApiError::Internal(error.to_string()))?;
     Ok(respond(&snapshot, media_type(format), body))
 }
 
@@ -165,7 +229,10 @@ fn one<'a>(parsed: &'a Parsed, name: &str) -> Result<Option<&'a str>, ApiError> 
     match parsed.values.get(name).map(Vec::as_slice) {
         None | Some([]) => Ok(None),
         Some([value]) => Ok(Some(value.as_str())),
-        Some(_) => Err(ApiError::bad_request("bad_parameter", format!("`{name}` takes one value"))),
+        Some(_) => Err(ApiError::bad_request(
+            "bad_parameter",
+            format!("`{name}` takes one value"),
+        )),
     }
 }
 
@@ -173,28 +240,48 @@ fn number(parsed: &Parsed, name: &str) -> Result<Option<u32>, ApiError> {
     one(parsed, name)?
         .map(|value| {
             value.parse::<u32>().map_err(|_| {
-                ApiError::bad_request("bad_parameter", format!("`{name}` must be a non-negative integer, got `{value}`"))
+                ApiError::bad_request(
+                    "bad_parameter",
+                    format!("`{name}` must be a non-negative integer, got `{value}`"),
+                )
             })
         })
         .transpose()
 }
 
 /// `GET /api/requests?run=…&phase=…&model=…&workload=…&n=…&rep=…` (`suite`, `backend` when ambiguous).
-pub async fn requests(State(store): State<Arc<Store>>, headers: HeaderMap, Query(params): Params) -> Result<Response, ApiError> {
+pub async fn requests(
+    State(store): State<Arc<Store>>,
+    headers: HeaderMap,
+    Query(params): Params,
+) -> Result<Response, ApiError> {
     let parsed = parse(&params, &DIMENSIONS)?;
     let format = parsed.format.unwrap_or(Format::Arrow);
     let required = ["run", "phase", "model", "workload", "n", "rep"];
-    let missing: Vec<&str> = required.iter().copied().filter(|name| !parsed.values.contains_key(*name)).collect();
+    let missing: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|name| !parsed.values.contains_key(*name))
+        .collect();
     if !missing.is_empty() {
         return Err(ApiError::bad_request(
             "missing_parameter",
-            format!("missing {}; a cell is named by run, phase, model, workload, n and rep (and suite, backend when ambiguous)", missing.join(", ")),
+            format!(
+                "missing {}; a cell is named by run, phase, model, workload, n and rep (and suite, backend when ambiguous)",
+                missing.join(", ")
+            ),
         ));
     }
     let (n, rep) = (number(&parsed, "n")?, number(&parsed, "rep")?);
     let text = |name: &str| one(&parsed, name);
-    let (run, phase, model, workload, suite, backend) =
-        (text("run")?, text("phase")?, text("model")?, text("workload")?, text("suite")?, text("backend")?);
+    let (run, phase, model, workload, suite, backend) = (
+        text("run")?,
+        text("phase")?,
+        text("model")?,
+        text("workload")?,
+        text("suite")?,
+        text("backend")?,
+    );
     let snapshot = store.load();
     if let Some(response) = not_modified(&headers, &snapshot) {
         return Ok(response);
@@ -209,13 +296,29 @@ pub async fn requests(State(store): State<Arc<Store>>, headers: HeaderMap, Query
             && suite.is_none_or(|suite| key.suite == suite)
             && backend.is_none_or(|backend| key.backend == backend)
     };
-    let found: Vec<&CellKey> = snapshot.index.rows.keys().filter(|key| matches(key)).collect();
+    let found: Vec<&CellKey> = snapshot
+        .index
+        .rows
+        .keys()
+        .filter(|key| matches(key))
+        .collect();
     let key = match found.as_slice() {
-        [] => return Err(ApiError::not_found("unknown_cell", "no cell with this run, phase, model, workload, n and rep")),
+        [] => {
+            return Err(ApiError::not_found(
+                "unknown_cell",
+                "no cell with this run, phase, model, workload, n and rep",
+            ));
+        }
         [key] => (*key).clone(),
         many => {
-            let choices: Vec<String> = many.iter().map(|key| format!("suite={} backend={}", key.suite, key.backend)).collect();
-            return Err(ApiError::bad_request("ambiguous_cell", format!("several cells match; add one of: {}", choices.join("; "))));
+            let choices: Vec<String> = many
+                .iter()
+                .map(|key| format!("suite={} backend={}", key.suite, key.backend))
+                .collect();
+            return Err(ApiError::bad_request(
+                "ambiguous_cell",
+                format!("several cells match; add one of: {}", choices.join("; ")),
+            ));
         }
     };
     let locator = snapshot.index.rows.get(&key).cloned().unwrap_or_default();
@@ -228,8 +331,10 @@ pub async fn requests(State(store): State<Arc<Store>>, headers: HeaderMap, Query
         })?;
     let batch = requests_to_batch(&rows).map_err(|error| ApiError::Internal(error.to_string()))?;
     let body = match format {
-        Format::Arrow => write_ipc_stream(&[batch], &requests_schema()).map_err(|error| ApiError::Internal(error.to_string()))?,
-        other => export::encode_batch(&batch, other).map_err(|error| ApiError::Internal(error.to_string()))?,
+        Format::Arrow => write_ipc_stream(&[batch], &requests_schema())
+            .map_err(|error| ApiError::Internal(error.to_string()))?,
+        other => export::encode_batch(&batch, other)
+            .map_err(|error| ApiError::Internal(error.to_string()))?,
     };
     Ok(respond(&snapshot, media_type(format), body))
 }
@@ -242,10 +347,17 @@ fn render_markdown(text: &str) -> String {
 }
 
 /// `GET /api/provenance`
-pub async fn provenance(State(store): State<Arc<Store>>, headers: HeaderMap, Query(params): Params) -> Result<Response, ApiError> {
+pub async fn provenance(
+    State(store): State<Arc<Store>>,
+    headers: HeaderMap,
+    Query(params): Params,
+) -> Result<Response, ApiError> {
     let parsed = parse(&params, &[])?;
     if matches!(parsed.format, Some(Format::Csv | Format::Arrow)) {
-        return Err(ApiError::bad_request("bad_parameter", "/api/provenance is JSON only (format=json)"));
+        return Err(ApiError::bad_request(
+            "bad_parameter",
+            "/api/provenance is JSON only (format=json)",
+        ));
     }
     let snapshot = store.load();
     if let Some(response) = not_modified(&headers, &snapshot) {
@@ -260,8 +372,20 @@ pub async fn provenance(State(store): State<Arc<Store>>, headers: HeaderMap, Que
         .map(|cell| {
             let provenance = history(&cell.key);
             let reason = provenance
-                .and_then(|provenance| provenance.history.iter().rev().find_map(|event| event.detail.clone()))
-                .unwrap_or_else(|| if cell.status == CellStatus::Skipped { "skip sentinel row in metrics.csv".into() } else { "planned but absent from metrics.csv".into() });
+                .and_then(|provenance| {
+                    provenance
+                        .history
+                        .iter()
+                        .rev()
+                        .find_map(|event| event.detail.clone())
+                })
+                .unwrap_or_else(|| {
+                    if cell.status == CellStatus::Skipped {
+                        "skip sentinel row in metrics.csv".into()
+                    } else {
+                        "planned but absent from metrics.csv".into()
+                    }
+                });
             json!({ "key": cell.key, "status": cell.status, "reason": reason,
                     "manifest_status": provenance.and_then(|p| p.manifest_status.clone()),
                     "history": provenance.map(|p| p.history.clone()).unwrap_or_default() })
@@ -285,7 +409,12 @@ pub async fn provenance(State(store): State<Arc<Store>>, headers: HeaderMap, Que
         .exclusions
         .iter()
         .map(|entry| {
-            let matched: Vec<&CellKey> = index.cells.iter().filter(|cell| cell.excluded.contains(&entry.entry.id)).map(|cell| &cell.key).collect();
+            let matched: Vec<&CellKey> = index
+                .cells
+                .iter()
+                .filter(|cell| cell.excluded.contains(&entry.entry.id))
+                .map(|cell| &cell.key)
+                .collect();
             json!({ "entry": entry, "matched": matched })
         })
         .collect();
@@ -310,7 +439,8 @@ pub async fn provenance(State(store): State<Arc<Store>>, headers: HeaderMap, Que
 /// `GET /api/events`: `event: snapshot` with the current id at once, then one per new snapshot.
 pub async fn events(State(store): State<Arc<Store>>) -> impl IntoResponse {
     let current = store.load().id.clone();
-    let updates = BroadcastStream::new(store.events.subscribe()).filter_map(|message| async move { message.ok() });
+    let updates = BroadcastStream::new(store.events.subscribe())
+        .filter_map(|message| async move { message.ok() });
     let stream = futures_util::stream::once(async move { current })
         .chain(updates)
         .map(|id| Ok::<Event, Infallible>(Event::default().event("snapshot").data(id)));
@@ -319,5 +449,8 @@ pub async fn events(State(store): State<Arc<Store>>) -> impl IntoResponse {
 
 /// Unknown `/api/…` routes.
 pub async fn unknown() -> ApiError {
-    ApiError::not_found("unknown_route", "no such API route; see /api/index, /api/cells, /api/requests, /api/provenance, /api/events")
+    ApiError::not_found(
+        "unknown_route",
+        "no such API route; see /api/index, /api/cells, /api/requests, /api/provenance, /api/events",
+    )
 }

@@ -32,9 +32,16 @@ fn find(path: &str) -> Option<&'static Asset> {
 }
 
 fn serve(asset: &Asset) -> Response {
-    let cache = if asset.immutable { "public, max-age=31536000, immutable" } else { "no-cache" };
+    let cache = if asset.immutable {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
     (
-        [(CONTENT_TYPE, HeaderValue::from_static(asset.content_type)), (CACHE_CONTROL, HeaderValue::from_static(cache))],
+        [
+            (CONTENT_TYPE, HeaderValue::from_static(asset.content_type)),
+            (CACHE_CONTROL, HeaderValue::from_static(cache)),
+        ],
         asset.bytes,
     )
         .into_response()
@@ -44,7 +51,12 @@ fn serve(asset: &Asset) -> Response {
 /// file with an extension is a 404. Nothing here touches the file system.
 pub async fn static_file(uri: Uri) -> Response {
     if is_suspicious(uri.path()) {
-        return (StatusCode::BAD_REQUEST, [(CACHE_CONTROL, "no-cache")], "bad path").into_response();
+        return (
+            StatusCode::BAD_REQUEST,
+            [(CACHE_CONTROL, "no-cache")],
+            "bad path",
+        )
+            .into_response();
     }
     let path = uri.path().trim_start_matches('/');
     let path = if path.is_empty() { "index.html" } else { path };
@@ -53,11 +65,23 @@ pub async fn static_file(uri: Uri) -> Response {
     }
     let last = path.rsplit('/').next().unwrap_or(path);
     if last.contains('.') && path != "index.html" {
-        return (StatusCode::NOT_FOUND, [(CACHE_CONTROL, "no-cache")], "not found").into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            [(CACHE_CONTROL, "no-cache")],
+            "not found",
+        )
+            .into_response();
     }
     match find("index.html") {
         Some(index) => serve(index),
-        None => ([(CONTENT_TYPE, "text/html; charset=utf-8"), (CACHE_CONTROL, "no-cache")], NOT_BUILT).into_response(),
+        None => (
+            [
+                (CONTENT_TYPE, "text/html; charset=utf-8"),
+                (CACHE_CONTROL, "no-cache"),
+            ],
+            NOT_BUILT,
+        )
+            .into_response(),
     }
 }
 
@@ -68,7 +92,9 @@ fn is_suspicious(path: &str) -> bool {
     path.starts_with("//")
         || path.contains("..")
         || path.contains('\\')
-        || ["%2e", "%2f", "%5c", "%00", "%25"].iter().any(|encoded| lower.contains(encoded))
+        || ["%2e", "%2f", "%5c", "%00", "%25"]
+            .iter()
+            .any(|encoded| lower.contains(encoded))
 }
 
 /// Whether the app bundle is embedded.

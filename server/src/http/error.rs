@@ -20,11 +20,17 @@ pub enum ApiError {
 
 impl ApiError {
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError::BadRequest { code, message: message.into() }
+        ApiError::BadRequest {
+            code,
+            message: message.into(),
+        }
     }
 
     pub fn not_found(code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError::NotFound { code, message: message.into() }
+        ApiError::NotFound {
+            code,
+            message: message.into(),
+        }
     }
 }
 
@@ -33,13 +39,24 @@ impl IntoResponse for ApiError {
         let (status, code, message) = match self {
             ApiError::BadRequest { code, message } => (StatusCode::BAD_REQUEST, code, message),
             ApiError::NotFound { code, message } => (StatusCode::NOT_FOUND, code, message),
-            ApiError::Unavailable(message) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", message),
+            ApiError::Unavailable(message) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
+            }
             ApiError::Internal(detail) => {
                 tracing::error!(%detail, "internal error");
-                (StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal server error".to_string())
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "internal server error".to_string(),
+                )
             }
         };
         let body = serde_json::json!({ "error": { "code": code, "message": message } });
-        (status, [(axum::http::header::CACHE_CONTROL, "no-cache")], Json(body)).into_response()
+        (
+            status,
+            [(axum::http::header::CACHE_CONTROL, "no-cache")],
+            Json(body),
+        )
+            .into_response()
     }
 }

@@ -43,18 +43,26 @@ fn dimension_values(index: &Index) -> serde_json::Value {
         let values: Vec<serde_json::Value> = counts
             .into_iter()
             .map(|((kind, number, text), cells)| {
-                let value = if kind == 0 { json!(number) } else { json!(text) };
+                let value = if kind == 0 {
+                    json!(number)
+                } else {
+                    json!(text)
+                };
                 json!({ "value": value, "cells": cells })
             })
             .collect();
-        dimensions.insert(dimension.name().to_string(), serde_json::Value::Array(values));
+        dimensions.insert(
+            dimension.name().to_string(),
+            serde_json::Value::Array(values),
+        );
     }
     serde_json::Value::Object(dimensions)
 }
 
 impl Snapshot {
     pub fn new(index: Index, complete: bool) -> Result<Snapshot, String> {
-        let cells_arrow = export::encode(&index.cells, Format::Arrow).map_err(|error| error.to_string())?;
+        let cells_arrow =
+            export::encode(&index.cells, Format::Arrow).map_err(|error| error.to_string())?;
         let mut hasher = sha2::Sha256::new();
         hasher.update(&cells_arrow);
         // Run facts that do not depend on the second stage (hashes, backup diffs), so finishing that stage
@@ -70,9 +78,15 @@ impl Snapshot {
         }
         hasher.update(serde_json::to_vec(&index.exclusions).unwrap_or_default());
         hasher.update(serde_json::to_vec(&index.provenance).unwrap_or_default());
-        let id: String = hasher.finalize().iter().take(8).map(|byte| format!("{byte:02x}")).collect();
-        let indexed_at_unix_ms =
-            SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as u64);
+        let id: String = hasher
+            .finalize()
+            .iter()
+            .take(8)
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        let indexed_at_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_millis() as u64);
         let index_json = serde_json::to_vec(&json!({
             "snapshot": id,
             "complete": complete,
@@ -107,7 +121,11 @@ pub struct Store {
 impl Store {
     pub fn new(root: PathBuf, snapshot: Snapshot) -> Arc<Store> {
         let (events, _) = broadcast::channel(16);
-        Arc::new(Store { root, current: ArcSwap::from_pointee(snapshot), events })
+        Arc::new(Store {
+            root,
+            current: ArcSwap::from_pointee(snapshot),
+            events,
+        })
     }
 
     pub fn load(&self) -> Arc<Snapshot> {
@@ -117,7 +135,8 @@ impl Store {
     /// Rebuilds the index (blocking; call from a blocking task) and swaps it in. Returns the new id when the
     /// content changed.
     pub fn reindex(&self, options: &IndexOptions) -> Result<Option<String>, String> {
-        let index = crate::index::build(&self.root, options, &Quiet).map_err(|error| error.to_string())?;
+        let index =
+            crate::index::build(&self.root, options, &Quiet).map_err(|error| error.to_string())?;
         let complete = options.hashes && options.backup_diff;
         let snapshot = Snapshot::new(index, complete)?;
         let changed = snapshot.id != self.load().id;
@@ -134,7 +153,14 @@ impl Store {
 
 /// Builds the first snapshot quickly (cells only) so the server can answer at once.
 pub fn first_snapshot(root: &Path) -> Result<Snapshot, String> {
-    let index = crate::index::build(root, &IndexOptions { hashes: false, backup_diff: false }, &Quiet)
-        .map_err(|error| error.to_string())?;
+    let index = crate::index::build(
+        root,
+        &IndexOptions {
+            hashes: false,
+            backup_diff: false,
+        },
+        &Quiet,
+    )
+    .map_err(|error| error.to_string())?;
     Snapshot::new(index, false)
 }

@@ -26,7 +26,9 @@ pub fn spawn(store: Arc<Store>) -> anyhow::Result<Watching> {
         Ok(_) => {}
         Err(error) => tracing::warn!(%error, "watching the data root"),
     })?;
-    debouncer.watcher().watch(&store.root, RecursiveMode::Recursive)?;
+    debouncer
+        .watcher()
+        .watch(&store.root, RecursiveMode::Recursive)?;
     tokio::spawn(async move {
         // The first pass completes the quick startup snapshot with hashes and backup comparisons.
         reindex(&store).await;
@@ -35,21 +37,29 @@ pub fn spawn(store: Arc<Store>) -> anyhow::Result<Watching> {
             reindex(&store).await;
         }
     });
-    Ok(Watching { _debouncer: debouncer })
+    Ok(Watching {
+        _debouncer: debouncer,
+    })
 }
 
 async fn reindex(store: &Arc<Store>) {
     let started = std::time::Instant::now();
     let worker = Arc::clone(store);
-    let result = tokio::task::spawn_blocking(move || worker.reindex(&IndexOptions::default())).await;
+    let result =
+        tokio::task::spawn_blocking(move || worker.reindex(&IndexOptions::default())).await;
     match result {
         Ok(Ok(Some(id))) => {
             let snapshot = store.load();
             tracing::info!(snapshot = %id, runs = snapshot.index.runs.len(), cells = snapshot.index.cells.len(),
                 warnings = snapshot.index.warnings.len(), ms = started.elapsed().as_millis() as u64, "re-indexed: new snapshot");
         }
-        Ok(Ok(None)) => tracing::debug!(ms = started.elapsed().as_millis() as u64, "re-indexed: unchanged"),
-        Ok(Err(error)) => tracing::error!(%error, "re-indexing failed; the previous snapshot keeps serving"),
+        Ok(Ok(None)) => tracing::debug!(
+            ms = started.elapsed().as_millis() as u64,
+            "re-indexed: unchanged"
+        ),
+        Ok(Err(error)) => {
+            tracing::error!(%error, "re-indexing failed; the previous snapshot keeps serving")
+        }
         Err(error) => tracing::error!(%error, "re-indexing task failed"),
     }
 }

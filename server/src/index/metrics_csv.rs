@@ -57,6 +57,7 @@ pub struct ParsedCell {
     pub failed_by_status: BTreeMap<String, u32>,
     /// `run_id` column value → row count (skip sentinels included).
     pub row_run_ids: BTreeMap<String, u32>,
+    /// 1-based line of the cell's first row; computed only for cells a warning names (0 otherwise).
     pub first_line: u64,
     /// Byte offsets of the cell's rows (as the csv reader reports them), for reading them back on demand.
     pub row_offsets: Vec<u64>,
@@ -253,7 +254,7 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
                             key,
                             Accumulating {
                                 cell: ParsedCell {
-                                    first_line: line.get(),
+                                    first_line: offset,
                                     ..ParsedCell::default()
                                 },
                                 accumulator: CellAccumulator::new(),
@@ -374,6 +375,17 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
         .map(|(key, accumulating)| {
             let mut cell = accumulating.cell;
             cell.stats = accumulating.accumulator.finish();
+            // `first_line` held the byte offset; counting lines is a scan of the file, so it is done only for
+            // the rare cells a warning will name.
+            cell.first_line = if cell.skip_rows > 0 && cell.rows > 0 {
+                LazyLine {
+                    bytes,
+                    offset: cell.first_line,
+                }
+                .get()
+            } else {
+                0
+            };
             (key, cell)
         })
         .collect();

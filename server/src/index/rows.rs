@@ -10,7 +10,10 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum RowsError {
     #[error("cannot read {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{0} changed since it was indexed; the index is being rebuilt")]
     Changed(String),
     #[error("{path}: {message}")]
@@ -26,17 +29,34 @@ pub fn read(cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
     Ok(rows)
 }
 
-fn read_file(path: &Path, expected_bytes: u64, offsets: &[u64], lineage: Lineage) -> Result<Vec<RequestRow>, RowsError> {
+fn read_file(
+    path: &Path,
+    expected_bytes: u64,
+    offsets: &[u64],
+    lineage: Lineage,
+) -> Result<Vec<RequestRow>, RowsError> {
     let display = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| RowsError::Read { path: display.clone(), source })?;
+    let bytes = std::fs::read(path).map_err(|source| RowsError::Read {
+        path: display.clone(),
+        source,
+    })?;
     if bytes.len() as u64 != expected_bytes {
         return Err(RowsError::Changed(display));
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    let malformed = |message: String| RowsError::Malformed { path: display.clone(), message };
-    let mut header_reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(bytes);
+    let malformed = |message: String| RowsError::Malformed {
+        path: display.clone(),
+        message,
+    };
+    let mut header_reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(bytes);
     let mut record = csv::ByteRecord::new();
-    if !header_reader.read_byte_record(&mut record).map_err(|error| malformed(error.to_string()))? {
+    if !header_reader
+        .read_byte_record(&mut record)
+        .map_err(|error| malformed(error.to_string()))?
+    {
         return Err(malformed("no header".into()));
     }
     let columns: HashMap<String, usize> = record
@@ -54,18 +74,30 @@ fn read_file(path: &Path, expected_bytes: u64, offsets: &[u64], lineage: Lineage
     let mut counted_to = 0usize;
     for offset in sorted {
         let start = record_start(bytes, offset);
-        line += bytes[counted_to.min(start)..start].iter().filter(|byte| **byte == b'\n').count() as u64;
+        line += bytes[counted_to.min(start)..start]
+            .iter()
+            .filter(|byte| **byte == b'\n')
+            .count() as u64;
         counted_to = start;
-        let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(&bytes[start..]);
-        if !reader.read_byte_record(&mut record).map_err(|error| malformed(error.to_string()))? {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(&bytes[start..]);
+        if !reader
+            .read_byte_record(&mut record)
+            .map_err(|error| malformed(error.to_string()))?
+        {
             return Err(malformed(format!("no row at byte {offset}")));
         }
         let field = |name: &str| column(name).and_then(|position| record.get(position));
-        let text = |name: &str| field(name).map(|value| String::from_utf8_lossy(value).into_owned());
+        let text =
+            |name: &str| field(name).map(|value| String::from_utf8_lossy(value).into_owned());
         let number = |name: &str| field(name).and_then(parse_number);
         let count = |name: &str| field(name).and_then(parse_count);
         let status = text("status").unwrap_or_default();
-        let sentinel = ["wall_ms", "agent_id", "request_id", "request_sequence"].iter().all(|name| number(name) == Some(0.0));
+        let sentinel = ["wall_ms", "agent_id", "request_id", "request_sequence"]
+            .iter()
+            .all(|name| number(name) == Some(0.0));
         let class = if sentinel {
             RowClass::Skip
         } else if status == "ok" {

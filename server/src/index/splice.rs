@@ -195,8 +195,13 @@ pub fn diff(master: &[u8], backup: &[u8]) -> Result<SpliceDiff, String> {
         }
         *diff.replaced_backup_status.entry(status).or_default() += 1;
         if let Some(cell) = master_cell {
-            let offset = backup_record.position().map_or(0, |position| position.byte());
-            diff.replaced_offsets.entry(cell.clone()).or_default().push(offset);
+            let offset = backup_record
+                .position()
+                .map_or(0, |position| position.byte());
+            diff.replaced_offsets
+                .entry(cell.clone())
+                .or_default()
+                .push(offset);
             *diff.replaced_cells.entry(cell).or_default() += 1;
         }
     }

@@ -8,7 +8,14 @@ pub fn demo_root() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("cellscope-demo-{}", std::process::id()));
-        cellscope_demo::generate(&dir, &cellscope_demo::Options { seed: 164, scale: 1 }).expect("demo data generates");
+        cellscope_demo::generate(
+            &dir,
+            &cellscope_demo::Options {
+                seed: 164,
+                scale: 1,
+            },
+        )
+        .expect("demo data generates");
         dir
     })
 }
@@ -17,8 +24,12 @@ pub fn demo_root() -> &'static Path {
 pub fn demo_index() -> &'static cellscope::index::Index {
     static INDEX: OnceLock<cellscope::index::Index> = OnceLock::new();
     INDEX.get_or_init(|| {
-        cellscope::index::build(demo_root(), &cellscope::index::IndexOptions::default(), &cellscope::index::Quiet)
-            .expect("demo data indexes")
+        cellscope::index::build(
+            demo_root(),
+            &cellscope::index::IndexOptions::default(),
+            &cellscope::index::Quiet,
+        )
+        .expect("demo data indexes")
     })
 }
 

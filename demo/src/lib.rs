@@ -1,0 +1,124 @@
+//! Deterministic synthetic TR164 run directories (V1 and V3) for demos, tests and benchmarks.
+//!
+//! [`generate`] writes a data root that a TR164 user would recognise file by file: the V1 local_core run with its
+//! skip rows, partial and fallback cells and seven dispatcher generations, and the V3 vLLM / SGLang runs with the
+//! Mistral × long_prefill_8k overflow, refill, splice and backup. The numbers are not random noise: every cell is
+//! built so that the metrics recomputed from its rows (with `cellscope-model`) reproduce the published tables;
+//! the per-cell targets live in `data/demo-recipe.toml`.
+
+mod analysis;
+mod calendar;
+mod catalog;
+mod cell;
+mod pyrepr;
+mod random;
+mod recipe;
+mod rows;
+mod tree;
+mod v1;
+mod v3;
+
+use std::path::{Path, PathBuf};
+
+pub use pyrepr::py_float;
+
+/// What to generate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Seeds every random stream; the same seed gives byte-identical files.
+    pub seed: u64,
+    /// How many copies of the V3 tree to write (1 = the default set; K adds K−1 day-shifted copies).
+    pub scale: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            seed: 164,
+            scale: 1,
+        }
+    }
+}
+
+/// What was written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Run directories (backups are not runs).
+    pub runs: usize,
+    /// Data rows over every metrics.csv, backups included.
+    pub metrics_rows: u64,
+    pub files: usize,
+    pub bytes: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("demo recipe: {0}")]
+    Recipe(String),
+    #[error("json: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("invalid options: {0}")]
+    Options(String),
+}
+
+/// Row and run counts of one part of the tree.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RunCounts {
+    pub runs: usize,
+    pub metrics_rows: u64,
+}
+
+/// The ledger entry of product.md, verbatim: Mistral × long_prefill_8k is out of cross-backend comparisons.
+const EXCLUSIONS_TOML: &str = r#"[[exclude]]
+id = "mistral-long-prefill-tokenizer"
+select = { model = "mistral-7b", workload = "long_prefill_8k" }  # omitted dimensions match everything
+scope = "comparison"        # "comparison": out of cross-backend comparisons; "all": out of every aggregate
+reason = "mistral_common vs HF AutoTokenizer: 1.162x prompt-token ratio on char-matched prompts"
+source = "TR164 V3 §15"
+decided = "2026-06-13"
+"#;
+
+/// Generates the demo data root at `out_dir`, replacing what is there. Files are written into a temporary
+/// sibling directory that is renamed into place at the end, so a half-written tree never looks complete.
+pub fn generate(out_dir: &Path, options: &Options) -> Result<Summary, DemoError> {
+    if options.scale == 0 {
+        return Err(DemoError::Options("scale must be at least 1".into()));
+    }
+    if options.scale > 999 {
+        return Err(DemoError::Options(
+            "scale above 999 would overflow the copy-NNN directory names".into(),
+        ));
+    }
+    let recipe = recipe::Recipe::load()?;
+    let mut tree = tree::Tree::stage(out_dir)?;
+    let result = (|| {
+        tree.write("exclusions.toml", EXCLUSIONS_TOML.as_bytes())?;
+        let mut counts = v1::write(&mut tree, options.seed, &recipe)?;
+        for copy in 1..=options.scale {
+            let part = v3::write(&mut tree, options.seed, copy, &recipe)?;
+            counts.runs += part.runs;
+            counts.metrics_rows += part.metrics_rows;
+        }
+        Ok::<RunCounts, DemoError>(counts)
+    })();
+    let counts = match result {
+        Ok(counts) => counts,
+        Err(error) => {
+            let _ = std::fs::remove_dir_all(&tree.root);
+            return Err(error);
+        }
+    };
+    let summary = Summary {
+        runs: counts.runs,
+        metrics_rows: counts.metrics_rows,
+        files: tree.files,
+        bytes: tree.bytes,
+    };
+    tree.commit(out_dir)?;
+    Ok(summary)
+}

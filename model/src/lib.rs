@@ -6,6 +6,7 @@
 
 pub mod exclusions;
 pub mod key;
+pub mod requests;
 pub mod scaling;
 pub mod schema;
 pub mod stats;

@@ -33,7 +33,12 @@ pub fn run(which: Which) -> anyhow::Result<()> {
 /// The demo data root, generated when absent.
 pub fn ensure_demo_data() -> anyhow::Result<PathBuf> {
     let demo = workspace_root().join("data/demo");
-    if !demo.join("tr164-v3").join(V3_RUNS[1]).join("metrics.csv").is_file() {
+    if !demo
+        .join("tr164-v3")
+        .join(V3_RUNS[1])
+        .join("metrics.csv")
+        .is_file()
+    {
         crate::demo_data(Path::new("data/demo"), 164, 1)?;
     }
     Ok(demo)
@@ -56,7 +61,12 @@ fn python_with_peers() -> anyhow::Result<PathBuf> {
     Ok(python)
 }
 
-fn cellscope_index(binary: &str, root: &str, repeat: u32, cells_only: bool) -> anyhow::Result<Value> {
+fn cellscope_index(
+    binary: &str,
+    root: &str,
+    repeat: u32,
+    cells_only: bool,
+) -> anyhow::Result<Value> {
     let repeat = repeat.to_string();
     let mut args = vec!["index", root, "--repeat", &repeat, "--json"];
     if cells_only {
@@ -67,7 +77,10 @@ fn cellscope_index(binary: &str, root: &str, repeat: u32, cells_only: bool) -> a
 }
 
 fn number(value: &Value, key: &str) -> anyhow::Result<f64> {
-    value.get(key).and_then(Value::as_f64).with_context(|| format!("`{key}` missing in {value}"))
+    value
+        .get(key)
+        .and_then(Value::as_f64)
+        .with_context(|| format!("`{key}` missing in {value}"))
 }
 
 /// Largest relative difference between cellscope's cells and a peer's, over the cells both have.
@@ -75,14 +88,28 @@ fn compare(ours: &[Value], peer: &Value) -> anyhow::Result<(usize, f64)> {
     let key_of = |run: &str, key: &[String]| format!("{run}|{}", key.join("|"));
     let mut by_key: BTreeMap<String, &Value> = BTreeMap::new();
     for cell in ours {
-        let text = |name: &str| cell.get(name).map(|value| value.to_string().trim_matches('"').to_string()).unwrap_or_default();
-        let key: Vec<String> = ["suite", "phase", "backend", "model", "workload", "n", "rep"].iter().map(|name| text(name)).collect();
+        let text = |name: &str| {
+            cell.get(name)
+                .map(|value| value.to_string().trim_matches('"').to_string())
+                .unwrap_or_default()
+        };
+        let key: Vec<String> = ["suite", "phase", "backend", "model", "workload", "n", "rep"]
+            .iter()
+            .map(|name| text(name))
+            .collect();
         by_key.insert(key_of(&text("run_id"), &key), cell);
     }
     let mut matched = 0;
     let mut worst: f64 = 0.0;
-    for cell in peer.get("cells").and_then(Value::as_array).context("peer cells")? {
-        let file = cell.get("file").and_then(Value::as_u64).context("peer file index")? as usize;
+    for cell in peer
+        .get("cells")
+        .and_then(Value::as_array)
+        .context("peer cells")?
+    {
+        let file = cell
+            .get("file")
+            .and_then(Value::as_u64)
+            .context("peer file index")? as usize;
         let key: Vec<String> = cell
             .get("key")
             .and_then(Value::as_array)
@@ -91,7 +118,10 @@ fn compare(ours: &[Value], peer: &Value) -> anyhow::Result<(usize, f64)> {
             .map(|value| value.as_str().unwrap_or_default().to_string())
             .collect();
         let Some(ours) = by_key.get(&key_of(V3_RUNS[file], &key)) else {
-            bail!("peer cell {key:?} of {} is not in cellscope's cells", V3_RUNS[file]);
+            bail!(
+                "peer cell {key:?} of {} is not in cellscope's cells",
+                V3_RUNS[file]
+            );
         };
         for name in ["p50_wall_ms", "p95_wall_ms", "p99_wall_ms", "aggregate_tps"] {
             let (a, b) = (number(ours, name)?, number(cell, name)?);
@@ -108,28 +138,54 @@ fn compare(ours: &[Value], peer: &Value) -> anyhow::Result<(usize, f64)> {
 fn index(repeat: u32) -> anyhow::Result<()> {
     let demo = ensure_demo_data()?;
     let v3 = demo.join("tr164-v3");
-    let files: Vec<String> =
-        V3_RUNS.iter().map(|run| v3.join(run).join("metrics.csv").to_string_lossy().into_owned()).collect();
+    let files: Vec<String> = V3_RUNS
+        .iter()
+        .map(|run| {
+            v3.join(run)
+                .join("metrics.csv")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
     process::run("cargo", &["build", "--release", "-p", "cellscope"])?;
-    let binary = workspace_root().join("target/release/cellscope").to_string_lossy().into_owned();
+    let binary = workspace_root()
+        .join("target/release/cellscope")
+        .to_string_lossy()
+        .into_owned();
     let python = python_with_peers()?;
     let out_dir = workspace_root().join("target/bench");
     std::fs::create_dir_all(&out_dir)?;
     let peers_json = out_dir.join("peers.json");
     let script = workspace_root().join("xtask/bench/peers.py");
     let repeat_text = repeat.to_string();
-    let mut args = vec![script.to_string_lossy().into_owned(), peers_json.to_string_lossy().into_owned(), repeat_text];
+    let mut args = vec![
+        script.to_string_lossy().into_owned(),
+        peers_json.to_string_lossy().into_owned(),
+        repeat_text,
+    ];
     args.extend(files.iter().cloned());
     let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
     process::run(&python.to_string_lossy(), &arg_refs)?;
-    let peers: Value = serde_json::from_slice(&std::fs::read(&peers_json)?).context("reading peers.json")?;
+    let peers: Value =
+        serde_json::from_slice(&std::fs::read(&peers_json)?).context("reading peers.json")?;
 
     let v3_text = v3.to_string_lossy().into_owned();
     let cells_only = cellscope_index(&binary, &v3_text, repeat, true)?;
     let full = cellscope_index(&binary, &v3_text, repeat, false)?;
     let cells_json = out_dir.join("cells.json");
-    process::run(&binary, &["cells", &v3_text, "--format", "json", "-o", &cells_json.to_string_lossy()])?;
-    let ours: Vec<Value> = serde_json::from_slice(&std::fs::read(&cells_json)?).context("reading cells.json")?;
+    process::run(
+        &binary,
+        &[
+            "cells",
+            &v3_text,
+            "--format",
+            "json",
+            "-o",
+            &cells_json.to_string_lossy(),
+        ],
+    )?;
+    let ours: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(&cells_json)?).context("reading cells.json")?;
 
     let mut table = String::from(
         "| contender | what it does | median | fastest | cells | max rel. diff vs cellscope |\n|---|---|---|---|---|---|\n",
@@ -148,8 +204,13 @@ fn index(repeat: u32) -> anyhow::Result<()> {
         number(&full, "cells")?
     ));
     let mut fastest_peer = f64::INFINITY;
-    for (name, peer) in peers.get("peers").and_then(Value::as_object).context("peers")? {
-        let (matched, worst) = compare(&ours, peer).with_context(|| format!("checking {name}'s numbers"))?;
+    for (name, peer) in peers
+        .get("peers")
+        .and_then(Value::as_object)
+        .context("peers")?
+    {
+        let (matched, worst) =
+            compare(&ours, peer).with_context(|| format!("checking {name}'s numbers"))?;
         let median = number(peer, "median_s")?;
         fastest_peer = fastest_peer.min(median);
         table.push_str(&format!(
@@ -165,7 +226,11 @@ fn index(repeat: u32) -> anyhow::Result<()> {
         ms(fastest_peer),
         ms(fastest_peer / 2.0),
         ms(ours_median),
-        if ours_median <= fastest_peer / 2.0 { "within budget" } else { "over budget" }
+        if ours_median <= fastest_peer / 2.0 {
+            "within budget"
+        } else {
+            "over budget"
+        }
     );
     table.push_str(&verdict);
     std::fs::write(out_dir.join("index.md"), &table)?;

@@ -43,7 +43,9 @@ enum Command {
 
 /// The workspace root (the parent of this crate's directory).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
 /// Generates demo data into `out` (relative paths are taken from the workspace root).

@@ -6,7 +6,10 @@ use std::process::Command;
 /// Runs `program args…`, inheriting stdio; fails with the command line if it exits non-zero.
 pub fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
     eprintln!("$ {program} {}", args.join(" "));
-    let status = Command::new(program).args(args).status().with_context(|| format!("starting {program}"))?;
+    let status = Command::new(program)
+        .args(args)
+        .status()
+        .with_context(|| format!("starting {program}"))?;
     if !status.success() {
         bail!("`{program} {}` failed ({status})", args.join(" "));
     }
@@ -15,7 +18,10 @@ pub fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
 
 /// Runs a command and returns its standard output.
 pub fn output(program: &str, args: &[&str]) -> anyhow::Result<String> {
-    let output = Command::new(program).args(args).output().with_context(|| format!("starting {program}"))?;
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .with_context(|| format!("starting {program}"))?;
     if !output.status.success() {
         bail!(
             "`{program} {}` failed ({}): {}",
@@ -30,7 +36,10 @@ pub fn output(program: &str, args: &[&str]) -> anyhow::Result<String> {
 /// Installs the wasm32 target with rustup when it is missing.
 pub fn ensure_wasm_target() -> anyhow::Result<()> {
     let installed = output("rustup", &["target", "list", "--installed"])?;
-    if !installed.lines().any(|line| line.trim() == "wasm32-unknown-unknown") {
+    if !installed
+        .lines()
+        .any(|line| line.trim() == "wasm32-unknown-unknown")
+    {
         run("rustup", &["target", "add", "wasm32-unknown-unknown"])?;
     }
     Ok(())

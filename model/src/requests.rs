@@ -1,0 +1,275 @@
+//! Request rows of one cell (the inspector's histograms and lineage), and their Arrow schema.
+
+use crate::schema::SchemaError;
+use arrow_array::builder::{Float64Builder, StringBuilder, UInt32Builder, UInt64Builder};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, UInt32Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, OnceLock};
+
+/// Whether a row stands in the data now or was replaced by a refill (it comes from the backup).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lineage {
+    Current,
+    Replaced,
+}
+
+impl Lineage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lineage::Current => "current",
+            Lineage::Replaced => "replaced",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Lineage> {
+        match text {
+            "current" => Some(Lineage::Current),
+            "replaced" => Some(Lineage::Replaced),
+            _ => None,
+        }
+    }
+}
+
+/// How a row was classified: an `ok` request, a non-ok request, or a skip sentinel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowClass {
+    Ok,
+    Failed,
+    Skip,
+}
+
+impl RowClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowClass::Ok => "ok",
+            RowClass::Failed => "failed",
+            RowClass::Skip => "skip",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<RowClass> {
+        match text {
+            "ok" => Some(RowClass::Ok),
+            "failed" => Some(RowClass::Failed),
+            "skip" => Some(RowClass::Skip),
+            _ => None,
+        }
+    }
+}
+
+/// One request row as the API serves it. Numbers a row does not carry (an empty `ttft_ms`, an unparsable
+/// field of a failed row) are `None`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestRow {
+    pub lineage: Lineage,
+    pub class: RowClass,
+    /// The `run_id` column of the row (a refill run's id for spliced rows).
+    pub source_run_id: String,
+    /// 1-based line in the file the row was read from (the master, or the backup for replaced rows).
+    pub line: u64,
+    pub agent_id: Option<u32>,
+    pub request_id: Option<u32>,
+    pub request_sequence: Option<u32>,
+    pub wall_ms: Option<f64>,
+    pub ttft_ms: Option<f64>,
+    pub prompt_tokens: Option<f64>,
+    pub completion_tokens: Option<f64>,
+    pub submit_time_s: Option<f64>,
+    pub complete_time_s: Option<f64>,
+    pub status: String,
+    pub error: Option<String>,
+}
+
+pub fn requests_schema() -> SchemaRef {
+    static SCHEMA: OnceLock<SchemaRef> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            let float = |name: &str| Field::new(name, DataType::Float64, true);
+            let id = |name: &str| Field::new(name, DataType::UInt32, true);
+            Arc::new(Schema::new(vec![
+                Field::new("lineage", DataType::Utf8, false),
+                Field::new("class", DataType::Utf8, false),
+                Field::new("source_run_id", DataType::Utf8, false),
+                Field::new("line", DataType::UInt64, false),
+                id("agent_id"),
+                id("request_id"),
+                id("request_sequence"),
+                float("wall_ms"),
+                float("ttft_ms"),
+                float("prompt_tokens"),
+                float("completion_tokens"),
+                float("submit_time_s"),
+                float("complete_time_s"),
+                Field::new("status", DataType::Utf8, false),
+                Field::new("error", DataType::Utf8, true),
+            ]))
+        })
+        .clone()
+}
+
+const FLOATS: [(&str, fn(&RequestRow) -> Option<f64>); 6] = [
+    ("wall_ms", |row| row.wall_ms),
+    ("ttft_ms", |row| row.ttft_ms),
+    ("prompt_tokens", |row| row.prompt_tokens),
+    ("completion_tokens", |row| row.completion_tokens),
+    ("submit_time_s", |row| row.submit_time_s),
+    ("complete_time_s", |row| row.complete_time_s),
+];
+
+pub fn requests_to_batch(rows: &[RequestRow]) -> Result<RecordBatch, ArrowError> {
+    let texts = |value: fn(&RequestRow) -> Option<&str>| -> ArrayRef {
+        let mut builder = StringBuilder::new();
+        for row in rows {
+            builder.append_option(value(row));
+        }
+        Arc::new(builder.finish())
+    };
+    let ids = |value: fn(&RequestRow) -> Option<u32>| -> ArrayRef {
+        let mut builder = UInt32Builder::with_capacity(rows.len());
+        for row in rows {
+            builder.append_option(value(row));
+        }
+        Arc::new(builder.finish())
+    };
+    let mut lines = UInt64Builder::with_capacity(rows.len());
+    for row in rows {
+        lines.append_value(row.line);
+    }
+    let mut columns: Vec<ArrayRef> = vec![
+        texts(|row| Some(row.lineage.as_str())),
+        texts(|row| Some(row.class.as_str())),
+        texts(|row| Some(&row.source_run_id)),
+        Arc::new(lines.finish()),
+        ids(|row| row.agent_id),
+        ids(|row| row.request_id),
+        ids(|row| row.request_sequence),
+    ];
+    for (_, value) in FLOATS {
+        let mut builder = Float64Builder::with_capacity(rows.len());
+        for row in rows {
+            builder.append_option(value(row));
+        }
+        columns.push(Arc::new(builder.finish()));
+    }
+    columns.push(texts(|row| Some(&row.status)));
+    columns.push(texts(|row| row.error.as_deref()));
+    RecordBatch::try_new(requests_schema(), columns)
+}
+
+pub fn requests_from_batch(batch: &RecordBatch) -> Result<Vec<RequestRow>, SchemaError> {
+    let column = |name: &'static str| batch.column_by_name(name).ok_or(SchemaError::Column(name));
+    let text = |name: &'static str| -> Result<_, SchemaError> {
+        column(name)?
+            .as_string_opt::<i32>()
+            .ok_or(SchemaError::Column(name))
+    };
+    let id = |name: &'static str| -> Result<_, SchemaError> {
+        column(name)?
+            .as_primitive_opt::<UInt32Type>()
+            .ok_or(SchemaError::Column(name))
+    };
+    let float = |name: &'static str| -> Result<_, SchemaError> {
+        column(name)?
+            .as_primitive_opt::<Float64Type>()
+            .ok_or(SchemaError::Column(name))
+    };
+    let (lineage, class, source, status, error) = (
+        text("lineage")?,
+        text("class")?,
+        text("source_run_id")?,
+        text("status")?,
+        text("error")?,
+    );
+    let line = column("line")?
+        .as_primitive_opt::<UInt64Type>()
+        .ok_or(SchemaError::Column("line"))?;
+    let (agent, request, sequence) = (id("agent_id")?, id("request_id")?, id("request_sequence")?);
+    let floats: Vec<_> = FLOATS
+        .iter()
+        .map(|(name, _)| float(name))
+        .collect::<Result<_, _>>()?;
+    (0..batch.num_rows())
+        .map(|row| {
+            let optional_id =
+                |array: &arrow_array::UInt32Array| (!array.is_null(row)).then(|| array.value(row));
+            let f = |index: usize| (!floats[index].is_null(row)).then(|| floats[index].value(row));
+            Ok(RequestRow {
+                lineage: Lineage::parse(lineage.value(row)).ok_or_else(|| SchemaError::Value {
+                    row,
+                    column: "lineage",
+                    value: lineage.value(row).to_string(),
+                })?,
+                class: RowClass::parse(class.value(row)).ok_or_else(|| SchemaError::Value {
+                    row,
+                    column: "class",
+                    value: class.value(row).to_string(),
+                })?,
+                source_run_id: source.value(row).to_string(),
+                line: line.value(row),
+                agent_id: optional_id(agent),
+                request_id: optional_id(request),
+                request_sequence: optional_id(sequence),
+                wall_ms: f(0),
+                ttft_ms: f(1),
+                prompt_tokens: f(2),
+                completion_tokens: f(3),
+                submit_time_s: f(4),
+                complete_time_s: f(5),
+                status: status.value(row).to_string(),
+                error: (!error.is_null(row)).then(|| error.value(row).to_string()),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_rows_survive_a_round_trip() {
+        let rows = vec![
+            RequestRow {
+                lineage: Lineage::Current,
+                class: RowClass::Ok,
+                source_run_id: "20260613_055519_963364".into(),
+                line: 12,
+                agent_id: Some(1),
+                request_id: Some(1),
+                request_sequence: Some(1),
+                wall_ms: Some(900.5),
+                ttft_ms: Some(300.0),
+                prompt_tokens: Some(9465.0),
+                completion_tokens: Some(64.0),
+                submit_time_s: Some(1.0),
+                complete_time_s: Some(1.9005),
+                status: "ok".into(),
+                error: None,
+            },
+            RequestRow {
+                lineage: Lineage::Replaced,
+                class: RowClass::Failed,
+                source_run_id: "20260612_212816_266127".into(),
+                line: 12,
+                agent_id: Some(1),
+                request_id: Some(1),
+                request_sequence: Some(1),
+                wall_ms: Some(4.2),
+                ttft_ms: None,
+                prompt_tokens: Some(9800.0),
+                completion_tokens: Some(0.0),
+                submit_time_s: None,
+                complete_time_s: None,
+                status: "http_400".into(),
+                error: Some("context length".into()),
+            },
+        ];
+        let batch = requests_to_batch(&rows).unwrap();
+        assert_eq!(requests_from_batch(&batch).unwrap(), rows);
+    }
+}

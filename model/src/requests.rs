@@ -112,7 +112,10 @@ pub fn requests_schema() -> SchemaRef {
         .clone()
 }
 
-const FLOATS: [(&str, fn(&RequestRow) -> Option<f64>); 6] = [
+/// A float column: its name and how to read it from a row.
+type FloatColumn = (&'static str, fn(&RequestRow) -> Option<f64>);
+
+const FLOATS: [FloatColumn; 6] = [
     ("wall_ms", |row| row.wall_ms),
     ("ttft_ms", |row| row.ttft_ms),
     ("prompt_tokens", |row| row.prompt_tokens),

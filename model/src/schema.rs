@@ -33,8 +33,11 @@ pub enum SchemaError {
     Null { row: usize, column: &'static str },
 }
 
+/// A float column: its name and how to read it from a summary.
+type FloatColumn = (&'static str, fn(&CellSummary) -> Option<f64>);
+
 /// The float columns in order, with the accessor that reads each from a summary.
-const FLOAT_COLUMNS: [(&str, fn(&CellSummary) -> Option<f64>); 11] = [
+const FLOAT_COLUMNS: [FloatColumn; 11] = [
     ("mean_wall_ms", |cell| cell.stats.mean_wall_ms),
     ("p50_wall_ms", |cell| cell.stats.p50_wall_ms),
     ("p95_wall_ms", |cell| cell.stats.p95_wall_ms),

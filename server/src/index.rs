@@ -186,6 +186,9 @@ impl Index {
     }
 }
 
+/// A master's backup file, its length, and the byte offsets of the rows a refill replaced, per cell.
+type ReplacedRows = (PathBuf, u64, BTreeMap<RowCellKey, Vec<u64>>);
+
 /// Everything read from one run directory, before cross-run assembly.
 struct RunRead {
     dir: RunDir,
@@ -268,7 +271,7 @@ fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) -> Run
         && parsed.records == 0
     {
         warnings.push(
-            Warning::warning(
+            Warning::warn(
                 "header_only",
                 "the file has a header but no rows; no cell of this run has data",
             )
@@ -526,17 +529,14 @@ pub fn build(
     }
 
     let mut backups_by_master: BTreeMap<String, Vec<BackupInfo>> = BTreeMap::new();
-    let mut replaced_rows_by_master: BTreeMap<
-        String,
-        (PathBuf, u64, BTreeMap<RowCellKey, Vec<u64>>),
-    > = BTreeMap::new();
+    let mut replaced_rows_by_master: BTreeMap<String, ReplacedRows> = BTreeMap::new();
     let mut replaced_cells_by_master: BTreeMap<String, BTreeMap<RowCellKey, u32>> = BTreeMap::new();
     for backup in backup_reads {
         let master = backup.dir.master_run_id.clone();
         let file = backup.digest.path.clone();
         if !runs_by_id.contains_key(&master) {
             warnings.push(
-                Warning::warning(
+                Warning::warn(
                     "orphan_backup",
                     format!("backup of run {master}, but no run directory {master} exists under the data root"),
                 )
@@ -632,7 +632,7 @@ pub fn build(
     for entry in &exclusions {
         if !seen_ids.insert(entry.entry.id.clone()) {
             warnings.push(
-                Warning::warning(
+                Warning::warn(
                     "duplicate_exclusion_id",
                     format!(
                         "exclusion id `{}` is used by more than one entry",
@@ -708,7 +708,7 @@ pub fn build(
             }
             if parsed_cell.skip_rows > 0 && parsed_cell.rows > 0 {
                 warnings.push(
-                    Warning::warning(
+                    Warning::warn(
                         "skip_row_with_data",
                         format!(
                             "cell {} has a skip sentinel and {} real rows; the real rows are used",
@@ -740,7 +740,7 @@ pub fn build(
         }
         for (id, count) in foreign_ids {
             warnings.push(
-                Warning::warning(
+                Warning::warn(
                     "foreign_run_id",
                     format!("{count} rows carry run_id `{id}`, which is neither this directory's name nor a run directory under the data root; they count for run {run_id}"),
                 )
@@ -790,7 +790,7 @@ pub fn build(
                 && summary.rows > expected
             {
                 warnings.push(
-                    Warning::warning(
+                    Warning::warn(
                         "more_rows_than_expected",
                         format!(
                             "cell {} has {} rows, {} expected ({})",

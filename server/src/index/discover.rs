@@ -65,7 +65,7 @@ pub fn discover(root: &Path) -> Discovery {
                     .map(|path| relative_path(root, path))
                     .unwrap_or_default();
                 discovery.warnings.push(
-                    Warning::warning(
+                    Warning::warn(
                         "unreadable_directory",
                         format!("cannot read this part of the data root: {error}"),
                     )
@@ -78,7 +78,7 @@ pub fn discover(root: &Path) -> Discovery {
         let name = entry.file_name().to_string_lossy();
         if file_type.is_symlink() && (name == "metrics.csv" || name == "exclusions.toml") {
             discovery.warnings.push(
-                Warning::warning(
+                Warning::warn(
                     "symlink_ignored",
                     "symbolic links are not followed, so nothing outside the data root is read",
                 )

@@ -358,7 +358,7 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
     }
     for (status, (first_line, count)) in unknown_statuses {
         warnings.push(
-            Warning::warning(
+            Warning::warn(
                 "unknown_status",
                 format!(
                     "status `{}` is not a known value (ok, err, error, timeout, http_<code>); its {count} row(s) count \
@@ -428,7 +428,7 @@ fn find_columns(header: &[String], warnings: &mut Vec<Warning>) -> Result<Column
     for (position, name) in header.iter().enumerate() {
         if positions.insert(name.as_str(), position).is_some() {
             warnings.push(
-                Warning::warning(
+                Warning::warn(
                     "duplicate_column",
                     format!("column `{name}` appears twice; the first one is used"),
                 )

@@ -37,7 +37,7 @@ impl Warning {
         }
     }
 
-    pub fn warning(kind: &str, message: impl Into<String>) -> Warning {
+    pub fn warn(kind: &str, message: impl Into<String>) -> Warning {
         Warning::new(Severity::Warning, kind, message)
     }
 

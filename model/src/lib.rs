@@ -10,6 +10,7 @@ pub mod requests;
 pub mod scaling;
 pub mod schema;
 pub mod stats;
+pub mod view_state;
 pub mod status;
 pub mod summary;
 

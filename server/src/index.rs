@@ -171,6 +171,9 @@ pub struct Index {
     pub cells: Vec<CellSummary>,
     /// The cells of refill runs, kept for provenance (their rows are already in the masters' cells).
     pub refill_cells: Vec<CellSummary>,
+    /// Refilled cells as they were before the refill (from the backup), keyed like the master's cells; for the
+    /// "use pre-refill rows" what-if. Scaling metrics are left empty: the browser recomputes them.
+    pub pre_refill_cells: Vec<CellSummary>,
     pub provenance: BTreeMap<CellKey, CellProvenance>,
     pub exclusions: Vec<LedgerEntry>,
     pub warnings: Vec<Warning>,
@@ -357,6 +360,8 @@ struct BackupRead {
     dir: BackupDir,
     digest: FileDigest,
     diff: Option<Result<SpliceDiff, String>>,
+    /// The backup's own cells, for the pre-refill what-if.
+    parsed: Option<ParsedMetrics>,
 }
 
 fn read_backup(
@@ -376,8 +381,9 @@ fn read_backup(
         ),
         _ => None,
     };
+    let parsed = options.backup_diff.then(|| metrics_csv::parse(&bytes, &mut Vec::new()).ok()).flatten();
     progress.file_done(bytes.len() as u64);
-    BackupRead { dir, digest, diff }
+    BackupRead { dir, digest, diff, parsed }
 }
 
 /// Mentions of run ids (`YYYYMMDD_HHMMSS_ffffff` or `YYYYMMDD_HHMMSS`) in a note.
@@ -531,8 +537,12 @@ pub fn build(
     let mut backups_by_master: BTreeMap<String, Vec<BackupInfo>> = BTreeMap::new();
     let mut replaced_rows_by_master: BTreeMap<String, ReplacedRows> = BTreeMap::new();
     let mut replaced_cells_by_master: BTreeMap<String, BTreeMap<RowCellKey, u32>> = BTreeMap::new();
-    for backup in backup_reads {
+    let mut backup_cells_by_master: BTreeMap<String, ParsedMetrics> = BTreeMap::new();
+    for mut backup in backup_reads {
         let master = backup.dir.master_run_id.clone();
+        if let Some(parsed) = backup.parsed.take() {
+            backup_cells_by_master.insert(master.clone(), parsed);
+        }
         let file = backup.digest.path.clone();
         if !runs_by_id.contains_key(&master) {
             warnings.push(
@@ -649,6 +659,7 @@ pub fn build(
     let mut refill_cells = Vec::new();
     let mut provenance = BTreeMap::new();
     let mut locators = BTreeMap::new();
+    let mut pre_refill_cells = Vec::new();
     for read in reads {
         warnings.extend(read.warnings.iter().cloned());
         let run_id = read.dir.run_id.clone();
@@ -825,6 +836,30 @@ pub fn build(
             summary.excluded = run_exclusions.iter().map(|(id, _)| id.clone()).collect();
             summary.exclusion_scope = run_exclusions.iter().map(|(_, scope)| *scope).max();
         }
+        if let Some(backup) = backup_cells_by_master.get(&run_id) {
+            for (row_key, parsed_cell) in &backup.cells {
+                let Some(current) = run_cells.get(row_key).filter(|cell| cell.refilled) else { continue };
+                let mut before = CellSummary::empty(current.key.clone(), CellStatus::NotRun);
+                before.rows = parsed_cell.rows;
+                before.ok_rows = parsed_cell.ok_rows;
+                before.failed_rows = parsed_cell.failed_rows;
+                before.skip_rows = parsed_cell.skip_rows;
+                before.stats = parsed_cell.stats;
+                before.expected_rows = current.expected_rows;
+                before.expected_source = current.expected_source;
+                before.fallback = current.fallback;
+                before.excluded = current.excluded.clone();
+                before.exclusion_scope = current.exclusion_scope;
+                before.status = CellStatus::classify(RowCensus {
+                    expected_rows: before.expected_rows,
+                    rows: before.rows,
+                    ok_rows: before.ok_rows,
+                    failed_rows: before.failed_rows,
+                    skip_rows: before.skip_rows,
+                });
+                pre_refill_cells.push(before);
+            }
+        }
         let run_cells: Vec<CellSummary> = run_cells.into_values().collect();
         let mut census = census(&run_cells, parsed.malformed_rows);
         for (_, parsed_cell) in &parsed.cells {
@@ -936,6 +971,7 @@ pub fn build(
     }
     cells.sort_by(|left, right| left.key.cmp(&right.key));
     refill_cells.sort_by(|left, right| left.key.cmp(&right.key));
+    pre_refill_cells.sort_by(|left, right| left.key.cmp(&right.key));
     fill_scaling(&mut cells);
     fill_scaling(&mut refill_cells);
     warnings.sort_by(|left, right| {
@@ -947,6 +983,7 @@ pub fn build(
         runs,
         cells,
         refill_cells,
+        pre_refill_cells,
         provenance,
         exclusions,
         warnings,

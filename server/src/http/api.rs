@@ -198,9 +198,21 @@ pub async fn cells(
     Query(params): Params,
 ) -> Result<Response, ApiError> {
     let mut accepted = DIMENSIONS.to_vec();
-    accepted.push("status");
-    let parsed = parse(&params, &accepted)?;
+    accepted.extend(["status", "lineage"]);
+    let mut parsed = parse(&params, &accepted)?;
     let format = parsed.format.unwrap_or(Format::Arrow);
+    // `lineage=pre_refill`: the refilled cells as they were before the refill (the what-if of the app).
+    let pre_refill = match parsed.values.remove("lineage").as_deref() {
+        None => false,
+        Some([value]) if value == "current" => false,
+        Some([value]) if value == "pre_refill" => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(
+                "bad_parameter",
+                format!("lineage must be `current` or `pre_refill`, got `{}`", other.join(",")),
+            ));
+        }
+    };
     let filter = cell_filter(&parsed)?;
     let snapshot = store.load();
     if let Some(response) = not_modified(&headers, &snapshot) {

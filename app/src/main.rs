@@ -1,8 +1,19 @@
-//! The cellscope explorer app (placeholder until the app issue): mounts a page that shows the snapshot.
+//! The cellscope explorer: a Leptos (CSR) app that slices the boundary matrix, overlays curves, inspects cells
+//! and audits provenance. All numbers come from the model crate, the same code the server and CLI use.
 
-use leptos::prelude::*;
+mod api;
+mod app;
+mod audit;
+mod browser;
+mod chart;
+mod curves;
+mod inspector;
+mod matrix;
+mod palette;
+mod perf;
 
 fn main() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(|| view! { <main id="app"><h1>"cellscope"</h1></main> });
+    perf::mark("app-start");
+    leptos::mount::mount_to_body(app::App);
 }

@@ -5,14 +5,15 @@
 //! cell-status model); where a choice was needed it is written next to the code that makes it.
 
 pub mod exclusions;
+pub mod explore;
 pub mod key;
 pub mod requests;
 pub mod scaling;
 pub mod schema;
 pub mod stats;
-pub mod view_state;
 pub mod status;
 pub mod summary;
+pub mod view_state;
 
 pub use key::{CellKey, Dimension, SeriesKey};
 pub use scaling::{Criterion, breakdown_n};

@@ -302,6 +302,70 @@ pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaE
         .collect()
 }
 
+/// The cells table as CSV (header line, `\n` line ends, RFC 4180 quoting, empty for undefined numbers).
+/// The CLI, the API and the browser's export all use this one writer.
+pub fn cells_to_csv(cells: &[CellSummary]) -> String {
+    fn field(out: &mut String, text: &str) {
+        if text.contains([',', '"', '\n', '\r']) {
+            out.push('"');
+            out.push_str(&text.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(text);
+        }
+    }
+    fn number(out: &mut String, value: Option<f64>) {
+        if let Some(value) = value {
+            out.push_str(&value.to_string());
+        }
+    }
+    let mut out = cell_column_names().join(",");
+    out.push('\n');
+    for cell in cells {
+        let key = &cell.key;
+        for text in [
+            &key.run_id,
+            &key.suite,
+            &key.phase,
+            &key.backend,
+            &key.model,
+            &key.workload,
+        ] {
+            field(&mut out, text);
+            out.push(',');
+        }
+        out.push_str(&format!(
+            "{},{},{},{},{},",
+            key.n,
+            key.rep,
+            cell.status.as_str(),
+            cell.refilled,
+            cell.fallback
+        ));
+        field(&mut out, &cell.excluded.join(";"));
+        out.push(',');
+        if let Some(expected) = cell.expected_rows {
+            out.push_str(&expected.to_string());
+        }
+        out.push_str(&format!(
+            ",{},{},{},{}",
+            cell.rows, cell.ok_rows, cell.failed_rows, cell.skip_rows
+        ));
+        for (_, value) in FLOAT_COLUMNS {
+            out.push(',');
+            number(&mut out, value(cell));
+        }
+        out.push(',');
+        out.push_str(cell.expected_source.as_str());
+        out.push(',');
+        out.push_str(cell.exclusion_scope.map_or("", ExclusionScope::as_str));
+        out.push_str(&format!(",{},", cell.baseline_fallback));
+        field(&mut out, cell.source_run_id.as_deref().unwrap_or(""));
+        out.push('\n');
+    }
+    out
+}
+
 /// Encodes record batches as an Arrow IPC stream (uncompressed: HTTP compression does that job, and the
 /// IPC zstd codec does not build for wasm32).
 pub fn write_ipc_stream(
@@ -337,6 +401,36 @@ mod tests {
              efficiency, p95_multiplier";
         let contract: Vec<&str> = contract.split(", ").collect();
         assert_eq!(&names[..contract.len()], contract.as_slice());
+    }
+
+    #[test]
+    fn csv_has_one_line_per_cell_and_quotes_when_needed() {
+        let mut cell = CellSummary::empty(
+            CellKey {
+                run_id: "r,1".into(),
+                suite: "s".into(),
+                phase: "p".into(),
+                backend: "b".into(),
+                model: "m".into(),
+                workload: "w".into(),
+                n: 2,
+                rep: 0,
+            },
+            CellStatus::Skipped,
+        );
+        cell.skip_rows = 1;
+        cell.expected_rows = Some(24);
+        let csv = cells_to_csv(&[cell]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].split(',').count(), cell_column_names().len());
+        assert!(
+            lines[1].starts_with(
+                "\"r,1\",s,p,b,m,w,2,0,skipped,false,false,,24,0,0,0,1,,,,,,,,,,,,unknown,,false,"
+            ),
+            "{}",
+            lines[1]
+        );
     }
 
     #[test]

@@ -44,7 +44,12 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 4] = [Metric::Efficiency, Metric::P95Multiplier, Metric::Breakdown, Metric::OkRate];
+    pub const ALL: [Metric; 4] = [
+        Metric::Efficiency,
+        Metric::P95Multiplier,
+        Metric::Breakdown,
+        Metric::OkRate,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Metric::Efficiency => "efficiency",
@@ -133,7 +138,9 @@ impl Include {
         }
     }
     pub fn parse(text: &str) -> Option<Include> {
-        Include::ALL.into_iter().find(|include| include.name() == text)
+        Include::ALL
+            .into_iter()
+            .find(|include| include.name() == text)
     }
 }
 
@@ -211,9 +218,17 @@ fn encode(text: &str) -> String {
     let mut out = String::new();
     for byte in text.bytes() {
         match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b',' | b'/' | b'=' | b'|' => {
-                out.push(byte as char)
-            }
+            b'A'..=b'Z'
+            | b'a'..=b'z'
+            | b'0'..=b'9'
+            | b'-'
+            | b'_'
+            | b'.'
+            | b'~'
+            | b','
+            | b'/'
+            | b'='
+            | b'|' => out.push(byte as char),
             b' ' => out.push('+'),
             other => out.push_str(&format!("%{other:02X}")),
         }
@@ -229,7 +244,9 @@ fn decode(text: &str) -> String {
         match bytes[index] {
             b'+' => out.push(b' '),
             b'%' if index + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[index + 1..index + 3]).ok().and_then(|hex| u8::from_str_radix(hex, 16).ok());
+                let hex = std::str::from_utf8(&bytes[index + 1..index + 3])
+                    .ok()
+                    .and_then(|hex| u8::from_str_radix(hex, 16).ok());
                 match hex {
                     Some(byte) => {
                         out.push(byte);
@@ -246,7 +263,12 @@ fn decode(text: &str) -> String {
 }
 
 fn list(value: &str) -> Vec<String> {
-    value.split(',').map(str::trim).filter(|part| !part.is_empty()).map(str::to_string).collect()
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 impl ViewState {
@@ -280,7 +302,11 @@ impl ViewState {
             push("eff_below", self.efficiency_threshold.to_string());
         }
         if self.p95_threshold != defaults.p95_threshold {
-            push("p95_above", self.p95_threshold.map_or_else(|| "none".to_string(), |value| value.to_string()));
+            push(
+                "p95_above",
+                self.p95_threshold
+                    .map_or_else(|| "none".to_string(), |value| value.to_string()),
+            );
         }
         if self.rows != defaults.rows {
             push("rows", self.rows.name().into());
@@ -304,7 +330,14 @@ impl ViewState {
             push("cell", cell.clone());
         }
         if self.include != defaults.include {
-            push("include", self.include.iter().map(|include| include.name()).collect::<Vec<_>>().join(","));
+            push(
+                "include",
+                self.include
+                    .iter()
+                    .map(|include| include.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
         }
         if !self.query.is_empty() {
             push("q", self.query.clone());
@@ -315,7 +348,11 @@ impl ViewState {
         if let Some(at) = &self.at {
             push("at", at.clone());
         }
-        pairs.iter().map(|(name, value)| format!("{name}={}", encode(value))).collect::<Vec<_>>().join("&")
+        pairs
+            .iter()
+            .map(|(name, value)| format!("{name}={}", encode(value)))
+            .collect::<Vec<_>>()
+            .join("&")
     }
 
     /// Reads a query string (with or without `?`). Unknown names and unreadable values are ignored, so an old
@@ -333,22 +370,47 @@ impl ViewState {
                 "n_min" => state.n_min = value.parse().ok(),
                 "n_max" => state.n_max = value.parse().ok(),
                 "at_n" => state.at_n = value.parse().unwrap_or(state.at_n),
-                "criterion" if ["v1", "v3", "custom"].contains(&value.as_str()) => state.criterion = value,
-                "eff_below" => state.efficiency_threshold = value.parse().unwrap_or(state.efficiency_threshold),
-                "p95_above" => state.p95_threshold = if value == "none" { None } else { value.parse().ok().or(state.p95_threshold) },
+                "criterion" if ["v1", "v3", "custom"].contains(&value.as_str()) => {
+                    state.criterion = value
+                }
+                "eff_below" => {
+                    state.efficiency_threshold = value.parse().unwrap_or(state.efficiency_threshold)
+                }
+                "p95_above" => {
+                    state.p95_threshold = if value == "none" {
+                        None
+                    } else {
+                        value.parse().ok().or(state.p95_threshold)
+                    }
+                }
                 "rows" => state.rows = dimension(&value).unwrap_or(state.rows),
                 "cols" => state.cols = dimension(&value).unwrap_or(state.cols),
                 "grid" => state.grid = dimension(&value).unwrap_or(state.grid),
                 "color" => state.color = dimension(&value).unwrap_or(state.color),
-                "facet" => state.facet = if value == "none" { None } else { dimension(&value).or(state.facet) },
-                "agg" => state.aggregation = Aggregation::parse(&value).unwrap_or(state.aggregation),
+                "facet" => {
+                    state.facet = if value == "none" {
+                        None
+                    } else {
+                        dimension(&value).or(state.facet)
+                    }
+                }
+                "agg" => {
+                    state.aggregation = Aggregation::parse(&value).unwrap_or(state.aggregation)
+                }
                 "cell" if !value.is_empty() => state.cell = Some(value),
-                "include" => state.include = list(&value).iter().filter_map(|name| Include::parse(name)).collect(),
+                "include" => {
+                    state.include = list(&value)
+                        .iter()
+                        .filter_map(|name| Include::parse(name))
+                        .collect()
+                }
                 "q" => state.query = value,
                 "sort" if !value.is_empty() => state.sort = Some(value),
                 "at" if !value.is_empty() => state.at = Some(value),
                 other => {
-                    if let Some(dimension) = Dimension::parse(other).filter(|dimension| *dimension != Dimension::N) {
+                    if let Some(dimension) =
+                        Dimension::parse(other).filter(|dimension| *dimension != Dimension::N)
+                    {
                         let values = list(&value);
                         if !values.is_empty() {
                             state.filters.insert(dimension, values);
@@ -421,7 +483,9 @@ mod tests {
         let mut state = ViewState::default();
         state.view = View::Inspector;
         state.metric = Metric::Breakdown;
-        state.filters.insert(Dimension::Model, vec!["mistral-7b".into(), "phi-4".into()]);
+        state
+            .filters
+            .insert(Dimension::Model, vec!["mistral-7b".into(), "phi-4".into()]);
         state.n_min = Some(2);
         state.n_max = Some(16);
         state.at_n = 32;

@@ -2,7 +2,7 @@
 
 use arrow_array::RecordBatch;
 use cellscope_model::CellSummary;
-use cellscope_model::schema::{cells_schema, cells_to_batch, write_ipc_stream};
+use cellscope_model::schema::{cells_schema, cells_to_batch, cells_to_csv, write_ipc_stream};
 use std::str::FromStr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -38,7 +38,9 @@ pub fn encode(cells: &[CellSummary], format: Format) -> Result<Vec<u8>, ExportEr
     let batch = cells_to_batch(cells)?;
     match format {
         Format::Arrow => Ok(write_ipc_stream(&[batch], &cells_schema())?),
-        other => encode_batch(&batch, other),
+        // One CSV writer for the CLI, the API and the browser's export.
+        Format::Csv => Ok(cells_to_csv(cells).into_bytes()),
+        Format::Json => encode_batch(&batch, Format::Json),
     }
 }
 

@@ -1,0 +1,76 @@
+//! Fetching the API: the index and provenance as JSON, the cells as Arrow IPC decoded with the model crate.
+
+use cellscope_model::CellSummary;
+use cellscope_model::requests::{RequestRow, requests_from_batch};
+use cellscope_model::schema::{cells_from_batch, read_ipc_stream};
+use gloo_net::http::Request;
+
+async fn bytes(url: &str) -> Result<Vec<u8>, String> {
+    let response = Request::get(url)
+        .send()
+        .await
+        .map_err(|error| format!("{url}: {error}"))?;
+    if !response.ok() {
+        let text = response.text().await.unwrap_or_default();
+        return Err(format!("{url}: HTTP {} {text}", response.status()));
+    }
+    response
+        .binary()
+        .await
+        .map_err(|error| format!("{url}: {error}"))
+}
+
+pub async fn json(url: &str) -> Result<serde_json::Value, String> {
+    let body = bytes(url).await?;
+    serde_json::from_slice(&body).map_err(|error| format!("{url}: {error}"))
+}
+
+pub async fn cells(url: &str) -> Result<Vec<CellSummary>, String> {
+    let body = bytes(url).await?;
+    let batches = read_ipc_stream(&body).map_err(|error| format!("{url}: {error}"))?;
+    let mut cells = Vec::new();
+    for batch in &batches {
+        cells.extend(cells_from_batch(batch).map_err(|error| format!("{url}: {error}"))?);
+    }
+    Ok(cells)
+}
+
+pub async fn requests(query: &str) -> Result<Vec<RequestRow>, String> {
+    let url = format!("/api/requests?{query}");
+    let body = bytes(&url).await?;
+    let batches = read_ipc_stream(&body).map_err(|error| format!("{url}: {error}"))?;
+    let mut rows = Vec::new();
+    for batch in &batches {
+        rows.extend(requests_from_batch(batch).map_err(|error| format!("{url}: {error}"))?);
+    }
+    Ok(rows)
+}
+
+/// Everything the app loads at start (and again when the data changes).
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    pub snapshot: String,
+    pub index: serde_json::Value,
+    pub provenance: serde_json::Value,
+    pub cells: Vec<CellSummary>,
+    pub pre_refill: Vec<CellSummary>,
+}
+
+pub async fn load() -> Result<Dataset, String> {
+    let index = json("/api/index").await?;
+    let cells = cells("/api/cells").await?;
+    let pre_refill = cells_pre_refill().await.unwrap_or_default();
+    let provenance = json("/api/provenance").await?;
+    let snapshot = index["snapshot"].as_str().unwrap_or_default().to_string();
+    Ok(Dataset {
+        snapshot,
+        index,
+        provenance,
+        cells,
+        pre_refill,
+    })
+}
+
+async fn cells_pre_refill() -> Result<Vec<CellSummary>, String> {
+    cells("/api/cells?lineage=pre_refill").await
+}

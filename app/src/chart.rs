@@ -1,0 +1,468 @@
+//! Charts drawn with plotters on any backend: the canvas for the page, SVG for export. Drawing returns the
+//! pixel position of every point so the page can show a tooltip for the nearest one.
+
+use crate::palette;
+use cellscope_model::explore::{Facet, Series, SeriesPoint};
+use cellscope_model::view_state::Metric;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+
+/// A drawn point, in CSS pixels of the drawing, with what the tooltip says about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    pub x: f64,
+    pub y: f64,
+    pub text: String,
+}
+
+/// What a curves chart shows.
+pub struct CurveSpec<'a> {
+    pub facets: &'a [Facet],
+    pub metric: Metric,
+    /// The horizontal threshold line (0.65 efficiency, 2.0 multiplier).
+    pub threshold: Option<f64>,
+    /// Series label → colour.
+    pub colors: &'a BTreeMap<String, (u8, u8, u8)>,
+    /// Series label → skip reason shown at its end marker.
+    pub skip_reason: &'a dyn Fn(&Series) -> String,
+    /// Device pixels per CSS pixel (2 on a high-DPI screen); sizes scale with it.
+    pub scale: f64,
+}
+
+/// Facets per row of small multiples.
+pub fn facet_columns(facets: usize) -> usize {
+    facets.clamp(1, 3)
+}
+
+/// Height in CSS pixels of a chart with `facets` panels and the given width.
+pub fn curves_height(facets: usize, width: f64) -> f64 {
+    let columns = facet_columns(facets);
+    let rows = facets.div_ceil(columns).max(1);
+    let panel = (width / columns as f64 * 0.72).clamp(220.0, 380.0);
+    panel * rows as f64
+}
+
+fn rgb((red, green, blue): (u8, u8, u8)) -> RGBColor {
+    RGBColor(red, green, blue)
+}
+
+/// The plotted y of a value: p95 multipliers span three orders of magnitude in V1, so they use log10.
+fn y_of(metric: Metric, value: f64) -> f64 {
+    if metric == Metric::P95Multiplier {
+        value.max(1e-3).log10()
+    } else {
+        value
+    }
+}
+
+fn y_label(metric: Metric, y: f64) -> String {
+    if metric == Metric::P95Multiplier {
+        let value = 10f64.powf(y);
+        if value >= 10.0 {
+            format!("{value:.0}×")
+        } else {
+            format!("{value:.2}×")
+        }
+    } else {
+        format!("{y:.2}")
+    }
+}
+
+fn point_text(series: &Series, point: &SeriesPoint, metric: Metric) -> String {
+    let value = |value: Option<f64>| value.map_or("—".to_string(), |value| format!("{value:.3}"));
+    format!(
+        "{} · N={}\n{} {:.3} (band {:.3}–{:.3})\nefficiency {} · p95× {}\n{} cells · ok rows {}/{} expected",
+        series.label,
+        point.n,
+        metric.label(),
+        point.value,
+        point.min,
+        point.max,
+        value(point.efficiency),
+        value(point.p95_multiplier),
+        point.cells,
+        point.ok_rows,
+        point.expected_rows
+    )
+}
+
+/// Draws the curves (small multiples) on `root`.
+pub fn draw_curves<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    spec: &CurveSpec<'_>,
+) -> Result<Vec<Hit>, String> {
+    let scale = spec.scale;
+    let px = |value: f64| (value * scale).round() as i32;
+    root.fill(&WHITE).map_err(|error| error.to_string())?;
+    let columns = facet_columns(spec.facets.len());
+    let rows = spec.facets.len().div_ceil(columns).max(1);
+    let panels = root.split_evenly((rows, columns));
+    let max_n = spec
+        .facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .flat_map(|series| {
+            series
+                .points
+                .iter()
+                .map(|point| point.n)
+                .chain(series.skipped_at)
+        })
+        .max()
+        .unwrap_or(1)
+        .max(2);
+    let x_max = f64::from(max_n).log2();
+    let (y_min, y_max) = match spec.metric {
+        Metric::P95Multiplier => {
+            let largest = spec
+                .facets
+                .iter()
+                .flat_map(|facet| &facet.series)
+                .flat_map(|series| series.points.iter().map(|point| point.max))
+                .fold(2.0f64, f64::max);
+            (y_of(spec.metric, 0.8), y_of(spec.metric, largest * 1.3))
+        }
+        _ => (0.0, 1.08),
+    };
+    let mut hits = Vec::new();
+    for (facet, panel) in spec.facets.iter().zip(panels.iter()) {
+        let title = facet
+            .title
+            .as_ref()
+            .map_or_else(|| spec.metric.label().to_string(), ToString::to_string);
+        let mut chart = ChartBuilder::on(panel)
+            .caption(title, ("sans-serif", px(14.0)))
+            .margin(px(8.0))
+            .x_label_area_size(px(32.0))
+            .y_label_area_size(px(48.0))
+            .build_cartesian_2d(-0.25..x_max + 0.35, y_min..y_max)
+            .map_err(|error| error.to_string())?;
+        chart
+            .configure_mesh()
+            .x_labels(max_n.ilog2() as usize + 1)
+            .x_label_formatter(&|x| {
+                if (x - x.round()).abs() < 1e-6 && *x >= 0.0 {
+                    format!("{}", 2u32.pow(x.round() as u32))
+                } else {
+                    String::new()
+                }
+            })
+            .y_label_formatter(&|y| y_label(spec.metric, *y))
+            .x_desc("concurrency N (log₂)")
+            .y_desc(spec.metric.label())
+            .label_style(("sans-serif", px(11.0)))
+            .axis_desc_style(("sans-serif", px(11.0)))
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .draw()
+            .map_err(|error| error.to_string())?;
+        if let Some(threshold) = spec.threshold {
+            let y = y_of(spec.metric, threshold);
+            let style = ShapeStyle {
+                color: RGBColor(120, 120, 120).to_rgba(),
+                filled: false,
+                stroke_width: px(1.0).max(1) as u32,
+            };
+            let dashes: Vec<_> = (0..40)
+                .map(|index| {
+                    let start = -0.25 + (x_max + 0.6) * f64::from(index) / 40.0;
+                    PathElement::new(vec![(start, y), (start + (x_max + 0.6) / 80.0, y)], style)
+                })
+                .collect();
+            chart
+                .draw_series(dashes)
+                .map_err(|error| error.to_string())?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("threshold {threshold}"),
+                    (x_max - 0.9, y),
+                    ("sans-serif", px(10.0))
+                        .into_font()
+                        .color(&RGBColor(90, 90, 90)),
+                )))
+                .map_err(|error| error.to_string())?;
+        }
+        for series in &facet.series {
+            let color = rgb(spec
+                .colors
+                .get(&series.label.to_string())
+                .copied()
+                .unwrap_or((0, 0, 0)));
+            let xy = |point: &SeriesPoint, value: f64| {
+                (f64::from(point.n).log2(), y_of(spec.metric, value))
+            };
+            if series.points.len() > 1 {
+                let mut band: Vec<(f64, f64)> = series
+                    .points
+                    .iter()
+                    .map(|point| xy(point, point.max))
+                    .collect();
+                band.extend(series.points.iter().rev().map(|point| xy(point, point.min)));
+                chart
+                    .draw_series(std::iter::once(Polygon::new(band, color.mix(0.18))))
+                    .map_err(|error| error.to_string())?;
+            }
+            let line_style = ShapeStyle {
+                color: color.to_rgba(),
+                filled: false,
+                stroke_width: px(2.0) as u32,
+            };
+            chart
+                .draw_series(LineSeries::new(
+                    series.points.iter().map(|point| xy(point, point.value)),
+                    line_style,
+                ))
+                .map_err(|error| error.to_string())?;
+            chart
+                .draw_series(
+                    series
+                        .points
+                        .iter()
+                        .map(|point| Circle::new(xy(point, point.value), px(3.0), color.filled())),
+                )
+                .map_err(|error| error.to_string())?;
+            if let Some(breakdown) = series.breakdown
+                && let Some(point) = series.points.iter().find(|point| point.n == breakdown)
+            {
+                let at = xy(point, point.value);
+                let ring = ShapeStyle {
+                    color: color.to_rgba(),
+                    filled: false,
+                    stroke_width: px(2.0) as u32,
+                };
+                chart
+                    .draw_series(std::iter::once(Circle::new(at, px(7.0), ring)))
+                    .map_err(|error| error.to_string())?;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("N*={breakdown}"),
+                        at,
+                        ("sans-serif", px(10.0)).into_font().color(&color),
+                    )))
+                    .map_err(|error| error.to_string())?;
+            }
+            if let (Some(skipped_at), Some(last)) = (series.skipped_at, series.points.last()) {
+                // The curve ends at a skipped cell: a dotted stub at the last value and a cross, never a drop to 0.
+                let from = xy(last, last.value);
+                let to = (f64::from(skipped_at).log2(), from.1);
+                let dotted = ShapeStyle {
+                    color: color.mix(0.7),
+                    filled: false,
+                    stroke_width: px(1.0).max(1) as u32,
+                };
+                let steps = 12;
+                let segments: Vec<_> = (0..steps)
+                    .filter(|step| step % 2 == 0)
+                    .map(|step| {
+                        let a = from.0 + (to.0 - from.0) * f64::from(step) / f64::from(steps);
+                        let b = from.0 + (to.0 - from.0) * f64::from(step + 1) / f64::from(steps);
+                        PathElement::new(vec![(a, to.1), (b, to.1)], dotted)
+                    })
+                    .collect();
+                chart
+                    .draw_series(segments)
+                    .map_err(|error| error.to_string())?;
+                chart
+                    .draw_series(std::iter::once(Cross::new(
+                        to,
+                        px(6.0),
+                        ShapeStyle {
+                            color: color.to_rgba(),
+                            filled: false,
+                            stroke_width: px(2.0) as u32,
+                        },
+                    )))
+                    .map_err(|error| error.to_string())?;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("skipped: {}", (spec.skip_reason)(series)),
+                        (to.0 - 0.9, to.1 + (y_max - y_min) * 0.06),
+                        ("sans-serif", px(10.0))
+                            .into_font()
+                            .color(&RGBColor(60, 60, 60)),
+                    )))
+                    .map_err(|error| error.to_string())?;
+                let (x, y) = chart.backend_coord(&to);
+                hits.push(Hit {
+                    x: f64::from(x) / scale,
+                    y: f64::from(y) / scale,
+                    text: format!(
+                        "{} · N={skipped_at}\nskipped: {}",
+                        series.label,
+                        (spec.skip_reason)(series)
+                    ),
+                });
+            }
+            for point in &series.points {
+                let (x, y) = chart.backend_coord(&xy(point, point.value));
+                hits.push(Hit {
+                    x: f64::from(x) / scale,
+                    y: f64::from(y) / scale,
+                    text: point_text(series, point, spec.metric),
+                });
+            }
+        }
+    }
+    root.present().map_err(|error| error.to_string())?;
+    Ok(hits)
+}
+
+/// A labelled sample of values with its colour.
+pub type Sample<'a> = (&'a str, &'a [f64], (u8, u8, u8));
+
+/// A histogram of request latencies: current rows, and (when given) the rows a refill replaced.
+pub fn draw_histogram<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    groups: &[Sample<'_>],
+    scale: f64,
+) -> Result<(), String> {
+    let px = |value: f64| (value * scale).round() as i32;
+    root.fill(&WHITE).map_err(|error| error.to_string())?;
+    let all: Vec<f64> = groups
+        .iter()
+        .flat_map(|(_, values, _)| values.iter().copied())
+        .collect();
+    if all.is_empty() {
+        return root.present().map_err(|error| error.to_string());
+    }
+    let low = all.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let bins = 30usize;
+    let width = ((high - low) / bins as f64).max(1e-9);
+    let counts: Vec<Vec<u32>> = groups
+        .iter()
+        .map(|(_, values, _)| {
+            let mut counts = vec![0u32; bins];
+            for value in values.iter() {
+                let bin = (((value - low) / width) as usize).min(bins - 1);
+                counts[bin] += 1;
+            }
+            counts
+        })
+        .collect();
+    let top = counts.iter().flatten().copied().max().unwrap_or(1).max(1);
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", px(13.0)))
+        .margin(px(8.0))
+        .x_label_area_size(px(30.0))
+        .y_label_area_size(px(40.0))
+        .build_cartesian_2d(low..high + width, 0u32..top + top / 10 + 1)
+        .map_err(|error| error.to_string())?;
+    chart
+        .configure_mesh()
+        .label_style(("sans-serif", px(10.0)))
+        .x_desc("ms")
+        .y_desc("requests")
+        .axis_desc_style(("sans-serif", px(10.0)))
+        .draw()
+        .map_err(|error| error.to_string())?;
+    for ((label, _, color), counts) in groups.iter().zip(&counts) {
+        let fill = rgb(*color).mix(0.55).filled();
+        chart
+            .draw_series(
+                counts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, count)| **count > 0)
+                    .map(|(bin, count)| {
+                        let x0 = low + width * bin as f64;
+                        Rectangle::new([(x0, 0), (x0 + width, *count)], fill)
+                    }),
+            )
+            .map_err(|error| error.to_string())?
+            .label(*label)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], fill));
+    }
+    chart
+        .configure_series_labels()
+        .label_font(("sans-serif", px(10.0)))
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|error| error.to_string())?;
+    root.present().map_err(|error| error.to_string())
+}
+
+/// Empirical CDFs of several samples.
+pub fn draw_cdf<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    groups: &[Sample<'_>],
+    scale: f64,
+) -> Result<(), String> {
+    let px = |value: f64| (value * scale).round() as i32;
+    root.fill(&WHITE).map_err(|error| error.to_string())?;
+    let all: Vec<f64> = groups
+        .iter()
+        .flat_map(|(_, values, _)| values.iter().copied())
+        .collect();
+    if all.is_empty() {
+        return root.present().map_err(|error| error.to_string());
+    }
+    let low = all.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = all
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max)
+        .max(low + 1e-9);
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", px(13.0)))
+        .margin(px(8.0))
+        .x_label_area_size(px(30.0))
+        .y_label_area_size(px(40.0))
+        .build_cartesian_2d(low..high, 0.0..1.0)
+        .map_err(|error| error.to_string())?;
+    chart
+        .configure_mesh()
+        .label_style(("sans-serif", px(10.0)))
+        .x_desc("ms")
+        .y_desc("fraction ≤ x")
+        .axis_desc_style(("sans-serif", px(10.0)))
+        .draw()
+        .map_err(|error| error.to_string())?;
+    for (label, values, color) in groups {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let count = sorted.len() as f64;
+        let style = ShapeStyle {
+            color: rgb(*color).to_rgba(),
+            filled: false,
+            stroke_width: px(2.0) as u32,
+        };
+        let line_color = rgb(*color);
+        chart
+            .draw_series(LineSeries::new(
+                sorted
+                    .iter()
+                    .enumerate()
+                    .map(|(index, value)| (*value, (index + 1) as f64 / count)),
+                style,
+            ))
+            .map_err(|error| error.to_string())?
+            .label(*label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], line_color));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .label_font(("sans-serif", px(10.0)))
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|error| error.to_string())?;
+    root.present().map_err(|error| error.to_string())
+}
+
+/// The colour of each series label, in a stable order so a backend keeps its colour across views.
+pub fn series_colors(labels: impl IntoIterator<Item = String>) -> BTreeMap<String, (u8, u8, u8)> {
+    let mut labels: Vec<String> = labels.into_iter().collect();
+    labels.sort();
+    labels.dedup();
+    labels
+        .into_iter()
+        .enumerate()
+        .map(|(index, label)| (label, palette::categorical(index)))
+        .collect()
+}

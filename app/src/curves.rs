@@ -1,0 +1,280 @@
+//! Curves: efficiency or p95 multiplier vs log₂ N, overlaid by one dimension, faceted by another, with rep
+//! bands, the threshold, breakdown markers and explicit ends at skipped cells. Exports CSV, PNG and SVG.
+
+use crate::app::{ctx, empty_notice};
+use crate::chart::{CurveSpec, Hit, curves_height, draw_curves, series_colors};
+use crate::matrix::criterion_controls;
+use crate::{browser, perf};
+use cellscope_model::Dimension;
+use cellscope_model::explore::{Facet, Series, curves, filtered};
+use cellscope_model::schema::cells_to_csv;
+use cellscope_model::view_state::Metric;
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use wasm_bindgen::JsCast;
+
+/// The skip reason of a series' end marker, from the provenance (manifest history) of its skipped cells.
+fn skip_reason(provenance: &serde_json::Value, series: &Series) -> String {
+    let skipped = provenance["skipped"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    series
+        .skipped_cells
+        .iter()
+        .find_map(|key| {
+            skipped.iter().find(|entry| {
+                serde_json::from_value::<cellscope_model::CellKey>(entry["key"].clone())
+                    .is_ok_and(|candidate| &candidate == key)
+            })
+        })
+        .and_then(|entry| entry["reason"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "skip sentinel row".into())
+}
+
+/// Keeps the reason short enough to print on the chart; the tooltip and the inspector carry the whole text.
+fn short(text: &str) -> String {
+    let text: String = text.chars().take(48).collect();
+    if text.len() < 48 {
+        text
+    } else {
+        format!("{text}…")
+    }
+}
+
+const WIDTH: f64 = 1100.0;
+
+#[component]
+pub fn CurvesView() -> impl IntoView {
+    let ctx = ctx();
+    let canvas_ref = NodeRef::<Canvas>::new();
+    let hits: RwSignal<Vec<Hit>> = RwSignal::new(Vec::new());
+    let tooltip: RwSignal<Option<(f64, f64, String)>> = RwSignal::new(None);
+    let chart_metric = Memo::new(move |_| {
+        ctx.state.with(|state| {
+            if state.metric == Metric::P95Multiplier {
+                Metric::P95Multiplier
+            } else {
+                Metric::Efficiency
+            }
+        })
+    });
+    let facets = Memo::new(move |_| {
+        let metric = chart_metric.get();
+        ctx.working
+            .with(|cells| ctx.state.with(|state| curves(cells, state, metric)))
+    });
+    let colors = Memo::new(move |_| {
+        facets.with(|facets| {
+            series_colors(
+                facets
+                    .iter()
+                    .flat_map(|facet| facet.series.iter().map(|series| series.label.to_string())),
+            )
+        })
+    });
+    let threshold = move || {
+        ctx.state.with(|state| match chart_metric.get() {
+            Metric::P95Multiplier => state.p95_threshold,
+            _ => Some(state.efficiency_threshold),
+        })
+    };
+    let draw = move |facets: &[Facet]| -> Option<Vec<Hit>> {
+        let canvas = canvas_ref.get()?;
+        let scale = browser::device_pixel_ratio();
+        let height = curves_height(facets.len(), WIDTH);
+        canvas.set_width((WIDTH * scale) as u32);
+        canvas.set_height((height * scale) as u32);
+        let _ = canvas.style(("width", format!("{WIDTH}px")));
+        let _ = canvas.style(("height", format!("{height}px")));
+        let element: web_sys::HtmlCanvasElement = canvas.unchecked_into();
+        let backend = CanvasBackend::with_canvas_object(element)?;
+        let root = backend.into_drawing_area();
+        let provenance = ctx
+            .data
+            .with_untracked(|data| data.as_ref().map(|data| data.provenance.clone()))
+            .unwrap_or_default();
+        let reason = move |series: &Series| short(&skip_reason(&provenance, series));
+        let colors = colors.get_untracked();
+        let spec = CurveSpec {
+            facets,
+            metric: chart_metric.get_untracked(),
+            threshold: threshold(),
+            colors: &colors,
+            skip_reason: &reason,
+            scale,
+        };
+        match draw_curves(&root, &spec) {
+            Ok(hits) => Some(hits),
+            Err(error) => {
+                ctx.error.set(Some(format!("drawing the curves: {error}")));
+                None
+            }
+        }
+    };
+    Effect::new(move |_| {
+        let drawn = facets.with(|facets| draw(facets));
+        canvas_ref.track();
+        if let Some(drawn) = drawn {
+            hits.set(drawn);
+            if let Some(canvas) = canvas_ref.get_untracked() {
+                let _ = canvas.set_attribute("data-drawn", "true");
+            }
+            perf::mark("first-chart");
+            perf::measure("repaint", "filter-change");
+        }
+    });
+    let on_move = move |event: web_sys::MouseEvent| {
+        let Some(canvas) = canvas_ref.get_untracked() else {
+            return;
+        };
+        let rect = canvas.get_bounding_client_rect();
+        let (x, y) = (
+            f64::from(event.client_x()) - rect.left(),
+            f64::from(event.client_y()) - rect.top(),
+        );
+        let nearest = hits.with_untracked(|hits| {
+            hits.iter()
+                .map(|hit| ((hit.x - x).powi(2) + (hit.y - y).powi(2), hit))
+                .filter(|(distance, _)| *distance < 14.0 * 14.0)
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, hit)| (hit.x, hit.y, hit.text.clone()))
+        });
+        tooltip.set(nearest);
+    };
+    let export_csv = move |_| {
+        let csv = ctx.working.with(|cells| {
+            ctx.state.with(|state| {
+                cells_to_csv(
+                    &filtered(cells, state)
+                        .into_iter()
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                )
+            })
+        });
+        browser::download("cellscope-cells.csv", "text/csv", csv.as_bytes());
+    };
+    let export_png = move |_| {
+        if let Some(canvas) = canvas_ref.get_untracked()
+            && let Ok(url) = canvas.to_data_url()
+        {
+            browser::download_url("cellscope-curves.png", &url);
+        }
+    };
+    let export_svg = move |_| {
+        let mut svg = String::new();
+        facets.with_untracked(|facets| {
+            let height = curves_height(facets.len(), WIDTH);
+            let provenance = ctx
+                .data
+                .with_untracked(|data| data.as_ref().map(|data| data.provenance.clone()))
+                .unwrap_or_default();
+            let reason = move |series: &Series| short(&skip_reason(&provenance, series));
+            let colors = colors.get_untracked();
+            let root = SVGBackend::with_string(&mut svg, (WIDTH as u32, height as u32))
+                .into_drawing_area();
+            let spec = CurveSpec {
+                facets,
+                metric: chart_metric.get_untracked(),
+                threshold: threshold(),
+                colors: &colors,
+                skip_reason: &reason,
+                scale: 1.0,
+            };
+            let _ = draw_curves(&root, &spec);
+        });
+        browser::download("cellscope-curves.svg", "image/svg+xml", svg.as_bytes());
+    };
+    let dimension_choice = |id: &'static str, label: &'static str, optional: bool| {
+        let choices = [
+            Dimension::Backend,
+            Dimension::Model,
+            Dimension::Workload,
+            Dimension::Phase,
+            Dimension::Run,
+            Dimension::Rep,
+            Dimension::Suite,
+        ];
+        view! {
+            <label>{label} " "
+                <select id=id on:change=move |event| {
+                    let value = event_target_value(&event);
+                    let dimension = Dimension::parse(&value);
+                    ctx.update(|state| if id == "color" { if let Some(dimension) = dimension { state.color = dimension; } } else { state.facet = dimension; });
+                }>
+                    {optional.then(|| view! { <option value="none" selected=move || ctx.state.with(|state| state.facet.is_none())>"none"</option> })}
+                    {choices.into_iter().map(|dimension| view! {
+                        <option value=dimension.name() selected=move || ctx.state.with(|state| if id == "color" { state.color == dimension } else { state.facet == Some(dimension) })>{dimension.name()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+        }
+    };
+    view! {
+        <section class="controls">
+            <label>"plot "
+                <select id="curve-metric" on:change=move |event| {
+                    let metric = if event_target_value(&event) == "p95_multiplier" { Metric::P95Multiplier } else { Metric::Efficiency };
+                    ctx.update(|state| state.metric = metric);
+                }>
+                    <option value="efficiency" selected=move || chart_metric.get() == Metric::Efficiency>"parallel efficiency"</option>
+                    <option value="p95_multiplier" selected=move || chart_metric.get() == Metric::P95Multiplier>"p95 latency multiplier"</option>
+                </select>
+            </label>
+            {dimension_choice("color", "colour by", false)}
+            {dimension_choice("facet", "small multiples by", true)}
+            {criterion_controls()}
+            <span class="exports">
+                <button id="export-csv" on:click=export_csv>"CSV"</button>
+                <button id="export-png" on:click=export_png>"PNG"</button>
+                <button id="export-svg" on:click=export_svg>"SVG"</button>
+            </span>
+        </section>
+        {empty_notice()}
+        <div class="series-legend" id="curves-legend">
+            {move || colors.get().into_iter().map(|(label, color)| view! {
+                <span class="swatch" style=format!("background:{}", crate::palette::css(color))></span><span>{label}</span>
+            }).collect_view()}
+            <span class="hint">"band = min–max over reps; ring = breakdown N; ✕ = series ends at a skipped cell"</span>
+        </div>
+        <div class="chart-wrap">
+            <canvas id="curves-canvas" node_ref=canvas_ref on:mousemove=on_move on:mouseleave=move |_| tooltip.set(None)></canvas>
+            {move || tooltip.get().map(|(x, y, text)| view! {
+                <div class="tooltip" id="curves-tooltip" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>{text}</div>
+            })}
+        </div>
+        <SeriesTable facets=facets/>
+    }
+}
+
+/// The numbers behind the chart, as a table (readable without the canvas, and checked by the browser tests).
+#[component]
+fn SeriesTable(facets: Memo<Vec<Facet>>) -> impl IntoView {
+    view! {
+        <table class="series-table" id="series-table">
+            <thead><tr><th>"facet"</th><th>"series"</th><th>"points (N: value)"</th><th>"breakdown N"</th><th>"ends"</th><th>"left out"</th></tr></thead>
+            <tbody>
+                {move || facets.get().into_iter().flat_map(|facet| {
+                    let title = facet.title.as_ref().map(ToString::to_string).unwrap_or_default();
+                    facet.series.into_iter().map(move |series| {
+                        let points: Vec<String> = series.points.iter().map(|point| format!("{}: {:.3}", point.n, point.value)).collect();
+                        let ends = series.skipped_at.map(|n| format!("skipped at N={n}")).unwrap_or_default();
+                        view! {
+                            <tr data-facet=title.clone() data-series=series.label.to_string() data-skipped-at=series.skipped_at.map(|n| n.to_string()).unwrap_or_default()>
+                                <td>{title.clone()}</td>
+                                <td>{series.label.to_string()}</td>
+                                <td class="points">{points.join(" · ")}</td>
+                                <td>{series.breakdown.map_or("never".to_string(), |n| n.to_string())}</td>
+                                <td class="ends">{ends}</td>
+                                <td>{series.left_out}</td>
+                            </tr>
+                        }
+                    })
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}

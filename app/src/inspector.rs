@@ -1,0 +1,285 @@
+//! The inspector: one cell (all its reps), its request latency distributions from `/api/requests`, and its
+//! provenance story: skip reason and manifest history, refill lineage, matching exclusion entries.
+
+use crate::app::ctx;
+use crate::chart::{Sample, draw_cdf, draw_histogram};
+use crate::{api, browser};
+use cellscope_model::requests::{Lineage, RequestRow, RowClass};
+use cellscope_model::{CellKey, CellSummary};
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use wasm_bindgen::JsCast;
+
+/// Parses the `cell=` value (the `CellKey` display form `run/suite/phase/backend/model/workload/n=N/rep=R`).
+pub fn parse_cell(text: &str) -> Option<CellKey> {
+    let parts: Vec<&str> = text.split('/').collect();
+    let [run, suite, phase, backend, model, workload, n, rep] = parts.as_slice() else {
+        return None;
+    };
+    Some(CellKey {
+        run_id: run.to_string(),
+        suite: suite.to_string(),
+        phase: phase.to_string(),
+        backend: backend.to_string(),
+        model: model.to_string(),
+        workload: workload.to_string(),
+        n: n.strip_prefix("n=")?.parse().ok()?,
+        rep: rep.strip_prefix("rep=")?.parse().ok()?,
+    })
+}
+
+fn request_query(key: &CellKey) -> String {
+    format!(
+        "run={}&suite={}&phase={}&backend={}&model={}&workload={}&n={}&rep={}",
+        key.run_id, key.suite, key.phase, key.backend, key.model, key.workload, key.n, key.rep
+    )
+}
+
+fn number(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "—".to_string(), |value| format!("{value:.decimals$}"))
+}
+
+#[component]
+pub fn InspectorView() -> impl IntoView {
+    let ctx = ctx();
+    let selected = Memo::new(move |_| {
+        ctx.state
+            .with(|state| state.cell.as_deref().and_then(parse_cell))
+    });
+    move || {
+        match selected.get() {
+        None => view! {
+            <p class="hint" id="inspector-empty">"Choose a cell: click a row of the Audit table, or a square of the Matrix and then a point of its curves."</p>
+        }
+        .into_any(),
+        Some(key) => view! { <CellInspector key=key/> }.into_any(),
+    }
+    }
+}
+
+#[component]
+fn CellInspector(key: CellKey) -> impl IntoView {
+    let ctx = ctx();
+    let reps = {
+        let key = key.clone();
+        Memo::new(move |_| {
+            ctx.working.with(|cells| {
+                cells
+                    .iter()
+                    .filter(|cell| cell.key.series() == key.series() && cell.key.n == key.n)
+                    .cloned()
+                    .collect::<Vec<CellSummary>>()
+            })
+        })
+    };
+    let rows: RwSignal<Option<Result<Vec<RequestRow>, String>>> = RwSignal::new(None);
+    {
+        let query = request_query(&key);
+        leptos::task::spawn_local(async move {
+            rows.set(Some(api::requests(&query).await));
+        });
+    }
+    let provenance = ctx
+        .data
+        .with_untracked(|data| data.as_ref().map(|data| data.provenance.clone()))
+        .unwrap_or_default();
+    let key_json = serde_json::to_value(&key).unwrap_or_default();
+    let history: Vec<serde_json::Value> = provenance["manifest_histories"]
+        .as_array()
+        .and_then(|entries| entries.iter().find(|entry| entry["key"] == key_json))
+        .and_then(|entry| entry["history"].as_array().cloned())
+        .unwrap_or_default();
+    let skip = provenance["skipped"]
+        .as_array()
+        .and_then(|entries| entries.iter().find(|entry| entry["key"] == key_json))
+        .cloned();
+    let refill = provenance["refills"]
+        .as_array()
+        .and_then(|entries| {
+            entries
+                .iter()
+                .find(|entry| entry["run"] == key.run_id.as_str())
+        })
+        .cloned();
+    let exclusions: Vec<serde_json::Value> = provenance["exclusions"]
+        .as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .filter(|entry| {
+                    entry["matched"]
+                        .as_array()
+                        .is_some_and(|matched| matched.contains(&key_json))
+                })
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let this = ctx
+        .working
+        .with_untracked(|cells| cells.iter().find(|cell| cell.key == key).cloned());
+    let title = key.to_string();
+    let heading = title.clone();
+    view! {
+        <section class="inspector" id="inspector" data-cell=title>
+            <h2>{heading}</h2>
+            <table class="reps" id="reps-table">
+                <thead><tr>
+                    <th>"rep"</th><th>"status"</th><th>"flags"</th><th>"rows / expected"</th><th>"ok"</th><th>"failed"</th>
+                    <th>"mean wall ms"</th><th>"p50"</th><th>"p95"</th><th>"p99"</th><th>"p50 TTFT"</th><th>"p95 TTFT"</th>
+                    <th>"agg tps"</th><th>"efficiency"</th><th>"p95×"</th>
+                </tr></thead>
+                <tbody>
+                    {move || reps.get().into_iter().map(|cell| {
+                        let mut flags = Vec::new();
+                        if cell.refilled { flags.push(format!("refilled from {}", cell.source_run_id.clone().unwrap_or_default())); }
+                        if cell.fallback { flags.push("fallback".to_string()); }
+                        if !cell.excluded.is_empty() { flags.push(format!("excluded: {}", cell.excluded.join(", "))); }
+                        if cell.baseline_fallback { flags.push("baseline = mean of N=1 reps".to_string()); }
+                        let current = cell.key.rep == key.rep;
+                        let stats = cell.stats;
+                        view! {
+                            <tr class:current=current data-rep=cell.key.rep.to_string() data-status=cell.status.as_str()>
+                                <td>{cell.key.rep}</td><td>{cell.status.as_str()}</td><td>{flags.join("; ")}</td>
+                                <td>{format!("{}/{}", cell.rows, cell.expected_rows.map_or("?".to_string(), |e| e.to_string()))}</td>
+                                <td>{cell.ok_rows}</td><td>{cell.failed_rows}</td>
+                                <td>{number(stats.mean_wall_ms, 1)}</td><td>{number(stats.p50_wall_ms, 1)}</td><td>{number(stats.p95_wall_ms, 1)}</td>
+                                <td>{number(stats.p99_wall_ms, 1)}</td><td>{number(stats.p50_ttft_ms, 1)}</td><td>{number(stats.p95_ttft_ms, 1)}</td>
+                                <td>{number(stats.aggregate_tps, 2)}</td><td>{number(cell.efficiency, 3)}</td><td>{number(cell.p95_multiplier, 3)}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <Distributions rows=rows/>
+            <section class="story" id="provenance-story">
+                <h3>"Provenance"</h3>
+                {skip.map(|skip| view! {
+                    <p class="skip" id="skip-reason">"Skipped: " {skip["reason"].as_str().unwrap_or("").to_string()}</p>
+                })}
+                {this.as_ref().filter(|cell| cell.refilled).map(|cell| {
+                    let note = refill.as_ref().and_then(|refill| refill["note_html"].as_str()).unwrap_or("").to_string();
+                    view! {
+                        <div class="lineage" id="refill-lineage">
+                            <p>"Refilled: the rows now in this cell come from run " <code>{cell.source_run_id.clone().unwrap_or_default()}</code>
+                               "; the rows they replaced are kept in the backup and listed below as " <em>"replaced"</em> "."</p>
+                            <LineageCounts rows=rows/>
+                            <details><summary>"REFILL_NOTE.md"</summary><div class="note" inner_html=note></div></details>
+                        </div>
+                    }
+                })}
+                {(!exclusions.is_empty()).then(|| view! {
+                    <ul class="exclusions" id="cell-exclusions">
+                        {exclusions.iter().map(|entry| {
+                            let entry = &entry["entry"];
+                            view! { <li><code>{entry["id"].as_str().unwrap_or("").to_string()}</code> " (" {entry["scope"].as_str().unwrap_or("").to_string()} "): "
+                                {entry["reason"].as_str().unwrap_or("").to_string()} " — " {entry["source"].as_str().unwrap_or("").to_string()}</li> }
+                        }).collect_view()}
+                    </ul>
+                })}
+                {(!history.is_empty()).then(|| view! {
+                    <ol class="history" id="manifest-history">
+                        {history.iter().map(|event| view! {
+                            <li><code>{event["at"].as_str().unwrap_or("").to_string()}</code> " " <strong>{event["event"].as_str().unwrap_or("").to_string()}</strong>
+                                {event["generation"].as_str().map(|generation| format!(" [{generation}]"))} " " {event["detail"].as_str().unwrap_or("").to_string()}</li>
+                        }).collect_view()}
+                    </ol>
+                })}
+            </section>
+        </section>
+    }
+}
+
+#[component]
+fn LineageCounts(rows: RwSignal<Option<Result<Vec<RequestRow>, String>>>) -> impl IntoView {
+    move || {
+        rows.with(|rows| match rows {
+            Some(Ok(rows)) => {
+                let current = rows.iter().filter(|row| row.lineage == Lineage::Current).count();
+                let replaced: Vec<&RequestRow> = rows.iter().filter(|row| row.lineage == Lineage::Replaced).collect();
+                let mut statuses: Vec<String> = replaced.iter().map(|row| row.status.clone()).collect();
+                statuses.sort();
+                statuses.dedup();
+                view! { <p id="lineage-counts" data-current=current.to_string() data-replaced=replaced.len().to_string()>
+                    {format!("{current} current rows · {} replaced rows (were {})", replaced.len(), statuses.join(", "))}
+                </p> }
+                .into_any()
+            }
+            _ => view! { <p>"…"</p> }.into_any(),
+        })
+    }
+}
+
+#[component]
+fn Distributions(rows: RwSignal<Option<Result<Vec<RequestRow>, String>>>) -> impl IntoView {
+    let histogram_ref = NodeRef::<Canvas>::new();
+    let cdf_ref = NodeRef::<Canvas>::new();
+    Effect::new(move |_| {
+        rows.with(|rows| {
+            let Some(Ok(rows)) = rows else { return };
+            let pick = |lineage: Lineage, ttft: bool| -> Vec<f64> {
+                rows.iter()
+                    .filter(|row| row.lineage == lineage && row.class != RowClass::Skip)
+                    .filter_map(|row| if ttft { row.ttft_ms } else { row.wall_ms })
+                    .collect()
+            };
+            let (wall, ttft, replaced) = (
+                pick(Lineage::Current, false),
+                pick(Lineage::Current, true),
+                pick(Lineage::Replaced, false),
+            );
+            let scale = browser::device_pixel_ratio();
+            let size = (540.0, 260.0);
+            let prepare = |canvas: &web_sys::HtmlCanvasElement| {
+                canvas.set_width((size.0 * scale) as u32);
+                canvas.set_height((size.1 * scale) as u32);
+                let style = web_sys::HtmlElement::style(canvas);
+                let _ = style.set_property("width", &format!("{}px", size.0));
+                let _ = style.set_property("height", &format!("{}px", size.1));
+            };
+            let mut groups: Vec<Sample<'_>> = vec![
+                ("wall (current)", &wall, (0, 114, 178)),
+                ("TTFT", &ttft, (230, 159, 0)),
+            ];
+            if !replaced.is_empty() {
+                groups.push(("wall (replaced by refill)", &replaced, (213, 94, 0)));
+            }
+            if let Some(canvas) = histogram_ref.get() {
+                let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
+                prepare(&canvas);
+                if let Some(backend) = CanvasBackend::with_canvas_object(canvas) {
+                    let _ = draw_histogram(
+                        &backend.into_drawing_area(),
+                        "request latency histogram",
+                        &groups,
+                        scale,
+                    );
+                }
+            }
+            if let Some(canvas) = cdf_ref.get() {
+                let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
+                prepare(&canvas);
+                if let Some(backend) = CanvasBackend::with_canvas_object(canvas) {
+                    let _ = draw_cdf(
+                        &backend.into_drawing_area(),
+                        "request latency CDF",
+                        &groups,
+                        scale,
+                    );
+                }
+            }
+        });
+    });
+    view! {
+        <div class="distributions">
+            {move || rows.with(|rows| match rows {
+                Some(Err(error)) => Some(view! { <p class="error">{error.clone()}</p> }),
+                _ => None,
+            })}
+            <canvas id="histogram-canvas" node_ref=histogram_ref></canvas>
+            <canvas id="cdf-canvas" node_ref=cdf_ref></canvas>
+        </div>
+    }
+}

@@ -1,0 +1,246 @@
+//! The boundary matrix: rows × columns from the dimensions, one grid per value of a third, each square
+//! coloured by the chosen metric, with status glyphs and the reasons on hover.
+
+use crate::app::{ctx, empty_notice};
+use crate::{palette, perf};
+use cellscope_model::Dimension;
+use cellscope_model::explore::{MatrixCell, MatrixGrid, Value, matrix};
+use cellscope_model::view_state::{Aggregation, Metric, View, ViewState};
+
+use leptos::prelude::*;
+
+/// The colour scale of a metric: value → position in [0, 1] (1 = best) and the legend's end labels.
+fn scale_position(metric: Metric, value: f64, max_n: u32) -> f64 {
+    match metric {
+        Metric::Efficiency | Metric::OkRate => value,
+        // Lower multipliers are better; 1× is perfect, 100× and beyond is the bottom of the scale.
+        Metric::P95Multiplier => 1.0 - (value.max(1.0).log10() / 2.0),
+        Metric::Breakdown => f64::from(value as u32).log2() / f64::from(max_n.max(2)).log2(),
+    }
+}
+
+fn legend_labels(metric: Metric, max_n: u32) -> (String, String) {
+    match metric {
+        Metric::Efficiency => ("0 (serial)".into(), "1 (linear scaling)".into()),
+        Metric::OkRate => ("0".into(), "1 (every expected row ok)".into()),
+        Metric::P95Multiplier => ("≥100×".into(), "1×".into()),
+        Metric::Breakdown => (
+            "breaks at N=1".into(),
+            format!("N={max_n} · never = brightest"),
+        ),
+    }
+}
+
+fn format_value(metric: Metric, square: &MatrixCell) -> String {
+    match (metric, square.value) {
+        (Metric::Breakdown, Some(n)) => format!("N={n}"),
+        (Metric::Breakdown, None) if square.never => "never".into(),
+        (Metric::P95Multiplier, Some(value)) => format!("{value:.2}×"),
+        (_, Some(value)) => format!("{value:.3}"),
+        (_, None) => "—".into(),
+    }
+}
+
+fn dimension_select(
+    label: &'static str,
+    id: &'static str,
+    get: fn(&ViewState) -> Dimension,
+    set: fn(&mut ViewState, Dimension),
+) -> impl IntoView {
+    let ctx = ctx();
+    let choices = [
+        Dimension::Model,
+        Dimension::Workload,
+        Dimension::Backend,
+        Dimension::Phase,
+        Dimension::Run,
+        Dimension::N,
+        Dimension::Rep,
+        Dimension::Suite,
+    ];
+    view! {
+        <label>{label} " "
+            <select id=id on:change=move |event| {
+                if let Some(dimension) = Dimension::parse(&event_target_value(&event)) { ctx.update(|state| set(state, dimension)); }
+            }>
+                {choices.into_iter().map(|dimension| view! {
+                    <option value=dimension.name() selected=move || ctx.state.with(|state| get(state) == dimension)>{dimension.name()}</option>
+                }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+/// Metric, N, criterion and threshold controls shared by the matrix and the curves.
+pub fn criterion_controls() -> impl IntoView {
+    let ctx = ctx();
+    view! {
+        <label>"criterion "
+            <select id="criterion" on:change=move |event| { let name = event_target_value(&event); ctx.update(|state| state.set_criterion(&name)); }>
+                {["v1", "v3", "custom"].into_iter().map(|name| view! {
+                    <option value=name selected=move || ctx.state.with(|state| state.criterion == name)>{name}</option>
+                }).collect_view()}
+            </select>
+        </label>
+        <label>"efficiency < "
+            <input id="eff-threshold" type="number" step="0.01" min="0" max="1"
+                prop:value=move || ctx.state.with(|state| state.efficiency_threshold.to_string())
+                on:change=move |event| {
+                    if let Ok(value) = event_target_value(&event).parse::<f64>() {
+                        ctx.update(|state| { state.efficiency_threshold = value; state.criterion = "custom".into(); });
+                    }
+                }/>
+        </label>
+        <label>"or p95× > "
+            <input id="p95-threshold" type="number" step="0.1" min="1" placeholder="off"
+                prop:value=move || ctx.state.with(|state| state.p95_threshold.map(|value| value.to_string()).unwrap_or_default())
+                on:change=move |event| {
+                    let text = event_target_value(&event);
+                    ctx.update(|state| { state.p95_threshold = text.parse::<f64>().ok(); state.criterion = "custom".into(); });
+                }/>
+        </label>
+        <label>"reps "
+            <select id="aggregation" on:change=move |event| {
+                let value = event_target_value(&event);
+                ctx.update(|state| state.aggregation = if value == "median" { Aggregation::Median } else { Aggregation::Mean });
+            }>
+                <option value="mean" selected=move || ctx.state.with(|state| state.aggregation == Aggregation::Mean)>"mean"</option>
+                <option value="median" selected=move || ctx.state.with(|state| state.aggregation == Aggregation::Median)>"median"</option>
+            </select>
+        </label>
+    }
+}
+
+#[component]
+pub fn MatrixView() -> impl IntoView {
+    let ctx = ctx();
+    let grids = Memo::new(move |_| {
+        ctx.working
+            .with(|cells| ctx.state.with(|state| matrix(cells, state)))
+    });
+    let max_n = Memo::new(move |_| {
+        ctx.working
+            .with(|cells| cells.iter().map(|cell| cell.key.n).max().unwrap_or(1))
+    });
+    let ns = Memo::new(move |_| {
+        ctx.working.with(|cells| {
+            let mut ns: Vec<u32> = cells.iter().map(|cell| cell.key.n).collect();
+            ns.sort_unstable();
+            ns.dedup();
+            ns
+        })
+    });
+    // Marks for the browser tests and the performance figures: first paint and repaint after a change.
+    Effect::new(move |_| {
+        grids.track();
+        request_animation_frame(move || {
+            perf::mark("first-chart");
+            perf::measure("repaint", "filter-change");
+        });
+    });
+    let metric = move || ctx.state.with(|state| state.metric);
+    view! {
+        <section class="controls">
+            <label>"colour by "
+                <select id="metric" on:change=move |event| { if let Some(metric) = Metric::parse(&event_target_value(&event)) { ctx.update(|state| state.metric = metric); } }>
+                    {Metric::ALL.into_iter().map(|metric| view! {
+                        <option value=metric.name() selected=move || ctx.state.with(|state| state.metric == metric)>{metric.label()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <label>"at N "
+                <select id="at-n" on:change=move |event| { if let Ok(n) = event_target_value(&event).parse() { ctx.update(|state| state.at_n = n); } }>
+                    {move || ns.get().into_iter().map(|n| view! {
+                        <option value=n.to_string() selected=move || ctx.state.with(|state| state.at_n == n)>{n}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            {criterion_controls()}
+            {dimension_select("rows", "rows", |state| state.rows, |state, dimension| state.rows = dimension)}
+            {dimension_select("columns", "cols", |state| state.cols, |state, dimension| state.cols = dimension)}
+            {dimension_select("grid per", "grid", |state| state.grid, |state, dimension| state.grid = dimension)}
+        </section>
+        {empty_notice()}
+        <div class="legend" id="matrix-legend">
+            {move || {
+                let (low, high) = legend_labels(metric(), max_n.get());
+                view! {
+                    <span>{low}</span>
+                    <span class="ramp"></span>
+                    <span>{high}</span>
+                    <span class="glyph-key">"⊘ skipped · ✕ failed · ◐ partial · ∅ not run · ↻ refilled · ⊖ excluded · ⤳ fallback (hover a square for details)"</span>
+                }
+            }}
+        </div>
+        <div class="grids">
+            {move || grids.get().into_iter().map(|grid| view! { <Grid grid=grid max_n=max_n.get()/> }).collect_view()}
+        </div>
+    }
+}
+
+#[component]
+fn Grid(grid: MatrixGrid, max_n: u32) -> impl IntoView {
+    let ctx = ctx();
+    let state = ctx.state.get_untracked();
+    let metric = state.metric;
+    let (rows_dimension, cols_dimension, grid_dimension) = (state.rows, state.cols, state.grid);
+    let open_curves = move |row: &Value, col: &Value| {
+        let (row, col) = (row.to_string(), col.to_string());
+        ctx.update(move |state| {
+            state.filters.insert(rows_dimension, vec![row]);
+            state.filters.insert(cols_dimension, vec![col]);
+            state.color = grid_dimension;
+            state.view = View::Curves;
+        });
+    };
+    let squares = grid.squares.clone();
+    let cols = grid.cols.clone();
+    view! {
+        <table class="grid" data-grid=grid.title.to_string()>
+            <caption>{format!("{} = {}", grid_dimension.name(), grid.title)}</caption>
+            <thead><tr><th></th>{cols.iter().map(|col| view! { <th scope="col">{col.to_string()}</th> }).collect_view()}</tr></thead>
+            <tbody>
+                {grid.rows.iter().enumerate().map(|(row_index, row)| view! {
+                    <tr>
+                        <th scope="row">{row.to_string()}</th>
+                        {squares[row_index].iter().enumerate().map(|(col_index, square)| {
+                            let (row, col) = (row.clone(), cols[col_index].clone());
+                            match square {
+                                None => view! { <td class="square absent" title="no cell"></td> }.into_any(),
+                                Some(square) => {
+                                    let (background, text) = match square.value {
+                                        Some(value) => {
+                                            let color = palette::viridis(scale_position(metric, value, max_n));
+                                            (palette::css(color), palette::text_on(color))
+                                        }
+                                        None if square.never => (palette::css(palette::viridis(1.0)), "#111"),
+                                        None => ("#eee".to_string(), "#555"),
+                                    };
+                                    let glyphs = square.flags.glyphs();
+                                    let mut hover = vec![format!(
+                                        "{} = {}, {} = {}: {} ({} cells with data; ok rows {}/{} expected)",
+                                        rows_dimension.name(), row, cols_dimension.name(), col, format_value(metric, square), square.cells, square.ok_rows, square.expected_rows
+                                    )];
+                                    hover.extend(glyphs.iter().map(|(glyph, text)| format!("{glyph} {text}")));
+                                    if square.flags.left_out > 0 {
+                                        hover.push(format!("{} cells left out of this comparison (exclusion ledger / toggles)", square.flags.left_out));
+                                    }
+                                    let glyph_text: String = glyphs.iter().map(|(glyph, _)| *glyph).collect();
+                                    let statuses: Vec<&str> = glyphs.iter().map(|(_, text)| text.split(' ').nth(1).unwrap_or("")).collect();
+                                    view! {
+                                        <td class="square" style=format!("background:{background};color:{text}") title=hover.join("\n")
+                                            data-row=row.to_string() data-col=col.to_string() data-statuses=statuses.join(",")
+                                            on:click=move |_| open_curves(&row, &col)>
+                                            <span class="value">{format_value(metric, square)}</span>
+                                            <span class="glyphs">{glyph_text}</span>
+                                        </td>
+                                    }.into_any()
+                                }
+                            }
+                        }).collect_view()}
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}

@@ -381,9 +381,17 @@ fn read_backup(
         ),
         _ => None,
     };
-    let parsed = options.backup_diff.then(|| metrics_csv::parse(&bytes, &mut Vec::new()).ok()).flatten();
+    let parsed = options
+        .backup_diff
+        .then(|| metrics_csv::parse(&bytes, &mut Vec::new()).ok())
+        .flatten();
     progress.file_done(bytes.len() as u64);
-    BackupRead { dir, digest, diff, parsed }
+    BackupRead {
+        dir,
+        digest,
+        diff,
+        parsed,
+    }
 }
 
 /// Mentions of run ids (`YYYYMMDD_HHMMSS_ffffff` or `YYYYMMDD_HHMMSS`) in a note.
@@ -838,7 +846,9 @@ pub fn build(
         }
         if let Some(backup) = backup_cells_by_master.get(&run_id) {
             for (row_key, parsed_cell) in &backup.cells {
-                let Some(current) = run_cells.get(row_key).filter(|cell| cell.refilled) else { continue };
+                let Some(current) = run_cells.get(row_key).filter(|cell| cell.refilled) else {
+                    continue;
+                };
                 let mut before = CellSummary::empty(current.key.clone(), CellStatus::NotRun);
                 before.rows = parsed_cell.rows;
                 before.ok_rows = parsed_cell.ok_rows;

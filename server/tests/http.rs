@@ -284,6 +284,22 @@ async fn requests_of_a_refilled_cell_show_both_lineages() {
 }
 
 #[tokio::test]
+async fn pre_refill_cells_show_the_failed_state_before_the_splice() {
+    let cells = cells_from_arrow(&get("/api/cells?lineage=pre_refill").await.body);
+    assert_eq!(cells.len(), 36);
+    assert!(
+        cells
+            .iter()
+            .all(|cell| cell.status == cellscope_model::CellStatus::Failed
+                && cell.ok_rows == 0
+                && cell.failed_rows == 10 * cell.key.n
+                && cell.key.model == "mistral-7b")
+    );
+    let bad = get("/api/cells?lineage=old").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
 async fn provenance_has_skips_refill_note_exclusions_and_histories() {
     let json = get("/api/provenance").await.json();
     assert_eq!(json["skipped"].as_array().unwrap().len(), 14);

@@ -211,6 +211,21 @@ async fn a_new_run_appears_with_a_new_snapshot_and_an_event_while_polling_never_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reading_the_data_does_not_trigger_re_indexing() {
+    let root = tempfile::tempdir().unwrap();
+    copy_tree(&fixtures().join("good"), root.path());
+    let server = start(root.path()).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    for _ in 0..5 {
+        let (status, _) = raw_get(server.addr, "/api/requests?run=20260101_000000_000001&phase=scaling&model=llama3.2-1b&workload=short_decode&n=1&rep=0").await;
+        assert_eq!(status, 200);
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Only the first full pass ran: neither indexing nor serving rows (both open files) counts as a change.
+    assert_eq!(server.store.reindexes.load(Ordering::Relaxed), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn path_escapes_get_400_or_404_and_read_nothing_outside_the_root() {
     // A secret outside the data root, reachable only by escaping: a run directory and a plain file.
     let outside = tempfile::tempdir().unwrap();

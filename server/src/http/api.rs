@@ -209,7 +209,10 @@ pub async fn cells(
         Some(other) => {
             return Err(ApiError::bad_request(
                 "bad_parameter",
-                format!("lineage must be `current` or `pre_refill`, got `{}`", other.join(",")),
+                format!(
+                    "lineage must be `current` or `pre_refill`, got `{}`",
+                    other.join(",")
+                ),
             ));
         }
     };
@@ -218,20 +221,19 @@ pub async fn cells(
     if let Some(response) = not_modified(&headers, &snapshot) {
         return Ok(response);
     }
-    if parsed.values.is_empty() && format == Format::Arrow {
+    if parsed.values.is_empty() && format == Format::Arrow && !pre_refill {
         return Ok(respond(
             &snapshot,
             media_type(format),
             snapshot.cells_arrow.clone(),
         ));
     }
-    let selected: Vec<CellSummary> = snapshot
-        .index
-        .cells
-        .iter()
-        .filter(|cell| filter(cell))
-        .cloned()
-        .collect();
+    let source = if pre_refill {
+        &snapshot.index.pre_refill_cells
+    } else {
+        &snapshot.index.cells
+    };
+    let selected: Vec<CellSummary> = source.iter().filter(|cell| filter(cell)).cloned().collect();
     let body =
         export::encode(&selected, format).map_err(|error| ApiError::Internal(error.to_string()))?;
     Ok(respond(&snapshot, media_type(format), body))

@@ -116,6 +116,8 @@ pub struct Store {
     pub current: ArcSwap<Snapshot>,
     /// Announces each new snapshot id.
     pub events: broadcast::Sender<String>,
+    /// How many re-indexes ran (the watcher's health: it must not react to its own reads).
+    pub reindexes: std::sync::atomic::AtomicU64,
 }
 
 impl Store {
@@ -125,6 +127,7 @@ impl Store {
             root,
             current: ArcSwap::from_pointee(snapshot),
             events,
+            reindexes: Default::default(),
         })
     }
 
@@ -135,6 +138,8 @@ impl Store {
     /// Rebuilds the index (blocking; call from a blocking task) and swaps it in. Returns the new id when the
     /// content changed.
     pub fn reindex(&self, options: &IndexOptions) -> Result<Option<String>, String> {
+        self.reindexes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let index =
             crate::index::build(&self.root, options, &Quiet).map_err(|error| error.to_string())?;
         let complete = options.hashes && options.backup_diff;

@@ -1,9 +1,10 @@
-//! Live re-indexing: watch the data root, debounce bursts of events, rebuild in the background and swap.
+//! Live re-indexing: watch the data root, debounce bursts of changes, rebuild in the background and swap.
 
 use super::snapshot::Store;
 use crate::index::IndexOptions;
-use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+use notify_debouncer_mini::notify::{
+    self, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _,
+};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -13,33 +14,42 @@ pub const DEBOUNCE: Duration = Duration::from_millis(250);
 
 /// Keeps the watcher alive; dropping it stops watching.
 pub struct Watching {
-    _debouncer: Debouncer<RecommendedWatcher>,
+    _watcher: RecommendedWatcher,
 }
 
 /// Rebuilds the full index (hashes, backup diffs) once, then again after every burst of changes.
 pub fn spawn(store: Arc<Store>) -> anyhow::Result<Watching> {
     let (sender, mut receiver) = mpsc::unbounded_channel::<()>();
-    let mut debouncer = new_debouncer(DEBOUNCE, move |result: DebounceEventResult| match result {
-        Ok(events) if !events.is_empty() => {
-            let _ = sender.send(());
-        }
-        Ok(_) => {}
-        Err(error) => tracing::warn!(%error, "watching the data root"),
-    })?;
-    debouncer
-        .watcher()
-        .watch(&store.root, RecursiveMode::Recursive)?;
+    let mut watcher =
+        notify::recommended_watcher(move |result: notify::Result<notify::Event>| match result {
+            // Opening and reading files is what indexing itself does; reacting to it would re-index forever.
+            Ok(event) if matches!(event.kind, EventKind::Access(_)) => {}
+            Ok(_) => {
+                let _ = sender.send(());
+            }
+            Err(error) => tracing::warn!(%error, "watching the data root"),
+        })?;
+    watcher.watch(&store.root, RecursiveMode::Recursive)?;
     tokio::spawn(async move {
         // The first pass completes the quick startup snapshot with hashes and backup comparisons.
         reindex(&store).await;
         while receiver.recv().await.is_some() {
-            while receiver.try_recv().is_ok() {}
+            // Debounce: wait until the data root has been quiet for a moment, so a burst of writes (a run being
+            // copied in) becomes one re-index.
+            loop {
+                tokio::time::sleep(DEBOUNCE).await;
+                let mut more = false;
+                while receiver.try_recv().is_ok() {
+                    more = true;
+                }
+                if !more {
+                    break;
+                }
+            }
             reindex(&store).await;
         }
     });
-    Ok(Watching {
-        _debouncer: debouncer,
-    })
+    Ok(Watching { _watcher: watcher })
 }
 
 async fn reindex(store: &Arc<Store>) {

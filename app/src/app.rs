@@ -371,3 +371,30 @@ pub fn empty_notice() -> impl IntoView {
         message.map(|message| view! { <p class="empty" id="empty-reason">{message}</p> })
     }
 }
+
+/// "N cells in view": the slice the filters select, which is what the CSV export writes.
+pub fn slice_count() -> impl IntoView {
+    let ctx = ctx();
+    move || {
+        let cells = ctx
+            .working
+            .with(|cells| ctx.state.with(|state| filtered(cells, state).len()));
+        view! { <span class="count" id="slice-count" data-cells=cells.to_string()>{format!("{cells} cells in view")}</span> }
+    }
+}
+
+/// Downloads the current slice (filters and what-if toggles applied) as CSV.
+pub fn export_slice_csv() {
+    let ctx = ctx();
+    let csv = ctx.working.with_untracked(|cells| {
+        ctx.state.with_untracked(|state| {
+            cellscope_model::schema::cells_to_csv(
+                &filtered(cells, state)
+                    .into_iter()
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            )
+        })
+    });
+    browser::download("cellscope-cells.csv", "text/csv", csv.as_bytes());
+}

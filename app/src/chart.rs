@@ -466,3 +466,59 @@ pub fn series_colors(labels: impl IntoIterator<Item = String>) -> BTreeMap<Strin
         .map(|(index, label)| (label, palette::categorical(index)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cellscope_model::explore::Value;
+
+    fn point(n: u32, value: f64) -> SeriesPoint {
+        SeriesPoint {
+            n,
+            value,
+            min: value - 0.02,
+            max: value + 0.02,
+            efficiency: Some(value),
+            p95_multiplier: Some(1.0 / value),
+            cells: 3,
+            ok_rows: 36,
+            expected_rows: 36,
+        }
+    }
+
+    #[test]
+    fn curves_draw_to_svg_with_hits_for_every_point_and_the_skip_marker() {
+        let series = Series {
+            label: Value::Text("pytorch_direct".into()),
+            points: vec![point(1, 1.0), point(2, 0.5), point(4, 0.3), point(8, 0.1)],
+            breakdown: Some(2),
+            skipped_at: Some(16),
+            skipped_cells: Vec::new(),
+            left_out: 0,
+        };
+        let facets = vec![Facet {
+            title: Some(Value::Text("long_decode".into())),
+            series: vec![series],
+        }];
+        let colors = series_colors(["pytorch_direct".to_string()]);
+        let reason = |_: &Series| "hang".to_string();
+        for metric in [Metric::Efficiency, Metric::P95Multiplier] {
+            let mut svg = String::new();
+            let hits = {
+                let root = SVGBackend::with_string(&mut svg, (800, 400)).into_drawing_area();
+                let spec = CurveSpec {
+                    facets: &facets,
+                    metric,
+                    threshold: Some(0.65),
+                    colors: &colors,
+                    skip_reason: &reason,
+                    scale: 1.0,
+                };
+                draw_curves(&root, &spec).unwrap()
+            };
+            assert_eq!(hits.len(), 5, "four points and the skip marker");
+            assert!(svg.contains("skipped: hang"));
+            assert!(svg.contains("N*=2"));
+        }
+    }
+}

@@ -1,13 +1,12 @@
 //! Curves: efficiency or p95 multiplier vs log₂ N, overlaid by one dimension, faceted by another, with rep
 //! bands, the threshold, breakdown markers and explicit ends at skipped cells. Exports CSV, PNG and SVG.
 
-use crate::app::{ctx, empty_notice};
+use crate::app::{ctx, empty_notice, export_slice_csv, slice_count};
 use crate::chart::{CurveSpec, Hit, curves_height, draw_curves, series_colors};
 use crate::matrix::criterion_controls;
 use crate::{browser, perf};
 use cellscope_model::Dimension;
-use cellscope_model::explore::{Facet, Series, curves, filtered};
-use cellscope_model::schema::cells_to_csv;
+use cellscope_model::explore::{Facet, Series, curves};
 use cellscope_model::view_state::Metric;
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -144,19 +143,7 @@ pub fn CurvesView() -> impl IntoView {
         });
         tooltip.set(nearest);
     };
-    let export_csv = move |_| {
-        let csv = ctx.working.with(|cells| {
-            ctx.state.with(|state| {
-                cells_to_csv(
-                    &filtered(cells, state)
-                        .into_iter()
-                        .cloned()
-                        .collect::<Vec<_>>(),
-                )
-            })
-        });
-        browser::download("cellscope-cells.csv", "text/csv", csv.as_bytes());
-    };
+    let export_csv = move |_| export_slice_csv();
     let export_png = move |_| {
         if let Some(canvas) = canvas_ref.get_untracked()
             && let Ok(url) = canvas.to_data_url()
@@ -227,6 +214,7 @@ pub fn CurvesView() -> impl IntoView {
             {dimension_choice("color", "colour by", false)}
             {dimension_choice("facet", "small multiples by", true)}
             {criterion_controls()}
+            {slice_count()}
             <span class="exports">
                 <button id="export-csv" on:click=export_csv>"CSV"</button>
                 <button id="export-png" on:click=export_png>"PNG"</button>

@@ -1,7 +1,7 @@
 //! The boundary matrix: rows × columns from the dimensions, one grid per value of a third, each square
 //! coloured by the chosen metric, with status glyphs and the reasons on hover.
 
-use crate::app::{ctx, empty_notice};
+use crate::app::{ctx, empty_notice, export_slice_csv, slice_count};
 use crate::{palette, perf};
 use cellscope_model::Dimension;
 use cellscope_model::explore::{MatrixCell, MatrixGrid, Value, matrix};
@@ -159,6 +159,8 @@ pub fn MatrixView() -> impl IntoView {
             {dimension_select("rows", "rows", |state| state.rows, |state, dimension| state.rows = dimension)}
             {dimension_select("columns", "cols", |state| state.cols, |state, dimension| state.cols = dimension)}
             {dimension_select("grid per", "grid", |state| state.grid, |state, dimension| state.grid = dimension)}
+            {slice_count()}
+            <span class="exports"><button id="export-csv" on:click=move |_| export_slice_csv()>"CSV"</button></span>
         </section>
         {empty_notice()}
         <div class="legend" id="matrix-legend">

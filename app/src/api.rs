@@ -56,21 +56,26 @@ pub struct Dataset {
     pub pre_refill: Vec<CellSummary>,
 }
 
+/// What the first view needs: the index and the cells, fetched concurrently. Provenance and the pre-refill cells
+/// follow in [`load_details`], so the first chart does not wait for them.
 pub async fn load() -> Result<Dataset, String> {
-    let index = json("/api/index").await?;
-    let cells = cells("/api/cells").await?;
-    let pre_refill = cells_pre_refill().await.unwrap_or_default();
-    let provenance = json("/api/provenance").await?;
+    let (index, cells) = futures::join!(json("/api/index"), cells("/api/cells"));
+    let index = index?;
     let snapshot = index["snapshot"].as_str().unwrap_or_default().to_string();
     Ok(Dataset {
         snapshot,
         index,
-        provenance,
-        cells,
-        pre_refill,
+        provenance: serde_json::Value::Null,
+        cells: cells?,
+        pre_refill: Vec::new(),
     })
 }
 
-async fn cells_pre_refill() -> Result<Vec<CellSummary>, String> {
-    cells("/api/cells?lineage=pre_refill").await
+/// Provenance (skip reasons, refill notes, ledger matches, manifest histories) and the pre-refill cells.
+pub async fn load_details() -> Result<(serde_json::Value, Vec<CellSummary>), String> {
+    let (provenance, pre_refill) = futures::join!(
+        json("/api/provenance"),
+        cells("/api/cells?lineage=pre_refill")
+    );
+    Ok((provenance?, pre_refill.unwrap_or_default()))
 }

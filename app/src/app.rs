@@ -46,7 +46,17 @@ fn load_into(ctx: Ctx, pin_snapshot: bool) {
                 ctx.newer.set(None);
                 ctx.error.set(None);
                 if pin_snapshot {
-                    ctx.state.update(|state| state.at = Some(snapshot));
+                    ctx.state.update(|state| state.at = Some(snapshot.clone()));
+                }
+                match api::load_details().await {
+                    Ok((provenance, pre_refill)) => ctx.data.update(|data| {
+                        if let Some(data) = data.as_mut().filter(|data| data.snapshot == snapshot) {
+                            let details = Arc::make_mut(data);
+                            details.provenance = provenance;
+                            details.pre_refill = pre_refill;
+                        }
+                    }),
+                    Err(error) => ctx.error.set(Some(error)),
                 }
             }
             Err(error) => ctx.error.set(Some(error)),

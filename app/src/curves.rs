@@ -114,7 +114,16 @@ pub fn CurvesView() -> impl IntoView {
         }
     };
     Effect::new(move |_| {
-        let drawn = facets.with(|facets| draw(facets));
+        // Redraw when the provenance arrives (it names the skip reasons at the series' ends).
+        ctx.data
+            .with(|data| data.as_ref().map(|data| data.provenance.is_null()));
+        let drawn = facets.with(|facets| {
+            perf::clear("draw-start");
+            perf::mark("draw-start");
+            let drawn = draw(facets);
+            perf::measure("draw", "draw-start");
+            drawn
+        });
         canvas_ref.track();
         if let Some(drawn) = drawn {
             hits.set(drawn);

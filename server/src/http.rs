@@ -32,6 +32,9 @@ pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval';
 pub struct HttpOptions {
     /// One origin allowed to call the API from another site; none by default.
     pub cors_origin: Option<String>,
+    /// Benchmarks only: a directory served as plain files under `/bench-static/`, so a load test can compare
+    /// `/api/cells` with the same bytes served as a static file by the same server and middleware.
+    pub bench_static: Option<std::path::PathBuf>,
 }
 
 pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String> {
@@ -44,6 +47,13 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
         .route("/api", get(api::unknown))
         .route("/api/{*rest}", get(api::unknown))
         .with_state(store);
+    let api = match &options.bench_static {
+        Some(directory) => api.nest_service(
+            "/bench-static",
+            tower_http::services::ServeDir::new(directory),
+        ),
+        None => api,
+    };
     let mut router = api
         .fallback(get(assets::static_file))
         .layer(SetResponseHeaderLayer::overriding(

@@ -61,6 +61,9 @@ enum Command {
         /// Allow this one origin to call the API from another site (CORS is off by default).
         #[arg(long)]
         cors: Option<String>,
+        /// Benchmarks only: serve this directory's files under /bench-static/ (the static-file peer).
+        #[arg(long, hide = true)]
+        bench_static: Option<PathBuf>,
     },
     /// Write one row per cell.
     Cells {
@@ -206,7 +209,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 cellscope::http::serve(
                     store,
                     addr,
-                    cellscope::http::HttpOptions { cors_origin: cors },
+                    cellscope::http::HttpOptions {
+                        cors_origin: cors,
+                        bench_static,
+                    },
                 )
                 .await
             })?;

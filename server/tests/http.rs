@@ -355,6 +355,7 @@ async fn cors_is_off_by_default_and_allows_one_origin_when_asked() {
         demo_store(),
         &HttpOptions {
             cors_origin: Some("https://example.org".into()),
+            ..HttpOptions::default()
         },
     )
     .unwrap();

@@ -19,6 +19,13 @@ pub enum Which {
         #[arg(long, default_value_t = 7)]
         repeat: u32,
     },
+    /// `/api/cells` under load (wrk), beside the same bytes served as a static file.
+    Http {
+        #[arg(long, default_value_t = 10)]
+        seconds: u32,
+        #[arg(long, default_value_t = 64)]
+        connections: u32,
+    },
 }
 
 const V3_RUNS: [&str; 2] = ["20260612_204254_036590", "20260612_212816_266127"];
@@ -27,6 +34,10 @@ const PYTHON_PACKAGES: [&str; 4] = ["pandas", "polars", "duckdb", "pyarrow"];
 pub fn run(which: Which) -> anyhow::Result<()> {
     match which {
         Which::Index { repeat } => index(repeat),
+        Which::Http {
+            seconds,
+            connections,
+        } => http(seconds, connections),
     }
 }
 
@@ -235,5 +246,156 @@ fn index(repeat: u32) -> anyhow::Result<()> {
     table.push_str(&verdict);
     std::fs::write(out_dir.join("index.md"), &table)?;
     println!("{table}\n(written to target/bench/index.md)");
+    Ok(())
+}
+
+/// A free loopback port (bound, then released for the server to take).
+fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// Installs Debian's `wrk` when missing (the load generator; nothing is downloaded at run time otherwise).
+fn ensure_wrk() -> anyhow::Result<()> {
+    if std::process::Command::new("wrk")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        return Ok(());
+    }
+    process::run("apt-get", &["update"])?;
+    process::run("apt-get", &["install", "-y", "wrk"])
+}
+
+/// wrk's figures: requests/s, p50 and p99 latency in ms, errors (socket errors + non-2xx).
+fn wrk(url: &str, seconds: u32, connections: u32) -> anyhow::Result<(f64, f64, f64, u64, String)> {
+    let duration = format!("{seconds}s");
+    let connections_text = connections.to_string();
+    let text = output(
+        "wrk",
+        &[
+            "--latency",
+            "-t",
+            "2",
+            "-c",
+            &connections_text,
+            "-d",
+            &duration,
+            url,
+        ],
+    )?;
+    let mut requests_per_s = 0.0;
+    let (mut p50, mut p99, mut errors) = (0.0, 0.0, 0u64);
+    let to_ms = |value: &str| -> f64 {
+        let (number, unit) = value.split_at(
+            value
+                .find(|c: char| c.is_ascii_alphabetic())
+                .unwrap_or(value.len()),
+        );
+        let number: f64 = number.parse().unwrap_or(f64::NAN);
+        match unit {
+            "us" => number / 1000.0,
+            "ms" => number,
+            "s" => number * 1000.0,
+            _ => f64::NAN,
+        }
+    };
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["Requests/sec:", value] => requests_per_s = value.parse().unwrap_or(0.0),
+            ["50%", value] => p50 = to_ms(value),
+            ["99%", value] => p99 = to_ms(value),
+            ["Non-2xx", "or", "3xx", "responses:", count] => {
+                errors += count.parse::<u64>().unwrap_or(0)
+            }
+            ["Socket", "errors:", rest @ ..] => {
+                errors += rest
+                    .iter()
+                    .filter_map(|word| word.trim_end_matches(',').parse::<u64>().ok())
+                    .sum::<u64>();
+            }
+            _ => {}
+        }
+    }
+    Ok((requests_per_s, p50, p99, errors, text))
+}
+
+/// `/api/cells` (V3 demo data, 1,800 cells) under 64 connections for 10 s, beside the same bytes served as a
+/// static file by the same server.
+fn http(seconds: u32, connections: u32) -> anyhow::Result<()> {
+    let demo = ensure_demo_data()?;
+    let v3 = demo.join("tr164-v3");
+    ensure_wrk()?;
+    process::run("cargo", &["build", "--release", "-p", "cellscope"])?;
+    let binary = workspace_root().join("target/release/cellscope");
+    let out_dir = workspace_root().join("target/bench");
+    let static_dir = out_dir.join("static");
+    std::fs::create_dir_all(&static_dir)?;
+    let port = free_port()?;
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = std::process::Command::new(&binary)
+        .args([
+            "serve",
+            &v3.to_string_lossy(),
+            "--addr",
+            &addr,
+            "--bench-static",
+            &static_dir.to_string_lossy(),
+        ])
+        .env("CELLSCOPE_LOG", "warn")
+        .spawn()
+        .context("starting cellscope serve")?;
+    let result = (|| -> anyhow::Result<String> {
+        // Wait for the server, and for its second indexing stage, so the load test measures a settled server.
+        let started = std::time::Instant::now();
+        loop {
+            if let Ok(body) = output("curl", &["-sf", &format!("http://{addr}/api/index")])
+                && body.contains("\"complete\":true")
+            {
+                break;
+            }
+            if started.elapsed().as_secs() > 60 {
+                bail!("the server did not come up within 60 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let cells_file = static_dir.join("cells.arrow");
+        process::run(
+            "curl",
+            &[
+                "-sf",
+                "-o",
+                &cells_file.to_string_lossy(),
+                &format!("http://{addr}/api/cells"),
+            ],
+        )?;
+        let bytes = std::fs::metadata(&cells_file)?.len();
+        let mut table = format!(
+            "`cargo xtask bench http`: wrk -t 2 -c {connections} -d {seconds}s --latency, server and wrk on this machine's 2 cores, body {bytes} bytes (1,800 cells, Arrow IPC, uncompressed).\n\n| target | requests/s | p50 | p99 | errors |\n|---|---|---|---|---|\n"
+        );
+        for (label, path) in [
+            ("GET /api/cells", "/api/cells"),
+            (
+                "same bytes as a static file (tower-http ServeDir)",
+                "/bench-static/cells.arrow",
+            ),
+        ] {
+            let (requests_per_s, p50, p99, errors, raw) =
+                wrk(&format!("http://{addr}{path}"), seconds, connections)?;
+            eprintln!("{raw}");
+            table.push_str(&format!(
+                "| {label} | {requests_per_s:.0} | {p50:.2} ms | {p99:.2} ms | {errors} |\n"
+            ));
+        }
+        Ok(table)
+    })();
+    let _ = server.kill();
+    let _ = server.wait();
+    let table = result?;
+    std::fs::write(out_dir.join("http.md"), &table)?;
+    println!("{table}\n(written to target/bench/http.md)");
     Ok(())
 }

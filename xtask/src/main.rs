@@ -1,12 +1,20 @@
 //! `cargo xtask`: everything beyond plain cargo that this project needs, done in code rather than in a README.
 //!
 //! - `demo-data`: writes the synthetic TR164 data set (default `data/demo/`).
-//! - `ci`: every check CI runs (fmt, clippy, native and wasm32 builds, tests).
+//! - `build-web [--dev]`: the browser bundle in `target/web/`, which the server embeds when it is compiled.
+//! - `serve [--addr A] [--data DIR] [--dev]`: bundle, release server and the server itself on the demo data.
+//! - `e2e [--dev] [-- TEST ARGS]`: the browser end-to-end tests with everything they need.
+//! - `ci`: every check CI runs (fmt, clippy, native and wasm32 builds, tests, browser tests).
 //! - `bench index`: times the cold index side by side with pandas, polars and DuckDB.
 
 mod bench;
+mod browser;
+mod checksum;
 mod ci;
+mod e2e;
 mod process;
+mod serve;
+mod web;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -32,6 +40,32 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         scale: u32,
     },
+    /// Build the web app into target/web/ (embedded by the next server build).
+    BuildWeb {
+        /// Skip wasm-opt: faster, but a larger WASM.
+        #[arg(long)]
+        dev: bool,
+    },
+    /// Build the app and a release server, then serve DATA (the demo data by default) in the foreground.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: String,
+        /// Data root to serve (relative to the current directory); default: data/demo, generated when absent.
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// Skip wasm-opt.
+        #[arg(long)]
+        dev: bool,
+    },
+    /// Run the browser end-to-end tests (builds what they need first).
+    E2e {
+        /// Skip wasm-opt.
+        #[arg(long)]
+        dev: bool,
+        /// Passed to the test binary, e.g. a test name filter.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
     /// Run everything CI checks.
     Ci,
     /// Benchmarks.
@@ -46,6 +80,16 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR` or the workspace's `target/`.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map_or_else(
+            || workspace_root().join("target"),
+            |dir| workspace_root().join(dir),
+        )
 }
 
 /// Generates demo data into `out` (relative paths are taken from the workspace root).
@@ -68,9 +112,15 @@ pub fn demo_data(out: &Path, seed: u64, scale: u32) -> anyhow::Result<PathBuf> {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    let invoked_in = std::env::current_dir().context("reading the current directory")?;
     std::env::set_current_dir(workspace_root()).context("entering the workspace root")?;
     match cli.command {
         Command::DemoData { out, seed, scale } => demo_data(&out, seed, scale).map(|_| ()),
+        Command::BuildWeb { dev } => web::build(dev).map(|_| ()),
+        Command::Serve { addr, data, dev } => {
+            serve::run(&addr, data.map(|data| invoked_in.join(data)), dev)
+        }
+        Command::E2e { dev, args } => e2e::run(dev, &args),
         Command::Ci => ci::run(),
         Command::Bench { which } => bench::run(which),
     }

@@ -16,6 +16,25 @@ pub fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Runs `program args…` like [`run`], with extra environment variables (echoed too, so a failing step can be
+/// re-run by hand).
+pub fn run_with_env(program: &str, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()> {
+    let shown: Vec<String> = env
+        .iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
+    eprintln!("$ {} {program} {}", shown.join(" "), args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .status()
+        .with_context(|| format!("starting {program}"))?;
+    if !status.success() {
+        bail!("`{program} {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
 /// Runs a command and returns its standard output.
 pub fn output(program: &str, args: &[&str]) -> anyhow::Result<String> {
     let output = Command::new(program)

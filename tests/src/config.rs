@@ -1,0 +1,78 @@
+//! Where the tests find the server binary, the data, the browser and the screenshot directory: environment
+//! variables set by `cargo xtask e2e` / `cargo xtask ci`.
+
+use anyhow::bail;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// What a test run needs from outside.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `CELLSCOPE_BIN`: a release `cellscope` with the web app embedded.
+    pub bin: PathBuf,
+    /// `CELLSCOPE_DATA`: the data root to serve.
+    pub data: PathBuf,
+    /// `CHROMIUM` (default `/usr/bin/chromium`).
+    pub chromium: PathBuf,
+    /// `CHROMEDRIVER` (default `/usr/bin/chromedriver`).
+    pub chromedriver: PathBuf,
+    /// `CELLSCOPE_SCREENSHOTS` (default `target/screenshots` of the workspace).
+    pub screenshots: PathBuf,
+}
+
+const HOW_TO_RUN: &str = "The browser tests need a release `cellscope` with the web app embedded, the demo data, \
+     Chromium and ChromeDriver: run them with `cargo xtask e2e` (or as part of `cargo xtask ci`), which builds and \
+     installs all of that and sets CELLSCOPE_BIN and CELLSCOPE_DATA.";
+
+impl Config {
+    /// Reads the environment; an error saying how to run the tests when a required variable is missing.
+    pub fn from_env() -> anyhow::Result<Self> {
+        Self::from_lookup(|name| std::env::var_os(name))
+    }
+
+    fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> anyhow::Result<Self> {
+        let required = |name: &str| -> anyhow::Result<PathBuf> {
+            match lookup(name) {
+                Some(value) if !value.is_empty() => Ok(PathBuf::from(value)),
+                _ => bail!("{name} is not set. {HOW_TO_RUN}"),
+            }
+        };
+        let or = |name: &str, default: PathBuf| lookup(name).map_or(default, PathBuf::from);
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let config = Self {
+            bin: required("CELLSCOPE_BIN")?,
+            data: required("CELLSCOPE_DATA")?,
+            chromium: or("CHROMIUM", PathBuf::from("/usr/bin/chromium")),
+            chromedriver: or("CHROMEDRIVER", PathBuf::from("/usr/bin/chromedriver")),
+            screenshots: or(
+                "CELLSCOPE_SCREENSHOTS",
+                workspace.join("target/screenshots"),
+            ),
+        };
+        for (name, path) in [
+            ("CELLSCOPE_BIN", &config.bin),
+            ("CELLSCOPE_DATA", &config.data),
+            ("CHROMIUM", &config.chromium),
+            ("CHROMEDRIVER", &config.chromedriver),
+        ] {
+            if !path.exists() {
+                bail!("{name}: {} does not exist. {HOW_TO_RUN}", path.display());
+            }
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_the_variables_it_says_how_to_run_the_tests() {
+        let error = Config::from_lookup(|_| None).unwrap_err().to_string();
+        assert!(error.contains("CELLSCOPE_BIN is not set"), "{error}");
+        assert!(error.contains("cargo xtask ci"), "{error}");
+    }
+}

@@ -1,0 +1,347 @@
+//! [`Harness`]: one server and one browser for one test, with waits that explain themselves when they time out.
+
+use crate::browser::{Browser, LogEntry};
+use crate::config::Config;
+use crate::http::HttpResponse;
+use crate::server::Server;
+use anyhow::{Context, bail};
+use fantoccini::elements::Element;
+use fantoccini::{Client, Locator};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long the waits without `_within` wait.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often a wait looks again: often enough not to slow tests down, rare enough not to load the browser.
+const POLL: Duration = Duration::from_millis(50);
+
+/// The boot module (see `cargo xtask build-web`) sets this mark once the WASM app has started, or this data
+/// attribute when it could not.
+const STARTED: &str = "performance.getEntriesByName('cellscope:started').length > 0 \
+     || document.documentElement.dataset.bootError !== undefined";
+
+/// A `performance.mark()` of the page.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Mark {
+    pub name: String,
+    /// Milliseconds since navigation start (`performance.timeOrigin`).
+    pub start_ms: f64,
+}
+
+pub struct Harness {
+    name: String,
+    config: Config,
+    // Field order is drop order: the browser goes before the server it talks to.
+    browser: Browser,
+    server: Server,
+    /// Console messages read so far (chromedriver hands each out only once).
+    console: Mutex<Vec<LogEntry>>,
+}
+
+impl Harness {
+    /// Starts a server on the data and a browser session. `name` prefixes the screenshot taken when a wait fails.
+    pub async fn start(name: &str) -> anyhow::Result<Self> {
+        let config = Config::from_env()?;
+        let server = Server::start(&config)?;
+        let browser = Browser::start(&config).await?;
+        Ok(Self {
+            name: name.to_string(),
+            config,
+            browser,
+            server,
+            console: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// The WebDriver client, for everything the harness does not wrap (clicks, keys, history, windows).
+    pub fn client(&self) -> &Client {
+        self.browser.client()
+    }
+
+    /// The server's URL for `path` (with query), e.g. `/?view=curves`.
+    pub fn url(&self, path: &str) -> String {
+        self.server.url(path)
+    }
+
+    /// `GET path` straight to the server, without the browser.
+    pub fn get(&self, path: &str) -> anyhow::Result<HttpResponse> {
+        self.server.get(path)
+    }
+
+    /// Navigates to `path` and waits until the app has started; fails with the boot error if it could not.
+    pub async fn open(&self, path: &str) -> anyhow::Result<()> {
+        let url = self.url(path);
+        self.client()
+            .goto(&url)
+            .await
+            .with_context(|| format!("navigating to {url}"))?;
+        self.wait_until("the app to start", STARTED, DEFAULT_TIMEOUT)
+            .await?;
+        let boot_error: Option<String> = self
+            .eval("document.documentElement.dataset.bootError ?? null")
+            .await?;
+        if let Some(error) = boot_error {
+            return Err(self
+                .failure(format!("the app failed to start: {error}"))
+                .await);
+        }
+        Ok(())
+    }
+
+    /// Waits until the JS expression `condition` is truthy; `what` names it in the error.
+    pub async fn wait_until(
+        &self,
+        what: &str,
+        condition: &str,
+        timeout: Duration,
+    ) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        let script = format!("!!({condition})");
+        loop {
+            if self.eval::<bool>(&script).await? {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(self
+                    .failure(format!(
+                        "timed out after {timeout:?} waiting for {what} (`{condition}`)"
+                    ))
+                    .await);
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Waits up to [`DEFAULT_TIMEOUT`] until `css` matches an element and returns the first.
+    pub async fn wait_for(&self, css: &str) -> anyhow::Result<Element> {
+        self.wait_for_within(css, DEFAULT_TIMEOUT).await
+    }
+
+    pub async fn wait_for_within(&self, css: &str, timeout: Duration) -> anyhow::Result<Element> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.client().find(Locator::Css(css)).await {
+                Ok(element) => return Ok(element),
+                Err(error) if error.is_no_such_element() => {}
+                Err(error) => return Err(error).with_context(|| format!("finding `{css}`")),
+            }
+            if Instant::now() >= deadline {
+                return Err(self
+                    .failure(format!("timed out after {timeout:?} waiting for `{css}`"))
+                    .await);
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Waits up to [`DEFAULT_TIMEOUT`] until the first element matching `css` has attribute `name` = `value`.
+    pub async fn wait_for_attr(&self, css: &str, name: &str, value: &str) -> anyhow::Result<()> {
+        self.wait_for_attr_within(css, name, value, DEFAULT_TIMEOUT)
+            .await
+    }
+
+    pub async fn wait_for_attr_within(
+        &self,
+        css: &str,
+        name: &str,
+        value: &str,
+        timeout: Duration,
+    ) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        let mut last = None;
+        loop {
+            match self.client().find(Locator::Css(css)).await {
+                Ok(element) => match element.attr(name).await {
+                    Ok(Some(now)) if now == value => return Ok(()),
+                    Ok(now) => last = Some(now),
+                    // The app re-rendered the element between find and read: look again.
+                    Err(error) if error.is_stale_element_reference() => {}
+                    Err(error) => {
+                        return Err(error).with_context(|| format!("reading {name} of `{css}`"));
+                    }
+                },
+                Err(error) if error.is_no_such_element() => {}
+                Err(error) => return Err(error).with_context(|| format!("finding `{css}`")),
+            }
+            if Instant::now() >= deadline {
+                let seen = match last {
+                    None => "no such element".to_string(),
+                    Some(None) => format!("no {name} attribute"),
+                    Some(Some(now)) => format!("{name}={now:?}"),
+                };
+                return Err(self
+                    .failure(format!(
+                        "timed out after {timeout:?} waiting for `{css}` to have {name}={value:?} (last seen: {seen})"
+                    ))
+                    .await);
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Waits up to [`DEFAULT_TIMEOUT`] until the first element matching `css` has the text `text` (trimmed).
+    pub async fn wait_for_text(&self, css: &str, text: &str) -> anyhow::Result<()> {
+        self.wait_for_text_within(css, text, DEFAULT_TIMEOUT).await
+    }
+
+    pub async fn wait_for_text_within(
+        &self,
+        css: &str,
+        text: &str,
+        timeout: Duration,
+    ) -> anyhow::Result<()> {
+        let condition = format!(
+            "document.querySelector({0})?.textContent.trim() === {1}",
+            serde_json::to_string(css)?,
+            serde_json::to_string(text)?
+        );
+        self.wait_until(&format!("`{css}` to read {text:?}"), &condition, timeout)
+            .await
+    }
+
+    /// The trimmed text of the first element matching `css` (waiting for it first).
+    pub async fn text(&self, css: &str) -> anyhow::Result<String> {
+        let element = self.wait_for(css).await?;
+        let text = element
+            .text()
+            .await
+            .with_context(|| format!("reading the text of `{css}`"))?;
+        Ok(text.trim().to_string())
+    }
+
+    /// Evaluates the JS expression `expression` in the page and deserialises its value.
+    pub async fn eval<T: DeserializeOwned>(&self, expression: &str) -> anyhow::Result<T> {
+        let value = self
+            .client()
+            .execute(&format!("return ({expression});"), Vec::new())
+            .await
+            .with_context(|| format!("evaluating `{expression}`"))?;
+        serde_json::from_value(value.clone())
+            .with_context(|| format!("`{expression}` gave {value}"))
+    }
+
+    /// Evaluates `expression`, which may yield a promise, and deserialises what it resolves to.
+    pub async fn eval_async<T: DeserializeOwned>(&self, expression: &str) -> anyhow::Result<T> {
+        let script = format!(
+            "const done = arguments[arguments.length - 1];\n\
+             Promise.resolve().then(() => ({expression})).then(\n\
+             \x20 (value) => done({{ ok: value === undefined ? null : value }}),\n\
+             \x20 (error) => done({{ error: String((error && error.stack) || error) }}),\n\
+             );"
+        );
+        let value = self
+            .client()
+            .execute_async(&script, Vec::new())
+            .await
+            .with_context(|| format!("evaluating `{expression}`"))?;
+        if let Some(error) = value.get("error") {
+            bail!("`{expression}` failed: {error}");
+        }
+        let ok = value.get("ok").cloned().unwrap_or_default();
+        serde_json::from_value(ok.clone()).with_context(|| format!("`{expression}` gave {ok}"))
+    }
+
+    /// Saves a PNG of the viewport as `<screenshots>/<name>.png` and returns its path.
+    pub async fn screenshot(&self, name: &str) -> anyhow::Result<PathBuf> {
+        let png = self
+            .client()
+            .screenshot()
+            .await
+            .context("taking a screenshot")?;
+        std::fs::create_dir_all(&self.config.screenshots)
+            .with_context(|| format!("creating {}", self.config.screenshots.display()))?;
+        let path = self.config.screenshots.join(format!("{name}.png"));
+        std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
+        Ok(path)
+    }
+
+    /// The page's `performance.mark()`s, in order.
+    pub async fn performance_marks(&self) -> anyhow::Result<Vec<Mark>> {
+        self.eval(
+            "performance.getEntriesByType('mark').map((mark) => ({ name: mark.name, start_ms: mark.startTime }))",
+        )
+        .await
+    }
+
+    /// Every console message of the browser since the session started.
+    pub async fn browser_log(&self) -> anyhow::Result<Vec<LogEntry>> {
+        let fresh = self.browser.log().await?;
+        let mut console = self
+            .console
+            .lock()
+            .map_err(|_| anyhow::anyhow!("console log lock poisoned"))?;
+        console.extend(fresh);
+        Ok(console.clone())
+    }
+
+    /// Fails when the console has any error so far: uncaught exceptions, failed requests (a 404 is one), CSP
+    /// violations.
+    pub async fn assert_no_console_errors(&self) -> anyhow::Result<()> {
+        let errors: Vec<String> = self
+            .browser_log()
+            .await?
+            .into_iter()
+            .filter(|entry| entry.level == "SEVERE")
+            .map(|entry| entry.message)
+            .collect();
+        if !errors.is_empty() {
+            bail!("console errors:\n  {}", errors.join("\n  "));
+        }
+        Ok(())
+    }
+
+    /// Ends the browser session, then stops chromedriver and the server.
+    pub async fn close(self) -> anyhow::Result<()> {
+        let Self {
+            browser, server, ..
+        } = self;
+        browser.close().await?;
+        drop(server);
+        Ok(())
+    }
+
+    /// An error for `what` with everything needed to see why: URL, page HTML, console, server log and a
+    /// screenshot (`<name>-failure.png`). Collecting the evidence must not hide the failure, so its own errors
+    /// are reported inline.
+    async fn failure(&self, what: String) -> anyhow::Error {
+        let url = match self.client().current_url().await {
+            Ok(url) => url.to_string(),
+            Err(error) => format!("(unknown: {error})"),
+        };
+        let html = match self.client().source().await {
+            Ok(html) if html.chars().count() > 3000 => {
+                format!("{}…", html.chars().take(3000).collect::<String>())
+            }
+            Ok(html) => html,
+            Err(error) => format!("(unavailable: {error})"),
+        };
+        let console = match self.browser_log().await {
+            Ok(entries) if entries.is_empty() => "  (nothing)".to_string(),
+            Ok(entries) => entries
+                .iter()
+                .map(|entry| format!("  {} {}", entry.level, entry.message))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Err(error) => format!("  (unavailable: {error:#})"),
+        };
+        let screenshot = match self.screenshot(&format!("{}-failure", self.name)).await {
+            Ok(path) => path.display().to_string(),
+            Err(error) => format!("(failed: {error:#})"),
+        };
+        let log = self.server.log();
+        let tail: Vec<&str> = log.lines().rev().take(20).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        anyhow::anyhow!(
+            "{what}\nurl: {url}\nscreenshot: {screenshot}\nconsole:\n{console}\npage:\n{html}\nserver log (last lines):\n{}",
+            tail.join("\n")
+        )
+    }
+}

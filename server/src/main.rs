@@ -189,7 +189,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve { data_dir, addr, cors, bench_static } => {
+        Command::Serve {
+            data_dir,
+            addr,
+            cors,
+            bench_static,
+        } => {
             let root = data_dir
                 .canonicalize()
                 .with_context(|| format!("data directory {} does not exist", data_dir.display()))?;

@@ -12,18 +12,29 @@ async fn until(page: &Harness, condition: &str) -> anyhow::Result<()> {
 }
 
 async fn count(page: &Harness, css: &str) -> anyhow::Result<u64> {
-    page.eval(&format!("document.querySelectorAll({css:?}).length")).await
+    page.eval(&format!("document.querySelectorAll({css:?}).length"))
+        .await
 }
 
 #[tokio::test]
 async fn the_matrix_shows_25_cells_per_v3_backend_grid() -> anyhow::Result<()> {
     let page = Harness::start("matrix").await?;
     page.open("/").await?;
-    page.wait_for("table.grid[data-grid='vllm'] td.square").await?;
-    assert_eq!(count(&page, "table.grid[data-grid='vllm'] td.square").await?, 25);
-    assert_eq!(count(&page, "table.grid[data-grid='sglang'] td.square").await?, 25);
+    page.wait_for("table.grid[data-grid='vllm'] td.square")
+        .await?;
+    assert_eq!(
+        count(&page, "table.grid[data-grid='vllm'] td.square").await?,
+        25
+    );
+    assert_eq!(
+        count(&page, "table.grid[data-grid='sglang'] td.square").await?,
+        25
+    );
     // V1: 3 models × 4 workloads, with the skipped llama3.2-3b N=16 cells carrying their glyph.
-    assert_eq!(count(&page, "table.grid[data-grid='pytorch_direct'] td.square").await?, 12);
+    assert_eq!(
+        count(&page, "table.grid[data-grid='pytorch_direct'] td.square").await?,
+        12
+    );
     let skipped: String = page
         .eval("document.querySelector(\"table.grid[data-grid='pytorch_direct'] td[data-row='llama3.2-3b'][data-col='long_decode']\").dataset.statuses")
         .await?;
@@ -38,22 +49,43 @@ async fn selecting_a_workload_changes_the_url_and_a_reload_restores_it() -> anyh
     let page = Harness::start("url-state").await?;
     page.open("/").await?;
     page.wait_for("table.grid td.square").await?;
-    page.client().find(Locator::Css("details[data-dimension='workload'] summary")).await?.click().await?;
-    page.client().find(Locator::Css("details[data-dimension='workload'] input[data-value='long_decode']")).await?.click().await?;
+    page.client()
+        .find(Locator::Css("details[data-dimension='workload'] summary"))
+        .await?
+        .click()
+        .await?;
+    page.client()
+        .find(Locator::Css(
+            "details[data-dimension='workload'] input[data-value='long_decode']",
+        ))
+        .await?
+        .click()
+        .await?;
     until(&page, "location.search.includes('workload=long_decode')").await?;
     let url = page.client().current_url().await?.to_string();
     assert!(url.contains("workload=long_decode"), "{url}");
-    until(&page, "document.querySelectorAll(\"table.grid[data-grid='vllm'] td.square\").length === 5").await?;
+    until(
+        &page,
+        "document.querySelectorAll(\"table.grid[data-grid='vllm'] td.square\").length === 5",
+    )
+    .await?;
 
     // The same URL in a fresh load (a reload, as a shared link would be) restores the selection.
     page.client().refresh().await?;
     page.wait_for("table.grid td.square").await?;
     let checked: bool = page.eval("document.querySelector(\"details[data-dimension='workload'] input[data-value='long_decode']\").checked").await?;
     assert!(checked);
-    assert_eq!(count(&page, "table.grid[data-grid='vllm'] td.square").await?, 5);
+    assert_eq!(
+        count(&page, "table.grid[data-grid='vllm'] td.square").await?,
+        5
+    );
 
     // Back goes to the previous view state; forward returns.
-    page.client().find(Locator::Css("button.tab[data-view='audit']")).await?.click().await?;
+    page.client()
+        .find(Locator::Css("button.tab[data-view='audit']"))
+        .await?
+        .click()
+        .await?;
     page.wait_for("#audit-table").await?;
     page.client().back().await?;
     until(&page, "!location.search.includes('view=audit')").await?;
@@ -64,10 +96,13 @@ async fn selecting_a_workload_changes_the_url_and_a_reload_restores_it() -> anyh
 }
 
 #[tokio::test]
-async fn the_curves_canvas_has_drawn_pixels_and_the_csv_export_matches_the_view() -> anyhow::Result<()> {
+async fn the_curves_canvas_has_drawn_pixels_and_the_csv_export_matches_the_view()
+-> anyhow::Result<()> {
     let page = Harness::start("curves").await?;
-    page.open("/?view=curves&backend=vllm,sglang&workload=long_decode").await?;
-    page.wait_for_attr("#curves-canvas", "data-drawn", "true").await?;
+    page.open("/?view=curves&backend=vllm,sglang&workload=long_decode")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
     let coloured: u64 = page
         .eval(
             "(() => { const c = document.querySelector('#curves-canvas'); \
@@ -81,32 +116,57 @@ async fn the_curves_canvas_has_drawn_pixels_and_the_csv_export_matches_the_view(
 
     // CSV export: capture the blob the button hands to the browser and count its rows.
     page.eval::<bool>("(() => { window.__blobs = []; const original = URL.createObjectURL; URL.createObjectURL = (blob) => { window.__blobs.push(blob); return original(blob); }; return true; })()").await?;
-    page.client().find(Locator::Css("#export-csv")).await?.click().await?;
+    page.client()
+        .find(Locator::Css("#export-csv"))
+        .await?
+        .click()
+        .await?;
     let csv: String = page.eval_async("window.__blobs[0].text()").await?;
     let rows = csv.lines().count() - 1;
-    let visible: String = page.eval("document.querySelector('#slice-count').dataset.cells").await?;
+    let visible: String = page
+        .eval("document.querySelector('#slice-count').dataset.cells")
+        .await?;
     // 2 backends × 5 models × 6 N × 3 reps × 2 phases.
     assert_eq!(rows, 360);
     assert_eq!(visible, "360");
     assert!(csv.starts_with("run_id,suite,phase,backend,model,workload,n,rep,status,"));
-    page.client().find(Locator::Css("#export-svg")).await?.click().await?;
+    page.client()
+        .find(Locator::Css("#export-svg"))
+        .await?
+        .click()
+        .await?;
     let svg: String = page.eval_async("window.__blobs[1].text()").await?;
-    assert!(svg.contains("<svg") && svg.contains("long_decode"), "{}", &svg[..svg.len().min(200)]);
+    assert!(
+        svg.contains("<svg") && svg.contains("long_decode"),
+        "{}",
+        &svg[..svg.len().min(200)]
+    );
     page.assert_no_console_errors().await?;
     page.close().await
 }
 
 #[tokio::test]
-async fn the_v1_llama_3b_long_decode_series_ends_with_a_skipped_marker_at_16() -> anyhow::Result<()> {
+async fn the_v1_llama_3b_long_decode_series_ends_with_a_skipped_marker_at_16() -> anyhow::Result<()>
+{
     let page = Harness::start("skipped-marker").await?;
-    page.open("/?view=curves&model=llama3.2-3b&workload=long_decode&facet=phase").await?;
-    page.wait_for_attr("#curves-canvas", "data-drawn", "true").await?;
+    page.open("/?view=curves&model=llama3.2-3b&workload=long_decode&facet=phase")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
     for phase in ["scaling", "ttft"] {
-        let selector = format!("#series-table tr[data-facet='{phase}'][data-series='pytorch_direct']");
-        let skipped_at: String = page.eval(&format!("document.querySelector(\"{selector}\").dataset.skippedAt")).await?;
+        let selector =
+            format!("#series-table tr[data-facet='{phase}'][data-series='pytorch_direct']");
+        let skipped_at: String = page
+            .eval(&format!(
+                "document.querySelector(\"{selector}\").dataset.skippedAt"
+            ))
+            .await?;
         assert_eq!(skipped_at, "16", "{phase}");
         let points: String = page.text(&format!("{selector} td.points")).await?;
-        assert!(!points.contains("16:"), "no value is invented at the skipped N: {points}");
+        assert!(
+            !points.contains("16:"),
+            "no value is invented at the skipped N: {points}"
+        );
     }
     page.screenshot("view-curves-skipped").await?;
     page.close().await
@@ -115,14 +175,25 @@ async fn the_v1_llama_3b_long_decode_series_ends_with_a_skipped_marker_at_16() -
 #[tokio::test]
 async fn the_inspector_shows_the_refill_lineage_of_the_sglang_mistral_cell() -> anyhow::Result<()> {
     let page = Harness::start("inspector").await?;
-    page.open(&format!("/?view=inspector&cell={SGLANG_MISTRAL_LP_N32}")).await?;
-    page.wait_for_attr("#lineage-counts", "data-current", "320").await?;
-    page.wait_for_attr("#lineage-counts", "data-replaced", "320").await?;
+    page.open(&format!("/?view=inspector&cell={SGLANG_MISTRAL_LP_N32}"))
+        .await?;
+    page.wait_for_attr("#lineage-counts", "data-current", "320")
+        .await?;
+    page.wait_for_attr("#lineage-counts", "data-replaced", "320")
+        .await?;
     let text = page.text("#lineage-counts").await?;
     assert!(text.contains("were http_400"), "{text}");
-    assert!(page.text("#refill-lineage").await?.contains("20260613_055519_963364"));
+    assert!(
+        page.text("#refill-lineage")
+            .await?
+            .contains("20260613_055519_963364")
+    );
     assert_eq!(count(&page, "#reps-table tbody tr").await?, 3);
-    assert!(page.text("#cell-exclusions").await?.contains("mistral-long-prefill-tokenizer"));
+    assert!(
+        page.text("#cell-exclusions")
+            .await?
+            .contains("mistral-long-prefill-tokenizer")
+    );
     page.wait_for("#histogram-canvas").await?;
     page.screenshot("view-inspector").await?;
     page.assert_no_console_errors().await?;
@@ -135,32 +206,77 @@ async fn the_audit_lists_skipped_partial_and_refilled_cells() -> anyhow::Result<
     page.open("/?view=audit").await?;
     page.wait_for("#audit-table tbody tr").await?;
     let v1 = "20260531_120428_552237";
-    assert_eq!(count(&page, &format!("#audit-table tr[data-status='skipped'][data-cell^='{v1}']")).await?, 14);
-    assert_eq!(count(&page, &format!("#audit-table tr[data-status='partial'][data-cell^='{v1}']")).await?, 1);
-    assert_eq!(count(&page, "#audit-table tr[data-flags*='refilled']").await?, 36);
-    assert_eq!(page.text("#ledger-table tr[data-ledger='mistral-long-prefill-tokenizer'] td.matched").await?, "72");
+    assert_eq!(
+        count(
+            &page,
+            &format!("#audit-table tr[data-status='skipped'][data-cell^='{v1}']")
+        )
+        .await?,
+        14
+    );
+    assert_eq!(
+        count(
+            &page,
+            &format!("#audit-table tr[data-status='partial'][data-cell^='{v1}']")
+        )
+        .await?,
+        1
+    );
+    assert_eq!(
+        count(&page, "#audit-table tr[data-flags*='refilled']").await?,
+        36
+    );
+    assert_eq!(
+        page.text("#ledger-table tr[data-ledger='mistral-long-prefill-tokenizer'] td.matched")
+            .await?,
+        "72"
+    );
     page.screenshot("view-audit").await?;
     // A row links into the inspector.
-    page.client().find(Locator::Css("#audit-table tr[data-status='partial'] a")).await?.click().await?;
+    page.client()
+        .find(Locator::Css("#audit-table tr[data-status='partial'] a"))
+        .await?
+        .click()
+        .await?;
     page.wait_for("#inspector").await?;
-    assert!(page.client().current_url().await?.to_string().contains("view=inspector"));
+    assert!(
+        page.client()
+            .current_url()
+            .await?
+            .to_string()
+            .contains("view=inspector")
+    );
     page.close().await
 }
 
 #[tokio::test]
 async fn including_excluded_cells_changes_the_long_prefill_comparison() -> anyhow::Result<()> {
     let page = Harness::start("what-if").await?;
-    page.open("/?view=curves&workload=long_prefill_8k&model=mistral-7b&phase=scaling").await?;
-    page.wait_for_attr("#curves-canvas", "data-drawn", "true").await?;
-    let points = "document.querySelector(\"#series-table tr[data-series='vllm'] td.points\").textContent";
+    page.open("/?view=curves&workload=long_prefill_8k&model=mistral-7b&phase=scaling")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let points =
+        "document.querySelector(\"#series-table tr[data-series='vllm'] td.points\").textContent";
     let before: String = page.eval(points).await?;
-    assert_eq!(before, "", "the comparison leaves the excluded Mistral cells out on both sides");
-    page.client().find(Locator::Css("input[data-include='excluded']")).await?.click().await?;
+    assert_eq!(
+        before, "",
+        "the comparison leaves the excluded Mistral cells out on both sides"
+    );
+    page.client()
+        .find(Locator::Css("input[data-include='excluded']"))
+        .await?
+        .click()
+        .await?;
     until(&page, "location.search.includes('include=excluded')").await?;
     until(&page, &format!("{points}.length > 0")).await?;
     let after: String = page.eval(points).await?;
     assert!(after.starts_with("1: 1.000"), "{after}");
-    assert!(page.text("#active-toggles").await?.contains("excluded cells included"));
+    assert!(
+        page.text("#active-toggles")
+            .await?
+            .contains("excluded cells included")
+    );
     page.screenshot("view-curves-what-if").await?;
     page.close().await
 }
@@ -170,9 +286,15 @@ async fn a_link_pinned_to_an_old_snapshot_says_so() -> anyhow::Result<()> {
     let page = Harness::start("pinned").await?;
     page.open("/?at=0000000000000000").await?;
     page.wait_for("#snapshot-notice").await?;
-    page.client().find(Locator::Css("#snapshot-notice button")).await?.click().await?;
+    page.client()
+        .find(Locator::Css("#snapshot-notice button"))
+        .await?
+        .click()
+        .await?;
     until(&page, "!document.querySelector('#snapshot-notice')").await?;
-    let snapshot: String = page.eval("document.querySelector('#snapshot').dataset.snapshot").await?;
+    let snapshot: String = page
+        .eval("document.querySelector('#snapshot').dataset.snapshot")
+        .await?;
     until(&page, &format!("location.search.includes('at={snapshot}')")).await?;
     page.close().await
 }
@@ -184,26 +306,57 @@ async fn performance_figures_are_recorded() -> anyhow::Result<()> {
     // Measure against a settled server: right after start it is still hashing files and comparing backups,
     // which would compete with the browser for this machine's two cores.
     let started = std::time::Instant::now();
-    while !page.get("/api/index")?.json()?["complete"].as_bool().unwrap_or(false) {
-        anyhow::ensure!(started.elapsed() < DEFAULT_TIMEOUT, "the server never finished its first full index");
+    while !page.get("/api/index")?.json()?["complete"]
+        .as_bool()
+        .unwrap_or(false)
+    {
+        anyhow::ensure!(
+            started.elapsed() < DEFAULT_TIMEOUT,
+            "the server never finished its first full index"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     page.open("/?view=curves").await?;
-    page.wait_for_attr("#curves-canvas", "data-drawn", "true").await?;
-    let first_chart_ms: f64 = page.eval("performance.getEntriesByName('first-chart')[0].startTime").await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let first_chart_ms: f64 = page
+        .eval("performance.getEntriesByName('first-chart')[0].startTime")
+        .await?;
     // A filter change with all cells loaded: select a model, wait for the repaint measure.
-    page.client().find(Locator::Css("details[data-dimension='model'] summary")).await?.click().await?;
-    page.client().find(Locator::Css("details[data-dimension='model'] input[data-value='phi-4']")).await?.click().await?;
+    page.client()
+        .find(Locator::Css("details[data-dimension='model'] summary"))
+        .await?
+        .click()
+        .await?;
+    page.client()
+        .find(Locator::Css(
+            "details[data-dimension='model'] input[data-value='phi-4']",
+        ))
+        .await?
+        .click()
+        .await?;
     until(&page, "performance.getEntriesByName('repaint').length > 0").await?;
-    let curves_repaint_ms: f64 = page.eval("performance.getEntriesByName('repaint').slice(-1)[0].duration").await?;
-    let curves_draw_ms: f64 = page.eval("performance.getEntriesByName('draw').slice(-1)[0].duration").await?;
+    let curves_repaint_ms: f64 = page
+        .eval("performance.getEntriesByName('repaint').slice(-1)[0].duration")
+        .await?;
+    let curves_draw_ms: f64 = page
+        .eval("performance.getEntriesByName('draw').slice(-1)[0].duration")
+        .await?;
     page.open("/").await?;
     page.wait_for("table.grid td.square").await?;
-    page.client().find(Locator::Css("#metric")).await?.click().await?;
+    page.client()
+        .find(Locator::Css("#metric"))
+        .await?
+        .click()
+        .await?;
     page.eval::<bool>("(() => { const s = document.querySelector('#metric'); s.value = 'breakdown'; s.dispatchEvent(new Event('change')); return true; })()").await?;
     until(&page, "performance.getEntriesByName('repaint').length > 0").await?;
-    let matrix_repaint_ms: f64 = page.eval("performance.getEntriesByName('repaint').slice(-1)[0].duration").await?;
-    let cells: u64 = page.eval("Number(document.querySelector('#cell-count').textContent)").await?;
+    let matrix_repaint_ms: f64 = page
+        .eval("performance.getEntriesByName('repaint').slice(-1)[0].duration")
+        .await?;
+    let cells: u64 = page
+        .eval("Number(document.querySelector('#cell-count').textContent)")
+        .await?;
     let report = serde_json::json!({
         "cells": cells,
         "first_chart_ms_after_navigation": first_chart_ms,
@@ -212,7 +365,8 @@ async fn performance_figures_are_recorded() -> anyhow::Result<()> {
         "matrix_repaint_ms_after_metric_change": matrix_repaint_ms,
     });
     println!("performance: {report}");
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots/performance.json");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/screenshots/performance.json");
     std::fs::create_dir_all(path.parent().unwrap_or(std::path::Path::new(".")))?;
     std::fs::write(&path, serde_json::to_vec_pretty(&report)?)?;
     assert_eq!(cells, 2160);

@@ -348,6 +348,32 @@ async fn responses_are_compressed_when_asked() {
 }
 
 #[tokio::test]
+async fn the_full_cells_table_is_served_precompressed_and_decodes_to_the_same_cells() {
+    let plain = get("/api/cells").await;
+    let zstd = get_with(
+        "/api/cells",
+        &[("accept-encoding", "gzip, deflate, br, zstd")],
+    )
+    .await;
+    assert_eq!(zstd.header("content-encoding"), "zstd");
+    assert!(zstd.body.len() < plain.body.len() / 2);
+    let decoded = zstd::decode_all(zstd.body.as_slice()).unwrap();
+    assert_eq!(decoded, plain.body);
+    let gzip = get_with("/api/cells", &[("accept-encoding", "gzip")]).await;
+    assert_eq!(gzip.header("content-encoding"), "gzip");
+    let mut decoded = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(gzip.body.as_slice()),
+        &mut decoded,
+    )
+    .unwrap();
+    assert_eq!(decoded, plain.body);
+    let refused = get_with("/api/cells", &[("accept-encoding", "zstd;q=0")]).await;
+    assert_eq!(refused.header("content-encoding"), "");
+    assert_eq!(refused.body, plain.body);
+}
+
+#[tokio::test]
 async fn cors_is_off_by_default_and_allows_one_origin_when_asked() {
     let reply = get_with("/api/index", &[("origin", "https://example.org")]).await;
     assert_eq!(reply.header("access-control-allow-origin"), "");

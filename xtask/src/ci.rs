@@ -13,18 +13,41 @@ use std::time::Instant;
 /// Runs the steps in order and keeps their durations for the summary.
 #[derive(Default)]
 struct Steps {
-    done: RefCell<Vec<(String, f64)>>,
+    /// Name, wall-clock seconds, CPU seconds of the commands the step ran.
+    done: RefCell<Vec<(String, f64, f64)>>,
+}
+
+/// CPU time (user + system) of every child process waited for so far, grandchildren included: the compile work
+/// of a step independent of whatever else the machine is doing, which wall-clock time is not.
+#[cfg(target_os = "linux")]
+fn children_cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes into the zeroed struct we pass.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn children_cpu_seconds() -> f64 {
+    0.0
 }
 
 impl Steps {
     fn run<T>(&self, name: &str, step: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
         let started = Instant::now();
+        let cpu_before = children_cpu_seconds();
         eprintln!("\n== {name}");
         let result = step();
         let seconds = started.elapsed().as_secs_f64();
-        self.done.borrow_mut().push((name.to_string(), seconds));
+        let cpu = children_cpu_seconds() - cpu_before;
+        self.done
+            .borrow_mut()
+            .push((name.to_string(), seconds, cpu));
         match &result {
-            Ok(_) => eprintln!("== {name}: ok ({seconds:.1} s)"),
+            Ok(_) => eprintln!("== {name}: ok ({seconds:.1} s, {cpu:.0} CPU s)"),
             Err(_) => {
                 eprintln!("== {name}: FAILED after {seconds:.1} s");
                 self.summary();
@@ -34,13 +57,14 @@ impl Steps {
     }
 
     fn summary(&self) {
-        eprintln!("\nci step durations:");
-        let mut total = 0.0;
-        for (name, seconds) in self.done.borrow().iter() {
-            eprintln!("  {seconds:>7.1} s  {name}");
+        eprintln!("\nci step durations (wall clock, CPU time of the commands run):");
+        let (mut total, mut total_cpu) = (0.0, 0.0);
+        for (name, seconds, cpu) in self.done.borrow().iter() {
+            eprintln!("  {seconds:>7.1} s  {cpu:>7.0} CPU s  {name}");
             total += seconds;
+            total_cpu += cpu;
         }
-        eprintln!("  {total:>7.1} s  total");
+        eprintln!("  {total:>7.1} s  {total_cpu:>7.0} CPU s  total");
     }
 }
 

@@ -5,7 +5,9 @@ use super::snapshot::{Snapshot, Store};
 use crate::export::{self, Format};
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use axum::http::header::{
+    ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
+};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -222,11 +224,36 @@ pub async fn cells(
         return Ok(response);
     }
     if parsed.values.is_empty() && format == Format::Arrow && !pre_refill {
-        return Ok(respond(
-            &snapshot,
-            media_type(format),
-            snapshot.cells_arrow.clone(),
-        ));
+        // The whole table, precompressed per snapshot in the encodings the client accepts.
+        let accepted = headers
+            .get(ACCEPT_ENCODING)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("");
+        let accepts = |encoding: &str| {
+            accepted.split(',').any(|part| {
+                let mut pieces = part.trim().split(';');
+                pieces.next() == Some(encoding)
+                    && !pieces.any(|parameter| parameter.trim().replace(' ', "") == "q=0")
+            })
+        };
+        let mut response = match snapshot
+            .cells_arrow_compressed
+            .iter()
+            .find(|(encoding, _)| accepts(encoding))
+        {
+            Some((encoding, body)) => {
+                let mut response = respond(&snapshot, media_type(format), body.clone());
+                response
+                    .headers_mut()
+                    .insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
+                response
+            }
+            None => respond(&snapshot, media_type(format), snapshot.cells_arrow.clone()),
+        };
+        response
+            .headers_mut()
+            .insert(VARY, HeaderValue::from_static("accept-encoding"));
+        return Ok(response);
     }
     let source = if pre_refill {
         &snapshot.index.pre_refill_cells

@@ -538,8 +538,10 @@ mod tests {
             &[(1, 1.0), (2, 0.95), (16, 0.8), (32, 0.66)],
         ));
         fill_scaling(&mut cells);
-        let mut state = ViewState::default();
-        state.at_n = 32;
+        let mut state = ViewState {
+            at_n: 32,
+            ..ViewState::default()
+        };
         let grids = matrix(&cells, &state);
         assert_eq!(grids.len(), 2);
         assert_eq!(grids[0].title, Value::Text("sglang".into()));
@@ -563,8 +565,10 @@ mod tests {
             cell.exclusion_scope = Some(ExclusionScope::Comparison);
         }
         fill_scaling(&mut cells);
-        let mut state = ViewState::default();
-        state.facet = None;
+        let mut state = ViewState {
+            facet: None,
+            ..ViewState::default()
+        };
         let facets = curves(&cells, &state, Metric::Efficiency);
         let sglang = &facets[0].series[0];
         assert_eq!(sglang.label, Value::Text("sglang".into()));

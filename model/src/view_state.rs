@@ -480,9 +480,11 @@ mod tests {
 
     #[test]
     fn every_field_survives_a_round_trip() {
-        let mut state = ViewState::default();
-        state.view = View::Inspector;
-        state.metric = Metric::Breakdown;
+        let mut state = ViewState {
+            view: View::Inspector,
+            metric: Metric::Breakdown,
+            ..ViewState::default()
+        };
         state
             .filters
             .insert(Dimension::Model, vec!["mistral-7b".into(), "phi-4".into()]);

@@ -371,8 +371,17 @@ fn read_backup(
     progress: &dyn Progress,
 ) -> BackupRead {
     let relative = format!("{}/metrics.csv", dir.relative);
-    let bytes = std::fs::read(dir.path.join("metrics.csv")).unwrap_or_default();
-    let digest = digest(relative, &bytes, options.hashes);
+    // Neither a hash nor the comparison is wanted (`--cells-only`): the backup's bytes are not needed at all.
+    let bytes = if options.hashes || options.backup_diff {
+        std::fs::read(dir.path.join("metrics.csv")).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let mut digest = digest(relative, &bytes, options.hashes);
+    if bytes.is_empty() {
+        digest.bytes =
+            std::fs::metadata(dir.path.join("metrics.csv")).map_or(0, |metadata| metadata.len());
+    }
     let diff = match master {
         Some(master) if options.backup_diff => Some(
             std::fs::read(master.path.join("metrics.csv"))
@@ -385,7 +394,7 @@ fn read_backup(
         .backup_diff
         .then(|| metrics_csv::parse(&bytes, &mut Vec::new()).ok())
         .flatten();
-    progress.file_done(bytes.len() as u64);
+    progress.file_done(digest.bytes);
     BackupRead {
         dir,
         digest,

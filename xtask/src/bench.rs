@@ -270,22 +270,29 @@ fn ensure_wrk() -> anyhow::Result<()> {
 }
 
 /// wrk's figures: requests/s, p50 and p99 latency in ms, errors (socket errors + non-2xx).
-fn wrk(url: &str, seconds: u32, connections: u32) -> anyhow::Result<(f64, f64, f64, u64, String)> {
+fn wrk(
+    url: &str,
+    accept_encoding: Option<&str>,
+    seconds: u32,
+    connections: u32,
+) -> anyhow::Result<(f64, f64, f64, u64, String)> {
     let duration = format!("{seconds}s");
     let connections_text = connections.to_string();
-    let text = output(
-        "wrk",
-        &[
-            "--latency",
-            "-t",
-            "2",
-            "-c",
-            &connections_text,
-            "-d",
-            &duration,
-            url,
-        ],
-    )?;
+    let header = accept_encoding.map(|encoding| format!("Accept-Encoding: {encoding}"));
+    let mut args = vec![
+        "--latency",
+        "-t",
+        "2",
+        "-c",
+        &connections_text,
+        "-d",
+        &duration,
+    ];
+    if let Some(header) = &header {
+        args.extend(["-H", header]);
+    }
+    args.push(url);
+    let text = output("wrk", &args)?;
     let mut requests_per_s = 0.0;
     let (mut p50, mut p99, mut errors) = (0.0, 0.0, 0u64);
     let to_ms = |value: &str| -> f64 {
@@ -373,18 +380,38 @@ fn http(seconds: u32, connections: u32) -> anyhow::Result<()> {
             ],
         )?;
         let bytes = std::fs::metadata(&cells_file)?.len();
+        let zstd_bytes = output(
+            "sh",
+            &[
+                "-c",
+                &format!("curl -sf -H 'Accept-Encoding: zstd' http://{addr}/api/cells | wc -c"),
+            ],
+        )?
+        .trim()
+        .to_string();
         let mut table = format!(
-            "`cargo xtask bench http`: wrk -t 2 -c {connections} -d {seconds}s --latency, server and wrk on this machine's 2 cores, body {bytes} bytes (1,800 cells, Arrow IPC, uncompressed).\n\n| target | requests/s | p50 | p99 | errors |\n|---|---|---|---|---|\n"
+            "`cargo xtask bench http`: wrk -t 2 -c {connections} -d {seconds}s --latency, server and wrk on this machine's 2 cores, body {bytes} bytes (1,800 cells, Arrow IPC); `zstd` rows send `Accept-Encoding: zstd` (cellscope answers from its per-snapshot precompressed body, {zstd_bytes} bytes; the static file is compressed per request by tower-http).\n\n| target | requests/s | p50 | p99 | errors |\n|---|---|---|---|---|\n"
         );
-        for (label, path) in [
-            ("GET /api/cells", "/api/cells"),
+        for (label, path, encoding) in [
+            ("GET /api/cells, identity", "/api/cells", None),
             (
-                "same bytes as a static file (tower-http ServeDir)",
+                "same bytes as a static file (tower-http ServeDir), identity",
                 "/bench-static/cells.arrow",
+                None,
+            ),
+            ("GET /api/cells, zstd", "/api/cells", Some("zstd")),
+            (
+                "same bytes as a static file (tower-http ServeDir), zstd",
+                "/bench-static/cells.arrow",
+                Some("zstd"),
             ),
         ] {
-            let (requests_per_s, p50, p99, errors, raw) =
-                wrk(&format!("http://{addr}{path}"), seconds, connections)?;
+            let (requests_per_s, p50, p99, errors, raw) = wrk(
+                &format!("http://{addr}{path}"),
+                encoding,
+                seconds,
+                connections,
+            )?;
             eprintln!("{raw}");
             table.push_str(&format!(
                 "| {label} | {requests_per_s:.0} | {p50:.2} ms | {p99:.2} ms | {errors} |\n"

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// What a test run needs from outside.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// `CELLSCOPE_BIN`: a release `cellscope` with the web app embedded.
+    /// `CELLSCOPE_BIN`: a `cellscope` (debug or release) with the web app embedded.
     pub bin: PathBuf,
     /// `CELLSCOPE_DATA`: the data root to serve.
     pub data: PathBuf,
@@ -20,7 +20,7 @@ pub struct Config {
     pub screenshots: PathBuf,
 }
 
-const HOW_TO_RUN: &str = "The browser tests need a release `cellscope` with the web app embedded, the demo data, \
+const HOW_TO_RUN: &str = "The browser tests need a `cellscope` binary with the web app embedded, the demo data, \
      Chromium and ChromeDriver: run them with `cargo xtask e2e` (or as part of `cargo xtask ci`), which builds and \
      installs all of that and sets CELLSCOPE_BIN and CELLSCOPE_DATA.";
 

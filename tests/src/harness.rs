@@ -10,8 +10,18 @@ use fantoccini::{Client, Locator};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+use tokio::sync::OwnedMutexGuard;
+
+/// One browser test at a time, however many test threads run: each starts its own server and Chromium, and two
+/// of those on two cores make timings (and waits with timeouts) flaky. Holding this instead of asking for
+/// `--test-threads=1` lets the browser tests run in the same `cargo test --workspace` as every other test.
+fn one_at_a_time() -> Arc<tokio::sync::Mutex<()>> {
+    static LOCK: OnceLock<Arc<tokio::sync::Mutex<()>>> = OnceLock::new();
+    LOCK.get_or_init(|| Arc::new(tokio::sync::Mutex::new(())))
+        .clone()
+}
 
 /// How long the waits without `_within` wait.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -40,12 +50,15 @@ pub struct Harness {
     server: Server,
     /// Console messages read so far (chromedriver hands each out only once).
     console: Mutex<Vec<LogEntry>>,
+    /// Held for the test's lifetime (see [`one_at_a_time`]); dropped last.
+    _turn: OwnedMutexGuard<()>,
 }
 
 impl Harness {
     /// Starts a server on the data and a browser session. `name` prefixes the screenshot taken when a wait fails.
     pub async fn start(name: &str) -> anyhow::Result<Self> {
         let config = Config::from_env()?;
+        let turn = one_at_a_time().lock_owned().await;
         let server = Server::start(&config)?;
         let browser = Browser::start(&config).await?;
         Ok(Self {
@@ -54,6 +67,7 @@ impl Harness {
             browser,
             server,
             console: Mutex::new(Vec::new()),
+            _turn: turn,
         })
     }
 

@@ -4,12 +4,12 @@
 //! # Running
 //!
 //! `cargo xtask e2e` (or the whole `cargo xtask ci`) builds what the tests need (demo data, the web bundle, a
-//! release server embedding it, Chromium and ChromeDriver) and runs `cargo test -p cellscope-e2e -- --test-threads=1`
-//! with these environment variables:
+//! server embedding it, Chromium and ChromeDriver) and runs `cargo test -p cellscope-e2e` (`ci`: `cargo test
+//! --workspace`, every test in one build) with these environment variables:
 //!
 //! | variable | meaning | default |
 //! |---|---|---|
-//! | `CELLSCOPE_BIN` | the release `cellscope` binary, with the app embedded | required |
+//! | `CELLSCOPE_BIN` | a `cellscope` binary (debug or release) with the app embedded | required |
 //! | `CELLSCOPE_DATA` | the data root to serve (the demo data) | required |
 //! | `CELLSCOPE_SCREENSHOTS` | where screenshots go | `target/screenshots` |
 //! | `CHROMIUM`, `CHROMEDRIVER` | the browser and its driver | `/usr/bin/chromium`, `/usr/bin/chromedriver` |
@@ -58,9 +58,9 @@
 //! - HTTP without the browser: [`Harness::get`], or a [`Server`] alone ([`Server::start`]) for API-only tests.
 //!
 //! Processes: the server is a child process; chromedriver runs in its own process group, which is killed as a
-//! whole on drop so that no Chromium outlives a test, even one that panicked. Run one test at a time
-//! (`--test-threads=1`, as the xtask does): each test owns a server and a browser, and two browsers on two cores
-//! make timing-sensitive waits flaky.
+//! whole on drop so that no Chromium outlives a test, even one that panicked. A [`Harness`] holds a process-wide
+//! lock for its lifetime, so browser tests run one at a time whatever `--test-threads` says: each owns a server and
+//! a browser, and two browsers on two cores make timing-sensitive waits flaky.
 
 mod browser;
 mod config;

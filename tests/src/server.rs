@@ -1,4 +1,4 @@
-//! A real `cellscope serve` on `127.0.0.1:<free port>`: started from the release binary, ready once it answers
+//! A real `cellscope serve` on `127.0.0.1:<free port>`: started from the given binary, ready once it answers
 //! `/api/index`, killed on drop.
 
 use crate::config::Config;

@@ -6,7 +6,7 @@
 use crate::checksum::{self, Checksum};
 use crate::process::{ensure_wasm_target, run as sh};
 use crate::web::{WASM_PROFILE, WASM_TARGET};
-use crate::{bench, browser, e2e, web};
+use crate::{bench, browser, e2e, process, web};
 use std::cell::RefCell;
 use std::time::Instant;
 
@@ -68,23 +68,32 @@ impl Steps {
     }
 }
 
+/// Clippy's lints on every workspace crate while `cargo test` compiles it. `cargo clippy` would type-check all
+/// ~300 dependencies a second time just for the lints (8 minutes of a CI run on 2 cores); clippy-driver as the
+/// compiler wrapper of the workspace's own crates lints the same targets as `cargo clippy --workspace
+/// --all-targets` (`cargo test` builds every lib, bin, test and example) and still emits the real artifacts.
+/// `CLIPPY_ARGS` is how `cargo clippy` itself hands `-- -D warnings` to the driver. Both test steps set the same
+/// environment, so the second reuses the first one's build instead of recompiling the workspace.
+fn clippy_env() -> Vec<(&'static str, String)> {
+    vec![
+        ("RUSTC_WORKSPACE_WRAPPER", "clippy-driver".to_string()),
+        (
+            "CLIPPY_ARGS",
+            "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__".to_string(),
+        ),
+    ]
+}
+
+fn borrowed<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    env.iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect()
+}
+
 pub fn run() -> anyhow::Result<()> {
     let steps = Steps::default();
     steps.run("wasm32 target", ensure_wasm_target)?;
     steps.run("fmt", || sh("cargo", &["fmt", "--all", "--check"]))?;
-    steps.run("clippy", || {
-        sh(
-            "cargo",
-            &[
-                "clippy",
-                "--workspace",
-                "--all-targets",
-                "--",
-                "-D",
-                "warnings",
-            ],
-        )
-    })?;
     // The bundle's profile, so that `build-web` below finds the app already built.
     steps.run("model and app build for wasm32", || {
         sh(
@@ -102,15 +111,19 @@ pub fn run() -> anyhow::Result<()> {
             ],
         )
     })?;
-    steps.run("tests", || {
-        sh(
+    // Before the native build, which embeds the bundle into the `cellscope` binary the browser tests start.
+    let built = steps.run("build-web", || web::build(false))?;
+    let data = steps.run("demo data", bench::ensure_demo_data)?;
+    steps.run("chromium", browser::ensure_installed)?;
+    // One `cargo test --workspace` builds every test and the debug server once (one feature resolution for all
+    // packages, so nothing is compiled twice) and runs them all, browser tests included: no release build.
+    steps.run("test build with clippy", || {
+        process::run_with_env(
             "cargo",
-            &["test", "--workspace", "--exclude", "cellscope-e2e"],
+            &["test", "--workspace", "--no-run"],
+            &borrowed(&clippy_env()),
         )
     })?;
-    let data = steps.run("demo data", bench::ensure_demo_data)?;
-    let built = steps.run("build-web", || web::build(false))?;
-    let bin = steps.run("release server build", e2e::release_server)?;
     let before = steps.run("data checksum", || {
         let checksum = Checksum::of(&data)?;
         eprintln!(
@@ -121,8 +134,11 @@ pub fn run() -> anyhow::Result<()> {
         );
         Ok(checksum)
     })?;
-    steps.run("chromium", browser::ensure_installed)?;
-    steps.run("browser tests", || e2e::run_tests(&bin, &data, &[]))?;
+    steps.run("tests (unit, golden, CLI, HTTP, browser)", || {
+        let mut env = e2e::test_env(&e2e::debug_server(), &data);
+        env.extend(clippy_env());
+        process::run_with_env("cargo", &["test", "--workspace"], &borrowed(&env))
+    })?;
     steps.run("data unchanged", || {
         checksum::verify_unchanged(&before, &data)
     })?;

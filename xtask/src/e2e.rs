@@ -1,6 +1,6 @@
 //! `cargo xtask e2e`: the browser end-to-end tests (crate `cellscope-e2e` in `tests/`) with everything they need:
-//! demo data, the web bundle, a release server that embeds it, Chromium and ChromeDriver, and the environment
-//! variables through which the tests find them.
+//! demo data, the web bundle, a server that embeds it, Chromium and ChromeDriver, and the environment variables
+//! through which the tests find them.
 
 use crate::checksum::{self, Checksum};
 use crate::{browser, process, target_dir, web};
@@ -12,37 +12,58 @@ pub fn release_server() -> anyhow::Result<PathBuf> {
     Ok(target_dir().join("release/cellscope"))
 }
 
-/// `cargo test -p cellscope-e2e -- --test-threads=1 [extra…]` against `bin` serving `data` (Chromium must be
-/// installed: [`browser::ensure_installed`]).
-pub fn run_tests(bin: &Path, data: &Path, extra: &[String]) -> anyhow::Result<()> {
-    let bin = bin.to_string_lossy();
-    let data = data.to_string_lossy();
-    let screenshots = target_dir().join("screenshots");
-    let screenshots = screenshots.to_string_lossy();
-    // One test at a time: each starts its own server and browser, and two browsers on two cores make timings
-    // (and waits with timeouts) flaky.
-    let mut args = vec!["test", "-p", "cellscope-e2e", "--", "--test-threads=1"];
-    args.extend(extra.iter().map(String::as_str));
-    process::run_with_env(
-        "cargo",
-        &args,
-        &[
-            ("CELLSCOPE_BIN", &bin),
-            ("CELLSCOPE_DATA", &data),
-            ("CELLSCOPE_SCREENSHOTS", &screenshots),
-            ("CHROMIUM", browser::CHROMIUM),
-            ("CHROMEDRIVER", browser::CHROMEDRIVER),
-            // The harness's errors say what failed and show the page; anyhow's backtraces would bury that.
-            ("RUST_LIB_BACKTRACE", "0"),
-        ],
-    )
+/// The debug `cellscope` that `cargo test` builds for the CLI tests (embedding whatever `target/web/` held when
+/// it was compiled).
+pub fn debug_server() -> PathBuf {
+    target_dir().join("debug/cellscope")
 }
 
-/// Everything `cargo xtask e2e` does; `dev` skips wasm-opt.
-pub fn run(dev: bool, extra: &[String]) -> anyhow::Result<()> {
+/// The environment through which the browser tests find the server, the data, Chromium and the screenshot folder.
+pub fn test_env(bin: &Path, data: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("CELLSCOPE_BIN", bin.to_string_lossy().into_owned()),
+        ("CELLSCOPE_DATA", data.to_string_lossy().into_owned()),
+        (
+            "CELLSCOPE_SCREENSHOTS",
+            target_dir()
+                .join("screenshots")
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        ("CHROMIUM", browser::CHROMIUM.to_string()),
+        ("CHROMEDRIVER", browser::CHROMEDRIVER.to_string()),
+        // The harness's errors say what failed and show the page; anyhow's backtraces would bury that.
+        ("RUST_LIB_BACKTRACE", "0".to_string()),
+    ]
+}
+
+/// `cargo test -p cellscope-e2e [-- extra…]` against `bin` serving `data` (Chromium must be installed:
+/// [`browser::ensure_installed`]). The harness runs the browser tests one at a time by itself.
+pub fn run_tests(bin: &Path, data: &Path, extra: &[String]) -> anyhow::Result<()> {
+    let mut args = vec!["test", "-p", "cellscope-e2e"];
+    if !extra.is_empty() {
+        args.push("--");
+        args.extend(extra.iter().map(String::as_str));
+    }
+    let env = test_env(bin, data);
+    let env: Vec<(&str, &str)> = env
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
+    process::run_with_env("cargo", &args, &env)
+}
+
+/// Everything `cargo xtask e2e` does; `dev` skips wasm-opt, `release` tests a release server (for the timings in
+/// the README) rather than the debug one.
+pub fn run(dev: bool, release: bool, extra: &[String]) -> anyhow::Result<()> {
     let data = crate::bench::ensure_demo_data()?;
     web::build(dev)?;
-    let bin = release_server()?;
+    let bin = if release {
+        release_server()?
+    } else {
+        process::run("cargo", &["build", "-p", "cellscope"])?;
+        debug_server()
+    };
     browser::ensure_installed()?;
     let before = Checksum::of(&data)?;
     run_tests(&bin, &data, extra)?;

@@ -3,7 +3,7 @@
 //! - `demo-data`: writes the synthetic TR164 data set (default `data/demo/`).
 //! - `build-web [--dev]`: the browser bundle in `target/web/`, which the server embeds when it is compiled.
 //! - `serve [--addr A] [--data DIR] [--dev]`: bundle, release server and the server itself on the demo data.
-//! - `e2e [--dev] [-- TEST ARGS]`: the browser end-to-end tests with everything they need.
+//! - `e2e [--dev] [--release] [-- TEST ARGS]`: the browser end-to-end tests with everything they need.
 //! - `ci`: every check CI runs (fmt, clippy, native and wasm32 builds, tests, browser tests).
 //! - `bench index`: times the cold index side by side with pandas, polars and DuckDB.
 
@@ -62,6 +62,9 @@ enum Command {
         /// Skip wasm-opt.
         #[arg(long)]
         dev: bool,
+        /// Test a release server (slower to build; what the README's browser timings use).
+        #[arg(long)]
+        release: bool,
         /// Passed to the test binary, e.g. a test name filter.
         #[arg(last = true)]
         args: Vec<String>,
@@ -120,7 +123,7 @@ fn main() -> anyhow::Result<()> {
         Command::Serve { addr, data, dev } => {
             serve::run(&addr, data.map(|data| invoked_in.join(data)), dev)
         }
-        Command::E2e { dev, args } => e2e::run(dev, &args),
+        Command::E2e { dev, release, args } => e2e::run(dev, release, &args),
         Command::Ci => ci::run(),
         Command::Bench { which } => bench::run(which),
     }

@@ -231,6 +231,44 @@ async fn bad_parameters_get_json_errors() {
     }
 }
 
+/// Before the second indexing stage (backup comparison) the replaced rows are unknown: the request waits for
+/// the complete snapshot instead of answering without them.
+#[tokio::test]
+async fn replaced_rows_wait_for_the_second_indexing_stage() {
+    let root = demo_root();
+    let first = index::build(
+        root,
+        &IndexOptions {
+            hashes: false,
+            backup_diff: false,
+        },
+        &Quiet,
+    )
+    .unwrap();
+    let store = Store::new(root.to_path_buf(), Snapshot::new(first, false).unwrap());
+    let app = router(store.clone(), &HttpOptions::default()).unwrap();
+    let uri = "/api/requests?run=20260612_212816_266127&phase=scaling&model=mistral-7b&workload=long_prefill_8k&n=32&rep=1&format=json";
+    let request = tokio::spawn(app.oneshot(Request::get(uri).body(Body::empty()).unwrap()));
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        !request.is_finished(),
+        "answered before the backup comparison"
+    );
+    let complete = index::build(root, &IndexOptions::default(), &Quiet).unwrap();
+    store
+        .current
+        .store(Arc::new(Snapshot::new(complete, true).unwrap()));
+    let response = request.await.unwrap().unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&body).unwrap();
+    let replaced = rows
+        .iter()
+        .filter(|row| row["lineage"] == "replaced")
+        .count();
+    assert_eq!((rows.len(), replaced), (640, 320));
+}
+
 #[tokio::test]
 async fn requests_of_a_refilled_cell_show_both_lineages() {
     let uri = "/api/requests?run=20260612_212816_266127&phase=scaling&model=mistral-7b&workload=long_prefill_8k&n=32&rep=1";

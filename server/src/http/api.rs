@@ -193,6 +193,30 @@ fn cell_filter(parsed: &Parsed) -> Result<impl Fn(&CellSummary) -> bool, ApiErro
     })
 }
 
+/// How long a request that needs the second indexing stage waits for it before answering 503.
+const SECOND_STAGE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The current snapshot once it holds the second indexing stage. Rows a refill replaced and the pre-refill
+/// cells come from the backup comparison; answering from the first-stage snapshot would silently leave them out
+/// (an inspector showing "0 replaced rows" for a refilled cell), so such requests wait for the comparison, which
+/// takes about a second on the demo data.
+async fn complete_snapshot(store: &Store) -> Result<Arc<Snapshot>, ApiError> {
+    let started = std::time::Instant::now();
+    loop {
+        let snapshot = store.load();
+        if snapshot.complete {
+            return Ok(snapshot);
+        }
+        if started.elapsed() > SECOND_STAGE_WAIT {
+            return Err(ApiError::Unavailable(
+                "the backup comparison (second indexing stage) is still running; retry in a moment"
+                    .into(),
+            ));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// `GET /api/cells`
 pub async fn cells(
     State(store): State<Arc<Store>>,
@@ -219,7 +243,11 @@ pub async fn cells(
         }
     };
     let filter = cell_filter(&parsed)?;
-    let snapshot = store.load();
+    let snapshot = if pre_refill {
+        complete_snapshot(&store).await?
+    } else {
+        store.load()
+    };
     if let Some(response) = not_modified(&headers, &snapshot) {
         return Ok(response);
     }
@@ -323,7 +351,7 @@ pub async fn requests(
         text("suite")?,
         text("backend")?,
     );
-    let snapshot = store.load();
+    let mut snapshot = store.load();
     if let Some(response) = not_modified(&headers, &snapshot) {
         return Ok(response);
     }
@@ -362,6 +390,14 @@ pub async fn requests(
             ));
         }
     };
+    let refilled = snapshot
+        .index
+        .cells
+        .iter()
+        .any(|cell| cell.key == key && cell.refilled);
+    if refilled && !snapshot.complete {
+        snapshot = complete_snapshot(&store).await?;
+    }
     let locator = snapshot.index.rows.get(&key).cloned().unwrap_or_default();
     let rows = tokio::task::spawn_blocking(move || crate::index::rows::read(&locator))
         .await

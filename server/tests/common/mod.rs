@@ -5,11 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The demo data root (default seed, scale 1), generated on first use.
+/// The demo data root (default seed, scale 1), generated on first use under cargo's per-target temporary
+/// directory (inside `target/`). A static is never dropped, so each binary instead removes what earlier test
+/// processes that have ended left behind.
 pub fn demo_root() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("cellscope-demo-{}", std::process::id()));
+        let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        remove_stale_demo_dirs(parent);
+        let dir = parent.join(format!("demo-{}", std::process::id()));
         cellscope_demo::generate(
             &dir,
             &cellscope_demo::Options {
@@ -20,6 +24,26 @@ pub fn demo_root() -> &'static Path {
         .expect("demo data generates");
         dir
     })
+}
+
+/// Removes `demo-<pid>` directories of processes that no longer run.
+fn remove_stale_demo_dirs(parent: &Path) {
+    // Without /proc (not Linux) liveness is unknown: leave everything.
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = name.strip_prefix("demo-")
+            && pid.parse::<u32>().is_ok()
+            && !Path::new("/proc").join(pid).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The index of the demo data (hashes and backup diff included).

@@ -136,7 +136,7 @@ struct Accumulating {
 enum Splitter<'a> {
     Plain {
         bytes: &'a [u8],
-        delimiters: Delimiters<'a>,
+        delimiters: memchr::Memchr2<'a>,
         position: usize,
     },
     Quoted {
@@ -148,9 +148,10 @@ enum Splitter<'a> {
 impl<'a> Splitter<'a> {
     fn new(bytes: &'a [u8]) -> Splitter<'a> {
         if memchr::memchr(b'"', bytes).is_none() {
+            // One vectorised pass over the whole file yields every comma and line feed in order.
             Splitter::Plain {
                 bytes,
-                delimiters: Delimiters::new(bytes),
+                delimiters: memchr::memchr2_iter(b',', b'\n', bytes),
                 position: 0,
             }
         } else {
@@ -214,69 +215,6 @@ impl<'a> Splitter<'a> {
                 Ok(Some((record.as_slice(), offset)))
             }
         }
-    }
-}
-
-/// Positions of every `,` and `\n` in `bytes`, in order. Delimiters are dense in a CSV (one every ~9 bytes in
-/// these files), where a search for the next match (`memchr2_iter`) restarts its vector loop at every hit; here
-/// each 64-byte block is compared once into a bitmask whose set bits are then walked with `trailing_zeros`.
-struct Delimiters<'a> {
-    bytes: &'a [u8],
-    /// Offset of the block that `mask` describes.
-    block_start: usize,
-    /// Delimiters of the current block not yet returned: bit `i` is byte `block_start + i`.
-    mask: u64,
-}
-
-impl<'a> Delimiters<'a> {
-    fn new(bytes: &'a [u8]) -> Delimiters<'a> {
-        Delimiters {
-            bytes,
-            block_start: 0,
-            mask: block_mask(bytes, 0),
-        }
-    }
-}
-
-/// The delimiter bitmask of the (up to) 64 bytes at `start`; a short last block is padded with zeros.
-fn block_mask(bytes: &[u8], start: usize) -> u64 {
-    let block = bytes.get(start..).unwrap_or_default();
-    match block.first_chunk::<64>() {
-        Some(full) => delimiter_bits(full),
-        None => {
-            let mut padded = [0u8; 64];
-            padded[..block.len()].copy_from_slice(block);
-            delimiter_bits(&padded)
-        }
-    }
-}
-
-/// Written as a plain loop over a fixed-size block so that the compiler turns it into vector compares and a
-/// move-mask (SSE2 on every x86_64), with no `unsafe` here.
-#[inline]
-fn delimiter_bits(block: &[u8; 64]) -> u64 {
-    let mut mask = 0u64;
-    for (index, &byte) in block.iter().enumerate() {
-        mask |= u64::from((byte == b',') | (byte == b'\n')) << index;
-    }
-    mask
-}
-
-impl Iterator for Delimiters<'_> {
-    type Item = usize;
-
-    #[inline]
-    fn next(&mut self) -> Option<usize> {
-        while self.mask == 0 {
-            if self.block_start >= self.bytes.len() {
-                return None;
-            }
-            self.block_start += 64;
-            self.mask = block_mask(self.bytes, self.block_start);
-        }
-        let bit = self.mask.trailing_zeros() as usize;
-        self.mask &= self.mask - 1;
-        Some(self.block_start + bit)
     }
 }
 
@@ -763,35 +701,6 @@ mod tests {
         format!(
             "{run},local_core,scaling,pytorch_direct,llama3.2-1b,short_decode,{n},0,{agent},{agent},{agent},{wall},256,128,100.0,101.0,{status},50.0"
         )
-    }
-
-    #[test]
-    fn block_delimiter_scan_finds_exactly_the_commas_and_line_feeds() {
-        // Lengths around the 64-byte block edges, with delimiters in the first, last and padded positions.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        for length in [0usize, 1, 2, 63, 64, 65, 127, 128, 129, 200, 1000] {
-            let bytes: Vec<u8> = (0..length)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    [b',', b'\n', b'a', b'\r', b'0', b'"'][(state % 6) as usize]
-                })
-                .collect();
-            let expected: Vec<usize> = bytes
-                .iter()
-                .enumerate()
-                .filter(|(_, byte)| **byte == b',' || **byte == b'\n')
-                .map(|(position, _)| position)
-                .collect();
-            assert_eq!(
-                Delimiters::new(&bytes).collect::<Vec<_>>(),
-                expected,
-                "length {length}"
-            );
-        }
-        let all_commas = vec![b','; 130];
-        assert_eq!(Delimiters::new(&all_commas).count(), 130);
     }
 
     #[test]

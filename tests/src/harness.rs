@@ -221,6 +221,18 @@ impl Harness {
             .await
     }
 
+    /// Clicks the first element matching `css`, which must be on the page already (no waiting).
+    pub async fn click(&self, css: &str) -> anyhow::Result<()> {
+        self.client()
+            .find(Locator::Css(css))
+            .await
+            .with_context(|| format!("finding `{css}` to click it"))?
+            .click()
+            .await
+            .with_context(|| format!("clicking `{css}`"))?;
+        Ok(())
+    }
+
     /// The trimmed text of the first element matching `css` (waiting for it first).
     pub async fn text(&self, css: &str) -> anyhow::Result<String> {
         let element = self.wait_for(css).await?;

@@ -2,7 +2,6 @@
 //! inspector, audit, URL state and exports, plus a screenshot of each view under `target/screenshots/`.
 
 use cellscope_e2e::{DEFAULT_TIMEOUT, Harness};
-use fantoccini::Locator;
 
 const SGLANG_MISTRAL_LP_N32: &str =
     "20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=0";
@@ -49,17 +48,9 @@ async fn selecting_a_workload_changes_the_url_and_a_reload_restores_it() -> anyh
     let page = Harness::start("url-state").await?;
     page.open("/").await?;
     page.wait_for("table.grid td.square").await?;
-    page.client()
-        .find(Locator::Css("details[data-dimension='workload'] summary"))
-        .await?
-        .click()
+    page.click("details[data-dimension='workload'] summary")
         .await?;
-    page.client()
-        .find(Locator::Css(
-            "details[data-dimension='workload'] input[data-value='long_decode']",
-        ))
-        .await?
-        .click()
+    page.click("details[data-dimension='workload'] input[data-value='long_decode']")
         .await?;
     until(&page, "location.search.includes('workload=long_decode')").await?;
     let url = page.client().current_url().await?.to_string();
@@ -81,11 +72,7 @@ async fn selecting_a_workload_changes_the_url_and_a_reload_restores_it() -> anyh
     );
 
     // Back goes to the previous view state; forward returns.
-    page.client()
-        .find(Locator::Css("button.tab[data-view='audit']"))
-        .await?
-        .click()
-        .await?;
+    page.click("button.tab[data-view='audit']").await?;
     page.wait_for("#audit-table").await?;
     page.client().back().await?;
     until(&page, "!location.search.includes('view=audit')").await?;
@@ -116,11 +103,7 @@ async fn the_curves_canvas_has_drawn_pixels_and_the_csv_export_matches_the_view(
 
     // CSV export: capture the blob the button hands to the browser and count its rows.
     page.eval::<bool>("(() => { window.__blobs = []; const original = URL.createObjectURL; URL.createObjectURL = (blob) => { window.__blobs.push(blob); return original(blob); }; return true; })()").await?;
-    page.client()
-        .find(Locator::Css("#export-csv"))
-        .await?
-        .click()
-        .await?;
+    page.click("#export-csv").await?;
     let csv: String = page.eval_async("window.__blobs[0].text()").await?;
     let rows = csv.lines().count() - 1;
     let visible: String = page
@@ -130,11 +113,7 @@ async fn the_curves_canvas_has_drawn_pixels_and_the_csv_export_matches_the_view(
     assert_eq!(rows, 360);
     assert_eq!(visible, "360");
     assert!(csv.starts_with("run_id,suite,phase,backend,model,workload,n,rep,status,"));
-    page.client()
-        .find(Locator::Css("#export-svg"))
-        .await?
-        .click()
-        .await?;
+    page.click("#export-svg").await?;
     let svg: String = page.eval_async("window.__blobs[1].text()").await?;
     assert!(
         svg.contains("<svg") && svg.contains("long_decode"),
@@ -233,10 +212,7 @@ async fn the_audit_lists_skipped_partial_and_refilled_cells() -> anyhow::Result<
     );
     page.screenshot("view-audit").await?;
     // A row links into the inspector.
-    page.client()
-        .find(Locator::Css("#audit-table tr[data-status='partial'] a"))
-        .await?
-        .click()
+    page.click("#audit-table tr[data-status='partial'] a")
         .await?;
     page.wait_for("#inspector").await?;
     assert!(
@@ -263,11 +239,7 @@ async fn including_excluded_cells_changes_the_long_prefill_comparison() -> anyho
         before, "",
         "the comparison leaves the excluded Mistral cells out on both sides"
     );
-    page.client()
-        .find(Locator::Css("input[data-include='excluded']"))
-        .await?
-        .click()
-        .await?;
+    page.click("input[data-include='excluded']").await?;
     until(&page, "location.search.includes('include=excluded')").await?;
     until(&page, &format!("{points}.length > 0")).await?;
     let after: String = page.eval(points).await?;
@@ -286,11 +258,7 @@ async fn a_link_pinned_to_an_old_snapshot_says_so() -> anyhow::Result<()> {
     let page = Harness::start("pinned").await?;
     page.open("/?at=0000000000000000").await?;
     page.wait_for("#snapshot-notice").await?;
-    page.client()
-        .find(Locator::Css("#snapshot-notice button"))
-        .await?
-        .click()
-        .await?;
+    page.click("#snapshot-notice button").await?;
     until(&page, "!document.querySelector('#snapshot-notice')").await?;
     let snapshot: String = page
         .eval("document.querySelector('#snapshot').dataset.snapshot")
@@ -323,17 +291,9 @@ async fn performance_figures_are_recorded() -> anyhow::Result<()> {
         .eval("performance.getEntriesByName('first-chart')[0].startTime")
         .await?;
     // A filter change with all cells loaded: select a model, wait for the repaint measure.
-    page.client()
-        .find(Locator::Css("details[data-dimension='model'] summary"))
-        .await?
-        .click()
+    page.click("details[data-dimension='model'] summary")
         .await?;
-    page.client()
-        .find(Locator::Css(
-            "details[data-dimension='model'] input[data-value='phi-4']",
-        ))
-        .await?
-        .click()
+    page.click("details[data-dimension='model'] input[data-value='phi-4']")
         .await?;
     until(&page, "performance.getEntriesByName('repaint').length > 0").await?;
     let curves_repaint_ms: f64 = page
@@ -344,11 +304,7 @@ async fn performance_figures_are_recorded() -> anyhow::Result<()> {
         .await?;
     page.open("/").await?;
     page.wait_for("table.grid td.square").await?;
-    page.client()
-        .find(Locator::Css("#metric"))
-        .await?
-        .click()
-        .await?;
+    page.click("#metric").await?;
     page.eval::<bool>("(() => { const s = document.querySelector('#metric'); s.value = 'breakdown'; s.dispatchEvent(new Event('change')); return true; })()").await?;
     until(&page, "performance.getEntriesByName('repaint').length > 0").await?;
     let matrix_repaint_ms: f64 = page

@@ -5,7 +5,6 @@
 
 use crate::checksum::{self, Checksum};
 use crate::process::{ensure_wasm_target, run as sh};
-use crate::web::{WASM_PROFILE, WASM_TARGET};
 use crate::{bench, browser, e2e, process, web};
 use std::cell::RefCell;
 use std::time::Instant;
@@ -84,33 +83,12 @@ fn clippy_env() -> Vec<(&'static str, String)> {
     ]
 }
 
-fn borrowed<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
-    env.iter()
-        .map(|(name, value)| (*name, value.as_str()))
-        .collect()
-}
-
 pub fn run() -> anyhow::Result<()> {
     let steps = Steps::default();
     steps.run("wasm32 target", ensure_wasm_target)?;
     steps.run("fmt", || sh("cargo", &["fmt", "--all", "--check"]))?;
     // The bundle's profile, so that `build-web` below finds the app already built.
-    steps.run("model and app build for wasm32", || {
-        sh(
-            "cargo",
-            &[
-                "build",
-                "-p",
-                "cellscope-model",
-                "-p",
-                "cellscope-app",
-                "--target",
-                WASM_TARGET,
-                "--profile",
-                WASM_PROFILE,
-            ],
-        )
-    })?;
+    steps.run("model and app build for wasm32", web::compile_for_wasm)?;
     // Before the native build, which embeds the bundle into the `cellscope` binary the browser tests start.
     let built = steps.run("build-web", || web::build(false))?;
     let data = steps.run("demo data", bench::ensure_demo_data)?;
@@ -118,11 +96,7 @@ pub fn run() -> anyhow::Result<()> {
     // One `cargo test --workspace` builds every test and the debug server once (one feature resolution for all
     // packages, so nothing is compiled twice) and runs them all, browser tests included: no release build.
     steps.run("test build with clippy", || {
-        process::run_with_env(
-            "cargo",
-            &["test", "--workspace", "--no-run"],
-            &borrowed(&clippy_env()),
-        )
+        process::run_with_env("cargo", &["test", "--workspace", "--no-run"], &clippy_env())
     })?;
     let before = steps.run("data checksum", || {
         let checksum = Checksum::of(&data)?;
@@ -137,7 +111,7 @@ pub fn run() -> anyhow::Result<()> {
     steps.run("tests (unit, golden, CLI, HTTP, browser)", || {
         let mut env = e2e::test_env(&e2e::debug_server(), &data);
         env.extend(clippy_env());
-        process::run_with_env("cargo", &["test", "--workspace"], &borrowed(&env))
+        process::run_with_env("cargo", &["test", "--workspace"], &env)
     })?;
     steps.run("data unchanged", || {
         checksum::verify_unchanged(&before, &data)

@@ -45,12 +45,7 @@ pub fn run_tests(bin: &Path, data: &Path, extra: &[String]) -> anyhow::Result<()
         args.push("--");
         args.extend(extra.iter().map(String::as_str));
     }
-    let env = test_env(bin, data);
-    let env: Vec<(&str, &str)> = env
-        .iter()
-        .map(|(name, value)| (*name, value.as_str()))
-        .collect();
-    process::run_with_env("cargo", &args, &env)
+    process::run_with_env("cargo", &args, &test_env(bin, data))
 }
 
 /// Everything `cargo xtask e2e` does; `dev` skips wasm-opt, `release` tests a release server (for the timings in

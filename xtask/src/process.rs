@@ -18,15 +18,19 @@ pub fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
 
 /// Runs `program args…` like [`run`], with extra environment variables (echoed too, so a failing step can be
 /// re-run by hand).
-pub fn run_with_env(program: &str, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()> {
+pub fn run_with_env(
+    program: &str,
+    args: &[&str],
+    env: &[(&str, impl AsRef<str>)],
+) -> anyhow::Result<()> {
     let shown: Vec<String> = env
         .iter()
-        .map(|(key, value)| format!("{key}={value}"))
+        .map(|(key, value)| format!("{key}={}", value.as_ref()))
         .collect();
     eprintln!("$ {} {program} {}", shown.join(" "), args.join(" "));
     let status = Command::new(program)
         .args(args)
-        .envs(env.iter().copied())
+        .envs(env.iter().map(|(key, value)| (key, value.as_ref())))
         .status()
         .with_context(|| format!("starting {program}"))?;
     if !status.success() {

@@ -4,7 +4,8 @@
 use crate::pyrepr::{csv_record, py_float};
 use crate::rows::MetricsRow;
 use cellscope_model::status::RowCensus;
-use cellscope_model::summary::{self, CellSummary, ExpectedSource, Inclusion};
+use cellscope_model::curve::{CurveOptions, series_curves};
+use cellscope_model::summary::{self, CellSummary, ExpectedSource};
 use cellscope_model::{CellAccumulator, CellKey, CellStatus, Criterion};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -161,24 +162,24 @@ pub fn analysis_json(
         })
         .collect();
 
-    let curves = summary::curves(cells, &Inclusion::default());
+    let curves = series_curves(cells, &CurveOptions::default());
     let mut aggregate_summary = Vec::new();
     let mut breakdown_boundaries = Vec::new();
     for curve in &curves {
         let series_key = CellKey {
-            run_id: curve.series.run_id.clone(),
-            suite: curve.series.suite.clone(),
-            phase: curve.series.phase.clone(),
-            backend: curve.series.backend.clone(),
-            model: curve.series.model.clone(),
-            workload: curve.series.workload.clone(),
+            run_id: curve.group.run_id.clone(),
+            suite: curve.group.suite.clone(),
+            phase: curve.group.phase.clone(),
+            backend: curve.group.backend.clone(),
+            model: curve.group.model.clone(),
+            workload: curve.group.workload.clone(),
             n: 0,
             rep: 0,
         };
         for point in &curve.points {
             let tps: Vec<f64> = cells
                 .iter()
-                .filter(|cell| cell.key.series() == curve.series && cell.key.n == point.n)
+                .filter(|cell| cell.key.series() == curve.group && cell.key.n == point.n)
                 .filter_map(|cell| cell.stats.aggregate_tps)
                 .collect();
             let mut object = key_json(&series_key);
@@ -187,7 +188,7 @@ pub fn analysis_json(
             object.insert("reps_skipped".into(), json!(point.skipped));
             object.insert(
                 "mean_parallel_efficiency".into(),
-                number(point.efficiency.map(|a| a.mean)),
+                number(point.efficiency.map(|a| a.value)),
             );
             object.insert(
                 "min_parallel_efficiency".into(),
@@ -199,7 +200,7 @@ pub fn analysis_json(
             );
             object.insert(
                 "mean_p95_latency_multiplier".into(),
-                number(point.p95_multiplier.map(|a| a.mean)),
+                number(point.p95_multiplier.map(|a| a.value)),
             );
             object.insert(
                 "mean_aggregate_decode_tps".into(),
@@ -207,18 +208,18 @@ pub fn analysis_json(
             );
             aggregate_summary.push(Value::Object(object));
         }
-        let breakdown = curve.breakdown(&criterion);
+        let breakdown = curve.breakdown(&criterion).n();
         let at = breakdown.and_then(|n| curve.point(n));
         let mut object = key_json(&series_key);
         object.insert("criterion".into(), json!(criterion_name));
         object.insert("n_agents".into(), json!(breakdown));
         object.insert(
             "parallel_efficiency".into(),
-            number(at.and_then(|p| p.efficiency.map(|a| a.mean))),
+            number(at.and_then(|p| p.efficiency.map(|a| a.value))),
         );
         object.insert(
             "p95_latency_multiplier".into(),
-            number(at.and_then(|p| p.p95_multiplier.map(|a| a.mean))),
+            number(at.and_then(|p| p.p95_multiplier.map(|a| a.value))),
         );
         object.insert(
             "missing_n".into(),

@@ -158,7 +158,7 @@ fn every_combination_breaks_at_n2_under_v1() {
     assert_eq!(curves.len(), 24);
     for ((phase, model, workload), curve) in &curves {
         assert_eq!(
-            curve.breakdown(&Criterion::V1),
+            curve.breakdown(&Criterion::V1).n(),
             Some(2),
             "{phase}/{model}/{workload}"
         );

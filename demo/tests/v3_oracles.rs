@@ -248,7 +248,7 @@ fn first_n_below_065_table_is_exact_in_each_phase() {
                     let curve =
                         &curves[&(phase.to_string(), model.to_string(), workload.to_string())];
                     let expected = table[m * 5 + w];
-                    let got = curve.breakdown(&Criterion::V3).unwrap_or(0);
+                    let got = curve.breakdown(&Criterion::V3).n().unwrap_or(0);
                     assert_eq!(got, expected, "{backend} {phase} {model}|{workload}");
                     matches += 1;
                 }

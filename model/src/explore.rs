@@ -1,49 +1,27 @@
 //! The explorer's views as data: the filtered slice, the what-if cell set, matrix grids and curve facets.
 //!
 //! Everything the browser draws is computed here, natively testable, from the same cell summaries and
-//! metric math the server and CLI use. The app only turns these structures into DOM and pixels.
+//! metric math the server and CLI use. Curves and matrix squares come from the one curve engine
+//! ([`crate::curve`]); the app only turns these structures into DOM and pixels.
 
-use crate::key::{CellKey, Dimension, DimensionValue};
-use crate::scaling::breakdown_n;
+use crate::curve::{Breakdown, Curve, CurveOptions, CurvePoint, curves as engine_curves};
+use crate::key::{CellKey, Dimension};
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion, fill_scaling};
-use crate::view_state::{Include, Metric, ViewState};
+use crate::view_state::{Metric, View, ViewState, WhatIf};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A dimension value with an order: numbers numerically, text alphabetically.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Value {
-    Number(u32),
-    Text(String),
-}
-
-impl Value {
-    pub fn of(key: &CellKey, dimension: Dimension) -> Value {
-        match key.value(dimension) {
-            DimensionValue::Number(number) => Value::Number(number),
-            DimensionValue::Text(text) => Value::Text(text.to_string()),
-        }
-    }
-}
-
-impl std::fmt::Display for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Value::Number(number) => write!(f, "{number}"),
-            Value::Text(text) => f.write_str(text),
-        }
-    }
-}
+pub use crate::key::Value;
 
 /// The cells as the what-if toggles want them: refilled cells swapped for their pre-refill state when asked,
 /// then efficiency and p95 multipliers recomputed against the (possibly changed) baselines.
 pub fn working_cells(
     current: &[CellSummary],
     pre_refill: &[CellSummary],
-    state: &ViewState,
+    what_if: &WhatIf,
 ) -> Vec<CellSummary> {
     let mut cells = current.to_vec();
-    if state.includes(Include::PreRefill) && !pre_refill.is_empty() {
+    if what_if.pre_refill && !pre_refill.is_empty() {
         let before: BTreeMap<&CellKey, &CellSummary> =
             pre_refill.iter().map(|cell| (&cell.key, cell)).collect();
         for cell in &mut cells {
@@ -56,12 +34,9 @@ pub fn working_cells(
     cells
 }
 
-/// The cells passing the filters and the N range.
+/// The cells passing the dimension filters and the N range.
 pub fn filtered<'a>(cells: &'a [CellSummary], state: &ViewState) -> Vec<&'a CellSummary> {
-    cells
-        .iter()
-        .filter(|cell| state.admits_key(&cell.key))
-        .collect()
+    state.filter.apply(cells)
 }
 
 /// When the filters leave nothing: which filter(s) remove everything (each alone would leave cells if lifted).
@@ -73,22 +48,22 @@ pub fn empty_reason(cells: &[CellSummary], state: &ViewState) -> Option<String> 
         return None;
     }
     let mut culprits = Vec::new();
-    for (dimension, values) in &state.filters {
+    for (dimension, values) in &state.filter.values {
         let mut lifted = state.clone();
-        lifted.filters.remove(dimension);
+        lifted.filter.values.remove(dimension);
         if !filtered(cells, &lifted).is_empty() {
             culprits.push(format!("{}={}", dimension.name(), values.join(",")));
         }
     }
-    if state.n_min.is_some() || state.n_max.is_some() {
+    if state.filter.n_min.is_some() || state.filter.n_max.is_some() {
         let mut lifted = state.clone();
-        lifted.n_min = None;
-        lifted.n_max = None;
+        lifted.filter.n_min = None;
+        lifted.filter.n_max = None;
         if !filtered(cells, &lifted).is_empty() {
             culprits.push(format!(
                 "N range {}–{}",
-                state.n_min.map_or("1".into(), |n| n.to_string()),
-                state.n_max.map_or("max".into(), |n| n.to_string())
+                state.filter.n_min.map_or("1".into(), |n| n.to_string()),
+                state.filter.n_max.map_or("max".into(), |n| n.to_string())
             ));
         }
     }
@@ -113,12 +88,49 @@ pub fn is_comparison(cells: &[&CellSummary], dimensions: &[Option<Dimension>]) -
             > 1
 }
 
+/// The dimensions that split the current view into parts shown side by side (matrix grids, rows and columns;
+/// curve colours and facets): when backends are among them, the view is a comparison.
+pub fn split_dimensions(state: &ViewState) -> Vec<Option<Dimension>> {
+    match state.view {
+        View::Matrix => matrix_dimensions(state),
+        View::Curves => curve_dimensions(state),
+        View::Inspector | View::Audit => Vec::new(),
+    }
+}
+
+fn matrix_dimensions(state: &ViewState) -> Vec<Option<Dimension>> {
+    vec![Some(state.grid), Some(state.rows), Some(state.cols)]
+}
+
+fn curve_dimensions(state: &ViewState) -> Vec<Option<Dimension>> {
+    vec![Some(state.color), state.facet]
+}
+
 pub fn inclusion(state: &ViewState, comparison_view: bool) -> Inclusion {
     Inclusion {
-        partial: state.includes(Include::Partial),
-        excluded: state.includes(Include::Excluded),
+        partial: state.what_if.partial,
+        excluded: state.what_if.excluded,
         comparison_view,
     }
+}
+
+/// How the current view turns cells into curve values.
+pub fn curve_options(state: &ViewState, comparison_view: bool) -> CurveOptions {
+    CurveOptions {
+        aggregation: state.aggregation,
+        inclusion: inclusion(state, comparison_view),
+    }
+}
+
+/// The slice of the current view: the filtered cells that its inclusion policy admits (the what-if toggles and
+/// the exclusion ledger). This is what the slice count says and what the CSV export writes.
+pub fn slice<'a>(cells: &'a [CellSummary], state: &ViewState) -> Vec<&'a CellSummary> {
+    let filtered = filtered(cells, state);
+    let inclusion = inclusion(state, is_comparison(&filtered, &split_dimensions(state)));
+    filtered
+        .into_iter()
+        .filter(|cell| inclusion.admits(cell))
+        .collect()
 }
 
 /// Status and flag counts of a group of cells, for glyphs and hover text.
@@ -131,7 +143,7 @@ pub struct Flags {
     pub refilled: u32,
     pub fallback: u32,
     pub excluded: u32,
-    /// Excluded cells that the current view leaves out.
+    /// Cells with data that the current view leaves out (exclusions, the partial toggle).
     pub left_out: u32,
 }
 
@@ -174,7 +186,7 @@ impl Flags {
 pub struct MatrixCell {
     /// The colour value; for `breakdown`, the N (as a number).
     pub value: Option<f64>,
-    /// For `breakdown`: data exist and the criterion never holds.
+    /// For `breakdown`: data exist and the criterion never holds within the measured N.
     pub never: bool,
     /// Admitted cells with data that fed the value.
     pub cells: u32,
@@ -192,48 +204,51 @@ pub struct MatrixGrid {
     pub squares: Vec<Vec<Option<MatrixCell>>>,
 }
 
-/// Pooled curve of a group of admitted cells: `(n, efficiency, p95 multiplier)` aggregated per N.
-fn pooled_points(
-    cells: &[&CellSummary],
-    state: &ViewState,
-) -> Vec<(u32, Option<f64>, Option<f64>)> {
-    let mut by_n: BTreeMap<u32, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
-    for cell in cells {
-        let entry = by_n.entry(cell.key.n).or_default();
-        entry.0.extend(cell.efficiency);
-        entry.1.extend(cell.p95_multiplier);
+/// The value of `metric` at a curve point (efficiency or p95 multiplier).
+fn band_of(point: &CurvePoint, metric: Metric) -> Option<crate::curve::Band> {
+    if metric == Metric::P95Multiplier {
+        point.p95_multiplier
+    } else {
+        point.efficiency
     }
-    by_n.into_iter()
-        .map(|(n, (efficiency, p95))| {
-            (
-                n,
-                state.aggregation.apply(&efficiency),
-                state.aggregation.apply(&p95),
-            )
-        })
-        .collect()
 }
 
-/// The matrix: one grid per value of `state.grid`, rows × cols inside, coloured by `state.metric`.
+/// The matrix: one grid per value of `state.grid`, rows × cols inside, coloured by `state.metric`. Each square
+/// is one curve of the engine (its cells pooled), so a square holding one series shows exactly what the audit's
+/// breakdown table says for that series.
 pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
     let slice = filtered(cells, state);
-    let comparison = is_comparison(&slice, &[Some(state.grid)]);
-    let inclusion = inclusion(state, comparison);
-    let mut grids: BTreeMap<Value, BTreeMap<(Value, Value), Vec<&CellSummary>>> = BTreeMap::new();
-    for cell in &slice {
-        grids
-            .entry(Value::of(&cell.key, state.grid))
-            .or_default()
-            .entry((
-                Value::of(&cell.key, state.rows),
-                Value::of(&cell.key, state.cols),
-            ))
-            .or_default()
-            .push(cell);
-    }
-    grids
+    let comparison = is_comparison(&slice, &matrix_dimensions(state));
+    let options = curve_options(state, comparison);
+    let at_n_metric = matches!(state.metric, Metric::Efficiency | Metric::P95Multiplier);
+    // Efficiency and p95 multipliers are shown at one N; breakdown and ok rate look at every N.
+    let relevant: Vec<&CellSummary> = slice
         .into_iter()
-        .map(|(title, squares)| {
+        .filter(|cell| !at_n_metric || cell.key.n == state.at_n)
+        .collect();
+    let position = |cell: &CellSummary| {
+        (
+            Value::of(&cell.key, state.grid),
+            Value::of(&cell.key, state.rows),
+            Value::of(&cell.key, state.cols),
+        )
+    };
+    let mut flags: BTreeMap<(Value, Value, Value), Flags> = BTreeMap::new();
+    for cell in &relevant {
+        flags
+            .entry(position(cell))
+            .or_default()
+            .count(cell, options.inclusion.admits(cell));
+    }
+    let mut squares: BTreeMap<Value, BTreeMap<(Value, Value), MatrixCell>> = BTreeMap::new();
+    for curve in engine_curves(relevant.iter().copied(), position, &options) {
+        let (grid, row, col) = curve.group.clone();
+        let square = square(&curve, state, flags.remove(&curve.group).unwrap_or_default());
+        squares.entry(grid).or_default().insert((row, col), square);
+    }
+    squares
+        .into_iter()
+        .map(|(title, mut squares)| {
             let rows: Vec<Value> = squares
                 .keys()
                 .map(|(row, _)| row.clone())
@@ -250,11 +265,7 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
                 .iter()
                 .map(|row| {
                     cols.iter()
-                        .map(|col| {
-                            squares
-                                .get(&(row.clone(), col.clone()))
-                                .map(|group| square(group, state, &inclusion))
-                        })
+                        .map(|col| squares.remove(&(row.clone(), col.clone())))
                         .collect()
                 })
                 .collect();
@@ -268,58 +279,26 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
         .collect()
 }
 
-fn square(group: &[&CellSummary], state: &ViewState, inclusion: &Inclusion) -> MatrixCell {
-    let at_n_metric = matches!(state.metric, Metric::Efficiency | Metric::P95Multiplier);
-    let relevant: Vec<&CellSummary> = group
-        .iter()
-        .copied()
-        .filter(|cell| !at_n_metric || cell.key.n == state.at_n)
-        .collect();
-    let mut square = MatrixCell::default();
-    for cell in &relevant {
-        square.flags.count(cell, inclusion.admits(cell));
-    }
-    let admitted: Vec<&CellSummary> = relevant
-        .iter()
-        .copied()
-        .filter(|cell| cell.has_data() && inclusion.admits(cell))
-        .collect();
-    square.cells = admitted.len() as u32;
-    let counted: Vec<&CellSummary> = relevant
-        .iter()
-        .copied()
-        .filter(|cell| inclusion.admits(cell))
-        .collect();
-    square.ok_rows = counted.iter().map(|cell| u64::from(cell.ok_rows)).sum();
-    square.expected_rows = counted
-        .iter()
-        .filter_map(|cell| cell.expected_rows)
-        .map(u64::from)
-        .sum();
+fn square<G>(curve: &Curve<G>, state: &ViewState, flags: Flags) -> MatrixCell {
+    let mut square = MatrixCell {
+        flags,
+        cells: curve.points.iter().map(|point| point.cells).sum(),
+        ok_rows: curve.points.iter().map(|point| point.ok_rows).sum(),
+        expected_rows: curve.points.iter().map(|point| point.expected_rows).sum(),
+        ..MatrixCell::default()
+    };
     match state.metric {
-        Metric::Efficiency => {
-            square.value = state.aggregation.apply(
-                &admitted
-                    .iter()
-                    .filter_map(|cell| cell.efficiency)
-                    .collect::<Vec<_>>(),
-            )
+        Metric::Efficiency | Metric::P95Multiplier => {
+            square.value = curve
+                .point(state.at_n)
+                .and_then(|point| band_of(point, state.metric))
+                .map(|band| band.value);
         }
-        Metric::P95Multiplier => {
-            square.value = state.aggregation.apply(
-                &admitted
-                    .iter()
-                    .filter_map(|cell| cell.p95_multiplier)
-                    .collect::<Vec<_>>(),
-            )
-        }
-        Metric::Breakdown => {
-            let points = pooled_points(&admitted, state);
-            let breakdown = breakdown_n(&points, &state.criterion());
-            square.value = breakdown.map(f64::from);
-            square.never =
-                breakdown.is_none() && points.iter().any(|(_, efficiency, _)| efficiency.is_some());
-        }
+        Metric::Breakdown => match curve.breakdown(&state.criterion) {
+            Breakdown::At { n } => square.value = Some(f64::from(n)),
+            Breakdown::Never { .. } => square.never = true,
+            Breakdown::NoData => {}
+        },
         Metric::OkRate => {
             square.value = (square.expected_rows > 0)
                 .then(|| square.ok_rows as f64 / square.expected_rows as f64)
@@ -340,6 +319,8 @@ pub struct SeriesPoint {
     pub p95_multiplier: Option<f64>,
     /// Cells (reps × pooled series) behind the value.
     pub cells: u32,
+    /// Series pooled at this N.
+    pub series: u32,
     pub ok_rows: u64,
     pub expected_rows: u64,
 }
@@ -348,8 +329,8 @@ pub struct SeriesPoint {
 pub struct Series {
     pub label: Value,
     pub points: Vec<SeriesPoint>,
-    /// First N where the criterion holds on the aggregated curve.
-    pub breakdown: Option<u32>,
+    /// Where the aggregated curve breaks under the criterion.
+    pub breakdown: Breakdown,
     /// The first N past the last data point where the series' cells are skipped: the curve ends there.
     pub skipped_at: Option<u32>,
     pub skipped_cells: Vec<CellKey>,
@@ -364,115 +345,80 @@ pub struct Facet {
 }
 
 /// Curves of `metric` (efficiency or p95 multiplier) vs N: one facet per `state.facet` value, one series per
-/// `state.color` value, cells of a series pooled per N with the chosen aggregation and a min–max band.
+/// `state.color` value, each a curve of the engine.
 pub fn curves(cells: &[CellSummary], state: &ViewState, metric: Metric) -> Vec<Facet> {
     let slice = filtered(cells, state);
-    let comparison = is_comparison(&slice, &[Some(state.color), state.facet]);
-    let inclusion = inclusion(state, comparison);
-    let mut facets: BTreeMap<Option<Value>, BTreeMap<Value, Vec<&CellSummary>>> = BTreeMap::new();
-    for cell in &slice {
-        facets
-            .entry(state.facet.map(|facet| Value::of(&cell.key, facet)))
-            .or_default()
-            .entry(Value::of(&cell.key, state.color))
-            .or_default()
-            .push(cell);
+    let comparison = is_comparison(&slice, &curve_dimensions(state));
+    let options = curve_options(state, comparison);
+    let group = |cell: &CellSummary| {
+        (
+            state.facet.map(|facet| Value::of(&cell.key, facet)),
+            Value::of(&cell.key, state.color),
+        )
+    };
+    let mut facets: BTreeMap<Option<Value>, Vec<Series>> = BTreeMap::new();
+    for curve in engine_curves(slice.iter().copied(), group, &options) {
+        let series = series(&curve, &slice, &group, state, metric);
+        facets.entry(curve.group.0).or_default().push(series);
     }
     facets
         .into_iter()
-        .map(|(title, groups)| Facet {
-            title,
-            series: groups
-                .into_iter()
-                .map(|(label, group)| series(label, &group, state, metric, &inclusion))
-                .collect(),
-        })
+        .map(|(title, series)| Facet { title, series })
         .collect()
 }
 
+type CurveGroup = (Option<Value>, Value);
+
 fn series(
-    label: Value,
-    group: &[&CellSummary],
+    curve: &Curve<CurveGroup>,
+    slice: &[&CellSummary],
+    group: &impl Fn(&CellSummary) -> CurveGroup,
     state: &ViewState,
     metric: Metric,
-    inclusion: &Inclusion,
 ) -> Series {
-    let mut by_n: BTreeMap<u32, Vec<&CellSummary>> = BTreeMap::new();
-    for cell in group {
-        by_n.entry(cell.key.n).or_default().push(cell);
-    }
-    let mut points = Vec::new();
-    let mut left_out = 0;
-    for (n, cells) in &by_n {
-        let admitted: Vec<&CellSummary> = cells
-            .iter()
-            .copied()
-            .filter(|cell| cell.has_data() && inclusion.admits(cell))
-            .collect();
-        left_out += cells
-            .iter()
-            .filter(|cell| cell.has_data() && !inclusion.admits(cell))
-            .count() as u32;
-        let efficiency: Vec<f64> = admitted.iter().filter_map(|cell| cell.efficiency).collect();
-        let p95: Vec<f64> = admitted
-            .iter()
-            .filter_map(|cell| cell.p95_multiplier)
-            .collect();
-        let plotted = if metric == Metric::P95Multiplier {
-            &p95
-        } else {
-            &efficiency
-        };
-        let Some(value) = state.aggregation.apply(plotted) else {
-            continue;
-        };
-        points.push(SeriesPoint {
-            n: *n,
-            value,
-            min: plotted.iter().copied().fold(f64::INFINITY, f64::min),
-            max: plotted.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            efficiency: state.aggregation.apply(&efficiency),
-            p95_multiplier: state.aggregation.apply(&p95),
-            cells: admitted.len() as u32,
-            ok_rows: admitted.iter().map(|cell| u64::from(cell.ok_rows)).sum(),
-            expected_rows: admitted
-                .iter()
-                .filter_map(|cell| cell.expected_rows)
-                .map(u64::from)
-                .sum(),
-        });
-    }
-    let last_n = points.last().map_or(0, |point| point.n);
-    let skipped_at = by_n
+    let points: Vec<SeriesPoint> = curve
+        .points
         .iter()
-        .filter(|(n, cells)| {
-            **n > last_n && cells.iter().any(|cell| cell.status == CellStatus::Skipped)
+        .filter_map(|point| {
+            let band = band_of(point, metric)?;
+            Some(SeriesPoint {
+                n: point.n,
+                value: band.value,
+                min: band.min,
+                max: band.max,
+                efficiency: point.efficiency.map(|band| band.value),
+                p95_multiplier: point.p95_multiplier.map(|band| band.value),
+                cells: point.cells,
+                series: point.series,
+                ok_rows: point.ok_rows,
+                expected_rows: point.expected_rows,
+            })
         })
-        .map(|(n, _)| *n)
-        .next();
+        .collect();
+    let last_n = points.last().map_or(0, |point| point.n);
+    let skipped_at = curve
+        .points
+        .iter()
+        .find(|point| point.n > last_n && point.skipped > 0)
+        .map(|point| point.n);
     let skipped_cells = skipped_at
         .map(|n| {
-            by_n[&n]
+            slice
                 .iter()
-                .filter(|cell| cell.status == CellStatus::Skipped)
+                .filter(|cell| {
+                    cell.key.n == n && cell.status == CellStatus::Skipped && group(cell) == curve.group
+                })
                 .map(|cell| cell.key.clone())
                 .collect()
         })
         .unwrap_or_default();
-    let breakdown = breakdown_n(
-        &points
-            .iter()
-            .map(|point| (point.n, point.efficiency, point.p95_multiplier))
-            .collect::<Vec<_>>(),
-        &state.criterion(),
-    );
     Series {
-        label,
+        label: curve.group.1.clone(),
+        breakdown: curve.breakdown(&state.criterion),
         points,
-        breakdown,
         skipped_at,
         skipped_cells,
-        left_out,
+        left_out: curve.points.iter().map(|point| point.left_out).sum(),
     }
 }
 
@@ -549,7 +495,7 @@ mod tests {
         assert!((square.value.unwrap() - 0.6).abs() < 1e-12);
         assert_eq!(square.cells, 3);
         state.metric = Metric::Breakdown;
-        state.set_criterion("v3");
+        state.criterion = crate::Criterion::V3;
         let grids = matrix(&cells, &state);
         assert_eq!(grids[1].squares[0][0].as_ref().unwrap().value, Some(32.0));
         let sglang = grids[0].squares[0][0].as_ref().unwrap();
@@ -574,13 +520,14 @@ mod tests {
         assert_eq!(sglang.label, Value::Text("sglang".into()));
         assert!(sglang.points.is_empty(), "left out of the comparison");
         assert_eq!(sglang.left_out, 6);
-        state.include.insert(Include::Excluded);
+        state.what_if.excluded = true;
         let facets = curves(&cells, &state, Metric::Efficiency);
         assert_eq!(facets[0].series[0].points.len(), 2);
         // A single-backend view keeps them.
-        state.include.remove(&Include::Excluded);
+        state.what_if.excluded = false;
         state
-            .filters
+            .filter
+            .values
             .insert(Dimension::Backend, vec!["sglang".into()]);
         assert_eq!(
             curves(&cells, &state, Metric::Efficiency)[0].series[0]
@@ -615,7 +562,7 @@ mod tests {
         assert_eq!(series.points.last().unwrap().n, 4);
         assert_eq!(series.skipped_at, Some(16));
         assert_eq!(series.skipped_cells.len(), 3);
-        assert_eq!(series.breakdown, Some(2));
+        assert_eq!(series.breakdown, Breakdown::At { n: 2 });
     }
 
     #[test]
@@ -623,13 +570,14 @@ mod tests {
         let cells = sweep("vllm", "long_decode", &[(1, 1.0)]);
         let mut state = ViewState::default();
         state
-            .filters
+            .filter
+            .values
             .insert(Dimension::Backend, vec!["sglang".into()]);
         assert_eq!(
             empty_reason(&cells, &state).unwrap(),
             "no cell matches; the filter backend=sglang removes everything"
         );
-        state.filters.clear();
+        state.filter.values.clear();
         assert_eq!(empty_reason(&cells, &state), None);
     }
 
@@ -644,12 +592,57 @@ mod tests {
         before.stats = CellStats::default();
         let mut state = ViewState::default();
         assert_eq!(
-            working_cells(&cells, &[before.clone()], &state)[1].efficiency,
+            working_cells(&cells, &[before.clone()], &state.what_if)[1].efficiency,
             cells[1].efficiency
         );
-        state.include.insert(Include::PreRefill);
-        let working = working_cells(&cells, &[before], &state);
+        state.what_if.pre_refill = true;
+        let working = working_cells(&cells, &[before], &state.what_if);
         assert_eq!(working[1].status, CellStatus::Failed);
         assert_eq!(working[1].efficiency, None);
+    }
+
+    #[test]
+    fn the_slice_follows_the_partial_and_excluded_toggles() {
+        let mut cells = sweep("vllm", "long_prefill_8k", &[(1, 1.0), (2, 0.5)]);
+        cells.extend(sweep("sglang", "long_prefill_8k", &[(1, 1.0), (2, 0.4)]));
+        cells[1].status = CellStatus::Partial;
+        for cell in cells.iter_mut().filter(|cell| cell.key.backend == "sglang") {
+            cell.excluded = vec!["x".into()];
+            cell.exclusion_scope = Some(ExclusionScope::Comparison);
+        }
+        let mut state = ViewState::default();
+        // The matrix grids by backend: a comparison, so the sglang cells are left out of the slice.
+        assert_eq!(slice(&cells, &state).len(), 6);
+        state.what_if.partial = false;
+        assert_eq!(slice(&cells, &state).len(), 5);
+        state.what_if.excluded = true;
+        assert_eq!(slice(&cells, &state).len(), 11);
+        // One backend alone is no comparison.
+        state.grid = Dimension::Model;
+        state.rows = Dimension::Phase;
+        state.what_if.excluded = false;
+        assert_eq!(slice(&cells, &state).len(), 11);
+    }
+
+    #[test]
+    fn a_square_holding_one_series_shows_that_series_curve() {
+        let mut cells = sweep("vllm", "a", &[(1, 1.0), (2, 0.9), (4, 0.6), (8, 0.7)]);
+        cells.extend(sweep("vllm", "b", &[(1, 1.0), (2, 0.9), (4, 0.8), (8, 0.7)]));
+        cells[7].status = CellStatus::Partial;
+        fill_scaling(&mut cells);
+        let state = ViewState {
+            metric: Metric::Breakdown,
+            criterion: crate::Criterion::V3,
+            ..ViewState::default()
+        };
+        let per_series =
+            crate::curve::series_curves(&cells, &curve_options(&state, false));
+        let grid = &matrix(&cells, &state)[0];
+        for (col, curve) in per_series.iter().enumerate() {
+            let square = grid.squares[0][col].as_ref().unwrap();
+            assert_eq!(square.value.map(|n| n as u32), curve.breakdown(&state.criterion).n());
+        }
+        assert_eq!(grid.squares[0][0].as_ref().unwrap().value, Some(4.0));
+        assert!(grid.squares[0][1].as_ref().unwrap().never);
     }
 }

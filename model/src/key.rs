@@ -34,7 +34,46 @@ pub struct SeriesKey {
     pub workload: String,
 }
 
+/// A cell's place within one run: the cell key without `run_id`. In a spliced master the `run_id` column
+/// differs between rows of one cell (refill rows carry the refill run's id), so files are read by coordinates.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CellCoordinates {
+    pub suite: String,
+    pub phase: String,
+    pub backend: String,
+    pub model: String,
+    pub workload: String,
+    pub n: u32,
+    pub rep: u32,
+}
+
 impl CellKey {
+    /// The cell at `coordinates` of run `run_id`.
+    pub fn new(run_id: &str, coordinates: &CellCoordinates) -> CellKey {
+        CellKey {
+            run_id: run_id.to_string(),
+            suite: coordinates.suite.clone(),
+            phase: coordinates.phase.clone(),
+            backend: coordinates.backend.clone(),
+            model: coordinates.model.clone(),
+            workload: coordinates.workload.clone(),
+            n: coordinates.n,
+            rep: coordinates.rep,
+        }
+    }
+
+    pub fn coordinates(&self) -> CellCoordinates {
+        CellCoordinates {
+            suite: self.suite.clone(),
+            phase: self.phase.clone(),
+            backend: self.backend.clone(),
+            model: self.model.clone(),
+            workload: self.workload.clone(),
+            n: self.n,
+            rep: self.rep,
+        }
+    }
+
     pub fn series(&self) -> SeriesKey {
         SeriesKey {
             run_id: self.run_id.clone(),
@@ -61,30 +100,131 @@ impl CellKey {
     }
 }
 
+/// Writes one text component of a key's text form: `%` and `/` are percent-escaped so that `/` can separate the
+/// components (Hugging Face model ids such as `meta-llama/Llama-3.1-8B` contain one).
+fn write_component(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
+    for part in text.split_inclusive(['%', '/']) {
+        match part.as_bytes().last() {
+            Some(b'%') => write!(f, "{}%25", &part[..part.len() - 1])?,
+            Some(b'/') => write!(f, "{}%2F", &part[..part.len() - 1])?,
+            _ => f.write_str(part)?,
+        }
+    }
+    Ok(())
+}
+
+/// The inverse of [`write_component`]; `None` for a `%` that does not start `%25` or `%2F`.
+fn read_component(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(position) = rest.find('%') {
+        out.push_str(&rest[..position]);
+        let escape = rest.get(position..position + 3)?;
+        out.push(match escape {
+            "%25" => '%',
+            "%2F" | "%2f" => '/',
+            _ => return None,
+        });
+        rest = &rest[position + 3..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// The text form `run/suite/phase/backend/model/workload/n=N/rep=R` used in links (`cell=`), warnings and the
+/// CLI. [`CellKey::from_str`] reads exactly this form back.
 impl fmt::Display for CellKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}/{}/{}/{}/{}/{}/n={}/rep={}",
-            self.run_id,
-            self.suite,
-            self.phase,
-            self.backend,
-            self.model,
-            self.workload,
-            self.n,
-            self.rep
-        )
+        for text in [
+            &self.run_id,
+            &self.suite,
+            &self.phase,
+            &self.backend,
+            &self.model,
+            &self.workload,
+        ] {
+            write_component(f, text)?;
+            f.write_str("/")?;
+        }
+        write!(f, "n={}/rep={}", self.n, self.rep)
+    }
+}
+
+/// Why a text is not a cell key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a cell (expected run/suite/phase/backend/model/workload/n=N/rep=R)")]
+pub struct CellKeyError {
+    pub text: String,
+}
+
+impl std::str::FromStr for CellKey {
+    type Err = CellKeyError;
+
+    fn from_str(text: &str) -> Result<CellKey, CellKeyError> {
+        let error = || CellKeyError {
+            text: text.to_string(),
+        };
+        let parts: Vec<&str> = text.split('/').collect();
+        let [run, suite, phase, backend, model, workload, n, rep] = parts.as_slice() else {
+            return Err(error());
+        };
+        let number = |part: &str, prefix: &str| -> Option<u32> {
+            let digits = part.strip_prefix(prefix)?;
+            // `u32::from_str` accepts a leading `+`; the text form never writes one.
+            digits
+                .bytes()
+                .all(|byte| byte.is_ascii_digit())
+                .then(|| digits.parse().ok())
+                .flatten()
+        };
+        let component = |part: &str| read_component(part).ok_or_else(error);
+        Ok(CellKey {
+            run_id: component(run)?,
+            suite: component(suite)?,
+            phase: component(phase)?,
+            backend: component(backend)?,
+            model: component(model)?,
+            workload: component(workload)?,
+            n: number(n, "n=").ok_or_else(error)?,
+            rep: number(rep, "rep=").ok_or_else(error)?,
+        })
+    }
+}
+
+/// The text form of the coordinates: the cell key's, without the run.
+impl fmt::Display for CellCoordinates {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for text in [
+            &self.suite,
+            &self.phase,
+            &self.backend,
+            &self.model,
+            &self.workload,
+        ] {
+            write_component(f, text)?;
+            f.write_str("/")?;
+        }
+        write!(f, "n={}/rep={}", self.n, self.rep)
     }
 }
 
 impl fmt::Display for SeriesKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}/{}/{}/{}/{}/{}",
-            self.run_id, self.suite, self.phase, self.backend, self.model, self.workload
-        )
+        let texts = [
+            &self.run_id,
+            &self.suite,
+            &self.phase,
+            &self.backend,
+            &self.model,
+            &self.workload,
+        ];
+        for (position, text) in texts.into_iter().enumerate() {
+            if position > 0 {
+                f.write_str("/")?;
+            }
+            write_component(f, text)?;
+        }
+        Ok(())
     }
 }
 
@@ -125,6 +265,11 @@ impl Dimension {
             Dimension::N => "n",
             Dimension::Rep => "rep",
         }
+    }
+
+    /// N and rep are whole numbers; the others are text.
+    pub fn is_numeric(self) -> bool {
+        matches!(self, Dimension::N | Dimension::Rep)
     }
 
     /// Parses a dimension name. `run_id` and `n_agents` (the metrics.csv column names) are accepted as aliases.
@@ -178,6 +323,33 @@ impl fmt::Display for DimensionValue<'_> {
     }
 }
 
+/// An owned dimension value with an order: numbers numerically, text alphabetically. Serialised as a JSON
+/// number or string.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Number(u32),
+    Text(String),
+}
+
+impl Value {
+    pub fn of(key: &CellKey, dimension: Dimension) -> Value {
+        match key.value(dimension) {
+            DimensionValue::Number(number) => Value::Number(number),
+            DimensionValue::Text(text) => Value::Text(text.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Number(number) => write!(f, "{number}"),
+            Value::Text(text) => f.write_str(text),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +374,27 @@ mod tests {
         assert!(!key.value(Dimension::N).matches_text("1"));
         assert!(!key.value(Dimension::N).matches_text("sixteen"));
         assert!(key.value(Dimension::Model).matches_text("llama3.2-3b"));
+    }
+
+    #[test]
+    fn the_text_form_reads_back_exactly_even_with_slashes_and_percent_signs() {
+        let plain = key();
+        assert_eq!(
+            plain.to_string(),
+            "20260531_120428_552237/local_core/ttft/pytorch_direct/llama3.2-3b/balanced_2k/n=16/rep=0"
+        );
+        assert_eq!(plain.to_string().parse::<CellKey>(), Ok(plain));
+        let hugging_face = CellKey {
+            model: "meta-llama/Llama-3.1-8B".into(),
+            workload: "100%/2".into(),
+            ..key()
+        };
+        let text = hugging_face.to_string();
+        assert!(text.contains("meta-llama%2FLlama-3.1-8B/100%25%2F2/"), "{text}");
+        assert_eq!(text.parse::<CellKey>(), Ok(hugging_face));
+        for bad in ["", "a/b/c", "r/s/p/b/m/w/n=x/rep=0", "r/s/p/b/m/w/n=+1/rep=0", "r/s/p/b/m%zz/w/n=1/rep=0", "r/s/p/b/m/w/16/0"] {
+            assert!(bad.parse::<CellKey>().is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -4,9 +4,15 @@
 //! compute every number from one implementation. The definitions follow `product.md` (metric definitions and
 //! cell-status model); where a choice was needed it is written next to the code that makes it.
 
+pub mod api;
+pub mod curve;
+pub mod distribution;
 pub mod exclusions;
+pub mod filter;
 pub mod explore;
 pub mod key;
+pub mod lineage;
+pub mod reasons;
 pub mod requests;
 pub mod scaling;
 pub mod schema;

@@ -44,6 +44,25 @@ pub enum RowClass {
 }
 
 impl RowClass {
+    /// The row-classification rule, the one place it is written: a row whose `wall_ms`, `agent_id`,
+    /// `request_id` and `request_sequence` are all zero is a skip sentinel (the V1 skip-row convention,
+    /// data-model.md §2.4), whatever its status; otherwise status `ok` is an ok request and anything else a
+    /// failed one. The three id fields are read only when `wall_ms` is zero, which keeps the indexer's hot loop
+    /// cheap.
+    pub fn classify(
+        status: &[u8],
+        wall_ms: Option<f64>,
+        ids: impl FnOnce() -> [Option<f64>; 3],
+    ) -> RowClass {
+        if wall_ms == Some(0.0) && ids().iter().all(|id| *id == Some(0.0)) {
+            RowClass::Skip
+        } else if status == b"ok" {
+            RowClass::Ok
+        } else {
+            RowClass::Failed
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             RowClass::Ok => "ok",
@@ -228,6 +247,25 @@ pub fn requests_from_batch(batch: &RecordBatch) -> Result<Vec<RequestRow>, Schem
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod classify_tests {
+    use super::RowClass;
+
+    #[test]
+    fn sentinels_need_all_four_zeros_and_win_over_the_status() {
+        let zeros = || [Some(0.0); 3];
+        assert_eq!(RowClass::classify(b"ok", Some(0.0), zeros), RowClass::Skip);
+        assert_eq!(RowClass::classify(b"http_400", Some(0.0), zeros), RowClass::Skip);
+        assert_eq!(
+            RowClass::classify(b"ok", Some(0.0), || [Some(0.0), Some(1.0), Some(0.0)]),
+            RowClass::Ok
+        );
+        assert_eq!(RowClass::classify(b"ok", Some(12.5), || unreachable!()), RowClass::Ok);
+        assert_eq!(RowClass::classify(b"timeout", None, || unreachable!()), RowClass::Failed);
+        assert_eq!(RowClass::classify(b"ok", None, || unreachable!()), RowClass::Ok);
+    }
 }
 
 #[cfg(test)]

@@ -58,57 +58,35 @@ pub fn baseline(rep: u32, candidates: &[BaselineCandidate]) -> Baseline {
     }
 }
 
-/// Mean, min and max over reps (the curve value and its band).
+/// A breakdown criterion: the curve "breaks" at the first N where efficiency falls below a threshold, or (when
+/// the criterion has one) the p95 multiplier exceeds a threshold. The two published definitions are named; any
+/// other pair of thresholds is `Custom`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RepAggregate {
-    pub mean: f64,
-    pub min: f64,
-    pub max: f64,
-    pub reps: u32,
-}
-
-impl RepAggregate {
-    /// Aggregates the defined values; `None` when there are none.
-    pub fn of(values: impl IntoIterator<Item = f64>) -> Option<RepAggregate> {
-        let mut sum = 0.0;
-        let mut min = f64::INFINITY;
-        let mut max = f64::NEG_INFINITY;
-        let mut reps = 0u32;
-        for value in values {
-            sum += value;
-            min = min.min(value);
-            max = max.max(value);
-            reps += 1;
-        }
-        (reps > 0).then(|| RepAggregate {
-            mean: sum / f64::from(reps),
-            min,
-            max,
-            reps,
-        })
-    }
-}
-
-/// A breakdown criterion: the curve "breaks" at the first N where efficiency falls below a threshold, or
-/// (when set) the p95 multiplier exceeds one.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Criterion {
-    pub efficiency_below: f64,
-    pub p95_multiplier_above: Option<f64>,
+#[serde(rename_all = "snake_case")]
+pub enum Criterion {
+    /// TR164 V1 H1: efficiency < 0.65 OR p95 multiplier > 2.0.
+    V1,
+    /// TR164 V3 `first_n_below_0.65`: efficiency < 0.65 only.
+    V3,
+    Custom {
+        efficiency_below: f64,
+        /// `None`: the tail never breaks a curve.
+        p95_multiplier_above: Option<f64>,
+    },
 }
 
 impl Criterion {
-    /// TR164 V1 H1: efficiency < 0.65 OR p95 multiplier > 2.0.
-    pub const V1: Criterion = Criterion {
-        efficiency_below: 0.65,
-        p95_multiplier_above: Some(2.0),
-    };
-    /// TR164 V3 `first_n_below_0.65`: efficiency < 0.65 only.
-    pub const V3: Criterion = Criterion {
-        efficiency_below: 0.65,
-        p95_multiplier_above: None,
-    };
+    pub const NAMES: [&'static str; 3] = ["v1", "v3", "custom"];
 
+    pub fn name(&self) -> &'static str {
+        match self {
+            Criterion::V1 => "v1",
+            Criterion::V3 => "v3",
+            Criterion::Custom { .. } => "custom",
+        }
+    }
+
+    /// A published criterion by name (`v1`, `v3`).
     pub fn named(name: &str) -> Option<Criterion> {
         match name {
             "v1" => Some(Criterion::V1),
@@ -117,10 +95,63 @@ impl Criterion {
         }
     }
 
+    pub fn efficiency_below(&self) -> f64 {
+        match self {
+            Criterion::V1 | Criterion::V3 => 0.65,
+            Criterion::Custom {
+                efficiency_below, ..
+            } => *efficiency_below,
+        }
+    }
+
+    pub fn p95_multiplier_above(&self) -> Option<f64> {
+        match self {
+            Criterion::V1 => Some(2.0),
+            Criterion::V3 => None,
+            Criterion::Custom {
+                p95_multiplier_above,
+                ..
+            } => *p95_multiplier_above,
+        }
+    }
+
+    /// The same thresholds with the efficiency one changed: a custom criterion, unless the result is a named one.
+    pub fn with_efficiency_below(&self, efficiency_below: f64) -> Criterion {
+        Criterion::from_thresholds(efficiency_below, self.p95_multiplier_above())
+    }
+
+    /// The same thresholds with the p95 one changed (`None` = off).
+    pub fn with_p95_multiplier_above(&self, p95_multiplier_above: Option<f64>) -> Criterion {
+        Criterion::from_thresholds(self.efficiency_below(), p95_multiplier_above)
+    }
+
+    /// The named criterion with exactly these thresholds, else a custom one.
+    pub fn from_thresholds(efficiency_below: f64, p95_multiplier_above: Option<f64>) -> Criterion {
+        [Criterion::V1, Criterion::V3]
+            .into_iter()
+            .find(|named| {
+                named.efficiency_below() == efficiency_below
+                    && named.p95_multiplier_above() == p95_multiplier_above
+            })
+            .unwrap_or(Criterion::Custom {
+                efficiency_below,
+                p95_multiplier_above,
+            })
+    }
+
+    /// `efficiency < 0.65 or p95 multiplier > 2`.
+    pub fn describe(&self) -> String {
+        let mut text = format!("efficiency < {}", self.efficiency_below());
+        if let Some(above) = self.p95_multiplier_above() {
+            text.push_str(&format!(" or p95 multiplier > {above}"));
+        }
+        text
+    }
+
     /// Whether the criterion holds at a point. An undefined metric never makes it hold.
     pub fn holds(&self, efficiency: Option<f64>, p95_multiplier: Option<f64>) -> bool {
-        let efficiency_breaks = efficiency.is_some_and(|value| value < self.efficiency_below);
-        let tail_breaks = match (self.p95_multiplier_above, p95_multiplier) {
+        let efficiency_breaks = efficiency.is_some_and(|value| value < self.efficiency_below());
+        let tail_breaks = match (self.p95_multiplier_above(), p95_multiplier) {
             (Some(threshold), Some(value)) => value > threshold,
             _ => false,
         };
@@ -198,6 +229,20 @@ mod tests {
     }
 
     #[test]
+    fn thresholds_that_equal_a_named_criterion_are_that_criterion() {
+        assert_eq!(Criterion::from_thresholds(0.65, None), Criterion::V3);
+        assert_eq!(Criterion::V3.with_p95_multiplier_above(Some(2.0)), Criterion::V1);
+        assert_eq!(
+            Criterion::V1.with_efficiency_below(0.7),
+            Criterion::Custom {
+                efficiency_below: 0.7,
+                p95_multiplier_above: Some(2.0)
+            }
+        );
+        assert_eq!(Criterion::V1.describe(), "efficiency < 0.65 or p95 multiplier > 2");
+    }
+
+    #[test]
     fn breakdown_is_the_first_crossing_even_when_the_curve_recovers() {
         // vLLM mistral-7b × long_decode: below 0.65 at N=16, 0.651 at N=32 → breaks at 16.
         let points = [
@@ -214,16 +259,5 @@ mod tests {
         // V1 also breaks on the tail alone.
         let tail = [(1, Some(1.0), Some(1.0)), (2, Some(0.7), Some(2.1))];
         assert_eq!(breakdown_n(&tail, &Criterion::V1), Some(2));
-    }
-
-    #[test]
-    fn rep_aggregate_reports_mean_and_band() {
-        let aggregate = RepAggregate::of([0.5, 0.6, 0.7]).unwrap();
-        assert!((aggregate.mean - 0.6).abs() < 1e-12);
-        assert_eq!(
-            (aggregate.min, aggregate.max, aggregate.reps),
-            (0.5, 0.7, 3)
-        );
-        assert_eq!(RepAggregate::of([]), None);
     }
 }

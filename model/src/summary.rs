@@ -1,9 +1,9 @@
-//! The per-cell summary row (the `cells` table of the CLI, the HTTP API and the browser) and the curves built
-//! from it.
+//! The per-cell summary row (the `cells` table of the CLI, the HTTP API and the browser), its scaling metrics
+//! and the inclusion policy that decides which cells enter aggregates.
 
 use crate::exclusions::ExclusionScope;
 use crate::key::{CellKey, SeriesKey};
-use crate::scaling::{self, BaselineCandidate, Criterion, RepAggregate};
+use crate::scaling::{self, BaselineCandidate};
 use crate::stats::CellStats;
 use crate::status::CellStatus;
 use serde::{Deserialize, Serialize};
@@ -42,6 +42,43 @@ impl ExpectedSource {
             _ => None,
         }
     }
+}
+
+/// The expected row count of a cell at concurrency `n` and where it comes from, by the precedence of
+/// product.md: the execution plan, else the manifest, else requests-per-agent × N inferred from the run.
+pub fn expected_rows(
+    from_plan: Option<u32>,
+    from_manifest: Option<u32>,
+    inferred_requests_per_agent: Option<u32>,
+    n: u32,
+) -> (Option<u32>, ExpectedSource) {
+    match (from_plan, from_manifest, inferred_requests_per_agent) {
+        (Some(expected), _, _) => (Some(expected), ExpectedSource::Plan),
+        (None, Some(expected), _) => (Some(expected), ExpectedSource::Manifest),
+        (None, None, Some(per_agent)) => (
+            Some(per_agent.saturating_mul(n)),
+            ExpectedSource::Inferred,
+        ),
+        (None, None, None) => (None, ExpectedSource::Unknown),
+    }
+}
+
+/// The modal rows-per-agent over a run's cells that have rows and no failures and whose rows divide evenly by
+/// N (ties go to the value more cells share, then to the smaller value): the expectation when neither plan nor
+/// manifest says. Each item is `(n, real rows, failed rows)` of one cell.
+pub fn inferred_requests_per_agent(cells: impl IntoIterator<Item = (u32, u32, u32)>) -> Option<u32> {
+    let mut counts: BTreeMap<u32, u32> = BTreeMap::new();
+    for (n, rows, failed_rows) in cells {
+        if rows > 0 && failed_rows == 0 && n > 0 && rows % n == 0 {
+            *counts.entry(rows / n).or_default() += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .max_by(|(left_value, left), (right_value, right)| {
+            left.cmp(right).then(right_value.cmp(left_value))
+        })
+        .map(|(value, _)| value)
 }
 
 /// One cell: key, status and flags, row census, request statistics over `ok` rows, and scaling metrics.
@@ -179,105 +216,6 @@ impl Inclusion {
     }
 }
 
-/// One N of a curve: rep aggregates of the admitted cells, and what is missing there.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CurvePoint {
-    pub n: u32,
-    pub efficiency: Option<RepAggregate>,
-    pub p95_multiplier: Option<RepAggregate>,
-    /// Admitted cells with data at this N.
-    pub cells: u32,
-    /// Cells at this N that are skipped (sentinel only).
-    pub skipped: u32,
-    /// Cells at this N left out by the inclusion policy.
-    pub left_out: u32,
-    /// Σ ok rows / Σ expected rows of the admitted cells (the denominators shown next to the numbers).
-    pub ok_rows: u64,
-    pub expected_rows: u64,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Curve {
-    pub series: SeriesKey,
-    pub points: Vec<CurvePoint>,
-}
-
-impl Curve {
-    /// Breakdown N on the rep-mean values under `criterion`; `None` = never within the measured N.
-    pub fn breakdown(&self, criterion: &Criterion) -> Option<u32> {
-        let points: Vec<_> = self
-            .points
-            .iter()
-            .map(|point| {
-                (
-                    point.n,
-                    point.efficiency.map(|value| value.mean),
-                    point.p95_multiplier.map(|value| value.mean),
-                )
-            })
-            .collect();
-        scaling::breakdown_n(&points, criterion)
-    }
-
-    pub fn point(&self, n: u32) -> Option<&CurvePoint> {
-        self.points.iter().find(|point| point.n == n)
-    }
-}
-
-/// Groups cells into curves (one per series, points in ascending N), aggregating reps by mean with a min–max band.
-pub fn curves<'a>(
-    cells: impl IntoIterator<Item = &'a CellSummary>,
-    inclusion: &Inclusion,
-) -> Vec<Curve> {
-    let mut grouped: BTreeMap<SeriesKey, BTreeMap<u32, Vec<&CellSummary>>> = BTreeMap::new();
-    for cell in cells {
-        grouped
-            .entry(cell.key.series())
-            .or_default()
-            .entry(cell.key.n)
-            .or_default()
-            .push(cell);
-    }
-    grouped
-        .into_iter()
-        .map(|(series, by_n)| Curve {
-            series,
-            points: by_n
-                .into_iter()
-                .map(|(n, cells)| curve_point(n, &cells, inclusion))
-                .collect(),
-        })
-        .collect()
-}
-
-fn curve_point(n: u32, cells: &[&CellSummary], inclusion: &Inclusion) -> CurvePoint {
-    let admitted: Vec<&CellSummary> = cells
-        .iter()
-        .copied()
-        .filter(|cell| cell.has_data() && inclusion.admits(cell))
-        .collect();
-    CurvePoint {
-        n,
-        efficiency: RepAggregate::of(admitted.iter().filter_map(|cell| cell.efficiency)),
-        p95_multiplier: RepAggregate::of(admitted.iter().filter_map(|cell| cell.p95_multiplier)),
-        cells: admitted.len() as u32,
-        skipped: cells
-            .iter()
-            .filter(|cell| cell.status == CellStatus::Skipped)
-            .count() as u32,
-        left_out: cells
-            .iter()
-            .filter(|cell| cell.has_data() && !inclusion.admits(cell))
-            .count() as u32,
-        ok_rows: admitted.iter().map(|cell| u64::from(cell.ok_rows)).sum(),
-        expected_rows: admitted
-            .iter()
-            .filter_map(|cell| cell.expected_rows)
-            .map(u64::from)
-            .sum(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,12 +284,26 @@ mod tests {
         ];
         cells[2].skip_rows = 1;
         fill_scaling(&mut cells);
-        let curves = curves(&cells, &Inclusion::default());
+        let curves = crate::curve::series_curves(&cells, &crate::curve::CurveOptions::default());
         assert_eq!(curves.len(), 1);
         let last = curves[0].point(16).unwrap();
         assert_eq!((last.efficiency, last.skipped, last.cells), (None, 1, 0));
-        assert_eq!(curves[0].breakdown(&Criterion::V1), Some(2));
-        assert_eq!(curves[0].breakdown(&Criterion::V3), Some(2));
+        let at_2 = crate::curve::Breakdown::At { n: 2 };
+        assert_eq!(curves[0].breakdown(&crate::Criterion::V1), at_2);
+        assert_eq!(curves[0].breakdown(&crate::Criterion::V3), at_2);
+    }
+
+    #[test]
+    fn expected_rows_follow_plan_then_manifest_then_inference() {
+        assert_eq!(expected_rows(Some(120), Some(100), Some(12), 10), (Some(120), ExpectedSource::Plan));
+        assert_eq!(expected_rows(None, Some(100), Some(12), 10), (Some(100), ExpectedSource::Manifest));
+        assert_eq!(expected_rows(None, None, Some(12), 10), (Some(120), ExpectedSource::Inferred));
+        assert_eq!(expected_rows(None, None, None, 10), (None, ExpectedSource::Unknown));
+        // 12 per agent in two cells beats 10 per agent in one; a failed or uneven cell does not vote.
+        let cells = [(1, 12, 0), (2, 24, 0), (4, 40, 0), (4, 48, 3), (3, 10, 0)];
+        assert_eq!(inferred_requests_per_agent(cells), Some(12));
+        assert_eq!(inferred_requests_per_agent([(1, 10, 0), (1, 12, 0)]), Some(10));
+        assert_eq!(inferred_requests_per_agent([]), None);
     }
 
     #[test]

@@ -1,9 +1,15 @@
 //! The explorer's view state and its query-string form: every choice a user makes lives in the URL with
 //! readable names, so a copied link reopens the same view (product.md, "URL of the app").
+//!
+//! The query codec is declarative: [`FIELDS`] lists every parameter once, with how it is printed (only when it
+//! differs from [`ViewState::DEFAULT`]) and parsed. Parsing never fails: a parameter that cannot be used is
+//! left at its default and reported in the list of ignored parameters, which the app shows as a notice.
 
-use crate::key::Dimension;
+use crate::filter::{DimensionFilter, is_whole_number};
+use crate::key::{CellKey, Dimension};
+use crate::scaling::Criterion;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -71,7 +77,7 @@ impl Metric {
     }
 }
 
-/// How reps (and pooled cells) are aggregated into one curve value.
+/// How reps (and then the series a curve pools) are aggregated into one curve value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Aggregation {
@@ -109,7 +115,7 @@ impl Aggregation {
     }
 }
 
-/// What-if toggles.
+/// One what-if toggle, by name (for controls, labels and the `include` parameter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Include {
@@ -144,21 +150,144 @@ impl Include {
     }
 }
 
+/// The what-if toggles. Refilled cells are current data and always in; `pre_refill` swaps in the rows a refill
+/// replaced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WhatIf {
+    /// Cells the exclusion ledger takes out are put back.
+    pub excluded: bool,
+    /// Partial cells enter aggregates (the default).
+    pub partial: bool,
+    pub pre_refill: bool,
+}
+
+impl WhatIf {
+    pub const DEFAULT: WhatIf = WhatIf {
+        excluded: false,
+        partial: true,
+        pre_refill: false,
+    };
+
+    pub fn get(&self, include: Include) -> bool {
+        match include {
+            Include::Excluded => self.excluded,
+            Include::Partial => self.partial,
+            Include::PreRefill => self.pre_refill,
+        }
+    }
+
+    pub fn set(&mut self, include: Include, on: bool) {
+        match include {
+            Include::Excluded => self.excluded = on,
+            Include::Partial => self.partial = on,
+            Include::PreRefill => self.pre_refill = on,
+        }
+    }
+
+    /// The toggles that differ from the defaults, as the header says them.
+    pub fn active(&self) -> Vec<&'static str> {
+        let mut active = Vec::new();
+        if self.excluded {
+            active.push("excluded cells included");
+        }
+        if !self.partial {
+            active.push("partial cells left out");
+        }
+        if self.pre_refill {
+            active.push("pre-refill rows");
+        }
+        active
+    }
+}
+
+impl Default for WhatIf {
+    fn default() -> Self {
+        WhatIf::DEFAULT
+    }
+}
+
+/// A column of the audit table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditColumn {
+    Key,
+    Status,
+    Flags,
+    Reason,
+    Rows,
+}
+
+impl AuditColumn {
+    pub const ALL: [AuditColumn; 5] = [
+        AuditColumn::Key,
+        AuditColumn::Status,
+        AuditColumn::Flags,
+        AuditColumn::Reason,
+        AuditColumn::Rows,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            AuditColumn::Key => "key",
+            AuditColumn::Status => "status",
+            AuditColumn::Flags => "flags",
+            AuditColumn::Reason => "reason",
+            AuditColumn::Rows => "rows",
+        }
+    }
+    pub fn parse(text: &str) -> Option<AuditColumn> {
+        AuditColumn::ALL
+            .into_iter()
+            .find(|column| column.name() == text)
+    }
+}
+
+/// How the audit table is sorted: a column, ascending or descending (written `-column`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditSort {
+    pub column: AuditColumn,
+    pub descending: bool,
+}
+
+impl AuditSort {
+    pub fn parse(text: &str) -> Option<AuditSort> {
+        let (descending, name) = match text.strip_prefix('-') {
+            Some(name) => (true, name),
+            None => (false, text),
+        };
+        Some(AuditSort {
+            column: AuditColumn::parse(name)?,
+            descending,
+        })
+    }
+
+    /// Sorting by the same column again flips the direction.
+    pub fn toggled(current: Option<AuditSort>, column: AuditColumn) -> AuditSort {
+        AuditSort {
+            column,
+            descending: current.is_some_and(|sort| sort.column == column && !sort.descending),
+        }
+    }
+}
+
+impl fmt::Display for AuditSort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.descending {
+            f.write_str("-")?;
+        }
+        f.write_str(self.column.name())
+    }
+}
+
 /// The whole view. Defaults are what a first visit shows; only non-defaults are written to the URL.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ViewState {
     pub view: View,
-    /// Selected values per dimension; an absent dimension means "all".
-    pub filters: BTreeMap<Dimension, Vec<String>>,
-    pub n_min: Option<u32>,
-    pub n_max: Option<u32>,
+    /// Selected values per dimension and the N range.
+    pub filter: DimensionFilter,
     pub metric: Metric,
     /// The N the matrix shows efficiency / p95 multiplier at.
     pub at_n: u32,
-    /// `v1`, `v3` or `custom`.
-    pub criterion: String,
-    pub efficiency_threshold: f64,
-    pub p95_threshold: Option<f64>,
+    pub criterion: Criterion,
     pub rows: Dimension,
     pub cols: Dimension,
     /// One matrix grid per value of this dimension, side by side.
@@ -166,44 +295,44 @@ pub struct ViewState {
     pub color: Dimension,
     pub facet: Option<Dimension>,
     pub aggregation: Aggregation,
-    /// The inspected cell (`CellKey` display form) or series (`SeriesKey` display form).
-    pub cell: Option<String>,
-    pub include: BTreeSet<Include>,
+    /// The inspected cell.
+    pub cell: Option<CellKey>,
+    pub what_if: WhatIf,
     /// The snapshot the link was made for.
     pub at: Option<String>,
-    /// Audit table: free-text filter and sort column (`-` prefix = descending).
+    /// Audit table: free-text filter and sort column.
     pub query: String,
-    pub sort: Option<String>,
+    pub sort: Option<AuditSort>,
+}
+
+impl ViewState {
+    pub const DEFAULT: ViewState = ViewState {
+        view: View::Matrix,
+        filter: DimensionFilter::ALL,
+        metric: Metric::Efficiency,
+        at_n: 16,
+        criterion: Criterion::V1,
+        rows: Dimension::Model,
+        cols: Dimension::Workload,
+        grid: Dimension::Backend,
+        color: Dimension::Backend,
+        facet: Some(Dimension::Workload),
+        aggregation: Aggregation::Mean,
+        cell: None,
+        what_if: WhatIf::DEFAULT,
+        at: None,
+        query: String::new(),
+        sort: None,
+    };
 }
 
 impl Default for ViewState {
     fn default() -> Self {
-        ViewState {
-            view: View::Matrix,
-            filters: BTreeMap::new(),
-            n_min: None,
-            n_max: None,
-            metric: Metric::Efficiency,
-            at_n: 16,
-            criterion: "v1".into(),
-            efficiency_threshold: 0.65,
-            p95_threshold: Some(2.0),
-            rows: Dimension::Model,
-            cols: Dimension::Workload,
-            grid: Dimension::Backend,
-            color: Dimension::Backend,
-            facet: Some(Dimension::Workload),
-            aggregation: Aggregation::Mean,
-            cell: None,
-            include: BTreeSet::from([Include::Partial]),
-            at: None,
-            query: String::new(),
-            sort: None,
-        }
+        ViewState::DEFAULT
     }
 }
 
-/// Dimensions the filter bar offers (N has its own range control).
+/// Dimensions the filter bar offers and the URL takes as filters (N has its own range parameters).
 pub const FILTER_DIMENSIONS: [Dimension; 7] = [
     Dimension::Run,
     Dimension::Suite,
@@ -214,21 +343,30 @@ pub const FILTER_DIMENSIONS: [Dimension; 7] = [
     Dimension::Rep,
 ];
 
-fn encode(text: &str) -> String {
-    let mut out = String::new();
+/// A query parameter the view state could not use, and why. The app lists these in a notice.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IgnoredParameter {
+    pub name: String,
+    pub value: String,
+    pub reason: String,
+}
+
+impl fmt::Display for IgnoredParameter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}={}`: {}", self.name, self.value, self.reason)
+    }
+}
+
+/// Percent-encodes a value for the query string, keeping the characters that read well in a link.
+/// `keep_commas` is false for list items, whose commas would otherwise split them.
+fn encode(text: &str, keep_commas: bool) -> String {
+    let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
         match byte {
-            b'A'..=b'Z'
-            | b'a'..=b'z'
-            | b'0'..=b'9'
-            | b'-'
-            | b'_'
-            | b'.'
-            | b'~'
-            | b','
-            | b'/'
-            | b'='
-            | b'|' => out.push(byte as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' | b'=' | b'|' => {
+                out.push(byte as char)
+            }
+            b',' if keep_commas => out.push(','),
             b' ' => out.push('+'),
             other => out.push_str(&format!("%{other:02X}")),
         }
@@ -243,11 +381,12 @@ fn decode(text: &str) -> String {
     while index < bytes.len() {
         match bytes[index] {
             b'+' => out.push(b' '),
-            b'%' if index + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[index + 1..index + 3])
-                    .ok()
+            b'%' => {
+                let byte = bytes
+                    .get(index + 1..index + 3)
+                    .and_then(|hex| std::str::from_utf8(hex).ok())
                     .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-                match hex {
+                match byte {
                     Some(byte) => {
                         out.push(byte);
                         index += 2;
@@ -262,195 +401,426 @@ fn decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn list(value: &str) -> Vec<String> {
-    value
-        .split(',')
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .map(str::to_string)
+/// The items of a list value (`vllm,sglang`): split before decoding, so an encoded comma stays in its item;
+/// items are trimmed and empty ones dropped.
+fn list_items(raw: &str) -> Vec<String> {
+    raw.split(',')
+        .map(|item| decode(item).trim().to_string())
+        .filter(|item| !item.is_empty())
         .collect()
 }
+
+fn list_value(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|item| encode(item, false))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The parameters of one query string while fields take them.
+struct Params {
+    /// `(name, raw value)` in query order; taken ones are removed.
+    pairs: Vec<(String, String)>,
+    ignored: Vec<IgnoredParameter>,
+}
+
+impl Params {
+    /// Every raw value given for `name`, in order.
+    fn take_all(&mut self, name: &str) -> Vec<String> {
+        let mut taken = Vec::new();
+        self.pairs.retain(|(pair_name, value)| {
+            if pair_name == name {
+                taken.push(value.clone());
+                false
+            } else {
+                true
+            }
+        });
+        taken
+    }
+
+    /// The decoded value of a parameter that takes one value: the last one given (earlier ones are reported).
+    fn take(&mut self, name: &str) -> Option<String> {
+        let mut values = self.take_all(name);
+        let last = values.pop()?;
+        for earlier in values {
+            self.ignore(
+                name,
+                &decode(&earlier),
+                "given more than once; the last value is used",
+            );
+        }
+        Some(decode(&last))
+    }
+
+    fn ignore(&mut self, name: &str, value: &str, reason: impl Into<String>) {
+        self.ignored.push(IgnoredParameter {
+            name: name.to_string(),
+            value: value.to_string(),
+            reason: reason.into(),
+        });
+    }
+}
+
+/// One or more query parameters: how they are written from the state and read into it.
+struct Field {
+    /// Writes `(name, encoded value)` pairs, only for values that differ from the default.
+    print: fn(&ViewState, &mut Vec<(&'static str, String)>),
+    /// Takes its parameters and sets the state, reporting values it cannot use.
+    parse: fn(&mut ViewState, &mut Params),
+}
+
+/// A field with one parameter holding one value. `$print` writes the value (called only when it differs from
+/// the default), `$parse` reads it back or says why it cannot.
+macro_rules! scalar {
+    ($name:literal, $field:ident, $print:expr, $parse:expr) => {
+        Field {
+            print: |state, out| {
+                if state.$field != ViewState::DEFAULT.$field {
+                    out.push(($name, encode(&($print)(&state.$field), true)));
+                }
+            },
+            parse: |state, params| {
+                if let Some(text) = params.take($name) {
+                    match ($parse)(text.as_str()) {
+                        Ok(value) => state.$field = value,
+                        Err(reason) => params.ignore($name, &text, reason),
+                    }
+                }
+            },
+        }
+    };
+}
+
+fn positive_number(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|value| value.is_finite() && *value > 0.0)
+        .ok_or_else(|| "expected a positive number".to_string())
+}
+
+fn whole_number(text: &str) -> Result<u32, String> {
+    let text = text.trim();
+    if is_whole_number(text) && text != "0" && text.bytes().any(|byte| byte != b'0') {
+        text.parse().map_err(|_| String::new())
+    } else {
+        Err("expected a whole number from 1".into())
+    }
+}
+
+fn optional_whole_number(text: &str) -> Result<Option<u32>, String> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    whole_number(text).map(Some)
+}
+
+fn dimension(text: &str) -> Result<Dimension, String> {
+    Dimension::ALL
+        .into_iter()
+        .find(|dimension| dimension.name() == text)
+        .ok_or_else(|| {
+            "expected one of run, suite, phase, backend, model, workload, n, rep".to_string()
+        })
+}
+
+fn print_threshold(value: f64) -> String {
+    value.to_string()
+}
+
+/// Every parameter, in the order a link writes them.
+const FIELDS: &[Field] = &[
+    scalar!("view", view, |view: &View| view.name().to_string(), |text| {
+        View::parse(text).ok_or("expected one of matrix, curves, inspector, audit")
+    }),
+    scalar!("metric", metric, |metric: &Metric| metric.name().to_string(), |text| {
+        Metric::parse(text).ok_or("expected one of efficiency, p95_multiplier, breakdown, ok_rate")
+    }),
+    // One parameter per filtered dimension with comma-separated values; a dimension given twice adds up.
+    Field {
+        print: |state, out| {
+            for (dimension, values) in &state.filter.values {
+                out.push((dimension.name(), list_value(values)));
+            }
+        },
+        parse: |state, params| {
+            for dimension in FILTER_DIMENSIONS {
+                let name = dimension.name();
+                let mut accepted = Vec::new();
+                for raw in params.take_all(name) {
+                    for item in list_items(&raw) {
+                        if dimension.is_numeric() && !is_whole_number(&item) {
+                            params.ignore(name, &item, "expected whole numbers");
+                        } else {
+                            accepted.push(item);
+                        }
+                    }
+                }
+                // Checked above, so this cannot fail.
+                let _ = state.filter.accept(dimension, accepted);
+            }
+            for raw in params.take_all("n") {
+                params.ignore("n", &decode(&raw), "N is chosen with n_min and n_max");
+            }
+        },
+    },
+    Field {
+        print: |state, out| {
+            if let Some(n_min) = state.filter.n_min {
+                out.push(("n_min", n_min.to_string()));
+            }
+            if let Some(n_max) = state.filter.n_max {
+                out.push(("n_max", n_max.to_string()));
+            }
+        },
+        parse: |state, params| {
+            for name in ["n_min", "n_max"] {
+                let Some(text) = params.take(name) else {
+                    continue;
+                };
+                match optional_whole_number(&text) {
+                    Ok(value) if name == "n_min" => state.filter.n_min = value,
+                    Ok(value) => state.filter.n_max = value,
+                    Err(reason) => params.ignore(name, &text, reason),
+                }
+            }
+        },
+    },
+    scalar!("at_n", at_n, |n: &u32| n.to_string(), whole_number),
+    // The criterion and its thresholds: `criterion=v3`, or `criterion=custom&eff_below=0.7&p95_above=none`.
+    Field {
+        print: |state, out| {
+            let criterion = state.criterion;
+            if criterion != ViewState::DEFAULT.criterion {
+                out.push(("criterion", criterion.name().to_string()));
+            }
+            if let Criterion::Custom {
+                efficiency_below,
+                p95_multiplier_above,
+            } = criterion
+            {
+                out.push(("eff_below", print_threshold(efficiency_below)));
+                out.push((
+                    "p95_above",
+                    p95_multiplier_above.map_or_else(|| "none".to_string(), print_threshold),
+                ));
+            }
+        },
+        parse: |state, params| {
+            let name = params.take("criterion");
+            let efficiency = params.take("eff_below").and_then(|text| {
+                positive_number(&text)
+                    .map_err(|reason| params.ignore("eff_below", &text, reason))
+                    .ok()
+                    .map(|value| (text, value))
+            });
+            let p95 = params.take("p95_above").and_then(|text| {
+                let value = if text.trim() == "none" {
+                    Ok(None)
+                } else {
+                    positive_number(&text).map(Some)
+                };
+                value
+                    .map_err(|reason| params.ignore("p95_above", &text, format!("{reason} or none")))
+                    .ok()
+                    .map(|value| (text, value))
+            });
+            let named = match name.as_deref() {
+                None | Some("custom") => None,
+                Some(text) => match Criterion::named(text) {
+                    Some(named) => Some(named),
+                    None => {
+                        params.ignore("criterion", text, "expected one of v1, v3, custom");
+                        None
+                    }
+                },
+            };
+            state.criterion = match named {
+                // A named criterion fixes both thresholds; values that repeat them are fine, others are not used.
+                Some(named) => {
+                    if let Some((text, value)) = &efficiency
+                        && *value != named.efficiency_below()
+                    {
+                        params.ignore("eff_below", text, format!("criterion={} fixes efficiency < {}; use criterion=custom to change it", named.name(), named.efficiency_below()));
+                    }
+                    if let Some((text, value)) = &p95
+                        && *value != named.p95_multiplier_above()
+                    {
+                        params.ignore("p95_above", text, format!("criterion={} fixes the p95 threshold; use criterion=custom to change it", named.name()));
+                    }
+                    named
+                }
+                None => {
+                    let efficiency_below = efficiency
+                        .map_or(Criterion::V1.efficiency_below(), |(_, value)| value);
+                    let p95_multiplier_above =
+                        p95.map_or(Criterion::V1.p95_multiplier_above(), |(_, value)| value);
+                    if name.as_deref() == Some("custom") {
+                        Criterion::Custom {
+                            efficiency_below,
+                            p95_multiplier_above,
+                        }
+                    } else {
+                        // Thresholds without a name are a custom criterion unless they equal the default one.
+                        Criterion::from_thresholds(efficiency_below, p95_multiplier_above)
+                    }
+                }
+            };
+        },
+    },
+    scalar!("rows", rows, |dimension: &Dimension| dimension.name().to_string(), dimension),
+    scalar!("cols", cols, |dimension: &Dimension| dimension.name().to_string(), dimension),
+    scalar!("grid", grid, |dimension: &Dimension| dimension.name().to_string(), dimension),
+    scalar!("color", color, |dimension: &Dimension| dimension.name().to_string(), dimension),
+    scalar!(
+        "facet",
+        facet,
+        |facet: &Option<Dimension>| facet.map_or("none", Dimension::name).to_string(),
+        |text| if text == "none" {
+            Ok(None)
+        } else {
+            dimension(text).map(Some).map_err(|reason| format!("{reason} or none"))
+        }
+    ),
+    scalar!("agg", aggregation, |aggregation: &Aggregation| aggregation.name().to_string(), |text| {
+        Aggregation::parse(text).ok_or("expected mean or median")
+    }),
+    scalar!("cell", cell, |cell: &Option<CellKey>| cell.as_ref().map(ToString::to_string).unwrap_or_default(), |text: &str| {
+        if text.is_empty() {
+            Ok(None)
+        } else {
+            text.parse::<CellKey>().map(Some).map_err(|error| error.to_string())
+        }
+    }),
+    // `include` adds to the default set (partial cells are in by default, refilled cells always are); `omit`
+    // takes the default `partial` out.
+    Field {
+        print: |state, out| {
+            let what_if = state.what_if;
+            let mut include = Vec::new();
+            if what_if.excluded {
+                include.push(Include::Excluded.name());
+            }
+            if what_if.pre_refill {
+                include.push(Include::PreRefill.name());
+            }
+            if !include.is_empty() {
+                out.push(("include", include.join(",")));
+            }
+            if !what_if.partial {
+                out.push(("omit", Include::Partial.name().to_string()));
+            }
+        },
+        parse: |state, params| {
+            for raw in params.take_all("include") {
+                for item in list_items(&raw) {
+                    match Include::parse(&item) {
+                        Some(include) => state.what_if.set(include, true),
+                        // Refilled cells are current data, so they are always in.
+                        None if item == "refilled" => {}
+                        None => params.ignore(
+                            "include",
+                            &item,
+                            "expected excluded, partial, pre_refill or refilled",
+                        ),
+                    }
+                }
+            }
+            for raw in params.take_all("omit") {
+                for item in list_items(&raw) {
+                    if item == Include::Partial.name() {
+                        state.what_if.partial = false;
+                    } else {
+                        params.ignore("omit", &item, "only partial cells can be omitted");
+                    }
+                }
+            }
+        },
+    },
+    scalar!("q", query, |query: &String| query.clone(), |text: &str| Ok::<_, String>(text.to_string())),
+    scalar!("sort", sort, |sort: &Option<AuditSort>| sort.map(|sort| sort.to_string()).unwrap_or_default(), |text: &str| {
+        if text.is_empty() {
+            Ok(None)
+        } else {
+            AuditSort::parse(text).map(Some).ok_or("expected key, status, flags, reason or rows, optionally with a leading -")
+        }
+    }),
+    scalar!("at", at, |at: &Option<String>| at.clone().unwrap_or_default(), |text: &str| {
+        Ok::<_, String>((!text.is_empty()).then(|| text.to_string()))
+    }),
+];
 
 impl ViewState {
     /// Writes the state as a query string (without `?`), non-default values only, in a fixed order.
     pub fn to_query(&self) -> String {
-        let defaults = ViewState::default();
-        let mut pairs: Vec<(String, String)> = Vec::new();
-        let mut push = |name: &str, value: String| pairs.push((name.to_string(), value));
-        if self.view != defaults.view {
-            push("view", self.view.name().into());
-        }
-        if self.metric != defaults.metric {
-            push("metric", self.metric.name().into());
-        }
-        for (dimension, values) in &self.filters {
-            push(dimension.name(), values.join(","));
-        }
-        if let Some(n_min) = self.n_min {
-            push("n_min", n_min.to_string());
-        }
-        if let Some(n_max) = self.n_max {
-            push("n_max", n_max.to_string());
-        }
-        if self.at_n != defaults.at_n {
-            push("at_n", self.at_n.to_string());
-        }
-        if self.criterion != defaults.criterion {
-            push("criterion", self.criterion.clone());
-        }
-        if self.efficiency_threshold != defaults.efficiency_threshold {
-            push("eff_below", self.efficiency_threshold.to_string());
-        }
-        if self.p95_threshold != defaults.p95_threshold {
-            push(
-                "p95_above",
-                self.p95_threshold
-                    .map_or_else(|| "none".to_string(), |value| value.to_string()),
-            );
-        }
-        if self.rows != defaults.rows {
-            push("rows", self.rows.name().into());
-        }
-        if self.cols != defaults.cols {
-            push("cols", self.cols.name().into());
-        }
-        if self.grid != defaults.grid {
-            push("grid", self.grid.name().into());
-        }
-        if self.color != defaults.color {
-            push("color", self.color.name().into());
-        }
-        if self.facet != defaults.facet {
-            push("facet", self.facet.map_or("none", Dimension::name).into());
-        }
-        if self.aggregation != defaults.aggregation {
-            push("agg", self.aggregation.name().into());
-        }
-        if let Some(cell) = &self.cell {
-            push("cell", cell.clone());
-        }
-        if self.include != defaults.include {
-            push(
-                "include",
-                self.include
-                    .iter()
-                    .map(|include| include.name())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            );
-        }
-        if !self.query.is_empty() {
-            push("q", self.query.clone());
-        }
-        if let Some(sort) = &self.sort {
-            push("sort", sort.clone());
-        }
-        if let Some(at) = &self.at {
-            push("at", at.clone());
+        let mut pairs = Vec::new();
+        for field in FIELDS {
+            (field.print)(self, &mut pairs);
         }
         pairs
             .iter()
-            .map(|(name, value)| format!("{name}={}", encode(value)))
+            .map(|(name, value)| format!("{name}={value}"))
             .collect::<Vec<_>>()
             .join("&")
     }
 
-    /// Reads a query string (with or without `?`). Unknown names and unreadable values are ignored, so an old
-    /// or hand-edited link still opens.
-    pub fn from_query(query: &str) -> ViewState {
-        let mut state = ViewState::default();
+    /// Reads a query string (with or without `?`). Never fails: what cannot be used is left at its default and
+    /// listed, so an old or hand-edited link still opens and says what it ignored.
+    pub fn parse_query(query: &str) -> (ViewState, Vec<IgnoredParameter>) {
         let query = query.strip_prefix('?').unwrap_or(query);
-        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
-            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            let value = decode(value);
-            let dimension = |text: &str| Dimension::parse(text);
-            match name {
-                "view" => state.view = View::parse(&value).unwrap_or(state.view),
-                "metric" => state.metric = Metric::parse(&value).unwrap_or(state.metric),
-                "n_min" => state.n_min = value.parse().ok(),
-                "n_max" => state.n_max = value.parse().ok(),
-                "at_n" => state.at_n = value.parse().unwrap_or(state.at_n),
-                "criterion" if ["v1", "v3", "custom"].contains(&value.as_str()) => {
-                    state.criterion = value
-                }
-                "eff_below" => {
-                    state.efficiency_threshold = value.parse().unwrap_or(state.efficiency_threshold)
-                }
-                "p95_above" => {
-                    state.p95_threshold = if value == "none" {
-                        None
-                    } else {
-                        value.parse().ok().or(state.p95_threshold)
-                    }
-                }
-                "rows" => state.rows = dimension(&value).unwrap_or(state.rows),
-                "cols" => state.cols = dimension(&value).unwrap_or(state.cols),
-                "grid" => state.grid = dimension(&value).unwrap_or(state.grid),
-                "color" => state.color = dimension(&value).unwrap_or(state.color),
-                "facet" => {
-                    state.facet = if value == "none" {
-                        None
-                    } else {
-                        dimension(&value).or(state.facet)
-                    }
-                }
-                "agg" => {
-                    state.aggregation = Aggregation::parse(&value).unwrap_or(state.aggregation)
-                }
-                "cell" if !value.is_empty() => state.cell = Some(value),
-                "include" => {
-                    state.include = list(&value)
-                        .iter()
-                        .filter_map(|name| Include::parse(name))
-                        .collect()
-                }
-                "q" => state.query = value,
-                "sort" if !value.is_empty() => state.sort = Some(value),
-                "at" if !value.is_empty() => state.at = Some(value),
-                other => {
-                    if let Some(dimension) =
-                        Dimension::parse(other).filter(|dimension| *dimension != Dimension::N)
-                    {
-                        let values = list(&value);
-                        if !values.is_empty() {
-                            state.filters.insert(dimension, values);
-                        }
-                    }
-                }
-            }
+        let mut params = Params {
+            pairs: query
+                .split('&')
+                .filter(|pair| !pair.is_empty())
+                .map(|pair| {
+                    let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+                    (decode(name), value.to_string())
+                })
+                .collect(),
+            ignored: Vec::new(),
+        };
+        let mut state = ViewState::default();
+        for field in FIELDS {
+            (field.parse)(&mut state, &mut params);
         }
-        state
+        for (name, value) in std::mem::take(&mut params.pairs) {
+            params.ignore(&name, &decode(&value), "unknown parameter");
+        }
+        (state, params.ignored)
     }
 
-    /// The criterion in force, from its name and the (editable) thresholds.
-    pub fn criterion(&self) -> crate::scaling::Criterion {
-        crate::scaling::Criterion {
-            efficiency_below: self.efficiency_threshold,
-            p95_multiplier_above: self.p95_threshold,
-        }
+    /// The state of a query string, ignoring what it cannot use.
+    pub fn from_query(query: &str) -> ViewState {
+        ViewState::parse_query(query).0
     }
 
-    /// Selects a named criterion and its thresholds.
-    pub fn set_criterion(&mut self, name: &str) {
-        if let Some(criterion) = crate::scaling::Criterion::named(name) {
-            self.efficiency_threshold = criterion.efficiency_below;
-            self.p95_threshold = criterion.p95_multiplier_above;
-        }
-        self.criterion = name.to_string();
+    /// Whether every field holds a value the query codec can write and read back: what [`Self::parse_query`]
+    /// always produces.
+    pub fn is_valid(&self) -> bool {
+        let positive = |value: f64| value.is_finite() && value > 0.0;
+        let filters_ok = self.filter.values.iter().all(|(dimension, values)| {
+            FILTER_DIMENSIONS.contains(dimension)
+                && !values.is_empty()
+                && values.iter().enumerate().all(|(position, value)| {
+                    !value.is_empty()
+                        && value.trim() == value
+                        && !values[..position].contains(value)
+                        && (!dimension.is_numeric() || is_whole_number(value))
+                })
+        });
+        filters_ok
+            && self.at_n >= 1
+            && self.filter.n_min.is_none_or(|n| n >= 1)
+            && self.filter.n_max.is_none_or(|n| n >= 1)
+            && positive(self.criterion.efficiency_below())
+            && self.criterion.p95_multiplier_above().is_none_or(positive)
+            && self.at.as_ref().is_none_or(|at| !at.is_empty())
     }
 
     pub fn includes(&self, include: Include) -> bool {
-        self.include.contains(&include)
-    }
-
-    /// Whether a cell passes the dimension filters and the N range.
-    pub fn admits_key(&self, key: &crate::key::CellKey) -> bool {
-        self.n_min.is_none_or(|n_min| key.n >= n_min)
-            && self.n_max.is_none_or(|n_max| key.n <= n_max)
-            && self.filters.iter().all(|(dimension, values)| {
-                let value = key.value(*dimension);
-                values.iter().any(|candidate| value.matches_text(candidate))
-            })
+        self.what_if.get(include)
     }
 }
 
@@ -458,24 +828,81 @@ impl ViewState {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_default_state_is_the_empty_query() {
-        assert_eq!(ViewState::default().to_query(), "");
-        assert_eq!(ViewState::from_query(""), ViewState::default());
+    fn parse(query: &str) -> (ViewState, Vec<String>) {
+        let (state, ignored) = ViewState::parse_query(query);
+        (state, ignored.iter().map(|ignored| ignored.name.clone()).collect())
     }
 
     #[test]
-    fn the_product_brief_example_round_trips() {
+    fn the_default_state_is_the_empty_query() {
+        assert_eq!(ViewState::default().to_query(), "");
+        assert_eq!(ViewState::parse_query(""), (ViewState::default(), Vec::new()));
+    }
+
+    #[test]
+    fn the_product_brief_example_keeps_partial_cells_and_reports_nothing() {
         let query = "view=curves&metric=efficiency&phase=scaling&backend=vllm,sglang&workload=long_prefill_8k&color=backend&include=refilled&at=abc123";
-        let state = ViewState::from_query(query);
+        let (state, ignored) = parse(query);
+        assert!(ignored.is_empty(), "{ignored:?}");
         assert_eq!(state.view, View::Curves);
-        assert_eq!(state.filters[&Dimension::Backend], vec!["vllm", "sglang"]);
-        assert_eq!(state.filters[&Dimension::Phase], vec!["scaling"]);
+        assert_eq!(state.filter.values[&Dimension::Backend], vec!["vllm", "sglang"]);
         assert_eq!(state.at.as_deref(), Some("abc123"));
-        // `refilled` is not a toggle (refilled cells are always in); the unknown value is dropped.
-        assert!(state.include.is_empty());
-        let again = ViewState::from_query(&state.to_query());
-        assert_eq!(again, state);
+        // `refilled` adds nothing (refilled cells are always in) and takes nothing away: partial cells stay in.
+        assert_eq!(state.what_if, WhatIf::DEFAULT);
+        assert_eq!(ViewState::from_query(&state.to_query()), state);
+    }
+
+    #[test]
+    fn include_adds_to_the_defaults_and_omit_takes_partial_out() {
+        let (state, _) = parse("include=excluded");
+        assert_eq!(
+            state.what_if,
+            WhatIf {
+                excluded: true,
+                partial: true,
+                pre_refill: false
+            }
+        );
+        let (state, _) = parse("include=pre_refill&omit=partial");
+        assert_eq!(
+            state.what_if,
+            WhatIf {
+                excluded: false,
+                partial: false,
+                pre_refill: true
+            }
+        );
+        assert_eq!(state.to_query(), "include=pre_refill&omit=partial");
+        let (state, ignored) = parse("include=excluded,bogus&omit=refilled");
+        assert!(state.what_if.excluded);
+        assert_eq!(ignored, ["include", "omit"]);
+    }
+
+    #[test]
+    fn a_named_criterion_brings_its_thresholds() {
+        let (state, ignored) = parse("criterion=v3");
+        assert!(ignored.is_empty());
+        assert_eq!(state.criterion, Criterion::V3);
+        assert_eq!(state.criterion.p95_multiplier_above(), None);
+        // What earlier versions wrote for v3 still reads as v3.
+        assert_eq!(parse("criterion=v3&p95_above=none"), (state.clone(), Vec::new()));
+        assert_eq!(state.to_query(), "criterion=v3");
+        // A threshold that contradicts the name is not used, and said.
+        let (state, ignored) = parse("criterion=v3&eff_below=0.7");
+        assert_eq!((state.criterion, ignored), (Criterion::V3, vec!["eff_below".to_string()]));
+        // Thresholds alone are a custom criterion.
+        let (state, _) = parse("eff_below=0.7");
+        assert_eq!(
+            state.criterion,
+            Criterion::Custom {
+                efficiency_below: 0.7,
+                p95_multiplier_above: Some(2.0)
+            }
+        );
+        assert_eq!(state.to_query(), "criterion=custom&eff_below=0.7&p95_above=2");
+        let (state, ignored) = parse("criterion=custom&p95_above=NaN&eff_below=-1");
+        assert_eq!(ignored, ["eff_below", "p95_above"]);
+        assert!(state.is_valid());
     }
 
     #[test]
@@ -483,38 +910,48 @@ mod tests {
         let mut state = ViewState {
             view: View::Inspector,
             metric: Metric::Breakdown,
+            at_n: 32,
+            criterion: Criterion::Custom {
+                efficiency_below: 0.7,
+                p95_multiplier_above: None,
+            },
+            rows: Dimension::Phase,
+            cols: Dimension::N,
+            grid: Dimension::Run,
+            color: Dimension::Model,
+            facet: None,
+            aggregation: Aggregation::Median,
+            what_if: WhatIf {
+                excluded: true,
+                partial: false,
+                pre_refill: true,
+            },
+            query: "http_400 & more, 100%".into(),
+            sort: AuditSort::parse("-status"),
+            at: Some("0123456789abcdef".into()),
             ..ViewState::default()
         };
         state
-            .filters
-            .insert(Dimension::Model, vec!["mistral-7b".into(), "phi-4".into()]);
-        state.n_min = Some(2);
-        state.n_max = Some(16);
-        state.at_n = 32;
-        state.set_criterion("v3");
-        state.efficiency_threshold = 0.7;
-        state.criterion = "custom".into();
-        state.rows = Dimension::Phase;
-        state.cols = Dimension::N;
-        state.grid = Dimension::Run;
-        state.color = Dimension::Model;
-        state.facet = None;
-        state.aggregation = Aggregation::Median;
-        state.cell = Some("20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=0".into());
-        state.include = BTreeSet::from([Include::Excluded, Include::PreRefill]);
-        state.query = "http_400 & more".into();
-        state.sort = Some("-status".into());
-        state.at = Some("0123456789abcdef".into());
+            .filter
+            .accept(Dimension::Model, ["mistral-7b".into(), "meta-llama/Llama 3,1".into()])
+            .unwrap();
+        state.filter.n_min = Some(2);
+        state.filter.n_max = Some(16);
+        state.cell = "20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=0"
+            .parse()
+            .ok();
         let query = state.to_query();
-        assert!(query.contains("model=mistral-7b,phi-4"), "{query}");
-        assert!(query.contains("include=excluded,pre_refill"), "{query}");
-        assert_eq!(ViewState::from_query(&query), state);
+        assert!(query.contains("model=mistral-7b,meta-llama/Llama+3%2C1"), "{query}");
+        assert!(query.contains("include=excluded,pre_refill&omit=partial"), "{query}");
+        assert_eq!(ViewState::parse_query(&query), (state, Vec::new()));
     }
 
     #[test]
-    fn junk_is_ignored() {
-        let state = ViewState::from_query("?view=nope&at_n=x&colour=red&model=&facet=sideways");
+    fn junk_is_ignored_and_listed() {
+        let (state, ignored) =
+            parse("?view=nope&at_n=x&colour=red&model=&facet=sideways&rep=one&n=16&at_n=0");
         assert_eq!(state, ViewState::default());
+        assert_eq!(ignored, ["view", "rep", "n", "at_n", "at_n", "facet", "colour"]);
     }
 
     #[test]

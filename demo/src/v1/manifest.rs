@@ -266,19 +266,19 @@ pub fn report(run_id: &str, cells: &[CellSummary], completed: f64) -> String {
         cells.len()
     );
     let curves =
-        cellscope_model::summary::curves(cells, &cellscope_model::summary::Inclusion::default());
+        cellscope_model::curve::series_curves(cells, &cellscope_model::curve::CurveOptions::default());
     for curve in curves {
-        let n = curve.breakdown(&cellscope_model::Criterion::V1);
+        let n = curve.breakdown(&cellscope_model::Criterion::V1).n();
         let point = n.and_then(|n| curve.point(n));
         let fmt = |value: Option<f64>| value.map_or("-".to_string(), |v| format!("{v:.3}"));
         text.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
-            curve.series.phase,
-            curve.series.model,
-            curve.series.workload,
+            curve.group.phase,
+            curve.group.model,
+            curve.group.workload,
             n.map_or("-".into(), |n| n.to_string()),
-            fmt(point.and_then(|p| p.efficiency.map(|a| a.mean))),
-            fmt(point.and_then(|p| p.p95_multiplier.map(|a| a.mean))),
+            fmt(point.and_then(|p| p.efficiency.map(|a| a.value))),
+            fmt(point.and_then(|p| p.p95_multiplier.map(|a| a.value))),
         ));
     }
     text

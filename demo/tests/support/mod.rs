@@ -4,7 +4,10 @@
 #![allow(dead_code)]
 
 use cellscope_model::status::RowCensus;
-use cellscope_model::summary::{self, CellSummary, Curve, Inclusion};
+use cellscope_model::curve::{CurveOptions, series_curves};
+use cellscope_model::summary::{self, CellSummary};
+
+type Curve = cellscope_model::curve::Curve<cellscope_model::SeriesKey>;
 use cellscope_model::{CellAccumulator, CellKey, CellStatus, RequestSample};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -142,14 +145,14 @@ pub fn summaries(run: &str, requests_per_agent: u32) -> Vec<CellSummary> {
 }
 
 pub fn curves_by_series(cells: &[CellSummary]) -> BTreeMap<(String, String, String), Curve> {
-    summary::curves(cells, &Inclusion::default())
+    series_curves(cells, &CurveOptions::default())
         .into_iter()
         .map(|curve| {
             (
                 (
-                    curve.series.phase.clone(),
-                    curve.series.model.clone(),
-                    curve.series.workload.clone(),
+                    curve.group.phase.clone(),
+                    curve.group.model.clone(),
+                    curve.group.workload.clone(),
                 ),
                 curve,
             )
@@ -168,7 +171,7 @@ pub fn mean_efficiency(
     curves[&(phase.to_string(), model.to_string(), workload.to_string())]
         .point(n)
         .and_then(|point| point.efficiency)
-        .map(|aggregate| aggregate.mean)
+        .map(|aggregate| aggregate.value)
         .unwrap_or(f64::NAN)
 }
 
@@ -182,6 +185,6 @@ pub fn mean_p95x(
     curves[&(phase.to_string(), model.to_string(), workload.to_string())]
         .point(n)
         .and_then(|point| point.p95_multiplier)
-        .map(|aggregate| aggregate.mean)
+        .map(|aggregate| aggregate.value)
         .unwrap_or(f64::NAN)
 }

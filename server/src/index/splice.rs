@@ -250,3 +250,25 @@ mod tests {
         assert_eq!(diff.problems[0].0, 2);
     }
 }
+#[cfg(test)]
+mod probe {
+    #[test]
+    fn probe_line() {
+        let header = "run_id,suite,phase,backend,model,workload,n_agents,rep,wall_ms,status";
+        let mut master = format!("{header}\n");
+        let mut backup = format!("{header}\n");
+        for line in 2..=100 {
+            master.push_str(&format!("m,s,p,b,x,w,1,0,{line}.0,ok\n"));
+            if line == 92 {
+                backup.push_str(&format!("m,s,p,b,x,w,1,0,{line}.0,http_400\n"));
+            } else {
+                backup.push_str(&format!("m,s,p,b,x,w,1,0,{line}.0,ok\n"));
+            }
+        }
+        let diff = super::diff(master.as_bytes(), backup.as_bytes()).unwrap();
+        eprintln!("{:?} {:?}", diff.problems, diff.replaced_rows);
+        let crlf_m = master.replace('\n', "\r\n");
+        let diff = super::diff(crlf_m.as_bytes(), backup.as_bytes()).unwrap();
+        eprintln!("crlf {:?}", diff.problems);
+    }
+}

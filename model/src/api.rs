@@ -1,0 +1,376 @@
+//! The JSON wire contract: the bodies of `/api/index` and `/api/provenance`, the error body, and the run facts
+//! and warnings they carry. The server serialises exactly these types and the app deserialises them, so a field
+//! renamed on one side is a compile error on the other, not a blank cell in the browser.
+
+use crate::exclusions::ExclusionEntry;
+use crate::key::{CellKey, Dimension, Value};
+use crate::status::CellStatus;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// How loud a warning is. `Error` means data was lost from the index (a row, a file, a run); `Warning` means
+/// data is kept but something about it is suspicious.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+/// One finding of the indexer. `run` is the run id (or `None` for root-level files such as `exclusions.toml`);
+/// `file` is the path relative to the data root; `line` is 1-based where it applies.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Warning {
+    pub severity: Severity,
+    /// A stable machine-readable kind, e.g. `ragged_row`, `missing_column`, `splice_problem`.
+    pub kind: String,
+    pub run: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(severity: Severity, kind: &str, message: impl Into<String>) -> Warning {
+        Warning {
+            severity,
+            kind: kind.to_string(),
+            run: None,
+            file: None,
+            line: None,
+            message: message.into(),
+        }
+    }
+
+    pub fn warn(kind: &str, message: impl Into<String>) -> Warning {
+        Warning::new(Severity::Warning, kind, message)
+    }
+
+    pub fn error(kind: &str, message: impl Into<String>) -> Warning {
+        Warning::new(Severity::Error, kind, message)
+    }
+
+    pub fn run(mut self, run: &str) -> Warning {
+        self.run = Some(run.to_string());
+        self
+    }
+
+    pub fn file(mut self, file: &str) -> Warning {
+        self.file = Some(file.to_string());
+        self
+    }
+
+    pub fn line(mut self, line: u64) -> Warning {
+        self.line = Some(line);
+        self
+    }
+
+    /// Sets the line when there is one.
+    pub fn at_line(mut self, line: Option<u64>) -> Warning {
+        self.line = line;
+        self
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let severity = match self.severity {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        };
+        write!(f, "{severity}[{}]", self.kind)?;
+        if let Some(run) = &self.run {
+            write!(f, " run {run}")?;
+        }
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, " {file}:{line}")?,
+            (Some(file), None) => write!(f, " {file}")?,
+            _ => {}
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// A file's size and checksums (checksums are computed in the second indexing stage).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDigest {
+    /// Relative to the data root.
+    pub path: String,
+    pub bytes: u64,
+    pub md5: Option<String>,
+    pub sha256: Option<String>,
+}
+
+/// Cells and rows of one run by status.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Census {
+    pub cells: u32,
+    /// Every status, zero counts included, so a reader sees what is absent.
+    pub cells_by_status: BTreeMap<String, u32>,
+    pub refilled_cells: u32,
+    pub fallback_cells: u32,
+    pub excluded_cells: u32,
+    /// Real request rows (skip sentinels excluded).
+    pub rows: u64,
+    pub ok_rows: u64,
+    pub failed_rows: u64,
+    pub failed_by_status: BTreeMap<String, u64>,
+    pub skip_rows: u64,
+    /// Rows left out as malformed.
+    pub malformed_rows: u64,
+    /// Σ expected rows over the cells that have an expectation, and Σ real rows of those cells.
+    pub expected_rows: u64,
+    pub observed_rows: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunRole {
+    /// An ordinary run (or a master that received a refill).
+    Run,
+    /// A targeted re-run whose rows were spliced into a master; its spliced cells belong to the master.
+    Refill,
+}
+
+/// What the row-by-row comparison of a spliced master with its pre-refill backup found.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BackupComparison {
+    pub master_rows: u64,
+    pub backup_rows: u64,
+    /// Rows at the same position whose common columns differ.
+    pub replaced_rows: u64,
+    /// Status in the backup of each replaced row → count (all non-ok for an honest refill).
+    pub replaced_backup_status: BTreeMap<String, u64>,
+    /// `run_id` of the replacing master rows → count.
+    pub replacement_run_ids: BTreeMap<String, u64>,
+    /// Replaced rows that were `ok` in the backup (data that was fine got overwritten).
+    pub replaced_ok_rows: u64,
+    /// Replaced rows whose cell differs between master and backup.
+    pub moved_rows: u64,
+    /// `(line in the master, message)` of each problem, the first few of them.
+    pub problems: Vec<(u64, String)>,
+    pub problem_count: u64,
+}
+
+/// A backup of a master and what the comparison found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BackupFacts {
+    pub path: String,
+    pub label: String,
+    pub metrics: FileDigest,
+    pub diff: Option<BackupComparison>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RefillFacts {
+    /// Refill runs whose rows stand in this master.
+    pub refill_runs: Vec<String>,
+    pub refilled_cells: u32,
+    /// Rows in this master that carry a refill run's id.
+    pub refill_rows: u64,
+    /// `REFILL_NOTE.md` as written (markdown).
+    pub note: Option<String>,
+}
+
+/// Everything known about one run directory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunFacts {
+    pub run_id: String,
+    /// Relative to the data root.
+    pub path: String,
+    pub role: RunRole,
+    /// For a refill run: the master it was spliced into.
+    pub refill_of: Option<String>,
+    pub manifest_status: Option<String>,
+    pub has_plan: bool,
+    pub census: Census,
+    pub metrics: FileDigest,
+    /// Names of the files in the run directory (sub-directories end with `/`), for the inventory.
+    pub files: Vec<String>,
+    pub refill: Option<RefillFacts>,
+    pub backups: Vec<BackupFacts>,
+    /// Exclusion ledger id → cells of this run it matches.
+    pub exclusions: BTreeMap<String, u32>,
+    pub suites: Vec<String>,
+}
+
+/// One ledger entry with where it came from and how many cells it matched.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    #[serde(flatten)]
+    pub entry: ExclusionEntry,
+    /// The ledger file, relative to the data root.
+    pub file: String,
+    /// The directory (relative, `""` = the root) whose runs the entry applies to.
+    pub applies_under: String,
+    pub matched_cells: u32,
+}
+
+/// One event of a manifest cell's history, kept as written for display.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEvent {
+    #[serde(default)]
+    pub at: Option<String>,
+    #[serde(default)]
+    pub event: String,
+    #[serde(default)]
+    pub generation: Option<String>,
+    #[serde(default)]
+    pub pid: Option<u64>,
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+/// Per-cell provenance beyond the summary row: the manifest's status and history.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CellProvenance {
+    pub manifest_status: Option<String>,
+    pub history: Vec<HistoryEvent>,
+}
+
+/// A distinct value of a dimension and how many cells have it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DimensionCount {
+    pub value: Value,
+    pub cells: u32,
+}
+
+/// `GET /api/index`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexBody {
+    pub snapshot: String,
+    /// Whether the second indexing stage (checksums, backup comparison) is in.
+    pub complete: bool,
+    pub indexed_at_unix_ms: u64,
+    pub index_ms: f64,
+    pub cells: usize,
+    pub runs: Vec<RunFacts>,
+    pub exclusions: Vec<LedgerEntry>,
+    pub warnings: Vec<Warning>,
+    pub dimensions: BTreeMap<Dimension, Vec<DimensionCount>>,
+}
+
+/// A skipped or not-run cell and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SkippedCell {
+    pub key: CellKey,
+    pub status: CellStatus,
+    pub reason: String,
+    pub manifest_status: Option<String>,
+    pub history: Vec<HistoryEvent>,
+}
+
+/// A master that received a refill, with its note and backups.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RefillProvenance {
+    pub run: String,
+    pub path: String,
+    pub refill_runs: Vec<String>,
+    pub refilled_cells: u32,
+    pub refill_rows: u64,
+    pub note_markdown: Option<String>,
+    /// The note rendered to HTML and sanitised.
+    pub note_html: Option<String>,
+    pub backups: Vec<BackupFacts>,
+}
+
+/// A ledger entry and the cells it matches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExclusionMatches {
+    pub entry: LedgerEntry,
+    pub matched: Vec<CellKey>,
+}
+
+/// The manifest history of one cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestHistory {
+    pub key: CellKey,
+    pub manifest_status: Option<String>,
+    pub history: Vec<HistoryEvent>,
+}
+
+/// `GET /api/provenance`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub snapshot: String,
+    pub skipped: Vec<SkippedCell>,
+    pub refills: Vec<RefillProvenance>,
+    pub exclusions: Vec<ExclusionMatches>,
+    pub manifest_histories: Vec<ManifestHistory>,
+    pub warnings: Vec<Warning>,
+}
+
+impl Provenance {
+    pub fn skipped(&self, key: &CellKey) -> Option<&SkippedCell> {
+        self.skipped.iter().find(|skipped| &skipped.key == key)
+    }
+
+    pub fn history(&self, key: &CellKey) -> Option<&ManifestHistory> {
+        self.manifest_histories
+            .iter()
+            .find(|history| &history.key == key)
+    }
+
+    pub fn refill_of(&self, run_id: &str) -> Option<&RefillProvenance> {
+        self.refills.iter().find(|refill| refill.run == run_id)
+    }
+
+    /// The ledger entries that match a cell.
+    pub fn exclusions_of<'a>(&'a self, key: &'a CellKey) -> impl Iterator<Item = &'a ExclusionMatches> {
+        self.exclusions
+            .iter()
+            .filter(move |entry| entry.matched.contains(key))
+    }
+}
+
+/// The body of every error response: `{"error": {"code", "message"}}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    pub code: String,
+    pub message: String,
+}
+
+impl Census {
+    /// The census of one run's cells. `malformed_rows` and the failed rows by status come from the file, not
+    /// from the summaries.
+    pub fn of(
+        cells: &[crate::summary::CellSummary],
+        malformed_rows: u64,
+        failed_by_status: BTreeMap<String, u64>,
+    ) -> Census {
+        let mut census = Census {
+            cells_by_status: CellStatus::ALL
+                .iter()
+                .map(|status| (status.as_str().to_string(), 0))
+                .collect(),
+            malformed_rows,
+            failed_by_status,
+            ..Census::default()
+        };
+        for cell in cells {
+            census.cells += 1;
+            *census
+                .cells_by_status
+                .entry(cell.status.as_str().to_string())
+                .or_default() += 1;
+            census.refilled_cells += u32::from(cell.refilled);
+            census.fallback_cells += u32::from(cell.fallback);
+            census.excluded_cells += u32::from(!cell.excluded.is_empty());
+            census.rows += u64::from(cell.rows);
+            census.ok_rows += u64::from(cell.ok_rows);
+            census.failed_rows += u64::from(cell.failed_rows);
+            census.skip_rows += u64::from(cell.skip_rows);
+            if let Some(expected) = cell.expected_rows {
+                census.expected_rows += u64::from(expected);
+                census.observed_rows += u64::from(cell.rows);
+            }
+        }
+        census
+    }
+}

@@ -1,0 +1,342 @@
+//! The one curve engine: cells grouped into curves over N, reps aggregated within each series, series pooled
+//! within each group, and the breakdown N of the result.
+//!
+//! Every curve a user sees comes from here: the audit's breakdown table (one curve per series), the curves view
+//! (one per colour value and facet) and the matrix (one per square). A series is one
+//! `(run, suite, phase, backend, model, workload)`; its reps at one N are aggregated first (mean or median,
+//! product.md "Curves aggregate reps by mean"), then the series a group pools are aggregated the same way. For a
+//! group that is one series this is exactly the rep aggregate, so a matrix square and the audit row of the same
+//! series always agree; for a pooled group every series weighs the same however many reps it has (TR164 V3's
+//! marginals are means over models of rep-averaged values, data-model.md §4.7).
+
+use crate::key::{CellKey, SeriesKey};
+use crate::scaling::breakdown_n;
+use crate::status::CellStatus;
+use crate::summary::{CellSummary, Inclusion};
+use crate::view_state::Aggregation;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How cells become curve values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CurveOptions {
+    /// Applied over the reps of a series, then over the series of a group.
+    pub aggregation: Aggregation,
+    pub inclusion: Inclusion,
+}
+
+/// An aggregated value and the band around it: the smallest and largest value of the cells behind it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Band {
+    pub value: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// One N of a curve: aggregates of the admitted cells, and what is missing there.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub n: u32,
+    pub efficiency: Option<Band>,
+    pub p95_multiplier: Option<Band>,
+    /// Admitted cells with data at this N (reps × pooled series).
+    pub cells: u32,
+    /// Series with at least one admitted cell with data at this N.
+    pub series: u32,
+    /// Admitted partial cells with data (fewer rows than expected).
+    pub partial: u32,
+    /// Cells at this N that are skipped (sentinel only).
+    pub skipped: u32,
+    /// Cells with data at this N that the inclusion policy leaves out.
+    pub left_out: u32,
+    /// Σ ok rows / Σ expected rows over the cells the inclusion admits, with or without data, so a failed cell
+    /// shows as `0/320` rather than vanishing from the denominator.
+    pub ok_rows: u64,
+    pub expected_rows: u64,
+}
+
+/// Where a curve breaks under a criterion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Breakdown {
+    /// The first N (ascending) at which the criterion holds.
+    At { n: u32 },
+    /// The criterion never holds at the measured N; `max_n` is the largest N with a value.
+    Never { max_n: u32 },
+    /// No N has a value to test (every cell skipped, failed, excluded or without a baseline).
+    NoData,
+}
+
+impl Breakdown {
+    pub fn n(self) -> Option<u32> {
+        match self {
+            Breakdown::At { n } => Some(n),
+            _ => None,
+        }
+    }
+
+    /// How a table cell shows it: `16`, `never within N ≤ 32`, `no data`.
+    pub fn label(self) -> String {
+        match self {
+            Breakdown::At { n } => n.to_string(),
+            Breakdown::Never { max_n } => format!("never within N ≤ {max_n}"),
+            Breakdown::NoData => "no data".into(),
+        }
+    }
+}
+
+/// A curve: its group (what the caller grouped by) and its points in ascending N, every N that has any cell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curve<G> {
+    pub group: G,
+    pub points: Vec<CurvePoint>,
+}
+
+impl<G> Curve<G> {
+    /// Breakdown N on the aggregated values: the single definition every view and the audit use.
+    pub fn breakdown(&self, criterion: &crate::Criterion) -> Breakdown {
+        let measured: Vec<(u32, Option<f64>, Option<f64>)> = self
+            .points
+            .iter()
+            .filter(|point| point.efficiency.is_some() || point.p95_multiplier.is_some())
+            .map(|point| {
+                (
+                    point.n,
+                    point.efficiency.map(|band| band.value),
+                    point.p95_multiplier.map(|band| band.value),
+                )
+            })
+            .collect();
+        match breakdown_n(&measured, criterion) {
+            Some(n) => Breakdown::At { n },
+            None => match measured.iter().map(|(n, _, _)| *n).max() {
+                Some(max_n) => Breakdown::Never { max_n },
+                None => Breakdown::NoData,
+            },
+        }
+    }
+
+    pub fn point(&self, n: u32) -> Option<&CurvePoint> {
+        self.points.iter().find(|point| point.n == n)
+    }
+}
+
+/// The series a cell belongs to, borrowed: cells are pooled per series without cloning keys.
+type SeriesRef<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str, &'a str);
+
+fn series_of(key: &CellKey) -> SeriesRef<'_> {
+    (
+        &key.run_id,
+        &key.suite,
+        &key.phase,
+        &key.backend,
+        &key.model,
+        &key.workload,
+    )
+}
+
+/// Groups `cells` by `group` and builds one curve per group, in the order of the group values.
+pub fn curves<'a, G: Ord>(
+    cells: impl IntoIterator<Item = &'a CellSummary>,
+    group: impl Fn(&CellSummary) -> G,
+    options: &CurveOptions,
+) -> Vec<Curve<G>> {
+    let mut grouped: BTreeMap<G, BTreeMap<u32, Vec<&CellSummary>>> = BTreeMap::new();
+    for cell in cells {
+        grouped
+            .entry(group(cell))
+            .or_default()
+            .entry(cell.key.n)
+            .or_default()
+            .push(cell);
+    }
+    grouped
+        .into_iter()
+        .map(|(group, by_n)| Curve {
+            group,
+            points: by_n
+                .into_iter()
+                .map(|(n, cells)| point(n, &cells, options))
+                .collect(),
+        })
+        .collect()
+}
+
+/// One curve per series `(run, suite, phase, backend, model, workload)`: the audit's breakdown table and the
+/// per-series tables of the demo generator.
+pub fn series_curves<'a>(
+    cells: impl IntoIterator<Item = &'a CellSummary>,
+    options: &CurveOptions,
+) -> Vec<Curve<SeriesKey>> {
+    curves(cells, |cell| cell.key.series(), options)
+}
+
+/// One curve over all of `cells` (a single group).
+pub fn curve<'a>(
+    cells: impl IntoIterator<Item = &'a CellSummary>,
+    options: &CurveOptions,
+) -> Curve<()> {
+    curves(cells, |_| (), options)
+        .pop()
+        .unwrap_or(Curve {
+            group: (),
+            points: Vec::new(),
+        })
+}
+
+fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
+    let mut point = CurvePoint {
+        n,
+        ..CurvePoint::default()
+    };
+    // Per series: the values of its admitted reps, efficiency and p95 multiplier.
+    let mut by_series: BTreeMap<SeriesRef<'_>, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for cell in cells {
+        let admitted = options.inclusion.admits(cell);
+        point.skipped += u32::from(cell.status == CellStatus::Skipped);
+        if admitted {
+            point.ok_rows += u64::from(cell.ok_rows);
+            point.expected_rows += cell.expected_rows.map_or(0, u64::from);
+        }
+        if !cell.has_data() {
+            continue;
+        }
+        if !admitted {
+            point.left_out += 1;
+            continue;
+        }
+        point.cells += 1;
+        point.partial += u32::from(cell.status == CellStatus::Partial);
+        let values = by_series.entry(series_of(&cell.key)).or_default();
+        values.0.extend(cell.efficiency);
+        values.1.extend(cell.p95_multiplier);
+    }
+    point.series = by_series.len() as u32;
+    let pool = |pick: fn(&(Vec<f64>, Vec<f64>)) -> &Vec<f64>| -> Option<Band> {
+        let per_series: Vec<f64> = by_series
+            .values()
+            .filter_map(|values| options.aggregation.apply(pick(values)))
+            .collect();
+        let value = options.aggregation.apply(&per_series)?;
+        let all = by_series.values().flat_map(|values| pick(values).iter());
+        let min = all.clone().copied().fold(f64::INFINITY, f64::min);
+        let max = all.copied().fold(f64::NEG_INFINITY, f64::max);
+        Some(Band { value, min, max })
+    };
+    point.efficiency = pool(|values| &values.0);
+    point.p95_multiplier = pool(|values| &values.1);
+    point
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exclusions::ExclusionScope;
+    use crate::stats::CellStats;
+    use crate::summary::fill_scaling;
+    use crate::Criterion;
+
+    fn cell(model: &str, n: u32, rep: u32, tps: Option<f64>, status: CellStatus) -> CellSummary {
+        let mut cell = CellSummary::empty(
+            CellKey {
+                run_id: "r".into(),
+                suite: "s".into(),
+                phase: "scaling".into(),
+                backend: "b".into(),
+                model: model.into(),
+                workload: "w".into(),
+                n,
+                rep,
+            },
+            status,
+        );
+        cell.expected_rows = Some(10 * n);
+        if let Some(tps) = tps {
+            cell.rows = 10 * n;
+            cell.ok_rows = 10 * n;
+            cell.stats = CellStats {
+                ok_rows: 10 * n,
+                aggregate_tps: Some(tps),
+                p95_wall_ms: Some(100.0 * f64::from(n)),
+                ..CellStats::default()
+            };
+        }
+        cell
+    }
+
+    #[test]
+    fn reps_are_aggregated_per_series_before_series_are_pooled() {
+        // Model a has three reps at N=2 (efficiency 0.5, 0.6, 0.7), model b one (0.9). Pooling the four cells
+        // would give 0.675; the mean of the series' rep means is (0.6 + 0.9) / 2 = 0.75.
+        let mut cells = vec![
+            cell("a", 1, 0, Some(100.0), CellStatus::Clean),
+            cell("a", 1, 1, Some(100.0), CellStatus::Clean),
+            cell("a", 1, 2, Some(100.0), CellStatus::Clean),
+            cell("a", 2, 0, Some(100.0), CellStatus::Clean),
+            cell("a", 2, 1, Some(120.0), CellStatus::Clean),
+            cell("a", 2, 2, Some(140.0), CellStatus::Clean),
+            cell("b", 1, 0, Some(100.0), CellStatus::Clean),
+            cell("b", 2, 0, Some(180.0), CellStatus::Clean),
+        ];
+        fill_scaling(&mut cells);
+        let pooled = curve(&cells, &CurveOptions::default());
+        let at_2 = pooled.point(2).unwrap();
+        let efficiency = at_2.efficiency.unwrap();
+        assert!((efficiency.value - 0.75).abs() < 1e-12, "{efficiency:?}");
+        assert_eq!((efficiency.min, efficiency.max), (0.5, 0.9));
+        assert_eq!((at_2.cells, at_2.series), (4, 2));
+        // One series alone is its rep mean.
+        let per_model = curves(&cells, |cell| cell.key.model.clone(), &CurveOptions::default());
+        let a = per_model[0].point(2).unwrap().efficiency.unwrap();
+        assert!((a.value - 0.6).abs() < 1e-12);
+        let median = CurveOptions {
+            aggregation: Aggregation::Median,
+            ..CurveOptions::default()
+        };
+        let b = curves(&cells, |cell| cell.key.model.clone(), &median);
+        assert!((b[0].point(2).unwrap().efficiency.unwrap().value - 0.6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn breakdown_distinguishes_a_crossing_never_and_no_data() {
+        let mut cells = vec![
+            cell("a", 1, 0, Some(100.0), CellStatus::Clean),
+            cell("a", 2, 0, Some(120.0), CellStatus::Clean),
+            cell("a", 4, 0, Some(300.0), CellStatus::Clean),
+            cell("a", 16, 0, None, CellStatus::Skipped),
+        ];
+        fill_scaling(&mut cells);
+        let whole = curve(&cells, &CurveOptions::default());
+        assert_eq!(whole.breakdown(&Criterion::V3), Breakdown::At { n: 2 });
+        assert_eq!(whole.point(16).unwrap().skipped, 1);
+        let above_2: Vec<CellSummary> = cells.iter().filter(|c| c.key.n != 2).cloned().collect();
+        assert_eq!(
+            curve(&above_2, &CurveOptions::default()).breakdown(&Criterion::V3),
+            Breakdown::Never { max_n: 4 }
+        );
+        let skipped_only = [cells[3].clone()];
+        assert_eq!(
+            curve(&skipped_only, &CurveOptions::default()).breakdown(&Criterion::V3),
+            Breakdown::NoData
+        );
+        assert_eq!(Breakdown::Never { max_n: 32 }.label(), "never within N ≤ 32");
+    }
+
+    #[test]
+    fn left_out_cells_count_but_do_not_enter_the_values() {
+        let mut cells = vec![
+            cell("a", 1, 0, Some(100.0), CellStatus::Clean),
+            cell("a", 2, 0, Some(100.0), CellStatus::Clean),
+            cell("a", 2, 1, Some(160.0), CellStatus::Failed),
+        ];
+        cells[2].excluded = vec!["x".into()];
+        cells[2].exclusion_scope = Some(ExclusionScope::All);
+        cells[2].ok_rows = 0;
+        fill_scaling(&mut cells);
+        let point = curve(&cells, &CurveOptions::default()).point(2).cloned().unwrap();
+        assert_eq!((point.cells, point.left_out), (1, 1));
+        assert_eq!(point.efficiency.unwrap().value, 0.5);
+        // Only the admitted cell's rows are in the denominators.
+        assert_eq!((point.ok_rows, point.expected_rows), (20, 20));
+    }
+}

@@ -131,6 +131,8 @@ pub enum RunRole {
     Run,
     /// A targeted re-run whose rows were spliced into a master; its spliced cells belong to the master.
     Refill,
+    /// A copy of another run directory (its rows carry the other run's id): set aside, no cells.
+    Copy,
 }
 
 /// What the row-by-row comparison of a spliced master with its pre-refill backup found.
@@ -182,6 +184,8 @@ pub struct RunFacts {
     pub role: RunRole,
     /// For a refill run: the master it was spliced into.
     pub refill_of: Option<String>,
+    /// For a copy: the run it copies.
+    pub copy_of: Option<String>,
     pub manifest_status: Option<String>,
     pub has_plan: bool,
     pub census: Census,

@@ -1,11 +1,10 @@
 //! `cellscope audit`: per-run census, hashes, warnings, refill and exclusion summary, the breakdown table, and
 //! the strict check for request-level failures that nothing accounts for.
 
-use crate::index::ledger::LedgerEntry;
-use crate::index::warning::Warning;
-use crate::index::{Index, RunInfo, RunRole};
+use crate::index::Index;
+use cellscope_model::api::{LedgerEntry, RunFacts, RunRole, Warning};
+use cellscope_model::curve::{Breakdown, CurveOptions, series_curves};
 use cellscope_model::exclusions::ExclusionScope;
-use cellscope_model::summary::{Inclusion, curves};
 use cellscope_model::{CellKey, Criterion};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -26,8 +25,10 @@ pub struct BreakdownRow {
     pub backend: String,
     pub model: String,
     pub workload: String,
-    /// First N at which the criterion holds on rep means; `null` = never within the measured N.
+    /// First N at which the criterion holds on rep means; `null` = never within the measured N or no data.
     pub breakdown_n: Option<u32>,
+    /// The breakdown with the difference between "never within the measured N" and "no data".
+    pub breakdown: Breakdown,
     pub efficiency_at_breakdown: Option<f64>,
     pub p95_multiplier_at_breakdown: Option<f64>,
     /// N values with data, ascending.
@@ -47,7 +48,7 @@ pub struct UnaccountedCell {
 #[derive(Clone, Debug, Serialize)]
 pub struct RunAudit<'a> {
     #[serde(flatten)]
-    pub run: &'a RunInfo,
+    pub run: &'a RunFacts,
     pub warnings: Vec<&'a Warning>,
 }
 
@@ -71,11 +72,7 @@ impl AuditReport<'_> {
     }
 }
 
-pub fn report<'a>(
-    index: &'a Index,
-    criterion_name: &str,
-    criterion: &Criterion,
-) -> AuditReport<'a> {
+pub fn report<'a>(index: &'a Index, criterion: &Criterion) -> AuditReport<'a> {
     let runs = index
         .runs
         .iter()
@@ -88,25 +85,29 @@ pub fn report<'a>(
                 .collect(),
         })
         .collect();
-    let breakdown = curves(&index.cells, &Inclusion::default())
+    // One curve per series under the default inclusion (partial cells in, `all`-scope exclusions out): the same
+    // engine and breakdown rule as every view of the app.
+    let breakdown = series_curves(&index.cells, &CurveOptions::default())
         .into_iter()
         .map(|curve| {
-            let breakdown_n = curve.breakdown(criterion);
-            let at = breakdown_n.and_then(|n| curve.point(n));
+            let breakdown = curve.breakdown(criterion);
+            let at = breakdown.n().and_then(|n| curve.point(n));
+            let series = &curve.group;
             BreakdownRow {
-                run_id: curve.series.run_id.clone(),
-                suite: curve.series.suite.clone(),
-                phase: curve.series.phase.clone(),
-                backend: curve.series.backend.clone(),
-                model: curve.series.model.clone(),
-                workload: curve.series.workload.clone(),
-                breakdown_n,
+                run_id: series.run_id.clone(),
+                suite: series.suite.clone(),
+                phase: series.phase.clone(),
+                backend: series.backend.clone(),
+                model: series.model.clone(),
+                workload: series.workload.clone(),
+                breakdown_n: breakdown.n(),
+                breakdown,
                 efficiency_at_breakdown: at
                     .and_then(|point| point.efficiency)
-                    .map(|value| value.mean),
+                    .map(|band| band.value),
                 p95_multiplier_at_breakdown: at
                     .and_then(|point| point.p95_multiplier)
-                    .map(|value| value.mean),
+                    .map(|band| band.value),
                 measured_n: curve
                     .points
                     .iter()
@@ -135,9 +136,9 @@ pub fn report<'a>(
     AuditReport {
         root: index.root.display().to_string(),
         criterion: CriterionInfo {
-            name: criterion_name.to_string(),
-            efficiency_below: criterion.efficiency_below,
-            p95_multiplier_above: criterion.p95_multiplier_above,
+            name: criterion.name().to_string(),
+            efficiency_below: criterion.efficiency_below(),
+            p95_multiplier_above: criterion.p95_multiplier_above(),
         },
         cells: index.cells.len(),
         runs,
@@ -197,9 +198,12 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
         let run = audit.run;
         let census = &run.census;
         let _ = writeln!(out);
-        let role = match (run.role, &run.refill_of) {
-            (RunRole::Refill, Some(master)) => {
-                format!(" — refill run spliced into {master}; its cells are counted there")
+        let role = match (run.role, &run.refill_of, &run.copy_of) {
+            (RunRole::Refill, Some(master), _) => {
+                format!(" — refill run spliced into {master}; its spliced cells are counted there")
+            }
+            (RunRole::Copy, _, Some(original)) => {
+                format!(" — a copy of run {original}; set aside, its cells are not indexed")
             }
             _ => String::new(),
         };
@@ -358,6 +362,9 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
     );
     for row in &report.breakdown {
         let mut notes = Vec::new();
+        if row.breakdown == Breakdown::NoData {
+            notes.push("no data".to_string());
+        }
         if !row.skipped_n.is_empty() {
             notes.push(format!(
                 "skipped at N={}",
@@ -376,8 +383,11 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
             row.backend,
             row.model,
             row.workload,
-            row.breakdown_n
-                .map_or_else(|| "—".to_string(), |n| n.to_string()),
+            match row.breakdown {
+                Breakdown::At { n } => n.to_string(),
+                Breakdown::Never { .. } => "—".to_string(),
+                Breakdown::NoData => "n/a".to_string(),
+            },
             optional(row.efficiency_at_breakdown, 3),
             optional(row.p95_multiplier_at_breakdown, 3),
             notes.join("; ")

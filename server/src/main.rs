@@ -124,7 +124,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let named = Criterion::named(&criterion)
                 .with_context(|| format!("unknown criterion {criterion}"))?;
             let index = load(&data_dir, &IndexOptions::default())?;
-            let report = audit::report(&index, &criterion, &named);
+            let report = audit::report(&index, &named);
             let mut stdout = std::io::stdout().lock();
             if json {
                 serde_json::to_writer_pretty(&mut stdout, &report).context("writing JSON")?;

@@ -3,7 +3,7 @@
 
 mod common;
 
-use cellscope_model::summary::{Inclusion, curves};
+use cellscope_model::curve::{CurveOptions, series_curves};
 use cellscope_model::{CellStatus, Criterion};
 use common::demo_index;
 use std::collections::BTreeMap;
@@ -122,33 +122,33 @@ const APPENDIX_D: [(&str, &str, &str, f64, f64); 24] = [
 #[test]
 fn v1_breaks_at_n2_everywhere_with_appendix_d_values() {
     let index = demo_index();
-    let v1_curves = curves(
+    let v1_curves = series_curves(
         index.cells.iter().filter(|cell| cell.key.run_id == V1),
-        &Inclusion::default(),
+        &CurveOptions::default(),
     );
     assert_eq!(v1_curves.len(), 24);
     for (phase, model, workload, efficiency, p95_multiplier) in APPENDIX_D {
         let curve = v1_curves
             .iter()
             .find(|curve| {
-                curve.series.phase == phase
-                    && curve.series.model == model
-                    && curve.series.workload == workload
+                curve.group.phase == phase
+                    && curve.group.model == model
+                    && curve.group.workload == workload
             })
             .unwrap_or_else(|| panic!("no curve for {phase} {model} {workload}"));
         assert_eq!(
-            curve.breakdown(&Criterion::V1),
+            curve.breakdown(&Criterion::V1).n(),
             Some(2),
             "{phase} {model} {workload}"
         );
         let at_2 = curve.point(2).unwrap();
         assert_eq!(at_2.cells, 3);
-        let measured = at_2.efficiency.unwrap().mean;
+        let measured = at_2.efficiency.unwrap().value;
         assert!(
             (measured - efficiency).abs() <= 0.02,
             "{phase} {model} {workload}: efficiency {measured} vs {efficiency}"
         );
-        let measured_p95 = at_2.p95_multiplier.unwrap().mean;
+        let measured_p95 = at_2.p95_multiplier.unwrap().value;
         assert!(
             (measured_p95 - p95_multiplier).abs() <= 0.05,
             "{phase} {model} {workload}: p95x {measured_p95} vs {p95_multiplier}"
@@ -157,7 +157,7 @@ fn v1_breaks_at_n2_everywhere_with_appendix_d_values() {
     // llama3.2-3b long_decode ends in skipped cells at N=16 on both phases.
     let long_decode = v1_curves
         .iter()
-        .find(|curve| curve.series.model == "llama3.2-3b" && curve.series.workload == "long_decode")
+        .find(|curve| curve.group.model == "llama3.2-3b" && curve.group.workload == "long_decode")
         .unwrap();
     let last = long_decode.point(16).unwrap();
     assert_eq!((last.skipped, last.cells, last.efficiency), (3, 0, None));
@@ -207,7 +207,7 @@ fn v3_counts_and_refill_lineage() {
         && cell.key.workload == "long_prefill_8k"
         && cell.source_run_id.as_deref() == Some(REFILL)));
     let refill_run = index.run(REFILL).unwrap();
-    assert_eq!(refill_run.role, cellscope::index::RunRole::Refill);
+    assert_eq!(refill_run.role, cellscope_model::api::RunRole::Refill);
     assert_eq!(refill_run.refill_of.as_deref(), Some(SGLANG));
     assert_eq!(refill_run.census.cells, 36);
     let master = index.run(SGLANG).unwrap();
@@ -223,7 +223,7 @@ fn v3_counts_and_refill_lineage() {
         index
             .warnings
             .iter()
-            .all(|warning| warning.severity != cellscope::index::warning::Severity::Error),
+            .all(|warning| warning.severity != cellscope_model::api::Severity::Error),
         "{:#?}",
         index.warnings
     );
@@ -307,12 +307,12 @@ const FIRST_N_BELOW: [(&str, &str, Option<u32>, Option<u32>); 25] = [
 #[test]
 fn v3_first_n_below_065_equals_the_published_50_cell_table_in_both_phases() {
     let index = demo_index();
-    let v3_curves = curves(
+    let v3_curves = series_curves(
         index
             .cells
             .iter()
             .filter(|cell| cell.key.run_id == VLLM || cell.key.run_id == SGLANG),
-        &Inclusion::default(),
+        &CurveOptions::default(),
     );
     assert_eq!(v3_curves.len(), 2 * 25 * 2);
     for (model, workload, vllm, sglang) in FIRST_N_BELOW {
@@ -321,14 +321,14 @@ fn v3_first_n_below_065_equals_the_published_50_cell_table_in_both_phases() {
                 let curve = v3_curves
                     .iter()
                     .find(|curve| {
-                        curve.series.run_id == run
-                            && curve.series.phase == phase
-                            && curve.series.model == model
-                            && curve.series.workload == workload
+                        curve.group.run_id == run
+                            && curve.group.phase == phase
+                            && curve.group.model == model
+                            && curve.group.workload == workload
                     })
                     .unwrap();
                 assert_eq!(
-                    curve.breakdown(&Criterion::V3),
+                    curve.breakdown(&Criterion::V3).n(),
                     published,
                     "{run} {phase} {model} {workload}"
                 );

@@ -3,7 +3,7 @@
 use super::error::ApiError;
 use super::snapshot::{Snapshot, Store};
 use crate::export::{self, Format};
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::header::{
     ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
@@ -13,9 +13,9 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use cellscope_model::requests::{requests_schema, requests_to_batch};
 use cellscope_model::schema::{ARROW_STREAM_MEDIA_TYPE, write_ipc_stream};
+use cellscope_model::filter::DimensionFilter;
 use cellscope_model::{CellKey, CellStatus, CellSummary, Dimension};
 use futures_util::StreamExt as _;
-use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -31,9 +31,10 @@ fn media_type(format: Format) -> &'static str {
     }
 }
 
-/// `W/"<snapshot>"`: a response is a function of the snapshot and the URL, so the snapshot id validates it.
+/// `W/"<snapshot>-<content>"`: a response is a function of the snapshot's content (second indexing stage
+/// included) and the URL, so the snapshot's ETag validates it.
 fn etag(snapshot: &Snapshot) -> HeaderValue {
-    HeaderValue::from_str(&format!("W/\"{}\"", snapshot.id))
+    HeaderValue::from_str(&format!("W/\"{}\"", snapshot.etag))
         .unwrap_or_else(|_| HeaderValue::from_static("W/\"\""))
 }
 
@@ -148,8 +149,9 @@ pub async fn index(
     ))
 }
 
+/// The cells a `/api/cells` query selects: the model's dimension filter plus `status=`.
 fn cell_filter(parsed: &Parsed) -> Result<impl Fn(&CellSummary) -> bool, ApiError> {
-    let mut filters: Vec<(Dimension, BTreeSet<String>)> = Vec::new();
+    let mut filter = DimensionFilter::default();
     let mut statuses: Option<BTreeSet<CellStatus>> = None;
     for (name, values) in &parsed.values {
         if name == "status" {
@@ -168,28 +170,15 @@ fn cell_filter(parsed: &Parsed) -> Result<impl Fn(&CellSummary) -> bool, ApiErro
         let dimension = Dimension::parse(name).ok_or_else(|| {
             ApiError::bad_request("unknown_parameter", format!("unknown dimension `{name}`"))
         })?;
-        if matches!(dimension, Dimension::N | Dimension::Rep) {
-            for value in values {
-                if value.parse::<u32>().is_err() {
-                    return Err(ApiError::bad_request(
-                        "bad_parameter",
-                        format!("`{name}` must be a list of non-negative integers, got `{value}`"),
-                    ));
-                }
-            }
-        }
-        filters.push((dimension, values.iter().cloned().collect()));
+        filter
+            .accept(dimension, values.iter().cloned())
+            .map_err(|error| ApiError::bad_request("bad_parameter", error.to_string()))?;
     }
     Ok(move |cell: &CellSummary| {
         statuses
             .as_ref()
             .is_none_or(|set| set.contains(&cell.status))
-            && filters.iter().all(|(dimension, accepted)| {
-                let value = cell.key.value(*dimension);
-                accepted
-                    .iter()
-                    .any(|candidate| value.matches_text(candidate))
-            })
+            && filter.admits(&cell.key)
     })
 }
 
@@ -416,13 +405,6 @@ pub async fn requests(
     Ok(respond(&snapshot, media_type(format), body))
 }
 
-fn render_markdown(text: &str) -> String {
-    let parser = pulldown_cmark::Parser::new_ext(text, pulldown_cmark::Options::ENABLE_TABLES);
-    let mut html = String::new();
-    pulldown_cmark::html::push_html(&mut html, parser);
-    ammonia::clean(&html)
-}
-
 /// `GET /api/provenance`
 pub async fn provenance(
     State(store): State<Arc<Store>>,
@@ -440,77 +422,11 @@ pub async fn provenance(
     if let Some(response) = not_modified(&headers, &snapshot) {
         return Ok(response);
     }
-    let index = &snapshot.index;
-    let history = |key: &CellKey| index.provenance.get(key);
-    let skipped: Vec<serde_json::Value> = index
-        .cells
-        .iter()
-        .filter(|cell| cell.status == CellStatus::Skipped || cell.status == CellStatus::NotRun)
-        .map(|cell| {
-            let provenance = history(&cell.key);
-            let reason = provenance
-                .and_then(|provenance| {
-                    provenance
-                        .history
-                        .iter()
-                        .rev()
-                        .find_map(|event| event.detail.clone())
-                })
-                .unwrap_or_else(|| {
-                    if cell.status == CellStatus::Skipped {
-                        "skip sentinel row in metrics.csv".into()
-                    } else {
-                        "planned but absent from metrics.csv".into()
-                    }
-                });
-            json!({ "key": cell.key, "status": cell.status, "reason": reason,
-                    "manifest_status": provenance.and_then(|p| p.manifest_status.clone()),
-                    "history": provenance.map(|p| p.history.clone()).unwrap_or_default() })
-        })
-        .collect();
-    let refills: Vec<serde_json::Value> = index
-        .runs
-        .iter()
-        .filter_map(|run| {
-            let refill = run.refill.as_ref()?;
-            let note = refill.note.as_deref();
-            Some(json!({
-                "run": run.run_id, "path": run.path, "refill_runs": refill.refill_runs,
-                "refilled_cells": refill.refilled_cells, "refill_rows": refill.refill_rows,
-                "note_markdown": note, "note_html": note.map(render_markdown),
-                "backups": run.backups,
-            }))
-        })
-        .collect();
-    let exclusions: Vec<serde_json::Value> = index
-        .exclusions
-        .iter()
-        .map(|entry| {
-            let matched: Vec<&CellKey> = index
-                .cells
-                .iter()
-                .filter(|cell| cell.excluded.contains(&entry.entry.id))
-                .map(|cell| &cell.key)
-                .collect();
-            json!({ "entry": entry, "matched": matched })
-        })
-        .collect();
-    let histories: Vec<serde_json::Value> = index
-        .provenance
-        .iter()
-        .filter(|(_, provenance)| !provenance.history.is_empty())
-        .map(|(key, provenance)| json!({ "key": key, "manifest_status": provenance.manifest_status, "history": provenance.history }))
-        .collect();
-    let body = serde_json::to_vec(&json!({
-        "snapshot": snapshot.id,
-        "skipped": skipped,
-        "refills": refills,
-        "exclusions": exclusions,
-        "manifest_histories": histories,
-        "warnings": index.warnings,
-    }))
-    .map_err(|error| ApiError::Internal(error.to_string()))?;
-    Ok(respond(&snapshot, "application/json", Bytes::from(body)))
+    Ok(respond(
+        &snapshot,
+        "application/json",
+        snapshot.provenance_json.clone(),
+    ))
 }
 
 /// `GET /api/events`: `event: snapshot` with the current id at once, then one per new snapshot.

@@ -2,6 +2,7 @@
 //! `{"error": {"code", "message"}}`.
 
 use axum::Json;
+use cellscope_model::api::{ErrorBody, ErrorDetail};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
@@ -51,7 +52,12 @@ impl IntoResponse for ApiError {
                 )
             }
         };
-        let body = serde_json::json!({ "error": { "code": code, "message": message } });
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: code.to_string(),
+                message,
+            },
+        };
         (
             status,
             [(axum::http::header::CACHE_CONTROL, "no-cache")],

@@ -5,18 +5,29 @@ use crate::export::{self, Format};
 use crate::index::{Index, IndexOptions, Quiet};
 use arc_swap::ArcSwap;
 use axum::body::Bytes;
-use cellscope_model::Dimension;
-use serde_json::json;
+use cellscope_model::api::{
+    DimensionCount, ExclusionMatches, IndexBody, ManifestHistory, Provenance, RefillProvenance,
+    SkippedCell,
+};
+use cellscope_model::filter::dimension_counts;
+use cellscope_model::reasons::skip_reason;
+use cellscope_model::CellStatus;
 use sha2::Digest as _;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::broadcast;
 
 pub struct Snapshot {
-    /// A content hash of what is indexed (cells, runs, ledger); equal data gives an equal id.
+    /// The data snapshot: a content hash of the cells table and the stage-1 facts (runs, ledger, provenance).
+    /// Links pin it (`at=`) and the server announces it; equal data gives an equal id. The checksums and backup
+    /// comparisons of the second indexing stage do not change it.
     pub id: String,
+    /// The validator of every response: a hash of everything a body can depend on, the second stage and the
+    /// time of indexing included, so a 304 never confirms a body that has changed.
+    pub etag: String,
+    /// The same without the time of indexing: equal when a re-index found nothing new.
+    pub content: String,
     pub index: Index,
     pub indexed_at_unix_ms: u64,
     /// `/api/cells` without filters, Arrow IPC, encoded once.
@@ -25,44 +36,96 @@ pub struct Snapshot {
     pub cells_arrow_compressed: Vec<(&'static str, Bytes)>,
     /// `/api/index`.
     pub index_json: Bytes,
+    /// `/api/provenance`, computed once per snapshot (notes rendered and sanitised once).
+    pub provenance_json: Bytes,
     /// Whether hashes and backup diffs are in (the second indexing stage).
     pub complete: bool,
 }
 
-fn dimension_values(index: &Index) -> serde_json::Value {
-    let mut dimensions = serde_json::Map::new();
-    for dimension in Dimension::ALL {
-        let mut counts: BTreeMap<(u8, u32, String), u32> = BTreeMap::new();
-        for cell in &index.cells {
-            let value = cell.key.value(dimension);
-            // Numbers sort numerically, text alphabetically.
-            let sort_key = match value {
-                cellscope_model::key::DimensionValue::Number(number) => (0, number, String::new()),
-                cellscope_model::key::DimensionValue::Text(text) => (1, 0, text.to_string()),
-            };
-            *counts.entry(sort_key).or_default() += 1;
-        }
-        let values: Vec<serde_json::Value> = counts
-            .into_iter()
-            .map(|((kind, number, text), cells)| {
-                let value = if kind == 0 {
-                    json!(number)
-                } else {
-                    json!(text)
-                };
-                json!({ "value": value, "cells": cells })
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().take(8).map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn render_markdown(text: &str) -> String {
+    let parser = pulldown_cmark::Parser::new_ext(text, pulldown_cmark::Options::ENABLE_TABLES);
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, parser);
+    ammonia::clean(&html)
+}
+
+/// The `/api/provenance` body of an index.
+pub fn provenance(index: &Index, snapshot: &str) -> Provenance {
+    let skipped = index
+        .cells
+        .iter()
+        .filter(|cell| matches!(cell.status, CellStatus::Skipped | CellStatus::NotRun))
+        .map(|cell| {
+            let provenance = index.provenance.get(&cell.key);
+            let history = provenance.map(|p| p.history.clone()).unwrap_or_default();
+            SkippedCell {
+                key: cell.key.clone(),
+                status: cell.status,
+                reason: skip_reason(cell.status, &history),
+                manifest_status: provenance.and_then(|p| p.manifest_status.clone()),
+                history,
+            }
+        })
+        .collect();
+    let refills = index
+        .runs
+        .iter()
+        .filter_map(|run| {
+            let refill = run.refill.as_ref()?;
+            Some(RefillProvenance {
+                run: run.run_id.clone(),
+                path: run.path.clone(),
+                refill_runs: refill.refill_runs.clone(),
+                refilled_cells: refill.refilled_cells,
+                refill_rows: refill.refill_rows,
+                note_markdown: refill.note.clone(),
+                note_html: refill.note.as_deref().map(render_markdown),
+                backups: run.backups.clone(),
             })
-            .collect();
-        dimensions.insert(
-            dimension.name().to_string(),
-            serde_json::Value::Array(values),
-        );
+        })
+        .collect();
+    let exclusions = index
+        .exclusions
+        .iter()
+        .map(|entry| ExclusionMatches {
+            entry: entry.clone(),
+            matched: index
+                .cells
+                .iter()
+                .filter(|cell| cell.excluded.contains(&entry.entry.id))
+                .map(|cell| cell.key.clone())
+                .collect(),
+        })
+        .collect();
+    let manifest_histories = index
+        .provenance
+        .iter()
+        .filter(|(_, provenance)| !provenance.history.is_empty())
+        .map(|(key, provenance)| ManifestHistory {
+            key: key.clone(),
+            manifest_status: provenance.manifest_status.clone(),
+            history: provenance.history.clone(),
+        })
+        .collect();
+    Provenance {
+        snapshot: snapshot.to_string(),
+        skipped,
+        refills,
+        exclusions,
+        manifest_histories,
+        warnings: index.warnings.clone(),
     }
-    serde_json::Value::Object(dimensions)
 }
 
 impl Snapshot {
     pub fn new(index: Index, complete: bool) -> Result<Snapshot, String> {
+        let indexed_at_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_millis() as u64);
         let cells_arrow =
             export::encode(&index.cells, Format::Arrow).map_err(|error| error.to_string())?;
         let mut hasher = sha2::Sha256::new();
@@ -73,45 +136,82 @@ impl Snapshot {
             hasher.update(run.run_id.as_bytes());
             hasher.update(run.path.as_bytes());
             hasher.update(run.metrics.bytes.to_le_bytes());
-            hasher.update(serde_json::to_vec(&run.census).unwrap_or_default());
+            hasher.update(json(&run.census));
             if let Some(refill) = &run.refill {
                 hasher.update(refill.note.as_deref().unwrap_or_default().as_bytes());
             }
         }
-        hasher.update(serde_json::to_vec(&index.exclusions).unwrap_or_default());
-        hasher.update(serde_json::to_vec(&index.provenance).unwrap_or_default());
-        let id: String = hasher
-            .finalize()
-            .iter()
-            .take(8)
-            .map(|byte| format!("{byte:02x}"))
-            .collect();
-        let indexed_at_unix_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_millis() as u64);
-        let index_json = serde_json::to_vec(&json!({
-            "snapshot": id,
-            "complete": complete,
-            "indexed_at_unix_ms": indexed_at_unix_ms,
-            "index_ms": index.elapsed.as_secs_f64() * 1e3,
-            "cells": index.cells.len(),
-            "runs": index.runs,
-            "exclusions": index.exclusions,
-            "warnings": index.warnings,
-            "dimensions": dimension_values(&index),
-        }))
-        .map_err(|error| error.to_string())?;
+        hasher.update(json(&index.exclusions));
+        hasher.update(json(&index.provenance.iter().collect::<Vec<_>>()));
+        let id = hex(&hasher.finalize());
+        let mut body = IndexBody {
+            snapshot: id.clone(),
+            complete,
+            // Filled in below, after the content hash.
+            indexed_at_unix_ms: 0,
+            index_ms: 0.0,
+            cells: index.cells.len(),
+            runs: index.runs.clone(),
+            exclusions: index.exclusions.clone(),
+            warnings: index.warnings.clone(),
+            dimensions: dimension_counts(&index.cells)
+                .into_iter()
+                .map(|(dimension, counts)| {
+                    let counts = counts
+                        .into_iter()
+                        .map(|(value, cells)| DimensionCount { value, cells })
+                        .collect();
+                    (dimension, counts)
+                })
+                .collect(),
+        };
+        let untimed_index_json = serde_json::to_vec(&body).map_err(|error| error.to_string())?;
+        body.indexed_at_unix_ms = indexed_at_unix_ms;
+        body.index_ms = index.elapsed.as_secs_f64() * 1e3;
+        let index_json = serde_json::to_vec(&body).map_err(|error| error.to_string())?;
+        let provenance_json =
+            serde_json::to_vec(&provenance(&index, &id)).map_err(|error| error.to_string())?;
+        // Everything any response is made from: the three precomputed bodies (the index body carries the
+        // second stage and the warnings), the pre-refill cells and where each cell's rows are.
+        let mut etag = sha2::Sha256::new();
+        for part in [&cells_arrow, &untimed_index_json, &provenance_json] {
+            etag.update((part.len() as u64).to_le_bytes());
+            etag.update(part);
+        }
+        etag.update(json(&index.pre_refill_cells));
+        for (key, rows) in &index.rows {
+            etag.update(key.to_string().as_bytes());
+            etag.update(rows.file_bytes.to_le_bytes());
+            etag.update((rows.offsets.len() as u64).to_le_bytes());
+            if let Some((_, bytes, offsets)) = &rows.backup {
+                etag.update(bytes.to_le_bytes());
+                etag.update((offsets.len() as u64).to_le_bytes());
+            }
+        }
+        let content = hex(&etag.finalize());
+        let mut timed = sha2::Sha256::new();
+        timed.update(content.as_bytes());
+        timed.update(&index_json);
+        let etag = format!("{id}-{}", hex(&timed.finalize()));
         let cells_arrow_compressed = compress_all(&cells_arrow);
         Ok(Snapshot {
             id,
+            etag,
+            content,
             index,
             indexed_at_unix_ms,
             cells_arrow: Bytes::from(cells_arrow),
             cells_arrow_compressed,
             index_json: Bytes::from(index_json),
+            provenance_json: Bytes::from(provenance_json),
             complete,
         })
     }
+}
+
+/// The JSON bytes of a value, for hashing (types that cannot be JSON hash as nothing).
+fn json<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
 }
 
 /// zstd, brotli and gzip versions of `body`. Compressing 0.4 MB per request would dominate the cost of
@@ -172,8 +272,13 @@ impl Store {
         let index =
             crate::index::build(&self.root, options, &Quiet).map_err(|error| error.to_string())?;
         let complete = options.hashes && options.backup_diff;
+        let current = self.load();
         let snapshot = Snapshot::new(index, complete)?;
-        let changed = snapshot.id != self.load().id;
+        // Nothing new: keep the current snapshot, whose bodies and ETag stay valid.
+        if snapshot.content == current.content {
+            return Ok(None);
+        }
+        let changed = snapshot.id != current.id;
         let id = snapshot.id.clone();
         self.current.store(Arc::new(snapshot));
         if changed {

@@ -1,6 +1,6 @@
 //! Finds run directories, backups and exclusion ledgers under the data root without leaving it.
 
-use super::warning::Warning;
+use cellscope_model::api::Warning;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -1,20 +1,7 @@
 //! Loads `exclusions.toml` ledgers and applies them to cells.
 
-use super::warning::Warning;
-use cellscope_model::exclusions::{ExclusionEntry, ExclusionLedger};
-use serde::Serialize;
-
-/// One ledger entry with where it came from and which cells it matched.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct LedgerEntry {
-    #[serde(flatten)]
-    pub entry: ExclusionEntry,
-    /// The ledger file, relative to the data root.
-    pub file: String,
-    /// The directory (relative, `""` = the root) whose runs the entry applies to.
-    pub applies_under: String,
-    pub matched_cells: u32,
-}
+use cellscope_model::api::{LedgerEntry, Warning};
+use cellscope_model::exclusions::ExclusionLedger;
 
 fn line_of(text: &str, offset: usize) -> u64 {
     text.get(..offset)
@@ -67,6 +54,60 @@ pub fn load(
             LedgerEntry { entry, file: file.to_string(), applies_under: applies_under.to_string(), matched_cells: 0 }
         })
         .collect()
+}
+
+/// Loads every ledger found by discovery (`(directory it applies under, path)`), reporting unreadable files and
+/// ids used by more than one entry.
+pub fn load_all(
+    root: &std::path::Path,
+    ledgers: &[(String, std::path::PathBuf)],
+    warnings: &mut Vec<Warning>,
+) -> Vec<LedgerEntry> {
+    let mut entries: Vec<LedgerEntry> = Vec::new();
+    let mut texts: Vec<(String, String)> = Vec::new();
+    for (applies_under, path) in ledgers {
+        let file = super::discover::relative_path(root, path);
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                entries.extend(load(&text, &file, applies_under, warnings));
+                texts.push((file, text));
+            }
+            Err(error) => warnings.push(
+                Warning::error("unreadable_file", format!("cannot read the file: {error}"))
+                    .file(&file),
+            ),
+        }
+    }
+    let mut seen: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for entry in &entries {
+        let times = seen.entry(entry.entry.id.as_str()).or_default();
+        *times += 1;
+        if *times > 1 {
+            // The line of this occurrence of the id in its file, for the reader to find it.
+            let line = texts
+                .iter()
+                .find(|(file, _)| file == &entry.file)
+                .and_then(|(_, text)| {
+                    let quoted = format!("\"{}\"", entry.entry.id);
+                    text.match_indices(&quoted)
+                        .nth(*times - 1)
+                        .or_else(|| text.match_indices(&quoted).last())
+                        .map(|(offset, _)| line_of(text, offset))
+                });
+            warnings.push(
+                Warning::warn(
+                    "duplicate_exclusion_id",
+                    format!(
+                        "exclusion id `{}` is used by more than one entry; each entry still applies",
+                        entry.entry.id
+                    ),
+                )
+                .file(&entry.file)
+                .at_line(line),
+            );
+        }
+    }
+    entries
 }
 
 /// Whether a run at `run_relative` lies under the ledger directory `applies_under`.

@@ -4,7 +4,9 @@
 //! quoting are accepted. A malformed row is reported with its line and left out; the rest of the file still
 //! counts. Only `ok` rows that are not skip sentinels enter statistics.
 
-use super::warning::Warning;
+use cellscope_model::api::Warning;
+use cellscope_model::key::CellCoordinates;
+use cellscope_model::requests::RowClass;
 use cellscope_model::stats::{CellAccumulator, CellStats, RequestSample};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -34,19 +36,6 @@ pub const REQUIRED_COLUMNS: [&str; 17] = [
 /// drown the report.
 const MAX_ROW_WARNINGS: usize = 20;
 
-/// The key of a cell within one file: the cell key without `run_id`, which can differ per row in a spliced
-/// master (refill rows carry the refill run's id).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RowCellKey {
-    pub suite: String,
-    pub phase: String,
-    pub backend: String,
-    pub model: String,
-    pub workload: String,
-    pub n: u32,
-    pub rep: u32,
-}
-
 /// What one file says about one cell.
 #[derive(Clone, Debug, Default)]
 pub struct ParsedCell {
@@ -56,8 +45,8 @@ pub struct ParsedCell {
     pub skip_rows: u32,
     /// Non-ok status value → row count.
     pub failed_by_status: BTreeMap<String, u32>,
-    /// `run_id` column value → row count (skip sentinels included).
-    pub row_run_ids: BTreeMap<String, u32>,
+    /// `run_id` column value → its rows (skip sentinels included), for the refill lineage.
+    pub row_run_ids: BTreeMap<String, IdCount>,
     /// 1-based line of the cell's first row; computed only for cells a warning names (0 otherwise).
     pub first_line: u64,
     /// Byte offsets of the cell's rows (as the csv reader reports them), for reading them back on demand.
@@ -65,11 +54,19 @@ pub struct ParsedCell {
     pub stats: CellStats,
 }
 
+/// The rows of one cell that carry one `run_id`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IdCount {
+    pub rows: u32,
+    /// Byte offset of the first of them (as the csv reader reports it).
+    pub first_offset: u64,
+}
+
 /// The parse of one file.
 #[derive(Clone, Debug, Default)]
 pub struct ParsedMetrics {
     /// Cells in the order they first appear in the file.
-    pub cells: Vec<(RowCellKey, ParsedCell)>,
+    pub cells: Vec<(CellCoordinates, ParsedCell)>,
     /// Data records read (excluding the header), whether or not they were usable.
     pub records: u64,
     /// Records left out because they were malformed.
@@ -265,15 +262,16 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
         header,
         ..ParsedMetrics::default()
     };
-    let mut cells: Vec<(RowCellKey, Accumulating)> = Vec::new();
+    let mut cells: Vec<(CellCoordinates, Accumulating)> = Vec::new();
     let mut index_by_key: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut composite: Vec<u8> = Vec::with_capacity(128);
     // The previous row's key fields and cell: consecutive rows almost always share a cell, so a field-by-field
     // comparison usually replaces the hash lookup.
     let mut last_key: Vec<Vec<u8>> = vec![Vec::new(); columns.key.len()];
     let mut last_cell: Option<usize> = None;
-    // Run ids are counted per cell in runs of equal bytes, flushed into the cell's map when they change.
-    let mut pending_run: Option<(usize, Vec<u8>, u32)> = None;
+    // Run ids are counted per cell in runs of equal bytes, flushed into the cell's map when they change:
+    // (cell, run id, rows, offset of the first of them).
+    let mut pending_run: Option<(usize, Vec<u8>, u32, u64)> = None;
     let mut row_warnings = 0usize;
     let mut unknown_statuses: BTreeMap<Vec<u8>, (u64, u64)> = BTreeMap::new();
 
@@ -283,16 +281,20 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
             warnings.push(warning);
         }
     };
-    let flush_run = |cells: &mut Vec<(RowCellKey, Accumulating)>,
-                     pending: Option<(usize, Vec<u8>, u32)>| {
-        if let Some((cell_index, run_id, count)) = pending {
+    let flush_run = |cells: &mut Vec<(CellCoordinates, Accumulating)>,
+                     pending: Option<(usize, Vec<u8>, u32, u64)>| {
+        if let Some((cell_index, run_id, count, first_offset)) = pending {
             let text = String::from_utf8_lossy(&run_id).into_owned();
-            *cells[cell_index]
+            let entry = cells[cell_index]
                 .1
                 .cell
                 .row_run_ids
                 .entry(text)
-                .or_default() += count;
+                .or_insert(IdCount {
+                    rows: 0,
+                    first_offset,
+                });
+            entry.rows += count;
         }
     };
 
@@ -419,16 +421,16 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
         }
         let status = field(columns.status);
         let wall_ms = parse_number(field(columns.wall_ms));
-        let is_sentinel = wall_ms == Some(0.0)
-            && [
+        let class = RowClass::classify(status, wall_ms, || {
+            [
                 columns.agent_id,
                 columns.request_id,
                 columns.request_sequence,
             ]
-            .iter()
-            .all(|&column| parse_number(field(column)) == Some(0.0));
+            .map(|column| parse_number(field(column)))
+        });
 
-        let sample = if is_sentinel || status != b"ok" {
+        let sample = if class != RowClass::Ok {
             None
         } else {
             match request_sample(&field, &columns, wall_ms) {
@@ -445,20 +447,20 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
         };
 
         match &mut pending_run {
-            Some((pending_cell, pending_id, count))
+            Some((pending_cell, pending_id, count, _))
                 if *pending_cell == cell_index && pending_id.as_slice() == run_id =>
             {
                 *count += 1;
             }
             _ => {
-                let previous = pending_run.replace((cell_index, run_id.to_vec(), 1));
+                let previous = pending_run.replace((cell_index, run_id.to_vec(), 1, offset));
                 flush_run(&mut cells, previous);
             }
         }
         let (_, accumulating) = &mut cells[cell_index];
         let cell = &mut accumulating.cell;
         cell.row_offsets.push(offset);
-        if is_sentinel {
+        if class == RowClass::Skip {
             cell.skip_rows += 1;
         } else if let Some(sample) = sample {
             cell.rows += 1;
@@ -522,6 +524,11 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
         })
         .collect();
     Ok(parsed)
+}
+
+/// The 1-based line of the record that the parser reports at byte `offset` of `bytes` (the file without its BOM).
+pub(crate) fn line_at(bytes: &[u8], offset: u64) -> u64 {
+    LazyLine { bytes, offset }.get()
 }
 
 /// A 1-based line number computed from a byte offset on demand.
@@ -621,7 +628,7 @@ fn find_columns(header: &[String], warnings: &mut Vec<Warning>) -> Result<Column
 fn row_cell_key<'a>(
     field: &impl Fn(usize) -> &'a [u8],
     columns: &Columns,
-) -> Result<RowCellKey, String> {
+) -> Result<CellCoordinates, String> {
     let text = |position: usize, name: &str| -> Result<String, String> {
         let field = field(columns.key[position]);
         match std::str::from_utf8(field) {
@@ -645,7 +652,7 @@ fn row_cell_key<'a>(
             )
         })
     };
-    Ok(RowCellKey {
+    Ok(CellCoordinates {
         suite: text(0, "suite")?,
         phase: text(1, "phase")?,
         backend: text(2, "backend")?,
@@ -737,7 +744,7 @@ mod tests {
             (3, 2, 1, 0)
         );
         assert_eq!(cell.failed_by_status.get("http_400"), Some(&1));
-        assert_eq!(cell.row_run_ids.get("r2"), Some(&1));
+        assert_eq!(cell.row_run_ids.get("r2").map(|ids| ids.rows), Some(1));
         let (skip_key, skip) = &parsed.cells[1];
         assert_eq!(skip_key.n, 16);
         assert_eq!((skip.rows, skip.skip_rows, skip.stats.ok_rows), (0, 1, 0));

@@ -95,16 +95,9 @@ fn read_file(
         let number = |name: &str| field(name).and_then(parse_number);
         let count = |name: &str| field(name).and_then(parse_count);
         let status = text("status").unwrap_or_default();
-        let sentinel = ["wall_ms", "agent_id", "request_id", "request_sequence"]
-            .iter()
-            .all(|name| number(name) == Some(0.0));
-        let class = if sentinel {
-            RowClass::Skip
-        } else if status == "ok" {
-            RowClass::Ok
-        } else {
-            RowClass::Failed
-        };
+        let class = RowClass::classify(status.as_bytes(), number("wall_ms"), || {
+            ["agent_id", "request_id", "request_sequence"].map(number)
+        });
         rows.push(RequestRow {
             lineage,
             class,

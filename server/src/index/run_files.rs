@@ -1,7 +1,8 @@
 //! The JSON side files of a run directory: `manifest.json` and `execution_plan.json` (formats in
 //! docs/run-format.md). Both are optional; an invalid one is reported with its line and column and ignored.
 
-use super::metrics_csv::RowCellKey;
+use cellscope_model::api::HistoryEvent;
+use cellscope_model::key::CellCoordinates;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -18,8 +19,8 @@ struct KeyFields {
 }
 
 impl KeyFields {
-    fn row_key(&self) -> RowCellKey {
-        RowCellKey {
+    fn coordinates(&self) -> CellCoordinates {
+        CellCoordinates {
             suite: self.suite.clone(),
             phase: self.phase.clone(),
             backend: self.backend.clone(),
@@ -29,21 +30,6 @@ impl KeyFields {
             rep: self.rep,
         }
     }
-}
-
-/// One event of a manifest cell's history, kept as written for display.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HistoryEvent {
-    #[serde(default)]
-    pub at: Option<String>,
-    #[serde(default)]
-    pub event: String,
-    #[serde(default)]
-    pub generation: Option<String>,
-    #[serde(default)]
-    pub pid: Option<u64>,
-    #[serde(default)]
-    pub detail: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -88,7 +74,7 @@ pub struct ManifestCell {
 pub struct Manifest {
     pub status: Option<String>,
     pub environment: Option<serde_json::Value>,
-    pub cells: BTreeMap<RowCellKey, ManifestCell>,
+    pub cells: BTreeMap<CellCoordinates, ManifestCell>,
 }
 
 /// A JSON file that could not be read, with the position serde_json reports.
@@ -123,7 +109,7 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
                     .map(|per_agent| per_agent * cell.key.n_agents)
             });
             (
-                cell.key.row_key(),
+                cell.key.coordinates(),
                 ManifestCell {
                     status: cell.status,
                     expected_rows,
@@ -162,7 +148,7 @@ struct RawPlan {
 /// Planned (selected) cells with their expected row counts, where known.
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
-    pub cells: BTreeMap<RowCellKey, Option<u32>>,
+    pub cells: BTreeMap<CellCoordinates, Option<u32>>,
     /// Entries present in the plan but not selected for this run (e.g. other backends of a 1,800-cell plan).
     pub unselected: usize,
 }
@@ -179,7 +165,7 @@ pub fn parse_plan(bytes: &[u8]) -> Result<Plan, JsonProblem> {
             raw.requests_per_agent
                 .map(|per_agent| per_agent * cell.key.n_agents)
         });
-        plan.cells.insert(cell.key.row_key(), expected);
+        plan.cells.insert(cell.key.coordinates(), expected);
     }
     Ok(plan)
 }

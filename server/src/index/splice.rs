@@ -4,8 +4,9 @@
 //! sit at the same position, belong to the same cell, and have been non-ok in the backup. Anything else is
 //! reported as a problem, loudly, because it means the splice touched data it should not have.
 
-use super::metrics_csv::RowCellKey;
-use serde::Serialize;
+use super::metrics_csv::line_at;
+use cellscope_model::api::BackupComparison;
+use cellscope_model::key::CellCoordinates;
 use std::collections::{BTreeMap, HashMap};
 
 const KEY_COLUMNS: [&str; 7] = [
@@ -14,42 +15,44 @@ const KEY_COLUMNS: [&str; 7] = [
 /// Problems listed one by one; beyond this they are counted.
 const MAX_LISTED_PROBLEMS: usize = 20;
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// The comparison of a master with its backup, plus where the replaced rows are (for reading them back).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SpliceDiff {
-    pub master_rows: u64,
-    pub backup_rows: u64,
-    /// Rows at the same position whose common columns differ.
-    pub replaced_rows: u64,
-    /// Status in the backup of each replaced row → count (all non-ok for an honest refill).
-    pub replaced_backup_status: BTreeMap<String, u64>,
-    /// `run_id` of the replacing master rows → count.
-    pub replacement_run_ids: BTreeMap<String, u64>,
+    pub comparison: BackupComparison,
     /// Replaced rows per cell.
-    #[serde(skip)]
-    pub replaced_cells: BTreeMap<RowCellKey, u32>,
+    pub replaced_cells: BTreeMap<CellCoordinates, u32>,
     /// Byte offsets in the backup of the replaced rows, per cell (the rows the inspector shows as `replaced`).
-    #[serde(skip)]
-    pub replaced_offsets: BTreeMap<RowCellKey, Vec<u64>>,
-    /// Replaced rows that were `ok` in the backup (data that was fine got overwritten).
-    pub replaced_ok_rows: u64,
-    /// Replaced rows whose cell differs between master and backup.
-    pub moved_rows: u64,
-    /// `(line, message)` of each problem, the first few of them.
-    pub problems: Vec<(u64, String)>,
-    pub problem_count: u64,
+    pub replaced_offsets: BTreeMap<CellCoordinates, Vec<u64>>,
 }
 
+/// Where a record is: the file's bytes (without BOM) and the record's byte offset, as the csv reader reports it.
+/// Lines are counted from the offset, and only for the problems that are listed: the reader's own line count
+/// lags by one after CRLF terminators.
+type At<'a> = (&'a [u8], u64);
+
 impl SpliceDiff {
-    fn problem(&mut self, line: u64, message: String) {
-        self.problem_count += 1;
-        if self.problems.len() < MAX_LISTED_PROBLEMS {
-            self.problems.push((line, message));
+    /// Records a problem at a master row, naming the backup's line when it differs.
+    fn problem(&mut self, master: Option<At<'_>>, backup: Option<At<'_>>, message: &str) {
+        let comparison = &mut self.comparison;
+        comparison.problem_count += 1;
+        if comparison.problems.len() < MAX_LISTED_PROBLEMS {
+            let line = |at: Option<At<'_>>| at.map_or(0, |(bytes, offset)| line_at(bytes, offset));
+            let (master_line, backup_line) = (line(master), line(backup));
+            let message = if backup_line != master_line && backup_line > 0 {
+                format!("{message} (backup line {backup_line})")
+            } else {
+                message.to_string()
+            };
+            comparison.problems.push((master_line, message));
         }
     }
 }
 
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
 fn reader(bytes: &[u8]) -> csv::Reader<&[u8]> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -68,13 +71,13 @@ fn header(reader: &mut csv::Reader<&[u8]>) -> Result<Vec<String>, String> {
     }
 }
 
-fn key_of(record: &csv::ByteRecord, key_positions: &[usize; 7]) -> Option<RowCellKey> {
+fn key_of(record: &csv::ByteRecord, key_positions: &[usize; 7]) -> Option<CellCoordinates> {
     let text = |index: usize| {
         std::str::from_utf8(record.get(key_positions[index])?)
             .ok()
             .map(str::to_string)
     };
-    Some(RowCellKey {
+    Some(CellCoordinates {
         suite: text(0)?,
         phase: text(1)?,
         backend: text(2)?,
@@ -87,6 +90,7 @@ fn key_of(record: &csv::ByteRecord, key_positions: &[usize; 7]) -> Option<RowCel
 
 /// Compares `master` and `backup` (whole files) by position over the columns both headers share.
 pub fn diff(master: &[u8], backup: &[u8]) -> Result<SpliceDiff, String> {
+    let (master, backup) = (without_bom(master), without_bom(backup));
     let mut master_reader = reader(master);
     let mut backup_reader = reader(backup);
     let master_header =
@@ -148,16 +152,16 @@ pub fn diff(master: &[u8], backup: &[u8]) -> Result<SpliceDiff, String> {
         match (master_more, backup_more) {
             (false, false) => break,
             (true, false) => {
-                diff.master_rows += 1;
+                diff.comparison.master_rows += 1;
                 continue;
             }
             (false, true) => {
-                diff.backup_rows += 1;
+                diff.comparison.backup_rows += 1;
                 continue;
             }
             (true, true) => {
-                diff.master_rows += 1;
-                diff.backup_rows += 1;
+                diff.comparison.master_rows += 1;
+                diff.comparison.backup_rows += 1;
             }
         }
         let same = common.iter().all(|&(master_column, backup_column)| {
@@ -166,34 +170,39 @@ pub fn diff(master: &[u8], backup: &[u8]) -> Result<SpliceDiff, String> {
         if same {
             continue;
         }
-        let line = master_record
+        let master_at = master_record
             .position()
-            .map_or(0, |position| position.line());
-        diff.replaced_rows += 1;
+            .map(|position| (master, position.byte()));
+        let backup_at = backup_record
+            .position()
+            .map(|position| (backup, position.byte()));
+        diff.comparison.replaced_rows += 1;
         let status = String::from_utf8_lossy(backup_record.get(backup_status).unwrap_or_default())
             .into_owned();
         let run_id =
             String::from_utf8_lossy(master_record.get(master_run).unwrap_or_default()).into_owned();
-        *diff.replacement_run_ids.entry(run_id).or_default() += 1;
+        *diff.comparison.replacement_run_ids.entry(run_id).or_default() += 1;
         let master_cell = key_of(&master_record, &master_key);
         let backup_cell = key_of(&backup_record, &backup_key);
         if status == "ok" {
-            diff.replaced_ok_rows += 1;
+            diff.comparison.replaced_ok_rows += 1;
             diff.problem(
-                line,
-                "the backup row was `ok`: a row that had not failed was replaced".into(),
+                master_at,
+                backup_at,
+                "the backup row was `ok`: a row that had not failed was replaced",
             );
         }
         if master_cell != backup_cell {
-            diff.moved_rows += 1;
+            diff.comparison.moved_rows += 1;
             diff.problem(
-                line,
-                "master and backup rows at this position belong to different cells".into(),
+                master_at,
+                backup_at,
+                "master and backup rows at this position belong to different cells",
             );
         } else if master_record.get(master_status) != Some(b"ok".as_slice()) {
-            diff.problem(line, "the replacing master row is not `ok`".into());
+            diff.problem(master_at, backup_at, "the replacing master row is not `ok`");
         }
-        *diff.replaced_backup_status.entry(status).or_default() += 1;
+        *diff.comparison.replaced_backup_status.entry(status).or_default() += 1;
         if let Some(cell) = master_cell {
             let offset = backup_record
                 .position()
@@ -205,12 +214,12 @@ pub fn diff(master: &[u8], backup: &[u8]) -> Result<SpliceDiff, String> {
             *diff.replaced_cells.entry(cell).or_default() += 1;
         }
     }
-    if diff.master_rows != diff.backup_rows {
+    if diff.comparison.master_rows != diff.comparison.backup_rows {
         let message = format!(
             "the master has {} rows and the backup {}; a splice in place keeps the row count",
-            diff.master_rows, diff.backup_rows
+            diff.comparison.master_rows, diff.comparison.backup_rows
         );
-        diff.problem(0, message);
+        diff.problem(None, None, &message);
     }
     Ok(diff)
 }
@@ -228,10 +237,10 @@ mod tests {
         );
         let master = format!("{HEADER}\nm,s,p,b,x,w,1,0,10.0,ok\nr,s,p,b,y,w,1,0,900.0,ok\n");
         let diff = diff(master.as_bytes(), backup.as_bytes()).unwrap();
-        assert_eq!(diff.replaced_rows, 1);
-        assert_eq!(diff.replaced_backup_status.get("http_400"), Some(&1));
-        assert_eq!(diff.replacement_run_ids.get("r"), Some(&1));
-        assert_eq!(diff.problem_count, 0);
+        assert_eq!(diff.comparison.replaced_rows, 1);
+        assert_eq!(diff.comparison.replaced_backup_status.get("http_400"), Some(&1));
+        assert_eq!(diff.comparison.replacement_run_ids.get("r"), Some(&1));
+        assert_eq!(diff.comparison.problem_count, 0);
         assert_eq!(diff.replaced_cells.values().sum::<u32>(), 1);
     }
 
@@ -243,32 +252,33 @@ mod tests {
         );
         let diff = diff(master.as_bytes(), backup.as_bytes()).unwrap();
         assert_eq!(
-            (diff.replaced_rows, diff.replaced_ok_rows, diff.moved_rows),
+            (diff.comparison.replaced_rows, diff.comparison.replaced_ok_rows, diff.comparison.moved_rows),
             (2, 1, 1)
         );
-        assert_eq!(diff.problem_count, 3, "{:?}", diff.problems);
-        assert_eq!(diff.problems[0].0, 2);
+        assert_eq!(diff.comparison.problem_count, 3, "{:?}", diff.comparison.problems);
+        assert_eq!(diff.comparison.problems[0].0, 2);
     }
-}
-#[cfg(test)]
-mod probe {
+
     #[test]
-    fn probe_line() {
-        let header = "run_id,suite,phase,backend,model,workload,n_agents,rep,wall_ms,status";
-        let mut master = format!("{header}\n");
-        let mut backup = format!("{header}\n");
+    fn problems_name_the_line_of_the_row_in_crlf_files_too() {
+        // One row differs, on file line 92 of both files; the backup row was `ok`, so it is a problem.
+        let mut master = format!("{HEADER}\n");
+        let mut backup = format!("{HEADER}\n");
         for line in 2..=100 {
             master.push_str(&format!("m,s,p,b,x,w,1,0,{line}.0,ok\n"));
-            if line == 92 {
-                backup.push_str(&format!("m,s,p,b,x,w,1,0,{line}.0,http_400\n"));
-            } else {
-                backup.push_str(&format!("m,s,p,b,x,w,1,0,{line}.0,ok\n"));
-            }
+            let wall = if line == 92 { "92.5".to_string() } else { format!("{line}.0") };
+            backup.push_str(&format!("m,s,p,b,x,w,1,0,{wall},ok\n"));
         }
-        let diff = super::diff(master.as_bytes(), backup.as_bytes()).unwrap();
-        eprintln!("{:?} {:?}", diff.problems, diff.replaced_rows);
-        let crlf_m = master.replace('\n', "\r\n");
-        let diff = super::diff(crlf_m.as_bytes(), backup.as_bytes()).unwrap();
-        eprintln!("crlf {:?}", diff.problems);
+        for (master, backup) in [
+            (master.clone(), backup.clone()),
+            (master.replace('\n', "\r\n"), backup.clone()),
+            (master.clone(), format!("\u{feff}{}", backup.replace('\n', "\r\n"))),
+        ] {
+            let diff = diff(master.as_bytes(), backup.as_bytes()).unwrap();
+            assert_eq!(diff.comparison.replaced_rows, 1);
+            assert_eq!(diff.comparison.problems.len(), 1);
+            assert_eq!(diff.comparison.problems[0].0, 92, "{:?}", diff.comparison.problems);
+            assert!(!diff.comparison.problems[0].1.contains("backup line"));
+        }
     }
 }

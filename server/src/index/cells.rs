@@ -1,0 +1,294 @@
+//! Stages 4 and 5 of indexing: each run's cells (status, expected rows, flags, exclusions, provenance, where
+//! their rows are) and the run's facts (census, refill, backups), once lineage has said which cells belong to
+//! which run.
+
+use super::lineage::Relations;
+use super::metrics_csv::ParsedMetrics;
+use super::read::RunRead;
+use super::run_files::ManifestCell;
+use super::{CellRows, ledger};
+use cellscope_model::api::{
+    Census, CellProvenance, LedgerEntry, RefillFacts, RunFacts, RunRole, Warning,
+};
+use cellscope_model::exclusions::ExclusionScope;
+use cellscope_model::key::CellCoordinates;
+use cellscope_model::status::RowCensus;
+use cellscope_model::summary::{expected_rows, inferred_requests_per_agent};
+use cellscope_model::{CellKey, CellStatus, CellSummary};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One run's contribution to the index.
+#[derive(Default)]
+pub struct RunCells {
+    /// Cells of the main table (a refill run keeps here the cells that were not spliced into its master).
+    pub own: Vec<CellSummary>,
+    /// A refill run's cells that stand in its master, kept for provenance.
+    pub spliced: Vec<CellSummary>,
+    /// Refilled cells as they were before the refill, from the master's backup.
+    pub pre_refill: Vec<CellSummary>,
+    pub provenance: BTreeMap<CellKey, CellProvenance>,
+    pub rows: BTreeMap<CellKey, CellRows>,
+    pub warnings: Vec<Warning>,
+}
+
+/// The cells of one run. `ledger` entries that match a cell of the main table count it.
+pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntry]) -> RunCells {
+    let run_id = read.dir.run_id.as_str();
+    let metrics_file = read.relative("metrics.csv");
+    let mut out = RunCells::default();
+    if relations.lineage.copy_of.contains_key(run_id) {
+        return out;
+    }
+    let empty = ParsedMetrics::default();
+    let parsed = read.metrics.as_ref().unwrap_or(&empty);
+    let inferred = inferred_requests_per_agent(
+        parsed
+            .cells
+            .iter()
+            .map(|(coordinates, cell)| (coordinates.n, cell.rows, cell.failed_rows)),
+    );
+    let refills: BTreeSet<&String> = relations.lineage.refills_of(run_id).collect();
+    let replaced = relations.replaced.get(run_id);
+
+    let mut cells: BTreeMap<CellCoordinates, CellSummary> = BTreeMap::new();
+    for (coordinates, parsed_cell) in &parsed.cells {
+        let mut summary = CellSummary::empty(CellKey::new(run_id, coordinates), CellStatus::NotRun);
+        summary.rows = parsed_cell.rows;
+        summary.ok_rows = parsed_cell.ok_rows;
+        summary.failed_rows = parsed_cell.failed_rows;
+        summary.skip_rows = parsed_cell.skip_rows;
+        summary.stats = parsed_cell.stats;
+        // Refilled: rows of a refill run of this master stand in it, spliced whole.
+        summary.source_run_id = parsed_cell
+            .row_run_ids
+            .keys()
+            .find(|id| refills.contains(id) && relations.lineage.is_spliced(id, coordinates))
+            .cloned();
+        summary.refilled = summary.source_run_id.is_some();
+        if parsed_cell.skip_rows > 0 && parsed_cell.rows > 0 {
+            out.warnings.push(
+                Warning::warn(
+                    "skip_row_with_data",
+                    format!(
+                        "cell {} has a skip sentinel and {} real rows; the real rows are used",
+                        summary.key, parsed_cell.rows
+                    ),
+                )
+                .run(run_id)
+                .file(&metrics_file)
+                .line(parsed_cell.first_line),
+            );
+        }
+        let backup = replaced
+            .filter(|_| summary.refilled)
+            .and_then(|(path, bytes, offsets)| {
+                offsets
+                    .get(coordinates)
+                    .map(|offsets| (path.clone(), *bytes, offsets.clone()))
+            });
+        out.rows.insert(
+            summary.key.clone(),
+            CellRows {
+                file: read.dir.path.join("metrics.csv"),
+                file_bytes: read.digest.bytes,
+                offsets: parsed_cell.row_offsets.clone(),
+                backup,
+            },
+        );
+        cells.insert(coordinates.clone(), summary);
+    }
+    // Planned and manifest cells that metrics.csv lacks are `not_run`.
+    let planned = read.plan.iter().flat_map(|plan| plan.cells.keys());
+    let in_manifest = read
+        .manifest
+        .iter()
+        .flat_map(|manifest| manifest.cells.keys());
+    for coordinates in planned.chain(in_manifest) {
+        cells.entry(coordinates.clone()).or_insert_with(|| {
+            CellSummary::empty(CellKey::new(run_id, coordinates), CellStatus::NotRun)
+        });
+    }
+    let spliced_away = |coordinates: &CellCoordinates| relations.lineage.is_spliced(run_id, coordinates);
+    for (coordinates, summary) in cells.iter_mut() {
+        let manifest_cell: Option<&ManifestCell> = read
+            .manifest
+            .as_ref()
+            .and_then(|manifest| manifest.cells.get(coordinates));
+        let from_plan = read
+            .plan
+            .as_ref()
+            .and_then(|plan| plan.cells.get(coordinates).copied().flatten());
+        (summary.expected_rows, summary.expected_source) = expected_rows(
+            from_plan,
+            manifest_cell.and_then(|cell| cell.expected_rows),
+            inferred,
+            coordinates.n,
+        );
+        summary.fallback = manifest_cell.is_some_and(|cell| cell.fallback);
+        summary.status = CellStatus::classify(RowCensus {
+            expected_rows: summary.expected_rows,
+            rows: summary.rows,
+            ok_rows: summary.ok_rows,
+            failed_rows: summary.failed_rows,
+            skip_rows: summary.skip_rows,
+        });
+        if let Some(expected) = summary.expected_rows
+            && summary.rows > expected
+        {
+            out.warnings.push(
+                Warning::warn(
+                    "more_rows_than_expected",
+                    format!(
+                        "cell {} has {} rows, {} expected ({})",
+                        summary.key,
+                        summary.rows,
+                        expected,
+                        summary.expected_source.as_str()
+                    ),
+                )
+                .run(run_id)
+                .file(&metrics_file),
+            );
+        }
+        if let Some(cell) = manifest_cell {
+            out.provenance.insert(
+                summary.key.clone(),
+                CellProvenance {
+                    manifest_status: cell.status.clone(),
+                    history: cell.history.clone(),
+                },
+            );
+        }
+        let in_main_table = !spliced_away(coordinates);
+        let mut matched: Vec<(String, ExclusionScope)> = Vec::new();
+        for entry in ledger.iter_mut() {
+            if ledger::applies_to(&entry.applies_under, &read.dir.relative)
+                && entry.entry.matches(&summary.key)
+            {
+                entry.matched_cells += u32::from(in_main_table);
+                matched.push((entry.entry.id.clone(), entry.entry.scope));
+            }
+        }
+        summary.excluded = matched.iter().map(|(id, _)| id.clone()).collect();
+        summary.exclusion_scope = matched.iter().map(|(_, scope)| *scope).max();
+    }
+    if let Some(backup) = relations.backup_cells.get(run_id) {
+        for (coordinates, parsed_cell) in &backup.cells {
+            let Some(current) = cells.get(coordinates).filter(|cell| cell.refilled) else {
+                continue;
+            };
+            let mut before = current.clone();
+            before.rows = parsed_cell.rows;
+            before.ok_rows = parsed_cell.ok_rows;
+            before.failed_rows = parsed_cell.failed_rows;
+            before.skip_rows = parsed_cell.skip_rows;
+            before.stats = parsed_cell.stats;
+            before.refilled = false;
+            before.source_run_id = None;
+            before.efficiency = None;
+            before.p95_multiplier = None;
+            before.baseline_fallback = false;
+            before.status = CellStatus::classify(RowCensus {
+                expected_rows: before.expected_rows,
+                rows: before.rows,
+                ok_rows: before.ok_rows,
+                failed_rows: before.failed_rows,
+                skip_rows: before.skip_rows,
+            });
+            out.pre_refill.push(before);
+        }
+    }
+    for (coordinates, summary) in cells {
+        if spliced_away(&coordinates) {
+            out.spliced.push(summary);
+        } else {
+            out.own.push(summary);
+        }
+    }
+    out
+}
+
+/// The facts of one run: census over all its cells, refill lineage, backups and ledger matches.
+pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> RunFacts {
+    let run_id = read.dir.run_id.as_str();
+    let all: Vec<CellSummary> = cells
+        .own
+        .iter()
+        .chain(&cells.spliced)
+        .cloned()
+        .collect();
+    let (malformed_rows, failed_by_status) = match &read.metrics {
+        Ok(parsed) => {
+            let mut failed: BTreeMap<String, u64> = BTreeMap::new();
+            for (_, cell) in &parsed.cells {
+                for (status, count) in &cell.failed_by_status {
+                    *failed.entry(status.clone()).or_default() += u64::from(*count);
+                }
+            }
+            (parsed.malformed_rows, failed)
+        }
+        Err(_) => (0, BTreeMap::new()),
+    };
+    let copy_of = relations.lineage.copy_of.get(run_id).cloned();
+    let census = if copy_of.is_some() {
+        Census::of(&[], 0, BTreeMap::new())
+    } else {
+        Census::of(&all, malformed_rows, failed_by_status)
+    };
+    let mut exclusions: BTreeMap<String, u32> = BTreeMap::new();
+    for cell in &all {
+        for id in &cell.excluded {
+            *exclusions.entry(id.clone()).or_default() += 1;
+        }
+    }
+    let mut suites: Vec<String> = all.iter().map(|cell| cell.key.suite.clone()).collect();
+    suites.sort();
+    suites.dedup();
+    let refill_runs: Vec<String> = relations.lineage.refills_of(run_id).cloned().collect();
+    let backups = relations.backups.get(run_id).cloned().unwrap_or_default();
+    let refill_ids = &refill_runs;
+    let refill_rows: u64 = read.metrics.as_ref().map_or(0, |parsed| {
+        parsed
+            .cells
+            .iter()
+            .flat_map(|(coordinates, cell)| {
+                cell.row_run_ids.iter().filter(move |(id, _)| {
+                    refill_ids.contains(id) && relations.lineage.is_spliced(id, coordinates)
+                })
+            })
+            .map(|(_, count)| u64::from(count.rows))
+            .sum()
+    });
+    let refill = (!refill_runs.is_empty() || read.refill_note.is_some() || !backups.is_empty())
+        .then(|| RefillFacts {
+            refilled_cells: all.iter().filter(|cell| cell.refilled).count() as u32,
+            refill_runs: refill_runs.clone(),
+            refill_rows,
+            note: read.refill_note.clone(),
+        });
+    let refill_of = relations.lineage.refill_of.get(run_id).cloned();
+    let role = match (&refill_of, &copy_of) {
+        (_, Some(_)) => RunRole::Copy,
+        (Some(_), None) => RunRole::Refill,
+        (None, None) => RunRole::Run,
+    };
+    RunFacts {
+        run_id: run_id.to_string(),
+        path: read.dir.relative.clone(),
+        role,
+        refill_of,
+        copy_of,
+        manifest_status: read
+            .manifest
+            .as_ref()
+            .and_then(|manifest| manifest.status.clone()),
+        has_plan: read.plan.is_some(),
+        census,
+        metrics: read.digest.clone(),
+        files: read.files.clone(),
+        refill,
+        backups,
+        exclusions,
+        suites,
+    }
+}

@@ -1,0 +1,294 @@
+//! Stage 3 of indexing: relate runs to each other. Which runs are refills spliced into a master and which are
+//! copies (the rule is `cellscope_model::lineage`; this stage gathers its evidence from the files and turns its
+//! findings into warnings with file and line), and what each master's backup comparison found.
+
+use super::read::{BackupRead, RunRead, lines_in_file};
+use super::splice::SpliceDiff;
+use cellscope_model::api::{BackupFacts, Warning};
+use cellscope_model::key::CellCoordinates;
+use cellscope_model::lineage::{self, Finding, IdRows, Lineage, RunEvidence};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// A master's backup file, its length, and the byte offsets of the rows a refill replaced, per cell.
+pub type ReplacedRows = (PathBuf, u64, BTreeMap<CellCoordinates, Vec<u64>>);
+
+/// What this stage decided and found.
+pub struct Relations {
+    pub lineage: Lineage,
+    /// Master run id → its backups with their comparisons.
+    pub backups: BTreeMap<String, Vec<BackupFacts>>,
+    /// Master run id → where the replaced rows are in its backup.
+    pub replaced: BTreeMap<String, ReplacedRows>,
+    /// Master run id → the backup's own parse, for the pre-refill cells.
+    pub backup_cells: BTreeMap<String, super::metrics_csv::ParsedMetrics>,
+    pub warnings: Vec<Warning>,
+}
+
+/// The lineage evidence of one run: its rows by run id per cell, its note's mentions, whether it has a backup.
+pub fn evidence(read: &RunRead, backed_up: &BTreeSet<&str>) -> RunEvidence {
+    let mut rows_by_id: BTreeMap<String, IdRows> = BTreeMap::new();
+    if let Ok(parsed) = &read.metrics {
+        for (coordinates, cell) in &parsed.cells {
+            for (id, count) in &cell.row_run_ids {
+                let rows = rows_by_id.entry(id.clone()).or_insert_with(|| IdRows {
+                    cells: BTreeMap::new(),
+                    first_offset: count.first_offset,
+                });
+                rows.first_offset = rows.first_offset.min(count.first_offset);
+                *rows.cells.entry(coordinates.clone()).or_default() += count.rows;
+            }
+        }
+    }
+    RunEvidence {
+        run_id: read.dir.run_id.clone(),
+        rows_by_id,
+        note_names: read.note_names.clone(),
+        has_backup: backed_up.contains(read.dir.run_id.as_str()),
+    }
+}
+
+/// Decides lineage and folds in the backup comparisons.
+pub fn relate(runs: &[RunRead], backups: Vec<BackupRead>) -> Relations {
+    let backed_up: BTreeSet<&str> = backups
+        .iter()
+        .map(|backup| backup.dir.master_run_id.as_str())
+        .collect();
+    let evidence: Vec<RunEvidence> = runs.iter().map(|read| evidence(read, &backed_up)).collect();
+    let lineage = lineage::decide(&evidence);
+    let by_id: BTreeMap<&str, &RunRead> = runs
+        .iter()
+        .map(|read| (read.dir.run_id.as_str(), read))
+        .collect();
+    let mut warnings: Vec<Warning> = lineage
+        .findings
+        .iter()
+        .map(|finding| finding_warning(finding, &by_id))
+        .collect();
+    let (backups, replaced, backup_cells) = fold_backups(backups, &by_id, &mut warnings);
+    Relations {
+        lineage,
+        backups,
+        replaced,
+        backup_cells,
+        warnings,
+    }
+}
+
+/// The line of the first row of `cell` carrying `id` in `read`'s metrics.csv.
+fn first_line_of(read: &RunRead, cell: Option<&CellCoordinates>, id: &str) -> Option<u64> {
+    let parsed = read.metrics.as_ref().ok()?;
+    let offset = parsed
+        .cells
+        .iter()
+        .filter(|(coordinates, _)| cell.is_none_or(|cell| cell == coordinates))
+        .filter_map(|(_, parsed_cell)| parsed_cell.row_run_ids.get(id))
+        .map(|count| count.first_offset)
+        .min()?;
+    lines_in_file(&read.dir.path.join("metrics.csv"), &[offset])[0]
+}
+
+fn finding_warning(finding: &Finding, runs: &BTreeMap<&str, &RunRead>) -> Warning {
+    let path = |run: &str| runs.get(run).map_or(run.to_string(), |read| read.dir.relative.clone());
+    let metrics = |run: &str| format!("{}/metrics.csv", path(run));
+    match finding {
+        Finding::ForeignRows {
+            run,
+            id,
+            rows,
+            id_is_run,
+            why_not_refill,
+            ..
+        } => {
+            let message = if *id_is_run {
+                format!(
+                    "{rows} rows carry run_id `{id}`, the run directory {}, but they are not taken as its refill \
+                     ({}); they count for run {run}",
+                    path(id),
+                    why_not_refill.unwrap_or("no evidence of a splice"),
+                )
+            } else {
+                format!(
+                    "{rows} rows carry run_id `{id}`, which is neither this directory's name nor a run directory \
+                     under the data root; they count for run {run}"
+                )
+            };
+            Warning::warn("foreign_run_id", message)
+                .run(run)
+                .file(&metrics(run))
+                .at_line(runs.get(run.as_str()).and_then(|read| first_line_of(read, None, id)))
+        }
+        Finding::NoteWithoutRows { run, named, line } => Warning::warn(
+            "refill_note_without_rows",
+            format!(
+                "REFILL_NOTE.md names run {named} ({}), but no row of this run carries that id, so {named} is \
+                 not taken as a refill of this run and keeps its own cells (if its rows were spliced here under \
+                 this run's id, they are counted in both runs)",
+                path(named)
+            ),
+        )
+        .run(run)
+        .file(&format!("{}/REFILL_NOTE.md", path(run)))
+        .line(*line),
+        Finding::CopyOf { copy, original } => Warning::error(
+            "copy_of_run",
+            format!(
+                "no row of {} carries its own run id {copy}; its rows are those of run {original} ({}), so this \
+                 directory is taken as a copy and set aside, so that no cell is counted twice (rename or remove \
+                 the copy, or give its rows their own run_id, to index it as a run)",
+                metrics(copy),
+                path(original)
+            ),
+        )
+        .run(copy)
+        .file(&metrics(copy)),
+        Finding::PartialSplice {
+            master,
+            refill,
+            cell,
+            rows_in_master,
+            rows_in_refill,
+        } => Warning::error(
+            "partial_splice",
+            format!(
+                "cell {cell} holds {rows_in_master} rows of refill run {refill}, whose own cell has \
+                 {rows_in_refill}; the cell is not taken as refilled and the rows count for {master}"
+            ),
+        )
+        .run(master)
+        .file(&metrics(master))
+        .at_line(runs.get(master.as_str()).and_then(|read| first_line_of(read, Some(cell), refill))),
+        Finding::NotSpliced {
+            refill,
+            master,
+            cells,
+        } => Warning::error(
+            "refill_not_spliced",
+            format!(
+                "{} cell(s) of this refill run are not spliced into master {master} (first: {}); they stay this \
+                 run's own cells",
+                cells.len(),
+                cells[0]
+            ),
+        )
+        .run(refill)
+        .file(&metrics(refill))
+        .at_line(runs.get(refill.as_str()).and_then(|read| {
+            first_line_of(read, cells.first(), refill)
+        })),
+        Finding::ClaimedTwice {
+            refill,
+            kept,
+            other,
+        } => Warning::error(
+            "refill_claimed_twice",
+            format!(
+                "rows of refill run {refill} are spliced into both {kept} and {other}; it is taken as the refill of \
+                 {kept}, and its rows count for {other} as they are"
+            ),
+        )
+        .run(other)
+        .file(&metrics(other))
+        .at_line(runs.get(other.as_str()).and_then(|read| first_line_of(read, None, refill))),
+    }
+}
+
+type FoldedBackups = (
+    BTreeMap<String, Vec<BackupFacts>>,
+    BTreeMap<String, ReplacedRows>,
+    BTreeMap<String, super::metrics_csv::ParsedMetrics>,
+);
+
+/// Backup comparisons per master, with their problems as warnings on the master's file and line.
+fn fold_backups(
+    backups: Vec<BackupRead>,
+    runs: &BTreeMap<&str, &RunRead>,
+    warnings: &mut Vec<Warning>,
+) -> FoldedBackups {
+    let mut facts: BTreeMap<String, Vec<BackupFacts>> = BTreeMap::new();
+    let mut replaced: BTreeMap<String, ReplacedRows> = BTreeMap::new();
+    let mut backup_cells = BTreeMap::new();
+    for mut backup in backups {
+        let master = backup.dir.master_run_id.clone();
+        if let Some(parsed) = backup.parsed.take() {
+            backup_cells.insert(master.clone(), parsed);
+        }
+        let file = backup.digest.path.clone();
+        let master_file = runs
+            .get(master.as_str())
+            .map(|read| read.relative("metrics.csv"));
+        if master_file.is_none() {
+            warnings.push(
+                Warning::warn(
+                    "orphan_backup",
+                    format!(
+                        "backup of run {master}, but no run directory {master} exists under the data root"
+                    ),
+                )
+                .file(&file),
+            );
+        }
+        let diff = match backup.diff {
+            Some(Ok(SpliceDiff {
+                comparison,
+                replaced_offsets,
+                ..
+            })) => {
+                for (line, message) in &comparison.problems {
+                    let warning = Warning::error(
+                        "splice_problem",
+                        format!("splice audit against the backup {file}: {message}"),
+                    )
+                    .run(&master);
+                    warnings.push(match (*line, &master_file) {
+                        (0, _) => warning.file(&file),
+                        (line, Some(master_file)) => warning.file(master_file).line(line),
+                        (_, None) => warning.file(&file),
+                    });
+                }
+                if comparison.problem_count > comparison.problems.len() as u64 {
+                    warnings.push(
+                        Warning::error(
+                            "splice_problem",
+                            format!(
+                                "{} further splice problems (only the first {} are listed)",
+                                comparison.problem_count - comparison.problems.len() as u64,
+                                comparison.problems.len()
+                            ),
+                        )
+                        .run(&master)
+                        .file(&file),
+                    );
+                }
+                replaced.insert(
+                    master.clone(),
+                    (
+                        backup.dir.path.join("metrics.csv"),
+                        backup.digest.bytes,
+                        replaced_offsets,
+                    ),
+                );
+                Some(comparison)
+            }
+            Some(Err(message)) => {
+                warnings.push(
+                    Warning::error(
+                        "splice_unreadable",
+                        format!("cannot compare the master with this backup: {message}"),
+                    )
+                    .run(&master)
+                    .file(&file),
+                );
+                None
+            }
+            None => None,
+        };
+        facts.entry(master).or_default().push(BackupFacts {
+            path: backup.dir.relative.clone(),
+            label: backup.dir.label.clone(),
+            metrics: backup.digest,
+            diff,
+        });
+    }
+    (facts, replaced, backup_cells)
+}

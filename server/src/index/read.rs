@@ -1,0 +1,371 @@
+//! Stage 2 of indexing: read every run directory and backup found by discovery (in parallel), each on its own.
+//! Nothing here relates runs to each other; that is the lineage stage's work.
+
+use super::discover::{BackupDir, Discovery, RunDir};
+use super::metrics_csv::{self, FileRejected, ParsedMetrics};
+use super::run_files::{self, Manifest, Plan};
+use super::splice::{self, SpliceDiff};
+use super::{IndexOptions, Progress};
+use cellscope_model::api::{FileDigest, Warning};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// Everything read from one run directory, before runs are related to each other.
+pub struct RunRead {
+    pub dir: RunDir,
+    pub metrics: Result<ParsedMetrics, FileRejected>,
+    pub digest: FileDigest,
+    pub manifest: Option<Manifest>,
+    pub plan: Option<Plan>,
+    /// `REFILL_NOTE.md` as written.
+    pub refill_note: Option<String>,
+    /// Run ids the note names, with the line of their first mention.
+    pub note_names: BTreeMap<String, u64>,
+    pub files: Vec<String>,
+    pub warnings: Vec<Warning>,
+}
+
+impl RunRead {
+    /// `<run path>/<file name>`, relative to the data root.
+    pub fn relative(&self, name: &str) -> String {
+        format!("{}/{name}", self.dir.relative)
+    }
+}
+
+/// One backup directory and its comparison with the master.
+pub struct BackupRead {
+    pub dir: BackupDir,
+    pub digest: FileDigest,
+    pub diff: Option<Result<SpliceDiff, String>>,
+    /// The backup's own cells, for the pre-refill what-if.
+    pub parsed: Option<ParsedMetrics>,
+}
+
+pub struct Reads {
+    pub runs: Vec<RunRead>,
+    pub backups: Vec<BackupRead>,
+}
+
+/// Reads every run and backup of `discovery`, runs and backups in parallel.
+pub fn read_all(discovery: &Discovery, options: &IndexOptions, progress: &dyn Progress) -> Reads {
+    let runs_by_id: HashMap<&str, &RunDir> = discovery
+        .runs
+        .iter()
+        .map(|run| (run.run_id.as_str(), run))
+        .collect();
+    let (runs, backups) = rayon::join(
+        || {
+            discovery
+                .runs
+                .par_iter()
+                .map(|dir| read_run(dir.clone(), options, progress))
+                .collect()
+        },
+        || {
+            discovery
+                .backups
+                .par_iter()
+                .map(|dir| {
+                    let master = runs_by_id.get(dir.master_run_id.as_str()).copied();
+                    read_backup(dir.clone(), master, options, progress)
+                })
+                .collect()
+        },
+    );
+    Reads { runs, backups }
+}
+
+pub fn digest(relative: String, bytes: &[u8], hashes: bool) -> FileDigest {
+    use md5::Digest as _;
+    let (md5, sha256) = if hashes {
+        let md5 = md5::Md5::digest(bytes);
+        let sha256 = sha2::Sha256::digest(bytes);
+        (Some(to_hex(&md5)), Some(to_hex(&sha256)))
+    } else {
+        (None, None)
+    };
+    FileDigest {
+        path: relative,
+        bytes: bytes.len() as u64,
+        md5,
+        sha256,
+    }
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn list_files(path: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return Vec::new();
+    };
+    let mut files: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                format!("{name}/")
+            } else {
+                name
+            }
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) -> RunRead {
+    let run_id = dir.run_id.clone();
+    let metrics_relative = format!("{}/metrics.csv", dir.relative);
+    let mut warnings = Vec::new();
+    let bytes = match std::fs::read(dir.path.join("metrics.csv")) {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            warnings.push(
+                Warning::error("unreadable_file", format!("cannot read the file: {error}"))
+                    .run(&run_id)
+                    .file(&metrics_relative),
+            );
+            Vec::new()
+        }
+    };
+    let mut row_warnings = Vec::new();
+    let metrics = metrics_csv::parse(&bytes, &mut row_warnings);
+    for warning in row_warnings {
+        warnings.push(warning.run(&run_id).file(&metrics_relative));
+    }
+    match &metrics {
+        Err(rejected) => warnings.push(
+            Warning::error(rejected.kind, rejected.message.clone())
+                .run(&run_id)
+                .file(&metrics_relative)
+                .at_line(rejected.line),
+        ),
+        Ok(parsed) if parsed.records == 0 => warnings.push(
+            Warning::warn(
+                "header_only",
+                "the file has a header but no rows; no cell of this run has data",
+            )
+            .run(&run_id)
+            .file(&metrics_relative),
+        ),
+        Ok(_) => {}
+    }
+    let digest = digest(metrics_relative, &bytes, options.hashes);
+    progress.file_done(bytes.len() as u64);
+    drop(bytes);
+
+    let mut read_side_file = |name: &str| -> Option<Vec<u8>> {
+        let path = dir.path.join(name);
+        if !path.is_file() {
+            return None;
+        }
+        match std::fs::read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(error) => {
+                warnings.push(
+                    Warning::error("unreadable_file", format!("cannot read the file: {error}"))
+                        .run(&run_id)
+                        .file(&format!("{}/{name}", dir.relative)),
+                );
+                None
+            }
+        }
+    };
+    let manifest_bytes = read_side_file("manifest.json");
+    let plan_bytes = read_side_file("execution_plan.json");
+    let note_bytes = read_side_file("REFILL_NOTE.md");
+    let manifest = manifest_bytes.and_then(|bytes| match run_files::parse_manifest(&bytes) {
+        Ok(manifest) => Some(manifest),
+        Err(problem) => {
+            warnings.push(
+                Warning::error(
+                    "invalid_manifest",
+                    format!(
+                        "manifest.json is not a valid manifest (column {}): {}; the run is indexed without it",
+                        problem.column, problem.message
+                    ),
+                )
+                .run(&run_id)
+                .file(&format!("{}/manifest.json", dir.relative))
+                .line(problem.line),
+            );
+            None
+        }
+    });
+    let plan = plan_bytes.and_then(|bytes| match run_files::parse_plan(&bytes) {
+        Ok(plan) => Some(plan),
+        Err(problem) => {
+            warnings.push(
+                Warning::error(
+                    "invalid_plan",
+                    format!(
+                        "execution_plan.json is not a valid plan (column {}): {}; the run is indexed without it",
+                        problem.column, problem.message
+                    ),
+                )
+                .run(&run_id)
+                .file(&format!("{}/execution_plan.json", dir.relative))
+                .line(problem.line),
+            );
+            None
+        }
+    });
+    let refill_note = note_bytes.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let note_names = refill_note
+        .as_deref()
+        .map(run_ids_in)
+        .unwrap_or_default();
+    let files = list_files(&dir.path);
+    RunRead {
+        dir,
+        metrics,
+        digest,
+        manifest,
+        plan,
+        refill_note,
+        note_names,
+        files,
+        warnings,
+    }
+}
+
+pub fn read_backup(
+    dir: BackupDir,
+    master: Option<&RunDir>,
+    options: &IndexOptions,
+    progress: &dyn Progress,
+) -> BackupRead {
+    let relative = format!("{}/metrics.csv", dir.relative);
+    // Neither a hash nor the comparison is wanted (`--cells-only`): the backup's bytes are not needed at all.
+    let bytes = if options.hashes || options.backup_diff {
+        std::fs::read(dir.path.join("metrics.csv")).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let mut digest = digest(relative, &bytes, options.hashes);
+    if bytes.is_empty() {
+        digest.bytes =
+            std::fs::metadata(dir.path.join("metrics.csv")).map_or(0, |metadata| metadata.len());
+    }
+    let diff = match master {
+        Some(master) if options.backup_diff => Some(
+            std::fs::read(master.path.join("metrics.csv"))
+                .map_err(|error| format!("cannot read the master metrics.csv: {error}"))
+                .and_then(|master_bytes| splice::diff(&master_bytes, &bytes)),
+        ),
+        _ => None,
+    };
+    let parsed = options
+        .backup_diff
+        .then(|| metrics_csv::parse(&bytes, &mut Vec::new()).ok())
+        .flatten();
+    progress.file_done(digest.bytes);
+    BackupRead {
+        dir,
+        digest,
+        diff,
+        parsed,
+    }
+}
+
+/// Run ids (`YYYYMMDD_HHMMSS_ffffff` or `YYYYMMDD_HHMMSS`) a note mentions, each with the 1-based line of its
+/// first mention.
+pub fn run_ids_in(text: &str) -> BTreeMap<String, u64> {
+    let mut found = BTreeMap::new();
+    for (line_index, line) in text.lines().enumerate() {
+        let bytes = line.as_bytes();
+        let digits = |start: usize, count: usize| {
+            bytes
+                .get(start..start + count)
+                .is_some_and(|slice| slice.iter().all(u8::is_ascii_digit))
+        };
+        let mut start = 0;
+        while start + 15 <= bytes.len() {
+            let boundary_before = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
+            if boundary_before && digits(start, 8) && bytes[start + 8] == b'_' && digits(start + 9, 6)
+            {
+                let mut end = start + 15;
+                if bytes.get(end) == Some(&b'_') && digits(end + 1, 6) {
+                    end += 7;
+                }
+                found
+                    .entry(line[start..end].to_string())
+                    .or_insert(line_index as u64 + 1);
+                start = end;
+            } else {
+                start += 1;
+            }
+        }
+    }
+    found
+}
+
+/// The 1-based lines of the records at byte `offsets` of a metrics.csv (offsets as the parser reports them),
+/// read again from disk: only warnings need them, so indexing does not count lines.
+pub fn lines_in_file(path: &Path, offsets: &[u64]) -> Vec<Option<u64>> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return vec![None; offsets.len()];
+    };
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    offsets
+        .iter()
+        .map(|offset| Some(metrics_csv::line_at(bytes, *offset)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn note_mentions_carry_their_line() {
+        let note = "# Refill\n\nRun 20260613_055519_963364 refilled master 20260612_212816_266127.\n\
+                    Again 20260613_055519_963364; not an id: x20260613_055519_963364, 2026061_055519.\n";
+        let names = run_ids_in(note);
+        assert_eq!(
+            names,
+            BTreeMap::from([
+                ("20260612_212816_266127".to_string(), 3),
+                ("20260613_055519_963364".to_string(), 3),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_run_directory_is_read_with_its_side_files() {
+        let root = tempfile::tempdir().unwrap();
+        let run = root.path().join("r1");
+        std::fs::create_dir(&run).unwrap();
+        std::fs::write(
+            run.join("metrics.csv"),
+            "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status\n\
+             r1,s,p,b,m,w,1,0,1,1,1,10.0,5,5,1.0,2.0,ok\n",
+        )
+        .unwrap();
+        std::fs::write(run.join("manifest.json"), "{ not json").unwrap();
+        std::fs::write(run.join("REFILL_NOTE.md"), "refill 20260613_055519_963364\n").unwrap();
+        let dir = RunDir {
+            run_id: "r1".into(),
+            path: run.clone(),
+            relative: "r1".into(),
+        };
+        let read = read_run(dir, &IndexOptions::default(), &super::super::Quiet);
+        let parsed = read.metrics.as_ref().unwrap();
+        assert_eq!(parsed.cells.len(), 1);
+        assert_eq!(read.digest.bytes, std::fs::metadata(run.join("metrics.csv")).unwrap().len());
+        assert!(read.digest.md5.is_some());
+        assert!(read.manifest.is_none());
+        assert_eq!(read.warnings.len(), 1);
+        assert_eq!(
+            (read.warnings[0].kind.as_str(), read.warnings[0].file.as_deref(), read.warnings[0].line),
+            ("invalid_manifest", Some("r1/manifest.json"), Some(1))
+        );
+        assert_eq!(read.note_names["20260613_055519_963364"], 1);
+        assert_eq!(read.files, ["REFILL_NOTE.md", "manifest.json", "metrics.csv"]);
+        let offset = parsed.cells[0].1.row_offsets[0];
+        assert_eq!(lines_in_file(&run.join("metrics.csv"), &[offset]), [Some(2)]);
+    }
+}

@@ -1,9 +1,12 @@
-//! Fetching the API: the index and provenance as JSON, the cells as Arrow IPC decoded with the model crate.
+//! Fetching the API: the index and provenance as the model's typed JSON bodies, the cells and request rows as
+//! Arrow IPC decoded with the model crate.
 
 use cellscope_model::CellSummary;
+use cellscope_model::api::{ErrorBody, IndexBody, Provenance};
 use cellscope_model::requests::{RequestRow, requests_from_batch};
 use cellscope_model::schema::{cells_from_batch, read_ipc_stream};
 use gloo_net::http::Request;
+use serde::de::DeserializeOwned;
 
 async fn bytes(url: &str) -> Result<Vec<u8>, String> {
     let response = Request::get(url)
@@ -11,8 +14,12 @@ async fn bytes(url: &str) -> Result<Vec<u8>, String> {
         .await
         .map_err(|error| format!("{url}: {error}"))?;
     if !response.ok() {
-        let text = response.text().await.unwrap_or_default();
-        return Err(format!("{url}: HTTP {} {text}", response.status()));
+        let body = response.binary().await.unwrap_or_default();
+        // The server's errors are `{"error": {"code", "message"}}`; say the message, not the JSON.
+        let message = serde_json::from_slice::<ErrorBody>(&body)
+            .map(|body| body.error.message)
+            .unwrap_or_else(|_| String::from_utf8_lossy(&body).into_owned());
+        return Err(format!("{url}: HTTP {} {message}", response.status()));
     }
     response
         .binary()
@@ -20,7 +27,7 @@ async fn bytes(url: &str) -> Result<Vec<u8>, String> {
         .map_err(|error| format!("{url}: {error}"))
 }
 
-pub async fn json(url: &str) -> Result<serde_json::Value, String> {
+async fn json<T: DeserializeOwned>(url: &str) -> Result<T, String> {
     let body = bytes(url).await?;
     serde_json::from_slice(&body).map_err(|error| format!("{url}: {error}"))
 }
@@ -50,8 +57,9 @@ pub async fn requests(query: &str) -> Result<Vec<RequestRow>, String> {
 #[derive(Clone, Debug)]
 pub struct Dataset {
     pub snapshot: String,
-    pub index: serde_json::Value,
-    pub provenance: serde_json::Value,
+    pub index: IndexBody,
+    /// Arrives after the first view is drawn.
+    pub provenance: Option<Provenance>,
     pub cells: Vec<CellSummary>,
     pub pre_refill: Vec<CellSummary>,
 }
@@ -59,22 +67,21 @@ pub struct Dataset {
 /// What the first view needs: the index and the cells, fetched concurrently. Provenance and the pre-refill cells
 /// follow in [`load_details`], so the first chart does not wait for them.
 pub async fn load() -> Result<Dataset, String> {
-    let (index, cells) = futures::join!(json("/api/index"), cells("/api/cells"));
+    let (index, cells) = futures::join!(json::<IndexBody>("/api/index"), cells("/api/cells"));
     let index = index?;
-    let snapshot = index["snapshot"].as_str().unwrap_or_default().to_string();
     Ok(Dataset {
-        snapshot,
+        snapshot: index.snapshot.clone(),
         index,
-        provenance: serde_json::Value::Null,
+        provenance: None,
         cells: cells?,
         pre_refill: Vec::new(),
     })
 }
 
 /// Provenance (skip reasons, refill notes, ledger matches, manifest histories) and the pre-refill cells.
-pub async fn load_details() -> Result<(serde_json::Value, Vec<CellSummary>), String> {
+pub async fn load_details() -> Result<(Provenance, Vec<CellSummary>), String> {
     let (provenance, pre_refill) = futures::join!(
-        json("/api/provenance"),
+        json::<Provenance>("/api/provenance"),
         cells("/api/cells?lineage=pre_refill")
     );
     Ok((provenance?, pre_refill.unwrap_or_default()))

@@ -2,13 +2,16 @@
 //! with the cells it matches, and every indexing warning, with the evidence; filterable, sortable, linked to
 //! the inspector.
 
-use crate::app::ctx;
-use cellscope_model::view_state::View;
-use cellscope_model::{CellStatus, CellSummary};
+use crate::state::ctx;
+use cellscope_model::api::{Provenance, Severity};
+use cellscope_model::reasons::cell_reason;
+use cellscope_model::view_state::{AuditColumn, AuditSort, View};
+use cellscope_model::{CellKey, CellStatus, CellSummary};
 use leptos::prelude::*;
 
 #[derive(Clone, Debug, PartialEq)]
 struct AuditRow {
+    cell: CellKey,
     key: String,
     run: String,
     status: String,
@@ -19,20 +22,11 @@ struct AuditRow {
     expected: Option<u32>,
 }
 
-fn audit_rows(cells: &[CellSummary], provenance: &serde_json::Value) -> Vec<AuditRow> {
-    let skipped = provenance["skipped"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let histories = provenance["manifest_histories"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+fn audit_rows(cells: &[CellSummary], provenance: Option<&Provenance>) -> Vec<AuditRow> {
     cells
         .iter()
         .filter(|cell| cell.status != CellStatus::Clean || cell.refilled || cell.fallback)
         .map(|cell| {
-            let key_json = serde_json::to_value(&cell.key).unwrap_or_default();
             let mut flags = Vec::new();
             if cell.refilled {
                 flags.push("refilled".to_string());
@@ -43,39 +37,19 @@ fn audit_rows(cells: &[CellSummary], provenance: &serde_json::Value) -> Vec<Audi
             if !cell.excluded.is_empty() {
                 flags.push(format!("excluded ({})", cell.excluded.join(", ")));
             }
-            let skip_reason = skipped
-                .iter()
-                .find(|entry| entry["key"] == key_json)
-                .and_then(|entry| entry["reason"].as_str())
-                .map(str::to_string);
-            let events: Vec<String> = histories
-                .iter()
-                .find(|entry| entry["key"] == key_json)
-                .and_then(|entry| entry["history"].as_array())
-                .map(|events| {
-                    events
+            let skip_reason = provenance
+                .and_then(|provenance| provenance.skipped(&cell.key))
+                .map(|skipped| skipped.reason.as_str());
+            let events: Vec<String> = provenance
+                .and_then(|provenance| provenance.history(&cell.key))
+                .map(|history| {
+                    history
+                        .history
                         .iter()
-                        .filter_map(|event| event["event"].as_str().map(str::to_string))
+                        .map(|event| event.event.clone())
                         .collect()
                 })
                 .unwrap_or_default();
-            let reason = match cell.status {
-                CellStatus::Skipped => {
-                    skip_reason.unwrap_or_else(|| "skip sentinel row only".into())
-                }
-                CellStatus::Partial => format!(
-                    "{} of {} expected rows",
-                    cell.rows,
-                    cell.expected_rows.unwrap_or(0)
-                ),
-                CellStatus::Failed => format!("{} of {} rows failed", cell.failed_rows, cell.rows),
-                CellStatus::NotRun => "planned but absent from metrics.csv".into(),
-                CellStatus::Clean if cell.refilled => format!(
-                    "rows replaced by refill run {}",
-                    cell.source_run_id.clone().unwrap_or_default()
-                ),
-                CellStatus::Clean => "completed through the fallback path".into(),
-            };
             let evidence = format!(
                 "observed {}/{} expected · ok {} · failed {} · skip rows {}{}",
                 cell.rows,
@@ -91,11 +65,12 @@ fn audit_rows(cells: &[CellSummary], provenance: &serde_json::Value) -> Vec<Audi
                 }
             );
             AuditRow {
+                cell: cell.key.clone(),
                 key: cell.key.to_string(),
                 run: cell.key.run_id.clone(),
                 status: cell.status.as_str().to_string(),
                 flags: flags.join(", "),
-                reason,
+                reason: cell_reason(cell, skip_reason),
                 evidence,
                 rows: cell.rows,
                 expected: cell.expected_rows,
@@ -104,21 +79,21 @@ fn audit_rows(cells: &[CellSummary], provenance: &serde_json::Value) -> Vec<Audi
         .collect()
 }
 
-fn sort_rows(rows: &mut [AuditRow], sort: Option<&str>) {
+fn sort_rows(rows: &mut [AuditRow], sort: Option<AuditSort>) {
     let Some(sort) = sort else { return };
-    let (descending, column) = match sort.strip_prefix('-') {
-        Some(column) => (true, column),
-        None => (false, sort),
-    };
     rows.sort_by(|a, b| {
-        let order = match column {
-            "status" => a.status.cmp(&b.status),
-            "flags" => a.flags.cmp(&b.flags),
-            "reason" => a.reason.cmp(&b.reason),
-            "rows" => a.rows.cmp(&b.rows),
-            _ => a.key.cmp(&b.key),
+        let order = match sort.column {
+            AuditColumn::Status => a.status.cmp(&b.status),
+            AuditColumn::Flags => a.flags.cmp(&b.flags),
+            AuditColumn::Reason => a.reason.cmp(&b.reason),
+            AuditColumn::Rows => a.rows.cmp(&b.rows),
+            AuditColumn::Key => a.key.cmp(&b.key),
         };
-        if descending { order.reverse() } else { order }
+        if sort.descending {
+            order.reverse()
+        } else {
+            order
+        }
     });
 }
 
@@ -128,25 +103,18 @@ pub fn AuditView() -> impl IntoView {
     let all_rows = Memo::new(move |_| {
         let provenance = ctx
             .data
-            .with(|data| data.as_ref().map(|data| data.provenance.clone()))
-            .unwrap_or_default();
-        ctx.working.with(|cells| audit_rows(cells, &provenance))
+            .with(|data| data.as_ref().and_then(|data| data.provenance.clone()));
+        ctx.working
+            .with(|cells| audit_rows(cells, provenance.as_ref()))
     });
     let rows = Memo::new(move |_| {
-        let (query, sort, state) = ctx.state.with(|state| {
-            (
-                state.query.to_lowercase(),
-                state.sort.clone(),
-                state.clone(),
-            )
-        });
+        let (query, sort, filter) = ctx
+            .state
+            .with(|state| (state.query.to_lowercase(), state.sort, state.filter.clone()));
         let mut rows: Vec<AuditRow> = all_rows
             .get()
             .into_iter()
-            .filter(|row| {
-                let key = crate::inspector::parse_cell(&row.key);
-                key.is_some_and(|key| state.admits_key(&key))
-            })
+            .filter(|row| filter.admits(&row.cell))
             .filter(|row| {
                 query.is_empty()
                     || format!(
@@ -157,39 +125,24 @@ pub fn AuditView() -> impl IntoView {
                     .contains(&query)
             })
             .collect();
-        sort_rows(&mut rows, sort.as_deref());
+        sort_rows(&mut rows, sort);
         rows
     });
-    let sort_by = move |column: &'static str| {
-        ctx.update(|state| {
-            state.sort = Some(if state.sort.as_deref() == Some(column) {
-                format!("-{column}")
-            } else {
-                column.to_string()
-            });
-        });
+    let sort_by = move |column: AuditColumn| {
+        ctx.update(|state| state.sort = Some(AuditSort::toggled(state.sort, column)));
     };
     let ledger = move || {
         ctx.data.with(|data| {
             data.as_ref()
-                .map(|data| {
-                    data.provenance["exclusions"]
-                        .as_array()
-                        .cloned()
-                        .unwrap_or_default()
-                })
+                .and_then(|data| data.provenance.as_ref())
+                .map(|provenance| provenance.exclusions.clone())
                 .unwrap_or_default()
         })
     };
     let warnings = move || {
         ctx.data.with(|data| {
             data.as_ref()
-                .map(|data| {
-                    data.index["warnings"]
-                        .as_array()
-                        .cloned()
-                        .unwrap_or_default()
-                })
+                .map(|data| data.index.warnings.clone())
                 .unwrap_or_default()
         })
     };
@@ -202,15 +155,15 @@ pub fn AuditView() -> impl IntoView {
         </section>
         <table class="audit" id="audit-table">
             <thead><tr>
-                <th on:click=move |_| sort_by("key")>"cell"</th>
-                <th on:click=move |_| sort_by("status")>"status"</th>
-                <th on:click=move |_| sort_by("flags")>"flags"</th>
-                <th on:click=move |_| sort_by("reason")>"reason"</th>
-                <th on:click=move |_| sort_by("rows")>"evidence"</th>
+                <th on:click=move |_| sort_by(AuditColumn::Key)>"cell"</th>
+                <th on:click=move |_| sort_by(AuditColumn::Status)>"status"</th>
+                <th on:click=move |_| sort_by(AuditColumn::Flags)>"flags"</th>
+                <th on:click=move |_| sort_by(AuditColumn::Reason)>"reason"</th>
+                <th on:click=move |_| sort_by(AuditColumn::Rows)>"evidence"</th>
             </tr></thead>
             <tbody>
                 {move || rows.get().into_iter().map(|row| {
-                    let target = row.key.clone();
+                    let target = row.cell.clone();
                     view! {
                         <tr data-status=row.status.clone() data-flags=row.flags.clone() data-cell=row.key.clone()>
                             <td><a href="#" on:click=move |event| {
@@ -232,15 +185,16 @@ pub fn AuditView() -> impl IntoView {
             <thead><tr><th>"id"</th><th>"scope"</th><th>"selects"</th><th>"reason"</th><th>"source / decided"</th><th>"matched cells"</th></tr></thead>
             <tbody>
                 {move || ledger().into_iter().map(|item| {
-                    let entry = item["entry"].clone();
-                    let matched = item["matched"].as_array().map_or(0, Vec::len);
+                    let entry = item.entry.entry;
+                    let matched = item.matched.len();
+                    let select = serde_json::to_string(&entry.select).unwrap_or_default();
                     view! {
-                        <tr data-ledger=entry["id"].as_str().unwrap_or("").to_string()>
-                            <td>{entry["id"].as_str().unwrap_or("").to_string()}</td>
-                            <td>{entry["scope"].as_str().unwrap_or("").to_string()}</td>
-                            <td><code>{entry["select"].to_string()}</code></td>
-                            <td>{entry["reason"].as_str().unwrap_or("").to_string()}</td>
-                            <td>{format!("{} · {}", entry["source"].as_str().unwrap_or(""), entry["decided"].as_str().unwrap_or(""))}</td>
+                        <tr data-ledger=entry.id.clone()>
+                            <td>{entry.id.clone()}</td>
+                            <td>{entry.scope.as_str()}</td>
+                            <td><code>{select}</code></td>
+                            <td>{entry.reason.clone()}</td>
+                            <td>{format!("{} · {}", entry.source.unwrap_or_default(), entry.decided.unwrap_or_default())}</td>
                             <td class="matched">{matched}</td>
                         </tr>
                     }
@@ -255,12 +209,12 @@ pub fn AuditView() -> impl IntoView {
                     view! { <li>"none"</li> }.into_any()
                 } else {
                     warnings.into_iter().map(|warning| view! {
-                        <li class=warning["severity"].as_str().unwrap_or("").to_string()>
-                            <code>{warning["kind"].as_str().unwrap_or("").to_string()}</code> " "
-                            {warning["run"].as_str().unwrap_or("").to_string()} " "
-                            {warning["file"].as_str().unwrap_or("").to_string()}
-                            {warning["line"].as_u64().map(|line| format!(":{line}"))} " — "
-                            {warning["message"].as_str().unwrap_or("").to_string()}
+                        <li class=match warning.severity { Severity::Error => "error", Severity::Warning => "warning" }>
+                            <code>{warning.kind.clone()}</code> " "
+                            {warning.run.clone().unwrap_or_default()} " "
+                            {warning.file.clone().unwrap_or_default()}
+                            {warning.line.map(|line| format!(":{line}"))} " — "
+                            {warning.message.clone()}
                         </li>
                     }).collect_view().into_any()
                 }

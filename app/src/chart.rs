@@ -2,6 +2,7 @@
 //! pixel position of every point so the page can show a tooltip for the nearest one.
 
 use crate::palette;
+use cellscope_model::distribution::{Histogram, cdf};
 use cellscope_model::explore::{Facet, Series, SeriesPoint};
 use cellscope_model::view_state::Metric;
 use plotters::coord::Shift;
@@ -225,7 +226,7 @@ pub fn draw_curves<DB: DrawingBackend>(
                         .map(|point| Circle::new(xy(point, point.value), px(3.0), color.filled())),
                 )
                 .map_err(|error| error.to_string())?;
-            if let Some(breakdown) = series.breakdown
+            if let Some(breakdown) = series.breakdown.n()
                 && let Some(point) = series.points.iter().find(|point| point.n == breakdown)
             {
                 let at = xy(point, point.value);
@@ -323,35 +324,18 @@ pub fn draw_histogram<DB: DrawingBackend>(
 ) -> Result<(), String> {
     let px = |value: f64| (value * scale).round() as i32;
     root.fill(&WHITE).map_err(|error| error.to_string())?;
-    let all: Vec<f64> = groups
-        .iter()
-        .flat_map(|(_, values, _)| values.iter().copied())
-        .collect();
-    if all.is_empty() {
+    let samples: Vec<&[f64]> = groups.iter().map(|(_, values, _)| *values).collect();
+    let Some(histogram) = Histogram::of(&samples, 30) else {
         return root.present().map_err(|error| error.to_string());
-    }
-    let low = all.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let bins = 30usize;
-    let width = ((high - low) / bins as f64).max(1e-9);
-    let counts: Vec<Vec<u32>> = groups
-        .iter()
-        .map(|(_, values, _)| {
-            let mut counts = vec![0u32; bins];
-            for value in values.iter() {
-                let bin = (((value - low) / width) as usize).min(bins - 1);
-                counts[bin] += 1;
-            }
-            counts
-        })
-        .collect();
-    let top = counts.iter().flatten().copied().max().unwrap_or(1).max(1);
+    };
+    let (low, high, width) = (histogram.low, histogram.high(), histogram.bin_width);
+    let top = histogram.top().max(1);
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", px(13.0)))
         .margin(px(8.0))
         .x_label_area_size(px(30.0))
         .y_label_area_size(px(40.0))
-        .build_cartesian_2d(low..high + width, 0u32..top + top / 10 + 1)
+        .build_cartesian_2d(low..high, 0u32..top + top / 10 + 1)
         .map_err(|error| error.to_string())?;
     chart
         .configure_mesh()
@@ -361,7 +345,7 @@ pub fn draw_histogram<DB: DrawingBackend>(
         .axis_desc_style(("sans-serif", px(10.0)))
         .draw()
         .map_err(|error| error.to_string())?;
-    for ((label, _, color), counts) in groups.iter().zip(&counts) {
+    for ((label, _, color), counts) in groups.iter().zip(&histogram.counts) {
         let fill = rgb(*color).mix(0.55).filled();
         chart
             .draw_series(
@@ -426,9 +410,6 @@ pub fn draw_cdf<DB: DrawingBackend>(
         .draw()
         .map_err(|error| error.to_string())?;
     for (label, values, color) in groups {
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let count = sorted.len() as f64;
         let style = ShapeStyle {
             color: rgb(*color).to_rgba(),
             filled: false,
@@ -436,13 +417,7 @@ pub fn draw_cdf<DB: DrawingBackend>(
         };
         let line_color = rgb(*color);
         chart
-            .draw_series(LineSeries::new(
-                sorted
-                    .iter()
-                    .enumerate()
-                    .map(|(index, value)| (*value, (index + 1) as f64 / count)),
-                style,
-            ))
+            .draw_series(LineSeries::new(cdf(values), style))
             .map_err(|error| error.to_string())?
             .label(*label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], line_color));
@@ -484,6 +459,7 @@ mod tests {
             efficiency: Some(value),
             p95_multiplier: Some(1.0 / value),
             cells: 3,
+            series: 1,
             ok_rows: 36,
             expected_rows: 36,
         }
@@ -494,7 +470,7 @@ mod tests {
         let series = Series {
             label: Value::Text("pytorch_direct".into()),
             points: vec![point(1, 1.0), point(2, 0.5), point(4, 0.3), point(8, 0.1)],
-            breakdown: Some(2),
+            breakdown: cellscope_model::curve::Breakdown::At { n: 2 },
             skipped_at: Some(16),
             skipped_cells: Vec::new(),
             left_out: 0,

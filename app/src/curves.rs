@@ -1,12 +1,15 @@
 //! Curves: efficiency or p95 multiplier vs log₂ N, overlaid by one dimension, faceted by another, with rep
 //! bands, the threshold, breakdown markers and explicit ends at skipped cells. Exports CSV, PNG and SVG.
 
-use crate::app::{ctx, empty_notice, export_slice_csv, slice_count};
 use crate::chart::{CurveSpec, Hit, curves_height, draw_curves, series_colors};
-use crate::matrix::criterion_controls;
+use crate::controls::{criterion_controls, empty_notice, export_slice_csv, slice_count};
+use crate::state::ctx;
 use crate::{browser, perf};
 use cellscope_model::Dimension;
+use cellscope_model::api::Provenance;
 use cellscope_model::explore::{Facet, Series, curves};
+use cellscope_model::reasons::skip_reason as default_skip_reason;
+use cellscope_model::status::CellStatus;
 use cellscope_model::view_state::Metric;
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -15,22 +18,13 @@ use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsCast;
 
 /// The skip reason of a series' end marker, from the provenance (manifest history) of its skipped cells.
-fn skip_reason(provenance: &serde_json::Value, series: &Series) -> String {
-    let skipped = provenance["skipped"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+fn skip_reason(provenance: Option<&Provenance>, series: &Series) -> String {
     series
         .skipped_cells
         .iter()
-        .find_map(|key| {
-            skipped.iter().find(|entry| {
-                serde_json::from_value::<cellscope_model::CellKey>(entry["key"].clone())
-                    .is_ok_and(|candidate| &candidate == key)
-            })
-        })
-        .and_then(|entry| entry["reason"].as_str().map(str::to_string))
-        .unwrap_or_else(|| "skip sentinel row".into())
+        .find_map(|key| provenance?.skipped(key))
+        .map(|skipped| skipped.reason.clone())
+        .unwrap_or_else(|| default_skip_reason(CellStatus::Skipped, &[]))
 }
 
 /// Keeps the reason short enough to print on the chart; the tooltip and the inspector carry the whole text.
@@ -76,8 +70,8 @@ pub fn CurvesView() -> impl IntoView {
     });
     let threshold = move || {
         ctx.state.with(|state| match chart_metric.get() {
-            Metric::P95Multiplier => state.p95_threshold,
-            _ => Some(state.efficiency_threshold),
+            Metric::P95Multiplier => state.criterion.p95_multiplier_above(),
+            _ => Some(state.criterion.efficiency_below()),
         })
     };
     let draw = move |facets: &[Facet]| -> Option<Vec<Hit>> {
@@ -93,9 +87,8 @@ pub fn CurvesView() -> impl IntoView {
         let root = backend.into_drawing_area();
         let provenance = ctx
             .data
-            .with_untracked(|data| data.as_ref().map(|data| data.provenance.clone()))
-            .unwrap_or_default();
-        let reason = move |series: &Series| short(&skip_reason(&provenance, series));
+            .with_untracked(|data| data.as_ref().and_then(|data| data.provenance.clone()));
+        let reason = move |series: &Series| short(&skip_reason(provenance.as_ref(), series));
         let colors = colors.get_untracked();
         let spec = CurveSpec {
             facets,
@@ -116,7 +109,7 @@ pub fn CurvesView() -> impl IntoView {
     Effect::new(move |_| {
         // Redraw when the provenance arrives (it names the skip reasons at the series' ends).
         ctx.data
-            .with(|data| data.as_ref().map(|data| data.provenance.is_null()));
+            .with(|data| data.as_ref().map(|data| data.provenance.is_some()));
         let drawn = facets.with(|facets| {
             perf::clear("draw-start");
             perf::mark("draw-start");
@@ -166,9 +159,8 @@ pub fn CurvesView() -> impl IntoView {
             let height = curves_height(facets.len(), WIDTH);
             let provenance = ctx
                 .data
-                .with_untracked(|data| data.as_ref().map(|data| data.provenance.clone()))
-                .unwrap_or_default();
-            let reason = move |series: &Series| short(&skip_reason(&provenance, series));
+                .with_untracked(|data| data.as_ref().and_then(|data| data.provenance.clone()));
+            let reason = move |series: &Series| short(&skip_reason(provenance.as_ref(), series));
             let colors = colors.get_untracked();
             let root = SVGBackend::with_string(&mut svg, (WIDTH as u32, height as u32))
                 .into_drawing_area();
@@ -264,7 +256,7 @@ fn SeriesTable(facets: Memo<Vec<Facet>>) -> impl IntoView {
                                 <td>{title.clone()}</td>
                                 <td>{series.label.to_string()}</td>
                                 <td class="points">{points.join(" · ")}</td>
-                                <td>{series.breakdown.map_or("never".to_string(), |n| n.to_string())}</td>
+                                <td>{series.breakdown.label()}</td>
                                 <td class="ends">{ends}</td>
                                 <td>{series.left_out}</td>
                             </tr>

@@ -1,10 +1,11 @@
 //! The inspector: one cell (all its reps), its request latency distributions from `/api/requests`, and its
 //! provenance story: skip reason and manifest history, refill lineage, matching exclusion entries.
 
-use crate::app::ctx;
 use crate::chart::{Sample, draw_cdf, draw_histogram};
+use crate::state::ctx;
 use crate::{api, browser};
 use cellscope_model::requests::{Lineage, RequestRow, RowClass};
+use cellscope_model::view_state::encode;
 use cellscope_model::{CellKey, CellSummary};
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -12,28 +13,19 @@ use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsCast;
 
-/// Parses the `cell=` value (the `CellKey` display form `run/suite/phase/backend/model/workload/n=N/rep=R`).
-pub fn parse_cell(text: &str) -> Option<CellKey> {
-    let parts: Vec<&str> = text.split('/').collect();
-    let [run, suite, phase, backend, model, workload, n, rep] = parts.as_slice() else {
-        return None;
-    };
-    Some(CellKey {
-        run_id: run.to_string(),
-        suite: suite.to_string(),
-        phase: phase.to_string(),
-        backend: backend.to_string(),
-        model: model.to_string(),
-        workload: workload.to_string(),
-        n: n.strip_prefix("n=")?.parse().ok()?,
-        rep: rep.strip_prefix("rep=")?.parse().ok()?,
-    })
-}
-
+/// The `/api/requests` query naming one cell, each value percent-encoded.
 fn request_query(key: &CellKey) -> String {
+    let text = |value: &str| encode(value, false);
     format!(
         "run={}&suite={}&phase={}&backend={}&model={}&workload={}&n={}&rep={}",
-        key.run_id, key.suite, key.phase, key.backend, key.model, key.workload, key.n, key.rep
+        text(&key.run_id),
+        text(&key.suite),
+        text(&key.phase),
+        text(&key.backend),
+        text(&key.model),
+        text(&key.workload),
+        key.n,
+        key.rep
     )
 }
 
@@ -44,10 +36,7 @@ fn number(value: Option<f64>, decimals: usize) -> String {
 #[component]
 pub fn InspectorView() -> impl IntoView {
     let ctx = ctx();
-    let selected = Memo::new(move |_| {
-        ctx.state
-            .with(|state| state.cell.as_deref().and_then(parse_cell))
-    });
+    let selected = Memo::new(move |_| ctx.state.with(|state| state.cell.clone()));
     move || {
         match selected.get() {
         None => view! {
@@ -83,40 +72,15 @@ fn CellInspector(key: CellKey) -> impl IntoView {
     }
     let provenance = ctx
         .data
-        .with_untracked(|data| data.as_ref().map(|data| data.provenance.clone()))
+        .with_untracked(|data| data.as_ref().and_then(|data| data.provenance.clone()))
         .unwrap_or_default();
-    let key_json = serde_json::to_value(&key).unwrap_or_default();
-    let history: Vec<serde_json::Value> = provenance["manifest_histories"]
-        .as_array()
-        .and_then(|entries| entries.iter().find(|entry| entry["key"] == key_json))
-        .and_then(|entry| entry["history"].as_array().cloned())
+    let history = provenance
+        .history(&key)
+        .map(|history| history.history.clone())
         .unwrap_or_default();
-    let skip = provenance["skipped"]
-        .as_array()
-        .and_then(|entries| entries.iter().find(|entry| entry["key"] == key_json))
-        .cloned();
-    let refill = provenance["refills"]
-        .as_array()
-        .and_then(|entries| {
-            entries
-                .iter()
-                .find(|entry| entry["run"] == key.run_id.as_str())
-        })
-        .cloned();
-    let exclusions: Vec<serde_json::Value> = provenance["exclusions"]
-        .as_array()
-        .map(|entries| {
-            entries
-                .iter()
-                .filter(|entry| {
-                    entry["matched"]
-                        .as_array()
-                        .is_some_and(|matched| matched.contains(&key_json))
-                })
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
+    let skip = provenance.skipped(&key).cloned();
+    let refill = provenance.refill_of(&key.run_id).cloned();
+    let exclusions: Vec<_> = provenance.exclusions_of(&key).cloned().collect();
     let this = ctx
         .working
         .with_untracked(|cells| cells.iter().find(|cell| cell.key == key).cloned());
@@ -157,10 +121,10 @@ fn CellInspector(key: CellKey) -> impl IntoView {
             <section class="story" id="provenance-story">
                 <h3>"Provenance"</h3>
                 {skip.map(|skip| view! {
-                    <p class="skip" id="skip-reason">"Skipped: " {skip["reason"].as_str().unwrap_or("").to_string()}</p>
+                    <p class="skip" id="skip-reason">"Skipped: " {skip.reason}</p>
                 })}
                 {this.as_ref().filter(|cell| cell.refilled).map(|cell| {
-                    let note = refill.as_ref().and_then(|refill| refill["note_html"].as_str()).unwrap_or("").to_string();
+                    let note = refill.as_ref().and_then(|refill| refill.note_html.clone()).unwrap_or_default();
                     view! {
                         <div class="lineage" id="refill-lineage">
                             <p>"Refilled: the rows now in this cell come from run " <code>{cell.source_run_id.clone().unwrap_or_default()}</code>
@@ -172,18 +136,18 @@ fn CellInspector(key: CellKey) -> impl IntoView {
                 })}
                 {(!exclusions.is_empty()).then(|| view! {
                     <ul class="exclusions" id="cell-exclusions">
-                        {exclusions.iter().map(|entry| {
-                            let entry = &entry["entry"];
-                            view! { <li><code>{entry["id"].as_str().unwrap_or("").to_string()}</code> " (" {entry["scope"].as_str().unwrap_or("").to_string()} "): "
-                                {entry["reason"].as_str().unwrap_or("").to_string()} " — " {entry["source"].as_str().unwrap_or("").to_string()}</li> }
+                        {exclusions.iter().map(|matches| {
+                            let entry = &matches.entry.entry;
+                            view! { <li><code>{entry.id.clone()}</code> " (" {entry.scope.as_str()} "): "
+                                {entry.reason.clone()} " — " {entry.source.clone().unwrap_or_default()}</li> }
                         }).collect_view()}
                     </ul>
                 })}
                 {(!history.is_empty()).then(|| view! {
                     <ol class="history" id="manifest-history">
                         {history.iter().map(|event| view! {
-                            <li><code>{event["at"].as_str().unwrap_or("").to_string()}</code> " " <strong>{event["event"].as_str().unwrap_or("").to_string()}</strong>
-                                {event["generation"].as_str().map(|generation| format!(" [{generation}]"))} " " {event["detail"].as_str().unwrap_or("").to_string()}</li>
+                            <li><code>{event.at.clone().unwrap_or_default()}</code> " " <strong>{event.event.clone()}</strong>
+                                {event.generation.as_ref().map(|generation| format!(" [{generation}]"))} " " {event.detail.clone().unwrap_or_default()}</li>
                         }).collect_view()}
                     </ol>
                 })}

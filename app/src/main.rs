@@ -6,11 +6,13 @@ mod app;
 mod audit;
 mod browser;
 mod chart;
+mod controls;
 mod curves;
 mod inspector;
 mod matrix;
 mod palette;
 mod perf;
+mod state;
 
 fn main() {
     console_error_panic_hook::set_once();

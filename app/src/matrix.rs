@@ -1,11 +1,14 @@
 //! The boundary matrix: rows × columns from the dimensions, one grid per value of a third, each square
 //! coloured by the chosen metric, with status glyphs and the reasons on hover.
 
-use crate::app::{ctx, empty_notice, export_slice_csv, slice_count};
+use crate::controls::{
+    criterion_controls, dimension_select, empty_notice, export_slice_csv, slice_count,
+};
+use crate::state::ctx;
 use crate::{palette, perf};
 use cellscope_model::Dimension;
 use cellscope_model::explore::{MatrixCell, MatrixGrid, Value, matrix};
-use cellscope_model::view_state::{Aggregation, Metric, View, ViewState};
+use cellscope_model::view_state::{Metric, View};
 
 use leptos::prelude::*;
 
@@ -41,75 +44,17 @@ fn format_value(metric: Metric, square: &MatrixCell) -> String {
     }
 }
 
-fn dimension_select(
-    label: &'static str,
-    id: &'static str,
-    get: fn(&ViewState) -> Dimension,
-    set: fn(&mut ViewState, Dimension),
-) -> impl IntoView {
-    let ctx = ctx();
-    let choices = [
-        Dimension::Model,
-        Dimension::Workload,
-        Dimension::Backend,
-        Dimension::Phase,
-        Dimension::Run,
-        Dimension::N,
-        Dimension::Rep,
-        Dimension::Suite,
-    ];
-    view! {
-        <label>{label} " "
-            <select id=id on:change=move |event| {
-                if let Some(dimension) = Dimension::parse(&event_target_value(&event)) { ctx.update(|state| set(state, dimension)); }
-            }>
-                {choices.into_iter().map(|dimension| view! {
-                    <option value=dimension.name() selected=move || ctx.state.with(|state| get(state) == dimension)>{dimension.name()}</option>
-                }).collect_view()}
-            </select>
-        </label>
-    }
-}
-
-/// Metric, N, criterion and threshold controls shared by the matrix and the curves.
-pub fn criterion_controls() -> impl IntoView {
-    let ctx = ctx();
-    view! {
-        <label>"criterion "
-            <select id="criterion" on:change=move |event| { let name = event_target_value(&event); ctx.update(|state| state.set_criterion(&name)); }>
-                {["v1", "v3", "custom"].into_iter().map(|name| view! {
-                    <option value=name selected=move || ctx.state.with(|state| state.criterion == name)>{name}</option>
-                }).collect_view()}
-            </select>
-        </label>
-        <label>"efficiency < "
-            <input id="eff-threshold" type="number" step="0.01" min="0" max="1"
-                prop:value=move || ctx.state.with(|state| state.efficiency_threshold.to_string())
-                on:change=move |event| {
-                    if let Ok(value) = event_target_value(&event).parse::<f64>() {
-                        ctx.update(|state| { state.efficiency_threshold = value; state.criterion = "custom".into(); });
-                    }
-                }/>
-        </label>
-        <label>"or p95× > "
-            <input id="p95-threshold" type="number" step="0.1" min="1" placeholder="off"
-                prop:value=move || ctx.state.with(|state| state.p95_threshold.map(|value| value.to_string()).unwrap_or_default())
-                on:change=move |event| {
-                    let text = event_target_value(&event);
-                    ctx.update(|state| { state.p95_threshold = text.parse::<f64>().ok(); state.criterion = "custom".into(); });
-                }/>
-        </label>
-        <label>"reps "
-            <select id="aggregation" on:change=move |event| {
-                let value = event_target_value(&event);
-                ctx.update(|state| state.aggregation = if value == "median" { Aggregation::Median } else { Aggregation::Mean });
-            }>
-                <option value="mean" selected=move || ctx.state.with(|state| state.aggregation == Aggregation::Mean)>"mean"</option>
-                <option value="median" selected=move || ctx.state.with(|state| state.aggregation == Aggregation::Median)>"median"</option>
-            </select>
-        </label>
-    }
-}
+/// The dimensions a matrix axis can take.
+const AXES: [Dimension; 8] = [
+    Dimension::Model,
+    Dimension::Workload,
+    Dimension::Backend,
+    Dimension::Phase,
+    Dimension::Run,
+    Dimension::N,
+    Dimension::Rep,
+    Dimension::Suite,
+];
 
 #[component]
 pub fn MatrixView() -> impl IntoView {
@@ -156,9 +101,9 @@ pub fn MatrixView() -> impl IntoView {
                 </select>
             </label>
             {criterion_controls()}
-            {dimension_select("rows", "rows", |state| state.rows, |state, dimension| state.rows = dimension)}
-            {dimension_select("columns", "cols", |state| state.cols, |state, dimension| state.cols = dimension)}
-            {dimension_select("grid per", "grid", |state| state.grid, |state, dimension| state.grid = dimension)}
+            {dimension_select("rows", "rows", &AXES, |state| state.rows, |state, dimension| state.rows = dimension)}
+            {dimension_select("columns", "cols", &AXES, |state| state.cols, |state, dimension| state.cols = dimension)}
+            {dimension_select("grid per", "grid", &AXES, |state| state.grid, |state, dimension| state.grid = dimension)}
             {slice_count()}
             <span class="exports"><button id="export-csv" on:click=move |_| export_slice_csv()>"CSV"</button></span>
         </section>
@@ -189,8 +134,8 @@ fn Grid(grid: MatrixGrid, max_n: u32) -> impl IntoView {
     let open_curves = move |row: &Value, col: &Value| {
         let (row, col) = (row.to_string(), col.to_string());
         ctx.update(move |state| {
-            state.filters.insert(rows_dimension, vec![row]);
-            state.filters.insert(cols_dimension, vec![col]);
+            state.select_only(rows_dimension, &row);
+            state.select_only(cols_dimension, &col);
             state.color = grid_dimension;
             state.view = View::Curves;
         });

@@ -3,8 +3,8 @@
 
 use crate::pyrepr::{csv_record, py_float};
 use crate::rows::MetricsRow;
-use cellscope_model::status::RowCensus;
 use cellscope_model::curve::{CurveOptions, series_curves};
+use cellscope_model::status::RowCensus;
 use cellscope_model::summary::{self, CellSummary, ExpectedSource};
 use cellscope_model::{CellAccumulator, CellKey, CellStatus, Criterion};
 use serde_json::{Value, json};

@@ -321,7 +321,10 @@ impl Provenance {
     }
 
     /// The ledger entries that match a cell.
-    pub fn exclusions_of<'a>(&'a self, key: &'a CellKey) -> impl Iterator<Item = &'a ExclusionMatches> {
+    pub fn exclusions_of<'a>(
+        &'a self,
+        key: &'a CellKey,
+    ) -> impl Iterator<Item = &'a ExclusionMatches> {
         self.exclusions
             .iter()
             .filter(move |entry| entry.matched.contains(key))

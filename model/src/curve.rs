@@ -176,12 +176,17 @@ pub fn curve<'a>(
     cells: impl IntoIterator<Item = &'a CellSummary>,
     options: &CurveOptions,
 ) -> Curve<()> {
-    curves(cells, |_| (), options)
-        .pop()
-        .unwrap_or(Curve {
-            group: (),
-            points: Vec::new(),
-        })
+    curves(cells, |_| (), options).pop().unwrap_or(Curve {
+        group: (),
+        points: Vec::new(),
+    })
+}
+
+/// The metric values of one series' admitted reps at one N.
+#[derive(Default)]
+struct RepValues {
+    efficiency: Vec<f64>,
+    p95_multiplier: Vec<f64>,
 }
 
 fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
@@ -189,8 +194,8 @@ fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
         n,
         ..CurvePoint::default()
     };
-    // Per series: the values of its admitted reps, efficiency and p95 multiplier.
-    let mut by_series: BTreeMap<SeriesRef<'_>, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    // Per series: the values of its admitted reps.
+    let mut by_series: BTreeMap<SeriesRef<'_>, RepValues> = BTreeMap::new();
     for cell in cells {
         let admitted = options.inclusion.admits(cell);
         point.skipped += u32::from(cell.status == CellStatus::Skipped);
@@ -208,11 +213,11 @@ fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
         point.cells += 1;
         point.partial += u32::from(cell.status == CellStatus::Partial);
         let values = by_series.entry(series_of(&cell.key)).or_default();
-        values.0.extend(cell.efficiency);
-        values.1.extend(cell.p95_multiplier);
+        values.efficiency.extend(cell.efficiency);
+        values.p95_multiplier.extend(cell.p95_multiplier);
     }
     point.series = by_series.len() as u32;
-    let pool = |pick: fn(&(Vec<f64>, Vec<f64>)) -> &Vec<f64>| -> Option<Band> {
+    let pool = |pick: fn(&RepValues) -> &Vec<f64>| -> Option<Band> {
         let per_series: Vec<f64> = by_series
             .values()
             .filter_map(|values| options.aggregation.apply(pick(values)))
@@ -223,18 +228,18 @@ fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
         let max = all.copied().fold(f64::NEG_INFINITY, f64::max);
         Some(Band { value, min, max })
     };
-    point.efficiency = pool(|values| &values.0);
-    point.p95_multiplier = pool(|values| &values.1);
+    point.efficiency = pool(|values| &values.efficiency);
+    point.p95_multiplier = pool(|values| &values.p95_multiplier);
     point
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Criterion;
     use crate::exclusions::ExclusionScope;
     use crate::stats::CellStats;
     use crate::summary::fill_scaling;
-    use crate::Criterion;
 
     fn cell(model: &str, n: u32, rep: u32, tps: Option<f64>, status: CellStatus) -> CellSummary {
         let mut cell = CellSummary::empty(
@@ -286,7 +291,11 @@ mod tests {
         assert_eq!((efficiency.min, efficiency.max), (0.5, 0.9));
         assert_eq!((at_2.cells, at_2.series), (4, 2));
         // One series alone is its rep mean.
-        let per_model = curves(&cells, |cell| cell.key.model.clone(), &CurveOptions::default());
+        let per_model = curves(
+            &cells,
+            |cell| cell.key.model.clone(),
+            &CurveOptions::default(),
+        );
         let a = per_model[0].point(2).unwrap().efficiency.unwrap();
         assert!((a.value - 0.6).abs() < 1e-12);
         let median = CurveOptions {
@@ -319,7 +328,10 @@ mod tests {
             curve(&skipped_only, &CurveOptions::default()).breakdown(&Criterion::V3),
             Breakdown::NoData
         );
-        assert_eq!(Breakdown::Never { max_n: 32 }.label(), "never within N ≤ 32");
+        assert_eq!(
+            Breakdown::Never { max_n: 32 }.label(),
+            "never within N ≤ 32"
+        );
     }
 
     #[test]
@@ -333,7 +345,10 @@ mod tests {
         cells[2].exclusion_scope = Some(ExclusionScope::All);
         cells[2].ok_rows = 0;
         fill_scaling(&mut cells);
-        let point = curve(&cells, &CurveOptions::default()).point(2).cloned().unwrap();
+        let point = curve(&cells, &CurveOptions::default())
+            .point(2)
+            .cloned()
+            .unwrap();
         assert_eq!((point.cells, point.left_out), (1, 1));
         assert_eq!(point.efficiency.unwrap().value, 0.5);
         // Only the admitted cell's rows are in the denominators.

@@ -84,12 +84,18 @@ mod tests {
         assert_eq!(histogram.counts[1], vec![0, 0, 1, 0]);
         assert_eq!((histogram.high(), histogram.top()), (30.0, 2));
         assert_eq!(Histogram::of(&[&[]], 4), None);
-        assert_eq!(Histogram::of(&[&[5.0, 5.0]], 3).unwrap().counts[0], vec![2, 0, 0]);
+        assert_eq!(
+            Histogram::of(&[&[5.0, 5.0]], 3).unwrap().counts[0],
+            vec![2, 0, 0]
+        );
     }
 
     #[test]
     fn the_cdf_steps_by_one_over_n() {
-        assert_eq!(cdf(&[3.0, 1.0, 2.0, 2.0]), vec![(1.0, 0.25), (2.0, 0.5), (2.0, 0.75), (3.0, 1.0)]);
+        assert_eq!(
+            cdf(&[3.0, 1.0, 2.0, 2.0]),
+            vec![(1.0, 0.25), (2.0, 0.5), (2.0, 0.75), (3.0, 1.0)]
+        );
         assert!(cdf(&[]).is_empty());
     }
 }

@@ -243,7 +243,11 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
     let mut squares: BTreeMap<Value, BTreeMap<(Value, Value), MatrixCell>> = BTreeMap::new();
     for curve in engine_curves(relevant.iter().copied(), position, &options) {
         let (grid, row, col) = curve.group.clone();
-        let square = square(&curve, state, flags.remove(&curve.group).unwrap_or_default());
+        let square = square(
+            &curve,
+            state,
+            flags.remove(&curve.group).unwrap_or_default(),
+        );
         squares.entry(grid).or_default().insert((row, col), square);
     }
     squares
@@ -406,7 +410,9 @@ fn series(
             slice
                 .iter()
                 .filter(|cell| {
-                    cell.key.n == n && cell.status == CellStatus::Skipped && group(cell) == curve.group
+                    cell.key.n == n
+                        && cell.status == CellStatus::Skipped
+                        && group(cell) == curve.group
                 })
                 .map(|cell| cell.key.clone())
                 .collect()
@@ -627,7 +633,11 @@ mod tests {
     #[test]
     fn a_square_holding_one_series_shows_that_series_curve() {
         let mut cells = sweep("vllm", "a", &[(1, 1.0), (2, 0.9), (4, 0.6), (8, 0.7)]);
-        cells.extend(sweep("vllm", "b", &[(1, 1.0), (2, 0.9), (4, 0.8), (8, 0.7)]));
+        cells.extend(sweep(
+            "vllm",
+            "b",
+            &[(1, 1.0), (2, 0.9), (4, 0.8), (8, 0.7)],
+        ));
         cells[7].status = CellStatus::Partial;
         fill_scaling(&mut cells);
         let state = ViewState {
@@ -635,12 +645,14 @@ mod tests {
             criterion: crate::Criterion::V3,
             ..ViewState::default()
         };
-        let per_series =
-            crate::curve::series_curves(&cells, &curve_options(&state, false));
+        let per_series = crate::curve::series_curves(&cells, &curve_options(&state, false));
         let grid = &matrix(&cells, &state)[0];
         for (col, curve) in per_series.iter().enumerate() {
             let square = grid.squares[0][col].as_ref().unwrap();
-            assert_eq!(square.value.map(|n| n as u32), curve.breakdown(&state.criterion).n());
+            assert_eq!(
+                square.value.map(|n| n as u32),
+                curve.breakdown(&state.criterion).n()
+            );
         }
         assert_eq!(grid.squares[0][0].as_ref().unwrap().value, Some(4.0));
         assert!(grid.squares[0][1].as_ref().unwrap().never);

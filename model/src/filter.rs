@@ -40,7 +40,9 @@ impl DimensionFilter {
             && self.n_max.is_none_or(|n_max| key.n <= n_max)
             && self.values.iter().all(|(dimension, accepted)| {
                 let value = key.value(*dimension);
-                accepted.iter().any(|candidate| value.matches_text(candidate))
+                accepted
+                    .iter()
+                    .any(|candidate| value.matches_text(candidate))
             })
     }
 
@@ -78,7 +80,9 @@ impl DimensionFilter {
 
 /// Digits only, fitting a `u32` (`u32::from_str` also takes a leading `+`, which a filter should not).
 pub fn is_whole_number(text: &str) -> bool {
-    !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit()) && text.parse::<u32>().is_ok()
+    !text.is_empty()
+        && text.bytes().all(|byte| byte.is_ascii_digit())
+        && text.parse::<u32>().is_ok()
 }
 
 /// Distinct values of every dimension with their cell counts, numbers ascending then text alphabetically: the
@@ -128,7 +132,10 @@ mod tests {
         let cells = [cell("vllm", 1), cell("sglang", 16), cell("tgi", 32)];
         let mut filter = DimensionFilter::default();
         filter
-            .accept(Dimension::Backend, ["vllm".into(), "sglang".into(), "vllm".into()])
+            .accept(
+                Dimension::Backend,
+                ["vllm".into(), "sglang".into(), "vllm".into()],
+            )
             .unwrap();
         assert_eq!(filter.values[&Dimension::Backend], ["vllm", "sglang"]);
         assert_eq!(filter.apply(&cells).len(), 2);
@@ -155,7 +162,10 @@ mod tests {
         );
         assert_eq!(
             counts[&Dimension::Backend],
-            vec![(Value::Text("sglang".into()), 1), (Value::Text("vllm".into()), 2)]
+            vec![
+                (Value::Text("sglang".into()), 1),
+                (Value::Text("vllm".into()), 2)
+            ]
         );
     }
 }

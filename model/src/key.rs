@@ -390,9 +390,19 @@ mod tests {
             ..key()
         };
         let text = hugging_face.to_string();
-        assert!(text.contains("meta-llama%2FLlama-3.1-8B/100%25%2F2/"), "{text}");
+        assert!(
+            text.contains("meta-llama%2FLlama-3.1-8B/100%25%2F2/"),
+            "{text}"
+        );
         assert_eq!(text.parse::<CellKey>(), Ok(hugging_face));
-        for bad in ["", "a/b/c", "r/s/p/b/m/w/n=x/rep=0", "r/s/p/b/m/w/n=+1/rep=0", "r/s/p/b/m%zz/w/n=1/rep=0", "r/s/p/b/m/w/16/0"] {
+        for bad in [
+            "",
+            "a/b/c",
+            "r/s/p/b/m/w/n=x/rep=0",
+            "r/s/p/b/m/w/n=+1/rep=0",
+            "r/s/p/b/m%zz/w/n=1/rep=0",
+            "r/s/p/b/m/w/16/0",
+        ] {
             assert!(bad.parse::<CellKey>().is_err(), "{bad}");
         }
     }

@@ -135,10 +135,8 @@ impl Lineage {
 
 /// Decides the lineage of every run from its evidence. `runs` is in discovery order, which breaks ties.
 pub fn decide(runs: &[RunEvidence]) -> Lineage {
-    let by_id: BTreeMap<&str, &RunEvidence> = runs
-        .iter()
-        .map(|run| (run.run_id.as_str(), run))
-        .collect();
+    let by_id: BTreeMap<&str, &RunEvidence> =
+        runs.iter().map(|run| (run.run_id.as_str(), run)).collect();
     let mut lineage = Lineage::default();
 
     // Copies first: a run with no rows of its own is not a master, whatever its rows say.
@@ -201,11 +199,15 @@ pub fn decide(runs: &[RunEvidence]) -> Lineage {
                 continue;
             };
             if lineage.copy_of.contains_key(id) {
-                lineage.findings.push(foreign(Some("that directory is itself a copy")));
+                lineage
+                    .findings
+                    .push(foreign(Some("that directory is itself a copy")));
                 continue;
             }
             if !has_own_rows {
-                lineage.findings.push(foreign(Some("this run holds no rows of its own")));
+                lineage
+                    .findings
+                    .push(foreign(Some("this run holds no rows of its own")));
                 continue;
             }
             if !master.note_names.contains_key(id) && !master.has_backup {
@@ -306,7 +308,10 @@ mod tests {
         let master = RunEvidence {
             run_id: "master".into(),
             rows_by_id: BTreeMap::from([
-                ("master".into(), rows(&[(cell("phi-4", 1), 10), (cell("phi-4", 2), 20)])),
+                (
+                    "master".into(),
+                    rows(&[(cell("phi-4", 1), 10), (cell("phi-4", 2), 20)]),
+                ),
                 (
                     "refill".into(),
                     rows(&[(cell("mistral-7b", 1), 10), (cell("mistral-7b", 2), 20)]),

@@ -257,14 +257,26 @@ mod classify_tests {
     fn sentinels_need_all_four_zeros_and_win_over_the_status() {
         let zeros = || [Some(0.0); 3];
         assert_eq!(RowClass::classify(b"ok", Some(0.0), zeros), RowClass::Skip);
-        assert_eq!(RowClass::classify(b"http_400", Some(0.0), zeros), RowClass::Skip);
+        assert_eq!(
+            RowClass::classify(b"http_400", Some(0.0), zeros),
+            RowClass::Skip
+        );
         assert_eq!(
             RowClass::classify(b"ok", Some(0.0), || [Some(0.0), Some(1.0), Some(0.0)]),
             RowClass::Ok
         );
-        assert_eq!(RowClass::classify(b"ok", Some(12.5), || unreachable!()), RowClass::Ok);
-        assert_eq!(RowClass::classify(b"timeout", None, || unreachable!()), RowClass::Failed);
-        assert_eq!(RowClass::classify(b"ok", None, || unreachable!()), RowClass::Ok);
+        assert_eq!(
+            RowClass::classify(b"ok", Some(12.5), || unreachable!()),
+            RowClass::Ok
+        );
+        assert_eq!(
+            RowClass::classify(b"timeout", None, || unreachable!()),
+            RowClass::Failed
+        );
+        assert_eq!(
+            RowClass::classify(b"ok", None, || unreachable!()),
+            RowClass::Ok
+        );
     }
 }
 

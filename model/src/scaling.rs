@@ -231,7 +231,10 @@ mod tests {
     #[test]
     fn thresholds_that_equal_a_named_criterion_are_that_criterion() {
         assert_eq!(Criterion::from_thresholds(0.65, None), Criterion::V3);
-        assert_eq!(Criterion::V3.with_p95_multiplier_above(Some(2.0)), Criterion::V1);
+        assert_eq!(
+            Criterion::V3.with_p95_multiplier_above(Some(2.0)),
+            Criterion::V1
+        );
         assert_eq!(
             Criterion::V1.with_efficiency_below(0.7),
             Criterion::Custom {
@@ -239,7 +242,10 @@ mod tests {
                 p95_multiplier_above: Some(2.0)
             }
         );
-        assert_eq!(Criterion::V1.describe(), "efficiency < 0.65 or p95 multiplier > 2");
+        assert_eq!(
+            Criterion::V1.describe(),
+            "efficiency < 0.65 or p95 multiplier > 2"
+        );
     }
 
     #[test]

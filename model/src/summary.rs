@@ -55,10 +55,9 @@ pub fn expected_rows(
     match (from_plan, from_manifest, inferred_requests_per_agent) {
         (Some(expected), _, _) => (Some(expected), ExpectedSource::Plan),
         (None, Some(expected), _) => (Some(expected), ExpectedSource::Manifest),
-        (None, None, Some(per_agent)) => (
-            Some(per_agent.saturating_mul(n)),
-            ExpectedSource::Inferred,
-        ),
+        (None, None, Some(per_agent)) => {
+            (Some(per_agent.saturating_mul(n)), ExpectedSource::Inferred)
+        }
         (None, None, None) => (None, ExpectedSource::Unknown),
     }
 }
@@ -66,7 +65,9 @@ pub fn expected_rows(
 /// The modal rows-per-agent over a run's cells that have rows and no failures and whose rows divide evenly by
 /// N (ties go to the value more cells share, then to the smaller value): the expectation when neither plan nor
 /// manifest says. Each item is `(n, real rows, failed rows)` of one cell.
-pub fn inferred_requests_per_agent(cells: impl IntoIterator<Item = (u32, u32, u32)>) -> Option<u32> {
+pub fn inferred_requests_per_agent(
+    cells: impl IntoIterator<Item = (u32, u32, u32)>,
+) -> Option<u32> {
     let mut counts: BTreeMap<u32, u32> = BTreeMap::new();
     for (n, rows, failed_rows) in cells {
         if rows > 0 && failed_rows == 0 && n > 0 && rows % n == 0 {
@@ -295,14 +296,29 @@ mod tests {
 
     #[test]
     fn expected_rows_follow_plan_then_manifest_then_inference() {
-        assert_eq!(expected_rows(Some(120), Some(100), Some(12), 10), (Some(120), ExpectedSource::Plan));
-        assert_eq!(expected_rows(None, Some(100), Some(12), 10), (Some(100), ExpectedSource::Manifest));
-        assert_eq!(expected_rows(None, None, Some(12), 10), (Some(120), ExpectedSource::Inferred));
-        assert_eq!(expected_rows(None, None, None, 10), (None, ExpectedSource::Unknown));
+        assert_eq!(
+            expected_rows(Some(120), Some(100), Some(12), 10),
+            (Some(120), ExpectedSource::Plan)
+        );
+        assert_eq!(
+            expected_rows(None, Some(100), Some(12), 10),
+            (Some(100), ExpectedSource::Manifest)
+        );
+        assert_eq!(
+            expected_rows(None, None, Some(12), 10),
+            (Some(120), ExpectedSource::Inferred)
+        );
+        assert_eq!(
+            expected_rows(None, None, None, 10),
+            (None, ExpectedSource::Unknown)
+        );
         // 12 per agent in two cells beats 10 per agent in one; a failed or uneven cell does not vote.
         let cells = [(1, 12, 0), (2, 24, 0), (4, 40, 0), (4, 48, 3), (3, 10, 0)];
         assert_eq!(inferred_requests_per_agent(cells), Some(12));
-        assert_eq!(inferred_requests_per_agent([(1, 10, 0), (1, 12, 0)]), Some(10));
+        assert_eq!(
+            inferred_requests_per_agent([(1, 10, 0), (1, 12, 0)]),
+            Some(10)
+        );
         assert_eq!(inferred_requests_per_agent([]), None);
     }
 

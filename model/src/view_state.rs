@@ -357,15 +357,22 @@ impl fmt::Display for IgnoredParameter {
     }
 }
 
-/// Percent-encodes a value for the query string, keeping the characters that read well in a link.
-/// `keep_commas` is false for list items, whose commas would otherwise split them.
-fn encode(text: &str, keep_commas: bool) -> String {
+/// Percent-encodes a value for a query string (this app's links and its API requests), keeping the characters
+/// that read well in a link. `keep_commas` is false for list items, whose commas would otherwise split them.
+pub fn encode(text: &str, keep_commas: bool) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
         match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' | b'=' | b'|' => {
-                out.push(byte as char)
-            }
+            b'A'..=b'Z'
+            | b'a'..=b'z'
+            | b'0'..=b'9'
+            | b'-'
+            | b'_'
+            | b'.'
+            | b'~'
+            | b'/'
+            | b'='
+            | b'|' => out.push(byte as char),
             b',' if keep_commas => out.push(','),
             b' ' => out.push('+'),
             other => out.push_str(&format!("%{other:02X}")),
@@ -532,12 +539,21 @@ fn print_threshold(value: f64) -> String {
 
 /// Every parameter, in the order a link writes them.
 const FIELDS: &[Field] = &[
-    scalar!("view", view, |view: &View| view.name().to_string(), |text| {
-        View::parse(text).ok_or("expected one of matrix, curves, inspector, audit")
-    }),
-    scalar!("metric", metric, |metric: &Metric| metric.name().to_string(), |text| {
-        Metric::parse(text).ok_or("expected one of efficiency, p95_multiplier, breakdown, ok_rate")
-    }),
+    scalar!(
+        "view",
+        view,
+        |view: &View| view.name().to_string(),
+        |text| { View::parse(text).ok_or("expected one of matrix, curves, inspector, audit") }
+    ),
+    scalar!(
+        "metric",
+        metric,
+        |metric: &Metric| metric.name().to_string(),
+        |text| {
+            Metric::parse(text)
+                .ok_or("expected one of efficiency, p95_multiplier, breakdown, ok_rate")
+        }
+    ),
     // One parameter per filtered dimension with comma-separated values; a dimension given twice adds up.
     Field {
         print: |state, out| {
@@ -623,7 +639,9 @@ const FIELDS: &[Field] = &[
                     positive_number(&text).map(Some)
                 };
                 value
-                    .map_err(|reason| params.ignore("p95_above", &text, format!("{reason} or none")))
+                    .map_err(|reason| {
+                        params.ignore("p95_above", &text, format!("{reason} or none"))
+                    })
                     .ok()
                     .map(|value| (text, value))
             });
@@ -653,8 +671,8 @@ const FIELDS: &[Field] = &[
                     named
                 }
                 None => {
-                    let efficiency_below = efficiency
-                        .map_or(Criterion::V1.efficiency_below(), |(_, value)| value);
+                    let efficiency_below =
+                        efficiency.map_or(Criterion::V1.efficiency_below(), |(_, value)| value);
                     let p95_multiplier_above =
                         p95.map_or(Criterion::V1.p95_multiplier_above(), |(_, value)| value);
                     if name.as_deref() == Some("custom") {
@@ -670,10 +688,30 @@ const FIELDS: &[Field] = &[
             };
         },
     },
-    scalar!("rows", rows, |dimension: &Dimension| dimension.name().to_string(), dimension),
-    scalar!("cols", cols, |dimension: &Dimension| dimension.name().to_string(), dimension),
-    scalar!("grid", grid, |dimension: &Dimension| dimension.name().to_string(), dimension),
-    scalar!("color", color, |dimension: &Dimension| dimension.name().to_string(), dimension),
+    scalar!(
+        "rows",
+        rows,
+        |dimension: &Dimension| dimension.name().to_string(),
+        dimension
+    ),
+    scalar!(
+        "cols",
+        cols,
+        |dimension: &Dimension| dimension.name().to_string(),
+        dimension
+    ),
+    scalar!(
+        "grid",
+        grid,
+        |dimension: &Dimension| dimension.name().to_string(),
+        dimension
+    ),
+    scalar!(
+        "color",
+        color,
+        |dimension: &Dimension| dimension.name().to_string(),
+        dimension
+    ),
     scalar!(
         "facet",
         facet,
@@ -681,19 +719,31 @@ const FIELDS: &[Field] = &[
         |text| if text == "none" {
             Ok(None)
         } else {
-            dimension(text).map(Some).map_err(|reason| format!("{reason} or none"))
+            dimension(text)
+                .map(Some)
+                .map_err(|reason| format!("{reason} or none"))
         }
     ),
-    scalar!("agg", aggregation, |aggregation: &Aggregation| aggregation.name().to_string(), |text| {
-        Aggregation::parse(text).ok_or("expected mean or median")
-    }),
-    scalar!("cell", cell, |cell: &Option<CellKey>| cell.as_ref().map(ToString::to_string).unwrap_or_default(), |text: &str| {
-        if text.is_empty() {
-            Ok(None)
-        } else {
-            text.parse::<CellKey>().map(Some).map_err(|error| error.to_string())
+    scalar!(
+        "agg",
+        aggregation,
+        |aggregation: &Aggregation| aggregation.name().to_string(),
+        |text| { Aggregation::parse(text).ok_or("expected mean or median") }
+    ),
+    scalar!(
+        "cell",
+        cell,
+        |cell: &Option<CellKey>| cell.as_ref().map(ToString::to_string).unwrap_or_default(),
+        |text: &str| {
+            if text.is_empty() {
+                Ok(None)
+            } else {
+                text.parse::<CellKey>()
+                    .map(Some)
+                    .map_err(|error| error.to_string())
+            }
         }
-    }),
+    ),
     // `include` adds to the default set (partial cells are in by default, refilled cells always are); `omit`
     // takes the default `partial` out.
     Field {
@@ -739,17 +789,32 @@ const FIELDS: &[Field] = &[
             }
         },
     },
-    scalar!("q", query, |query: &String| query.clone(), |text: &str| Ok::<_, String>(text.to_string())),
-    scalar!("sort", sort, |sort: &Option<AuditSort>| sort.map(|sort| sort.to_string()).unwrap_or_default(), |text: &str| {
-        if text.is_empty() {
-            Ok(None)
-        } else {
-            AuditSort::parse(text).map(Some).ok_or("expected key, status, flags, reason or rows, optionally with a leading -")
+    scalar!(
+        "q",
+        query,
+        |query: &String| query.clone(),
+        |text: &str| Ok::<_, String>(text.to_string())
+    ),
+    scalar!(
+        "sort",
+        sort,
+        |sort: &Option<AuditSort>| sort.map(|sort| sort.to_string()).unwrap_or_default(),
+        |text: &str| {
+            if text.is_empty() {
+                Ok(None)
+            } else {
+                AuditSort::parse(text).map(Some).ok_or(
+                    "expected key, status, flags, reason or rows, optionally with a leading -",
+                )
+            }
         }
-    }),
-    scalar!("at", at, |at: &Option<String>| at.clone().unwrap_or_default(), |text: &str| {
-        Ok::<_, String>((!text.is_empty()).then(|| text.to_string()))
-    }),
+    ),
+    scalar!(
+        "at",
+        at,
+        |at: &Option<String>| at.clone().unwrap_or_default(),
+        |text: &str| { Ok::<_, String>((!text.is_empty()).then(|| text.to_string())) }
+    ),
 ];
 
 impl ViewState {
@@ -819,6 +884,19 @@ impl ViewState {
             && self.at.as_ref().is_none_or(|at| !at.is_empty())
     }
 
+    /// Narrows the view to one value of a dimension: N through the N range, the others through the filters.
+    pub fn select_only(&mut self, dimension: Dimension, value: &str) {
+        if dimension == Dimension::N {
+            let n = value.parse().ok();
+            self.filter.n_min = n;
+            self.filter.n_max = n;
+        } else {
+            self.filter
+                .values
+                .insert(dimension, vec![value.to_string()]);
+        }
+    }
+
     pub fn includes(&self, include: Include) -> bool {
         self.what_if.get(include)
     }
@@ -830,13 +908,19 @@ mod tests {
 
     fn parse(query: &str) -> (ViewState, Vec<String>) {
         let (state, ignored) = ViewState::parse_query(query);
-        (state, ignored.iter().map(|ignored| ignored.name.clone()).collect())
+        (
+            state,
+            ignored.iter().map(|ignored| ignored.name.clone()).collect(),
+        )
     }
 
     #[test]
     fn the_default_state_is_the_empty_query() {
         assert_eq!(ViewState::default().to_query(), "");
-        assert_eq!(ViewState::parse_query(""), (ViewState::default(), Vec::new()));
+        assert_eq!(
+            ViewState::parse_query(""),
+            (ViewState::default(), Vec::new())
+        );
     }
 
     #[test]
@@ -845,7 +929,10 @@ mod tests {
         let (state, ignored) = parse(query);
         assert!(ignored.is_empty(), "{ignored:?}");
         assert_eq!(state.view, View::Curves);
-        assert_eq!(state.filter.values[&Dimension::Backend], vec!["vllm", "sglang"]);
+        assert_eq!(
+            state.filter.values[&Dimension::Backend],
+            vec!["vllm", "sglang"]
+        );
         assert_eq!(state.at.as_deref(), Some("abc123"));
         // `refilled` adds nothing (refilled cells are always in) and takes nothing away: partial cells stay in.
         assert_eq!(state.what_if, WhatIf::DEFAULT);
@@ -885,11 +972,17 @@ mod tests {
         assert_eq!(state.criterion, Criterion::V3);
         assert_eq!(state.criterion.p95_multiplier_above(), None);
         // What earlier versions wrote for v3 still reads as v3.
-        assert_eq!(parse("criterion=v3&p95_above=none"), (state.clone(), Vec::new()));
+        assert_eq!(
+            parse("criterion=v3&p95_above=none"),
+            (state.clone(), Vec::new())
+        );
         assert_eq!(state.to_query(), "criterion=v3");
         // A threshold that contradicts the name is not used, and said.
         let (state, ignored) = parse("criterion=v3&eff_below=0.7");
-        assert_eq!((state.criterion, ignored), (Criterion::V3, vec!["eff_below".to_string()]));
+        assert_eq!(
+            (state.criterion, ignored),
+            (Criterion::V3, vec!["eff_below".to_string()])
+        );
         // Thresholds alone are a custom criterion.
         let (state, _) = parse("eff_below=0.7");
         assert_eq!(
@@ -899,7 +992,10 @@ mod tests {
                 p95_multiplier_above: Some(2.0)
             }
         );
-        assert_eq!(state.to_query(), "criterion=custom&eff_below=0.7&p95_above=2");
+        assert_eq!(
+            state.to_query(),
+            "criterion=custom&eff_below=0.7&p95_above=2"
+        );
         let (state, ignored) = parse("criterion=custom&p95_above=NaN&eff_below=-1");
         assert_eq!(ignored, ["eff_below", "p95_above"]);
         assert!(state.is_valid());
@@ -933,7 +1029,10 @@ mod tests {
         };
         state
             .filter
-            .accept(Dimension::Model, ["mistral-7b".into(), "meta-llama/Llama 3,1".into()])
+            .accept(
+                Dimension::Model,
+                ["mistral-7b".into(), "meta-llama/Llama 3,1".into()],
+            )
             .unwrap();
         state.filter.n_min = Some(2);
         state.filter.n_max = Some(16);
@@ -941,8 +1040,14 @@ mod tests {
             .parse()
             .ok();
         let query = state.to_query();
-        assert!(query.contains("model=mistral-7b,meta-llama/Llama+3%2C1"), "{query}");
-        assert!(query.contains("include=excluded,pre_refill&omit=partial"), "{query}");
+        assert!(
+            query.contains("model=mistral-7b,meta-llama/Llama+3%2C1"),
+            "{query}"
+        );
+        assert!(
+            query.contains("include=excluded,pre_refill&omit=partial"),
+            "{query}"
+        );
         assert_eq!(ViewState::parse_query(&query), (state, Vec::new()));
     }
 
@@ -951,7 +1056,10 @@ mod tests {
         let (state, ignored) =
             parse("?view=nope&at_n=x&colour=red&model=&facet=sideways&rep=one&n=16&at_n=0");
         assert_eq!(state, ViewState::default());
-        assert_eq!(ignored, ["view", "rep", "n", "at_n", "at_n", "facet", "colour"]);
+        assert_eq!(
+            ignored,
+            ["view", "rep", "n", "at_n", "at_n", "facet", "colour"]
+        );
     }
 
     #[test]

@@ -89,7 +89,9 @@ fn view_state() -> impl Strategy<Value = ViewState> {
         |dimensions| {
             dimensions
                 .into_iter()
-                .map(|dimension| filter_values(dimension).prop_map(move |values| (dimension, values)))
+                .map(|dimension| {
+                    filter_values(dimension).prop_map(move |values| (dimension, values))
+                })
                 .collect::<Vec<_>>()
         },
     );
@@ -160,18 +162,63 @@ fn view_state() -> impl Strategy<Value = ViewState> {
 fn query() -> impl Strategy<Value = String> {
     let name = prop_oneof![
         proptest::sample::select(vec![
-            "view", "metric", "run", "suite", "phase", "backend", "model", "workload", "rep", "n",
-            "n_min", "n_max", "at_n", "criterion", "eff_below", "p95_above", "rows", "cols",
-            "grid", "color", "facet", "agg", "cell", "include", "omit", "q", "sort", "at",
+            "view",
+            "metric",
+            "run",
+            "suite",
+            "phase",
+            "backend",
+            "model",
+            "workload",
+            "rep",
+            "n",
+            "n_min",
+            "n_max",
+            "at_n",
+            "criterion",
+            "eff_below",
+            "p95_above",
+            "rows",
+            "cols",
+            "grid",
+            "color",
+            "facet",
+            "agg",
+            "cell",
+            "include",
+            "omit",
+            "q",
+            "sort",
+            "at",
         ])
         .prop_map(str::to_string),
         "[a-z_%+]{0,8}",
     ];
     let value = prop_oneof![
         proptest::sample::select(vec![
-            "", "none", "v1", "v3", "custom", "NaN", "inf", "-1", "0", "0.7", "1e400", "16",
-            "excluded,partial", "refilled", "-status", "mean", "median", "matrix", "n", "%zz",
-            "a%2Cb,c", "r/s/p/b/m/w/n=1/rep=0", "+1",
+            "",
+            "none",
+            "v1",
+            "v3",
+            "custom",
+            "NaN",
+            "inf",
+            "-1",
+            "0",
+            "0.7",
+            "1e400",
+            "16",
+            "excluded,partial",
+            "refilled",
+            "-status",
+            "mean",
+            "median",
+            "matrix",
+            "n",
+            "%zz",
+            "a%2Cb,c",
+            "r/s/p/b/m/w/n=1/rep=0",
+            "+1",
         ])
         .prop_map(str::to_string),
         "[ -~]{0,12}",

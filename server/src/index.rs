@@ -155,7 +155,9 @@ fn assemble(
     for read in runs {
         warnings.extend(read.warnings.iter().cloned());
         let run_cells = cells::run_cells(read, relations, ledger);
-        index.runs.push(cells::run_facts(read, &run_cells, relations));
+        index
+            .runs
+            .push(cells::run_facts(read, &run_cells, relations));
         warnings.extend(run_cells.warnings);
         index.cells.extend(run_cells.own);
         index.refill_cells.extend(run_cells.spliced);
@@ -164,8 +166,12 @@ fn assemble(
         index.rows.extend(run_cells.rows);
     }
     index.cells.sort_by(|left, right| left.key.cmp(&right.key));
-    index.refill_cells.sort_by(|left, right| left.key.cmp(&right.key));
-    index.pre_refill_cells.sort_by(|left, right| left.key.cmp(&right.key));
+    index
+        .refill_cells
+        .sort_by(|left, right| left.key.cmp(&right.key));
+    index
+        .pre_refill_cells
+        .sort_by(|left, right| left.key.cmp(&right.key));
     fill_scaling(&mut index.cells);
     fill_scaling(&mut index.refill_cells);
     warnings.sort_by(|left, right| {

@@ -115,7 +115,11 @@ async fn index_lists_runs_dimensions_and_snapshot() {
     assert!(again.body.is_empty());
     let stale = get_with("/api/index", &[("if-none-match", "W/\"0000000000000000\"")]).await;
     assert_eq!(stale.status, StatusCode::OK);
-    let bare = get_with("/api/index", &[("if-none-match", &format!("W/\"{snapshot}\""))]).await;
+    let bare = get_with(
+        "/api/index",
+        &[("if-none-match", &format!("W/\"{snapshot}\""))],
+    )
+    .await;
     assert_eq!(bare.status, StatusCode::OK);
 }
 

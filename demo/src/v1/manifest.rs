@@ -265,8 +265,10 @@ pub fn report(run_id: &str, cells: &[CellSummary], completed: f64) -> String {
         calendar::iso(EDT, completed),
         cells.len()
     );
-    let curves =
-        cellscope_model::curve::series_curves(cells, &cellscope_model::curve::CurveOptions::default());
+    let curves = cellscope_model::curve::series_curves(
+        cells,
+        &cellscope_model::curve::CurveOptions::default(),
+    );
     for curve in curves {
         let n = curve.breakdown(&cellscope_model::Criterion::V1).n();
         let point = n.and_then(|n| curve.point(n));

@@ -3,8 +3,8 @@
 
 #![allow(dead_code)]
 
-use cellscope_model::status::RowCensus;
 use cellscope_model::curve::{CurveOptions, series_curves};
+use cellscope_model::status::RowCensus;
 use cellscope_model::summary::{self, CellSummary};
 
 type Curve = cellscope_model::curve::Curve<cellscope_model::SeriesKey>;

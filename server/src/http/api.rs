@@ -11,9 +11,9 @@ use axum::http::header::{
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use cellscope_model::filter::DimensionFilter;
 use cellscope_model::requests::{requests_schema, requests_to_batch};
 use cellscope_model::schema::{ARROW_STREAM_MEDIA_TYPE, write_ipc_stream};
-use cellscope_model::filter::DimensionFilter;
 use cellscope_model::{CellKey, CellStatus, CellSummary, Dimension};
 use futures_util::StreamExt as _;
 use std::collections::{BTreeMap, BTreeSet};

@@ -2,9 +2,9 @@
 //! `{"error": {"code", "message"}}`.
 
 use axum::Json;
-use cellscope_model::api::{ErrorBody, ErrorDetail};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use cellscope_model::api::{ErrorBody, ErrorDetail};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {

@@ -5,13 +5,13 @@ use crate::export::{self, Format};
 use crate::index::{Index, IndexOptions, Quiet};
 use arc_swap::ArcSwap;
 use axum::body::Bytes;
+use cellscope_model::CellStatus;
 use cellscope_model::api::{
     DimensionCount, ExclusionMatches, IndexBody, ManifestHistory, Provenance, RefillProvenance,
     SkippedCell,
 };
 use cellscope_model::filter::dimension_counts;
 use cellscope_model::reasons::skip_reason;
-use cellscope_model::CellStatus;
 use sha2::Digest as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,7 +43,11 @@ pub struct Snapshot {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().take(8).map(|byte| format!("{byte:02x}")).collect()
+    bytes
+        .iter()
+        .take(8)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 fn render_markdown(text: &str) -> String {

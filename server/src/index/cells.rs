@@ -8,7 +8,7 @@ use super::read::RunRead;
 use super::run_files::ManifestCell;
 use super::{CellRows, ledger};
 use cellscope_model::api::{
-    Census, CellProvenance, LedgerEntry, RefillFacts, RunFacts, RunRole, Warning,
+    CellProvenance, Census, LedgerEntry, RefillFacts, RunFacts, RunRole, Warning,
 };
 use cellscope_model::exclusions::ExclusionScope;
 use cellscope_model::key::CellCoordinates;
@@ -108,7 +108,8 @@ pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntr
             CellSummary::empty(CellKey::new(run_id, coordinates), CellStatus::NotRun)
         });
     }
-    let spliced_away = |coordinates: &CellCoordinates| relations.lineage.is_spliced(run_id, coordinates);
+    let spliced_away =
+        |coordinates: &CellCoordinates| relations.lineage.is_spliced(run_id, coordinates);
     for (coordinates, summary) in cells.iter_mut() {
         let manifest_cell: Option<&ManifestCell> = read
             .manifest
@@ -211,12 +212,7 @@ pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntr
 /// The facts of one run: census over all its cells, refill lineage, backups and ledger matches.
 pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> RunFacts {
     let run_id = read.dir.run_id.as_str();
-    let all: Vec<CellSummary> = cells
-        .own
-        .iter()
-        .chain(&cells.spliced)
-        .cloned()
-        .collect();
+    let all: Vec<CellSummary> = cells.own.iter().chain(&cells.spliced).cloned().collect();
     let (malformed_rows, failed_by_status) = match &read.metrics {
         Ok(parsed) => {
             let mut failed: BTreeMap<String, u64> = BTreeMap::new();

@@ -89,7 +89,10 @@ fn first_line_of(read: &RunRead, cell: Option<&CellCoordinates>, id: &str) -> Op
 }
 
 fn finding_warning(finding: &Finding, runs: &BTreeMap<&str, &RunRead>) -> Warning {
-    let path = |run: &str| runs.get(run).map_or(run.to_string(), |read| read.dir.relative.clone());
+    let path = |run: &str| {
+        runs.get(run)
+            .map_or(run.to_string(), |read| read.dir.relative.clone())
+    };
     let metrics = |run: &str| format!("{}/metrics.csv", path(run));
     match finding {
         Finding::ForeignRows {

@@ -214,10 +214,7 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
         }
     });
     let refill_note = note_bytes.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    let note_names = refill_note
-        .as_deref()
-        .map(run_ids_in)
-        .unwrap_or_default();
+    let note_names = refill_note.as_deref().map(run_ids_in).unwrap_or_default();
     let files = list_files(&dir.path);
     RunRead {
         dir,
@@ -285,7 +282,10 @@ pub fn run_ids_in(text: &str) -> BTreeMap<String, u64> {
         let mut start = 0;
         while start + 15 <= bytes.len() {
             let boundary_before = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
-            if boundary_before && digits(start, 8) && bytes[start + 8] == b'_' && digits(start + 9, 6)
+            if boundary_before
+                && digits(start, 8)
+                && bytes[start + 8] == b'_'
+                && digits(start + 9, 6)
             {
                 let mut end = start + 15;
                 if bytes.get(end) == Some(&b'_') && digits(end + 1, 6) {
@@ -346,7 +346,11 @@ mod tests {
         )
         .unwrap();
         std::fs::write(run.join("manifest.json"), "{ not json").unwrap();
-        std::fs::write(run.join("REFILL_NOTE.md"), "refill 20260613_055519_963364\n").unwrap();
+        std::fs::write(
+            run.join("REFILL_NOTE.md"),
+            "refill 20260613_055519_963364\n",
+        )
+        .unwrap();
         let dir = RunDir {
             run_id: "r1".into(),
             path: run.clone(),
@@ -355,17 +359,30 @@ mod tests {
         let read = read_run(dir, &IndexOptions::default(), &super::super::Quiet);
         let parsed = read.metrics.as_ref().unwrap();
         assert_eq!(parsed.cells.len(), 1);
-        assert_eq!(read.digest.bytes, std::fs::metadata(run.join("metrics.csv")).unwrap().len());
+        assert_eq!(
+            read.digest.bytes,
+            std::fs::metadata(run.join("metrics.csv")).unwrap().len()
+        );
         assert!(read.digest.md5.is_some());
         assert!(read.manifest.is_none());
         assert_eq!(read.warnings.len(), 1);
         assert_eq!(
-            (read.warnings[0].kind.as_str(), read.warnings[0].file.as_deref(), read.warnings[0].line),
+            (
+                read.warnings[0].kind.as_str(),
+                read.warnings[0].file.as_deref(),
+                read.warnings[0].line
+            ),
             ("invalid_manifest", Some("r1/manifest.json"), Some(1))
         );
         assert_eq!(read.note_names["20260613_055519_963364"], 1);
-        assert_eq!(read.files, ["REFILL_NOTE.md", "manifest.json", "metrics.csv"]);
+        assert_eq!(
+            read.files,
+            ["REFILL_NOTE.md", "manifest.json", "metrics.csv"]
+        );
         let offset = parsed.cells[0].1.row_offsets[0];
-        assert_eq!(lines_in_file(&run.join("metrics.csv"), &[offset]), [Some(2)]);
+        assert_eq!(
+            lines_in_file(&run.join("metrics.csv"), &[offset]),
+            [Some(2)]
+        );
     }
 }

@@ -181,7 +181,11 @@ pub fn diff(master: &[u8], backup: &[u8]) -> Result<SpliceDiff, String> {
             .into_owned();
         let run_id =
             String::from_utf8_lossy(master_record.get(master_run).unwrap_or_default()).into_owned();
-        *diff.comparison.replacement_run_ids.entry(run_id).or_default() += 1;
+        *diff
+            .comparison
+            .replacement_run_ids
+            .entry(run_id)
+            .or_default() += 1;
         let master_cell = key_of(&master_record, &master_key);
         let backup_cell = key_of(&backup_record, &backup_key);
         if status == "ok" {
@@ -202,7 +206,11 @@ pub fn diff(master: &[u8], backup: &[u8]) -> Result<SpliceDiff, String> {
         } else if master_record.get(master_status) != Some(b"ok".as_slice()) {
             diff.problem(master_at, backup_at, "the replacing master row is not `ok`");
         }
-        *diff.comparison.replaced_backup_status.entry(status).or_default() += 1;
+        *diff
+            .comparison
+            .replaced_backup_status
+            .entry(status)
+            .or_default() += 1;
         if let Some(cell) = master_cell {
             let offset = backup_record
                 .position()
@@ -238,7 +246,10 @@ mod tests {
         let master = format!("{HEADER}\nm,s,p,b,x,w,1,0,10.0,ok\nr,s,p,b,y,w,1,0,900.0,ok\n");
         let diff = diff(master.as_bytes(), backup.as_bytes()).unwrap();
         assert_eq!(diff.comparison.replaced_rows, 1);
-        assert_eq!(diff.comparison.replaced_backup_status.get("http_400"), Some(&1));
+        assert_eq!(
+            diff.comparison.replaced_backup_status.get("http_400"),
+            Some(&1)
+        );
         assert_eq!(diff.comparison.replacement_run_ids.get("r"), Some(&1));
         assert_eq!(diff.comparison.problem_count, 0);
         assert_eq!(diff.replaced_cells.values().sum::<u32>(), 1);
@@ -252,10 +263,18 @@ mod tests {
         );
         let diff = diff(master.as_bytes(), backup.as_bytes()).unwrap();
         assert_eq!(
-            (diff.comparison.replaced_rows, diff.comparison.replaced_ok_rows, diff.comparison.moved_rows),
+            (
+                diff.comparison.replaced_rows,
+                diff.comparison.replaced_ok_rows,
+                diff.comparison.moved_rows
+            ),
             (2, 1, 1)
         );
-        assert_eq!(diff.comparison.problem_count, 3, "{:?}", diff.comparison.problems);
+        assert_eq!(
+            diff.comparison.problem_count, 3,
+            "{:?}",
+            diff.comparison.problems
+        );
         assert_eq!(diff.comparison.problems[0].0, 2);
     }
 
@@ -266,18 +285,29 @@ mod tests {
         let mut backup = format!("{HEADER}\n");
         for line in 2..=100 {
             master.push_str(&format!("m,s,p,b,x,w,1,0,{line}.0,ok\n"));
-            let wall = if line == 92 { "92.5".to_string() } else { format!("{line}.0") };
+            let wall = if line == 92 {
+                "92.5".to_string()
+            } else {
+                format!("{line}.0")
+            };
             backup.push_str(&format!("m,s,p,b,x,w,1,0,{wall},ok\n"));
         }
         for (master, backup) in [
             (master.clone(), backup.clone()),
             (master.replace('\n', "\r\n"), backup.clone()),
-            (master.clone(), format!("\u{feff}{}", backup.replace('\n', "\r\n"))),
+            (
+                master.clone(),
+                format!("\u{feff}{}", backup.replace('\n', "\r\n")),
+            ),
         ] {
             let diff = diff(master.as_bytes(), backup.as_bytes()).unwrap();
             assert_eq!(diff.comparison.replaced_rows, 1);
             assert_eq!(diff.comparison.problems.len(), 1);
-            assert_eq!(diff.comparison.problems[0].0, 92, "{:?}", diff.comparison.problems);
+            assert_eq!(
+                diff.comparison.problems[0].0, 92,
+                "{:?}",
+                diff.comparison.problems
+            );
             assert!(!diff.comparison.problems[0].1.contains("backup line"));
         }
     }

@@ -1,0 +1,129 @@
+//! Controls several views share: the criterion and aggregation inputs, dimension pickers, the slice count, the
+//! CSV export of the slice and the "filters left nothing" notice.
+
+use crate::browser;
+use crate::state::ctx;
+use cellscope_model::Dimension;
+use cellscope_model::explore::{empty_reason, filtered, slice};
+use cellscope_model::scaling::Criterion;
+use cellscope_model::view_state::{Aggregation, ViewState};
+use leptos::prelude::*;
+
+/// Criterion, thresholds and rep aggregation, shared by the matrix and the curves.
+pub fn criterion_controls() -> impl IntoView {
+    let ctx = ctx();
+    let criterion = move || ctx.state.with(|state| state.criterion);
+    view! {
+        <label>"criterion "
+            <select id="criterion" on:change=move |event| {
+                let name = event_target_value(&event);
+                ctx.update(|state| {
+                    state.criterion = Criterion::named(&name).unwrap_or(Criterion::Custom {
+                        efficiency_below: state.criterion.efficiency_below(),
+                        p95_multiplier_above: state.criterion.p95_multiplier_above(),
+                    });
+                });
+            }>
+                {Criterion::NAMES.into_iter().map(|name| view! {
+                    <option value=name selected=move || criterion().name() == name>{name}</option>
+                }).collect_view()}
+            </select>
+        </label>
+        <label>"efficiency < "
+            <input id="eff-threshold" type="number" step="0.01" min="0" max="1"
+                prop:value=move || criterion().efficiency_below().to_string()
+                on:change=move |event| {
+                    if let Ok(value) = event_target_value(&event).parse::<f64>()
+                        && value.is_finite() && value > 0.0
+                    {
+                        ctx.update(|state| state.criterion = state.criterion.with_efficiency_below(value));
+                    }
+                }/>
+        </label>
+        <label>"or p95× > "
+            <input id="p95-threshold" type="number" step="0.1" min="1" placeholder="off"
+                prop:value=move || criterion().p95_multiplier_above().map(|value| value.to_string()).unwrap_or_default()
+                on:change=move |event| {
+                    let text = event_target_value(&event);
+                    let value = text.parse::<f64>().ok().filter(|value| value.is_finite() && *value > 0.0);
+                    ctx.update(|state| state.criterion = state.criterion.with_p95_multiplier_above(value));
+                }/>
+        </label>
+        <label>"reps "
+            <select id="aggregation" on:change=move |event| {
+                let value = event_target_value(&event);
+                ctx.update(|state| state.aggregation = Aggregation::parse(&value).unwrap_or_default());
+            }>
+                <option value="mean" selected=move || ctx.state.with(|state| state.aggregation == Aggregation::Mean)>"mean"</option>
+                <option value="median" selected=move || ctx.state.with(|state| state.aggregation == Aggregation::Median)>"median"</option>
+            </select>
+        </label>
+    }
+}
+
+/// A `<select>` of dimensions bound to one field of the view state.
+pub fn dimension_select(
+    label: &'static str,
+    id: &'static str,
+    choices: &'static [Dimension],
+    get: fn(&ViewState) -> Dimension,
+    set: fn(&mut ViewState, Dimension),
+) -> impl IntoView {
+    let ctx = ctx();
+    view! {
+        <label>{label} " "
+            <select id=id on:change=move |event| {
+                if let Some(dimension) = Dimension::parse(&event_target_value(&event)) { ctx.update(|state| set(state, dimension)); }
+            }>
+                {choices.iter().map(|dimension| {
+                    let dimension = *dimension;
+                    view! {
+                        <option value=dimension.name() selected=move || ctx.state.with(|state| get(state) == dimension)>{dimension.name()}</option>
+                    }
+                }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+/// `<p class="empty">` with the reason the filters left nothing, or nothing.
+pub fn empty_notice() -> impl IntoView {
+    let ctx = ctx();
+    move || {
+        let message = ctx.working.with(|cells| {
+            ctx.state.with(|state| {
+                if filtered(cells, state).is_empty() {
+                    empty_reason(cells, state)
+                } else {
+                    None
+                }
+            })
+        });
+        message.map(|message| view! { <p class="empty" id="empty-reason">{message}</p> })
+    }
+}
+
+/// "N cells in view": the slice of the current view (filters, what-if toggles and exclusions applied), which is
+/// what the CSV export writes.
+pub fn slice_count() -> impl IntoView {
+    let ctx = ctx();
+    move || {
+        let cells = ctx
+            .working
+            .with(|cells| ctx.state.with(|state| slice(cells, state).len()));
+        view! { <span class="count" id="slice-count" data-cells=cells.to_string()>{format!("{cells} cells in view")}</span> }
+    }
+}
+
+/// Downloads the slice of the current view as CSV.
+pub fn export_slice_csv() {
+    let ctx = ctx();
+    let csv = ctx.working.with_untracked(|cells| {
+        ctx.state.with_untracked(|state| {
+            cellscope_model::schema::cells_to_csv(
+                &slice(cells, state).into_iter().cloned().collect::<Vec<_>>(),
+            )
+        })
+    });
+    browser::download("cellscope-cells.csv", "text/csv", csv.as_bytes());
+}

@@ -1,0 +1,156 @@
+//! The app's shared state: the view state (synced with the URL), the loaded data and the cells after the what-if
+//! toggles, provided as one context to every view. Views depend on this module, never on each other.
+
+use crate::api::{self, Dataset};
+use crate::{browser, perf};
+use cellscope_model::CellSummary;
+use cellscope_model::explore::working_cells;
+use cellscope_model::view_state::{IgnoredParameter, ViewState};
+use leptos::prelude::*;
+use std::sync::Arc;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+
+/// Shared state, provided as context to every view.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    pub state: RwSignal<ViewState>,
+    /// Parameters of the current URL that the view state could not use (shown as a notice).
+    pub ignored: RwSignal<Vec<IgnoredParameter>>,
+    pub data: RwSignal<Option<Arc<Dataset>>>,
+    /// The cells after the what-if toggles, with scaling metrics recomputed in the browser.
+    pub working: Memo<Arc<Vec<CellSummary>>>,
+    /// A newer snapshot announced by the server.
+    pub newer: RwSignal<Option<String>>,
+    pub error: RwSignal<Option<String>>,
+}
+
+pub fn ctx() -> Ctx {
+    use_context::<Ctx>().expect("the app context is provided by App")
+}
+
+impl Ctx {
+    /// Creates the context from the current URL, provides it, and starts loading, live updates and URL sync.
+    pub fn provide() -> Ctx {
+        let (initial, ignored) = ViewState::parse_query(&browser::search());
+        let state = RwSignal::new(initial);
+        let data: RwSignal<Option<Arc<Dataset>>> = RwSignal::new(None);
+        let what_if = Memo::new(move |_| state.with(|state| state.what_if.pre_refill));
+        let working = Memo::new(move |_| {
+            let pre_refill = what_if.get();
+            data.with(|data| match data {
+                Some(data) => {
+                    let what_if = cellscope_model::view_state::WhatIf {
+                        pre_refill,
+                        ..Default::default()
+                    };
+                    Arc::new(working_cells(&data.cells, &data.pre_refill, &what_if))
+                }
+                None => Arc::new(Vec::new()),
+            })
+        });
+        let ctx = Ctx {
+            state,
+            ignored: RwSignal::new(ignored),
+            data,
+            working,
+            newer: RwSignal::new(None),
+            error: RwSignal::new(None),
+        };
+        provide_context(ctx);
+        let pin = state.with_untracked(|state| state.at.is_none());
+        ctx.load(pin);
+        ctx.listen_for_snapshots();
+        ctx.sync_url();
+        ctx
+    }
+
+    /// Changes the view state (one history entry) and marks the time for the repaint measurement.
+    pub fn update(&self, change: impl FnOnce(&mut ViewState)) {
+        perf::clear("filter-change");
+        perf::mark("filter-change");
+        self.state.update(change);
+    }
+
+    /// Loads the index and cells, then provenance and the pre-refill cells; `pin_snapshot` writes the loaded
+    /// snapshot into the URL (`at=`) so a copied link names the data it was made with.
+    pub fn load(self, pin_snapshot: bool) {
+        let ctx = self;
+        leptos::task::spawn_local(async move {
+            match api::load().await {
+                Ok(dataset) => {
+                    let snapshot = dataset.snapshot.clone();
+                    ctx.data.set(Some(Arc::new(dataset)));
+                    ctx.newer.set(None);
+                    ctx.error.set(None);
+                    if pin_snapshot {
+                        ctx.state.update(|state| state.at = Some(snapshot.clone()));
+                    }
+                    match api::load_details().await {
+                        Ok((provenance, pre_refill)) => ctx.data.update(|data| {
+                            if let Some(data) =
+                                data.as_mut().filter(|data| data.snapshot == snapshot)
+                            {
+                                let details = Arc::make_mut(data);
+                                details.provenance = Some(provenance);
+                                details.pre_refill = pre_refill;
+                            }
+                        }),
+                        Err(error) => ctx.error.set(Some(error)),
+                    }
+                }
+                Err(error) => ctx.error.set(Some(error)),
+            }
+        });
+    }
+
+    fn listen_for_snapshots(self) {
+        let ctx = self;
+        let Ok(source) = web_sys::EventSource::new("/api/events") else {
+            return;
+        };
+        let on_snapshot = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
+            move |event: web_sys::MessageEvent| {
+                let Some(id) = event.data().as_string() else {
+                    return;
+                };
+                let current = ctx
+                    .data
+                    .with_untracked(|data| data.as_ref().map(|data| data.snapshot.clone()));
+                if current.is_some_and(|current| current != id) {
+                    ctx.newer.set(Some(id));
+                }
+            },
+        );
+        let _ = source
+            .add_event_listener_with_callback("snapshot", on_snapshot.as_ref().unchecked_ref());
+        // The listener lives as long as the page.
+        on_snapshot.forget();
+        std::mem::forget(source);
+    }
+
+    fn sync_url(self) {
+        let ctx = self;
+        // State → URL: a new history entry per change, so Back/Forward walk through views.
+        Effect::new(move |previous: Option<String>| {
+            let query = ctx.state.with(ViewState::to_query);
+            let current = browser::search();
+            let current = current.strip_prefix('?').unwrap_or(&current);
+            if query != current {
+                browser::set_query(&query, previous.is_some());
+            }
+            query
+        });
+        // URL → state on Back/Forward.
+        let on_pop = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+            let (state, ignored) = ViewState::parse_query(&browser::search());
+            ctx.state.set(state);
+            ctx.ignored.set(ignored);
+        });
+        if let Some(window) = browser::window() {
+            let _ = window
+                .add_event_listener_with_callback("popstate", on_pop.as_ref().unchecked_ref());
+        }
+        on_pop.forget();
+    }
+}

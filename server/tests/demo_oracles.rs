@@ -367,3 +367,91 @@ fn v3_workload_n32_means_match_the_published_table() {
         }
     }
 }
+
+/// The audit's breakdown table and the app's matrix give the same breakdown N for every V1 and V3 series under
+/// both named criteria: one curve engine. The matrix is fed exactly as the browser feeds it: the cells table
+/// through Arrow IPC, decoded, with the what-if working set recomputed.
+#[test]
+fn the_audit_table_and_the_app_matrix_agree_on_every_breakdown() {
+    use cellscope_model::Dimension;
+    use cellscope_model::curve::Breakdown;
+    use cellscope_model::explore::{Value, matrix, working_cells};
+    use cellscope_model::schema::{cells_from_batch, read_ipc_stream};
+    use cellscope_model::view_state::{Metric, ViewState, WhatIf};
+
+    let index = demo_index();
+    let arrow = cellscope::export::encode(&index.cells, cellscope::export::Format::Arrow).unwrap();
+    let decoded: Vec<_> = read_ipc_stream(&arrow)
+        .unwrap()
+        .iter()
+        .flat_map(|batch| cells_from_batch(batch).unwrap())
+        .collect();
+    let browser_cells = working_cells(&decoded, &[], &WhatIf::default());
+    for criterion in [Criterion::V1, Criterion::V3] {
+        let report = cellscope::audit::report(index, &criterion);
+        assert_eq!(report.breakdown.len(), 24 + 100);
+        let mut compared = 0;
+        let mut kinds: BTreeMap<&str, u32> = BTreeMap::new();
+        for row in &report.breakdown {
+            let mut state = ViewState {
+                metric: Metric::Breakdown,
+                criterion,
+                rows: Dimension::Model,
+                cols: Dimension::Workload,
+                grid: Dimension::Backend,
+                ..ViewState::default()
+            };
+            state.select_only(Dimension::Run, &row.run_id);
+            state.select_only(Dimension::Phase, &row.phase);
+            let grids = matrix(&browser_cells, &state);
+            let grid = grids
+                .iter()
+                .find(|grid| grid.title == Value::Text(row.backend.clone()))
+                .unwrap();
+            let r = grid
+                .rows
+                .iter()
+                .position(|value| value == &Value::Text(row.model.clone()));
+            let c = grid
+                .cols
+                .iter()
+                .position(|value| value == &Value::Text(row.workload.clone()));
+            let square = grid.squares[r.unwrap()][c.unwrap()].as_ref().unwrap();
+            let from_matrix = match (square.value, square.never) {
+                (Some(n), _) => Breakdown::At { n: n as u32 },
+                (None, true) => Breakdown::Never { max_n: 0 },
+                (None, false) => Breakdown::NoData,
+            };
+            let from_audit = match row.breakdown {
+                Breakdown::Never { .. } => Breakdown::Never { max_n: 0 },
+                other => other,
+            };
+            assert_eq!(
+                from_matrix,
+                from_audit,
+                "{} {} {} {} {} under {}",
+                row.run_id,
+                row.phase,
+                row.backend,
+                row.model,
+                row.workload,
+                criterion.name()
+            );
+            *kinds
+                .entry(match from_audit {
+                    Breakdown::At { .. } => "at",
+                    Breakdown::Never { .. } => "never",
+                    Breakdown::NoData => "no data",
+                })
+                .or_default() += 1;
+            compared += 1;
+        }
+        assert_eq!(compared, 124);
+        // Both outcomes occur, so the comparison is not vacuous.
+        assert!(
+            kinds.get("at").copied().unwrap_or(0) > 0
+                && kinds.get("never").copied().unwrap_or(0) > 0,
+            "{kinds:?}"
+        );
+    }
+}

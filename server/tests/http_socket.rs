@@ -320,3 +320,141 @@ async fn path_escapes_get_400_or_404_and_read_nothing_outside_the_root() {
     assert_eq!(checksum(root.path()), before, "the data root changed");
     assert_eq!(checksum(outside.path()), outside_before);
 }
+
+/// A raw GET with extra request headers: `(status, ETag, body)`.
+async fn get_tagged(addr: SocketAddr, target: &str, headers: &str) -> (u16, String, Vec<u8>) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request =
+        format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{headers}\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    let split = response
+        .windows(4)
+        .position(|window| window == b"\r\n\r\n")
+        .expect("a complete response head");
+    let head = String::from_utf8_lossy(&response[..split]).into_owned();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let etag = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("etag")
+                .then(|| value.trim().to_string())
+        })
+        .unwrap_or_default();
+    (status, etag, response[split + 4..].to_vec())
+}
+
+/// Every conditional request with a validator seen earlier: a 304 only when the body is still the one that
+/// validator was given with.
+async fn no_stale_304(addr: SocketAddr, seen: &[(String, String, Vec<u8>)]) -> usize {
+    let mut not_modified = 0;
+    for (target, etag, body) in seen {
+        let (status, _, _) = get_tagged(addr, target, &format!("If-None-Match: {etag}\r\n")).await;
+        let (_, _, current) = get_tagged(addr, target, "").await;
+        if status == 304 {
+            not_modified += 1;
+            assert!(
+                &current == body,
+                "{target}: 304 for {etag}, but the body has changed"
+            );
+        } else {
+            assert_eq!(status, 200, "{target}");
+        }
+    }
+    not_modified
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_304_never_confirms_a_body_that_changed_across_the_second_stage_and_a_data_change() {
+    let root = tempfile::tempdir().unwrap();
+    copy_tree(&common::demo_root().join("tr164-v3"), root.path());
+    std::fs::copy(
+        common::demo_root().join("exclusions.toml"),
+        root.path().join("exclusions.toml"),
+    )
+    .unwrap();
+    // No watcher: the test moves the server from the first indexing stage to the second, then changes the data.
+    let store = Store::new(
+        root.path().to_path_buf(),
+        first_snapshot(root.path()).unwrap(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = store.clone();
+    tokio::spawn(async move {
+        serve_listener(listener, serving, HttpOptions::default(), async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    let targets = [
+        "/api/index",
+        "/api/provenance",
+        "/api/cells",
+        "/api/cells?format=json&backend=sglang&n=32",
+        "/api/requests?run=20260612_204254_036590&phase=scaling&model=phi-4&workload=long_decode&n=4&rep=1",
+    ];
+    let mut seen = Vec::new();
+    let collect = async |seen: &mut Vec<(String, String, Vec<u8>)>| {
+        for target in targets {
+            let (status, etag, body) = get_tagged(addr, target, "").await;
+            assert_eq!(status, 200, "{target}");
+            assert!(etag.starts_with("W/\""), "{target}: {etag}");
+            seen.push((target.to_string(), etag, body));
+        }
+    };
+    collect(&mut seen).await;
+    let stage_one: serde_json::Value = serde_json::from_slice(&seen[0].2).unwrap();
+    assert_eq!(stage_one["complete"], false);
+    // Unchanged: every validator still holds.
+    assert_eq!(no_stale_304(addr, &seen).await, targets.len());
+
+    // The second stage adds checksums and the backup comparison to /api/index and /api/provenance.
+    let worker = store.clone();
+    tokio::task::spawn_blocking(move || worker.reindex(&cellscope::index::IndexOptions::default()))
+        .await
+        .unwrap()
+        .unwrap();
+    let (_, _, index) = get_tagged(addr, "/api/index", "").await;
+    let stage_two: serde_json::Value = serde_json::from_slice(&index).unwrap();
+    assert_eq!(stage_two["complete"], true);
+    assert_eq!(
+        stage_two["snapshot"], stage_one["snapshot"],
+        "the data did not change"
+    );
+    no_stale_304(addr, &seen).await;
+    collect(&mut seen).await;
+
+    // A data change: the ledger goes, so exclusions and cells change.
+    std::fs::remove_file(root.path().join("exclusions.toml")).unwrap();
+    let worker = store.clone();
+    let changed = tokio::task::spawn_blocking(move || {
+        worker.reindex(&cellscope::index::IndexOptions::default())
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(changed.is_some(), "a new snapshot");
+    no_stale_304(addr, &seen).await;
+    // Re-indexing unchanged data keeps the snapshot, so its validators keep holding.
+    let mut current = Vec::new();
+    collect(&mut current).await;
+    let worker = store.clone();
+    let again = tokio::task::spawn_blocking(move || {
+        worker.reindex(&cellscope::index::IndexOptions::default())
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(again, None);
+    assert_eq!(no_stale_304(addr, &current).await, targets.len());
+    let _ = stop.send(());
+}

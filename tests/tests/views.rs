@@ -253,6 +253,107 @@ async fn including_excluded_cells_changes_the_long_prefill_comparison() -> anyho
     page.close().await
 }
 
+/// The text of every square of the vLLM grid, in order.
+async fn vllm_squares(page: &Harness, query: &str) -> anyhow::Result<Vec<String>> {
+    page.open(query).await?;
+    page.wait_for("table.grid[data-grid='vllm'] td.square")
+        .await?;
+    page.eval(
+        "Array.from(document.querySelectorAll(\"table.grid[data-grid='vllm'] td.square\")).map(td => td.textContent)",
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_criterion_link_brings_its_thresholds() -> anyhow::Result<()> {
+    let page = Harness::start("criterion-link").await?;
+    // One phase, so that each square is one series (a square pools the series it holds).
+    let v3 = vllm_squares(&page, "/?metric=breakdown&phase=scaling&criterion=v3").await?;
+    let criterion: String = page
+        .eval("document.querySelector('#criterion').value")
+        .await?;
+    assert_eq!(criterion, "v3");
+    let p95: String = page
+        .eval("document.querySelector('#p95-threshold').value")
+        .await?;
+    assert_eq!(p95, "", "v3 has no p95 threshold");
+    let efficiency: String = page
+        .eval("document.querySelector('#eff-threshold').value")
+        .await?;
+    assert_eq!(efficiency, "0.65");
+    // The same thresholds written out give the same matrix; v1's p95 threshold gives another.
+    let spelled_out = vllm_squares(
+        &page,
+        "/?metric=breakdown&phase=scaling&criterion=custom&eff_below=0.65&p95_above=none",
+    )
+    .await?;
+    assert_eq!(v3, spelled_out);
+    // The p95 threshold is live: a low one breaks curves earlier than v3 does.
+    let tail = vllm_squares(
+        &page,
+        "/?metric=breakdown&phase=scaling&criterion=custom&eff_below=0.65&p95_above=1.5",
+    )
+    .await?;
+    assert_ne!(v3, tail);
+    // TR164 V3's first-N-below-0.65 table: vLLM phi-4 × long_decode never breaks, mistral-7b × long_decode
+    // breaks at 16 (and recovers to 0.651 at 32).
+    vllm_squares(&page, "/?metric=breakdown&phase=scaling&criterion=v3").await?;
+    let square = |model: &str| {
+        format!(
+            "document.querySelector(\"table.grid[data-grid='vllm'] td[data-row='{model}'][data-col='long_decode'] .value\").textContent"
+        )
+    };
+    assert_eq!(page.eval::<String>(&square("phi-4")).await?, "never");
+    assert_eq!(page.eval::<String>(&square("mistral-7b")).await?, "N=16");
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+/// Rows of the CSV the export button hands to the browser (header excluded).
+async fn exported_rows(page: &Harness) -> anyhow::Result<usize> {
+    page.eval::<bool>("(() => { window.__blobs = []; if (!window.__hooked) { const original = URL.createObjectURL; URL.createObjectURL = (blob) => { window.__blobs.push(blob); return original(blob); }; window.__hooked = true; } return true; })()").await?;
+    page.click("#export-csv").await?;
+    let csv: String = page.eval_async("window.__blobs[0].text()").await?;
+    Ok(csv.lines().count() - 1)
+}
+
+async fn slice_count_is(page: &Harness, cells: usize) -> anyhow::Result<()> {
+    until(
+        page,
+        &format!("document.querySelector('#slice-count').dataset.cells === '{cells}'"),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_csv_export_and_the_slice_count_follow_the_what_if_toggles() -> anyhow::Result<()> {
+    let page = Harness::start("csv-toggles").await?;
+    // V1 llama3.2-3b × balanced_2k, ttft phase: 5 N × 3 reps, one of them the partial cell (N=16, rep 0).
+    page.open("/?view=curves&model=llama3.2-3b&workload=balanced_2k&phase=ttft")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    slice_count_is(&page, 15).await?;
+    assert_eq!(exported_rows(&page).await?, 15);
+    page.click("input[data-include='partial']").await?;
+    until(&page, "location.search.includes('omit=partial')").await?;
+    slice_count_is(&page, 14).await?;
+    assert_eq!(exported_rows(&page).await?, 14);
+
+    // Mistral × long_prefill_8k across backends: the ledger leaves all 72 cells out of the comparison.
+    page.open("/?view=curves&model=mistral-7b&workload=long_prefill_8k")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    slice_count_is(&page, 0).await?;
+    assert_eq!(exported_rows(&page).await?, 0);
+    page.click("input[data-include='excluded']").await?;
+    until(&page, "location.search.includes('include=excluded')").await?;
+    slice_count_is(&page, 72).await?;
+    assert_eq!(exported_rows(&page).await?, 72);
+    page.close().await
+}
+
 #[tokio::test]
 async fn a_link_pinned_to_an_old_snapshot_says_so() -> anyhow::Result<()> {
     let page = Harness::start("pinned").await?;

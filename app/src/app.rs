@@ -4,7 +4,7 @@
 use crate::browser;
 use crate::state::{Ctx, ctx};
 use cellscope_model::Dimension;
-use cellscope_model::view_state::{FILTER_DIMENSIONS, Include, View};
+use cellscope_model::view_state::{Include, View};
 use leptos::prelude::*;
 
 #[component]
@@ -174,7 +174,7 @@ fn FilterBar() -> impl IntoView {
     };
     view! {
         <section class="filters" id="filters">
-            {move || values.get().into_iter().filter(|(dimension, values)| FILTER_DIMENSIONS.contains(dimension) && values.len() > 1).map(|(dimension, options)| {
+            {move || values.get().into_iter().filter(|(dimension, values)| dimension.is_filterable() && values.len() > 1).map(|(dimension, options)| {
                 let selected = move || ctx.state.with(|state| state.filter.values.get(&dimension).cloned().unwrap_or_default());
                 let total = options.len();
                 view! {

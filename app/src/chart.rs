@@ -2,10 +2,11 @@
 //! pixel position of every point so the page can show a tooltip for the nearest one.
 
 use crate::palette;
-use cellscope_model::distribution::{Histogram, cdf};
+use cellscope_model::distribution::{Histogram, cdf, extent};
 use cellscope_model::explore::{Facet, Series, SeriesPoint};
 use cellscope_model::view_state::Metric;
-use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 
@@ -315,6 +316,59 @@ pub fn draw_curves<DB: DrawingBackend>(
 /// A labelled sample of values with its colour.
 pub type Sample<'a> = (&'a str, &'a [f64], (u8, u8, u8));
 
+/// The frame of a distribution chart: caption, axes and mesh over `x` × `y`.
+/// A distribution chart's axes: x in ms, y with its description and how its labels read.
+type Axes<'a> = (
+    std::ops::Range<f64>,
+    std::ops::Range<f64>,
+    &'a str,
+    fn(&f64) -> String,
+);
+
+fn distribution_frame<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    (x, y, y_desc, y_label): Axes<'_>,
+    scale: f64,
+) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
+    let px = |value: f64| (value * scale).round() as i32;
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", px(13.0)))
+        .margin(px(8.0))
+        .x_label_area_size(px(30.0))
+        .y_label_area_size(px(40.0))
+        .build_cartesian_2d(x, y)
+        .map_err(|error| error.to_string())?;
+    chart
+        .configure_mesh()
+        .label_style(("sans-serif", px(10.0)))
+        .x_desc("ms")
+        .y_desc(y_desc)
+        .y_label_formatter(&y_label)
+        .axis_desc_style(("sans-serif", px(10.0)))
+        .draw()
+        .map_err(|error| error.to_string())?;
+    Ok(chart)
+}
+
+/// Draws the legend of a distribution chart and presents the drawing.
+fn finish_distribution<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+    scale: f64,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font(("sans-serif", (10.0 * scale).round() as i32))
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|error| error.to_string())?;
+    root.present().map_err(|error| error.to_string())
+}
+
 /// A histogram of request latencies: current rows, and (when given) the rows a refill replaced.
 pub fn draw_histogram<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -322,29 +376,18 @@ pub fn draw_histogram<DB: DrawingBackend>(
     groups: &[Sample<'_>],
     scale: f64,
 ) -> Result<(), String> {
-    let px = |value: f64| (value * scale).round() as i32;
     root.fill(&WHITE).map_err(|error| error.to_string())?;
     let samples: Vec<&[f64]> = groups.iter().map(|(_, values, _)| *values).collect();
     let Some(histogram) = Histogram::of(&samples, 30) else {
         return root.present().map_err(|error| error.to_string());
     };
-    let (low, high, width) = (histogram.low, histogram.high(), histogram.bin_width);
+    let (low, width) = (histogram.low, histogram.bin_width);
     let top = histogram.top().max(1);
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", px(13.0)))
-        .margin(px(8.0))
-        .x_label_area_size(px(30.0))
-        .y_label_area_size(px(40.0))
-        .build_cartesian_2d(low..high, 0u32..top + top / 10 + 1)
-        .map_err(|error| error.to_string())?;
-    chart
-        .configure_mesh()
-        .label_style(("sans-serif", px(10.0)))
-        .x_desc("ms")
-        .y_desc("requests")
-        .axis_desc_style(("sans-serif", px(10.0)))
-        .draw()
-        .map_err(|error| error.to_string())?;
+    let y = 0.0..f64::from(top + top / 10 + 1);
+    let axes: Axes<'_> = (low..histogram.high(), y, "requests", |count| {
+        format!("{count:.0}")
+    });
+    let mut chart = distribution_frame(root, title, axes, scale)?;
     for ((label, _, color), counts) in groups.iter().zip(&histogram.counts) {
         let fill = rgb(*color).mix(0.55).filled();
         chart
@@ -355,21 +398,14 @@ pub fn draw_histogram<DB: DrawingBackend>(
                     .filter(|(_, count)| **count > 0)
                     .map(|(bin, count)| {
                         let x0 = low + width * bin as f64;
-                        Rectangle::new([(x0, 0), (x0 + width, *count)], fill)
+                        Rectangle::new([(x0, 0.0), (x0 + width, f64::from(*count))], fill)
                     }),
             )
             .map_err(|error| error.to_string())?
             .label(*label)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], fill));
     }
-    chart
-        .configure_series_labels()
-        .label_font(("sans-serif", px(10.0)))
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|error| error.to_string())?;
-    root.present().map_err(|error| error.to_string())
+    finish_distribution(root, &mut chart, SeriesLabelPosition::UpperRight, scale)
 }
 
 /// Empirical CDFs of several samples.
@@ -379,41 +415,21 @@ pub fn draw_cdf<DB: DrawingBackend>(
     groups: &[Sample<'_>],
     scale: f64,
 ) -> Result<(), String> {
-    let px = |value: f64| (value * scale).round() as i32;
     root.fill(&WHITE).map_err(|error| error.to_string())?;
-    let all: Vec<f64> = groups
-        .iter()
-        .flat_map(|(_, values, _)| values.iter().copied())
-        .collect();
-    if all.is_empty() {
+    let samples: Vec<&[f64]> = groups.iter().map(|(_, values, _)| *values).collect();
+    let Some((low, high)) = extent(&samples) else {
         return root.present().map_err(|error| error.to_string());
-    }
-    let low = all.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = all
-        .iter()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max)
-        .max(low + 1e-9);
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", px(13.0)))
-        .margin(px(8.0))
-        .x_label_area_size(px(30.0))
-        .y_label_area_size(px(40.0))
-        .build_cartesian_2d(low..high, 0.0..1.0)
-        .map_err(|error| error.to_string())?;
-    chart
-        .configure_mesh()
-        .label_style(("sans-serif", px(10.0)))
-        .x_desc("ms")
-        .y_desc("fraction ≤ x")
-        .axis_desc_style(("sans-serif", px(10.0)))
-        .draw()
-        .map_err(|error| error.to_string())?;
+    };
+    let x = low..high.max(low + 1e-9);
+    let axes: Axes<'_> = (x, 0.0..1.0, "fraction ≤ x", |fraction| {
+        format!("{fraction:.1}")
+    });
+    let mut chart = distribution_frame(root, title, axes, scale)?;
     for (label, values, color) in groups {
         let style = ShapeStyle {
             color: rgb(*color).to_rgba(),
             filled: false,
-            stroke_width: px(2.0) as u32,
+            stroke_width: (2.0 * scale).round() as u32,
         };
         let line_color = rgb(*color);
         chart
@@ -422,15 +438,7 @@ pub fn draw_cdf<DB: DrawingBackend>(
             .label(*label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], line_color));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .label_font(("sans-serif", px(10.0)))
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|error| error.to_string())?;
-    root.present().map_err(|error| error.to_string())
+    finish_distribution(root, &mut chart, SeriesLabelPosition::LowerRight, scale)
 }
 
 /// The colour of each series label, in a stable order so a backend keeps its colour across views.

@@ -39,6 +39,33 @@ fn short(text: &str) -> String {
 
 const WIDTH: f64 = 1100.0;
 
+/// What a drawing of the curves needs besides the facets, read once per drawing.
+struct Look {
+    metric: Metric,
+    threshold: Option<f64>,
+    colors: std::collections::BTreeMap<String, (u8, u8, u8)>,
+    provenance: Option<Provenance>,
+}
+
+/// Draws `facets` on any backend: the page's canvas and the SVG export are the same drawing.
+fn draw_on<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    facets: &[Facet],
+    look: &Look,
+    scale: f64,
+) -> Result<Vec<Hit>, String> {
+    let reason = |series: &Series| short(&skip_reason(look.provenance.as_ref(), series));
+    let spec = CurveSpec {
+        facets,
+        metric: look.metric,
+        threshold: look.threshold,
+        colors: &look.colors,
+        skip_reason: &reason,
+        scale,
+    };
+    draw_curves(root, &spec)
+}
+
 #[component]
 pub fn CurvesView() -> impl IntoView {
     let ctx = ctx();
@@ -68,11 +95,18 @@ pub fn CurvesView() -> impl IntoView {
             )
         })
     });
-    let threshold = move || {
-        ctx.state.with(|state| match chart_metric.get() {
-            Metric::P95Multiplier => state.criterion.p95_multiplier_above(),
-            _ => Some(state.criterion.efficiency_below()),
-        })
+    let look = move || Look {
+        metric: chart_metric.get_untracked(),
+        threshold: ctx
+            .state
+            .with_untracked(|state| match chart_metric.get_untracked() {
+                Metric::P95Multiplier => state.criterion.p95_multiplier_above(),
+                _ => Some(state.criterion.efficiency_below()),
+            }),
+        colors: colors.get_untracked(),
+        provenance: ctx
+            .data
+            .with_untracked(|data| data.as_ref().and_then(|data| data.provenance.clone())),
     };
     let draw = move |facets: &[Facet]| -> Option<Vec<Hit>> {
         let canvas = canvas_ref.get()?;
@@ -85,20 +119,7 @@ pub fn CurvesView() -> impl IntoView {
         let element: web_sys::HtmlCanvasElement = canvas.unchecked_into();
         let backend = CanvasBackend::with_canvas_object(element)?;
         let root = backend.into_drawing_area();
-        let provenance = ctx
-            .data
-            .with_untracked(|data| data.as_ref().and_then(|data| data.provenance.clone()));
-        let reason = move |series: &Series| short(&skip_reason(provenance.as_ref(), series));
-        let colors = colors.get_untracked();
-        let spec = CurveSpec {
-            facets,
-            metric: chart_metric.get_untracked(),
-            threshold: threshold(),
-            colors: &colors,
-            skip_reason: &reason,
-            scale,
-        };
-        match draw_curves(&root, &spec) {
+        match draw_on(&root, facets, &look(), scale) {
             Ok(hits) => Some(hits),
             Err(error) => {
                 ctx.error.set(Some(format!("drawing the curves: {error}")));
@@ -107,9 +128,11 @@ pub fn CurvesView() -> impl IntoView {
         }
     };
     Effect::new(move |_| {
-        // Redraw when the provenance arrives (it names the skip reasons at the series' ends).
+        // Redraw when the provenance arrives (it names the skip reasons at the series' ends) and when the
+        // criterion moves the threshold line.
         ctx.data
             .with(|data| data.as_ref().map(|data| data.provenance.is_some()));
+        ctx.state.with(|state| state.criterion);
         let drawn = facets.with(|facets| {
             perf::clear("draw-start");
             perf::mark("draw-start");
@@ -157,22 +180,9 @@ pub fn CurvesView() -> impl IntoView {
         let mut svg = String::new();
         facets.with_untracked(|facets| {
             let height = curves_height(facets.len(), WIDTH);
-            let provenance = ctx
-                .data
-                .with_untracked(|data| data.as_ref().and_then(|data| data.provenance.clone()));
-            let reason = move |series: &Series| short(&skip_reason(provenance.as_ref(), series));
-            let colors = colors.get_untracked();
             let root = SVGBackend::with_string(&mut svg, (WIDTH as u32, height as u32))
                 .into_drawing_area();
-            let spec = CurveSpec {
-                facets,
-                metric: chart_metric.get_untracked(),
-                threshold: threshold(),
-                colors: &colors,
-                skip_reason: &reason,
-                scale: 1.0,
-            };
-            let _ = draw_curves(&root, &spec);
+            let _ = draw_on(&root, facets, &look(), 1.0);
         });
         browser::download("cellscope-curves.svg", "image/svg+xml", svg.as_bytes());
     };

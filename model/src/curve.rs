@@ -9,7 +9,7 @@
 //! series always agree; for a pooled group every series weighs the same however many reps it has (TR164 V3's
 //! marginals are means over models of rep-averaged values, data-model.md §4.7).
 
-use crate::key::{CellKey, SeriesKey};
+use crate::key::SeriesKey;
 use crate::scaling::breakdown_n;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion};
@@ -122,18 +122,7 @@ impl<G> Curve<G> {
 }
 
 /// The series a cell belongs to, borrowed: cells are pooled per series without cloning keys.
-type SeriesRef<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str, &'a str);
-
-fn series_of(key: &CellKey) -> SeriesRef<'_> {
-    (
-        &key.run_id,
-        &key.suite,
-        &key.phase,
-        &key.backend,
-        &key.model,
-        &key.workload,
-    )
-}
+type SeriesRef<'a> = [&'a str; 6];
 
 /// Groups `cells` by `group` and builds one curve per group, in the order of the group values.
 pub fn curves<'a, G: Ord>(
@@ -212,7 +201,7 @@ fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
         }
         point.cells += 1;
         point.partial += u32::from(cell.status == CellStatus::Partial);
-        let values = by_series.entry(series_of(&cell.key)).or_default();
+        let values = by_series.entry(cell.key.series_components()).or_default();
         values.efficiency.extend(cell.efficiency);
         values.p95_multiplier.extend(cell.p95_multiplier);
     }
@@ -238,6 +227,7 @@ mod tests {
     use super::*;
     use crate::Criterion;
     use crate::exclusions::ExclusionScope;
+    use crate::key::CellKey;
     use crate::stats::CellStats;
     use crate::summary::fill_scaling;
 

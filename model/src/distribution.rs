@@ -16,12 +16,7 @@ impl Histogram {
     /// last bin. `None` when no sample has a value.
     pub fn of(samples: &[&[f64]], bins: usize) -> Option<Histogram> {
         let bins = bins.max(1);
-        let values = || samples.iter().flat_map(|sample| sample.iter().copied());
-        let low = values().fold(f64::INFINITY, f64::min);
-        let high = values().fold(f64::NEG_INFINITY, f64::max);
-        if !low.is_finite() || !high.is_finite() {
-            return None;
-        }
+        let (low, high) = extent(samples)?;
         // A sample of identical values still gets a visible bin.
         let bin_width = ((high - low) / bins as f64).max(1e-9);
         let counts = samples
@@ -55,6 +50,14 @@ impl Histogram {
     pub fn top(&self) -> u32 {
         self.counts.iter().flatten().copied().max().unwrap_or(0)
     }
+}
+
+/// The smallest and largest value of all samples; `None` when there is none.
+pub fn extent(samples: &[&[f64]]) -> Option<(f64, f64)> {
+    let values = || samples.iter().flat_map(|sample| sample.iter().copied());
+    let low = values().fold(f64::INFINITY, f64::min);
+    let high = values().fold(f64::NEG_INFINITY, f64::max);
+    (low.is_finite() && high.is_finite()).then_some((low, high))
 }
 
 /// The empirical CDF: each value in ascending order with the fraction of values at or below it (the i-th of n

@@ -43,6 +43,8 @@ pub struct CellCoordinates {
     pub backend: String,
     pub model: String,
     pub workload: String,
+    /// `n_agents` in metrics.csv, manifests and plans.
+    #[serde(alias = "n_agents")]
     pub n: u32,
     pub rep: u32,
 }
@@ -72,6 +74,19 @@ impl CellKey {
             n: self.n,
             rep: self.rep,
         }
+    }
+
+    /// The text components in key order: run, suite, phase, backend, model, workload. Together they name the
+    /// cell's series.
+    pub fn series_components(&self) -> [&str; 6] {
+        [
+            &self.run_id,
+            &self.suite,
+            &self.phase,
+            &self.backend,
+            &self.model,
+            &self.workload,
+        ]
     }
 
     pub fn series(&self) -> SeriesKey {
@@ -131,22 +146,20 @@ fn read_component(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// Writes text components separated by `/`, then `n=N/rep=R`: the text form of cell keys and coordinates.
+fn write_key(f: &mut fmt::Formatter<'_>, texts: &[&str], n: u32, rep: u32) -> fmt::Result {
+    for text in texts {
+        write_component(f, text)?;
+        f.write_str("/")?;
+    }
+    write!(f, "n={n}/rep={rep}")
+}
+
 /// The text form `run/suite/phase/backend/model/workload/n=N/rep=R` used in links (`cell=`), warnings and the
 /// CLI. [`CellKey::from_str`] reads exactly this form back.
 impl fmt::Display for CellKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for text in [
-            &self.run_id,
-            &self.suite,
-            &self.phase,
-            &self.backend,
-            &self.model,
-            &self.workload,
-        ] {
-            write_component(f, text)?;
-            f.write_str("/")?;
-        }
-        write!(f, "n={}/rep={}", self.n, self.rep)
+        write_key(f, &self.series_components(), self.n, self.rep)
     }
 }
 
@@ -194,24 +207,21 @@ impl std::str::FromStr for CellKey {
 /// The text form of the coordinates: the cell key's, without the run.
 impl fmt::Display for CellCoordinates {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for text in [
-            &self.suite,
+        let texts = [
+            self.suite.as_str(),
             &self.phase,
             &self.backend,
             &self.model,
             &self.workload,
-        ] {
-            write_component(f, text)?;
-            f.write_str("/")?;
-        }
-        write!(f, "n={}/rep={}", self.n, self.rep)
+        ];
+        write_key(f, &texts, self.n, self.rep)
     }
 }
 
 impl fmt::Display for SeriesKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let texts = [
-            &self.run_id,
+            self.run_id.as_str(),
             &self.suite,
             &self.phase,
             &self.backend,
@@ -265,6 +275,11 @@ impl Dimension {
             Dimension::N => "n",
             Dimension::Rep => "rep",
         }
+    }
+
+    /// Every dimension but N, which views select with a range rather than a list of values.
+    pub fn is_filterable(self) -> bool {
+        self != Dimension::N
     }
 
     /// N and rep are whole numbers; the others are text.

@@ -323,14 +323,7 @@ pub fn cells_to_csv(cells: &[CellSummary]) -> String {
     out.push('\n');
     for cell in cells {
         let key = &cell.key;
-        for text in [
-            &key.run_id,
-            &key.suite,
-            &key.phase,
-            &key.backend,
-            &key.model,
-            &key.workload,
-        ] {
+        for text in key.series_components() {
             field(&mut out, text);
             out.push(',');
         }
@@ -435,19 +428,11 @@ mod tests {
 
     #[test]
     fn cells_survive_an_ipc_round_trip() {
-        let mut partial = CellSummary::empty(
-            CellKey {
-                run_id: "20260531_120428_552237".into(),
-                suite: "local_core".into(),
-                phase: "ttft".into(),
-                backend: "pytorch_direct".into(),
-                model: "llama3.2-3b".into(),
-                workload: "balanced_2k".into(),
-                n: 16,
-                rep: 0,
-            },
-            CellStatus::Partial,
-        );
+        let key: CellKey =
+            "20260531_120428_552237/local_core/ttft/pytorch_direct/llama3.2-3b/balanced_2k/n=16/rep=0"
+                .parse()
+                .unwrap();
+        let mut partial = CellSummary::empty(key, CellStatus::Partial);
         partial.expected_rows = Some(192);
         partial.expected_source = ExpectedSource::Plan;
         partial.rows = 37;

@@ -278,7 +278,8 @@ impl fmt::Display for AuditSort {
     }
 }
 
-/// The whole view. Defaults are what a first visit shows; only non-defaults are written to the URL.
+/// The whole view (the filter takes every dimension but N by value, N by range: [`Dimension::is_filterable`]).
+/// Defaults are what a first visit shows; only non-defaults are written to the URL.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ViewState {
     pub view: View,
@@ -331,17 +332,6 @@ impl Default for ViewState {
         ViewState::DEFAULT
     }
 }
-
-/// Dimensions the filter bar offers and the URL takes as filters (N has its own range parameters).
-pub const FILTER_DIMENSIONS: [Dimension; 7] = [
-    Dimension::Run,
-    Dimension::Suite,
-    Dimension::Phase,
-    Dimension::Backend,
-    Dimension::Model,
-    Dimension::Workload,
-    Dimension::Rep,
-];
 
 /// A query parameter the view state could not use, and why. The app lists these in a notice.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -562,7 +552,10 @@ const FIELDS: &[Field] = &[
             }
         },
         parse: |state, params| {
-            for dimension in FILTER_DIMENSIONS {
+            for dimension in Dimension::ALL
+                .into_iter()
+                .filter(|dimension| dimension.is_filterable())
+            {
                 let name = dimension.name();
                 let mut accepted = Vec::new();
                 for raw in params.take_all(name) {
@@ -866,7 +859,7 @@ impl ViewState {
     pub fn is_valid(&self) -> bool {
         let positive = |value: f64| value.is_finite() && value > 0.0;
         let filters_ok = self.filter.values.iter().all(|(dimension, values)| {
-            FILTER_DIMENSIONS.contains(dimension)
+            dimension.is_filterable()
                 && !values.is_empty()
                 && values.iter().enumerate().all(|(position, value)| {
                     !value.is_empty()

@@ -4,7 +4,7 @@
 use cellscope_model::key::{CellKey, Dimension};
 use cellscope_model::scaling::Criterion;
 use cellscope_model::view_state::{
-    Aggregation, AuditColumn, AuditSort, FILTER_DIMENSIONS, Metric, View, ViewState, WhatIf,
+    Aggregation, AuditColumn, AuditSort, Metric, View, ViewState, WhatIf,
 };
 use proptest::prelude::*;
 
@@ -85,16 +85,19 @@ fn filter_values(dimension: Dimension) -> BoxedStrategy<Vec<String>> {
 }
 
 fn view_state() -> impl Strategy<Value = ViewState> {
-    let filters = proptest::sample::subsequence(FILTER_DIMENSIONS.to_vec(), 0..4).prop_flat_map(
-        |dimensions| {
-            dimensions
-                .into_iter()
-                .map(|dimension| {
-                    filter_values(dimension).prop_map(move |values| (dimension, values))
-                })
-                .collect::<Vec<_>>()
-        },
-    );
+    let filters = proptest::sample::subsequence(
+        Dimension::ALL
+            .into_iter()
+            .filter(|dimension| dimension.is_filterable())
+            .collect::<Vec<_>>(),
+        0..4,
+    )
+    .prop_flat_map(|dimensions| {
+        dimensions
+            .into_iter()
+            .map(|dimension| filter_values(dimension).prop_map(move |values| (dimension, values)))
+            .collect::<Vec<_>>()
+    });
     let layout = (
         proptest::sample::select(View::ALL.to_vec()),
         proptest::sample::select(Metric::ALL.to_vec()),

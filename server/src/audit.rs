@@ -5,7 +5,7 @@ use crate::index::Index;
 use cellscope_model::api::{LedgerEntry, RunFacts, RunRole, Warning};
 use cellscope_model::curve::{Breakdown, CurveOptions, series_curves};
 use cellscope_model::exclusions::ExclusionScope;
-use cellscope_model::{CellKey, Criterion};
+use cellscope_model::{CellKey, Criterion, SeriesKey};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -19,12 +19,8 @@ pub struct CriterionInfo {
 /// One curve of the breakdown table.
 #[derive(Clone, Debug, Serialize)]
 pub struct BreakdownRow {
-    pub run_id: String,
-    pub suite: String,
-    pub phase: String,
-    pub backend: String,
-    pub model: String,
-    pub workload: String,
+    #[serde(flatten)]
+    pub series: SeriesKey,
     /// First N at which the criterion holds on rep means; `null` = never within the measured N or no data.
     pub breakdown_n: Option<u32>,
     /// The breakdown with the difference between "never within the measured N" and "no data".
@@ -92,14 +88,8 @@ pub fn report<'a>(index: &'a Index, criterion: &Criterion) -> AuditReport<'a> {
         .map(|curve| {
             let breakdown = curve.breakdown(criterion);
             let at = breakdown.n().and_then(|n| curve.point(n));
-            let series = &curve.group;
             BreakdownRow {
-                run_id: series.run_id.clone(),
-                suite: series.suite.clone(),
-                phase: series.phase.clone(),
-                backend: series.backend.clone(),
-                model: series.model.clone(),
-                workload: series.workload.clone(),
+                series: curve.group.clone(),
                 breakdown_n: breakdown.n(),
                 breakdown,
                 efficiency_at_breakdown: at
@@ -378,11 +368,11 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
         let _ = writeln!(
             out,
             "  {:<24} {:<8} {:<15} {:<13} {:<16} {:>4} {:>8} {:>8}  {}",
-            row.run_id,
-            row.phase,
-            row.backend,
-            row.model,
-            row.workload,
+            row.series.run_id,
+            row.series.phase,
+            row.series.backend,
+            row.series.model,
+            row.series.workload,
             match row.breakdown {
                 Breakdown::At { n } => n.to_string(),
                 Breakdown::Never { .. } => "—".to_string(),

@@ -401,21 +401,21 @@ fn the_audit_table_and_the_app_matrix_agree_on_every_breakdown() {
                 grid: Dimension::Backend,
                 ..ViewState::default()
             };
-            state.select_only(Dimension::Run, &row.run_id);
-            state.select_only(Dimension::Phase, &row.phase);
+            state.select_only(Dimension::Run, &row.series.run_id);
+            state.select_only(Dimension::Phase, &row.series.phase);
             let grids = matrix(&browser_cells, &state);
             let grid = grids
                 .iter()
-                .find(|grid| grid.title == Value::Text(row.backend.clone()))
+                .find(|grid| grid.title == Value::Text(row.series.backend.clone()))
                 .unwrap();
             let r = grid
                 .rows
                 .iter()
-                .position(|value| value == &Value::Text(row.model.clone()));
+                .position(|value| value == &Value::Text(row.series.model.clone()));
             let c = grid
                 .cols
                 .iter()
-                .position(|value| value == &Value::Text(row.workload.clone()));
+                .position(|value| value == &Value::Text(row.series.workload.clone()));
             let square = grid.squares[r.unwrap()][c.unwrap()].as_ref().unwrap();
             let from_matrix = match (square.value, square.never) {
                 (Some(n), _) => Breakdown::At { n: n as u32 },
@@ -430,11 +430,11 @@ fn the_audit_table_and_the_app_matrix_agree_on_every_breakdown() {
                 from_matrix,
                 from_audit,
                 "{} {} {} {} {} under {}",
-                row.run_id,
-                row.phase,
-                row.backend,
-                row.model,
-                row.workload,
+                row.series.run_id,
+                row.series.phase,
+                row.series.backend,
+                row.series.model,
+                row.series.workload,
                 criterion.name()
             );
             *kinds

@@ -22,7 +22,7 @@ fn fixtures() -> PathBuf {
 struct Server {
     addr: SocketAddr,
     store: Arc<Store>,
-    _watching: watch::Watching,
+    _watching: Option<watch::Watching>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
@@ -35,8 +35,13 @@ impl Drop for Server {
 }
 
 async fn start(root: &Path) -> Server {
+    start_serving(root, true).await
+}
+
+/// The server on `root`, re-indexing on changes when `watching` (without, a test moves it on by hand).
+async fn start_serving(root: &Path, watching: bool) -> Server {
     let store = Store::new(root.to_path_buf(), first_snapshot(root).unwrap());
-    let watching = watch::spawn(store.clone()).unwrap();
+    let watching = watching.then(|| watch::spawn(store.clone()).unwrap());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -380,21 +385,8 @@ async fn a_304_never_confirms_a_body_that_changed_across_the_second_stage_and_a_
     )
     .unwrap();
     // No watcher: the test moves the server from the first indexing stage to the second, then changes the data.
-    let store = Store::new(
-        root.path().to_path_buf(),
-        first_snapshot(root.path()).unwrap(),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = store.clone();
-    tokio::spawn(async move {
-        serve_listener(listener, serving, HttpOptions::default(), async {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
+    let server = start_serving(root.path(), false).await;
+    let (addr, store) = (server.addr, server.store.clone());
     let targets = [
         "/api/index",
         "/api/provenance",
@@ -456,5 +448,4 @@ async fn a_304_never_confirms_a_body_that_changed_across_the_second_stage_and_a_
     .unwrap();
     assert_eq!(again, None);
     assert_eq!(no_stale_304(addr, &current).await, targets.len());
-    let _ = stop.send(());
 }

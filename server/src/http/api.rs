@@ -125,28 +125,41 @@ const DIMENSIONS: [&str; 8] = [
     "run", "suite", "phase", "backend", "model", "workload", "n", "rep",
 ];
 
+/// A JSON body computed once per snapshot, served as is (`/api/index`, `/api/provenance`).
+fn precomputed_json(
+    store: &Store,
+    headers: &HeaderMap,
+    params: &[(String, String)],
+    route: &str,
+    body: fn(&Snapshot) -> &axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let parsed = parse(params, &[])?;
+    if matches!(parsed.format, Some(Format::Csv | Format::Arrow)) {
+        return Err(ApiError::bad_request(
+            "bad_parameter",
+            format!("{route} is JSON only (format=json)"),
+        ));
+    }
+    let snapshot = store.load();
+    if let Some(response) = not_modified(headers, &snapshot) {
+        return Ok(response);
+    }
+    Ok(respond(
+        &snapshot,
+        "application/json",
+        body(&snapshot).clone(),
+    ))
+}
+
 /// `GET /api/index`
 pub async fn index(
     State(store): State<Arc<Store>>,
     headers: HeaderMap,
     Query(params): Params,
 ) -> Result<Response, ApiError> {
-    let parsed = parse(&params, &[])?;
-    if matches!(parsed.format, Some(Format::Csv | Format::Arrow)) {
-        return Err(ApiError::bad_request(
-            "bad_parameter",
-            "/api/index is JSON only (format=json)",
-        ));
-    }
-    let snapshot = store.load();
-    if let Some(response) = not_modified(&headers, &snapshot) {
-        return Ok(response);
-    }
-    Ok(respond(
-        &snapshot,
-        "application/json",
-        snapshot.index_json.clone(),
-    ))
+    precomputed_json(&store, &headers, &params, "/api/index", |snapshot| {
+        &snapshot.index_json
+    })
 }
 
 /// The cells a `/api/cells` query selects: the model's dimension filter plus `status=`.
@@ -411,22 +424,9 @@ pub async fn provenance(
     headers: HeaderMap,
     Query(params): Params,
 ) -> Result<Response, ApiError> {
-    let parsed = parse(&params, &[])?;
-    if matches!(parsed.format, Some(Format::Csv | Format::Arrow)) {
-        return Err(ApiError::bad_request(
-            "bad_parameter",
-            "/api/provenance is JSON only (format=json)",
-        ));
-    }
-    let snapshot = store.load();
-    if let Some(response) = not_modified(&headers, &snapshot) {
-        return Ok(response);
-    }
-    Ok(respond(
-        &snapshot,
-        "application/json",
-        snapshot.provenance_json.clone(),
-    ))
+    precomputed_json(&store, &headers, &params, "/api/provenance", |snapshot| {
+        &snapshot.provenance_json
+    })
 }
 
 /// `GET /api/events`: `event: snapshot` with the current id at once, then one per new snapshot.

@@ -177,41 +177,30 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
     let manifest_bytes = read_side_file("manifest.json");
     let plan_bytes = read_side_file("execution_plan.json");
     let note_bytes = read_side_file("REFILL_NOTE.md");
-    let manifest = manifest_bytes.and_then(|bytes| match run_files::parse_manifest(&bytes) {
-        Ok(manifest) => Some(manifest),
-        Err(problem) => {
-            warnings.push(
-                Warning::error(
-                    "invalid_manifest",
-                    format!(
-                        "manifest.json is not a valid manifest (column {}): {}; the run is indexed without it",
-                        problem.column, problem.message
-                    ),
-                )
-                .run(&run_id)
-                .file(&format!("{}/manifest.json", dir.relative))
-                .line(problem.line),
-            );
-            None
-        }
+    // An invalid side file is reported with its position and left out; the run is indexed without it.
+    let mut invalid = |kind: &str, name: &str, what: &str, problem: run_files::JsonProblem| {
+        warnings.push(
+            Warning::error(
+                kind,
+                format!(
+                    "{name} is not a valid {what} (column {}): {}; the run is indexed without it",
+                    problem.column, problem.message
+                ),
+            )
+            .run(&run_id)
+            .file(&format!("{}/{name}", dir.relative))
+            .line(problem.line),
+        );
+    };
+    let manifest = manifest_bytes.and_then(|bytes| {
+        run_files::parse_manifest(&bytes)
+            .map_err(|problem| invalid("invalid_manifest", "manifest.json", "manifest", problem))
+            .ok()
     });
-    let plan = plan_bytes.and_then(|bytes| match run_files::parse_plan(&bytes) {
-        Ok(plan) => Some(plan),
-        Err(problem) => {
-            warnings.push(
-                Warning::error(
-                    "invalid_plan",
-                    format!(
-                        "execution_plan.json is not a valid plan (column {}): {}; the run is indexed without it",
-                        problem.column, problem.message
-                    ),
-                )
-                .run(&run_id)
-                .file(&format!("{}/execution_plan.json", dir.relative))
-                .line(problem.line),
-            );
-            None
-        }
+    let plan = plan_bytes.and_then(|bytes| {
+        run_files::parse_plan(&bytes)
+            .map_err(|problem| invalid("invalid_plan", "execution_plan.json", "plan", problem))
+            .ok()
     });
     let refill_note = note_bytes.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let note_names = refill_note.as_deref().map(run_ids_in).unwrap_or_default();

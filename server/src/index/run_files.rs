@@ -6,36 +6,10 @@ use cellscope_model::key::CellCoordinates;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The cell-key fields as they appear in manifest and plan entries.
-#[derive(Clone, Debug, Deserialize)]
-struct KeyFields {
-    suite: String,
-    phase: String,
-    backend: String,
-    model: String,
-    workload: String,
-    n_agents: u32,
-    rep: u32,
-}
-
-impl KeyFields {
-    fn coordinates(&self) -> CellCoordinates {
-        CellCoordinates {
-            suite: self.suite.clone(),
-            phase: self.phase.clone(),
-            backend: self.backend.clone(),
-            model: self.model.clone(),
-            workload: self.workload.clone(),
-            n: self.n_agents,
-            rep: self.rep,
-        }
-    }
-}
-
 #[derive(Clone, Debug, Deserialize)]
 struct RawManifestCell {
     #[serde(flatten)]
-    key: KeyFields,
+    key: CellCoordinates,
     #[serde(default)]
     status: Option<String>,
     #[serde(default)]
@@ -106,10 +80,10 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
                     .any(|event| event.event == "fallback_completed");
             let expected_rows = cell.expected_rows.or_else(|| {
                 raw.requests_per_agent
-                    .map(|per_agent| per_agent * cell.key.n_agents)
+                    .map(|per_agent| per_agent * cell.key.n)
             });
             (
-                cell.key.coordinates(),
+                cell.key,
                 ManifestCell {
                     status: cell.status,
                     expected_rows,
@@ -130,7 +104,7 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
 #[derive(Clone, Debug, Deserialize)]
 struct RawPlanCell {
     #[serde(flatten)]
-    key: KeyFields,
+    key: CellCoordinates,
     #[serde(default)]
     selected: Option<bool>,
     #[serde(default)]
@@ -163,9 +137,9 @@ pub fn parse_plan(bytes: &[u8]) -> Result<Plan, JsonProblem> {
         }
         let expected = cell.expected_rows.or_else(|| {
             raw.requests_per_agent
-                .map(|per_agent| per_agent * cell.key.n_agents)
+                .map(|per_agent| per_agent * cell.key.n)
         });
-        plan.cells.insert(cell.key.coordinates(), expected);
+        plan.cells.insert(cell.key, expected);
     }
     Ok(plan)
 }

@@ -124,9 +124,7 @@ fn copied_runs_are_set_aside_and_the_originals_keep_every_cell() {
         &cellscope_model::Criterion::V1,
     ));
     assert!(
-        !report.contains(&format!(
-            "refill run spliced into 20260612_212816_266127 (1)"
-        )),
+        !report.contains("refill run spliced into 20260612_212816_266127 (1)"),
         "{report}"
     );
     assert!(

@@ -237,7 +237,7 @@ pub fn CurvesView() -> impl IntoView {
             {move || colors.get().into_iter().map(|(label, color)| view! {
                 <span class="swatch" style=format!("background:{}", crate::palette::css(color))></span><span>{label}</span>
             }).collect_view()}
-            <span class="hint">"band = min–max over reps; ring = breakdown N; ✕ = series ends at a skipped cell"</span>
+            <span class="hint">"band = min–max over the cells behind each point; ring = breakdown N; ✕ = series ends at a skipped cell"</span>
         </div>
         <div class="chart-wrap">
             <canvas id="curves-canvas" node_ref=canvas_ref on:mousemove=on_move on:mouseleave=move |_| tooltip.set(None)></canvas>

@@ -355,6 +355,35 @@ async fn the_csv_export_and_the_slice_count_follow_the_what_if_toggles() -> anyh
 }
 
 #[tokio::test]
+async fn a_hand_edited_link_opens_and_says_what_it_did_not_use() -> anyhow::Result<()> {
+    let page = Harness::start("hand-edited").await?;
+    page.open("/?view=curves&colour=red&at_n=abc&include=refilled,bogus&criterion=v3&eff_below=0.7&workload=long_decode")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    page.wait_for("#ignored-notice").await?;
+    let ignored: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#ignored-notice li')).map(li => li.dataset.parameter)")
+        .await?;
+    assert_eq!(ignored, ["at_n", "eff_below", "include", "colour"]);
+    // What could be used is: the view, the workload, v3 without a p95 threshold, partial cells still in.
+    let p95: String = page
+        .eval("document.querySelector('#p95-threshold').value")
+        .await?;
+    assert_eq!(p95, "");
+    assert_eq!(count(&page, "#series-table tbody tr").await?, 3);
+    let partial: bool = page
+        .eval("document.querySelector(\"input[data-include='partial']\").checked")
+        .await?;
+    assert!(partial);
+    page.screenshot("view-hand-edited-link").await?;
+    page.click("#ignored-notice button").await?;
+    until(&page, "!document.querySelector('#ignored-notice')").await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+#[tokio::test]
 async fn a_link_pinned_to_an_old_snapshot_says_so() -> anyhow::Result<()> {
     let page = Harness::start("pinned").await?;
     page.open("/?at=0000000000000000").await?;

@@ -77,6 +77,20 @@ enum Command {
     },
 }
 
+/// `cellscope index --json`: what was indexed and how long it took (read by `cargo xtask bench`).
+#[derive(serde::Serialize)]
+struct IndexReport<'a> {
+    runs: usize,
+    cells: usize,
+    rows: u64,
+    warnings: usize,
+    cells_only: bool,
+    repeat: usize,
+    median_s: f64,
+    min_s: f64,
+    seconds: &'a [f64],
+}
+
 /// A progress bar on standard error, shown only on a terminal.
 struct Bar(indicatif::ProgressBar);
 
@@ -169,12 +183,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .map(|run| run.census.rows + run.census.skip_rows)
                 .sum();
             if json {
-                let report = serde_json::json!({
-                    "runs": index.runs.len(), "cells": index.cells.len(), "rows": rows,
-                    "warnings": index.warnings.len(), "cells_only": cells_only,
-                    "repeat": seconds.len(), "median_s": median_s, "min_s": min_s, "seconds": seconds,
-                });
-                println!("{report}");
+                let report = IndexReport {
+                    runs: index.runs.len(),
+                    cells: index.cells.len(),
+                    rows,
+                    warnings: index.warnings.len(),
+                    cells_only,
+                    repeat: seconds.len(),
+                    median_s,
+                    min_s,
+                    seconds: &seconds,
+                };
+                println!("{}", serde_json::to_string(&report)?);
             } else {
                 println!(
                     "{} runs, {} cells, {rows} rows, {} warnings; index {} in {:.1} ms median, {:.1} ms fastest of {}",

@@ -288,3 +288,87 @@ pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> Run
         suites,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::discover::RunDir;
+    use crate::index::{IndexOptions, Quiet, lineage, read};
+    use cellscope_model::exclusions::{ExclusionEntry, Selector, SelectorValue};
+
+    const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status";
+
+    fn row(n: u32, agent: u32, status: &str) -> String {
+        format!("r1,s,scaling,b,m,w,{n},0,{agent},{agent},{agent},100.0,10,10,1.0,2.0,{status}")
+    }
+
+    /// A run with a clean N=1 cell, a short N=2 cell, a failed N=4 cell and a planned N=8 cell without rows.
+    fn run() -> (tempfile::TempDir, read::RunRead) {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("r1");
+        std::fs::create_dir(&dir).unwrap();
+        let mut rows = vec![HEADER.to_string(), row(1, 1, "ok")];
+        rows.push(row(2, 1, "ok"));
+        rows.extend((1..=4).map(|agent| row(4, agent, if agent == 1 { "http_400" } else { "ok" })));
+        std::fs::write(dir.join("metrics.csv"), rows.join("\n") + "\n").unwrap();
+        std::fs::write(
+            dir.join("execution_plan.json"),
+            r#"{"cells": [{"suite": "s", "phase": "scaling", "backend": "b", "model": "m", "workload": "w", "n_agents": 8, "rep": 0}]}"#,
+        )
+        .unwrap();
+        let read = read::read_run(
+            RunDir {
+                run_id: "r1".into(),
+                path: dir,
+                relative: "r1".into(),
+            },
+            &IndexOptions::default(),
+            &Quiet,
+        );
+        (root, read)
+    }
+
+    #[test]
+    fn a_runs_cells_get_statuses_expectations_exclusions_and_facts() {
+        let (_root, read) = run();
+        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+        let relations = lineage::relate(std::slice::from_ref(&read), Vec::new());
+        let mut ledger = vec![LedgerEntry {
+            entry: ExclusionEntry {
+                id: "n4".into(),
+                select: [("n".to_string(), Selector::One(SelectorValue::Number(4)))]
+                    .into_iter()
+                    .collect(),
+                scope: ExclusionScope::All,
+                reason: String::new(),
+                source: None,
+                decided: None,
+            },
+            file: "exclusions.toml".into(),
+            applies_under: String::new(),
+            matched_cells: 0,
+        }];
+        let cells = run_cells(&read, &relations, &mut ledger);
+        let by_n: BTreeMap<u32, &CellSummary> =
+            cells.own.iter().map(|cell| (cell.key.n, cell)).collect();
+        // One request per agent, inferred from the clean N=1 cell (the uneven N=2 and the failed N=4 do not
+        // vote): the N=2 cell is short.
+        assert_eq!(by_n[&1].status, CellStatus::Clean);
+        assert_eq!(
+            (by_n[&2].status, by_n[&2].expected_rows),
+            (CellStatus::Partial, Some(2))
+        );
+        assert_eq!(by_n[&4].status, CellStatus::Failed);
+        assert_eq!(by_n[&4].exclusion_scope, Some(ExclusionScope::All));
+        assert_eq!(by_n[&8].status, CellStatus::NotRun);
+        assert_eq!(ledger[0].matched_cells, 1);
+        assert!(cells.spliced.is_empty() && cells.pre_refill.is_empty());
+        assert_eq!(cells.rows[&by_n[&4].key].offsets.len(), 4);
+        let facts = run_facts(&read, &cells, &relations);
+        assert_eq!(facts.role, RunRole::Run);
+        assert_eq!((facts.census.cells, facts.census.failed_rows), (4, 1));
+        assert_eq!(facts.census.failed_by_status["http_400"], 1);
+        assert_eq!(facts.exclusions["n4"], 1);
+        assert!(facts.has_plan && facts.refill.is_none());
+    }
+}

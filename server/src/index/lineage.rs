@@ -295,3 +295,82 @@ fn fold_backups(
     }
     (facts, replaced, backup_cells)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::discover::RunDir;
+    use crate::index::{IndexOptions, Quiet, read};
+
+    const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status";
+
+    fn run(root: &std::path::Path, id: &str, rows: &[&str], note: Option<&str>) -> read::RunRead {
+        let dir = root.join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        let body: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .map(|(agent, row_id)| {
+                format!(
+                    "{row_id},s,scaling,b,m,w,1,0,{a},{a},{a},100.0,10,10,1.0,2.0,ok",
+                    a = agent + 1
+                )
+            })
+            .collect();
+        std::fs::write(
+            dir.join("metrics.csv"),
+            format!("{HEADER}\n{}\n", body.join("\n")),
+        )
+        .unwrap();
+        if let Some(note) = note {
+            std::fs::write(dir.join("REFILL_NOTE.md"), note).unwrap();
+        }
+        read::read_run(
+            RunDir {
+                run_id: id.into(),
+                path: dir,
+                relative: id.into(),
+            },
+            &IndexOptions::default(),
+            &Quiet,
+        )
+    }
+
+    #[test]
+    fn evidence_counts_rows_by_id_and_findings_become_warnings_with_lines() {
+        let root = tempfile::tempdir().unwrap();
+        let master = run(
+            root.path(),
+            "20260101_000000",
+            &["20260101_000000", "20260101_000000", "stray"],
+            Some("# note\n\nsee 20260102_000000\n"),
+        );
+        let other = run(root.path(), "20260102_000000", &["20260102_000000"], None);
+        let evidence = evidence(&master, &BTreeSet::new());
+        assert_eq!(evidence.rows_by_id["20260101_000000"].rows(), 2);
+        assert_eq!(evidence.rows_by_id["stray"].rows(), 1);
+        assert_eq!(evidence.note_names["20260102_000000"], 3);
+        let relations = relate(&[master, other], Vec::new());
+        assert!(relations.lineage.refill_of.is_empty());
+        let kinds: Vec<(&str, Option<&str>, Option<u64>)> = relations
+            .warnings
+            .iter()
+            .map(|warning| (warning.kind.as_str(), warning.file.as_deref(), warning.line))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (
+                    "foreign_run_id",
+                    Some("20260101_000000/metrics.csv"),
+                    Some(4)
+                ),
+                (
+                    "refill_note_without_rows",
+                    Some("20260101_000000/REFILL_NOTE.md"),
+                    Some(3)
+                ),
+            ]
+        );
+    }
+}

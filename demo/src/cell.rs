@@ -21,6 +21,20 @@ pub struct RequestPlan {
     pub prefill_share: f64,
 }
 
+impl RequestPlan {
+    /// A request whose prefill costs `prefill_cost` decode-token equivalents per prompt token.
+    pub fn new(prompt_tokens: u32, completion_tokens: u32, prefill_cost: f64) -> RequestPlan {
+        let prefill = f64::from(prompt_tokens) * prefill_cost;
+        let work = prefill + f64::from(completion_tokens);
+        RequestPlan {
+            prompt_tokens,
+            completion_tokens,
+            work,
+            prefill_share: prefill / work,
+        }
+    }
+}
+
 /// How agents pace their requests.
 #[derive(Clone, Copy, Debug)]
 pub struct Pacing {

@@ -10,6 +10,7 @@ mod analysis;
 mod calendar;
 mod catalog;
 mod cell;
+pub mod published;
 mod pyrepr;
 mod random;
 mod recipe;

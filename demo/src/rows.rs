@@ -86,18 +86,25 @@ pub struct MetricsRow {
     pub body: RowBody,
 }
 
+impl Measurement {
+    /// The model crate's view of the request (whatever its status).
+    pub fn sample(&self) -> RequestSample {
+        RequestSample {
+            wall_ms: self.wall_ms,
+            ttft_ms: self.ttft_ms,
+            prompt_tokens: f64::from(self.prompt_tokens),
+            completion_tokens: f64::from(self.completion_tokens),
+            submit_time_s: self.submit_time_s,
+            complete_time_s: self.complete_time_s,
+        }
+    }
+}
+
 impl MetricsRow {
     /// The model crate's view of an `ok` request row (`None` for skip rows and failures).
     pub fn sample(&self) -> Option<RequestSample> {
         match &self.body {
-            RowBody::Request(m) if m.status == "ok" => Some(RequestSample {
-                wall_ms: m.wall_ms,
-                ttft_ms: m.ttft_ms,
-                prompt_tokens: f64::from(m.prompt_tokens),
-                completion_tokens: f64::from(m.completion_tokens),
-                submit_time_s: m.submit_time_s,
-                complete_time_s: m.complete_time_s,
-            }),
+            RowBody::Request(m) if m.status == "ok" => Some(m.sample()),
             _ => None,
         }
     }

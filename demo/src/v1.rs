@@ -186,14 +186,7 @@ impl Replay<'_> {
                     workload.max_new_tokens
                 };
                 // V1's pytorch_direct prefill is slow relative to decode (SS14's multi-second N=1 TTFTs).
-                let prefill = f64::from(prompt) * cell.model.prefill_cost;
-                let work = prefill + f64::from(completion);
-                RequestPlan {
-                    prompt_tokens: prompt,
-                    completion_tokens: completion,
-                    work,
-                    prefill_share: prefill / work,
-                }
+                RequestPlan::new(prompt, completion, cell.model.prefill_cost)
             })
             .collect()
     }

@@ -194,14 +194,7 @@ impl Runner<'_> {
                 } else {
                     workload.max_new_tokens
                 };
-                let prefill = f64::from(prompt) * cell.model.prefill_cost;
-                let work = prefill + f64::from(completion);
-                RequestPlan {
-                    prompt_tokens: prompt,
-                    completion_tokens: completion,
-                    work,
-                    prefill_share: prefill / work,
-                }
+                RequestPlan::new(prompt, completion, cell.model.prefill_cost)
             })
             .collect()
     }
@@ -317,14 +310,7 @@ impl Runner<'_> {
         if cell.n == 1 {
             let mut accumulator = CellAccumulator::new();
             for m in &measurements {
-                accumulator.push(&cellscope_model::RequestSample {
-                    wall_ms: m.wall_ms,
-                    ttft_ms: m.ttft_ms,
-                    prompt_tokens: f64::from(m.prompt_tokens),
-                    completion_tokens: f64::from(m.completion_tokens),
-                    submit_time_s: m.submit_time_s,
-                    complete_time_s: m.complete_time_s,
-                });
+                accumulator.push(&m.sample());
             }
             let stats = accumulator.finish();
             self.baselines.insert(

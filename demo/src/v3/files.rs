@@ -7,7 +7,7 @@ use super::{
 use crate::DemoError;
 use crate::analysis;
 use crate::calendar::{self, UTC};
-use crate::catalog::{PHASES, REPS, V3_MODELS, V3_NS, V3_WORKLOADS};
+use crate::catalog::V3_MODELS;
 use crate::rows::metrics_csv;
 use crate::tree::Tree;
 use cellscope_model::summary::CellSummary;
@@ -117,20 +117,14 @@ fn manifest(
 }
 
 fn execution_plan(run_id: &str, backend: &str) -> Value {
-    let mut cells = Vec::with_capacity(900);
-    for model in V3_MODELS {
-        for phase in PHASES {
-            for workload in V3_WORKLOADS {
-                for n in V3_NS {
-                    for rep in REPS {
-                        cells.push(json!({"suite": SUITE, "phase": phase, "backend": backend, "model": model.name,
-                            "workload": workload.name, "n_agents": n, "rep": rep, "selected": true,
-                            "expected_rows": REQUESTS_PER_AGENT * n}));
-                    }
-                }
-            }
-        }
-    }
+    let cells: Vec<Value> = super::plan()
+        .iter()
+        .map(|cell| {
+            json!({"suite": SUITE, "phase": cell.phase, "backend": backend, "model": cell.model.name,
+                "workload": cell.workload.name, "n_agents": cell.n, "rep": cell.rep, "selected": true,
+                "expected_rows": REQUESTS_PER_AGENT * cell.n})
+        })
+        .collect();
     json!({"run_id": run_id, "suite": SUITE, "requests_per_agent": REQUESTS_PER_AGENT, "backends_selected": [backend],
            "order": "model, phase, workload, n_agents, rep", "cells": cells})
 }
@@ -174,6 +168,24 @@ pub fn write_main_run(
         &format!("{dir}/execution_plan.json"),
         &json_bytes(&execution_plan(run_id, backend))?,
     )?;
+    write_derived(tree, dir, run_id, backend, summaries)?;
+    if let Some(info) = refill {
+        tree.write(
+            &format!("{dir}/REFILL_NOTE.md"),
+            refill_note(run_id, info).as_bytes(),
+        )?;
+    }
+    Ok(())
+}
+
+/// The files a run's pipeline writes after the sweep: config.yaml, analysis.json and cell_summary.csv.
+fn write_derived(
+    tree: &mut Tree,
+    dir: &str,
+    run_id: &str,
+    backend: &str,
+    summaries: &[CellSummary],
+) -> Result<(), DemoError> {
     tree.write(
         &format!("{dir}/config.yaml"),
         config_yaml(DEFAULT_MAX_MODEL_LEN).as_bytes(),
@@ -192,12 +204,6 @@ pub fn write_main_run(
         &format!("{dir}/cell_summary.csv"),
         analysis::cell_summary_csv(summaries).as_bytes(),
     )?;
-    if let Some(info) = refill {
-        tree.write(
-            &format!("{dir}/REFILL_NOTE.md"),
-            refill_note(run_id, info).as_bytes(),
-        )?;
-    }
     Ok(())
 }
 
@@ -225,24 +231,7 @@ pub fn write_backup(
             DEFAULT_MAX_MODEL_LEN,
         ))?,
     )?;
-    tree.write(
-        &format!("{dir}/config.yaml"),
-        config_yaml(DEFAULT_MAX_MODEL_LEN).as_bytes(),
-    )?;
-    tree.write(
-        &format!("{dir}/analysis.json"),
-        &json_bytes(&analysis::analysis_json(
-            run_id,
-            summaries,
-            "v3",
-            None,
-            coverage("sglang"),
-        ))?,
-    )?;
-    tree.write(
-        &format!("{dir}/cell_summary.csv"),
-        analysis::cell_summary_csv(summaries).as_bytes(),
-    )?;
+    write_derived(tree, dir, run_id, "sglang", summaries)?;
     Ok(())
 }
 

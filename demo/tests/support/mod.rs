@@ -160,6 +160,26 @@ pub fn curves_by_series(cells: &[CellSummary]) -> BTreeMap<(String, String, Stri
         .collect()
 }
 
+/// Rep-mean value of a (phase, model, workload) at N: efficiency, or the p95 multiplier when `p95` is set.
+fn rep_mean(
+    curves: &BTreeMap<(String, String, String), Curve>,
+    (phase, model, workload): (&str, &str, &str),
+    n: u32,
+    p95: bool,
+) -> f64 {
+    curves[&(phase.to_string(), model.to_string(), workload.to_string())]
+        .point(n)
+        .and_then(|point| {
+            if p95 {
+                point.p95_multiplier
+            } else {
+                point.efficiency
+            }
+        })
+        .map(|aggregate| aggregate.value)
+        .unwrap_or(f64::NAN)
+}
+
 /// Rep-mean efficiency of a (phase, model, workload) at N.
 pub fn mean_efficiency(
     curves: &BTreeMap<(String, String, String), Curve>,
@@ -168,13 +188,10 @@ pub fn mean_efficiency(
     workload: &str,
     n: u32,
 ) -> f64 {
-    curves[&(phase.to_string(), model.to_string(), workload.to_string())]
-        .point(n)
-        .and_then(|point| point.efficiency)
-        .map(|aggregate| aggregate.value)
-        .unwrap_or(f64::NAN)
+    rep_mean(curves, (phase, model, workload), n, false)
 }
 
+/// Rep-mean p95 multiplier of a (phase, model, workload) at N.
 pub fn mean_p95x(
     curves: &BTreeMap<(String, String, String), Curve>,
     phase: &str,
@@ -182,9 +199,5 @@ pub fn mean_p95x(
     workload: &str,
     n: u32,
 ) -> f64 {
-    curves[&(phase.to_string(), model.to_string(), workload.to_string())]
-        .point(n)
-        .and_then(|point| point.p95_multiplier)
-        .map(|aggregate| aggregate.value)
-        .unwrap_or(f64::NAN)
+    rep_mean(curves, (phase, model, workload), n, true)
 }

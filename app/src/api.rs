@@ -8,23 +8,65 @@ use cellscope_model::schema::{cells_from_batch, read_ipc_stream};
 use gloo_net::http::Request;
 use serde::de::DeserializeOwned;
 
-async fn bytes(url: &str) -> Result<Vec<u8>, String> {
+/// How long one request may take before it counts as failed.
+const TIMEOUT_MS: u32 = 20_000;
+
+/// Why a request failed, in words a user can act on.
+enum Failure {
+    /// Worth one more try: no answer in time, no connection, or the server said it is busy.
+    Transient(String),
+    Final(String),
+}
+
+async fn fetch_once(url: &str) -> Result<Vec<u8>, Failure> {
+    let signal = web_sys::AbortSignal::timeout_with_u32(TIMEOUT_MS);
     let response = Request::get(url)
+        .abort_signal(Some(&signal))
         .send()
         .await
-        .map_err(|error| format!("{url}: {error}"))?;
+        .map_err(|error| match error {
+            gloo_net::Error::JsError(error)
+                if error.name == "TimeoutError" || error.name == "AbortError" =>
+            {
+                Failure::Transient(format!(
+                    "{url}: the server did not answer within {} s",
+                    TIMEOUT_MS / 1000
+                ))
+            }
+            _ => Failure::Transient(format!(
+                "{url}: cannot reach the cellscope server (is it still running?)"
+            )),
+        })?;
     if !response.ok() {
+        let status = response.status();
         let body = response.binary().await.unwrap_or_default();
         // The server's errors are `{"error": {"code", "message"}}`; say the message, not the JSON.
         let message = serde_json::from_slice::<ErrorBody>(&body)
             .map(|body| body.error.message)
             .unwrap_or_else(|_| String::from_utf8_lossy(&body).into_owned());
-        return Err(format!("{url}: HTTP {} {message}", response.status()));
+        let text = format!("{url}: HTTP {status}: {message}");
+        return Err(if status >= 500 {
+            Failure::Transient(text)
+        } else {
+            Failure::Final(text)
+        });
     }
-    response
-        .binary()
-        .await
-        .map_err(|error| format!("{url}: {error}"))
+    response.binary().await.map_err(|_| {
+        Failure::Transient(format!(
+            "{url}: the connection broke while the answer arrived"
+        ))
+    })
+}
+
+/// The body of `GET url`: one retry after a transient failure, then a specific error.
+async fn bytes(url: &str) -> Result<Vec<u8>, String> {
+    match fetch_once(url).await {
+        Ok(body) => Ok(body),
+        Err(Failure::Final(message)) => Err(message),
+        Err(Failure::Transient(_)) => fetch_once(url).await.map_err(|failure| match failure {
+            Failure::Transient(message) | Failure::Final(message) => message,
+        }),
+    }
 }
 
 async fn json<T: DeserializeOwned>(url: &str) -> Result<T, String> {
@@ -51,6 +93,11 @@ pub async fn requests(query: &str) -> Result<Vec<RequestRow>, String> {
         rows.extend(requests_from_batch(batch).map_err(|error| format!("{url}: {error}"))?);
     }
     Ok(rows)
+}
+
+/// `GET /api/index`.
+pub async fn index() -> Result<IndexBody, String> {
+    json("/api/index").await
 }
 
 /// Everything the app loads at start (and again when the data changes).

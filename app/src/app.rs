@@ -20,7 +20,15 @@ pub fn App() -> impl IntoView {
             <main id="app" class="view">
                 {move || {
                     if let Some(error) = ctx.error.get() {
-                        return view! { <p class="error" id="load-error">"Cannot load the data: " {error}</p> }.into_any();
+                        return view! {
+                            <div class="error" id="load-error">
+                                <p>"Cannot load the data: " {error}</p>
+                                <button id="retry-load" on:click=move |_| {
+                                    ctx.error.set(None);
+                                    ctx.load(ctx.state.with_untracked(|state| state.at.is_none()));
+                                }>"Try again"</button>
+                            </div>
+                        }.into_any();
                     }
                     if ctx.data.with(Option::is_none) {
                         return view! { <p class="loading">"Loading the index…"</p> }.into_any();
@@ -55,7 +63,15 @@ fn Header() -> impl IntoView {
             })
         })
     };
-    let copied = RwSignal::new(false);
+    // What the last "Copy link" did: the link it copied, or the link to copy by hand.
+    let copied: RwSignal<Option<(browser::Copied, String)>> = RwSignal::new(None);
+    let copy = move |_| {
+        let link = browser::href();
+        leptos::task::spawn_local(async move {
+            let how = browser::copy_to_clipboard(&link).await;
+            copied.set(Some((how, link)));
+        });
+    };
     view! {
         <header class="header">
             <h1>"cellscope"</h1>
@@ -76,10 +92,21 @@ fn Header() -> impl IntoView {
                     if active.is_empty() { String::new() } else { format!("what-if: {}", active.join(", ")) }
                 }}
             </span>
-            <button id="copy-link" title="Copy a link that reopens exactly this view"
-                on:click=move |_| { browser::copy_to_clipboard(&browser::href()); copied.set(true); }>
-                {move || if copied.get() { "Link copied" } else { "Copy link" }}
-            </button>
+            <button id="copy-link" title="Copy a link that reopens exactly this view" on:click=copy>"Copy link"</button>
+            {move || copied.get().map(|(how, link)| match how {
+                browser::Copied::Yes => view! {
+                    <span class="copy-status" id="copy-status" data-link=link.clone() role="status">"Link copied"</span>
+                }.into_any(),
+                // The browser would not copy (no clipboard access here): the link, selected, to copy by hand.
+                browser::Copied::No => view! {
+                    <span class="copy-status" id="copy-status" data-link=link.clone() role="status">
+                        "Copy this link (Ctrl+C): "
+                        <input id="copy-field" readonly value=link.clone()
+                            on:focus=move |event| { event_target::<web_sys::HtmlInputElement>(&event).select(); }/>
+                        <button on:click=move |_| copied.set(None)>"Done"</button>
+                    </span>
+                }.into_any(),
+            })}
         </header>
     }
 }

@@ -70,10 +70,57 @@ pub fn download_url(name: &str, url: &str) {
     anchor.click();
 }
 
-pub fn copy_to_clipboard(text: &str) {
-    if let Some(window) = window() {
-        let _ = window.navigator().clipboard().write_text(text);
+/// Whether "Copy link" got the text onto the clipboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Copied {
+    Yes,
+    /// Neither the clipboard API nor the copy command worked: the user copies by hand.
+    No,
+}
+
+/// Copies `text`: through the clipboard API where the page may use it (secure origins: https, localhost),
+/// otherwise (plain HTTP on a shared host) by selecting it in a hidden text field and running the copy command.
+pub async fn copy_to_clipboard(text: &str) -> Copied {
+    let Some(window) = window() else {
+        return Copied::No;
+    };
+    let navigator = window.navigator();
+    let has_clipboard = js_sys::Reflect::get(&navigator, &"clipboard".into())
+        .is_ok_and(|clipboard| !clipboard.is_undefined() && !clipboard.is_null());
+    if window.is_secure_context() && has_clipboard {
+        let promise = navigator.clipboard().write_text(text);
+        if wasm_bindgen_futures::JsFuture::from(promise).await.is_ok() {
+            return Copied::Yes;
+        }
     }
+    copy_with_command(text)
+}
+
+fn copy_with_command(text: &str) -> Copied {
+    let Some(document) = window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.dyn_into::<web_sys::HtmlDocument>().ok())
+    else {
+        return Copied::No;
+    };
+    let Some(field) = document
+        .create_element("textarea")
+        .ok()
+        .and_then(|element| element.dyn_into::<web_sys::HtmlTextAreaElement>().ok())
+    else {
+        return Copied::No;
+    };
+    field.set_value(text);
+    let _ = field.set_attribute("readonly", "");
+    let _ = field.set_attribute("style", "position:fixed;top:-1000px;opacity:0");
+    let Some(body) = document.body() else {
+        return Copied::No;
+    };
+    let _ = body.append_child(&field);
+    field.select();
+    let copied = document.exec_command("copy").unwrap_or(false);
+    field.remove();
+    if copied { Copied::Yes } else { Copied::No }
 }
 
 pub fn device_pixel_ratio() -> f64 {

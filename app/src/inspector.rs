@@ -64,12 +64,15 @@ fn CellInspector(key: CellKey) -> impl IntoView {
         })
     };
     let rows: RwSignal<Option<Result<Vec<RequestRow>, String>>> = RwSignal::new(None);
-    {
-        let query = request_query(&key);
+    let query = request_query(&key);
+    let fetch_rows = move || {
+        let query = query.clone();
+        rows.set(None);
         leptos::task::spawn_local(async move {
             rows.set(Some(api::requests(&query).await));
         });
-    }
+    };
+    fetch_rows();
     let provenance = ctx
         .data
         .with_untracked(|data| data.as_ref().and_then(|data| data.provenance.clone()))
@@ -117,7 +120,7 @@ fn CellInspector(key: CellKey) -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
-            <Distributions rows=rows/>
+            <Distributions rows=rows retry=Callback::new(move |()| fetch_rows())/>
             <section class="story" id="provenance-story">
                 <h3>"Provenance"</h3>
                 {skip.map(|skip| view! {
@@ -177,7 +180,10 @@ fn LineageCounts(rows: RwSignal<Option<Result<Vec<RequestRow>, String>>>) -> imp
 }
 
 #[component]
-fn Distributions(rows: RwSignal<Option<Result<Vec<RequestRow>, String>>>) -> impl IntoView {
+fn Distributions(
+    rows: RwSignal<Option<Result<Vec<RequestRow>, String>>>,
+    retry: Callback<()>,
+) -> impl IntoView {
     let histogram_ref = NodeRef::<Canvas>::new();
     let cdf_ref = NodeRef::<Canvas>::new();
     Effect::new(move |_| {
@@ -239,8 +245,14 @@ fn Distributions(rows: RwSignal<Option<Result<Vec<RequestRow>, String>>>) -> imp
     view! {
         <div class="distributions">
             {move || rows.with(|rows| match rows {
-                Some(Err(error)) => Some(view! { <p class="error">{error.clone()}</p> }),
-                _ => None,
+                None => Some(view! { <p class="loading" id="rows-loading">"Loading the request rows of this cell…"</p> }.into_any()),
+                Some(Err(error)) => Some(view! {
+                    <div class="error" id="rows-error">
+                        <p>"Cannot load the request rows: " {error.clone()}</p>
+                        <button on:click=move |_| retry.run(())>"Try again"</button>
+                    </div>
+                }.into_any()),
+                Some(Ok(_)) => None,
             })}
             <canvas id="histogram-canvas" node_ref=histogram_ref></canvas>
             <canvas id="cdf-canvas" node_ref=cdf_ref></canvas>

@@ -9,6 +9,7 @@ mod chart;
 mod controls;
 mod curves;
 mod inspector;
+mod live;
 mod matrix;
 mod palette;
 mod perf;
@@ -17,5 +18,12 @@ mod state;
 fn main() {
     console_error_panic_hook::set_once();
     perf::mark("app-start");
+    // The static "Loading cellscope…" of index.html stands until the app takes over.
+    if let Some(boot) = web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.get_element_by_id("boot-loading"))
+    {
+        boot.remove();
+    }
     leptos::mount::mount_to_body(app::App);
 }

@@ -106,27 +106,14 @@ impl Ctx {
 
     fn listen_for_snapshots(self) {
         let ctx = self;
-        let Ok(source) = web_sys::EventSource::new("/api/events") else {
-            return;
-        };
-        let on_snapshot = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
-            move |event: web_sys::MessageEvent| {
-                let Some(id) = event.data().as_string() else {
-                    return;
-                };
-                let current = ctx
-                    .data
-                    .with_untracked(|data| data.as_ref().map(|data| data.snapshot.clone()));
-                if current.is_some_and(|current| current != id) {
-                    ctx.newer.set(Some(id));
-                }
-            },
-        );
-        let _ = source
-            .add_event_listener_with_callback("snapshot", on_snapshot.as_ref().unchecked_ref());
-        // The listener lives as long as the page.
-        on_snapshot.forget();
-        std::mem::forget(source);
+        crate::live::listen(move |id| {
+            let current = ctx
+                .data
+                .with_untracked(|data| data.as_ref().map(|data| data.snapshot.clone()));
+            if current.is_some_and(|current| current != id) {
+                ctx.newer.set(Some(id));
+            }
+        });
     }
 
     fn sync_url(self) {

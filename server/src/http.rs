@@ -28,6 +28,77 @@ pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval';
      img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
 
+/// Whether a request reached a trustworthy origin (loopback, or HTTPS in front of the server): the only origins
+/// where browsers apply `Cross-Origin-Opener-Policy`. Elsewhere (plain HTTP on a shared host name) they ignore it
+/// and log a console error for it.
+fn trustworthy_origin(headers: &axum::http::HeaderMap) -> bool {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    let name = match host.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    let loopback = name == "localhost"
+        || name.ends_with(".localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|address| address.is_loopback());
+    let behind_https = headers
+        .get("x-forwarded-proto")
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|proto| proto.eq_ignore_ascii_case("https"));
+    loopback || behind_https
+}
+
+/// `Cross-Origin-Opener-Policy: same-origin` where browsers honour it.
+async fn opener_policy(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let trustworthy = trustworthy_origin(request.headers());
+    let mut response = next.run(request).await;
+    if trustworthy {
+        response.headers_mut().insert(
+            HeaderName::from_static("cross-origin-opener-policy"),
+            HeaderValue::from_static("same-origin"),
+        );
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trustworthy_origin;
+    use axum::http::HeaderMap;
+
+    #[test]
+    fn loopback_and_https_are_trustworthy_origins_plain_http_names_are_not() {
+        let with = |pairs: &[(&'static str, &'static str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.insert(*name, value.parse().unwrap());
+            }
+            trustworthy_origin(&headers)
+        };
+        for host in [
+            "127.0.0.1:8080",
+            "localhost:8080",
+            "[::1]:8080",
+            "app.localhost",
+        ] {
+            assert!(with(&[("host", host)]), "{host}");
+        }
+        assert!(!with(&[("host", "cellscope.test:8080")]));
+        assert!(!with(&[("host", "10.0.0.7")]));
+        assert!(with(&[
+            ("host", "cellscope.example.org"),
+            ("x-forwarded-proto", "https")
+        ]));
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct HttpOptions {
     /// One origin allowed to call the API from another site; none by default.
@@ -68,10 +139,7 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
             header::REFERRER_POLICY,
             HeaderValue::from_static("no-referrer"),
         ))
-        .layer(SetResponseHeaderLayer::overriding(
-            HeaderName::from_static("cross-origin-opener-policy"),
-            HeaderValue::from_static("same-origin"),
-        ))
+        .layer(axum::middleware::from_fn(opener_policy))
         .layer(CompressionLayer::new().gzip(true).br(true).zstd(true))
         .layer(RequestBodyLimitLayer::new(16 * 1024))
         .layer(TimeoutLayer::with_status_code(

@@ -28,6 +28,8 @@ const CHROMIUM_FLAGS: &[&str] = &[
     "--disable-component-update",
     "--disable-sync",
     "--window-size=1400,1000",
+    // A host name that is not loopback, for what a plain-HTTP shared server looks like (not a secure context).
+    "--host-resolver-rules=MAP cellscope.test 127.0.0.1",
 ];
 
 const DRIVER_TIMEOUT: Duration = Duration::from_secs(30);

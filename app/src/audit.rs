@@ -4,9 +4,9 @@
 
 use crate::state::ctx;
 use cellscope_model::api::{Provenance, Severity};
-use cellscope_model::reasons::cell_reason;
-use cellscope_model::view_state::{AuditColumn, AuditSort, View};
-use cellscope_model::{CellKey, CellStatus, CellSummary};
+use cellscope_model::reasons::{cell_reason, needs_audit};
+use cellscope_model::view_state::{AuditColumn, AuditSort, View, ViewState};
+use cellscope_model::{CellKey, CellSummary};
 use leptos::prelude::*;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -25,7 +25,7 @@ struct AuditRow {
 fn audit_rows(cells: &[CellSummary], provenance: Option<&Provenance>) -> Vec<AuditRow> {
     cells
         .iter()
-        .filter(|cell| cell.status != CellStatus::Clean || cell.refilled || cell.fallback)
+        .filter(|cell| needs_audit(cell))
         .map(|cell| {
             let mut flags = Vec::new();
             if cell.refilled {
@@ -187,6 +187,11 @@ pub fn AuditView() -> impl IntoView {
                 {move || ledger().into_iter().map(|item| {
                     let entry = item.entry.entry;
                     let matched = item.matched.len();
+                    // The count is a link to the entry's cells: the audit filtered by the entry id.
+                    let id = entry.id.clone();
+                    let href = ctx.state.with_untracked(|state| {
+                        format!("?{}", ViewState { view: View::Audit, query: id.clone(), ..state.clone() }.to_query())
+                    });
                     let select = serde_json::to_string(&entry.select).unwrap_or_default();
                     view! {
                         <tr data-ledger=entry.id.clone()>
@@ -195,7 +200,11 @@ pub fn AuditView() -> impl IntoView {
                             <td><code>{select}</code></td>
                             <td>{entry.reason.clone()}</td>
                             <td>{format!("{} · {}", entry.source.unwrap_or_default(), entry.decided.unwrap_or_default())}</td>
-                            <td class="matched">{matched}</td>
+                            <td class="matched"><a href=href data-matched=matched.to_string() on:click=move |event| {
+                                event.prevent_default();
+                                let id = id.clone();
+                                ctx.update(move |state| { state.query = id; state.view = View::Audit; });
+                            }>{format!("{matched} cells")}</a></td>
                         </tr>
                     }
                 }).collect_view()}

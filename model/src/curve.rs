@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// How cells become curve values.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CurveOptions {
     /// Applied over the reps of a series, then over the series of a group.
     pub aggregation: Aggregation,

@@ -5,6 +5,7 @@
 //! ([`crate::curve`]); the app only turns these structures into DOM and pixels.
 
 use crate::curve::{Breakdown, Curve, CurveOptions, CurvePoint, curves as engine_curves};
+use crate::exclusions::ExclusionScope;
 use crate::key::{CellKey, Dimension};
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion, fill_scaling};
@@ -77,15 +78,54 @@ pub fn empty_reason(cells: &[CellSummary], state: &ViewState) -> Option<String> 
     })
 }
 
-/// Whether a view that splits by `dimensions` sets backends against each other.
-pub fn is_comparison(cells: &[&CellSummary], dimensions: &[Option<Dimension>]) -> bool {
-    dimensions.contains(&Some(Dimension::Backend))
-        && cells
+/// The `comparison`-scope ledger entries that apply in a view: those whose cells are set against another
+/// backend's. `part` says where a cell is drawn (its grid, row and column, or its colour and facet); two
+/// backends are set against each other when some part holds cells of one and not of the other, whatever
+/// dimension carries them apart (the backend itself, the run, anything). An entry applies when its matched
+/// cells of different backends are set apart, or when its cells are all of one backend and that backend is set
+/// apart from another in the view; it then takes its cells out on every side. Cells of several backends pooled
+/// into the same parts are not set against each other and stay in.
+pub fn applied_comparisons<P: Ord>(
+    cells: &[&CellSummary],
+    part: impl Fn(&CellSummary) -> P,
+) -> BTreeSet<String> {
+    let mut matched: BTreeMap<&str, BTreeMap<&str, BTreeSet<P>>> = BTreeMap::new();
+    let mut everyone: BTreeMap<&str, BTreeSet<P>> = BTreeMap::new();
+    for cell in cells {
+        let backend = cell.key.backend.as_str();
+        if cell.exclusion_scope == Some(ExclusionScope::Comparison) {
+            for id in &cell.excluded {
+                matched
+                    .entry(id.as_str())
+                    .or_default()
+                    .entry(backend)
+                    .or_default()
+                    .insert(part(cell));
+            }
+        }
+        everyone.entry(backend).or_default().insert(part(cell));
+    }
+    let apart = |parts: &[&BTreeSet<P>]| {
+        parts
             .iter()
-            .map(|cell| cell.key.backend.as_str())
-            .collect::<BTreeSet<_>>()
-            .len()
-            > 1
+            .enumerate()
+            .any(|(index, mine)| parts[index + 1..].iter().any(|theirs| mine != theirs))
+    };
+    matched
+        .into_iter()
+        .filter(
+            |(_, by_backend)| match by_backend.keys().collect::<Vec<_>>().as_slice() {
+                [only] => {
+                    let theirs = &everyone[*only];
+                    everyone
+                        .iter()
+                        .any(|(backend, parts)| backend != *only && apart(&[theirs, parts]))
+                }
+                _ => apart(&by_backend.values().collect::<Vec<_>>()),
+            },
+        )
+        .map(|(id, _)| id.to_string())
+        .collect()
 }
 
 /// The dimensions that split the current view into parts shown side by side (matrix grids, rows and columns;
@@ -106,19 +146,31 @@ fn curve_dimensions(state: &ViewState) -> Vec<Option<Dimension>> {
     vec![Some(state.color), state.facet]
 }
 
-pub fn inclusion(state: &ViewState, comparison_view: bool) -> Inclusion {
+/// The inclusion policy of a view: the what-if toggles and the comparison entries that apply in it.
+pub fn inclusion(state: &ViewState, comparisons: BTreeSet<String>) -> Inclusion {
     Inclusion {
         partial: state.what_if.partial,
         excluded: state.what_if.excluded,
-        comparison_view,
+        comparisons,
     }
 }
 
 /// How the current view turns cells into curve values.
-pub fn curve_options(state: &ViewState, comparison_view: bool) -> CurveOptions {
+pub fn curve_options(state: &ViewState, comparisons: BTreeSet<String>) -> CurveOptions {
     CurveOptions {
         aggregation: state.aggregation,
-        inclusion: inclusion(state, comparison_view),
+        inclusion: inclusion(state, comparisons),
+    }
+}
+
+/// Where a cell is drawn in a view split by `dimensions`: its values of them.
+fn part_of(dimensions: &[Option<Dimension>]) -> impl Fn(&CellSummary) -> Vec<Value> + '_ {
+    move |cell| {
+        dimensions
+            .iter()
+            .flatten()
+            .map(|dimension| Value::of(&cell.key, *dimension))
+            .collect()
     }
 }
 
@@ -126,7 +178,8 @@ pub fn curve_options(state: &ViewState, comparison_view: bool) -> CurveOptions {
 /// the exclusion ledger). This is what the slice count says and what the CSV export writes.
 pub fn slice<'a>(cells: &'a [CellSummary], state: &ViewState) -> Vec<&'a CellSummary> {
     let filtered = filtered(cells, state);
-    let inclusion = inclusion(state, is_comparison(&filtered, &split_dimensions(state)));
+    let dimensions = split_dimensions(state);
+    let inclusion = inclusion(state, applied_comparisons(&filtered, part_of(&dimensions)));
     filtered
         .into_iter()
         .filter(|cell| inclusion.admits(cell))
@@ -218,8 +271,8 @@ fn band_of(point: &CurvePoint, metric: Metric) -> Option<crate::curve::Band> {
 /// breakdown table says for that series.
 pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
     let slice = filtered(cells, state);
-    let comparison = is_comparison(&slice, &matrix_dimensions(state));
-    let options = curve_options(state, comparison);
+    let dimensions = matrix_dimensions(state);
+    let options = curve_options(state, applied_comparisons(&slice, part_of(&dimensions)));
     let at_n_metric = matches!(state.metric, Metric::Efficiency | Metric::P95Multiplier);
     // Efficiency and p95 multipliers are shown at one N; breakdown and ok rate look at every N.
     let relevant: Vec<&CellSummary> = slice
@@ -352,8 +405,8 @@ pub struct Facet {
 /// `state.color` value, each a curve of the engine.
 pub fn curves(cells: &[CellSummary], state: &ViewState, metric: Metric) -> Vec<Facet> {
     let slice = filtered(cells, state);
-    let comparison = is_comparison(&slice, &curve_dimensions(state));
-    let options = curve_options(state, comparison);
+    let dimensions = curve_dimensions(state);
+    let options = curve_options(state, applied_comparisons(&slice, part_of(&dimensions)));
     let group = |cell: &CellSummary| {
         (
             state.facet.map(|facet| Value::of(&cell.key, facet)),
@@ -645,7 +698,8 @@ mod tests {
             criterion: crate::Criterion::V3,
             ..ViewState::default()
         };
-        let per_series = crate::curve::series_curves(&cells, &curve_options(&state, false));
+        let per_series =
+            crate::curve::series_curves(&cells, &curve_options(&state, BTreeSet::new()));
         let grid = &matrix(&cells, &state)[0];
         for (col, curve) in per_series.iter().enumerate() {
             let square = grid.squares[0][col].as_ref().unwrap();
@@ -656,5 +710,68 @@ mod tests {
         }
         assert_eq!(grid.squares[0][0].as_ref().unwrap().value, Some(4.0));
         assert!(grid.squares[0][1].as_ref().unwrap().never);
+    }
+
+    #[test]
+    fn a_comparison_exclusion_applies_whatever_dimension_sets_the_backends_apart() {
+        let mut cells = sweep("vllm", "long_prefill_8k", &[(1, 1.0), (2, 0.5)]);
+        cells.extend(sweep("sglang", "long_prefill_8k", &[(1, 1.0), (2, 0.4)]));
+        for cell in &mut cells {
+            // Each backend ran in its own run directory.
+            cell.key.run_id = format!("run-{}", cell.key.backend);
+            cell.excluded = vec!["mistral".into()];
+            cell.exclusion_scope = Some(ExclusionScope::Comparison);
+        }
+        fill_scaling(&mut cells);
+        let left_out = |state: &ViewState| -> u32 {
+            curves(&cells, state, Metric::Efficiency)
+                .iter()
+                .flat_map(|facet| &facet.series)
+                .map(|series| series.left_out)
+                .sum()
+        };
+        let by_run = ViewState {
+            view: View::Curves,
+            color: Dimension::Run,
+            facet: None,
+            ..ViewState::default()
+        };
+        assert_eq!(
+            left_out(&by_run),
+            12,
+            "colouring by run sets the backends apart"
+        );
+        let by_backend_facet = ViewState {
+            color: Dimension::Model,
+            facet: Some(Dimension::Backend),
+            ..by_run.clone()
+        };
+        assert_eq!(left_out(&by_backend_facet), 12);
+        // Both backends pooled into one curve per model: nothing is set against anything, the cells stay.
+        let pooled = ViewState {
+            color: Dimension::Model,
+            facet: Some(Dimension::Phase),
+            ..by_run.clone()
+        };
+        assert_eq!(left_out(&pooled), 0);
+        // The same rule in the matrix (runs as columns) and for the slice the CSV writes.
+        let matrix_by_run = ViewState {
+            cols: Dimension::Run,
+            grid: Dimension::Phase,
+            ..ViewState::default()
+        };
+        assert!(slice(&cells, &matrix_by_run).is_empty());
+        let grids = matrix(
+            &cells,
+            &ViewState {
+                at_n: 2,
+                ..matrix_by_run
+            },
+        );
+        assert!(
+            grids[0].squares[0]
+                .iter()
+                .all(|square| square.as_ref().unwrap().value.is_none())
+        );
     }
 }

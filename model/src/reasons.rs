@@ -17,6 +17,12 @@ pub fn skip_reason(status: CellStatus, history: &[HistoryEvent]) -> String {
         })
 }
 
+/// Whether the audit lists a cell: anything but a plain clean cell (not clean, refilled, fallback-completed or
+/// matched by the exclusion ledger).
+pub fn needs_audit(cell: &CellSummary) -> bool {
+    cell.status != CellStatus::Clean || cell.refilled || cell.fallback || !cell.excluded.is_empty()
+}
+
 /// The audit's one-line reason for a cell that is not clean, refilled or fallback-completed. `skip_reason` is
 /// the provenance's reason for skipped and not-run cells.
 pub fn cell_reason(cell: &CellSummary, skip_reason: Option<&str>) -> String {
@@ -35,6 +41,9 @@ pub fn cell_reason(cell: &CellSummary, skip_reason: Option<&str>) -> String {
             cell.source_run_id.as_deref().unwrap_or("(unnamed)")
         ),
         CellStatus::Clean if cell.fallback => "completed through the fallback path".into(),
+        CellStatus::Clean if !cell.excluded.is_empty() => {
+            format!("excluded by the ledger: {}", cell.excluded.join(", "))
+        }
         CellStatus::Clean => "clean".into(),
     }
 }

@@ -7,7 +7,7 @@ use crate::scaling::{self, BaselineCandidate};
 use crate::stats::CellStats;
 use crate::status::CellStatus;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Where a cell's expected row count comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -184,13 +184,15 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
 }
 
 /// Which cells enter curves and aggregates. The defaults follow product.md: partial cells are included,
-/// `all`-scope exclusions are out, `comparison`-scope exclusions are out only in comparison views.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// `all`-scope exclusions are out, a `comparison`-scope exclusion is out where the view sets the backends it
+/// separates against each other (`comparisons`, decided per view by [`crate::explore::applied_comparisons`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Inclusion {
     pub partial: bool,
+    /// The what-if "include excluded cells": every ledger exclusion is lifted.
     pub excluded: bool,
-    /// The view sets backends against each other, so `comparison` exclusions apply.
-    pub comparison_view: bool,
+    /// Ids of the `comparison`-scope ledger entries that apply in this view.
+    pub comparisons: BTreeSet<String>,
 }
 
 impl Default for Inclusion {
@@ -198,7 +200,7 @@ impl Default for Inclusion {
         Inclusion {
             partial: true,
             excluded: false,
-            comparison_view: false,
+            comparisons: BTreeSet::new(),
         }
     }
 }
@@ -211,7 +213,9 @@ impl Inclusion {
         match cell.exclusion_scope {
             Some(_) if self.excluded => true,
             Some(ExclusionScope::All) => false,
-            Some(ExclusionScope::Comparison) => !self.comparison_view,
+            Some(ExclusionScope::Comparison) => {
+                !cell.excluded.iter().any(|id| self.comparisons.contains(id))
+            }
             None => true,
         }
     }
@@ -327,15 +331,23 @@ mod tests {
         let mut excluded = cell(2, 0, Some(40.0), Some(2000.0), CellStatus::Clean);
         excluded.exclusion_scope = Some(ExclusionScope::Comparison);
         let single = Inclusion::default();
+        excluded.excluded = vec!["x".into()];
         let comparison = Inclusion {
-            comparison_view: true,
+            comparisons: BTreeSet::from(["x".to_string()]),
             ..Inclusion::default()
         };
         let what_if = Inclusion {
-            comparison_view: true,
             excluded: true,
+            ..comparison.clone()
+        };
+        let another = Inclusion {
+            comparisons: BTreeSet::from(["y".to_string()]),
             ..Inclusion::default()
         };
+        assert!(
+            another.admits(&excluded),
+            "only the entries that apply leave cells out"
+        );
         assert!(single.admits(&excluded));
         assert!(!comparison.admits(&excluded));
         assert!(what_if.admits(&excluded));

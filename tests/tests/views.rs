@@ -205,11 +205,10 @@ async fn the_audit_lists_skipped_partial_and_refilled_cells() -> anyhow::Result<
         count(&page, "#audit-table tr[data-flags*='refilled']").await?,
         36
     );
-    assert_eq!(
-        page.text("#ledger-table tr[data-ledger='mistral-long-prefill-tokenizer'] td.matched")
-            .await?,
-        "72"
-    );
+    let matched: String = page
+        .eval("document.querySelector(\"#ledger-table tr[data-ledger='mistral-long-prefill-tokenizer'] td.matched a\").dataset.matched")
+        .await?;
+    assert_eq!(matched, "72");
     page.screenshot("view-audit").await?;
     // A row links into the inspector.
     page.click("#audit-table tr[data-status='partial'] a")
@@ -380,6 +379,83 @@ async fn a_hand_edited_link_opens_and_says_what_it_did_not_use() -> anyhow::Resu
     page.click("#ignored-notice button").await?;
     until(&page, "!document.querySelector('#ignored-notice')").await?;
     page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+#[tokio::test]
+async fn every_cell_of_a_ledger_entry_is_listed_in_the_audit_vllm_side_included()
+-> anyhow::Result<()> {
+    let page = Harness::start("ledger-cells").await?;
+    page.open("/?view=audit").await?;
+    page.wait_for("#ledger-table tr[data-ledger='mistral-long-prefill-tokenizer'] td.matched a")
+        .await?;
+    page.click("#ledger-table tr[data-ledger='mistral-long-prefill-tokenizer'] td.matched a")
+        .await?;
+    until(
+        &page,
+        "location.search.includes('q=mistral-long-prefill-tokenizer')",
+    )
+    .await?;
+    until(
+        &page,
+        "document.querySelectorAll('#audit-table tbody tr').length === 72",
+    )
+    .await?;
+    // The 36 SGLang cells are also refilled; the 36 vLLM cells are listed for the exclusion alone.
+    assert_eq!(
+        count(
+            &page,
+            "#audit-table tbody tr[data-cell*='/vllm/mistral-7b/long_prefill_8k/']"
+        )
+        .await?,
+        36
+    );
+    assert_eq!(
+        count(
+            &page,
+            "#audit-table tbody tr[data-cell*='/sglang/mistral-7b/long_prefill_8k/']"
+        )
+        .await?,
+        36
+    );
+    let reason = page
+        .text(
+            "#audit-table tbody tr[data-cell*='/vllm/mistral-7b/long_prefill_8k/'] td:nth-child(4)",
+        )
+        .await?;
+    assert!(
+        reason.contains("excluded by the ledger: mistral-long-prefill-tokenizer"),
+        "{reason}"
+    );
+    page.close().await
+}
+
+#[tokio::test]
+async fn colouring_by_run_does_not_bypass_a_comparison_exclusion() -> anyhow::Result<()> {
+    let page = Harness::start("colour-by-run").await?;
+    page.open("/?view=curves&color=run&facet=none&model=mistral-7b&workload=long_prefill_8k&phase=scaling")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    for run in ["20260612_204254_036590", "20260612_212816_266127"] {
+        let row = format!("#series-table tr[data-series='{run}']");
+        let points = page.text(&format!("{row} td.points")).await?;
+        assert_eq!(
+            points, "",
+            "{run}: the vLLM and SGLang runs are set against each other"
+        );
+        let left_out = page.text(&format!("{row} td:nth-child(6)")).await?;
+        assert_eq!(left_out, "18", "{run}");
+    }
+    // Pooled into one curve per model, the two backends are not set against each other: the cells stay.
+    page.open("/?view=curves&color=model&facet=none&model=mistral-7b&workload=long_prefill_8k&phase=scaling")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let points = page
+        .text("#series-table tr[data-series='mistral-7b'] td.points")
+        .await?;
+    assert!(points.starts_with("1: 1.000"), "{points}");
     page.close().await
 }
 

@@ -2,7 +2,7 @@
 //! with the cells it matches, and every indexing warning, with the evidence; filterable, sortable, linked to
 //! the inspector.
 
-use crate::state::ctx;
+use crate::state::{ctx, href};
 use cellscope_model::api::{Provenance, Severity};
 use cellscope_model::reasons::{cell_reason, needs_audit};
 use cellscope_model::view_state::{AuditColumn, AuditSort, View, ViewState};
@@ -163,14 +163,15 @@ pub fn AuditView() -> impl IntoView {
             </tr></thead>
             <tbody>
                 {move || rows.get().into_iter().map(|row| {
-                    let target = row.cell.clone();
+                    let next = ctx.state.with_untracked(|state| ViewState {
+                        cell: Some(row.cell.clone()),
+                        view: View::Inspector,
+                        ..state.clone()
+                    });
+                    let link = href(&next);
                     view! {
                         <tr data-status=row.status.clone() data-flags=row.flags.clone() data-cell=row.key.clone()>
-                            <td><a href="#" on:click=move |event| {
-                                event.prevent_default();
-                                let target = target.clone();
-                                ctx.update(move |state| { state.cell = Some(target); state.view = View::Inspector; });
-                            }>{row.key.clone()}</a></td>
+                            <td><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{row.key.clone()}</a></td>
                             <td>{row.status.clone()}</td>
                             <td>{row.flags.clone()}</td>
                             <td>{row.reason.clone()}</td>
@@ -189,8 +190,8 @@ pub fn AuditView() -> impl IntoView {
                     let matched = item.matched.len();
                     // The count is a link to the entry's cells: the audit filtered by the entry id.
                     let id = entry.id.clone();
-                    let href = ctx.state.with_untracked(|state| {
-                        format!("?{}", ViewState { view: View::Audit, query: id.clone(), ..state.clone() }.to_query())
+                    let entry_link = ctx.state.with_untracked(|state| {
+                        href(&ViewState { view: View::Audit, query: id.clone(), ..state.clone() })
                     });
                     let select = serde_json::to_string(&entry.select).unwrap_or_default();
                     view! {
@@ -200,7 +201,7 @@ pub fn AuditView() -> impl IntoView {
                             <td><code>{select}</code></td>
                             <td>{entry.reason.clone()}</td>
                             <td>{format!("{} · {}", entry.source.unwrap_or_default(), entry.decided.unwrap_or_default())}</td>
-                            <td class="matched"><a href=href data-matched=matched.to_string() on:click=move |event| {
+                            <td class="matched"><a href=entry_link data-matched=matched.to_string() on:click=move |event| {
                                 event.prevent_default();
                                 let id = id.clone();
                                 ctx.update(move |state| { state.query = id; state.view = View::Audit; });

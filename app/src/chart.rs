@@ -8,6 +8,7 @@ use cellscope_model::view_state::Metric;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 
 /// A drawn point, in CSS pixels of the drawing, with what the tooltip says about it.
@@ -16,6 +17,8 @@ pub struct Hit {
     pub x: f64,
     pub y: f64,
     pub text: String,
+    /// The cells behind the point (clicking opens them in the inspector).
+    pub keys: Vec<cellscope_model::CellKey>,
 }
 
 /// What a curves chart shows.
@@ -297,6 +300,7 @@ pub fn draw_curves<DB: DrawingBackend>(
                         series.label,
                         (spec.skip_reason)(series)
                     ),
+                    keys: series.skipped_cells.clone(),
                 });
             }
             for point in &series.points {
@@ -305,6 +309,7 @@ pub fn draw_curves<DB: DrawingBackend>(
                     x: f64::from(x) / scale,
                     y: f64::from(y) / scale,
                     text: point_text(series, point, spec.metric),
+                    keys: point.keys.clone(),
                 });
             }
         }
@@ -408,11 +413,12 @@ pub fn draw_histogram<DB: DrawingBackend>(
     finish_distribution(root, &mut chart, SeriesLabelPosition::UpperRight, scale)
 }
 
-/// Empirical CDFs of several samples.
+/// Empirical CDFs of several samples, with vertical marks (`(label, x)`: p50, p95, p99).
 pub fn draw_cdf<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     groups: &[Sample<'_>],
+    marks: &[(&str, f64)],
     scale: f64,
 ) -> Result<(), String> {
     root.fill(&WHITE).map_err(|error| error.to_string())?;
@@ -437,6 +443,35 @@ pub fn draw_cdf<DB: DrawingBackend>(
             .map_err(|error| error.to_string())?
             .label(*label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], line_color));
+    }
+    let mark_color = RGBColor(90, 90, 90);
+    for (position, (label, x)) in marks.iter().enumerate() {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(*x, 0.0), (*x, 1.0)],
+                mark_color
+                    .mix(0.6)
+                    .stroke_width((1.0 * scale).round() as u32),
+            )))
+            .map_err(|error| error.to_string())?;
+        // Labels step down so that close marks (p95 and p99 often are) do not overlap, and sit on the side of
+        // the line that has room, so none is cut off at the chart's edge.
+        let y = 0.95 - 0.08 * position as f64;
+        let side = if *x > (low + high) / 2.0 {
+            HPos::Right
+        } else {
+            HPos::Left
+        };
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!(" {label} {x:.0} ms "),
+                (*x, y),
+                ("sans-serif", (10.0 * scale).round() as i32)
+                    .into_font()
+                    .color(&mark_color)
+                    .pos(Pos::new(side, VPos::Center)),
+            )))
+            .map_err(|error| error.to_string())?;
     }
     finish_distribution(root, &mut chart, SeriesLabelPosition::LowerRight, scale)
 }
@@ -470,6 +505,7 @@ mod tests {
             series: 1,
             ok_rows: 36,
             expected_rows: 36,
+            keys: Vec::new(),
         }
     }
 

@@ -3,14 +3,15 @@
 
 use crate::chart::{CurveSpec, Hit, curves_height, draw_curves, series_colors};
 use crate::controls::{criterion_controls, empty_notice, export_slice_csv, slice_count};
-use crate::state::ctx;
+use crate::state::{ctx, href};
 use crate::{browser, perf};
+use cellscope_model::CellKey;
 use cellscope_model::Dimension;
 use cellscope_model::api::Provenance;
 use cellscope_model::explore::{Facet, Series, curves};
 use cellscope_model::reasons::skip_reason as default_skip_reason;
 use cellscope_model::status::CellStatus;
-use cellscope_model::view_state::Metric;
+use cellscope_model::view_state::{Metric, View, ViewState};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
@@ -72,6 +73,8 @@ pub fn CurvesView() -> impl IntoView {
     let canvas_ref = NodeRef::<Canvas>::new();
     let hits: RwSignal<Vec<Hit>> = RwSignal::new(Vec::new());
     let tooltip: RwSignal<Option<(f64, f64, String)>> = RwSignal::new(None);
+    // A clicked point that pools several cells: where it is and its cells, to pick one.
+    let chosen: RwSignal<Option<(f64, f64, Vec<CellKey>)>> = RwSignal::new(None);
     let chart_metric = Memo::new(move |_| {
         ctx.state.with(|state| {
             if state.metric == Metric::P95Multiplier {
@@ -142,31 +145,55 @@ pub fn CurvesView() -> impl IntoView {
         });
         canvas_ref.track();
         if let Some(drawn) = drawn {
-            hits.set(drawn);
             if let Some(canvas) = canvas_ref.get_untracked() {
+                // Where the points are, for keyboard-less automation and the browser tests: `x,y,cells;…`.
+                let points: Vec<String> = drawn
+                    .iter()
+                    .map(|hit| format!("{:.1},{:.1},{}", hit.x, hit.y, hit.keys.len()))
+                    .collect();
+                let _ = canvas.set_attribute("data-points", &points.join(";"));
                 let _ = canvas.set_attribute("data-drawn", "true");
             }
+            hits.set(drawn);
             perf::mark("first-chart");
             perf::measure("repaint", "filter-change");
         }
     });
-    let on_move = move |event: web_sys::MouseEvent| {
-        let Some(canvas) = canvas_ref.get_untracked() else {
-            return;
-        };
+    let nearest_hit = move |event: &web_sys::MouseEvent| -> Option<Hit> {
+        let canvas = canvas_ref.get_untracked()?;
         let rect = canvas.get_bounding_client_rect();
         let (x, y) = (
             f64::from(event.client_x()) - rect.left(),
             f64::from(event.client_y()) - rect.top(),
         );
-        let nearest = hits.with_untracked(|hits| {
+        hits.with_untracked(|hits| {
             hits.iter()
                 .map(|hit| ((hit.x - x).powi(2) + (hit.y - y).powi(2), hit))
                 .filter(|(distance, _)| *distance < 14.0 * 14.0)
                 .min_by(|a, b| a.0.total_cmp(&b.0))
-                .map(|(_, hit)| (hit.x, hit.y, hit.text.clone()))
-        });
-        tooltip.set(nearest);
+                .map(|(_, hit)| hit.clone())
+        })
+    };
+    let inspect = move |key: CellKey| {
+        ctx.go(ctx.state.with_untracked(|state| ViewState {
+            cell: Some(key),
+            view: View::Inspector,
+            ..state.clone()
+        }));
+    };
+    let on_click = move |event: web_sys::MouseEvent| {
+        let Some(hit) = nearest_hit(&event) else {
+            chosen.set(None);
+            return;
+        };
+        match hit.keys.as_slice() {
+            [] => chosen.set(None),
+            [only] => inspect(only.clone()),
+            _ => chosen.set(Some((hit.x, hit.y, hit.keys.clone()))),
+        }
+    };
+    let on_move = move |event: web_sys::MouseEvent| {
+        tooltip.set(nearest_hit(&event).map(|hit| (hit.x, hit.y, hit.text)));
     };
     let export_csv = move |_| export_slice_csv();
     let export_png = move |_| {
@@ -240,7 +267,25 @@ pub fn CurvesView() -> impl IntoView {
             <span class="hint">"band = min–max over the cells behind each point; ring = breakdown N; ✕ = series ends at a skipped cell"</span>
         </div>
         <div class="chart-wrap">
-            <canvas id="curves-canvas" node_ref=canvas_ref on:mousemove=on_move on:mouseleave=move |_| tooltip.set(None)></canvas>
+            <canvas id="curves-canvas" node_ref=canvas_ref on:mousemove=on_move on:click=on_click
+                on:mouseleave=move |_| tooltip.set(None)></canvas>
+            {move || chosen.get().map(|(x, y, keys)| view! {
+                <div class="points-popover" id="point-cells" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>
+                    {format!("This point pools {} cells; open one:", keys.len())}
+                    <ul>
+                        {keys.into_iter().map(|key| {
+                            let next = ctx.state.with_untracked(|state| ViewState {
+                                cell: Some(key.clone()),
+                                view: View::Inspector,
+                                ..state.clone()
+                            });
+                            let link = href(&next);
+                            view! { <li><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{key.to_string()}</a></li> }
+                        }).collect_view()}
+                    </ul>
+                    <button on:click=move |_| chosen.set(None)>"Close"</button>
+                </div>
+            })}
             {move || tooltip.get().map(|(x, y, text)| view! {
                 <div class="tooltip" id="curves-tooltip" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>{text}</div>
             })}

@@ -2,11 +2,13 @@
 //! provenance story: skip reason and manifest history, refill lineage, matching exclusion entries.
 
 use crate::chart::{Sample, draw_cdf, draw_histogram};
-use crate::state::ctx;
+use crate::state::{ctx, href};
 use crate::{api, browser};
+use cellscope_model::explore::{PICKER_ORDER, Value, pick, picker_choices};
 use cellscope_model::requests::{Lineage, RequestRow, RowClass};
 use cellscope_model::view_state::encode;
-use cellscope_model::{CellKey, CellSummary};
+use cellscope_model::view_state::{View, ViewState};
+use cellscope_model::{CellKey, CellSummary, quantile_linear};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
@@ -37,14 +39,56 @@ fn number(value: Option<f64>, decimals: usize) -> String {
 pub fn InspectorView() -> impl IntoView {
     let ctx = ctx();
     let selected = Memo::new(move |_| ctx.state.with(|state| state.cell.clone()));
-    move || {
-        match selected.get() {
-        None => view! {
-            <p class="hint" id="inspector-empty">"Choose a cell: click a row of the Audit table, or a square of the Matrix and then a point of its curves."</p>
-        }
-        .into_any(),
-        Some(key) => view! { <CellInspector key=key/> }.into_any(),
+    view! {
+        <CellPicker/>
+        {move || match selected.get() {
+            None => view! {
+                <p class="hint" id="inspector-empty">"Choose a cell above, or click a point of the Curves, a square of the Matrix or a row of the Audit."</p>
+            }
+            .into_any(),
+            Some(key) => view! { <CellInspector key=key/> }.into_any(),
+        }}
     }
+}
+
+/// One select per dimension, in key order; each offers only values that lead to a cell that exists.
+#[component]
+fn CellPicker() -> impl IntoView {
+    let ctx = ctx();
+    // The cell being picked from: the inspected one, else the first cell of the data.
+    let current = Memo::new(move |_| {
+        ctx.state.with(|state| state.cell.clone()).or_else(|| {
+            ctx.working
+                .with(|cells| cells.first().map(|cell| cell.key.clone()))
+        })
+    });
+    view! {
+        <section class="picker controls" id="cell-picker">
+            {PICKER_ORDER.into_iter().map(|dimension| {
+                let choices = move || {
+                    current.get().map(|key| ctx.working.with(|cells| picker_choices(cells, &key, dimension))).unwrap_or_default()
+                };
+                let selected = move || current.get().map(|key| Value::of(&key, dimension).to_string()).unwrap_or_default();
+                view! {
+                    <label>{dimension.name()} " "
+                        <select data-dimension=dimension.name() on:change=move |event| {
+                            let value = event_target_value(&event);
+                            let Some(key) = current.get_untracked() else { return };
+                            let picked = ctx.working.with_untracked(|cells| pick(cells, &key, dimension, &value));
+                            if let Some(picked) = picked {
+                                ctx.update(|state| { state.cell = Some(picked); state.view = View::Inspector; });
+                            }
+                        }>
+                            {move || choices().into_iter().map(|value| {
+                                let text = value.to_string();
+                                let is_selected = text == selected();
+                                view! { <option value=text.clone() selected=is_selected>{text.clone()}</option> }
+                            }).collect_view()}
+                        </select>
+                    </label>
+                }
+            }).collect_view()}
+        </section>
     }
 }
 
@@ -92,11 +136,15 @@ fn CellInspector(key: CellKey) -> impl IntoView {
     view! {
         <section class="inspector" id="inspector" data-cell=title>
             <h2>{heading}</h2>
+            <p class="hint" id="rep-shown" data-rep=key.rep.to_string()>
+                {format!("Rep {} is shown (request rows, histogram, CDF, lineage); pick another rep in the table.", key.rep)}
+            </p>
             <table class="reps" id="reps-table">
                 <thead><tr>
                     <th>"rep"</th><th>"status"</th><th>"flags"</th><th>"rows / expected"</th><th>"ok"</th><th>"failed"</th>
                     <th>"mean wall ms"</th><th>"p50"</th><th>"p95"</th><th>"p99"</th><th>"p50 TTFT"</th><th>"p95 TTFT"</th>
                     <th>"agg tps"</th><th>"efficiency"</th><th>"p95×"</th>
+                    <th>"mean prompt tok"</th><th>"mean completion tok"</th><th>"expected from"</th>
                 </tr></thead>
                 <tbody>
                     {move || reps.get().into_iter().map(|cell| {
@@ -107,14 +155,21 @@ fn CellInspector(key: CellKey) -> impl IntoView {
                         if cell.baseline_fallback { flags.push("baseline = mean of N=1 reps".to_string()); }
                         let current = cell.key.rep == key.rep;
                         let stats = cell.stats;
+                        // Another rep is one click away; the shown one says so.
+                        let next = ctx.state.with_untracked(|state| ViewState { cell: Some(cell.key.clone()), ..state.clone() });
+                        let link = href(&next);
+                        let rep_label = if current { format!("{} (shown)", cell.key.rep) } else { cell.key.rep.to_string() };
                         view! {
                             <tr class:current=current data-rep=cell.key.rep.to_string() data-status=cell.status.as_str()>
-                                <td>{cell.key.rep}</td><td>{cell.status.as_str()}</td><td>{flags.join("; ")}</td>
+                                <td><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{rep_label}</a></td>
+                                <td>{cell.status.as_str()}</td><td>{flags.join("; ")}</td>
                                 <td>{format!("{}/{}", cell.rows, cell.expected_rows.map_or("?".to_string(), |e| e.to_string()))}</td>
                                 <td>{cell.ok_rows}</td><td>{cell.failed_rows}</td>
                                 <td>{number(stats.mean_wall_ms, 1)}</td><td>{number(stats.p50_wall_ms, 1)}</td><td>{number(stats.p95_wall_ms, 1)}</td>
                                 <td>{number(stats.p99_wall_ms, 1)}</td><td>{number(stats.p50_ttft_ms, 1)}</td><td>{number(stats.p95_ttft_ms, 1)}</td>
                                 <td>{number(stats.aggregate_tps, 2)}</td><td>{number(cell.efficiency, 3)}</td><td>{number(cell.p95_multiplier, 3)}</td>
+                                <td>{number(stats.mean_prompt_tokens, 1)}</td><td>{number(stats.mean_completion_tokens, 1)}</td>
+                                <td>{cell.expected_source.as_str()}</td>
                             </tr>
                         }
                     }).collect_view()}
@@ -232,10 +287,20 @@ fn Distributions(
                 let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
                 prepare(&canvas);
                 if let Some(backend) = CanvasBackend::with_canvas_object(canvas) {
+                    // p50, p95 and p99 of the current wall times, as the cell's statistics define them.
+                    let mut sorted = wall.clone();
+                    sorted.sort_by(f64::total_cmp);
+                    let marks: Vec<(&str, f64)> = [("p50", 0.50), ("p95", 0.95), ("p99", 0.99)]
+                        .into_iter()
+                        .filter_map(|(label, q)| {
+                            quantile_linear(&sorted, q).map(|value| (label, value))
+                        })
+                        .collect();
                     let _ = draw_cdf(
                         &backend.into_drawing_area(),
                         "request latency CDF",
                         &groups,
+                        &marks,
                         scale,
                     );
                 }

@@ -4,7 +4,7 @@
 use crate::controls::{
     criterion_controls, dimension_select, empty_notice, export_slice_csv, slice_count,
 };
-use crate::state::ctx;
+use crate::state::{ctx, href};
 use crate::{palette, perf};
 use cellscope_model::Dimension;
 use cellscope_model::explore::{MatrixCell, MatrixGrid, Value, matrix};
@@ -131,14 +131,22 @@ fn Grid(grid: MatrixGrid, max_n: u32) -> impl IntoView {
     let state = ctx.state.get_untracked();
     let metric = state.metric;
     let (rows_dimension, cols_dimension, grid_dimension) = (state.rows, state.cols, state.grid);
-    let open_curves = move |row: &Value, col: &Value| {
-        let (row, col) = (row.to_string(), col.to_string());
-        ctx.update(move |state| {
-            state.select_only(rows_dimension, &row);
-            state.select_only(cols_dimension, &col);
-            state.color = grid_dimension;
-            state.view = View::Curves;
-        });
+    // Where a square leads: its one cell in the inspector, or the curves of what it pools.
+    let target = move |row: &Value, col: &Value, only_cell: &Option<cellscope_model::CellKey>| {
+        let mut next = state.clone();
+        match only_cell {
+            Some(key) => {
+                next.cell = Some(key.clone());
+                next.view = View::Inspector;
+            }
+            None => {
+                next.select_only(rows_dimension, &row.to_string());
+                next.select_only(cols_dimension, &col.to_string());
+                next.color = grid_dimension;
+                next.view = View::Curves;
+            }
+        }
+        next
     };
     let squares = grid.squares.clone();
     let cols = grid.cols.clone();
@@ -174,12 +182,15 @@ fn Grid(grid: MatrixGrid, max_n: u32) -> impl IntoView {
                                     }
                                     let glyph_text: String = glyphs.iter().map(|(glyph, _)| *glyph).collect();
                                     let statuses: Vec<&str> = glyphs.iter().map(|(_, text)| text.split(' ').nth(1).unwrap_or("")).collect();
+                                    let next = target(&row, &col, &square.only_cell);
+                                    let link = href(&next);
                                     view! {
                                         <td class="square" style=format!("background:{background};color:{text}") title=hover.join("\n")
-                                            data-row=row.to_string() data-col=col.to_string() data-statuses=statuses.join(",")
-                                            on:click=move |_| open_curves(&row, &col)>
-                                            <span class="value">{format_value(metric, square)}</span>
-                                            <span class="glyphs">{glyph_text}</span>
+                                            data-row=row.to_string() data-col=col.to_string() data-statuses=statuses.join(",")>
+                                            <a class="square-link" href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>
+                                                <span class="value">{format_value(metric, square)}</span>
+                                                <span class="glyphs">{glyph_text}</span>
+                                            </a>
                                         </td>
                                     }.into_any()
                                 }

@@ -25,6 +25,11 @@ pub struct Ctx {
     pub error: RwSignal<Option<String>>,
 }
 
+/// The relative URL of a view state: what a link to it carries (middle-click and "copy link address" work).
+pub fn href(state: &ViewState) -> String {
+    format!("?{}", state.to_query())
+}
+
 pub fn ctx() -> Ctx {
     use_context::<Ctx>().expect("the app context is provided by App")
 }
@@ -70,6 +75,11 @@ impl Ctx {
         perf::clear("filter-change");
         perf::mark("filter-change");
         self.state.update(change);
+    }
+
+    /// Goes to another view state (one history entry), as a link within the app does.
+    pub fn go(&self, target: ViewState) {
+        self.update(move |state| *state = target);
     }
 
     /// Loads the index and cells, then provenance and the pre-refill cells; `pin_snapshot` writes the loaded

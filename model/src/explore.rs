@@ -186,6 +186,78 @@ pub fn slice<'a>(cells: &'a [CellSummary], state: &ViewState) -> Vec<&'a CellSum
         .collect()
 }
 
+/// The order the inspector's cell picker asks for a cell's dimensions.
+pub const PICKER_ORDER: [Dimension; 8] = [
+    Dimension::Run,
+    Dimension::Suite,
+    Dimension::Phase,
+    Dimension::Backend,
+    Dimension::Model,
+    Dimension::Workload,
+    Dimension::N,
+    Dimension::Rep,
+];
+
+/// The choices of one dimension in the cell picker: the values of the cells that agree with `current` on every
+/// dimension picked before it, so every choice leads to a cell that exists.
+pub fn picker_choices(
+    cells: &[CellSummary],
+    current: &CellKey,
+    dimension: Dimension,
+) -> Vec<Value> {
+    let before: Vec<Dimension> = PICKER_ORDER
+        .into_iter()
+        .take_while(|picked| *picked != dimension)
+        .collect();
+    cells
+        .iter()
+        .filter(|cell| {
+            before
+                .iter()
+                .all(|picked| cell.key.value(*picked) == current.value(*picked))
+        })
+        .map(|cell| Value::of(&cell.key, dimension))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// The cell the picker lands on when `dimension` is set to `value`: the current choices kept where a cell has
+/// them, else the first cell (in key order) that agrees on everything picked up to `dimension`.
+pub fn pick(
+    cells: &[CellSummary],
+    current: &CellKey,
+    dimension: Dimension,
+    value: &str,
+) -> Option<CellKey> {
+    let upto: Vec<Dimension> = PICKER_ORDER
+        .into_iter()
+        .take_while(|picked| *picked != dimension)
+        .collect();
+    let agrees = |cell: &&CellSummary| {
+        cell.key.value(dimension).matches_text(value)
+            && upto
+                .iter()
+                .all(|picked| cell.key.value(*picked) == current.value(*picked))
+    };
+    let candidates: Vec<&CellSummary> = cells.iter().filter(agrees).collect();
+    // Keep as much of the current cell as exists: the candidate agreeing on the most later dimensions.
+    candidates
+        .iter()
+        .max_by_key(|cell| {
+            let later = PICKER_ORDER
+                .into_iter()
+                .skip_while(|picked| *picked != dimension)
+                .skip(1);
+            let agreeing: Vec<bool> = later
+                .map(|picked| cell.key.value(picked) == current.value(picked))
+                .collect();
+            // Earlier dimensions weigh more: compare as a sequence, then prefer the first in key order.
+            (agreeing, std::cmp::Reverse(&cell.key))
+        })
+        .map(|cell| cell.key.clone())
+}
+
 /// Status and flag counts of a group of cells, for glyphs and hover text.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Flags {
@@ -246,6 +318,8 @@ pub struct MatrixCell {
     pub ok_rows: u64,
     pub expected_rows: u64,
     pub flags: Flags,
+    /// The square's one cell, when it holds exactly one (it then opens in the inspector).
+    pub only_cell: Option<CellKey>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -286,21 +360,20 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
             Value::of(&cell.key, state.cols),
         )
     };
-    let mut flags: BTreeMap<(Value, Value, Value), Flags> = BTreeMap::new();
+    let mut flags: BTreeMap<(Value, Value, Value), (Flags, Vec<&CellKey>)> = BTreeMap::new();
     for cell in &relevant {
-        flags
-            .entry(position(cell))
-            .or_default()
-            .count(cell, options.inclusion.admits(cell));
+        let (square_flags, keys) = flags.entry(position(cell)).or_default();
+        square_flags.count(cell, options.inclusion.admits(cell));
+        keys.push(&cell.key);
     }
     let mut squares: BTreeMap<Value, BTreeMap<(Value, Value), MatrixCell>> = BTreeMap::new();
     for curve in engine_curves(relevant.iter().copied(), position, &options) {
         let (grid, row, col) = curve.group.clone();
-        let square = square(
-            &curve,
-            state,
-            flags.remove(&curve.group).unwrap_or_default(),
-        );
+        let (square_flags, keys) = flags.remove(&curve.group).unwrap_or_default();
+        let mut square = square(&curve, state, square_flags);
+        if let [only] = keys.as_slice() {
+            square.only_cell = Some((*only).clone());
+        }
         squares.entry(grid).or_default().insert((row, col), square);
     }
     squares
@@ -380,6 +453,8 @@ pub struct SeriesPoint {
     pub series: u32,
     pub ok_rows: u64,
     pub expected_rows: u64,
+    /// The cells behind the value (admitted, with data), for opening them in the inspector.
+    pub keys: Vec<CellKey>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -415,7 +490,7 @@ pub fn curves(cells: &[CellSummary], state: &ViewState, metric: Metric) -> Vec<F
     };
     let mut facets: BTreeMap<Option<Value>, Vec<Series>> = BTreeMap::new();
     for curve in engine_curves(slice.iter().copied(), group, &options) {
-        let series = series(&curve, &slice, &group, state, metric);
+        let series = series(&curve, &slice, &group, &options, state, metric);
         facets.entry(curve.group.0).or_default().push(series);
     }
     facets
@@ -430,9 +505,23 @@ fn series(
     curve: &Curve<CurveGroup>,
     slice: &[&CellSummary],
     group: &impl Fn(&CellSummary) -> CurveGroup,
+    options: &CurveOptions,
     state: &ViewState,
     metric: Metric,
 ) -> Series {
+    let inclusion = &options.inclusion;
+    let keys_at = |n: u32| -> Vec<CellKey> {
+        slice
+            .iter()
+            .filter(|cell| {
+                cell.key.n == n
+                    && cell.has_data()
+                    && inclusion.admits(cell)
+                    && group(cell) == curve.group
+            })
+            .map(|cell| cell.key.clone())
+            .collect()
+    };
     let points: Vec<SeriesPoint> = curve
         .points
         .iter()
@@ -449,6 +538,7 @@ fn series(
                 series: point.series,
                 ok_rows: point.ok_rows,
                 expected_rows: point.expected_rows,
+                keys: keys_at(point.n),
             })
         })
         .collect();
@@ -773,5 +863,61 @@ mod tests {
                 .iter()
                 .all(|square| square.as_ref().unwrap().value.is_none())
         );
+    }
+
+    #[test]
+    fn the_picker_offers_only_choices_that_lead_to_a_cell_and_keeps_what_it_can() {
+        let mut cells = sweep("vllm", "a", &[(1, 1.0), (2, 0.9)]);
+        cells.extend(sweep("sglang", "b", &[(1, 1.0), (4, 0.8)]));
+        let current = cells[1].key.clone(); // vllm, a, n=2, rep 0
+        assert_eq!(
+            picker_choices(&cells, &current, Dimension::N),
+            vec![Value::Number(1), Value::Number(2)]
+        );
+        assert_eq!(
+            picker_choices(&cells, &current, Dimension::Backend).len(),
+            2
+        );
+        // Switching backend: workload a does not exist for sglang, so it moves to b; N=2 neither, so N=1.
+        let picked = pick(&cells, &current, Dimension::Backend, "sglang").unwrap();
+        assert_eq!(
+            (
+                picked.backend.as_str(),
+                picked.workload.as_str(),
+                picked.n,
+                picked.rep
+            ),
+            ("sglang", "b", 1, 0)
+        );
+        // Switching rep keeps everything else.
+        let picked = pick(&cells, &current, Dimension::Rep, "2").unwrap();
+        assert_eq!((picked.n, picked.rep), (2, 2));
+        assert_eq!(pick(&cells, &current, Dimension::Rep, "7"), None);
+    }
+
+    #[test]
+    fn points_and_single_cell_squares_name_their_cells() {
+        let mut cells = sweep("vllm", "a", &[(1, 1.0), (2, 0.9)]);
+        fill_scaling(&mut cells);
+        let state = ViewState {
+            at_n: 2,
+            ..ViewState::default()
+        };
+        let facets = curves(&cells, &state, Metric::Efficiency);
+        assert_eq!(
+            facets[0].series[0].points[1].keys.len(),
+            3,
+            "three reps at N=2"
+        );
+        let mut by_rep = state.clone();
+        by_rep.cols = Dimension::Rep;
+        let grid = &matrix(&cells, &by_rep)[0];
+        let square = grid.squares[0][1].as_ref().unwrap();
+        assert_eq!(
+            square.only_cell.as_ref().map(|key| (key.n, key.rep)),
+            Some((2, 1))
+        );
+        let pooled = &matrix(&cells, &state)[0].squares[0][0];
+        assert_eq!(pooled.as_ref().unwrap().only_cell, None);
     }
 }

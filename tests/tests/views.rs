@@ -534,3 +534,125 @@ async fn performance_figures_are_recorded() -> anyhow::Result<()> {
     assert_eq!(cells, 2160);
     page.close().await
 }
+
+/// Clicks the drawn curve point nearest to the point with `cells` cells at index `which` of the canvas.
+async fn click_point(page: &Harness, cells: usize, which: usize) -> anyhow::Result<()> {
+    let clicked: bool = page
+        .eval(&format!(
+            "(() => {{ const c = document.querySelector('#curves-canvas'); const r = c.getBoundingClientRect(); \
+             const points = c.dataset.points.split(';').map(p => p.split(',').map(Number)).filter(p => p[2] === {cells}); \
+             const p = points[{which}]; if (!p) return false; \
+             c.dispatchEvent(new MouseEvent('click', {{ clientX: r.left + p[0], clientY: r.top + p[1], bubbles: true }})); \
+             return true; }})()"
+        ))
+        .await?;
+    anyhow::ensure!(
+        clicked,
+        "no drawn point with {cells} cells at index {which}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_click_on_a_curve_point_opens_its_cell_in_the_inspector() -> anyhow::Result<()> {
+    let page = Harness::start("point-click").await?;
+    // One series per rep of one V1 combination: every point is one cell.
+    page.open("/?view=curves&run=20260531_120428_552237&phase=scaling&model=llama3.2-1b&workload=balanced_2k&color=rep&facet=none")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    click_point(&page, 1, 1).await?;
+    page.wait_for("#inspector").await?;
+    let cell: String = page
+        .eval("document.querySelector('#inspector').dataset.cell")
+        .await?;
+    assert!(
+        cell.starts_with(
+            "20260531_120428_552237/local_core/scaling/pytorch_direct/llama3.2-1b/balanced_2k/"
+        ),
+        "{cell}"
+    );
+    until(&page, "location.search.includes('view=inspector')").await?;
+    // The picker shows the same cell, and another rep is one click away.
+    let rep: String = page
+        .eval("document.querySelector('#rep-shown').dataset.rep")
+        .await?;
+    page.click("#reps-table tr:not(.current) a").await?;
+    until(
+        &page,
+        &format!("document.querySelector('#rep-shown').dataset.rep !== '{rep}'"),
+    )
+    .await?;
+    page.wait_for("#histogram-canvas").await?;
+    page.screenshot("view-inspector-from-point").await?;
+
+    // A pooled point lists its cells to choose from.
+    page.open("/?view=curves&facet=none&workload=long_decode")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    // The pooled point farthest from any other, so the click cannot land on a neighbour.
+    let (pooled, which): (usize, usize) = page
+        .eval(
+            "(() => { const ps = document.querySelector('#curves-canvas').dataset.points.split(';').map(p => p.split(',').map(Number)); \
+             let best = null; for (const p of ps) { if (p[2] < 2) continue; \
+             const gap = Math.min(...ps.filter(q => q !== p).map(q => Math.hypot(q[0] - p[0], q[1] - p[1]))); \
+             if (!best || gap > best.gap) best = { p, gap }; } \
+             const same = ps.filter(q => q[2] === best.p[2]); return [best.p[2], same.indexOf(best.p)]; })()",
+        )
+        .await?;
+    assert!(pooled > 1);
+    click_point(&page, pooled, which).await?;
+    page.wait_for("#point-cells li a").await?;
+    assert_eq!(count(&page, "#point-cells li").await?, pooled as u64);
+    page.click("#point-cells li a").await?;
+    page.wait_for("#inspector").await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+#[tokio::test]
+async fn tab_reaches_a_matrix_square_and_enter_opens_it() -> anyhow::Result<()> {
+    let page = Harness::start("keyboard").await?;
+    page.open("/").await?;
+    page.wait_for("table.grid a.square-link").await?;
+    // From the last control before the grids, one Tab lands on the first square.
+    page.eval::<bool>("(() => { document.querySelector('#export-csv').focus(); return true; })()")
+        .await?;
+    page.client()
+        .active_element()
+        .await?
+        .send_keys(&fantoccini::key::Key::Tab.to_string())
+        .await?;
+    let focused: String = page
+        .eval("(() => { const a = document.activeElement; return a.classList.contains('square-link') ? a.closest('td').dataset.row + '/' + a.closest('td').dataset.col : a.outerHTML.slice(0, 80); })()")
+        .await?;
+    assert_eq!(focused, "llama3.2-1b/balanced_2k");
+    let href: String = page
+        .eval("document.activeElement.getAttribute('href')")
+        .await?;
+    assert!(href.contains("view=curves"), "a real link: {href}");
+    page.client()
+        .active_element()
+        .await?
+        .send_keys(&fantoccini::key::Key::Enter.to_string())
+        .await?;
+    until(
+        &page,
+        "location.search.includes('view=curves') && location.search.includes('model=llama3.2-1b')",
+    )
+    .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    // An audit row is a real link too.
+    page.open("/?view=audit").await?;
+    page.wait_for("#audit-table tbody tr a").await?;
+    let audit_href: String = page
+        .eval("document.querySelector('#audit-table tbody tr a').getAttribute('href')")
+        .await?;
+    assert!(
+        audit_href.contains("view=inspector") && audit_href.contains("cell="),
+        "{audit_href}"
+    );
+    page.close().await
+}

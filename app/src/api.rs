@@ -11,11 +11,23 @@ use serde::de::DeserializeOwned;
 /// How long one request may take before it counts as failed.
 const TIMEOUT_MS: u32 = 20_000;
 
-/// Why a request failed, in words a user can act on.
-enum Failure {
+/// Why a request failed, in words a user can act on, with the server's error code when it gave one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub message: String,
+    pub code: Option<String>,
     /// Worth one more try: no answer in time, no connection, or the server said it is busy.
-    Transient(String),
-    Final(String),
+    transient: bool,
+}
+
+impl Failure {
+    fn transient(message: String) -> Failure {
+        Failure {
+            message,
+            code: None,
+            transient: true,
+        }
+    }
 }
 
 async fn fetch_once(url: &str) -> Result<Vec<u8>, Failure> {
@@ -28,12 +40,12 @@ async fn fetch_once(url: &str) -> Result<Vec<u8>, Failure> {
             gloo_net::Error::JsError(error)
                 if error.name == "TimeoutError" || error.name == "AbortError" =>
             {
-                Failure::Transient(format!(
+                Failure::transient(format!(
                     "{url}: the server did not answer within {} s",
                     TIMEOUT_MS / 1000
                 ))
             }
-            _ => Failure::Transient(format!(
+            _ => Failure::transient(format!(
                 "{url}: cannot reach the cellscope server (is it still running?)"
             )),
         })?;
@@ -41,45 +53,54 @@ async fn fetch_once(url: &str) -> Result<Vec<u8>, Failure> {
         let status = response.status();
         let body = response.binary().await.unwrap_or_default();
         // The server's errors are `{"error": {"code", "message"}}`; say the message, not the JSON.
-        let message = serde_json::from_slice::<ErrorBody>(&body)
-            .map(|body| body.error.message)
-            .unwrap_or_else(|_| String::from_utf8_lossy(&body).into_owned());
-        let text = format!("{url}: HTTP {status}: {message}");
-        return Err(if status >= 500 {
-            Failure::Transient(text)
-        } else {
-            Failure::Final(text)
+        let (code, message) = match serde_json::from_slice::<ErrorBody>(&body) {
+            Ok(body) => (Some(body.error.code), body.error.message),
+            Err(_) => (None, String::from_utf8_lossy(&body).into_owned()),
+        };
+        return Err(Failure {
+            message: format!("{url}: HTTP {status}: {message}"),
+            code,
+            transient: status >= 500,
         });
     }
     response.binary().await.map_err(|_| {
-        Failure::Transient(format!(
+        Failure::transient(format!(
             "{url}: the connection broke while the answer arrived"
         ))
     })
 }
 
 /// The body of `GET url`: one retry after a transient failure, then a specific error.
-async fn bytes(url: &str) -> Result<Vec<u8>, String> {
+async fn fetch(url: &str) -> Result<Vec<u8>, Failure> {
     match fetch_once(url).await {
-        Ok(body) => Ok(body),
-        Err(Failure::Final(message)) => Err(message),
-        Err(Failure::Transient(_)) => fetch_once(url).await.map_err(|failure| match failure {
-            Failure::Transient(message) | Failure::Final(message) => message,
-        }),
+        Err(failure) if failure.transient => fetch_once(url).await,
+        other => other,
     }
 }
 
-async fn json<T: DeserializeOwned>(url: &str) -> Result<T, String> {
-    let body = bytes(url).await?;
-    serde_json::from_slice(&body).map_err(|error| format!("{url}: {error}"))
+async fn bytes(url: &str) -> Result<Vec<u8>, String> {
+    fetch(url).await.map_err(|failure| failure.message)
 }
 
-pub async fn cells(url: &str) -> Result<Vec<CellSummary>, String> {
-    let body = bytes(url).await?;
-    let batches = read_ipc_stream(&body).map_err(|error| format!("{url}: {error}"))?;
+fn decoding(url: &str, error: impl std::fmt::Display) -> Failure {
+    Failure {
+        message: format!("{url}: {error}"),
+        code: None,
+        transient: false,
+    }
+}
+
+async fn json<T: DeserializeOwned>(url: &str) -> Result<T, Failure> {
+    let body = fetch(url).await?;
+    serde_json::from_slice(&body).map_err(|error| decoding(url, error))
+}
+
+pub async fn cells(url: &str) -> Result<Vec<CellSummary>, Failure> {
+    let body = fetch(url).await?;
+    let batches = read_ipc_stream(&body).map_err(|error| decoding(url, error))?;
     let mut cells = Vec::new();
     for batch in &batches {
-        cells.extend(cells_from_batch(batch).map_err(|error| format!("{url}: {error}"))?);
+        cells.extend(cells_from_batch(batch).map_err(|error| decoding(url, error))?);
     }
     Ok(cells)
 }
@@ -97,7 +118,7 @@ pub async fn requests(query: &str) -> Result<Vec<RequestRow>, String> {
 
 /// `GET /api/index`.
 pub async fn index() -> Result<IndexBody, String> {
-    json("/api/index").await
+    json("/api/index").await.map_err(|failure| failure.message)
 }
 
 /// Everything the app loads at start (and again when the data changes).
@@ -109,27 +130,55 @@ pub struct Dataset {
     pub provenance: Option<Provenance>,
     pub cells: Vec<CellSummary>,
     pub pre_refill: Vec<CellSummary>,
+    /// The snapshot a link asked for when the server no longer keeps it (the latest data is shown instead).
+    pub gone: Option<String>,
 }
 
-/// What the first view needs: the index and the cells, fetched concurrently. Provenance and the pre-refill cells
-/// follow in [`load_details`], so the first chart does not wait for them.
-pub async fn load() -> Result<Dataset, String> {
-    let (index, cells) = futures::join!(json::<IndexBody>("/api/index"), cells("/api/cells"));
-    let index = index?;
-    Ok(Dataset {
-        snapshot: index.snapshot.clone(),
-        index,
-        provenance: None,
-        cells: cells?,
-        pre_refill: Vec::new(),
-    })
+/// `?at=<snapshot>` to append to an API path, or nothing for the current snapshot.
+fn at_query(at: Option<&str>, separator: char) -> String {
+    at.map(|at| format!("{separator}at={at}"))
+        .unwrap_or_default()
 }
 
-/// Provenance (skip reasons, refill notes, ledger matches, manifest histories) and the pre-refill cells.
-pub async fn load_details() -> Result<(Provenance, Vec<CellSummary>), String> {
-    let (provenance, pre_refill) = futures::join!(
-        json::<Provenance>("/api/provenance"),
-        cells("/api/cells?lineage=pre_refill")
+/// What the first view needs: the index and the cells of snapshot `at` (the current one when `None`), fetched
+/// concurrently. A snapshot the server no longer keeps falls back to the current data, saying so in `gone`.
+/// Provenance and the pre-refill cells follow in [`load_details`], so the first chart does not wait for them.
+pub async fn load(at: Option<String>) -> Result<Dataset, String> {
+    let index_url = format!("/api/index{}", at_query(at.as_deref(), '?'));
+    let cells_url = format!("/api/cells{}", at_query(at.as_deref(), '?'));
+    let (index, cells) = futures::join!(json::<IndexBody>(&index_url), cells(&cells_url));
+    match (index, cells) {
+        (Ok(index), Ok(cells)) => Ok(Dataset {
+            snapshot: index.snapshot.clone(),
+            index,
+            provenance: None,
+            cells,
+            pre_refill: Vec::new(),
+            gone: None,
+        }),
+        (Err(failure), _) | (_, Err(failure))
+            if at.is_some() && failure.code.as_deref() == Some("snapshot_gone") =>
+        {
+            let mut dataset = Box::pin(load(None)).await?;
+            dataset.gone = at;
+            Ok(dataset)
+        }
+        (Err(failure), _) | (_, Err(failure)) => Err(failure.message),
+    }
+}
+
+/// Provenance (skip reasons, refill notes, ledger matches, manifest histories) and the pre-refill cells of
+/// snapshot `at`.
+pub async fn load_details(at: Option<String>) -> Result<(Provenance, Vec<CellSummary>), String> {
+    let provenance_url = format!("/api/provenance{}", at_query(at.as_deref(), '?'));
+    let pre_refill_url = format!(
+        "/api/cells?lineage=pre_refill{}",
+        at_query(at.as_deref(), '&')
     );
-    Ok((provenance?, pre_refill.unwrap_or_default()))
+    let (provenance, pre_refill) =
+        futures::join!(json::<Provenance>(&provenance_url), cells(&pre_refill_url));
+    Ok((
+        provenance.map_err(|failure| failure.message)?,
+        pre_refill.unwrap_or_default(),
+    ))
 }

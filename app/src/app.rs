@@ -25,7 +25,7 @@ pub fn App() -> impl IntoView {
                                 <p>"Cannot load the data: " {error}</p>
                                 <button id="retry-load" on:click=move |_| {
                                     ctx.error.set(None);
-                                    ctx.load(ctx.state.with_untracked(|state| state.at.is_none()));
+                                    ctx.load();
                                 }>"Try again"</button>
                             </div>
                         }.into_any();
@@ -114,25 +114,40 @@ fn Header() -> impl IntoView {
 #[component]
 fn Notices() -> impl IntoView {
     let ctx = ctx();
-    let pinned_elsewhere = move || {
-        let at = ctx.state.with(|state| state.at.clone())?;
-        let current = ctx
-            .data
-            .with(|data| data.as_ref().map(|data| data.snapshot.clone()))?;
-        (at != current).then_some((at, current))
+    // Which snapshot the page shows against the latest one: `(shown, latest, gone)`.
+    let pinned = move || {
+        let (shown, gone) = ctx.data.with(|data| {
+            data.as_ref()
+                .map(|data| (data.snapshot.clone(), data.gone.clone()))
+        })?;
+        Some((shown, ctx.latest.get(), gone))
     };
     view! {
-        {move || pinned_elsewhere().map(|(at, current)| view! {
-            <div class="notice" id="snapshot-notice">
-                "This link was made for snapshot " <code>{at}</code> "; the data has changed since (now "
-                <code>{current.clone()}</code> "). The view shows the current data. "
-                <button on:click=move |_| ctx.state.update(|state| state.at = Some(current.clone()))>"Show latest"</button>
-            </div>
+        {move || pinned().and_then(|(shown, latest, gone)| match gone {
+            Some(asked) => Some(view! {
+                <div class="notice" id="snapshot-notice" data-kind="gone">
+                    "This link was made for snapshot " <code>{asked}</code> ", which this server no longer keeps, so the "
+                    "view shows the latest data (snapshot " <code>{shown}</code> "); its figures may differ from the link's. "
+                    <button on:click=move |_| ctx.show_latest()>"Pin the link to the latest"</button>
+                </div>
+            }.into_any()),
+            // "New data was indexed" already says it for a page that showed the latest.
+            None if ctx.newer.get().is_some() => None,
+            None => {
+                let latest = latest.filter(|latest| *latest != shown)?;
+                Some(view! {
+                    <div class="notice" id="snapshot-notice" data-kind="kept">
+                        "This link shows snapshot " <code>{shown}</code> ", the data it was made with; the data has changed since (latest "
+                        <code>{latest}</code> "). "
+                        <button on:click=move |_| ctx.show_latest()>"Show latest"</button>
+                    </div>
+                }.into_any())
+            }
         })}
         {move || ctx.newer.get().map(|id| view! {
             <div class="notice" id="newer-notice">
                 "New data was indexed (snapshot " <code>{id}</code> "). "
-                <button on:click=move |_| ctx.load(true)>"Show latest"</button>
+                <button on:click=move |_| ctx.show_latest()>"Show latest"</button>
             </div>
         })}
         {move || {

@@ -136,6 +136,15 @@ fn CellInspector(key: CellKey) -> impl IntoView {
     view! {
         <section class="inspector" id="inspector" data-cell=title>
             <h2>{heading}</h2>
+            {move || {
+                // A kept snapshot has its cells table, not its request rows: those are read from the files now.
+                let shown = ctx.data.with(|data| data.as_ref().map(|data| data.snapshot.clone()));
+                let latest = ctx.latest.get();
+                (latest.is_some() && shown != latest).then(|| view! {
+                    <p class="notice" id="rows-now">"The request rows below are read from the files as they are now (snapshot "
+                        <code>{latest.clone().unwrap_or_default()}</code> "), not as they were in the snapshot this link shows."</p>
+                })
+            }}
             <p class="hint" id="rep-shown" data-rep=key.rep.to_string()>
                 {format!("Rep {} is shown (request rows, histogram, CDF, lineage); pick another rep in the table.", key.rep)}
             </p>

@@ -22,6 +22,8 @@ pub struct Ctx {
     pub working: Memo<Arc<Vec<CellSummary>>>,
     /// A newer snapshot announced by the server.
     pub newer: RwSignal<Option<String>>,
+    /// The server's current snapshot, as last announced or loaded.
+    pub latest: RwSignal<Option<String>>,
     pub error: RwSignal<Option<String>>,
 }
 
@@ -60,11 +62,11 @@ impl Ctx {
             data,
             working,
             newer: RwSignal::new(None),
+            latest: RwSignal::new(None),
             error: RwSignal::new(None),
         };
         provide_context(ctx);
-        let pin = state.with_untracked(|state| state.at.is_none());
-        ctx.load(pin);
+        ctx.load();
         ctx.listen_for_snapshots();
         ctx.sync_url();
         ctx
@@ -82,21 +84,31 @@ impl Ctx {
         self.update(move |state| *state = target);
     }
 
-    /// Loads the index and cells, then provenance and the pre-refill cells; `pin_snapshot` writes the loaded
-    /// snapshot into the URL (`at=`) so a copied link names the data it was made with.
-    pub fn load(self, pin_snapshot: bool) {
+    /// Loads the snapshot the link names (`at=`; the server keeps recent ones), else the current one and pins it
+    /// in the URL so a copied link names the data it was made with; then provenance and the pre-refill cells.
+    pub fn load(self) {
         let ctx = self;
+        let at = ctx.state.with_untracked(|state| state.at.clone());
         leptos::task::spawn_local(async move {
-            match api::load().await {
+            match api::load(at.clone()).await {
                 Ok(dataset) => {
                     let snapshot = dataset.snapshot.clone();
+                    // The data asked for: the link's snapshot, or the current one when none was named or it is gone.
+                    let shown = if dataset.gone.is_none() {
+                        at.clone()
+                    } else {
+                        None
+                    };
+                    if shown.is_none() {
+                        ctx.latest.set(Some(snapshot.clone()));
+                    }
                     ctx.data.set(Some(Arc::new(dataset)));
                     ctx.newer.set(None);
                     ctx.error.set(None);
-                    if pin_snapshot {
+                    if at.is_none() {
                         ctx.state.update(|state| state.at = Some(snapshot.clone()));
                     }
-                    match api::load_details().await {
+                    match api::load_details(shown).await {
                         Ok((provenance, pre_refill)) => ctx.data.update(|data| {
                             if let Some(data) =
                                 data.as_mut().filter(|data| data.snapshot == snapshot)
@@ -114,13 +126,23 @@ impl Ctx {
         });
     }
 
+    /// Shows the server's current data and pins the link to it.
+    pub fn show_latest(self) {
+        self.state.update(|state| state.at = None);
+        self.load();
+    }
+
     fn listen_for_snapshots(self) {
         let ctx = self;
         crate::live::listen(move |id| {
-            let current = ctx
+            // New data while the page showed the latest: say so. A page opened on an older, pinned snapshot says
+            // it in its own banner instead.
+            let previous = ctx.latest.get_untracked();
+            ctx.latest.set(Some(id.clone()));
+            let shown = ctx
                 .data
                 .with_untracked(|data| data.as_ref().map(|data| data.snapshot.clone()));
-            if current.is_some_and(|current| current != id) {
+            if shown.is_some() && previous == shown && shown.as_ref() != Some(&id) {
                 ctx.newer.set(Some(id));
             }
         });

@@ -2,6 +2,7 @@
 //! CORS), live re-indexing and the listener.
 
 pub mod api;
+pub mod archive;
 pub mod assets;
 pub mod error;
 pub mod snapshot;

@@ -64,6 +64,13 @@ enum Command {
         /// Benchmarks only: serve this directory's files under /bench-static/ (the static-file peer).
         #[arg(long, hide = true)]
         bench_static: Option<PathBuf>,
+        /// Where to keep recent snapshots for pinned links (default: the user's cache directory,
+        /// `$XDG_CACHE_HOME/cellscope` or `~/.cache/cellscope`). Never inside the data root.
+        #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+        cache: Option<PathBuf>,
+        /// Keep no snapshots: a pinned link to an older snapshot then says that snapshot is gone.
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Write one row per cell.
     Cells {
@@ -89,6 +96,73 @@ struct IndexReport<'a> {
     median_s: f64,
     min_s: f64,
     seconds: &'a [f64],
+}
+
+/// How many snapshots, and how many bytes of them (zstd-compressed), are kept for pinned links.
+const KEPT_SNAPSHOTS: usize = 20;
+const KEPT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The directory of kept snapshots of `root`: one folder per data root inside the chosen or default cache
+/// directory. Refused when it lies inside the data root, which cellscope never writes to.
+fn snapshot_cache(choice: Option<PathBuf>, root: &Path) -> anyhow::Result<PathBuf> {
+    let base = match choice {
+        Some(dir) => dir,
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute())
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+            .context(
+                "no cache directory: set XDG_CACHE_HOME or HOME, or pass --cache DIR or --no-cache",
+            )?
+            .join("cellscope"),
+    };
+    use sha2::Digest as _;
+    let root_hash: String = sha2::Sha256::digest(root.to_string_lossy().as_bytes())
+        .iter()
+        .take(8)
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    // Checked before anything is created: creating it first would already write under the data root.
+    let base = resolved(&base)?;
+    if base.starts_with(root) {
+        bail!(
+            "the cache directory {} is inside the data root {}, which cellscope never writes to; choose another \
+             with --cache DIR (or --no-cache)",
+            base.display(),
+            root.display()
+        );
+    }
+    let dir = base.join("snapshots").join(root_hash);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// `path` made absolute with symbolic links resolved, even where it does not exist yet: its nearest existing
+/// ancestor resolved, the rest appended.
+fn resolved(path: &Path) -> anyhow::Result<PathBuf> {
+    let absolute =
+        std::path::absolute(path).with_context(|| format!("resolving {}", path.display()))?;
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        let Some(parent) = existing.parent() else {
+            break;
+        };
+        rest.push(
+            existing
+                .file_name()
+                .map(ToOwned::to_owned)
+                .unwrap_or_default(),
+        );
+        existing = parent;
+    }
+    let mut resolved = existing
+        .canonicalize()
+        .with_context(|| format!("resolving {}", existing.display()))?;
+    for part in rest.into_iter().rev() {
+        resolved.push(part);
+    }
+    Ok(resolved)
 }
 
 /// A progress bar on standard error, shown only on a terminal.
@@ -214,16 +288,29 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             addr,
             cors,
             bench_static,
+            cache,
+            no_cache,
         } => {
             let root = data_dir
                 .canonicalize()
                 .with_context(|| format!("data directory {} does not exist", data_dir.display()))?;
+            let archive = if no_cache {
+                None
+            } else {
+                let dir = snapshot_cache(cache, &root)?;
+                tracing::info!(dir = %dir.display(), "keeping recent snapshots for pinned links");
+                Some(cellscope::http::archive::Archive::new(
+                    dir,
+                    KEPT_SNAPSHOTS,
+                    KEPT_BYTES,
+                ))
+            };
             let snapshot =
                 cellscope::http::snapshot::first_snapshot(&root).map_err(anyhow::Error::msg)?;
             if snapshot.index.runs.is_empty() {
                 tracing::warn!(root = %root.display(), "no run directories yet; serving an empty index and watching for new runs");
             }
-            let store = cellscope::http::snapshot::Store::new(root, snapshot);
+            let store = cellscope::http::snapshot::Store::archiving(root, snapshot, archive);
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             runtime.block_on(async {
                 let _watching = cellscope::http::watch::spawn(store.clone())?;

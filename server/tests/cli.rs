@@ -206,3 +206,40 @@ fn nothing_under_the_data_root_is_written() {
     );
     assert_eq!(listing(demo_root()), before);
 }
+
+#[test]
+fn serve_refuses_a_cache_directory_inside_the_data_root() {
+    let root = tempfile::tempdir().unwrap();
+    copy_tree(&demo_root().join("tr164-v1"), root.path());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
+        .args([
+            "serve",
+            &root.path().to_string_lossy(),
+            "--addr",
+            "127.0.0.1:0",
+            "--cache",
+        ])
+        .arg(root.path().join("cache"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("serve kept running with its cache inside the data root");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(2));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("is inside the data root"), "{stderr}");
+    assert!(
+        !root.path().join("cache").exists(),
+        "nothing was created under the data root"
+    );
+}

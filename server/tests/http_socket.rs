@@ -449,3 +449,82 @@ async fn a_304_never_confirms_a_body_that_changed_across_the_second_stage_and_a_
     assert_eq!(again, None);
     assert_eq!(no_stale_304(addr, &current).await, targets.len());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_snapshot_keeps_its_figures_after_the_data_changes() {
+    let root = tempfile::tempdir().unwrap();
+    copy_tree(&fixtures().join("good"), root.path());
+    let cache = tempfile::tempdir().unwrap();
+    let store = Store::archiving(
+        root.path().to_path_buf(),
+        first_snapshot(root.path()).unwrap(),
+        Some(cellscope::http::archive::Archive::new(
+            cache.path().to_path_buf(),
+            20,
+            1 << 30,
+        )),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let serving = store.clone();
+    tokio::spawn(async move {
+        serve_listener(
+            listener,
+            serving,
+            HttpOptions::default(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+    });
+    let pinned = snapshot_id(addr).await;
+    let (_, before) = raw_get(addr, "/api/cells?format=json").await;
+
+    // The data changes: one more run.
+    let second = root.path().join("20260101_000000_000002");
+    std::fs::create_dir(&second).unwrap();
+    let csv =
+        std::fs::read_to_string(root.path().join("20260101_000000_000001/metrics.csv")).unwrap();
+    std::fs::write(
+        second.join("metrics.csv"),
+        csv.replace("20260101_000000_000001", "20260101_000000_000002"),
+    )
+    .unwrap();
+    let worker = store.clone();
+    tokio::task::spawn_blocking(move || worker.reindex(&cellscope::index::IndexOptions::default()))
+        .await
+        .unwrap()
+        .unwrap();
+    let latest = snapshot_id(addr).await;
+    assert_ne!(latest, pinned);
+    let (_, now) = raw_get(addr, "/api/cells?format=json").await;
+    assert_ne!(now, before);
+
+    // The pinned link still reads the figures it was made with, and says which snapshot they are.
+    let (status, kept) = raw_get(addr, &format!("/api/cells?format=json&at={pinned}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(kept, before);
+    let (_, index) = raw_get(addr, &format!("/api/index?at={pinned}")).await;
+    let index: serde_json::Value = serde_json::from_slice(&index).unwrap();
+    assert_eq!(index["snapshot"], pinned.as_str());
+    assert_eq!(index["runs"].as_array().unwrap().len(), 1);
+    let (status, _) = raw_get(addr, &format!("/api/provenance?at={pinned}")).await;
+    assert_eq!(status, 200);
+    let (status, filtered) =
+        raw_get(addr, &format!("/api/cells?format=json&n=1&at={pinned}")).await;
+    assert_eq!(status, 200);
+    assert!(filtered.len() < kept.len());
+    // The current snapshot by id is the current one.
+    let (_, current) = raw_get(addr, &format!("/api/cells?format=json&at={latest}")).await;
+    assert_eq!(current, now);
+    // A snapshot never kept, or not an id at all, is a clear 404.
+    for at in ["0123456789abcdef", "..%2F..%2Fetc"] {
+        let (status, body) = raw_get(addr, &format!("/api/cells?at={at}")).await;
+        assert_eq!(status, 404, "{at}");
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["code"], "snapshot_gone");
+    }
+    // Kept snapshots live in the cache directory; the data root holds only what the test wrote.
+    assert!(cache.path().join(&pinned).join("cells.arrow.zst").is_file());
+    assert!(!root.path().join(&pinned).exists());
+}

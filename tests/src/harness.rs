@@ -57,7 +57,19 @@ pub struct Harness {
 impl Harness {
     /// Starts a server on the data and a browser session. `name` prefixes the screenshot taken when a wait fails.
     pub async fn start(name: &str) -> anyhow::Result<Self> {
-        let config = Config::from_env()?;
+        Harness::start_serving(name, None).await
+    }
+
+    /// Like [`Harness::start`], on a data root of the test's own (a copy it may change).
+    pub async fn start_on(name: &str, data: &std::path::Path) -> anyhow::Result<Self> {
+        Harness::start_serving(name, Some(data)).await
+    }
+
+    async fn start_serving(name: &str, data: Option<&std::path::Path>) -> anyhow::Result<Self> {
+        let mut config = Config::from_env()?;
+        if let Some(data) = data {
+            config.data = data.to_path_buf();
+        }
         let turn = one_at_a_time().lock_owned().await;
         let server = Server::start(&config)?;
         let browser = Browser::start(&config).await?;

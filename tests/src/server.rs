@@ -18,16 +18,21 @@ pub struct Server {
     /// `http://127.0.0.1:PORT`, without a trailing slash.
     base: String,
     log: Arc<Mutex<String>>,
+    _cache: tempfile::TempDir,
 }
 
 impl Server {
     /// Starts `cellscope serve DATA --addr 127.0.0.1:0` and waits until it answers. The port is the one the
     /// server reports (`cellscope serving url=…`), so parallel runs never race for a port.
     pub fn start(config: &Config) -> anyhow::Result<Self> {
+        // Kept snapshots go to a directory of this server's own, removed with it.
+        let cache = tempfile::tempdir().context("a cache directory for the server")?;
         let mut child = Command::new(&config.bin)
             .arg("serve")
             .arg(&config.data)
             .args(["--addr", "127.0.0.1:0"])
+            .arg("--cache")
+            .arg(cache.path())
             .env("CELLSCOPE_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -52,6 +57,7 @@ impl Server {
             child,
             base: String::new(),
             log,
+            _cache: cache,
         };
         server.base = server.wait_for_url(&lines_rx)?;
         server.wait_until_answering()?;

@@ -656,3 +656,71 @@ async fn tab_reaches_a_matrix_square_and_enter_opens_it() -> anyhow::Result<()> 
     );
     page.close().await
 }
+
+#[tokio::test]
+async fn a_pinned_link_shows_its_old_figures_after_the_data_changes() -> anyhow::Result<()> {
+    // A copy of the V1 run that the test may change.
+    let root = tempfile::tempdir()?;
+    let config = cellscope_e2e::Config::from_env()?;
+    let run = "20260531_120428_552237";
+    let source = config.data.join("tr164-v1").join(run);
+    let target = root.path().join(run);
+    std::fs::create_dir_all(&target)?;
+    for entry in std::fs::read_dir(&source)? {
+        let path = entry?.path();
+        if path.is_file() {
+            std::fs::copy(&path, target.join(path.file_name().unwrap_or_default()))?;
+        }
+    }
+    let page = Harness::start_on("pinned-after-change", root.path()).await?;
+    let square = "document.querySelector(\"td[data-row='llama3.2-1b'][data-col='short_decode'] .value\").textContent";
+    page.open("/?metric=p95_multiplier&at_n=2&phase=scaling")
+        .await?;
+    page.wait_for("td[data-row='llama3.2-1b'][data-col='short_decode']")
+        .await?;
+    until(&page, "location.search.includes('at=')").await?;
+    let link: String = page.eval("location.pathname + location.search").await?;
+    let pinned: String = page
+        .eval("document.querySelector('#snapshot').dataset.snapshot")
+        .await?;
+    let before: String = page.eval(square).await?;
+
+    // Rep 0 of that cell at N=2 leaves the data: the square's mean changes.
+    let csv = target.join("metrics.csv");
+    let text = std::fs::read_to_string(&csv)?;
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            !(line.contains(",scaling,pytorch_direct,llama3.2-1b,")
+                && line.contains(",short_decode,256,128,2,0,"))
+        })
+        .collect();
+    assert!(kept.len() < text.lines().count());
+    std::fs::write(&csv, kept.join("\n") + "\n")?;
+    let started = std::time::Instant::now();
+    while page.get("/api/index")?.json()?["snapshot"] == pinned.as_str() {
+        anyhow::ensure!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the server never re-indexed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+
+    // The link made before the change shows the figures it was made with, and says so.
+    page.open(&link).await?;
+    page.wait_for("#snapshot-notice[data-kind='kept']").await?;
+    page.wait_for("td[data-row='llama3.2-1b'][data-col='short_decode']")
+        .await?;
+    assert_eq!(page.eval::<String>(square).await?, before);
+    page.screenshot("pinned-link-kept").await?;
+    page.click("#snapshot-notice button").await?;
+    until(
+        &page,
+        &format!("!location.search.includes('at={pinned}') && location.search.includes('at=')"),
+    )
+    .await?;
+    until(&page, &format!("{square} !== {before:?}")).await?;
+    until(&page, "!document.querySelector('#snapshot-notice')").await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

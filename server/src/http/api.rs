@@ -1,5 +1,6 @@
 //! The JSON and Arrow API: `/api/index`, `/api/cells`, `/api/requests`, `/api/provenance`, `/api/events`.
 
+use super::archive::Archived;
 use super::error::ApiError;
 use super::snapshot::{Snapshot, Store};
 use crate::export::{self, Format};
@@ -13,9 +14,12 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use cellscope_model::filter::DimensionFilter;
 use cellscope_model::requests::{requests_schema, requests_to_batch};
-use cellscope_model::schema::{ARROW_STREAM_MEDIA_TYPE, write_ipc_stream};
+use cellscope_model::schema::{
+    ARROW_STREAM_MEDIA_TYPE, cells_from_batch, read_ipc_stream, write_ipc_stream,
+};
 use cellscope_model::{CellKey, CellStatus, CellSummary, Dimension};
 use futures_util::StreamExt as _;
+use sha2::Digest as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -125,30 +129,124 @@ const DIMENSIONS: [&str; 8] = [
     "run", "suite", "phase", "backend", "model", "workload", "n", "rep",
 ];
 
-/// A JSON body computed once per snapshot, served as is (`/api/index`, `/api/provenance`).
+/// Which snapshot a request reads: the current one, or a kept one named by `at=` (a pinned link).
+enum Pinned {
+    Current,
+    Kept(String, Archived),
+}
+
+/// Takes `at` out of the parameters and finds that snapshot; a snapshot no longer kept is a 404 that says so.
+fn pinned(store: &Store, parsed: &mut Parsed) -> Result<Pinned, ApiError> {
+    let Some(values) = parsed.values.remove("at") else {
+        return Ok(Pinned::Current);
+    };
+    let [at] = values.as_slice() else {
+        return Err(ApiError::bad_request(
+            "bad_parameter",
+            "`at` takes one snapshot id",
+        ));
+    };
+    let current = store.load().id.clone();
+    if *at == current {
+        return Ok(Pinned::Current);
+    }
+    match store.archive.as_ref().and_then(|archive| archive.load(at)) {
+        Some(archived) => Ok(Pinned::Kept(at.clone(), archived)),
+        None => Err(ApiError::not_found(
+            "snapshot_gone",
+            format!(
+                "snapshot {at} is not kept by this server any more (or never was); the current snapshot is {current}"
+            ),
+        )),
+    }
+}
+
+/// A body of a kept snapshot: immutable for its bytes, validated by their hash.
+fn respond_kept(
+    headers: &HeaderMap,
+    id: &str,
+    content_type: &'static str,
+    body: Vec<u8>,
+) -> Response {
+    let digest = sha2::Sha256::digest(&body);
+    let tag: String = digest
+        .iter()
+        .take(8)
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    let etag = HeaderValue::from_str(&format!("W/\"{id}-kept-{tag}\""))
+        .unwrap_or_else(|_| HeaderValue::from_static("W/\"\""));
+    let matches = headers
+        .get_all(IF_NONE_MATCH)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .any(|value| {
+            value
+                .split(',')
+                .any(|candidate| candidate.trim() == etag.to_str().unwrap_or(""))
+        });
+    let mut response = if matches {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        (
+            [(CONTENT_TYPE, HeaderValue::from_static(content_type))],
+            body,
+        )
+            .into_response()
+    };
+    let response_headers = response.headers_mut();
+    response_headers.insert(ETAG, etag);
+    response_headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(value) = HeaderValue::from_str(id) {
+        response_headers.insert(
+            axum::http::HeaderName::from_static("x-cellscope-snapshot"),
+            value,
+        );
+    }
+    response
+}
+
+/// The JSON bodies computed once per snapshot.
+#[derive(Clone, Copy)]
+enum JsonBody {
+    Index,
+    Provenance,
+}
+
+/// A JSON body computed once per snapshot, served as is (`/api/index`, `/api/provenance`), current or kept.
 fn precomputed_json(
     store: &Store,
     headers: &HeaderMap,
     params: &[(String, String)],
-    route: &str,
-    body: fn(&Snapshot) -> &axum::body::Bytes,
+    which: JsonBody,
 ) -> Result<Response, ApiError> {
-    let parsed = parse(params, &[])?;
+    let route = match which {
+        JsonBody::Index => "/api/index",
+        JsonBody::Provenance => "/api/provenance",
+    };
+    let mut parsed = parse(params, &["at"])?;
     if matches!(parsed.format, Some(Format::Csv | Format::Arrow)) {
         return Err(ApiError::bad_request(
             "bad_parameter",
             format!("{route} is JSON only (format=json)"),
         ));
     }
+    if let Pinned::Kept(id, archived) = pinned(store, &mut parsed)? {
+        let body = match which {
+            JsonBody::Index => archived.index_json,
+            JsonBody::Provenance => archived.provenance_json,
+        };
+        return Ok(respond_kept(headers, &id, "application/json", body));
+    }
     let snapshot = store.load();
     if let Some(response) = not_modified(headers, &snapshot) {
         return Ok(response);
     }
-    Ok(respond(
-        &snapshot,
-        "application/json",
-        body(&snapshot).clone(),
-    ))
+    let body = match which {
+        JsonBody::Index => &snapshot.index_json,
+        JsonBody::Provenance => &snapshot.provenance_json,
+    };
+    Ok(respond(&snapshot, "application/json", body.clone()))
 }
 
 /// `GET /api/index`
@@ -157,9 +255,7 @@ pub async fn index(
     headers: HeaderMap,
     Query(params): Params,
 ) -> Result<Response, ApiError> {
-    precomputed_json(&store, &headers, &params, "/api/index", |snapshot| {
-        &snapshot.index_json
-    })
+    precomputed_json(&store, &headers, &params, JsonBody::Index)
 }
 
 /// The cells a `/api/cells` query selects: the model's dimension filter plus `status=`.
@@ -226,9 +322,10 @@ pub async fn cells(
     Query(params): Params,
 ) -> Result<Response, ApiError> {
     let mut accepted = DIMENSIONS.to_vec();
-    accepted.extend(["status", "lineage"]);
+    accepted.extend(["status", "lineage", "at"]);
     let mut parsed = parse(&params, &accepted)?;
     let format = parsed.format.unwrap_or(Format::Arrow);
+    let pinned = pinned(&store, &mut parsed)?;
     // `lineage=pre_refill`: the refilled cells as they were before the refill (the what-if of the app).
     let pre_refill = match parsed.values.remove("lineage").as_deref() {
         None => false,
@@ -245,6 +342,28 @@ pub async fn cells(
         }
     };
     let filter = cell_filter(&parsed)?;
+    if let Pinned::Kept(id, archived) = pinned {
+        let arrow = if pre_refill {
+            archived.pre_refill_arrow
+        } else {
+            archived.cells_arrow
+        };
+        if parsed.values.is_empty() && format == Format::Arrow {
+            return Ok(respond_kept(&headers, &id, media_type(format), arrow));
+        }
+        let mut kept = Vec::new();
+        for batch in
+            read_ipc_stream(&arrow).map_err(|error| ApiError::Internal(error.to_string()))?
+        {
+            kept.extend(
+                cells_from_batch(&batch).map_err(|error| ApiError::Internal(error.to_string()))?,
+            );
+        }
+        let selected: Vec<CellSummary> = kept.into_iter().filter(|cell| filter(cell)).collect();
+        let body = export::encode(&selected, format)
+            .map_err(|error| ApiError::Internal(error.to_string()))?;
+        return Ok(respond_kept(&headers, &id, media_type(format), body));
+    }
     let snapshot = if pre_refill {
         complete_snapshot(&store).await?
     } else {
@@ -424,9 +543,7 @@ pub async fn provenance(
     headers: HeaderMap,
     Query(params): Params,
 ) -> Result<Response, ApiError> {
-    precomputed_json(&store, &headers, &params, "/api/provenance", |snapshot| {
-        &snapshot.provenance_json
-    })
+    precomputed_json(&store, &headers, &params, JsonBody::Provenance)
 }
 
 /// `GET /api/events`: `event: snapshot` with the current id at once, then one per new snapshot.

@@ -251,17 +251,40 @@ pub struct Store {
     pub events: broadcast::Sender<String>,
     /// How many re-indexes ran (the watcher's health: it must not react to its own reads).
     pub reindexes: std::sync::atomic::AtomicU64,
+    /// Where recent snapshots are kept for pinned links; `None` keeps only the current one.
+    pub archive: Option<super::archive::Archive>,
 }
 
 impl Store {
     pub fn new(root: PathBuf, snapshot: Snapshot) -> Arc<Store> {
+        Store::archiving(root, snapshot, None)
+    }
+
+    /// A store that keeps recent snapshots in `archive` (the current one is saved at once).
+    pub fn archiving(
+        root: PathBuf,
+        snapshot: Snapshot,
+        archive: Option<super::archive::Archive>,
+    ) -> Arc<Store> {
         let (events, _) = broadcast::channel(16);
-        Arc::new(Store {
+        let store = Arc::new(Store {
             root,
             current: ArcSwap::from_pointee(snapshot),
             events,
             reindexes: Default::default(),
-        })
+            archive,
+        });
+        store.keep(&store.load());
+        store
+    }
+
+    /// Saves a snapshot in the archive; a failure only costs pinned links their old figures, so it is logged.
+    fn keep(&self, snapshot: &Snapshot) {
+        if let Some(archive) = &self.archive
+            && let Err(error) = archive.save(snapshot)
+        {
+            tracing::warn!(%error, dir = %archive.dir().display(), "cannot keep the snapshot for pinned links");
+        }
     }
 
     pub fn load(&self) -> Arc<Snapshot> {
@@ -284,6 +307,7 @@ impl Store {
         }
         let changed = snapshot.id != current.id;
         let id = snapshot.id.clone();
+        self.keep(&snapshot);
         self.current.store(Arc::new(snapshot));
         if changed {
             // Nobody listening is fine.

@@ -169,7 +169,7 @@ fn Grid(grid: MatrixGrid, max_n: u32) -> impl IntoView {
                                             (palette::css(color), palette::text_on(color))
                                         }
                                         None if square.never => (palette::css(palette::viridis(1.0)), "#111"),
-                                        None => ("#eee".to_string(), "#555"),
+                                        None => ("var(--absent-b)".to_string(), "var(--muted)"),
                                     };
                                     let glyphs = square.flags.glyphs();
                                     let mut hover = vec![format!(

@@ -125,6 +125,19 @@ impl Browser {
         serde_json::from_value(value).context("chromedriver's browser log")
     }
 
+    /// Makes the page see the operating system's dark (or light) colour scheme (`prefers-color-scheme`).
+    pub async fn emulate_color_scheme(&self, dark: bool) -> anyhow::Result<()> {
+        let value = if dark { "dark" } else { "light" };
+        self.client()
+            .issue_cmd(DevTools {
+                method: "Emulation.setEmulatedMedia",
+                params: serde_json::json!({ "features": [{ "name": "prefers-color-scheme", "value": value }] }),
+            })
+            .await
+            .context("emulating the colour scheme")?;
+        Ok(())
+    }
+
     /// Ends the session (chromedriver quits Chromium), then stops chromedriver.
     pub async fn close(mut self) -> anyhow::Result<()> {
         if let Some(client) = self.client.take() {
@@ -222,6 +235,31 @@ fn wait_for_driver(driver: &mut Child, url: &str, log_path: &Path) -> anyhow::Re
 }
 
 /// chromedriver's (pre-W3C, still supported) `POST /session/{id}/se/log` for the `browser` log.
+/// A Chrome DevTools Protocol command through chromedriver (`goog/cdp/execute`).
+#[derive(Debug)]
+struct DevTools {
+    method: &'static str,
+    params: serde_json::Value,
+}
+
+impl WebDriverCompatibleCommand for DevTools {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (::http::Method, Option<String>) {
+        let body = serde_json::json!({ "cmd": self.method, "params": self.params });
+        (::http::Method::POST, Some(body.to_string()))
+    }
+}
+
 #[derive(Debug)]
 struct BrowserLog;
 

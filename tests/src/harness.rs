@@ -83,6 +83,11 @@ impl Harness {
         })
     }
 
+    /// Makes the page see a dark (or light) operating-system colour scheme.
+    pub async fn emulate_dark_mode(&self, dark: bool) -> anyhow::Result<()> {
+        self.browser.emulate_color_scheme(dark).await
+    }
+
     pub fn server(&self) -> &Server {
         &self.server
     }

@@ -724,3 +724,56 @@ async fn a_pinned_link_shows_its_old_figures_after_the_data_changes() -> anyhow:
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// The contrast ratio (WCAG) between an element's text colour and the first opaque background behind it.
+async fn contrast(page: &Harness, css: &str) -> anyhow::Result<f64> {
+    page.eval(&format!(
+        "(() => {{ const parse = (c) => c.match(/[\\d.]+/g).map(Number); \
+           const lum = (c) => {{ const [r, g, b] = parse(c).slice(0, 3).map(v => {{ v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }}); return 0.2126 * r + 0.7152 * g + 0.0722 * b; }}; \
+           const el = document.querySelector({css:?}); const fg = getComputedStyle(el).color; \
+           let node = el, bg = 'rgba(0, 0, 0, 0)'; \
+           while (node && (bg === 'rgba(0, 0, 0, 0)' || bg === 'transparent')) {{ bg = getComputedStyle(node).backgroundColor; node = node.parentElement; }} \
+           if (bg === 'rgba(0, 0, 0, 0)') bg = getComputedStyle(document.documentElement).backgroundColor; \
+           const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x); return (a + 0.05) / (b + 0.05); }})()"
+    ))
+    .await
+}
+
+#[tokio::test]
+async fn dark_mode_keeps_every_control_readable() -> anyhow::Result<()> {
+    let page = Harness::start("dark-mode").await?;
+    page.emulate_dark_mode(true).await?;
+    page.open("/?view=curves&workload=long_decode").await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let dark: bool = page
+        .eval("matchMedia('(prefers-color-scheme: dark)').matches")
+        .await?;
+    assert!(dark);
+    let background: String = page
+        .eval("getComputedStyle(document.documentElement).backgroundColor")
+        .await?;
+    assert_ne!(
+        background, "rgb(255, 255, 255)",
+        "the page follows the dark scheme"
+    );
+    for control in [
+        "#copy-link",
+        "button.tab[data-view='matrix']",
+        "button.tab.active",
+        "#curve-metric",
+        "#criterion",
+        "#eff-threshold",
+        "details[data-dimension='model'] summary",
+        "#clear-filters",
+        "#series-table td",
+    ] {
+        let ratio = contrast(&page, control).await?;
+        assert!(ratio >= 4.5, "{control}: contrast {ratio:.2} below 4.5");
+    }
+    page.screenshot("view-curves-dark").await?;
+    page.open("/").await?;
+    page.wait_for("table.grid td.square").await?;
+    page.screenshot("view-matrix-dark").await?;
+    page.close().await
+}

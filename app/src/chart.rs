@@ -27,8 +27,8 @@ pub struct CurveSpec<'a> {
     pub metric: Metric,
     /// The horizontal threshold line (0.65 efficiency, 2.0 multiplier).
     pub threshold: Option<f64>,
-    /// Series label → colour.
-    pub colors: &'a BTreeMap<String, (u8, u8, u8)>,
+    /// Series label → colour and marker.
+    pub styles: &'a BTreeMap<String, ((u8, u8, u8), palette::Marker)>,
     /// Series label → skip reason shown at its end marker.
     pub skip_reason: &'a dyn Fn(&Series) -> String,
     /// Device pixels per CSS pixel (2 on a high-DPI screen); sizes scale with it.
@@ -76,8 +76,16 @@ fn y_label(metric: Metric, y: f64) -> String {
 
 fn point_text(series: &Series, point: &SeriesPoint, metric: Metric) -> String {
     let value = |value: Option<f64>| value.map_or("—".to_string(), |value| format!("{value:.3}"));
+    let partial = if point.partial > 0 {
+        format!(
+            "\n◐ {} of the cells are partial: the value rests on fewer rows than planned",
+            point.partial
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{} · N={}\n{} {:.3} (band {:.3}–{:.3})\nefficiency {} · p95× {}\n{} cells · ok rows {}/{} expected",
+        "{} · N={}\n{} {:.3} (band {:.3}–{:.3})\nefficiency {} · p95× {}\n{} cells · ok rows {}/{} expected{partial}",
         series.label,
         point.n,
         metric.label(),
@@ -192,11 +200,12 @@ pub fn draw_curves<DB: DrawingBackend>(
                 .map_err(|error| error.to_string())?;
         }
         for series in &facet.series {
-            let color = rgb(spec
-                .colors
+            let (color, marker) = spec
+                .styles
                 .get(&series.label.to_string())
                 .copied()
-                .unwrap_or((0, 0, 0)));
+                .unwrap_or(((0, 0, 0), palette::Marker::Circle));
+            let color = rgb(color);
             let xy = |point: &SeriesPoint, value: f64| {
                 (f64::from(point.n).log2(), y_of(spec.metric, value))
             };
@@ -222,14 +231,39 @@ pub fn draw_curves<DB: DrawingBackend>(
                     line_style,
                 ))
                 .map_err(|error| error.to_string())?;
-            chart
-                .draw_series(
-                    series
-                        .points
-                        .iter()
-                        .map(|point| Circle::new(xy(point, point.value), px(3.0), color.filled())),
-                )
-                .map_err(|error| error.to_string())?;
+            // A point resting on partial cells is hollow: its value comes from fewer rows than planned.
+            for point in &series.points {
+                let at = xy(point, point.value);
+                let style = if point.partial > 0 {
+                    color.stroke_width(px(1.5).max(1) as u32)
+                } else {
+                    color.filled()
+                };
+                let size = px(3.5);
+                let drawn = match marker {
+                    palette::Marker::Circle => {
+                        chart.draw_series(std::iter::once(Circle::new(at, size, style).into_dyn()))
+                    }
+                    palette::Marker::Square => chart.draw_series(std::iter::once(
+                        EmptyElement::at(at)
+                            + Rectangle::new([(-size, -size), (size, size)], style),
+                    )),
+                    palette::Marker::Triangle => chart.draw_series(std::iter::once(
+                        TriangleMarker::new(at, size + 1, style).into_dyn(),
+                    )),
+                };
+                drawn.map_err(|error| error.to_string())?;
+                if point.partial > 0 {
+                    // The hollow centre is the background, not the band behind it.
+                    chart
+                        .draw_series(std::iter::once(Circle::new(
+                            at,
+                            (size - 2).max(1),
+                            WHITE.filled(),
+                        )))
+                        .map_err(|error| error.to_string())?;
+                }
+            }
             if let Some(breakdown) = series.breakdown.n()
                 && let Some(point) = series.points.iter().find(|point| point.n == breakdown)
             {
@@ -476,15 +510,21 @@ pub fn draw_cdf<DB: DrawingBackend>(
     finish_distribution(root, &mut chart, SeriesLabelPosition::LowerRight, scale)
 }
 
-/// The colour of each series label, in a stable order so a backend keeps its colour across views.
-pub fn series_colors(labels: impl IntoIterator<Item = String>) -> BTreeMap<String, (u8, u8, u8)> {
-    let mut labels: Vec<String> = labels.into_iter().collect();
-    labels.sort();
-    labels.dedup();
+/// The colour and marker of each series label: the label's position among all values of the coloured
+/// dimension in the data (`all_values`, in the index's order), so a backend keeps its look across views.
+pub fn series_styles(
+    labels: impl IntoIterator<Item = String>,
+    all_values: &[String],
+) -> BTreeMap<String, ((u8, u8, u8), palette::Marker)> {
     labels
         .into_iter()
-        .enumerate()
-        .map(|(index, label)| (label, palette::categorical(index)))
+        .map(|label| {
+            let position = all_values
+                .iter()
+                .position(|value| *value == label)
+                .unwrap_or(all_values.len());
+            (label, palette::style(position))
+        })
         .collect()
 }
 
@@ -506,6 +546,7 @@ mod tests {
             ok_rows: 36,
             expected_rows: 36,
             keys: Vec::new(),
+            partial: 0,
         }
     }
 
@@ -523,7 +564,10 @@ mod tests {
             title: Some(Value::Text("long_decode".into())),
             series: vec![series],
         }];
-        let colors = series_colors(["pytorch_direct".to_string()]);
+        let styles = series_styles(
+            ["pytorch_direct".to_string()],
+            &["pytorch_direct".to_string()],
+        );
         let reason = |_: &Series| "hang".to_string();
         for metric in [Metric::Efficiency, Metric::P95Multiplier] {
             let mut svg = String::new();
@@ -533,7 +577,7 @@ mod tests {
                     facets: &facets,
                     metric,
                     threshold: Some(0.65),
-                    colors: &colors,
+                    styles: &styles,
                     skip_reason: &reason,
                     scale: 1.0,
                 };

@@ -1,7 +1,7 @@
 //! Curves: efficiency or p95 multiplier vs log₂ N, overlaid by one dimension, faceted by another, with rep
 //! bands, the threshold, breakdown markers and explicit ends at skipped cells. Exports CSV, PNG and SVG.
 
-use crate::chart::{CurveSpec, Hit, curves_height, draw_curves, series_colors};
+use crate::chart::{CurveSpec, Hit, curves_height, draw_curves, series_styles};
 use crate::controls::{criterion_controls, empty_notice, export_slice_csv, slice_count};
 use crate::state::{ctx, href};
 use crate::{browser, perf};
@@ -44,7 +44,7 @@ const WIDTH: f64 = 1100.0;
 struct Look {
     metric: Metric,
     threshold: Option<f64>,
-    colors: std::collections::BTreeMap<String, (u8, u8, u8)>,
+    styles: std::collections::BTreeMap<String, ((u8, u8, u8), crate::palette::Marker)>,
     provenance: Option<Provenance>,
 }
 
@@ -60,7 +60,7 @@ fn draw_on<DB: DrawingBackend>(
         facets,
         metric: look.metric,
         threshold: look.threshold,
-        colors: &look.colors,
+        styles: &look.styles,
         skip_reason: &reason,
         scale,
     };
@@ -89,12 +89,21 @@ pub fn CurvesView() -> impl IntoView {
         ctx.working
             .with(|cells| ctx.state.with(|state| curves(cells, state, metric)))
     });
+    // Each value's look comes from its place among all values of the colour dimension in the data.
     let colors = Memo::new(move |_| {
+        let dimension = ctx.state.with(|state| state.color);
+        let all_values: Vec<String> = ctx.data.with(|data| {
+            data.as_ref()
+                .and_then(|data| data.index.dimensions.get(&dimension))
+                .map(|values| values.iter().map(|count| count.value.to_string()).collect())
+                .unwrap_or_default()
+        });
         facets.with(|facets| {
-            series_colors(
+            series_styles(
                 facets
                     .iter()
                     .flat_map(|facet| facet.series.iter().map(|series| series.label.to_string())),
+                &all_values,
             )
         })
     });
@@ -106,7 +115,7 @@ pub fn CurvesView() -> impl IntoView {
                 Metric::P95Multiplier => state.criterion.p95_multiplier_above(),
                 _ => Some(state.criterion.efficiency_below()),
             }),
-        colors: colors.get_untracked(),
+        styles: colors.get_untracked(),
         provenance: ctx
             .data
             .with_untracked(|data| data.as_ref().and_then(|data| data.provenance.clone())),
@@ -261,10 +270,10 @@ pub fn CurvesView() -> impl IntoView {
         </section>
         {empty_notice()}
         <div class="series-legend" id="curves-legend">
-            {move || colors.get().into_iter().map(|(label, color)| view! {
-                <span class="swatch" style=format!("background:{}", crate::palette::css(color))></span><span>{label}</span>
+            {move || colors.get().into_iter().map(|(label, (color, marker))| view! {
+                <span class="swatch" data-series=label.clone() style=format!("color:{}", crate::palette::css(color))>{marker.glyph()}</span><span>{label}</span>
             }).collect_view()}
-            <span class="hint">"band = min–max over the cells behind each point; ring = breakdown N; ✕ = series ends at a skipped cell"</span>
+            <span class="hint">"band = min–max over the cells behind each point; hollow point = includes partial cells; ring = breakdown N; ✕ = series ends at a skipped cell"</span>
         </div>
         <div class="chart-wrap">
             <canvas id="curves-canvas" node_ref=canvas_ref on:mousemove=on_move on:click=on_click

@@ -13,8 +13,34 @@ pub const CATEGORICAL: [(u8, u8, u8); 8] = [
     (0, 0, 0),
 ];
 
-pub fn categorical(index: usize) -> (u8, u8, u8) {
-    CATEGORICAL[index % CATEGORICAL.len()]
+/// A marker shape: the second channel when a dimension has more values than there are colours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    Circle,
+    Square,
+    Triangle,
+}
+
+impl Marker {
+    /// The glyph a legend shows for it.
+    pub fn glyph(self) -> &'static str {
+        match self {
+            Marker::Circle => "●",
+            Marker::Square => "■",
+            Marker::Triangle => "▲",
+        }
+    }
+}
+
+/// The colour and marker of the value at `position` among all values of its dimension in the data (not in the
+/// view): the same value has the same look in every view and export, and up to eight values never share a
+/// colour. Beyond eight, the marker tells values of the same colour apart.
+pub fn style(position: usize) -> ((u8, u8, u8), Marker) {
+    let markers = [Marker::Circle, Marker::Square, Marker::Triangle];
+    (
+        CATEGORICAL[position % CATEGORICAL.len()],
+        markers[(position / CATEGORICAL.len()) % markers.len()],
+    )
 }
 
 pub fn css((red, green, blue): (u8, u8, u8)) -> String {

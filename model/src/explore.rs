@@ -455,6 +455,8 @@ pub struct SeriesPoint {
     pub expected_rows: u64,
     /// The cells behind the value (admitted, with data), for opening them in the inspector.
     pub keys: Vec<CellKey>,
+    /// Partial cells among them (drawn hollow: the value rests on fewer rows than planned).
+    pub partial: u32,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -539,6 +541,7 @@ fn series(
                 ok_rows: point.ok_rows,
                 expected_rows: point.expected_rows,
                 keys: keys_at(point.n),
+                partial: point.partial,
             })
         })
         .collect();

@@ -777,3 +777,30 @@ async fn dark_mode_keeps_every_control_readable() -> anyhow::Result<()> {
     page.screenshot("view-matrix-dark").await?;
     page.close().await
 }
+
+#[tokio::test]
+async fn a_backend_keeps_its_colour_whatever_else_is_in_view() -> anyhow::Result<()> {
+    let page = Harness::start("stable-colours").await?;
+    let colour = "getComputedStyle(document.querySelector(\"#curves-legend .swatch[data-series='sglang']\")).color";
+    let mut seen = Vec::new();
+    for link in [
+        "/?view=curves&workload=long_decode",
+        "/?view=curves&workload=long_decode&backend=sglang",
+        "/?view=curves&workload=long_decode&backend=sglang,vllm",
+    ] {
+        page.open(link).await?;
+        page.wait_for("#curves-legend .swatch[data-series='sglang']")
+            .await?;
+        seen.push(page.eval::<String>(colour).await?);
+    }
+    assert!(seen.windows(2).all(|pair| pair[0] == pair[1]), "{seen:?}");
+    // And the backends of one view never share one.
+    page.open("/?view=curves&workload=long_decode").await?;
+    page.wait_for("#curves-legend .swatch").await?;
+    let all: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#curves-legend .swatch')).map(s => getComputedStyle(s).color)")
+        .await?;
+    let distinct: std::collections::BTreeSet<&String> = all.iter().collect();
+    assert_eq!(distinct.len(), all.len(), "{all:?}");
+    page.close().await
+}

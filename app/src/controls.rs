@@ -9,7 +9,7 @@ use cellscope_model::scaling::Criterion;
 use cellscope_model::view_state::{Aggregation, ViewState};
 use leptos::prelude::*;
 
-/// Criterion, thresholds and rep aggregation, shared by the matrix and the curves.
+/// Criterion and thresholds, shared by the matrix (breakdown N) and the curves (threshold line, breakdown ring).
 pub fn criterion_controls() -> impl IntoView {
     let ctx = ctx();
     let criterion = move || ctx.state.with(|state| state.criterion);
@@ -49,6 +49,13 @@ pub fn criterion_controls() -> impl IntoView {
                     ctx.update(|state| state.criterion = state.criterion.with_p95_multiplier_above(value));
                 }/>
         </label>
+    }
+}
+
+/// How reps (then pooled series) are aggregated.
+pub fn aggregation_control() -> impl IntoView {
+    let ctx = ctx();
+    view! {
         <label>"reps "
             <select id="aggregation" on:change=move |event| {
                 let value = event_target_value(&event);

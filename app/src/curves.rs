@@ -2,7 +2,9 @@
 //! bands, the threshold, breakdown markers and explicit ends at skipped cells. Exports CSV, PNG and SVG.
 
 use crate::chart::{CurveSpec, Hit, curves_height, draw_curves, series_styles};
-use crate::controls::{criterion_controls, empty_notice, export_slice_csv, slice_count};
+use crate::controls::{
+    aggregation_control, criterion_controls, empty_notice, export_slice_csv, slice_count,
+};
 use crate::state::{ctx, href};
 use crate::{browser, perf};
 use cellscope_model::CellKey;
@@ -261,6 +263,7 @@ pub fn CurvesView() -> impl IntoView {
             {dimension_choice("color", "colour by", false)}
             {dimension_choice("facet", "small multiples by", true)}
             {criterion_controls()}
+            {aggregation_control()}
             {slice_count()}
             <span class="exports">
                 <button id="export-csv" on:click=export_csv>"CSV"</button>
@@ -320,7 +323,7 @@ fn SeriesTable(facets: Memo<Vec<Facet>>) -> impl IntoView {
                                 <td>{title.clone()}</td>
                                 <td>{series.label.to_string()}</td>
                                 <td class="points">{points.join(" · ")}</td>
-                                <td>{series.breakdown.label()}</td>
+                                <td>{series.breakdown_label()}</td>
                                 <td class="ends">{ends}</td>
                                 <td>{series.left_out}</td>
                             </tr>

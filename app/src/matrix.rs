@@ -2,12 +2,13 @@
 //! coloured by the chosen metric, with status glyphs and the reasons on hover.
 
 use crate::controls::{
-    criterion_controls, dimension_select, empty_notice, export_slice_csv, slice_count,
+    aggregation_control, criterion_controls, dimension_select, empty_notice, export_slice_csv,
+    slice_count,
 };
 use crate::state::{ctx, href};
 use crate::{palette, perf};
 use cellscope_model::Dimension;
-use cellscope_model::explore::{MatrixCell, MatrixGrid, Value, matrix};
+use cellscope_model::explore::{MatrixCell, MatrixGrid, Value, matrix, uses_at_n};
 use cellscope_model::view_state::{Metric, View};
 
 use leptos::prelude::*;
@@ -40,7 +41,7 @@ fn format_value(metric: Metric, square: &MatrixCell) -> String {
         (Metric::Breakdown, None) if square.never => "never".into(),
         (Metric::P95Multiplier, Some(value)) => format!("{value:.2}×"),
         (_, Some(value)) => format!("{value:.3}"),
-        (_, None) => "—".into(),
+        (_, None) => square.missing().unwrap_or("no data").into(),
     }
 }
 
@@ -93,14 +94,19 @@ pub fn MatrixView() -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
-            <label>"at N "
-                <select id="at-n" on:change=move |event| { if let Ok(n) = event_target_value(&event).parse() { ctx.update(|state| state.at_n = n); } }>
-                    {move || ns.get().into_iter().map(|n| view! {
-                        <option value=n.to_string() selected=move || ctx.state.with(|state| state.at_n == n)>{n}</option>
-                    }).collect_view()}
-                </select>
-            </label>
-            {criterion_controls()}
+            // Only what applies to the metric and layout is shown: one N for metrics read at one N (not when N is
+            // an axis), the criterion for breakdown N, the aggregation for anything but the ok rate.
+            <Show when=move || ctx.state.with(uses_at_n)>
+                <label>"at N "
+                    <select id="at-n" on:change=move |event| { if let Ok(n) = event_target_value(&event).parse() { ctx.update(|state| state.at_n = n); } }>
+                        {move || ns.get().into_iter().map(|n| view! {
+                            <option value=n.to_string() selected=move || ctx.state.with(|state| state.at_n == n)>{n}</option>
+                        }).collect_view()}
+                    </select>
+                </label>
+            </Show>
+            <Show when=move || metric() == Metric::Breakdown>{criterion_controls()}</Show>
+            <Show when=move || metric() != Metric::OkRate>{aggregation_control()}</Show>
             {dimension_select("rows", "rows", &AXES, |state| state.rows, |state, dimension| state.rows = dimension)}
             {dimension_select("columns", "cols", &AXES, |state| state.cols, |state, dimension| state.cols = dimension)}
             {dimension_select("grid per", "grid", &AXES, |state| state.grid, |state, dimension| state.grid = dimension)}

@@ -322,6 +322,20 @@ pub struct MatrixCell {
     pub only_cell: Option<CellKey>,
 }
 
+impl MatrixCell {
+    /// Why the square shows no value, as it says it: its cells are left out of this view ("excluded"), or none
+    /// has data ("no data"). `None` when it has a value or never breaks.
+    pub fn missing(&self) -> Option<&'static str> {
+        if self.value.is_some() || self.never {
+            None
+        } else if self.flags.left_out > 0 {
+            Some("excluded")
+        } else {
+            Some("no data")
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatrixGrid {
     pub title: Value,
@@ -340,6 +354,13 @@ fn band_of(point: &CurvePoint, metric: Metric) -> Option<crate::curve::Band> {
     }
 }
 
+/// Whether the matrix shows one N (`at_n`): for metrics read at one N, unless N is itself an axis or the grid,
+/// in which case every N is shown.
+pub fn uses_at_n(state: &ViewState) -> bool {
+    !matches!(state.metric, Metric::Breakdown | Metric::OkRate)
+        && ![state.rows, state.cols, state.grid].contains(&Dimension::N)
+}
+
 /// The matrix: one grid per value of `state.grid`, rows × cols inside, coloured by `state.metric`. Each square
 /// is one curve of the engine (its cells pooled), so a square holding one series shows exactly what the audit's
 /// breakdown table says for that series.
@@ -347,7 +368,7 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
     let slice = filtered(cells, state);
     let dimensions = matrix_dimensions(state);
     let options = curve_options(state, applied_comparisons(&slice, part_of(&dimensions)));
-    let at_n_metric = matches!(state.metric, Metric::Efficiency | Metric::P95Multiplier);
+    let at_n_metric = uses_at_n(state);
     // Efficiency and p95 multipliers are shown at one N; breakdown and ok rate look at every N.
     let relevant: Vec<&CellSummary> = slice
         .into_iter()
@@ -419,8 +440,13 @@ fn square<G>(curve: &Curve<G>, state: &ViewState, flags: Flags) -> MatrixCell {
     };
     match state.metric {
         Metric::Efficiency | Metric::P95Multiplier => {
-            square.value = curve
-                .point(state.at_n)
+            // With N on an axis, the square's curve has the one N of its column (or row, or grid).
+            let point = if uses_at_n(state) {
+                curve.point(state.at_n)
+            } else {
+                curve.points.first()
+            };
+            square.value = point
                 .and_then(|point| band_of(point, state.metric))
                 .map(|band| band.value);
         }
@@ -470,6 +496,18 @@ pub struct Series {
     pub skipped_cells: Vec<CellKey>,
     /// Cells with data the inclusion policy leaves out (exclusions, partial toggle).
     pub left_out: u32,
+}
+
+impl Series {
+    /// The breakdown as the series table says it: at N, "never within N ≤ 32", "no data", or "excluded" when
+    /// the view leaves every cell with data out.
+    pub fn breakdown_label(&self) -> String {
+        if self.points.is_empty() && self.left_out > 0 {
+            "excluded".into()
+        } else {
+            self.breakdown.label()
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -922,5 +960,27 @@ mod tests {
         );
         let pooled = &matrix(&cells, &state)[0].squares[0][0];
         assert_eq!(pooled.as_ref().unwrap().only_cell, None);
+    }
+
+    #[test]
+    fn n_as_columns_shows_every_n_whatever_at_n_says() {
+        let mut cells = sweep("vllm", "a", &[(1, 1.0), (2, 0.9), (4, 0.8)]);
+        fill_scaling(&mut cells);
+        let state = ViewState {
+            cols: Dimension::N,
+            at_n: 16,
+            ..ViewState::default()
+        };
+        assert!(!uses_at_n(&state));
+        let grid = &matrix(&cells, &state)[0];
+        assert_eq!(
+            grid.cols,
+            vec![Value::Number(1), Value::Number(2), Value::Number(4)]
+        );
+        assert!(
+            grid.squares[0]
+                .iter()
+                .all(|square| square.as_ref().unwrap().value.is_some())
+        );
     }
 }

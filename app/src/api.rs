@@ -121,6 +121,13 @@ pub async fn index() -> Result<IndexBody, String> {
     json("/api/index").await.map_err(|failure| failure.message)
 }
 
+/// `GET /api/index` of snapshot `at` (the current one when `None`).
+pub async fn index_at(at: Option<&str>) -> Result<IndexBody, String> {
+    json(&format!("/api/index{}", at_query(at, '?')))
+        .await
+        .map_err(|failure| failure.message)
+}
+
 /// Everything the app loads at start (and again when the data changes).
 #[derive(Clone, Debug)]
 pub struct Dataset {

@@ -1,6 +1,9 @@
 //! The audit: every cell that is not clean (or is refilled / fallback-completed), every exclusion-ledger entry
-//! with the cells it matches, and every indexing warning, with the evidence; filterable, sortable, linked to
-//! the inspector.
+//! with the cells it matches, every run's census, checksums, refill and backup facts with its REFILL_NOTE claims
+//! checked ([`runs`]), and every indexing warning, with the evidence; filterable, sortable, linked to the
+//! inspector.
+
+mod runs;
 
 use crate::state::{ctx, href};
 use cellscope_model::api::{Provenance, Severity};
@@ -211,6 +214,7 @@ pub fn AuditView() -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
+        <runs::RunsSection/>
         <h3 id="warnings">"Indexing warnings"</h3>
         <ul class="warnings" id="warnings-list">
             {move || {

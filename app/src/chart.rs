@@ -4,7 +4,8 @@
 use crate::palette;
 use cellscope_model::distribution::{Histogram, cdf, extent};
 use cellscope_model::explore::{Facet, Series, SeriesPoint};
-use cellscope_model::view_state::Metric;
+use cellscope_model::metric::{TimeUnit, Unit, with_thousands};
+use cellscope_model::view_state::{Aggregation, BandSpan, Metric};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
@@ -33,6 +34,9 @@ pub struct CurveSpec<'a> {
     pub skip_reason: &'a dyn Fn(&Series) -> String,
     /// Device pixels per CSS pixel (2 on a high-DPI screen); sizes scale with it.
     pub scale: f64,
+    /// How reps and series were pooled, and what the band spans (for the hover text).
+    pub aggregation: Aggregation,
+    pub band: BandSpan,
 }
 
 /// Facets per row of small multiples.
@@ -52,52 +56,268 @@ fn rgb((red, green, blue): (u8, u8, u8)) -> RGBColor {
     RGBColor(red, green, blue)
 }
 
-/// The plotted y of a value: p95 multipliers span three orders of magnitude in V1, so they use log10.
-fn y_of(metric: Metric, value: f64) -> f64 {
-    if metric == Metric::P95Multiplier {
-        value.max(1e-3).log10()
-    } else {
-        value
-    }
+/// How the y axis reads the plotted metric: linear from zero, or log₁₀ for values that span orders of
+/// magnitude (multipliers and times), with ticks at values a reader can name (1×, 2×, 4×; 100 ms, 200 ms,
+/// 500 ms, 1 s).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum YAxis {
+    Linear { low: f64, high: f64 },
+    Log { low: f64, high: f64 },
 }
 
-fn y_label(metric: Metric, y: f64) -> String {
-    if metric == Metric::P95Multiplier {
-        let value = 10f64.powf(y);
-        if value >= 10.0 {
-            format!("{value:.0}×")
+impl YAxis {
+    fn for_metric(metric: Metric, smallest: f64, largest: f64) -> YAxis {
+        let (smallest, largest) = if smallest.is_finite() && largest.is_finite() {
+            (smallest, largest)
         } else {
-            format!("{value:.2}×")
+            (1.0, 1.0)
+        };
+        match metric.unit() {
+            Unit::Ratio => YAxis::Linear {
+                low: 0.0,
+                high: (largest * 1.05).max(1.08),
+            },
+            Unit::Multiple => YAxis::Log {
+                low: smallest.min(0.8),
+                high: largest.max(2.0) * 1.3,
+            },
+            Unit::Milliseconds => YAxis::Log {
+                low: (smallest / 1.3).max(1e-3),
+                high: (largest * 1.3).max(smallest * 2.0).max(1e-2),
+            },
+            _ => YAxis::Linear {
+                low: 0.0,
+                high: (largest * 1.1).max(1.0),
+            },
         }
-    } else {
-        format!("{y:.2}")
+    }
+
+    /// The plotted coordinate of a value.
+    fn y(self, value: f64) -> f64 {
+        match self {
+            YAxis::Linear { .. } => value,
+            YAxis::Log { .. } => value.max(1e-6).log10(),
+        }
+    }
+
+    fn range(self) -> std::ops::Range<f64> {
+        match self {
+            YAxis::Linear { low, high } | YAxis::Log { low, high } => self.y(low)..self.y(high),
+        }
+    }
+
+    /// The ticks drawn by hand on a log axis (plotters would put them at round logarithms): powers of two
+    /// for multipliers, 1-2-5 steps for times; every other one when they would crowd.
+    fn log_ticks(self, metric: Metric) -> Vec<f64> {
+        let YAxis::Log { low, high } = self else {
+            return Vec::new();
+        };
+        let mut ticks = Vec::new();
+        if metric.unit() == Unit::Multiple {
+            let mut tick = 2f64.powi(low.log2().ceil() as i32);
+            while tick <= high {
+                ticks.push(tick);
+                tick *= 2.0;
+            }
+        } else {
+            let mut decade = 10f64.powi(low.log10().floor() as i32);
+            while decade <= high {
+                for step in [1.0, 2.0, 5.0] {
+                    let tick = decade * step;
+                    if tick >= low && tick <= high {
+                        ticks.push(tick);
+                    }
+                }
+                decade *= 10.0;
+            }
+        }
+        while ticks.len() > 9 {
+            ticks = ticks.into_iter().step_by(2).collect();
+        }
+        ticks
     }
 }
 
-fn point_text(series: &Series, point: &SeriesPoint, metric: Metric) -> String {
-    let value = |value: Option<f64>| value.map_or("—".to_string(), |value| format!("{value:.3}"));
+/// A tick label: `4×`, `0.5×`, `200 ms`, `1.5 s`, `2 min`; linear axes as the metric writes its numbers.
+fn tick_label(metric: Metric, value: f64) -> String {
+    let trimmed = |value: f64| {
+        let text = format!("{value:.2}");
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    match metric.unit() {
+        Unit::Multiple => format!("{}×", trimmed(value)),
+        // Ticks stay in seconds past a minute: 1-2-5 steps of seconds (100 s, 200 s, 500 s) read better than
+        // the same values in minutes (1.67 min, 3.33 min, 8.33 min).
+        Unit::Milliseconds => {
+            let unit = match TimeUnit::fitting(value) {
+                TimeUnit::Milliseconds => TimeUnit::Milliseconds,
+                _ => TimeUnit::Seconds,
+            };
+            format!("{} {}", trimmed(value / unit.ms()), unit.symbol())
+        }
+        Unit::Ratio => format!("{value:.2}"),
+        _ => with_thousands(value, 0),
+    }
+}
+
+/// Places chart labels so none covers another: each label tries its own spot, then steps up and down by its
+/// height until it finds room.
+struct LabelPlacer {
+    placed: Vec<(i32, i32, i32, i32)>,
+}
+
+impl LabelPlacer {
+    fn new() -> LabelPlacer {
+        LabelPlacer { placed: Vec::new() }
+    }
+
+    /// The box of the label placed last (backend pixels).
+    fn last(&self) -> (i32, i32, i32, i32) {
+        self.placed.last().copied().unwrap_or_default()
+    }
+
+    /// Where to put a label of `text` whose preferred left-centre point is `(x, y)` (backend pixels).
+    fn place(&mut self, text: &str, (x, y): (i32, i32), font_px: i32) -> (i32, i32) {
+        let width = (text.chars().count() as f64 * f64::from(font_px) * 0.58).ceil() as i32;
+        let height = font_px + 2;
+        let overlaps = |a: &(i32, i32, i32, i32), b: &(i32, i32, i32, i32)| {
+            a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
+        };
+        let spot = [0, -1, 1, -2, 2, -3, 3, -4, 4]
+            .into_iter()
+            .map(|step| (x, y + step * height))
+            .find(|(x, y)| {
+                let rect = (*x, y - height / 2, x + width, y + height / 2);
+                !self.placed.iter().any(|other| overlaps(&rect, other))
+            })
+            .unwrap_or((x, y));
+        self.placed.push((
+            spot.0,
+            spot.1 - height / 2,
+            spot.0 + width,
+            spot.1 + height / 2,
+        ));
+        spot
+    }
+}
+
+fn point_text(series: &Series, point: &SeriesPoint, spec: &CurveSpec<'_>) -> String {
+    let metric = spec.metric;
+    let value = |value: Option<f64>, metric: Metric| {
+        value.map_or("—".to_string(), |value| metric.format(value))
+    };
     let partial = if point.partial > 0 {
         format!(
-            "\n◐ {} of the cells are partial: the value rests on fewer rows than planned",
+            "\n◐ hollow: {} of the cells are partial, the value rests on fewer rows than planned",
             point.partial
         )
     } else {
         String::new()
     };
+    let band = if point.cells > 1 {
+        format!(
+            " (band {}–{}, {})",
+            metric.format(point.min),
+            metric.format(point.max),
+            match spec.band {
+                BandSpan::Cells => "over the cells",
+                BandSpan::Reps => "over reps",
+            }
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{} · N={}\n{} {:.3} (band {:.3}–{:.3})\nefficiency {} · p95× {}\n{} cells · ok rows {}/{} expected{partial}",
+        "{} · N={}\n{} {}{band}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}",
         series.label,
         point.n,
         metric.label(),
-        point.value,
-        point.min,
-        point.max,
-        value(point.efficiency),
-        value(point.p95_multiplier),
-        point.cells,
+        metric.format(point.value),
+        point.pooling.describe(spec.aggregation),
+        value(point.efficiency, Metric::Efficiency),
+        value(point.p95_multiplier, Metric::P95Multiplier),
         point.ok_rows,
         point.expected_rows
     )
+}
+
+/// The smallest and largest plotted number (band included) of every series.
+fn extent_of(facets: &[Facet]) -> (f64, f64) {
+    facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .flat_map(|series| &series.points)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), point| {
+            (
+                low.min(point.min).min(point.value),
+                high.max(point.max).max(point.value),
+            )
+        })
+}
+
+/// What an exported image carries above the chart: the view in words and the legend.
+pub struct ExportFrame<'a> {
+    pub lines: &'a [String],
+}
+
+/// Draws the curves with the export frame (description lines and legend) above them.
+pub fn draw_export<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    spec: &CurveSpec<'_>,
+    frame: &ExportFrame<'_>,
+) -> Result<Vec<Hit>, String> {
+    let scale = spec.scale;
+    let px = |value: f64| (value * scale).round() as i32;
+    root.fill(&WHITE).map_err(|error| error.to_string())?;
+    let line_height = px(16.0);
+    let header = export_header_height(frame.lines.len(), scale);
+    let (top, chart) = root.split_vertically(header);
+    for (index, line) in frame.lines.iter().enumerate() {
+        let size = if index == 0 { 14.0 } else { 11.0 };
+        top.draw(&Text::new(
+            line.clone(),
+            (px(10.0), px(8.0) + line_height * index as i32),
+            ("sans-serif", px(size))
+                .into_font()
+                .color(&RGBColor(30, 30, 30)),
+        ))
+        .map_err(|error| error.to_string())?;
+    }
+    // The legend: a marker in each series' colour and its label, left to right.
+    let mut x = px(10.0);
+    let y = px(8.0) + line_height * frame.lines.len() as i32 + px(6.0);
+    for (label, (color, marker)) in spec.styles {
+        let color = rgb(*color);
+        let at = (x + px(5.0), y);
+        let size = px(4.0);
+        match marker {
+            palette::Marker::Circle => top.draw(&Circle::new(at, size, color.filled())),
+            palette::Marker::Square => top.draw(&Rectangle::new(
+                [(at.0 - size, at.1 - size), (at.0 + size, at.1 + size)],
+                color.filled(),
+            )),
+            palette::Marker::Triangle => {
+                top.draw(&TriangleMarker::new(at, size + 1, color.filled()))
+            }
+        }
+        .map_err(|error| error.to_string())?;
+        top.draw(&Text::new(
+            label.clone(),
+            (x + px(14.0), y),
+            ("sans-serif", px(11.0))
+                .into_font()
+                .color(&RGBColor(30, 30, 30))
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(|error| error.to_string())?;
+        x += px(24.0) + px(6.5) * label.chars().count() as i32;
+    }
+    draw_curves(&chart, spec)
+}
+
+/// Backend pixels above the chart in an export with `lines` of description.
+pub fn export_header_height(lines: usize, scale: f64) -> i32 {
+    ((8.0 + 16.0 * lines as f64 + 22.0) * scale).round() as i32
 }
 
 /// Draws the curves (small multiples) on `root`.
@@ -126,34 +346,30 @@ pub fn draw_curves<DB: DrawingBackend>(
         .unwrap_or(1)
         .max(2);
     let x_max = f64::from(max_n).log2();
-    let (y_min, y_max) = match spec.metric {
-        Metric::P95Multiplier => {
-            let largest = spec
-                .facets
-                .iter()
-                .flat_map(|facet| &facet.series)
-                .flat_map(|series| series.points.iter().map(|point| point.max))
-                .fold(2.0f64, f64::max);
-            (y_of(spec.metric, 0.8), y_of(spec.metric, largest * 1.3))
-        }
-        _ => (0.0, 1.08),
-    };
+    let (smallest, largest) = extent_of(spec.facets);
+    let axis = YAxis::for_metric(spec.metric, smallest, largest);
+    let y_range = axis.range();
+    let (y_min, y_max) = (y_range.start, y_range.end);
+    let ticks = axis.log_ticks(spec.metric);
+    let font = |size: f64| ("sans-serif", px(size));
     let mut hits = Vec::new();
     for (facet, panel) in spec.facets.iter().zip(panels.iter()) {
+        let mut labels = LabelPlacer::new();
+        let base = panel.get_base_pixel();
         let title = facet
             .title
             .as_ref()
             .map_or_else(|| spec.metric.label().to_string(), ToString::to_string);
         let mut chart = ChartBuilder::on(panel)
-            .caption(title, ("sans-serif", px(14.0)))
+            .caption(title, font(14.0))
             .margin(px(8.0))
             .x_label_area_size(px(32.0))
-            .y_label_area_size(px(48.0))
+            .y_label_area_size(px(64.0))
             .build_cartesian_2d(-0.25..x_max + 0.35, y_min..y_max)
             .map_err(|error| error.to_string())?;
-        chart
-            .configure_mesh()
-            .x_labels(max_n.ilog2() as usize + 1)
+        let y_formatter = |y: &f64| tick_label(spec.metric, *y);
+        let mut mesh = chart.configure_mesh();
+        mesh.x_labels(max_n.ilog2() as usize + 1)
             .x_label_formatter(&|x| {
                 if (x - x.round()).abs() < 1e-6 && *x >= 0.0 {
                     format!("{}", 2u32.pow(x.round() as u32))
@@ -161,20 +377,68 @@ pub fn draw_curves<DB: DrawingBackend>(
                     String::new()
                 }
             })
-            .y_label_formatter(&|y| y_label(spec.metric, *y))
+            .y_label_formatter(&y_formatter)
             .x_desc("concurrency N (log₂)")
             .y_desc(spec.metric.label())
-            .label_style(("sans-serif", px(11.0)))
-            .axis_desc_style(("sans-serif", px(11.0)))
+            .label_style(font(11.0))
+            .axis_desc_style(font(11.0))
             // Fine mesh lines cost a canvas call each and add little on a log₂ axis: one between labels is enough.
             .max_light_lines(1)
             .y_labels(6)
             .light_line_style(RGBColor(240, 240, 240))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .draw()
-            .map_err(|error| error.to_string())?;
+            .bold_line_style(RGBColor(215, 215, 215));
+        if !ticks.is_empty() {
+            // Log axes get their ticks by hand below.
+            mesh.y_labels(0);
+        }
+        mesh.draw().map_err(|error| error.to_string())?;
+        for tick in &ticks {
+            let y = axis.y(*tick);
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(-0.25, y), (x_max + 0.35, y)],
+                    RGBColor(215, 215, 215),
+                )))
+                .map_err(|error| error.to_string())?;
+            let (x, y) = chart.backend_coord(&(-0.25, y));
+            panel
+                .draw(&Text::new(
+                    tick_label(spec.metric, *tick),
+                    (x - base.0 - px(5.0), y - base.1),
+                    font(11.0)
+                        .into_font()
+                        .color(&BLACK)
+                        .pos(Pos::new(HPos::Right, VPos::Center)),
+                ))
+                .map_err(|error| error.to_string())?;
+        }
+        // A label drawn at a free spot near a point (backend pixels), on the panel.
+        let mut label = |text: String, (x, y): (i32, i32), dx: i32, color: RGBColor| {
+            let (x, y) = labels.place(&text, (x + dx, y), px(10.0));
+            // A light backing keeps the label readable where it crosses a line or a band.
+            let (left, top, right, bottom) = labels.last();
+            panel
+                .draw(&Rectangle::new(
+                    [
+                        (left - base.0, top - base.1),
+                        (right - base.0, bottom - base.1),
+                    ],
+                    WHITE.mix(0.75).filled(),
+                ))
+                .map_err(|error| error.to_string())?;
+            panel
+                .draw(&Text::new(
+                    text,
+                    (x - base.0, y - base.1),
+                    font(10.0)
+                        .into_font()
+                        .color(&color)
+                        .pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .map_err(|error| error.to_string())
+        };
         if let Some(threshold) = spec.threshold {
-            let y = y_of(spec.metric, threshold);
+            let y = axis.y(threshold);
             let style = ShapeStyle {
                 color: RGBColor(120, 120, 120).to_rgba(),
                 filled: false,
@@ -189,15 +453,14 @@ pub fn draw_curves<DB: DrawingBackend>(
             chart
                 .draw_series(dashes)
                 .map_err(|error| error.to_string())?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("threshold {threshold}"),
-                    (x_max - 0.9, y),
-                    ("sans-serif", px(10.0))
-                        .into_font()
-                        .color(&RGBColor(90, 90, 90)),
-                )))
-                .map_err(|error| error.to_string())?;
+            // Above the dashed line, at its left end, where curves start high and rarely pass.
+            let (x, y) = chart.backend_coord(&(-0.2, y));
+            label(
+                format!("threshold {threshold}"),
+                (x, y - px(8.0)),
+                0,
+                RGBColor(90, 90, 90),
+            )?;
         }
         for series in &facet.series {
             let (color, marker) = spec
@@ -206,9 +469,7 @@ pub fn draw_curves<DB: DrawingBackend>(
                 .copied()
                 .unwrap_or(((0, 0, 0), palette::Marker::Circle));
             let color = rgb(color);
-            let xy = |point: &SeriesPoint, value: f64| {
-                (f64::from(point.n).log2(), y_of(spec.metric, value))
-            };
+            let xy = |point: &SeriesPoint, value: f64| (f64::from(point.n).log2(), axis.y(value));
             if series.points.len() > 1 {
                 let mut band: Vec<(f64, f64)> = series
                     .points
@@ -276,13 +537,12 @@ pub fn draw_curves<DB: DrawingBackend>(
                 chart
                     .draw_series(std::iter::once(Circle::new(at, px(7.0), ring)))
                     .map_err(|error| error.to_string())?;
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        format!("N*={breakdown}"),
-                        at,
-                        ("sans-serif", px(10.0)).into_font().color(&color),
-                    )))
-                    .map_err(|error| error.to_string())?;
+                label(
+                    format!("N*={breakdown}"),
+                    chart.backend_coord(&at),
+                    px(9.0),
+                    color,
+                )?;
             }
             if let (Some(skipped_at), Some(last)) = (series.skipped_at, series.points.last()) {
                 // The curve ends at a skipped cell: a dotted stub at the last value and a cross, never a drop to 0.
@@ -316,15 +576,16 @@ pub fn draw_curves<DB: DrawingBackend>(
                         },
                     )))
                     .map_err(|error| error.to_string())?;
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        format!("skipped: {}", (spec.skip_reason)(series)),
-                        (to.0 - 0.9, to.1 + (y_max - y_min) * 0.06),
-                        ("sans-serif", px(10.0))
-                            .into_font()
-                            .color(&RGBColor(60, 60, 60)),
-                    )))
-                    .map_err(|error| error.to_string())?;
+                // The reason sits left of the cross (the cross is at the right edge of the panel).
+                let text = format!("skipped: {}", (spec.skip_reason)(series));
+                let width = (text.chars().count() as f64 * 10.0 * 0.58 * scale) as i32;
+                let (x, y) = chart.backend_coord(&to);
+                label(
+                    text,
+                    (x, y - px(12.0)),
+                    -width - px(8.0),
+                    RGBColor(60, 60, 60),
+                )?;
                 let (x, y) = chart.backend_coord(&to);
                 hits.push(Hit {
                     x: f64::from(x) / scale,
@@ -342,7 +603,7 @@ pub fn draw_curves<DB: DrawingBackend>(
                 hits.push(Hit {
                     x: f64::from(x) / scale,
                     y: f64::from(y) / scale,
-                    text: point_text(series, point, spec.metric),
+                    text: point_text(series, point, spec),
                     keys: point.keys.clone(),
                 });
             }
@@ -547,6 +808,7 @@ mod tests {
             expected_rows: 36,
             keys: Vec::new(),
             partial: 0,
+            pooling: cellscope_model::pooling::Pooling::default(),
         }
     }
 
@@ -569,7 +831,7 @@ mod tests {
             &["pytorch_direct".to_string()],
         );
         let reason = |_: &Series| "hang".to_string();
-        for metric in [Metric::Efficiency, Metric::P95Multiplier] {
+        for metric in [Metric::Efficiency, Metric::P95Multiplier, Metric::P95WallMs] {
             let mut svg = String::new();
             let hits = {
                 let root = SVGBackend::with_string(&mut svg, (800, 400)).into_drawing_area();
@@ -580,12 +842,112 @@ mod tests {
                     styles: &styles,
                     skip_reason: &reason,
                     scale: 1.0,
+                    aggregation: Aggregation::Mean,
+                    band: BandSpan::Cells,
                 };
                 draw_curves(&root, &spec).unwrap()
             };
             assert_eq!(hits.len(), 5, "four points and the skip marker");
             assert!(svg.contains("skipped: hang"));
             assert!(svg.contains("N*=2"));
+            let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+            if metric == Metric::P95Multiplier {
+                // Values 0.08–1.02 (band included): ticks at powers of two, 0.12× to 2×.
+                for tick in ["0.12×", "0.25×", "0.5×", "1×", "2×"] {
+                    assert!(texts.contains(&tick), "{tick} missing");
+                }
+            }
+            if metric == Metric::P95WallMs {
+                for tick in ["0.1 ms", "0.2 ms", "0.5 ms", "1 ms"] {
+                    assert!(texts.contains(&tick), "{tick} missing");
+                }
+            }
         }
+    }
+
+    #[test]
+    fn an_export_carries_the_view_and_the_legend() {
+        let facets = vec![Facet {
+            title: None,
+            series: vec![Series {
+                label: Value::Text("vllm".into()),
+                points: vec![point(1, 1.0), point(2, 0.5)],
+                breakdown: cellscope_model::curve::Breakdown::At { n: 2 },
+                skipped_at: None,
+                skipped_cells: Vec::new(),
+                left_out: 0,
+            }],
+        }];
+        let styles = series_styles(["vllm".to_string()], &["sglang".into(), "vllm".into()]);
+        let reason = |_: &Series| String::new();
+        let lines = vec![
+            "cellscope curves: parallel efficiency vs N, colour by backend".to_string(),
+            "filters: workload = long_decode".to_string(),
+            "snapshot: 1a2b3c4d".to_string(),
+            "link: http://127.0.0.1:8080/?view=curves".to_string(),
+        ];
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
+            let spec = CurveSpec {
+                facets: &facets,
+                metric: Metric::Efficiency,
+                threshold: Some(0.65),
+                styles: &styles,
+                skip_reason: &reason,
+                scale: 1.0,
+                aggregation: Aggregation::Mean,
+                band: BandSpan::Cells,
+            };
+            draw_export(&root, &spec, &ExportFrame { lines: &lines }).unwrap();
+        }
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        for line in &lines {
+            assert!(texts.contains(&line.as_str()), "{line} missing");
+        }
+        // The legend names the series, in its colour (vllm is the second backend: Okabe–Ito orange).
+        assert!(texts.contains(&"vllm"));
+        assert!(
+            svg.contains("#E69F00"),
+            "the legend marker in vllm's colour"
+        );
+    }
+
+    #[test]
+    fn log_axes_tick_at_values_a_reader_can_name() {
+        let multiples = YAxis::for_metric(Metric::P95Multiplier, 1.0, 1446.67);
+        let ticks: Vec<String> = multiples
+            .log_ticks(Metric::P95Multiplier)
+            .into_iter()
+            .map(|tick| tick_label(Metric::P95Multiplier, tick))
+            .collect();
+        // 1× to 1024× is eleven powers of two: every other one is kept, never more than nine.
+        assert_eq!(ticks, ["1×", "4×", "16×", "64×", "256×", "1024×"]);
+        let times = YAxis::for_metric(Metric::P95WallMs, 420.0, 9_500.0);
+        let ticks: Vec<String> = times
+            .log_ticks(Metric::P95WallMs)
+            .into_iter()
+            .map(|tick| tick_label(Metric::P95WallMs, tick))
+            .collect();
+        assert_eq!(ticks, ["500 ms", "1 s", "2 s", "5 s", "10 s"]);
+        assert_eq!(tick_label(Metric::P95WallMs, 200_000.0), "200 s");
+        assert!(
+            YAxis::for_metric(Metric::Efficiency, 0.1, 0.9)
+                .log_ticks(Metric::Efficiency)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn labels_that_would_overlap_are_moved_apart() {
+        let mut placer = LabelPlacer::new();
+        let first = placer.place("N*=16", (100, 100), 10);
+        let second = placer.place("N*=16", (104, 102), 10);
+        let third = placer.place("skipped: hang", (90, 100), 10);
+        assert_eq!(first, (100, 100));
+        assert!((second.1 - first.1).abs() >= 12, "{first:?} {second:?}");
+        assert!(third.1 != first.1 && third.1 != second.1, "{third:?}");
+        // Far away, a label keeps its own spot.
+        assert_eq!(placer.place("threshold 0.65", (400, 300), 10), (400, 300));
     }
 }

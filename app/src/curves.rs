@@ -1,7 +1,12 @@
-//! Curves: efficiency or p95 multiplier vs log₂ N, overlaid by one dimension, faceted by another, with rep
-//! bands, the threshold, breakdown markers and explicit ends at skipped cells. Exports CSV, PNG and SVG.
+//! Curves: any per-cell metric (efficiency, p95 multiplier, latencies, TTFT, throughput, tokens) vs log₂ N,
+//! overlaid by one dimension, faceted by another, with bands, the threshold, breakdown markers and explicit ends
+//! at skipped cells. The canvas follows the window's width. Exports the plotted series as CSV and the chart as
+//! PNG or SVG, each carrying the view (filters, criterion, pooling, snapshot, link) and the legend.
 
-use crate::chart::{CurveSpec, Hit, curves_height, draw_curves, series_styles};
+use crate::chart::{
+    CurveSpec, ExportFrame, Hit, curves_height, draw_curves, draw_export, export_header_height,
+    series_styles,
+};
 use crate::controls::{
     aggregation_control, criterion_controls, empty_notice, export_slice_csv, slice_count,
 };
@@ -11,9 +16,10 @@ use cellscope_model::CellKey;
 use cellscope_model::Dimension;
 use cellscope_model::api::Provenance;
 use cellscope_model::explore::{Facet, Series, curves};
+use cellscope_model::export::{describe_view, file_name, series_csv};
 use cellscope_model::reasons::skip_reason as default_skip_reason;
 use cellscope_model::status::CellStatus;
-use cellscope_model::view_state::{Metric, View, ViewState};
+use cellscope_model::view_state::{Aggregation, BandSpan, Metric, View, ViewState};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
@@ -40,7 +46,20 @@ fn short(text: &str) -> String {
     }
 }
 
-const WIDTH: f64 = 1100.0;
+/// The chart's width in CSS pixels before the page has been measured, and its bounds.
+const DEFAULT_WIDTH: f64 = 1100.0;
+const MIN_WIDTH: f64 = 480.0;
+const MAX_WIDTH: f64 = 2400.0;
+
+/// The width the chart can take: its container's, within bounds.
+fn available_width() -> f64 {
+    browser::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.get_element_by_id("curves-area"))
+        .map(|area| f64::from(area.client_width()))
+        .filter(|width| *width > 0.0)
+        .map_or(DEFAULT_WIDTH, |width| width.clamp(MIN_WIDTH, MAX_WIDTH))
+}
 
 /// What a drawing of the curves needs besides the facets, read once per drawing.
 struct Look {
@@ -48,14 +67,18 @@ struct Look {
     threshold: Option<f64>,
     styles: std::collections::BTreeMap<String, ((u8, u8, u8), crate::palette::Marker)>,
     provenance: Option<Provenance>,
+    aggregation: Aggregation,
+    band: BandSpan,
 }
 
-/// Draws `facets` on any backend: the page's canvas and the SVG export are the same drawing.
+/// Draws `facets` on any backend: the page's canvas and the exports are the same drawing; an export adds the
+/// view's description and the legend above it.
 fn draw_on<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     facets: &[Facet],
     look: &Look,
     scale: f64,
+    frame: Option<&ExportFrame<'_>>,
 ) -> Result<Vec<Hit>, String> {
     let reason = |series: &Series| short(&skip_reason(look.provenance.as_ref(), series));
     let spec = CurveSpec {
@@ -65,8 +88,13 @@ fn draw_on<DB: DrawingBackend>(
         styles: &look.styles,
         skip_reason: &reason,
         scale,
+        aggregation: look.aggregation,
+        band: look.band,
     };
-    draw_curves(root, &spec)
+    match frame {
+        Some(frame) => draw_export(root, &spec, frame),
+        None => draw_curves(root, &spec),
+    }
 }
 
 #[component]
@@ -77,15 +105,26 @@ pub fn CurvesView() -> impl IntoView {
     let tooltip: RwSignal<Option<(f64, f64, String)>> = RwSignal::new(None);
     // A clicked point that pools several cells: where it is and its cells, to pick one.
     let chosen: RwSignal<Option<(f64, f64, Vec<CellKey>)>> = RwSignal::new(None);
+    // Breakdown N and the ok rate are not per cell: the curves then show efficiency (with breakdown rings).
     let chart_metric = Memo::new(move |_| {
         ctx.state.with(|state| {
-            if state.metric == Metric::P95Multiplier {
-                Metric::P95Multiplier
+            if state.metric.per_cell() {
+                state.metric
             } else {
                 Metric::Efficiency
             }
         })
     });
+    // The chart follows the window: its width is measured at every drawing, and a resize that changes it
+    // draws again.
+    let width = RwSignal::new(DEFAULT_WIDTH);
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        let now = available_width();
+        if (now - width.get_untracked()).abs() >= 1.0 {
+            width.set(now);
+        }
+    });
+    on_cleanup(move || resize.remove());
     let facets = Memo::new(move |_| {
         let metric = chart_metric.get();
         ctx.working
@@ -115,8 +154,12 @@ pub fn CurvesView() -> impl IntoView {
             .state
             .with_untracked(|state| match chart_metric.get_untracked() {
                 Metric::P95Multiplier => state.criterion.p95_multiplier_above(),
-                _ => Some(state.criterion.efficiency_below()),
+                Metric::Efficiency => Some(state.criterion.efficiency_below()),
+                // Absolute metrics have no criterion threshold.
+                _ => None,
             }),
+        aggregation: ctx.state.with_untracked(|state| state.aggregation),
+        band: ctx.state.with_untracked(|state| state.band),
         styles: colors.get_untracked(),
         provenance: ctx
             .data
@@ -125,15 +168,18 @@ pub fn CurvesView() -> impl IntoView {
     let draw = move |facets: &[Facet]| -> Option<Vec<Hit>> {
         let canvas = canvas_ref.get()?;
         let scale = browser::device_pixel_ratio();
-        let height = curves_height(facets.len(), WIDTH);
-        canvas.set_width((WIDTH * scale) as u32);
+        let drawn_width = available_width();
+        width.update_untracked(|shown| *shown = drawn_width);
+        let width = drawn_width;
+        let height = curves_height(facets.len(), width);
+        canvas.set_width((width * scale) as u32);
         canvas.set_height((height * scale) as u32);
-        let _ = canvas.style(("width", format!("{WIDTH}px")));
+        let _ = canvas.style(("width", format!("{width}px")));
         let _ = canvas.style(("height", format!("{height}px")));
         let element: web_sys::HtmlCanvasElement = canvas.unchecked_into();
         let backend = CanvasBackend::with_canvas_object(element)?;
         let root = backend.into_drawing_area();
-        match draw_on(&root, facets, &look(), scale) {
+        match draw_on(&root, facets, &look(), scale, None) {
             Ok(hits) => Some(hits),
             Err(error) => {
                 ctx.error.set(Some(format!("drawing the curves: {error}")));
@@ -147,6 +193,7 @@ pub fn CurvesView() -> impl IntoView {
         ctx.data
             .with(|data| data.as_ref().map(|data| data.provenance.is_some()));
         ctx.state.with(|state| state.criterion);
+        width.track();
         let drawn = facets.with(|facets| {
             perf::clear("draw-start");
             perf::mark("draw-start");
@@ -206,23 +253,65 @@ pub fn CurvesView() -> impl IntoView {
     let on_move = move |event: web_sys::MouseEvent| {
         tooltip.set(nearest_hit(&event).map(|hit| (hit.x, hit.y, hit.text)));
     };
-    let export_csv = move |_| export_slice_csv();
+    // What an export carries: the view in words, with the link that reopens it pinned to its snapshot.
+    let export_lines = move || {
+        let metric = chart_metric.get_untracked();
+        ctx.state
+            .with_untracked(|state| describe_view(state, metric, &browser::href()))
+    };
+    let export_name = move |extension: &str| {
+        let metric = chart_metric.get_untracked();
+        ctx.state
+            .with_untracked(|state| file_name(state, metric, extension))
+    };
+    let export_series = move |_| {
+        let metric = chart_metric.get_untracked();
+        let csv = facets.with_untracked(|facets| {
+            ctx.state
+                .with_untracked(|state| series_csv(facets, state, metric, &export_lines()))
+        });
+        browser::download(&export_name("csv"), "text/csv", csv.as_bytes());
+    };
+    let export_cells = move |_| export_slice_csv();
+    // The image exports are drawn afresh at the page's size with the description and legend above the chart.
+    let export_size = move |facets: &[Facet], lines: usize| {
+        let width = width.get_untracked();
+        let header = f64::from(export_header_height(lines, 1.0));
+        (width, curves_height(facets.len(), width) + header)
+    };
     let export_png = move |_| {
-        if let Some(canvas) = canvas_ref.get_untracked()
-            && let Ok(url) = canvas.to_data_url()
-        {
-            browser::download_url("cellscope-curves.png", &url);
+        let lines = export_lines();
+        let frame = ExportFrame { lines: &lines };
+        let url = facets.with_untracked(|facets| {
+            let (width, height) = export_size(facets, lines.len());
+            let scale = browser::device_pixel_ratio().max(2.0);
+            let canvas = browser::window()?
+                .document()?
+                .create_element("canvas")
+                .ok()?
+                .dyn_into::<web_sys::HtmlCanvasElement>()
+                .ok()?;
+            canvas.set_width((width * scale) as u32);
+            canvas.set_height((height * scale) as u32);
+            let root = CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
+            draw_on(&root, facets, &look(), scale, Some(&frame)).ok()?;
+            canvas.to_data_url().ok()
+        });
+        if let Some(url) = url {
+            browser::download_url(&export_name("png"), &url);
         }
     };
     let export_svg = move |_| {
+        let lines = export_lines();
+        let frame = ExportFrame { lines: &lines };
         let mut svg = String::new();
         facets.with_untracked(|facets| {
-            let height = curves_height(facets.len(), WIDTH);
-            let root = SVGBackend::with_string(&mut svg, (WIDTH as u32, height as u32))
+            let (width, height) = export_size(facets, lines.len());
+            let root = SVGBackend::with_string(&mut svg, (width as u32, height as u32))
                 .into_drawing_area();
-            let _ = draw_on(&root, facets, &look(), 1.0);
+            let _ = draw_on(&root, facets, &look(), 1.0, Some(&frame));
         });
-        browser::download("cellscope-curves.svg", "image/svg+xml", svg.as_bytes());
+        browser::download(&export_name("svg"), "image/svg+xml", svg.as_bytes());
     };
     let dimension_choice = |id: &'static str, label: &'static str, optional: bool| {
         let choices = [
@@ -253,20 +342,34 @@ pub fn CurvesView() -> impl IntoView {
         <section class="controls">
             <label>"plot "
                 <select id="curve-metric" on:change=move |event| {
-                    let metric = if event_target_value(&event) == "p95_multiplier" { Metric::P95Multiplier } else { Metric::Efficiency };
-                    ctx.update(|state| state.metric = metric);
+                    if let Some(metric) = Metric::parse(&event_target_value(&event)) {
+                        ctx.update(|state| state.metric = metric);
+                    }
                 }>
-                    <option value="efficiency" selected=move || chart_metric.get() == Metric::Efficiency>"parallel efficiency"</option>
-                    <option value="p95_multiplier" selected=move || chart_metric.get() == Metric::P95Multiplier>"p95 latency multiplier"</option>
+                    {Metric::curves().map(|metric| view! {
+                        <option value=metric.name() selected=move || chart_metric.get() == metric>{metric.label()}</option>
+                    }).collect_view()}
                 </select>
             </label>
             {dimension_choice("color", "colour by", false)}
             {dimension_choice("facet", "small multiples by", true)}
+            // The criterion sets the threshold line of efficiency and p95× and the breakdown rings of every metric.
             {criterion_controls()}
             {aggregation_control()}
+            <label>"band "
+                <select id="band" on:change=move |event| {
+                    if let Some(band) = BandSpan::parse(&event_target_value(&event)) {
+                        ctx.update(|state| state.band = band);
+                    }
+                }>
+                    <option value="cells" selected=move || ctx.state.with(|state| state.band == BandSpan::Cells)>"over all cells"</option>
+                    <option value="reps" selected=move || ctx.state.with(|state| state.band == BandSpan::Reps)>"over reps only"</option>
+                </select>
+            </label>
             {slice_count()}
             <span class="exports">
-                <button id="export-csv" on:click=export_csv>"CSV"</button>
+                <button id="export-series-csv" title="The plotted series, with the view in comment lines" on:click=export_series>"series CSV"</button>
+                <button id="export-csv" title="Every cell of the slice" on:click=export_cells>"cells CSV"</button>
                 <button id="export-png" on:click=export_png>"PNG"</button>
                 <button id="export-svg" on:click=export_svg>"SVG"</button>
             </span>
@@ -276,8 +379,10 @@ pub fn CurvesView() -> impl IntoView {
             {move || colors.get().into_iter().map(|(label, (color, marker))| view! {
                 <span class="swatch" data-series=label.clone() style=format!("color:{}", crate::palette::css(color))>{marker.glyph()}</span><span>{label}</span>
             }).collect_view()}
-            <span class="hint">"band = min–max over the cells behind each point; hollow point = includes partial cells; ring = breakdown N; ✕ = series ends at a skipped cell"</span>
+            <span class="hint">{move || format!("{}; hollow point = includes partial cells; ring = breakdown N; ✕ = series ends at a skipped cell", ctx.state.with(|state| state.band.label()))}</span>
         </div>
+        <p class="pooling-note" id="curves-pooling">{move || pooling_note(&facets.get(), ctx.state.with(|state| state.aggregation))}</p>
+        <div id="curves-area">
         <div class="chart-wrap">
             <canvas id="curves-canvas" node_ref=canvas_ref on:mousemove=on_move on:click=on_click
                 on:mouseleave=move |_| tooltip.set(None)></canvas>
@@ -302,16 +407,40 @@ pub fn CurvesView() -> impl IntoView {
                 <div class="tooltip" id="curves-tooltip" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>{text}</div>
             })}
         </div>
+        </div>
         <SeriesTable facets=facets/>
+    }
+}
+
+/// What the chart's points pool, said once above it: the largest pooling among its points ("each point: up to
+/// mean of 18 cells: 3 models × 2 phases × 3 reps"), and that reps are averaged within each series first.
+fn pooling_note(facets: &[Facet], aggregation: Aggregation) -> String {
+    let widest = facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .flat_map(|series| &series.points)
+        .max_by_key(|point| point.pooling.cells);
+    match widest {
+        None => String::new(),
+        Some(point) if point.pooling.cells <= 1 => "Each point is one cell.".into(),
+        Some(point) => format!(
+            "Each point pools the cells it stands for, up to {}; reps are aggregated within each series first, then the series. Hover a point for its own count.",
+            point.pooling.describe(aggregation)
+        ),
     }
 }
 
 /// The numbers behind the chart, as a table (readable without the canvas, and checked by the browser tests).
 #[component]
 fn SeriesTable(facets: Memo<Vec<Facet>>) -> impl IntoView {
+    let ctx = ctx();
     view! {
         <table class="series-table" id="series-table">
-            <thead><tr><th>"facet"</th><th>"series"</th><th>"points (N: value)"</th><th>"breakdown N"</th><th>"ends"</th><th>"left out"</th></tr></thead>
+            <thead><tr><th>"facet"</th><th>"series"</th><th>{move || {
+                    let metric = ctx.state.with(|state| if state.metric.per_cell() { state.metric } else { Metric::Efficiency });
+                    let unit = if metric.unit() == cellscope_model::metric::Unit::Milliseconds { " in ms" } else { "" };
+                    format!("points (N: {}{unit})", metric.label())
+                }}</th><th>"breakdown N"</th><th>"ends"</th><th>"left out"</th></tr></thead>
             <tbody>
                 {move || facets.get().into_iter().flat_map(|facet| {
                     let title = facet.title.as_ref().map(ToString::to_string).unwrap_or_default();

@@ -8,40 +8,93 @@ use crate::controls::{
 use crate::state::{ctx, href};
 use crate::{palette, perf};
 use cellscope_model::Dimension;
-use cellscope_model::explore::{MatrixCell, MatrixGrid, Value, matrix, uses_at_n};
+use cellscope_model::explore::{MatrixGrid, Value, matrix, uses_at_n};
 use cellscope_model::view_state::{Metric, View};
 
 use leptos::prelude::*;
 
-/// The colour scale of a metric: value → position in [0, 1] (1 = best) and the legend's end labels.
-fn scale_position(metric: Metric, value: f64, max_n: u32) -> f64 {
-    match metric {
-        Metric::Efficiency | Metric::OkRate => value,
-        // Lower multipliers are better; 1× is perfect, 100× and beyond is the bottom of the scale.
-        Metric::P95Multiplier => 1.0 - (value.max(1.0).log10() / 2.0),
-        Metric::Breakdown => f64::from(value as u32).log2() / f64::from(max_n.max(2)).log2(),
-    }
+/// The colour scale of the shown metric: value → position in [0, 1] (1 = best) and the legend's end labels.
+/// Relative metrics have fixed ends; absolute ones (latencies, throughput, tokens) span the values in view, on a
+/// log scale for times.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct ColourScale {
+    metric: Metric,
+    max_n: u32,
+    /// Smallest and largest value in view (absolute metrics).
+    low: f64,
+    high: f64,
 }
 
-fn legend_labels(metric: Metric, max_n: u32) -> (String, String) {
-    match metric {
-        Metric::Efficiency => ("0 (serial)".into(), "1 (linear scaling)".into()),
-        Metric::OkRate => ("0".into(), "1 (every expected row ok)".into()),
-        Metric::P95Multiplier => ("≥100×".into(), "1×".into()),
-        Metric::Breakdown => (
-            "breaks at N=1".into(),
-            format!("N={max_n} · never = brightest"),
-        ),
+impl ColourScale {
+    fn of(metric: Metric, max_n: u32, grids: &[MatrixGrid]) -> ColourScale {
+        let values = grids
+            .iter()
+            .flat_map(|grid| grid.squares.iter().flatten().flatten())
+            .filter_map(|square| square.value);
+        let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), value| {
+            (low.min(value), high.max(value))
+        });
+        ColourScale {
+            metric,
+            max_n,
+            low,
+            high,
+        }
     }
-}
 
-fn format_value(metric: Metric, square: &MatrixCell) -> String {
-    match (metric, square.value) {
-        (Metric::Breakdown, Some(n)) => format!("N={n}"),
-        (Metric::Breakdown, None) if square.never => "never".into(),
-        (Metric::P95Multiplier, Some(value)) => format!("{value:.2}×"),
-        (_, Some(value)) => format!("{value:.3}"),
-        (_, None) => square.missing().unwrap_or("no data").into(),
+    fn position(&self, value: f64) -> f64 {
+        match self.metric {
+            Metric::Efficiency | Metric::OkRate => value,
+            // Lower multipliers are better; 1× is perfect, 100× and beyond is the bottom of the scale.
+            Metric::P95Multiplier => 1.0 - (value.max(1.0).log10() / 2.0),
+            Metric::Breakdown => {
+                f64::from(value as u32).log2() / f64::from(self.max_n.max(2)).log2()
+            }
+            metric => {
+                let read = |value: f64| {
+                    if metric.log_scale() {
+                        value.max(1e-9).log10()
+                    } else {
+                        value
+                    }
+                };
+                let span = read(self.high) - read(self.low);
+                let t = if span > 0.0 {
+                    (read(value) - read(self.low)) / span
+                } else {
+                    1.0
+                };
+                if metric.lower_is_better() { 1.0 - t } else { t }
+            }
+        }
+    }
+
+    /// The legend's worst and best ends.
+    fn legend(&self) -> (String, String) {
+        match self.metric {
+            Metric::Efficiency => ("0 (serial)".into(), "1 (linear scaling)".into()),
+            Metric::OkRate => ("0".into(), "1 (every expected row ok)".into()),
+            Metric::P95Multiplier => ("≥100×".into(), "1×".into()),
+            Metric::Breakdown => (
+                "breaks at N=1".into(),
+                format!("N={} · never = brightest", self.max_n),
+            ),
+            _ if !self.low.is_finite() => (String::new(), String::new()),
+            metric => {
+                let (low, high) = (metric.format(self.low), metric.format(self.high));
+                if metric.lower_is_better() {
+                    (
+                        format!("{high} (slowest in view)"),
+                        format!("{low} (fastest)"),
+                    )
+                } else {
+                    (
+                        format!("{low} (lowest in view)"),
+                        format!("{high} (highest)"),
+                    )
+                }
+            }
+        }
     }
 }
 
@@ -85,6 +138,8 @@ pub fn MatrixView() -> impl IntoView {
         });
     });
     let metric = move || ctx.state.with(|state| state.metric);
+    let colour_scale =
+        Memo::new(move |_| grids.with(|grids| ColourScale::of(metric(), max_n.get(), grids)));
     view! {
         <section class="controls">
             <label>"colour by "
@@ -116,7 +171,7 @@ pub fn MatrixView() -> impl IntoView {
         {empty_notice()}
         <div class="legend" id="matrix-legend">
             {move || {
-                let (low, high) = legend_labels(metric(), max_n.get());
+                let (low, high) = colour_scale.get().legend();
                 view! {
                     <span>{low}</span>
                     <span class="ramp"></span>
@@ -125,17 +180,32 @@ pub fn MatrixView() -> impl IntoView {
                 }
             }}
         </div>
+        <p class="pooling-note" id="matrix-pooling">{move || {
+            let aggregation = ctx.state.with(|state| state.aggregation);
+            grids.with(|grids| {
+                let widest = grids.iter().flat_map(|grid| grid.squares.iter().flatten().flatten()).max_by_key(|square| square.pooling.cells);
+                match widest {
+                    Some(square) if square.pooling.cells > 1 => format!(
+                        "Each square pools the cells that share its row, column and grid, up to {}; reps are aggregated within each series first. Hover a square for its own count.",
+                        square.pooling.describe(aggregation)
+                    ),
+                    Some(_) => "Each square is one cell.".to_string(),
+                    None => String::new(),
+                }
+            })
+        }}</p>
         <div class="grids">
-            {move || grids.get().into_iter().map(|grid| view! { <Grid grid=grid max_n=max_n.get()/> }).collect_view()}
+            {move || grids.get().into_iter().map(|grid| view! { <Grid grid=grid scale=colour_scale.get()/> }).collect_view()}
         </div>
     }
 }
 
 #[component]
-fn Grid(grid: MatrixGrid, max_n: u32) -> impl IntoView {
+fn Grid(grid: MatrixGrid, scale: ColourScale) -> impl IntoView {
     let ctx = ctx();
     let state = ctx.state.get_untracked();
     let metric = state.metric;
+    let aggregation = state.aggregation;
     let (rows_dimension, cols_dimension, grid_dimension) = (state.rows, state.cols, state.grid);
     // Where a square leads: its one cell in the inspector, or the curves of what it pools.
     let target = move |row: &Value, col: &Value, only_cell: &Option<cellscope_model::CellKey>| {
@@ -171,16 +241,17 @@ fn Grid(grid: MatrixGrid, max_n: u32) -> impl IntoView {
                                 Some(square) => {
                                     let (background, text) = match square.value {
                                         Some(value) => {
-                                            let color = palette::viridis(scale_position(metric, value, max_n));
+                                            let color = palette::viridis(scale.position(value));
                                             (palette::css(color), palette::text_on(color))
                                         }
-                                        None if square.never => (palette::css(palette::viridis(1.0)), "#111"),
+                                        None if square.never_within.is_some() => (palette::css(palette::viridis(1.0)), "#111"),
                                         None => ("var(--absent-b)".to_string(), "var(--muted)"),
                                     };
                                     let glyphs = square.flags.glyphs();
                                     let mut hover = vec![format!(
-                                        "{} = {}, {} = {}: {} ({} cells with data; ok rows {}/{} expected)",
-                                        rows_dimension.name(), row, cols_dimension.name(), col, format_value(metric, square), square.cells, square.ok_rows, square.expected_rows
+                                        "{} = {}, {} = {}: {}\n{} · ok rows {}/{} expected",
+                                        rows_dimension.name(), row, cols_dimension.name(), col, square.describe(metric),
+                                        square.pooling.describe(aggregation), square.ok_rows, square.expected_rows
                                     )];
                                     hover.extend(glyphs.iter().map(|(glyph, text)| format!("{glyph} {text}")));
                                     if square.flags.left_out > 0 {
@@ -194,7 +265,7 @@ fn Grid(grid: MatrixGrid, max_n: u32) -> impl IntoView {
                                         <td class="square" style=format!("background:{background};color:{text}") title=hover.join("\n")
                                             data-row=row.to_string() data-col=col.to_string() data-statuses=statuses.join(",")>
                                             <a class="square-link" href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>
-                                                <span class="value">{format_value(metric, square)}</span>
+                                                <span class="value">{square.label(metric)}</span>
                                                 <span class="glyphs">{glyph_text}</span>
                                             </a>
                                         </td>

@@ -102,13 +102,14 @@ impl Ctx {
                     if shown.is_none() {
                         ctx.latest.set(Some(snapshot.clone()));
                     }
+                    let dataset_complete = dataset.index.complete;
                     ctx.data.set(Some(Arc::new(dataset)));
                     ctx.newer.set(None);
                     ctx.error.set(None);
                     if at.is_none() {
                         ctx.state.update(|state| state.at = Some(snapshot.clone()));
                     }
-                    match api::load_details(shown).await {
+                    match api::load_details(shown.clone()).await {
                         Ok((provenance, pre_refill)) => ctx.data.update(|data| {
                             if let Some(data) =
                                 data.as_mut().filter(|data| data.snapshot == snapshot)
@@ -119,6 +120,22 @@ impl Ctx {
                             }
                         }),
                         Err(error) => ctx.error.set(Some(error)),
+                    }
+                    // An index served before the second stage has no checksums or backup comparisons, and the
+                    // server announces no new snapshot when they arrive (the data are the same). The pre-refill
+                    // cells above waited for that stage, so the index asked for now has them: the Audit's runs.
+                    if !dataset_complete
+                        && let Ok(index) = api::index_at(shown.as_deref()).await
+                        && index.snapshot == snapshot
+                        && index.complete
+                    {
+                        ctx.data.update(|data| {
+                            if let Some(data) =
+                                data.as_mut().filter(|data| data.snapshot == snapshot)
+                            {
+                                Arc::make_mut(data).index = index;
+                            }
+                        });
                     }
                 }
                 Err(error) => ctx.error.set(Some(error)),

@@ -188,19 +188,19 @@ pub fn analysis_json(
             object.insert("reps_skipped".into(), json!(point.skipped));
             object.insert(
                 "mean_parallel_efficiency".into(),
-                number(point.efficiency.map(|a| a.value)),
+                number(point.efficiency().map(|a| a.value)),
             );
             object.insert(
                 "min_parallel_efficiency".into(),
-                number(point.efficiency.map(|a| a.min)),
+                number(point.efficiency().map(|a| a.min)),
             );
             object.insert(
                 "max_parallel_efficiency".into(),
-                number(point.efficiency.map(|a| a.max)),
+                number(point.efficiency().map(|a| a.max)),
             );
             object.insert(
                 "mean_p95_latency_multiplier".into(),
-                number(point.p95_multiplier.map(|a| a.value)),
+                number(point.p95_multiplier().map(|a| a.value)),
             );
             object.insert(
                 "mean_aggregate_decode_tps".into(),
@@ -215,11 +215,11 @@ pub fn analysis_json(
         object.insert("n_agents".into(), json!(breakdown));
         object.insert(
             "parallel_efficiency".into(),
-            number(at.and_then(|p| p.efficiency.map(|a| a.value))),
+            number(at.and_then(|p| p.efficiency().map(|a| a.value))),
         );
         object.insert(
             "p95_latency_multiplier".into(),
-            number(at.and_then(|p| p.p95_multiplier.map(|a| a.value))),
+            number(at.and_then(|p| p.p95_multiplier().map(|a| a.value))),
         );
         object.insert(
             "missing_n".into(),

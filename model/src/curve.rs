@@ -10,10 +10,12 @@
 //! marginals are means over models of rep-averaged values, data-model.md §4.7).
 
 use crate::key::SeriesKey;
+use crate::metric::Metric;
+use crate::pooling::Pooling;
 use crate::scaling::breakdown_n;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion};
-use crate::view_state::Aggregation;
+use crate::view_state::{Aggregation, BandSpan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -23,9 +25,12 @@ pub struct CurveOptions {
     /// Applied over the reps of a series, then over the series of a group.
     pub aggregation: Aggregation,
     pub inclusion: Inclusion,
+    /// What the band around each value spans.
+    pub band: BandSpan,
 }
 
-/// An aggregated value and the band around it: the smallest and largest value of the cells behind it.
+/// An aggregated value and the band around it ([`BandSpan`]: the smallest and largest value of the cells
+/// behind it, or of the value computed from each rep alone).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Band {
     pub value: f64,
@@ -37,10 +42,12 @@ pub struct Band {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
     pub n: u32,
-    pub efficiency: Option<Band>,
-    pub p95_multiplier: Option<Band>,
+    /// The value of every per-cell metric ([`Metric::per_cell`]) that some admitted cell has here.
+    pub bands: BTreeMap<Metric, Band>,
     /// Admitted cells with data at this N (reps × pooled series).
     pub cells: u32,
+    /// What those cells span.
+    pub pooling: Pooling,
     /// Series with at least one admitted cell with data at this N.
     pub series: u32,
     /// Admitted partial cells with data (fewer rows than expected).
@@ -53,6 +60,18 @@ pub struct CurvePoint {
     /// shows as `0/320` rather than vanishing from the denominator.
     pub ok_rows: u64,
     pub expected_rows: u64,
+}
+
+impl CurvePoint {
+    pub fn band(&self, metric: Metric) -> Option<Band> {
+        self.bands.get(&metric).copied()
+    }
+    pub fn efficiency(&self) -> Option<Band> {
+        self.band(Metric::Efficiency)
+    }
+    pub fn p95_multiplier(&self) -> Option<Band> {
+        self.band(Metric::P95Multiplier)
+    }
 }
 
 /// Where a curve breaks under a criterion.
@@ -98,14 +117,14 @@ impl<G> Curve<G> {
         let measured: Vec<(u32, Option<f64>, Option<f64>)> = self
             .points
             .iter()
-            .filter(|point| point.efficiency.is_some() || point.p95_multiplier.is_some())
             .map(|point| {
                 (
                     point.n,
-                    point.efficiency.map(|band| band.value),
-                    point.p95_multiplier.map(|band| band.value),
+                    point.efficiency().map(|band| band.value),
+                    point.p95_multiplier().map(|band| band.value),
                 )
             })
+            .filter(|(_, efficiency, multiplier)| efficiency.is_some() || multiplier.is_some())
             .collect();
         match breakdown_n(&measured, criterion) {
             Some(n) => Breakdown::At { n },
@@ -171,20 +190,15 @@ pub fn curve<'a>(
     })
 }
 
-/// The metric values of one series' admitted reps at one N.
-#[derive(Default)]
-struct RepValues {
-    efficiency: Vec<f64>,
-    p95_multiplier: Vec<f64>,
-}
+/// One series' admitted cells at one N, each with its rep, so values can be aggregated per series or per rep.
+type RepCells<'a> = Vec<(u32, &'a CellSummary)>;
 
 fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
     let mut point = CurvePoint {
         n,
         ..CurvePoint::default()
     };
-    // Per series: the values of its admitted reps.
-    let mut by_series: BTreeMap<SeriesRef<'_>, RepValues> = BTreeMap::new();
+    let mut by_series: BTreeMap<SeriesRef<'_>, RepCells<'_>> = BTreeMap::new();
     for cell in cells {
         let admitted = options.inclusion.admits(cell);
         point.skipped += u32::from(cell.status == CellStatus::Skipped);
@@ -201,25 +215,72 @@ fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
         }
         point.cells += 1;
         point.partial += u32::from(cell.status == CellStatus::Partial);
-        let values = by_series.entry(cell.key.series_components()).or_default();
-        values.efficiency.extend(cell.efficiency);
-        values.p95_multiplier.extend(cell.p95_multiplier);
+        by_series
+            .entry(cell.key.series_components())
+            .or_default()
+            .push((cell.key.rep, cell));
     }
     point.series = by_series.len() as u32;
-    let pool = |pick: fn(&RepValues) -> &Vec<f64>| -> Option<Band> {
-        let per_series: Vec<f64> = by_series
+    point.pooling = Pooling::of(
+        by_series
             .values()
-            .filter_map(|values| options.aggregation.apply(pick(values)))
-            .collect();
-        let value = options.aggregation.apply(&per_series)?;
-        let all = by_series.values().flat_map(|values| pick(values).iter());
-        let min = all.clone().copied().fold(f64::INFINITY, f64::min);
-        let max = all.copied().fold(f64::NEG_INFINITY, f64::max);
-        Some(Band { value, min, max })
-    };
-    point.efficiency = pool(|values| &values.efficiency);
-    point.p95_multiplier = pool(|values| &values.p95_multiplier);
+            .flat_map(|reps| reps.iter().map(|(_, cell)| &cell.key)),
+    );
+    for metric in Metric::curves() {
+        if let Some(band) = pool(&by_series, metric, options) {
+            point.bands.insert(metric, band);
+        }
+    }
     point
+}
+
+/// The value of `metric` at one point: reps aggregated per series, then series aggregated; and its band.
+fn pool(
+    by_series: &BTreeMap<SeriesRef<'_>, RepCells<'_>>,
+    metric: Metric,
+    options: &CurveOptions,
+) -> Option<Band> {
+    let aggregation = options.aggregation;
+    let per_series: Vec<f64> = by_series
+        .values()
+        .filter_map(|reps| {
+            let values: Vec<f64> = reps
+                .iter()
+                .filter_map(|(_, cell)| metric.of_cell(cell))
+                .collect();
+            aggregation.apply(&values)
+        })
+        .collect();
+    let value = aggregation.apply(&per_series)?;
+    let (min, max) = match options.band {
+        BandSpan::Cells => extremes(
+            by_series
+                .values()
+                .flatten()
+                .filter_map(|(_, cell)| metric.of_cell(cell)),
+        ),
+        // Each rep alone, pooled over the series the same way as the value: the spread due to reps only.
+        BandSpan::Reps => {
+            let mut by_rep: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+            for (rep, cell) in by_series.values().flatten() {
+                if let Some(value) = metric.of_cell(cell) {
+                    by_rep.entry(*rep).or_default().push(value);
+                }
+            }
+            extremes(
+                by_rep
+                    .values()
+                    .filter_map(|values| aggregation.apply(values)),
+            )
+        }
+    };
+    Some(Band { value, min, max })
+}
+
+fn extremes(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    values.fold((f64::INFINITY, f64::NEG_INFINITY), |(min, max), value| {
+        (min.min(value), max.max(value))
+    })
 }
 
 #[cfg(test)]
@@ -276,24 +337,44 @@ mod tests {
         fill_scaling(&mut cells);
         let pooled = curve(&cells, &CurveOptions::default());
         let at_2 = pooled.point(2).unwrap();
-        let efficiency = at_2.efficiency.unwrap();
+        let efficiency = at_2.efficiency().unwrap();
         assert!((efficiency.value - 0.75).abs() < 1e-12, "{efficiency:?}");
         assert_eq!((efficiency.min, efficiency.max), (0.5, 0.9));
         assert_eq!((at_2.cells, at_2.series), (4, 2));
+        assert_eq!(
+            at_2.pooling.describe(Aggregation::Mean),
+            "mean of 4 cells over 2 models, 3 reps (not every combination has data)"
+        );
+        // Restricted to reps, the band spans each rep's pooled value: rep 0 (0.5 + 0.9) / 2 = 0.7, rep 1 0.6
+        // and rep 2 0.7 (model a alone).
+        let reps_only = CurveOptions {
+            band: BandSpan::Reps,
+            ..CurveOptions::default()
+        };
+        let band = curve(&cells, &reps_only)
+            .point(2)
+            .unwrap()
+            .efficiency()
+            .unwrap();
+        assert!((band.value - 0.75).abs() < 1e-12);
+        assert!(
+            (band.min - 0.6).abs() < 1e-12 && (band.max - 0.7).abs() < 1e-12,
+            "{band:?}"
+        );
         // One series alone is its rep mean.
         let per_model = curves(
             &cells,
             |cell| cell.key.model.clone(),
             &CurveOptions::default(),
         );
-        let a = per_model[0].point(2).unwrap().efficiency.unwrap();
+        let a = per_model[0].point(2).unwrap().efficiency().unwrap();
         assert!((a.value - 0.6).abs() < 1e-12);
         let median = CurveOptions {
             aggregation: Aggregation::Median,
             ..CurveOptions::default()
         };
         let b = curves(&cells, |cell| cell.key.model.clone(), &median);
-        assert!((b[0].point(2).unwrap().efficiency.unwrap().value - 0.6).abs() < 1e-12);
+        assert!((b[0].point(2).unwrap().efficiency().unwrap().value - 0.6).abs() < 1e-12);
     }
 
     #[test]
@@ -340,7 +421,7 @@ mod tests {
             .cloned()
             .unwrap();
         assert_eq!((point.cells, point.left_out), (1, 1));
-        assert_eq!(point.efficiency.unwrap().value, 0.5);
+        assert_eq!(point.efficiency().unwrap().value, 0.5);
         // Only the admitted cell's rows are in the denominators.
         assert_eq!((point.ok_rows, point.expected_rows), (20, 20));
     }

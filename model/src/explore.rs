@@ -4,7 +4,7 @@
 //! metric math the server and CLI use. Curves and matrix squares come from the one curve engine
 //! ([`crate::curve`]); the app only turns these structures into DOM and pixels.
 
-use crate::curve::{Breakdown, Curve, CurveOptions, CurvePoint, curves as engine_curves};
+use crate::curve::{Breakdown, Curve, CurveOptions, curves as engine_curves};
 use crate::exclusions::ExclusionScope;
 use crate::key::{CellKey, Dimension};
 use crate::status::CellStatus;
@@ -160,6 +160,7 @@ pub fn curve_options(state: &ViewState, comparisons: BTreeSet<String>) -> CurveO
     CurveOptions {
         aggregation: state.aggregation,
         inclusion: inclusion(state, comparisons),
+        band: state.band,
     }
 }
 
@@ -311,10 +312,13 @@ impl Flags {
 pub struct MatrixCell {
     /// The colour value; for `breakdown`, the N (as a number).
     pub value: Option<f64>,
-    /// For `breakdown`: data exist and the criterion never holds within the measured N.
-    pub never: bool,
+    /// For `breakdown`: data exist and the criterion never holds within the measured N; the largest N
+    /// measured.
+    pub never_within: Option<u32>,
     /// Admitted cells with data that fed the value.
     pub cells: u32,
+    /// What they span.
+    pub pooling: crate::pooling::Pooling,
     pub ok_rows: u64,
     pub expected_rows: u64,
     pub flags: Flags,
@@ -326,12 +330,30 @@ impl MatrixCell {
     /// Why the square shows no value, as it says it: its cells are left out of this view ("excluded"), or none
     /// has data ("no data"). `None` when it has a value or never breaks.
     pub fn missing(&self) -> Option<&'static str> {
-        if self.value.is_some() || self.never {
+        if self.value.is_some() || self.never_within.is_some() {
             None
         } else if self.flags.left_out > 0 {
             Some("excluded")
         } else {
             Some("no data")
+        }
+    }
+
+    /// What the square prints: `0.482`, `3.21×`, `845 ms`, `N=16`, `never`, `excluded`, `no data`.
+    pub fn label(&self, metric: Metric) -> String {
+        match (self.value, self.never_within) {
+            (Some(value), _) => metric.format(value),
+            (None, Some(_)) => "never".into(),
+            (None, None) => self.missing().unwrap_or("no data").into(),
+        }
+    }
+
+    /// The value as the hover says it, with the qualifier the square has no room for ("never within the
+    /// measured N (≤ 32)").
+    pub fn describe(&self, metric: Metric) -> String {
+        match (self.value, self.never_within) {
+            (None, Some(max_n)) => format!("never within the measured N (≤ {max_n})"),
+            _ => self.label(metric),
         }
     }
 }
@@ -343,15 +365,6 @@ pub struct MatrixGrid {
     pub cols: Vec<Value>,
     /// `squares[row][col]`; `None` where no cell has these values.
     pub squares: Vec<Vec<Option<MatrixCell>>>,
-}
-
-/// The value of `metric` at a curve point (efficiency or p95 multiplier).
-fn band_of(point: &CurvePoint, metric: Metric) -> Option<crate::curve::Band> {
-    if metric == Metric::P95Multiplier {
-        point.p95_multiplier
-    } else {
-        point.efficiency
-    }
 }
 
 /// Whether the matrix shows one N (`at_n`): for metrics read at one N, unless N is itself an axis or the grid,
@@ -382,16 +395,23 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
         )
     };
     let mut flags: BTreeMap<(Value, Value, Value), (Flags, Vec<&CellKey>)> = BTreeMap::new();
+    let mut pooled: BTreeMap<(Value, Value, Value), Vec<&CellKey>> = BTreeMap::new();
     for cell in &relevant {
+        let admitted = options.inclusion.admits(cell);
         let (square_flags, keys) = flags.entry(position(cell)).or_default();
-        square_flags.count(cell, options.inclusion.admits(cell));
+        square_flags.count(cell, admitted);
         keys.push(&cell.key);
+        if admitted && cell.has_data() {
+            pooled.entry(position(cell)).or_default().push(&cell.key);
+        }
     }
     let mut squares: BTreeMap<Value, BTreeMap<(Value, Value), MatrixCell>> = BTreeMap::new();
     for curve in engine_curves(relevant.iter().copied(), position, &options) {
         let (grid, row, col) = curve.group.clone();
         let (square_flags, keys) = flags.remove(&curve.group).unwrap_or_default();
         let mut square = square(&curve, state, square_flags);
+        square.pooling =
+            crate::pooling::Pooling::of(pooled.remove(&curve.group).unwrap_or_default());
         if let [only] = keys.as_slice() {
             square.only_cell = Some((*only).clone());
         }
@@ -439,7 +459,16 @@ fn square<G>(curve: &Curve<G>, state: &ViewState, flags: Flags) -> MatrixCell {
         ..MatrixCell::default()
     };
     match state.metric {
-        Metric::Efficiency | Metric::P95Multiplier => {
+        Metric::Breakdown => match curve.breakdown(&state.criterion) {
+            Breakdown::At { n } => square.value = Some(f64::from(n)),
+            Breakdown::Never { max_n } => square.never_within = Some(max_n),
+            Breakdown::NoData => {}
+        },
+        Metric::OkRate => {
+            square.value = (square.expected_rows > 0)
+                .then(|| square.ok_rows as f64 / square.expected_rows as f64)
+        }
+        _ => {
             // With N on an axis, the square's curve has the one N of its column (or row, or grid).
             let point = if uses_at_n(state) {
                 curve.point(state.at_n)
@@ -447,17 +476,8 @@ fn square<G>(curve: &Curve<G>, state: &ViewState, flags: Flags) -> MatrixCell {
                 curve.points.first()
             };
             square.value = point
-                .and_then(|point| band_of(point, state.metric))
+                .and_then(|point| point.band(state.metric))
                 .map(|band| band.value);
-        }
-        Metric::Breakdown => match curve.breakdown(&state.criterion) {
-            Breakdown::At { n } => square.value = Some(f64::from(n)),
-            Breakdown::Never { .. } => square.never = true,
-            Breakdown::NoData => {}
-        },
-        Metric::OkRate => {
-            square.value = (square.expected_rows > 0)
-                .then(|| square.ok_rows as f64 / square.expected_rows as f64)
         }
     }
     square
@@ -483,6 +503,8 @@ pub struct SeriesPoint {
     pub keys: Vec<CellKey>,
     /// Partial cells among them (drawn hollow: the value rests on fewer rows than planned).
     pub partial: u32,
+    /// What the value pools.
+    pub pooling: crate::pooling::Pooling,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -566,14 +588,15 @@ fn series(
         .points
         .iter()
         .filter_map(|point| {
-            let band = band_of(point, metric)?;
+            let band = point.band(metric)?;
             Some(SeriesPoint {
                 n: point.n,
                 value: band.value,
                 min: band.min,
                 max: band.max,
-                efficiency: point.efficiency.map(|band| band.value),
-                p95_multiplier: point.p95_multiplier.map(|band| band.value),
+                efficiency: point.efficiency().map(|band| band.value),
+                p95_multiplier: point.p95_multiplier().map(|band| band.value),
+                pooling: point.pooling.clone(),
                 cells: point.cells,
                 series: point.series,
                 ok_rows: point.ok_rows,
@@ -689,7 +712,7 @@ mod tests {
         let grids = matrix(&cells, &state);
         assert_eq!(grids[1].squares[0][0].as_ref().unwrap().value, Some(32.0));
         let sglang = grids[0].squares[0][0].as_ref().unwrap();
-        assert_eq!((sglang.value, sglang.never), (None, true));
+        assert_eq!((sglang.value, sglang.never_within.is_some()), (None, true));
     }
 
     #[test]
@@ -840,7 +863,7 @@ mod tests {
             );
         }
         assert_eq!(grid.squares[0][0].as_ref().unwrap().value, Some(4.0));
-        assert!(grid.squares[0][1].as_ref().unwrap().never);
+        assert!(grid.squares[0][1].as_ref().unwrap().never_within.is_some());
     }
 
     #[test]

@@ -34,6 +34,27 @@ impl DimensionFilter {
         self.values.is_empty() && self.n_min.is_none() && self.n_max.is_none()
     }
 
+    /// The filter as a reader says it: `backend = vllm, sglang; workload = long_prefill_8k; N 2–16`, or
+    /// `all cells`.
+    pub fn describe(&self) -> String {
+        let mut parts: Vec<String> = self
+            .values
+            .iter()
+            .map(|(dimension, values)| format!("{} = {}", dimension.name(), values.join(", ")))
+            .collect();
+        match (self.n_min, self.n_max) {
+            (Some(low), Some(high)) => parts.push(format!("N {low}–{high}")),
+            (Some(low), None) => parts.push(format!("N ≥ {low}")),
+            (None, Some(high)) => parts.push(format!("N ≤ {high}")),
+            (None, None) => {}
+        }
+        if parts.is_empty() {
+            "all cells".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+
     /// Whether a cell key passes every dimension and the N range.
     pub fn admits(&self, key: &CellKey) -> bool {
         self.n_min.is_none_or(|n_min| key.n >= n_min)

@@ -5,13 +5,17 @@
 //! cell-status model); where a choice was needed it is written next to the code that makes it.
 
 pub mod api;
+pub mod audit;
 pub mod curve;
 pub mod distribution;
 pub mod exclusions;
 pub mod explore;
+pub mod export;
 pub mod filter;
 pub mod key;
 pub mod lineage;
+pub mod metric;
+pub mod pooling;
 pub mod reasons;
 pub mod requests;
 pub mod scaling;

@@ -302,18 +302,21 @@ pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaE
         .collect()
 }
 
+/// Appends one CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
+pub(crate) fn csv_field(out: &mut String, text: &str) {
+    if text.contains([',', '"', '\n', '\r']) {
+        out.push('"');
+        out.push_str(&text.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(text);
+    }
+}
+
 /// The cells table as CSV (header line, `\n` line ends, RFC 4180 quoting, empty for undefined numbers).
 /// The CLI, the API and the browser's export all use this one writer.
 pub fn cells_to_csv(cells: &[CellSummary]) -> String {
-    fn field(out: &mut String, text: &str) {
-        if text.contains([',', '"', '\n', '\r']) {
-            out.push('"');
-            out.push_str(&text.replace('"', "\"\""));
-            out.push('"');
-        } else {
-            out.push_str(text);
-        }
-    }
+    let field = csv_field;
     fn number(out: &mut String, value: Option<f64>) {
         if let Some(value) = value {
             out.push_str(&value.to_string());

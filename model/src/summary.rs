@@ -292,7 +292,7 @@ mod tests {
         let curves = crate::curve::series_curves(&cells, &crate::curve::CurveOptions::default());
         assert_eq!(curves.len(), 1);
         let last = curves[0].point(16).unwrap();
-        assert_eq!((last.efficiency, last.skipped, last.cells), (None, 1, 0));
+        assert_eq!((last.efficiency(), last.skipped, last.cells), (None, 1, 0));
         let at_2 = crate::curve::Breakdown::At { n: 2 };
         assert_eq!(curves[0].breakdown(&crate::Criterion::V1), at_2);
         assert_eq!(curves[0].breakdown(&crate::Criterion::V3), at_2);

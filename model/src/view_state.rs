@@ -36,46 +36,7 @@ impl View {
     }
 }
 
-/// What the matrix colours cells by and the curves plot.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    #[default]
-    Efficiency,
-    P95Multiplier,
-    /// Breakdown N under the criterion (matrix only; curves show efficiency with the breakdown marked).
-    Breakdown,
-    /// Σ ok rows / Σ expected rows (matrix only).
-    OkRate,
-}
-
-impl Metric {
-    pub const ALL: [Metric; 4] = [
-        Metric::Efficiency,
-        Metric::P95Multiplier,
-        Metric::Breakdown,
-        Metric::OkRate,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Efficiency => "efficiency",
-            Metric::P95Multiplier => "p95_multiplier",
-            Metric::Breakdown => "breakdown",
-            Metric::OkRate => "ok_rate",
-        }
-    }
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::Efficiency => "parallel efficiency",
-            Metric::P95Multiplier => "p95 latency multiplier",
-            Metric::Breakdown => "breakdown N",
-            Metric::OkRate => "ok rate",
-        }
-    }
-    pub fn parse(text: &str) -> Option<Metric> {
-        Metric::ALL.into_iter().find(|metric| metric.name() == text)
-    }
-}
+pub use crate::metric::Metric;
 
 /// How reps (and then the series a curve pools) are aggregated into one curve value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +72,41 @@ impl Aggregation {
                 sorted.sort_by(f64::total_cmp);
                 crate::stats::quantile_linear(&sorted, 0.5)
             }
+        }
+    }
+}
+
+/// What the band around a curve value spans.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BandSpan {
+    /// The smallest and largest value among all the cells behind the point (every pooled series and rep).
+    #[default]
+    Cells,
+    /// Only the spread over reps: the point's value computed from each rep alone, smallest to largest. For a
+    /// point of one series this is the same as `Cells`.
+    Reps,
+}
+
+impl BandSpan {
+    pub fn name(self) -> &'static str {
+        match self {
+            BandSpan::Cells => "cells",
+            BandSpan::Reps => "reps",
+        }
+    }
+    pub fn parse(text: &str) -> Option<BandSpan> {
+        match text {
+            "cells" => Some(BandSpan::Cells),
+            "reps" => Some(BandSpan::Reps),
+            _ => None,
+        }
+    }
+    /// How a chart labels the band.
+    pub fn label(self) -> &'static str {
+        match self {
+            BandSpan::Cells => "band = min–max over the cells behind each point",
+            BandSpan::Reps => "band = min–max over reps (each rep's value, pooled like the point)",
         }
     }
 }
@@ -296,6 +292,8 @@ pub struct ViewState {
     pub color: Dimension,
     pub facet: Option<Dimension>,
     pub aggregation: Aggregation,
+    /// What the curves' bands span.
+    pub band: BandSpan,
     /// The inspected cell.
     pub cell: Option<CellKey>,
     pub what_if: WhatIf,
@@ -319,6 +317,7 @@ impl ViewState {
         color: Dimension::Backend,
         facet: Some(Dimension::Workload),
         aggregation: Aggregation::Mean,
+        band: BandSpan::Cells,
         cell: None,
         what_if: WhatIf::DEFAULT,
         at: None,
@@ -722,6 +721,12 @@ const FIELDS: &[Field] = &[
         aggregation,
         |aggregation: &Aggregation| aggregation.name().to_string(),
         |text| { Aggregation::parse(text).ok_or("expected mean or median") }
+    ),
+    scalar!(
+        "band",
+        band,
+        |band: &BandSpan| band.name().to_string(),
+        |text| { BandSpan::parse(text).ok_or("expected cells or reps") }
     ),
     scalar!(
         "cell",

@@ -4,7 +4,7 @@
 use cellscope_model::key::{CellKey, Dimension};
 use cellscope_model::scaling::Criterion;
 use cellscope_model::view_state::{
-    Aggregation, AuditColumn, AuditSort, Metric, View, ViewState, WhatIf,
+    Aggregation, AuditColumn, AuditSort, BandSpan, Metric, View, ViewState, WhatIf,
 };
 use proptest::prelude::*;
 
@@ -115,6 +115,7 @@ fn view_state() -> impl Strategy<Value = ViewState> {
         proptest::option::of(1u32..=512),
         proptest::option::of(cell()),
         (any::<bool>(), any::<bool>(), any::<bool>()),
+        prop_oneof![Just(BandSpan::Cells), Just(BandSpan::Reps)],
         proptest::option::of(trimmed_text()),
         prop_oneof![Just(String::new()), text()],
         proptest::option::of((
@@ -126,7 +127,7 @@ fn view_state() -> impl Strategy<Value = ViewState> {
         |(
             filters,
             (view, metric, at_n, criterion, rows, cols, grid, color, facet, aggregation),
-            (n_min, n_max, cell, (excluded, partial, pre_refill), at, query, sort),
+            (n_min, n_max, cell, (excluded, partial, pre_refill), band, at, query, sort),
         )| {
             let mut state = ViewState {
                 view,
@@ -139,6 +140,7 @@ fn view_state() -> impl Strategy<Value = ViewState> {
                 color,
                 facet,
                 aggregation,
+                band,
                 cell,
                 what_if: WhatIf {
                     excluded,

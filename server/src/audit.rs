@@ -1,8 +1,10 @@
-//! `cellscope audit`: per-run census, hashes, warnings, refill and exclusion summary, the breakdown table, and
-//! the strict check for request-level failures that nothing accounts for.
+//! `cellscope audit`: per-run census, hashes, warnings, refill and exclusion summary (worded by
+//! `cellscope_model::audit`, like the app's Audit page), the REFILL_NOTE claims checked against the files, the
+//! breakdown table, and the strict check for request-level failures that nothing accounts for.
 
 use crate::index::Index;
-use cellscope_model::api::{LedgerEntry, RunFacts, RunRole, Warning};
+use cellscope_model::api::{LedgerEntry, RunFacts, Warning};
+use cellscope_model::audit::{self as model_audit, NoteClaim, thousands};
 use cellscope_model::curve::{Breakdown, CurveOptions, series_curves};
 use cellscope_model::exclusions::ExclusionScope;
 use cellscope_model::{CellKey, Criterion, SeriesKey};
@@ -46,6 +48,8 @@ pub struct RunAudit<'a> {
     #[serde(flatten)]
     pub run: &'a RunFacts,
     pub warnings: Vec<&'a Warning>,
+    /// The claims of the run's `REFILL_NOTE.md` checked against the files (empty without a note).
+    pub note_claims: Vec<NoteClaim>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -74,6 +78,8 @@ pub fn report<'a>(index: &'a Index, criterion: &Criterion) -> AuditReport<'a> {
         .iter()
         .map(|run| RunAudit {
             run,
+            // The CLI indexes with checksums and backup comparisons, so everything the note claims can be checked.
+            note_claims: model_audit::check_refill_note(run, &index.runs, true),
             warnings: index
                 .warnings
                 .iter()
@@ -93,10 +99,10 @@ pub fn report<'a>(index: &'a Index, criterion: &Criterion) -> AuditReport<'a> {
                 breakdown_n: breakdown.n(),
                 breakdown,
                 efficiency_at_breakdown: at
-                    .and_then(|point| point.efficiency)
+                    .and_then(|point| point.efficiency())
                     .map(|band| band.value),
                 p95_multiplier_at_breakdown: at
-                    .and_then(|point| point.p95_multiplier)
+                    .and_then(|point| point.p95_multiplier())
                     .map(|band| band.value),
                 measured_n: curve
                     .points
@@ -147,18 +153,6 @@ pub fn report<'a>(index: &'a Index, criterion: &Criterion) -> AuditReport<'a> {
     }
 }
 
-fn thousands(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::new();
-    for (position, digit) in digits.chars().enumerate() {
-        if position > 0 && (digits.len() - position).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
 fn optional(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "—".to_string(), |value| format!("{value:.decimals$}"))
 }
@@ -186,138 +180,33 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
     );
     for audit in &report.runs {
         let run = audit.run;
-        let census = &run.census;
         let _ = writeln!(out);
-        let role = match (run.role, &run.refill_of, &run.copy_of) {
-            (RunRole::Refill, Some(master), _) => {
-                format!(" — refill run spliced into {master}; its spliced cells are counted there")
-            }
-            (RunRole::Copy, _, Some(original)) => {
-                format!(" — a copy of run {original}; set aside, its cells are not indexed")
-            }
-            _ => String::new(),
-        };
+        let role = model_audit::run_role(run)
+            .map(|role| format!(" — {role}"))
+            .unwrap_or_default();
         let _ = writeln!(out, "run {} ({}){role}", run.run_id, run.path);
-        let statuses: Vec<String> = census
-            .cells_by_status
-            .iter()
-            .map(|(status, count)| format!("{status} {count}"))
-            .collect();
-        let _ = writeln!(
-            out,
-            "  cells     {}: {} · refilled {} · fallback {} · excluded {}",
-            census.cells,
-            statuses.join(", "),
-            census.refilled_cells,
-            census.fallback_cells,
-            census.excluded_cells
-        );
-        let failed: Vec<String> = census
-            .failed_by_status
-            .iter()
-            .map(|(status, count)| format!("{status} {}", thousands(*count)))
-            .collect();
-        let _ = writeln!(
-            out,
-            "  rows      {} real: ok {}, non-ok {}{} · skip sentinels {} · expected {} / observed {}{}",
-            thousands(census.rows),
-            thousands(census.ok_rows),
-            thousands(census.failed_rows),
-            if failed.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", failed.join(", "))
-            },
-            census.skip_rows,
-            thousands(census.expected_rows),
-            thousands(census.observed_rows),
-            if census.malformed_rows > 0 {
-                format!(" · malformed {}", census.malformed_rows)
-            } else {
-                String::new()
-            }
-        );
-        let _ = writeln!(
-            out,
-            "  metrics   {} bytes · md5 {} · sha256 {}",
-            thousands(run.metrics.bytes),
-            run.metrics.md5.as_deref().unwrap_or("—"),
-            run.metrics.sha256.as_deref().unwrap_or("—")
-        );
-        let _ = writeln!(
-            out,
-            "  manifest  {} · plan {}",
-            run.manifest_status.as_deref().unwrap_or("none"),
-            if run.has_plan { "yes" } else { "no" }
-        );
-        if let Some(refill) = &run.refill {
-            let _ = writeln!(
-                out,
-                "  refill    {} cells refilled from {} ({} rows carry the refill run id){}",
-                refill.refilled_cells,
-                if refill.refill_runs.is_empty() {
-                    "an unnamed run".to_string()
-                } else {
-                    refill.refill_runs.join(", ")
-                },
-                thousands(refill.refill_rows),
-                if refill.note.is_some() {
-                    " · REFILL_NOTE.md present"
-                } else {
-                    ""
-                }
-            );
-        }
-        for backup in &run.backups {
-            let _ = write!(
-                out,
-                "  backup    {} · md5 {}",
-                backup.path,
-                backup.metrics.md5.as_deref().unwrap_or("—")
-            );
-            match &backup.diff {
-                Some(diff) => {
-                    let statuses: Vec<String> = diff
-                        .replaced_backup_status
-                        .iter()
-                        .map(|(status, count)| format!("{status} {}", thousands(*count)))
-                        .collect();
+        for line in model_audit::run_lines(run) {
+            let _ = writeln!(out, "  {:<9} {}", line.label, line.value());
+            // The note's claims sit under the refill line they document, aligned with its value.
+            if line.label == "refill" {
+                for claim in &audit.note_claims {
                     let _ = writeln!(
                         out,
-                        " · {} rows replaced ({}) · {}",
-                        thousands(diff.replaced_rows),
-                        if statuses.is_empty() {
-                            "none".to_string()
-                        } else {
-                            format!("were {}", statuses.join(", "))
-                        },
-                        if diff.problem_count == 0 {
-                            "only non-ok rows were replaced".to_string()
-                        } else {
-                            format!("{} PROBLEMS, see warnings", diff.problem_count)
-                        }
+                        "  {:<9} {}",
+                        "",
+                        model_audit::join_parts(&claim.parts())
                     );
                 }
-                None => {
-                    let _ = writeln!(out);
-                }
             }
         }
-        if !run.exclusions.is_empty() {
-            let listed: Vec<String> = run
-                .exclusions
-                .iter()
-                .map(|(id, count)| format!("{id} ({count} cells)"))
-                .collect();
-            let _ = writeln!(out, "  excluded  {}", listed.join(", "));
-        }
-        if audit.warnings.is_empty() {
-            let _ = writeln!(out, "  warnings  none");
-        } else {
-            let _ = writeln!(out, "  warnings  {}", audit.warnings.len());
-            for warning in &audit.warnings {
-                let _ = writeln!(out, "    {warning}");
-            }
+        let _ = writeln!(
+            out,
+            "  {:<9} {}",
+            "warnings",
+            model_audit::warnings_value(audit.warnings.len())
+        );
+        for warning in &audit.warnings {
+            let _ = writeln!(out, "    {warning}");
         }
     }
     if !report.warnings.is_empty() {

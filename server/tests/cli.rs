@@ -127,6 +127,92 @@ fn audit_passes_strict_on_the_demo_data_and_reports_v3_breakdowns() {
 }
 
 #[test]
+fn audit_checks_the_refill_note_claims_and_flags_the_hash_mismatches() {
+    let root = demo_root().to_string_lossy().into_owned();
+    let output = cellscope(&["audit", &root]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report = text(&output.stdout);
+    // The claims sit under the master's refill line, before its backup line.
+    let master = report
+        .split("\nrun ")
+        .find(|block| block.starts_with("20260612_212816_266127 "))
+        .expect("the master's block");
+    let lines: Vec<&str> = master.lines().collect();
+    let refill = lines
+        .iter()
+        .position(|line| line.starts_with("  refill    "))
+        .expect("a refill line");
+    let claims: Vec<&str> = lines[refill + 1..]
+        .iter()
+        .take_while(|line| line.starts_with("            note line "))
+        .copied()
+        .collect();
+    assert_eq!(claims.len(), 9, "{master}");
+    assert!(
+        lines[refill + 1 + claims.len()].starts_with("  backup    "),
+        "{master}"
+    );
+    // The documented hash prefixes are not what this tree's files hash to: flagged, with the file and its md5.
+    let mismatches: Vec<&&str> = claims
+        .iter()
+        .filter(|line| line.contains("MISMATCH"))
+        .collect();
+    assert_eq!(mismatches.len(), 2, "{master}");
+    assert!(
+        mismatches[0].contains(
+            "note line 30: md5 of the original master's metrics.csv: 5fd15755... — MISMATCH \
+             (tr164-v3/20260612_212816_266127_BACKUP_preRefill/metrics.csv: "
+        ),
+        "{master}"
+    );
+    assert!(
+        mismatches[1].contains("md5 of the refill run's metrics.csv: e0400837... — MISMATCH"),
+        "{master}"
+    );
+    assert!(
+        claims.contains(
+            &"            note line 22: http_400 rows replaced: 3,780 — matches (the backup comparison: 3,780)"
+        ),
+        "{master}"
+    );
+    assert!(
+        claims
+            .iter()
+            .any(|line| line.contains("md5 of the spliced master's metrics.csv: not recorded")),
+        "{master}"
+    );
+    // `--json` carries the same claims.
+    let json = cellscope(&["audit", &root, "--json"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let run = value["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|run| run["run_id"] == "20260612_212816_266127")
+        .unwrap();
+    let verdicts: Vec<&str> = run["note_claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|claim| claim["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            "matches",
+            "matches",
+            "matches",
+            "matches",
+            "matches",
+            "matches",
+            "mismatch",
+            "mismatch",
+            "not_recorded"
+        ]
+    );
+}
+
+#[test]
 fn swapping_the_backup_in_as_master_fails_strict_naming_36_cells_and_3780_rows() {
     let dir = tempfile::tempdir().unwrap();
     copy_tree(&demo_root().join("tr164-v3"), dir.path());

@@ -116,12 +116,12 @@ fn v1_breaks_at_n2_everywhere_with_appendix_d_values() {
         );
         let at_2 = curve.point(2).unwrap();
         assert_eq!(at_2.cells, 3);
-        let measured = at_2.efficiency.unwrap().value;
+        let measured = at_2.efficiency().unwrap().value;
         assert!(
             (measured - efficiency).abs() <= 0.02,
             "{phase} {model} {workload}: efficiency {measured} vs {efficiency}"
         );
-        let measured_p95 = at_2.p95_multiplier.unwrap().value;
+        let measured_p95 = at_2.p95_multiplier().unwrap().value;
         assert!(
             (measured_p95 - p95_multiplier).abs() <= 0.05,
             "{phase} {model} {workload}: p95x {measured_p95} vs {p95_multiplier}"
@@ -133,7 +133,7 @@ fn v1_breaks_at_n2_everywhere_with_appendix_d_values() {
         .find(|curve| curve.group.model == "llama3.2-3b" && curve.group.workload == "long_decode")
         .unwrap();
     let last = long_decode.point(16).unwrap();
-    assert_eq!((last.skipped, last.cells, last.efficiency), (3, 0, None));
+    assert_eq!((last.skipped, last.cells, last.efficiency()), (3, 0, None));
 }
 
 #[test]
@@ -390,15 +390,12 @@ fn the_audit_table_and_the_app_matrix_agree_on_every_breakdown() {
                 .iter()
                 .position(|value| value == &Value::Text(row.series.workload.clone()));
             let square = grid.squares[r.unwrap()][c.unwrap()].as_ref().unwrap();
-            let from_matrix = match (square.value, square.never) {
+            let from_matrix = match (square.value, square.never_within) {
                 (Some(n), _) => Breakdown::At { n: n as u32 },
-                (None, true) => Breakdown::Never { max_n: 0 },
-                (None, false) => Breakdown::NoData,
+                (None, Some(max_n)) => Breakdown::Never { max_n },
+                (None, None) => Breakdown::NoData,
             };
-            let from_audit = match row.breakdown {
-                Breakdown::Never { .. } => Breakdown::Never { max_n: 0 },
-                other => other,
-            };
+            let from_audit = row.breakdown;
             assert_eq!(
                 from_matrix,
                 from_audit,

@@ -279,8 +279,8 @@ pub fn report(run_id: &str, cells: &[CellSummary], completed: f64) -> String {
             curve.group.model,
             curve.group.workload,
             n.map_or("-".into(), |n| n.to_string()),
-            fmt(point.and_then(|p| p.efficiency.map(|a| a.value))),
-            fmt(point.and_then(|p| p.p95_multiplier.map(|a| a.value))),
+            fmt(point.and_then(|p| p.efficiency().map(|a| a.value))),
+            fmt(point.and_then(|p| p.p95_multiplier().map(|a| a.value))),
         ));
     }
     text

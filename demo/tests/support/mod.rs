@@ -171,9 +171,9 @@ fn rep_mean(
         .point(n)
         .and_then(|point| {
             if p95 {
-                point.p95_multiplier
+                point.p95_multiplier()
             } else {
-                point.efficiency
+                point.efficiency()
             }
         })
         .map(|aggregate| aggregate.value)

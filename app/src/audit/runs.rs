@@ -1,0 +1,192 @@
+//! The Audit page's runs section: for every run the lines `cellscope audit` prints, worded by
+//! `cellscope_model::audit` (census, rows, metrics checksums, manifest, refill, backups, exclusions), the claims of
+//! its REFILL_NOTE.md checked against the files, the note itself and the run's warnings.
+
+use crate::state::ctx;
+use cellscope_model::api::{IndexBody, RunFacts, RunRole, Severity, Warning};
+use cellscope_model::audit::{self as model_audit, NoteClaim, Part, Verdict};
+use leptos::either::Either;
+use leptos::prelude::*;
+use std::collections::BTreeSet;
+
+/// One run with everything its block shows, computed from the index once per snapshot.
+#[derive(Clone, Debug, PartialEq)]
+struct RunAudit {
+    run: RunFacts,
+    claims: Vec<NoteClaim>,
+    warnings: Vec<Warning>,
+}
+
+fn run_audits(index: &IndexBody) -> Vec<RunAudit> {
+    index
+        .runs
+        .iter()
+        .map(|run| RunAudit {
+            claims: model_audit::check_refill_note(run, &index.runs, index.complete),
+            warnings: index
+                .warnings
+                .iter()
+                .filter(|warning| warning.run.as_deref() == Some(run.run_id.as_str()))
+                .cloned()
+                .collect(),
+            run: run.clone(),
+        })
+        .collect()
+}
+
+/// An element id for a run: `run-<run_id>`, with anything an id or a CSS selector would trip on replaced
+/// (copies are named like `run (1)`). `data-run` keeps the run id exactly.
+fn element_id(run_id: &str) -> String {
+    let safe: String = run_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("run-{safe}")
+}
+
+/// Words as text, checksums as selectable code.
+fn parts_view(parts: Vec<Part>) -> impl IntoView {
+    parts
+        .into_iter()
+        .map(|part| match part {
+            Part::Text(text) => Either::Left(text),
+            Part::Code(code) => Either::Right(view! { <code class="hash">{code}</code> }),
+        })
+        .collect_view()
+}
+
+fn claims_view(claims: Vec<NoteClaim>) -> impl IntoView {
+    view! {
+        <ul class="note-claims">
+            {claims.into_iter().map(|claim| {
+                let verdict = claim.verdict.as_str();
+                view! {
+                    <li class=format!("note-claim claim-{}", verdict.replace('_', "-"))
+                        data-verdict=verdict data-line=claim.line.to_string() title=claim.text.clone()>
+                        {parts_view(claim.parts())}
+                    </li>
+                }
+            }).collect_view()}
+        </ul>
+    }
+}
+
+/// The note as written, one numbered line each (the numbers are CSS, so a copy takes the text alone); lines
+/// holding a claim are marked with the worst verdict on them.
+fn note_view(note: String, claims: &[NoteClaim]) -> impl IntoView + use<> {
+    let mismatched: BTreeSet<u64> = claims
+        .iter()
+        .filter(|claim| claim.verdict == Verdict::Mismatch)
+        .map(|claim| claim.line)
+        .collect();
+    let claimed: BTreeSet<u64> = claims.iter().map(|claim| claim.line).collect();
+    let lines: Vec<(u64, String)> = note
+        .lines()
+        .enumerate()
+        .map(|(index, line)| (index as u64 + 1, line.to_string()))
+        .collect();
+    view! {
+        <details class="refill-note">
+            <summary>"REFILL_NOTE.md"</summary>
+            <pre class="note-source">
+                {lines.into_iter().map(|(number, line)| {
+                    let class = if mismatched.contains(&number) {
+                        "note-line claimed claim-mismatch"
+                    } else if claimed.contains(&number) {
+                        "note-line claimed"
+                    } else {
+                        "note-line"
+                    };
+                    view! { <span class=class data-line=number.to_string()>{line}</span> }
+                }).collect_view()}
+            </pre>
+        </details>
+    }
+}
+
+fn run_view(audit: RunAudit) -> impl IntoView {
+    let RunAudit {
+        run,
+        claims,
+        warnings,
+    } = audit;
+    let role = model_audit::run_role(&run);
+    let note = run.refill.as_ref().and_then(|refill| refill.note.clone());
+    let mut claims_left = Some(claims.clone());
+    let lines = model_audit::run_lines(&run)
+        .into_iter()
+        .map(|line| {
+            // The claims sit under the refill line, as in the terminal.
+            let claims = (line.label == "refill")
+                .then(|| claims_left.take())
+                .flatten()
+                .filter(|claims| !claims.is_empty())
+                .map(claims_view);
+            view! {
+                <dt>{line.label}</dt>
+                <dd data-line=line.label>{parts_view(line.parts)}{claims}</dd>
+            }
+        })
+        .collect_view();
+    let warnings_count = model_audit::warnings_value(warnings.len());
+    view! {
+        <article class="audit-run" id=element_id(&run.run_id) data-run=run.run_id.clone()
+            data-role=match run.role { RunRole::Run => "run", RunRole::Refill => "refill", RunRole::Copy => "copy" }>
+            <h4>
+                <code>{run.run_id.clone()}</code>
+                <span class="run-path">{run.path.clone()}</span>
+                {role.map(|role| view! { <span class="run-role">"— " {role}</span> })}
+            </h4>
+            <dl class="run-facts">
+                {lines}
+                <dt>"warnings"</dt>
+                <dd data-line="warnings">
+                    {warnings_count}
+                    {(!warnings.is_empty()).then(|| view! {
+                        <ul class="run-warnings">
+                            {warnings.into_iter().map(|warning| view! {
+                                <li class=match warning.severity { Severity::Error => "error", Severity::Warning => "warning" }>{warning.to_string()}</li>
+                            }).collect_view()}
+                        </ul>
+                    })}
+                </dd>
+            </dl>
+            {note.map(|note| note_view(note, &claims))}
+        </article>
+    }
+}
+
+/// The runs section: one block per run, in index order.
+#[component]
+pub fn RunsSection() -> impl IntoView {
+    let ctx = ctx();
+    let audits = Memo::new(move |_| {
+        ctx.data.with(|data| {
+            data.as_ref()
+                .map(|data| (data.index.complete, run_audits(&data.index)))
+                .unwrap_or_default()
+        })
+    });
+    view! {
+        <h3 id="runs">"Runs"</h3>
+        <div id="audit-runs">
+            {move || {
+                let (complete, audits) = audits.get();
+                view! {
+                    {(!complete).then(|| view! {
+                        <p class="hint" id="runs-incomplete">
+                            "Checksums and backup comparisons are still being computed; they appear here when ready."
+                        </p>
+                    })}
+                    {audits.into_iter().map(run_view).collect_view()}
+                }
+            }}
+        </div>
+    }
+}

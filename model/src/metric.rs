@@ -1,0 +1,282 @@
+//! What the matrix colours by and the curves plot: each metric's value for a cell, its unit, which way is
+//! better, and how its numbers are written (times in ms, s or min as fits), so every view and export says a
+//! number the same way.
+
+use crate::summary::CellSummary;
+use serde::{Deserialize, Serialize};
+
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    #[default]
+    Efficiency,
+    P95Multiplier,
+    /// Breakdown N under the criterion (matrix only; curves mark it on the curve of any metric).
+    Breakdown,
+    /// Σ ok rows / Σ expected rows (matrix only).
+    OkRate,
+    P50WallMs,
+    P95WallMs,
+    P99WallMs,
+    P50TtftMs,
+    P95TtftMs,
+    /// Σ completion tokens / (max complete time − min submit time) of the cell.
+    AggregateTps,
+    MeanPromptTokens,
+    MeanCompletionTokens,
+}
+
+/// What a metric's numbers are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A ratio on [0, 1] (efficiency, ok rate).
+    Ratio,
+    /// A multiple of the N = 1 value.
+    Multiple,
+    /// A concurrency level.
+    Concurrency,
+    Milliseconds,
+    TokensPerSecond,
+    Tokens,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 12] = [
+        Metric::Efficiency,
+        Metric::P95Multiplier,
+        Metric::Breakdown,
+        Metric::OkRate,
+        Metric::P50WallMs,
+        Metric::P95WallMs,
+        Metric::P99WallMs,
+        Metric::P50TtftMs,
+        Metric::P95TtftMs,
+        Metric::AggregateTps,
+        Metric::MeanPromptTokens,
+        Metric::MeanCompletionTokens,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Efficiency => "efficiency",
+            Metric::P95Multiplier => "p95_multiplier",
+            Metric::Breakdown => "breakdown",
+            Metric::OkRate => "ok_rate",
+            Metric::P50WallMs => "p50_wall_ms",
+            Metric::P95WallMs => "p95_wall_ms",
+            Metric::P99WallMs => "p99_wall_ms",
+            Metric::P50TtftMs => "p50_ttft_ms",
+            Metric::P95TtftMs => "p95_ttft_ms",
+            Metric::AggregateTps => "aggregate_tps",
+            Metric::MeanPromptTokens => "mean_prompt_tokens",
+            Metric::MeanCompletionTokens => "mean_completion_tokens",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Efficiency => "parallel efficiency",
+            Metric::P95Multiplier => "p95 latency multiplier",
+            Metric::Breakdown => "breakdown N",
+            Metric::OkRate => "ok rate",
+            Metric::P50WallMs => "p50 latency",
+            Metric::P95WallMs => "p95 latency",
+            Metric::P99WallMs => "p99 latency",
+            Metric::P50TtftMs => "p50 time to first token",
+            Metric::P95TtftMs => "p95 time to first token",
+            Metric::AggregateTps => "aggregate throughput (tok/s)",
+            Metric::MeanPromptTokens => "mean prompt tokens",
+            Metric::MeanCompletionTokens => "mean completion tokens",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|metric| metric.name() == text)
+    }
+
+    pub fn unit(self) -> Unit {
+        match self {
+            Metric::Efficiency | Metric::OkRate => Unit::Ratio,
+            Metric::P95Multiplier => Unit::Multiple,
+            Metric::Breakdown => Unit::Concurrency,
+            Metric::P50WallMs
+            | Metric::P95WallMs
+            | Metric::P99WallMs
+            | Metric::P50TtftMs
+            | Metric::P95TtftMs => Unit::Milliseconds,
+            Metric::AggregateTps => Unit::TokensPerSecond,
+            Metric::MeanPromptTokens | Metric::MeanCompletionTokens => Unit::Tokens,
+        }
+    }
+
+    /// The metrics that have a value per cell, and so a value per curve point: all but breakdown N and the ok
+    /// rate, which are read over a whole curve or its rows.
+    pub fn per_cell(self) -> bool {
+        !matches!(self, Metric::Breakdown | Metric::OkRate)
+    }
+
+    /// The metrics the curves view can plot against N.
+    pub fn curves() -> impl Iterator<Item = Metric> {
+        Metric::ALL.into_iter().filter(|metric| metric.per_cell())
+    }
+
+    /// The value of a per-cell metric for one cell (`None` for a cell without data, and for breakdown N and
+    /// the ok rate, which are not per cell).
+    pub fn of_cell(self, cell: &CellSummary) -> Option<f64> {
+        let stats = &cell.stats;
+        match self {
+            Metric::Efficiency => cell.efficiency,
+            Metric::P95Multiplier => cell.p95_multiplier,
+            Metric::Breakdown | Metric::OkRate => None,
+            Metric::P50WallMs => stats.p50_wall_ms,
+            Metric::P95WallMs => stats.p95_wall_ms,
+            Metric::P99WallMs => stats.p99_wall_ms,
+            Metric::P50TtftMs => stats.p50_ttft_ms,
+            Metric::P95TtftMs => stats.p95_ttft_ms,
+            Metric::AggregateTps => stats.aggregate_tps,
+            Metric::MeanPromptTokens => stats.mean_prompt_tokens,
+            Metric::MeanCompletionTokens => stats.mean_completion_tokens,
+        }
+    }
+
+    /// Whether a smaller value is the better one (latencies and multipliers).
+    pub fn lower_is_better(self) -> bool {
+        matches!(self.unit(), Unit::Multiple | Unit::Milliseconds)
+    }
+
+    /// Whether charts and colour scales read it on a log scale: latencies and their multiples span orders of
+    /// magnitude between N = 1 and a saturated N.
+    pub fn log_scale(self) -> bool {
+        matches!(self.unit(), Unit::Multiple | Unit::Milliseconds)
+    }
+
+    /// One value as every view writes it: `0.482`, `3.21×`, `N=16`, `845 ms`, `1.24 s`, `2.1 min`,
+    /// `1,234 tok/s`, `812.4 tokens`.
+    pub fn format(self, value: f64) -> String {
+        match self.unit() {
+            Unit::Ratio => format!("{value:.3}"),
+            Unit::Multiple => format!("{value:.2}×"),
+            Unit::Concurrency => format!("N={value}"),
+            Unit::Milliseconds => format_ms(value),
+            Unit::TokensPerSecond => format!("{} tok/s", with_thousands(value, 0)),
+            Unit::Tokens => format!("{} tokens", with_thousands(value, 1)),
+        }
+    }
+}
+
+/// A duration in the unit that fits it: `0.84 ms`, `845 ms`, `1.24 s`, `2.1 min`.
+pub fn format_ms(ms: f64) -> String {
+    let unit = TimeUnit::fitting(ms);
+    let value = ms / unit.ms();
+    let decimals = match unit {
+        TimeUnit::Milliseconds if value < 10.0 => 2,
+        TimeUnit::Milliseconds => 0,
+        TimeUnit::Seconds => 2,
+        TimeUnit::Minutes => 1,
+    };
+    format!("{value:.decimals$} {}", unit.symbol())
+}
+
+/// The unit a time axis or a time value is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    Milliseconds,
+    Seconds,
+    Minutes,
+}
+
+impl TimeUnit {
+    /// Milliseconds below one second, seconds below one minute, minutes from there.
+    pub fn fitting(ms: f64) -> TimeUnit {
+        let ms = ms.abs();
+        if ms < 1000.0 {
+            TimeUnit::Milliseconds
+        } else if ms < 60_000.0 {
+            TimeUnit::Seconds
+        } else {
+            TimeUnit::Minutes
+        }
+    }
+
+    pub fn ms(self) -> f64 {
+        match self {
+            TimeUnit::Milliseconds => 1.0,
+            TimeUnit::Seconds => 1000.0,
+            TimeUnit::Minutes => 60_000.0,
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            TimeUnit::Milliseconds => "ms",
+            TimeUnit::Seconds => "s",
+            TimeUnit::Minutes => "min",
+        }
+    }
+}
+
+/// `1234567.8` with one decimal → `1,234,567.8`.
+pub fn with_thousands(value: f64, decimals: usize) -> String {
+    let text = format!("{:.decimals$}", value.abs());
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let mut out = String::new();
+    if value < 0.0
+        && text
+            .chars()
+            .any(|digit| digit.is_ascii_digit() && digit != '0')
+    {
+        out.push('-');
+    }
+    for (position, digit) in whole.chars().enumerate() {
+        if position > 0 && (whole.len() - position).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    if !fraction.is_empty() {
+        out.push('.');
+        out.push_str(fraction);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        for metric in Metric::ALL {
+            assert_eq!(Metric::parse(metric.name()), Some(metric));
+        }
+        let mut names: Vec<&str> = Metric::ALL.iter().map(|metric| metric.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Metric::ALL.len());
+        assert_eq!(Metric::curves().count(), 10);
+    }
+
+    #[test]
+    fn times_are_written_in_the_unit_that_fits() {
+        assert_eq!(format_ms(0.84), "0.84 ms");
+        assert_eq!(format_ms(845.4), "845 ms");
+        assert_eq!(format_ms(1240.0), "1.24 s");
+        assert_eq!(format_ms(59_994.0), "59.99 s");
+        assert_eq!(format_ms(126_000.0), "2.1 min");
+        assert_eq!(Metric::P95WallMs.format(1240.0), "1.24 s");
+    }
+
+    #[test]
+    fn numbers_carry_their_unit() {
+        assert_eq!(Metric::Efficiency.format(0.4816), "0.482");
+        assert_eq!(Metric::P95Multiplier.format(438.634), "438.63×");
+        assert_eq!(Metric::Breakdown.format(16.0), "N=16");
+        assert_eq!(Metric::AggregateTps.format(1234.4), "1,234 tok/s");
+        assert_eq!(Metric::MeanPromptTokens.format(8704.25), "8,704.2 tokens");
+        assert_eq!(with_thousands(-1_234_567.0, 0), "-1,234,567");
+        assert_eq!(with_thousands(999.0, 0), "999");
+        assert!(Metric::P95TtftMs.lower_is_better() && !Metric::AggregateTps.lower_is_better());
+    }
+}

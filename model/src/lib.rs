@@ -15,6 +15,7 @@ pub mod filter;
 pub mod key;
 pub mod lineage;
 pub mod metric;
+pub mod paired;
 pub mod pooling;
 pub mod reasons;
 pub mod requests;

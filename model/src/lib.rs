@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod audit;
+pub mod compare;
 pub mod curve;
 pub mod distribution;
 pub mod exclusions;

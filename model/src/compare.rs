@@ -1,0 +1,592 @@
+//! The head-to-head comparison: two values `a`, `b` of one dimension (`by`) contrasted per value of another
+//! (`per`), on pairs of cells that agree on every other dimension, with the paired statistics of
+//! [`crate::paired`] and a verdict that claims a direction only when Holm's p is below α and the bootstrap
+//! interval excludes zero (product.md, "Head-to-head").
+//!
+//! Pairs match on every cell dimension except `by`, `rep` and `run` (unless `by` is `run`); each side's value
+//! is the mean over the reps of its admitted cells. The ledger and the what-if toggles apply as in every view:
+//! a `comparison` entry applies whenever its cells fall on the two sides ([`applied_comparisons`]). Every
+//! pair that cannot be formed is kept with the reason.
+
+use crate::explore::applied_comparisons;
+use crate::key::{CellKey, Dimension, Value};
+use crate::metric::Metric;
+use crate::paired::{
+    BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Wilcoxon, bootstrap_mean_ci, holm, rank_biserial, wilcoxon,
+};
+use crate::status::CellStatus;
+use crate::summary::{CellSummary, Inclusion};
+use crate::view_state::WhatIf;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// What to compare.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompareSpec {
+    pub by: Dimension,
+    pub a: String,
+    pub b: String,
+    /// One group per value of this dimension; `None`: one group.
+    pub per: Option<Dimension>,
+    pub metric: Metric,
+    /// Significance level of the verdict (Holm-adjusted p below it).
+    pub alpha: f64,
+}
+
+impl CompareSpec {
+    /// The dimensions a pair's two cells agree on (the group's dimension included).
+    pub fn match_dimensions(&self) -> Vec<Dimension> {
+        Dimension::ALL
+            .into_iter()
+            .filter(|dimension| {
+                *dimension != self.by
+                    && *dimension != Dimension::Rep
+                    && (*dimension != Dimension::Run || self.by == Dimension::Run)
+            })
+            .collect()
+    }
+
+    /// Efficiency and the p95 multiplier are 1 by definition at N = 1: such pairs say nothing.
+    fn compares_n(&self, n: u32) -> bool {
+        n > 1 || !matches!(self.metric, Metric::Efficiency | Metric::P95Multiplier)
+    }
+}
+
+/// Which side of the comparison a cell is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    A,
+    B,
+}
+
+/// One formed pair: the coordinates both cells share, each side's rep mean, and the cells behind them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pair {
+    pub coordinates: Vec<(Dimension, Value)>,
+    pub a: f64,
+    pub b: f64,
+    /// a − b.
+    pub delta: f64,
+    pub a_cells: Vec<CellKey>,
+    pub b_cells: Vec<CellKey>,
+}
+
+/// Why a pair could not be formed, for the side that lacks a value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum DropReason {
+    /// Left out by these ledger entries.
+    Excluded {
+        side: Side,
+        ledger: Vec<String>,
+    },
+    /// Partial cells left out by the toggle.
+    PartialLeftOut {
+        side: Side,
+    },
+    Skipped {
+        side: Side,
+    },
+    NotRun {
+        side: Side,
+    },
+    /// Every row failed.
+    Failed {
+        side: Side,
+    },
+    /// No cell with these coordinates on that side.
+    Missing {
+        side: Side,
+    },
+    /// Cells with data but no value of the metric (e.g. no N = 1 baseline for efficiency).
+    NoValue {
+        side: Side,
+    },
+}
+
+impl DropReason {
+    pub fn side(&self) -> Side {
+        match self {
+            DropReason::Excluded { side, .. }
+            | DropReason::PartialLeftOut { side }
+            | DropReason::Skipped { side }
+            | DropReason::NotRun { side }
+            | DropReason::Failed { side }
+            | DropReason::Missing { side }
+            | DropReason::NoValue { side } => *side,
+        }
+    }
+
+    /// The reason in words, naming the side's value: `excluded by the ledger (mistral-long-prefill-tokenizer)
+    /// on the sglang side`.
+    pub fn describe(&self, spec: &CompareSpec) -> String {
+        let side = match self.side() {
+            Side::A => &spec.a,
+            Side::B => &spec.b,
+        };
+        let what = match self {
+            DropReason::Excluded { ledger, .. } => {
+                format!("excluded by the ledger ({})", ledger.join(", "))
+            }
+            DropReason::PartialLeftOut { .. } => "partial cells left out".into(),
+            DropReason::Skipped { .. } => "skipped".into(),
+            DropReason::NotRun { .. } => "not run".into(),
+            DropReason::Failed { .. } => "every row failed".into(),
+            DropReason::Missing { .. } => "no such cell".into(),
+            DropReason::NoValue { .. } => format!("no {} value", spec.metric.label()),
+        };
+        format!("{what} on the {side} side")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DroppedPair {
+    pub coordinates: Vec<(Dimension, Value)>,
+    pub reason: DropReason,
+}
+
+/// What a group's numbers support.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    AEdge,
+    BEdge,
+    NoClearDifference,
+    NoPairs,
+}
+
+impl Verdict {
+    /// `vllm edge (higher parallel efficiency)`, `sglang edge (lower p95 latency)`, `no clear difference`.
+    pub fn describe(self, spec: &CompareSpec) -> String {
+        let direction = if spec.metric.lower_is_better() {
+            "lower"
+        } else {
+            "higher"
+        };
+        match self {
+            Verdict::AEdge => format!("{} edge ({direction} {})", spec.a, spec.metric.label()),
+            Verdict::BEdge => format!("{} edge ({direction} {})", spec.b, spec.metric.label()),
+            Verdict::NoClearDifference => "no clear difference".into(),
+            Verdict::NoPairs => "no pairs".into(),
+        }
+    }
+}
+
+/// One group's pairs, statistics and verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    pub group: Option<Value>,
+    pub n_pairs: u32,
+    pub mean_delta: Option<f64>,
+    pub median_delta: Option<f64>,
+    /// Percentile bootstrap 95% interval of the mean delta.
+    pub ci: Option<(f64, f64)>,
+    pub wilcoxon: Option<Wilcoxon>,
+    /// Holm-adjusted across the groups with a p-value.
+    pub holm_p: Option<f64>,
+    /// Matched-pairs rank-biserial correlation, positive when a's values are larger.
+    pub effect_size: Option<f64>,
+    /// Pairs where a is better, worse, equal (better = higher, or lower for latencies and multipliers).
+    pub wins: u32,
+    pub losses: u32,
+    pub ties: u32,
+    pub verdict: Verdict,
+    pub pairs: Vec<Pair>,
+    pub dropped: Vec<DroppedPair>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub spec: CompareSpec,
+    pub groups: Vec<Group>,
+}
+
+/// Compares `spec.a` with `spec.b` over `cells` (already filtered by the view), under the what-if toggles.
+pub fn compare(cells: &[&CellSummary], spec: &CompareSpec, what_if: &WhatIf) -> Comparison {
+    let side_of = |cell: &CellSummary| -> Option<Side> {
+        let value = cell.key.value(spec.by);
+        if value.matches_text(&spec.a) {
+            Some(Side::A)
+        } else if value.matches_text(&spec.b) {
+            Some(Side::B)
+        } else {
+            None
+        }
+    };
+    let sides: Vec<&CellSummary> = cells
+        .iter()
+        .copied()
+        .filter(|cell| side_of(cell).is_some() && spec.compares_n(cell.key.n))
+        .collect();
+    let inclusion = Inclusion {
+        partial: what_if.partial,
+        excluded: what_if.excluded,
+        comparisons: applied_comparisons(&sides, |cell| side_of(cell)),
+    };
+    let dimensions = spec.match_dimensions();
+    // Group → coordinates → the cells of each side.
+    type Coordinates = Vec<(Dimension, Value)>;
+    let mut grouped: BTreeMap<Option<Value>, BTreeMap<Coordinates, [Vec<&CellSummary>; 2]>> =
+        BTreeMap::new();
+    for cell in &sides {
+        let group = spec.per.map(|per| Value::of(&cell.key, per));
+        let coordinates: Coordinates = dimensions
+            .iter()
+            .map(|dimension| (*dimension, Value::of(&cell.key, *dimension)))
+            .collect();
+        let index = usize::from(side_of(cell) == Some(Side::B));
+        grouped
+            .entry(group)
+            .or_default()
+            .entry(coordinates)
+            .or_default()[index]
+            .push(cell);
+    }
+    let mut groups: Vec<Group> = grouped
+        .into_iter()
+        .map(|(group, by_coordinates)| {
+            let mut pairs = Vec::new();
+            let mut dropped = Vec::new();
+            for (coordinates, [a_cells, b_cells]) in by_coordinates {
+                let a = side_value(&a_cells, spec.metric, &inclusion, Side::A);
+                let b = side_value(&b_cells, spec.metric, &inclusion, Side::B);
+                match (a, b) {
+                    (Ok((a, a_cells)), Ok((b, b_cells))) => pairs.push(Pair {
+                        coordinates,
+                        a,
+                        b,
+                        delta: a - b,
+                        a_cells,
+                        b_cells,
+                    }),
+                    (Err(reason), _) | (_, Err(reason)) => {
+                        dropped.push(DroppedPair {
+                            coordinates,
+                            reason,
+                        });
+                    }
+                }
+            }
+            group_statistics(group, pairs, dropped, spec)
+        })
+        .collect();
+    // Holm across the family of groups that have a p-value.
+    let family: Vec<(usize, f64)> = groups
+        .iter()
+        .enumerate()
+        .filter_map(|(index, group)| Some((index, group.wilcoxon?.p_value?)))
+        .collect();
+    let adjusted = holm(&family.iter().map(|(_, p)| *p).collect::<Vec<_>>());
+    for ((index, _), holm_p) in family.into_iter().zip(adjusted) {
+        groups[index].holm_p = Some(holm_p);
+    }
+    for group in &mut groups {
+        group.verdict = verdict(group, spec);
+    }
+    Comparison {
+        spec: spec.clone(),
+        groups,
+    }
+}
+
+/// One side's value at one set of coordinates: the mean over the reps of its admitted cells with a value, or
+/// why there is none.
+fn side_value(
+    cells: &[&CellSummary],
+    metric: Metric,
+    inclusion: &Inclusion,
+    side: Side,
+) -> Result<(f64, Vec<CellKey>), DropReason> {
+    let admitted: Vec<(&CellSummary, f64)> = cells
+        .iter()
+        .filter(|cell| inclusion.admits(cell))
+        .filter_map(|cell| Some((*cell, metric.of_cell(cell)?)))
+        .collect();
+    if !admitted.is_empty() {
+        let mean = admitted.iter().map(|(_, value)| value).sum::<f64>() / admitted.len() as f64;
+        return Ok((
+            mean,
+            admitted.iter().map(|(cell, _)| cell.key.clone()).collect(),
+        ));
+    }
+    let left_out: Vec<&&CellSummary> = cells
+        .iter()
+        .filter(|cell| !inclusion.admits(cell))
+        .collect();
+    Err(if cells.is_empty() {
+        DropReason::Missing { side }
+    } else if let Some(cell) = left_out.iter().find(|cell| !cell.excluded.is_empty()) {
+        DropReason::Excluded {
+            side,
+            ledger: cell.excluded.clone(),
+        }
+    } else if !left_out.is_empty() {
+        DropReason::PartialLeftOut { side }
+    } else if cells.iter().all(|cell| cell.status == CellStatus::Skipped) {
+        DropReason::Skipped { side }
+    } else if cells.iter().all(|cell| cell.status == CellStatus::NotRun) {
+        DropReason::NotRun { side }
+    } else if cells.iter().all(|cell| !cell.has_data()) {
+        DropReason::Failed { side }
+    } else {
+        DropReason::NoValue { side }
+    })
+}
+
+fn group_statistics(
+    group: Option<Value>,
+    pairs: Vec<Pair>,
+    dropped: Vec<DroppedPair>,
+    spec: &CompareSpec,
+) -> Group {
+    let deltas: Vec<f64> = pairs.iter().map(|pair| pair.delta).collect();
+    let mean_delta = (!deltas.is_empty()).then(|| deltas.iter().sum::<f64>() / deltas.len() as f64);
+    let median_delta = {
+        let mut sorted = deltas.clone();
+        sorted.sort_by(f64::total_cmp);
+        crate::stats::quantile_linear(&sorted, 0.5)
+    };
+    let test = (!deltas.is_empty()).then(|| wilcoxon(&deltas));
+    let better = |delta: f64| {
+        if spec.metric.lower_is_better() {
+            delta < 0.0
+        } else {
+            delta > 0.0
+        }
+    };
+    Group {
+        group,
+        n_pairs: pairs.len() as u32,
+        mean_delta,
+        median_delta,
+        ci: bootstrap_mean_ci(&deltas, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED),
+        effect_size: test.as_ref().and_then(rank_biserial),
+        wilcoxon: test,
+        holm_p: None,
+        wins: deltas.iter().filter(|delta| better(**delta)).count() as u32,
+        losses: deltas
+            .iter()
+            .filter(|delta| **delta != 0.0 && !better(**delta))
+            .count() as u32,
+        ties: deltas.iter().filter(|delta| **delta == 0.0).count() as u32,
+        verdict: Verdict::NoPairs,
+        pairs,
+        dropped,
+    }
+}
+
+/// A direction only when Holm's p is below α and the interval excludes zero.
+fn verdict(group: &Group, spec: &CompareSpec) -> Verdict {
+    let (Some(mean), Some((low, high))) = (group.mean_delta, group.ci) else {
+        return Verdict::NoPairs;
+    };
+    let significant = group.holm_p.is_some_and(|p| p < spec.alpha);
+    if !significant || (low <= 0.0 && high >= 0.0) {
+        return Verdict::NoClearDifference;
+    }
+    let a_better = if spec.metric.lower_is_better() {
+        mean < 0.0
+    } else {
+        mean > 0.0
+    };
+    if a_better {
+        Verdict::AEdge
+    } else {
+        Verdict::BEdge
+    }
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::A => "a",
+            Side::B => "b",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exclusions::ExclusionScope;
+    use crate::stats::CellStats;
+    use crate::summary::fill_scaling;
+
+    fn cell(backend: &str, workload: &str, model: &str, n: u32, rep: u32, tps: f64) -> CellSummary {
+        let mut cell = CellSummary::empty(
+            CellKey {
+                run_id: format!("run-{backend}"),
+                suite: "s".into(),
+                phase: "scaling".into(),
+                backend: backend.into(),
+                model: model.into(),
+                workload: workload.into(),
+                n,
+                rep,
+            },
+            CellStatus::Clean,
+        );
+        cell.rows = 10;
+        cell.ok_rows = 10;
+        cell.expected_rows = Some(10);
+        cell.stats = CellStats {
+            ok_rows: 10,
+            aggregate_tps: Some(tps),
+            p95_wall_ms: Some(1000.0 / tps),
+            ..CellStats::default()
+        };
+        cell
+    }
+
+    /// Two backends, two workloads, four models, N = 1, 2, 4, two reps; `a` scales better on "w1".
+    fn sweep() -> Vec<CellSummary> {
+        let mut cells = Vec::new();
+        for (backend, edge) in [("a", 1.0), ("b", 0.0)] {
+            for workload in ["w1", "w2"] {
+                for (position, model) in ["m1", "m2", "m3", "m4"].into_iter().enumerate() {
+                    for rep in 0..2 {
+                        for n in [1, 2, 4] {
+                            let efficiency = 0.9 - 0.1 * f64::from(n)
+                                + if workload == "w1" { 0.05 * edge } else { 0.0 }
+                                + 0.003 * position as f64
+                                + 0.001 * f64::from(rep);
+                            let tps = 100.0 * f64::from(n) * if n == 1 { 1.0 } else { efficiency };
+                            cells.push(cell(backend, workload, model, n, rep, tps));
+                        }
+                    }
+                }
+            }
+        }
+        fill_scaling(&mut cells);
+        cells
+    }
+
+    fn spec() -> CompareSpec {
+        CompareSpec {
+            by: Dimension::Backend,
+            a: "a".into(),
+            b: "b".into(),
+            per: Some(Dimension::Workload),
+            metric: Metric::Efficiency,
+            alpha: 0.05,
+        }
+    }
+
+    #[test]
+    fn pairs_match_across_runs_on_everything_but_reps_and_n_1_says_nothing() {
+        let cells = sweep();
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let comparison = compare(&slice, &spec(), &WhatIf::DEFAULT);
+        assert_eq!(comparison.groups.len(), 2);
+        let w1 = &comparison.groups[0];
+        // 4 models × N ∈ {2, 4}; the runs differ (one per backend) and still pair.
+        assert_eq!(w1.n_pairs, 8);
+        assert!(w1.dropped.is_empty());
+        assert_eq!(w1.pairs[0].a_cells.len(), 2, "both reps behind each side");
+        assert!((w1.mean_delta.unwrap() - 0.05).abs() < 1e-9);
+        assert_eq!((w1.wins, w1.losses), (8, 0));
+        // Eight positive deltas: exact p = 2 / 2^8; two groups, Holm doubles the smaller.
+        assert_eq!(w1.wilcoxon.unwrap().p_value, Some(2.0 / 256.0));
+        assert_eq!(w1.verdict, Verdict::AEdge);
+        assert_eq!(
+            w1.verdict.describe(&spec()),
+            "a edge (higher parallel efficiency)"
+        );
+        let w2 = &comparison.groups[1];
+        assert_eq!(w2.verdict, Verdict::NoClearDifference);
+        assert!(w2.mean_delta.unwrap().abs() < 1e-12);
+    }
+
+    #[test]
+    fn swapping_a_and_b_negates_deltas_and_intervals_and_keeps_p() {
+        let cells = sweep();
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let forward = compare(&slice, &spec(), &WhatIf::DEFAULT);
+        let swapped_spec = CompareSpec {
+            a: "b".into(),
+            b: "a".into(),
+            ..spec()
+        };
+        let backward = compare(&slice, &swapped_spec, &WhatIf::DEFAULT);
+        for (f, b) in forward.groups.iter().zip(&backward.groups) {
+            assert!((f.mean_delta.unwrap() + b.mean_delta.unwrap()).abs() < 1e-12);
+            let (fl, fh) = f.ci.unwrap();
+            let (bl, bh) = b.ci.unwrap();
+            assert!((fl + bh).abs() < 1e-12 && (fh + bl).abs() < 1e-12);
+            assert_eq!(f.wilcoxon.unwrap().p_value, b.wilcoxon.unwrap().p_value);
+            assert_eq!(f.holm_p, b.holm_p);
+        }
+    }
+
+    #[test]
+    fn a_comparison_exclusion_drops_the_pairs_and_names_the_entry() {
+        let mut cells = sweep();
+        for cell in &mut cells {
+            if cell.key.model == "m1" && cell.key.workload == "w1" {
+                cell.excluded = vec!["tokenizer".into()];
+                cell.exclusion_scope = Some(ExclusionScope::Comparison);
+            }
+        }
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let comparison = compare(&slice, &spec(), &WhatIf::DEFAULT);
+        let w1 = &comparison.groups[0];
+        assert_eq!((w1.n_pairs, w1.dropped.len()), (6, 2));
+        assert_eq!(
+            w1.dropped[0].reason.describe(&spec()),
+            "excluded by the ledger (tokenizer) on the a side"
+        );
+        let included = compare(
+            &slice,
+            &spec(),
+            &WhatIf {
+                excluded: true,
+                ..WhatIf::DEFAULT
+            },
+        );
+        assert_eq!(included.groups[0].n_pairs, 8);
+    }
+
+    #[test]
+    fn a_missing_or_skipped_side_is_a_named_drop() {
+        let mut cells = sweep();
+        cells
+            .retain(|cell| !(cell.key.backend == "b" && cell.key.model == "m2" && cell.key.n == 4));
+        for cell in &mut cells {
+            if cell.key.backend == "b" && cell.key.model == "m3" && cell.key.n == 4 {
+                *cell = CellSummary::empty(cell.key.clone(), CellStatus::Skipped);
+            }
+        }
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let comparison = compare(&slice, &spec(), &WhatIf::DEFAULT);
+        let reasons: Vec<String> = comparison.groups[0]
+            .dropped
+            .iter()
+            .map(|dropped| dropped.reason.describe(&spec()))
+            .collect();
+        assert_eq!(
+            reasons,
+            ["no such cell on the b side", "skipped on the b side"]
+        );
+    }
+
+    #[test]
+    fn for_latencies_lower_is_better() {
+        let cells = sweep();
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let latency = CompareSpec {
+            metric: Metric::P95WallMs,
+            ..spec()
+        };
+        let comparison = compare(&slice, &latency, &WhatIf::DEFAULT);
+        let w1 = &comparison.groups[0];
+        // N = 1 pairs count for absolute metrics: 4 models × 3 N.
+        assert_eq!(w1.n_pairs, 12);
+        assert!(
+            w1.mean_delta.unwrap() < 0.0,
+            "a's higher throughput is a lower p95"
+        );
+        assert_eq!(w1.verdict.describe(&latency), "a edge (lower p95 latency)");
+    }
+}

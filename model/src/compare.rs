@@ -21,6 +21,89 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// The metrics a comparison can be made on (product.md, "Head-to-head"; issue 10).
+pub const COMPARABLE: [Metric; 8] = [
+    Metric::Efficiency,
+    Metric::P95Multiplier,
+    Metric::AggregateTps,
+    Metric::P50WallMs,
+    Metric::P95WallMs,
+    Metric::P99WallMs,
+    Metric::P50TtftMs,
+    Metric::P95TtftMs,
+];
+
+/// The dimensions `by` can contrast (N and rep are what pairs are made of).
+pub const CONTRASTABLE: [Dimension; 6] = [
+    Dimension::Backend,
+    Dimension::Model,
+    Dimension::Run,
+    Dimension::Suite,
+    Dimension::Phase,
+    Dimension::Workload,
+];
+
+/// A comparison that cannot be made, naming the parameter and the valid choices.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CompareError {
+    #[error("`{parameter}` must be one of {choices}, got `{value}`")]
+    UnknownChoice {
+        parameter: &'static str,
+        value: String,
+        choices: String,
+    },
+    #[error(
+        "`{parameter}` = `{value}` is not a {dimension} in the data; the {dimension} values are {choices}"
+    )]
+    AbsentValue {
+        parameter: &'static str,
+        dimension: &'static str,
+        value: String,
+        choices: String,
+    },
+    #[error("`a` and `b` are both `{0}`: a comparison needs two different values")]
+    SameSides(String),
+    #[error("`per` cannot be `{0}`, the dimension being compared")]
+    PerIsBy(&'static str),
+}
+
+/// Reads a metric name for a comparison.
+pub fn comparable_metric(name: &str) -> Result<Metric, CompareError> {
+    Metric::parse(name)
+        .filter(|metric| COMPARABLE.contains(metric))
+        .ok_or_else(|| CompareError::UnknownChoice {
+            parameter: "metric",
+            value: name.into(),
+            choices: COMPARABLE.map(Metric::name).join(", "),
+        })
+}
+
+/// Reads the `by` dimension of a comparison.
+pub fn contrastable_dimension(name: &str) -> Result<Dimension, CompareError> {
+    Dimension::parse(name)
+        .filter(|dimension| CONTRASTABLE.contains(dimension))
+        .ok_or_else(|| CompareError::UnknownChoice {
+            parameter: "by",
+            value: name.into(),
+            choices: CONTRASTABLE.map(Dimension::name).join(", "),
+        })
+}
+
+/// Reads the `per` dimension (`none` for one group).
+pub fn group_dimension(name: &str) -> Result<Option<Dimension>, CompareError> {
+    if name == "none" {
+        return Ok(None);
+    }
+    Dimension::parse(name)
+        .filter(|dimension| CONTRASTABLE.contains(dimension))
+        .map(Some)
+        .ok_or_else(|| CompareError::UnknownChoice {
+            parameter: "per",
+            value: name.into(),
+            choices: format!("{}, none", CONTRASTABLE.map(Dimension::name).join(", ")),
+        })
+}
+
 /// What to compare.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CompareSpec {
@@ -45,6 +128,34 @@ impl CompareSpec {
                     && (*dimension != Dimension::Run || self.by == Dimension::Run)
             })
             .collect()
+    }
+
+    /// Checks the spec against the cells it will compare: `a` and `b` differ and are values of `by` there,
+    /// and `per` is not `by`.
+    pub fn validate(&self, cells: &[CellSummary]) -> Result<(), CompareError> {
+        if self.a == self.b {
+            return Err(CompareError::SameSides(self.a.clone()));
+        }
+        if self.per == Some(self.by) {
+            return Err(CompareError::PerIsBy(self.by.name()));
+        }
+        let mut values: Vec<String> = cells
+            .iter()
+            .map(|cell| cell.key.value(self.by).to_string())
+            .collect();
+        values.sort();
+        values.dedup();
+        for (parameter, value) in [("a", &self.a), ("b", &self.b)] {
+            if !values.contains(value) {
+                return Err(CompareError::AbsentValue {
+                    parameter,
+                    dimension: self.by.name(),
+                    value: value.clone(),
+                    choices: values.join(", "),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Efficiency and the p95 multiplier are 1 by definition at N = 1: such pairs say nothing.
@@ -144,7 +255,25 @@ impl DropReason {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DroppedPair {
     pub coordinates: Vec<(Dimension, Value)>,
+    /// The reason on the first side that lacks a value (a, else b).
     pub reason: DropReason,
+    /// Both sides lack a value for the same reason (a ledger entry takes out both sides' cells).
+    pub both_sides: bool,
+}
+
+impl DroppedPair {
+    /// `excluded by the ledger (mistral-long-prefill-tokenizer) on both sides`.
+    pub fn describe(&self, spec: &CompareSpec) -> String {
+        let text = self.reason.describe(spec);
+        if !self.both_sides {
+            return text;
+        }
+        let side = match self.reason.side() {
+            Side::A => &spec.a,
+            Side::B => &spec.b,
+        };
+        text.replace(&format!("on the {side} side"), "on both sides")
+    }
 }
 
 /// What a group's numbers support.
@@ -261,11 +390,20 @@ pub fn compare(cells: &[&CellSummary], spec: &CompareSpec, what_if: &WhatIf) -> 
                         a_cells,
                         b_cells,
                     }),
-                    (Err(reason), _) | (_, Err(reason)) => {
-                        dropped.push(DroppedPair {
-                            coordinates,
-                            reason,
-                        });
+                    (a, b) => {
+                        let both_sides = match (&a, &b) {
+                            (Err(a), Err(b)) => {
+                                std::mem::discriminant(a) == std::mem::discriminant(b)
+                            }
+                            _ => false,
+                        };
+                        if let Some(reason) = a.err().or(b.err()) {
+                            dropped.push(DroppedPair {
+                                coordinates,
+                                reason,
+                                both_sides,
+                            });
+                        }
                     }
                 }
             }
@@ -534,8 +672,8 @@ mod tests {
         let w1 = &comparison.groups[0];
         assert_eq!((w1.n_pairs, w1.dropped.len()), (6, 2));
         assert_eq!(
-            w1.dropped[0].reason.describe(&spec()),
-            "excluded by the ledger (tokenizer) on the a side"
+            w1.dropped[0].describe(&spec()),
+            "excluded by the ledger (tokenizer) on both sides"
         );
         let included = compare(
             &slice,
@@ -563,12 +701,42 @@ mod tests {
         let reasons: Vec<String> = comparison.groups[0]
             .dropped
             .iter()
-            .map(|dropped| dropped.reason.describe(&spec()))
+            .map(|dropped| dropped.describe(&spec()))
             .collect();
         assert_eq!(
             reasons,
             ["no such cell on the b side", "skipped on the b side"]
         );
+    }
+
+    #[test]
+    fn bad_specs_name_the_parameter_and_the_choices() {
+        let cells = sweep();
+        let same = CompareSpec {
+            b: "a".into(),
+            ..spec()
+        };
+        assert_eq!(
+            same.validate(&cells),
+            Err(CompareError::SameSides("a".into()))
+        );
+        let absent = CompareSpec {
+            b: "tgi".into(),
+            ..spec()
+        };
+        assert_eq!(
+            absent.validate(&cells).unwrap_err().to_string(),
+            "`b` = `tgi` is not a backend in the data; the backend values are a, b"
+        );
+        assert!(
+            comparable_metric("ok_rate")
+                .unwrap_err()
+                .to_string()
+                .contains("efficiency, p95_multiplier")
+        );
+        assert!(contrastable_dimension("rep").is_err());
+        assert_eq!(group_dimension("none"), Ok(None));
+        assert!(spec().validate(&cells).is_ok());
     }
 
     #[test]

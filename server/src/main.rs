@@ -4,7 +4,7 @@ use anyhow::{Context, bail};
 use cellscope::audit;
 use cellscope::export::{self, Format};
 use cellscope::index::{self, Index, IndexOptions, Progress, Quiet};
-use cellscope_model::Criterion;
+use cellscope_model::{Criterion, Dimension};
 use clap::{Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -19,6 +19,55 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(clap::Args)]
+struct CompareArgs {
+    #[arg(default_value = ".")]
+    data_dir: PathBuf,
+    /// The dimension whose values are compared: backend, model, run, suite, phase or workload.
+    #[arg(long, default_value = "backend")]
+    by: String,
+    #[arg(long)]
+    a: String,
+    #[arg(long)]
+    b: String,
+    /// One group per value of this dimension, or `none`.
+    #[arg(long, default_value = "workload")]
+    per: String,
+    /// efficiency, p95_multiplier, aggregate_tps, p50_wall_ms, p95_wall_ms, p99_wall_ms, p50_ttft_ms,
+    /// p95_ttft_ms.
+    #[arg(long, default_value = "efficiency")]
+    metric: String,
+    /// Significance level for claiming an edge (Holm-adjusted).
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// What-if toggles, comma-separated: excluded (put ledger exclusions back), pre_refill, partial.
+    #[arg(long, value_delimiter = ',')]
+    include: Vec<String>,
+    /// Leave partial cells out.
+    #[arg(long)]
+    omit_partial: bool,
+    /// Dimension filters, written as in /api/cells (comma-separated values).
+    #[arg(long, value_delimiter = ',')]
+    run: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    suite: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    phase: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    backend: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    model: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    workload: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    n: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    rep: Vec<String>,
+    /// Print every group, pair and dropped pair as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -72,6 +121,8 @@ enum Command {
         #[arg(long)]
         no_cache: bool,
     },
+    /// Head-to-head of two values of one dimension (paired Wilcoxon, Holm, bootstrap CI), per group.
+    Compare(Box<CompareArgs>),
     /// Write one row per cell.
     Cells {
         #[arg(default_value = ".")]
@@ -324,6 +375,93 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )
                 .await
             })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare(arguments) => {
+            let CompareArgs {
+                data_dir,
+                by,
+                a,
+                b,
+                per,
+                metric,
+                alpha,
+                include,
+                omit_partial,
+                run,
+                suite,
+                phase,
+                backend,
+                model,
+                workload,
+                n,
+                rep,
+                json,
+            } = *arguments;
+            use cellscope_model::compare::{
+                CompareSpec, comparable_metric, compare, contrastable_dimension, group_dimension,
+            };
+            use cellscope_model::filter::DimensionFilter;
+            use cellscope_model::view_state::WhatIf;
+            let spec = CompareSpec {
+                by: contrastable_dimension(&by)?,
+                a,
+                b,
+                per: group_dimension(&per)?,
+                metric: comparable_metric(&metric)?,
+                alpha,
+            };
+            let mut what_if = WhatIf {
+                partial: !omit_partial,
+                ..WhatIf::DEFAULT
+            };
+            for toggle in &include {
+                match toggle.as_str() {
+                    "excluded" => what_if.excluded = true,
+                    "pre_refill" => what_if.pre_refill = true,
+                    "partial" => what_if.partial = true,
+                    other => {
+                        bail!("`include` takes excluded, pre_refill or partial, got `{other}`")
+                    }
+                }
+            }
+            let mut filter = DimensionFilter::default();
+            for (dimension, values) in [
+                (Dimension::Run, run),
+                (Dimension::Suite, suite),
+                (Dimension::Phase, phase),
+                (Dimension::Backend, backend),
+                (Dimension::Model, model),
+                (Dimension::Workload, workload),
+                (Dimension::N, n),
+                (Dimension::Rep, rep),
+            ] {
+                if !values.is_empty() {
+                    filter.accept(dimension, values)?;
+                }
+            }
+            let index = load(
+                &data_dir,
+                &IndexOptions {
+                    hashes: false,
+                    backup_diff: true,
+                },
+            )?;
+            let cells = cellscope_model::explore::working_cells(
+                &index.cells,
+                &index.pre_refill_cells,
+                &what_if,
+            );
+            spec.validate(&cells)?;
+            let slice = filter.apply(&cells);
+            let comparison = compare(&slice, &spec, &what_if);
+            let mut stdout = std::io::stdout().lock();
+            if json {
+                serde_json::to_writer_pretty(&mut stdout, &comparison).context("writing JSON")?;
+                writeln!(stdout)?;
+            } else {
+                stdout.write_all(cellscope::compare::render_text(&comparison).as_bytes())?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Cells {

@@ -329,3 +329,89 @@ fn serve_refuses_a_cache_directory_inside_the_data_root() {
         "nothing was created under the data root"
     );
 }
+
+#[test]
+fn compare_prints_the_head_to_head_and_refuses_bad_parameters() {
+    let root = common::demo_root().to_str().unwrap();
+    let output = cellscope(&[
+        "compare", root, "--a", "vllm", "--b", "sglang", "--phase", "scaling",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    let row = |workload: &str| {
+        text.lines()
+            .find(|line| line.trim_start().starts_with(workload))
+            .unwrap_or_else(|| panic!("no {workload} row in\n{text}"))
+            .to_string()
+    };
+    // 25 pairs on four workloads, 20 on long_prefill_8k where the ledger drops Mistral on both sides.
+    assert!(
+        row("short_decode").split_whitespace().nth(1) == Some("25"),
+        "{text}"
+    );
+    assert!(
+        row("long_prefill_8k").split_whitespace().nth(1) == Some("20"),
+        "{text}"
+    );
+    assert!(text.contains("pairs dropped: 5"), "{text}");
+    assert!(text.contains("excluded by the ledger (mistral-long-prefill-tokenizer) on both sides"));
+    // JSON carries the same groups, with every pair's cells.
+    let output = cellscope(&[
+        "compare",
+        root,
+        "--a",
+        "vllm",
+        "--b",
+        "sglang",
+        "--phase",
+        "scaling",
+        "--include",
+        "excluded",
+        "--json",
+    ]);
+    assert!(output.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let groups = json["groups"].as_array().unwrap();
+    let long_prefill = groups
+        .iter()
+        .find(|group| group["group"] == "long_prefill_8k")
+        .unwrap();
+    assert_eq!(long_prefill["n_pairs"], 25);
+    assert_eq!(
+        long_prefill["pairs"][0]["a_cells"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    // Bad parameters: exit 2 and a message naming the parameter and the choices.
+    for (args, message) in [
+        (
+            vec!["--a", "vllm", "--b", "tgi"],
+            "the backend values are pytorch_direct, sglang, vllm",
+        ),
+        (
+            vec!["--a", "vllm", "--b", "vllm"],
+            "`a` and `b` are both `vllm`",
+        ),
+        (
+            vec!["--a", "vllm", "--b", "sglang", "--metric", "ok_rate"],
+            "`metric` must be one of efficiency",
+        ),
+        (
+            vec!["--a", "vllm", "--b", "sglang", "--by", "rep"],
+            "`by` must be one of backend",
+        ),
+    ] {
+        let mut full = vec!["compare", root];
+        full.extend(args);
+        let output = cellscope(&full);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(message), "{stderr}");
+    }
+}

@@ -64,10 +64,8 @@ fn the_v3_head_to_head_pairs_as_published_and_names_the_ledger_drops() {
         .unwrap();
     assert_eq!(long_prefill.dropped.len(), 5);
     assert!(long_prefill.dropped.iter().all(|dropped| {
-        dropped
-            .reason
-            .describe(&spec())
-            .contains("mistral-long-prefill-tokenizer")
+        dropped.describe(&spec())
+            == "excluded by the ledger (mistral-long-prefill-tokenizer) on both sides"
     }));
     // With the exclusion lifted, Mistral pairs again.
     let included = compare(

@@ -65,6 +65,130 @@ pub enum CompareError {
     SameSides(String),
     #[error("`per` cannot be `{0}`, the dimension being compared")]
     PerIsBy(&'static str),
+    #[error("`{0}` is required: the two values to compare")]
+    Missing(&'static str),
+    #[error("unknown parameter `{name}`; accepted: {accepted}")]
+    UnknownParameter { name: String, accepted: String },
+    #[error("`{parameter}`: {message}")]
+    BadValue { parameter: String, message: String },
+}
+
+/// A comparison as a query asks for it: what to compare, which cells, which toggles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompareQuery {
+    pub spec: CompareSpec,
+    pub filter: crate::filter::DimensionFilter,
+    pub what_if: WhatIf,
+}
+
+/// The parameters [`parse_query`] takes besides the dimension filters.
+pub const QUERY_PARAMETERS: [&str; 8] =
+    ["by", "a", "b", "per", "metric", "alpha", "include", "omit"];
+
+/// Reads a comparison from name/value pairs, as `/api/compare` and `cellscope compare` both receive them:
+/// `by`, `a`, `b`, `per` (or `none`), `metric`, `alpha`, `include` (excluded, pre_refill, partial), `omit`
+/// (partial), and the dimension filters of `/api/cells` (`run`, …, `rep`, `n`; comma-separated values).
+pub fn parse_query(pairs: &[(String, String)]) -> Result<CompareQuery, CompareError> {
+    let mut by = Dimension::Backend;
+    let (mut a, mut b) = (None, None);
+    let mut per = Some(Dimension::Workload);
+    let mut metric = Metric::Efficiency;
+    let mut alpha = 0.05;
+    let mut what_if = WhatIf::DEFAULT;
+    let mut filter = crate::filter::DimensionFilter::default();
+    let list = |value: &str| -> Vec<String> {
+        value
+            .split(',')
+            .map(str::trim)
+            .filter(|part| !part.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    for (name, value) in pairs {
+        match name.as_str() {
+            "by" => by = contrastable_dimension(value)?,
+            "a" => a = Some(value.clone()),
+            "b" => b = Some(value.clone()),
+            "per" => per = group_dimension(value)?,
+            "metric" => metric = comparable_metric(value)?,
+            "alpha" => {
+                alpha = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|alpha| *alpha > 0.0 && *alpha < 1.0)
+                    .ok_or_else(|| CompareError::BadValue {
+                        parameter: "alpha".into(),
+                        message: format!("expected a number between 0 and 1, got `{value}`"),
+                    })?;
+            }
+            "include" => {
+                for toggle in list(value) {
+                    match toggle.as_str() {
+                        "excluded" => what_if.excluded = true,
+                        "pre_refill" => what_if.pre_refill = true,
+                        "partial" => what_if.partial = true,
+                        other => {
+                            return Err(CompareError::UnknownChoice {
+                                parameter: "include",
+                                value: other.into(),
+                                choices: "excluded, pre_refill, partial".into(),
+                            });
+                        }
+                    }
+                }
+            }
+            "omit" => {
+                for toggle in list(value) {
+                    if toggle != "partial" {
+                        return Err(CompareError::UnknownChoice {
+                            parameter: "omit",
+                            value: toggle,
+                            choices: "partial".into(),
+                        });
+                    }
+                    what_if.partial = false;
+                }
+            }
+            other => {
+                let dimension =
+                    Dimension::parse(other).ok_or_else(|| CompareError::UnknownParameter {
+                        name: other.into(),
+                        accepted: format!(
+                            "{}, {}",
+                            QUERY_PARAMETERS.join(", "),
+                            Dimension::ALL.map(Dimension::name).join(", ")
+                        ),
+                    })?;
+                filter
+                    .accept(dimension, list(value))
+                    .map_err(|error| CompareError::BadValue {
+                        parameter: other.into(),
+                        message: error.to_string(),
+                    })?;
+            }
+        }
+    }
+    Ok(CompareQuery {
+        spec: CompareSpec {
+            by,
+            a: a.ok_or(CompareError::Missing("a"))?,
+            b: b.ok_or(CompareError::Missing("b"))?,
+            per,
+            metric,
+            alpha,
+        },
+        filter,
+        what_if,
+    })
+}
+
+impl CompareQuery {
+    /// Checks the query against the cells and compares: the one path of the CLI and the API.
+    pub fn run(&self, cells: &[CellSummary]) -> Result<Comparison, CompareError> {
+        self.spec.validate(cells)?;
+        let slice = self.filter.apply(cells);
+        Ok(compare(&slice, &self.spec, &self.what_if))
+    }
 }
 
 /// Reads a metric name for a comparison.
@@ -737,6 +861,37 @@ mod tests {
         assert!(contrastable_dimension("rep").is_err());
         assert_eq!(group_dimension("none"), Ok(None));
         assert!(spec().validate(&cells).is_ok());
+    }
+
+    #[test]
+    fn a_query_reads_its_parameters_and_refuses_unknown_ones() {
+        let pairs = |text: &str| -> Vec<(String, String)> {
+            text.split('&')
+                .filter_map(|pair| pair.split_once('='))
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect()
+        };
+        let query = parse_query(&pairs(
+            "a=vllm&b=sglang&per=none&metric=p95_wall_ms&alpha=0.01&include=excluded&omit=partial&phase=scaling&n=2,4",
+        ))
+        .unwrap();
+        assert_eq!(query.spec.per, None);
+        assert_eq!(query.spec.metric, Metric::P95WallMs);
+        assert_eq!(query.spec.alpha, 0.01);
+        assert!(query.what_if.excluded && !query.what_if.partial);
+        assert_eq!(query.filter.describe(), "phase = scaling; n = 2, 4");
+        assert_eq!(
+            parse_query(&pairs("a=vllm")),
+            Err(CompareError::Missing("b"))
+        );
+        assert!(
+            parse_query(&pairs("a=x&b=y&colour=red"))
+                .unwrap_err()
+                .to_string()
+                .starts_with("unknown parameter `colour`; accepted: by, a, b")
+        );
+        assert!(parse_query(&pairs("a=x&b=y&alpha=2")).is_err());
+        assert!(parse_query(&pairs("a=x&b=y&n=two")).is_err());
     }
 
     #[test]

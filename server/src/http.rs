@@ -115,6 +115,7 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
         .route("/api/cells", get(api::cells))
         .route("/api/requests", get(api::requests))
         .route("/api/provenance", get(api::provenance))
+        .route("/api/compare", get(api::compare))
         .route("/api/events", get(api::events))
         .route("/api", get(api::unknown))
         .route("/api/{*rest}", get(api::unknown))

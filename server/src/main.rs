@@ -398,34 +398,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 rep,
                 json,
             } = *arguments;
-            use cellscope_model::compare::{
-                CompareSpec, comparable_metric, compare, contrastable_dimension, group_dimension,
-            };
-            use cellscope_model::filter::DimensionFilter;
-            use cellscope_model::view_state::WhatIf;
-            let spec = CompareSpec {
-                by: contrastable_dimension(&by)?,
-                a,
-                b,
-                per: group_dimension(&per)?,
-                metric: comparable_metric(&metric)?,
-                alpha,
-            };
-            let mut what_if = WhatIf {
-                partial: !omit_partial,
-                ..WhatIf::DEFAULT
-            };
-            for toggle in &include {
-                match toggle.as_str() {
-                    "excluded" => what_if.excluded = true,
-                    "pre_refill" => what_if.pre_refill = true,
-                    "partial" => what_if.partial = true,
-                    other => {
-                        bail!("`include` takes excluded, pre_refill or partial, got `{other}`")
-                    }
-                }
+            // The same name/value pairs `/api/compare` takes, read by the same parser.
+            let mut pairs: Vec<(String, String)> = vec![
+                ("by".into(), by),
+                ("a".into(), a),
+                ("b".into(), b),
+                ("per".into(), per),
+                ("metric".into(), metric),
+                ("alpha".into(), alpha.to_string()),
+            ];
+            if !include.is_empty() {
+                pairs.push(("include".into(), include.join(",")));
             }
-            let mut filter = DimensionFilter::default();
+            if omit_partial {
+                pairs.push(("omit".into(), "partial".into()));
+            }
             for (dimension, values) in [
                 (Dimension::Run, run),
                 (Dimension::Suite, suite),
@@ -437,9 +424,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 (Dimension::Rep, rep),
             ] {
                 if !values.is_empty() {
-                    filter.accept(dimension, values)?;
+                    pairs.push((dimension.name().into(), values.join(",")));
                 }
             }
+            let query = cellscope_model::compare::parse_query(&pairs)?;
             let index = load(
                 &data_dir,
                 &IndexOptions {
@@ -450,11 +438,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let cells = cellscope_model::explore::working_cells(
                 &index.cells,
                 &index.pre_refill_cells,
-                &what_if,
+                &query.what_if,
             );
-            spec.validate(&cells)?;
-            let slice = filter.apply(&cells);
-            let comparison = compare(&slice, &spec, &what_if);
+            let comparison = query.run(&cells)?;
             let mut stdout = std::io::stdout().lock();
             if json {
                 serde_json::to_writer_pretty(&mut stdout, &comparison).context("writing JSON")?;

@@ -441,3 +441,63 @@ async fn cors_is_off_by_default_and_allows_one_origin_when_asked() {
         "https://example.org"
     );
 }
+
+#[tokio::test]
+async fn compare_answers_the_same_json_as_the_cli_and_names_bad_parameters() {
+    let reply = get("/api/compare?a=vllm&b=sglang&phase=scaling").await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.header("content-type"), "application/json");
+    let json = reply.json();
+    assert_eq!(json["spec"]["by"], "backend");
+    let groups = json["groups"].as_array().unwrap();
+    let pairs: Vec<(String, u64)> = groups
+        .iter()
+        .map(|group| {
+            (
+                group["group"].as_str().unwrap().to_string(),
+                group["n_pairs"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("balanced_2k".to_string(), 25),
+            ("long_decode".to_string(), 25),
+            ("long_prefill_8k".to_string(), 20),
+            ("repeated_prefix".to_string(), 25),
+            ("short_decode".to_string(), 25),
+        ]
+    );
+    let included = get("/api/compare?a=vllm&b=sglang&phase=scaling&include=excluded")
+        .await
+        .json();
+    assert_eq!(included["groups"][2]["n_pairs"], 25);
+    for (uri, message) in [
+        ("/api/compare?a=vllm", "`b` is required"),
+        (
+            "/api/compare?a=vllm&b=tgi",
+            "the backend values are pytorch_direct, sglang, vllm",
+        ),
+        (
+            "/api/compare?a=vllm&b=sglang&metric=ok_rate",
+            "`metric` must be one of",
+        ),
+        (
+            "/api/compare?a=vllm&b=sglang&colour=red",
+            "unknown parameter `colour`",
+        ),
+    ] {
+        let reply = get(uri).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{uri}");
+        let error = reply.json();
+        assert_eq!(error["error"]["code"], "bad_parameter", "{uri}");
+        assert!(
+            error["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(message),
+            "{uri}: {error}"
+        );
+    }
+}

@@ -546,6 +546,82 @@ pub async fn provenance(
     precomputed_json(&store, &headers, &params, JsonBody::Provenance)
 }
 
+/// `GET /api/compare`: the head-to-head as JSON, from the same parameters as `cellscope compare`
+/// (`by`, `a`, `b`, `per`, `metric`, `alpha`, `include`, `omit`, dimension filters, `at`).
+pub async fn compare(
+    State(store): State<Arc<Store>>,
+    Query(params): Params,
+) -> Result<Response, ApiError> {
+    let mut pairs = Vec::new();
+    let mut at = None;
+    for (name, value) in params {
+        match name.as_str() {
+            "at" => at = Some(value),
+            "format" if value == "json" => {}
+            "format" => {
+                return Err(ApiError::bad_request(
+                    "bad_parameter",
+                    "/api/compare is JSON only (format=json)",
+                ));
+            }
+            _ => pairs.push((name, value)),
+        }
+    }
+    let query = cellscope_model::compare::parse_query(&pairs)
+        .map_err(|error| ApiError::bad_request("bad_parameter", error.to_string()))?;
+    // A pinned link compares the cells of its snapshot while the server keeps it (404 once it is gone).
+    let mut pin = Parsed {
+        format: None,
+        values: at
+            .map(|at| ("at".to_string(), vec![at]))
+            .into_iter()
+            .collect(),
+    };
+    let cells = match pinned(&store, &mut pin)? {
+        Pinned::Kept(_, archived) => {
+            let decode = |arrow: &[u8]| -> Result<Vec<CellSummary>, ApiError> {
+                let mut cells = Vec::new();
+                for batch in
+                    read_ipc_stream(arrow).map_err(|error| ApiError::Internal(error.to_string()))?
+                {
+                    cells.extend(
+                        cells_from_batch(&batch)
+                            .map_err(|error| ApiError::Internal(error.to_string()))?,
+                    );
+                }
+                Ok(cells)
+            };
+            cellscope_model::explore::working_cells(
+                &decode(&archived.cells_arrow)?,
+                &decode(&archived.pre_refill_arrow)?,
+                &query.what_if,
+            )
+        }
+        Pinned::Current => {
+            let snapshot = if query.what_if.pre_refill {
+                complete_snapshot(&store).await?
+            } else {
+                store.load()
+            };
+            cellscope_model::explore::working_cells(
+                &snapshot.index.cells,
+                &snapshot.index.pre_refill_cells,
+                &query.what_if,
+            )
+        }
+    };
+    let comparison = query
+        .run(&cells)
+        .map_err(|error| ApiError::bad_request("bad_parameter", error.to_string()))?;
+    let body =
+        serde_json::to_vec(&comparison).map_err(|error| ApiError::Internal(error.to_string()))?;
+    Ok((
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response())
+}
+
 /// `GET /api/events`: `event: snapshot` with the current id at once, then one per new snapshot.
 pub async fn events(State(store): State<Arc<Store>>) -> impl IntoResponse {
     let current = store.load().id.clone();
@@ -561,6 +637,6 @@ pub async fn events(State(store): State<Arc<Store>>) -> impl IntoResponse {
 pub async fn unknown() -> ApiError {
     ApiError::not_found(
         "unknown_route",
-        "no such API route; see /api/index, /api/cells, /api/requests, /api/provenance, /api/events",
+        "no such API route; see /api/index, /api/cells, /api/requests, /api/provenance, /api/compare, /api/events",
     )
 }

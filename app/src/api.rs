@@ -4,7 +4,7 @@
 use cellscope_model::CellSummary;
 use cellscope_model::api::{ErrorBody, IndexBody, Provenance};
 use cellscope_model::requests::{RequestRow, requests_from_batch};
-use cellscope_model::schema::{cells_from_batch, read_ipc_stream};
+use cellscope_model::schema::{cells_from_ipc, read_ipc_stream};
 use gloo_net::http::Request;
 use serde::de::DeserializeOwned;
 
@@ -97,12 +97,7 @@ async fn json<T: DeserializeOwned>(url: &str) -> Result<T, Failure> {
 
 pub async fn cells(url: &str) -> Result<Vec<CellSummary>, Failure> {
     let body = fetch(url).await?;
-    let batches = read_ipc_stream(&body).map_err(|error| decoding(url, error))?;
-    let mut cells = Vec::new();
-    for batch in &batches {
-        cells.extend(cells_from_batch(batch).map_err(|error| decoding(url, error))?);
-    }
-    Ok(cells)
+    cells_from_ipc(&body).map_err(|error| decoding(url, error))
 }
 
 pub async fn requests(query: &str) -> Result<Vec<RequestRow>, String> {

@@ -812,6 +812,37 @@ mod tests {
         }
     }
 
+    /// The curves drawn to SVG (with the export frame when given), at the 0.65 threshold, and their hits.
+    fn svg_of(
+        facets: &[Facet],
+        styles: &BTreeMap<String, ((u8, u8, u8), palette::Marker)>,
+        reason: &dyn Fn(&Series) -> String,
+        metric: Metric,
+        size: (u32, u32),
+        frame: Option<&ExportFrame<'_>>,
+    ) -> (String, Vec<Hit>) {
+        let mut svg = String::new();
+        let hits = {
+            let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+            let spec = CurveSpec {
+                facets,
+                metric,
+                threshold: Some(0.65),
+                styles,
+                skip_reason: reason,
+                scale: 1.0,
+                aggregation: Aggregation::Mean,
+                band: BandSpan::Cells,
+            };
+            match frame {
+                Some(frame) => draw_export(&root, &spec, frame),
+                None => draw_curves(&root, &spec),
+            }
+            .unwrap()
+        };
+        (svg, hits)
+    }
+
     #[test]
     fn curves_draw_to_svg_with_hits_for_every_point_and_the_skip_marker() {
         let series = Series {
@@ -832,21 +863,7 @@ mod tests {
         );
         let reason = |_: &Series| "hang".to_string();
         for metric in [Metric::Efficiency, Metric::P95Multiplier, Metric::P95WallMs] {
-            let mut svg = String::new();
-            let hits = {
-                let root = SVGBackend::with_string(&mut svg, (800, 400)).into_drawing_area();
-                let spec = CurveSpec {
-                    facets: &facets,
-                    metric,
-                    threshold: Some(0.65),
-                    styles: &styles,
-                    skip_reason: &reason,
-                    scale: 1.0,
-                    aggregation: Aggregation::Mean,
-                    band: BandSpan::Cells,
-                };
-                draw_curves(&root, &spec).unwrap()
-            };
+            let (svg, hits) = svg_of(&facets, &styles, &reason, metric, (800, 400), None);
             assert_eq!(hits.len(), 5, "four points and the skip marker");
             assert!(svg.contains("skipped: hang"));
             assert!(svg.contains("N*=2"));
@@ -886,21 +903,15 @@ mod tests {
             "snapshot: 1a2b3c4d".to_string(),
             "link: http://127.0.0.1:8080/?view=curves".to_string(),
         ];
-        let mut svg = String::new();
-        {
-            let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
-            let spec = CurveSpec {
-                facets: &facets,
-                metric: Metric::Efficiency,
-                threshold: Some(0.65),
-                styles: &styles,
-                skip_reason: &reason,
-                scale: 1.0,
-                aggregation: Aggregation::Mean,
-                band: BandSpan::Cells,
-            };
-            draw_export(&root, &spec, &ExportFrame { lines: &lines }).unwrap();
-        }
+        let frame = ExportFrame { lines: &lines };
+        let (svg, _) = svg_of(
+            &facets,
+            &styles,
+            &reason,
+            Metric::Efficiency,
+            (800, 500),
+            Some(&frame),
+        );
         let texts: Vec<&str> = svg.lines().map(str::trim).collect();
         for line in &lines {
             assert!(texts.contains(&line.as_str()), "{line} missing");

@@ -51,18 +51,7 @@ pub fn join_parts(parts: &[Part]) -> String {
         .collect()
 }
 
-/// `94500` → `94,500`.
-pub fn thousands(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::new();
-    for (position, digit) in digits.chars().enumerate() {
-        if position > 0 && (digits.len() - position).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
+pub use crate::metric::thousands;
 
 /// What a run is when it is not an ordinary run: a refill run spliced into a master, or a copy set aside.
 pub fn run_role(run: &RunFacts) -> Option<String> {

@@ -187,17 +187,8 @@ pub fn slice<'a>(cells: &'a [CellSummary], state: &ViewState) -> Vec<&'a CellSum
         .collect()
 }
 
-/// The order the inspector's cell picker asks for a cell's dimensions.
-pub const PICKER_ORDER: [Dimension; 8] = [
-    Dimension::Run,
-    Dimension::Suite,
-    Dimension::Phase,
-    Dimension::Backend,
-    Dimension::Model,
-    Dimension::Workload,
-    Dimension::N,
-    Dimension::Rep,
-];
+/// The order the inspector's cell picker asks for a cell's dimensions: the key's own order.
+pub const PICKER_ORDER: [Dimension; 8] = Dimension::ALL;
 
 /// The choices of one dimension in the cell picker: the values of the cells that agree with `current` on every
 /// dimension picked before it, so every choice leads to a cell that exists.
@@ -394,24 +385,33 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
             Value::of(&cell.key, state.cols),
         )
     };
-    let mut flags: BTreeMap<(Value, Value, Value), (Flags, Vec<&CellKey>)> = BTreeMap::new();
-    let mut pooled: BTreeMap<(Value, Value, Value), Vec<&CellKey>> = BTreeMap::new();
+    /// What a square gathers besides its curve: status flags, every cell, and the admitted cells with data.
+    #[derive(Default)]
+    struct SquareCells<'a> {
+        flags: Flags,
+        keys: Vec<&'a CellKey>,
+        pooled: Vec<&'a CellKey>,
+    }
+    let mut gathered: BTreeMap<(Value, Value, Value), SquareCells<'_>> = BTreeMap::new();
     for cell in &relevant {
         let admitted = options.inclusion.admits(cell);
-        let (square_flags, keys) = flags.entry(position(cell)).or_default();
-        square_flags.count(cell, admitted);
-        keys.push(&cell.key);
+        let entry = gathered.entry(position(cell)).or_default();
+        entry.flags.count(cell, admitted);
+        entry.keys.push(&cell.key);
         if admitted && cell.has_data() {
-            pooled.entry(position(cell)).or_default().push(&cell.key);
+            entry.pooled.push(&cell.key);
         }
     }
     let mut squares: BTreeMap<Value, BTreeMap<(Value, Value), MatrixCell>> = BTreeMap::new();
     for curve in engine_curves(relevant.iter().copied(), position, &options) {
         let (grid, row, col) = curve.group.clone();
-        let (square_flags, keys) = flags.remove(&curve.group).unwrap_or_default();
-        let mut square = square(&curve, state, square_flags);
-        square.pooling =
-            crate::pooling::Pooling::of(pooled.remove(&curve.group).unwrap_or_default());
+        let SquareCells {
+            flags,
+            keys,
+            pooled,
+        } = gathered.remove(&curve.group).unwrap_or_default();
+        let mut square = square(&curve, state, flags);
+        square.pooling = crate::pooling::Pooling::of(pooled);
         if let [only] = keys.as_slice() {
             square.only_cell = Some((*only).clone());
         }

@@ -309,8 +309,8 @@ impl fmt::Display for Dimension {
     }
 }
 
-/// One dimension value of a cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One dimension value of a cell (ordered text before numbers; one dimension holds only one kind).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DimensionValue<'a> {
     Text(&'a str),
     Number(u32),

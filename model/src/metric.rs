@@ -217,6 +217,23 @@ impl TimeUnit {
     }
 }
 
+/// `94500` → `94,500`.
+pub fn thousands(value: u64) -> String {
+    group_digits(&value.to_string())
+}
+
+/// Commas between groups of three digits of a whole number written in decimal.
+fn group_digits(digits: &str) -> String {
+    let mut out = String::new();
+    for (position, digit) in digits.chars().enumerate() {
+        if position > 0 && (digits.len() - position).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 /// `1234567.8` with one decimal → `1,234,567.8`.
 pub fn with_thousands(value: f64, decimals: usize) -> String {
     let text = format!("{:.decimals$}", value.abs());
@@ -229,12 +246,7 @@ pub fn with_thousands(value: f64, decimals: usize) -> String {
     {
         out.push('-');
     }
-    for (position, digit) in whole.chars().enumerate() {
-        if position > 0 && (whole.len() - position).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
+    out.push_str(&group_digits(whole));
     if !fraction.is_empty() {
         out.push('.');
         out.push_str(fraction);

@@ -4,6 +4,7 @@
 use crate::key::{CellKey, Dimension, DimensionValue};
 use crate::view_state::Aggregation;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 
 /// The cells behind one value: their count and, per dimension on which they differ, how many values.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,10 +33,8 @@ impl Pooling {
         let spans = ORDER
             .into_iter()
             .filter_map(|dimension| {
-                let mut values: Vec<DimensionValue<'_>> =
+                let values: BTreeSet<DimensionValue<'_>> =
                     keys.iter().map(|key| key.value(dimension)).collect();
-                values.sort_by_key(|value| value.to_string());
-                values.dedup();
                 (values.len() > 1).then_some((dimension, values.len() as u32))
             })
             .collect();

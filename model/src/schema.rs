@@ -178,6 +178,16 @@ pub fn cells_to_batch(cells: &[CellSummary]) -> Result<RecordBatch, ArrowError> 
     RecordBatch::try_new(cells_schema(), columns)
 }
 
+/// Reads a cells table sent as an Arrow IPC stream back into summaries (the browser, and the server's kept
+/// snapshots).
+pub fn cells_from_ipc(bytes: &[u8]) -> Result<Vec<CellSummary>, SchemaError> {
+    let mut cells = Vec::new();
+    for batch in read_ipc_stream(bytes)? {
+        cells.extend(cells_from_batch(&batch)?);
+    }
+    Ok(cells)
+}
+
 /// Reads a cells table back into summaries (used by the browser and by round-trip tests).
 pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaError> {
     let column = |name: &'static str| batch.column_by_name(name).ok_or(SchemaError::Column(name));

@@ -41,6 +41,15 @@ pub struct IndexOptions {
     pub backup_diff: bool,
 }
 
+impl IndexOptions {
+    /// What the cells table needs: the backup comparison (for refilled cells' pre-refill state) but no
+    /// checksums (`cellscope cells` and `cellscope compare`).
+    pub const CELLS: IndexOptions = IndexOptions {
+        hashes: false,
+        backup_diff: true,
+    };
+}
+
 impl Default for IndexOptions {
     fn default() -> Self {
         IndexOptions {

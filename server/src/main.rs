@@ -428,13 +428,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
             let query = cellscope_model::compare::parse_query(&pairs)?;
-            let index = load(
-                &data_dir,
-                &IndexOptions {
-                    hashes: false,
-                    backup_diff: true,
-                },
-            )?;
+            let index = load(&data_dir, &IndexOptions::CELLS)?;
             let cells = cellscope_model::explore::working_cells(
                 &index.cells,
                 &index.pre_refill_cells,
@@ -455,13 +449,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             format,
             output,
         } => {
-            let index = load(
-                &data_dir,
-                &IndexOptions {
-                    hashes: false,
-                    backup_diff: true,
-                },
-            )?;
+            let index = load(&data_dir, &IndexOptions::CELLS)?;
             for warning in &index.warnings {
                 eprintln!("{warning}");
             }

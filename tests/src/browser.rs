@@ -119,7 +119,7 @@ impl Browser {
     pub async fn log(&self) -> anyhow::Result<Vec<LogEntry>> {
         let value = self
             .client()
-            .issue_cmd(BrowserLog)
+            .issue_cmd(DriverPost::browser_log())
             .await
             .context("reading the browser log")?;
         serde_json::from_value(value).context("chromedriver's browser log")
@@ -129,10 +129,10 @@ impl Browser {
     pub async fn emulate_color_scheme(&self, dark: bool) -> anyhow::Result<()> {
         let value = if dark { "dark" } else { "light" };
         self.client()
-            .issue_cmd(DevTools {
-                method: "Emulation.setEmulatedMedia",
-                params: serde_json::json!({ "features": [{ "name": "prefers-color-scheme", "value": value }] }),
-            })
+            .issue_cmd(DriverPost::dev_tools(
+                "Emulation.setEmulatedMedia",
+                serde_json::json!({ "features": [{ "name": "prefers-color-scheme", "value": value }] }),
+            ))
             .await
             .context("emulating the colour scheme")?;
         Ok(())
@@ -234,51 +234,45 @@ fn wait_for_driver(driver: &mut Child, url: &str, log_path: &Path) -> anyhow::Re
     }
 }
 
-/// chromedriver's (pre-W3C, still supported) `POST /session/{id}/se/log` for the `browser` log.
-/// A Chrome DevTools Protocol command through chromedriver (`goog/cdp/execute`).
+/// A chromedriver extension command: `POST /session/{id}/<path>` with a JSON body. Two are used: the
+/// (pre-W3C, still supported) `se/log` for the `browser` log, and `goog/cdp/execute` for a Chrome DevTools
+/// Protocol command.
 #[derive(Debug)]
-struct DevTools {
-    method: &'static str,
-    params: serde_json::Value,
+struct DriverPost {
+    path: &'static str,
+    body: serde_json::Value,
 }
 
-impl WebDriverCompatibleCommand for DevTools {
+impl DriverPost {
+    fn browser_log() -> DriverPost {
+        DriverPost {
+            path: "se/log",
+            body: serde_json::json!({ "type": "browser" }),
+        }
+    }
+
+    fn dev_tools(method: &str, params: serde_json::Value) -> DriverPost {
+        DriverPost {
+            path: "goog/cdp/execute",
+            body: serde_json::json!({ "cmd": method, "params": params }),
+        }
+    }
+}
+
+impl WebDriverCompatibleCommand for DriverPost {
     fn endpoint(
         &self,
         base_url: &url::Url,
         session_id: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
         base_url.join(&format!(
-            "session/{}/goog/cdp/execute",
-            session_id.unwrap_or_default()
+            "session/{}/{}",
+            session_id.unwrap_or_default(),
+            self.path
         ))
     }
 
     fn method_and_body(&self, _request_url: &url::Url) -> (::http::Method, Option<String>) {
-        let body = serde_json::json!({ "cmd": self.method, "params": self.params });
-        (::http::Method::POST, Some(body.to_string()))
-    }
-}
-
-#[derive(Debug)]
-struct BrowserLog;
-
-impl WebDriverCompatibleCommand for BrowserLog {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/se/log",
-            session_id.unwrap_or_default()
-        ))
-    }
-
-    fn method_and_body(&self, _request_url: &url::Url) -> (::http::Method, Option<String>) {
-        (
-            ::http::Method::POST,
-            Some(r#"{"type":"browser"}"#.to_string()),
-        )
+        (::http::Method::POST, Some(self.body.to_string()))
     }
 }

@@ -152,6 +152,17 @@ impl Harness {
     }
 
     /// Waits up to [`DEFAULT_TIMEOUT`] until `css` matches an element and returns the first.
+    /// Waits until the JavaScript `condition` holds (the condition is its own description).
+    pub async fn until(&self, condition: &str) -> anyhow::Result<()> {
+        self.wait_until(condition, condition, DEFAULT_TIMEOUT).await
+    }
+
+    /// How many elements match `css`.
+    pub async fn count(&self, css: &str) -> anyhow::Result<u64> {
+        self.eval(&format!("document.querySelectorAll({css:?}).length"))
+            .await
+    }
+
     pub async fn wait_for(&self, css: &str) -> anyhow::Result<Element> {
         self.wait_for_within(css, DEFAULT_TIMEOUT).await
     }

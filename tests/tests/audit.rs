@@ -2,18 +2,9 @@
 //! (census, checksums, backup comparison) and the REFILL_NOTE claims checked against the files, mismatches
 //! flagged; a screenshot under `target/screenshots/`.
 
-use cellscope_e2e::{DEFAULT_TIMEOUT, Harness};
+use cellscope_e2e::Harness;
 
 const MASTER: &str = "20260612_212816_266127";
-
-async fn until(page: &Harness, condition: &str) -> anyhow::Result<()> {
-    page.wait_until(condition, condition, DEFAULT_TIMEOUT).await
-}
-
-async fn count(page: &Harness, css: &str) -> anyhow::Result<u64> {
-    page.eval(&format!("document.querySelectorAll({css:?}).length"))
-        .await
-}
 
 #[tokio::test]
 async fn the_audit_runs_section_shows_checksums_the_backup_comparison_and_flags_the_note_hashes()
@@ -55,10 +46,9 @@ async fn the_audit_runs_section_shows_checksums_the_backup_comparison_and_flags_
 
     // The note's md5 prefixes are the documented TR164 values, not what this tree's files hash to: flagged.
     let mismatch = format!("{block} .note-claim[data-verdict='mismatch']");
-    until(
-        &page,
-        &format!("document.querySelectorAll({mismatch:?}).length === 2"),
-    )
+    page.until(&format!(
+        "document.querySelectorAll({mismatch:?}).length === 2"
+    ))
     .await?;
     let flagged: Vec<String> = page
         .eval(&format!(
@@ -74,7 +64,8 @@ async fn the_audit_runs_section_shows_checksums_the_backup_comparison_and_flags_
         "{flagged:?}"
     );
     assert_eq!(
-        count(&page, &format!("{block} .note-claim.claim-mismatch")).await?,
+        page.count(&format!("{block} .note-claim.claim-mismatch"))
+            .await?,
         2
     );
     // The row counts match the backup comparison and the refill run.
@@ -92,11 +83,8 @@ async fn the_audit_runs_section_shows_checksums_the_backup_comparison_and_flags_
     );
     assert_eq!(matching.len(), 6, "{matching:?}");
     assert_eq!(
-        count(
-            &page,
-            &format!("{block} .note-claim[data-verdict='not_recorded']")
-        )
-        .await?,
+        page.count(&format!("{block} .note-claim[data-verdict='not_recorded']"))
+            .await?,
         1
     );
     // The refill run says what it is; every run has a block.
@@ -105,16 +93,13 @@ async fn the_audit_runs_section_shows_checksums_the_backup_comparison_and_flags_
         refill_role.contains(&format!("refill run spliced into {MASTER}")),
         "{refill_role}"
     );
-    assert_eq!(count(&page, "#audit-runs .audit-run").await?, 4);
+    assert_eq!(page.count("#audit-runs .audit-run").await?, 4);
 
     // The note, opened, marks the lines whose claims do not hold.
     page.click(&format!("{block} .refill-note summary")).await?;
     assert_eq!(
-        count(
-            &page,
-            &format!("{block} .note-source .note-line.claim-mismatch")
-        )
-        .await?,
+        page.count(&format!("{block} .note-source .note-line.claim-mismatch"))
+            .await?,
         2
     );
     page.eval::<bool>(&format!(

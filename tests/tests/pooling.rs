@@ -2,13 +2,9 @@
 //! restricted to reps, latencies plotted against N and coloured in the matrix (checked against the server's
 //! cell table), columns = N, the chart following the window's width, and what an export carries.
 
-use cellscope_e2e::{DEFAULT_TIMEOUT, Harness};
+use cellscope_e2e::Harness;
 
 const V1_RUN: &str = "20260531_120428_552237";
-
-async fn until(page: &Harness, condition: &str) -> anyhow::Result<()> {
-    page.wait_until(condition, condition, DEFAULT_TIMEOUT).await
-}
 
 /// Hovers the drawn point that pools `cells` cells (the first such) and returns the tooltip's text.
 async fn hover_point(page: &Harness, cells: usize) -> anyhow::Result<String> {
@@ -87,7 +83,7 @@ async fn a_pooled_point_says_what_it_pools_and_its_band_can_span_reps_only() -> 
 
     page.eval::<bool>("(() => { const s = document.querySelector('#band'); s.value = 'reps'; s.dispatchEvent(new Event('change')); return true; })()")
         .await?;
-    until(&page, "location.search.includes('band=reps')").await?;
+    page.until("location.search.includes('band=reps')").await?;
     page.wait_for_attr("#curves-canvas", "data-drawn", "true")
         .await?;
     let hover = hover_point(&page, 18).await?;
@@ -269,7 +265,7 @@ async fn the_curves_follow_the_window_width() -> anyhow::Result<()> {
     // The canvas and its 1 px border fill the area.
     let fits = "Math.abs(document.querySelector('#curves-canvas').getBoundingClientRect().width - \
                 document.querySelector('#curves-area').clientWidth) < 2";
-    if until(&page, fits).await.is_err() {
+    if page.until(fits).await.is_err() {
         let sizes: Vec<f64> = page
             .eval("[document.querySelector('#curves-canvas').getBoundingClientRect().width, document.querySelector('#curves-area').clientWidth, window.innerWidth]")
             .await?;
@@ -277,9 +273,7 @@ async fn the_curves_follow_the_window_width() -> anyhow::Result<()> {
     }
     page.eval::<bool>("(() => { document.querySelector('#curves-area').style.width = '700px'; window.dispatchEvent(new Event('resize')); return true; })()")
         .await?;
-    until(
-        &page,
-        "Math.abs(document.querySelector('#curves-canvas').getBoundingClientRect().width - 700) < 2",
+    page.until("Math.abs(document.querySelector('#curves-canvas').getBoundingClientRect().width - 700) < 2",
     )
     .await?;
     page.close().await

@@ -6,15 +6,6 @@ use cellscope_e2e::{DEFAULT_TIMEOUT, Harness};
 const SGLANG_MISTRAL_LP_N32: &str =
     "20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=0";
 
-async fn until(page: &Harness, condition: &str) -> anyhow::Result<()> {
-    page.wait_until(condition, condition, DEFAULT_TIMEOUT).await
-}
-
-async fn count(page: &Harness, css: &str) -> anyhow::Result<u64> {
-    page.eval(&format!("document.querySelectorAll({css:?}).length"))
-        .await
-}
-
 #[tokio::test]
 async fn the_matrix_shows_25_cells_per_v3_backend_grid() -> anyhow::Result<()> {
     let page = Harness::start("matrix").await?;
@@ -22,16 +13,18 @@ async fn the_matrix_shows_25_cells_per_v3_backend_grid() -> anyhow::Result<()> {
     page.wait_for("table.grid[data-grid='vllm'] td.square")
         .await?;
     assert_eq!(
-        count(&page, "table.grid[data-grid='vllm'] td.square").await?,
+        page.count("table.grid[data-grid='vllm'] td.square").await?,
         25
     );
     assert_eq!(
-        count(&page, "table.grid[data-grid='sglang'] td.square").await?,
+        page.count("table.grid[data-grid='sglang'] td.square")
+            .await?,
         25
     );
     // V1: 3 models × 4 workloads, with the skipped llama3.2-3b N=16 cells carrying their glyph.
     assert_eq!(
-        count(&page, "table.grid[data-grid='pytorch_direct'] td.square").await?,
+        page.count("table.grid[data-grid='pytorch_direct'] td.square")
+            .await?,
         12
     );
     let skipped: String = page
@@ -52,11 +45,11 @@ async fn selecting_a_workload_changes_the_url_and_a_reload_restores_it() -> anyh
         .await?;
     page.click("details[data-dimension='workload'] input[data-value='long_decode']")
         .await?;
-    until(&page, "location.search.includes('workload=long_decode')").await?;
+    page.until("location.search.includes('workload=long_decode')")
+        .await?;
     let url = page.client().current_url().await?.to_string();
     assert!(url.contains("workload=long_decode"), "{url}");
-    until(
-        &page,
+    page.until(
         "document.querySelectorAll(\"table.grid[data-grid='vllm'] td.square\").length === 5",
     )
     .await?;
@@ -67,7 +60,7 @@ async fn selecting_a_workload_changes_the_url_and_a_reload_restores_it() -> anyh
     let checked: bool = page.eval("document.querySelector(\"details[data-dimension='workload'] input[data-value='long_decode']\").checked").await?;
     assert!(checked);
     assert_eq!(
-        count(&page, "table.grid[data-grid='vllm'] td.square").await?,
+        page.count("table.grid[data-grid='vllm'] td.square").await?,
         5
     );
 
@@ -75,7 +68,8 @@ async fn selecting_a_workload_changes_the_url_and_a_reload_restores_it() -> anyh
     page.click("button.tab[data-view='audit']").await?;
     page.wait_for("#audit-table").await?;
     page.client().back().await?;
-    until(&page, "!location.search.includes('view=audit')").await?;
+    page.until("!location.search.includes('view=audit')")
+        .await?;
     page.wait_for("table.grid td.square").await?;
     page.client().forward().await?;
     page.wait_for("#audit-table").await?;
@@ -98,7 +92,7 @@ async fn the_curves_canvas_has_drawn_pixels_and_the_csv_export_matches_the_view(
         )
         .await?;
     assert!(coloured > 5_000, "only {coloured} non-white pixels");
-    assert_eq!(count(&page, "#series-table tbody tr").await?, 2);
+    assert_eq!(page.count("#series-table tbody tr").await?, 2);
     page.screenshot("view-curves").await?;
 
     // CSV export: capture the blob the button hands to the browser and count its rows.
@@ -167,7 +161,7 @@ async fn the_inspector_shows_the_refill_lineage_of_the_sglang_mistral_cell() -> 
             .await?
             .contains("20260613_055519_963364")
     );
-    assert_eq!(count(&page, "#reps-table tbody tr").await?, 3);
+    assert_eq!(page.count("#reps-table tbody tr").await?, 3);
     assert!(
         page.text("#cell-exclusions")
             .await?
@@ -186,23 +180,22 @@ async fn the_audit_lists_skipped_partial_and_refilled_cells() -> anyhow::Result<
     page.wait_for("#audit-table tbody tr").await?;
     let v1 = "20260531_120428_552237";
     assert_eq!(
-        count(
-            &page,
-            &format!("#audit-table tr[data-status='skipped'][data-cell^='{v1}']")
-        )
+        page.count(&format!(
+            "#audit-table tr[data-status='skipped'][data-cell^='{v1}']"
+        ))
         .await?,
         14
     );
     assert_eq!(
-        count(
-            &page,
-            &format!("#audit-table tr[data-status='partial'][data-cell^='{v1}']")
-        )
+        page.count(&format!(
+            "#audit-table tr[data-status='partial'][data-cell^='{v1}']"
+        ))
         .await?,
         1
     );
     assert_eq!(
-        count(&page, "#audit-table tr[data-flags*='refilled']").await?,
+        page.count("#audit-table tr[data-flags*='refilled']")
+            .await?,
         36
     );
     let matched: String = page
@@ -239,8 +232,9 @@ async fn including_excluded_cells_changes_the_long_prefill_comparison() -> anyho
         "the comparison leaves the excluded Mistral cells out on both sides"
     );
     page.click("input[data-include='excluded']").await?;
-    until(&page, "location.search.includes('include=excluded')").await?;
-    until(&page, &format!("{points}.length > 0")).await?;
+    page.until("location.search.includes('include=excluded')")
+        .await?;
+    page.until(&format!("{points}.length > 0")).await?;
     let after: String = page.eval(points).await?;
     assert!(after.starts_with("1: 1.000"), "{after}");
     assert!(
@@ -317,10 +311,9 @@ async fn exported_rows(page: &Harness) -> anyhow::Result<usize> {
 }
 
 async fn slice_count_is(page: &Harness, cells: usize) -> anyhow::Result<()> {
-    until(
-        page,
-        &format!("document.querySelector('#slice-count').dataset.cells === '{cells}'"),
-    )
+    page.until(&format!(
+        "document.querySelector('#slice-count').dataset.cells === '{cells}'"
+    ))
     .await
 }
 
@@ -335,7 +328,8 @@ async fn the_csv_export_and_the_slice_count_follow_the_what_if_toggles() -> anyh
     slice_count_is(&page, 15).await?;
     assert_eq!(exported_rows(&page).await?, 15);
     page.click("input[data-include='partial']").await?;
-    until(&page, "location.search.includes('omit=partial')").await?;
+    page.until("location.search.includes('omit=partial')")
+        .await?;
     slice_count_is(&page, 14).await?;
     assert_eq!(exported_rows(&page).await?, 14);
 
@@ -347,7 +341,8 @@ async fn the_csv_export_and_the_slice_count_follow_the_what_if_toggles() -> anyh
     slice_count_is(&page, 0).await?;
     assert_eq!(exported_rows(&page).await?, 0);
     page.click("input[data-include='excluded']").await?;
-    until(&page, "location.search.includes('include=excluded')").await?;
+    page.until("location.search.includes('include=excluded')")
+        .await?;
     slice_count_is(&page, 72).await?;
     assert_eq!(exported_rows(&page).await?, 72);
     page.close().await
@@ -370,14 +365,15 @@ async fn a_hand_edited_link_opens_and_says_what_it_did_not_use() -> anyhow::Resu
         .eval("document.querySelector('#p95-threshold').value")
         .await?;
     assert_eq!(p95, "");
-    assert_eq!(count(&page, "#series-table tbody tr").await?, 3);
+    assert_eq!(page.count("#series-table tbody tr").await?, 3);
     let partial: bool = page
         .eval("document.querySelector(\"input[data-include='partial']\").checked")
         .await?;
     assert!(partial);
     page.screenshot("view-hand-edited-link").await?;
     page.click("#ignored-notice button").await?;
-    until(&page, "!document.querySelector('#ignored-notice')").await?;
+    page.until("!document.querySelector('#ignored-notice')")
+        .await?;
     page.assert_no_console_errors().await?;
     page.close().await
 }
@@ -391,31 +387,19 @@ async fn every_cell_of_a_ledger_entry_is_listed_in_the_audit_vllm_side_included(
         .await?;
     page.click("#ledger-table tr[data-ledger='mistral-long-prefill-tokenizer'] td.matched a")
         .await?;
-    until(
-        &page,
-        "location.search.includes('q=mistral-long-prefill-tokenizer')",
-    )
-    .await?;
-    until(
-        &page,
-        "document.querySelectorAll('#audit-table tbody tr').length === 72",
-    )
-    .await?;
+    page.until("location.search.includes('q=mistral-long-prefill-tokenizer')")
+        .await?;
+    page.until("document.querySelectorAll('#audit-table tbody tr').length === 72")
+        .await?;
     // The 36 SGLang cells are also refilled; the 36 vLLM cells are listed for the exclusion alone.
     assert_eq!(
-        count(
-            &page,
-            "#audit-table tbody tr[data-cell*='/vllm/mistral-7b/long_prefill_8k/']"
-        )
-        .await?,
+        page.count("#audit-table tbody tr[data-cell*='/vllm/mistral-7b/long_prefill_8k/']")
+            .await?,
         36
     );
     assert_eq!(
-        count(
-            &page,
-            "#audit-table tbody tr[data-cell*='/sglang/mistral-7b/long_prefill_8k/']"
-        )
-        .await?,
+        page.count("#audit-table tbody tr[data-cell*='/sglang/mistral-7b/long_prefill_8k/']")
+            .await?,
         36
     );
     let reason = page
@@ -465,11 +449,13 @@ async fn a_link_pinned_to_an_old_snapshot_says_so() -> anyhow::Result<()> {
     page.open("/?at=0000000000000000").await?;
     page.wait_for("#snapshot-notice").await?;
     page.click("#snapshot-notice button").await?;
-    until(&page, "!document.querySelector('#snapshot-notice')").await?;
+    page.until("!document.querySelector('#snapshot-notice')")
+        .await?;
     let snapshot: String = page
         .eval("document.querySelector('#snapshot').dataset.snapshot")
         .await?;
-    until(&page, &format!("location.search.includes('at={snapshot}')")).await?;
+    page.until(&format!("location.search.includes('at={snapshot}')"))
+        .await?;
     page.close().await
 }
 
@@ -501,7 +487,8 @@ async fn performance_figures_are_recorded() -> anyhow::Result<()> {
         .await?;
     page.click("details[data-dimension='model'] input[data-value='phi-4']")
         .await?;
-    until(&page, "performance.getEntriesByName('repaint').length > 0").await?;
+    page.until("performance.getEntriesByName('repaint').length > 0")
+        .await?;
     let curves_repaint_ms: f64 = page
         .eval("performance.getEntriesByName('repaint').slice(-1)[0].duration")
         .await?;
@@ -512,7 +499,8 @@ async fn performance_figures_are_recorded() -> anyhow::Result<()> {
     page.wait_for("table.grid td.square").await?;
     page.click("#metric").await?;
     page.eval::<bool>("(() => { const s = document.querySelector('#metric'); s.value = 'breakdown'; s.dispatchEvent(new Event('change')); return true; })()").await?;
-    until(&page, "performance.getEntriesByName('repaint').length > 0").await?;
+    page.until("performance.getEntriesByName('repaint').length > 0")
+        .await?;
     let matrix_repaint_ms: f64 = page
         .eval("performance.getEntriesByName('repaint').slice(-1)[0].duration")
         .await?;
@@ -572,16 +560,16 @@ async fn a_click_on_a_curve_point_opens_its_cell_in_the_inspector() -> anyhow::R
         ),
         "{cell}"
     );
-    until(&page, "location.search.includes('view=inspector')").await?;
+    page.until("location.search.includes('view=inspector')")
+        .await?;
     // The picker shows the same cell, and another rep is one click away.
     let rep: String = page
         .eval("document.querySelector('#rep-shown').dataset.rep")
         .await?;
     page.click("#reps-table tr:not(.current) a").await?;
-    until(
-        &page,
-        &format!("document.querySelector('#rep-shown').dataset.rep !== '{rep}'"),
-    )
+    page.until(&format!(
+        "document.querySelector('#rep-shown').dataset.rep !== '{rep}'"
+    ))
     .await?;
     page.wait_for("#histogram-canvas").await?;
     page.screenshot("view-inspector-from-point").await?;
@@ -604,7 +592,7 @@ async fn a_click_on_a_curve_point_opens_its_cell_in_the_inspector() -> anyhow::R
     assert!(pooled > 1);
     click_point(&page, pooled, which).await?;
     page.wait_for("#point-cells li a").await?;
-    assert_eq!(count(&page, "#point-cells li").await?, pooled as u64);
+    assert_eq!(page.count("#point-cells li").await?, pooled as u64);
     page.click("#point-cells li a").await?;
     page.wait_for("#inspector").await?;
     page.assert_no_console_errors().await?;
@@ -637,8 +625,7 @@ async fn tab_reaches_a_matrix_square_and_enter_opens_it() -> anyhow::Result<()> 
         .await?
         .send_keys(&fantoccini::key::Key::Enter.to_string())
         .await?;
-    until(
-        &page,
+    page.until(
         "location.search.includes('view=curves') && location.search.includes('model=llama3.2-1b')",
     )
     .await?;
@@ -678,7 +665,7 @@ async fn a_pinned_link_shows_its_old_figures_after_the_data_changes() -> anyhow:
         .await?;
     page.wait_for("td[data-row='llama3.2-1b'][data-col='short_decode']")
         .await?;
-    until(&page, "location.search.includes('at=')").await?;
+    page.until("location.search.includes('at=')").await?;
     let link: String = page.eval("location.pathname + location.search").await?;
     let pinned: String = page
         .eval("document.querySelector('#snapshot').dataset.snapshot")
@@ -714,13 +701,13 @@ async fn a_pinned_link_shows_its_old_figures_after_the_data_changes() -> anyhow:
     assert_eq!(page.eval::<String>(square).await?, before);
     page.screenshot("pinned-link-kept").await?;
     page.click("#snapshot-notice button").await?;
-    until(
-        &page,
-        &format!("!location.search.includes('at={pinned}') && location.search.includes('at=')"),
-    )
+    page.until(&format!(
+        "!location.search.includes('at={pinned}') && location.search.includes('at=')"
+    ))
     .await?;
-    until(&page, &format!("{square} !== {before:?}")).await?;
-    until(&page, "!document.querySelector('#snapshot-notice')").await?;
+    page.until(&format!("{square} !== {before:?}")).await?;
+    page.until("!document.querySelector('#snapshot-notice')")
+        .await?;
     page.assert_no_console_errors().await?;
     page.close().await
 }

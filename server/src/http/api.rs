@@ -14,9 +14,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use cellscope_model::filter::DimensionFilter;
 use cellscope_model::requests::{requests_schema, requests_to_batch};
-use cellscope_model::schema::{
-    ARROW_STREAM_MEDIA_TYPE, cells_from_batch, read_ipc_stream, write_ipc_stream,
-};
+use cellscope_model::schema::{ARROW_STREAM_MEDIA_TYPE, cells_from_ipc, write_ipc_stream};
 use cellscope_model::{CellKey, CellStatus, CellSummary, Dimension};
 use futures_util::StreamExt as _;
 use sha2::Digest as _;
@@ -159,6 +157,11 @@ fn pinned(store: &Store, parsed: &mut Parsed) -> Result<Pinned, ApiError> {
             ),
         )),
     }
+}
+
+/// The cells of a kept snapshot's Arrow table (written by this server, so a failure is internal).
+fn kept_cells(arrow: &[u8]) -> Result<Vec<CellSummary>, ApiError> {
+    cells_from_ipc(arrow).map_err(|error| ApiError::Internal(error.to_string()))
 }
 
 /// A body of a kept snapshot: immutable for its bytes, validated by their hash.
@@ -351,14 +354,7 @@ pub async fn cells(
         if parsed.values.is_empty() && format == Format::Arrow {
             return Ok(respond_kept(&headers, &id, media_type(format), arrow));
         }
-        let mut kept = Vec::new();
-        for batch in
-            read_ipc_stream(&arrow).map_err(|error| ApiError::Internal(error.to_string()))?
-        {
-            kept.extend(
-                cells_from_batch(&batch).map_err(|error| ApiError::Internal(error.to_string()))?,
-            );
-        }
+        let kept = kept_cells(&arrow)?;
         let selected: Vec<CellSummary> = kept.into_iter().filter(|cell| filter(cell)).collect();
         let body = export::encode(&selected, format)
             .map_err(|error| ApiError::Internal(error.to_string()))?;
@@ -578,25 +574,11 @@ pub async fn compare(
             .collect(),
     };
     let cells = match pinned(&store, &mut pin)? {
-        Pinned::Kept(_, archived) => {
-            let decode = |arrow: &[u8]| -> Result<Vec<CellSummary>, ApiError> {
-                let mut cells = Vec::new();
-                for batch in
-                    read_ipc_stream(arrow).map_err(|error| ApiError::Internal(error.to_string()))?
-                {
-                    cells.extend(
-                        cells_from_batch(&batch)
-                            .map_err(|error| ApiError::Internal(error.to_string()))?,
-                    );
-                }
-                Ok(cells)
-            };
-            cellscope_model::explore::working_cells(
-                &decode(&archived.cells_arrow)?,
-                &decode(&archived.pre_refill_arrow)?,
-                &query.what_if,
-            )
-        }
+        Pinned::Kept(_, archived) => cellscope_model::explore::working_cells(
+            &kept_cells(&archived.cells_arrow)?,
+            &kept_cells(&archived.pre_refill_arrow)?,
+            &query.what_if,
+        ),
         Pinned::Current => {
             let snapshot = if query.what_if.pre_refill {
                 complete_snapshot(&store).await?

@@ -1,6 +1,6 @@
-//! The JSON wire contract: the bodies of `/api/index` and `/api/provenance`, the error body, and the run facts
-//! and warnings they carry. The server serialises exactly these types and the app deserialises them, so a field
-//! renamed on one side is a compile error on the other, not a blank cell in the browser.
+//! The JSON wire contract: the bodies of `/api/index`, `/api/provenance` and `/api/compare`, the error body, and
+//! the run facts and warnings they carry. The server serialises exactly these types and the app deserialises
+//! them, so a field renamed on one side is a compile error on the other, not a blank cell in the browser.
 
 use crate::exclusions::ExclusionEntry;
 use crate::key::{CellKey, Dimension, Value};
@@ -175,6 +175,68 @@ pub struct RefillFacts {
     pub note: Option<String>,
 }
 
+/// A fact about how a run was made that may differ between the runs behind a comparison's two sides: hardware,
+/// software stack, serving configuration. The indexer reads them from the run's `manifest.json` (`environment`)
+/// and `config.yaml` (docs/run-format.md); the order here is the order they are shown in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvironmentField {
+    Gpu,
+    GpuMemoryMib,
+    Driver,
+    /// The CUDA version the driver reports (nvidia-smi), not the one a wheel was built for (that is in `Torch`).
+    Cuda,
+    /// Forward-compatibility libraries that let a newer CUDA run on an older driver.
+    CudaCompat,
+    Python,
+    Torch,
+    /// The version of the run's serving backend (vLLM, SGLang, …).
+    BackendVersion,
+    /// How the backend was installed: a native venv, a native launcher, a container image.
+    Install,
+    /// The context ceiling the server was started with (`default_max_model_len`; a refill may override it).
+    MaxModelLen,
+    /// The run's backend's extra launch arguments, as written in the config.
+    BackendExtraArgs,
+    /// Launch arguments the config adds for particular models on the run's backend (`model: args; …`).
+    ModelExtraArgs,
+}
+
+impl EnvironmentField {
+    pub const ALL: [EnvironmentField; 12] = [
+        EnvironmentField::Gpu,
+        EnvironmentField::GpuMemoryMib,
+        EnvironmentField::Driver,
+        EnvironmentField::Cuda,
+        EnvironmentField::CudaCompat,
+        EnvironmentField::Python,
+        EnvironmentField::Torch,
+        EnvironmentField::BackendVersion,
+        EnvironmentField::Install,
+        EnvironmentField::MaxModelLen,
+        EnvironmentField::BackendExtraArgs,
+        EnvironmentField::ModelExtraArgs,
+    ];
+
+    /// How the field is named on screen.
+    pub fn label(self) -> &'static str {
+        match self {
+            EnvironmentField::Gpu => "GPU",
+            EnvironmentField::GpuMemoryMib => "GPU memory (MiB)",
+            EnvironmentField::Driver => "driver",
+            EnvironmentField::Cuda => "CUDA",
+            EnvironmentField::CudaCompat => "CUDA compat",
+            EnvironmentField::Python => "Python",
+            EnvironmentField::Torch => "torch",
+            EnvironmentField::BackendVersion => "backend version",
+            EnvironmentField::Install => "install",
+            EnvironmentField::MaxModelLen => "max model length",
+            EnvironmentField::BackendExtraArgs => "backend extra args",
+            EnvironmentField::ModelExtraArgs => "model extra args",
+        }
+    }
+}
+
 /// Everything known about one run directory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunFacts {
@@ -197,6 +259,10 @@ pub struct RunFacts {
     /// Exclusion ledger id → cells of this run it matches.
     pub exclusions: BTreeMap<String, u32>,
     pub suites: Vec<String>,
+    /// How the run was made, for the fields its side files state (absent = not stated). Defaults to empty when
+    /// reading a body written before the field existed (a snapshot kept in the cache).
+    #[serde(default)]
+    pub environment: BTreeMap<EnvironmentField, String>,
 }
 
 /// One ledger entry with where it came from and how many cells it matched.
@@ -253,6 +319,15 @@ pub struct IndexBody {
     pub exclusions: Vec<LedgerEntry>,
     pub warnings: Vec<Warning>,
     pub dimensions: BTreeMap<Dimension, Vec<DimensionCount>>,
+}
+
+/// `GET /api/compare` and `cellscope compare --json`: the comparison (`spec` and `groups` at the top level, as
+/// before confounders were added) and what else differs between the runs behind its two sides.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompareBody {
+    #[serde(flatten)]
+    pub comparison: crate::compare::Comparison,
+    pub confounders: crate::compare::confounders::Confounders,
 }
 
 /// A skipped or not-run cell and why.

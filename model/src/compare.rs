@@ -6,7 +6,10 @@
 //! Pairs match on every cell dimension except `by`, `rep` and `run` (unless `by` is `run`); each side's value
 //! is the mean over the reps of its admitted cells. The ledger and the what-if toggles apply as in every view:
 //! a `comparison` entry applies whenever its cells fall on the two sides ([`applied_comparisons`]). Every
-//! pair that cannot be formed is kept with the reason.
+//! pair that cannot be formed is kept with the reason. What else differs between the runs behind the two sides
+//! (driver, torch, context ceiling, …) is [`confounders`].
+
+pub mod confounders;
 
 use crate::explore::applied_comparisons;
 use crate::key::{CellKey, Dimension, Value};

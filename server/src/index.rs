@@ -8,6 +8,7 @@
 
 mod cells;
 pub mod discover;
+pub mod environment;
 pub mod ledger;
 mod lineage;
 pub mod metrics_csv;

@@ -435,12 +435,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 &query.what_if,
             );
             let comparison = query.run(&cells)?;
+            let confounders = cellscope_model::compare::confounders::confounders(
+                &comparison,
+                &cells,
+                &index.runs,
+            );
+            let body = cellscope_model::api::CompareBody {
+                comparison,
+                confounders,
+            };
             let mut stdout = std::io::stdout().lock();
             if json {
-                serde_json::to_writer_pretty(&mut stdout, &comparison).context("writing JSON")?;
+                serde_json::to_writer_pretty(&mut stdout, &body).context("writing JSON")?;
                 writeln!(stdout)?;
             } else {
-                stdout.write_all(cellscope::compare::render_text(&comparison).as_bytes())?;
+                stdout.write_all(cellscope::compare::render_body(&body).as_bytes())?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -359,6 +359,57 @@ fn compare_prints_the_head_to_head_and_refuses_bad_parameters() {
     );
     assert!(text.contains("pairs dropped: 5"), "{text}");
     assert!(text.contains("excluded by the ledger (mistral-long-prefill-tokenizer) on both sides"));
+    // Above the table: what else differs between the runs behind the sides, each value with its runs.
+    let (confounders, table) = text.split_once("\ncompare backend = vllm").unwrap();
+    assert!(
+        confounders.starts_with("What else differs between vllm and sglang:\n"),
+        "{text}"
+    );
+    let lines: Vec<&str> = confounders.lines().collect();
+    let block = |label: &str| -> (String, String) {
+        let at = lines
+            .iter()
+            .position(|line| line.starts_with(&format!("  {label}  ")))
+            .unwrap_or_else(|| panic!("no {label} in\n{text}"));
+        (
+            lines[at][2 + label.len()..].trim().into(),
+            lines[at + 1].trim().into(),
+        )
+    };
+    const VLLM: &str = "20260612_204254_036590";
+    const SGLANG: &str = "20260612_212816_266127";
+    assert_eq!(
+        block("driver"),
+        (
+            format!("vllm: 580.159 ({VLLM})"),
+            format!("sglang: 575.57 ({SGLANG})")
+        )
+    );
+    assert_eq!(
+        block("backend version"),
+        (
+            format!("vllm: 0.10.2 ({VLLM})"),
+            format!("sglang: 0.5.12.post1 ({SGLANG})")
+        )
+    );
+    assert_eq!(
+        block("torch"),
+        (
+            format!("vllm: 2.8.0+cu128 ({VLLM})"),
+            format!("sglang: 2.11.0+cu130 ({SGLANG})")
+        )
+    );
+    // The same GPU (and, with the refill's cells left out by the ledger, the same context ceiling) is counted,
+    // not listed.
+    assert!(
+        confounders.contains("\n  4 fields equal on both sides\n"),
+        "{confounders}"
+    );
+    assert!(
+        !confounders.contains("GPU") && !confounders.contains("max model length"),
+        "{confounders}"
+    );
+    assert!(table.contains("long_prefill_8k"));
     // JSON carries the same groups, with every pair's cells.
     let output = cellscope(&[
         "compare",
@@ -387,6 +438,41 @@ fn compare_prints_the_head_to_head_and_refuses_bad_parameters() {
             .unwrap()
             .len(),
         3
+    );
+    // With the Mistral cells in, the refill run stands behind the sglang side with its own context ceiling.
+    let confounders = &json["confounders"];
+    assert_eq!(
+        confounders["b_runs"],
+        serde_json::json!([
+            {"run_id": "20260612_212816_266127", "refill_of": null},
+            {"run_id": "20260613_055519_963364", "refill_of": "20260612_212816_266127"},
+        ])
+    );
+    let field = |list: &str, name: &str| -> serde_json::Value {
+        confounders[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|contrast| contrast["field"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {list}: {confounders}"))
+            .clone()
+    };
+    let ceiling = field("differing", "max_model_len");
+    assert_eq!(ceiling["label"], "max model length");
+    assert_eq!(
+        ceiling["a"],
+        serde_json::json!([{"value": "8768", "runs": ["20260612_204254_036590"]}])
+    );
+    assert_eq!(
+        ceiling["b"],
+        serde_json::json!([
+            {"value": "8768", "runs": ["20260612_212816_266127"]},
+            {"value": "11264", "runs": ["20260613_055519_963364"]},
+        ])
+    );
+    assert_eq!(
+        field("equal", "gpu")["b"][0]["value"],
+        "NVIDIA A100 80GB PCIe"
     );
     // Bad parameters: exit 2 and a message naming the parameter and the choices.
     for (args, message) in [

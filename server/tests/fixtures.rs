@@ -84,7 +84,7 @@ fn the_good_fixture_is_clean_and_its_numbers_follow_the_definitions() {
 }
 
 /// `(case, warning kind, relative file, line)`.
-const CASES: [(&str, &str, &str, Option<u64>); 9] = [
+const CASES: [(&str, &str, &str, Option<u64>); 10] = [
     (
         "ragged-row",
         "ragged_row",
@@ -138,6 +138,12 @@ const CASES: [(&str, &str, &str, Option<u64>); 9] = [
         "duplicate_run",
         "duplicate-run/b/20260110_000000_000010/metrics.csv",
         None,
+    ),
+    (
+        "invalid-config",
+        "invalid_config",
+        "invalid-config/20260111_000000_000011/config.yaml",
+        Some(5),
     ),
 ];
 

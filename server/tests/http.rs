@@ -469,10 +469,84 @@ async fn compare_answers_the_same_json_as_the_cli_and_names_bad_parameters() {
             ("short_decode".to_string(), 25),
         ]
     );
+    // What else differs: the same body carries the confounders, typed as the model's `CompareBody`.
+    let body: cellscope_model::api::CompareBody = serde_json::from_slice(&reply.body).unwrap();
+    let confounders = &body.confounders;
+    let summary = |contrast: &cellscope_model::compare::confounders::FieldContrast| {
+        [&contrast.a, &contrast.b].map(|values| {
+            values
+                .iter()
+                .map(|value| {
+                    (
+                        value.value.clone().unwrap_or_default(),
+                        value.runs.join(","),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    use cellscope_model::api::EnvironmentField;
+    let differing = |confounders: &cellscope_model::compare::confounders::Confounders,
+                     field: EnvironmentField| {
+        summary(
+            confounders
+                .differing
+                .iter()
+                .find(|contrast| contrast.field == field)
+                .unwrap_or_else(|| panic!("{field:?} does not differ: {confounders:?}")),
+        )
+    };
+    const VLLM: &str = "20260612_204254_036590";
+    const SGLANG: &str = "20260612_212816_266127";
+    const REFILL: &str = "20260613_055519_963364";
+    let one = |value: &str, runs: &str| vec![(value.to_string(), runs.to_string())];
+    assert_eq!(
+        differing(confounders, EnvironmentField::Driver),
+        [one("580.159", VLLM), one("575.57", SGLANG)]
+    );
+    assert_eq!(
+        differing(confounders, EnvironmentField::BackendVersion),
+        [one("0.10.2", VLLM), one("0.5.12.post1", SGLANG)]
+    );
+    assert_eq!(
+        differing(confounders, EnvironmentField::Install),
+        [
+            one("native venv", VLLM),
+            one("native launcher (vendor Docker image bypassed)", SGLANG)
+        ]
+    );
+    let equal: Vec<EnvironmentField> = confounders.equal.iter().map(|c| c.field).collect();
+    assert_eq!(
+        equal,
+        [
+            EnvironmentField::Gpu,
+            EnvironmentField::GpuMemoryMib,
+            EnvironmentField::Python,
+            EnvironmentField::MaxModelLen
+        ]
+    );
     let included = get("/api/compare?a=vllm&b=sglang&phase=scaling&include=excluded")
         .await
         .json();
     assert_eq!(included["groups"][2]["n_pairs"], 25);
+    let included: cellscope_model::compare::confounders::Confounders =
+        serde_json::from_value(included["confounders"].clone()).unwrap();
+    assert_eq!(
+        differing(&included, EnvironmentField::MaxModelLen),
+        [
+            one("8768", VLLM),
+            vec![
+                ("8768".to_string(), SGLANG.to_string()),
+                ("11264".to_string(), REFILL.to_string())
+            ]
+        ]
+    );
+    // The app reads the same facts from /api/index to compute the confounders itself.
+    let index: cellscope_model::api::IndexBody =
+        serde_json::from_slice(&get("/api/index").await.body).unwrap();
+    let refill = index.runs.iter().find(|run| run.run_id == REFILL).unwrap();
+    assert_eq!(refill.environment[&EnvironmentField::MaxModelLen], "11264");
+    assert_eq!(refill.environment[&EnvironmentField::Driver], "575.57");
     for (uri, message) in [
         ("/api/compare?a=vllm", "`b` is required"),
         (

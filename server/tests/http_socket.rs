@@ -524,6 +524,42 @@ async fn a_pinned_snapshot_keeps_its_figures_after_the_data_changes() {
         let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(body["error"]["code"], "snapshot_gone");
     }
+    // A comparison pinned to a kept snapshot takes the runs behind its sides from that snapshot's index: once a
+    // third run has made `latest` a kept snapshot, comparing its two runs still names them, and only them.
+    let third = root.path().join("20260101_000000_000003");
+    std::fs::create_dir(&third).unwrap();
+    std::fs::write(
+        third.join("metrics.csv"),
+        csv.replace("20260101_000000_000001", "20260101_000000_000003"),
+    )
+    .unwrap();
+    let worker = store.clone();
+    tokio::task::spawn_blocking(move || worker.reindex(&cellscope::index::IndexOptions::default()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(snapshot_id(addr).await, latest);
+    let (status, body) = raw_get(
+        addr,
+        &format!(
+            "/api/compare?by=run&a=20260101_000000_000001&b=20260101_000000_000002&metric=aggregate_tps&at={latest}"
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let body: cellscope_model::api::CompareBody = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        body.comparison.groups[0].n_pairs, 2,
+        "N = 1 and 2, each the mean of two reps"
+    );
+    let runs = |side: &[cellscope_model::compare::confounders::SideRun]| -> Vec<String> {
+        side.iter().map(|run| run.run_id.clone()).collect()
+    };
+    assert_eq!(runs(&body.confounders.a_runs), ["20260101_000000_000001"]);
+    assert_eq!(runs(&body.confounders.b_runs), ["20260101_000000_000002"]);
+    // The fixture states no environment: nothing differs, nothing is equal.
+    assert!(body.confounders.differing.is_empty() && body.confounders.equal.is_empty());
+
     // Kept snapshots live in the cache directory; the data root holds only what the test wrote.
     assert!(cache.path().join(&pinned).join("cells.arrow.zst").is_file());
     assert!(!root.path().join(&pinned).exists());

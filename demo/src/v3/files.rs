@@ -24,11 +24,22 @@ fn json_bytes(value: &Value) -> Result<Vec<u8>, DemoError> {
     analysis::pretty(value).map_err(DemoError::Json)
 }
 
-/// The V3 run config (§3.8); the refill config differs only in `default_max_model_len`.
+/// The V3 run config (§3.8); the refill config differs only in `default_max_model_len`. Per-backend extra
+/// arguments and Mistral's `backend_extra_args.vllm` are as data-model.md §3.8 quotes them (`001:L765`); the
+/// Mistral ones sit in its model entry, where that key path puts them. The indexer reads the ceiling and the
+/// arguments as confounders of a comparison (docs/run-format.md).
 pub fn config_yaml(max_model_len: u32) -> String {
     let models: String = V3_MODELS
         .iter()
-        .map(|m| format!("  - {{name: {}, hf_id: {}}}\n", m.name, m.hf_id))
+        .map(|m| {
+            // vLLM reads Mistral's own tokenizer (mistral_common); SGLang the HF one (§6.9's token asymmetry).
+            let extra = if m.name == "mistral-7b" {
+                ", backend_extra_args: {vllm: [--tokenizer-mode, mistral]}"
+            } else {
+                ""
+            };
+            format!("  - {{name: {}, hf_id: {}{extra}}}\n", m.name, m.hf_id)
+        })
         .collect();
     format!(
         "# config_cloud_5model_3rep.yaml\nversion: 0.2_cloud5_3rep\nseed: 164\nsuite: cloud_core\nphases: [scaling, ttft]\n\
@@ -41,7 +52,6 @@ pub fn config_yaml(max_model_len: u32) -> String {
          default_max_model_len: {max_model_len}\nserver_startup_timeout_s: 1200\n\
          backend_extra_args:\n  vllm: [--dtype, float16, --gpu-memory-utilization, \"0.86\"]\n\
          \x20 sglang: [--dtype, float16, --mem-fraction-static, \"0.82\", --cuda-graph-max-bs, \"32\"]\n\
-         model_backend_extra_args:\n  mistral-7b:\n    vllm: [--tokenizer-mode, mistral]\n\
          suites:\n  cloud_full:\n    vllm_extra_args: [--enable-prefix-caching]\n\
          analysis:\n  efficiency_breakdown_threshold: 0.65\n"
     )

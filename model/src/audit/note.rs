@@ -895,6 +895,7 @@ The cell-level manifest still reported 900/900 complete because the rows were wr
             backups: Vec::new(),
             exclusions: Default::default(),
             suites: Vec::new(),
+            environment: Default::default(),
         }
     }
 

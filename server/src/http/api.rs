@@ -12,6 +12,7 @@ use axum::http::header::{
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use cellscope_model::api::{CompareBody, IndexBody};
 use cellscope_model::filter::DimensionFilter;
 use cellscope_model::requests::{requests_schema, requests_to_batch};
 use cellscope_model::schema::{ARROW_STREAM_MEDIA_TYPE, cells_from_ipc, write_ipc_stream};
@@ -573,30 +574,42 @@ pub async fn compare(
             .into_iter()
             .collect(),
     };
-    let cells = match pinned(&store, &mut pin)? {
-        Pinned::Kept(_, archived) => cellscope_model::explore::working_cells(
-            &kept_cells(&archived.cells_arrow)?,
-            &kept_cells(&archived.pre_refill_arrow)?,
-            &query.what_if,
-        ),
+    // The runs come with the cells, from the same snapshot: the confounders name the runs behind each side.
+    let (cells, runs) = match pinned(&store, &mut pin)? {
+        Pinned::Kept(_, archived) => {
+            let index: IndexBody = serde_json::from_slice(&archived.index_json)
+                .map_err(|error| ApiError::Internal(error.to_string()))?;
+            let cells = cellscope_model::explore::working_cells(
+                &kept_cells(&archived.cells_arrow)?,
+                &kept_cells(&archived.pre_refill_arrow)?,
+                &query.what_if,
+            );
+            (cells, index.runs)
+        }
         Pinned::Current => {
             let snapshot = if query.what_if.pre_refill {
                 complete_snapshot(&store).await?
             } else {
                 store.load()
             };
-            cellscope_model::explore::working_cells(
+            let cells = cellscope_model::explore::working_cells(
                 &snapshot.index.cells,
                 &snapshot.index.pre_refill_cells,
                 &query.what_if,
-            )
+            );
+            (cells, snapshot.index.runs.clone())
         }
     };
     let comparison = query
         .run(&cells)
         .map_err(|error| ApiError::bad_request("bad_parameter", error.to_string()))?;
-    let body =
-        serde_json::to_vec(&comparison).map_err(|error| ApiError::Internal(error.to_string()))?;
+    let confounders =
+        cellscope_model::compare::confounders::confounders(&comparison, &cells, &runs);
+    let body = serde_json::to_vec(&CompareBody {
+        comparison,
+        confounders,
+    })
+    .map_err(|error| ApiError::Internal(error.to_string()))?;
     Ok((
         [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
         body,

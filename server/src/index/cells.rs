@@ -286,6 +286,7 @@ pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> Run
         backups,
         exclusions,
         suites,
+        environment: read.environment.clone(),
     }
 }
 

@@ -2,13 +2,14 @@
 //! Nothing here relates runs to each other; that is the lineage stage's work.
 
 use super::discover::{BackupDir, Discovery, RunDir};
+use super::environment;
 use super::metrics_csv::{self, FileRejected, ParsedMetrics};
 use super::run_files::{self, Manifest, Plan};
 use super::splice::{self, SpliceDiff};
 use super::{IndexOptions, Progress};
-use cellscope_model::api::{FileDigest, Warning};
+use cellscope_model::api::{EnvironmentField, FileDigest, Warning};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 /// Everything read from one run directory, before runs are related to each other.
@@ -23,6 +24,8 @@ pub struct RunRead {
     /// Run ids the note names, with the line of their first mention.
     pub note_names: BTreeMap<String, u64>,
     pub files: Vec<String>,
+    /// How the run was made, from its manifest's capture and its `config.yaml`.
+    pub environment: BTreeMap<EnvironmentField, String>,
     pub warnings: Vec<Warning>,
 }
 
@@ -177,6 +180,7 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
     let manifest_bytes = read_side_file("manifest.json");
     let plan_bytes = read_side_file("execution_plan.json");
     let note_bytes = read_side_file("REFILL_NOTE.md");
+    let config_bytes = read_side_file("config.yaml");
     // An invalid side file is reported with its position and left out; the run is indexed without it.
     let mut invalid = |kind: &str, name: &str, what: &str, problem: run_files::JsonProblem| {
         warnings.push(
@@ -202,6 +206,45 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
             .map_err(|problem| invalid("invalid_plan", "execution_plan.json", "plan", problem))
             .ok()
     });
+    let config = config_bytes.and_then(|bytes| {
+        environment::parse_config(&bytes)
+            .map_err(|problem| {
+                warnings.push(
+                    Warning::warn(
+                        "invalid_config",
+                        format!(
+                            "config.yaml is not valid YAML: {}; the run's max model length and extra \
+                             arguments are taken as not stated",
+                            problem.message
+                        ),
+                    )
+                    .run(&run_id)
+                    .file(&format!("{}/config.yaml", dir.relative))
+                    .at_line(problem.line),
+                );
+            })
+            .ok()
+    });
+    let backends: BTreeSet<String> = metrics
+        .as_ref()
+        .map(|parsed| {
+            parsed
+                .cells
+                .iter()
+                .map(|(coordinates, _)| coordinates.backend.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let environment = environment::environment(
+        manifest
+            .as_ref()
+            .and_then(|manifest| manifest.environment.as_ref()),
+        manifest
+            .as_ref()
+            .and_then(|manifest| manifest.max_model_len.as_ref()),
+        config.as_ref(),
+        &backends,
+    );
     let refill_note = note_bytes.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let note_names = refill_note.as_deref().map(run_ids_in).unwrap_or_default();
     let files = list_files(&dir.path);
@@ -214,6 +257,7 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
         refill_note,
         note_names,
         files,
+        environment,
         warnings,
     }
 }

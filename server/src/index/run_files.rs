@@ -32,6 +32,11 @@ struct RawManifest {
     cells: Vec<RawManifestCell>,
     #[serde(default)]
     environment: Option<serde_json::Value>,
+    /// The context ceiling, under either name; any shape (read leniently by `environment`).
+    #[serde(default)]
+    default_max_model_len: Option<serde_json::Value>,
+    #[serde(default)]
+    max_model_len: Option<serde_json::Value>,
 }
 
 /// What the indexer keeps of a manifest cell.
@@ -48,6 +53,8 @@ pub struct ManifestCell {
 pub struct Manifest {
     pub status: Option<String>,
     pub environment: Option<serde_json::Value>,
+    /// `default_max_model_len`, else `max_model_len`.
+    pub max_model_len: Option<serde_json::Value>,
     pub cells: BTreeMap<CellCoordinates, ManifestCell>,
 }
 
@@ -97,6 +104,7 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
     Ok(Manifest {
         status: raw.status,
         environment: raw.environment,
+        max_model_len: raw.default_max_model_len.or(raw.max_model_len),
         cells,
     })
 }

@@ -36,6 +36,7 @@ pub fn App() -> impl IntoView {
                     match ctx.state.with(|state| state.view) {
                         View::Matrix => view! { <crate::matrix::MatrixView/> }.into_any(),
                         View::Curves => view! { <crate::curves::CurvesView/> }.into_any(),
+                        View::Compare => view! { <crate::compare::CompareView/> }.into_any(),
                         View::Inspector => view! { <crate::inspector::InspectorView/> }.into_any(),
                         View::Audit => view! { <crate::audit::AuditView/> }.into_any(),
                     }
@@ -169,7 +170,7 @@ fn Tabs() -> impl IntoView {
     view! {
         <nav class="tabs">
             {View::ALL.into_iter().map(|view| {
-                let label = match view { View::Matrix => "Matrix", View::Curves => "Curves", View::Inspector => "Inspector", View::Audit => "Audit" };
+                let label = view.label();
                 view! {
                     <button class="tab" data-view=view.name() class:active=move || ctx.state.with(|state| state.view == view)
                         on:click=move |_| ctx.update(|state| state.view = view)>{label}</button>

@@ -52,7 +52,7 @@ pub fn curves_height(facets: usize, width: f64) -> f64 {
     panel * rows as f64
 }
 
-fn rgb((red, green, blue): (u8, u8, u8)) -> RGBColor {
+pub fn rgb((red, green, blue): (u8, u8, u8)) -> RGBColor {
     RGBColor(red, green, blue)
 }
 
@@ -266,13 +266,29 @@ pub fn draw_export<DB: DrawingBackend>(
     spec: &CurveSpec<'_>,
     frame: &ExportFrame<'_>,
 ) -> Result<Vec<Hit>, String> {
-    let scale = spec.scale;
+    let legend: Vec<(String, (u8, u8, u8), palette::Marker)> = spec
+        .styles
+        .iter()
+        .map(|(label, (color, marker))| (label.clone(), *color, *marker))
+        .collect();
+    let chart = draw_frame(root, frame.lines, &legend, spec.scale)?;
+    draw_curves(&chart, spec)
+}
+
+/// Draws an export's frame (the description lines, then a legend of markers in their colours, left to right)
+/// and returns the area below it, where the chart goes.
+pub fn draw_frame<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    lines: &[String],
+    legend: &[(String, (u8, u8, u8), palette::Marker)],
+    scale: f64,
+) -> Result<DrawingArea<DB, Shift>, String> {
     let px = |value: f64| (value * scale).round() as i32;
     root.fill(&WHITE).map_err(|error| error.to_string())?;
     let line_height = px(16.0);
-    let header = export_header_height(frame.lines.len(), scale);
+    let header = export_header_height(lines.len(), scale);
     let (top, chart) = root.split_vertically(header);
-    for (index, line) in frame.lines.iter().enumerate() {
+    for (index, line) in lines.iter().enumerate() {
         let size = if index == 0 { 14.0 } else { 11.0 };
         top.draw(&Text::new(
             line.clone(),
@@ -283,10 +299,9 @@ pub fn draw_export<DB: DrawingBackend>(
         ))
         .map_err(|error| error.to_string())?;
     }
-    // The legend: a marker in each series' colour and its label, left to right.
     let mut x = px(10.0);
-    let y = px(8.0) + line_height * frame.lines.len() as i32 + px(6.0);
-    for (label, (color, marker)) in spec.styles {
+    let y = px(8.0) + line_height * lines.len() as i32 + px(6.0);
+    for (label, color, marker) in legend {
         let color = rgb(*color);
         let at = (x + px(5.0), y);
         let size = px(4.0);
@@ -312,7 +327,7 @@ pub fn draw_export<DB: DrawingBackend>(
         .map_err(|error| error.to_string())?;
         x += px(24.0) + px(6.5) * label.chars().count() as i32;
     }
-    draw_curves(&chart, spec)
+    Ok(chart)
 }
 
 /// Backend pixels above the chart in an export with `lines` of description.

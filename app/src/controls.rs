@@ -134,3 +134,14 @@ pub fn export_slice_csv() {
     });
     browser::download("cellscope-cells.csv", "text/csv", csv.as_bytes());
 }
+
+/// "Compare these": opens the Compare view on this view's slice, contrasting the dimension that splits it.
+pub fn compare_these_button() -> impl IntoView {
+    let ctx = ctx();
+    let target = move || ctx.state.with(cellscope_model::compare::compare_these);
+    view! {
+        <a class="button" id="compare-these" href=move || crate::state::href(&target())
+            title="Open the Compare view on this slice: paired statistics between the values this view splits by"
+            on:click=move |event| { event.prevent_default(); ctx.go(target()); }>"compare these"</a>
+    }
+}

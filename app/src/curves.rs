@@ -8,7 +8,8 @@ use crate::chart::{
     series_styles,
 };
 use crate::controls::{
-    aggregation_control, criterion_controls, empty_notice, export_slice_csv, slice_count,
+    aggregation_control, compare_these_button, criterion_controls, empty_notice, export_slice_csv,
+    slice_count,
 };
 use crate::state::{ctx, href};
 use crate::{browser, perf};
@@ -367,6 +368,7 @@ pub fn CurvesView() -> impl IntoView {
                 </select>
             </label>
             {slice_count()}
+            {compare_these_button()}
             <span class="exports">
                 <button id="export-series-csv" title="The plotted series, with the view in comment lines" on:click=export_series>"series CSV"</button>
                 <button id="export-csv" title="Every cell of the slice" on:click=export_cells>"cells CSV"</button>

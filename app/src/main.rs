@@ -1,11 +1,13 @@
-//! The cellscope explorer: a Leptos (CSR) app that slices the boundary matrix, overlays curves, inspects cells
-//! and audits provenance. All numbers come from the model crate, the same code the server and CLI use.
+//! The cellscope explorer: a Leptos (CSR) app that slices the boundary matrix, overlays curves, compares two
+//! sides with paired statistics, inspects cells and audits provenance. All numbers come from the model crate,
+//! the same code the server and CLI use.
 
 mod api;
 mod app;
 mod audit;
 mod browser;
 mod chart;
+mod compare;
 mod controls;
 mod curves;
 mod inspector;

@@ -2,8 +2,8 @@
 //! coloured by the chosen metric, with status glyphs and the reasons on hover.
 
 use crate::controls::{
-    aggregation_control, criterion_controls, dimension_select, empty_notice, export_slice_csv,
-    slice_count,
+    aggregation_control, compare_these_button, criterion_controls, dimension_select, empty_notice,
+    export_slice_csv, slice_count,
 };
 use crate::state::{ctx, href};
 use crate::{palette, perf};
@@ -166,6 +166,7 @@ pub fn MatrixView() -> impl IntoView {
             {dimension_select("columns", "cols", &AXES, |state| state.cols, |state, dimension| state.cols = dimension)}
             {dimension_select("grid per", "grid", &AXES, |state| state.grid, |state, dimension| state.grid = dimension)}
             {slice_count()}
+            {compare_these_button()}
             <span class="exports"><button id="export-csv" on:click=move |_| export_slice_csv()>"CSV"</button></span>
         </section>
         {empty_notice()}

@@ -10,6 +10,7 @@
 //! (driver, torch, context ceiling, …) is [`confounders`].
 
 pub mod confounders;
+pub mod text;
 
 use crate::explore::applied_comparisons;
 use crate::key::{CellKey, Dimension, Value};
@@ -19,7 +20,7 @@ use crate::paired::{
 };
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion};
-use crate::view_state::WhatIf;
+use crate::view_state::{ViewState, WhatIf};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -191,6 +192,97 @@ impl CompareQuery {
         self.spec.validate(cells)?;
         let slice = self.filter.apply(cells);
         Ok(compare(&slice, &self.spec, &self.what_if))
+    }
+}
+
+/// What the Compare view of `state` compares over `cells`: its choices, with `a` and `b` defaulting to the two
+/// values of `by` with the most cells (ties in name order), and efficiency when the view's metric is not one a
+/// comparison takes.
+pub fn spec_of_view(state: &ViewState, cells: &[CellSummary]) -> Result<CompareSpec, CompareError> {
+    let choice = &state.compare;
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for cell in cells {
+        *counts
+            .entry(cell.key.value(choice.by).to_string())
+            .or_default() += 1;
+    }
+    let mut common: Vec<(String, usize)> = counts.into_iter().collect();
+    common.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
+    let mut defaults = common.into_iter().map(|(value, _)| value);
+    let a = match &choice.a {
+        Some(a) => a.clone(),
+        None => defaults
+            .by_ref()
+            .find(|value| Some(value) != choice.b.as_ref())
+            .ok_or(CompareError::Missing("a"))?,
+    };
+    let b = match &choice.b {
+        Some(b) => b.clone(),
+        None => defaults
+            .find(|value| *value != a)
+            .ok_or(CompareError::Missing("b"))?,
+    };
+    let metric = if COMPARABLE.contains(&state.metric) {
+        state.metric
+    } else {
+        Metric::Efficiency
+    };
+    Ok(CompareSpec {
+        by: choice.by,
+        a,
+        b,
+        per: choice.per,
+        metric,
+        alpha: choice.alpha,
+    })
+}
+
+/// The Compare view of `state` over the working cells: its spec checked against the cells, then the comparison
+/// of the view's slice (filters and what-if toggles as in every view).
+pub fn compare_view(state: &ViewState, cells: &[CellSummary]) -> Result<Comparison, CompareError> {
+    let query = CompareQuery {
+        spec: spec_of_view(state, cells)?,
+        filter: state.filter.clone(),
+        what_if: state.what_if,
+    };
+    query.run(cells)
+}
+
+/// The Compare view a Matrix or Curves view hands over ("compare these"): its filters and toggles, contrasting
+/// the dimension that splits it into colours or grids (backend when that one cannot be contrasted), one group
+/// per column or facet. A filter that keeps exactly two values of that dimension names the sides.
+pub fn compare_these(state: &ViewState) -> ViewState {
+    use crate::view_state::View;
+    let contrastable = |dimension: Dimension| CONTRASTABLE.contains(&dimension);
+    let (split, group) = match state.view {
+        View::Matrix => (Some(state.grid), Some(state.cols)),
+        View::Curves => (Some(state.color), state.facet),
+        _ => (None, None),
+    };
+    let by = split
+        .filter(|by| contrastable(*by))
+        .unwrap_or(state.compare.by);
+    let per = group.filter(|per| contrastable(*per) && *per != by);
+    let (a, b) = match state.filter.values.get(&by).map(Vec::as_slice) {
+        Some([a, b]) => (Some(a.clone()), Some(b.clone())),
+        _ => (None, None),
+    };
+    let metric = if COMPARABLE.contains(&state.metric) {
+        state.metric
+    } else {
+        Metric::Efficiency
+    };
+    ViewState {
+        view: View::Compare,
+        metric,
+        compare: crate::view_state::CompareChoice {
+            by,
+            a,
+            b,
+            per,
+            alpha: state.compare.alpha,
+        },
+        ..state.clone()
     }
 }
 

@@ -23,6 +23,20 @@ pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<Strin
             state.cols.name(),
             state.grid.name()
         )),
+        View::Compare => {
+            let choice = &state.compare;
+            let side = |side: &Option<String>| side.clone().unwrap_or_else(|| "?".into());
+            layout.push_str(&format!(
+                ", {} − {} by {}, {}, α = {}",
+                side(&choice.a),
+                side(&choice.b),
+                choice.by.name(),
+                choice
+                    .per
+                    .map_or("one group".to_string(), |per| format!("per {}", per.name())),
+                choice.alpha
+            ));
+        }
         View::Inspector | View::Audit => {}
     }
     let what_if = &state.what_if;
@@ -39,26 +53,95 @@ pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<Strin
     if what_if.pre_refill {
         included.push("refilled cells shown pre-refill");
     }
-    vec![
-        layout,
-        format!("filters: {}", state.filter.describe()),
-        format!(
-            "criterion: {} ({})",
-            state.criterion.name(),
-            state.criterion.describe()
-        ),
-        format!(
-            "aggregation: {} of each series' reps, then of the series; {}",
-            state.aggregation.name(),
-            state.band.label()
-        ),
+    let method = if state.view == View::Compare {
+        vec![format!(
+            "pairs: cells agreeing on every dimension but {}, rep and run, each side the mean of its reps; \
+             Δ = a − b; bootstrap 95% CI of the mean Δ ({} resamples, seed {}); two-sided Wilcoxon signed-rank, \
+             Holm across the groups",
+            state.compare.by.name(),
+            crate::metric::thousands(crate::paired::BOOTSTRAP_RESAMPLES as u64),
+            crate::paired::BOOTSTRAP_SEED
+        )]
+    } else {
+        vec![
+            format!(
+                "criterion: {} ({})",
+                state.criterion.name(),
+                state.criterion.describe()
+            ),
+            format!(
+                "aggregation: {} of each series' reps, then of the series; {}",
+                state.aggregation.name(),
+                state.band.label()
+            ),
+        ]
+    };
+    let mut lines = vec![layout, format!("filters: {}", state.filter.describe())];
+    lines.extend(method);
+    lines.extend([
         format!("cells: {}", included.join(", ")),
         format!(
             "snapshot: {}",
             state.at.as_deref().unwrap_or("latest (not pinned)")
         ),
         format!("link: {link}"),
-    ]
+    ]);
+    lines
+}
+
+/// A comparison as CSV: the view's description as `#` comment lines, then one row per group with its
+/// statistics in full precision, its verdict and its dropped pairs with their reasons.
+pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]) -> String {
+    let spec = &comparison.spec;
+    let mut out = String::new();
+    for line in header {
+        out.push_str("# ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{},n_pairs,mean_delta,median_delta,ci_low,ci_high,wilcoxon_statistic,p_value,holm_p,rank_biserial,wins,losses,ties,verdict,dropped\n",
+        spec.per.map_or("group", |per| per.name())
+    ));
+    let number = |value: Option<f64>| value.map(|value| value.to_string()).unwrap_or_default();
+    for group in &comparison.groups {
+        let dropped: Vec<String> = group
+            .dropped
+            .iter()
+            .map(|dropped| {
+                format!(
+                    "{}: {}",
+                    crate::compare::text::coordinates(&dropped.coordinates, None),
+                    dropped.describe(spec)
+                )
+            })
+            .collect();
+        let fields = [
+            group.label(),
+            group.n_pairs.to_string(),
+            number(group.mean_delta),
+            number(group.median_delta),
+            number(group.ci.map(|ci| ci.0)),
+            number(group.ci.map(|ci| ci.1)),
+            number(group.wilcoxon.map(|test| test.statistic)),
+            number(group.wilcoxon.and_then(|test| test.p_value)),
+            number(group.holm_p),
+            number(group.effect_size),
+            group.wins.to_string(),
+            group.losses.to_string(),
+            group.ties.to_string(),
+            group.verdict.describe(spec),
+            dropped.join("; "),
+        ];
+        for (index, field) in fields.iter().enumerate() {
+            if index > 0 {
+                out.push(',');
+            }
+            csv_field(&mut out, field);
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The plotted series as CSV: the view's description as `#` comment lines, then one row per point with the

@@ -17,18 +17,36 @@ pub enum View {
     #[default]
     Matrix,
     Curves,
+    Compare,
     Inspector,
     Audit,
 }
 
 impl View {
-    pub const ALL: [View; 4] = [View::Matrix, View::Curves, View::Inspector, View::Audit];
+    pub const ALL: [View; 5] = [
+        View::Matrix,
+        View::Curves,
+        View::Compare,
+        View::Inspector,
+        View::Audit,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             View::Matrix => "matrix",
             View::Curves => "curves",
+            View::Compare => "compare",
             View::Inspector => "inspector",
             View::Audit => "audit",
+        }
+    }
+    /// The tab's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            View::Matrix => "Matrix",
+            View::Curves => "Curves",
+            View::Compare => "Compare",
+            View::Inspector => "Inspector",
+            View::Audit => "Audit",
         }
     }
     pub fn parse(text: &str) -> Option<View> {
@@ -274,6 +292,28 @@ impl fmt::Display for AuditSort {
     }
 }
 
+/// The Compare view's choices: contrast `a` with `b`, two values of `by`, one group per value of `per`, at
+/// significance level `alpha` (the metric is the view's). `a` and `b` unset: the two values of `by` with the
+/// most cells ([`crate::compare::spec_of_view`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompareChoice {
+    pub by: Dimension,
+    pub a: Option<String>,
+    pub b: Option<String>,
+    pub per: Option<Dimension>,
+    pub alpha: f64,
+}
+
+impl CompareChoice {
+    pub const DEFAULT: CompareChoice = CompareChoice {
+        by: Dimension::Backend,
+        a: None,
+        b: None,
+        per: Some(Dimension::Workload),
+        alpha: 0.05,
+    };
+}
+
 /// The whole view (the filter takes every dimension but N by value, N by range: [`Dimension::is_filterable`]).
 /// Defaults are what a first visit shows; only non-defaults are written to the URL.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -302,6 +342,8 @@ pub struct ViewState {
     /// Audit table: free-text filter and sort column.
     pub query: String,
     pub sort: Option<AuditSort>,
+    /// The Compare view's choices.
+    pub compare: CompareChoice,
 }
 
 impl ViewState {
@@ -323,6 +365,7 @@ impl ViewState {
         at: None,
         query: String::new(),
         sort: None,
+        compare: CompareChoice::DEFAULT,
     };
 }
 
@@ -532,17 +575,98 @@ const FIELDS: &[Field] = &[
         "view",
         view,
         |view: &View| view.name().to_string(),
-        |text| { View::parse(text).ok_or("expected one of matrix, curves, inspector, audit") }
-    ),
-    scalar!(
-        "metric",
-        metric,
-        |metric: &Metric| metric.name().to_string(),
         |text| {
-            Metric::parse(text)
-                .ok_or("expected one of efficiency, p95_multiplier, breakdown, ok_rate")
+            View::parse(text).ok_or("expected one of matrix, curves, compare, inspector, audit")
         }
     ),
+    // The Compare view's sides and groups. A compare link names every choice, defaults included, so that it
+    // reads as the question it asks (`view=compare&by=backend&a=vllm&b=sglang&per=workload&metric=…`).
+    Field {
+        print: |state, out| {
+            let choice = &state.compare;
+            let default = &CompareChoice::DEFAULT;
+            let shown = state.view == View::Compare;
+            if shown || choice.by != default.by {
+                out.push(("by", choice.by.name().to_string()));
+            }
+            for (name, side) in [("a", &choice.a), ("b", &choice.b)] {
+                if let Some(value) = side {
+                    out.push((name, encode(value, false)));
+                }
+            }
+            if shown || choice.per != default.per {
+                out.push((
+                    "per",
+                    choice.per.map_or("none", Dimension::name).to_string(),
+                ));
+            }
+        },
+        parse: |state, params| {
+            let contrastable = "expected one of backend, model, run, suite, phase, workload";
+            if let Some(text) = params.take("by") {
+                match crate::compare::contrastable_dimension(&text) {
+                    Ok(by) => state.compare.by = by,
+                    Err(_) => params.ignore("by", &text, contrastable),
+                }
+            }
+            for name in ["a", "b"] {
+                if let Some(text) = params.take(name) {
+                    let value = text.trim().to_string();
+                    if value.is_empty() {
+                        params.ignore(name, &text, "expected a value of the compared dimension");
+                    } else if name == "a" {
+                        state.compare.a = Some(value);
+                    } else {
+                        state.compare.b = Some(value);
+                    }
+                }
+            }
+            if let Some(text) = params.take("per") {
+                match crate::compare::group_dimension(&text) {
+                    Ok(per) => state.compare.per = per,
+                    Err(_) => params.ignore("per", &text, format!("{contrastable} or none")),
+                }
+            }
+        },
+    },
+    Field {
+        print: |state, out| {
+            if state.view == View::Compare || state.metric != ViewState::DEFAULT.metric {
+                out.push(("metric", state.metric.name().to_string()));
+            }
+        },
+        parse: |state, params| {
+            if let Some(text) = params.take("metric") {
+                match Metric::parse(&text) {
+                    Some(metric) => state.metric = metric,
+                    None => params.ignore(
+                        "metric",
+                        &text,
+                        format!(
+                            "expected one of {}",
+                            Metric::ALL.map(Metric::name).join(", ")
+                        ),
+                    ),
+                }
+            }
+        },
+    },
+    Field {
+        print: |state, out| {
+            let alpha = state.compare.alpha;
+            if state.view == View::Compare || alpha != CompareChoice::DEFAULT.alpha {
+                out.push(("alpha", alpha.to_string()));
+            }
+        },
+        parse: |state, params| {
+            if let Some(text) = params.take("alpha") {
+                match text.trim().parse::<f64>() {
+                    Ok(alpha) if alpha > 0.0 && alpha < 1.0 => state.compare.alpha = alpha,
+                    _ => params.ignore("alpha", &text, "expected a number between 0 and 1"),
+                }
+            }
+        },
+    },
     // One parameter per filtered dimension with comma-separated values; a dimension given twice adds up.
     Field {
         print: |state, out| {
@@ -880,6 +1004,17 @@ impl ViewState {
             && positive(self.criterion.efficiency_below())
             && self.criterion.p95_multiplier_above().is_none_or(positive)
             && self.at.as_ref().is_none_or(|at| !at.is_empty())
+            && crate::compare::CONTRASTABLE.contains(&self.compare.by)
+            && self
+                .compare
+                .per
+                .is_none_or(|per| crate::compare::CONTRASTABLE.contains(&per))
+            && [&self.compare.a, &self.compare.b]
+                .into_iter()
+                .flatten()
+                .all(|side| !side.is_empty() && side.trim() == side)
+            && self.compare.alpha > 0.0
+            && self.compare.alpha < 1.0
     }
 
     /// Narrows the view to one value of a dimension: N through the N range, the others through the filters.
@@ -1047,6 +1182,34 @@ mod tests {
             "{query}"
         );
         assert_eq!(ViewState::parse_query(&query), (state, Vec::new()));
+    }
+
+    #[test]
+    fn a_compare_link_names_every_choice_and_reads_back() {
+        let link = "view=compare&by=backend&a=vllm&b=sglang&per=workload&metric=efficiency&alpha=0.05&phase=scaling";
+        let (state, ignored) = parse(link);
+        assert!(ignored.is_empty(), "{ignored:?}");
+        assert_eq!(state.view, View::Compare);
+        assert_eq!(state.compare.a.as_deref(), Some("vllm"));
+        assert_eq!(state.compare.b.as_deref(), Some("sglang"));
+        assert_eq!(state.compare.per, Some(Dimension::Workload));
+        // The link reads as the question (sides, groups, metric, α), defaults included while the Compare view is
+        // shown; the filters follow.
+        assert_eq!(
+            state.to_query(),
+            "view=compare&by=backend&a=vllm&b=sglang&per=workload&metric=efficiency&alpha=0.05&phase=scaling"
+        );
+        // Elsewhere only what differs from the defaults is written, so the choices survive a change of tab.
+        let curves = ViewState {
+            view: View::Curves,
+            ..state
+        };
+        assert_eq!(
+            curves.to_query(),
+            "view=curves&a=vllm&b=sglang&phase=scaling"
+        );
+        let (_, ignored) = parse("view=compare&by=n&per=rep&alpha=1.5&a=+");
+        assert_eq!(ignored, ["by", "a", "per", "alpha"]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use cellscope_model::key::{CellKey, Dimension};
 use cellscope_model::scaling::Criterion;
 use cellscope_model::view_state::{
-    Aggregation, AuditColumn, AuditSort, BandSpan, Metric, View, ViewState, WhatIf,
+    Aggregation, AuditColumn, AuditSort, BandSpan, CompareChoice, Metric, View, ViewState, WhatIf,
 };
 use proptest::prelude::*;
 
@@ -123,11 +123,27 @@ fn view_state() -> impl Strategy<Value = ViewState> {
             any::<bool>(),
         )),
     );
-    (filters, layout, rest).prop_map(
+    let contrastable = || proptest::sample::select(cellscope_model::compare::CONTRASTABLE.to_vec());
+    let compare = (
+        contrastable(),
+        proptest::option::of(trimmed_text()),
+        proptest::option::of(trimmed_text()),
+        proptest::option::of(contrastable()),
+        prop_oneof![Just(0.05), Just(0.01), 0.001f64..0.999],
+    )
+        .prop_map(|(by, a, b, per, alpha)| CompareChoice {
+            by,
+            a,
+            b,
+            per,
+            alpha,
+        });
+    (filters, layout, rest, compare).prop_map(
         |(
             filters,
             (view, metric, at_n, criterion, rows, cols, grid, color, facet, aggregation),
             (n_min, n_max, cell, (excluded, partial, pre_refill), band, at, query, sort),
+            compare,
         )| {
             let mut state = ViewState {
                 view,
@@ -150,6 +166,7 @@ fn view_state() -> impl Strategy<Value = ViewState> {
                 at,
                 query,
                 sort: sort.map(|(column, descending)| AuditSort { column, descending }),
+                compare,
                 ..ViewState::default()
             };
             state.filter.n_min = n_min;

@@ -3,20 +3,9 @@
 
 use cellscope_model::api::CompareBody;
 use cellscope_model::compare::confounders::Confounders;
+use cellscope_model::compare::text::{coordinates, interval, p_value, signed};
 use cellscope_model::compare::{CompareSpec, Comparison, Group, Side};
 use std::fmt::Write as _;
-
-fn number(value: Option<f64>, decimals: usize) -> String {
-    value.map_or_else(|| "—".into(), |value| format!("{value:+.decimals$}"))
-}
-
-fn p_value(value: Option<f64>) -> String {
-    match value {
-        None => "—".into(),
-        Some(p) if p < 0.001 => format!("{p:.2e}"),
-        Some(p) => format!("{p:.4}"),
-    }
-}
 
 /// The fields that differ between the sides, each with both sides' values and their runs, then the count of
 /// the fields that do not:
@@ -98,48 +87,25 @@ pub fn render_body(body: &CompareBody) -> String {
 pub fn render_text(comparison: &Comparison) -> String {
     let spec = &comparison.spec;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "compare {} = {} (a) vs {} (b) on {}{}; Δ = a − b; {} when Holm p < {} and the 95% CI excludes 0",
-        spec.by.name(),
-        spec.a,
-        spec.b,
-        spec.metric.label(),
-        spec.per
-            .map(|per| format!(", per {}", per.name()))
-            .unwrap_or_default(),
-        if spec.metric.lower_is_better() {
-            "lower is better; an edge is claimed"
-        } else {
-            "higher is better; an edge is claimed"
-        },
-        spec.alpha
-    );
+    let _ = writeln!(out, "compare {}", spec.headline());
     let _ = writeln!(
         out,
         "  {:<18} {:>5} {:>9} {:>9} {:>21} {:>9} {:>9} {:>6} {:>8}  verdict",
         "group", "pairs", "mean Δ", "median Δ", "95% CI (bootstrap)", "p", "Holm p", "r", "W/L/T"
     );
     for group in &comparison.groups {
-        let label = group
-            .group
-            .as_ref()
-            .map_or_else(|| "all".to_string(), ToString::to_string);
         let _ = writeln!(
             out,
             "  {:<18} {:>5} {:>9} {:>9} {:>21} {:>9} {:>9} {:>6} {:>8}  {}",
-            label,
+            group.label(),
             group.n_pairs,
-            number(group.mean_delta, 4),
-            number(group.median_delta, 4),
-            group.ci.map_or_else(
-                || "—".into(),
-                |(low, high)| format!("[{low:+.4}, {high:+.4}]")
-            ),
+            signed(group.mean_delta, 4),
+            signed(group.median_delta, 4),
+            interval(group.ci),
             p_value(group.wilcoxon.and_then(|test| test.p_value)),
             p_value(group.holm_p),
-            number(group.effect_size, 2),
-            format!("{}/{}/{}", group.wins, group.losses, group.ties),
+            signed(group.effect_size, 2),
+            group.record(),
             group.verdict.describe(spec)
         );
     }
@@ -148,12 +114,11 @@ pub fn render_text(comparison: &Comparison) -> String {
         .iter()
         .flat_map(|group: &Group| {
             group.dropped.iter().map(|dropped| {
-                let coordinates: Vec<String> = dropped
-                    .coordinates
-                    .iter()
-                    .map(|(dimension, value)| format!("{}={value}", dimension.name()))
-                    .collect();
-                format!("{} — {}", coordinates.join(" "), dropped.describe(spec))
+                format!(
+                    "{} — {}",
+                    coordinates(&dropped.coordinates, None),
+                    dropped.describe(spec)
+                )
             })
         })
         .collect();

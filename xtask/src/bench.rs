@@ -3,6 +3,10 @@
 //! `bench index` times the cold index of the V3 demo data (until `/api/cells` could answer) against pandas,
 //! polars and DuckDB doing the same per-cell aggregation on the same two 94,500-row files, and checks that all
 //! four agree on every number.
+//!
+//! `bench compare` times the Compare view's computation in headless Chromium (all cells, vllm vs sglang per
+//! workload, five 10,000-resample bootstraps) against pandas + SciPy computing the same table, in alternating
+//! runs, and checks that the peer's pair counts, means and p-values equal cellscope's.
 
 use crate::process::{self, output};
 use crate::workspace_root;
@@ -26,10 +30,19 @@ pub enum Which {
         #[arg(long, default_value_t = 64)]
         connections: u32,
     },
+    /// The Compare view's computation in the browser vs pandas + SciPy.
+    Compare {
+        /// Alternating runs of each contender (browser, peer, browser, peer, …).
+        #[arg(long, default_value_t = 7)]
+        runs: u32,
+        /// Computations timed within each run.
+        #[arg(long, default_value_t = 11)]
+        repeat: u32,
+    },
 }
 
 const V3_RUNS: [&str; 2] = ["20260612_204254_036590", "20260612_212816_266127"];
-const PYTHON_PACKAGES: [&str; 4] = ["pandas", "polars", "duckdb", "pyarrow"];
+const PYTHON_PACKAGES: [&str; 5] = ["pandas", "polars", "duckdb", "pyarrow", "scipy"];
 
 pub fn run(which: Which) -> anyhow::Result<()> {
     match which {
@@ -38,7 +51,215 @@ pub fn run(which: Which) -> anyhow::Result<()> {
             seconds,
             connections,
         } => http(seconds, connections),
+        Which::Compare { runs, repeat } => compare_view(runs, repeat),
     }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let middle = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[middle]
+    } else {
+        (values[middle - 1] + values[middle]) / 2.0
+    }
+}
+
+/// `bench compare`: the browser's Compare computation against pandas + SciPy, in alternating runs.
+fn compare_view(runs: u32, repeat: u32) -> anyhow::Result<()> {
+    let data = ensure_demo_data()?;
+    crate::web::build(false)?;
+    let bin = crate::e2e::release_server()?;
+    crate::browser::ensure_installed()?;
+    process::run(
+        "cargo",
+        &[
+            "build",
+            "--release",
+            "-p",
+            "cellscope-e2e",
+            "--example",
+            "bench_compare",
+        ],
+    )?;
+    let example = crate::target_dir().join("release/examples/bench_compare");
+    let python = python_with_peers()?;
+    let out_dir = workspace_root().join("target/bench");
+    std::fs::create_dir_all(&out_dir)?;
+    let data_text = data.to_string_lossy().into_owned();
+    let bin_text = bin.to_string_lossy().into_owned();
+    let cells_csv = out_dir.join("compare-cells.csv");
+    process::run(
+        &bin_text,
+        &[
+            "cells",
+            &data_text,
+            "--format",
+            "csv",
+            "-o",
+            &cells_csv.to_string_lossy(),
+        ],
+    )?;
+    // cellscope's own numbers for the same question, from the CLI (the same model code the browser runs).
+    let ours: Value = serde_json::from_str(&output(
+        &bin_text,
+        &[
+            "compare", &data_text, "--by", "backend", "--a", "vllm", "--b", "sglang", "--json",
+        ],
+    )?)
+    .context("reading `cellscope compare --json`")?;
+    let env = crate::e2e::test_env(&bin, &data);
+    let script = workspace_root().join("xtask/bench/compare_peer.py");
+    let (browser_json, peer_json) = (
+        out_dir.join("compare-browser.json"),
+        out_dir.join("compare-peer.json"),
+    );
+    let repeat_text = repeat.to_string();
+    let mut rows = Vec::new();
+    let mut peer_version = String::new();
+    let mut cells_text = String::new();
+    for run in 1..=runs {
+        process::run_with_env(
+            &example.to_string_lossy(),
+            &[&browser_json.to_string_lossy(), &repeat_text],
+            &env,
+        )?;
+        process::run(
+            &python.to_string_lossy(),
+            &[
+                &script.to_string_lossy(),
+                &cells_csv.to_string_lossy(),
+                &peer_json.to_string_lossy(),
+                &repeat_text,
+            ],
+        )?;
+        let browser: Value = serde_json::from_slice(&std::fs::read(&browser_json)?)?;
+        let peer: Value = serde_json::from_slice(&std::fs::read(&peer_json)?)?;
+        if run == 1 {
+            check_peer_numbers(&ours, &peer)?;
+        }
+        let list = |value: &Value, key: &str, factor: f64| -> anyhow::Result<Vec<f64>> {
+            value
+                .get(key)
+                .and_then(Value::as_array)
+                .with_context(|| format!("`{key}` missing"))?
+                .iter()
+                .map(|x| x.as_f64().map(|x| x * factor).context("not a number"))
+                .collect()
+        };
+        let mut browser_ms = list(&browser, "ms", 1.0)?;
+        let mut peer_ms = list(&peer, "seconds", 1e3)?;
+        peer_version = peer
+            .get("version")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string();
+        cells_text = browser
+            .get("cells")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string();
+        rows.push((
+            browser_ms.clone(),
+            peer_ms.clone(),
+            median(&mut browser_ms),
+            median(&mut peer_ms),
+        ));
+    }
+    let mut table = format!(
+        "Compare view computation, all {cells_text} cells (vllm vs sglang, efficiency, per workload: pairing, rep means, Wilcoxon, Holm, 5 × 10,000 bootstrap resamples)
+
+| run | browser (cellscope, wasm) median of {repeat} | pandas + SciPy ({peer_version}) median of {repeat} | ratio | browser raw (ms) | peer raw (ms) |\n|---|---|---|---|---|---|\n"
+    );
+    let raw = |values: &[f64]| {
+        values
+            .iter()
+            .map(|v| format!("{v:.1}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut ratios = Vec::new();
+    let mut browser_medians = Vec::new();
+    let mut peer_medians = Vec::new();
+    for (index, (browser, peer, browser_median, peer_median)) in rows.iter().enumerate() {
+        let ratio = browser_median / peer_median;
+        ratios.push(ratio);
+        browser_medians.push(*browser_median);
+        peer_medians.push(*peer_median);
+        table.push_str(&format!(
+            "| {} | {browser_median:.1} ms | {peer_median:.1} ms | {ratio:.2} | {} | {} |\n",
+            index + 1,
+            raw(browser),
+            raw(peer)
+        ));
+    }
+    let browser_all = median(&mut browser_medians);
+    table.push_str(&format!(
+        "\nMedian over runs: browser {browser_all:.1} ms, peer {:.1} ms, ratio browser / peer {:.2}. Budget (issue 10): ≤ 30 ms in the browser → {}.\n",
+        median(&mut peer_medians),
+        median(&mut ratios),
+        if browser_all <= 30.0 { "met" } else { "not met" }
+    ));
+    std::fs::write(out_dir.join("compare.md"), &table)?;
+    println!("{table}\n(written to target/bench/compare.md)");
+    Ok(())
+}
+
+/// The peer must compute the same table: pair counts equal, means and p-values to 1e-9 relative.
+fn check_peer_numbers(ours: &Value, peer: &Value) -> anyhow::Result<()> {
+    let groups = ours
+        .get("groups")
+        .and_then(Value::as_array)
+        .context("cellscope's groups")?;
+    let theirs = peer
+        .get("groups")
+        .and_then(Value::as_array)
+        .context("the peer's groups")?;
+    anyhow::ensure!(
+        groups.len() == theirs.len(),
+        "{} groups vs the peer's {}",
+        groups.len(),
+        theirs.len()
+    );
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300);
+    for (group, peer) in groups.iter().zip(theirs) {
+        let name = group.get("group").and_then(Value::as_str).unwrap_or("?");
+        anyhow::ensure!(
+            peer.get("group").and_then(Value::as_str) == Some(name),
+            "group {name} vs the peer's {peer}"
+        );
+        anyhow::ensure!(
+            group.get("n_pairs") == peer.get("n_pairs"),
+            "{name}: n_pairs {:?} vs the peer's {:?}",
+            group.get("n_pairs"),
+            peer.get("n_pairs")
+        );
+        let p_value = group.pointer("/wilcoxon/p_value").and_then(Value::as_f64);
+        for (what, ours, theirs) in [
+            (
+                "mean_delta",
+                number(group, "mean_delta")?,
+                number(peer, "mean_delta")?,
+            ),
+            (
+                "median_delta",
+                number(group, "median_delta")?,
+                number(peer, "median_delta")?,
+            ),
+            (
+                "p_value",
+                p_value.context("p_value")?,
+                number(peer, "p_value")?,
+            ),
+            ("holm_p", number(group, "holm_p")?, number(peer, "holm_p")?),
+        ] {
+            anyhow::ensure!(
+                close(ours, theirs),
+                "{name}: {what} {ours} vs the peer's {theirs}"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The demo data root, generated when absent.

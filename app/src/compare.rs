@@ -1,0 +1,534 @@
+//! Compare: a head-to-head of two values of one dimension (vLLM against SGLang by default), per workload, with
+//! the paired statistics of `cellscope_model::compare` computed here in the browser from the working cells —
+//! the same function the CLI and `/api/compare` call. Shows what else differs between the sides, a forest plot,
+//! the table with every dropped pair and its reason, and the pairs themselves against the y = x line.
+
+mod plot;
+
+use crate::chart::{Hit, draw_frame, export_header_height};
+use crate::controls::slice_count;
+use crate::state::{ctx, href};
+use crate::{browser, perf};
+use cellscope_model::CellKey;
+use cellscope_model::Dimension;
+use cellscope_model::compare::confounders::{Confounders, confounders};
+use cellscope_model::compare::text::{coordinates, interval, p_value, signed};
+use cellscope_model::compare::{
+    COMPARABLE, CONTRASTABLE, Comparison, Side, Verdict, compare_view, spec_of_view,
+};
+use cellscope_model::export::{describe_view, file_name};
+use cellscope_model::view_state::{View, ViewState};
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use std::sync::Arc;
+use wasm_bindgen::JsCast;
+
+/// The charts' width in CSS pixels before the page has been measured, and its bounds.
+const DEFAULT_WIDTH: f64 = 1000.0;
+
+fn available_width() -> f64 {
+    browser::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.get_element_by_id("compare-area"))
+        .map(|area| f64::from(area.client_width()))
+        .filter(|width| *width > 0.0)
+        .map_or(DEFAULT_WIDTH, |width| width.clamp(480.0, 2000.0))
+}
+
+/// Sizes `canvas` for `height` CSS pixels at the page's width and draws on it.
+fn draw_canvas(
+    canvas: web_sys::HtmlCanvasElement,
+    height: impl Fn(f64) -> f64,
+    draw: impl FnOnce(
+        &DrawingArea<CanvasBackend, plotters::coord::Shift>,
+        f64,
+    ) -> Result<Vec<Hit>, String>,
+) -> Result<Vec<Hit>, String> {
+    let scale = browser::device_pixel_ratio();
+    let width = available_width();
+    let height = height(width);
+    canvas.set_width((width * scale) as u32);
+    canvas.set_height((height * scale) as u32);
+    let _ = canvas.set_attribute("style", &format!("width:{width}px;height:{height}px"));
+    let backend =
+        CanvasBackend::with_canvas_object(canvas).ok_or("the canvas has no 2D context")?;
+    draw(&backend.into_drawing_area(), scale)
+}
+
+/// The hit nearest the mouse, within 14 CSS pixels.
+fn nearest(
+    canvas: &web_sys::HtmlCanvasElement,
+    hits: &[Hit],
+    event: &web_sys::MouseEvent,
+) -> Option<Hit> {
+    let rect = canvas.get_bounding_client_rect();
+    let (x, y) = (
+        f64::from(event.client_x()) - rect.left(),
+        f64::from(event.client_y()) - rect.top(),
+    );
+    hits.iter()
+        .map(|hit| ((hit.x - x).powi(2) + (hit.y - y).powi(2), hit))
+        .filter(|(distance, _)| *distance < 14.0 * 14.0)
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, hit)| hit.clone())
+}
+
+#[component]
+pub fn CompareView() -> impl IntoView {
+    let ctx = ctx();
+    // The comparison of the view: recomputed when the cells or a choice that matters to it changes (not the
+    // matrix layout or the audit's sort).
+    let inputs = Memo::new(move |_| {
+        ctx.state.with(|state| {
+            (
+                state.compare.clone(),
+                state.metric,
+                state.filter.clone(),
+                state.what_if,
+            )
+        })
+    });
+    // A new computation is always a new value: comparing results field by field would cost more code and time
+    // than it saves.
+    let comparison: Memo<Result<Arc<Comparison>, String>> = Memo::new_with_compare(
+        move |_| {
+            inputs.track();
+            let state = ctx.state.get_untracked();
+            ctx.working.with(|cells| {
+                perf::clear("compare-start");
+                perf::mark("compare-start");
+                let result = compare_view(&state, cells)
+                    .map(Arc::new)
+                    .map_err(|error| error.to_string());
+                perf::measure("compare", "compare-start");
+                result
+            })
+        },
+        |_, _| true,
+    );
+    let forest_ref = NodeRef::<Canvas>::new();
+    let paired_ref = NodeRef::<Canvas>::new();
+    let forest_hits: RwSignal<Vec<Hit>> = RwSignal::new(Vec::new());
+    let paired_hits: RwSignal<Vec<Hit>> = RwSignal::new(Vec::new());
+    let tooltip: RwSignal<Option<(&'static str, f64, f64, String)>> = RwSignal::new(None);
+    // A clicked pair: where it is and its cells, to open one in the inspector.
+    let chosen: RwSignal<Option<(f64, f64, Vec<CellKey>)>> = RwSignal::new(None);
+    let width = RwSignal::new(DEFAULT_WIDTH);
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        let now = available_width();
+        if (now - width.get_untracked()).abs() >= 1.0 {
+            width.set(now);
+        }
+    });
+    on_cleanup(move || resize.remove());
+    Effect::new(move |_| {
+        width.track();
+        let Ok(comparison) = comparison.get() else {
+            return;
+        };
+        let groups = comparison.groups.len();
+        if let Some(canvas) = forest_ref.get() {
+            let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
+            match draw_canvas(
+                canvas.clone(),
+                |_| plot::forest_height(groups),
+                |root, scale| plot::draw_forest(root, &comparison, scale),
+            ) {
+                Ok(hits) => {
+                    // The rows as drawn, for automation and the browser tests: `group,x,y;…` (CSS pixels of
+                    // each mean's marker; the hits follow the groups with a mean, in order).
+                    let rows: Vec<String> = comparison
+                        .groups
+                        .iter()
+                        .filter(|group| group.mean_delta.is_some())
+                        .zip(&hits)
+                        .map(|(group, hit)| format!("{},{:.1},{:.1}", group.label(), hit.x, hit.y))
+                        .collect();
+                    let _ = canvas.set_attribute("data-rows", &rows.join(";"));
+                    let _ = canvas.set_attribute("data-drawn", "true");
+                    forest_hits.set(hits);
+                }
+                Err(error) => ctx
+                    .error
+                    .set(Some(format!("drawing the forest plot: {error}"))),
+            }
+        }
+        if let Some(canvas) = paired_ref.get() {
+            let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
+            match draw_canvas(
+                canvas.clone(),
+                |width| plot::paired_height(groups, width),
+                |root, scale| plot::draw_paired(root, &comparison, scale),
+            ) {
+                Ok(hits) => {
+                    // Where the pairs are, for automation and the browser tests: `x,y,cells;…`.
+                    let points: Vec<String> = hits
+                        .iter()
+                        .map(|hit| format!("{:.1},{:.1},{}", hit.x, hit.y, hit.keys.len()))
+                        .collect();
+                    let _ = canvas.set_attribute("data-points", &points.join(";"));
+                    let _ = canvas.set_attribute("data-drawn", "true");
+                    paired_hits.set(hits);
+                }
+                Err(error) => ctx.error.set(Some(format!("drawing the pairs: {error}"))),
+            }
+        }
+        perf::mark("first-chart");
+        perf::measure("repaint", "filter-change");
+    });
+    let values_of = move |dimension: Dimension| -> Vec<String> {
+        ctx.data.with(|data| {
+            data.as_ref()
+                .and_then(|data| data.index.dimensions.get(&dimension))
+                .map(|values| values.iter().map(|count| count.value.to_string()).collect())
+                .unwrap_or_default()
+        })
+    };
+    // The sides as compared: the link's, or the defaults the comparison chose.
+    let sides = move || {
+        ctx.working.with(|cells| {
+            ctx.state
+                .with(|state| spec_of_view(state, cells).map(|spec| (spec.a, spec.b)))
+                .unwrap_or_default()
+        })
+    };
+    let side_select = move |id: &'static str, is_a: bool| {
+        view! {
+            <select id=id on:change=move |event| {
+                let value = event_target_value(&event);
+                ctx.update(|state| if is_a { state.compare.a = Some(value) } else { state.compare.b = Some(value) });
+            }>
+                {move || {
+                    let by = ctx.state.with(|state| state.compare.by);
+                    let current = if is_a { sides().0 } else { sides().1 };
+                    values_of(by).into_iter().map(|value| {
+                        let selected = value == current;
+                        view! { <option value=value.clone() selected=selected>{value.clone()}</option> }
+                    }).collect_view()
+                }}
+            </select>
+        }
+    };
+    let inspect_link = move |key: CellKey| {
+        let next = ctx.state.with_untracked(|state| ViewState {
+            cell: Some(key.clone()),
+            view: View::Inspector,
+            ..state.clone()
+        });
+        let link = href(&next);
+        view! { <a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{key.to_string()}</a> }
+    };
+    let on_move = move |event: web_sys::MouseEvent, which: &'static str| {
+        let (canvas, hits) = if which == "forest" {
+            (forest_ref.get_untracked(), forest_hits)
+        } else {
+            (paired_ref.get_untracked(), paired_hits)
+        };
+        let Some(canvas) = canvas else { return };
+        let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
+        let hit = hits.with_untracked(|hits| nearest(&canvas, hits, &event));
+        tooltip.set(hit.map(|hit| (which, hit.x, hit.y, hit.text)));
+    };
+    let on_paired_click = move |event: web_sys::MouseEvent| {
+        let Some(canvas) = paired_ref.get_untracked() else {
+            return;
+        };
+        let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
+        let hit = paired_hits.with_untracked(|hits| nearest(&canvas, hits, &event));
+        chosen.set(hit.map(|hit| (hit.x, hit.y, hit.keys)));
+    };
+    // Exports: the forest plot with the view in words and the legend above it, and the table as CSV.
+    let export_lines = move || {
+        ctx.state.with_untracked(|state| {
+            // The sides and metric as compared, defaults resolved, so the export names them.
+            let spec =
+                comparison.with_untracked(|result| result.as_ref().ok().map(|c| c.spec.clone()));
+            let mut state = state.clone();
+            let metric = spec.as_ref().map_or(state.metric, |spec| spec.metric);
+            if let Some(spec) = spec {
+                state.compare.a = Some(spec.a);
+                state.compare.b = Some(spec.b);
+            }
+            (
+                describe_view(&state, metric, &browser::href()),
+                file_name(&state, metric, "x"),
+            )
+        })
+    };
+    let export_name = move |extension: &str| {
+        let (_, name) = export_lines();
+        format!("{}.{extension}", name.trim_end_matches(".x"))
+    };
+    let export_image = move |svg: bool| {
+        let Ok(comparison) = comparison.get_untracked() else {
+            return;
+        };
+        let (lines, _) = export_lines();
+        let legend = plot::legend(&comparison);
+        let width = width.get_untracked().max(available_width());
+        let height = plot::forest_height(comparison.groups.len())
+            + f64::from(export_header_height(lines.len(), 1.0));
+        if svg {
+            let mut text = String::new();
+            {
+                let root = SVGBackend::with_string(&mut text, (width as u32, height as u32))
+                    .into_drawing_area();
+                if let Ok(chart) = draw_frame(&root, &lines, &legend, 1.0) {
+                    let _ = plot::draw_forest(&chart, &comparison, 1.0);
+                }
+            }
+            browser::download(&export_name("svg"), "image/svg+xml", text.as_bytes());
+            return;
+        }
+        let scale = browser::device_pixel_ratio().max(2.0);
+        let url = (|| {
+            let canvas = browser::window()?
+                .document()?
+                .create_element("canvas")
+                .ok()?
+                .dyn_into::<web_sys::HtmlCanvasElement>()
+                .ok()?;
+            canvas.set_width((width * scale) as u32);
+            canvas.set_height((height * scale) as u32);
+            let root = CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
+            let chart = draw_frame(&root, &lines, &legend, scale).ok()?;
+            plot::draw_forest(&chart, &comparison, scale).ok()?;
+            canvas.to_data_url().ok()
+        })();
+        if let Some(url) = url {
+            browser::download_url(&export_name("png"), &url);
+        }
+    };
+    let export_csv = move |_| {
+        let Ok(comparison) = comparison.get_untracked() else {
+            return;
+        };
+        let (lines, _) = export_lines();
+        let csv = cellscope_model::export::comparison_csv(&comparison, &lines);
+        browser::download(&export_name("csv"), "text/csv", csv.as_bytes());
+    };
+    view! {
+        <section class="controls" id="compare-controls">
+            <label>"compare "
+                <select id="compare-by" on:change=move |event| {
+                    if let Some(by) = Dimension::parse(&event_target_value(&event)) {
+                        ctx.update(|state| {
+                            state.compare.by = by;
+                            state.compare.a = None;
+                            state.compare.b = None;
+                            if state.compare.per == Some(by) {
+                                state.compare.per = None;
+                            }
+                        });
+                    }
+                }>
+                    {CONTRASTABLE.into_iter().map(|dimension| view! {
+                        <option value=dimension.name() selected=move || ctx.state.with(|state| state.compare.by == dimension)>{dimension.name()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <label>"a " {side_select("compare-a", true)}</label>
+            <button id="compare-swap" title="Swap a and b (every Δ changes sign)" on:click=move |_| {
+                let (a, b) = sides();
+                ctx.update(|state| { state.compare.a = Some(b); state.compare.b = Some(a); });
+            }>"⇄"</button>
+            <label>"b " {side_select("compare-b", false)}</label>
+            <label>"per "
+                <select id="compare-per" on:change=move |event| {
+                    let value = event_target_value(&event);
+                    ctx.update(|state| state.compare.per = Dimension::parse(&value));
+                }>
+                    <option value="none" selected=move || ctx.state.with(|state| state.compare.per.is_none())>"none (one group)"</option>
+                    {CONTRASTABLE.into_iter().map(|dimension| view! {
+                        <option value=dimension.name() selected=move || ctx.state.with(|state| state.compare.per == Some(dimension))>{dimension.name()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <label>"metric "
+                <select id="compare-metric" on:change=move |event| {
+                    if let Some(metric) = cellscope_model::metric::Metric::parse(&event_target_value(&event)) {
+                        ctx.update(|state| state.metric = metric);
+                    }
+                }>
+                    {COMPARABLE.into_iter().map(|metric| view! {
+                        <option value=metric.name() selected=move || comparison.with(|result| result.as_ref().map(|c| c.spec.metric).ok()) == Some(metric)>{metric.label()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <label>"α "
+                <input id="compare-alpha" type="number" step="0.01" min="0.001" max="0.5"
+                    prop:value=move || ctx.state.with(|state| state.compare.alpha.to_string())
+                    on:change=move |event| {
+                        if let Ok(alpha) = event_target_value(&event).parse::<f64>()
+                            && alpha > 0.0 && alpha < 1.0
+                        {
+                            ctx.update(|state| state.compare.alpha = alpha);
+                        }
+                    }/>
+            </label>
+            {slice_count()}
+            <span class="exports">
+                <button id="export-compare-csv" title="The table, with the view in comment lines" on:click=export_csv>"table CSV"</button>
+                <button id="export-png" title="The forest plot with the view and legend" on:click=move |_| export_image(false)>"PNG"</button>
+                <button id="export-svg" title="The forest plot with the view and legend" on:click=move |_| export_image(true)>"SVG"</button>
+            </span>
+        </section>
+        {move || match comparison.get() {
+            Err(error) => view! { <p class="empty" id="compare-error">{error}</p> }.into_any(),
+            Ok(comparison) => {
+                let spec = comparison.spec.clone();
+                let headline = spec.headline();
+                view! {
+                    <p class="compare-headline" id="compare-headline">{headline}</p>
+                    <ConfoundersPanel comparison=comparison.clone()/>
+                    <CompareTable comparison=comparison.clone()/>
+                }.into_any()
+            }
+        }}
+        <div id="compare-area">
+            <h3>"Mean Δ per group, with its 95% bootstrap interval"</h3>
+            <div class="series-legend" id="compare-legend">
+                {move || comparison.get().ok().map(|comparison| plot::legend(&comparison).into_iter().map(|(label, color, _)| view! {
+                    <span class="swatch" style=format!("color:{}", crate::palette::css(color))>"●"</span><span>{label}</span>
+                }).collect_view())}
+                <span class="hint">"hollow = no direction claimed"</span>
+            </div>
+            <div class="chart-wrap">
+                <canvas id="forest-canvas" node_ref=forest_ref
+                    on:mousemove=move |event| on_move(event, "forest")
+                    on:mouseleave=move |_| tooltip.set(None)></canvas>
+                {move || tooltip.get().filter(|(which, ..)| *which == "forest").map(|(_, x, y, text)| view! {
+                    <div class="tooltip" id="forest-tooltip" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>{text}</div>
+                })}
+            </div>
+            <h3>"Each pair: a against b (on the line: equal; below it: b lower)"</h3>
+            <div class="chart-wrap">
+                <canvas id="paired-canvas" node_ref=paired_ref on:click=on_paired_click
+                    on:mousemove=move |event| on_move(event, "paired")
+                    on:mouseleave=move |_| tooltip.set(None)></canvas>
+                {move || tooltip.get().filter(|(which, ..)| *which == "paired").map(|(_, x, y, text)| view! {
+                    <div class="tooltip" id="paired-tooltip" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>{text}</div>
+                })}
+                {move || chosen.get().map(|(x, y, keys)| view! {
+                    <div class="points-popover" id="pair-cells" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>
+                        {format!("This pair pools {} cells (each side's reps); open one:", keys.len())}
+                        <ul>{keys.into_iter().map(|key| view! { <li>{inspect_link(key)}</li> }).collect_view()}</ul>
+                        <button on:click=move |_| chosen.set(None)>"Close"</button>
+                    </div>
+                })}
+            </div>
+        </div>
+    }
+}
+
+/// The table: one row per group with its statistics, verdict and every pair that could not be formed.
+#[component]
+fn CompareTable(comparison: Arc<Comparison>) -> impl IntoView {
+    let spec = comparison.spec.clone();
+    view! {
+        <table class="compare-table" id="compare-table">
+            <thead><tr>
+                <th>{spec.per.map_or("group", Dimension::name)}</th><th>"pairs"</th><th>"mean Δ"</th><th>"median Δ"</th>
+                <th>"95% CI (bootstrap)"</th><th>"p (Wilcoxon)"</th><th>"Holm p"</th><th title="matched-pairs rank-biserial correlation">"r"</th>
+                <th title="pairs where a is better / worse / equal">"W/L/T (a)"</th><th>"verdict"</th><th>"pairs dropped"</th>
+            </tr></thead>
+            <tbody>
+                {comparison.groups.iter().map(|group| {
+                    let verdict = match group.verdict {
+                        Verdict::AEdge => "a_edge",
+                        Verdict::BEdge => "b_edge",
+                        Verdict::NoClearDifference => "no_clear_difference",
+                        Verdict::NoPairs => "no_pairs",
+                    };
+                    let color = crate::palette::css(plot::verdict_color(group.verdict));
+                    let dropped: Vec<String> = group.dropped.iter().map(|dropped| {
+                        format!("{}: {}", coordinates(&dropped.coordinates, spec.per), dropped.describe(&spec))
+                    }).collect();
+                    let count = dropped.len();
+                    view! {
+                        <tr data-group=group.label() data-pairs=group.n_pairs.to_string() data-verdict=verdict
+                            data-dropped=count.to_string()>
+                            <td>{group.label()}</td>
+                            <td class="num">{group.n_pairs}</td>
+                            <td class="num">{signed(group.mean_delta, 4)}</td>
+                            <td class="num">{signed(group.median_delta, 4)}</td>
+                            <td class="num">{interval(group.ci)}</td>
+                            <td class="num">{p_value(group.wilcoxon.and_then(|test| test.p_value))}</td>
+                            <td class="num">{p_value(group.holm_p)}</td>
+                            <td class="num">{signed(group.effect_size, 2)}</td>
+                            <td class="num">{group.record()}</td>
+                            <td class="verdict" style=format!("color:{color}")>{group.verdict.describe(&spec)}</td>
+                            <td class="dropped">
+                                {(count == 0).then_some("none")}
+                                {(count > 0).then(|| view! {
+                                    <details open=count <= 6>
+                                        <summary>{format!("{count} dropped")}</summary>
+                                        <ul>{dropped.into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}</ul>
+                                    </details>
+                                })}
+                            </td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// What else differs between the runs behind the two sides (driver, torch, context ceiling, …), each value with
+/// the runs it comes from; fields equal on both sides are counted, and listed on demand.
+#[component]
+fn ConfoundersPanel(comparison: Arc<Comparison>) -> impl IntoView {
+    let ctx = ctx();
+    let found = ctx.working.with_untracked(|cells| {
+        ctx.data.with_untracked(|data| {
+            data.as_ref()
+                .map(|data| confounders(&comparison, cells, &data.index.runs))
+        })
+    });
+    let Some(found) = found else {
+        return ().into_any();
+    };
+    let spec = &comparison.spec;
+    let runs = |side: Side| {
+        found
+            .runs(side)
+            .iter()
+            .map(|run| run.describe())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let row = |field: &cellscope_model::compare::confounders::FieldContrast| {
+        view! {
+            <tr data-field=field.label.clone()>
+                <th>{field.label.clone()}</th>
+                <td>{field.describe_side(Side::A)}</td>
+                <td>{field.describe_side(Side::B)}</td>
+            </tr>
+        }
+    };
+    let (a_runs, b_runs) = (runs(Side::A), runs(Side::B));
+    view! {
+        <section class="confounders" id="compare-confounders" data-differing=found.differing.len().to_string()
+            data-equal=found.equal.len().to_string()>
+            <h3>{Confounders::heading(spec)}</h3>
+            {found.differing.is_empty().then(|| view! { <p>"Nothing the runs record differs between the sides."</p> })}
+            <table>
+                <thead><tr><th></th><th>{format!("{} (a)", spec.a)}</th><th>{format!("{} (b)", spec.b)}</th></tr></thead>
+                <tbody>
+                    {found.differing.iter().map(row).collect_view()}
+                    <tr class="runs"><th>"runs"</th><td class="runs">{a_runs}</td><td class="runs">{b_runs}</td></tr>
+                </tbody>
+            </table>
+            {(!found.equal.is_empty()).then(|| view! {
+                <details id="confounders-equal">
+                    <summary>{found.equal_summary()}</summary>
+                    <table><tbody>{found.equal.iter().map(row).collect_view()}</tbody></table>
+                </details>
+            })}
+        </section>
+    }
+    .into_any()
+}

@@ -1,0 +1,314 @@
+//! The Compare view's charts, drawn with plotters on any backend (the page's canvas, PNG and SVG exports): the
+//! forest plot (each group's mean Δ with its bootstrap interval, the zero line, the verdict's colour) and the
+//! paired view (each pair's a against b with the y = x line, one panel per group).
+
+use crate::chart::{Hit, facet_columns, rgb};
+use crate::palette::{CATEGORICAL, Marker};
+use cellscope_model::compare::text::{coordinates, interval, p_value, signed};
+use cellscope_model::compare::{Comparison, Group, Pair, Verdict};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Okabe–Ito blue for an edge of a, vermillion for an edge of b, black for no clear difference: told apart by
+/// every common colour-vision deficiency, and by the marker (hollow when no direction is claimed) in greyscale.
+pub fn verdict_color(verdict: Verdict) -> (u8, u8, u8) {
+    match verdict {
+        Verdict::AEdge => CATEGORICAL[0],
+        Verdict::BEdge => CATEGORICAL[5],
+        Verdict::NoClearDifference | Verdict::NoPairs => CATEGORICAL[7],
+    }
+}
+
+/// The legend of both charts, for the page and the exports.
+pub fn legend(comparison: &Comparison) -> Vec<(String, (u8, u8, u8), Marker)> {
+    let spec = &comparison.spec;
+    [Verdict::AEdge, Verdict::BEdge, Verdict::NoClearDifference]
+        .into_iter()
+        .map(|verdict| {
+            (
+                verdict.describe(spec),
+                verdict_color(verdict),
+                Marker::Circle,
+            )
+        })
+        .collect()
+}
+
+/// Height in CSS pixels of a forest plot of `groups` rows.
+pub fn forest_height(groups: usize) -> f64 {
+    90.0 + 36.0 * groups.max(1) as f64
+}
+
+/// Height in CSS pixels of the paired view: one square-ish panel per group, up to three a row.
+pub fn paired_height(groups: usize, width: f64) -> f64 {
+    let columns = facet_columns(groups);
+    let rows = groups.div_ceil(columns).max(1);
+    (width / columns as f64 * 0.85).clamp(220.0, 360.0) * rows as f64
+}
+
+/// `[low, high]` padded so that zero and every interval fit with room for the markers.
+fn delta_range(groups: &[Group]) -> (f64, f64) {
+    let mut low: f64 = 0.0;
+    let mut high: f64 = 0.0;
+    for group in groups {
+        for value in group
+            .mean_delta
+            .into_iter()
+            .chain(group.ci.map(|ci| ci.0))
+            .chain(group.ci.map(|ci| ci.1))
+        {
+            low = low.min(value);
+            high = high.max(value);
+        }
+    }
+    let pad = ((high - low) * 0.12).max(1e-9);
+    (low - pad, high + pad)
+}
+
+fn err(error: impl std::fmt::Display) -> String {
+    error.to_string()
+}
+
+/// Draws the forest plot: one row per group, top to bottom in the table's order.
+pub fn draw_forest<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    comparison: &Comparison,
+    scale: f64,
+) -> Result<Vec<Hit>, String> {
+    let px = |value: f64| (value * scale).round() as i32;
+    let font = |size: f64| ("sans-serif", px(size));
+    root.fill(&WHITE).map_err(err)?;
+    let spec = &comparison.spec;
+    let groups = &comparison.groups;
+    let rows = groups.len().max(1) as f64;
+    let (low, high) = delta_range(groups);
+    let better = |a_side: bool| {
+        let name = if a_side { &spec.a } else { &spec.b };
+        format!("{name} better")
+    };
+    // Which way along Δ = a − b each side wins: right for a when higher is better.
+    let (left_note, right_note) = if spec.metric.lower_is_better() {
+        (better(true), better(false))
+    } else {
+        (better(false), better(true))
+    };
+    let mut chart = ChartBuilder::on(root)
+        .margin(px(10.0))
+        .margin_right(px(24.0))
+        .x_label_area_size(px(40.0))
+        .y_label_area_size(px(190.0))
+        .build_cartesian_2d(low..high, 0.0..rows)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_labels(7)
+        .x_label_formatter(&|x| format!("{x:+.3}"))
+        .x_desc(format!(
+            "Δ = {} − {} ({}); ← {left_note} · {right_note} →",
+            spec.a,
+            spec.b,
+            spec.metric.label()
+        ))
+        .label_style(font(11.0))
+        .axis_desc_style(font(11.0))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(220, 220, 220))
+        .draw()
+        .map_err(err)?;
+    // The zero line: no difference.
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(0.0, 0.0), (0.0, rows)],
+            ShapeStyle::from(&RGBColor(90, 90, 90)).stroke_width(px(1.5).max(1) as u32),
+        )))
+        .map_err(err)?;
+    let mut hits = Vec::new();
+    for (index, group) in groups.iter().enumerate() {
+        let y = rows - index as f64 - 0.5;
+        let color = rgb(verdict_color(group.verdict));
+        let (left, centre) = (
+            chart.backend_coord(&(low, y)),
+            chart.backend_coord(&(0.0, y)),
+        );
+        root.draw(&Text::new(
+            format!("{} · {} pairs", group.label(), group.n_pairs),
+            (left.0 - px(8.0), left.1),
+            font(12.0)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+        ))
+        .map_err(err)?;
+        if let Some((ci_low, ci_high)) = group.ci {
+            let line = ShapeStyle::from(&color).stroke_width(px(2.0).max(1) as u32);
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(ci_low, y), (ci_high, y)],
+                    line,
+                )))
+                .map_err(err)?;
+            for end in [ci_low, ci_high] {
+                let (x, y) = chart.backend_coord(&(end, y));
+                root.draw(&PathElement::new(
+                    vec![(x, y - px(6.0)), (x, y + px(6.0))],
+                    line,
+                ))
+                .map_err(err)?;
+            }
+        }
+        let Some(mean) = group.mean_delta else {
+            root.draw(&Text::new(
+                "no pairs",
+                (centre.0 + px(6.0), centre.1),
+                font(11.0)
+                    .into_font()
+                    .color(&RGBColor(90, 90, 90))
+                    .pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(err)?;
+            continue;
+        };
+        let at = chart.backend_coord(&(mean, y));
+        // A direction claimed: a filled marker; none: hollow, so greyscale prints keep the distinction.
+        let marker = if matches!(group.verdict, Verdict::AEdge | Verdict::BEdge) {
+            Circle::new(at, px(6.0), color.filled())
+        } else {
+            Circle::new(
+                at,
+                px(6.0),
+                ShapeStyle::from(&color).stroke_width(px(2.0).max(1) as u32),
+            )
+        };
+        root.draw(&marker).map_err(err)?;
+        hits.push(Hit {
+            x: f64::from(at.0) / scale,
+            y: f64::from(at.1) / scale,
+            text: format!(
+                "{}: {} pairs, mean Δ {} {}, Holm p {}\n{}",
+                group.label(),
+                group.n_pairs,
+                signed(group.mean_delta, 4),
+                interval(group.ci),
+                p_value(group.holm_p),
+                group.verdict.describe(spec)
+            ),
+            keys: Vec::new(),
+        });
+    }
+    Ok(hits)
+}
+
+/// Which side a pair favours: a, b, or neither (equal values).
+fn favours(pair: &Pair, lower_is_better: bool) -> Verdict {
+    let a_better = if lower_is_better {
+        pair.a < pair.b
+    } else {
+        pair.a > pair.b
+    };
+    if pair.a == pair.b {
+        Verdict::NoClearDifference
+    } else if a_better {
+        Verdict::AEdge
+    } else {
+        Verdict::BEdge
+    }
+}
+
+/// A pair in words: its coordinates (those that vary within the group), both values and Δ.
+pub fn describe_pair(pair: &Pair, comparison: &Comparison) -> String {
+    let spec = &comparison.spec;
+    format!(
+        "{}\n{} {} · {} {} · Δ {}",
+        coordinates(&pair.coordinates, spec.per),
+        spec.a,
+        spec.metric.format(pair.a),
+        spec.b,
+        spec.metric.format(pair.b),
+        signed(Some(pair.delta), 4)
+    )
+}
+
+/// Draws the paired view: per group, each pair as a point (a on x, b on y) coloured by the side it favours, and
+/// the y = x line where the two sides are equal.
+pub fn draw_paired<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    comparison: &Comparison,
+    scale: f64,
+) -> Result<Vec<Hit>, String> {
+    let px = |value: f64| (value * scale).round() as i32;
+    let font = |size: f64| ("sans-serif", px(size));
+    root.fill(&WHITE).map_err(err)?;
+    let spec = &comparison.spec;
+    let groups = &comparison.groups;
+    let columns = facet_columns(groups.len());
+    let rows = groups.len().div_ceil(columns).max(1);
+    let panels = root.split_evenly((rows, columns));
+    let mut hits = Vec::new();
+    for (group, panel) in groups.iter().zip(panels.iter()) {
+        let values = group.pairs.iter().flat_map(|pair| [pair.a, pair.b]);
+        let (mut low, mut high) = values
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), value| {
+                (low.min(value), high.max(value))
+            });
+        if !low.is_finite() {
+            (low, high) = (0.0, 1.0);
+        }
+        let pad = ((high - low) * 0.08).max(high.abs() * 0.01).max(1e-9);
+        let range = (low - pad)..(high + pad);
+        let mut chart = ChartBuilder::on(panel)
+            .caption(
+                format!("{} · {} pairs", group.label(), group.n_pairs),
+                font(13.0),
+            )
+            .margin(px(8.0))
+            .x_label_area_size(px(34.0))
+            .y_label_area_size(px(52.0))
+            .build_cartesian_2d(range.clone(), range.clone())
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_labels(5)
+            .y_labels(5)
+            .x_label_formatter(&|x| spec.metric.format(*x))
+            .y_label_formatter(&|y| spec.metric.format(*y))
+            .x_desc(format!("{} (a)", spec.a))
+            .y_desc(format!("{} (b)", spec.b))
+            .label_style(font(10.0))
+            .axis_desc_style(font(11.0))
+            .max_light_lines(1)
+            .light_line_style(RGBColor(242, 242, 242))
+            .bold_line_style(RGBColor(222, 222, 222))
+            .draw()
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(range.start, range.start), (range.end, range.end)],
+                ShapeStyle::from(&RGBColor(120, 120, 120)).stroke_width(px(1.0).max(1) as u32),
+            )))
+            .map_err(err)?;
+        for pair in &group.pairs {
+            let color = rgb(verdict_color(favours(pair, spec.metric.lower_is_better())));
+            let at = chart.backend_coord(&(pair.a, pair.b));
+            panel
+                .draw(&Circle::new(
+                    (
+                        at.0 - panel.get_base_pixel().0,
+                        at.1 - panel.get_base_pixel().1,
+                    ),
+                    px(3.5),
+                    color.filled(),
+                ))
+                .map_err(err)?;
+            hits.push(Hit {
+                x: f64::from(at.0) / scale,
+                y: f64::from(at.1) / scale,
+                text: describe_pair(pair, comparison),
+                keys: pair.a_cells.iter().chain(&pair.b_cells).cloned().collect(),
+            });
+        }
+    }
+    Ok(hits)
+}

@@ -1,0 +1,295 @@
+//! The Compare view in a real browser: choosing the sides and the phase, the forest plot's five drawn rows, the
+//! table against `/api/compare` (the same numbers from the same parameters), the long_prefill_8k row's dropped
+//! pairs and "include excluded", the link's round trip, a pair opened in the Inspector, and "compare these".
+
+use cellscope_e2e::Harness;
+
+/// Sets a `<select>` and tells the app, as a user's choice would.
+fn choose(css: &str, value: &str) -> String {
+    format!(
+        "(() => {{ const s = document.querySelector('{css}'); s.value = '{value}'; \
+         s.dispatchEvent(new Event('change')); return s.value === '{value}'; }})()"
+    )
+}
+
+/// Non-white pixels in a 9 × 9 square around (x, y) in CSS pixels of the canvas.
+async fn coloured_around(page: &Harness, canvas: &str, x: f64, y: f64) -> anyhow::Result<u64> {
+    page.eval(&format!(
+        "(() => {{ const c = document.querySelector('{canvas}'); const s = c.width / c.clientWidth; \
+         const d = c.getContext('2d').getImageData(Math.round(({x} - 4) * s), Math.round(({y} - 4) * s), \
+         Math.round(9 * s), Math.round(9 * s)).data; let n = 0; \
+         for (let i = 0; i < d.length; i += 4) {{ if (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200) n++; }} \
+         return n; }})()"
+    ))
+    .await
+}
+
+/// The table's rows as (group, pairs, verdict, dropped) from their data attributes.
+async fn table_rows(page: &Harness) -> anyhow::Result<Vec<(String, u32, String, u32)>> {
+    let rows: Vec<(String, String, String, String)> = page
+        .eval(
+            "Array.from(document.querySelectorAll('#compare-table tbody tr')).map(r => \
+             [r.dataset.group, r.dataset.pairs, r.dataset.verdict, r.dataset.dropped])",
+        )
+        .await?;
+    rows.into_iter()
+        .map(|(group, pairs, verdict, dropped)| {
+            Ok((group, pairs.parse()?, verdict, dropped.parse()?))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> anyhow::Result<()> {
+    let page = Harness::start("compare").await?;
+    page.open("/").await?;
+    page.wait_for("button.tab[data-view=compare]").await?;
+    page.click("button.tab[data-view=compare]").await?;
+    page.wait_for("#compare-by").await?;
+    // Backend is the default contrast; the sides are chosen explicitly, then the phase is narrowed to scaling.
+    assert!(page.eval::<bool>(&choose("#compare-by", "backend")).await?);
+    assert!(page.eval::<bool>(&choose("#compare-a", "vllm")).await?);
+    page.until("location.search.includes('a=vllm')").await?;
+    assert!(page.eval::<bool>(&choose("#compare-b", "sglang")).await?);
+    page.until("location.search.includes('b=sglang')").await?;
+    page.click("details.filter[data-dimension=phase] summary")
+        .await?;
+    page.click("details.filter[data-dimension=phase] input[data-value=scaling]")
+        .await?;
+    page.until("location.search.includes('phase=scaling')")
+        .await?;
+    page.until("document.querySelectorAll('#compare-table tbody tr').length === 5")
+        .await?;
+    page.wait_for_attr("#forest-canvas", "data-drawn", "true")
+        .await?;
+
+    // Five rows in the forest plot, each with its marker drawn where the page says it is.
+    let rows: String = page
+        .eval("document.querySelector('#forest-canvas').dataset.rows")
+        .await?;
+    let rows: Vec<(String, f64, f64)> = rows
+        .split(';')
+        .map(|row| {
+            let parts: Vec<&str> = row.split(',').collect();
+            Ok((parts[0].to_string(), parts[1].parse()?, parts[2].parse()?))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let groups: Vec<&str> = rows.iter().map(|row| row.0.as_str()).collect();
+    assert_eq!(
+        groups,
+        [
+            "balanced_2k",
+            "long_decode",
+            "long_prefill_8k",
+            "repeated_prefix",
+            "short_decode"
+        ]
+    );
+    for (group, x, y) in &rows {
+        let pixels = coloured_around(&page, "#forest-canvas", *x, *y).await?;
+        assert!(
+            pixels > 20,
+            "{group}: only {pixels} coloured pixels at its marker"
+        );
+    }
+    // Rows are drawn top to bottom, one apart.
+    assert!(
+        rows.windows(2).all(|pair| pair[1].2 > pair[0].2 + 10.0),
+        "{rows:?}"
+    );
+
+    // The table says what /api/compare says for the same parameters.
+    let link: String = page.eval("location.search").await?;
+    assert!(
+        link.contains(
+            "view=compare&by=backend&a=vllm&b=sglang&per=workload&metric=efficiency&alpha=0.05"
+        ),
+        "{link}"
+    );
+    let api: serde_json::Value = page
+        .get(
+            "/api/compare?by=backend&a=vllm&b=sglang&per=workload&metric=efficiency&phase=scaling",
+        )?
+        .json()?;
+    let table = table_rows(&page).await?;
+    let groups = api["groups"]
+        .as_array()
+        .ok_or_else(|| anyhow::anyhow!("no groups in {api}"))?;
+    assert_eq!(table.len(), groups.len());
+    for ((group, pairs, verdict, dropped), expected) in table.iter().zip(groups) {
+        assert_eq!(
+            Some(group.as_str()),
+            expected["group"].as_str(),
+            "{expected}"
+        );
+        assert_eq!(
+            u64::from(*pairs),
+            expected["n_pairs"].as_u64().unwrap_or(0),
+            "{group}"
+        );
+        assert_eq!(
+            Some(verdict.as_str()),
+            expected["verdict"].as_str(),
+            "{group}"
+        );
+        let api_dropped = expected["dropped"].as_array().map_or(0, Vec::len);
+        assert_eq!(*dropped as usize, api_dropped, "{group}");
+    }
+    let mean_text = page
+        .text("#compare-table tr[data-group=long_prefill_8k] td:nth-child(3)")
+        .await?;
+    let api_mean = groups
+        .iter()
+        .find(|group| group["group"] == "long_prefill_8k")
+        .and_then(|group| group["mean_delta"].as_f64())
+        .ok_or_else(|| anyhow::anyhow!("no long_prefill_8k mean in {api}"))?;
+    assert_eq!(mean_text, format!("{api_mean:+.4}"));
+
+    // What else differs: the drivers, torch and the backends' versions, each with its runs; the GPU is the same.
+    // The refill run's context override is not among them: the ledger leaves its cells out of this comparison.
+    let confounders = page.text("#compare-confounders").await?;
+    assert!(!confounders.contains("11264"), "{confounders}");
+    for expected in [
+        "What else differs between vllm and sglang",
+        "580.159",
+        "575.57",
+        "0.10.2",
+        "0.5.12.post1",
+    ] {
+        assert!(
+            confounders.contains(expected),
+            "{expected} missing: {confounders}"
+        );
+    }
+    let equal = page.text("#confounders-equal summary").await?;
+    assert!(equal.ends_with("equal on both sides"), "{equal}");
+    assert!(
+        !page
+            .text("#compare-confounders > table")
+            .await?
+            .contains("A100"),
+        "the shared GPU is counted, not listed"
+    );
+
+    // long_prefill_8k: 20 pairs, the 5 Mistral pairs named with the ledger entry that drops them.
+    let long_prefill = table
+        .iter()
+        .find(|row| row.0 == "long_prefill_8k")
+        .ok_or_else(|| anyhow::anyhow!("no long_prefill_8k row"))?;
+    assert_eq!((long_prefill.1, long_prefill.3), (20, 5));
+    let dropped = page
+        .text("#compare-table tr[data-group=long_prefill_8k] td.dropped")
+        .await?;
+    assert!(dropped.contains("5 dropped"), "{dropped}");
+    let lines: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#compare-table tr[data-group=long_prefill_8k] td.dropped li')).map(li => li.textContent)")
+        .await?;
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    let mut ns: Vec<u32> = Vec::new();
+    for line in &lines {
+        assert!(
+            line.contains("model=mistral-7b")
+                && line.contains("excluded by the ledger (")
+                && line.ends_with("on both sides"),
+            "{line}"
+        );
+        let n = line
+            .split_whitespace()
+            .find_map(|word| word.strip_prefix("n="))
+            .and_then(|n| n.trim_end_matches(':').parse().ok())
+            .ok_or_else(|| anyhow::anyhow!("no N in {line}"))?;
+        ns.push(n);
+    }
+    ns.sort_unstable();
+    assert_eq!(ns, [2, 4, 8, 16, 32], "{lines:?}");
+    // Close the phase picker so the screenshot shows the view.
+    page.click("details.filter[data-dimension=phase] summary")
+        .await?;
+    page.screenshot("view-compare").await?;
+    page.eval::<bool>(
+        "(() => { document.querySelector('#compare-area').scrollIntoView(); return true; })()",
+    )
+    .await?;
+    page.screenshot("view-compare-forest").await?;
+
+    // The link reopens exactly this comparison: a fresh load of the app from it alone.
+    let href: String = page.eval("location.pathname + location.search").await?;
+    page.open("/").await?;
+    page.wait_for("#matrix-area, .matrix, #app").await?;
+    page.open(&href).await?;
+    page.until("document.querySelectorAll('#compare-table tbody tr').length === 5")
+        .await?;
+    assert_eq!(table_rows(&page).await?, table);
+    let reopened: String = page.eval("location.pathname + location.search").await?;
+    assert_eq!(reopened, href);
+
+    // Putting the ledger's exclusions back gives long_prefill_8k its 25 pairs.
+    page.click("input[data-include=excluded]").await?;
+    page.wait_for_attr(
+        "#compare-table tr[data-group=long_prefill_8k]",
+        "data-pairs",
+        "25",
+    )
+    .await?;
+    assert!(
+        page.eval::<String>("location.search")
+            .await?
+            .contains("include=excluded")
+    );
+    // Now the refilled Mistral cells are compared, and the refill run's context override is named with its run.
+    page.until("document.querySelector('#compare-confounders').textContent.includes('11264')")
+        .await?;
+    let confounders = page.text("#compare-confounders").await?;
+    assert!(
+        confounders.contains("20260613_055519_963364"),
+        "{confounders}"
+    );
+
+    // A pair of the paired view opens its cells in the Inspector.
+    page.wait_for_attr("#paired-canvas", "data-drawn", "true")
+        .await?;
+    let points: String = page
+        .eval("document.querySelector('#paired-canvas').dataset.points")
+        .await?;
+    assert_eq!(
+        points.split(';').count(),
+        5 * 25,
+        "every pair of the five groups is drawn"
+    );
+    let first: Vec<f64> = points
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
+    assert_eq!(first[2], 6.0, "a pair holds each side's 3 reps");
+    page.eval::<bool>(&format!(
+        "(() => {{ const c = document.querySelector('#paired-canvas'); const r = c.getBoundingClientRect(); \
+         c.dispatchEvent(new MouseEvent('click', {{ clientX: r.left + {}, clientY: r.top + {}, bubbles: true }})); \
+         return true; }})()",
+        first[0], first[1]
+    ))
+    .await?;
+    page.wait_for("#pair-cells").await?;
+    let cells = page.text("#pair-cells").await?;
+    assert!(cells.contains("This pair pools 6 cells"), "{cells}");
+    page.click("#pair-cells li a").await?;
+    page.until("location.search.includes('view=inspector') && location.search.includes('cell=')")
+        .await?;
+
+    // "compare these" from the Curves: its colour dimension becomes the contrast, its facet the groups.
+    page.open("/?view=curves&backend=vllm,sglang&phase=scaling&color=backend&facet=workload")
+        .await?;
+    page.wait_for("#compare-these").await?;
+    page.click("#compare-these").await?;
+    page.until("document.querySelectorAll('#compare-table tbody tr').length === 5")
+        .await?;
+    let link: String = page.eval("location.search").await?;
+    assert!(
+        link.contains("view=compare&by=backend&a=vllm&b=sglang&per=workload"),
+        "{link}"
+    );
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

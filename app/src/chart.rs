@@ -22,6 +22,50 @@ pub struct Hit {
     pub keys: Vec<cellscope_model::CellKey>,
 }
 
+/// The drawn point nearest the mouse on `canvas`, within 14 CSS pixels.
+pub fn nearest_hit(
+    canvas: &web_sys::HtmlCanvasElement,
+    hits: &[Hit],
+    event: &web_sys::MouseEvent,
+) -> Option<Hit> {
+    let rect = canvas.get_bounding_client_rect();
+    let (x, y) = (
+        f64::from(event.client_x()) - rect.left(),
+        f64::from(event.client_y()) - rect.top(),
+    );
+    hits.iter()
+        .map(|hit| ((hit.x - x).powi(2) + (hit.y - y).powi(2), hit))
+        .filter(|(distance, _)| *distance < 14.0 * 14.0)
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, hit)| hit.clone())
+}
+
+/// A PNG export: `draw` on a fresh canvas of `width` × `height` CSS pixels at twice the page's pixel density (at
+/// least), as a data URL to download.
+pub fn png_data_url(
+    width: f64,
+    height: f64,
+    draw: impl FnOnce(
+        &DrawingArea<plotters_canvas::CanvasBackend, Shift>,
+        f64,
+    ) -> Result<Vec<Hit>, String>,
+) -> Option<String> {
+    use wasm_bindgen::JsCast;
+    let scale = crate::browser::device_pixel_ratio().max(2.0);
+    let canvas = crate::browser::window()?
+        .document()?
+        .create_element("canvas")
+        .ok()?
+        .dyn_into::<web_sys::HtmlCanvasElement>()
+        .ok()?;
+    canvas.set_width((width * scale) as u32);
+    canvas.set_height((height * scale) as u32);
+    let root =
+        plotters_canvas::CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
+    draw(&root, scale).ok()?;
+    canvas.to_data_url().ok()
+}
+
 /// What a curves chart shows.
 pub struct CurveSpec<'a> {
     pub facets: &'a [Facet],

@@ -57,24 +57,6 @@ fn draw_canvas(
     draw(&backend.into_drawing_area(), scale)
 }
 
-/// The hit nearest the mouse, within 14 CSS pixels.
-fn nearest(
-    canvas: &web_sys::HtmlCanvasElement,
-    hits: &[Hit],
-    event: &web_sys::MouseEvent,
-) -> Option<Hit> {
-    let rect = canvas.get_bounding_client_rect();
-    let (x, y) = (
-        f64::from(event.client_x()) - rect.left(),
-        f64::from(event.client_y()) - rect.top(),
-    );
-    hits.iter()
-        .map(|hit| ((hit.x - x).powi(2) + (hit.y - y).powi(2), hit))
-        .filter(|(distance, _)| *distance < 14.0 * 14.0)
-        .min_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, hit)| hit.clone())
-}
-
 #[component]
 pub fn CompareView() -> impl IntoView {
     let ctx = ctx();
@@ -228,7 +210,7 @@ pub fn CompareView() -> impl IntoView {
         };
         let Some(canvas) = canvas else { return };
         let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
-        let hit = hits.with_untracked(|hits| nearest(&canvas, hits, &event));
+        let hit = hits.with_untracked(|hits| crate::chart::nearest_hit(&canvas, hits, &event));
         tooltip.set(hit.map(|hit| (which, hit.x, hit.y, hit.text)));
     };
     let on_paired_click = move |event: web_sys::MouseEvent| {
@@ -236,7 +218,8 @@ pub fn CompareView() -> impl IntoView {
             return;
         };
         let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
-        let hit = paired_hits.with_untracked(|hits| nearest(&canvas, hits, &event));
+        let hit =
+            paired_hits.with_untracked(|hits| crate::chart::nearest_hit(&canvas, hits, &event));
         chosen.set(hit.map(|hit| (hit.x, hit.y, hit.keys)));
     };
     // Exports: the forest plot with the view in words and the legend above it, and the table as CSV.
@@ -282,21 +265,10 @@ pub fn CompareView() -> impl IntoView {
             browser::download(&export_name("svg"), "image/svg+xml", text.as_bytes());
             return;
         }
-        let scale = browser::device_pixel_ratio().max(2.0);
-        let url = (|| {
-            let canvas = browser::window()?
-                .document()?
-                .create_element("canvas")
-                .ok()?
-                .dyn_into::<web_sys::HtmlCanvasElement>()
-                .ok()?;
-            canvas.set_width((width * scale) as u32);
-            canvas.set_height((height * scale) as u32);
-            let root = CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
-            let chart = draw_frame(&root, &lines, &legend, scale).ok()?;
-            plot::draw_forest(&chart, &comparison, scale).ok()?;
-            canvas.to_data_url().ok()
-        })();
+        let url = crate::chart::png_data_url(width, height, |root, scale| {
+            let chart = draw_frame(root, &lines, &legend, scale)?;
+            plot::draw_forest(&chart, &comparison, scale)
+        });
         if let Some(url) = url {
             browser::download_url(&export_name("png"), &url);
         }

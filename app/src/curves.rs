@@ -220,18 +220,7 @@ pub fn CurvesView() -> impl IntoView {
     });
     let nearest_hit = move |event: &web_sys::MouseEvent| -> Option<Hit> {
         let canvas = canvas_ref.get_untracked()?;
-        let rect = canvas.get_bounding_client_rect();
-        let (x, y) = (
-            f64::from(event.client_x()) - rect.left(),
-            f64::from(event.client_y()) - rect.top(),
-        );
-        hits.with_untracked(|hits| {
-            hits.iter()
-                .map(|hit| ((hit.x - x).powi(2) + (hit.y - y).powi(2), hit))
-                .filter(|(distance, _)| *distance < 14.0 * 14.0)
-                .min_by(|a, b| a.0.total_cmp(&b.0))
-                .map(|(_, hit)| hit.clone())
-        })
+        hits.with_untracked(|hits| crate::chart::nearest_hit(&canvas, hits, event))
     };
     let inspect = move |key: CellKey| {
         ctx.go(ctx.state.with_untracked(|state| ViewState {
@@ -285,18 +274,9 @@ pub fn CurvesView() -> impl IntoView {
         let frame = ExportFrame { lines: &lines };
         let url = facets.with_untracked(|facets| {
             let (width, height) = export_size(facets, lines.len());
-            let scale = browser::device_pixel_ratio().max(2.0);
-            let canvas = browser::window()?
-                .document()?
-                .create_element("canvas")
-                .ok()?
-                .dyn_into::<web_sys::HtmlCanvasElement>()
-                .ok()?;
-            canvas.set_width((width * scale) as u32);
-            canvas.set_height((height * scale) as u32);
-            let root = CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
-            draw_on(&root, facets, &look(), scale, Some(&frame)).ok()?;
-            canvas.to_data_url().ok()
+            crate::chart::png_data_url(width, height, |root, scale| {
+                draw_on(root, facets, &look(), scale, Some(&frame))
+            })
         });
         if let Some(url) = url {
             browser::download_url(&export_name("png"), &url);

@@ -83,6 +83,18 @@ impl Harness {
         })
     }
 
+    /// Captures what the page hands to the browser as downloads instead of saving them: the blobs in
+    /// `window.__blobs` and the file names in `window.__names`, in order.
+    pub async fn capture_downloads(&self) -> anyhow::Result<()> {
+        self.eval::<bool>(
+            "(() => { window.__blobs = []; window.__names = []; \
+             const original = URL.createObjectURL; URL.createObjectURL = (blob) => { window.__blobs.push(blob); return original(blob); }; \
+             HTMLAnchorElement.prototype.click = function () { window.__names.push(this.download); }; return true; })()",
+        )
+        .await?;
+        Ok(())
+    }
+
     /// Makes the page see a dark (or light) operating-system colour scheme.
     pub async fn emulate_dark_mode(&self, dark: bool) -> anyhow::Result<()> {
         self.browser.emulate_color_scheme(dark).await

@@ -212,6 +212,47 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
     .await?;
     page.screenshot("view-compare-forest").await?;
 
+    // Exports: the table as CSV under the view in words, the forest plot as PNG and SVG, named for the view.
+    page.capture_downloads().await?;
+    page.click("#export-compare-csv").await?;
+    page.until("window.__blobs.length === 1").await?;
+    let csv: String = page.eval_async("window.__blobs[0].text()").await?;
+    assert!(
+        csv.starts_with(
+            "# cellscope compare: parallel efficiency, vllm − sglang by backend, per workload"
+        ),
+        "{csv}"
+    );
+    let rows: Vec<&str> = csv.lines().filter(|line| !line.starts_with('#')).collect();
+    assert_eq!(rows.len(), 6, "{csv}");
+    assert!(rows[0].starts_with("workload,n_pairs,mean_delta,"), "{csv}");
+    let long_prefill_row = rows
+        .iter()
+        .find(|row| row.starts_with("long_prefill_8k,20,"))
+        .ok_or_else(|| anyhow::anyhow!("no long_prefill_8k row of 20 pairs: {csv}"))?;
+    assert!(long_prefill_row.contains("vllm edge"), "{long_prefill_row}");
+    page.click("#export-svg").await?;
+    page.until("window.__blobs.length === 2").await?;
+    let svg: String = page.eval_async("window.__blobs[1].text()").await?;
+    for text in [
+        "long_prefill_8k · 20 pairs",
+        "vllm edge (higher parallel efficiency)",
+        "cellscope compare",
+    ] {
+        assert!(svg.contains(text), "{text} missing from the SVG");
+    }
+    page.click("#export-png").await?;
+    page.until("window.__names.length === 3").await?;
+    let names: Vec<String> = page.eval("window.__names").await?;
+    assert!(
+        names[0].starts_with("cellscope-compare-efficiency-") && names[0].ends_with(".csv"),
+        "{names:?}"
+    );
+    assert!(
+        names[1].ends_with(".svg") && names[2].ends_with(".png"),
+        "{names:?}"
+    );
+
     // The link reopens exactly this comparison: a fresh load of the app from it alone.
     let href: String = page.eval("location.pathname + location.search").await?;
     page.open("/").await?;

@@ -22,17 +22,6 @@ async fn hover_point(page: &Harness, cells: usize) -> anyhow::Result<String> {
     page.text("#curves-tooltip").await
 }
 
-/// Captures what the page hands to the browser as downloads: blobs and file names.
-async fn capture_downloads(page: &Harness) -> anyhow::Result<()> {
-    page.eval::<bool>(
-        "(() => { window.__blobs = []; window.__names = []; \
-         const original = URL.createObjectURL; URL.createObjectURL = (blob) => { window.__blobs.push(blob); return original(blob); }; \
-         HTMLAnchorElement.prototype.click = function () { window.__names.push(this.download); }; return true; })()",
-    )
-    .await?;
-    Ok(())
-}
-
 /// The band of the N=2 row of an exported series CSV: (min, max).
 fn band_at_2(csv: &str) -> anyhow::Result<(f64, f64)> {
     let header = csv
@@ -76,7 +65,7 @@ async fn a_pooled_point_says_what_it_pools_and_its_band_can_span_reps_only() -> 
     );
     assert!(hover.contains("over the cells"), "{hover}");
 
-    capture_downloads(&page).await?;
+    page.capture_downloads().await?;
     page.click("#export-series-csv").await?;
     let cells_csv: String = page.eval_async("window.__blobs[0].text()").await?;
     let (cells_min, cells_max) = band_at_2(&cells_csv)?;

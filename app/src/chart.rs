@@ -22,6 +22,58 @@ pub struct Hit {
     pub keys: Vec<cellscope_model::CellKey>,
 }
 
+/// Bounds of a chart's width in CSS pixels: narrower is unreadable, wider wastes the screen.
+const MIN_WIDTH: f64 = 480.0;
+const MAX_WIDTH: f64 = 2400.0;
+
+/// The width a chart can take: the client width of the element `container_id`, within bounds, or `default`
+/// before the page has been laid out.
+pub fn available_width(container_id: &str, default: f64) -> f64 {
+    crate::browser::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.get_element_by_id(container_id))
+        .map(|area| f64::from(area.client_width()))
+        .filter(|width| *width > 0.0)
+        .map_or(default, |width| width.clamp(MIN_WIDTH, MAX_WIDTH))
+}
+
+/// A signal holding the width of `container_id`, set again when a window resize changes it by a pixel or more,
+/// so that a chart that tracks it follows the window. The listener goes with the view.
+pub fn follow_window_width(
+    container_id: &'static str,
+    default: f64,
+) -> leptos::prelude::RwSignal<f64> {
+    use leptos::prelude::*;
+    let width = RwSignal::new(default);
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        let now = available_width(container_id, default);
+        if (now - width.get_untracked()).abs() >= 1.0 {
+            width.set(now);
+        }
+    });
+    on_cleanup(move || resize.remove());
+    width
+}
+
+/// Sizes `canvas` to `width` × `height` CSS pixels at the page's pixel density and draws on it.
+pub fn draw_on_canvas(
+    canvas: web_sys::HtmlCanvasElement,
+    width: f64,
+    height: f64,
+    draw: impl FnOnce(
+        &DrawingArea<plotters_canvas::CanvasBackend, Shift>,
+        f64,
+    ) -> Result<Vec<Hit>, String>,
+) -> Result<Vec<Hit>, String> {
+    let scale = crate::browser::device_pixel_ratio();
+    canvas.set_width((width * scale) as u32);
+    canvas.set_height((height * scale) as u32);
+    let _ = canvas.set_attribute("style", &format!("width:{width}px;height:{height}px"));
+    let backend = plotters_canvas::CanvasBackend::with_canvas_object(canvas)
+        .ok_or("the canvas has no 2D context")?;
+    draw(&backend.into_drawing_area(), scale)
+}
+
 /// The drawn point nearest the mouse on `canvas`, within 14 CSS pixels.
 pub fn nearest_hit(
     canvas: &web_sys::HtmlCanvasElement,

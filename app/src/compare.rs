@@ -5,7 +5,7 @@
 
 mod plot;
 
-use crate::chart::{Hit, draw_frame, export_header_height};
+use crate::chart::{Hit, draw_frame, draw_on_canvas, export_header_height};
 use crate::controls::slice_count;
 use crate::state::{ctx, href};
 use crate::{browser, perf};
@@ -21,40 +21,15 @@ use cellscope_model::view_state::{View, ViewState};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
 use std::sync::Arc;
 use wasm_bindgen::JsCast;
 
-/// The charts' width in CSS pixels before the page has been measured, and its bounds.
+/// The charts' width in CSS pixels before the page has been measured.
 const DEFAULT_WIDTH: f64 = 1000.0;
 
+/// The width the charts can take: their container's, within bounds.
 fn available_width() -> f64 {
-    browser::window()
-        .and_then(|window| window.document())
-        .and_then(|document| document.get_element_by_id("compare-area"))
-        .map(|area| f64::from(area.client_width()))
-        .filter(|width| *width > 0.0)
-        .map_or(DEFAULT_WIDTH, |width| width.clamp(480.0, 2000.0))
-}
-
-/// Sizes `canvas` for `height` CSS pixels at the page's width and draws on it.
-fn draw_canvas(
-    canvas: web_sys::HtmlCanvasElement,
-    height: impl Fn(f64) -> f64,
-    draw: impl FnOnce(
-        &DrawingArea<CanvasBackend, plotters::coord::Shift>,
-        f64,
-    ) -> Result<Vec<Hit>, String>,
-) -> Result<Vec<Hit>, String> {
-    let scale = browser::device_pixel_ratio();
-    let width = available_width();
-    let height = height(width);
-    canvas.set_width((width * scale) as u32);
-    canvas.set_height((height * scale) as u32);
-    let _ = canvas.set_attribute("style", &format!("width:{width}px;height:{height}px"));
-    let backend =
-        CanvasBackend::with_canvas_object(canvas).ok_or("the canvas has no 2D context")?;
-    draw(&backend.into_drawing_area(), scale)
+    crate::chart::available_width("compare-area", DEFAULT_WIDTH)
 }
 
 #[component]
@@ -97,25 +72,20 @@ pub fn CompareView() -> impl IntoView {
     let tooltip: RwSignal<Option<(&'static str, f64, f64, String)>> = RwSignal::new(None);
     // A clicked pair: where it is and its cells, to open one in the inspector.
     let chosen: RwSignal<Option<(f64, f64, Vec<CellKey>)>> = RwSignal::new(None);
-    let width = RwSignal::new(DEFAULT_WIDTH);
-    let resize = window_event_listener(leptos::ev::resize, move |_| {
-        let now = available_width();
-        if (now - width.get_untracked()).abs() >= 1.0 {
-            width.set(now);
-        }
-    });
-    on_cleanup(move || resize.remove());
+    let width = crate::chart::follow_window_width("compare-area", DEFAULT_WIDTH);
     Effect::new(move |_| {
         width.track();
         let Ok(comparison) = comparison.get() else {
             return;
         };
         let groups = comparison.groups.len();
+        let drawn_width = available_width();
         if let Some(canvas) = forest_ref.get() {
             let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
-            match draw_canvas(
+            match draw_on_canvas(
                 canvas.clone(),
-                |_| plot::forest_height(groups),
+                drawn_width,
+                plot::forest_height(groups),
                 |root, scale| plot::draw_forest(root, &comparison, scale),
             ) {
                 Ok(hits) => {
@@ -139,9 +109,10 @@ pub fn CompareView() -> impl IntoView {
         }
         if let Some(canvas) = paired_ref.get() {
             let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
-            match draw_canvas(
+            match draw_on_canvas(
                 canvas.clone(),
-                |width| plot::paired_height(groups, width),
+                drawn_width,
+                plot::paired_height(groups, drawn_width),
                 |root, scale| plot::draw_paired(root, &comparison, scale),
             ) {
                 Ok(hits) => {
@@ -160,22 +131,15 @@ pub fn CompareView() -> impl IntoView {
         perf::mark("first-chart");
         perf::measure("repaint", "filter-change");
     });
-    let values_of = move |dimension: Dimension| -> Vec<String> {
-        ctx.data.with(|data| {
-            data.as_ref()
-                .and_then(|data| data.index.dimensions.get(&dimension))
-                .map(|values| values.iter().map(|count| count.value.to_string()).collect())
-                .unwrap_or_default()
-        })
-    };
-    // The sides as compared: the link's, or the defaults the comparison chose.
-    let sides = move || {
+    // The sides as compared: the link's, or the defaults the comparison chose (once per change, for both
+    // pickers and the swap).
+    let sides = Memo::new(move |_| {
         ctx.working.with(|cells| {
             ctx.state
                 .with(|state| spec_of_view(state, cells).map(|spec| (spec.a, spec.b)))
                 .unwrap_or_default()
         })
-    };
+    });
     let side_select = move |id: &'static str, is_a: bool| {
         view! {
             <select id=id on:change=move |event| {
@@ -184,8 +148,8 @@ pub fn CompareView() -> impl IntoView {
             }>
                 {move || {
                     let by = ctx.state.with(|state| state.compare.by);
-                    let current = if is_a { sides().0 } else { sides().1 };
-                    values_of(by).into_iter().map(|value| {
+                    let current = sides.with(|(a, b)| if is_a { a.clone() } else { b.clone() });
+                    ctx.values_of(by).into_iter().map(|value| {
                         let selected = value == current;
                         view! { <option value=value.clone() selected=selected>{value.clone()}</option> }
                     }).collect_view()
@@ -223,32 +187,30 @@ pub fn CompareView() -> impl IntoView {
         chosen.set(hit.map(|hit| (hit.x, hit.y, hit.keys)));
     };
     // Exports: the forest plot with the view in words and the legend above it, and the table as CSV.
+    // The view as compared, with the sides it defaulted to and its metric: what an export describes and names.
+    let exported_view = move || {
+        let mut state = ctx.state.get_untracked();
+        let spec = comparison.with_untracked(|result| result.as_ref().ok().map(|c| c.spec.clone()));
+        let metric = spec.as_ref().map_or(state.metric, |spec| spec.metric);
+        if let Some(spec) = spec {
+            state.compare.a = Some(spec.a);
+            state.compare.b = Some(spec.b);
+        }
+        (state, metric)
+    };
     let export_lines = move || {
-        ctx.state.with_untracked(|state| {
-            // The sides and metric as compared, defaults resolved, so the export names them.
-            let spec =
-                comparison.with_untracked(|result| result.as_ref().ok().map(|c| c.spec.clone()));
-            let mut state = state.clone();
-            let metric = spec.as_ref().map_or(state.metric, |spec| spec.metric);
-            if let Some(spec) = spec {
-                state.compare.a = Some(spec.a);
-                state.compare.b = Some(spec.b);
-            }
-            (
-                describe_view(&state, metric, &browser::href()),
-                file_name(&state, metric, "x"),
-            )
-        })
+        let (state, metric) = exported_view();
+        describe_view(&state, metric, &browser::href())
     };
     let export_name = move |extension: &str| {
-        let (_, name) = export_lines();
-        format!("{}.{extension}", name.trim_end_matches(".x"))
+        let (state, metric) = exported_view();
+        file_name(&state, metric, extension)
     };
     let export_image = move |svg: bool| {
         let Ok(comparison) = comparison.get_untracked() else {
             return;
         };
-        let (lines, _) = export_lines();
+        let lines = export_lines();
         let legend = plot::legend(&comparison);
         let width = width.get_untracked().max(available_width());
         let height = plot::forest_height(comparison.groups.len())
@@ -277,7 +239,7 @@ pub fn CompareView() -> impl IntoView {
         let Ok(comparison) = comparison.get_untracked() else {
             return;
         };
-        let (lines, _) = export_lines();
+        let lines = export_lines();
         let csv = cellscope_model::export::comparison_csv(&comparison, &lines);
         browser::download(&export_name("csv"), "text/csv", csv.as_bytes());
     };
@@ -303,7 +265,7 @@ pub fn CompareView() -> impl IntoView {
             </label>
             <label>"a " {side_select("compare-a", true)}</label>
             <button id="compare-swap" title="Swap a and b (every Δ changes sign)" on:click=move |_| {
-                let (a, b) = sides();
+                let (a, b) = sides.get_untracked();
                 ctx.update(|state| { state.compare.a = Some(b); state.compare.b = Some(a); });
             }>"⇄"</button>
             <label>"b " {side_select("compare-b", false)}</label>

@@ -24,7 +24,6 @@ use cellscope_model::view_state::{Aggregation, BandSpan, Metric, View, ViewState
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsCast;
 
 /// The skip reason of a series' end marker, from the provenance (manifest history) of its skipped cells.
@@ -47,19 +46,12 @@ fn short(text: &str) -> String {
     }
 }
 
-/// The chart's width in CSS pixels before the page has been measured, and its bounds.
+/// The chart's width in CSS pixels before the page has been measured.
 const DEFAULT_WIDTH: f64 = 1100.0;
-const MIN_WIDTH: f64 = 480.0;
-const MAX_WIDTH: f64 = 2400.0;
 
 /// The width the chart can take: its container's, within bounds.
 fn available_width() -> f64 {
-    browser::window()
-        .and_then(|window| window.document())
-        .and_then(|document| document.get_element_by_id("curves-area"))
-        .map(|area| f64::from(area.client_width()))
-        .filter(|width| *width > 0.0)
-        .map_or(DEFAULT_WIDTH, |width| width.clamp(MIN_WIDTH, MAX_WIDTH))
+    crate::chart::available_width("curves-area", DEFAULT_WIDTH)
 }
 
 /// What a drawing of the curves needs besides the facets, read once per drawing.
@@ -118,14 +110,7 @@ pub fn CurvesView() -> impl IntoView {
     });
     // The chart follows the window: its width is measured at every drawing, and a resize that changes it
     // draws again.
-    let width = RwSignal::new(DEFAULT_WIDTH);
-    let resize = window_event_listener(leptos::ev::resize, move |_| {
-        let now = available_width();
-        if (now - width.get_untracked()).abs() >= 1.0 {
-            width.set(now);
-        }
-    });
-    on_cleanup(move || resize.remove());
+    let width = crate::chart::follow_window_width("curves-area", DEFAULT_WIDTH);
     let facets = Memo::new(move |_| {
         let metric = chart_metric.get();
         ctx.working
@@ -134,12 +119,7 @@ pub fn CurvesView() -> impl IntoView {
     // Each value's look comes from its place among all values of the colour dimension in the data.
     let colors = Memo::new(move |_| {
         let dimension = ctx.state.with(|state| state.color);
-        let all_values: Vec<String> = ctx.data.with(|data| {
-            data.as_ref()
-                .and_then(|data| data.index.dimensions.get(&dimension))
-                .map(|values| values.iter().map(|count| count.value.to_string()).collect())
-                .unwrap_or_default()
-        });
+        let all_values = ctx.values_of(dimension);
         facets.with(|facets| {
             series_styles(
                 facets
@@ -168,19 +148,14 @@ pub fn CurvesView() -> impl IntoView {
     };
     let draw = move |facets: &[Facet]| -> Option<Vec<Hit>> {
         let canvas = canvas_ref.get()?;
-        let scale = browser::device_pixel_ratio();
         let drawn_width = available_width();
         width.update_untracked(|shown| *shown = drawn_width);
-        let width = drawn_width;
-        let height = curves_height(facets.len(), width);
-        canvas.set_width((width * scale) as u32);
-        canvas.set_height((height * scale) as u32);
-        let _ = canvas.style(("width", format!("{width}px")));
-        let _ = canvas.style(("height", format!("{height}px")));
+        let height = curves_height(facets.len(), drawn_width);
         let element: web_sys::HtmlCanvasElement = canvas.unchecked_into();
-        let backend = CanvasBackend::with_canvas_object(element)?;
-        let root = backend.into_drawing_area();
-        match draw_on(&root, facets, &look(), scale, None) {
+        let drawn = crate::chart::draw_on_canvas(element, drawn_width, height, |root, scale| {
+            draw_on(root, facets, &look(), scale, None)
+        });
+        match drawn {
             Ok(hits) => Some(hits),
             Err(error) => {
                 ctx.error.set(Some(format!("drawing the curves: {error}")));

@@ -72,6 +72,16 @@ impl Ctx {
         ctx
     }
 
+    /// Every value of `dimension` in the data, in the index's order (tracked: a new snapshot updates it).
+    pub fn values_of(&self, dimension: cellscope_model::Dimension) -> Vec<String> {
+        self.data.with(|data| {
+            data.as_ref()
+                .and_then(|data| data.index.dimensions.get(&dimension))
+                .map(|values| values.iter().map(|count| count.value.to_string()).collect())
+                .unwrap_or_default()
+        })
+    }
+
     /// Changes the view state (one history entry) and marks the time for the repaint measurement.
     pub fn update(&self, change: impl FnOnce(&mut ViewState)) {
         perf::clear("filter-change");

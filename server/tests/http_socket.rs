@@ -327,6 +327,27 @@ async fn path_escapes_get_400_or_404_and_read_nothing_outside_the_root() {
 }
 
 /// A raw GET with extra request headers: `(status, ETag, body)`.
+/// Re-indexes the store's data root on a blocking thread, as the watcher does.
+async fn reindex(store: &Arc<Store>) {
+    let worker = store.clone();
+    tokio::task::spawn_blocking(move || worker.reindex(&cellscope::index::IndexOptions::default()))
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+/// Adds a run `run_id` under `root` whose metrics.csv is run 20260101_000000_000001's under the new id.
+fn copy_first_run(root: &Path, run_id: &str) {
+    let csv = std::fs::read_to_string(root.join("20260101_000000_000001/metrics.csv")).unwrap();
+    let run = root.join(run_id);
+    std::fs::create_dir(&run).unwrap();
+    std::fs::write(
+        run.join("metrics.csv"),
+        csv.replace("20260101_000000_000001", run_id),
+    )
+    .unwrap();
+}
+
 async fn get_tagged(addr: SocketAddr, target: &str, headers: &str) -> (u16, String, Vec<u8>) {
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let request =
@@ -410,11 +431,7 @@ async fn a_304_never_confirms_a_body_that_changed_across_the_second_stage_and_a_
     assert_eq!(no_stale_304(addr, &seen).await, targets.len());
 
     // The second stage adds checksums and the backup comparison to /api/index and /api/provenance.
-    let worker = store.clone();
-    tokio::task::spawn_blocking(move || worker.reindex(&cellscope::index::IndexOptions::default()))
-        .await
-        .unwrap()
-        .unwrap();
+    reindex(&store).await;
     let (_, _, index) = get_tagged(addr, "/api/index", "").await;
     let stage_two: serde_json::Value = serde_json::from_slice(&index).unwrap();
     assert_eq!(stage_two["complete"], true);
@@ -481,20 +498,8 @@ async fn a_pinned_snapshot_keeps_its_figures_after_the_data_changes() {
     let (_, before) = raw_get(addr, "/api/cells?format=json").await;
 
     // The data changes: one more run.
-    let second = root.path().join("20260101_000000_000002");
-    std::fs::create_dir(&second).unwrap();
-    let csv =
-        std::fs::read_to_string(root.path().join("20260101_000000_000001/metrics.csv")).unwrap();
-    std::fs::write(
-        second.join("metrics.csv"),
-        csv.replace("20260101_000000_000001", "20260101_000000_000002"),
-    )
-    .unwrap();
-    let worker = store.clone();
-    tokio::task::spawn_blocking(move || worker.reindex(&cellscope::index::IndexOptions::default()))
-        .await
-        .unwrap()
-        .unwrap();
+    copy_first_run(root.path(), "20260101_000000_000002");
+    reindex(&store).await;
     let latest = snapshot_id(addr).await;
     assert_ne!(latest, pinned);
     let (_, now) = raw_get(addr, "/api/cells?format=json").await;
@@ -526,18 +531,8 @@ async fn a_pinned_snapshot_keeps_its_figures_after_the_data_changes() {
     }
     // A comparison pinned to a kept snapshot takes the runs behind its sides from that snapshot's index: once a
     // third run has made `latest` a kept snapshot, comparing its two runs still names them, and only them.
-    let third = root.path().join("20260101_000000_000003");
-    std::fs::create_dir(&third).unwrap();
-    std::fs::write(
-        third.join("metrics.csv"),
-        csv.replace("20260101_000000_000001", "20260101_000000_000003"),
-    )
-    .unwrap();
-    let worker = store.clone();
-    tokio::task::spawn_blocking(move || worker.reindex(&cellscope::index::IndexOptions::default()))
-        .await
-        .unwrap()
-        .unwrap();
+    copy_first_run(root.path(), "20260101_000000_000003");
+    reindex(&store).await;
     assert_ne!(snapshot_id(addr).await, latest);
     let (status, body) = raw_get(
         addr,

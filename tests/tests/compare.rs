@@ -331,6 +331,22 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
         link.contains("view=compare&by=backend&a=vllm&b=sglang&per=workload"),
         "{link}"
     );
+
+    // Hand-edited links: a side absent from the data is named with the values there are; a dimension that cannot
+    // be contrasted is set aside and listed in the notice, and the default contrast is shown.
+    page.open("/?view=compare&by=backend&a=vllm&b=tgi").await?;
+    page.wait_for("#compare-error").await?;
+    let error = page.text("#compare-error").await?;
+    assert!(
+        error.contains("`b` = `tgi` is not a backend in the data")
+            && error.contains("pytorch_direct, sglang, vllm"),
+        "{error}"
+    );
+    page.open("/?view=compare&by=n&a=vllm&b=sglang").await?;
+    page.wait_for("#ignored-notice li[data-parameter=by]")
+        .await?;
+    page.until("document.querySelectorAll('#compare-table tbody tr').length === 5")
+        .await?;
     page.assert_no_console_errors().await?;
     page.close().await
 }

@@ -292,11 +292,15 @@ pub struct HistoryEvent {
     pub detail: Option<String>,
 }
 
-/// Per-cell provenance beyond the summary row: the manifest's status and history.
+/// Per-cell provenance beyond the summary row: the manifest's status and history, or where another tool's cell
+/// came from.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CellProvenance {
     pub manifest_status: Option<String>,
     pub history: Vec<HistoryEvent>,
+    /// For a cell of another tool's file: its file and record, inferred key parts, reported figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<crate::origin::CellOrigin>,
 }
 
 /// A distinct value of a dimension and how many cells have it.

@@ -16,6 +16,7 @@ pub mod filter;
 pub mod key;
 pub mod lineage;
 pub mod metric;
+pub mod origin;
 pub mod paired;
 pub mod pooling;
 pub mod reasons;

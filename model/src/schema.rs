@@ -3,6 +3,7 @@
 
 use crate::exclusions::ExclusionScope;
 use crate::key::CellKey;
+use crate::origin::FigureOrigin;
 use crate::stats::CellStats;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, ExpectedSource};
@@ -53,9 +54,9 @@ const FLOAT_COLUMNS: [FloatColumn; 11] = [
     ("p95_multiplier", |cell| cell.p95_multiplier),
 ];
 
-/// The cells table schema. The first 28 columns are the documented export contract, in order; the last four
-/// carry provenance the app needs (where `expected_rows` came from, exclusion scope, baseline fallback, refill
-/// source run).
+/// The cells table schema. The first 28 columns are the documented export contract, in order; the rest carry
+/// provenance the app needs (where `expected_rows` came from, exclusion scope, baseline fallback, refill source
+/// run, and for other tools' files which figures are reported or derived and which key parts inferred).
 pub fn cells_schema() -> SchemaRef {
     static SCHEMA: OnceLock<SchemaRef> = OnceLock::new();
     SCHEMA
@@ -91,6 +92,9 @@ pub fn cells_schema() -> SchemaRef {
                 Field::new("exclusion_scope", DataType::Utf8, true),
                 Field::new("baseline_fallback", DataType::Boolean, false),
                 Field::new("source_run_id", DataType::Utf8, true),
+                text("reported_metrics"),
+                text("derived_metrics"),
+                text("inferred_dimensions"),
             ]);
             Arc::new(Schema::new(fields))
         })
@@ -175,6 +179,16 @@ pub fn cells_to_batch(cells: &[CellSummary]) -> Result<RecordBatch, ArrowError> 
         flags(|cell| cell.baseline_fallback),
         optional_texts(|cell| cell.source_run_id.as_deref()),
     ]);
+    let reported: fn(&CellSummary) -> &Vec<String> = |cell| &cell.origin.reported;
+    let derived: fn(&CellSummary) -> &Vec<String> = |cell| &cell.origin.derived;
+    let inferred: fn(&CellSummary) -> &Vec<String> = |cell| &cell.origin.inferred;
+    for names in [reported, derived, inferred] {
+        let mut builder = StringBuilder::new();
+        for cell in cells {
+            builder.append_value(FigureOrigin::join(names(cell)));
+        }
+        columns.push(Arc::new(builder.finish()));
+    }
     RecordBatch::try_new(cells_schema(), columns)
 }
 
@@ -230,6 +244,17 @@ pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaE
         .collect::<Result<_, _>>()?;
     let (expected_source, exclusion_scope) = (text("expected_source")?, text("exclusion_scope")?);
     let (baseline_fallback, source_run_id) = (flag("baseline_fallback")?, text("source_run_id")?);
+    // Tables written before the origin columns existed (a kept snapshot) read as all recomputed.
+    let origin_column = |name: &'static str| {
+        batch
+            .column_by_name(name)
+            .and_then(|column| column.as_string_opt::<i32>())
+    };
+    let (reported, derived, inferred) = (
+        origin_column("reported_metrics"),
+        origin_column("derived_metrics"),
+        origin_column("inferred_dimensions"),
+    );
 
     let value = |array: &arrow_array::Float64Array, row: usize| {
         (!array.is_null(row)).then(|| array.value(row))
@@ -307,6 +332,17 @@ pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaE
                 baseline_fallback: baseline_fallback.value(row),
                 source_run_id: (!source_run_id.is_null(row))
                     .then(|| source_run_id.value(row).to_string()),
+                origin: FigureOrigin {
+                    reported: reported
+                        .map(|column| FigureOrigin::split(column.value(row)))
+                        .unwrap_or_default(),
+                    derived: derived
+                        .map(|column| FigureOrigin::split(column.value(row)))
+                        .unwrap_or_default(),
+                    inferred: inferred
+                        .map(|column| FigureOrigin::split(column.value(row)))
+                        .unwrap_or_default(),
+                },
             })
         })
         .collect()
@@ -367,6 +403,14 @@ pub fn cells_to_csv(cells: &[CellSummary]) -> String {
         out.push_str(cell.exclusion_scope.map_or("", ExclusionScope::as_str));
         out.push_str(&format!(",{},", cell.baseline_fallback));
         field(&mut out, cell.source_run_id.as_deref().unwrap_or(""));
+        for names in [
+            &cell.origin.reported,
+            &cell.origin.derived,
+            &cell.origin.inferred,
+        ] {
+            out.push(',');
+            field(&mut out, &FigureOrigin::join(names));
+        }
         out.push('\n');
     }
     out

@@ -3,6 +3,7 @@
 
 use crate::exclusions::ExclusionScope;
 use crate::key::{CellKey, SeriesKey};
+use crate::origin::FigureOrigin;
 use crate::scaling::{self, BaselineCandidate};
 use crate::stats::CellStats;
 use crate::status::CellStatus;
@@ -17,6 +18,8 @@ pub enum ExpectedSource {
     Plan,
     /// `manifest.json`.
     Manifest,
+    /// The request count another tool's result file states (vLLM `num_prompts`).
+    File,
     /// requests-per-agent × N, with requests-per-agent the modal value over the run's complete cells.
     Inferred,
     /// Nothing to infer from (no plan, no manifest, no complete cell).
@@ -28,6 +31,7 @@ impl ExpectedSource {
         match self {
             ExpectedSource::Plan => "plan",
             ExpectedSource::Manifest => "manifest",
+            ExpectedSource::File => "file",
             ExpectedSource::Inferred => "inferred",
             ExpectedSource::Unknown => "unknown",
         }
@@ -37,6 +41,7 @@ impl ExpectedSource {
         match text {
             "plan" => Some(ExpectedSource::Plan),
             "manifest" => Some(ExpectedSource::Manifest),
+            "file" => Some(ExpectedSource::File),
             "inferred" => Some(ExpectedSource::Inferred),
             "unknown" => Some(ExpectedSource::Unknown),
             _ => None,
@@ -109,6 +114,10 @@ pub struct CellSummary {
     pub baseline_fallback: bool,
     /// For refilled cells: the run whose rows now stand in this cell.
     pub source_run_id: Option<String>,
+    /// Which figures are a tool's reported aggregates or rest on a reconstructed value, and which key parts were
+    /// inferred (empty for TR164 cells).
+    #[serde(default)]
+    pub origin: FigureOrigin,
 }
 
 impl CellSummary {
@@ -132,6 +141,7 @@ impl CellSummary {
             p95_multiplier: None,
             baseline_fallback: false,
             source_run_id: None,
+            origin: FigureOrigin::default(),
         }
     }
 

@@ -9,13 +9,16 @@
 mod cells;
 pub mod discover;
 pub mod environment;
+pub mod formats;
 pub mod ledger;
 mod lineage;
+pub mod mapping;
 pub mod metrics_csv;
 pub mod read;
 pub mod rows;
 pub mod run_files;
 pub mod splice;
+pub mod storage;
 
 use cellscope_model::api::{CellProvenance, LedgerEntry, RunFacts, Warning};
 use cellscope_model::summary::fill_scaling;
@@ -79,6 +82,24 @@ pub struct CellRows {
     pub offsets: Vec<u64>,
     /// The backup file and the offsets of the rows a refill replaced, for refilled cells.
     pub backup: Option<(PathBuf, u64, Vec<u64>)>,
+    /// For a cell of another tool's file: the format, file and record that hold its requests.
+    pub external: Option<formats::ExternalRows>,
+}
+
+/// The request rows of one cell, read back by the format that indexed it.
+pub fn read_rows(
+    storage: &dyn storage::Storage,
+    cell: &CellRows,
+) -> Result<Vec<cellscope_model::requests::RequestRow>, rows::RowsError> {
+    match &cell.external {
+        Some(external) => formats::by_name(external.format)
+            .ok_or_else(|| rows::RowsError::Malformed {
+                path: external.file.clone(),
+                message: format!("no reader for the format {}", external.format),
+            })?
+            .read_rows(storage, cell),
+        None => rows::read(cell),
+    }
 }
 
 pub struct Index {
@@ -118,7 +139,14 @@ pub fn build(
     if !root.is_dir() {
         return Err(IndexError::RootNotDirectory(root.to_path_buf()));
     }
-    let discovery = discover::discover(root);
+    let disk = storage::LocalDisk::new(root);
+    let discovery = discover::discover(root, &disk);
+    let mut warnings = discovery.warnings.clone();
+    let mapping = discovery
+        .mapping
+        .as_deref()
+        .map(|text| mapping::Mapping::parse(text, "cellscope.toml", &mut warnings))
+        .unwrap_or_default();
     let total_bytes: u64 = discovery
         .runs
         .iter()
@@ -126,13 +154,20 @@ pub fn build(
         .chain(discovery.backups.iter().map(|backup| &backup.path))
         .filter_map(|path| std::fs::metadata(path.join("metrics.csv")).ok())
         .map(|metadata| metadata.len())
-        .sum();
+        .sum::<u64>()
+        + discovery
+            .external
+            .iter()
+            .flat_map(|run| &run.files)
+            .filter_map(|file| storage::Storage::stat(&disk, file).ok())
+            .map(|meta| meta.bytes)
+            .sum::<u64>();
+    let external_files: usize = discovery.external.iter().map(|run| run.files.len()).sum();
     progress.files_found(
-        (discovery.runs.len() + discovery.backups.len()) as u64,
+        (discovery.runs.len() + discovery.backups.len() + external_files) as u64,
         total_bytes,
     );
-    let mut warnings = discovery.warnings.clone();
-    let reads = read::read_all(&discovery, options, progress);
+    let reads = read::read_all(&discovery, &disk, &mapping, options, progress);
     let relations = lineage::relate(&reads.runs, reads.backups);
     warnings.extend(relations.warnings.iter().cloned());
     let mut exclusions = ledger::load_all(root, &discovery.ledgers, &mut warnings);

@@ -517,7 +517,8 @@ pub async fn requests(
         snapshot = complete_snapshot(&store).await?;
     }
     let locator = snapshot.index.rows.get(&key).cloned().unwrap_or_default();
-    let rows = tokio::task::spawn_blocking(move || crate::index::rows::read(&locator))
+    let disk = crate::index::storage::LocalDisk::new(&snapshot.index.root);
+    let rows = tokio::task::spawn_blocking(move || crate::index::read_rows(&disk, &locator))
         .await
         .map_err(|error| ApiError::Internal(error.to_string()))?
         .map_err(|error| match error {

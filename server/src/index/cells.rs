@@ -13,7 +13,7 @@ use cellscope_model::api::{
 use cellscope_model::exclusions::ExclusionScope;
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::status::RowCensus;
-use cellscope_model::summary::{expected_rows, inferred_requests_per_agent};
+use cellscope_model::summary::{ExpectedSource, expected_rows, inferred_requests_per_agent};
 use cellscope_model::{CellKey, CellStatus, CellSummary};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -58,6 +58,9 @@ pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntr
         summary.failed_rows = parsed_cell.failed_rows;
         summary.skip_rows = parsed_cell.skip_rows;
         summary.stats = parsed_cell.stats;
+        if let Some(external) = &parsed_cell.external {
+            summary.origin = external.figures.clone();
+        }
         // Refilled: rows of a refill run of this master stand in it, spliced whole.
         summary.source_run_id = parsed_cell
             .row_run_ids
@@ -86,15 +89,43 @@ pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntr
                     .get(coordinates)
                     .map(|offsets| (path.clone(), *bytes, offsets.clone()))
             });
-        out.rows.insert(
-            summary.key.clone(),
-            CellRows {
+        let rows = match &parsed_cell.external {
+            // Another tool's cell: its rows are a record of one of the run's files.
+            Some(external) => CellRows {
+                file: read.dir.path.join(
+                    external
+                        .file
+                        .strip_prefix(&format!("{}/", read.dir.relative))
+                        .unwrap_or(&external.file),
+                ),
+                file_bytes: external.file_bytes,
+                offsets: parsed_cell.row_offsets.clone(),
+                backup: None,
+                external: Some(super::formats::ExternalRows {
+                    format: external.format,
+                    run_id: run_id.to_string(),
+                    file: external.file.clone(),
+                    record: external.record,
+                }),
+            },
+            None => CellRows {
                 file: read.dir.path.join("metrics.csv"),
                 file_bytes: read.digest.bytes,
                 offsets: parsed_cell.row_offsets.clone(),
                 backup,
+                external: None,
             },
-        );
+        };
+        out.rows.insert(summary.key.clone(), rows);
+        if let Some(external) = &parsed_cell.external {
+            out.provenance.insert(
+                summary.key.clone(),
+                CellProvenance {
+                    origin: Some(external.origin.clone()),
+                    ..CellProvenance::default()
+                },
+            );
+        }
         cells.insert(coordinates.clone(), summary);
     }
     // Planned and manifest cells that metrics.csv lacks are `not_run`.
@@ -119,12 +150,24 @@ pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntr
             .plan
             .as_ref()
             .and_then(|plan| plan.cells.get(coordinates).copied().flatten());
+        // Another tool's own request count (vLLM `num_prompts`) stands where a manifest's would.
+        let from_file = parsed
+            .cells
+            .iter()
+            .find(|(candidate, _)| candidate == coordinates)
+            .and_then(|(_, cell)| cell.external.as_ref())
+            .and_then(|external| external.expected_rows);
         (summary.expected_rows, summary.expected_source) = expected_rows(
             from_plan,
-            manifest_cell.and_then(|cell| cell.expected_rows),
+            manifest_cell
+                .and_then(|cell| cell.expected_rows)
+                .or(from_file),
             inferred,
             coordinates.n,
         );
+        if from_file.is_some() && summary.expected_source == ExpectedSource::Manifest {
+            summary.expected_source = ExpectedSource::File;
+        }
         summary.fallback = manifest_cell.is_some_and(|cell| cell.fallback);
         summary.status = CellStatus::classify(RowCensus {
             expected_rows: summary.expected_rows,
@@ -157,6 +200,7 @@ pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntr
                 CellProvenance {
                     manifest_status: cell.status.clone(),
                     history: cell.history.clone(),
+                    origin: None,
                 },
             );
         }

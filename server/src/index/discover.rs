@@ -1,5 +1,8 @@
-//! Finds run directories, backups and exclusion ledgers under the data root without leaving it.
+//! Finds run directories, backups, exclusion ledgers, `cellscope.toml` and other tools' result files under the
+//! data root without leaving it.
 
+use super::formats::{DetectedRun, FORMATS, HEAD_BYTES, RunFormat};
+use super::storage::{self, Entry, EntryKind, Storage};
 use cellscope_model::api::Warning;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,8 +30,12 @@ pub struct BackupDir {
 pub struct Discovery {
     pub runs: Vec<RunDir>,
     pub backups: Vec<BackupDir>,
+    /// Runs of the other tools' formats, each with its files.
+    pub external: Vec<DetectedRun>,
     /// `exclusions.toml` files with the directory (relative, `""` = root) whose subtree they apply to.
     pub ledgers: Vec<(String, PathBuf)>,
+    /// `cellscope.toml` at the root, as text.
+    pub mapping: Option<String>,
     pub warnings: Vec<Warning>,
 }
 
@@ -47,65 +54,93 @@ pub fn backup_name(name: &str) -> Option<(&str, &str)> {
     (!master.is_empty()).then_some((master, label))
 }
 
-/// Walks `root` (not following symlinks, so nothing outside it is reached) and classifies what it finds.
-/// Runs are ordered by relative path; of several directories with the same run id only the first counts.
-pub fn discover(root: &Path) -> Discovery {
+/// Extensions of files another tool's format may be in; nothing else is opened during discovery.
+const CANDIDATE_EXTENSIONS: [&str; 3] = ["json", "jsonl", "csv"];
+
+/// Files discovery never offers to a format: cellscope's own, and TR164 side files.
+const NOT_RESULTS: [&str; 3] = ["cellscope.toml", "exclusions.toml", "metrics.csv"];
+
+/// Walks the data root through `storage` (symbolic links are listed, never followed, so nothing outside it is
+/// reached) and classifies what it finds: TR164 run directories and backups (a `metrics.csv`), exclusion
+/// ledgers, `cellscope.toml`, and the files of other tools' formats, detected by their content and grouped into
+/// runs by each format's run root. Runs are ordered by relative path; of several TR164 directories with the same
+/// run id only the first counts.
+pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
     let mut discovery = Discovery::default();
-    let mut runs_by_id: BTreeMap<String, RunDir> = BTreeMap::new();
     let mut candidates = Vec::new();
-    for entry in walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .sort_by_file_name()
-    {
-        let entry = match entry {
-            Ok(entry) => entry,
+    let mut external: BTreeMap<(String, &'static str), Vec<String>> = BTreeMap::new();
+    let mut pending = vec![String::new()];
+    while let Some(directory) = pending.pop() {
+        let entries = match storage.list(&directory) {
+            Ok(entries) => entries,
             Err(error) => {
-                let path = error
-                    .path()
-                    .map(|path| relative_path(root, path))
-                    .unwrap_or_default();
                 discovery.warnings.push(
                     Warning::warn(
                         "unreadable_directory",
                         format!("cannot read this part of the data root: {error}"),
                     )
-                    .file(&path),
+                    .file(&directory),
                 );
                 continue;
             }
         };
-        let file_type = entry.file_type();
-        let name = entry.file_name().to_string_lossy();
-        if file_type.is_symlink() && (name == "metrics.csv" || name == "exclusions.toml") {
-            discovery.warnings.push(
-                Warning::warn(
-                    "symlink_ignored",
-                    "symbolic links are not followed, so nothing outside the data root is read",
-                )
-                .file(&relative_path(root, entry.path())),
-            );
-            continue;
+        let is_tr164_run = entries
+            .iter()
+            .any(|entry| entry.name == "metrics.csv" && entry.kind == EntryKind::File);
+        let mut subdirectories = Vec::new();
+        for entry in &entries {
+            let path = storage::join(&directory, &entry.name);
+            match entry.kind {
+                EntryKind::Directory => subdirectories.push(path),
+                EntryKind::Symlink
+                    if entry.name == "metrics.csv" || entry.name == "exclusions.toml" =>
+                {
+                    discovery.warnings.push(
+                        Warning::warn(
+                            "symlink_ignored",
+                            "symbolic links are not followed, so nothing outside the data root is read",
+                        )
+                        .file(&path),
+                    );
+                }
+                EntryKind::File if entry.name == "metrics.csv" => {
+                    candidates.push(directory.clone())
+                }
+                EntryKind::File if entry.name == "exclusions.toml" => discovery
+                    .ledgers
+                    .push((directory.clone(), root.join(&path))),
+                EntryKind::File if entry.name == "cellscope.toml" && directory.is_empty() => {
+                    match storage.read(&path) {
+                        Ok(bytes) => {
+                            discovery.mapping = Some(String::from_utf8_lossy(&bytes).into_owned());
+                        }
+                        Err(error) => discovery.warnings.push(
+                            Warning::error(
+                                "unreadable_file",
+                                format!("cannot read the file: {error}; no mapping is applied"),
+                            )
+                            .file(&path),
+                        ),
+                    }
+                }
+                EntryKind::File if !is_tr164_run => {
+                    if let Some(format) = detect(storage, &path, entry) {
+                        external
+                            .entry((format.run_root(&path), format.name()))
+                            .or_default()
+                            .push(path);
+                    }
+                }
+                _ => {}
+            }
         }
-        if !file_type.is_file() {
-            continue;
-        }
-        let Some(directory) = entry.path().parent() else {
-            continue;
-        };
-        match name.as_ref() {
-            "metrics.csv" => candidates.push(directory.to_path_buf()),
-            "exclusions.toml" => discovery
-                .ledgers
-                .push((relative_path(root, directory), entry.path().to_path_buf())),
-            _ => {}
-        }
+        // Depth-first in name order, like the sorted walk before it.
+        pending.extend(subdirectories.into_iter().rev());
     }
-    for directory in candidates {
-        let name = directory
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let relative = relative_path(root, &directory);
+    let mut runs_by_id: BTreeMap<String, RunDir> = BTreeMap::new();
+    for relative in candidates {
+        let name = storage::file_name(&relative).to_string();
+        let directory = root.join(&relative);
         if let Some((master, label)) = backup_name(&name) {
             discovery.backups.push(BackupDir {
                 master_run_id: master.to_string(),
@@ -148,7 +183,37 @@ pub fn discover(root: &Path) -> Discovery {
     discovery
         .runs
         .sort_by(|left, right| left.relative.cmp(&right.relative));
+    discovery.external = external
+        .into_iter()
+        .map(|((root, format), mut files)| {
+            files.sort();
+            DetectedRun {
+                format,
+                root,
+                files,
+            }
+        })
+        .collect();
     discovery
+}
+
+/// The format whose content a file has, looking at its first [`HEAD_BYTES`] only.
+fn detect(storage: &dyn Storage, path: &str, entry: &Entry) -> Option<&'static dyn RunFormat> {
+    let extension = entry
+        .name
+        .rsplit_once('.')
+        .map(|(_, extension)| extension)?;
+    if !CANDIDATE_EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
+        || NOT_RESULTS.contains(&entry.name.as_str())
+    {
+        return None;
+    }
+    let head = storage.read_range(path, 0..HEAD_BYTES).ok()?;
+    FORMATS
+        .iter()
+        .copied()
+        .filter(|format| format.name() != "tr164")
+        .find(|format| format.detect(path, &head))
 }
 
 #[cfg(test)]

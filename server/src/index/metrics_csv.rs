@@ -49,9 +49,12 @@ pub struct ParsedCell {
     pub row_run_ids: BTreeMap<String, IdCount>,
     /// 1-based line of the cell's first row; computed only for cells a warning names (0 otherwise).
     pub first_line: u64,
-    /// Byte offsets of the cell's rows (as the csv reader reports them), for reading them back on demand.
+    /// Byte offsets of the cell's rows (as the csv reader reports them), for reading them back on demand; for
+    /// another tool's file, the requests' positions in their record.
     pub row_offsets: Vec<u64>,
     pub stats: CellStats,
+    /// For a cell of another tool's file: its file and record, expected rows, reported and inferred marks.
+    pub external: Option<Box<super::formats::ExternalCell>>,
 }
 
 /// The rows of one cell that carry one `run_id`.

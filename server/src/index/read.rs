@@ -3,9 +3,12 @@
 
 use super::discover::{BackupDir, Discovery, RunDir};
 use super::environment;
+use super::formats::{self, DetectedRun, ReadContext};
+use super::mapping::Mapping;
 use super::metrics_csv::{self, FileRejected, ParsedMetrics};
 use super::run_files::{self, Manifest, Plan};
 use super::splice::{self, SpliceDiff};
+use super::storage::Storage;
 use super::{IndexOptions, Progress};
 use cellscope_model::api::{EnvironmentField, FileDigest, Warning};
 use rayon::prelude::*;
@@ -27,6 +30,8 @@ pub struct RunRead {
     /// How the run was made, from its manifest's capture and its `config.yaml`.
     pub environment: BTreeMap<EnvironmentField, String>,
     pub warnings: Vec<Warning>,
+    /// The format's name (`tr164`, `vllm-bench`, …).
+    pub format: &'static str,
 }
 
 impl RunRead {
@@ -50,8 +55,31 @@ pub struct Reads {
     pub backups: Vec<BackupRead>,
 }
 
-/// Reads every run and backup of `discovery`, runs and backups in parallel.
-pub fn read_all(discovery: &Discovery, options: &IndexOptions, progress: &dyn Progress) -> Reads {
+/// Reads every run and backup of `discovery`, runs and backups in parallel. Runs of every format go through
+/// their [`RunFormat`](super::formats::RunFormat); backups are TR164's.
+pub fn read_all(
+    discovery: &Discovery,
+    storage: &dyn Storage,
+    mapping: &Mapping,
+    options: &IndexOptions,
+    progress: &dyn Progress,
+) -> Reads {
+    let context = ReadContext {
+        storage,
+        mapping,
+        options,
+        progress,
+    };
+    let detected: Vec<DetectedRun> = discovery
+        .runs
+        .iter()
+        .map(|dir| DetectedRun {
+            format: "tr164",
+            root: dir.relative.clone(),
+            files: vec![super::storage::join(&dir.relative, "metrics.csv")],
+        })
+        .chain(discovery.external.iter().cloned())
+        .collect();
     let runs_by_id: HashMap<&str, &RunDir> = discovery
         .runs
         .iter()
@@ -59,10 +87,11 @@ pub fn read_all(discovery: &Discovery, options: &IndexOptions, progress: &dyn Pr
         .collect();
     let (runs, backups) = rayon::join(
         || {
-            discovery
-                .runs
+            detected
                 .par_iter()
-                .map(|dir| read_run(dir.clone(), options, progress))
+                .filter_map(|run| {
+                    formats::by_name(run.format).map(|format| format.read_run(&context, run))
+                })
                 .collect()
         },
         || {
@@ -259,6 +288,7 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
         files,
         environment,
         warnings,
+        format: "tr164",
     }
 }
 

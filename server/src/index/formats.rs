@@ -1,0 +1,632 @@
+//! The run-format half of the ingest seam: every input format is a [`RunFormat`] that detects its files by
+//! content, reads them into the stage-2 product ([`RunRead`]: cells with request statistics and row locators)
+//! and reads one cell's rows back.
+//!
+//! TR164 run directories ([`tr164`]) read their side files, backups and lineage evidence themselves. The other
+//! tools' formats only say what is in their files: one [`RunRecord`] per measured cell (key parts as read,
+//! per-request rows, the tool's own aggregates). Everything else, the cell key (`cellscope.toml` and the default
+//! rules, [`key`]), the statistics (the model's [`CellAccumulator`]), what is reported or derived and the rows
+//! read back, is done here once for all of them, so a new format is one sibling module plus one line in
+//! [`FORMATS`].
+
+pub mod json;
+mod key;
+mod parallel;
+pub mod sglang;
+pub mod tr164;
+pub mod vllm;
+
+use super::CellRows;
+use super::discover::RunDir;
+use super::mapping::Mapping;
+use super::metrics_csv::{IdCount, ParsedCell, ParsedMetrics};
+use super::read::{RunRead, digest};
+use super::rows::RowsError;
+use super::storage::{self, Storage};
+use super::{IndexOptions, Progress};
+use cellscope_model::api::{FileDigest, Warning};
+use cellscope_model::key::CellCoordinates;
+use cellscope_model::origin::{CellOrigin, FigureOrigin};
+use cellscope_model::requests::{Lineage, RequestRow, RowClass};
+use cellscope_model::stats::{CellAccumulator, RequestSample};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+pub use key::explain_rules;
+
+/// One input format.
+pub trait RunFormat: Sync {
+    /// A stable name, shown in the audit and the inspector (`tr164`, `vllm-bench`, …).
+    fn name(&self) -> &'static str;
+
+    /// Whether the file at `path` (relative to the data root), whose first bytes are `head`, is one of this
+    /// format's. Decided by content: tools let users rename their files.
+    fn detect(&self, path: &str, head: &[u8]) -> bool;
+
+    /// The directory whose detected files together form one run (the sweep), relative to the data root.
+    fn run_root(&self, path: &str) -> String {
+        default_run_root(path)
+    }
+
+    /// The run records (one per measured cell) of one detected file. Problems go to `warnings` with the file
+    /// and line or record they are about; a file that cannot be read gives no records, never a panic.
+    fn records(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<RunRecord>;
+
+    /// Reads one run: by default the records of every file, mapped to cells by [`read_records`].
+    fn read_run(&self, context: &ReadContext<'_>, run: &DetectedRun) -> RunRead {
+        read_records(self, context, run)
+    }
+
+    /// The request rows of one cell, read back from its file.
+    fn read_rows(
+        &self,
+        storage: &dyn Storage,
+        rows: &CellRows,
+    ) -> Result<Vec<RequestRow>, RowsError> {
+        read_record_rows(self, storage, rows)
+    }
+}
+
+/// Every format, in detection order (TR164 first: its `metrics.csv` is recognised by name and header).
+pub static FORMATS: &[&dyn RunFormat] = &[&tr164::Tr164, &vllm::VllmBench, &sglang::SglangBench];
+
+/// The format called `name`.
+pub fn by_name(name: &str) -> Option<&'static dyn RunFormat> {
+    FORMATS.iter().copied().find(|format| format.name() == name)
+}
+
+/// How many leading bytes detection looks at.
+pub const HEAD_BYTES: u64 = 64 * 1024;
+
+/// Files of one run of one format, found by discovery.
+#[derive(Clone, Debug)]
+pub struct DetectedRun {
+    pub format: &'static str,
+    /// The run root, relative to the data root.
+    pub root: String,
+    /// The run's files, relative to the data root, in path order.
+    pub files: Vec<String>,
+}
+
+/// What reading a run needs besides its files.
+pub struct ReadContext<'a> {
+    pub storage: &'a dyn Storage,
+    pub mapping: &'a Mapping,
+    pub options: &'a IndexOptions,
+    pub progress: &'a dyn Progress,
+}
+
+/// A directory named for a load level (`concurrency8`, `concurrency_8`, `c8`, `n8`, `max_concurrency=8`,
+/// `request_rate_5.0`): users make one directory per level, and the sweep is the directory above.
+pub fn is_load_level_directory(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let digits_after = |prefix: &str| {
+        lower.strip_prefix(prefix).is_some_and(|rest| {
+            !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit() || c == '.')
+        })
+    };
+    [
+        "concurrency_",
+        "concurrency",
+        "max_concurrency=",
+        "request_rate_",
+        "c",
+        "n",
+    ]
+    .iter()
+    .any(|prefix| digits_after(prefix))
+        || lower.ends_with(|c: char| c.is_ascii_digit())
+            && ["-concurrency", "_concurrency"]
+                .iter()
+                .any(|marker| lower.contains(marker))
+}
+
+/// The file's directory, or the one above when the directory is named for a load level.
+pub fn default_run_root(path: &str) -> String {
+    let directory = storage::parent(path);
+    if is_load_level_directory(storage::file_name(directory)) {
+        storage::parent(directory).to_string()
+    } else {
+        directory.to_string()
+    }
+}
+
+/// A key part and how it was obtained.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub value: String,
+    pub how: How,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum How {
+    /// Read from the named field or place of the file.
+    Read(String),
+    /// Inferred by the named rule.
+    Inferred(String),
+}
+
+impl Part {
+    pub fn read(value: impl Into<String>, field: impl Into<String>) -> Option<Part> {
+        Some(Part {
+            value: value.into(),
+            how: How::Read(field.into()),
+        })
+    }
+
+    pub fn inferred(value: impl Into<String>, rule: impl Into<String>) -> Option<Part> {
+        Some(Part {
+            value: value.into(),
+            how: How::Inferred(rule.into()),
+        })
+    }
+}
+
+/// The key parts a record states; `None` leaves the dimension to `cellscope.toml` or the default rule.
+#[derive(Clone, Debug, Default)]
+pub struct KeyParts {
+    pub backend: Option<Part>,
+    pub model: Option<Part>,
+    pub workload: Option<Part>,
+    pub n: Option<Part>,
+    pub rep: Option<Part>,
+}
+
+/// One request as a tool recorded it, in cellscope's units (ms, tokens, seconds). Missing values stay `None`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Request {
+    pub wall_ms: Option<f64>,
+    pub ttft_ms: Option<f64>,
+    pub prompt_tokens: Option<f64>,
+    pub completion_tokens: Option<f64>,
+    /// Start and end on one clock, in seconds (epoch or monotonic); both or neither.
+    pub start_s: Option<f64>,
+    pub end_s: Option<f64>,
+    /// `Some` for a failed request: the tool's error text (may be empty when only a code is known).
+    pub error: Option<String>,
+}
+
+/// One measured cell of another tool's file.
+#[derive(Clone, Debug, Default)]
+pub struct RunRecord {
+    /// Which record of the file, from 0 (object, line, benchmark, experiment).
+    pub record: u32,
+    /// 1-based line where the record starts, for line-oriented files.
+    pub line: Option<u64>,
+    /// The record's own fields, for `{field}` templates in `cellscope.toml`.
+    pub fields: Json,
+    pub key: KeyParts,
+    /// Per-request rows; empty when the file holds aggregates only.
+    pub requests: Vec<Request>,
+    /// The file has per-request rows (even if none survived).
+    pub has_requests: bool,
+    /// Requests the tool sent, when it says (vLLM `num_prompts`): the expected rows.
+    pub expected_rows: Option<u32>,
+    /// Succeeded and failed requests known only as counts (aggregate-only records).
+    pub completed: Option<u32>,
+    pub failed: Option<u32>,
+    /// The tool's measured duration in seconds: the throughput span when requests carry no timestamps.
+    pub duration_s: Option<f64>,
+    /// The tool's own aggregates by cells-table column name (ms, tokens, tok/s).
+    pub reported: BTreeMap<String, f64>,
+    /// Wall latency was rebuilt (TTFT + Σ ITL) rather than read.
+    pub wall_derived: bool,
+    pub notes: Vec<String>,
+}
+
+/// The statistics columns a record can fill, in cells-table order.
+pub const STAT_COLUMNS: [&str; 9] = [
+    "mean_wall_ms",
+    "p50_wall_ms",
+    "p95_wall_ms",
+    "p99_wall_ms",
+    "p50_ttft_ms",
+    "p95_ttft_ms",
+    "mean_prompt_tokens",
+    "mean_completion_tokens",
+    "aggregate_tps",
+];
+
+/// Reads a whole file, reporting a read failure as a warning on the file.
+pub fn read_file(
+    storage: &dyn Storage,
+    path: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<Vec<u8>> {
+    match storage.read(path) {
+        Ok(bytes) => Some(bytes),
+        Err(error) => {
+            warnings.push(
+                Warning::error("unreadable_file", format!("cannot read the file: {error}"))
+                    .file(path),
+            );
+            None
+        }
+    }
+}
+
+/// The run id of a detected run: `cellscope.toml`'s `run` when an entry sets it for the first file, else the
+/// run root (the data root itself is `root`).
+fn run_id(context: &ReadContext<'_>, run: &DetectedRun) -> String {
+    let first = run.files.first().map(String::as_str).unwrap_or_default();
+    let template = super::mapping::TemplateContext {
+        path: first,
+        record: &Json::Null,
+    };
+    match context.mapping.value("run", &template) {
+        Some(Ok(mapped)) => mapped.value,
+        _ if run.root.is_empty() => "root".to_string(),
+        _ => run.root.clone(),
+    }
+}
+
+/// The default [`RunFormat::read_run`]: records of every file → cells keyed by `cellscope.toml` and the
+/// default rules → the same [`RunRead`] a TR164 run gives.
+pub fn read_records(
+    format: &(impl RunFormat + ?Sized),
+    context: &ReadContext<'_>,
+    run: &DetectedRun,
+) -> RunRead {
+    let run_id = run_id(context, run);
+    let mut warnings = Vec::new();
+    let mut records: Vec<(String, RunRecord)> = Vec::new();
+    let mut total_bytes = 0u64;
+    let mut file_bytes: BTreeMap<String, u64> = BTreeMap::new();
+    let mut single_file_bytes = None;
+    for file in &run.files {
+        let mut file_warnings = Vec::new();
+        let found = format.records(context.storage, file, &mut file_warnings);
+        warnings.extend(
+            file_warnings
+                .into_iter()
+                .map(|warning| warning.run(&run_id)),
+        );
+        let bytes = context.storage.stat(file).map_or(0, |meta| meta.bytes);
+        file_bytes.insert(file.clone(), bytes);
+        total_bytes += bytes;
+        context.progress.file_done(bytes);
+        records.extend(found.into_iter().map(|record| (file.clone(), record)));
+    }
+    if let [only] = run.files.as_slice()
+        && context.options.hashes
+    {
+        single_file_bytes = context.storage.read(only).ok();
+    }
+    let keyed = key::resolve(
+        format.name(),
+        context.mapping,
+        &run_id,
+        records,
+        &mut warnings,
+    );
+    let mut parsed = ParsedMetrics::default();
+    for keyed in keyed {
+        parsed.records += keyed.record.requests.len() as u64;
+        let bytes = file_bytes.get(&keyed.file).copied().unwrap_or(0);
+        let cell = cell_of(format.name(), &run_id, &keyed, bytes);
+        parsed.cells.push((keyed.coordinates, cell));
+    }
+    let digest = match (single_file_bytes, run.files.as_slice()) {
+        (Some(bytes), [only]) => digest(only.clone(), &bytes, true),
+        _ => FileDigest {
+            path: if run.files.len() == 1 {
+                run.files[0].clone()
+            } else {
+                format!("{}/", run.root)
+            },
+            bytes: total_bytes,
+            md5: None,
+            sha256: None,
+        },
+    };
+    let prefix = if run.root.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", run.root)
+    };
+    RunRead {
+        dir: RunDir {
+            run_id,
+            path: std::path::PathBuf::from(context.storage.display(&run.root)),
+            relative: run.root.clone(),
+        },
+        metrics: Ok(parsed),
+        digest,
+        manifest: None,
+        plan: None,
+        refill_note: None,
+        note_names: BTreeMap::new(),
+        files: run
+            .files
+            .iter()
+            .map(|file| file.strip_prefix(&prefix).unwrap_or(file).to_string())
+            .collect(),
+        environment: BTreeMap::new(),
+        warnings,
+        format: format.name(),
+    }
+}
+
+/// The cell one keyed record makes: census, statistics (recomputed from its requests where it has them, the
+/// tool's figures marked reported where it does not), and where its rows are.
+fn cell_of(
+    format: &'static str,
+    run_id: &str,
+    keyed: &key::KeyedRecord,
+    file_bytes: u64,
+) -> ParsedCell {
+    let record = &keyed.record;
+    let mut cell = ParsedCell::default();
+    let mut accumulator = CellAccumulator::new();
+    // Without per-request timestamps the tool's duration is the span (formats.md: how vLLM and SGLang define
+    // throughput); with them the product's rule applies.
+    let timestamps = record
+        .requests
+        .iter()
+        .any(|request| request.start_s.is_some() && request.end_s.is_some());
+    let mut tokens_known = true;
+    for (index, request) in record.requests.iter().enumerate() {
+        cell.row_offsets.push(index as u64);
+        cell.rows += 1;
+        if let Some(error) = &request.error {
+            cell.failed_rows += 1;
+            let status = status_of(error);
+            *cell.failed_by_status.entry(status).or_default() += 1;
+            continue;
+        }
+        let Some(wall_ms) = request.wall_ms else {
+            cell.failed_rows += 1;
+            *cell
+                .failed_by_status
+                .entry("no_latency".to_string())
+                .or_default() += 1;
+            continue;
+        };
+        cell.ok_rows += 1;
+        tokens_known &= request.completion_tokens.is_some();
+        let (submit_time_s, complete_time_s) = if timestamps {
+            (
+                request.start_s.unwrap_or(f64::INFINITY),
+                request.end_s.unwrap_or(f64::NEG_INFINITY),
+            )
+        } else {
+            (0.0, record.duration_s.unwrap_or(0.0))
+        };
+        accumulator.push(&RequestSample {
+            wall_ms,
+            ttft_ms: request.ttft_ms,
+            prompt_tokens: request.prompt_tokens.unwrap_or(0.0),
+            completion_tokens: request.completion_tokens.unwrap_or(0.0),
+            submit_time_s,
+            complete_time_s,
+        });
+    }
+    if !record.has_requests {
+        // Aggregates only: the tool's counts are the census.
+        cell.ok_rows = record.completed.unwrap_or(0);
+        cell.failed_rows = record.failed.unwrap_or(0);
+        cell.rows = cell.ok_rows + cell.failed_rows;
+        if cell.failed_rows > 0 {
+            cell.failed_by_status
+                .insert("failed".to_string(), cell.failed_rows);
+        }
+    } else if let Some(failed) = record.failed
+        && failed > cell.failed_rows
+        && record
+            .requests
+            .iter()
+            .all(|request| request.error.is_none())
+    {
+        // Legacy files count failures without saying which requests failed.
+        let missing = failed - cell.failed_rows;
+        cell.failed_rows += missing;
+        cell.rows += missing;
+        cell.failed_by_status.insert("failed".to_string(), missing);
+    }
+    let with_ttft = record
+        .requests
+        .iter()
+        .any(|request| request.error.is_none() && request.ttft_ms.is_some());
+    let prompt_known = record
+        .requests
+        .iter()
+        .any(|request| request.error.is_none() && request.prompt_tokens.is_some());
+    let mut stats = accumulator.finish();
+    if !with_ttft {
+        stats.p50_ttft_ms = None;
+        stats.p95_ttft_ms = None;
+    }
+    if !prompt_known {
+        stats.mean_prompt_tokens = None;
+    }
+    if !tokens_known || cell.ok_rows == 0 {
+        stats.mean_completion_tokens = stats.mean_completion_tokens.filter(|_| tokens_known);
+        stats.aggregate_tps = stats.aggregate_tps.filter(|_| tokens_known);
+    }
+    let mut figures = FigureOrigin::default();
+    // What the requests could not give, the tool's figure gives, marked as reported.
+    for column in STAT_COLUMNS {
+        let slot = match column {
+            "mean_wall_ms" => &mut stats.mean_wall_ms,
+            "p50_wall_ms" => &mut stats.p50_wall_ms,
+            "p95_wall_ms" => &mut stats.p95_wall_ms,
+            "p99_wall_ms" => &mut stats.p99_wall_ms,
+            "p50_ttft_ms" => &mut stats.p50_ttft_ms,
+            "p95_ttft_ms" => &mut stats.p95_ttft_ms,
+            "mean_prompt_tokens" => &mut stats.mean_prompt_tokens,
+            "mean_completion_tokens" => &mut stats.mean_completion_tokens,
+            _ => &mut stats.aggregate_tps,
+        };
+        if slot.is_none()
+            && let Some(value) = record.reported.get(column)
+            && value.is_finite()
+            // An all-failed run writes its aggregates as 0.0: never a measurement.
+            && !(cell.ok_rows == 0 && *value == 0.0)
+        {
+            *slot = Some(*value);
+            figures.reported.push(column.to_string());
+        }
+    }
+    if !record.has_requests {
+        stats.ok_rows = cell.ok_rows;
+    }
+    if record.wall_derived {
+        figures.derived = ["mean_wall_ms", "p50_wall_ms", "p95_wall_ms", "p99_wall_ms"]
+            .into_iter()
+            .filter(|column| !figures.reported.iter().any(|name| name == column))
+            .map(str::to_string)
+            .collect();
+    }
+    figures.inferred = keyed
+        .inferred
+        .iter()
+        .map(|part| part.dimension.clone())
+        .collect();
+    cell.stats = stats;
+    cell.row_run_ids.insert(
+        run_id.to_string(),
+        IdCount {
+            rows: cell.rows,
+            first_offset: 0,
+        },
+    );
+    let mut notes = record.notes.clone();
+    if record.has_requests && !timestamps && stats.aggregate_tps.is_some() {
+        notes.push(
+            "aggregate tps = Σ completion tokens of ok requests / the tool's duration (the requests carry no \
+             timestamps)"
+                .to_string(),
+        );
+    }
+    cell.external = Some(Box::new(ExternalCell {
+        format,
+        file: keyed.file.clone(),
+        file_bytes,
+        record: record.record,
+        expected_rows: record.expected_rows,
+        figures,
+        origin: CellOrigin {
+            format: format.to_string(),
+            file: keyed.file.clone(),
+            record: record.record,
+            line: record.line,
+            inferred: keyed.inferred.clone(),
+            reported: record.reported.clone(),
+            notes,
+        },
+    }));
+    cell
+}
+
+/// The status word of a failed request: `http_<code>` when the error text starts with an HTTP status code,
+/// else `error`.
+fn status_of(error: &str) -> String {
+    let code: String = error.chars().take_while(char::is_ascii_digit).collect();
+    if code.len() == 3 {
+        format!("http_{code}")
+    } else {
+        "error".to_string()
+    }
+}
+
+/// What a cell of another tool's file carries beyond the TR164 census.
+#[derive(Clone, Debug)]
+pub struct ExternalCell {
+    pub format: &'static str,
+    /// The file, relative to the data root.
+    pub file: String,
+    /// Its length when indexed: reading rows back from a file of another length is refused.
+    pub file_bytes: u64,
+    pub record: u32,
+    pub expected_rows: Option<u32>,
+    pub figures: FigureOrigin,
+    pub origin: CellOrigin,
+}
+
+/// The default [`RunFormat::read_rows`]: the cell's record read again from its file, its requests as rows.
+pub fn read_record_rows(
+    format: &(impl RunFormat + ?Sized),
+    storage: &dyn Storage,
+    rows: &CellRows,
+) -> Result<Vec<RequestRow>, RowsError> {
+    let Some(source) = &rows.external else {
+        return Ok(Vec::new());
+    };
+    let meta = storage
+        .stat(&source.file)
+        .map_err(|error| RowsError::Read {
+            path: source.file.clone(),
+            source: error,
+        })?;
+    if meta.bytes != rows.file_bytes {
+        return Err(RowsError::Changed(source.file.clone()));
+    }
+    let mut warnings = Vec::new();
+    let record = format
+        .records(storage, &source.file, &mut warnings)
+        .into_iter()
+        .find(|record| record.record == source.record)
+        .ok_or_else(|| RowsError::Malformed {
+            path: source.file.clone(),
+            message: format!("record {} is no longer in the file", source.record),
+        })?;
+    Ok(record
+        .requests
+        .iter()
+        .enumerate()
+        .map(|(index, request)| RequestRow {
+            lineage: Lineage::Current,
+            class: if request.error.is_some() || request.wall_ms.is_none() {
+                RowClass::Failed
+            } else {
+                RowClass::Ok
+            },
+            source_run_id: source.run_id.clone(),
+            line: record.line.unwrap_or(0),
+            agent_id: None,
+            request_id: u32::try_from(index).ok(),
+            request_sequence: None,
+            wall_ms: request.wall_ms,
+            ttft_ms: request.ttft_ms,
+            prompt_tokens: request.prompt_tokens,
+            completion_tokens: request.completion_tokens,
+            submit_time_s: request.start_s,
+            complete_time_s: request.end_s,
+            status: match &request.error {
+                Some(error) => status_of(error),
+                None if request.wall_ms.is_none() => "no_latency".to_string(),
+                None => "ok".to_string(),
+            },
+            error: request.error.clone().filter(|error| !error.is_empty()),
+        })
+        .collect())
+}
+
+/// Where the rows of a cell of another tool's file are.
+#[derive(Clone, Debug, Default)]
+pub struct ExternalRows {
+    pub format: &'static str,
+    pub run_id: String,
+    /// Relative to the data root.
+    pub file: String,
+    pub record: u32,
+}
+
+/// The coordinates a record was given, for `cellscope index --explain`.
+pub fn coordinates_text(coordinates: &CellCoordinates) -> String {
+    format!(
+        "suite={} phase={} backend={} model={} workload={} n={} rep={}",
+        coordinates.suite,
+        coordinates.phase,
+        coordinates.backend,
+        coordinates.model,
+        coordinates.workload,
+        coordinates.n,
+        coordinates.rep
+    )
+}

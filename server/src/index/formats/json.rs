@@ -1,0 +1,206 @@
+//! Lenient JSON for the files benchmark tools write: Python's bare `Infinity`/`NaN`, several objects in one file
+//! (appended runs, JSON Lines), numbers written as strings, and errors reported with their line.
+
+use serde_json::Value as Json;
+
+/// A JSON value that could not be read, with the 1-based line where the problem is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonError {
+    pub line: u64,
+    pub message: String,
+}
+
+/// Replaces Python's non-standard `Infinity`, `-Infinity` and `NaN` tokens outside strings with the strings
+/// `"Infinity"`, `"-Infinity"`, `"NaN"`, which [`number`] reads back. Returns the input untouched (borrowed) when
+/// there is nothing to replace, which is the common case.
+pub fn standardise(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let has_token = memchr::memmem::find(bytes, b"Infinity").is_some()
+        || memchr::memmem::find(bytes, b"NaN").is_some();
+    if !has_token {
+        return std::borrow::Cow::Borrowed(bytes);
+    }
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut index = 0;
+    while index < bytes.len() {
+        let byte = bytes[index];
+        if in_string {
+            out.push(byte);
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+            index += 1;
+            continue;
+        }
+        let rest = &bytes[index..];
+        let token = [&b"-Infinity"[..], b"Infinity", b"NaN"]
+            .into_iter()
+            .find(|token| rest.starts_with(token));
+        if let Some(token) = token {
+            out.push(b'"');
+            out.extend_from_slice(token);
+            out.push(b'"');
+            index += token.len();
+            continue;
+        }
+        if byte == b'"' {
+            in_string = true;
+        }
+        out.push(byte);
+        index += 1;
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The 1-based line of byte `offset`.
+pub fn line_of(bytes: &[u8], offset: usize) -> u64 {
+    memchr::memchr_iter(b'\n', &bytes[..offset.min(bytes.len())]).count() as u64 + 1
+}
+
+/// One JSON document.
+pub fn parse(bytes: &[u8]) -> Result<Json, JsonError> {
+    let bytes = standardise(strip_bom(bytes));
+    serde_json::from_slice(&bytes).map_err(|error| JsonError {
+        line: error.line() as u64,
+        message: error.to_string(),
+    })
+}
+
+fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
+/// Every top-level JSON value of a file that holds one or several (appended objects, JSON Lines), each with the
+/// 1-based line where it starts. A value that cannot be read is returned as an error and reading resumes at the
+/// next line, so one damaged line does not hide the others.
+pub fn documents(bytes: &[u8]) -> Vec<(u64, Result<Json, JsonError>)> {
+    let standard = standardise(strip_bom(bytes));
+    let bytes: &[u8] = &standard;
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    while start < bytes.len() {
+        while start < bytes.len() && bytes[start].is_ascii_whitespace() {
+            start += 1;
+        }
+        if start >= bytes.len() {
+            break;
+        }
+        let line = line_of(bytes, start);
+        let mut stream = serde_json::Deserializer::from_slice(&bytes[start..]).into_iter::<Json>();
+        match stream.next() {
+            Some(Ok(value)) => {
+                start += stream.byte_offset();
+                out.push((line, Ok(value)));
+            }
+            Some(Err(error)) => {
+                out.push((
+                    line,
+                    Err(JsonError {
+                        line: line + error.line().saturating_sub(1) as u64,
+                        message: error.to_string(),
+                    }),
+                ));
+                // Resume at the next line.
+                match memchr::memchr(b'\n', &bytes[start..]) {
+                    Some(newline) => start += newline + 1,
+                    None => break,
+                }
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+/// A number, also when written as a string (`"550"`, `"inf"`, `"Infinity"`); `None` for anything else.
+pub fn number(value: &Json) -> Option<f64> {
+    match value {
+        Json::Number(number) => number.as_f64(),
+        Json::String(text) => match text.trim() {
+            "inf" | "Infinity" | "+inf" => Some(f64::INFINITY),
+            "-inf" | "-Infinity" => Some(f64::NEG_INFINITY),
+            "nan" | "NaN" => Some(f64::NAN),
+            other => other.parse::<f64>().ok(),
+        },
+        _ => None,
+    }
+}
+
+/// `value[key]` as a number.
+pub fn field_number(value: &Json, key: &str) -> Option<f64> {
+    value.get(key).and_then(number)
+}
+
+/// `value[key]` as a whole non-negative count (`4`, `4.0`, `"4"`).
+pub fn field_count(value: &Json, key: &str) -> Option<u32> {
+    field_number(value, key)
+        .filter(|number| number.is_finite() && *number >= 0.0 && number.fract() == 0.0)
+        .and_then(|number| u32::try_from(number as u64).ok())
+}
+
+/// `value[key]` as text.
+pub fn field_text<'a>(value: &'a Json, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Json::as_str)
+}
+
+/// A value at a dotted path (`input_config.loadgen.concurrency`).
+pub fn at<'a>(value: &'a Json, path: &str) -> Option<&'a Json> {
+    path.split('.')
+        .try_fold(value, |value, part| value.get(part))
+}
+
+/// Whether the first bytes of a file (possibly cut mid-document) contain `"key"` as a JSON key.
+pub fn head_has_key(head: &[u8], key: &str) -> bool {
+    let quoted = format!("\"{key}\"");
+    memchr::memmem::find_iter(head, quoted.as_bytes()).any(|position| {
+        head[position + quoted.len()..]
+            .iter()
+            .find(|byte| !byte.is_ascii_whitespace())
+            .is_some_and(|byte| *byte == b':')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_tokens_become_strings_outside_strings_only() {
+        let text = br#"{"request_rate": Infinity, "x": -Infinity, "y": NaN, "s": "NaN Infinity"}"#;
+        let value = parse(text).unwrap();
+        assert_eq!(field_number(&value, "request_rate"), Some(f64::INFINITY));
+        assert_eq!(field_number(&value, "x"), Some(f64::NEG_INFINITY));
+        assert!(field_number(&value, "y").unwrap().is_nan());
+        assert_eq!(field_text(&value, "s"), Some("NaN Infinity"));
+    }
+
+    #[test]
+    fn several_documents_with_a_damaged_one_in_between() {
+        let text = b"\n{\"a\": 1}\n{\"a\": 2, \"b\": [1,\n{\"a\": 3}\n";
+        let documents = documents(text);
+        assert_eq!(documents.len(), 3);
+        assert_eq!(documents[0].0, 2);
+        assert_eq!(documents[0].1.as_ref().unwrap()["a"], 1);
+        assert_eq!(documents[1].0, 3);
+        assert!(documents[1].1.is_err());
+        assert_eq!(documents[2].0, 4);
+        assert_eq!(documents[2].1.as_ref().unwrap()["a"], 3);
+    }
+
+    #[test]
+    fn numbers_as_strings_and_counts() {
+        let value = serde_json::json!({"a": "550", "b": 4.0, "c": 4.5, "d": "x", "e": -1});
+        assert_eq!(field_number(&value, "a"), Some(550.0));
+        assert_eq!(field_count(&value, "b"), Some(4));
+        assert_eq!(field_count(&value, "c"), None);
+        assert_eq!(field_number(&value, "d"), None);
+        assert_eq!(field_count(&value, "e"), None);
+        assert!(head_has_key(b"{\"model_id\" : \"x\"", "model_id"));
+        assert!(!head_has_key(b"{\"text\": \"model_id\"}", "model_id"));
+    }
+}

@@ -1,0 +1,152 @@
+//! SGLang `bench_serving` JSON Lines (formats.md §2): one run per line, appended, with the bare `Infinity`
+//! literal for an unbounded request rate; per-request arrays only with `--output-details`, and never an
+//! end-to-end latency array, so wall latency is rebuilt as TTFT + Σ ITL and marked derived.
+
+use super::json::{self, field_count, field_number, field_text, head_has_key};
+use super::key::model_name;
+use super::parallel::{self, arrays};
+use super::{KeyParts, Part, RunFormat, RunRecord, read_file};
+use crate::index::storage::Storage;
+use cellscope_model::api::Warning;
+use serde_json::Value as Json;
+
+pub struct SglangBench;
+
+impl RunFormat for SglangBench {
+    fn name(&self) -> &'static str {
+        "sglang-bench"
+    }
+
+    /// Lines with `dataset_name`, `completed` and an end-to-end latency aggregate, and no `model_id` (which
+    /// would make it a vLLM result).
+    fn detect(&self, _path: &str, head: &[u8]) -> bool {
+        let starts_with_object = head
+            .iter()
+            .find(|byte| !byte.is_ascii_whitespace())
+            .is_some_and(|byte| *byte == b'{');
+        starts_with_object
+            && head_has_key(head, "dataset_name")
+            && !head_has_key(head, "model_id")
+            && (head_has_key(head, "mean_e2e_latency_ms")
+                || head_has_key(head, "median_e2e_latency_ms")
+                || head_has_key(head, "completed"))
+    }
+
+    fn records(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<RunRecord> {
+        let Some(bytes) = read_file(storage, path, warnings) else {
+            return Vec::new();
+        };
+        let mut records = Vec::new();
+        for (index, (line, document)) in json::documents(&bytes).into_iter().enumerate() {
+            let record_index = index as u32;
+            let object = match document {
+                Ok(object @ Json::Object(_)) => object,
+                Ok(_) => {
+                    warnings.push(
+                        Warning::error(
+                            "invalid_result",
+                            format!("line {line} is not a JSON object; it is left out"),
+                        )
+                        .file(path)
+                        .line(line),
+                    );
+                    continue;
+                }
+                Err(error) => {
+                    warnings.push(
+                        Warning::error(
+                            "invalid_json",
+                            format!(
+                                "line {line} is not valid JSON ({}); it is left out, the other lines are read",
+                                error.message
+                            ),
+                        )
+                        .file(path)
+                        .line(error.line),
+                    );
+                    continue;
+                }
+            };
+            match record(&object, record_index, line) {
+                Ok(record) => records.push(record),
+                Err(message) => warnings.push(
+                    Warning::error(
+                        "invalid_result",
+                        format!("line {line}: {message}; it is left out"),
+                    )
+                    .file(path)
+                    .line(line),
+                ),
+            }
+        }
+        records
+    }
+}
+
+fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
+    let arrays = arrays(object).map_err(|problem| problem.message())?;
+    let mut key = KeyParts::default();
+    match object.get("max_concurrency") {
+        None | Some(Json::Null) => {}
+        Some(value) => match json::number(value) {
+            Some(n) if n.fract() == 0.0 && n >= 1.0 => {
+                key.n = Part::read((n as u64).to_string(), "field `max_concurrency`");
+            }
+            _ => return Err(format!("`max_concurrency` is not a whole number: {value}")),
+        },
+    }
+    if let Some(model) = json::at(object, "server_info.model_path").and_then(Json::as_str) {
+        key.model = Part::read(model_name(model), "field `server_info.model_path`");
+        // Only an SGLang server answers `/server_info` with a model path.
+        key.backend = Part::inferred(
+            "sglang",
+            "the run's `server_info` has a `model_path`, which only an SGLang server reports",
+        );
+    }
+    if let Some(dataset) = field_text(object, "dataset_name") {
+        let lengths = (
+            field_count(object, "random_input_len"),
+            field_count(object, "random_output_len"),
+        );
+        key.workload = match lengths {
+            (Some(input), Some(output)) if dataset.starts_with("random") => Part::read(
+                format!("{dataset}_{input}x{output}"),
+                "fields `dataset_name`, `random_input_len`, `random_output_len`",
+            ),
+            _ => Part::read(dataset, "field `dataset_name`"),
+        };
+    }
+    let mut notes = Vec::new();
+    let (requests, has_requests) = match &arrays {
+        Some(arrays) => (arrays.requests(), true),
+        None => (Vec::new(), false),
+    };
+    if has_requests {
+        notes.push(
+            "wall latency = TTFT + Σ inter-token latencies (SGLang saves no end-to-end latency per request)"
+                .to_string(),
+        );
+    }
+    let completed = field_count(object, "completed");
+    Ok(RunRecord {
+        record: index,
+        line: Some(line),
+        fields: object.clone(),
+        key,
+        requests,
+        has_requests,
+        expected_rows: None,
+        completed,
+        // Only `--output-details` says which requests failed; without it the count is unknown, not zero.
+        failed: None,
+        duration_s: field_number(object, "duration"),
+        reported: parallel::reported(object),
+        wall_derived: has_requests,
+        notes,
+    })
+}

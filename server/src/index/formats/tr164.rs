@@ -1,0 +1,55 @@
+//! TR164 run directories (`metrics.csv` plus manifest, plan, refill note, config and backups) behind the
+//! [`RunFormat`] seam. The reading itself is the original stage-2 code in `index/read.rs`, `metrics_csv.rs`,
+//! `run_files.rs`, `environment.rs` and `splice.rs`; backups and refill lineage are TR164's own and stay in
+//! discovery and the lineage stage. TR164 files are still opened by their path on the local disk (the run
+//! directory's `display` path), not through [`Storage`]: moving them is the object-storage work.
+
+use super::super::CellRows;
+use super::super::discover::RunDir;
+use super::super::read::{self, RunRead};
+use super::super::rows::{self, RowsError};
+use super::super::storage::{self, Storage};
+use super::{DetectedRun, ReadContext, RunFormat, RunRecord};
+use cellscope_model::api::Warning;
+use cellscope_model::requests::RequestRow;
+
+pub struct Tr164;
+
+impl RunFormat for Tr164 {
+    fn name(&self) -> &'static str {
+        "tr164"
+    }
+
+    /// A file named `metrics.csv` (a header that is not TR164's is reported by the reader, with the columns it
+    /// lacks, rather than passed over in silence).
+    fn detect(&self, path: &str, _head: &[u8]) -> bool {
+        storage::file_name(path) == "metrics.csv"
+    }
+
+    fn run_root(&self, path: &str) -> String {
+        storage::parent(path).to_string()
+    }
+
+    fn records(&self, _: &dyn Storage, _: &str, _: &mut Vec<Warning>) -> Vec<RunRecord> {
+        Vec::new()
+    }
+
+    fn read_run(&self, context: &ReadContext<'_>, run: &DetectedRun) -> RunRead {
+        let name = storage::file_name(&run.root);
+        let dir = RunDir {
+            run_id: if name.is_empty() {
+                "root".to_string()
+            } else {
+                name.to_string()
+            },
+            path: std::path::PathBuf::from(context.storage.display(&run.root)),
+            relative: run.root.clone(),
+        };
+        read::read_run(dir, context.options, context.progress)
+    }
+
+    /// TR164 rows are read back by their byte offsets in `metrics.csv` (and the backup for replaced rows).
+    fn read_rows(&self, _: &dyn Storage, cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
+        rows::read(cell)
+    }
+}

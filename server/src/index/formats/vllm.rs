@@ -1,0 +1,211 @@
+//! vLLM `vllm bench serve` / `benchmark_serving.py` result JSON (formats.md §1): one object per run, or several
+//! in one file (`--append-result`, wrapper scripts), with or without the per-request arrays of
+//! `--save-detailed`, legacy files without `failed` or `latencies`, and `vllm bench sweep serve` experiments
+//! (`SERVE-…-BENCH-…/run=<i>.json`, the experiment directory being the run; `summary.json` and `warmup.json` are
+//! not runs).
+
+use super::json::{self, field_count, field_number, field_text, head_has_key};
+use super::key::model_name;
+use super::parallel::{self, arrays};
+use super::{KeyParts, Part, RunFormat, RunRecord, read_file};
+use crate::index::storage::{self, Storage};
+use cellscope_model::api::Warning;
+use serde_json::Value as Json;
+
+pub struct VllmBench;
+
+/// Files next to results that are not results (`<stem>.pytorch.json` is the PyTorch benchmark-DB export; a
+/// sweep's `warmup.json` is the discarded warm-up run).
+fn is_side_file(name: &str) -> bool {
+    name == "warmup.json" || name == "summary.json" || name.ends_with(".pytorch.json")
+}
+
+/// A sweep combination directory (`SERVE--max_num_seqs=32-BENCH--max_concurrency=8`).
+fn is_sweep_combination(name: &str) -> bool {
+    name.starts_with("SERVE-") || name.contains("BENCH-")
+}
+
+impl RunFormat for VllmBench {
+    fn name(&self) -> &'static str {
+        "vllm-bench"
+    }
+
+    /// An object (not an array) with `model_id` and `num_prompts`, the keys vLLM writes first and SGLang never
+    /// writes; a sweep's `run=<i>.failure.json` (`run_number` and `error_type`) too, so a failed sweep run is
+    /// reported rather than missing in silence.
+    fn detect(&self, path: &str, head: &[u8]) -> bool {
+        let name = storage::file_name(path);
+        if is_side_file(name) || !name.ends_with(".json") && !name.ends_with(".jsonl") {
+            return false;
+        }
+        let starts_with_object = head
+            .iter()
+            .find(|byte| !byte.is_ascii_whitespace())
+            .is_some_and(|byte| *byte == b'{');
+        starts_with_object
+            && (head_has_key(head, "model_id") && head_has_key(head, "num_prompts")
+                || head_has_key(head, "run_number") && head_has_key(head, "error_type"))
+    }
+
+    fn run_root(&self, path: &str) -> String {
+        let directory = storage::parent(path);
+        if is_sweep_combination(storage::file_name(directory)) {
+            storage::parent(directory).to_string()
+        } else {
+            super::default_run_root(path)
+        }
+    }
+
+    fn records(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<RunRecord> {
+        let Some(bytes) = read_file(storage, path, warnings) else {
+            return Vec::new();
+        };
+        let mut records = Vec::new();
+        for (index, (line, document)) in json::documents(&bytes).into_iter().enumerate() {
+            let record_index = index as u32;
+            let object = match document {
+                Ok(object @ Json::Object(_)) => object,
+                Ok(_) => {
+                    warnings.push(
+                        Warning::error(
+                            "invalid_result",
+                            format!("record {record_index} is not a JSON object; it is left out"),
+                        )
+                        .file(path)
+                        .line(line),
+                    );
+                    continue;
+                }
+                Err(error) => {
+                    warnings.push(
+                        Warning::error(
+                            "invalid_json",
+                            format!(
+                                "record {record_index} is not valid JSON ({}); it is left out, the file's other \
+                                 records are read",
+                                error.message
+                            ),
+                        )
+                        .file(path)
+                        .line(error.line),
+                    );
+                    continue;
+                }
+            };
+            if let Some(error_type) = field_text(&object, "error_type") {
+                warnings.push(
+                    Warning::error(
+                        "sweep_run_failed",
+                        format!(
+                            "sweep run {} failed ({error_type}: {}); it has no results",
+                            field_number(&object, "run_number").unwrap_or(f64::NAN),
+                            field_text(&object, "error").unwrap_or_default()
+                        ),
+                    )
+                    .file(path)
+                    .line(line),
+                );
+                continue;
+            }
+            match record(&object, record_index, line) {
+                Ok(record) => records.push(record),
+                Err(message) => warnings.push(
+                    Warning::error(
+                        "invalid_result",
+                        format!("record {record_index}: {message}; it is left out"),
+                    )
+                    .file(path)
+                    .line(line),
+                ),
+            }
+        }
+        records
+    }
+}
+
+fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
+    let arrays = arrays(object).map_err(|problem| problem.message())?;
+    let mut key = KeyParts::default();
+    match object.get("max_concurrency") {
+        None | Some(Json::Null) => {}
+        Some(value) => match json::number(value) {
+            Some(n) if n.fract() == 0.0 && n >= 1.0 => {
+                key.n = Part::read((n as u64).to_string(), "field `max_concurrency`");
+            }
+            _ => return Err(format!("`max_concurrency` is not a whole number: {value}")),
+        },
+    }
+    if let Some(model) = field_text(object, "model_id") {
+        key.model = Part::read(model_name(model), "field `model_id`");
+    }
+    if let Some(rep) = field_count(object, "run_number") {
+        key.rep = Part::read(rep.to_string(), "field `run_number` (sweep)");
+    }
+    key.workload = match field_text(object, "workload") {
+        Some(workload) => Part::read(workload, "field `workload` (--metadata)"),
+        None => match (
+            field_count(object, "random_input_len"),
+            field_count(object, "random_output_len"),
+        ) {
+            (Some(input), Some(output)) => Part::read(
+                format!("random_{input}x{output}"),
+                "fields `random_input_len`, `random_output_len` (sweep parameters)",
+            ),
+            _ => None,
+        },
+    };
+    if let Some(label) = field_text(object, "label")
+        && let Some(engine) = ["vllm", "sglang", "tgi", "trtllm", "lmdeploy", "ollama"]
+            .into_iter()
+            .find(|engine| label.eq_ignore_ascii_case(engine))
+    {
+        key.backend = Part::inferred(engine, "the run's `label` names an engine");
+    }
+    let completed = field_count(object, "completed");
+    let num_prompts = field_count(object, "num_prompts");
+    let failed = field_count(object, "failed").or_else(|| {
+        // Legacy files have no `failed`: the prompts that did not complete failed.
+        num_prompts
+            .zip(completed)
+            .map(|(sent, done)| sent.saturating_sub(done))
+    });
+    let mut notes = Vec::new();
+    let (requests, has_requests, wall_derived) = match &arrays {
+        Some(arrays) => {
+            if arrays.wall_derived() {
+                notes.push(
+                    "wall latency = TTFT + Σ inter-token latencies (the file has no `latencies`; the reported \
+                     latency is the last chunk's time, so these are slightly below it)"
+                        .to_string(),
+                );
+            }
+            (arrays.requests(), true, arrays.wall_derived())
+        }
+        None => (Vec::new(), false, false),
+    };
+    if object.get("failed").is_none() && has_requests && object.get("errors").is_none() {
+        notes.push(
+            "the file has neither `failed` nor `errors`: failures are the prompts that did not complete".to_string(),
+        );
+    }
+    Ok(RunRecord {
+        record: index,
+        line: Some(line),
+        fields: object.clone(),
+        key,
+        requests,
+        has_requests,
+        expected_rows: num_prompts,
+        completed,
+        failed,
+        duration_s: field_number(object, "duration"),
+        reported: parallel::reported(object),
+        wall_derived,
+        notes,
+    })
+}

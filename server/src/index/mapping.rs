@@ -1,0 +1,289 @@
+//! `cellscope.toml` at the data root: how files of other benchmark tools map to cell-key dimensions.
+//!
+//! Those tools rarely record the serving engine, the workload or the repetition, so a user can say it once per
+//! path glob, with literal values or `{field}` templates read from each run record. Every value set here is
+//! marked *inferred* on the cell, with the entry that set it, because it was not read from the file itself.
+
+use cellscope_model::api::Warning;
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+/// The key dimensions a mapping can set, in the order they are shown.
+pub const DIMENSIONS: [&str; 8] = [
+    "run", "suite", "phase", "backend", "model", "workload", "n", "rep",
+];
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    map: Vec<RawEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEntry {
+    glob: String,
+    run: Option<String>,
+    suite: Option<String>,
+    phase: Option<String>,
+    backend: Option<String>,
+    model: Option<String>,
+    workload: Option<String>,
+    n: Option<String>,
+    rep: Option<String>,
+}
+
+/// One `[[map]]` entry.
+#[derive(Debug, Clone)]
+pub struct MapEntry {
+    /// 1-based position in the file, for the rule text.
+    pub number: usize,
+    pub glob_text: String,
+    glob: globset::GlobMatcher,
+    /// `(dimension, template)` for every dimension the entry sets.
+    pub values: Vec<(&'static str, String)>,
+}
+
+/// The parsed `cellscope.toml` (empty when the file is absent).
+#[derive(Debug, Clone, Default)]
+pub struct Mapping {
+    pub entries: Vec<MapEntry>,
+}
+
+/// What a file offers to templates: the run record's fields and the file's place in the tree.
+pub struct TemplateContext<'a> {
+    pub path: &'a str,
+    pub record: &'a Json,
+}
+
+/// A mapped value and the rule text naming the entry that set it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapped {
+    pub value: String,
+    pub rule: String,
+}
+
+impl Mapping {
+    /// Reads `cellscope.toml`; a file that cannot be used is reported (file and line) and ignored as a whole,
+    /// because applying half of a mapping would silently give cells the wrong keys.
+    pub fn parse(text: &str, file: &str, warnings: &mut Vec<Warning>) -> Mapping {
+        let raw: RawFile = match toml::from_str(text) {
+            Ok(raw) => raw,
+            Err(error) => {
+                let line = error.span().map(|span| {
+                    text[..span.start.min(text.len())].matches('\n').count() as u64 + 1
+                });
+                warnings.push(
+                    Warning::error(
+                        "invalid_mapping",
+                        format!(
+                            "cellscope.toml cannot be used: {}; no mapping is applied",
+                            error.message()
+                        ),
+                    )
+                    .file(file)
+                    .at_line(line),
+                );
+                return Mapping::default();
+            }
+        };
+        let mut entries = Vec::new();
+        for (index, entry) in raw.map.into_iter().enumerate() {
+            let glob = match globset::GlobBuilder::new(&entry.glob)
+                .literal_separator(true)
+                .build()
+            {
+                Ok(glob) => glob.compile_matcher(),
+                Err(error) => {
+                    warnings.push(
+                        Warning::error(
+                            "invalid_mapping",
+                            format!(
+                                "[[map]] entry {} has an invalid glob `{}`: {error}; the entry is ignored",
+                                index + 1,
+                                entry.glob
+                            ),
+                        )
+                        .file(file),
+                    );
+                    continue;
+                }
+            };
+            let values = [
+                ("run", entry.run),
+                ("suite", entry.suite),
+                ("phase", entry.phase),
+                ("backend", entry.backend),
+                ("model", entry.model),
+                ("workload", entry.workload),
+                ("n", entry.n),
+                ("rep", entry.rep),
+            ]
+            .into_iter()
+            .filter_map(|(dimension, value)| value.map(|value| (dimension, value)))
+            .collect();
+            entries.push(MapEntry {
+                number: index + 1,
+                glob_text: entry.glob,
+                glob,
+                values,
+            });
+        }
+        Mapping { entries }
+    }
+
+    /// The value `cellscope.toml` gives `dimension` for a record of the file at `context.path` (the last
+    /// matching entry that sets it), or `None`. A template naming a field the record lacks gives `None` with the
+    /// reason, so the caller falls back to the default rule and says why.
+    pub fn value(
+        &self,
+        dimension: &str,
+        context: &TemplateContext<'_>,
+    ) -> Option<Result<Mapped, String>> {
+        let entry = self.entries.iter().rev().find(|entry| {
+            entry.glob.is_match(context.path)
+                && entry.values.iter().any(|(name, _)| *name == dimension)
+        })?;
+        let (_, template) = entry.values.iter().find(|(name, _)| *name == dimension)?;
+        let rule = format!(
+            "cellscope.toml [[map]] #{} (glob `{}`): {dimension} = \"{template}\"",
+            entry.number, entry.glob_text
+        );
+        Some(match expand(template, context) {
+            Ok(value) => Ok(Mapped { value, rule }),
+            Err(missing) => Err(format!(
+                "{rule} names `{missing}`, which {} lacks",
+                context.path
+            )),
+        })
+    }
+}
+
+/// Replaces `{field}` (a dotted path into the record), `{dir}`, `{parent}` and `{file}` in `template`. `Err`
+/// names the first placeholder without a value.
+pub fn expand(template: &str, context: &TemplateContext<'_>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let Some(close) = rest[open..].find('}') else {
+            out.push_str(&rest[open..]);
+            return Ok(out);
+        };
+        let name = &rest[open + 1..open + close];
+        let value = placeholder(name, context).ok_or_else(|| name.to_string())?;
+        out.push_str(&value);
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn placeholder(name: &str, context: &TemplateContext<'_>) -> Option<String> {
+    let mut components = context.path.rsplit('/');
+    let file = components.next().unwrap_or_default();
+    match name {
+        "file" => return Some(file.split('.').next().unwrap_or(file).to_string()),
+        "dir" => return components.next().map(str::to_string),
+        "parent" => return components.nth(1).map(str::to_string),
+        _ => {}
+    }
+    let mut value = context.record;
+    for part in name.split('.') {
+        value = value.get(part)?;
+    }
+    match value {
+        Json::String(text) => Some(text.clone()),
+        Json::Number(number) => Some(number.to_string()),
+        Json::Bool(flag) => Some(flag.to_string()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> (Mapping, Vec<Warning>) {
+        let mut warnings = Vec::new();
+        (
+            Mapping::parse(text, "cellscope.toml", &mut warnings),
+            warnings,
+        )
+    }
+
+    #[test]
+    fn later_entries_win_and_templates_read_record_fields() {
+        let (mapping, warnings) = parse(
+            r#"
+[[map]]
+glob = "external/**"
+backend = "vllm"
+workload = "{workload}"
+
+[[map]]
+glob = "external/sglang/*.jsonl"
+backend = "sglang"
+model = "{server_info.model_path}"
+rep = "{dir}-{file}"
+"#,
+        );
+        assert!(warnings.is_empty());
+        let record =
+            serde_json::json!({"workload": "chat", "server_info": {"model_path": "/m/llama"}});
+        let vllm = TemplateContext {
+            path: "external/vllm/run=0.json",
+            record: &record,
+        };
+        let sglang = TemplateContext {
+            path: "external/sglang/out.jsonl",
+            record: &record,
+        };
+        assert_eq!(
+            mapping.value("backend", &vllm).unwrap().unwrap().value,
+            "vllm"
+        );
+        let mapped = mapping.value("backend", &sglang).unwrap().unwrap();
+        assert_eq!(mapped.value, "sglang");
+        assert!(mapped.rule.starts_with("cellscope.toml [[map]] #2"));
+        assert_eq!(
+            mapping.value("model", &sglang).unwrap().unwrap().value,
+            "/m/llama"
+        );
+        assert_eq!(
+            mapping.value("workload", &sglang).unwrap().unwrap().value,
+            "chat"
+        );
+        assert_eq!(
+            mapping.value("rep", &sglang).unwrap().unwrap().value,
+            "sglang-out"
+        );
+        assert!(mapping.value("phase", &sglang).is_none());
+        // `*` does not cross a `/`.
+        let nested = TemplateContext {
+            path: "external/sglang/deep/out.jsonl",
+            record: &record,
+        };
+        assert_eq!(
+            mapping.value("backend", &nested).unwrap().unwrap().value,
+            "vllm"
+        );
+    }
+
+    #[test]
+    fn a_missing_field_is_named_and_a_bad_file_is_reported() {
+        let (mapping, _) = parse("[[map]]\nglob = \"**\"\nmodel = \"{model_id}\"\n");
+        let record = serde_json::json!({});
+        let context = TemplateContext {
+            path: "a.json",
+            record: &record,
+        };
+        let error = mapping.value("model", &context).unwrap().unwrap_err();
+        assert!(error.contains("`model_id`"), "{error}");
+        let (empty, warnings) = parse("[[map]]\nglob = \"**\"\nengine = \"vllm\"\n");
+        assert!(empty.entries.is_empty());
+        assert_eq!(warnings[0].kind, "invalid_mapping");
+        assert_eq!(warnings[0].line, Some(3));
+    }
+}

@@ -1,0 +1,200 @@
+//! Where run files are read from: the storage half of the ingest seam (local disk today, object storage later).
+//!
+//! Every reader reaches the data through [`Storage`] with paths relative to the data root and `/`-separated, so
+//! no reader builds an absolute path and a different backend (a bucket prefix) can stand in without touching
+//! them. Nothing here can write.
+
+use std::io;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// What a listing entry is. Symbolic links are reported as such and never followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Directory,
+    Symlink,
+    /// FIFOs, sockets, devices: never read.
+    Other,
+}
+
+/// One entry of a directory listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub name: String,
+    pub kind: EntryKind,
+    pub bytes: u64,
+    pub modified: Option<SystemTime>,
+}
+
+/// Size and modification time of one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    pub bytes: u64,
+    pub modified: Option<SystemTime>,
+    pub is_file: bool,
+}
+
+/// Read-only access to a data root. Paths are relative to the root, `/`-separated; `""` is the root itself.
+pub trait Storage: Send + Sync {
+    /// The entries of one directory, sorted by name.
+    fn list(&self, directory: &str) -> io::Result<Vec<Entry>>;
+    fn stat(&self, path: &str) -> io::Result<Meta>;
+    fn read(&self, path: &str) -> io::Result<Vec<u8>>;
+    /// The bytes of `range` (shorter when the file ends first).
+    fn read_range(&self, path: &str, range: Range<u64>) -> io::Result<Vec<u8>>;
+    /// How to name `path` to a user (an absolute path on disk, a URL in a bucket).
+    fn display(&self, path: &str) -> String;
+}
+
+/// `a/b` + `c` → `a/b/c`; the root (`""`) joins to the bare name.
+pub fn join(directory: &str, name: &str) -> String {
+    if directory.is_empty() {
+        name.to_string()
+    } else {
+        format!("{directory}/{name}")
+    }
+}
+
+/// The directory part of a relative path (`""` for a file at the root).
+pub fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(directory, _)| directory)
+}
+
+/// The last component of a relative path.
+pub fn file_name(path: &str) -> &str {
+    path.rsplit_once('/').map_or(path, |(_, name)| name)
+}
+
+/// A data root on the local file system.
+#[derive(Clone, Debug)]
+pub struct LocalDisk {
+    root: PathBuf,
+}
+
+impl LocalDisk {
+    pub fn new(root: &Path) -> LocalDisk {
+        LocalDisk {
+            root: root.to_path_buf(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The absolute path of a relative one. Components that could leave the root (`..`, absolute parts) are
+    /// refused, so a path that came from a file's content cannot reach outside the data root.
+    pub fn absolute(&self, path: &str) -> io::Result<PathBuf> {
+        let mut absolute = self.root.clone();
+        for component in path.split('/').filter(|component| !component.is_empty()) {
+            if component == ".." || component == "." || component.contains('\\') {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{path} is not a plain path inside the data root"),
+                ));
+            }
+            absolute.push(component);
+        }
+        Ok(absolute)
+    }
+}
+
+impl Storage for LocalDisk {
+    fn list(&self, directory: &str) -> io::Result<Vec<Entry>> {
+        let mut entries = Vec::new();
+        for entry in std::fs::read_dir(self.absolute(directory)?)? {
+            let entry = entry?;
+            // `file_type` of a directory entry does not follow symbolic links, which is what keeps the walk
+            // inside the root.
+            let file_type = entry.file_type()?;
+            let kind = if file_type.is_symlink() {
+                EntryKind::Symlink
+            } else if file_type.is_dir() {
+                EntryKind::Directory
+            } else if file_type.is_file() {
+                EntryKind::File
+            } else {
+                EntryKind::Other
+            };
+            let metadata = (kind == EntryKind::File)
+                .then(|| entry.metadata().ok())
+                .flatten();
+            entries.push(Entry {
+                name: entry.file_name().to_string_lossy().into_owned(),
+                kind,
+                bytes: metadata.as_ref().map_or(0, std::fs::Metadata::len),
+                modified: metadata.and_then(|metadata| metadata.modified().ok()),
+            });
+        }
+        entries.sort_by(|left, right| left.name.cmp(&right.name));
+        Ok(entries)
+    }
+
+    fn stat(&self, path: &str) -> io::Result<Meta> {
+        let metadata = std::fs::symlink_metadata(self.absolute(path)?)?;
+        Ok(Meta {
+            bytes: metadata.len(),
+            modified: metadata.modified().ok(),
+            is_file: metadata.is_file(),
+        })
+    }
+
+    fn read(&self, path: &str) -> io::Result<Vec<u8>> {
+        std::fs::read(self.absolute(path)?)
+    }
+
+    fn read_range(&self, path: &str, range: Range<u64>) -> io::Result<Vec<u8>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = std::fs::File::open(self.absolute(path)?)?;
+        file.seek(SeekFrom::Start(range.start))?;
+        let mut bytes = Vec::new();
+        file.take(range.end.saturating_sub(range.start))
+            .read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    fn display(&self, path: &str) -> String {
+        self.absolute(path)
+            .map_or_else(|_| path.to_string(), |path| path.display().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_disk_lists_reads_and_refuses_to_leave_the_root() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("run")).unwrap();
+        std::fs::write(root.path().join("run/b.json"), b"0123456789").unwrap();
+        std::fs::write(root.path().join("run/a.json"), b"{}").unwrap();
+        let disk = LocalDisk::new(root.path());
+        let names: Vec<(String, EntryKind, u64)> = disk
+            .list("run")
+            .unwrap()
+            .into_iter()
+            .map(|entry| (entry.name, entry.kind, entry.bytes))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("a.json".to_string(), EntryKind::File, 2),
+                ("b.json".to_string(), EntryKind::File, 10)
+            ]
+        );
+        assert_eq!(disk.list("").unwrap()[0].kind, EntryKind::Directory);
+        assert_eq!(disk.read_range("run/b.json", 3..6).unwrap(), b"345");
+        assert_eq!(disk.read_range("run/b.json", 8..100).unwrap(), b"89");
+        assert_eq!(disk.stat("run/b.json").unwrap().bytes, 10);
+        assert!(disk.read("../etc/passwd").is_err());
+        assert!(disk.read("run/../../x").is_err());
+        assert_eq!(join("", "a"), "a");
+        assert_eq!(join("a/b", "c"), "a/b/c");
+        assert_eq!(parent("a/b/c.json"), "a/b");
+        assert_eq!(parent("c.json"), "");
+        assert_eq!(file_name("a/b/c.json"), "c.json");
+    }
+}

@@ -1,0 +1,227 @@
+//! Golden tests of the other tools' formats: every fixture under `data/fixtures/formats/` is indexed and its
+//! cells are checked against `<name>.expected.json`, which `oracle.py` computed from the fixture files with
+//! numpy (not from this code). Bad-input fixtures must give a warning naming the file (and the line where the
+//! oracle knows it) while the good run beside them keeps its numbers.
+
+use cellscope::index::{Index, IndexOptions, Quiet, build};
+use cellscope_model::CellSummary;
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/formats")
+}
+
+fn index(name: &str) -> Index {
+    build(&fixtures().join(name), &IndexOptions::default(), &Quiet).expect("fixture indexes")
+}
+
+fn expected(name: &str) -> Json {
+    let text = std::fs::read_to_string(fixtures().join(format!("{name}.expected.json")))
+        .expect("expected file");
+    serde_json::from_str(&text).expect("expected JSON")
+}
+
+/// The oracle's name for the tool's figure behind a cells-table column.
+fn reported_name(column: &str) -> Option<&'static str> {
+    Some(match column {
+        "mean_wall_ms" => "mean_e2el_ms",
+        "p50_wall_ms" => "median_e2el_ms",
+        "p95_wall_ms" => "p95_e2el_ms",
+        "p99_wall_ms" => "p99_e2el_ms",
+        "p50_ttft_ms" => "median_ttft_ms",
+        "p95_ttft_ms" => "p95_ttft_ms",
+        "aggregate_tps" => "output_throughput",
+        _ => return None,
+    })
+}
+
+fn column(cell: &CellSummary, name: &str) -> Option<f64> {
+    let stats = &cell.stats;
+    match name {
+        "mean_wall_ms" => stats.mean_wall_ms,
+        "p50_wall_ms" => stats.p50_wall_ms,
+        "p95_wall_ms" => stats.p95_wall_ms,
+        "p99_wall_ms" => stats.p99_wall_ms,
+        "p50_ttft_ms" => stats.p50_ttft_ms,
+        "p95_ttft_ms" => stats.p95_ttft_ms,
+        "mean_prompt_tokens" => stats.mean_prompt_tokens,
+        "mean_completion_tokens" => stats.mean_completion_tokens,
+        "aggregate_tps" => stats.aggregate_tps,
+        other => panic!("unknown column {other}"),
+    }
+}
+
+fn close(left: f64, right: f64) -> bool {
+    (left - right).abs() <= 1e-9 * left.abs().max(right.abs()).max(1.0)
+}
+
+/// Checks every expected cell of fixture `name` and that the index has no other cell.
+fn check(name: &str) {
+    let index = index(name);
+    let expected = expected(name);
+    let cells = expected["cells"].as_array().expect("cells");
+    assert_eq!(
+        index.cells.len(),
+        cells.len(),
+        "{name}: cells {:#?}\nwarnings {:#?}",
+        index
+            .cells
+            .iter()
+            .map(|cell| cell.key.to_string())
+            .collect::<Vec<_>>(),
+        index.warnings
+    );
+    for want in cells {
+        let source = want["source"].as_str().expect("source");
+        let record = want["record"].as_u64().expect("record") as u32;
+        let (key, origin) = index
+            .provenance
+            .iter()
+            .find_map(|(key, provenance)| {
+                provenance
+                    .origin
+                    .as_ref()
+                    .filter(|origin| origin.file == source && origin.record == record)
+                    .map(|origin| (key, origin))
+            })
+            .unwrap_or_else(|| panic!("{name}: no cell from {source} record {record}"));
+        let cell = index
+            .cells
+            .iter()
+            .find(|cell| &cell.key == key)
+            .expect("cell of the provenance key");
+        let label = format!("{name} {source}#{record} ({key})");
+        if let Some(n) = want["n"].as_u64() {
+            assert_eq!(u64::from(cell.key.n), n, "{label}: n");
+        }
+        if let Some(rep) = want["rep"].as_u64() {
+            assert_eq!(u64::from(cell.key.rep), rep, "{label}: rep");
+        }
+        assert_eq!(
+            cell.key.model,
+            want["model"].as_str().unwrap_or("unknown"),
+            "{label}: model"
+        );
+        for (field, value) in [
+            ("rows", cell.rows),
+            ("ok_rows", cell.ok_rows),
+            ("failed_rows", cell.failed_rows),
+        ] {
+            assert_eq!(
+                u64::from(value),
+                want[field].as_u64().expect(field),
+                "{label}: {field}"
+            );
+        }
+        for name in [
+            "mean_wall_ms",
+            "p50_wall_ms",
+            "p95_wall_ms",
+            "p99_wall_ms",
+            "p50_ttft_ms",
+            "p95_ttft_ms",
+            "mean_prompt_tokens",
+            "mean_completion_tokens",
+            "aggregate_tps",
+        ] {
+            let got = column(cell, name);
+            match (want[name].as_f64(), got) {
+                (Some(want), Some(got)) => {
+                    assert!(close(want, got), "{label}: {name} {got} != {want}");
+                }
+                (None, None) => {}
+                (None, Some(got)) => {
+                    // A figure the requests cannot give is the tool's, and says so.
+                    assert!(
+                        cell.origin.is_reported(name),
+                        "{label}: {name} = {got} is neither recomputed by the oracle nor marked reported"
+                    );
+                    if let Some(reported) =
+                        reported_name(name).and_then(|key| want["reported"][key].as_f64())
+                    {
+                        assert!(
+                            close(reported, got),
+                            "{label}: reported {name} {got} != {reported}"
+                        );
+                    }
+                }
+                (Some(want), None) => panic!("{label}: {name} missing, expected {want}"),
+            }
+        }
+        let derived = want["wall_derived"].as_bool().unwrap_or(false) && cell.ok_rows > 0;
+        assert_eq!(
+            cell.origin.is_derived("p95_wall_ms"),
+            derived,
+            "{label}: wall derived"
+        );
+        if want["reported_only"].as_bool() == Some(true) {
+            assert!(
+                !cell.origin.reported.is_empty(),
+                "{label}: an aggregate-only record shows reported figures"
+            );
+        }
+        assert!(!origin.format.is_empty());
+    }
+    for bad in expected["bad"].as_array().into_iter().flatten() {
+        let file = bad["file"].as_str().expect("file");
+        let found = index.warnings.iter().any(|warning| {
+            warning
+                .file
+                .as_deref()
+                .is_some_and(|path| path.ends_with(file))
+                && bad["line"]
+                    .as_u64()
+                    .is_none_or(|line| warning.line == Some(line))
+        });
+        assert!(
+            found,
+            "{name}: no warning for {file} ({}) among {:#?}",
+            bad["problem"], index.warnings
+        );
+    }
+}
+
+#[test]
+fn vllm_results_match_the_oracle() {
+    for name in [
+        "vllm-detailed",
+        "vllm-plain",
+        "vllm-append",
+        "vllm-legacy",
+        "vllm-sweep",
+        "vllm-bad",
+    ] {
+        check(name);
+    }
+}
+
+#[test]
+fn sglang_results_match_the_oracle() {
+    for name in [
+        "sglang-detailed",
+        "sglang-plain",
+        "sglang-legacy",
+        "sglang-bad",
+    ] {
+        check(name);
+    }
+}
+
+#[test]
+fn a_sweep_is_one_run_and_its_side_files_are_not_cells() {
+    let index = index("vllm-sweep");
+    assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);
+    assert!(index.runs[0].run_id.ends_with("20260301_101500"));
+    // The failed third run of one combination is reported, not silently missing.
+    assert!(
+        index
+            .warnings
+            .iter()
+            .any(|warning| warning.kind == "sweep_run_failed"),
+        "{:#?}",
+        index.warnings
+    );
+    // N = 1 is in the sweep, so efficiency is computed against it.
+    assert!(index.cells.iter().all(|cell| cell.efficiency.is_some()));
+}

@@ -99,6 +99,10 @@ enum Command {
         cells_only: bool,
         #[arg(long)]
         json: bool,
+        /// Show how one file of the data root is read: its format, run, and for each record the cell key with
+        /// the field each dimension was read from or the rule (or cellscope.toml entry) that inferred it.
+        #[arg(long, value_name = "FILE")]
+        explain: Option<PathBuf>,
     },
     /// Serve the explorer and its API, re-indexing when the data changes.
     Serve {
@@ -283,9 +287,35 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Index {
             data_dir,
+            explain: Some(file),
+            ..
+        } => {
+            let root = data_dir
+                .canonicalize()
+                .with_context(|| format!("cannot open {}", data_dir.display()))?;
+            let absolute = file
+                .canonicalize()
+                .or_else(|_| data_dir.join(&file).canonicalize())
+                .with_context(|| format!("cannot open {}", file.display()))?;
+            let relative = absolute.strip_prefix(&root).map_err(|_| {
+                anyhow::anyhow!(
+                    "{} is not inside the data root {}",
+                    file.display(),
+                    root.display()
+                )
+            })?;
+            let relative = index::discover::relative_path(Path::new(""), relative);
+            let text = index::formats::explain(&root, &relative)
+                .map_err(|message| anyhow::anyhow!(message))?;
+            print!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Index {
+            data_dir,
             repeat,
             cells_only,
             json,
+            explain: None,
         } => {
             let options = IndexOptions {
                 hashes: !cells_only,

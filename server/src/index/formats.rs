@@ -630,3 +630,109 @@ pub fn coordinates_text(coordinates: &CellCoordinates) -> String {
         coordinates.rep
     )
 }
+
+/// How one file of the data root is read and keyed, for `cellscope index --explain FILE`: its format, each
+/// record's cell and, for every dimension, the field it was read from or the rule that inferred it.
+pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String> {
+    use std::fmt::Write as _;
+    let disk = storage::LocalDisk::new(root);
+    let head = disk
+        .read_range(relative, 0..HEAD_BYTES)
+        .map_err(|error| format!("cannot read {relative}: {error}"))?;
+    let format = FORMATS
+        .iter()
+        .copied()
+        .find(|format| format.detect(relative, &head))
+        .ok_or_else(|| {
+            format!(
+                "{relative} is not a file of any known format (TR164 metrics.csv, {})",
+                FORMATS
+                    .iter()
+                    .skip(1)
+                    .map(|format| format.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+    let mut warnings = Vec::new();
+    let mapping = match disk.read("cellscope.toml") {
+        Ok(bytes) => Mapping::parse(
+            &String::from_utf8_lossy(&bytes),
+            "cellscope.toml",
+            &mut warnings,
+        ),
+        Err(_) => Mapping::default(),
+    };
+    let mut out = String::new();
+    let root_of_run = format.run_root(relative);
+    let _ = writeln!(
+        out,
+        "{relative}\n  format: {}\n  run root: {}",
+        format.name(),
+        if root_of_run.is_empty() {
+            "(the data root)"
+        } else {
+            &root_of_run
+        }
+    );
+    if format.name() == "tr164" {
+        let _ = writeln!(
+            out,
+            "  every key dimension is a column of the file (run_id, suite, phase, backend, model, workload, n_agents, rep)"
+        );
+        return Ok(out);
+    }
+    let records = format.records(&disk, relative, &mut warnings);
+    let run = DetectedRun {
+        format: format.name(),
+        root: root_of_run,
+        files: vec![relative.to_string()],
+    };
+    let options = IndexOptions::CELLS;
+    let context = ReadContext {
+        storage: &disk,
+        mapping: &mapping,
+        options: &options,
+        progress: &super::Quiet,
+    };
+    let run_id = run_id(&context, &run);
+    let _ = writeln!(out, "  run id: {run_id}");
+    let keyed = key::resolve(
+        format.name(),
+        &mapping,
+        &run_id,
+        records
+            .into_iter()
+            .map(|record| (relative.to_string(), record))
+            .collect(),
+        &mut warnings,
+    );
+    for record in &keyed {
+        let _ = writeln!(
+            out,
+            "  record {}{}: {} requests{}",
+            record.record.record,
+            record
+                .record
+                .line
+                .map(|line| format!(" (line {line})"))
+                .unwrap_or_default(),
+            record.record.requests.len(),
+            if record.record.has_requests {
+                ""
+            } else {
+                " (aggregates only: figures are the tool's, reported)"
+            }
+        );
+        for (dimension, value, how) in key::explain_rules(record) {
+            let _ = writeln!(out, "    {dimension:<9}= {value:<28} {how}");
+        }
+        for note in &record.record.notes {
+            let _ = writeln!(out, "    note: {note}");
+        }
+    }
+    for warning in &warnings {
+        let _ = writeln!(out, "  {warning}");
+    }
+    Ok(out)
+}

@@ -82,6 +82,19 @@ pub fn run_id(zone: Zone, epoch_s: f64) -> String {
     format!("{year:04}{month:02}{day:02}_{hour:02}{minute:02}{second:02}_{micros:06}")
 }
 
+/// Python's `datetime.isoformat()` of a naive local time with microseconds: `2026-06-18T08:31:17.250113` (AIPerf's
+/// `start_time` / `end_time`).
+pub fn iso_naive_micros(zone: Zone, epoch_s: f64) -> String {
+    let (year, month, day, hour, minute, second, micros) = split(zone, epoch_s);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{micros:06}")
+}
+
+/// `strftime("%Y%m%d-%H%M%S")` (the `date` field of a vLLM benchmark result).
+pub fn compact_stamp(zone: Zone, epoch_s: f64) -> String {
+    let (year, month, day, hour, minute, second, _) = split(zone, epoch_s.floor());
+    format!("{year:04}{month:02}{day:02}-{hour:02}{minute:02}{second:02}")
+}
+
 /// Parses a run id back into epoch seconds in `zone`.
 pub fn parse_run_id(zone: Zone, id: &str) -> Option<f64> {
     let digits =
@@ -111,5 +124,7 @@ mod tests {
             run_id(UTC, parsed + 86_400.0 * 31.0),
             "20260714_055519_963364"
         );
+        assert_eq!(iso_naive_micros(UTC, parsed), "2026-06-13T05:55:19.963364");
+        assert_eq!(compact_stamp(UTC, parsed), "20260613-055519");
     }
 }

@@ -5,11 +5,16 @@
 //! Mistral × long_prefill_8k overflow, refill, splice and backup. The numbers are not random noise: every cell is
 //! built so that the metrics recomputed from its rows (with `cellscope-model`) reproduce the published tables;
 //! the per-cell targets live in `data/demo-recipe.toml`.
+//!
+//! [`generate_mixed`] then writes a second root beside it that shows several formats at once: the TR164 trees of the
+//! first root (hard-linked) plus a small sweep of the V3 demo in vLLM, SGLang and AIPerf formats with the
+//! `cellscope.toml` that maps those files to cells.
 
 mod analysis;
 mod calendar;
 mod catalog;
 mod cell;
+mod external;
 pub mod published;
 mod pyrepr;
 mod random;
@@ -83,6 +88,72 @@ reason = "mistral_common vs HF AutoTokenizer: 1.162x prompt-token ratio on char-
 source = "TR164 V3 §15"
 decided = "2026-06-13"
 "#;
+
+/// What [`generate_mixed`] wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MixedSummary {
+    /// Files of the TR164 trees hard-linked from the demo root.
+    pub linked_files: usize,
+    /// Files copied instead because the file system would not link them.
+    pub copied_files: usize,
+    /// Files of the external sweep, `cellscope.toml` included.
+    pub external_files: usize,
+    pub external_bytes: u64,
+    /// Cells and requests of the external sweep over its three engines.
+    pub external_cells: usize,
+    pub external_requests: usize,
+}
+
+/// The parts of the demo root that the mixed root shares.
+const SHARED: [&str; 3] = ["exclusions.toml", "tr164-v1", "tr164-v3"];
+
+/// Generates the mixed-format data root at `out_dir`, replacing what is there: `exclusions.toml`, `tr164-v1/` and
+/// `tr164-v3/` hard-linked from `demo_dir` (copied where the file system cannot link), plus `external/` and
+/// `cellscope.toml` (see `external.rs`). `demo_dir` must hold a demo root generated with the same `options`,
+/// because the external requests are rebuilt from the V3 rows of `options.seed`. Written through a staging
+/// directory like [`generate`].
+pub fn generate_mixed(
+    demo_dir: &Path,
+    out_dir: &Path,
+    options: &Options,
+) -> Result<MixedSummary, DemoError> {
+    for part in SHARED {
+        if !demo_dir.join(part).exists() {
+            return Err(DemoError::Options(format!(
+                "{} has no {part}: generate the demo root first",
+                demo_dir.display()
+            )));
+        }
+    }
+    let recipe = recipe::Recipe::load()?;
+    let mut tree = tree::Tree::stage(out_dir)?;
+    let result = (|| {
+        let mut summary = MixedSummary::default();
+        for part in SHARED {
+            let linked = tree.link_all(&demo_dir.join(part), part)?;
+            summary.linked_files += linked.linked;
+            summary.copied_files += linked.copied;
+        }
+        let (files, counts) = external::files(options.seed, &recipe)?;
+        for (path, contents) in &files {
+            tree.write(path, contents)?;
+            summary.external_files += 1;
+            summary.external_bytes += contents.len() as u64;
+        }
+        summary.external_cells = counts.cells;
+        summary.external_requests = counts.requests;
+        Ok::<MixedSummary, DemoError>(summary)
+    })();
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(error) => {
+            let _ = std::fs::remove_dir_all(&tree.root);
+            return Err(error);
+        }
+    };
+    tree.commit(out_dir)?;
+    Ok(summary)
+}
 
 /// Generates the demo data root at `out_dir`, replacing what is there. Files are written into a temporary
 /// sibling directory that is renamed into place at the end, so a half-written tree never looks complete.

@@ -11,6 +11,13 @@ pub struct Tree {
     pub bytes: u64,
 }
 
+/// How [`Tree::link_all`] placed the files.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Linked {
+    pub linked: usize,
+    pub copied: usize,
+}
+
 pub fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> DemoError + '_ {
     move |source| DemoError::Io {
         path: path.to_path_buf(),
@@ -52,6 +59,43 @@ impl Tree {
         self.files += 1;
         self.bytes += contents.len() as u64;
         Ok(())
+    }
+
+    /// Hard-links every file under `source` to `relative` inside the tree, keeping the directory structure (copies a
+    /// file when linking fails, for example across file systems). Linked files are not counted as written.
+    pub fn link_all(&mut self, source: &Path, relative: &str) -> Result<Linked, DemoError> {
+        let mut linked = Linked::default();
+        let metadata = fs::symlink_metadata(source).map_err(io_error(source))?;
+        let target = self.root.join(relative);
+        if metadata.is_dir() {
+            fs::create_dir_all(&target).map_err(io_error(&target))?;
+            let mut entries: Vec<PathBuf> = fs::read_dir(source)
+                .map_err(io_error(source))?
+                .map(|entry| entry.map(|entry| entry.path()))
+                .collect::<Result<_, _>>()
+                .map_err(io_error(source))?;
+            entries.sort();
+            for entry in entries {
+                let Some(name) = entry.file_name().and_then(|name| name.to_str()) else {
+                    continue;
+                };
+                let part = self.link_all(&entry, &format!("{relative}/{name}"))?;
+                linked.linked += part.linked;
+                linked.copied += part.copied;
+            }
+        } else if metadata.is_file() {
+            if let Some(parent) = target.parent() {
+                fs::create_dir_all(parent).map_err(io_error(parent))?;
+            }
+            if fs::hard_link(source, &target).is_ok() {
+                linked.linked += 1;
+            } else {
+                fs::copy(source, &target).map_err(io_error(&target))?;
+                linked.copied += 1;
+            }
+        }
+        // Anything else (a symlink, a socket) is not part of a generated demo root and is left out.
+        Ok(linked)
     }
 
     /// Moves the finished tree into place. An existing `out_dir` is first renamed aside and removed afterwards,

@@ -430,19 +430,8 @@ fn planned(plan: &[PlanCell], run_id: &str, backend: &str) -> Vec<PlannedCell> {
         .collect()
 }
 
-/// Writes one copy of the V3 tree (copy 1 is `tr164-v3/`, copy K is `tr164-v3-copy-00K/`, shifted K−1 days).
-pub fn write(
-    tree: &mut Tree,
-    seed: u64,
-    copy: u32,
-    recipe: &Recipe,
-) -> Result<RunCounts, DemoError> {
-    let days = copy - 1;
-    let root = if copy == 1 {
-        "tr164-v3".to_string()
-    } else {
-        format!("tr164-v3-copy-{copy:03}")
-    };
+/// The two backends of one copy of the tree, with their Mistral × long_prefill_8k prompt-token counts.
+fn backends(seed: u64, copy: u32, recipe: &Recipe) -> (Backend<'_>, Backend<'_>) {
     let stats = &recipe.v3.mistral_long_prefill_prompt_tokens;
     let mut token_rng = DemoRng::new(seed, &format!("v3/{copy}/mistral-tokens"));
     let vllm_tokens = exact_token_stats(&mut token_rng, stats.n as usize, stats.vllm);
@@ -467,6 +456,61 @@ pub fn write(
         mistral_tokens: sglang_tokens,
         startup_s: (110.0, 240.0),
     };
+    (vllm, sglang)
+}
+
+/// The rows of one backend (`"vllm"`, or `"sglang"` as its original run wrote them) of the default tree, for every
+/// cell in plan order up to and including the last cell of `through_model`: exactly the rows the V3 demo writes for
+/// those cells (SGLang's Mistral × long_prefill_8k cells as the rejected original). The whole prefix of the plan is
+/// run because every cell starts where the previous one ended, and the timestamps depend on that clock.
+pub(crate) fn backend_rows(
+    seed: u64,
+    recipe: &Recipe,
+    backend: &str,
+    through_model: &str,
+) -> Result<Vec<MetricsRow>, DemoError> {
+    let (vllm, sglang) = backends(seed, 1, recipe);
+    let (chosen, run_id) = match backend {
+        "vllm" => (&vllm, VLLM_RUN),
+        "sglang" => (&sglang, SGLANG_RUN),
+        other => return Err(DemoError::Options(format!("no V3 backend named {other}"))),
+    };
+    let last_model = V3_MODELS
+        .iter()
+        .position(|model| model.name == through_model)
+        .ok_or_else(|| DemoError::Options(format!("no V3 model named {through_model}")))?;
+    let mut runner = Runner::new(seed, 1, chosen, run_id);
+    for cell in plan() {
+        if V3_MODELS
+            .iter()
+            .position(|model| model.name == cell.model.name)
+            .is_none_or(|index| index > last_model)
+        {
+            break;
+        }
+        if chosen.name == "sglang" && cell.is_mistral_long_prefill() {
+            runner.rejected_cell(&cell);
+        } else {
+            runner.ok_cell(&cell)?;
+        }
+    }
+    Ok(runner.rows)
+}
+
+/// Writes one copy of the V3 tree (copy 1 is `tr164-v3/`, copy K is `tr164-v3-copy-00K/`, shifted K−1 days).
+pub fn write(
+    tree: &mut Tree,
+    seed: u64,
+    copy: u32,
+    recipe: &Recipe,
+) -> Result<RunCounts, DemoError> {
+    let days = copy - 1;
+    let root = if copy == 1 {
+        "tr164-v3".to_string()
+    } else {
+        format!("tr164-v3-copy-{copy:03}")
+    };
+    let (vllm, sglang) = backends(seed, copy, recipe);
     let plan = plan();
     let mut counts = RunCounts::default();
 

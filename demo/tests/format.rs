@@ -1,5 +1,6 @@
 //! File-format and determinism tests: CRLF CSVs, Python float text, App. B skip rows, request-row consistency,
-//! byte-identical regeneration, the `--scale` copies and the atomic replacement of the output directory.
+//! byte-identical regeneration, the `--scale` copies, the atomic replacement of the output directory and the mixed
+//! root that links the TR164 trees.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -244,4 +245,72 @@ fn the_output_directory_is_replaced_whole() {
         cellscope_demo::generate(&root, &cellscope_demo::Options { seed: 1, scale: 0 }).is_err()
     );
     std::fs::remove_dir_all(root).ok();
+}
+
+#[test]
+fn the_mixed_root_links_the_tr164_trees_and_adds_the_external_sweep() {
+    let demo = scaled();
+    let mixed = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cellscope-demo-format-mixed");
+    let options = cellscope_demo::Options {
+        seed: 164,
+        scale: 2,
+    };
+    let summary = cellscope_demo::generate_mixed(demo, &mixed, &options).expect("generate_mixed");
+    assert_eq!(summary.external_cells, 180);
+    assert_eq!(summary.external_requests, 4464);
+    assert_eq!(summary.external_files, 225);
+    let demo_files = files(demo);
+    let mixed_files = files(&mixed);
+    let shared: Vec<&String> = demo_files
+        .keys()
+        .filter(|path| {
+            path.as_str() == "exclusions.toml"
+                || path.starts_with("tr164-v1/")
+                || path.starts_with("tr164-v3/")
+        })
+        .collect();
+    assert_eq!(summary.linked_files + summary.copied_files, shared.len());
+    for path in &shared {
+        assert_eq!(mixed_files.get(*path), demo_files.get(*path), "{path}");
+    }
+    assert!(
+        !mixed_files
+            .keys()
+            .any(|path| path.starts_with("tr164-v3-copy-")),
+        "only the default V3 tree is shared"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let inode = |root: &Path| {
+            std::fs::metadata(root.join("tr164-v3/20260612_204254_036590/metrics.csv"))
+                .expect("metadata")
+                .ino()
+        };
+        if summary.copied_files == 0 {
+            assert_eq!(inode(demo), inode(&mixed), "hard-linked, not copied");
+        }
+    }
+    let mapping = String::from_utf8(mixed_files["cellscope.toml"].clone()).expect("utf-8");
+    for glob in [
+        "glob = \"external/vllm-sweep/**\"",
+        "glob = \"external/sglang/**\"",
+        "glob = \"external/aiperf-sweep/**\"",
+    ] {
+        assert!(mapping.contains(glob), "{glob}");
+    }
+    let external = mixed_files
+        .keys()
+        .filter(|path| path.starts_with("external/"))
+        .count();
+    assert_eq!(external + 1, summary.external_files);
+    assert!(
+        cellscope_demo::generate_mixed(&mixed.join("absent"), &mixed, &options).is_err(),
+        "a demo root is required"
+    );
+    assert!(
+        mixed.join("cellscope.toml").is_file(),
+        "a failed run keeps the old root"
+    );
+    std::fs::remove_dir_all(mixed).ok();
 }

@@ -1,8 +1,9 @@
 //! `cargo xtask`: everything beyond plain cargo that this project needs, done in code rather than in a README.
 //!
-//! - `demo-data`: writes the synthetic TR164 data set (default `data/demo/`).
+//! - `demo-data`: writes the synthetic TR164 data set (default `data/demo/`) and the mixed-format root beside it
+//!   (default `data/demo-mixed/`: the TR164 trees hard-linked, plus a vLLM / SGLang / AIPerf sweep).
 //! - `build-web [--dev]`: the browser bundle in `target/web/`, which the server embeds when it is compiled.
-//! - `serve [--addr A] [--data DIR] [--dev]`: bundle, release server and the server itself on the demo data.
+//! - `serve [--addr A] [--data DIR] [--dev]`: bundle, release server and the server itself on the mixed demo root.
 //! - `e2e [--dev] [--release] [-- TEST ARGS]`: the browser end-to-end tests with everything they need.
 //! - `ci`: every check CI runs (fmt, clippy, native and wasm32 builds, tests, browser tests).
 //! - `bench index`: times the cold index side by side with pandas, polars and DuckDB.
@@ -39,6 +40,10 @@ enum Command {
         /// Copies of the V3 sweep to write (34 ≈ 100 runs / 10 million rows), for benchmarks.
         #[arg(long, default_value_t = 1)]
         scale: u32,
+        /// Where the mixed-format root goes (replaced if it exists); default: OUT's sibling `<OUT>-mixed`
+        /// (data/demo-mixed for the default OUT).
+        #[arg(long)]
+        mixed_out: Option<PathBuf>,
     },
     /// Build the web app into target/web/ (embedded by the next server build).
     BuildWeb {
@@ -50,7 +55,8 @@ enum Command {
     Serve {
         #[arg(long, default_value = "127.0.0.1:8080")]
         addr: String,
-        /// Data root to serve (relative to the current directory); default: data/demo, generated when absent.
+        /// Data root to serve (relative to the current directory); default: data/demo-mixed (the TR164 demo and
+        /// the external sweep), generated with data/demo when absent.
         #[arg(long)]
         data: Option<PathBuf>,
         /// Skip wasm-opt.
@@ -113,12 +119,53 @@ pub fn demo_data(out: &Path, seed: u64, scale: u32) -> anyhow::Result<PathBuf> {
     Ok(out)
 }
 
+/// The default mixed-format root for a demo root: its sibling `<name>-mixed`.
+pub fn mixed_sibling(out: &Path) -> PathBuf {
+    let name = out
+        .file_name()
+        .map_or_else(|| "demo".into(), |name| name.to_string_lossy().into_owned());
+    out.with_file_name(format!("{name}-mixed"))
+}
+
+/// Generates the mixed-format root into `mixed` from the demo root `demo` (relative paths are taken from the
+/// workspace root); `seed` must be the one `demo` was generated with.
+pub fn mixed_demo_data(demo: &Path, mixed: &Path, seed: u64) -> anyhow::Result<PathBuf> {
+    let demo = workspace_root().join(demo);
+    let mixed = workspace_root().join(mixed);
+    let started = std::time::Instant::now();
+    let summary =
+        cellscope_demo::generate_mixed(&demo, &mixed, &cellscope_demo::Options { seed, scale: 1 })
+            .with_context(|| format!("generating the mixed demo root into {}", mixed.display()))?;
+    eprintln!(
+        "mixed demo: {} TR164 files linked ({} copied), {} external files ({:.1} MB, {} cells, {} requests) in {} \
+         ({:.1} s)",
+        summary.linked_files,
+        summary.copied_files,
+        summary.external_files,
+        summary.external_bytes as f64 / 1e6,
+        summary.external_cells,
+        summary.external_requests,
+        mixed.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(mixed)
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let invoked_in = std::env::current_dir().context("reading the current directory")?;
     std::env::set_current_dir(workspace_root()).context("entering the workspace root")?;
     match cli.command {
-        Command::DemoData { out, seed, scale } => demo_data(&out, seed, scale).map(|_| ()),
+        Command::DemoData {
+            out,
+            seed,
+            scale,
+            mixed_out,
+        } => {
+            demo_data(&out, seed, scale)?;
+            let mixed = mixed_out.unwrap_or_else(|| mixed_sibling(&out));
+            mixed_demo_data(&out, &mixed, seed).map(|_| ())
+        }
         Command::BuildWeb { dev } => web::build(dev).map(|_| ()),
         Command::Serve { addr, data, dev } => {
             serve::run(&addr, data.map(|data| invoked_in.join(data)), dev)

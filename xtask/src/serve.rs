@@ -1,14 +1,26 @@
-//! `cargo xtask serve`: the app and its API on the demo data (or any data root) in one command: demo data when
-//! absent, the web bundle, a release server embedding it, then that server in the foreground.
+//! `cargo xtask serve`: the app and its API on the mixed demo root (or any data root) in one command: demo data
+//! when absent, the web bundle, a release server embedding it, then that server in the foreground.
 
 use crate::{e2e, web};
 use anyhow::Context;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// `data/demo-mixed/`, generated (with `data/demo/` first, when that is missing too) unless it is complete.
+fn ensure_mixed_demo_data() -> anyhow::Result<PathBuf> {
+    let mixed = crate::workspace_root().join("data/demo-mixed");
+    // The mapping file is written last into the staging directory, and the tree only appears once complete, so
+    // its presence means the whole root is there.
+    if mixed.join("cellscope.toml").is_file() {
+        return Ok(mixed);
+    }
+    crate::bench::ensure_demo_data()?;
+    crate::mixed_demo_data(Path::new("data/demo"), Path::new("data/demo-mixed"), 164)
+}
 
 pub fn run(addr: &str, data: Option<PathBuf>, dev: bool) -> anyhow::Result<()> {
     let data = match data {
         Some(data) => data,
-        None => crate::bench::ensure_demo_data()?,
+        None => ensure_mixed_demo_data()?,
     };
     web::build(dev)?;
     let bin = e2e::release_server()?;

@@ -225,3 +225,44 @@ fn a_sweep_is_one_run_and_its_side_files_are_not_cells() {
     // N = 1 is in the sweep, so efficiency is computed against it.
     assert!(index.cells.iter().all(|cell| cell.efficiency.is_some()));
 }
+
+#[test]
+fn explain_names_the_field_or_rule_behind_every_dimension() {
+    let root = fixtures().join("vllm-sweep");
+    let file = "results/20260301_101500/SERVE--max_num_seqs=32-BENCH--max_concurrency=4/run=1.json";
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
+        .args(["index", &root.to_string_lossy(), "--explain"])
+        .arg(root.join(file))
+        .output()
+        .expect("cellscope runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("format: vllm-bench"), "{text}");
+    assert!(text.contains("run root: results/20260301_101500"), "{text}");
+    let line = |dimension: &str| {
+        text.lines()
+            .find(|line| line.trim_start().starts_with(&format!("{dimension} ")))
+            .unwrap_or_else(|| panic!("no {dimension} line in {text}"))
+            .to_string()
+    };
+    assert!(line("n").contains("= 4") && line("n").contains("read from field `max_concurrency`"));
+    assert!(line("rep").contains("= 1") && line("rep").contains("read from field `run_number`"));
+    assert!(line("model").contains("read from field `model_id`"));
+    // Nothing in the file or its path names the engine (vLLM's `backend` is the request protocol).
+    assert!(
+        line("backend").contains("= unknown") && line("backend").contains("inferred: no engine")
+    );
+    assert!(line("suite").contains("= vllm-bench") && line("suite").contains("inferred"));
+    // A file outside the data root is refused with a clear error.
+    let outside = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
+        .args(["index", &root.to_string_lossy(), "--explain"])
+        .arg(fixtures().join("vllm-plain"))
+        .output()
+        .expect("cellscope runs");
+    assert!(!outside.status.success());
+    assert!(String::from_utf8_lossy(&outside.stderr).contains("not inside the data root"));
+}

@@ -209,6 +209,30 @@ fn sglang_results_match_the_oracle() {
 }
 
 #[test]
+fn aiperf_results_match_the_oracle() {
+    for name in ["aiperf-v01", "aiperf-v010", "aiperf-sweep", "aiperf-bad"] {
+        check(name);
+    }
+}
+
+#[test]
+fn an_aiperf_sweep_is_one_run_with_trials_as_reps() {
+    let index = index("aiperf-sweep");
+    assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);
+    assert!(index.runs[0].run_id.ends_with("qwen3-sweep"));
+    assert_eq!(index.cells.len(), 4);
+    // The warm-up records of the v0.10 run are dropped and said to be.
+    let index = self::index("aiperf-v010");
+    let (_, provenance) = index.provenance.iter().next().expect("one cell");
+    let origin = provenance.origin.as_ref().expect("origin");
+    assert!(
+        origin.notes.iter().any(|note| note.contains("warm-up")),
+        "{:#?}",
+        origin.notes
+    );
+}
+
+#[test]
 fn a_sweep_is_one_run_and_its_side_files_are_not_cells() {
     let index = index("vllm-sweep");
     assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);

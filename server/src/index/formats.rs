@@ -9,6 +9,7 @@
 //! read back, is done here once for all of them, so a new format is one sibling module plus one line in
 //! [`FORMATS`].
 
+pub mod aiperf;
 pub mod json;
 mod key;
 mod parallel;
@@ -73,7 +74,12 @@ pub trait RunFormat: Sync {
 }
 
 /// Every format, in detection order (TR164 first: its `metrics.csv` is recognised by name and header).
-pub static FORMATS: &[&dyn RunFormat] = &[&tr164::Tr164, &vllm::VllmBench, &sglang::SglangBench];
+pub static FORMATS: &[&dyn RunFormat] = &[
+    &tr164::Tr164,
+    &vllm::VllmBench,
+    &sglang::SglangBench,
+    &aiperf::Aiperf,
+];
 
 /// The format called `name`.
 pub fn by_name(name: &str) -> Option<&'static dyn RunFormat> {

@@ -233,6 +233,15 @@ fn an_aiperf_sweep_is_one_run_with_trials_as_reps() {
 }
 
 #[test]
+fn genai_perf_results_match_the_oracle() {
+    check("genai-perf");
+    // The summary beside the raw export is read for its model and figures, never as a second cell.
+    let index = index("genai-perf");
+    assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);
+    assert!(index.warnings.is_empty(), "{:#?}", index.warnings);
+}
+
+#[test]
 fn a_sweep_is_one_run_and_its_side_files_are_not_cells() {
     let index = index("vllm-sweep");
     assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);

@@ -10,6 +10,7 @@
 //! [`FORMATS`].
 
 pub mod aiperf;
+pub mod genai_perf;
 pub mod json;
 mod key;
 mod parallel;
@@ -79,6 +80,7 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &vllm::VllmBench,
     &sglang::SglangBench,
     &aiperf::Aiperf,
+    &genai_perf::GenaiPerf,
 ];
 
 /// The format called `name`.

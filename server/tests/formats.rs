@@ -242,6 +242,29 @@ fn genai_perf_results_match_the_oracle() {
 }
 
 #[test]
+fn llmperf_results_match_the_oracle() {
+    for name in ["llmperf", "llmperf-bad"] {
+        check(name);
+    }
+    // The bad elements are reported at their element and line; the summary's count is kept as the expected.
+    let index = index("llmperf-bad");
+    let lines: Vec<Option<u64>> = index
+        .warnings
+        .iter()
+        .filter(|warning| {
+            warning.file.as_deref().is_some_and(|file| {
+                file.ends_with(
+                    "n4/meta-llama-Llama-3-1-8B-Instruct_256_64_individual_responses.json",
+                )
+            })
+        })
+        .map(|warning| warning.line)
+        .collect();
+    assert_eq!(lines.len(), 2, "{:#?}", index.warnings);
+    assert!(lines.iter().all(Option::is_some), "{lines:?}");
+}
+
+#[test]
 fn a_sweep_is_one_run_and_its_side_files_are_not_cells() {
     let index = index("vllm-sweep");
     assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);

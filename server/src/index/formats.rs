@@ -13,6 +13,7 @@ pub mod aiperf;
 pub mod genai_perf;
 pub mod json;
 mod key;
+pub mod llmperf;
 mod parallel;
 pub mod sglang;
 pub mod tr164;
@@ -81,6 +82,7 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &sglang::SglangBench,
     &aiperf::Aiperf,
     &genai_perf::GenaiPerf,
+    &llmperf::Llmperf,
 ];
 
 /// The format called `name`.

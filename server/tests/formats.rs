@@ -209,6 +209,62 @@ fn sglang_results_match_the_oracle() {
 }
 
 #[test]
+fn aiperf_results_match_the_oracle() {
+    for name in ["aiperf-v01", "aiperf-v010", "aiperf-sweep", "aiperf-bad"] {
+        check(name);
+    }
+}
+
+#[test]
+fn an_aiperf_sweep_is_one_run_with_trials_as_reps() {
+    let index = index("aiperf-sweep");
+    assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);
+    assert!(index.runs[0].run_id.ends_with("qwen3-sweep"));
+    assert_eq!(index.cells.len(), 4);
+    // The warm-up records of the v0.10 run are dropped and said to be.
+    let index = self::index("aiperf-v010");
+    let (_, provenance) = index.provenance.iter().next().expect("one cell");
+    let origin = provenance.origin.as_ref().expect("origin");
+    assert!(
+        origin.notes.iter().any(|note| note.contains("warm-up")),
+        "{:#?}",
+        origin.notes
+    );
+}
+
+#[test]
+fn genai_perf_results_match_the_oracle() {
+    check("genai-perf");
+    // The summary beside the raw export is read for its model and figures, never as a second cell.
+    let index = index("genai-perf");
+    assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);
+    assert!(index.warnings.is_empty(), "{:#?}", index.warnings);
+}
+
+#[test]
+fn llmperf_results_match_the_oracle() {
+    for name in ["llmperf", "llmperf-bad"] {
+        check(name);
+    }
+    // The bad elements are reported at their element and line; the summary's count is kept as the expected.
+    let index = index("llmperf-bad");
+    let lines: Vec<Option<u64>> = index
+        .warnings
+        .iter()
+        .filter(|warning| {
+            warning.file.as_deref().is_some_and(|file| {
+                file.ends_with(
+                    "n4/meta-llama-Llama-3-1-8B-Instruct_256_64_individual_responses.json",
+                )
+            })
+        })
+        .map(|warning| warning.line)
+        .collect();
+    assert_eq!(lines.len(), 2, "{:#?}", index.warnings);
+    assert!(lines.iter().all(Option::is_some), "{lines:?}");
+}
+
+#[test]
 fn a_sweep_is_one_run_and_its_side_files_are_not_cells() {
     let index = index("vllm-sweep");
     assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);

@@ -9,8 +9,11 @@
 //! read back, is done here once for all of them, so a new format is one sibling module plus one line in
 //! [`FORMATS`].
 
+pub mod aiperf;
+pub mod genai_perf;
 pub mod json;
 mod key;
+pub mod llmperf;
 mod parallel;
 pub mod sglang;
 pub mod tr164;
@@ -73,7 +76,14 @@ pub trait RunFormat: Sync {
 }
 
 /// Every format, in detection order (TR164 first: its `metrics.csv` is recognised by name and header).
-pub static FORMATS: &[&dyn RunFormat] = &[&tr164::Tr164, &vllm::VllmBench, &sglang::SglangBench];
+pub static FORMATS: &[&dyn RunFormat] = &[
+    &tr164::Tr164,
+    &vllm::VllmBench,
+    &sglang::SglangBench,
+    &aiperf::Aiperf,
+    &genai_perf::GenaiPerf,
+    &llmperf::Llmperf,
+];
 
 /// The format called `name`.
 pub fn by_name(name: &str) -> Option<&'static dyn RunFormat> {

@@ -165,6 +165,59 @@ pub fn head_has_key(head: &[u8], key: &str) -> bool {
     })
 }
 
+/// The 1-based line where each element of a file's top-level array starts (empty when the file is not an
+/// array), so a problem with element `i` can be reported at its line although the parsed value has no positions.
+pub fn array_element_lines(bytes: &[u8]) -> Vec<u64> {
+    let bytes = strip_bom(bytes);
+    let mut lines = Vec::new();
+    let mut line = 1u64;
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut expecting_element = false;
+    for &byte in bytes {
+        if byte == b'\n' {
+            line += 1;
+        }
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        if byte.is_ascii_whitespace() {
+            continue;
+        }
+        if depth == 0 && lines.is_empty() && !expecting_element && byte != b'[' {
+            return Vec::new();
+        }
+        if expecting_element && byte != b']' {
+            lines.push(line);
+            expecting_element = false;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth == 1 {
+                    expecting_element = true;
+                }
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                expecting_element = false;
+            }
+            b',' if depth == 1 => expecting_element = true,
+            _ => {}
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +255,13 @@ mod tests {
         assert_eq!(field_count(&value, "e"), None);
         assert!(head_has_key(b"{\"model_id\" : \"x\"", "model_id"));
         assert!(!head_has_key(b"{\"text\": \"model_id\"}", "model_id"));
+    }
+
+    #[test]
+    fn array_elements_are_found_at_their_lines() {
+        let text = b"[\n  {\"a\": [1,\n 2]},\n  \"x, ]\",\n  3\n]\n";
+        assert_eq!(array_element_lines(text), vec![2, 4, 5]);
+        assert_eq!(array_element_lines(b"[]"), Vec::<u64>::new());
+        assert_eq!(array_element_lines(b"{\"a\": [1, 2]}"), Vec::<u64>::new());
     }
 }

@@ -1,0 +1,695 @@
+//! NVIDIA AIPerf artifacts (formats.md §3.1–3.5, §7): the summary `profile_export_aiperf.json` (the v0.1
+//! `{"records": {...}}` shape or the newer top-level metric objects) claims the run, and its requests are read
+//! from the sibling `profile_export.jsonl`, one record per line (old `ttft` or new `time_to_first_token` tags,
+//! warm-up records dropped). Multi-trial and sweep layouts (`profile_runs/trial_NNNN/concurrency_N/`) are one run,
+//! the trial being the repetition; the sweep's own aggregates are derived and never read as cells.
+
+use super::json::{self, field_number, head_has_key, number};
+use super::key::model_name;
+use super::{KeyParts, Part, Request, RunFormat, RunRecord, read_file};
+use crate::index::storage::{self, Storage};
+use cellscope_model::api::Warning;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+pub struct Aiperf;
+
+/// The per-request file AIPerf writes beside its summary (export level `records`, the default).
+const PER_REQUEST_FILE: &str = "profile_export.jsonl";
+
+/// Summaries AIPerf derives from other runs (a sweep's or a value's aggregate over trials) or slices of one run
+/// (time slices): reading them as cells would count the same requests twice.
+fn is_derived_file(name: &str) -> bool {
+    ["_sweep.json", "_aggregate.json", "_timeslices.json"]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
+}
+
+/// A directory AIPerf makes per trial or per sweep value (`profile_runs`, `trial_0001`, `run_0002`,
+/// `concurrency_10`, `request_rate_5.0`, `concurrency_10__isl_512`), or one named for a load level by the user
+/// or by AIPerf's default artifact name (`…-openai-chat-concurrency8`).
+fn is_layout_directory(name: &str) -> bool {
+    name == "profile_runs"
+        || trial_number(name).is_some()
+        || super::is_load_level_directory(name)
+        || is_sweep_value_directory(name)
+}
+
+/// Parameters AIPerf sweeps over, which name its per-value directories first.
+const SWEEP_PARAMETERS: [&str; 6] = [
+    "concurrency",
+    "request_rate",
+    "users",
+    "isl",
+    "osl",
+    "request_count",
+];
+
+/// A sweep-value directory: `<parameter>_<value>` parts joined by `__`, the first naming a swept parameter (a
+/// bare `<word>_<number>` directory of the user's, like `bench_20260301`, is not one).
+fn is_sweep_value_directory(name: &str) -> bool {
+    fn value_part(part: &str) -> Option<(&str, &str)> {
+        part.rsplit_once('_').filter(|(parameter, value)| {
+            !parameter.is_empty()
+                && parameter
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '_')
+                && !value.is_empty()
+                && value.chars().all(|c| c.is_ascii_digit() || c == '.')
+        })
+    }
+    let mut parts = name.split("__");
+    parts
+        .next()
+        .and_then(value_part)
+        .is_some_and(|(parameter, _)| SWEEP_PARAMETERS.contains(&parameter))
+        && parts.all(|part| value_part(part).is_some())
+}
+
+/// The number of a `trial_NNNN` or `run_NNNN` directory.
+fn trial_number(name: &str) -> Option<u32> {
+    let digits = name
+        .strip_prefix("trial_")
+        .or_else(|| name.strip_prefix("run_"))?;
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+impl RunFormat for Aiperf {
+    fn name(&self) -> &'static str {
+        "aiperf"
+    }
+
+    /// A JSON object that is an AIPerf summary: `aiperf_version`, or the v0.1 `records` map of tagged metrics,
+    /// or (files without version keys, §7) a `request_latency` metric next to keys only AIPerf writes
+    /// (`request_count`, `benchmark_duration`, `error_summary`, `was_cancelled`). GenAI-Perf's summary has none
+    /// of those, and AIPerf's aggregates over trials (`aggregation_type`) are not runs.
+    fn detect(&self, path: &str, head: &[u8]) -> bool {
+        let name = storage::file_name(path);
+        if !name.ends_with(".json") || is_derived_file(name) {
+            return false;
+        }
+        let starts_with_object = head
+            .iter()
+            .find(|byte| !byte.is_ascii_whitespace())
+            .is_some_and(|byte| *byte == b'{');
+        let aggregate =
+            head_has_key(head, "aggregation_type") || head_has_key(head, "per_combination_metrics");
+        let old_shape = head_has_key(head, "records")
+            && head_has_key(head, "tag")
+            && head_has_key(head, "header");
+        let by_structure = head_has_key(head, "request_latency")
+            && [
+                "request_count",
+                "benchmark_duration",
+                "error_summary",
+                "was_cancelled",
+            ]
+            .iter()
+            .any(|key| head_has_key(head, key));
+        starts_with_object
+            && !aggregate
+            && (head_has_key(head, "aiperf_version") || old_shape || by_structure)
+    }
+
+    /// The directory above every trial and sweep-value directory: `<base>/profile_runs/trial_0001/concurrency_4`
+    /// and `<base>/concurrency_4/profile_runs/trial_0001` are both runs of `<base>`.
+    fn run_root(&self, path: &str) -> String {
+        let mut directory = storage::parent(path);
+        while !directory.is_empty() && is_layout_directory(storage::file_name(directory)) {
+            directory = storage::parent(directory);
+        }
+        directory.to_string()
+    }
+
+    fn records(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<RunRecord> {
+        let Some(bytes) = read_file(storage, path, warnings) else {
+            return Vec::new();
+        };
+        let summary = match json::parse(&bytes) {
+            Ok(summary @ Json::Object(_)) => summary,
+            Ok(_) => {
+                warnings.push(
+                    Warning::error(
+                        "invalid_result",
+                        "the summary is not a JSON object; the run is left out",
+                    )
+                    .file(path),
+                );
+                return Vec::new();
+            }
+            Err(error) => {
+                warnings.push(
+                    Warning::error(
+                        "invalid_json",
+                        format!(
+                            "the summary is not valid JSON ({}); the run is left out",
+                            error.message
+                        ),
+                    )
+                    .file(path)
+                    .line(error.line),
+                );
+                return Vec::new();
+            }
+        };
+        vec![record(storage, path, &summary, warnings)]
+    }
+}
+
+/// The one record of a summary, with the requests of its sibling per-request file.
+fn record(
+    storage: &dyn Storage,
+    path: &str,
+    summary: &Json,
+    warnings: &mut Vec<Warning>,
+) -> RunRecord {
+    // v0.1 nests the metrics under `records`; later versions write them at the top level.
+    let metrics = match summary.get("records") {
+        Some(records @ Json::Object(_)) => records,
+        _ => summary,
+    };
+    let config = summary
+        .get("input_config")
+        .filter(|config| config.is_object());
+    let mut key = KeyParts::default();
+    let mut notes = Vec::new();
+    let mut expected_rows = None;
+    match config {
+        Some(config) => {
+            key.n = concurrency(config);
+            key.model = model(config, &mut notes);
+            key.workload = workload(config);
+            expected_rows = requests_configured(config);
+        }
+        None => warnings.push(
+            Warning::warn(
+                "no_input_config",
+                "the summary has no input_config: the concurrency comes from the directory name and the model \
+                 is unknown (set model in cellscope.toml)",
+            )
+            .file(path),
+        ),
+    }
+    if key.n.is_none() {
+        key.n = cli_concurrency(summary);
+    }
+    key.rep = storage::parent(path)
+        .split('/')
+        .rev()
+        .find_map(|component| trial_number(component).map(|trial| (trial, component.to_string())))
+        .and_then(|(trial, component)| {
+            Part::read(
+                trial.to_string(),
+                format!("the trial directory `{component}`"),
+            )
+        });
+    let reported = reported(metrics);
+    let requests_path = storage::join(storage::parent(path), PER_REQUEST_FILE);
+    let (requests, has_requests) = match storage.read(&requests_path) {
+        Ok(bytes) => (requests(&bytes, &requests_path, warnings, &mut notes), true),
+        Err(_) => {
+            warnings.push(
+                Warning::warn(
+                    "no_request_file",
+                    format!(
+                        "there is no readable {PER_REQUEST_FILE} beside the summary: the cell shows the tool's \
+                         aggregates only"
+                    ),
+                )
+                .file(path),
+            );
+            (Vec::new(), false)
+        }
+    };
+    let count = |name: &str| {
+        metrics
+            .get(name)
+            .and_then(|metric| field_number(metric, "avg"))
+            .filter(|value| value.is_finite() && *value >= 0.0 && value.fract() == 0.0)
+            .and_then(|value| u32::try_from(value as u64).ok())
+    };
+    let (completed, failed) = if has_requests {
+        // The per-request file says which requests failed; the summary's counts would only repeat it.
+        (None, None)
+    } else {
+        let failed = count("error_request_count").or_else(|| error_summary_count(summary));
+        (count("request_count"), failed)
+    };
+    let duration_s = metrics.get("benchmark_duration").and_then(|metric| {
+        let value = field_number(metric, "avg")?;
+        Some(value * seconds_per_unit(metric)?)
+    });
+    RunRecord {
+        record: 0,
+        line: None,
+        fields: summary.clone(),
+        key,
+        requests,
+        has_requests,
+        expected_rows,
+        completed,
+        failed,
+        duration_s,
+        reported,
+        wall_derived: false,
+        notes,
+    }
+}
+
+/// The profiling concurrency: the v0.10 `phases` entry named `profiling` (else the last phase counted in the
+/// results), else the v0.1 `loadgen.concurrency`.
+fn concurrency(config: &Json) -> Option<Part> {
+    let phases = config.get("phases").and_then(Json::as_array);
+    let profiling = phases.and_then(|phases| {
+        phases
+            .iter()
+            .find(|phase| json::field_text(phase, "name") == Some("profiling"))
+            .or_else(|| {
+                phases.iter().rev().find(|phase| {
+                    phase.get("exclude_from_results").and_then(Json::as_bool) != Some(true)
+                })
+            })
+    });
+    if let Some(n) = profiling.and_then(|phase| json::field_count(phase, "concurrency")) {
+        return Part::read(
+            n.to_string(),
+            "field `input_config.phases[profiling].concurrency`",
+        );
+    }
+    let n = json::at(config, "loadgen.concurrency").and_then(whole)?;
+    Part::read(n.to_string(), "field `input_config.loadgen.concurrency`")
+}
+
+/// `--concurrency N` in the recorded command line, when it names one level (`--concurrency 1,4` is a sweep).
+fn cli_concurrency(summary: &Json) -> Option<Part> {
+    let command = json::at(summary, "run_info.cli_command").and_then(Json::as_str)?;
+    let mut words = command.split_whitespace();
+    while let Some(word) = words.next() {
+        let value = match word.strip_prefix("--concurrency") {
+            Some("") => words.next(),
+            Some(rest) => rest.strip_prefix('='),
+            None => continue,
+        };
+        if let Some(n) = value.and_then(|value| value.parse::<u32>().ok()) {
+            return Part::read(
+                n.to_string(),
+                "`--concurrency` in field `run_info.cli_command`",
+            );
+        }
+    }
+    None
+}
+
+/// The model: v0.10 `models.items[].name`, v0.1 `endpoint.model_names[]`.
+fn model(config: &Json, notes: &mut Vec<String>) -> Option<Part> {
+    let (names, field) = match json::at(config, "models.items").and_then(Json::as_array) {
+        Some(items) => (
+            items
+                .iter()
+                .filter_map(|item| json::field_text(item, "name"))
+                .collect::<Vec<_>>(),
+            "field `input_config.models.items[0].name`",
+        ),
+        None => (
+            json::at(config, "endpoint.model_names")
+                .and_then(Json::as_array)
+                .map(|names| names.iter().filter_map(Json::as_str).collect())
+                .unwrap_or_default(),
+            "field `input_config.endpoint.model_names[0]`",
+        ),
+    };
+    if names.len() > 1 {
+        notes.push(format!(
+            "the run sent requests to {} models ({}); the cell is keyed by the first",
+            names.len(),
+            names.join(", ")
+        ));
+    }
+    Part::read(model_name(names.first()?), field)
+}
+
+/// The workload: v0.1 synthetic prompt lengths (`input.prompt.{input,output}_tokens.mean`), else the file name
+/// of the first dataset.
+fn workload(config: &Json) -> Option<Part> {
+    let mean = |path: &str| json::at(config, path).and_then(whole);
+    if let (Some(input), Some(output)) = (
+        mean("input.prompt.input_tokens.mean"),
+        mean("input.prompt.output_tokens.mean"),
+    ) {
+        return Part::read(
+            format!("synthetic_{input}x{output}"),
+            "fields `input_config.input.prompt.input_tokens.mean`, `….output_tokens.mean`",
+        );
+    }
+    let dataset = config.get("datasets")?.as_array()?.first()?;
+    let file = json::field_text(dataset, "path")?;
+    Part::read(
+        storage::file_name(file.trim_end_matches('/')),
+        "field `input_config.datasets[0].path`",
+    )
+}
+
+/// The requests the run was told to send in its measured phase, when the user set a count.
+fn requests_configured(config: &Json) -> Option<u32> {
+    config
+        .get("phases")
+        .and_then(Json::as_array)
+        .and_then(|phases| {
+            phases
+                .iter()
+                .find(|phase| json::field_text(phase, "name") == Some("profiling"))
+        })
+        .and_then(|phase| json::field_count(phase, "requests"))
+        .or_else(|| json::at(config, "loadgen.request_count").and_then(whole))
+}
+
+/// The failed requests `error_summary` counts (0.8 writes no `error_request_count` when none failed).
+fn error_summary_count(summary: &Json) -> Option<u32> {
+    let entries = summary.get("error_summary")?.as_array()?;
+    Some(
+        entries
+            .iter()
+            .filter_map(|entry| json::field_count(entry, "count"))
+            .sum(),
+    )
+}
+
+/// A whole non-negative number (`4`, `4.0`, `"4"`).
+fn whole(value: &Json) -> Option<u32> {
+    number(value)
+        .filter(|value| value.is_finite() && *value >= 0.0 && value.fract() == 0.0)
+        .and_then(|value| u32::try_from(value as u64).ok())
+}
+
+/// Milliseconds per unit of a time metric (`{"unit": "ms"}`), `None` for a unit that is not a time.
+pub fn ms_per_unit(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "ms" => 1.0,
+        "s" | "sec" | "seconds" => 1000.0,
+        "us" | "µs" => 1e-3,
+        "ns" => 1e-6,
+        _ => return None,
+    })
+}
+
+fn seconds_per_unit(metric: &Json) -> Option<f64> {
+    ms_per_unit(json::field_text(metric, "unit").unwrap_or("sec")).map(|ms| ms / 1000.0)
+}
+
+/// Metric tags per figure: AIPerf's current names, its pre-October-2025 ones and early GenAI-Perf's.
+const TTFT_TAGS: [&str; 2] = ["time_to_first_token", "ttft"];
+const PROMPT_TAGS: [&str; 2] = ["input_sequence_length", "num_input_token"];
+const COMPLETION_TAGS: [&str; 2] = ["output_sequence_length", "num_output_token"];
+
+/// The tool's aggregates as cells-table columns, from AIPerf's or GenAI-Perf's metric objects (`{"unit",
+/// "avg", "p50", …}`): times converted to ms by their `unit`, token counts and throughput as written (values
+/// written as strings, as early GenAI-Perf did, are read too).
+pub fn reported(metrics: &Json) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    let time = |tags: &[&str], stat: &str| -> Option<f64> {
+        let metric = tags.iter().find_map(|tag| metrics.get(*tag))?;
+        let factor = ms_per_unit(json::field_text(metric, "unit").unwrap_or("ms"))?;
+        field_number(metric, stat).map(|value| value * factor)
+    };
+    let plain = |tags: &[&str], stat: &str| -> Option<f64> {
+        let metric = tags.iter().find_map(|tag| metrics.get(*tag))?;
+        field_number(metric, stat)
+    };
+    let figures = [
+        ("mean_wall_ms", time(&["request_latency"], "avg")),
+        ("p50_wall_ms", time(&["request_latency"], "p50")),
+        ("p95_wall_ms", time(&["request_latency"], "p95")),
+        ("p99_wall_ms", time(&["request_latency"], "p99")),
+        ("p50_ttft_ms", time(&TTFT_TAGS, "p50")),
+        ("p95_ttft_ms", time(&TTFT_TAGS, "p95")),
+        ("mean_prompt_tokens", plain(&PROMPT_TAGS, "avg")),
+        ("mean_completion_tokens", plain(&COMPLETION_TAGS, "avg")),
+        ("aggregate_tps", plain(&["output_token_throughput"], "avg")),
+    ];
+    for (column, value) in figures {
+        if let Some(value) = value.filter(|value| value.is_finite()) {
+            out.insert(column.to_string(), value);
+        }
+    }
+    out
+}
+
+/// An integer timestamp in nanoseconds. Epoch nanoseconds exceed 2^53, so they are kept as integers and only
+/// differences are turned into floating point.
+pub fn nanoseconds(value: &Json) -> Option<i128> {
+    match value {
+        Json::Number(number) => number
+            .as_u64()
+            .map(i128::from)
+            .or_else(|| number.as_i64().map(i128::from))
+            // A float timestamp has already lost its last digits; it is still the best there is.
+            .or_else(|| number.as_f64().filter(|v| v.is_finite()).map(|v| v as i128)),
+        Json::String(text) => text.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// A value of a per-request metric (`{"value": 255.88, "unit": "ms"}`) in ms.
+fn metric_ms(metrics: &Json, tags: &[&str]) -> Option<f64> {
+    let metric = tags.iter().find_map(|tag| metrics.get(*tag))?;
+    let factor = ms_per_unit(json::field_text(metric, "unit").unwrap_or("ms"))?;
+    metric
+        .get("value")
+        .and_then(number)
+        .map(|value| value * factor)
+}
+
+fn metric_value(metrics: &Json, tags: &[&str]) -> Option<f64> {
+    tags.iter()
+        .find_map(|tag| metrics.get(*tag))
+        .and_then(|metric| metric.get("value"))
+        .and_then(number)
+}
+
+/// The error text of a failed record: `<code> <type>: <message>`, so an HTTP code becomes the row's status.
+fn error_text(error: &Json) -> String {
+    let Json::Object(_) = error else {
+        return error.as_str().unwrap_or_default().to_string();
+    };
+    let code = error
+        .get("code")
+        .and_then(number)
+        .map(|code| format!("{code} "))
+        .unwrap_or_default();
+    let kind = json::field_text(error, "type").unwrap_or("error");
+    let message = json::field_text(error, "message").unwrap_or_default();
+    format!("{code}{kind}: {message}")
+}
+
+/// The profiling requests of a `profile_export.jsonl`. Each line is read on its own, so a damaged line is
+/// reported with its number and the others are kept.
+fn requests(
+    bytes: &[u8],
+    path: &str,
+    warnings: &mut Vec<Warning>,
+    notes: &mut Vec<String>,
+) -> Vec<Request> {
+    let mut kept: Vec<(Request, Option<(i128, i128)>)> = Vec::new();
+    let mut warmup = 0usize;
+    for (index, line) in bytes.split(|byte| *byte == b'\n').enumerate() {
+        let number = index as u64 + 1;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let object = match json::parse(line) {
+            Ok(object @ Json::Object(_)) => object,
+            Ok(_) => {
+                warnings.push(
+                    Warning::error(
+                        "invalid_record",
+                        format!("line {number} is not a JSON object; the request is left out"),
+                    )
+                    .file(path)
+                    .line(number),
+                );
+                continue;
+            }
+            Err(error) => {
+                warnings.push(
+                    Warning::error(
+                        "invalid_json",
+                        format!(
+                            "line {number} is not valid JSON ({}); the request is left out, the other lines are \
+                             read",
+                            error.message
+                        ),
+                    )
+                    .file(path)
+                    .line(number),
+                );
+                continue;
+            }
+        };
+        let metadata = object.get("metadata").unwrap_or(&Json::Null);
+        // Records without a phase predate warm-up records and are all measured.
+        if let Some(phase) = json::field_text(metadata, "benchmark_phase")
+            && phase != "profiling"
+        {
+            warmup += 1;
+            continue;
+        }
+        let metrics = object.get("metrics").unwrap_or(&Json::Null);
+        let error = object
+            .get("error")
+            .filter(|error| !error.is_null())
+            .map(error_text);
+        let span = metadata
+            .get("request_start_ns")
+            .and_then(nanoseconds)
+            .zip(metadata.get("request_end_ns").and_then(nanoseconds));
+        let request = Request {
+            wall_ms: metric_ms(metrics, &["request_latency"]),
+            ttft_ms: metric_ms(metrics, &TTFT_TAGS),
+            prompt_tokens: metric_value(metrics, &["input_sequence_length"]),
+            completion_tokens: metric_value(
+                metrics,
+                &["output_sequence_length", "output_token_count"],
+            ),
+            start_s: None,
+            end_s: None,
+            error,
+        };
+        kept.push((request, span));
+    }
+    if warmup > 0 {
+        notes.push(format!(
+            "{warmup} warm-up records (`benchmark_phase` other than `profiling`) were left out, not counted"
+        ));
+    }
+    // Times are seconds since the first measured request started: the differences are taken in integer
+    // nanoseconds, so throughput keeps every digit the tool wrote.
+    let base = kept
+        .iter()
+        .filter_map(|(_, span)| span.map(|(start, _)| start))
+        .min();
+    if let Some(base) = base {
+        notes.push(
+            "request times are seconds since the first measured request started (from the tool's epoch \
+             nanoseconds)"
+                .to_string(),
+        );
+        for (request, span) in &mut kept {
+            if let Some((start, end)) = *span {
+                request.start_s = Some((start - base) as f64 / 1e9);
+                request.end_s = Some((end - base) as f64 / 1e9);
+            }
+        }
+    }
+    kept.into_iter().map(|(request, _)| request).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    fn fixture(relative: &str) -> (String, Vec<u8>) {
+        let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../data/fixtures/formats")
+            .join(relative);
+        let bytes = std::fs::read(&path).expect("fixture file");
+        let head = bytes[..bytes.len().min(super::super::HEAD_BYTES as usize)].to_vec();
+        (relative.to_string(), head)
+    }
+
+    #[test]
+    fn summaries_are_detected_and_their_siblings_are_not() {
+        for summary in [
+            "aiperf-v01/artifacts/meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency4/profile_export_aiperf.json",
+            "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export_aiperf.json",
+            "aiperf-sweep/artifacts/qwen3-sweep/profile_runs/trial_0001/concurrency_4/profile_export_aiperf.json",
+            "aiperf-bad/artifacts/meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency8/profile_export_aiperf.json",
+        ] {
+            let (path, head) = fixture(summary);
+            assert!(Aiperf.detect(&path, &head), "{summary}");
+        }
+        for other in [
+            "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export.jsonl",
+            "aiperf-sweep/artifacts/qwen3-sweep/sweep_aggregate/profile_export_aiperf_sweep.json",
+            "genai-perf/artifacts/meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency2/profile_export_genai_perf.json",
+            "genai-perf/artifacts/meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency2/profile_export.json",
+            "vllm-detailed/openai-infqps-concurrency1-Qwen3-8B-20260301-101500.json",
+        ] {
+            let Ok(bytes) = std::fs::read(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../data/fixtures/formats")
+                    .join(other),
+            ) else {
+                continue;
+            };
+            assert!(!Aiperf.detect(other, &bytes), "{other}");
+        }
+        // Renamed summaries (`--profile-export-prefix`) are still found by content.
+        let (_, head) = fixture(
+            "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export_aiperf.json",
+        );
+        assert!(Aiperf.detect("results/mine.json", &head));
+    }
+
+    #[test]
+    fn trials_and_sweep_values_are_one_run() {
+        assert_eq!(
+            Aiperf.run_root(
+                "a/qwen3-sweep/profile_runs/trial_0001/concurrency_4/profile_export_aiperf.json"
+            ),
+            "a/qwen3-sweep"
+        );
+        assert_eq!(
+            Aiperf.run_root(
+                "a/base/concurrency_10/profile_runs/trial_0000/profile_export_aiperf.json"
+            ),
+            "a/base"
+        );
+        assert_eq!(
+            Aiperf.run_root("a/base/profile_runs/run_0002/profile_export_aiperf.json"),
+            "a/base"
+        );
+        assert_eq!(
+            Aiperf.run_root("a/base/concurrency_10__isl_512/profile_export_aiperf.json"),
+            "a/base"
+        );
+        assert_eq!(
+            Aiperf.run_root("artifacts/m-openai-chat-concurrency8/profile_export_aiperf.json"),
+            "artifacts"
+        );
+        assert_eq!(
+            Aiperf.run_root("results/profile_export_aiperf.json"),
+            "results"
+        );
+        assert_eq!(trial_number("trial_0003"), Some(3));
+        assert_eq!(trial_number("trial_x"), None);
+    }
+
+    #[test]
+    fn nanosecond_differences_keep_every_digit() {
+        let start = nanoseconds(&serde_json::json!(1772360100124152563u64)).unwrap();
+        let end = nanoseconds(&serde_json::json!(1772360100367973430u64)).unwrap();
+        assert_eq!(end - start, 243820867);
+        assert_eq!(
+            cli_concurrency(
+                &serde_json::json!({"run_info": {"cli_command": "aiperf profile --concurrency 8"}})
+            )
+            .map(|part| part.value),
+            Some("8".to_string())
+        );
+        assert!(
+            cli_concurrency(
+                &serde_json::json!({"run_info": {"cli_command": "aiperf --concurrency 1,4"}})
+            )
+            .is_none()
+        );
+    }
+}

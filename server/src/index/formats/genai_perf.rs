@@ -1,0 +1,358 @@
+//! GenAI-Perf artifacts (formats.md §3.6, §7): the raw perf_analyzer export `profile_export.json` claims the run,
+//! one record per experiment (load level), its requests timed from nanosecond timestamps; the sibling
+//! `<stem>_genai_perf.json` summary gives the model, the configuration and the tool's aggregates. The raw export
+//! has no token counts (GenAI-Perf re-tokenizes the responses) and no error field, so token means and
+//! throughput are the tool's, marked reported.
+
+use super::aiperf::{nanoseconds, reported};
+use super::json::{self, field_text, head_has_key};
+use super::key::model_name;
+use super::{KeyParts, Part, Request, RunFormat, RunRecord, read_file};
+use crate::index::storage::{self, Storage};
+use cellscope_model::api::Warning;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+pub struct GenaiPerf;
+
+impl RunFormat for GenaiPerf {
+    fn name(&self) -> &'static str {
+        "genai-perf"
+    }
+
+    /// A JSON object with `experiments` whose entries carry an `experiment` (mode and value) or requests with
+    /// `response_timestamps`: the perf_analyzer export, whatever `--profile-export-file` named it.
+    fn detect(&self, path: &str, head: &[u8]) -> bool {
+        let starts_with_object = head
+            .iter()
+            .find(|byte| !byte.is_ascii_whitespace())
+            .is_some_and(|byte| *byte == b'{');
+        storage::file_name(path).ends_with(".json")
+            && starts_with_object
+            && head_has_key(head, "experiments")
+            && (head_has_key(head, "experiment") || head_has_key(head, "response_timestamps"))
+    }
+
+    fn records(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<RunRecord> {
+        let Some(bytes) = read_file(storage, path, warnings) else {
+            return Vec::new();
+        };
+        let export = match json::parse(&bytes) {
+            Ok(export) => export,
+            Err(error) => {
+                warnings.push(
+                    Warning::error(
+                        "invalid_json",
+                        format!(
+                            "the export is not valid JSON ({}); the run is left out",
+                            error.message
+                        ),
+                    )
+                    .file(path)
+                    .line(error.line),
+                );
+                return Vec::new();
+            }
+        };
+        let Some(experiments) = export.get("experiments").and_then(Json::as_array) else {
+            warnings.push(
+                Warning::error(
+                    "invalid_result",
+                    "`experiments` is not an array of load levels; the run is left out",
+                )
+                .file(path),
+            );
+            return Vec::new();
+        };
+        let summary = summary(storage, path, warnings);
+        let config = summary
+            .as_ref()
+            .and_then(|summary| summary.get("input_config"))
+            .unwrap_or(&Json::Null);
+        let mut records = Vec::new();
+        for (index, experiment) in experiments.iter().enumerate() {
+            let record_index = index as u32;
+            let Some(requests) = experiment.get("requests").and_then(Json::as_array) else {
+                warnings.push(
+                    Warning::error(
+                        "invalid_result",
+                        format!(
+                            "experiment {record_index} has no `requests` array; it is left out"
+                        ),
+                    )
+                    .file(path),
+                );
+                continue;
+            };
+            let mut key = KeyParts {
+                model: model(config),
+                workload: workload(config),
+                backend: backend(config),
+                ..KeyParts::default()
+            };
+            let load = experiment.get("experiment").unwrap_or(&Json::Null);
+            key.n = match field_text(load, "mode") {
+                Some("concurrency") => load
+                    .get("value")
+                    .and_then(json::number)
+                    .filter(|n| n.fract() == 0.0 && *n >= 1.0)
+                    .and_then(|n| {
+                        Part::read(
+                            (n as u64).to_string(),
+                            format!("field `experiments[{record_index}].experiment.value`"),
+                        )
+                    }),
+                // A request-rate experiment has no concurrency; the default rules say so.
+                Some(_) => None,
+                None => configured_concurrency(config),
+            };
+            let mut notes = vec![
+                "wall = last response − request start and TTFT = first response − request start, from the \
+                 export's nanosecond timestamps (the last response is the stream's closing event)"
+                    .to_string(),
+                "the export has no token counts (GenAI-Perf counts tokens by re-tokenizing the responses): \
+                 token means and throughput are the tool's"
+                    .to_string(),
+            ];
+            // The summary aggregates the whole export, so it describes an experiment only when there is one.
+            let reported = match &summary {
+                Some(summary) if experiments.len() == 1 => reported(summary),
+                Some(_) => {
+                    notes.push(
+                        "the summary covers every experiment of the export, so none of its figures is shown \
+                         for this one"
+                            .to_string(),
+                    );
+                    BTreeMap::new()
+                }
+                None => BTreeMap::new(),
+            };
+            let requests = read_requests(requests, path, record_index, warnings);
+            records.push(RunRecord {
+                record: record_index,
+                line: None,
+                fields: summary.clone().unwrap_or(Json::Null),
+                key,
+                requests,
+                has_requests: true,
+                expected_rows: None,
+                completed: None,
+                failed: None,
+                duration_s: None,
+                reported,
+                wall_derived: false,
+                notes,
+            });
+        }
+        records
+    }
+}
+
+/// The summary beside the export: `profile_export.json` → `profile_export_genai_perf.json` (the stem follows
+/// `--profile-export-file`). A missing summary is not a problem of the run; a damaged one is reported.
+fn summary(storage: &dyn Storage, path: &str, warnings: &mut Vec<Warning>) -> Option<Json> {
+    let name = storage::file_name(path);
+    let stem = name.strip_suffix(".json").unwrap_or(name);
+    let summary_path = storage::join(storage::parent(path), &format!("{stem}_genai_perf.json"));
+    let bytes = storage.read(&summary_path).ok()?;
+    match json::parse(&bytes) {
+        Ok(summary @ Json::Object(_)) => Some(summary),
+        Ok(_) => {
+            warnings.push(
+                Warning::warn(
+                    "invalid_result",
+                    "the summary is not a JSON object; the model and the tool's figures are unknown",
+                )
+                .file(&summary_path),
+            );
+            None
+        }
+        Err(error) => {
+            warnings.push(
+                Warning::warn(
+                    "invalid_json",
+                    format!(
+                        "the summary is not valid JSON ({}); the model and the tool's figures are unknown",
+                        error.message
+                    ),
+                )
+                .file(&summary_path)
+                .line(error.line),
+            );
+            None
+        }
+    }
+}
+
+/// The model: `input_config.model` (a list, or a string in some versions), newer `model_names`.
+fn model(config: &Json) -> Option<Part> {
+    ["model", "model_names"].into_iter().find_map(|field| {
+        let value = config.get(field)?;
+        let name = match value {
+            Json::String(name) => name.as_str(),
+            Json::Array(names) => names.first()?.as_str()?,
+            _ => return None,
+        };
+        Part::read(model_name(name), format!("field `input_config.{field}`"))
+    })
+}
+
+/// The workload: synthetic prompt and output lengths, else the input file's name.
+fn workload(config: &Json) -> Option<Part> {
+    let count = |field: &str| json::field_count(config, field);
+    if field_text(config, "prompt_source").is_none_or(|source| source == "synthetic")
+        && let (Some(input), Some(output)) = (
+            count("synthetic_input_tokens_mean"),
+            count("output_tokens_mean"),
+        )
+    {
+        return Part::read(
+            format!("synthetic_{input}x{output}"),
+            "fields `input_config.synthetic_input_tokens_mean`, `input_config.output_tokens_mean`",
+        );
+    }
+    let file = field_text(config, "input_file")?;
+    Part::read(
+        storage::file_name(file.trim_end_matches('/')),
+        "field `input_config.input_file`",
+    )
+}
+
+/// The serving engine, which GenAI-Perf records only for Triton (`backend`: `tensorrtllm`, `vllm`); for the
+/// OpenAI service kind `backend` is an unused default.
+fn backend(config: &Json) -> Option<Part> {
+    if field_text(config, "service_kind") != Some("triton") {
+        return None;
+    }
+    let engine = field_text(config, "backend")?;
+    Part::inferred(
+        engine,
+        "the Triton backend GenAI-Perf was told to use (`input_config.backend`)",
+    )
+}
+
+/// The configured concurrency, for exports whose experiments name no mode.
+fn configured_concurrency(config: &Json) -> Option<Part> {
+    for field in ["concurrency", "perf_analyzer.stimulus.concurrency"] {
+        if let Some(n) = json::at(config, field).and_then(json::number)
+            && n.fract() == 0.0
+            && n >= 1.0
+        {
+            return Part::read(
+                (n as u64).to_string(),
+                format!("field `input_config.{field}` of the summary"),
+            );
+        }
+    }
+    None
+}
+
+/// The requests of one experiment. A request with no response has no latency and counts as failed.
+fn read_requests(
+    requests: &[Json],
+    path: &str,
+    experiment: u32,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Request> {
+    let mut timed: Vec<(i128, Vec<i128>)> = Vec::new();
+    for (index, request) in requests.iter().enumerate() {
+        let Some(start) = request.get("timestamp").and_then(nanoseconds) else {
+            warnings.push(
+                Warning::error(
+                    "invalid_request",
+                    format!(
+                        "experiment {experiment}, request {index} has no `timestamp`; it is left out"
+                    ),
+                )
+                .file(path),
+            );
+            continue;
+        };
+        let responses = request
+            .get("response_timestamps")
+            .and_then(Json::as_array)
+            .map(|stamps| stamps.iter().filter_map(nanoseconds).collect())
+            .unwrap_or_default();
+        timed.push((start, responses));
+    }
+    // Times are seconds since the experiment's first request: epoch nanoseconds do not fit a double exactly,
+    // so differences are taken as integers first.
+    let base = timed.iter().map(|(start, _)| *start).min().unwrap_or(0);
+    timed
+        .into_iter()
+        .map(|(start, responses)| {
+            let ms = |stamp: i128| (stamp - start) as f64 / 1e6;
+            let last = responses.last().copied();
+            Request {
+                wall_ms: last.map(ms),
+                ttft_ms: responses.first().copied().map(ms),
+                prompt_tokens: None,
+                completion_tokens: None,
+                start_s: last.map(|_| (start - base) as f64 / 1e9),
+                end_s: last.map(|end| (end - base) as f64 / 1e9),
+                error: None,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn head(relative: &str) -> Vec<u8> {
+        let bytes = std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../data/fixtures/formats")
+                .join(relative),
+        )
+        .expect("fixture file");
+        bytes[..bytes.len().min(super::super::HEAD_BYTES as usize)].to_vec()
+    }
+
+    const DIRECTORY: &str =
+        "genai-perf/artifacts/meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency2";
+
+    #[test]
+    fn the_raw_export_is_detected_and_the_summary_is_not() {
+        let raw = format!("{DIRECTORY}/profile_export.json");
+        assert!(GenaiPerf.detect(&raw, &head(&raw)));
+        assert!(GenaiPerf.detect("renamed.json", &head(&raw)));
+        let summary = format!("{DIRECTORY}/profile_export_genai_perf.json");
+        assert!(!GenaiPerf.detect(&summary, &head(&summary)));
+        let aiperf =
+            "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export_aiperf.json";
+        assert!(!GenaiPerf.detect(aiperf, &head(aiperf)));
+        // No other format claims either file.
+        for format in super::super::FORMATS {
+            if format.name() != "genai-perf" {
+                assert!(!format.detect(&raw, &head(&raw)), "{}", format.name());
+            }
+            assert!(
+                !format.detect(&summary, &head(&summary)),
+                "{}",
+                format.name()
+            );
+        }
+    }
+
+    #[test]
+    fn latencies_come_from_integer_nanosecond_differences() {
+        let requests = vec![serde_json::json!({
+            "timestamp": 1772363000000340949u64,
+            "response_timestamps": [1772363000048175099u64, 1772363000094758964u64],
+        })];
+        let mut warnings = Vec::new();
+        let rows = read_requests(&requests, "x.json", 0, &mut warnings);
+        assert!(warnings.is_empty());
+        assert_eq!(rows[0].ttft_ms, Some(47_834_150.0 / 1e6));
+        assert_eq!(rows[0].wall_ms, Some(94_418_015.0 / 1e6));
+        assert_eq!(rows[0].start_s, Some(0.0));
+    }
+}

@@ -265,6 +265,37 @@ fn llmperf_results_match_the_oracle() {
 }
 
 #[test]
+fn guidellm_results_match_the_oracle() {
+    for name in ["guidellm-v05", "guidellm-bad"] {
+        check(name);
+    }
+    // Warm-up and cool-down requests are left out and said to be.
+    let index = index("guidellm-v05");
+    assert!(
+        index
+            .provenance
+            .values()
+            .all(
+                |provenance| provenance.origin.as_ref().is_some_and(|origin| origin
+                    .notes
+                    .iter()
+                    .any(|note| note.contains("measurement window")))
+            ),
+        "{:#?}",
+        index.provenance
+    );
+    let index = self::index("guidellm-bad");
+    assert!(
+        index
+            .warnings
+            .iter()
+            .any(|warning| warning.kind == "unknown_version"),
+        "{:#?}",
+        index.warnings
+    );
+}
+
+#[test]
 fn a_sweep_is_one_run_and_its_side_files_are_not_cells() {
     let index = index("vllm-sweep");
     assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);

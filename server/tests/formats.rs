@@ -265,6 +265,63 @@ fn llmperf_results_match_the_oracle() {
 }
 
 #[test]
+fn guidellm_results_match_the_oracle() {
+    for name in ["guidellm-v05", "guidellm-bad"] {
+        check(name);
+    }
+    // Warm-up and cool-down requests are left out and said to be.
+    let index = index("guidellm-v05");
+    assert!(
+        index
+            .provenance
+            .values()
+            .all(
+                |provenance| provenance.origin.as_ref().is_some_and(|origin| origin
+                    .notes
+                    .iter()
+                    .any(|note| note.contains("measurement window")))
+            ),
+        "{:#?}",
+        index.provenance
+    );
+    let index = self::index("guidellm-bad");
+    assert!(
+        index
+            .warnings
+            .iter()
+            .any(|warning| warning.kind == "unknown_version"),
+        "{:#?}",
+        index.warnings
+    );
+}
+
+#[test]
+fn rows_read_back_from_the_sibling_files_match_the_cells() {
+    use cellscope::index::read_rows;
+    use cellscope::index::storage::LocalDisk;
+    for name in [
+        "aiperf-v010",
+        "aiperf-bad",
+        "genai-perf",
+        "llmperf-bad",
+        "guidellm-v05",
+    ] {
+        let index = index(name);
+        let disk = LocalDisk::new(&fixtures().join(name));
+        for cell in &index.cells {
+            let locator = index.rows.get(&cell.key).expect("row locator");
+            let rows = read_rows(&disk, locator).expect("rows read back");
+            assert_eq!(rows.len(), cell.rows as usize, "{name} {}", cell.key);
+            let ok = rows
+                .iter()
+                .filter(|row| row.class == cellscope_model::requests::RowClass::Ok)
+                .count();
+            assert_eq!(ok, cell.ok_rows as usize, "{name} {}", cell.key);
+        }
+    }
+}
+
+#[test]
 fn a_sweep_is_one_run_and_its_side_files_are_not_cells() {
     let index = index("vllm-sweep");
     assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);

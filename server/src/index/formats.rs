@@ -11,6 +11,7 @@
 
 pub mod aiperf;
 pub mod genai_perf;
+pub mod guidellm;
 pub mod json;
 mod key;
 pub mod llmperf;
@@ -83,6 +84,7 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &aiperf::Aiperf,
     &genai_perf::GenaiPerf,
     &llmperf::Llmperf,
+    &guidellm::Guidellm,
 ];
 
 /// The format called `name`.

@@ -1,0 +1,419 @@
+//! GuideLLM reports (formats.md §5.2, §7): one `benchmarks.json` holds every load level of an invocation, one
+//! record per benchmark. Requests come from `requests.{successful,errored,incomplete}`; those whose span does not
+//! overlap the measurement window (warm-up and cool-down) are left out, as the tool's own statistics leave them
+//! out. Report versions 1 (0.5, `args`) and 2 (`config`) are read; any other version is reported and skipped.
+
+use super::json::{self, field_number, field_text, head_has_key};
+use super::key::model_name;
+use super::{KeyParts, Part, Request, RunFormat, RunRecord, read_file};
+use crate::index::storage::{self, Storage};
+use cellscope_model::api::Warning;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+pub struct Guidellm;
+
+/// The report versions whose benchmark and request shapes this reader knows.
+const KNOWN_VERSIONS: [u64; 2] = [1, 2];
+
+impl RunFormat for Guidellm {
+    fn name(&self) -> &'static str {
+        "guidellm"
+    }
+
+    /// A JSON object with `benchmarks` and either a `generative_benchmark` entry or GuideLLM's
+    /// `guidellm_version` metadata, whatever `--output-path` named it. The version is not looked at here, so a
+    /// report of an unknown version is claimed and reported rather than silently ignored.
+    fn detect(&self, path: &str, head: &[u8]) -> bool {
+        let starts_with_object = head
+            .iter()
+            .find(|byte| !byte.is_ascii_whitespace())
+            .is_some_and(|byte| *byte == b'{');
+        storage::file_name(path).ends_with(".json")
+            && starts_with_object
+            && head_has_key(head, "benchmarks")
+            && (memchr::memmem::find(head, b"\"generative_benchmark\"").is_some()
+                || head_has_key(head, "guidellm_version"))
+    }
+
+    fn records(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<RunRecord> {
+        let Some(bytes) = read_file(storage, path, warnings) else {
+            return Vec::new();
+        };
+        let report = match json::parse(&bytes) {
+            Ok(report @ Json::Object(_)) => report,
+            Ok(_) => {
+                warnings.push(
+                    Warning::error(
+                        "invalid_result",
+                        "the report is not a JSON object; it is left out",
+                    )
+                    .file(path),
+                );
+                return Vec::new();
+            }
+            Err(error) => {
+                warnings.push(
+                    Warning::error(
+                        "invalid_json",
+                        format!(
+                            "the report is not valid JSON ({}); it is left out",
+                            error.message
+                        ),
+                    )
+                    .file(path)
+                    .line(error.line),
+                );
+                return Vec::new();
+            }
+        };
+        let version = json::at(&report, "metadata.version");
+        if !version
+            .and_then(Json::as_u64)
+            .is_some_and(|version| KNOWN_VERSIONS.contains(&version))
+        {
+            let message = match version {
+                Some(version) => format!(
+                    "the report's metadata.version is {version}, which cellscope does not read (it reads 1 \
+                     and 2); the file is skipped"
+                ),
+                None => "the report has no metadata.version (GuideLLM before 0.4?), a shape cellscope does not \
+                         read; the file is skipped"
+                    .to_string(),
+            };
+            warnings.push(Warning::error("unknown_version", message).file(path));
+            return Vec::new();
+        }
+        let Some(benchmarks) = report.get("benchmarks").and_then(Json::as_array) else {
+            warnings.push(
+                Warning::error(
+                    "invalid_result",
+                    "`benchmarks` is not an array; the file is left out",
+                )
+                .file(path),
+            );
+            return Vec::new();
+        };
+        let mut records = Vec::new();
+        for (index, benchmark) in benchmarks.iter().enumerate() {
+            let record_index = index as u32;
+            match record(&report, benchmark, record_index) {
+                Ok(record) => records.push(record),
+                Err(message) => warnings.push(
+                    Warning::error(
+                        "invalid_result",
+                        format!("benchmark {record_index}: {message}; it is left out"),
+                    )
+                    .file(path),
+                ),
+            }
+        }
+        records
+    }
+}
+
+fn record(report: &Json, benchmark: &Json, index: u32) -> Result<RunRecord, String> {
+    if !benchmark.is_object() {
+        return Err("it is not a JSON object".to_string());
+    }
+    let config = benchmark.get("config").unwrap_or(&Json::Null);
+    let lists = benchmark
+        .get("requests")
+        .filter(|lists| lists.is_object())
+        .ok_or("it has no `requests` lists")?;
+    let mut key = KeyParts {
+        n: concurrency(config.get("strategy").unwrap_or(&Json::Null))?,
+        model: model(report, benchmark),
+        workload: workload(report, config),
+        ..KeyParts::default()
+    };
+    if let Some(run_index) = json::field_count(config, "run_index") {
+        key.rep = Part::read(run_index.to_string(), "field `config.run_index`");
+    }
+    let window = json::at(benchmark, "scheduler_metrics.measure_start_time")
+        .and_then(json::number)
+        .zip(json::at(benchmark, "scheduler_metrics.measure_end_time").and_then(json::number));
+    let mut requests = Vec::new();
+    let mut outside = 0usize;
+    for list in ["successful", "errored", "incomplete"] {
+        let Some(entries) = lists.get(list) else {
+            continue;
+        };
+        let entries = entries
+            .as_array()
+            .ok_or_else(|| format!("`requests.{list}` is not an array"))?;
+        for entry in entries {
+            let request = request(entry, list);
+            let inside = match (window, request.start_s, request.end_s) {
+                (Some((low, high)), Some(start), Some(end)) => end >= low && start <= high,
+                _ => true,
+            };
+            if inside {
+                requests.push(request);
+            } else {
+                outside += 1;
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    if outside > 0 {
+        notes.push(format!(
+            "{outside} listed requests outside the measurement window (warm-up and cool-down) were left out, as \
+             the tool's statistics leave them out"
+        ));
+    }
+    notes.push(
+        "the tool's percentiles take sorted[min(floor(q·n), n−1)]; the recomputed ones interpolate linearly, so \
+         they may differ slightly"
+            .to_string(),
+    );
+    // Sampled request lists (`sample_requests`) hold fewer requests than were sent: not a sign of failure.
+    let sampled = config
+        .get("sample_requests")
+        .is_some_and(|sample| !sample.is_null());
+    if sampled {
+        notes.push(
+            "the report keeps a sample of the requests; the recomputed statistics are of the sample".to_string(),
+        );
+    }
+    let totals = json::at(benchmark, "metrics.request_totals");
+    let total = totals.and_then(|totals| json::field_count(totals, "total"));
+    let mut fields = benchmark.clone();
+    if let Json::Object(map) = &mut fields {
+        // The request lists are the rows, not fields to map key dimensions from.
+        map.remove("requests");
+    }
+    Ok(RunRecord {
+        record: index,
+        line: None,
+        fields,
+        key,
+        requests,
+        has_requests: true,
+        expected_rows: if sampled { None } else { total },
+        // The request lists are the census; the totals only say how many were sent.
+        completed: None,
+        failed: None,
+        duration_s: field_number(benchmark, "duration"),
+        reported: reported(benchmark),
+        wall_derived: false,
+        notes,
+    })
+}
+
+/// The concurrency of a strategy: `streams` of a concurrent one, 1 (or its `max_concurrency`) for synchronous,
+/// the cap `max_concurrency` of a rate-driven one (none: the default rules then report the record).
+fn concurrency(strategy: &Json) -> Result<Option<Part>, String> {
+    let whole = |field: &str| -> Result<Option<u32>, String> {
+        match strategy.get(field) {
+            None | Some(Json::Null) => Ok(None),
+            Some(value) => json::number(value)
+                .filter(|n| n.fract() == 0.0 && *n >= 1.0)
+                .and_then(|n| u32::try_from(n as u64).ok())
+                .map(Some)
+                .ok_or_else(|| format!("`config.strategy.{field}` is not a whole number: {value}")),
+        }
+    };
+    Ok(match field_text(strategy, "type_") {
+        Some("concurrent") => whole("streams")?
+            .and_then(|n| Part::read(n.to_string(), "field `config.strategy.streams`")),
+        Some("synchronous") => match whole("max_concurrency")? {
+            Some(n) => Part::read(n.to_string(), "field `config.strategy.max_concurrency`"),
+            None => Part::inferred("1", "a synchronous strategy sends one request at a time"),
+        },
+        _ => whole("max_concurrency")?
+            .and_then(|n| Part::read(n.to_string(), "field `config.strategy.max_concurrency`")),
+    })
+}
+
+/// The model: the report's `args.model` (0.5), else the benchmark's backend model.
+fn model(report: &Json, benchmark: &Json) -> Option<Part> {
+    [
+        (report, "args.model", "field `args.model`"),
+        (
+            benchmark,
+            "config.backend.model",
+            "field `config.backend.model`",
+        ),
+        (
+            benchmark,
+            "worker.backend_model",
+            "field `worker.backend_model`",
+        ),
+    ]
+    .into_iter()
+    .find_map(|(value, path, field)| {
+        let name = json::at(value, path)?.as_str()?;
+        Part::read(model_name(name), field)
+    })
+}
+
+/// The workload: the data specification the requests were made from (`prompt_tokens=256,output_tokens=12`, a
+/// dataset name or file), when there is one.
+fn workload(report: &Json, config: &Json) -> Option<Part> {
+    [
+        (report, "args.data", "field `args.data`"),
+        (config, "requests.data", "field `config.requests.data`"),
+    ]
+    .into_iter()
+    .find_map(|(value, path, field)| {
+        let data = match json::at(value, path)? {
+            Json::Array(items) if items.len() == 1 => items[0].as_str()?,
+            Json::String(data) => data.as_str(),
+            _ => return None,
+        };
+        Part::read(storage::file_name(data.trim_end_matches('/')), field)
+    })
+}
+
+/// One request of list `list`: latency in s, TTFT in ms, timestamps in epoch s.
+fn request(entry: &Json, list: &str) -> Request {
+    let error = match list {
+        "successful" => None,
+        "incomplete" => Some("incomplete (cancelled when the benchmark ended)".to_string()),
+        _ => {
+            let text = json::at(entry, "info.error")
+                .and_then(Json::as_str)
+                .or_else(|| field_text(entry, "error"))
+                .unwrap_or_default();
+            // An HTTP status in the error text (`Server error '500 Internal Server Error'`) leads, so it becomes
+            // the row's status.
+            Some(match http_status(text) {
+                Some(code) => format!("{code} {text}"),
+                None => text.to_string(),
+            })
+        }
+    };
+    let start_s = field_number(entry, "request_start_time");
+    let end_s = field_number(entry, "request_end_time");
+    Request {
+        wall_ms: field_number(entry, "request_latency").map(|seconds| seconds * 1000.0),
+        ttft_ms: field_number(entry, "time_to_first_token_ms"),
+        prompt_tokens: field_number(entry, "prompt_tokens"),
+        completion_tokens: field_number(entry, "output_tokens"),
+        start_s: start_s.filter(|_| end_s.is_some()),
+        end_s: end_s.filter(|_| start_s.is_some()),
+        error,
+    }
+}
+
+/// A quoted HTTP status (`'500 …`) in an error text.
+fn http_status(text: &str) -> Option<&str> {
+    text.match_indices('\'').find_map(|(position, _)| {
+        let code = text.get(position + 1..position + 4)?;
+        (code.chars().all(|c| c.is_ascii_digit())
+            && text[position + 4..].starts_with(' ')
+            && (code.starts_with('4') || code.starts_with('5')))
+        .then_some(code)
+    })
+}
+
+/// The benchmark's statistics of successful requests as cells-table columns (request latency s → ms).
+fn reported(benchmark: &Json) -> BTreeMap<String, f64> {
+    let successful = |metric: &str| json::at(benchmark, &format!("metrics.{metric}.successful"));
+    let stat = |metric: &str, stat: &str| -> Option<f64> {
+        let summary = successful(metric)?;
+        match stat {
+            "median" => field_number(summary, "median")
+                .or_else(|| json::at(summary, "percentiles.p50").and_then(json::number)),
+            "p95" | "p99" => {
+                json::at(summary, &format!("percentiles.{stat}")).and_then(json::number)
+            }
+            _ => field_number(summary, stat),
+        }
+    };
+    let figures = [
+        (
+            "mean_wall_ms",
+            stat("request_latency", "mean").map(|s| s * 1000.0),
+        ),
+        (
+            "p50_wall_ms",
+            stat("request_latency", "median").map(|s| s * 1000.0),
+        ),
+        (
+            "p95_wall_ms",
+            stat("request_latency", "p95").map(|s| s * 1000.0),
+        ),
+        (
+            "p99_wall_ms",
+            stat("request_latency", "p99").map(|s| s * 1000.0),
+        ),
+        ("p50_ttft_ms", stat("time_to_first_token_ms", "median")),
+        ("p95_ttft_ms", stat("time_to_first_token_ms", "p95")),
+        ("mean_prompt_tokens", stat("prompt_token_count", "mean")),
+        ("mean_completion_tokens", stat("output_token_count", "mean")),
+        ("aggregate_tps", stat("output_tokens_per_second", "mean")),
+    ];
+    figures
+        .into_iter()
+        .filter_map(|(column, value)| {
+            value
+                .filter(|value| value.is_finite())
+                .map(|value| (column.to_string(), value))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn head(relative: &str) -> Vec<u8> {
+        let bytes = std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../data/fixtures/formats")
+                .join(relative),
+        )
+        .expect("fixture file");
+        bytes[..bytes.len().min(super::super::HEAD_BYTES as usize)].to_vec()
+    }
+
+    #[test]
+    fn reports_are_detected_whatever_their_version() {
+        for report in [
+            "guidellm-v05/benchmarks.json",
+            "guidellm-bad/good/benchmarks.json",
+            "guidellm-bad/bad/benchmarks.json",
+        ] {
+            assert!(Guidellm.detect(report, &head(report)), "{report}");
+            assert!(Guidellm.detect("out/sweep-report.json", &head(report)));
+            for format in super::super::FORMATS {
+                if format.name() != "guidellm" {
+                    assert!(!format.detect(report, &head(report)), "{}", format.name());
+                }
+            }
+        }
+        let other = "vllm-detailed/openai-infqps-concurrency1-Qwen3-8B-20260301-101500.json";
+        assert!(!Guidellm.detect(other, &head(other)));
+    }
+
+    #[test]
+    fn strategies_give_the_concurrency() {
+        let n = |strategy: Json| concurrency(&strategy).unwrap().map(|part| part.value);
+        assert_eq!(
+            n(serde_json::json!({"type_": "concurrent", "streams": 4})).as_deref(),
+            Some("4")
+        );
+        assert_eq!(
+            n(serde_json::json!({"type_": "synchronous"})).as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            n(serde_json::json!({"type_": "constant", "rate": 5.0})),
+            None
+        );
+        assert!(concurrency(&serde_json::json!({"type_": "concurrent", "streams": 2.5})).is_err());
+        assert_eq!(
+            http_status("HTTPStatusError: Server error '500 Internal Server Error' for url"),
+            Some("500")
+        );
+        assert_eq!(http_status("timeout"), None);
+    }
+}

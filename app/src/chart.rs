@@ -5,7 +5,7 @@ use crate::palette;
 use cellscope_model::distribution::{Histogram, cdf, extent};
 use cellscope_model::explore::{Facet, Series, SeriesPoint};
 use cellscope_model::metric::{TimeUnit, Unit, with_thousands};
-use cellscope_model::view_state::{Aggregation, BandSpan, Metric};
+use cellscope_model::view_state::{Aggregation, BandSpan, Metric, XAxis};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
@@ -122,6 +122,8 @@ pub fn png_data_url(
 pub struct CurveSpec<'a> {
     pub facets: &'a [Facet],
     pub metric: Metric,
+    /// What the x axis shows: N, or a metric (each point then sits at its value of it).
+    pub x: XAxis,
     /// The horizontal threshold line (0.65 efficiency, 2.0 multiplier).
     pub threshold: Option<f64>,
     /// Series label → colour and marker.
@@ -152,36 +154,37 @@ pub fn rgb((red, green, blue): (u8, u8, u8)) -> RGBColor {
     RGBColor(red, green, blue)
 }
 
-/// How the y axis reads the plotted metric: linear from zero, or log₁₀ for values that span orders of
-/// magnitude (multipliers and times), with ticks at values a reader can name (1×, 2×, 4×; 100 ms, 200 ms,
-/// 500 ms, 1 s).
+/// How an axis reads a metric: linear from zero, or log₁₀ for values that span orders of magnitude
+/// (multipliers and times, [`Metric::log_scale`]), with ticks at values a reader can name (1×, 2×, 4×; 100 ms,
+/// 200 ms, 500 ms, 1 s). The y axis always reads the plotted metric; the x axis reads the x metric when there is
+/// one.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum YAxis {
+enum Axis {
     Linear { low: f64, high: f64 },
     Log { low: f64, high: f64 },
 }
 
-impl YAxis {
-    fn for_metric(metric: Metric, smallest: f64, largest: f64) -> YAxis {
+impl Axis {
+    fn for_metric(metric: Metric, smallest: f64, largest: f64) -> Axis {
         let (smallest, largest) = if smallest.is_finite() && largest.is_finite() {
             (smallest, largest)
         } else {
             (1.0, 1.0)
         };
         match metric.unit() {
-            Unit::Ratio => YAxis::Linear {
+            Unit::Ratio => Axis::Linear {
                 low: 0.0,
                 high: (largest * 1.05).max(1.08),
             },
-            Unit::Multiple => YAxis::Log {
+            Unit::Multiple => Axis::Log {
                 low: smallest.min(0.8),
                 high: largest.max(2.0) * 1.3,
             },
-            Unit::Milliseconds => YAxis::Log {
+            Unit::Milliseconds => Axis::Log {
                 low: (smallest / 1.3).max(1e-3),
                 high: (largest * 1.3).max(smallest * 2.0).max(1e-2),
             },
-            _ => YAxis::Linear {
+            _ => Axis::Linear {
                 low: 0.0,
                 high: (largest * 1.1).max(1.0),
             },
@@ -189,23 +192,23 @@ impl YAxis {
     }
 
     /// The plotted coordinate of a value.
-    fn y(self, value: f64) -> f64 {
+    fn at(self, value: f64) -> f64 {
         match self {
-            YAxis::Linear { .. } => value,
-            YAxis::Log { .. } => value.max(1e-6).log10(),
+            Axis::Linear { .. } => value,
+            Axis::Log { .. } => value.max(1e-6).log10(),
         }
     }
 
     fn range(self) -> std::ops::Range<f64> {
         match self {
-            YAxis::Linear { low, high } | YAxis::Log { low, high } => self.y(low)..self.y(high),
+            Axis::Linear { low, high } | Axis::Log { low, high } => self.at(low)..self.at(high),
         }
     }
 
     /// The ticks drawn by hand on a log axis (plotters would put them at round logarithms): powers of two
     /// for multipliers, 1-2-5 steps for times; every other one when they would crowd.
     fn log_ticks(self, metric: Metric) -> Vec<f64> {
-        let YAxis::Log { low, high } = self else {
+        let Axis::Log { low, high } = self else {
             return Vec::new();
         };
         let mut ticks = Vec::new();
@@ -297,38 +300,63 @@ impl LabelPlacer {
     }
 }
 
-fn point_text(series: &Series, point: &SeriesPoint, spec: &CurveSpec<'_>) -> String {
+fn point_text(series: &Series, index: usize, spec: &CurveSpec<'_>) -> String {
+    let point = &series.points[index];
     let metric = spec.metric;
     let value = |value: Option<f64>, metric: Metric| {
         value.map_or("—".to_string(), |value| metric.format(value))
     };
     let partial = if point.partial > 0 {
+        let mark = if series.frontier.is_some() {
+            "◐"
+        } else {
+            "◐ hollow"
+        };
         format!(
-            "\n◐ hollow: {} of the cells are partial, the value rests on fewer rows than planned",
+            "\n{mark}: {} of the cells are partial, the value rests on fewer rows than planned",
             point.partial
         )
     } else {
         String::new()
     };
-    let band = if point.cells > 1 {
+    let spread = match spec.band {
+        BandSpan::Cells => "over the cells",
+        BandSpan::Reps => "over reps",
+    };
+    let band = |metric: Metric, min: f64, max: f64| {
+        if point.cells > 1 {
+            format!(
+                " (band {}–{}, {spread})",
+                metric.format(min),
+                metric.format(max)
+            )
+        } else {
+            String::new()
+        }
+    };
+    // Against a metric, the x value is the second number that places the point.
+    let x = spec.x.metric().map_or_else(String::new, |x| {
         format!(
-            " (band {}–{}, {})",
-            metric.format(point.min),
-            metric.format(point.max),
-            match spec.band {
-                BandSpan::Cells => "over the cells",
-                BandSpan::Reps => "over reps",
-            }
+            "\n{} {}{}",
+            x.label(),
+            x.format(point.x),
+            band(x, point.x_min, point.x_max)
         )
-    } else {
-        String::new()
+    });
+    let frontier = match &series.frontier {
+        None => "",
+        Some(_) if series.is_dominated(index) => {
+            "\nhollow: dominated (another N of this series is better on both axes)"
+        }
+        Some(_) => "\non the Pareto frontier of this series",
     };
     format!(
-        "{} · N={}\n{} {}{band}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}",
+        "{} · N={}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}",
         series.label,
         point.n,
         metric.label(),
         metric.format(point.value),
+        band(metric, point.min, point.max),
         point.pooling.describe(spec.aggregation),
         value(point.efficiency, Metric::Efficiency),
         value(point.p95_multiplier, Metric::P95Multiplier),
@@ -347,6 +375,20 @@ fn extent_of(facets: &[Facet]) -> (f64, f64) {
             (
                 low.min(point.min).min(point.value),
                 high.max(point.max).max(point.value),
+            )
+        })
+}
+
+/// The smallest and largest x (band included) of every series' points.
+fn x_extent_of(facets: &[Facet]) -> (f64, f64) {
+    facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .flat_map(|series| &series.points)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), point| {
+            (
+                low.min(point.x_min).min(point.x),
+                high.max(point.x_max).max(point.x),
             )
         })
 }
@@ -431,7 +473,9 @@ pub fn export_header_height(lines: usize, scale: f64) -> i32 {
     ((8.0 + 16.0 * lines as f64 + 22.0) * scale).round() as i32
 }
 
-/// Draws the curves (small multiples) on `root`.
+/// Draws the curves (small multiples) on `root`: against log₂ N, or with a metric on x as throughput–latency
+/// charts, each series' points joined in N order and, when the series carries one, its Pareto frontier drawn
+/// bold with the points it dominates hollow.
 pub fn draw_curves<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     spec: &CurveSpec<'_>,
@@ -456,12 +500,26 @@ pub fn draw_curves<DB: DrawingBackend>(
         .max()
         .unwrap_or(1)
         .max(2);
-    let x_max = f64::from(max_n).log2();
     let (smallest, largest) = extent_of(spec.facets);
-    let axis = YAxis::for_metric(spec.metric, smallest, largest);
+    let axis = Axis::for_metric(spec.metric, smallest, largest);
     let y_range = axis.range();
     let (y_min, y_max) = (y_range.start, y_range.end);
     let ticks = axis.log_ticks(spec.metric);
+    // The x axis: log₂ N with a little room either side, or the x metric's own axis (linear or log).
+    let x_axis = spec.x.metric().map(|x| {
+        let (smallest, largest) = x_extent_of(spec.facets);
+        (x, Axis::for_metric(x, smallest, largest))
+    });
+    let x_range = match x_axis {
+        None => -0.25..f64::from(max_n).log2() + 0.35,
+        Some((_, x_axis)) => x_axis.range(),
+    };
+    let (x_lo, x_hi) = (x_range.start, x_range.end);
+    let x_ticks = x_axis.map_or_else(Vec::new, |(x, x_axis)| x_axis.log_ticks(x));
+    let x_of = |value: f64| match x_axis {
+        None => value.max(1.0).log2(),
+        Some((_, x_axis)) => x_axis.at(value),
+    };
     let font = |size: f64| ("sans-serif", px(size));
     let mut hits = Vec::new();
     for (facet, panel) in spec.facets.iter().zip(panels.iter()) {
@@ -474,44 +532,56 @@ pub fn draw_curves<DB: DrawingBackend>(
         let mut chart = ChartBuilder::on(panel)
             .caption(title, font(14.0))
             .margin(px(8.0))
+            .margin_right(px(14.0))
             .x_label_area_size(px(32.0))
             .y_label_area_size(px(64.0))
-            .build_cartesian_2d(-0.25..x_max + 0.35, y_min..y_max)
+            .build_cartesian_2d(x_lo..x_hi, y_min..y_max)
             .map_err(|error| error.to_string())?;
         let y_formatter = |y: &f64| tick_label(spec.metric, *y);
+        let n_formatter = |x: &f64| {
+            if (x - x.round()).abs() < 1e-6 && *x >= 0.0 {
+                format!("{}", 2u32.pow(x.round() as u32))
+            } else {
+                String::new()
+            }
+        };
+        let x_formatter = |x: &f64| match x_axis {
+            None => n_formatter(x),
+            Some((metric, _)) => tick_label(metric, *x),
+        };
         let mut mesh = chart.configure_mesh();
-        mesh.x_labels(max_n.ilog2() as usize + 1)
-            .x_label_formatter(&|x| {
-                if (x - x.round()).abs() < 1e-6 && *x >= 0.0 {
-                    format!("{}", 2u32.pow(x.round() as u32))
-                } else {
-                    String::new()
-                }
-            })
-            .y_label_formatter(&y_formatter)
-            .x_desc("concurrency N (log₂)")
-            .y_desc(spec.metric.label())
-            .label_style(font(11.0))
-            .axis_desc_style(font(11.0))
-            // Fine mesh lines cost a canvas call each and add little on a log₂ axis: one between labels is enough.
-            .max_light_lines(1)
-            .y_labels(6)
-            .light_line_style(RGBColor(240, 240, 240))
-            .bold_line_style(RGBColor(215, 215, 215));
+        mesh.x_labels(match x_axis {
+            None => max_n.ilog2() as usize + 1,
+            Some(_) => 6,
+        })
+        .x_label_formatter(&x_formatter)
+        .y_label_formatter(&y_formatter)
+        .x_desc(spec.x.label())
+        .y_desc(spec.metric.label())
+        .label_style(font(11.0))
+        .axis_desc_style(font(11.0))
+        // Fine mesh lines cost a canvas call each and add little on a log₂ axis: one between labels is enough.
+        .max_light_lines(1)
+        .y_labels(6)
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(215, 215, 215));
         if !ticks.is_empty() {
             // Log axes get their ticks by hand below.
             mesh.y_labels(0);
         }
+        if !x_ticks.is_empty() {
+            mesh.x_labels(0);
+        }
         mesh.draw().map_err(|error| error.to_string())?;
         for tick in &ticks {
-            let y = axis.y(*tick);
+            let y = axis.at(*tick);
             chart
                 .draw_series(std::iter::once(PathElement::new(
-                    vec![(-0.25, y), (x_max + 0.35, y)],
+                    vec![(x_lo, y), (x_hi, y)],
                     RGBColor(215, 215, 215),
                 )))
                 .map_err(|error| error.to_string())?;
-            let (x, y) = chart.backend_coord(&(-0.25, y));
+            let (x, y) = chart.backend_coord(&(x_lo, y));
             panel
                 .draw(&Text::new(
                     tick_label(spec.metric, *tick),
@@ -522,6 +592,28 @@ pub fn draw_curves<DB: DrawingBackend>(
                         .pos(Pos::new(HPos::Right, VPos::Center)),
                 ))
                 .map_err(|error| error.to_string())?;
+        }
+        if let Some((x_metric, x_axis)) = x_axis {
+            for tick in &x_ticks {
+                let x = x_axis.at(*tick);
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(x, y_min), (x, y_max)],
+                        RGBColor(215, 215, 215),
+                    )))
+                    .map_err(|error| error.to_string())?;
+                let (x, y) = chart.backend_coord(&(x, y_min));
+                panel
+                    .draw(&Text::new(
+                        tick_label(x_metric, *tick),
+                        (x - base.0, y - base.1 + px(5.0)),
+                        font(11.0)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Center, VPos::Top)),
+                    ))
+                    .map_err(|error| error.to_string())?;
+            }
         }
         // A label drawn at a free spot near a point (backend pixels), on the panel.
         let mut label = |text: String, (x, y): (i32, i32), dx: i32, color: RGBColor| {
@@ -549,23 +641,24 @@ pub fn draw_curves<DB: DrawingBackend>(
                 .map_err(|error| error.to_string())
         };
         if let Some(threshold) = spec.threshold {
-            let y = axis.y(threshold);
+            let y = axis.at(threshold);
             let style = ShapeStyle {
                 color: RGBColor(120, 120, 120).to_rgba(),
                 filled: false,
                 stroke_width: px(1.0).max(1) as u32,
             };
+            let width = x_hi - x_lo;
             let dashes: Vec<_> = (0..40)
                 .map(|index| {
-                    let start = -0.25 + (x_max + 0.6) * f64::from(index) / 40.0;
-                    PathElement::new(vec![(start, y), (start + (x_max + 0.6) / 80.0, y)], style)
+                    let start = x_lo + width * f64::from(index) / 40.0;
+                    PathElement::new(vec![(start, y), (start + width / 80.0, y)], style)
                 })
                 .collect();
             chart
                 .draw_series(dashes)
                 .map_err(|error| error.to_string())?;
             // Above the dashed line, at its left end, where curves start high and rarely pass.
-            let (x, y) = chart.backend_coord(&(-0.2, y));
+            let (x, y) = chart.backend_coord(&(x_lo + width * 0.01, y));
             label(
                 format!("threshold {threshold}"),
                 (x, y - px(8.0)),
@@ -580,8 +673,9 @@ pub fn draw_curves<DB: DrawingBackend>(
                 .copied()
                 .unwrap_or(((0, 0, 0), palette::Marker::Circle));
             let color = rgb(color);
-            let xy = |point: &SeriesPoint, value: f64| (f64::from(point.n).log2(), axis.y(value));
-            if series.points.len() > 1 {
+            let xy = |point: &SeriesPoint, value: f64| (x_of(point.x), axis.at(value));
+            let frontier = series.frontier.as_ref();
+            if x_axis.is_none() && series.points.len() > 1 {
                 let mut band: Vec<(f64, f64)> = series
                     .points
                     .iter()
@@ -592,10 +686,41 @@ pub fn draw_curves<DB: DrawingBackend>(
                     .draw_series(std::iter::once(Polygon::new(band, color.mix(0.18))))
                     .map_err(|error| error.to_string())?;
             }
-            let line_style = ShapeStyle {
-                color: color.to_rgba(),
-                filled: false,
-                stroke_width: px(2.0) as u32,
+            if x_axis.is_some() {
+                // Against a metric the points do not follow x in order, so each band is a cross of whiskers:
+                // the plotted value's band upright, the x metric's across.
+                let whisker = color.mix(0.4).stroke_width(px(1.0).max(1) as u32);
+                let whiskers: Vec<_> = series
+                    .points
+                    .iter()
+                    .filter(|point| point.cells > 1)
+                    .flat_map(|point| {
+                        let y = axis.at(point.value);
+                        [
+                            PathElement::new(
+                                vec![xy(point, point.min), xy(point, point.max)],
+                                whisker,
+                            ),
+                            PathElement::new(
+                                vec![(x_of(point.x_min), y), (x_of(point.x_max), y)],
+                                whisker,
+                            ),
+                        ]
+                    })
+                    .collect();
+                chart
+                    .draw_series(whiskers)
+                    .map_err(|error| error.to_string())?;
+            }
+            // With a frontier the points' N order steps back (thin and light) behind the bold frontier.
+            let line_style = if frontier.is_some() {
+                color.mix(0.45).stroke_width(px(1.0).max(1) as u32)
+            } else {
+                ShapeStyle {
+                    color: color.to_rgba(),
+                    filled: false,
+                    stroke_width: px(2.0) as u32,
+                }
             };
             chart
                 .draw_series(LineSeries::new(
@@ -603,15 +728,38 @@ pub fn draw_curves<DB: DrawingBackend>(
                     line_style,
                 ))
                 .map_err(|error| error.to_string())?;
-            // A point resting on partial cells is hollow: its value comes from fewer rows than planned.
-            for point in &series.points {
+            if let Some(frontier) = frontier {
+                let bold = ShapeStyle {
+                    color: color.to_rgba(),
+                    filled: false,
+                    stroke_width: px(3.5) as u32,
+                };
+                chart
+                    .draw_series(LineSeries::new(
+                        frontier.steps.iter().map(|(x, y)| (x_of(*x), axis.at(*y))),
+                        bold,
+                    ))
+                    .map_err(|error| error.to_string())?;
+            }
+            // A point resting on partial cells is hollow: its value comes from fewer rows than planned. With a
+            // frontier, hollow means dominated, and partial cells are marked ◐ beside the point instead.
+            for (index, point) in series.points.iter().enumerate() {
                 let at = xy(point, point.value);
-                let style = if point.partial > 0 {
+                let hollow = if frontier.is_some() {
+                    series.is_dominated(index)
+                } else {
+                    point.partial > 0
+                };
+                let style = if hollow {
                     color.stroke_width(px(1.5).max(1) as u32)
                 } else {
                     color.filled()
                 };
-                let size = px(3.5);
+                let size = if frontier.is_some() && !hollow {
+                    px(4.5)
+                } else {
+                    px(3.5)
+                };
                 let drawn = match marker {
                     palette::Marker::Circle => {
                         chart.draw_series(std::iter::once(Circle::new(at, size, style).into_dyn()))
@@ -625,7 +773,7 @@ pub fn draw_curves<DB: DrawingBackend>(
                     )),
                 };
                 drawn.map_err(|error| error.to_string())?;
-                if point.partial > 0 {
+                if hollow {
                     // The hollow centre is the background, not the band behind it.
                     chart
                         .draw_series(std::iter::once(Circle::new(
@@ -634,6 +782,39 @@ pub fn draw_curves<DB: DrawingBackend>(
                             WHITE.filled(),
                         )))
                         .map_err(|error| error.to_string())?;
+                }
+                if frontier.is_some() && point.partial > 0 {
+                    let (x, y) = chart.backend_coord(&at);
+                    panel
+                        .draw(&Text::new(
+                            "◐",
+                            (x - base.0 - px(7.0), y - base.1 - px(7.0)),
+                            font(11.0)
+                                .into_font()
+                                .color(&RGBColor(60, 60, 60))
+                                .pos(Pos::new(HPos::Right, VPos::Bottom)),
+                        ))
+                        .map_err(|error| error.to_string())?;
+                }
+            }
+            if x_axis.is_some() {
+                // Against a metric, where a series starts and ends in N is not where it sits on x: say it.
+                let ends = match series.points.as_slice() {
+                    [] => Vec::new(),
+                    [only] => vec![only],
+                    [first, .., last] => vec![first, last],
+                };
+                // The breakdown ring's `N*=` label already names its N.
+                for point in ends
+                    .into_iter()
+                    .filter(|point| series.breakdown.n() != Some(point.n))
+                {
+                    label(
+                        format!("N={}", point.n),
+                        chart.backend_coord(&xy(point, point.value)),
+                        px(8.0),
+                        color,
+                    )?;
                 }
             }
             if let Some(breakdown) = series.breakdown.n()
@@ -656,51 +837,69 @@ pub fn draw_curves<DB: DrawingBackend>(
                 )?;
             }
             if let (Some(skipped_at), Some(last)) = (series.skipped_at, series.points.last()) {
-                // The curve ends at a skipped cell: a dotted stub at the last value and a cross, never a drop to 0.
-                let from = xy(last, last.value);
-                let to = (f64::from(skipped_at).log2(), from.1);
-                let dotted = ShapeStyle {
-                    color: color.mix(0.7),
+                let cross = ShapeStyle {
+                    color: color.to_rgba(),
                     filled: false,
-                    stroke_width: px(1.0).max(1) as u32,
+                    stroke_width: px(2.0) as u32,
                 };
-                let steps = 12;
-                let segments: Vec<_> = (0..steps)
-                    .filter(|step| step % 2 == 0)
-                    .map(|step| {
-                        let a = from.0 + (to.0 - from.0) * f64::from(step) / f64::from(steps);
-                        let b = from.0 + (to.0 - from.0) * f64::from(step + 1) / f64::from(steps);
-                        PathElement::new(vec![(a, to.1), (b, to.1)], dotted)
-                    })
-                    .collect();
-                chart
-                    .draw_series(segments)
-                    .map_err(|error| error.to_string())?;
-                chart
-                    .draw_series(std::iter::once(Cross::new(
-                        to,
-                        px(6.0),
-                        ShapeStyle {
-                            color: color.to_rgba(),
+                let from = xy(last, last.value);
+                // The cross, in backend pixels: at the skipped N against N; against a metric the skipped cells
+                // have no value to sit at, so it stands just right of the series' last point.
+                let to = match x_axis {
+                    None => {
+                        // The curve ends at a skipped cell: a dotted stub at the last value, never a drop to 0.
+                        let to = (f64::from(skipped_at).log2(), from.1);
+                        let dotted = ShapeStyle {
+                            color: color.mix(0.7),
                             filled: false,
-                            stroke_width: px(2.0) as u32,
-                        },
-                    )))
+                            stroke_width: px(1.0).max(1) as u32,
+                        };
+                        let steps = 12;
+                        let segments: Vec<_> = (0..steps)
+                            .filter(|step| step % 2 == 0)
+                            .map(|step| {
+                                let a =
+                                    from.0 + (to.0 - from.0) * f64::from(step) / f64::from(steps);
+                                let b = from.0
+                                    + (to.0 - from.0) * f64::from(step + 1) / f64::from(steps);
+                                PathElement::new(vec![(a, to.1), (b, to.1)], dotted)
+                            })
+                            .collect();
+                        chart
+                            .draw_series(segments)
+                            .map_err(|error| error.to_string())?;
+                        chart.backend_coord(&to)
+                    }
+                    Some(_) => {
+                        let (x, y) = chart.backend_coord(&from);
+                        (x + px(16.0), y)
+                    }
+                };
+                panel
+                    .draw(&Cross::new((to.0 - base.0, to.1 - base.1), px(6.0), cross))
                     .map_err(|error| error.to_string())?;
-                // The reason sits left of the cross (the cross is at the right edge of the panel).
-                let text = format!("skipped: {}", (spec.skip_reason)(series));
+                let text = match x_axis {
+                    None => format!("skipped: {}", (spec.skip_reason)(series)),
+                    Some(_) => format!("skipped at N={skipped_at}: {}", (spec.skip_reason)(series)),
+                };
+                // The reason sits on the side of the cross with room: left of it at the panel's right half (the
+                // cross is at the right edge against N).
                 let width = (text.chars().count() as f64 * 10.0 * 0.58 * scale) as i32;
-                let (x, y) = chart.backend_coord(&to);
+                let (left, _) = panel.get_pixel_range();
+                let right_half = to.0 > (left.start + left.end) / 2;
                 label(
                     text,
-                    (x, y - px(12.0)),
-                    -width - px(8.0),
+                    (to.0, to.1 - px(12.0)),
+                    if right_half {
+                        -width - px(8.0)
+                    } else {
+                        px(8.0)
+                    },
                     RGBColor(60, 60, 60),
                 )?;
-                let (x, y) = chart.backend_coord(&to);
                 hits.push(Hit {
-                    x: f64::from(x) / scale,
-                    y: f64::from(y) / scale,
+                    x: f64::from(to.0) / scale,
+                    y: f64::from(to.1) / scale,
                     text: format!(
                         "{} · N={skipped_at}\nskipped: {}",
                         series.label,
@@ -709,12 +908,12 @@ pub fn draw_curves<DB: DrawingBackend>(
                     keys: series.skipped_cells.clone(),
                 });
             }
-            for point in &series.points {
+            for (index, point) in series.points.iter().enumerate() {
                 let (x, y) = chart.backend_coord(&xy(point, point.value));
                 hits.push(Hit {
                     x: f64::from(x) / scale,
                     y: f64::from(y) / scale,
-                    text: point_text(series, point, spec),
+                    text: point_text(series, index, spec),
                     keys: point.keys.clone(),
                 });
             }
@@ -908,6 +1107,9 @@ mod tests {
     fn point(n: u32, value: f64) -> SeriesPoint {
         SeriesPoint {
             n,
+            x: f64::from(n),
+            x_min: f64::from(n),
+            x_max: f64::from(n),
             value,
             min: value - 0.02,
             max: value + 0.02,
@@ -923,12 +1125,25 @@ mod tests {
         }
     }
 
-    /// The curves drawn to SVG (with the export frame when given), at the 0.65 threshold, and their hits.
+    /// The curves drawn to SVG against N (with the export frame when given), at the 0.65 threshold, and their
+    /// hits.
     fn svg_of(
         facets: &[Facet],
         styles: &BTreeMap<String, ((u8, u8, u8), palette::Marker)>,
         reason: &dyn Fn(&Series) -> String,
         metric: Metric,
+        size: (u32, u32),
+        frame: Option<&ExportFrame<'_>>,
+    ) -> (String, Vec<Hit>) {
+        svg_against(facets, styles, reason, (XAxis::N, metric), size, frame)
+    }
+
+    /// The curves drawn to SVG with `x` on the x axis and `metric` plotted.
+    fn svg_against(
+        facets: &[Facet],
+        styles: &BTreeMap<String, ((u8, u8, u8), palette::Marker)>,
+        reason: &dyn Fn(&Series) -> String,
+        (x, metric): (XAxis, Metric),
         size: (u32, u32),
         frame: Option<&ExportFrame<'_>>,
     ) -> (String, Vec<Hit>) {
@@ -938,6 +1153,7 @@ mod tests {
             let spec = CurveSpec {
                 facets,
                 metric,
+                x,
                 threshold: Some(0.65),
                 styles,
                 skip_reason: reason,
@@ -963,6 +1179,8 @@ mod tests {
             skipped_at: Some(16),
             skipped_cells: Vec::new(),
             left_out: 0,
+            without_value: 0,
+            frontier: None,
         };
         let facets = vec![Facet {
             title: Some(Value::Text("long_decode".into())),
@@ -1004,6 +1222,8 @@ mod tests {
                 skipped_at: None,
                 skipped_cells: Vec::new(),
                 left_out: 0,
+                without_value: 0,
+                frontier: None,
             }],
         }];
         let styles = series_styles(["vllm".to_string()], &["sglang".into(), "vllm".into()]);
@@ -1036,8 +1256,97 @@ mod tests {
     }
 
     #[test]
+    fn against_a_metric_the_frontier_is_drawn_and_dominated_points_say_so() {
+        // x = p95 TTFT, y = throughput: N=4 (200 ms, 85) is beaten by N=2 (120 ms, 90).
+        let placed = [
+            (1, 100.0, 50.0),
+            (2, 120.0, 90.0),
+            (4, 200.0, 85.0),
+            (8, 400.0, 160.0),
+        ];
+        let points: Vec<SeriesPoint> = placed
+            .iter()
+            .map(|(n, x, y)| SeriesPoint {
+                x: *x,
+                x_min: x - 5.0,
+                x_max: x + 5.0,
+                ..point(*n, *y)
+            })
+            .collect();
+        let steps = [
+            (100.0, 50.0),
+            (120.0, 50.0),
+            (120.0, 90.0),
+            (400.0, 90.0),
+            (400.0, 160.0),
+        ];
+        let series = Series {
+            label: Value::Text("vllm".into()),
+            points,
+            breakdown: cellscope_model::curve::Breakdown::Never { max_n: 8 },
+            skipped_at: Some(16),
+            skipped_cells: Vec::new(),
+            left_out: 0,
+            without_value: 0,
+            frontier: Some(cellscope_model::explore::Frontier {
+                members: vec![0, 1, 3],
+                steps: steps.to_vec(),
+            }),
+        };
+        let facets = vec![Facet {
+            title: None,
+            series: vec![series],
+        }];
+        let styles = series_styles(["vllm".to_string()], &["vllm".to_string()]);
+        let reason = |_: &Series| "hang".to_string();
+        let (svg, hits) = svg_against(
+            &facets,
+            &styles,
+            &reason,
+            (XAxis::Metric(Metric::P95TtftMs), Metric::AggregateTps),
+            (900, 420),
+            None,
+        );
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        for text in [
+            "p95 time to first token",
+            "aggregate throughput (tok/s)",
+            "N=1",
+            "N=8",
+        ] {
+            assert!(texts.contains(&text), "{text} missing");
+        }
+        // The x axis is a log time axis ticked by hand; the skipped end stands beside the last point.
+        for tick in ["100 ms", "200 ms"] {
+            assert!(texts.contains(&tick), "{tick} missing");
+        }
+        assert!(svg.contains("skipped at N=16: hang"));
+        assert_eq!(hits.len(), 5, "four points and the skip marker");
+        // Points are placed left to right by TTFT; N=4 sits right of N=2 and is dominated.
+        let at = |n: u32| {
+            hits.iter()
+                .find(|hit| hit.text.starts_with(&format!("vllm · N={n}\n")))
+                .unwrap()
+        };
+        assert!(at(1).x < at(2).x && at(2).x < at(4).x && at(4).x < at(8).x);
+        assert!(at(4).text.contains("hollow: dominated"), "{}", at(4).text);
+        assert!(
+            at(2).text.contains("on the Pareto frontier"),
+            "{}",
+            at(2).text
+        );
+        assert!(
+            at(2).text.contains("p95 time to first token 120 ms"),
+            "{}",
+            at(2).text
+        );
+        // The frontier is one bold polyline through the five corners of its staircase.
+        assert!(svg.contains(r#"stroke-width="4""#), "a bold line");
+    }
+
+    #[test]
     fn log_axes_tick_at_values_a_reader_can_name() {
-        let multiples = YAxis::for_metric(Metric::P95Multiplier, 1.0, 1446.67);
+        let multiples = Axis::for_metric(Metric::P95Multiplier, 1.0, 1446.67);
         let ticks: Vec<String> = multiples
             .log_ticks(Metric::P95Multiplier)
             .into_iter()
@@ -1045,7 +1354,7 @@ mod tests {
             .collect();
         // 1× to 1024× is eleven powers of two: every other one is kept, never more than nine.
         assert_eq!(ticks, ["1×", "4×", "16×", "64×", "256×", "1024×"]);
-        let times = YAxis::for_metric(Metric::P95WallMs, 420.0, 9_500.0);
+        let times = Axis::for_metric(Metric::P95WallMs, 420.0, 9_500.0);
         let ticks: Vec<String> = times
             .log_ticks(Metric::P95WallMs)
             .into_iter()
@@ -1054,7 +1363,7 @@ mod tests {
         assert_eq!(ticks, ["500 ms", "1 s", "2 s", "5 s", "10 s"]);
         assert_eq!(tick_label(Metric::P95WallMs, 200_000.0), "200 s");
         assert!(
-            YAxis::for_metric(Metric::Efficiency, 0.1, 0.9)
+            Axis::for_metric(Metric::Efficiency, 0.1, 0.9)
                 .log_ticks(Metric::Efficiency)
                 .is_empty()
         );

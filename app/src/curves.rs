@@ -1,7 +1,9 @@
-//! Curves: any per-cell metric (efficiency, p95 multiplier, latencies, TTFT, throughput, tokens) vs log₂ N,
-//! overlaid by one dimension, faceted by another, with bands, the threshold, breakdown markers and explicit ends
-//! at skipped cells. The canvas follows the window's width. Exports the plotted series as CSV and the chart as
-//! PNG or SVG, each carrying the view (filters, criterion, pooling, snapshot, link) and the legend.
+//! Curves: any per-cell metric (efficiency, p95 multiplier, latencies, TTFT, throughput, tokens) against log₂ N
+//! or against another per-cell metric (throughput against latency), overlaid by one dimension, faceted by
+//! another, with bands, the threshold, breakdown markers, explicit ends at skipped cells and, against a metric,
+//! each series' Pareto frontier. The canvas follows the window's width. Exports the plotted series as CSV and
+//! the chart as PNG or SVG, each carrying the view (filters, axes, frontier, criterion, pooling, snapshot, link)
+//! and the legend.
 
 use crate::chart::{
     CurveSpec, ExportFrame, Hit, curves_height, draw_curves, draw_export, export_header_height,
@@ -16,11 +18,11 @@ use crate::{browser, perf};
 use cellscope_model::CellKey;
 use cellscope_model::Dimension;
 use cellscope_model::api::Provenance;
-use cellscope_model::explore::{Facet, Series, curves};
+use cellscope_model::explore::{Facet, Series, curves, without_value_note};
 use cellscope_model::export::{describe_view, file_name, series_csv};
 use cellscope_model::reasons::skip_reason as default_skip_reason;
 use cellscope_model::status::CellStatus;
-use cellscope_model::view_state::{Aggregation, BandSpan, Metric, View, ViewState};
+use cellscope_model::view_state::{Aggregation, BandSpan, Metric, View, ViewState, XAxis};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
@@ -57,6 +59,7 @@ fn available_width() -> f64 {
 /// What a drawing of the curves needs besides the facets, read once per drawing.
 struct Look {
     metric: Metric,
+    x: XAxis,
     threshold: Option<f64>,
     styles: std::collections::BTreeMap<String, ((u8, u8, u8), crate::palette::Marker)>,
     provenance: Option<Provenance>,
@@ -77,6 +80,7 @@ fn draw_on<DB: DrawingBackend>(
     let spec = CurveSpec {
         facets,
         metric: look.metric,
+        x: look.x,
         threshold: look.threshold,
         styles: &look.styles,
         skip_reason: &reason,
@@ -131,6 +135,7 @@ pub fn CurvesView() -> impl IntoView {
     });
     let look = move || Look {
         metric: chart_metric.get_untracked(),
+        x: ctx.state.with_untracked(|state| state.x),
         threshold: ctx
             .state
             .with_untracked(|state| match chart_metric.get_untracked() {
@@ -186,6 +191,18 @@ pub fn CurvesView() -> impl IntoView {
                     .map(|hit| format!("{:.1},{:.1},{}", hit.x, hit.y, hit.keys.len()))
                     .collect();
                 let _ = canvas.set_attribute("data-points", &points.join(";"));
+                // What is drawn, for screen readers and the browser tests: the axes, and the frontier's points.
+                let x = ctx.state.with_untracked(|state| state.x);
+                let summary = facets.with_untracked(|facets| {
+                    chart_summary(facets, chart_metric.get_untracked(), x)
+                });
+                let (on, dominated) = facets.with_untracked(|facets| frontier_counts(facets));
+                let _ = canvas.set_attribute("aria-label", &summary);
+                let _ = canvas.set_attribute("data-x-axis", x.name());
+                let _ = canvas.set_attribute("data-x-label", x.label());
+                let _ = canvas.set_attribute("data-y-label", chart_metric.get_untracked().label());
+                let _ = canvas.set_attribute("data-frontier-points", &on.to_string());
+                let _ = canvas.set_attribute("data-dominated-points", &dominated.to_string());
                 let _ = canvas.set_attribute("data-drawn", "true");
             }
             hits.set(drawn);
@@ -307,6 +324,31 @@ pub fn CurvesView() -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
+            <label>"against "
+                <select id="curve-x" on:change=move |event| {
+                    if let Ok(x) = XAxis::parse(&event_target_value(&event)) {
+                        ctx.update(|state| state.x = x);
+                    }
+                }>
+                    {XAxis::choices().map(|x| view! {
+                        <option value=x.name() selected=move || ctx.state.with(|state| state.x == x)>{match x {
+                            XAxis::N => "N (log₂)",
+                            XAxis::Metric(metric) => metric.label(),
+                        }}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            // The frontier needs a metric on x: against N every point is a different load, not a trade-off.
+            <label title=move || if ctx.state.with(|state| state.x == XAxis::N) { "Choose a metric for x to draw each series' Pareto frontier" } else { "Each series' points that no other point of it beats on both axes" }>
+                <input type="checkbox" id="curve-frontier"
+                    prop:checked=move || ctx.state.with(|state| state.frontier)
+                    prop:disabled=move || ctx.state.with(|state| state.x == XAxis::N)
+                    on:change=move |event| {
+                        let on = event_target_checked(&event);
+                        ctx.update(|state| state.frontier = on);
+                    }/>
+                " Pareto frontier"
+            </label>
             {dimension_choice("color", "colour by", false)}
             {dimension_choice("facet", "small multiples by", true)}
             // The criterion sets the threshold line of efficiency and p95× and the breakdown rings of every metric.
@@ -336,9 +378,14 @@ pub fn CurvesView() -> impl IntoView {
             {move || colors.get().into_iter().map(|(label, (color, marker))| view! {
                 <span class="swatch" data-series=label.clone() style=format!("color:{}", crate::palette::css(color))>{marker.glyph()}</span><span>{label}</span>
             }).collect_view()}
-            <span class="hint">{move || format!("{}; hollow point = includes partial cells; ring = breakdown N; ✕ = series ends at a skipped cell", ctx.state.with(|state| state.band.label()))}</span>
+            <span class="hint">{move || ctx.state.with(legend_hint)}</span>
         </div>
         <p class="pooling-note" id="curves-pooling">{move || pooling_note(&facets.get(), ctx.state.with(|state| state.aggregation))}</p>
+        {move || {
+            let x = ctx.state.with(|state| state.x);
+            facets.with(|facets| without_value_note(facets, chart_metric.get(), x))
+                .map(|note| view! { <p class="pooling-note" id="curves-missing">{note}</p> })
+        }}
         <div id="curves-area">
         <div class="chart-wrap">
             <canvas id="curves-canvas" node_ref=canvas_ref on:mousemove=on_move on:click=on_click
@@ -369,6 +416,60 @@ pub fn CurvesView() -> impl IntoView {
     }
 }
 
+/// What the marks of the chart mean, beside the legend.
+fn legend_hint(state: &ViewState) -> String {
+    let band = match state.x {
+        XAxis::N => state.band.label().to_string(),
+        XAxis::Metric(_) => state.band.label().replacen("band", "whiskers", 1),
+    };
+    let points = match state.x {
+        XAxis::Metric(_) if state.frontier => {
+            "bold line = Pareto frontier of each series; hollow point = dominated (another N of its series is better on both axes); ◐ = includes partial cells; thin line joins the points in N order"
+        }
+        XAxis::Metric(_) => "hollow point = includes partial cells; points joined in N order",
+        XAxis::N => "hollow point = includes partial cells",
+    };
+    format!("{band}; {points}; ring = breakdown N; ✕ = series ends at a skipped cell")
+}
+
+/// The chart in words, for screen readers: what is plotted against what, the series and panels, and the
+/// frontier when it is drawn.
+fn chart_summary(facets: &[Facet], metric: Metric, x: XAxis) -> String {
+    let series: usize = facets.iter().map(|facet| facet.series.len()).sum();
+    let mut summary = format!(
+        "{} against {}: {series} series in {} panel{}",
+        metric.label(),
+        x.label(),
+        facets.len(),
+        if facets.len() == 1 { "" } else { "s" }
+    );
+    if facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .any(|series| series.frontier.is_some())
+    {
+        let (on, dominated) = frontier_counts(facets);
+        summary.push_str(&format!(
+            "; Pareto frontier drawn: {on} points on it, {dominated} dominated"
+        ));
+    }
+    summary
+}
+
+/// Points on their series' frontier and points dominated, over every series that carries a frontier.
+fn frontier_counts(facets: &[Facet]) -> (usize, usize) {
+    facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .filter_map(|series| series.frontier.as_ref().map(|frontier| (series, frontier)))
+        .fold((0, 0), |(on, dominated), (series, frontier)| {
+            (
+                on + frontier.members.len(),
+                dominated + series.points.len() - frontier.members.len(),
+            )
+        })
+}
+
 /// What the chart's points pool, said once above it: the largest pooling among its points ("each point: up to
 /// mean of 18 cells: 3 models × 2 phases × 3 reps"), and that reps are averaged within each series first.
 fn pooling_note(facets: &[Facet], aggregation: Aggregation) -> String {
@@ -391,27 +492,53 @@ fn pooling_note(facets: &[Facet], aggregation: Aggregation) -> String {
 #[component]
 fn SeriesTable(facets: Memo<Vec<Facet>>) -> impl IntoView {
     let ctx = ctx();
+    let x = Memo::new(move |_| ctx.state.with(|state| state.x));
+    let frontier = move || {
+        facets.with(|facets| {
+            facets
+                .iter()
+                .flat_map(|facet| &facet.series)
+                .any(|series| series.frontier.is_some())
+        })
+    };
     view! {
         <table class="series-table" id="series-table">
             <thead><tr><th>"facet"</th><th>"series"</th><th>{move || {
                     let metric = ctx.state.with(|state| if state.metric.per_cell() { state.metric } else { Metric::Efficiency });
-                    let unit = if metric.unit() == cellscope_model::metric::Unit::Milliseconds { " in ms" } else { "" };
-                    format!("points (N: {}{unit})", metric.label())
-                }}</th><th>"breakdown N"</th><th>"ends"</th><th>"left out"</th></tr></thead>
+                    let in_ms = |metric: Metric| if metric.unit() == cellscope_model::metric::Unit::Milliseconds { " in ms" } else { "" };
+                    match x.get() {
+                        XAxis::N => format!("points (N: {}{})", metric.label(), in_ms(metric)),
+                        XAxis::Metric(x) => format!("points (N: {}{} → {}{})", x.label(), in_ms(x), metric.label(), in_ms(metric)),
+                    }
+                }}</th><th>"breakdown N"</th><th>"ends"</th><th>"left out"</th>
+                {move || frontier().then(|| view! { <th>"frontier (N)"</th> })}</tr></thead>
             <tbody>
                 {move || facets.get().into_iter().flat_map(|facet| {
                     let title = facet.title.as_ref().map(ToString::to_string).unwrap_or_default();
+                    let x = x.get();
                     facet.series.into_iter().map(move |series| {
-                        let points: Vec<String> = series.points.iter().map(|point| format!("{}: {:.3}", point.n, point.value)).collect();
+                        let points: Vec<String> = series.points.iter().map(|point| match x {
+                            XAxis::N => format!("{}: {:.3}", point.n, point.value),
+                            XAxis::Metric(_) => format!("{}: {:.3} → {:.3}", point.n, point.x, point.value),
+                        }).collect();
                         let ends = series.skipped_at.map(|n| format!("skipped at N={n}")).unwrap_or_default();
+                        let left_out = if series.without_value > 0 {
+                            format!("{} ({} without a value)", series.left_out, series.without_value)
+                        } else {
+                            series.left_out.to_string()
+                        };
+                        let frontier = series.frontier.is_some().then(|| series.frontier_ns().iter().map(ToString::to_string).collect::<Vec<_>>().join(","));
+                        let frontier_cell = frontier.clone();
                         view! {
-                            <tr data-facet=title.clone() data-series=series.label.to_string() data-skipped-at=series.skipped_at.map(|n| n.to_string()).unwrap_or_default()>
+                            <tr data-facet=title.clone() data-series=series.label.to_string() data-skipped-at=series.skipped_at.map(|n| n.to_string()).unwrap_or_default()
+                                data-frontier=frontier>
                                 <td>{title.clone()}</td>
                                 <td>{series.label.to_string()}</td>
                                 <td class="points">{points.join(" · ")}</td>
                                 <td>{series.breakdown_label()}</td>
                                 <td class="ends">{ends}</td>
-                                <td>{series.left_out}</td>
+                                <td>{left_out}</td>
+                                {frontier_cell.map(|ns| view! { <td class="frontier">{ns}</td> })}
                             </tr>
                         }
                     })

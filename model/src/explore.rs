@@ -6,10 +6,11 @@
 
 use crate::curve::{Breakdown, Curve, CurveOptions, curves as engine_curves};
 use crate::exclusions::ExclusionScope;
+use crate::frontier::{Better, staircase};
 use crate::key::{CellKey, Dimension};
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion, fill_scaling};
-use crate::view_state::{Metric, View, ViewState, WhatIf};
+use crate::view_state::{Metric, View, ViewState, WhatIf, XAxis};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::key::Value;
@@ -488,6 +489,11 @@ fn square<G>(curve: &Curve<G>, state: &ViewState, flags: Flags) -> MatrixCell {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeriesPoint {
     pub n: u32,
+    /// Where the point sits on the x axis ([`XAxis`]): N itself, or the x metric's aggregate and band, pooled
+    /// like the plotted value.
+    pub x: f64,
+    pub x_min: f64,
+    pub x_max: f64,
     /// The plotted metric: aggregate, and the band (min–max over the pooled cells).
     pub value: f64,
     pub min: f64,
@@ -519,9 +525,43 @@ pub struct Series {
     pub skipped_cells: Vec<CellKey>,
     /// Cells with data the inclusion policy leaves out (exclusions, partial toggle).
     pub left_out: u32,
+    /// Ns with admitted cells with data but no value of the plotted metric (or of the x metric): left out of
+    /// `points`, never drawn as zero, and counted so the view can say so.
+    pub without_value: u32,
+    /// The series' Pareto frontier, when the view asks for it and has a metric on x.
+    pub frontier: Option<Frontier>,
+}
+
+/// The points of a series no other point of it beats on both axes ([`crate::frontier`]), in the chart's
+/// coordinates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frontier {
+    /// Indices into the series' points, in ascending x.
+    pub members: Vec<usize>,
+    /// The staircase through them, `(x, value)` pairs to draw in order.
+    pub steps: Vec<(f64, f64)>,
 }
 
 impl Series {
+    /// Whether the point at `index` is beaten on both axes by another point of the series (drawn hollow when
+    /// the frontier is shown); `false` when no frontier is computed.
+    pub fn is_dominated(&self, index: usize) -> bool {
+        self.frontier
+            .as_ref()
+            .is_some_and(|frontier| !frontier.members.contains(&index))
+    }
+
+    /// The Ns of the frontier's points, in its order (ascending x).
+    pub fn frontier_ns(&self) -> Vec<u32> {
+        self.frontier.as_ref().map_or_else(Vec::new, |frontier| {
+            frontier
+                .members
+                .iter()
+                .map(|index| self.points[*index].n)
+                .collect()
+        })
+    }
+
     /// The breakdown as the series table says it: at N, "never within N ≤ 32", "no data", or "excluded" when
     /// the view leaves every cell with data out.
     pub fn breakdown_label(&self) -> String {
@@ -539,8 +579,10 @@ pub struct Facet {
     pub series: Vec<Series>,
 }
 
-/// Curves of `metric` (efficiency or p95 multiplier) vs N: one facet per `state.facet` value, one series per
-/// `state.color` value, each a curve of the engine.
+/// Curves of `metric` against `state.x` (N, or another per-cell metric): one facet per `state.facet` value, one
+/// series per `state.color` value, each a curve of the engine, its points in ascending N whatever the x axis.
+/// With a metric on x, each point is placed at the x metric's value pooled exactly like the plotted one, and
+/// with `state.frontier` each series carries its Pareto frontier in those coordinates.
 pub fn curves(cells: &[CellSummary], state: &ViewState, metric: Metric) -> Vec<Facet> {
     let slice = filtered(cells, state);
     let dimensions = curve_dimensions(state);
@@ -585,13 +627,32 @@ fn series(
             .map(|cell| cell.key.clone())
             .collect()
     };
+    // A point needs a value on both axes: one without is left out and counted, never drawn at zero.
+    let mut without_value = 0;
     let points: Vec<SeriesPoint> = curve
         .points
         .iter()
         .filter_map(|point| {
-            let band = point.band(metric)?;
+            let placed = point.band(metric).zip(match state.x {
+                XAxis::N => {
+                    let n = f64::from(point.n);
+                    Some(crate::curve::Band {
+                        value: n,
+                        min: n,
+                        max: n,
+                    })
+                }
+                XAxis::Metric(x) => point.band(x),
+            });
+            let Some((band, x)) = placed else {
+                without_value += u32::from(point.cells > 0);
+                return None;
+            };
             Some(SeriesPoint {
                 n: point.n,
+                x: x.value,
+                x_min: x.min,
+                x_max: x.max,
                 value: band.value,
                 min: band.min,
                 max: band.max,
@@ -607,6 +668,10 @@ fn series(
             })
         })
         .collect();
+    let frontier = match state.x {
+        XAxis::Metric(x) if state.frontier => Some(frontier_of(&points, x, metric)),
+        _ => None,
+    };
     let last_n = points.last().map_or(0, |point| point.n);
     let skipped_at = curve
         .points
@@ -633,7 +698,42 @@ fn series(
         skipped_at,
         skipped_cells,
         left_out: curve.points.iter().map(|point| point.left_out).sum(),
+        without_value,
+        frontier,
     }
+}
+
+/// The Pareto frontier of a series' points with `x` on the x axis and `metric` on y, each axis better the way
+/// its metric is.
+fn frontier_of(points: &[SeriesPoint], x: Metric, metric: Metric) -> Frontier {
+    let (x, y) = (Better::of(x), Better::of(metric));
+    let placed: Vec<(f64, f64)> = points.iter().map(|point| (point.x, point.value)).collect();
+    let members = crate::frontier::frontier(&placed, x, y);
+    let front: Vec<(f64, f64)> = members.iter().map(|index| placed[*index]).collect();
+    Frontier {
+        steps: staircase(&front, x, y),
+        members,
+    }
+}
+
+/// What the view says when points are left out for want of a value: "2 points without a value of p95 time to
+/// first token or aggregate throughput (tok/s) left out (never drawn as zero)". `None` when none is.
+pub fn without_value_note(facets: &[Facet], metric: Metric, x: XAxis) -> Option<String> {
+    let count: u32 = facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .map(|series| series.without_value)
+        .sum();
+    let of = match x {
+        XAxis::Metric(x) if x != metric => format!("{} or {}", x.label(), metric.label()),
+        _ => metric.label().to_string(),
+    };
+    (count > 0).then(|| {
+        format!(
+            "{count} point{} without a value of {of} left out (never drawn as zero)",
+            if count == 1 { "" } else { "s" }
+        )
+    })
 }
 
 #[cfg(test)]
@@ -777,6 +877,114 @@ mod tests {
         assert_eq!(series.skipped_at, Some(16));
         assert_eq!(series.skipped_cells.len(), 3);
         assert_eq!(series.breakdown, Breakdown::At { n: 2 });
+    }
+
+    #[test]
+    fn with_a_metric_on_x_points_sit_at_its_pooled_value_and_each_series_has_its_own_frontier() {
+        // vllm, two reps per N; the rep means are (p95 ms, tok/s): N=1 (105, 51), N=2 (125, 91), N=4 (205, 86),
+        // N=8 (405, 161). N=4 is beaten by N=2 (faster and more), so the frontier is N = 1, 2, 8.
+        let mut cells = Vec::new();
+        for (n, p95, tps) in [
+            (1, 100.0, 50.0),
+            (2, 120.0, 90.0),
+            (4, 200.0, 85.0),
+            (8, 400.0, 160.0),
+            (16, 900.0, 150.0),
+        ] {
+            for rep in 0..2 {
+                let spread = f64::from(rep);
+                cells.push(cell(
+                    "vllm",
+                    "w",
+                    n,
+                    rep,
+                    tps + 2.0 * spread,
+                    p95 + 10.0 * spread,
+                ));
+            }
+        }
+        // N=16 has throughput but no p95 latency: it has no place on the chart.
+        for cell in cells.iter_mut().filter(|cell| cell.key.n == 16) {
+            cell.stats.p95_wall_ms = None;
+        }
+        // sglang's one point would beat every vllm point, but frontiers are per series.
+        cells.push(cell("sglang", "w", 1, 0, 500.0, 50.0));
+        fill_scaling(&mut cells);
+        let mut state = ViewState {
+            view: View::Curves,
+            metric: Metric::AggregateTps,
+            x: XAxis::Metric(Metric::P95WallMs),
+            facet: None,
+            frontier: true,
+            ..ViewState::default()
+        };
+        let facets = curves(&cells, &state, Metric::AggregateTps);
+        let [sglang, vllm] = facets[0].series.as_slice() else {
+            panic!("two series: {facets:?}");
+        };
+        // Points stay in N order, each at the pooled value of both metrics, the x band over the cells.
+        let placed: Vec<(u32, f64, f64)> = vllm
+            .points
+            .iter()
+            .map(|point| (point.n, point.x, point.value))
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                (1, 105.0, 51.0),
+                (2, 125.0, 91.0),
+                (4, 205.0, 86.0),
+                (8, 405.0, 161.0)
+            ]
+        );
+        assert_eq!((vllm.points[0].x_min, vllm.points[0].x_max), (100.0, 110.0));
+        assert_eq!(vllm.without_value, 1);
+        assert_eq!(
+            without_value_note(&facets, Metric::AggregateTps, state.x).as_deref(),
+            Some(
+                "1 point without a value of p95 latency or aggregate throughput (tok/s) left out (never drawn as zero)"
+            )
+        );
+        assert_eq!(vllm.frontier_ns(), [1, 2, 8]);
+        assert!(vllm.is_dominated(2) && !vllm.is_dominated(1));
+        let frontier = vllm.frontier.as_ref().unwrap();
+        assert_eq!(
+            frontier.steps,
+            [
+                (105.0, 51.0),
+                (125.0, 51.0),
+                (125.0, 91.0),
+                (405.0, 91.0),
+                (405.0, 161.0)
+            ]
+        );
+        assert_eq!(sglang.frontier_ns(), [1]);
+        // Without the frontier toggle no point is dominated; with N on x, points sit at N and nothing is
+        // missing but the latency-less N=16 point's plotted value, which it has.
+        state.frontier = false;
+        let facets = curves(&cells, &state, Metric::AggregateTps);
+        assert!(facets[0].series[1].frontier.is_none());
+        assert!(!facets[0].series[1].is_dominated(2));
+        state.x = XAxis::N;
+        state.frontier = true;
+        let facets = curves(&cells, &state, Metric::AggregateTps);
+        let vllm = &facets[0].series[1];
+        assert!(vllm.frontier.is_none(), "no frontier against N");
+        assert_eq!(vllm.points.len(), 5);
+        assert_eq!(vllm.without_value, 0);
+        assert_eq!(
+            vllm.points.iter().map(|point| point.x).collect::<Vec<_>>(),
+            [1.0, 2.0, 4.0, 8.0, 16.0]
+        );
+        // A missing plotted value counts whatever the x axis; skipped cells are no point at all.
+        assert_eq!(
+            curves(&cells, &state, Metric::P95WallMs)[0].series[1].without_value,
+            1
+        );
+        assert_eq!(
+            without_value_note(&facets, Metric::AggregateTps, XAxis::N),
+            None
+        );
     }
 
     #[test]

@@ -2,17 +2,22 @@
 //! filters, criterion, pooling, what-if toggles, snapshot, link), the plotted series as CSV under that
 //! description, and a file name that says which view and snapshot it is.
 
-use crate::explore::Facet;
+use crate::explore::{Facet, without_value_note};
+use crate::frontier::Better;
 use crate::metric::Metric;
 use crate::schema::csv_field;
-use crate::view_state::{View, ViewState};
+use crate::view_state::{View, ViewState, XAxis};
 
 /// The view in a few lines, for the header of an image export and the comment lines of a CSV export.
 pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<String> {
     let mut layout = format!("cellscope {}: {}", state.view.name(), metric.label());
     match state.view {
         View::Curves => {
-            layout.push_str(&format!(" vs N, colour by {}", state.color.name()));
+            let x = match state.x {
+                XAxis::N => "N",
+                XAxis::Metric(x) => x.label(),
+            };
+            layout.push_str(&format!(" vs {x}, colour by {}", state.color.name()));
             if let Some(facet) = state.facet {
                 layout.push_str(&format!(", small multiples by {}", facet.name()));
             }
@@ -76,7 +81,11 @@ pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<Strin
             ),
         ]
     };
-    let mut lines = vec![layout, format!("filters: {}", state.filter.describe())];
+    let mut lines = vec![layout];
+    if state.view == View::Curves {
+        lines.extend(frontier_line(state, metric));
+    }
+    lines.push(format!("filters: {}", state.filter.describe()));
     lines.extend(method);
     lines.extend([
         format!("cells: {}", included.join(", ")),
@@ -87,6 +96,26 @@ pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<Strin
         format!("link: {link}"),
     ]);
     lines
+}
+
+/// What the curves say about the Pareto frontier: shown (and which way each axis is better), off, or asked for
+/// with N on x, where it means nothing. `None` with N on x and the frontier off, as before there was one.
+fn frontier_line(state: &ViewState, metric: Metric) -> Option<String> {
+    let better = |metric: Metric| match Better::of(metric) {
+        Better::Higher => format!("higher {}", metric.label()),
+        Better::Lower => format!("lower {}", metric.label()),
+    };
+    match (state.x, state.frontier) {
+        (XAxis::N, false) => None,
+        (XAxis::N, true) => Some("frontier: not drawn (it needs a metric on x, not N)".into()),
+        (XAxis::Metric(_), false) => Some("frontier: off; points joined in N order".into()),
+        (XAxis::Metric(x), true) => Some(format!(
+            "frontier: each series' Pareto frontier drawn bold, dominated points hollow (better: {}, {}); \
+             points joined in N order",
+            better(x),
+            better(metric)
+        )),
+    }
 }
 
 /// A comparison as CSV: the view's description as `#` comment lines, then one row per group with its
@@ -158,11 +187,23 @@ pub fn series_csv(
         out.push_str(line);
         out.push('\n');
     }
+    if let Some(note) = without_value_note(facets, metric, state.x) {
+        out.push_str("# ");
+        out.push_str(&note);
+        out.push('\n');
+    }
     let facet_name = state.facet.map_or("facet", |facet| facet.name());
+    // With a metric on x, its value and band follow N; with the frontier shown, whether each point is on it.
+    let x_metric = state.x.metric();
+    let frontier = x_metric.is_some() && state.frontier;
+    out.push_str(&format!("{facet_name},{},n,", state.color.name()));
+    if let Some(x) = x_metric {
+        out.push_str(&format!("{},x_band_min,x_band_max,", x.name()));
+    }
     out.push_str(&format!(
-        "{facet_name},{},n,{},band_min,band_max,cells,series,partial_cells,ok_rows,expected_rows,pooling,breakdown\n",
-        state.color.name(),
-        metric.name()
+        "{},band_min,band_max,cells,series,partial_cells,ok_rows,expected_rows,pooling,breakdown{}\n",
+        metric.name(),
+        if frontier { ",on_frontier" } else { "" }
     ));
     for facet in facets {
         let title = facet
@@ -173,13 +214,16 @@ pub fn series_csv(
         for series in &facet.series {
             let label = series.label.to_string();
             let breakdown = series.breakdown_label();
-            for point in &series.points {
+            for (index, point) in series.points.iter().enumerate() {
                 csv_field(&mut out, &title);
                 out.push(',');
                 csv_field(&mut out, &label);
+                out.push_str(&format!(",{},", point.n));
+                if x_metric.is_some() {
+                    out.push_str(&format!("{},{},{},", point.x, point.x_min, point.x_max));
+                }
                 out.push_str(&format!(
-                    ",{},{},{},{},{},{},{},{},{},",
-                    point.n,
+                    "{},{},{},{},{},{},{},{},",
                     point.value,
                     point.min,
                     point.max,
@@ -192,6 +236,13 @@ pub fn series_csv(
                 csv_field(&mut out, &point.pooling.describe(state.aggregation));
                 out.push(',');
                 csv_field(&mut out, &breakdown);
+                if frontier {
+                    out.push_str(if series.is_dominated(index) {
+                        ",false"
+                    } else {
+                        ",true"
+                    });
+                }
                 out.push('\n');
             }
         }
@@ -199,8 +250,9 @@ pub fn series_csv(
     out
 }
 
-/// `cellscope-curves-p95_wall_ms-1a2b3c4d-5e6f70.csv`: the view, the metric, the snapshot (first 8 characters)
-/// and a short digest of the whole view state, so two different views of one snapshot never share a name.
+/// `cellscope-curves-p95_wall_ms-1a2b3c4d-5e6f70.csv`: the view, the metric (`aggregate_tps-vs-p95_ttft_ms` when
+/// the curves have a metric on x), the snapshot (first 8 characters) and a short digest of the whole view
+/// state, so two different views of one snapshot never share a name.
 pub fn file_name(state: &ViewState, metric: Metric, extension: &str) -> String {
     let snapshot: String = state
         .at
@@ -210,10 +262,15 @@ pub fn file_name(state: &ViewState, metric: Metric, extension: &str) -> String {
         .filter(char::is_ascii_alphanumeric)
         .take(8)
         .collect();
+    let plotted = match state.x {
+        XAxis::Metric(x) if state.view == View::Curves => {
+            format!("{}-vs-{}", metric.name(), x.name())
+        }
+        _ => metric.name().to_string(),
+    };
     format!(
-        "cellscope-{}-{}-{snapshot}-{:06x}.{extension}",
+        "cellscope-{}-{plotted}-{snapshot}-{:06x}.{extension}",
         state.view.name(),
-        metric.name(),
         fnv1a(state.to_query().as_bytes()) & 0xff_ffff
     )
 }
@@ -262,6 +319,9 @@ mod tests {
     fn series_csv_has_the_view_as_comments_and_one_row_per_point() {
         let point = SeriesPoint {
             n: 2,
+            x: 2.0,
+            x_min: 2.0,
+            x_max: 2.0,
             value: 812.5,
             min: 700.0,
             max: 900.0,
@@ -291,6 +351,8 @@ mod tests {
                 skipped_at: None,
                 skipped_cells: Vec::new(),
                 left_out: 0,
+                without_value: 0,
+                frontier: None,
             }],
         }];
         let csv = series_csv(&facets, &state(), Metric::P95WallMs, &["view".into()]);
@@ -303,6 +365,90 @@ mod tests {
         assert_eq!(
             lines[2],
             "\"long, prefill\",vllm,2,812.5,700,900,18,6,1,360,360,mean of 18 cells: 3 models × 2 phases × 3 reps,never within N ≤ 32"
+        );
+    }
+
+    #[test]
+    fn an_export_with_a_metric_on_x_names_it_and_the_frontier() {
+        use crate::view_state::XAxis;
+        let mut state = ViewState {
+            x: XAxis::Metric(Metric::P95TtftMs),
+            frontier: true,
+            ..state()
+        };
+        let lines = describe_view(&state, Metric::AggregateTps, "http://h/");
+        assert_eq!(
+            lines[0],
+            "cellscope curves: aggregate throughput (tok/s) vs p95 time to first token, colour by backend, small multiples by workload"
+        );
+        assert_eq!(
+            lines[1],
+            "frontier: each series' Pareto frontier drawn bold, dominated points hollow (better: lower p95 time to first token, higher aggregate throughput (tok/s)); points joined in N order"
+        );
+        assert_eq!(lines[2], "filters: workload = long_prefill_8k");
+        let point = |n: u32, x: f64, value: f64| SeriesPoint {
+            n,
+            x,
+            x_min: x - 1.0,
+            x_max: x + 1.0,
+            value,
+            min: value,
+            max: value,
+            efficiency: None,
+            p95_multiplier: None,
+            cells: 1,
+            series: 1,
+            ok_rows: 10,
+            expected_rows: 10,
+            keys: Vec::new(),
+            partial: 0,
+            pooling: crate::pooling::Pooling::default(),
+        };
+        let facets = vec![Facet {
+            title: Some(Value::Text("long_prefill_8k".into())),
+            series: vec![Series {
+                label: Value::Text("vllm".into()),
+                points: vec![point(1, 100.0, 50.0), point(2, 90.0, 40.0)],
+                breakdown: crate::curve::Breakdown::Never { max_n: 2 },
+                skipped_at: None,
+                skipped_cells: Vec::new(),
+                left_out: 0,
+                without_value: 2,
+                frontier: Some(crate::explore::Frontier {
+                    members: vec![0],
+                    steps: Vec::new(),
+                }),
+            }],
+        }];
+        let csv = series_csv(&facets, &state, Metric::AggregateTps, &[]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "# 2 points without a value of p95 time to first token or aggregate throughput (tok/s) left out (never drawn as zero)"
+        );
+        assert_eq!(
+            lines[1],
+            "workload,backend,n,p95_ttft_ms,x_band_min,x_band_max,aggregate_tps,band_min,band_max,cells,series,partial_cells,ok_rows,expected_rows,pooling,breakdown,on_frontier"
+        );
+        assert_eq!(
+            lines[2],
+            "long_prefill_8k,vllm,1,100,99,101,50,50,50,1,1,0,10,10,no cells with data,never within N ≤ 2,true"
+        );
+        assert!(lines[3].ends_with(",false"), "{}", lines[3]);
+        let name = file_name(&state, Metric::AggregateTps, "svg");
+        assert!(
+            name.starts_with("cellscope-curves-aggregate_tps-vs-p95_ttft_ms-20260613-"),
+            "{name}"
+        );
+        // Frontier off: said so, and no column for it.
+        state.frontier = false;
+        let lines = describe_view(&state, Metric::AggregateTps, "http://h/");
+        assert_eq!(lines[1], "frontier: off; points joined in N order");
+        let csv = series_csv(&facets, &state, Metric::AggregateTps, &[]);
+        assert!(
+            csv.lines()
+                .nth(1)
+                .is_some_and(|header| header.ends_with(",breakdown"))
         );
     }
 

@@ -13,6 +13,7 @@ pub mod exclusions;
 pub mod explore;
 pub mod export;
 pub mod filter;
+pub mod frontier;
 pub mod key;
 pub mod lineage;
 pub mod metric;

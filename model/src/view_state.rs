@@ -129,6 +129,65 @@ impl BandSpan {
     }
 }
 
+/// What the curves put on the x axis: concurrency N (log₂, the default), or a per-cell metric, so a sweep reads
+/// as throughput against latency the way vLLM, SGLang and AIPerf benchmarks are read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum XAxis {
+    #[default]
+    N,
+    /// A metric with a value per cell ([`Metric::per_cell`]).
+    Metric(Metric),
+}
+
+impl XAxis {
+    /// The choices of the x picker: N, then every metric the curves can plot.
+    pub fn choices() -> impl Iterator<Item = XAxis> {
+        std::iter::once(XAxis::N).chain(Metric::curves().map(XAxis::Metric))
+    }
+
+    /// How the `x` parameter writes it: `n`, or the metric's name as `metric` writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            XAxis::N => "n",
+            XAxis::Metric(metric) => metric.name(),
+        }
+    }
+
+    /// The axis' label and the picker's wording.
+    pub fn label(self) -> &'static str {
+        match self {
+            XAxis::N => "concurrency N (log₂)",
+            XAxis::Metric(metric) => metric.label(),
+        }
+    }
+
+    /// The metric on the axis, `None` for N.
+    pub fn metric(self) -> Option<Metric> {
+        match self {
+            XAxis::N => None,
+            XAxis::Metric(metric) => Some(metric),
+        }
+    }
+
+    /// `n` or a per-cell metric's name; otherwise why not. Breakdown N and the ok rate have no value per point.
+    pub fn parse(text: &str) -> Result<XAxis, String> {
+        if text == "n" {
+            return Ok(XAxis::N);
+        }
+        match Metric::parse(text) {
+            Some(metric) if metric.per_cell() => Ok(XAxis::Metric(metric)),
+            _ => Err(format!(
+                "expected n or one of {}",
+                Metric::curves()
+                    .map(Metric::name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+}
+
 /// One what-if toggle, by name (for controls, labels and the `include` parameter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -334,6 +393,10 @@ pub struct ViewState {
     pub aggregation: Aggregation,
     /// What the curves' bands span.
     pub band: BandSpan,
+    /// What the curves' x axis shows.
+    pub x: XAxis,
+    /// Whether the curves draw each series' Pareto frontier (with a metric on x).
+    pub frontier: bool,
     /// The inspected cell.
     pub cell: Option<CellKey>,
     pub what_if: WhatIf,
@@ -360,6 +423,8 @@ impl ViewState {
         facet: Some(Dimension::Workload),
         aggregation: Aggregation::Mean,
         band: BandSpan::Cells,
+        x: XAxis::N,
+        frontier: false,
         cell: None,
         what_if: WhatIf::DEFAULT,
         at: None,
@@ -651,6 +716,18 @@ const FIELDS: &[Field] = &[
             }
         },
     },
+    // The curves' x axis and frontier, beside the metric they plot against it (`metric=aggregate_tps&x=p95_ttft_ms`).
+    scalar!("x", x, |x: &XAxis| x.name().to_string(), XAxis::parse),
+    scalar!(
+        "frontier",
+        frontier,
+        |_: &bool| "1".to_string(),
+        |text: &str| match text.trim() {
+            "1" => Ok(true),
+            "0" => Ok(false),
+            _ => Err("expected 1 (draw each series' Pareto frontier) or 0"),
+        }
+    ),
     Field {
         print: |state, out| {
             let alpha = state.compare.alpha;
@@ -1015,6 +1092,7 @@ impl ViewState {
                 .all(|side| !side.is_empty() && side.trim() == side)
             && self.compare.alpha > 0.0
             && self.compare.alpha < 1.0
+            && self.x.metric().is_none_or(Metric::per_cell)
     }
 
     /// Narrows the view to one value of a dimension: N through the N range, the others through the filters.
@@ -1150,6 +1228,8 @@ mod tests {
             color: Dimension::Model,
             facet: None,
             aggregation: Aggregation::Median,
+            x: XAxis::Metric(Metric::P95TtftMs),
+            frontier: true,
             what_if: WhatIf {
                 excluded: true,
                 partial: false,
@@ -1210,6 +1290,58 @@ mod tests {
         );
         let (_, ignored) = parse("view=compare&by=n&per=rep&alpha=1.5&a=+");
         assert_eq!(ignored, ["by", "a", "per", "alpha"]);
+    }
+
+    #[test]
+    fn the_x_axis_and_the_frontier_read_back_and_bad_values_are_reported() {
+        let (state, ignored) = parse("view=curves&x=p95_ttft_ms&metric=aggregate_tps&frontier=1");
+        assert!(ignored.is_empty(), "{ignored:?}");
+        assert_eq!(
+            (state.x, state.metric, state.frontier),
+            (XAxis::Metric(Metric::P95TtftMs), Metric::AggregateTps, true)
+        );
+        // Written beside the metric they are plotted against.
+        assert_eq!(
+            state.to_query(),
+            "view=curves&metric=aggregate_tps&x=p95_ttft_ms&frontier=1"
+        );
+        // The defaults (N on x, no frontier) are not written, and read back as the defaults when given.
+        assert_eq!(
+            ViewState::parse_query("x=n&frontier=0"),
+            (ViewState::default(), Vec::new())
+        );
+        // An unknown x, a metric without a value per point, or a frontier that is neither 1 nor 0 is left at its
+        // default and reported.
+        let (state, ignored) = ViewState::parse_query("view=curves&x=throughput&frontier=yes");
+        assert_eq!((state.x, state.frontier), (XAxis::N, false));
+        assert_eq!(
+            ignored
+                .iter()
+                .map(|ignored| ignored.name.as_str())
+                .collect::<Vec<_>>(),
+            ["x", "frontier"]
+        );
+        assert!(
+            ignored[0]
+                .reason
+                .starts_with("expected n or one of efficiency, p95_multiplier, p50_wall_ms"),
+            "{}",
+            ignored[0].reason
+        );
+        assert!(!ignored[0].reason.contains("breakdown"));
+        for not_per_point in ["breakdown", "ok_rate"] {
+            let (state, ignored) = parse(&format!("x={not_per_point}"));
+            assert_eq!((state.x, ignored), (XAxis::N, vec!["x".to_string()]));
+        }
+        // A frontier with N on x is kept (the x picker may change next) but is no valid x by itself.
+        let (state, ignored) = parse("frontier=1");
+        assert!(ignored.is_empty() && state.frontier && state.is_valid());
+        let invalid = ViewState {
+            x: XAxis::Metric(Metric::Breakdown),
+            ..ViewState::default()
+        };
+        assert!(!invalid.is_valid());
+        assert_eq!(XAxis::choices().count(), 1 + Metric::curves().count());
     }
 
     #[test]

@@ -5,6 +5,7 @@ use cellscope_model::key::{CellKey, Dimension};
 use cellscope_model::scaling::Criterion;
 use cellscope_model::view_state::{
     Aggregation, AuditColumn, AuditSort, BandSpan, CompareChoice, Metric, View, ViewState, WhatIf,
+    XAxis,
 };
 use proptest::prelude::*;
 
@@ -122,6 +123,8 @@ fn view_state() -> impl Strategy<Value = ViewState> {
             proptest::sample::select(AuditColumn::ALL.to_vec()),
             any::<bool>(),
         )),
+        proptest::sample::select(XAxis::choices().collect::<Vec<_>>()),
+        any::<bool>(),
     );
     let contrastable = || proptest::sample::select(cellscope_model::compare::CONTRASTABLE.to_vec());
     let compare = (
@@ -142,7 +145,18 @@ fn view_state() -> impl Strategy<Value = ViewState> {
         |(
             filters,
             (view, metric, at_n, criterion, rows, cols, grid, color, facet, aggregation),
-            (n_min, n_max, cell, (excluded, partial, pre_refill), band, at, query, sort),
+            (
+                n_min,
+                n_max,
+                cell,
+                (excluded, partial, pre_refill),
+                band,
+                at,
+                query,
+                sort,
+                x,
+                frontier,
+            ),
             compare,
         )| {
             let mut state = ViewState {
@@ -167,6 +181,8 @@ fn view_state() -> impl Strategy<Value = ViewState> {
                 query,
                 sort: sort.map(|(column, descending)| AuditSort { column, descending }),
                 compare,
+                x,
+                frontier,
                 ..ViewState::default()
             };
             state.filter.n_min = n_min;
@@ -212,6 +228,8 @@ fn query() -> impl Strategy<Value = String> {
             "q",
             "sort",
             "at",
+            "x",
+            "frontier",
         ])
         .prop_map(str::to_string),
         "[a-z_%+]{0,8}",
@@ -241,6 +259,10 @@ fn query() -> impl Strategy<Value = String> {
             "a%2Cb,c",
             "r/s/p/b/m/w/n=1/rep=0",
             "+1",
+            "1",
+            "p95_ttft_ms",
+            "aggregate_tps",
+            "breakdown",
         ])
         .prop_map(str::to_string),
         "[ -~]{0,12}",

@@ -1,0 +1,233 @@
+//! The curves with a metric on x in a real browser over the demo data: throughput against p95 TTFT, each
+//! series' Pareto frontier checked against the numbers the series table shows, the exports naming both axes and
+//! the frontier, the x picker going back to N, and a hand-edited link with an x the app does not know.
+
+use cellscope_e2e::Harness;
+
+/// One series row of the table: its label, its points `(N, x, y)` and the Ns it lists on the frontier.
+type Row = (String, Vec<(u32, f64, f64)>, Vec<u32>);
+
+/// The series table's rows as numbers: `N: x → y` points and the frontier's Ns.
+async fn table_rows(page: &Harness) -> anyhow::Result<Vec<Row>> {
+    let raw: Vec<(String, String, String)> = page
+        .eval(
+            "Array.from(document.querySelectorAll('#series-table tbody tr')).map(tr => \
+             [tr.dataset.facet + '/' + tr.dataset.series, tr.querySelector('td.points').textContent, tr.dataset.frontier ?? ''])",
+        )
+        .await?;
+    raw.into_iter()
+        .map(|(label, points, frontier)| {
+            let points = points
+                .split(" · ")
+                .filter(|point| !point.is_empty())
+                .map(|point| {
+                    let (n, rest) = point
+                        .split_once(": ")
+                        .ok_or_else(|| anyhow::anyhow!("no N in {point}"))?;
+                    let (x, y) = rest
+                        .split_once(" → ")
+                        .ok_or_else(|| anyhow::anyhow!("no x → y in {point}"))?;
+                    Ok((n.parse()?, x.parse()?, y.parse()?))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let frontier = frontier
+                .split(',')
+                .filter(|n| !n.is_empty())
+                .map(str::parse)
+                .collect::<Result<Vec<u32>, _>>()?;
+            Ok((label, points, frontier))
+        })
+        .collect()
+}
+
+/// The Ns of the points no other point beats on both axes, worked out here independently of the app: lower x
+/// (a latency) and higher y (a throughput) are better.
+fn expected_frontier(points: &[(u32, f64, f64)]) -> Vec<u32> {
+    let mut front: Vec<(u32, f64, f64)> = points
+        .iter()
+        .filter(|(_, x, y)| {
+            !points.iter().any(|(_, other_x, other_y)| {
+                other_x <= x && other_y >= y && (other_x < x || other_y > y)
+            })
+        })
+        .copied()
+        .collect();
+    front.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)));
+    front.into_iter().map(|(n, _, _)| n).collect()
+}
+
+#[tokio::test]
+async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_reported()
+-> anyhow::Result<()> {
+    let page = Harness::start("curves-axes").await?;
+    page.open("/?view=curves&x=p95_ttft_ms&metric=aggregate_tps&frontier=1")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    assert_eq!(page.count("#ignored-notice").await?, 0);
+    // The axes say what they carry, and the controls show the link's choices.
+    let (x_label, y_label, summary): (String, String, String) = page
+        .eval(
+            "(() => { const c = document.querySelector('#curves-canvas'); \
+             return [c.dataset.xLabel, c.dataset.yLabel, c.getAttribute('aria-label')]; })()",
+        )
+        .await?;
+    assert_eq!(x_label, "p95 time to first token");
+    assert_eq!(y_label, "aggregate throughput (tok/s)");
+    assert!(
+        summary.starts_with("aggregate throughput (tok/s) against p95 time to first token")
+            && summary.contains("Pareto frontier drawn"),
+        "{summary}"
+    );
+    let (x, frontier_on, frontier_disabled): (String, bool, bool) = page
+        .eval(
+            "[document.querySelector('#curve-x').value, document.querySelector('#curve-frontier').checked, \
+             document.querySelector('#curve-frontier').disabled]",
+        )
+        .await?;
+    assert_eq!(
+        (x.as_str(), frontier_on, frontier_disabled),
+        ("p95_ttft_ms", true, false)
+    );
+    let header = page.text("#series-table thead").await?;
+    assert!(
+        header.contains("points (N: p95 time to first token in ms → aggregate throughput (tok/s))")
+            && header.contains("frontier (N)"),
+        "{header}"
+    );
+
+    // Every series lists a frontier, and it is the one the shown numbers give.
+    let rows = table_rows(&page).await?;
+    assert!(
+        rows.len() >= 10,
+        "five workloads × the backends: {}",
+        rows.len()
+    );
+    let mut on_frontier = 0;
+    let mut points = 0;
+    for (label, series, frontier) in &rows {
+        assert_eq!(frontier, &expected_frontier(series), "{label}: {series:?}");
+        on_frontier += frontier.len();
+        points += series.len();
+    }
+    assert!(on_frontier < points, "some point is dominated somewhere");
+    let (drawn_on, drawn_dominated): (String, String) = page
+        .eval(
+            "(() => { const c = document.querySelector('#curves-canvas'); \
+             return [c.dataset.frontierPoints, c.dataset.dominatedPoints]; })()",
+        )
+        .await?;
+    assert_eq!(drawn_on, on_frontier.to_string());
+    assert_eq!(drawn_dominated, (points - on_frontier).to_string());
+    let legend = page.text("#curves-legend").await?;
+    assert!(legend.contains("bold line = Pareto frontier"), "{legend}");
+
+    // Hovering a point still names its series and N, and now both numbers that place it.
+    let hovered: bool = page
+        .eval(
+            "(() => { const c = document.querySelector('#curves-canvas'); const r = c.getBoundingClientRect(); \
+             const p = c.dataset.points.split(';').map(p => p.split(',').map(Number))[0]; if (!p) return false; \
+             c.dispatchEvent(new MouseEvent('mousemove', { clientX: r.left + p[0], clientY: r.top + p[1], bubbles: true })); \
+             return true; })()",
+        )
+        .await?;
+    assert!(hovered);
+    page.wait_for("#curves-tooltip").await?;
+    let tooltip = page.text("#curves-tooltip").await?;
+    assert!(
+        tooltip.contains(" · N=")
+            && tooltip.contains("p95 time to first token")
+            && tooltip.contains("aggregate throughput (tok/s)")
+            && (tooltip.contains("Pareto frontier") || tooltip.contains("dominated")),
+        "{tooltip}"
+    );
+    page.screenshot("view-curves-frontier").await?;
+
+    // The exports carry both axes and the frontier.
+    page.capture_downloads().await?;
+    page.click("#export-series-csv").await?;
+    let csv: String = page.eval_async("window.__blobs[0].text()").await?;
+    assert!(
+        csv.contains("# cellscope curves: aggregate throughput (tok/s) vs p95 time to first token"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("# frontier: each series' Pareto frontier drawn bold"),
+        "{csv}"
+    );
+    let header = csv
+        .lines()
+        .find(|line| !line.starts_with('#'))
+        .unwrap_or_default();
+    assert!(
+        header.contains(",n,p95_ttft_ms,x_band_min,x_band_max,aggregate_tps,")
+            && header.ends_with(",on_frontier"),
+        "{header}"
+    );
+    let frontier_rows = csv.lines().filter(|line| line.ends_with(",true")).count();
+    assert_eq!(frontier_rows, on_frontier);
+    page.click("#export-svg").await?;
+    let svg: String = page.eval_async("window.__blobs[1].text()").await?;
+    assert!(
+        svg.contains("frontier: each series"),
+        "the SVG says the frontier"
+    );
+    let names: Vec<String> = page.eval("window.__names").await?;
+    assert!(
+        names
+            .iter()
+            .all(|name| name.starts_with("cellscope-curves-aggregate_tps-vs-p95_ttft_ms-")),
+        "{names:?}"
+    );
+
+    // A narrower view reads well enough to show: vLLM against SGLang on one workload.
+    page.open("/?view=curves&x=p95_ttft_ms&metric=aggregate_tps&frontier=1&backend=vllm,sglang&phase=scaling&workload=long_decode")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    assert_eq!(page.count("#series-table tbody tr").await?, 2);
+    page.screenshot("view-curves-frontier-one-workload").await?;
+
+    // Back to N: the link drops x, the axis is N again and the frontier cannot be drawn.
+    page.eval::<bool>("(() => { const s = document.querySelector('#curve-x'); s.value = 'n'; s.dispatchEvent(new Event('change')); return true; })()")
+        .await?;
+    page.until("!location.search.includes('x=p95_ttft_ms')")
+        .await?;
+    page.until("document.querySelector('#curves-canvas').dataset.xAxis === 'n'")
+        .await?;
+    page.until("document.querySelector('#curve-frontier').disabled")
+        .await?;
+    assert_eq!(
+        page.eval::<String>("document.querySelector('#curves-canvas').dataset.frontierPoints")
+            .await?,
+        "0"
+    );
+
+    // A hand-edited link with an x (and a frontier value) the app does not know: reported, N used.
+    page.open("/?view=curves&x=ttft&metric=aggregate_tps&frontier=yes&workload=long_decode")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    page.wait_for("#ignored-notice").await?;
+    let ignored: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#ignored-notice li')).map(li => li.dataset.parameter)")
+        .await?;
+    assert_eq!(ignored, ["x", "frontier"]);
+    let notice = page.text("#ignored-notice").await?;
+    assert!(
+        notice.contains("expected n or one of efficiency"),
+        "{notice}"
+    );
+    assert_eq!(
+        page.eval::<String>("document.querySelector('#curves-canvas').dataset.xAxis")
+            .await?,
+        "n"
+    );
+    assert_eq!(
+        page.eval::<String>("document.querySelector('#curve-x').value")
+            .await?,
+        "n"
+    );
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

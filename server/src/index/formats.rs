@@ -262,6 +262,86 @@ pub fn read_file(
     }
 }
 
+/// A file that holds one JSON object (a summary, a report), or `None` with a warning naming the file (and the
+/// line of a syntax error): `what` names the document in the message.
+pub fn read_object(
+    storage: &dyn Storage,
+    path: &str,
+    what: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<Json> {
+    let bytes = read_file(storage, path, warnings)?;
+    match json::parse(&bytes) {
+        Ok(object @ Json::Object(_)) => Some(object),
+        Ok(_) => {
+            warnings.push(
+                Warning::error(
+                    "invalid_result",
+                    format!("the {what} is not a JSON object; the run is left out"),
+                )
+                .file(path),
+            );
+            None
+        }
+        Err(error) => {
+            warnings.push(
+                Warning::error(
+                    "invalid_json",
+                    format!(
+                        "the {what} is not valid JSON ({}); the run is left out",
+                        error.message
+                    ),
+                )
+                .file(path)
+                .line(error.line),
+            );
+            None
+        }
+    }
+}
+
+/// The objects of a file holding one or several (appended runs, JSON Lines) as `(record index, line, object)`.
+/// A document that is not an object, or not valid JSON, is left out with a warning at its line, named by
+/// `label(record index, line)`; the file's other documents are still read.
+pub fn read_objects(
+    storage: &dyn Storage,
+    path: &str,
+    label: impl Fn(u32, u64) -> String,
+    warnings: &mut Vec<Warning>,
+) -> Vec<(u32, u64, Json)> {
+    let Some(bytes) = read_file(storage, path, warnings) else {
+        return Vec::new();
+    };
+    let mut objects = Vec::new();
+    for (index, (line, document)) in json::documents(&bytes).into_iter().enumerate() {
+        let record = index as u32;
+        match document {
+            Ok(object @ Json::Object(_)) => objects.push((record, line, object)),
+            Ok(_) => warnings.push(
+                Warning::error(
+                    "invalid_result",
+                    format!("{} is not a JSON object; it is left out", label(record, line)),
+                )
+                .file(path)
+                .line(line),
+            ),
+            Err(error) => warnings.push(
+                Warning::error(
+                    "invalid_json",
+                    format!(
+                        "{} is not valid JSON ({}); it is left out, the file's other records are read",
+                        label(record, line),
+                        error.message
+                    ),
+                )
+                .file(path)
+                .line(error.line),
+            ),
+        }
+    }
+    objects
+}
+
 /// The run id of a detected run: `cellscope.toml`'s `run` when an entry sets it for the first file, else the
 /// run root (the data root itself is `root`).
 fn run_id(context: &ReadContext<'_>, run: &DetectedRun) -> String {

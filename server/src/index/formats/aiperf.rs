@@ -6,7 +6,7 @@
 
 use super::json::{self, field_number, head_has_key, number};
 use super::key::model_name;
-use super::{KeyParts, Part, Request, RunFormat, RunRecord, read_file};
+use super::{KeyParts, Part, Request, RunFormat, RunRecord};
 use crate::index::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
@@ -91,10 +91,7 @@ impl RunFormat for Aiperf {
         if !name.ends_with(".json") || is_derived_file(name) {
             return false;
         }
-        let starts_with_object = head
-            .iter()
-            .find(|byte| !byte.is_ascii_whitespace())
-            .is_some_and(|byte| *byte == b'{');
+        let starts_with_object = json::starts_with_object(head);
         let aggregate =
             head_has_key(head, "aggregation_type") || head_has_key(head, "per_combination_metrics");
         let old_shape = head_has_key(head, "records")
@@ -130,35 +127,8 @@ impl RunFormat for Aiperf {
         path: &str,
         warnings: &mut Vec<Warning>,
     ) -> Vec<RunRecord> {
-        let Some(bytes) = read_file(storage, path, warnings) else {
+        let Some(summary) = super::read_object(storage, path, "summary", warnings) else {
             return Vec::new();
-        };
-        let summary = match json::parse(&bytes) {
-            Ok(summary @ Json::Object(_)) => summary,
-            Ok(_) => {
-                warnings.push(
-                    Warning::error(
-                        "invalid_result",
-                        "the summary is not a JSON object; the run is left out",
-                    )
-                    .file(path),
-                );
-                return Vec::new();
-            }
-            Err(error) => {
-                warnings.push(
-                    Warning::error(
-                        "invalid_json",
-                        format!(
-                            "the summary is not valid JSON ({}); the run is left out",
-                            error.message
-                        ),
-                    )
-                    .file(path)
-                    .line(error.line),
-                );
-                return Vec::new();
-            }
         };
         vec![record(storage, path, &summary, warnings)]
     }

@@ -23,10 +23,7 @@ impl RunFormat for GenaiPerf {
     /// A JSON object with `experiments` whose entries carry an `experiment` (mode and value) or requests with
     /// `response_timestamps`: the perf_analyzer export, whatever `--profile-export-file` named it.
     fn detect(&self, path: &str, head: &[u8]) -> bool {
-        let starts_with_object = head
-            .iter()
-            .find(|byte| !byte.is_ascii_whitespace())
-            .is_some_and(|byte| *byte == b'{');
+        let starts_with_object = json::starts_with_object(head);
         storage::file_name(path).ends_with(".json")
             && starts_with_object
             && head_has_key(head, "experiments")

@@ -5,7 +5,7 @@
 
 use super::json::{self, field_number, field_text, head_has_key};
 use super::key::model_name;
-use super::{KeyParts, Part, Request, RunFormat, RunRecord, read_file};
+use super::{KeyParts, Part, Request, RunFormat, RunRecord};
 use crate::index::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
@@ -25,10 +25,7 @@ impl RunFormat for Guidellm {
     /// `guidellm_version` metadata, whatever `--output-path` named it. The version is not looked at here, so a
     /// report of an unknown version is claimed and reported rather than silently ignored.
     fn detect(&self, path: &str, head: &[u8]) -> bool {
-        let starts_with_object = head
-            .iter()
-            .find(|byte| !byte.is_ascii_whitespace())
-            .is_some_and(|byte| *byte == b'{');
+        let starts_with_object = json::starts_with_object(head);
         storage::file_name(path).ends_with(".json")
             && starts_with_object
             && head_has_key(head, "benchmarks")
@@ -42,35 +39,8 @@ impl RunFormat for Guidellm {
         path: &str,
         warnings: &mut Vec<Warning>,
     ) -> Vec<RunRecord> {
-        let Some(bytes) = read_file(storage, path, warnings) else {
+        let Some(report) = super::read_object(storage, path, "report", warnings) else {
             return Vec::new();
-        };
-        let report = match json::parse(&bytes) {
-            Ok(report @ Json::Object(_)) => report,
-            Ok(_) => {
-                warnings.push(
-                    Warning::error(
-                        "invalid_result",
-                        "the report is not a JSON object; it is left out",
-                    )
-                    .file(path),
-                );
-                return Vec::new();
-            }
-            Err(error) => {
-                warnings.push(
-                    Warning::error(
-                        "invalid_json",
-                        format!(
-                            "the report is not valid JSON ({}); it is left out",
-                            error.message
-                        ),
-                    )
-                    .file(path)
-                    .line(error.line),
-                );
-                return Vec::new();
-            }
         };
         let version = json::at(&report, "metadata.version");
         if !version

@@ -154,6 +154,14 @@ pub fn at<'a>(value: &'a Json, path: &str) -> Option<&'a Json> {
         .try_fold(value, |value, part| value.get(part))
 }
 
+/// Whether a file's first non-blank byte opens an object (results are objects; summaries of several runs are
+/// arrays).
+pub fn starts_with_object(head: &[u8]) -> bool {
+    head.iter()
+        .find(|byte| !byte.is_ascii_whitespace())
+        .is_some_and(|byte| *byte == b'{')
+}
+
 /// Whether the first bytes of a file (possibly cut mid-document) contain `"key"` as a JSON key.
 pub fn head_has_key(head: &[u8], key: &str) -> bool {
     let quoted = format!("\"{key}\"");

@@ -5,7 +5,7 @@
 
 use super::json::{self, array_element_lines, field_count, field_number, field_text, head_has_key};
 use super::key::model_name;
-use super::{KeyParts, Part, Request, RunFormat, RunRecord, read_file};
+use super::{KeyParts, Part, Request, RunFormat, RunRecord};
 use crate::index::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
@@ -24,10 +24,7 @@ impl RunFormat for Llmperf {
     /// A JSON object with `num_concurrent_requests` and flattened `results_…` statistics: the summary, whatever
     /// its name (leaderboard files do not follow the default naming).
     fn detect(&self, path: &str, head: &[u8]) -> bool {
-        let starts_with_object = head
-            .iter()
-            .find(|byte| !byte.is_ascii_whitespace())
-            .is_some_and(|byte| *byte == b'{');
+        let starts_with_object = json::starts_with_object(head);
         storage::file_name(path).ends_with(".json")
             && starts_with_object
             && head_has_key(head, "num_concurrent_requests")
@@ -40,35 +37,8 @@ impl RunFormat for Llmperf {
         path: &str,
         warnings: &mut Vec<Warning>,
     ) -> Vec<RunRecord> {
-        let Some(bytes) = read_file(storage, path, warnings) else {
+        let Some(summary) = super::read_object(storage, path, "summary", warnings) else {
             return Vec::new();
-        };
-        let summary = match json::parse(&bytes) {
-            Ok(summary @ Json::Object(_)) => summary,
-            Ok(_) => {
-                warnings.push(
-                    Warning::error(
-                        "invalid_result",
-                        "the summary is not a JSON object; the run is left out",
-                    )
-                    .file(path),
-                );
-                return Vec::new();
-            }
-            Err(error) => {
-                warnings.push(
-                    Warning::error(
-                        "invalid_json",
-                        format!(
-                            "the summary is not valid JSON ({}); the run is left out",
-                            error.message
-                        ),
-                    )
-                    .file(path)
-                    .line(error.line),
-                );
-                return Vec::new();
-            }
         };
         match record(storage, path, &summary, warnings) {
             Ok(record) => vec![record],

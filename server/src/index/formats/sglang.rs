@@ -5,7 +5,7 @@
 use super::json::{self, field_count, field_number, field_text, head_has_key};
 use super::key::model_name;
 use super::parallel::{self, arrays};
-use super::{KeyParts, Part, RunFormat, RunRecord, read_file};
+use super::{KeyParts, Part, RunFormat, RunRecord};
 use crate::index::storage::Storage;
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
@@ -20,10 +20,7 @@ impl RunFormat for SglangBench {
     /// Lines with `dataset_name`, `completed` and an end-to-end latency aggregate, and no `model_id` (which
     /// would make it a vLLM result).
     fn detect(&self, _path: &str, head: &[u8]) -> bool {
-        let starts_with_object = head
-            .iter()
-            .find(|byte| !byte.is_ascii_whitespace())
-            .is_some_and(|byte| *byte == b'{');
+        let starts_with_object = json::starts_with_object(head);
         starts_with_object
             && head_has_key(head, "dataset_name")
             && !head_has_key(head, "model_id")
@@ -38,40 +35,10 @@ impl RunFormat for SglangBench {
         path: &str,
         warnings: &mut Vec<Warning>,
     ) -> Vec<RunRecord> {
-        let Some(bytes) = read_file(storage, path, warnings) else {
-            return Vec::new();
-        };
         let mut records = Vec::new();
-        for (index, (line, document)) in json::documents(&bytes).into_iter().enumerate() {
-            let record_index = index as u32;
-            let object = match document {
-                Ok(object @ Json::Object(_)) => object,
-                Ok(_) => {
-                    warnings.push(
-                        Warning::error(
-                            "invalid_result",
-                            format!("line {line} is not a JSON object; it is left out"),
-                        )
-                        .file(path)
-                        .line(line),
-                    );
-                    continue;
-                }
-                Err(error) => {
-                    warnings.push(
-                        Warning::error(
-                            "invalid_json",
-                            format!(
-                                "line {line} is not valid JSON ({}); it is left out, the other lines are read",
-                                error.message
-                            ),
-                        )
-                        .file(path)
-                        .line(error.line),
-                    );
-                    continue;
-                }
-            };
+        for (record_index, line, object) in
+            super::read_objects(storage, path, |_, line| format!("line {line}"), warnings)
+        {
             match record(&object, record_index, line) {
                 Ok(record) => records.push(record),
                 Err(message) => warnings.push(

@@ -7,7 +7,7 @@
 use super::json::{self, field_count, field_number, field_text, head_has_key};
 use super::key::model_name;
 use super::parallel::{self, arrays};
-use super::{KeyParts, Part, RunFormat, RunRecord, read_file};
+use super::{KeyParts, Part, RunFormat, RunRecord};
 use crate::index::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
@@ -38,10 +38,7 @@ impl RunFormat for VllmBench {
         if is_side_file(name) || !name.ends_with(".json") && !name.ends_with(".jsonl") {
             return false;
         }
-        let starts_with_object = head
-            .iter()
-            .find(|byte| !byte.is_ascii_whitespace())
-            .is_some_and(|byte| *byte == b'{');
+        let starts_with_object = json::starts_with_object(head);
         starts_with_object
             && (head_has_key(head, "model_id") && head_has_key(head, "num_prompts")
                 || head_has_key(head, "run_number") && head_has_key(head, "error_type"))
@@ -62,41 +59,13 @@ impl RunFormat for VllmBench {
         path: &str,
         warnings: &mut Vec<Warning>,
     ) -> Vec<RunRecord> {
-        let Some(bytes) = read_file(storage, path, warnings) else {
-            return Vec::new();
-        };
         let mut records = Vec::new();
-        for (index, (line, document)) in json::documents(&bytes).into_iter().enumerate() {
-            let record_index = index as u32;
-            let object = match document {
-                Ok(object @ Json::Object(_)) => object,
-                Ok(_) => {
-                    warnings.push(
-                        Warning::error(
-                            "invalid_result",
-                            format!("record {record_index} is not a JSON object; it is left out"),
-                        )
-                        .file(path)
-                        .line(line),
-                    );
-                    continue;
-                }
-                Err(error) => {
-                    warnings.push(
-                        Warning::error(
-                            "invalid_json",
-                            format!(
-                                "record {record_index} is not valid JSON ({}); it is left out, the file's other \
-                                 records are read",
-                                error.message
-                            ),
-                        )
-                        .file(path)
-                        .line(error.line),
-                    );
-                    continue;
-                }
-            };
+        for (record_index, line, object) in super::read_objects(
+            storage,
+            path,
+            |record, _| format!("record {record}"),
+            warnings,
+        ) {
             if let Some(error_type) = field_text(&object, "error_type") {
                 warnings.push(
                     Warning::error(

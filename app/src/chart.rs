@@ -5,6 +5,7 @@ use crate::palette;
 use cellscope_model::distribution::{Histogram, cdf, extent};
 use cellscope_model::explore::{Facet, Series, SeriesPoint};
 use cellscope_model::metric::{TimeUnit, Unit, with_thousands};
+use cellscope_model::origin::Mark;
 use cellscope_model::view_state::{Aggregation, BandSpan, Metric, XAxis};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::{CoordTranslate, Shift};
@@ -350,8 +351,22 @@ fn point_text(series: &Series, index: usize, spec: &CurveSpec<'_>) -> String {
         }
         Some(_) => "\non the Pareto frontier of this series",
     };
+    let mut origin = String::new();
+    for (count, mark) in [
+        (point.reported, Mark::Reported),
+        (point.derived, Mark::Derived),
+    ] {
+        if count > 0 {
+            origin.push_str(&format!(
+                "\n{} {count} of {} cells: {}",
+                mark.sign(),
+                point.cells,
+                mark.meaning()
+            ));
+        }
+    }
     format!(
-        "{} · N={}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}",
+        "{} · N={}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{origin}",
         series.label,
         point.n,
         metric.label(),
@@ -1121,6 +1136,8 @@ mod tests {
             expected_rows: 36,
             keys: Vec::new(),
             partial: 0,
+            reported: 0,
+            derived: 0,
             pooling: cellscope_model::pooling::Pooling::default(),
         }
     }

@@ -18,7 +18,7 @@ use crate::{browser, perf};
 use cellscope_model::CellKey;
 use cellscope_model::Dimension;
 use cellscope_model::api::Provenance;
-use cellscope_model::explore::{Facet, Series, curves, without_value_note};
+use cellscope_model::explore::{Facet, Series, curves, marks_note, without_value_note};
 use cellscope_model::export::{describe_view, file_name, series_csv};
 use cellscope_model::reasons::skip_reason as default_skip_reason;
 use cellscope_model::status::CellStatus;
@@ -261,8 +261,15 @@ pub fn CurvesView() -> impl IntoView {
         let header = f64::from(export_header_height(lines, 1.0));
         (width, curves_height(facets.len(), width) + header)
     };
+    // The images carry the note on reported and derived figures as a line of their header (the CSV as a
+    // comment, written by `series_csv`).
+    let image_lines = move || {
+        let mut lines = export_lines();
+        lines.extend(facets.with_untracked(|facets| marks_note(facets)));
+        lines
+    };
     let export_png = move |_| {
-        let lines = export_lines();
+        let lines = image_lines();
         let frame = ExportFrame { lines: &lines };
         let url = facets.with_untracked(|facets| {
             let (width, height) = export_size(facets, lines.len());
@@ -275,7 +282,7 @@ pub fn CurvesView() -> impl IntoView {
         }
     };
     let export_svg = move |_| {
-        let lines = export_lines();
+        let lines = image_lines();
         let frame = ExportFrame { lines: &lines };
         let mut svg = String::new();
         facets.with_untracked(|facets| {
@@ -386,6 +393,8 @@ pub fn CurvesView() -> impl IntoView {
             facets.with(|facets| without_value_note(facets, chart_metric.get(), x))
                 .map(|note| view! { <p class="pooling-note" id="curves-missing">{note}</p> })
         }}
+        {move || facets.with(|facets| marks_note(facets))
+            .map(|note| view! { <p class="pooling-note" id="curves-marks">{note}</p> })}
         <div id="curves-area">
         <div class="chart-wrap">
             <canvas id="curves-canvas" node_ref=canvas_ref on:mousemove=on_move on:click=on_click

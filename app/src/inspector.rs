@@ -5,6 +5,9 @@ use crate::chart::{Sample, draw_cdf, draw_histogram};
 use crate::state::{ctx, href};
 use crate::{api, browser};
 use cellscope_model::explore::{PICKER_ORDER, Value, pick, picker_choices};
+use cellscope_model::metric::Metric;
+use cellscope_model::origin::{CellOrigin, Mark, compare_figures};
+use cellscope_model::reasons::ScalingAbsent;
 use cellscope_model::requests::{Lineage, RequestRow, RowClass};
 use cellscope_model::view_state::encode;
 use cellscope_model::view_state::{View, ViewState};
@@ -33,6 +36,36 @@ fn request_query(key: &CellKey) -> String {
 
 fn number(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "—".to_string(), |value| format!("{value:.decimals$}"))
+}
+
+/// One figure of the reps table with its sign (`†` reported by the tool, `‡` derived) and what the sign means
+/// on hover; `column` is the cells-table column it shows.
+fn figure(
+    cell: &CellSummary,
+    column: &'static str,
+    value: Option<f64>,
+    decimals: usize,
+) -> impl IntoView + use<> {
+    let mark = Mark::of(&cell.origin, column);
+    let title = (mark != Mark::Recomputed).then(|| mark.meaning());
+    view! { <td title=title data-mark=mark.sign()>{number(value, decimals)}{mark.sign()}</td> }
+}
+
+/// A scaling figure of the reps table: its value, or `—` with why it is absent on hover.
+fn scaling_figure(
+    cell: &CellSummary,
+    metric: Metric,
+    series: &[&CellSummary],
+    decimals: usize,
+) -> impl IntoView + use<> {
+    let absent = ScalingAbsent::of(metric, cell, series);
+    let value = metric.of_cell(cell);
+    let mark = Mark::of(&cell.origin, metric.name());
+    let title = match &absent {
+        Some(absent) => Some(format!("{} {}", metric.label(), absent.sentence())),
+        None => (mark != Mark::Recomputed).then(|| mark.meaning().to_string()),
+    };
+    view! { <td title=title data-mark=mark.sign() data-absent=absent.as_ref().map(ScalingAbsent::short)>{number(value, decimals)}{mark.sign()}</td> }
 }
 
 #[component]
@@ -107,6 +140,19 @@ fn CellInspector(key: CellKey) -> impl IntoView {
             })
         })
     };
+    // Every cell of the series at every N: efficiency and the p95 multiplier are measured against its N = 1.
+    let series = {
+        let key = key.clone();
+        Memo::new(move |_| {
+            ctx.working.with(|cells| {
+                cells
+                    .iter()
+                    .filter(|cell| cell.key.series() == key.series())
+                    .cloned()
+                    .collect::<Vec<CellSummary>>()
+            })
+        })
+    };
     let rows: RwSignal<Option<Result<Vec<RequestRow>, String>>> = RwSignal::new(None);
     let query = request_query(&key);
     let fetch_rows = move || {
@@ -127,12 +173,14 @@ fn CellInspector(key: CellKey) -> impl IntoView {
         .unwrap_or_default();
     let skip = provenance.skipped(&key).cloned();
     let refill = provenance.refill_of(&key.run_id).cloned();
+    let origin = provenance.origin_of(&key).cloned();
     let exclusions: Vec<_> = provenance.exclusions_of(&key).cloned().collect();
     let this = ctx
         .working
         .with_untracked(|cells| cells.iter().find(|cell| cell.key == key).cloned());
     let title = key.to_string();
     let heading = title.clone();
+    let key_for_absent = key.clone();
     view! {
         <section class="inspector" id="inspector" data-cell=title>
             <h2>{heading}</h2>
@@ -156,7 +204,8 @@ fn CellInspector(key: CellKey) -> impl IntoView {
                     <th>"mean prompt tok"</th><th>"mean completion tok"</th><th>"expected from"</th>
                 </tr></thead>
                 <tbody>
-                    {move || reps.get().into_iter().map(|cell| {
+                    {move || { let series = series.get(); reps.get().into_iter().map(|cell| {
+                        let series: Vec<&CellSummary> = series.iter().collect();
                         let mut flags = Vec::new();
                         if cell.refilled { flags.push(format!("refilled from {}", cell.source_run_id.clone().unwrap_or_default())); }
                         if cell.fallback { flags.push("fallback".to_string()); }
@@ -174,16 +223,37 @@ fn CellInspector(key: CellKey) -> impl IntoView {
                                 <td>{cell.status.as_str()}</td><td>{flags.join("; ")}</td>
                                 <td>{format!("{}/{}", cell.rows, cell.expected_rows.map_or("?".to_string(), |e| e.to_string()))}</td>
                                 <td>{cell.ok_rows}</td><td>{cell.failed_rows}</td>
-                                <td>{number(stats.mean_wall_ms, 1)}</td><td>{number(stats.p50_wall_ms, 1)}</td><td>{number(stats.p95_wall_ms, 1)}</td>
-                                <td>{number(stats.p99_wall_ms, 1)}</td><td>{number(stats.p50_ttft_ms, 1)}</td><td>{number(stats.p95_ttft_ms, 1)}</td>
-                                <td>{number(stats.aggregate_tps, 2)}</td><td>{number(cell.efficiency, 3)}</td><td>{number(cell.p95_multiplier, 3)}</td>
-                                <td>{number(stats.mean_prompt_tokens, 1)}</td><td>{number(stats.mean_completion_tokens, 1)}</td>
+                                {figure(&cell, "mean_wall_ms", stats.mean_wall_ms, 1)}{figure(&cell, "p50_wall_ms", stats.p50_wall_ms, 1)}
+                                {figure(&cell, "p95_wall_ms", stats.p95_wall_ms, 1)}{figure(&cell, "p99_wall_ms", stats.p99_wall_ms, 1)}
+                                {figure(&cell, "p50_ttft_ms", stats.p50_ttft_ms, 1)}{figure(&cell, "p95_ttft_ms", stats.p95_ttft_ms, 1)}
+                                {figure(&cell, "aggregate_tps", stats.aggregate_tps, 2)}
+                                {scaling_figure(&cell, Metric::Efficiency, &series, 3)}{scaling_figure(&cell, Metric::P95Multiplier, &series, 3)}
+                                {figure(&cell, "mean_prompt_tokens", stats.mean_prompt_tokens, 1)}
+                                {figure(&cell, "mean_completion_tokens", stats.mean_completion_tokens, 1)}
                                 <td>{cell.expected_source.as_str()}</td>
                             </tr>
                         }
-                    }).collect_view()}
+                    }).collect_view() }}
                 </tbody>
             </table>
+            {move || {
+                // Why efficiency (and the p95 multiplier) is absent for the shown rep, in words.
+                let series = series.get();
+                let series: Vec<&CellSummary> = series.iter().collect();
+                let shown = series.iter().find(|cell| cell.key == key_for_absent).copied();
+                shown.map(|cell| {
+                    [Metric::Efficiency, Metric::P95Multiplier]
+                        .into_iter()
+                        .filter_map(|metric| ScalingAbsent::of(metric, cell, &series).map(|absent| format!("{}: {}.", capitalised(metric.label()), absent.sentence())))
+                        .collect::<Vec<String>>()
+                }).filter(|lines| !lines.is_empty()).map(|lines| view! {
+                    <p class="hint" id="scaling-absent">{lines.join(" ")}</p>
+                })
+            }}
+            {(this.as_ref().is_some_and(|cell| !cell.origin.reported.is_empty() || !cell.origin.derived.is_empty())).then(|| view! {
+                <p class="hint" id="marks-key">{format!("{} {} · {} {}", Mark::Reported.sign(), Mark::Reported.meaning(), Mark::Derived.sign(), Mark::Derived.meaning())}</p>
+            })}
+            {origin.zip(this.clone()).map(|(origin, cell)| view! { <OriginStory origin=origin cell=cell/> })}
             <Distributions rows=rows retry=Callback::new(move |()| fetch_rows())/>
             <section class="story" id="provenance-story">
                 <h3>"Provenance"</h3>
@@ -219,6 +289,77 @@ fn CellInspector(key: CellKey) -> impl IntoView {
                     </ol>
                 })}
             </section>
+        </section>
+    }
+}
+
+/// `Parallel efficiency` from `parallel efficiency`.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// Where a cell of another tool's file came from: the file and record, the key parts that were inferred and by
+/// which rule, the tool's own figures next to cellscope's with their difference, and how figures were obtained.
+#[component]
+fn OriginStory(origin: CellOrigin, cell: CellSummary) -> impl IntoView {
+    let comparisons = compare_figures(&cell, &origin);
+    let location = match origin.line {
+        Some(line) => format!(" (record {}, line {line})", origin.record),
+        None => format!(" (record {})", origin.record),
+    };
+    let value = |column: &str, value: f64| -> String {
+        if column.ends_with("_ms") {
+            format!("{value:.2} ms")
+        } else if column.ends_with("_tps") || column.contains("throughput") {
+            format!("{value:.2} tok/s")
+        } else {
+            format!("{value:.2}")
+        }
+    };
+    view! {
+        <section class="origin" id="cell-origin" data-format=origin.format.clone()>
+            <h3>"Origin"</h3>
+            <p id="origin-file">"Read from " <code>{origin.file.clone()}</code> {location} ", written by " <strong>{origin.format.clone()}</strong> "."</p>
+            {(!origin.inferred.is_empty()).then(|| view! {
+                <p>"Key values inferred rather than read:"</p>
+                <ul id="inferred-parts">
+                    {origin.inferred.iter().map(|part| view! {
+                        <li data-dimension=part.dimension.clone()>{part.dimension.clone()} " = " <code>{part.value.clone()}</code> " — " {part.rule.clone()}</li>
+                    }).collect_view()}
+                </ul>
+            })}
+            {(!comparisons.is_empty()).then(|| view! {
+                <table class="reported" id="reported-vs-recomputed">
+                    <caption>"The tool's own figures next to cellscope's, recomputed from the request rows"</caption>
+                    <thead><tr><th>"figure"</th><th>"recomputed by cellscope"</th><th>"reported by the tool"</th><th>"difference"</th></tr></thead>
+                    <tbody>
+                        {comparisons.iter().map(|row| {
+                            let recomputed = row.recomputed.map_or_else(
+                                || "— (no request rows: the tool's figure is shown)".to_string(),
+                                |recomputed| value(&row.column, recomputed),
+                            );
+                            let difference = match (row.difference(), row.relative_difference()) {
+                                (Some(difference), Some(relative)) => format!("{difference:+.2} ({:+.2} %)", relative * 100.0),
+                                (Some(difference), None) => format!("{difference:+.2}"),
+                                _ => "—".to_string(),
+                            };
+                            view! {
+                                <tr data-column=row.column.clone()>
+                                    <td><code>{row.column.clone()}</code></td><td>{recomputed}</td>
+                                    <td>{value(&row.column, row.reported)}</td><td>{difference}</td>
+                                </tr>
+                            }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            })}
+            {(!origin.notes.is_empty()).then(|| view! {
+                <ul class="notes" id="origin-notes">{origin.notes.iter().map(|note| view! { <li>{note.clone()}</li> }).collect_view()}</ul>
+            })}
         </section>
     }
 }

@@ -177,7 +177,7 @@ pub fn MatrixView() -> impl IntoView {
                     <span>{low}</span>
                     <span class="ramp"></span>
                     <span>{high}</span>
-                    <span class="glyph-key">"⊘ skipped · ✕ failed · ◐ partial · ∅ not run · ↻ refilled · ⊖ excluded · ⤳ fallback (hover a square for details)"</span>
+                    <span class="glyph-key">"⊘ skipped · ✕ failed · ◐ partial · ∅ not run · ↻ refilled · ⊖ excluded · ⤳ fallback · † reported by the tool · ‡ derived (hover a square for details)"</span>
                 }
             }}
         </div>
@@ -255,19 +255,23 @@ fn Grid(grid: MatrixGrid, scale: ColourScale) -> impl IntoView {
                                         square.pooling.describe(aggregation), square.ok_rows, square.expected_rows
                                     )];
                                     hover.extend(glyphs.iter().map(|(glyph, text)| format!("{glyph} {text}")));
+                                    hover.extend(square.origin_lines(metric));
                                     if square.flags.left_out > 0 {
                                         hover.push(format!("{} cells left out of this comparison (exclusion ledger / toggles)", square.flags.left_out));
                                     }
                                     let glyph_text: String = glyphs.iter().map(|(glyph, _)| *glyph).collect();
                                     let statuses: Vec<&str> = glyphs.iter().map(|(_, text)| text.split(' ').nth(1).unwrap_or("")).collect();
+                                    let sign = square.sign();
+                                    let (reported, derived) = (square.reported, square.derived);
                                     let next = target(&row, &col, &square.only_cell);
                                     let link = href(&next);
                                     view! {
                                         <td class="square" style=format!("background:{background};color:{text}") title=hover.join("\n")
-                                            data-row=row.to_string() data-col=col.to_string() data-statuses=statuses.join(",")>
+                                            data-row=row.to_string() data-col=col.to_string() data-statuses=statuses.join(",")
+                                            data-reported=reported.to_string() data-derived=derived.to_string()>
                                             <a class="square-link" href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>
                                                 <span class="value">{square.label(metric)}</span>
-                                                <span class="glyphs">{glyph_text}</span>
+                                                <span class="glyphs">{glyph_text}<span class="mark">{sign}</span></span>
                                             </a>
                                         </td>
                                     }.into_any()

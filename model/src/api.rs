@@ -263,6 +263,10 @@ pub struct RunFacts {
     /// reading a body written before the field existed (a snapshot kept in the cache).
     #[serde(default)]
     pub environment: BTreeMap<EnvironmentField, String>,
+    /// For another tool's files: each key value that was inferred (a default rule or `cellscope.toml`) rather
+    /// than read, with its rule and how many cells carry it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inferred: Vec<crate::origin::InferredCount>,
 }
 
 /// One ledger entry with where it came from and how many cells it matched.
@@ -382,6 +386,16 @@ pub struct Provenance {
     pub exclusions: Vec<ExclusionMatches>,
     pub manifest_histories: Vec<ManifestHistory>,
     pub warnings: Vec<Warning>,
+    /// Where each cell of another tool's file came from (file, record, inferred key parts, the tool's figures).
+    #[serde(default)]
+    pub origins: Vec<KeyedOrigin>,
+}
+
+/// The origin of one cell of another tool's file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyedOrigin {
+    pub key: CellKey,
+    pub origin: crate::origin::CellOrigin,
 }
 
 impl Provenance {
@@ -393,6 +407,13 @@ impl Provenance {
         self.manifest_histories
             .iter()
             .find(|history| &history.key == key)
+    }
+
+    pub fn origin_of(&self, key: &CellKey) -> Option<&crate::origin::CellOrigin> {
+        self.origins
+            .iter()
+            .find(|keyed| &keyed.key == key)
+            .map(|keyed| &keyed.origin)
     }
 
     pub fn refill_of(&self, run_id: &str) -> Option<&RefillProvenance> {

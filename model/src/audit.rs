@@ -232,7 +232,34 @@ pub fn run_lines(run: &RunFacts) -> Vec<AuditLine> {
     lines.extend(run.refill.as_ref().map(refill_line));
     lines.extend(run.backups.iter().map(backup_line));
     lines.extend(exclusions_line(&run.exclusions));
+    lines.extend(inferred_line(&run.inferred));
     lines
+}
+
+/// `inferred`: the key values of another tool's files that were not read but inferred, each with its rule and
+/// how many cells carry it (`backend = vllm on 12 cells (cellscope.toml [[map]] 1: backend = "vllm")`).
+pub fn inferred_line(inferred: &[crate::origin::InferredCount]) -> Option<AuditLine> {
+    if inferred.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for (index, count) in inferred.iter().enumerate() {
+        if index > 0 {
+            parts.push(Part::Text("; ".into()));
+        }
+        parts.push(Part::Text(format!("{} = ", count.dimension)));
+        parts.push(Part::Code(count.value.clone()));
+        parts.push(Part::Text(format!(
+            " on {} cell{} ({})",
+            count.cells,
+            if count.cells == 1 { "" } else { "s" },
+            count.rule
+        )));
+    }
+    Some(AuditLine {
+        label: "inferred",
+        parts,
+    })
 }
 
 /// The warnings count line: `none` or how many (each warning follows on its own line).

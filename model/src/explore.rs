@@ -7,7 +7,9 @@
 use crate::curve::{Breakdown, Curve, CurveOptions, curves as engine_curves};
 use crate::exclusions::ExclusionScope;
 use crate::frontier::{Better, staircase};
-use crate::key::{CellKey, Dimension};
+use crate::key::{CellKey, Dimension, SeriesKey};
+use crate::origin::Mark;
+use crate::reasons::ScalingAbsent;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion, fill_scaling};
 use crate::view_state::{Metric, View, ViewState, WhatIf, XAxis};
@@ -317,6 +319,12 @@ pub struct MatrixCell {
     pub flags: Flags,
     /// The square's one cell, when it holds exactly one (it then opens in the inspector).
     pub only_cell: Option<CellKey>,
+    /// How many of the pooled cells show the metric as the tool's reported figure, and how many as a derived
+    /// one ([`Mark`]): the square carries the sign so reported and recomputed figures are never mixed silently.
+    pub reported: u32,
+    pub derived: u32,
+    /// Why a scaling metric is absent where the cells have data (no N = 1 cell in the series, …).
+    pub absent: Option<ScalingAbsent>,
 }
 
 impl MatrixCell {
@@ -325,11 +333,50 @@ impl MatrixCell {
     pub fn missing(&self) -> Option<&'static str> {
         if self.value.is_some() || self.never_within.is_some() {
             None
+        } else if let Some(absent) = &self.absent {
+            Some(absent.short())
         } else if self.flags.left_out > 0 {
             Some("excluded")
         } else {
             Some("no data")
         }
+    }
+
+    /// The sign after the value (`†` reported, `‡` derived; `†‡` when the pooled cells mix both), empty when
+    /// every pooled figure is recomputed.
+    pub fn sign(&self) -> String {
+        let mut sign = String::new();
+        if self.reported > 0 {
+            sign.push_str(Mark::Reported.sign());
+        }
+        if self.derived > 0 {
+            sign.push_str(Mark::Derived.sign());
+        }
+        sign
+    }
+
+    /// Hover lines for the signs and for an absent scaling metric, in the words of [`Mark`] and
+    /// [`ScalingAbsent`].
+    pub fn origin_lines(&self, metric: Metric) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (count, mark) in [
+            (self.reported, Mark::Reported),
+            (self.derived, Mark::Derived),
+        ] {
+            if count > 0 {
+                lines.push(format!(
+                    "{} {} of {} cells: {}",
+                    mark.sign(),
+                    count,
+                    self.cells,
+                    mark.meaning()
+                ));
+            }
+        }
+        if let Some(absent) = &self.absent {
+            lines.push(format!("{} {}", metric.label(), absent.sentence()));
+        }
+        lines
     }
 
     /// What the square prints: `0.482`, `3.21×`, `845 ms`, `N=16`, `never`, `excluded`, `no data`.
@@ -392,7 +439,7 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
     struct SquareCells<'a> {
         flags: Flags,
         keys: Vec<&'a CellKey>,
-        pooled: Vec<&'a CellKey>,
+        pooled: Vec<&'a CellSummary>,
     }
     let mut gathered: BTreeMap<(Value, Value, Value), SquareCells<'_>> = BTreeMap::new();
     for cell in &relevant {
@@ -401,10 +448,12 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
         entry.flags.count(cell, admitted);
         entry.keys.push(&cell.key);
         if admitted && cell.has_data() {
-            entry.pooled.push(&cell.key);
+            entry.pooled.push(cell);
         }
     }
     let mut squares: BTreeMap<Value, BTreeMap<(Value, Value), MatrixCell>> = BTreeMap::new();
+    // Cells by series, built only when a square needs to say why a scaling metric is absent.
+    let mut by_series: Option<BTreeMap<SeriesKey, Vec<&CellSummary>>> = None;
     for curve in engine_curves(relevant.iter().copied(), position, &options) {
         let (grid, row, col) = curve.group.clone();
         let SquareCells {
@@ -413,7 +462,35 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
             pooled,
         } = gathered.remove(&curve.group).unwrap_or_default();
         let mut square = square(&curve, state, flags);
-        square.pooling = crate::pooling::Pooling::of(pooled);
+        // Breakdown N is read off efficiency (and the p95 multiplier): its cells carry their marks.
+        let shown = match state.metric {
+            Metric::Breakdown => Some(Metric::Efficiency),
+            metric if metric.per_cell() => Some(metric),
+            _ => None,
+        };
+        if let Some(shown) = shown {
+            for cell in &pooled {
+                match Mark::of(&cell.origin, shown.name()) {
+                    Mark::Reported => square.reported += 1,
+                    Mark::Derived => square.derived += 1,
+                    Mark::Recomputed => {}
+                }
+            }
+        }
+        if square.value.is_none() && square.never_within.is_none() {
+            let by_series = by_series.get_or_insert_with(|| {
+                let mut by_series: BTreeMap<SeriesKey, Vec<&CellSummary>> = BTreeMap::new();
+                for cell in cells {
+                    by_series.entry(cell.key.series()).or_default().push(cell);
+                }
+                by_series
+            });
+            square.absent = pooled.iter().find_map(|cell| {
+                let series = by_series.get(&cell.key.series())?;
+                ScalingAbsent::of(state.metric, cell, series)
+            });
+        }
+        square.pooling = crate::pooling::Pooling::of(pooled.iter().map(|cell| &cell.key));
         if let [only] = keys.as_slice() {
             square.only_cell = Some((*only).clone());
         }
@@ -512,6 +589,24 @@ pub struct SeriesPoint {
     pub partial: u32,
     /// What the value pools.
     pub pooling: crate::pooling::Pooling,
+    /// Cells behind the point whose value on either axis is the tool's reported figure ([`Mark::Reported`]),
+    /// and those resting on a derived one ([`Mark::Derived`]).
+    pub reported: u32,
+    pub derived: u32,
+}
+
+impl SeriesPoint {
+    /// `†`, `‡`, both or nothing, as the matrix writes it.
+    pub fn sign(&self) -> String {
+        let mut sign = String::new();
+        if self.reported > 0 {
+            sign.push_str(Mark::Reported.sign());
+        }
+        if self.derived > 0 {
+            sign.push_str(Mark::Derived.sign());
+        }
+        sign
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -615,17 +710,31 @@ fn series(
     metric: Metric,
 ) -> Series {
     let inclusion = &options.inclusion;
-    let keys_at = |n: u32| -> Vec<CellKey> {
+    let cells_at = |n: u32| -> Vec<&CellSummary> {
         slice
             .iter()
+            .copied()
             .filter(|cell| {
                 cell.key.n == n
                     && cell.has_data()
                     && inclusion.admits(cell)
                     && group(cell) == curve.group
             })
-            .map(|cell| cell.key.clone())
             .collect()
+    };
+    // A point is marked when either of its coordinates rests on a cell's reported (or derived) figure.
+    let shown: Vec<&str> = std::iter::once(metric.name())
+        .chain(state.x.metric().map(Metric::name))
+        .collect();
+    let marks_of = |cells: &[&CellSummary], mark: Mark| -> u32 {
+        cells
+            .iter()
+            .filter(|cell| {
+                shown
+                    .iter()
+                    .any(|column| Mark::of(&cell.origin, column) == mark)
+            })
+            .count() as u32
     };
     // A point needs a value on both axes: one without is left out and counted, never drawn at zero.
     let mut without_value = 0;
@@ -648,7 +757,11 @@ fn series(
                 without_value += u32::from(point.cells > 0);
                 return None;
             };
+            let cells = cells_at(point.n);
             Some(SeriesPoint {
+                reported: marks_of(&cells, Mark::Reported),
+                derived: marks_of(&cells, Mark::Derived),
+                keys: cells.iter().map(|cell| cell.key.clone()).collect(),
                 n: point.n,
                 x: x.value,
                 x_min: x.min,
@@ -663,7 +776,6 @@ fn series(
                 series: point.series,
                 ok_rows: point.ok_rows,
                 expected_rows: point.expected_rows,
-                keys: keys_at(point.n),
                 partial: point.partial,
             })
         })
@@ -734,6 +846,42 @@ pub fn without_value_note(facets: &[Facet], metric: Metric, x: XAxis) -> Option<
             if count == 1 { "" } else { "s" }
         )
     })
+}
+
+/// "3 points rest on figures the tool reported (†), not recomputed; 2 on derived ones (‡)": said under the
+/// curves and in their exports, so reported and recomputed values are never mixed silently.
+pub fn marks_note(facets: &[Facet]) -> Option<String> {
+    let points = || {
+        facets
+            .iter()
+            .flat_map(|facet| &facet.series)
+            .flat_map(|series| &series.points)
+    };
+    let reported = points().filter(|point| point.reported > 0).count();
+    let derived = points().filter(|point| point.derived > 0).count();
+    let plural = |count: usize| {
+        if count == 1 {
+            "point rests"
+        } else {
+            "points rest"
+        }
+    };
+    let mut parts = Vec::new();
+    if reported > 0 {
+        parts.push(format!(
+            "{reported} {} on figures the tool reported ({}), not recomputed from request rows",
+            plural(reported),
+            Mark::Reported.sign()
+        ));
+    }
+    if derived > 0 {
+        parts.push(format!(
+            "{derived} {} on derived wall latencies ({}: TTFT + Σ inter-token latencies)",
+            plural(derived),
+            Mark::Derived.sign()
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 #[cfg(test)]
@@ -814,6 +962,59 @@ mod tests {
         assert_eq!(grids[1].squares[0][0].as_ref().unwrap().value, Some(32.0));
         let sglang = grids[0].squares[0][0].as_ref().unwrap();
         assert_eq!((sglang.value, sglang.never_within.is_some()), (None, true));
+    }
+
+    #[test]
+    fn squares_carry_the_signs_of_reported_figures_and_say_why_efficiency_is_absent() {
+        // vllm's sweep starts at N = 2 (no baseline); sglang's N = 32 throughput is the tool's figure in one
+        // rep and its p95 derived in another.
+        let mut cells = sweep("vllm", "long_decode", &[(2, 0.9), (32, 0.6)]);
+        cells.extend(sweep("sglang", "long_decode", &[(1, 1.0), (32, 0.66)]));
+        for cell in cells
+            .iter_mut()
+            .filter(|cell| cell.key.backend == "sglang" && cell.key.n == 32)
+        {
+            match cell.key.rep {
+                0 => cell.origin.reported.push("aggregate_tps".into()),
+                1 => cell.origin.derived.push("p95_wall_ms".into()),
+                _ => {}
+            }
+        }
+        fill_scaling(&mut cells);
+        let state = ViewState {
+            at_n: 32,
+            ..ViewState::default()
+        };
+        let grids = matrix(&cells, &state);
+        let sglang = grids[0].squares[0][0].as_ref().unwrap();
+        assert_eq!((sglang.reported, sglang.derived), (1, 0));
+        assert_eq!(sglang.sign(), "†");
+        assert_eq!(
+            sglang.origin_lines(Metric::Efficiency),
+            [
+                "† 1 of 3 cells: reported by the tool, not recomputed (the file has no request rows for it)"
+            ]
+        );
+        let vllm = grids[1].squares[0][0].as_ref().unwrap();
+        assert_eq!(vllm.value, None);
+        assert_eq!(
+            vllm.absent,
+            Some(ScalingAbsent::NoBaseline { smallest_n: 2 })
+        );
+        assert_eq!(vllm.label(Metric::Efficiency), "no N=1");
+        assert!(vllm.origin_lines(Metric::Efficiency)[0].ends_with("this sweep starts at N = 2"));
+        // On p95 wall the derived rep is marked, the reported throughput is not.
+        let p95 = ViewState {
+            metric: Metric::P95WallMs,
+            ..state
+        };
+        let sglang = matrix(&cells, &p95)[0].squares[0][0].clone().unwrap();
+        assert_eq!(
+            (sglang.reported, sglang.derived, sglang.sign().as_str()),
+            (0, 1, "‡")
+        );
+        let vllm = matrix(&cells, &p95)[1].squares[0][0].clone().unwrap();
+        assert_eq!((vllm.absent.clone(), vllm.sign().as_str()), (None, ""));
     }
 
     #[test]

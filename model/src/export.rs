@@ -187,7 +187,10 @@ pub fn series_csv(
         out.push_str(line);
         out.push('\n');
     }
-    if let Some(note) = without_value_note(facets, metric, state.x) {
+    let notes = without_value_note(facets, metric, state.x)
+        .into_iter()
+        .chain(crate::explore::marks_note(facets));
+    for note in notes {
         out.push_str("# ");
         out.push_str(&note);
         out.push('\n');
@@ -201,7 +204,7 @@ pub fn series_csv(
         out.push_str(&format!("{},x_band_min,x_band_max,", x.name()));
     }
     out.push_str(&format!(
-        "{},band_min,band_max,cells,series,partial_cells,ok_rows,expected_rows,pooling,breakdown{}\n",
+        "{},band_min,band_max,cells,series,partial_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown{}\n",
         metric.name(),
         if frontier { ",on_frontier" } else { "" }
     ));
@@ -223,13 +226,15 @@ pub fn series_csv(
                     out.push_str(&format!("{},{},{},", point.x, point.x_min, point.x_max));
                 }
                 out.push_str(&format!(
-                    "{},{},{},{},{},{},{},{},",
+                    "{},{},{},{},{},{},{},{},{},{},",
                     point.value,
                     point.min,
                     point.max,
                     point.cells,
                     point.series,
                     point.partial,
+                    point.reported,
+                    point.derived,
                     point.ok_rows,
                     point.expected_rows
                 ));
@@ -333,6 +338,8 @@ mod tests {
             expected_rows: 360,
             keys: Vec::new(),
             partial: 1,
+            reported: 2,
+            derived: 0,
             pooling: crate::pooling::Pooling {
                 cells: 18,
                 spans: vec![
@@ -360,11 +367,11 @@ mod tests {
         assert_eq!(lines[0], "# view");
         assert_eq!(
             lines[1],
-            "workload,backend,n,p95_wall_ms,band_min,band_max,cells,series,partial_cells,ok_rows,expected_rows,pooling,breakdown"
+            "workload,backend,n,p95_wall_ms,band_min,band_max,cells,series,partial_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown"
         );
         assert_eq!(
             lines[2],
-            "\"long, prefill\",vllm,2,812.5,700,900,18,6,1,360,360,mean of 18 cells: 3 models × 2 phases × 3 reps,never within N ≤ 32"
+            "\"long, prefill\",vllm,2,812.5,700,900,18,6,1,2,0,360,360,mean of 18 cells: 3 models × 2 phases × 3 reps,never within N ≤ 32"
         );
     }
 
@@ -402,6 +409,8 @@ mod tests {
             expected_rows: 10,
             keys: Vec::new(),
             partial: 0,
+            reported: 0,
+            derived: 0,
             pooling: crate::pooling::Pooling::default(),
         };
         let facets = vec![Facet {
@@ -428,11 +437,11 @@ mod tests {
         );
         assert_eq!(
             lines[1],
-            "workload,backend,n,p95_ttft_ms,x_band_min,x_band_max,aggregate_tps,band_min,band_max,cells,series,partial_cells,ok_rows,expected_rows,pooling,breakdown,on_frontier"
+            "workload,backend,n,p95_ttft_ms,x_band_min,x_band_max,aggregate_tps,band_min,band_max,cells,series,partial_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown,on_frontier"
         );
         assert_eq!(
             lines[2],
-            "long_prefill_8k,vllm,1,100,99,101,50,50,50,1,1,0,10,10,no cells with data,never within N ≤ 2,true"
+            "long_prefill_8k,vllm,1,100,99,101,50,50,50,1,1,0,0,0,10,10,no cells with data,never within N ≤ 2,true"
         );
         assert!(lines[3].ends_with(",false"), "{}", lines[3]);
         let name = file_name(&state, Metric::AggregateTps, "svg");

@@ -4,8 +4,58 @@
 //!
 //! TR164 cells have an empty [`FigureOrigin`]: every figure is recomputed and every key part is read.
 
+use crate::stats::CellStats;
+use crate::summary::CellSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// The statistics columns of the cells table a file of another tool can fill, in cells-table order: from its
+/// request rows (recomputed) or, where they cannot give it, from the tool's own figure (reported).
+pub const STAT_COLUMNS: [&str; 9] = [
+    "mean_wall_ms",
+    "p50_wall_ms",
+    "p95_wall_ms",
+    "p99_wall_ms",
+    "p50_ttft_ms",
+    "p95_ttft_ms",
+    "mean_prompt_tokens",
+    "mean_completion_tokens",
+    "aggregate_tps",
+];
+
+impl CellStats {
+    /// The statistic a cells-table column names (`None` for a column that is not one of [`STAT_COLUMNS`]).
+    pub fn column(&self, column: &str) -> Option<f64> {
+        match column {
+            "mean_wall_ms" => self.mean_wall_ms,
+            "p50_wall_ms" => self.p50_wall_ms,
+            "p95_wall_ms" => self.p95_wall_ms,
+            "p99_wall_ms" => self.p99_wall_ms,
+            "p50_ttft_ms" => self.p50_ttft_ms,
+            "p95_ttft_ms" => self.p95_ttft_ms,
+            "mean_prompt_tokens" => self.mean_prompt_tokens,
+            "mean_completion_tokens" => self.mean_completion_tokens,
+            "aggregate_tps" => self.aggregate_tps,
+            _ => None,
+        }
+    }
+
+    /// The slot of a statistic by its cells-table column, to fill it from a reported figure.
+    pub fn column_mut(&mut self, column: &str) -> Option<&mut Option<f64>> {
+        Some(match column {
+            "mean_wall_ms" => &mut self.mean_wall_ms,
+            "p50_wall_ms" => &mut self.p50_wall_ms,
+            "p95_wall_ms" => &mut self.p95_wall_ms,
+            "p99_wall_ms" => &mut self.p99_wall_ms,
+            "p50_ttft_ms" => &mut self.p50_ttft_ms,
+            "p95_ttft_ms" => &mut self.p95_ttft_ms,
+            "mean_prompt_tokens" => &mut self.mean_prompt_tokens,
+            "mean_completion_tokens" => &mut self.mean_completion_tokens,
+            "aggregate_tps" => &mut self.aggregate_tps,
+            _ => return None,
+        })
+    }
+}
 
 /// The per-cell marks that travel in the cells table (three text columns, `;`-separated names).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,6 +148,132 @@ pub struct CellOrigin {
     pub notes: Vec<String>,
 }
 
+/// How the figure shown for a column was obtained, as the UI marks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// Recomputed from the request rows by the product's definitions: no mark.
+    Recomputed,
+    /// The tool's own figure: there were no request rows to recompute it from.
+    Reported,
+    /// Recomputed from a reconstructed per-request value (wall = TTFT + Σ inter-token latencies).
+    Derived,
+}
+
+impl Mark {
+    pub fn of(origin: &FigureOrigin, column: &str) -> Mark {
+        if origin.is_reported(column) {
+            Mark::Reported
+        } else if origin.is_derived(column) {
+            Mark::Derived
+        } else {
+            Mark::Recomputed
+        }
+    }
+
+    /// The footnote sign the matrix, the inspector and the curves put next to a marked value.
+    pub fn sign(self) -> &'static str {
+        match self {
+            Mark::Recomputed => "",
+            Mark::Reported => "†",
+            Mark::Derived => "‡",
+        }
+    }
+
+    /// What the sign means, for hover text and legends.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Mark::Recomputed => "recomputed from the request rows",
+            Mark::Reported => {
+                "reported by the tool, not recomputed (the file has no request rows for it)"
+            }
+            Mark::Derived => {
+                "derived: wall latency rebuilt as TTFT + Σ inter-token latencies (the file has no end-to-end latency)"
+            }
+        }
+    }
+}
+
+/// One line of the inspector's "reported by the tool vs recomputed" table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FigureComparison {
+    /// Cells-table column (`p99_wall_ms`, `aggregate_tps`, …).
+    pub column: String,
+    /// What cellscope computed from the request rows; `None` when the shown value is the tool's.
+    pub recomputed: Option<f64>,
+    /// What the tool wrote in its file.
+    pub reported: f64,
+}
+
+impl FigureComparison {
+    /// recomputed − reported, when both exist.
+    pub fn difference(&self) -> Option<f64> {
+        self.recomputed.map(|recomputed| recomputed - self.reported)
+    }
+
+    /// The difference relative to the reported figure (`None` when either is missing or the figure is 0).
+    pub fn relative_difference(&self) -> Option<f64> {
+        self.difference()
+            .filter(|_| self.reported != 0.0)
+            .map(|difference| difference / self.reported.abs())
+    }
+}
+
+/// The tool's figures of a cell next to cellscope's own, in cells-table order, then any other reported figure
+/// by name. A figure the cell shows *as* reported has no recomputed value (it is never compared with itself).
+pub fn compare_figures(cell: &CellSummary, origin: &CellOrigin) -> Vec<FigureComparison> {
+    let ordered = STAT_COLUMNS
+        .iter()
+        .copied()
+        .filter(|column| origin.reported.contains_key(*column))
+        .chain(
+            origin
+                .reported
+                .keys()
+                .map(String::as_str)
+                .filter(|column| !STAT_COLUMNS.contains(column)),
+        );
+    ordered
+        .map(|column| FigureComparison {
+            column: column.to_string(),
+            recomputed: (!cell.origin.is_reported(column))
+                .then(|| cell.stats.column(column))
+                .flatten(),
+            reported: origin.reported[column],
+        })
+        .collect()
+}
+
+/// One inferred key value of a run and the cells that carry it, for the audit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InferredCount {
+    pub dimension: String,
+    pub value: String,
+    pub rule: String,
+    pub cells: u32,
+}
+
+/// Every distinct inferred (dimension, value, rule) among some cells' origins, with how many cells carry it,
+/// in dimension then value order.
+pub fn tally_inferred<'a>(origins: impl IntoIterator<Item = &'a CellOrigin>) -> Vec<InferredCount> {
+    let mut counts: BTreeMap<(&str, &str, &str), u32> = BTreeMap::new();
+    for origin in origins {
+        for part in &origin.inferred {
+            *counts
+                .entry((&part.dimension, &part.value, &part.rule))
+                .or_default() += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .map(|((dimension, value, rule), cells)| InferredCount {
+            dimension: dimension.to_string(),
+            value: value.to_string(),
+            rule: rule.to_string(),
+            cells,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +295,74 @@ mod tests {
             origin.reported
         );
         assert!(FigureOrigin::split("").is_empty());
+    }
+
+    fn part(dimension: &str, value: &str, rule: &str) -> InferredPart {
+        InferredPart {
+            dimension: dimension.into(),
+            value: value.into(),
+            rule: rule.into(),
+        }
+    }
+
+    #[test]
+    fn inferred_values_are_tallied_per_value_and_rule() {
+        let origin = |parts: Vec<InferredPart>| CellOrigin {
+            inferred: parts,
+            ..CellOrigin::default()
+        };
+        let origins = [
+            origin(vec![
+                part("backend", "vllm", "cellscope.toml"),
+                part("rep", "0", "order"),
+            ]),
+            origin(vec![
+                part("backend", "vllm", "cellscope.toml"),
+                part("rep", "1", "order"),
+            ]),
+            origin(vec![part("backend", "sglang", "engine name in the path")]),
+        ];
+        let tally = tally_inferred(&origins);
+        let text: Vec<String> = tally
+            .iter()
+            .map(|count| {
+                format!(
+                    "{}={} {} ({})",
+                    count.dimension, count.value, count.cells, count.rule
+                )
+            })
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "backend=sglang 1 (engine name in the path)",
+                "backend=vllm 2 (cellscope.toml)",
+                "rep=0 1 (order)",
+                "rep=1 1 (order)"
+            ]
+        );
+    }
+
+    #[test]
+    fn reported_figures_sit_next_to_recomputed_ones_and_never_next_to_themselves() {
+        let key: crate::CellKey = "r/s/p/b/m/w/n=4/rep=0".parse().unwrap();
+        let mut cell = CellSummary::empty(key, crate::CellStatus::Clean);
+        cell.stats.p99_wall_ms = Some(1010.0);
+        cell.stats.p50_ttft_ms = Some(80.0);
+        cell.origin.reported = vec!["p50_ttft_ms".into()];
+        let mut origin = CellOrigin::default();
+        origin.reported.insert("p50_ttft_ms".into(), 80.0);
+        origin.reported.insert("p99_wall_ms".into(), 1000.0);
+        origin.reported.insert("request_goodput".into(), 3.5);
+        let rows = compare_figures(&cell, &origin);
+        let columns: Vec<&str> = rows.iter().map(|row| row.column.as_str()).collect();
+        assert_eq!(columns, ["p99_wall_ms", "p50_ttft_ms", "request_goodput"]);
+        assert_eq!(rows[0].difference(), Some(10.0));
+        assert_eq!(rows[0].relative_difference(), Some(0.01));
+        // The shown TTFT *is* the tool's figure: nothing recomputed to set against it.
+        assert_eq!((rows[1].recomputed, rows[1].difference()), (None, None));
+        assert_eq!(rows[2].recomputed, None);
+        assert_eq!(Mark::of(&cell.origin, "p50_ttft_ms"), Mark::Reported);
+        assert_eq!(Mark::of(&cell.origin, "p99_wall_ms"), Mark::Recomputed);
     }
 }

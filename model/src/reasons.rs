@@ -2,6 +2,7 @@
 //! table, the curves' end markers and the inspector, so the same cell reads the same everywhere.
 
 use crate::api::HistoryEvent;
+use crate::metric::Metric;
 use crate::status::CellStatus;
 use crate::summary::CellSummary;
 
@@ -15,6 +16,102 @@ pub fn skip_reason(status: CellStatus, history: &[HistoryEvent]) -> String {
             CellStatus::NotRun => "planned but absent from metrics.csv".into(),
             _ => "skip sentinel row in metrics.csv".into(),
         })
+}
+
+/// Why a cell with data has no efficiency or p95 multiplier: both are measured against the N = 1 cell of the
+/// same series (same run, suite, phase, backend, model and workload), so the sweep must have one, and the
+/// figure they compare must exist on both sides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScalingAbsent {
+    /// The series has no N = 1 cell with data; `smallest_n` is its smallest measured N.
+    NoBaseline { smallest_n: u32 },
+    /// The cell itself has no value of `column` (`aggregate_tps` or `p95_wall_ms`).
+    NoOwnFigure { column: &'static str },
+    /// The N = 1 cell has no value of `column`.
+    NoBaselineFigure { column: &'static str },
+}
+
+impl ScalingAbsent {
+    /// Why `cell`'s value of a scaling metric (`efficiency` → aggregate tps, `p95_multiplier` → p95 wall) is
+    /// absent, given the cells of its series (`series_cells`; others are ignored). `None` when the cell has the
+    /// value, has no data, or `metric` is not a scaling metric.
+    pub fn of(
+        metric: Metric,
+        cell: &CellSummary,
+        series_cells: &[&CellSummary],
+    ) -> Option<ScalingAbsent> {
+        let (value, column) = match metric {
+            Metric::Efficiency => (cell.efficiency, "aggregate_tps"),
+            Metric::P95Multiplier => (cell.p95_multiplier, "p95_wall_ms"),
+            _ => return None,
+        };
+        if value.is_some() || !cell.has_data() {
+            return None;
+        }
+        let series = cell.key.series();
+        let in_series: Vec<&CellSummary> = series_cells
+            .iter()
+            .copied()
+            .filter(|other| other.key.series() == series && other.has_data())
+            .collect();
+        let baselines: Vec<&&CellSummary> =
+            in_series.iter().filter(|other| other.key.n == 1).collect();
+        if baselines.is_empty() {
+            let smallest_n = in_series
+                .iter()
+                .map(|other| other.key.n)
+                .min()
+                .unwrap_or(cell.key.n);
+            return Some(ScalingAbsent::NoBaseline { smallest_n });
+        }
+        if cell.stats.column(column).is_none() {
+            return Some(ScalingAbsent::NoOwnFigure { column });
+        }
+        if baselines
+            .iter()
+            .all(|base| base.stats.column(column).is_none())
+        {
+            return Some(ScalingAbsent::NoBaselineFigure { column });
+        }
+        None
+    }
+
+    /// What a matrix square has room for.
+    pub fn short(&self) -> &'static str {
+        match self {
+            ScalingAbsent::NoBaseline { .. } => "no N=1",
+            ScalingAbsent::NoOwnFigure { column } | ScalingAbsent::NoBaselineFigure { column } => {
+                if *column == "aggregate_tps" {
+                    "no tps"
+                } else {
+                    "no p95"
+                }
+            }
+        }
+    }
+
+    /// The sentence the hover text and the inspector show.
+    pub fn sentence(&self) -> String {
+        let what = |column: &str| {
+            if column == "aggregate_tps" {
+                "aggregate throughput (the file has neither per-request tokens and times nor the tool's throughput)"
+            } else {
+                "p95 wall latency (the file has neither per-request latencies nor the tool's p95)"
+            }
+        };
+        match self {
+            ScalingAbsent::NoBaseline { smallest_n } => format!(
+                "absent: it is measured against the N = 1 cell of the same series, and this \
+                 sweep starts at N = {smallest_n}"
+            ),
+            ScalingAbsent::NoOwnFigure { column } => {
+                format!("absent: this cell has no {}", what(column))
+            }
+            ScalingAbsent::NoBaselineFigure { column } => {
+                format!("absent: the series' N = 1 cell has no {}", what(column))
+            }
+        }
+    }
 }
 
 /// Whether the audit lists a cell: anything but a plain clean cell (not clean, refilled, fallback-completed or

@@ -12,6 +12,9 @@ pub struct Config {
     pub bin: PathBuf,
     /// `CELLSCOPE_DATA`: the data root to serve.
     pub data: PathBuf,
+    /// `CELLSCOPE_MIXED_DATA`: the mixed-format demo root (TR164 demo + vLLM, SGLang and AIPerf sweeps), for the
+    /// tests of other tools' files ([`Config::mixed_root`]).
+    pub mixed: Option<PathBuf>,
     /// `CHROMIUM` (default `/usr/bin/chromium`).
     pub chromium: PathBuf,
     /// `CHROMEDRIVER` (default `/usr/bin/chromedriver`).
@@ -44,6 +47,9 @@ impl Config {
         let config = Self {
             bin: required("CELLSCOPE_BIN")?,
             data: required("CELLSCOPE_DATA")?,
+            mixed: lookup("CELLSCOPE_MIXED_DATA")
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from),
             chromium: or("CHROMIUM", PathBuf::from("/usr/bin/chromium")),
             chromedriver: or("CHROMEDRIVER", PathBuf::from("/usr/bin/chromedriver")),
             screenshots: or(
@@ -62,6 +68,18 @@ impl Config {
             }
         }
         Ok(config)
+    }
+
+    /// The mixed-format root; an error saying how to get it when it was not given or is not there.
+    pub fn mixed_root(&self) -> anyhow::Result<PathBuf> {
+        match &self.mixed {
+            Some(mixed) if mixed.join("cellscope.toml").is_file() => Ok(mixed.clone()),
+            Some(mixed) => bail!(
+                "CELLSCOPE_MIXED_DATA: {} is not a complete mixed demo root. {HOW_TO_RUN}",
+                mixed.display()
+            ),
+            None => bail!("CELLSCOPE_MIXED_DATA is not set. {HOW_TO_RUN}"),
+        }
     }
 }
 

@@ -92,21 +92,32 @@ pub fn run() -> anyhow::Result<()> {
     // Before the native build, which embeds the bundle into the `cellscope` binary the browser tests start.
     let built = steps.run("build-web", || web::build(false))?;
     let data = steps.run("demo data", bench::ensure_demo_data)?;
+    let mixed = steps.run(
+        "mixed-format demo data",
+        crate::serve::ensure_mixed_demo_data,
+    )?;
     steps.run("chromium", browser::ensure_installed)?;
     // One `cargo test --workspace` builds every test and the debug server once (one feature resolution for all
     // packages, so nothing is compiled twice) and runs them all, browser tests included: no release build.
     steps.run("test build with clippy", || {
         process::run_with_env("cargo", &["test", "--workspace", "--no-run"], &clippy_env())
     })?;
+    // Both roots the tests serve: the TR164 demo and the mixed-format root beside it.
+    let roots = [data.clone(), mixed];
     let before = steps.run("data checksum", || {
-        let checksum = Checksum::of(&data)?;
-        eprintln!(
-            "{}: {} entries, checksum {}",
-            data.display(),
-            checksum.len(),
-            checksum.digest()
-        );
-        Ok(checksum)
+        roots
+            .iter()
+            .map(|root| {
+                let checksum = Checksum::of(root)?;
+                eprintln!(
+                    "{}: {} entries, checksum {}",
+                    root.display(),
+                    checksum.len(),
+                    checksum.digest()
+                );
+                Ok(checksum)
+            })
+            .collect::<anyhow::Result<Vec<Checksum>>>()
     })?;
     steps.run("tests (unit, golden, CLI, HTTP, browser)", || {
         let mut env = e2e::test_env(&e2e::debug_server(), &data);
@@ -114,7 +125,10 @@ pub fn run() -> anyhow::Result<()> {
         process::run_with_env("cargo", &["test", "--workspace"], &env)
     })?;
     steps.run("data unchanged", || {
-        checksum::verify_unchanged(&before, &data)
+        before
+            .iter()
+            .zip(&roots)
+            .try_for_each(|(before, root)| checksum::verify_unchanged(before, root))
     })?;
     steps.summary();
     eprintln!(

@@ -23,6 +23,14 @@ pub fn test_env(bin: &Path, data: &Path) -> Vec<(&'static str, String)> {
     vec![
         ("CELLSCOPE_BIN", bin.to_string_lossy().into_owned()),
         ("CELLSCOPE_DATA", data.to_string_lossy().into_owned()),
+        // The mixed-format root beside it (TR164 demo + vLLM, SGLang and AIPerf sweeps), for the tests of
+        // other tools' files; `ensure_mixed_demo_data` writes it.
+        (
+            "CELLSCOPE_MIXED_DATA",
+            data.with_file_name("demo-mixed")
+                .to_string_lossy()
+                .into_owned(),
+        ),
         (
             "CELLSCOPE_SCREENSHOTS",
             target_dir()
@@ -52,6 +60,7 @@ pub fn run_tests(bin: &Path, data: &Path, extra: &[String]) -> anyhow::Result<()
 /// the README) rather than the debug one.
 pub fn run(dev: bool, release: bool, extra: &[String]) -> anyhow::Result<()> {
     let data = crate::bench::ensure_demo_data()?;
+    crate::serve::ensure_mixed_demo_data()?;
     web::build(dev)?;
     let bin = if release {
         release_server()?

@@ -6,7 +6,7 @@ use anyhow::Context;
 use std::path::{Path, PathBuf};
 
 /// `data/demo-mixed/`, generated (with `data/demo/` first, when that is missing too) unless it is complete.
-fn ensure_mixed_demo_data() -> anyhow::Result<PathBuf> {
+pub fn ensure_mixed_demo_data() -> anyhow::Result<PathBuf> {
     let mixed = crate::workspace_root().join("data/demo-mixed");
     // The mapping file is written last into the staging directory, and the tree only appears once complete, so
     // its presence means the whole root is there.

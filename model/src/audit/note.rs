@@ -896,6 +896,7 @@ The cell-level manifest still reported 900/900 complete because the rows were wr
             exclusions: Default::default(),
             suites: Vec::new(),
             environment: Default::default(),
+            inferred: Vec::new(),
         }
     }
 

@@ -238,6 +238,7 @@ mod tests {
                 .iter()
                 .map(|(field, value)| (*field, (*value).to_string()))
                 .collect(),
+            inferred: Vec::new(),
         }
     }
 

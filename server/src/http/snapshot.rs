@@ -7,8 +7,8 @@ use arc_swap::ArcSwap;
 use axum::body::Bytes;
 use cellscope_model::CellStatus;
 use cellscope_model::api::{
-    DimensionCount, ExclusionMatches, IndexBody, ManifestHistory, Provenance, RefillProvenance,
-    SkippedCell,
+    DimensionCount, ExclusionMatches, IndexBody, KeyedOrigin, ManifestHistory, Provenance,
+    RefillProvenance, SkippedCell,
 };
 use cellscope_model::filter::dimension_counts;
 use cellscope_model::reasons::skip_reason;
@@ -115,8 +115,19 @@ pub fn provenance(index: &Index, snapshot: &str) -> Provenance {
             history: provenance.history.clone(),
         })
         .collect();
+    let origins = index
+        .provenance
+        .iter()
+        .filter_map(|(key, provenance)| {
+            Some(KeyedOrigin {
+                key: key.clone(),
+                origin: provenance.origin.clone()?,
+            })
+        })
+        .collect();
     Provenance {
         snapshot: snapshot.to_string(),
+        origins,
         skipped,
         refills,
         exclusions,

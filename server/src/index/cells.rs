@@ -12,6 +12,7 @@ use cellscope_model::api::{
 };
 use cellscope_model::exclusions::ExclusionScope;
 use cellscope_model::key::CellCoordinates;
+use cellscope_model::origin::tally_inferred;
 use cellscope_model::status::RowCensus;
 use cellscope_model::summary::{ExpectedSource, expected_rows, inferred_requests_per_agent};
 use cellscope_model::{CellKey, CellStatus, CellSummary};
@@ -331,6 +332,12 @@ pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> Run
         exclusions,
         suites,
         environment: read.environment.clone(),
+        inferred: tally_inferred(
+            cells
+                .provenance
+                .values()
+                .filter_map(|provenance| provenance.origin.as_ref()),
+        ),
     }
 }
 

@@ -231,18 +231,8 @@ pub struct RunRecord {
     pub notes: Vec<String>,
 }
 
-/// The statistics columns a record can fill, in cells-table order.
-pub const STAT_COLUMNS: [&str; 9] = [
-    "mean_wall_ms",
-    "p50_wall_ms",
-    "p95_wall_ms",
-    "p99_wall_ms",
-    "p50_ttft_ms",
-    "p95_ttft_ms",
-    "mean_prompt_tokens",
-    "mean_completion_tokens",
-    "aggregate_tps",
-];
+/// The statistics columns a record can fill, in cells-table order (the model's list).
+pub use cellscope_model::origin::STAT_COLUMNS;
 
 /// Reads a whole file, reporting a read failure as a warning on the file.
 pub fn read_file(
@@ -543,16 +533,8 @@ fn cell_of(
     let mut figures = FigureOrigin::default();
     // What the requests could not give, the tool's figure gives, marked as reported.
     for column in STAT_COLUMNS {
-        let slot = match column {
-            "mean_wall_ms" => &mut stats.mean_wall_ms,
-            "p50_wall_ms" => &mut stats.p50_wall_ms,
-            "p95_wall_ms" => &mut stats.p95_wall_ms,
-            "p99_wall_ms" => &mut stats.p99_wall_ms,
-            "p50_ttft_ms" => &mut stats.p50_ttft_ms,
-            "p95_ttft_ms" => &mut stats.p95_ttft_ms,
-            "mean_prompt_tokens" => &mut stats.mean_prompt_tokens,
-            "mean_completion_tokens" => &mut stats.mean_completion_tokens,
-            _ => &mut stats.aggregate_tps,
+        let Some(slot) = stats.column_mut(column) else {
+            continue;
         };
         if slot.is_none()
             && let Some(value) = record.reported.get(column)

@@ -1,0 +1,318 @@
+//! Other benchmark tools' files in a real browser: the mixed-format demo root (the TR164 demo beside a vLLM sweep,
+//! SGLang JSONL and an AIPerf sweep) side by side in the matrix, compared across formats, their inferred key values
+//! in the audit and a cell's origin in the inspector; and, on the format fixtures, figures the tool reported (†) or
+//! that rest on a derived wall latency (‡) marked wherever they are shown, with the reason efficiency is absent.
+
+use cellscope_e2e::{Config, Harness};
+use std::path::PathBuf;
+
+/// The committed format fixtures, served as one root (read-only, like every root).
+fn fixtures_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/formats")
+}
+
+/// The `p99_e2e_latency_ms` that SGLang wrote on line `line` (1-based) of a fixture JSONL, read straight from the
+/// file: the tool's own figure, independent of cellscope's reader.
+fn sglang_reported(file: &str, line: usize, key: &str) -> anyhow::Result<f64> {
+    let text = std::fs::read_to_string(fixtures_root().join(file))?;
+    let record = text
+        .lines()
+        .nth(line - 1)
+        .ok_or_else(|| anyhow::anyhow!("{file} has no line {line}"))?;
+    // The bare `Infinity` of `request_rate` is not JSON; the figure wanted is elsewhere on the line.
+    let value: serde_json::Value = serde_json::from_str(&record.replace("Infinity", "1e999"))?;
+    value[key]
+        .as_f64()
+        .ok_or_else(|| anyhow::anyhow!("{file}:{line} has no {key}"))
+}
+
+#[tokio::test]
+async fn a_mixed_root_shows_every_format_side_by_side_compares_across_them_and_audits_inferred_keys()
+-> anyhow::Result<()> {
+    let mixed = Config::from_env()?.mixed_root()?;
+    let page = Harness::start_on("mixed-root", &mixed).await?;
+
+    // One grid per suite: the two TR164 suites and the external sweep, backends as rows.
+    page.open(
+        "/?grid=suite&rows=backend&cols=model&workload=short_decode&metric=p95_wall_ms&at_n=4",
+    )
+    .await?;
+    page.wait_for("table.grid[data-grid=external] td.square")
+        .await?;
+    let grids: Vec<String> = page
+        .eval("[...document.querySelectorAll('table.grid')].map((grid) => grid.dataset.grid)")
+        .await?;
+    assert_eq!(grids, ["cloud_core", "external", "local_core"]);
+    let external: Vec<(String, String, String, String, String)> = page
+        .eval(
+            "[...document.querySelectorAll('table.grid[data-grid=external] td.square:not(.absent)')].map((td) => \
+             [td.dataset.row, td.dataset.col, td.querySelector('.value').textContent, td.dataset.reported, \
+             td.dataset.derived])",
+        )
+        .await?;
+    let rows: std::collections::BTreeSet<&str> =
+        external.iter().map(|square| square.0.as_str()).collect();
+    assert_eq!(
+        rows.into_iter().collect::<Vec<_>>(),
+        ["sglang", "tgi", "vllm"],
+        "{external:?}"
+    );
+    for (backend, model, value, reported, derived) in &external {
+        assert!(
+            value.ends_with(" ms") || value.ends_with(" s"),
+            "{backend} {model}: {value}"
+        );
+        assert_eq!(reported, "0", "{backend} {model}: nothing is reported");
+        // SGLang's files have no end-to-end latency: its wall times are TTFT + Σ ITL, and say so.
+        let expected_derived = if backend == "sglang" { "3" } else { "0" };
+        assert_eq!(derived, expected_derived, "{backend} {model}");
+    }
+    let sglang_hover: String = page
+        .eval(
+            "document.querySelector('table.grid[data-grid=external] td.square[data-row=sglang]').title",
+        )
+        .await?;
+    assert!(
+        sglang_hover.contains(
+            "‡ 3 of 3 cells: derived: wall latency rebuilt as TTFT + Σ inter-token latencies"
+        ),
+        "{sglang_hover}"
+    );
+    page.screenshot("formats-mixed-matrix").await?;
+
+    // Compare across formats: vLLM's JSON against SGLang's JSONL, the same table /api/compare gives.
+    page.open(
+        "/?view=compare&by=backend&a=vllm&b=sglang&per=workload&metric=p95_wall_ms&suite=external",
+    )
+    .await?;
+    page.wait_for("#compare-table tbody tr").await?;
+    let table: Vec<(String, String, String)> = page
+        .eval(
+            "[...document.querySelectorAll('#compare-table tbody tr')].map((row) => \
+             [row.dataset.group, row.dataset.pairs, row.dataset.verdict])",
+        )
+        .await?;
+    let api = page
+        .get("/api/compare?by=backend&a=vllm&b=sglang&per=workload&metric=p95_wall_ms&suite=external")?
+        .json()?;
+    let groups = api["groups"]
+        .as_array()
+        .ok_or_else(|| anyhow::anyhow!("no groups in {api}"))?;
+    let expected: Vec<(String, String, String)> = groups
+        .iter()
+        .map(|group| {
+            (
+                group["group"].as_str().unwrap_or_default().to_string(),
+                group["n_pairs"].to_string(),
+                group["verdict"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(table, expected);
+    assert_eq!(table.len(), 2, "both workloads of the external sweep");
+    assert!(table.iter().all(|(_, pairs, _)| pairs != "0"), "{table:?}");
+
+    // The audit lists what was inferred for each run, with the rule.
+    page.open("/?view=audit").await?;
+    let inferred = "article.audit-run[data-run='external/sglang'] dd[data-line=inferred]";
+    page.wait_for(inferred).await?;
+    let text = page.text(inferred).await?;
+    for expected in [
+        "backend = sglang on 60 cells (cellscope.toml [[map]] #3 (glob `external/sglang/**`): backend = \"sglang\")",
+        "suite = external on 60 cells",
+    ] {
+        assert!(text.contains(expected), "{text}");
+    }
+    let tr164: u64 = page
+        .count("article.audit-run[data-run='20260612_212816_266127'] dd[data-line=inferred]")
+        .await?;
+    assert_eq!(tr164, 0, "TR164 runs read every key part");
+
+    // The inspector tells where an SGLang cell came from and sets the tool's figures against cellscope's.
+    let provenance = page.get("/api/provenance")?.json()?;
+    let origin = provenance["origins"]
+        .as_array()
+        .and_then(|origins| {
+            origins.iter().find(|keyed| {
+                keyed["key"]["run_id"] == "external/sglang"
+                    && keyed["key"]["n"] == 4
+                    && keyed["key"]["rep"] == 0
+                    && keyed["key"]["workload"] == "short_decode"
+                    && keyed["key"]["model"] == "qwen2.5-7b"
+            })
+        })
+        .ok_or_else(|| anyhow::anyhow!("no origin for the SGLang cell"))?
+        .clone();
+    page.open("/?view=inspector&cell=external%2Fsglang/external/scaling/sglang/qwen2.5-7b/short_decode/n=4/rep=0")
+        .await?;
+    page.wait_for("#cell-origin").await?;
+    assert_eq!(
+        page.eval::<String>("document.querySelector('#cell-origin').dataset.format")
+            .await?,
+        "sglang-bench"
+    );
+    let file = page.text("#origin-file").await?;
+    assert!(
+        file.contains(origin["origin"]["file"].as_str().unwrap_or("?")),
+        "{file}"
+    );
+    let dimensions: Vec<String> = page
+        .eval("[...document.querySelectorAll('#inferred-parts li')].map((li) => li.dataset.dimension)")
+        .await?;
+    assert!(
+        dimensions.contains(&"backend".to_string()),
+        "{dimensions:?}"
+    );
+    let reported = origin["origin"]["reported"]["p99_wall_ms"]
+        .as_f64()
+        .ok_or_else(|| anyhow::anyhow!("no reported p99 in {origin}"))?;
+    let row = page
+        .text("#reported-vs-recomputed tr[data-column=p99_wall_ms]")
+        .await?;
+    assert!(row.contains(&format!("{reported:.2} ms")), "{row}");
+    let derived_marks = page
+        .count("#reps-table tr.current td[data-mark='‡']")
+        .await?;
+    assert_eq!(
+        derived_marks, 5,
+        "mean, p50, p95 and p99 wall are derived, and the p95 multiplier computed from p95 wall"
+    );
+    page.screenshot("formats-mixed-inspector").await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+#[tokio::test]
+async fn reported_and_derived_figures_are_marked_and_absent_efficiency_says_why()
+-> anyhow::Result<()> {
+    let page = Harness::start_on("reported-figures", &fixtures_root()).await?;
+
+    // SGLang without --output-details: every figure is the tool's.
+    page.open("/?run=sglang-plain&metric=p95_wall_ms&at_n=1&grid=run&rows=backend&cols=model")
+        .await?;
+    let square = "table.grid td.square[data-row=sglang]";
+    page.wait_for(square).await?;
+    assert_eq!(
+        page.eval::<String>(&format!(
+            "document.querySelector('{square}').dataset.reported"
+        ))
+        .await?,
+        "1"
+    );
+    assert!(page.text(&format!("{square} .glyphs")).await?.contains('†'));
+    let hover: String = page
+        .eval(&format!("document.querySelector('{square}').title"))
+        .await?;
+    assert!(
+        hover.contains("† 1 of 1 cells: reported by the tool, not recomputed"),
+        "{hover}"
+    );
+    // The legend says what the signs mean.
+    assert!(
+        page.text("#matrix-legend")
+            .await?
+            .contains("† reported by the tool · ‡ derived"),
+        "legend"
+    );
+
+    // AIPerf v0.1's one run is at concurrency 4: no N = 1 cell to measure efficiency against, and it says so.
+    page.open(
+        "/?run=aiperf-v01%2Fartifacts&metric=efficiency&at_n=4&grid=run&rows=backend&cols=model",
+    )
+    .await?;
+    let square = "table.grid td.square";
+    page.wait_for(square).await?;
+    assert_eq!(page.text(&format!("{square} .value")).await?, "no N=1");
+    let hover: String = page
+        .eval(&format!("document.querySelector('{square}').title"))
+        .await?;
+    assert!(
+        hover.contains(
+            "parallel efficiency absent: it is measured against the N = 1 cell of the same series, and this \
+             sweep starts at N = 4"
+        ),
+        "{hover}"
+    );
+    page.screenshot("formats-no-baseline").await?;
+
+    // The inspector marks each reported figure and shows the tool's figure with nothing recomputed beside it.
+    page.open("/?view=inspector&cell=sglang-plain/sglang-bench/sweep/sglang/Llama-3.1-8B-Instruct/random_1024x128/n=1/rep=0")
+        .await?;
+    page.wait_for("#reported-vs-recomputed").await?;
+    let marked = page
+        .count("#reps-table tr.current td[data-mark='†']")
+        .await?;
+    assert!(marked >= 6, "{marked} reported figures marked");
+    let row = page
+        .text("#reported-vs-recomputed tr[data-column=p99_wall_ms]")
+        .await?;
+    let file_p99 = sglang_reported(
+        "sglang-plain/sglang_0302_16_1024_128.jsonl",
+        1,
+        "p99_e2e_latency_ms",
+    )?;
+    assert!(row.contains("no request rows"), "{row}");
+    assert!(row.contains(&format!("{file_p99:.2} ms")), "{row}");
+    assert!(
+        page.text("#marks-key")
+            .await?
+            .contains("† reported by the tool")
+    );
+
+    // With --output-details, cellscope recomputes from the requests and shows the tool's figure and the difference.
+    page.open("/?view=inspector&cell=sglang-detailed/sglang-bench/sweep/sglang/Qwen3-8B/random_1024x128/n=2/rep=0")
+        .await?;
+    page.wait_for("#reported-vs-recomputed").await?;
+    let file_p99 = sglang_reported(
+        "sglang-detailed/sglang_0301_40_1024_128.jsonl",
+        2,
+        "p99_e2e_latency_ms",
+    )?;
+    let row: Vec<String> = page
+        .eval(
+            "[...document.querySelectorAll('#reported-vs-recomputed tr[data-column=p99_wall_ms] td')].map((td) => td.textContent)",
+        )
+        .await?;
+    let recomputed: f64 = row[1].trim_end_matches(" ms").parse()?;
+    assert_eq!(row[2], format!("{file_p99:.2} ms"));
+    // `+1.23 (+0.45 %)`: recomputed − reported, then relative to the reported figure (the recomputed value read
+    // back from its two decimals, hence the tolerance).
+    let (difference, relative) = row[3]
+        .trim_end_matches(" %)")
+        .split_once(" (")
+        .ok_or_else(|| anyhow::anyhow!("difference {:?}", row[3]))?;
+    let (difference, relative): (f64, f64) = (difference.parse()?, relative.parse()?);
+    assert!(
+        (difference - (recomputed - file_p99)).abs() <= 0.006,
+        "{row:?}"
+    );
+    assert!(
+        (relative - difference / file_p99 * 100.0).abs() <= 0.006,
+        "{row:?}"
+    );
+    assert!(
+        difference != 0.0,
+        "the tool's p99 includes the [DONE] tail: {row:?}"
+    );
+    assert_eq!(
+        page.count("#reps-table tr.current td[data-mark='‡']")
+            .await?,
+        5,
+        "wall latencies and the p95 multiplier are derived"
+    );
+    page.screenshot("formats-inspector-reported").await?;
+
+    // The curves say how many points rest on reported figures.
+    page.open("/?view=curves&run=sglang-plain&metric=p95_wall_ms")
+        .await?;
+    page.wait_for("#curves-marks").await?;
+    let note = page.text("#curves-marks").await?;
+    assert!(
+        note.contains(
+            "2 points rest on figures the tool reported (†), not recomputed from request rows"
+        ),
+        "{note}"
+    );
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

@@ -746,7 +746,7 @@ fn groups(
     let mut groups: Vec<Group> = Vec::new();
     let mut by_key: BTreeMap<Vec<String>, usize> = BTreeMap::new();
     let mut no_counts = false;
-    for (row_index, (line, values)) in sheet.rows.iter().enumerate() {
+    for (line, values) in &sheet.rows {
         let line = *line;
         let bad = |warnings: &mut Vec<Warning>, what: String| {
             warnings.push(
@@ -966,7 +966,7 @@ fn groups(
                 }
                 groups.push(Group {
                     record: RunRecord {
-                        record: row_index as u32,
+                        record: groups.len() as u32,
                         line: Some(line),
                         fields,
                         key,

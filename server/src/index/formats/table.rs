@@ -718,7 +718,7 @@ fn number(value: Option<&String>) -> Result<Option<f64>, String> {
 /// A whole number written as a float (`8.0`, a Parquet double column) as `8`, for `n` and `rep`.
 fn whole(text: &str) -> String {
     match text.parse::<f64>() {
-        Ok(number) if number.fract() == 0.0 && number >= 0.0 && number < 4e9 => {
+        Ok(number) if number.fract() == 0.0 && (0.0..4e9).contains(&number) => {
             format!("{}", number as u64)
         }
         _ => text.to_string(),

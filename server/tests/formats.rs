@@ -467,6 +467,13 @@ fn rows_read_back_from_the_sibling_files_match_the_cells() {
                 .filter(|row| row.class == cellscope_model::requests::RowClass::Ok)
                 .count();
             assert_eq!(ok, cell.ok_rows as usize, "{name} {}", cell.key);
+            if name.starts_with("table-") {
+                // Each row of a table says its own line (a Parquet file's row), for the inspector.
+                let lines: std::collections::BTreeSet<u64> =
+                    rows.iter().map(|row| row.line).collect();
+                assert_eq!(lines.len(), rows.len(), "{name} {}", cell.key);
+                assert!(!lines.contains(&0), "{name} {}", cell.key);
+            }
         }
     }
 }

@@ -339,4 +339,41 @@ rep = "{dir}-{file}"
         assert_eq!(warnings[0].kind, "invalid_mapping");
         assert_eq!(warnings[0].line, Some(3));
     }
+
+    #[test]
+    fn table_entries_name_columns_or_constants_and_unknown_keys_are_reported() {
+        let (mapping, warnings) = parse(
+            r#"
+[[table]]
+glob = "tr131/*.csv"
+grain = "cell"
+run = { value = "20260226_174224" }
+n = { value = 1 }
+model = "model_name"
+wall_unit = "s"
+keep = ["trace_mb"]
+"#,
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let entry = mapping.table_for("tr131/runs.csv").expect("entry");
+        assert_eq!(entry.spec.grain, table::Grain::Cell);
+        assert_eq!(
+            entry
+                .spec
+                .n
+                .as_ref()
+                .and_then(table::Source::constant)
+                .as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            entry.spec.model,
+            Some(table::Source::Column("model_name".into()))
+        );
+        assert_eq!(entry.spec.wall_unit, Some(table::Unit::S));
+        assert!(mapping.table_for("other/runs.csv").is_none());
+        let (empty, warnings) = parse("[[table]]\nglob = \"**\"\nlatency = \"x\"\n");
+        assert!(empty.tables.is_empty());
+        assert_eq!(warnings[0].kind, "invalid_mapping");
+    }
 }

@@ -137,8 +137,10 @@ fn check(name: &str) {
                         cell.origin.is_reported(name),
                         "{label}: {name} = {got} is neither recomputed by the oracle nor marked reported"
                     );
-                    if let Some(reported) =
-                        reported_name(name).and_then(|key| want["reported"][key].as_f64())
+                    // The tool's name for the figure, or (a table's) the cells-table column itself.
+                    if let Some(reported) = reported_name(name)
+                        .and_then(|key| want["reported"][key].as_f64())
+                        .or_else(|| want["reported"][name].as_f64())
                     {
                         assert!(
                             close(reported, got),
@@ -296,6 +298,151 @@ fn guidellm_results_match_the_oracle() {
 }
 
 #[test]
+fn generic_tables_match_the_oracle() {
+    for name in [
+        "table-requests",
+        "table-cells",
+        "table-parquet",
+        "table-bad",
+        "seed-tr131",
+        "seed-cold-start",
+        "seed-serving-log",
+    ] {
+        check(name);
+        // Every figure the table gives beside the cells-table columns is kept with the cell, as the table's own.
+        let index = index(name);
+        let want = expected(name);
+        for cell in want["cells"].as_array().expect("cells") {
+            let origin = index
+                .provenance
+                .values()
+                .filter_map(|provenance| provenance.origin.as_ref())
+                .find(|origin| {
+                    Some(origin.file.as_str()) == cell["source"].as_str()
+                        && u64::from(origin.record) == cell["record"].as_u64().unwrap_or(u64::MAX)
+                })
+                .expect("origin");
+            assert_eq!(origin.format, "table");
+            for (key, value) in cell["reported"].as_object().expect("reported") {
+                let got = origin.reported.get(key).copied();
+                assert!(
+                    got.is_some_and(|got| close(got, value.as_f64().expect("number"))),
+                    "{name} {}#{}: reported {key} {got:?} != {value}",
+                    origin.file,
+                    origin.record
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_bad_table_is_reported_at_its_lines_and_the_good_run_is_unchanged() {
+    let index = index("table-bad");
+    let at = |file: &str, line: u64, kind: &str| {
+        index.warnings.iter().any(|warning| {
+            warning
+                .file
+                .as_deref()
+                .is_some_and(|path| path.ends_with(file))
+                && warning.line == Some(line)
+                && warning.kind == kind
+        })
+    };
+    assert!(
+        at("bad/requests.csv", 4, "invalid_row"),
+        "{:#?}",
+        index.warnings
+    );
+    assert!(
+        at("bad/requests.csv", 9, "invalid_row"),
+        "{:#?}",
+        index.warnings
+    );
+    assert!(
+        at("bad/no-users.csv", 1, "missing_column"),
+        "{:#?}",
+        index.warnings
+    );
+    // The good run alone gives the same cells as beside the bad one.
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("good")).expect("dir");
+    for file in ["cellscope.toml", "good/requests.csv"] {
+        std::fs::copy(
+            fixtures().join("table-bad").join(file),
+            dir.path().join(file),
+        )
+        .expect("copy");
+    }
+    let alone = build(dir.path(), &IndexOptions::default(), &Quiet).expect("indexes");
+    assert!(alone.warnings.is_empty(), "{:#?}", alone.warnings);
+    let good: Vec<&CellSummary> = index
+        .cells
+        .iter()
+        .filter(|cell| cell.key.run_id == "good")
+        .collect();
+    assert_eq!(good.len(), alone.cells.len());
+    for (left, right) in good.iter().zip(&alone.cells) {
+        assert_eq!(left.key, right.key);
+        assert_eq!(left.stats, right.stats);
+        assert_eq!(left.status, right.status);
+    }
+}
+
+#[test]
+fn table_keys_units_and_explain() {
+    // Request grain in seconds: converted to ms, failures counted with their text, timestamps give the span.
+    let index = index("table-requests");
+    let failed = index
+        .cells
+        .iter()
+        .find(|cell| cell.failed_rows > 0)
+        .expect("a cell with a failure");
+    assert_eq!(failed.key.n, 4);
+    assert_eq!(failed.key.rep, 1);
+    assert_eq!(failed.key.backend, "tgi");
+    assert_eq!(failed.key.suite, "loadtest");
+    assert!(failed.stats.p50_wall_ms.is_some_and(|ms| ms > 100.0));
+    assert!(index.cells.iter().all(|cell| cell.efficiency.is_some()));
+    // Constants are inferred, columns read.
+    assert_eq!(failed.origin.inferred, ["suite", "phase"]);
+    // The canonical cell table needs no cellscope.toml; the seeds' constants say they were inferred.
+    let index = self::index("seed-cold-start");
+    assert!(
+        index
+            .cells
+            .iter()
+            .all(|cell| cell.key.n == 1 && cell.origin.inferred.contains(&"n".to_string()))
+    );
+    let root = fixtures().join("seed-tr131");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
+        .args(["index", &root.to_string_lossy(), "--explain"])
+        .arg(root.join("tr131/per_run_summaries.csv"))
+        .output()
+        .expect("cellscope runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("format: table"), "{text}");
+    assert!(text.contains("run id: 20260226_174224"), "{text}");
+    let line = |dimension: &str| {
+        text.lines()
+            .find(|line| line.trim_start().starts_with(&format!("{dimension} ")))
+            .unwrap_or_else(|| panic!("no {dimension} line in {text}"))
+            .to_string()
+    };
+    assert!(line("model").contains("read from column `model`"), "{text}");
+    assert!(line("n").contains("read from column `n`"), "{text}");
+    assert!(
+        line("suite").contains("inferred: cellscope.toml [[table]] #1"),
+        "{text}"
+    );
+}
+
+#[test]
 fn rows_read_back_from_the_sibling_files_match_the_cells() {
     use cellscope::index::read_rows;
     use cellscope::index::storage::LocalDisk;
@@ -305,6 +452,9 @@ fn rows_read_back_from_the_sibling_files_match_the_cells() {
         "genai-perf",
         "llmperf-bad",
         "guidellm-v05",
+        "table-requests",
+        "table-parquet",
+        "table-bad",
     ] {
         let index = index(name);
         let disk = LocalDisk::new(&fixtures().join(name));
@@ -317,6 +467,13 @@ fn rows_read_back_from_the_sibling_files_match_the_cells() {
                 .filter(|row| row.class == cellscope_model::requests::RowClass::Ok)
                 .count();
             assert_eq!(ok, cell.ok_rows as usize, "{name} {}", cell.key);
+            if name.starts_with("table-") {
+                // Each row of a table says its own line (a Parquet file's row), for the inspector.
+                let lines: std::collections::BTreeSet<u64> =
+                    rows.iter().map(|row| row.line).collect();
+                assert_eq!(lines.len(), rows.len(), "{name} {}", cell.key);
+                assert!(!lines.contains(&0), "{name} {}", cell.key);
+            }
         }
     }
 }

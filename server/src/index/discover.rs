@@ -2,6 +2,7 @@
 //! data root without leaving it.
 
 use super::formats::{DetectedRun, FORMATS, HEAD_BYTES, RunFormat};
+use super::mapping::Mapping;
 use super::storage::{self, Entry, EntryKind, Storage};
 use cellscope_model::api::Warning;
 use std::collections::BTreeMap;
@@ -55,7 +56,7 @@ pub fn backup_name(name: &str) -> Option<(&str, &str)> {
 }
 
 /// Extensions of files another tool's format may be in; nothing else is opened during discovery.
-const CANDIDATE_EXTENSIONS: [&str; 3] = ["json", "jsonl", "csv"];
+const CANDIDATE_EXTENSIONS: [&str; 4] = ["json", "jsonl", "csv", "parquet"];
 
 /// Files discovery never offers to a format: cellscope's own, and TR164 side files.
 const NOT_RESULTS: [&str; 3] = ["cellscope.toml", "exclusions.toml", "metrics.csv"];
@@ -70,6 +71,9 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
     let mut candidates = Vec::new();
     let mut external: BTreeMap<(String, &'static str), Vec<String>> = BTreeMap::new();
     let mut pending = vec![String::new()];
+    // Detection needs `[[table]]` globs before the walk reaches the files; the index reports the file's
+    // problems once, from the text kept below.
+    let mapping = Mapping::load(storage);
     while let Some(directory) = pending.pop() {
         let entries = match storage.list(&directory) {
             Ok(entries) => entries,
@@ -124,7 +128,7 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
                     }
                 }
                 EntryKind::File if !is_tr164_run => {
-                    if let Some(format) = detect(storage, &path, entry) {
+                    if let Some(format) = detect(storage, &mapping, &path, entry) {
                         external
                             .entry((format.run_root(&path), format.name()))
                             .or_default()
@@ -198,7 +202,12 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
 }
 
 /// The format whose content a file has, looking at its first [`HEAD_BYTES`] only.
-fn detect(storage: &dyn Storage, path: &str, entry: &Entry) -> Option<&'static dyn RunFormat> {
+fn detect(
+    storage: &dyn Storage,
+    mapping: &Mapping,
+    path: &str,
+    entry: &Entry,
+) -> Option<&'static dyn RunFormat> {
     let extension = entry
         .name
         .rsplit_once('.')
@@ -213,7 +222,7 @@ fn detect(storage: &dyn Storage, path: &str, entry: &Entry) -> Option<&'static d
         .iter()
         .copied()
         .filter(|format| format.name() != "tr164")
-        .find(|format| format.detect(path, &head))
+        .find(|format| format.detect_in(storage, path, &head, mapping))
 }
 
 #[cfg(test)]

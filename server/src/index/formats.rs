@@ -17,6 +17,7 @@ mod key;
 pub mod llmperf;
 mod parallel;
 pub mod sglang;
+pub mod table;
 pub mod tr164;
 pub mod vllm;
 
@@ -47,6 +48,13 @@ pub trait RunFormat: Sync {
     /// format's. Decided by content: tools let users rename their files.
     fn detect(&self, path: &str, head: &[u8]) -> bool;
 
+    /// [`RunFormat::detect`] for a format that also needs `cellscope.toml` or more of the file than its head
+    /// (a generic table named by a `[[table]]` glob, a Parquet schema in the footer). By default, `detect`.
+    fn detect_in(&self, storage: &dyn Storage, path: &str, head: &[u8], mapping: &Mapping) -> bool {
+        let _ = (storage, mapping);
+        self.detect(path, head)
+    }
+
     /// The directory whose detected files together form one run (the sweep), relative to the data root.
     fn run_root(&self, path: &str) -> String {
         default_run_root(path)
@@ -60,6 +68,18 @@ pub trait RunFormat: Sync {
         path: &str,
         warnings: &mut Vec<Warning>,
     ) -> Vec<RunRecord>;
+
+    /// [`RunFormat::records`] for a format whose columns `cellscope.toml` names. By default, `records`.
+    fn records_in(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        mapping: &Mapping,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<RunRecord> {
+        let _ = mapping;
+        self.records(storage, path, warnings)
+    }
 
     /// Reads one run: by default the records of every file, mapped to cells by [`read_records`].
     fn read_run(&self, context: &ReadContext<'_>, run: &DetectedRun) -> RunRead {
@@ -76,7 +96,8 @@ pub trait RunFormat: Sync {
     }
 }
 
-/// Every format, in detection order (TR164 first: its `metrics.csv` is recognised by name and header).
+/// Every format, in detection order (TR164 first: its `metrics.csv` is recognised by name and header; the
+/// generic table last, so every specific format wins a file it recognises).
 pub static FORMATS: &[&dyn RunFormat] = &[
     &tr164::Tr164,
     &vllm::VllmBench,
@@ -85,6 +106,7 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &genai_perf::GenaiPerf,
     &llmperf::Llmperf,
     &guidellm::Guidellm,
+    &table::Table,
 ];
 
 /// The format called `name`.
@@ -182,6 +204,9 @@ impl Part {
 /// The key parts a record states; `None` leaves the dimension to `cellscope.toml` or the default rule.
 #[derive(Clone, Debug, Default)]
 pub struct KeyParts {
+    /// Suite and phase are stated only by files that have them (a table's columns).
+    pub suite: Option<Part>,
+    pub phase: Option<Part>,
     pub backend: Option<Part>,
     pub model: Option<Part>,
     pub workload: Option<Part>,
@@ -332,16 +357,25 @@ pub fn read_objects(
     objects
 }
 
-/// The run id of a detected run: `cellscope.toml`'s `run` when an entry sets it for the first file, else the
-/// run root (the data root itself is `root`).
+/// The run id of a detected run: `cellscope.toml`'s `run` when a `[[map]]` entry sets it for the first file,
+/// else the `run` constant of its `[[table]]` entry, else the run root (the data root itself is `root`).
 fn run_id(context: &ReadContext<'_>, run: &DetectedRun) -> String {
     let first = run.files.first().map(String::as_str).unwrap_or_default();
     let template = super::mapping::TemplateContext {
         path: first,
         record: &Json::Null,
     };
-    match context.mapping.value("run", &template) {
-        Some(Ok(mapped)) => mapped.value,
+    let table_run = context
+        .mapping
+        .table_for(first)
+        .and_then(|entry| entry.spec.run.as_ref())
+        .map(|run| match &run.value {
+            toml::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        });
+    match (context.mapping.value("run", &template), table_run) {
+        (Some(Ok(mapped)), _) => mapped.value,
+        (_, Some(table_run)) => table_run,
         _ if run.root.is_empty() => "root".to_string(),
         _ => run.root.clone(),
     }
@@ -362,7 +396,7 @@ pub fn read_records(
     let mut single_file_bytes = None;
     for file in &run.files {
         let mut file_warnings = Vec::new();
-        let found = format.records(context.storage, file, &mut file_warnings);
+        let found = format.records_in(context.storage, file, context.mapping, &mut file_warnings);
         warnings.extend(
             file_warnings
                 .into_iter()
@@ -710,13 +744,22 @@ pub fn coordinates_text(coordinates: &CellCoordinates) -> String {
 pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String> {
     use std::fmt::Write as _;
     let disk = storage::LocalDisk::new(root);
+    let mut warnings = Vec::new();
+    let mapping = match disk.read("cellscope.toml") {
+        Ok(bytes) => Mapping::parse(
+            &String::from_utf8_lossy(&bytes),
+            "cellscope.toml",
+            &mut warnings,
+        ),
+        Err(_) => Mapping::default(),
+    };
     let head = disk
         .read_range(relative, 0..HEAD_BYTES)
         .map_err(|error| format!("cannot read {relative}: {error}"))?;
     let format = FORMATS
         .iter()
         .copied()
-        .find(|format| format.detect(relative, &head))
+        .find(|format| format.detect_in(&disk, relative, &head, &mapping))
         .ok_or_else(|| {
             format!(
                 "{relative} is not a file of any known format (TR164 metrics.csv, {})",
@@ -728,15 +771,6 @@ pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String>
                     .join(", ")
             )
         })?;
-    let mut warnings = Vec::new();
-    let mapping = match disk.read("cellscope.toml") {
-        Ok(bytes) => Mapping::parse(
-            &String::from_utf8_lossy(&bytes),
-            "cellscope.toml",
-            &mut warnings,
-        ),
-        Err(_) => Mapping::default(),
-    };
     let mut out = String::new();
     let root_of_run = format.run_root(relative);
     let _ = writeln!(
@@ -756,7 +790,7 @@ pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String>
         );
         return Ok(out);
     }
-    let records = format.records(&disk, relative, &mut warnings);
+    let records = format.records_in(&disk, relative, &mapping, &mut warnings);
     let run = DetectedRun {
         format: format.name(),
         root: root_of_run,

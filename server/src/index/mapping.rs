@@ -4,9 +4,12 @@
 //! path glob, with literal values or `{field}` templates read from each run record. Every value set here is
 //! marked *inferred* on the cell, with the entry that set it, because it was not read from the file itself.
 
+pub mod table;
+
 use cellscope_model::api::Warning;
 use serde::Deserialize;
 use serde_json::Value as Json;
+use table::{RawTable, TableEntry};
 
 /// The key dimensions a mapping can set, in the order they are shown.
 pub const DIMENSIONS: [&str; 8] = [
@@ -18,6 +21,8 @@ pub const DIMENSIONS: [&str; 8] = [
 struct RawFile {
     #[serde(default)]
     map: Vec<RawEntry>,
+    #[serde(default)]
+    table: Vec<RawTable>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -49,6 +54,8 @@ pub struct MapEntry {
 #[derive(Debug, Clone, Default)]
 pub struct Mapping {
     pub entries: Vec<MapEntry>,
+    /// `[[table]]` entries: how generic long tables are read.
+    pub tables: Vec<TableEntry>,
 }
 
 /// What a file offers to templates: the run record's fields and the file's place in the tree.
@@ -130,7 +137,53 @@ impl Mapping {
                 values,
             });
         }
-        Mapping { entries }
+        let mut tables = Vec::new();
+        for (index, spec) in raw.table.into_iter().enumerate() {
+            match globset::GlobBuilder::new(&spec.glob)
+                .literal_separator(true)
+                .build()
+            {
+                Ok(glob) => tables.push(TableEntry {
+                    number: index + 1,
+                    glob_text: spec.glob.clone(),
+                    glob: glob.compile_matcher(),
+                    spec,
+                }),
+                Err(error) => warnings.push(
+                    Warning::error(
+                        "invalid_mapping",
+                        format!(
+                            "[[table]] entry {} has an invalid glob `{}`: {error}; the entry is ignored",
+                            index + 1,
+                            spec.glob
+                        ),
+                    )
+                    .file(file),
+                ),
+            }
+        }
+        Mapping { entries, tables }
+    }
+
+    /// `cellscope.toml` at the root of `storage`, read quietly (the index reports its problems once): for
+    /// reading one cell's rows back the way they were indexed.
+    pub fn load(storage: &dyn super::storage::Storage) -> Mapping {
+        match storage.read("cellscope.toml") {
+            Ok(bytes) => Mapping::parse(
+                &String::from_utf8_lossy(&bytes),
+                "cellscope.toml",
+                &mut Vec::new(),
+            ),
+            Err(_) => Mapping::default(),
+        }
+    }
+
+    /// The `[[table]]` entry for the file at `path` (relative to the root): the last one whose glob matches.
+    pub fn table_for(&self, path: &str) -> Option<&TableEntry> {
+        self.tables
+            .iter()
+            .rev()
+            .find(|entry| entry.glob.is_match(path))
     }
 
     /// The value `cellscope.toml` gives `dimension` for a record of the file at `context.path` (the last
@@ -285,5 +338,42 @@ rep = "{dir}-{file}"
         assert!(empty.entries.is_empty());
         assert_eq!(warnings[0].kind, "invalid_mapping");
         assert_eq!(warnings[0].line, Some(3));
+    }
+
+    #[test]
+    fn table_entries_name_columns_or_constants_and_unknown_keys_are_reported() {
+        let (mapping, warnings) = parse(
+            r#"
+[[table]]
+glob = "tr131/*.csv"
+grain = "cell"
+run = { value = "20260226_174224" }
+n = { value = 1 }
+model = "model_name"
+wall_unit = "s"
+keep = ["trace_mb"]
+"#,
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let entry = mapping.table_for("tr131/runs.csv").expect("entry");
+        assert_eq!(entry.spec.grain, table::Grain::Cell);
+        assert_eq!(
+            entry
+                .spec
+                .n
+                .as_ref()
+                .and_then(table::Source::constant)
+                .as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            entry.spec.model,
+            Some(table::Source::Column("model_name".into()))
+        );
+        assert_eq!(entry.spec.wall_unit, Some(table::Unit::S));
+        assert!(mapping.table_for("other/runs.csv").is_none());
+        let (empty, warnings) = parse("[[table]]\nglob = \"**\"\nlatency = \"x\"\n");
+        assert!(empty.tables.is_empty());
+        assert_eq!(warnings[0].kind, "invalid_mapping");
     }
 }

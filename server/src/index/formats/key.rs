@@ -167,14 +167,14 @@ pub fn resolve(
         };
         let suite = take(
             "suite",
-            None,
+            record.key.suite.clone(),
             &|| Part::inferred(format, "the format's name (the file records no suite)"),
             warnings,
         )
         .unwrap_or_default();
         let phase = take(
             "phase",
-            None,
+            record.key.phase.clone(),
             &|| Part::inferred("sweep", "`sweep` (the file records no phase)"),
             warnings,
         )

@@ -1,0 +1,1045 @@
+//! Generic long tables (CSV or Parquet) for results no dedicated reader knows: one row per request (every
+//! figure recomputed) or one row per cell (the table's figures kept as *reported*), columns named by a
+//! `[[table]]` entry of `cellscope.toml` ([`crate::index::mapping::table`]) or, without one, by their canonical
+//! names.
+//!
+//! Detection is by content: a Parquet file by its magic bytes and schema, a CSV file by its header. A file a
+//! `[[table]]` glob matches is a table whatever its columns (a column the entry names that the file lacks is
+//! then reported); any other CSV or Parquet file is one when its header has the canonical names: `n` (or
+//! `concurrency`, `max_concurrency`) and `wall_ms` (request grain) or a cell figure such as `p95_wall_ms` or
+//! `aggregate_tps` (cell grain). TR164's `metrics.csv` header and cellscope's own cells export are never
+//! claimed.
+
+use super::{KeyParts, Part, Request, RunFormat, RunRecord, STAT_COLUMNS, status_of};
+use crate::index::CellRows;
+use crate::index::mapping::Mapping;
+use crate::index::mapping::table::{Grain, RawTable, Source, TableEntry, Unit};
+use crate::index::rows::RowsError;
+use crate::index::storage::Storage;
+use arrow_array::Array;
+use arrow_array::cast::AsArray;
+use arrow_schema::DataType;
+use cellscope_model::api::Warning;
+use cellscope_model::requests::{Lineage, RequestRow, RowClass};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+pub struct Table;
+
+const PARQUET_MAGIC: &[u8] = b"PAR1";
+
+/// Canonical column names, first the preferred one.
+const N_COLUMNS: [&str; 3] = ["n", "concurrency", "max_concurrency"];
+const CELL_FIGURES: [&str; 7] = [
+    "mean_wall_ms",
+    "p50_wall_ms",
+    "p95_wall_ms",
+    "p99_wall_ms",
+    "p50_ttft_ms",
+    "p95_ttft_ms",
+    "aggregate_tps",
+];
+/// TR164's `metrics.csv` columns that no other table has: such a file belongs to the TR164 reader.
+const TR164_MARKERS: [&str; 3] = ["agent_id", "request_sequence", "n_agents"];
+/// Columns of `cellscope cells` output: reading it back would count every cell twice.
+const EXPORT_MARKERS: [&str; 3] = ["expected_rows", "refilled", "reported_metrics"];
+
+impl RunFormat for Table {
+    fn name(&self) -> &'static str {
+        "table"
+    }
+
+    /// Without `cellscope.toml`: a CSV whose header has the canonical names.
+    fn detect(&self, path: &str, head: &[u8]) -> bool {
+        !head.starts_with(PARQUET_MAGIC)
+            && csv_header(head).is_some_and(|header| canonical_grain(&header).is_some())
+            && !path.ends_with(".json")
+    }
+
+    fn detect_in(&self, storage: &dyn Storage, path: &str, head: &[u8], mapping: &Mapping) -> bool {
+        let mapped = mapping.table_for(path).is_some();
+        if head.starts_with(PARQUET_MAGIC) {
+            return mapped
+                || parquet_columns(storage, path)
+                    .is_some_and(|columns| canonical_grain(&columns).is_some());
+        }
+        match csv_header(head) {
+            Some(header) => mapped || canonical_grain(&header).is_some(),
+            None => false,
+        }
+    }
+
+    fn records(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<RunRecord> {
+        self.records_in(storage, path, &Mapping::load(storage), warnings)
+    }
+
+    fn records_in(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        mapping: &Mapping,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<RunRecord> {
+        groups(storage, path, mapping, warnings)
+            .into_iter()
+            .map(|group| group.record)
+            .collect()
+    }
+
+    /// The cell's rows, each with its own line (row of a Parquet file), read the way they were indexed.
+    fn read_rows(
+        &self,
+        storage: &dyn Storage,
+        rows: &CellRows,
+    ) -> Result<Vec<RequestRow>, RowsError> {
+        let Some(source) = &rows.external else {
+            return Ok(Vec::new());
+        };
+        let meta = storage
+            .stat(&source.file)
+            .map_err(|error| RowsError::Read {
+                path: source.file.clone(),
+                source: error,
+            })?;
+        if meta.bytes != rows.file_bytes {
+            return Err(RowsError::Changed(source.file.clone()));
+        }
+        let group = groups(
+            storage,
+            &source.file,
+            &Mapping::load(storage),
+            &mut Vec::new(),
+        )
+        .into_iter()
+        .find(|group| group.record.record == source.record)
+        .ok_or_else(|| RowsError::Malformed {
+            path: source.file.clone(),
+            message: format!("record {} is no longer in the file", source.record),
+        })?;
+        Ok(group
+            .record
+            .requests
+            .iter()
+            .zip(&group.lines)
+            .enumerate()
+            .map(|(index, (request, line))| RequestRow {
+                lineage: Lineage::Current,
+                class: if request.error.is_some() || request.wall_ms.is_none() {
+                    RowClass::Failed
+                } else {
+                    RowClass::Ok
+                },
+                source_run_id: source.run_id.clone(),
+                line: *line,
+                agent_id: None,
+                request_id: u32::try_from(index).ok(),
+                request_sequence: None,
+                wall_ms: request.wall_ms,
+                ttft_ms: request.ttft_ms,
+                prompt_tokens: request.prompt_tokens,
+                completion_tokens: request.completion_tokens,
+                submit_time_s: request.start_s,
+                complete_time_s: request.end_s,
+                status: match &request.error {
+                    Some(error) => status_of(error),
+                    None if request.wall_ms.is_none() => "no_latency".to_string(),
+                    None => "ok".to_string(),
+                },
+                error: request.error.clone().filter(|error| !error.is_empty()),
+            })
+            .collect())
+    }
+}
+
+/// The header of a CSV file from its first bytes, or `None` when the bytes are not a text table (JSON, binary,
+/// a single column).
+fn csv_header(head: &[u8]) -> Option<Vec<String>> {
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let first = text.iter().position(|byte| !byte.is_ascii_whitespace())?;
+    if matches!(text[first], b'{' | b'[') || text.contains(&0) {
+        return None;
+    }
+    let line_end = text
+        .iter()
+        .position(|byte| *byte == b'\n')
+        .unwrap_or(text.len());
+    let line = std::str::from_utf8(&text[..line_end]).ok()?;
+    let delimiter = delimiter_of(line);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .delimiter(delimiter)
+        .from_reader(line.as_bytes());
+    let record = reader.records().next()?.ok()?;
+    let header: Vec<String> = record.iter().map(|name| name.trim().to_string()).collect();
+    (header.len() >= 2).then_some(header)
+}
+
+/// A tab when the header line has tabs and no commas, else a comma.
+fn delimiter_of(line: &str) -> u8 {
+    if line.contains('\t') && !line.contains(',') {
+        b'\t'
+    } else {
+        b','
+    }
+}
+
+/// The grain a header with canonical names has, or `None` when it is not a canonical table (or is TR164's
+/// `metrics.csv` or cellscope's own export).
+fn canonical_grain(columns: &[String]) -> Option<Grain> {
+    let has = |name: &str| columns.iter().any(|column| column == name);
+    if TR164_MARKERS.iter().any(|name| has(name)) || EXPORT_MARKERS.iter().any(|name| has(name)) {
+        return None;
+    }
+    if !N_COLUMNS.iter().any(|name| has(name)) {
+        return None;
+    }
+    if has("wall_ms") {
+        Some(Grain::Request)
+    } else if CELL_FIGURES.iter().any(|name| has(name)) {
+        Some(Grain::Cell)
+    } else {
+        None
+    }
+}
+
+/// The column names of a Parquet file, from its footer (read through `storage`, not the whole file).
+fn parquet_columns(storage: &dyn Storage, path: &str) -> Option<Vec<String>> {
+    let length = storage.stat(path).ok()?.bytes;
+    if length < 12 {
+        return None;
+    }
+    let tail = storage.read_range(path, length - 8..length).ok()?;
+    if tail.get(4..8)? != PARQUET_MAGIC {
+        return None;
+    }
+    let footer_length = u64::from(u32::from_le_bytes(tail.get(..4)?.try_into().ok()?));
+    if footer_length + 12 > length {
+        return None;
+    }
+    let footer = storage
+        .read_range(path, length - 8 - footer_length..length - 8)
+        .ok()?;
+    let metadata = parquet::file::metadata::ParquetMetaDataReader::decode_metadata(&footer).ok()?;
+    Some(
+        metadata
+            .file_metadata()
+            .schema_descr()
+            .root_schema()
+            .get_fields()
+            .iter()
+            .map(|field| field.name().to_string())
+            .collect(),
+    )
+}
+
+/// A table read as text: its columns and its rows with their 1-based line (CSV) or row (Parquet) numbers.
+struct Sheet {
+    columns: Vec<String>,
+    rows: Vec<(u64, Vec<Option<String>>)>,
+    /// `line` or `row`: how a position in this file is named in warnings.
+    place: &'static str,
+}
+
+fn read_sheet(storage: &dyn Storage, path: &str, warnings: &mut Vec<Warning>) -> Option<Sheet> {
+    let bytes = super::read_file(storage, path, warnings)?;
+    if bytes.starts_with(PARQUET_MAGIC) {
+        return read_parquet(bytes, path, warnings);
+    }
+    Some(read_csv(&bytes, path, warnings))
+}
+
+fn read_csv(bytes: &[u8], path: &str, warnings: &mut Vec<Warning>) -> Sheet {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let first_line = bytes
+        .split(|byte| *byte == b'\n')
+        .next()
+        .unwrap_or_default();
+    let delimiter = delimiter_of(&String::from_utf8_lossy(first_line));
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .delimiter(delimiter)
+        .from_reader(bytes);
+    let columns: Vec<String> = match reader.headers() {
+        Ok(header) => header.iter().map(|name| name.trim().to_string()).collect(),
+        Err(error) => {
+            warnings.push(
+                Warning::error(
+                    "invalid_table",
+                    format!("the header cannot be read ({error}); the file is left out"),
+                )
+                .file(path)
+                .line(1),
+            );
+            return Sheet {
+                columns: Vec::new(),
+                rows: Vec::new(),
+                place: "line",
+            };
+        }
+    };
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        match record {
+            Ok(record) => {
+                let line = record.position().map_or(0, |position| position.line());
+                if record.len() == 1 && record.get(0).is_some_and(|field| field.trim().is_empty()) {
+                    continue;
+                }
+                if record.len() != columns.len() {
+                    warnings.push(
+                        Warning::warn(
+                            "invalid_row",
+                            format!(
+                                "line {line} has {} fields and the header {}; the row is left out",
+                                record.len(),
+                                columns.len()
+                            ),
+                        )
+                        .file(path)
+                        .line(line),
+                    );
+                    continue;
+                }
+                rows.push((
+                    line,
+                    record
+                        .iter()
+                        .map(|field| {
+                            let field = field.trim();
+                            (!field.is_empty()).then(|| field.to_string())
+                        })
+                        .collect(),
+                ));
+            }
+            Err(error) => {
+                let line = error.position().map(|position| position.line());
+                warnings.push(
+                    Warning::warn(
+                        "invalid_row",
+                        format!("a row cannot be read ({error}); it is left out"),
+                    )
+                    .file(path)
+                    .at_line(line),
+                );
+            }
+        }
+    }
+    Sheet {
+        columns,
+        rows,
+        place: "line",
+    }
+}
+
+fn read_parquet(bytes: Vec<u8>, path: &str, warnings: &mut Vec<Warning>) -> Option<Sheet> {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let fail = |warnings: &mut Vec<Warning>, error: String| {
+        warnings.push(
+            Warning::error(
+                "invalid_table",
+                format!("the Parquet file cannot be read ({error}); the file is left out"),
+            )
+            .file(path),
+        );
+    };
+    let builder = match ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)) {
+        Ok(builder) => builder,
+        Err(error) => {
+            fail(warnings, error.to_string());
+            return None;
+        }
+    };
+    let columns: Vec<String> = builder
+        .schema()
+        .fields()
+        .iter()
+        .map(|field| field.name().clone())
+        .collect();
+    let reader = match builder.build() {
+        Ok(reader) => reader,
+        Err(error) => {
+            fail(warnings, error.to_string());
+            return None;
+        }
+    };
+    let mut rows = Vec::new();
+    let mut row_number = 0u64;
+    for batch in reader {
+        let batch = match batch {
+            Ok(batch) => batch,
+            Err(error) => {
+                fail(warnings, error.to_string());
+                return None;
+            }
+        };
+        let mut texts = Vec::new();
+        for column in batch.columns() {
+            match arrow_cast::cast(column, &DataType::Utf8) {
+                Ok(text) => texts.push(text),
+                Err(error) => {
+                    fail(warnings, error.to_string());
+                    return None;
+                }
+            }
+        }
+        for index in 0..batch.num_rows() {
+            row_number += 1;
+            rows.push((
+                row_number,
+                texts
+                    .iter()
+                    .map(|array| {
+                        let strings = array.as_string::<i32>();
+                        (!strings.is_null(index))
+                            .then(|| strings.value(index).trim().to_string())
+                            .filter(|text| !text.is_empty())
+                    })
+                    .collect(),
+            ));
+        }
+    }
+    Some(Sheet {
+        columns,
+        rows,
+        place: "row",
+    })
+}
+
+/// Where one value comes from, resolved against the file's columns.
+#[derive(Clone, Debug)]
+enum Binding {
+    Column { index: usize, name: String },
+    Constant { value: String, rule: String },
+}
+
+/// A `[[table]]` entry (or the canonical names) resolved against one file's columns.
+struct Columns {
+    grain: Grain,
+    /// `(dimension, binding)` for suite, phase, backend, model, workload, n, rep.
+    dimensions: Vec<(&'static str, Binding)>,
+    wall: Option<(usize, Unit)>,
+    ttft: Option<(usize, Unit)>,
+    prompt_tokens: Option<usize>,
+    completion_tokens: Option<usize>,
+    start: Option<(usize, Unit)>,
+    end: Option<(usize, Unit)>,
+    status: Option<usize>,
+    ok: Vec<String>,
+    error: Option<usize>,
+    /// Cell grain: `(reported name, column, factor to cellscope's unit)`.
+    figures: Vec<(String, usize, f64)>,
+    requests: Option<Binding>,
+    ok_requests: Option<Binding>,
+    failed_requests: Option<Binding>,
+    notes: Vec<String>,
+}
+
+impl Columns {
+    /// Resolves `entry` (or the canonical names) against `columns`. A column the entry names that the file
+    /// lacks is reported at the header and leaves the file out: keys read from the wrong columns would be
+    /// worse than no cells.
+    fn resolve(
+        columns: &[String],
+        entry: Option<&TableEntry>,
+        path: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Option<Columns> {
+        let default = RawTable::default();
+        let spec = entry.map_or(&default, |entry| &entry.spec);
+        let grain = match entry {
+            Some(entry) => entry.spec.grain,
+            None => canonical_grain(columns)?,
+        };
+        let rule = entry.map_or_else(
+            || "the canonical column names (no [[table]] entry)".to_string(),
+            TableEntry::rule,
+        );
+        let position = |name: &str| columns.iter().position(|column| column == name);
+        let mut missing = Vec::new();
+        // A named column must exist; an unnamed one is the first canonical name the file has.
+        let mut column = |key: &str, named: Option<&String>, canonical: &[&str]| -> Option<usize> {
+            match named {
+                Some(name) => {
+                    let found = position(name);
+                    if found.is_none() {
+                        missing.push(format!("`{name}` ({key})"));
+                    }
+                    found
+                }
+                None => canonical.iter().find_map(|name| position(name)),
+            }
+        };
+        let mut source =
+            |key: &str, named: Option<&Source>, canonical: &[&str]| -> Option<Binding> {
+                match named {
+                    Some(Source::Column(name)) => {
+                        column(key, Some(name), &[]).map(|index| Binding::Column {
+                            index,
+                            name: name.clone(),
+                        })
+                    }
+                    Some(constant @ Source::Constant { .. }) => {
+                        let value = constant.constant().unwrap_or_default();
+                        Some(Binding::Constant {
+                            rule: format!("{rule}: {key} = \"{value}\" (a constant)"),
+                            value,
+                        })
+                    }
+                    None => column(key, None, canonical).map(|index| Binding::Column {
+                        index,
+                        name: columns[index].clone(),
+                    }),
+                }
+            };
+        let mut dimensions = Vec::new();
+        for (dimension, named, canonical) in [
+            ("suite", &spec.suite, &["suite"][..]),
+            ("phase", &spec.phase, &["phase"][..]),
+            ("backend", &spec.backend, &["backend"][..]),
+            ("model", &spec.model, &["model"][..]),
+            ("workload", &spec.workload, &["workload"][..]),
+            ("n", &spec.n, &N_COLUMNS[..]),
+            ("rep", &spec.rep, &["rep"][..]),
+        ] {
+            if let Some(binding) = source(dimension, named.as_ref(), canonical) {
+                dimensions.push((dimension, binding));
+            }
+        }
+        let requests = source("requests", spec.requests.as_ref(), &["requests"]);
+        let ok_requests = source("ok_requests", spec.ok_requests.as_ref(), &["ok_requests"]);
+        let failed_requests = source(
+            "failed_requests",
+            spec.failed_requests.as_ref(),
+            &["failed_requests"],
+        );
+        let wall_unit = spec.wall_unit.unwrap_or(Unit::Ms);
+        let ttft_unit = spec.ttft_unit.unwrap_or(Unit::Ms);
+        let time_unit = spec.time_unit.unwrap_or(Unit::S);
+        let mut notes = Vec::new();
+        let mut unit_note = |what: &str, name: &str, unit: Unit, target: &str| {
+            if unit.name() != target {
+                notes.push(format!(
+                    "{what} read from column `{name}` in {}, converted to {target}",
+                    unit.name()
+                ));
+            }
+        };
+        let mut result = Columns {
+            grain,
+            dimensions,
+            wall: None,
+            ttft: None,
+            prompt_tokens: None,
+            completion_tokens: None,
+            start: None,
+            end: None,
+            status: None,
+            ok: spec
+                .ok
+                .clone()
+                .unwrap_or_else(|| ["ok", "success", "200"].map(str::to_string).to_vec()),
+            error: None,
+            figures: Vec::new(),
+            requests,
+            ok_requests,
+            failed_requests,
+            notes: Vec::new(),
+        };
+        match grain {
+            Grain::Request => {
+                result.wall = column("wall", spec.wall.as_ref(), &["wall_ms"]).map(|index| {
+                    unit_note("wall latency", &columns[index], wall_unit, "ms");
+                    (index, wall_unit)
+                });
+                result.ttft = column("ttft", spec.ttft.as_ref(), &["ttft_ms"]).map(|index| {
+                    unit_note("TTFT", &columns[index], ttft_unit, "ms");
+                    (index, ttft_unit)
+                });
+                result.prompt_tokens = column(
+                    "prompt_tokens",
+                    spec.prompt_tokens.as_ref(),
+                    &["prompt_tokens"],
+                );
+                result.completion_tokens = column(
+                    "completion_tokens",
+                    spec.completion_tokens.as_ref(),
+                    &["completion_tokens"],
+                );
+                result.start = column("start", spec.start.as_ref(), &["start_s", "submit_time_s"])
+                    .map(|index| {
+                        unit_note("start times", &columns[index], time_unit, "s");
+                        (index, time_unit)
+                    });
+                result.end = column("end", spec.end.as_ref(), &["end_s", "complete_time_s"])
+                    .map(|index| (index, time_unit));
+                result.status = column("status", spec.status.as_ref(), &["status"]);
+                result.error = column("error", spec.error.as_ref(), &["error"]);
+                if result.wall.is_none() && missing.is_empty() {
+                    missing.push("a wall latency column (`wall`, or `wall_ms`)".to_string());
+                }
+            }
+            Grain::Cell => {
+                for (key, named, canonical, reported, unit) in [
+                    (
+                        "mean_wall",
+                        &spec.mean_wall,
+                        "mean_wall_ms",
+                        "mean_wall_ms",
+                        Some(wall_unit),
+                    ),
+                    (
+                        "p50_wall",
+                        &spec.p50_wall,
+                        "p50_wall_ms",
+                        "p50_wall_ms",
+                        Some(wall_unit),
+                    ),
+                    (
+                        "p95_wall",
+                        &spec.p95_wall,
+                        "p95_wall_ms",
+                        "p95_wall_ms",
+                        Some(wall_unit),
+                    ),
+                    (
+                        "p99_wall",
+                        &spec.p99_wall,
+                        "p99_wall_ms",
+                        "p99_wall_ms",
+                        Some(wall_unit),
+                    ),
+                    (
+                        "mean_ttft",
+                        &spec.mean_ttft,
+                        "mean_ttft_ms",
+                        "mean_ttft_ms",
+                        Some(ttft_unit),
+                    ),
+                    (
+                        "p50_ttft",
+                        &spec.p50_ttft,
+                        "p50_ttft_ms",
+                        "p50_ttft_ms",
+                        Some(ttft_unit),
+                    ),
+                    (
+                        "p95_ttft",
+                        &spec.p95_ttft,
+                        "p95_ttft_ms",
+                        "p95_ttft_ms",
+                        Some(ttft_unit),
+                    ),
+                    (
+                        "p99_ttft",
+                        &spec.p99_ttft,
+                        "p99_ttft_ms",
+                        "p99_ttft_ms",
+                        Some(ttft_unit),
+                    ),
+                    ("tps", &spec.tps, "aggregate_tps", "aggregate_tps", None),
+                    (
+                        "efficiency",
+                        &spec.efficiency,
+                        "efficiency",
+                        "efficiency",
+                        None,
+                    ),
+                    (
+                        "mean_prompt_tokens",
+                        &spec.mean_prompt_tokens,
+                        "mean_prompt_tokens",
+                        "mean_prompt_tokens",
+                        None,
+                    ),
+                    (
+                        "mean_completion_tokens",
+                        &spec.mean_completion_tokens,
+                        "mean_completion_tokens",
+                        "mean_completion_tokens",
+                        None,
+                    ),
+                ] {
+                    if let Some(index) = column(key, named.as_ref(), &[canonical]) {
+                        let factor = unit.map_or(1.0, Unit::to_ms);
+                        if let Some(unit) = unit {
+                            unit_note(reported, &columns[index], unit, "ms");
+                        }
+                        result.figures.push((reported.to_string(), index, factor));
+                    }
+                }
+                for name in &spec.keep {
+                    if let Some(index) = column("keep", Some(name), &[]) {
+                        result.figures.push((name.clone(), index, 1.0));
+                    }
+                }
+            }
+        }
+        if !missing.is_empty() {
+            warnings.push(
+                Warning::error(
+                    "missing_column",
+                    format!(
+                        "{rule} names columns the file does not have: {}; the file is left out",
+                        missing.join(", ")
+                    ),
+                )
+                .file(path)
+                .line(1),
+            );
+            return None;
+        }
+        result.notes = notes;
+        Some(result)
+    }
+}
+
+/// One cell's rows of a table: the run record and the line (or row) of each of its requests.
+struct Group {
+    record: RunRecord,
+    lines: Vec<u64>,
+}
+
+/// A number, or `Err` with the text that is not one. Empty cells are `Ok(None)`.
+fn number(value: Option<&String>) -> Result<Option<f64>, String> {
+    match value {
+        None => Ok(None),
+        Some(text) => match text.parse::<f64>() {
+            Ok(number) if number.is_finite() => Ok(Some(number)),
+            _ => Err(text.clone()),
+        },
+    }
+}
+
+/// A whole number written as a float (`8.0`, a Parquet double column) as `8`, for `n` and `rep`.
+fn whole(text: &str) -> String {
+    match text.parse::<f64>() {
+        Ok(number) if number.fract() == 0.0 && (0.0..4e9).contains(&number) => {
+            format!("{}", number as u64)
+        }
+        _ => text.to_string(),
+    }
+}
+
+/// The records of one table file, grouped into cells (request grain) or one per row (cell grain).
+fn groups(
+    storage: &dyn Storage,
+    path: &str,
+    mapping: &Mapping,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Group> {
+    let Some(sheet) = read_sheet(storage, path, warnings) else {
+        return Vec::new();
+    };
+    if sheet.columns.is_empty() {
+        return Vec::new();
+    }
+    let Some(columns) = Columns::resolve(&sheet.columns, mapping.table_for(path), path, warnings)
+    else {
+        return Vec::new();
+    };
+    let place = sheet.place;
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_key: BTreeMap<Vec<String>, usize> = BTreeMap::new();
+    let mut no_counts = false;
+    for (line, values) in &sheet.rows {
+        let line = *line;
+        let bad = |warnings: &mut Vec<Warning>, what: String| {
+            warnings.push(
+                Warning::warn(
+                    "invalid_row",
+                    format!("{place} {line}: {what}; the row is left out"),
+                )
+                .file(path)
+                .line(line),
+            );
+        };
+        // The key as written, and how each part was found.
+        let mut key = KeyParts::default();
+        let mut key_text = Vec::new();
+        let mut missing_key = None;
+        for (dimension, binding) in &columns.dimensions {
+            let part = match binding {
+                Binding::Column { index, name } => match &values[*index] {
+                    Some(value) => {
+                        let value = if matches!(*dimension, "n" | "rep") {
+                            whole(value)
+                        } else {
+                            value.clone()
+                        };
+                        Part::read(value, format!("column `{name}`"))
+                    }
+                    None => {
+                        missing_key = Some(format!("the {dimension} column `{name}` is empty"));
+                        break;
+                    }
+                },
+                Binding::Constant { value, rule } => Part::inferred(value.clone(), rule.clone()),
+            };
+            key_text.push(
+                part.as_ref()
+                    .map(|part| part.value.clone())
+                    .unwrap_or_default(),
+            );
+            match *dimension {
+                "suite" => key.suite = part,
+                "phase" => key.phase = part,
+                "backend" => key.backend = part,
+                "model" => key.model = part,
+                "workload" => key.workload = part,
+                "n" => key.n = part,
+                _ => key.rep = part,
+            }
+        }
+        if let Some(what) = missing_key {
+            bad(warnings, what);
+            continue;
+        }
+        let fields = Json::Object(
+            sheet
+                .columns
+                .iter()
+                .zip(values)
+                .filter_map(|(name, value)| {
+                    value
+                        .as_ref()
+                        .map(|value| (name.clone(), Json::String(value.clone())))
+                })
+                .collect(),
+        );
+        let value = |index: Option<usize>| index.and_then(|index| values[index].as_ref());
+        let name = |index: usize| sheet.columns[index].as_str();
+        match columns.grain {
+            Grain::Request => {
+                let error_text = value(columns.error).cloned();
+                let status_text = value(columns.status).cloned();
+                let failed = error_text.is_some()
+                    || status_text.as_ref().is_some_and(|status| {
+                        !columns.ok.iter().any(|ok| ok.eq_ignore_ascii_case(status))
+                    });
+                let mut request = Request::default();
+                let mut wrong = None;
+                let mut read =
+                    |slot: &mut Option<f64>, index: Option<usize>, factor: f64| match number(value(
+                        index,
+                    )) {
+                        Ok(number) => *slot = number.map(|number| number * factor),
+                        Err(text) if wrong.is_none() && !failed => {
+                            wrong = Some(format!(
+                                "column `{}` holds `{text}`, not a number",
+                                index.map(name).unwrap_or_default()
+                            ));
+                        }
+                        Err(_) => {}
+                    };
+                read(
+                    &mut request.wall_ms,
+                    columns.wall.map(|(index, _)| index),
+                    columns.wall.map_or(1.0, |(_, unit)| unit.to_ms()),
+                );
+                read(
+                    &mut request.ttft_ms,
+                    columns.ttft.map(|(index, _)| index),
+                    columns.ttft.map_or(1.0, |(_, unit)| unit.to_ms()),
+                );
+                read(&mut request.prompt_tokens, columns.prompt_tokens, 1.0);
+                read(
+                    &mut request.completion_tokens,
+                    columns.completion_tokens,
+                    1.0,
+                );
+                read(
+                    &mut request.start_s,
+                    columns.start.map(|(index, _)| index),
+                    columns.start.map_or(1.0, |(_, unit)| unit.to_ms() / 1e3),
+                );
+                read(
+                    &mut request.end_s,
+                    columns.end.map(|(index, _)| index),
+                    columns.end.map_or(1.0, |(_, unit)| unit.to_ms() / 1e3),
+                );
+                if let Some(what) = wrong {
+                    bad(warnings, what);
+                    continue;
+                }
+                if request.start_s.is_none() || request.end_s.is_none() {
+                    request.start_s = None;
+                    request.end_s = None;
+                }
+                if failed {
+                    request.error = Some(error_text.or(status_text).unwrap_or_default());
+                }
+                let group = *by_key.entry(key_text).or_insert_with(|| {
+                    groups.push(Group {
+                        record: RunRecord {
+                            record: groups.len() as u32,
+                            line: Some(line),
+                            fields,
+                            key,
+                            has_requests: true,
+                            notes: columns.notes.clone(),
+                            ..RunRecord::default()
+                        },
+                        lines: Vec::new(),
+                    });
+                    groups.len() - 1
+                });
+                groups[group].record.requests.push(request);
+                groups[group].lines.push(line);
+            }
+            Grain::Cell => {
+                let mut reported = BTreeMap::new();
+                let mut wrong = None;
+                for (reported_name, index, factor) in &columns.figures {
+                    match number(values[*index].as_ref()) {
+                        Ok(Some(number)) => {
+                            reported.insert(reported_name.clone(), number * factor);
+                        }
+                        Ok(None) => {}
+                        Err(text) => {
+                            wrong = Some(format!(
+                                "column `{}` holds `{text}`, not a number",
+                                name(*index)
+                            ));
+                            break;
+                        }
+                    }
+                }
+                let count = |binding: &Option<Binding>| -> Result<Option<u32>, String> {
+                    let text = match binding {
+                        None => return Ok(None),
+                        Some(Binding::Constant { value, .. }) => Some(value.clone()),
+                        Some(Binding::Column { index, .. }) => values[*index].clone(),
+                    };
+                    match text {
+                        None => Ok(None),
+                        Some(text) => whole(&text).parse::<u32>().map(Some).map_err(|_| {
+                            format!("the request count `{text}` is not a whole number")
+                        }),
+                    }
+                };
+                let counts = (
+                    count(&columns.requests),
+                    count(&columns.ok_requests),
+                    count(&columns.failed_requests),
+                );
+                let (requests, ok, failed) = match counts {
+                    (Ok(requests), Ok(ok), Ok(failed)) => (requests, ok, failed),
+                    (Err(what), _, _) | (_, Err(what), _) | (_, _, Err(what)) => {
+                        bad(warnings, what);
+                        continue;
+                    }
+                };
+                if let Some(what) = wrong {
+                    bad(warnings, what);
+                    continue;
+                }
+                let completed = ok.or_else(|| {
+                    requests.map(|requests| requests - failed.unwrap_or(0).min(requests))
+                });
+                let failed = failed.or_else(|| {
+                    requests
+                        .zip(ok)
+                        .map(|(requests, ok)| requests.saturating_sub(ok))
+                });
+                if completed.is_none() && failed.is_none() {
+                    no_counts = true;
+                }
+                let mut notes = columns.notes.clone();
+                let extra: Vec<&String> = reported
+                    .keys()
+                    .filter(|name| !STAT_COLUMNS.contains(&name.as_str()))
+                    .collect();
+                if !extra.is_empty() {
+                    notes.push(format!(
+                        "the table's own figures without a cells-table column are kept here as reported: {}",
+                        extra
+                            .iter()
+                            .map(|name| format!("`{name}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                groups.push(Group {
+                    record: RunRecord {
+                        record: groups.len() as u32,
+                        line: Some(line),
+                        fields,
+                        key,
+                        requests: Vec::new(),
+                        has_requests: false,
+                        expected_rows: requests,
+                        completed,
+                        failed,
+                        reported,
+                        notes,
+                        ..RunRecord::default()
+                    },
+                    lines: Vec::new(),
+                });
+            }
+        }
+    }
+    if no_counts {
+        warnings.push(
+            Warning::warn(
+                "no_request_counts",
+                "the table gives no request counts (`requests`, `ok_requests` or `failed_requests`, a column or \
+                 a constant), so its cells have no rows and show as not run; their figures are kept",
+            )
+            .file(path),
+        );
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(text: &str) -> Vec<String> {
+        csv_header(text.as_bytes()).expect("a header")
+    }
+
+    #[test]
+    fn canonical_headers_are_detected_and_tr164_is_not_stolen() {
+        assert_eq!(
+            canonical_grain(&header("backend,model,n,rep,wall_ms,ttft_ms\n1,2")),
+            Some(Grain::Request)
+        );
+        assert_eq!(
+            canonical_grain(&header("model\tconcurrency\tp95_wall_ms\n")),
+            Some(Grain::Cell)
+        );
+        // TR164's metrics.csv has wall_ms and n_agents.
+        assert_eq!(
+            canonical_grain(&header(
+                "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,n,wall_ms"
+            )),
+            None
+        );
+        // cellscope's own cells export.
+        assert_eq!(
+            canonical_grain(&header(
+                "run_id,n,rep,status,refilled,expected_rows,p95_wall_ms"
+            )),
+            None
+        );
+        assert_eq!(canonical_grain(&header("model,wall_ms")), None);
+        assert!(csv_header(b"{\"n\": 1}").is_none());
+        assert!(!Table.detect("a/results.csv", b"date,value\n1,2\n"));
+        assert!(Table.detect("a/results.csv", b"n,wall_ms\n1,2\n"));
+    }
+
+    #[test]
+    fn whole_numbers_written_as_floats_are_whole() {
+        assert_eq!(whole("8.0"), "8");
+        assert_eq!(whole("8"), "8");
+        assert_eq!(whole("8.5"), "8.5");
+        assert_eq!(whole("x"), "x");
+    }
+}

@@ -11,6 +11,7 @@
 //! |---|---|---|
 //! | `CELLSCOPE_BIN` | a `cellscope` binary (debug or release) with the app embedded | required |
 //! | `CELLSCOPE_DATA` | the data root to serve (the demo data) | required |
+//! | `CELLSCOPE_MIXED_DATA` | the mixed-format demo root (TR164 demo + vLLM, SGLang, AIPerf), for `formats.rs` | required by the tests that serve it |
 //! | `CELLSCOPE_SCREENSHOTS` | where screenshots go | `target/screenshots` |
 //! | `CHROMIUM`, `CHROMEDRIVER` | the browser and its driver | `/usr/bin/chromium`, `/usr/bin/chromedriver` |
 //!

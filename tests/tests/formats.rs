@@ -20,7 +20,7 @@ fn sglang_reported(file: &str, line: usize, key: &str) -> anyhow::Result<f64> {
         .nth(line - 1)
         .ok_or_else(|| anyhow::anyhow!("{file} has no line {line}"))?;
     // The bare `Infinity` of `request_rate` is not JSON; the figure wanted is elsewhere on the line.
-    let value: serde_json::Value = serde_json::from_str(&record.replace("Infinity", "1e999"))?;
+    let value: serde_json::Value = serde_json::from_str(&record.replace("Infinity", "null"))?;
     value[key]
         .as_f64()
         .ok_or_else(|| anyhow::anyhow!("{file}:{line} has no {key}"))
@@ -143,7 +143,8 @@ async fn a_mixed_root_shows_every_format_side_by_side_compares_across_them_and_a
         })
         .ok_or_else(|| anyhow::anyhow!("no origin for the SGLang cell"))?
         .clone();
-    page.open("/?view=inspector&cell=external%2Fsglang/external/scaling/sglang/qwen2.5-7b/short_decode/n=4/rep=0")
+    // The key's text escapes the `/` of the run id (`%2F`), and the link percent-encodes that `%`.
+    page.open("/?view=inspector&cell=external%252Fsglang/external/scaling/sglang/qwen2.5-7b/short_decode/n=4/rep=0")
         .await?;
     page.wait_for("#cell-origin").await?;
     assert_eq!(

@@ -5,7 +5,6 @@ use crate::palette;
 use cellscope_model::distribution::{Histogram, cdf, extent};
 use cellscope_model::explore::{Facet, Series, SeriesPoint};
 use cellscope_model::metric::{TimeUnit, Unit, with_thousands};
-use cellscope_model::origin::Mark;
 use cellscope_model::view_state::{Aggregation, BandSpan, Metric, XAxis};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::{CoordTranslate, Shift};
@@ -351,20 +350,11 @@ fn point_text(series: &Series, index: usize, spec: &CurveSpec<'_>) -> String {
         }
         Some(_) => "\non the Pareto frontier of this series",
     };
-    let mut origin = String::new();
-    for (count, mark) in [
-        (point.reported, Mark::Reported),
-        (point.derived, Mark::Derived),
-    ] {
-        if count > 0 {
-            origin.push_str(&format!(
-                "\n{} {count} of {} cells: {}",
-                mark.sign(),
-                point.cells,
-                mark.meaning()
-            ));
-        }
-    }
+    let origin: String = point
+        .origin_lines()
+        .into_iter()
+        .map(|line| format!("\n{line}"))
+        .collect();
     format!(
         "{} · N={}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{origin}",
         series.label,

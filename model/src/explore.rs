@@ -345,34 +345,13 @@ impl MatrixCell {
     /// The sign after the value (`†` reported, `‡` derived; `†‡` when the pooled cells mix both), empty when
     /// every pooled figure is recomputed.
     pub fn sign(&self) -> String {
-        let mut sign = String::new();
-        if self.reported > 0 {
-            sign.push_str(Mark::Reported.sign());
-        }
-        if self.derived > 0 {
-            sign.push_str(Mark::Derived.sign());
-        }
-        sign
+        Mark::signs(self.reported, self.derived)
     }
 
     /// Hover lines for the signs and for an absent scaling metric, in the words of [`Mark`] and
     /// [`ScalingAbsent`].
     pub fn origin_lines(&self, metric: Metric) -> Vec<String> {
-        let mut lines = Vec::new();
-        for (count, mark) in [
-            (self.reported, Mark::Reported),
-            (self.derived, Mark::Derived),
-        ] {
-            if count > 0 {
-                lines.push(format!(
-                    "{} {} of {} cells: {}",
-                    mark.sign(),
-                    count,
-                    self.cells,
-                    mark.meaning()
-                ));
-            }
-        }
+        let mut lines = Mark::group_lines(self.reported, self.derived, self.cells);
         if let Some(absent) = &self.absent {
             lines.push(format!("{} {}", metric.label(), absent.sentence()));
         }
@@ -598,14 +577,12 @@ pub struct SeriesPoint {
 impl SeriesPoint {
     /// `†`, `‡`, both or nothing, as the matrix writes it.
     pub fn sign(&self) -> String {
-        let mut sign = String::new();
-        if self.reported > 0 {
-            sign.push_str(Mark::Reported.sign());
-        }
-        if self.derived > 0 {
-            sign.push_str(Mark::Derived.sign());
-        }
-        sign
+        Mark::signs(self.reported, self.derived)
+    }
+
+    /// Hover lines for the point's signs (`† 1 of 3 cells: reported by the tool, …`).
+    pub fn origin_lines(&self) -> Vec<String> {
+        Mark::group_lines(self.reported, self.derived, self.cells)
     }
 }
 

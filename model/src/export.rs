@@ -365,12 +365,17 @@ mod tests {
         let csv = series_csv(&facets, &state(), Metric::P95WallMs, &["view".into()]);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], "# view");
+        // The point rests on 2 cells' reported figures: said once above the table, counted in its row.
         assert_eq!(
             lines[1],
-            "workload,backend,n,p95_wall_ms,band_min,band_max,cells,series,partial_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown"
+            "# 1 point rests on figures the tool reported (†), not recomputed from request rows"
         );
         assert_eq!(
             lines[2],
+            "workload,backend,n,p95_wall_ms,band_min,band_max,cells,series,partial_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown"
+        );
+        assert_eq!(
+            lines[3],
             "\"long, prefill\",vllm,2,812.5,700,900,18,6,1,2,0,360,360,mean of 18 cells: 3 models × 2 phases × 3 reps,never within N ≤ 32"
         );
     }

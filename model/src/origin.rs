@@ -179,6 +179,34 @@ impl Mark {
         }
     }
 
+    /// The signs of a group of cells (a matrix square, a curve point): `†` when any shows the tool's figure,
+    /// `‡` when any rests on a derived one, both, or nothing.
+    pub fn signs(reported: u32, derived: u32) -> String {
+        let mut signs = String::new();
+        if reported > 0 {
+            signs.push_str(Mark::Reported.sign());
+        }
+        if derived > 0 {
+            signs.push_str(Mark::Derived.sign());
+        }
+        signs
+    }
+
+    /// Hover lines for a group of `cells` of which `reported` and `derived` carry a sign: `† 2 of 3 cells: …`.
+    pub fn group_lines(reported: u32, derived: u32, cells: u32) -> Vec<String> {
+        [(reported, Mark::Reported), (derived, Mark::Derived)]
+            .into_iter()
+            .filter(|(count, _)| *count > 0)
+            .map(|(count, mark)| {
+                format!(
+                    "{} {count} of {cells} cells: {}",
+                    mark.sign(),
+                    mark.meaning()
+                )
+            })
+            .collect()
+    }
+
     /// What the sign means, for hover text and legends.
     pub fn meaning(self) -> &'static str {
         match self {

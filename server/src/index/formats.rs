@@ -687,32 +687,41 @@ pub fn read_record_rows(
         .requests
         .iter()
         .enumerate()
-        .map(|(index, request)| RequestRow {
-            lineage: Lineage::Current,
-            class: if request.error.is_some() || request.wall_ms.is_none() {
-                RowClass::Failed
-            } else {
-                RowClass::Ok
-            },
-            source_run_id: source.run_id.clone(),
-            line: record.line.unwrap_or(0),
-            agent_id: None,
-            request_id: u32::try_from(index).ok(),
-            request_sequence: None,
-            wall_ms: request.wall_ms,
-            ttft_ms: request.ttft_ms,
-            prompt_tokens: request.prompt_tokens,
-            completion_tokens: request.completion_tokens,
-            submit_time_s: request.start_s,
-            complete_time_s: request.end_s,
-            status: match &request.error {
-                Some(error) => status_of(error),
-                None if request.wall_ms.is_none() => "no_latency".to_string(),
-                None => "ok".to_string(),
-            },
-            error: request.error.clone().filter(|error| !error.is_empty()),
+        .map(|(index, request)| {
+            request_row(&source.run_id, index, request, record.line.unwrap_or(0))
         })
         .collect())
+}
+
+/// One request of another tool's file as a row of `/api/requests`: failed when it has an error or no latency
+/// (the rule `cell_of` counts by), its status `http_<code>`, `error`, `no_latency` or `ok`. `line` is where the
+/// row's record (or, for a table, the row itself) starts in the file.
+pub fn request_row(source_run_id: &str, index: usize, request: &Request, line: u64) -> RequestRow {
+    RequestRow {
+        lineage: Lineage::Current,
+        class: if request.error.is_some() || request.wall_ms.is_none() {
+            RowClass::Failed
+        } else {
+            RowClass::Ok
+        },
+        source_run_id: source_run_id.to_string(),
+        line,
+        agent_id: None,
+        request_id: u32::try_from(index).ok(),
+        request_sequence: None,
+        wall_ms: request.wall_ms,
+        ttft_ms: request.ttft_ms,
+        prompt_tokens: request.prompt_tokens,
+        completion_tokens: request.completion_tokens,
+        submit_time_s: request.start_s,
+        complete_time_s: request.end_s,
+        status: match &request.error {
+            Some(error) => status_of(error),
+            None if request.wall_ms.is_none() => "no_latency".to_string(),
+            None => "ok".to_string(),
+        },
+        error: request.error.clone().filter(|error| !error.is_empty()),
+    }
 }
 
 /// Where the rows of a cell of another tool's file are.

@@ -10,7 +10,7 @@
 //! `aggregate_tps` (cell grain). TR164's `metrics.csv` header and cellscope's own cells export are never
 //! claimed.
 
-use super::{KeyParts, Part, Request, RunFormat, RunRecord, STAT_COLUMNS, status_of};
+use super::{KeyParts, Part, Request, RunFormat, RunRecord, STAT_COLUMNS, request_row};
 use crate::index::CellRows;
 use crate::index::mapping::Mapping;
 use crate::index::mapping::table::{Grain, RawTable, Source, TableEntry, Unit};
@@ -20,7 +20,7 @@ use arrow_array::Array;
 use arrow_array::cast::AsArray;
 use arrow_schema::DataType;
 use cellscope_model::api::Warning;
-use cellscope_model::requests::{Lineage, RequestRow, RowClass};
+use cellscope_model::requests::RequestRow;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -127,31 +127,7 @@ impl RunFormat for Table {
             .iter()
             .zip(&group.lines)
             .enumerate()
-            .map(|(index, (request, line))| RequestRow {
-                lineage: Lineage::Current,
-                class: if request.error.is_some() || request.wall_ms.is_none() {
-                    RowClass::Failed
-                } else {
-                    RowClass::Ok
-                },
-                source_run_id: source.run_id.clone(),
-                line: *line,
-                agent_id: None,
-                request_id: u32::try_from(index).ok(),
-                request_sequence: None,
-                wall_ms: request.wall_ms,
-                ttft_ms: request.ttft_ms,
-                prompt_tokens: request.prompt_tokens,
-                completion_tokens: request.completion_tokens,
-                submit_time_s: request.start_s,
-                complete_time_s: request.end_s,
-                status: match &request.error {
-                    Some(error) => status_of(error),
-                    None if request.wall_ms.is_none() => "no_latency".to_string(),
-                    None => "ok".to_string(),
-                },
-                error: request.error.clone().filter(|error| !error.is_empty()),
-            })
+            .map(|(index, (request, line))| request_row(&source.run_id, index, request, *line))
             .collect())
     }
 }

@@ -12,6 +12,17 @@ pub enum Format {
     Arrow,
 }
 
+impl Format {
+    /// The name `format=` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Json => "json",
+            Format::Arrow => "arrow",
+        }
+    }
+}
+
 impl FromStr for Format {
     type Err = String;
     fn from_str(text: &str) -> Result<Self, Self::Err> {

@@ -4,6 +4,7 @@
 pub mod api;
 pub mod archive;
 pub mod assets;
+pub mod bodies;
 pub mod error;
 pub mod snapshot;
 pub mod watch;

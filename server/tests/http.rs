@@ -416,6 +416,60 @@ async fn the_full_cells_table_is_served_precompressed_and_decodes_to_the_same_ce
 }
 
 #[tokio::test]
+async fn a_filtered_table_is_built_once_per_query_and_served_precompressed() {
+    // A store of its own: the other tests' queries must not fill this one's cache.
+    let store = store_for(demo_root());
+    let app = router(store.clone(), &HttpOptions::default()).unwrap();
+    let fetch = |uri: &'static str, encoding: Option<&'static str>| {
+        let app = app.clone();
+        async move {
+            let mut request = Request::get(uri);
+            if let Some(encoding) = encoding {
+                request = request.header("accept-encoding", encoding);
+            }
+            let response = app
+                .oneshot(request.body(Body::empty()).unwrap())
+                .await
+                .unwrap();
+            let encoding = response
+                .headers()
+                .get("content-encoding")
+                .map(|value| value.to_str().unwrap().to_string());
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .unwrap()
+                .to_bytes()
+                .to_vec();
+            (encoding, body)
+        }
+    };
+    let (encoding, plain) = fetch("/api/cells?backend=vllm,sglang&n=4", None).await;
+    assert_eq!(encoding, None);
+    // The same filter written another way is the same entry, served compressed.
+    let (encoding, zstd) = fetch("/api/cells?n=4&backend=sglang&backend=vllm", Some("zstd")).await;
+    assert_eq!(encoding.as_deref(), Some("zstd"));
+    assert_eq!(zstd::decode_all(zstd.as_slice()).unwrap(), plain);
+    assert_eq!(store.load().filtered_cells.usage().0, 1);
+    // The body holds exactly the cells the filter admits, as the unfiltered table has them.
+    let cells = cellscope_model::schema::cells_from_ipc(&plain).unwrap();
+    let expected: Vec<_> = store
+        .load()
+        .index
+        .cells
+        .iter()
+        .filter(|cell| cell.key.n == 4 && ["vllm", "sglang"].contains(&cell.key.backend.as_str()))
+        .cloned()
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(cells, expected);
+    let (_, csv) = fetch("/api/cells?backend=vllm&format=csv", Some("gzip")).await;
+    assert!(!csv.is_empty());
+    assert_eq!(store.load().filtered_cells.usage().0, 2);
+}
+
+#[tokio::test]
 async fn cors_is_off_by_default_and_allows_one_origin_when_asked() {
     let reply = get_with("/api/index", &[("origin", "https://example.org")]).await;
     assert_eq!(reply.header("access-control-allow-origin"), "");

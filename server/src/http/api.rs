@@ -1,10 +1,11 @@
 //! The JSON and Arrow API: `/api/index`, `/api/cells`, `/api/requests`, `/api/provenance`, `/api/events`.
 
 use super::archive::Archived;
+use super::bodies;
 use super::error::ApiError;
 use super::snapshot::{Snapshot, Store};
 use crate::export::{self, Format};
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
 use axum::http::header::{
     ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
@@ -263,7 +264,7 @@ pub async fn index(
 }
 
 /// The cells a `/api/cells` query selects: the model's dimension filter plus `status=`.
-fn cell_filter(parsed: &Parsed) -> Result<impl Fn(&CellSummary) -> bool, ApiError> {
+fn cell_filter(parsed: &Parsed) -> Result<impl Fn(&CellSummary) -> bool + Send + use<>, ApiError> {
     let mut filter = DimensionFilter::default();
     let mut statuses: Option<BTreeSet<CellStatus>> = None;
     for (name, values) in &parsed.values {
@@ -371,45 +372,79 @@ pub async fn cells(
     }
     if parsed.values.is_empty() && format == Format::Arrow && !pre_refill {
         // The whole table, precompressed per snapshot in the encodings the client accepts.
-        let accepted = headers
-            .get(ACCEPT_ENCODING)
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or("");
-        let accepts = |encoding: &str| {
-            accepted.split(',').any(|part| {
-                let mut pieces = part.trim().split(';');
-                pieces.next() == Some(encoding)
-                    && !pieces.any(|parameter| parameter.trim().replace(' ', "") == "q=0")
-            })
-        };
-        let mut response = match snapshot
-            .cells_arrow_compressed
-            .iter()
-            .find(|(encoding, _)| accepts(encoding))
-        {
-            Some((encoding, body)) => {
-                let mut response = respond(&snapshot, media_type(format), body.clone());
-                response
-                    .headers_mut()
-                    .insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
-                response
-            }
-            None => respond(&snapshot, media_type(format), snapshot.cells_arrow.clone()),
-        };
-        response
-            .headers_mut()
-            .insert(VARY, HeaderValue::from_static("accept-encoding"));
-        return Ok(response);
+        return Ok(respond_encoded(
+            &snapshot,
+            &headers,
+            media_type(format),
+            &snapshot.cells_arrow,
+            &snapshot.cells_arrow_compressed,
+        ));
     }
-    let source = if pre_refill {
-        &snapshot.index.pre_refill_cells
-    } else {
-        &snapshot.index.cells
+    // A slice: built and compressed once per snapshot and normalised query, then served from memory.
+    let key = bodies::key(format.name(), pre_refill, &parsed.values);
+    let body = match snapshot.filtered_cells.get(&key) {
+        Some(body) => body,
+        None => {
+            let building = snapshot.clone();
+            let body = tokio::task::spawn_blocking(move || {
+                let source = if pre_refill {
+                    &building.index.pre_refill_cells
+                } else {
+                    &building.index.cells
+                };
+                let selected: Vec<CellSummary> =
+                    source.iter().filter(|cell| filter(cell)).cloned().collect();
+                export::encode(&selected, format).map(|plain| Arc::new(bodies::Body::new(plain)))
+            })
+            .await
+            .map_err(|error| ApiError::Internal(error.to_string()))?
+            .map_err(|error| ApiError::Internal(error.to_string()))?;
+            snapshot.filtered_cells.insert(key, body.clone());
+            body
+        }
     };
-    let selected: Vec<CellSummary> = source.iter().filter(|cell| filter(cell)).cloned().collect();
-    let body =
-        export::encode(&selected, format).map_err(|error| ApiError::Internal(error.to_string()))?;
-    Ok(respond(&snapshot, media_type(format), body))
+    Ok(respond_encoded(
+        &snapshot,
+        &headers,
+        media_type(format),
+        &body.plain,
+        &body.compressed,
+    ))
+}
+
+/// A body in the best encoding the client accepts of those precomputed (`Vary: accept-encoding`), else plain.
+fn respond_encoded(
+    snapshot: &Snapshot,
+    headers: &HeaderMap,
+    content_type: &'static str,
+    plain: &Bytes,
+    compressed: &[(&'static str, Bytes)],
+) -> Response {
+    let accepted = headers
+        .get(ACCEPT_ENCODING)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    let accepts = |encoding: &str| {
+        accepted.split(',').any(|part| {
+            let mut pieces = part.trim().split(';');
+            pieces.next() == Some(encoding)
+                && !pieces.any(|parameter| parameter.trim().replace(' ', "") == "q=0")
+        })
+    };
+    let mut response = match compressed.iter().find(|(encoding, _)| accepts(encoding)) {
+        Some((encoding, body)) => {
+            let mut response = respond(snapshot, content_type, body.clone());
+            response
+                .headers_mut()
+                .insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
+            response
+        }
+        None => respond(snapshot, content_type, plain.clone()),
+    };
+    response
+        .headers_mut()
+        .insert(VARY, HeaderValue::from_static("accept-encoding"));
+    response
 }
 
 fn one<'a>(parsed: &'a Parsed, name: &str) -> Result<Option<&'a str>, ApiError> {

@@ -40,6 +40,8 @@ pub struct Snapshot {
     pub provenance_json: Bytes,
     /// Whether hashes and backup diffs are in (the second indexing stage).
     pub complete: bool,
+    /// Filtered `/api/cells` bodies built for this snapshot, by normalised query (bounded in bytes).
+    pub filtered_cells: super::bodies::Bodies,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -220,6 +222,7 @@ impl Snapshot {
             index_json: Bytes::from(index_json),
             provenance_json: Bytes::from(provenance_json),
             complete,
+            filtered_cells: super::bodies::Bodies::default(),
         })
     }
 }
@@ -231,7 +234,7 @@ fn json<T: serde::Serialize>(value: &T) -> Vec<u8> {
 
 /// zstd, brotli and gzip versions of `body`. Compressing 0.4 MB per request would dominate the cost of
 /// `/api/cells`; once per snapshot it is a few milliseconds.
-fn compress_all(body: &[u8]) -> Vec<(&'static str, Bytes)> {
+pub fn compress_all(body: &[u8]) -> Vec<(&'static str, Bytes)> {
     use std::io::Write as _;
     let mut out = Vec::new();
     if let Ok(zstd) = zstd::bulk::compress(body, 6) {

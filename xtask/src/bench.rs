@@ -626,6 +626,12 @@ fn http(seconds: u32, connections: u32) -> anyhow::Result<()> {
                 "/bench-static/cells.arrow",
                 Some("zstd"),
             ),
+            // A slice: built and compressed on its first request, then served from the snapshot's bodies.
+            (
+                "GET /api/cells?backend=vllm&workload=long_decode, zstd",
+                "/api/cells?backend=vllm&workload=long_decode",
+                Some("zstd"),
+            ),
         ] {
             let (requests_per_s, p50, p99, errors, raw) = wrk(
                 &format!("http://{addr}{path}"),

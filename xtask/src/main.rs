@@ -9,6 +9,7 @@
 //! - `bench index`: times the cold index side by side with pandas, polars and DuckDB.
 
 mod bench;
+mod bench_vllm;
 mod browser;
 mod checksum;
 mod ci;

@@ -16,6 +16,7 @@ pub mod json;
 mod key;
 pub mod llmperf;
 mod parallel;
+mod scan;
 pub mod sglang;
 pub mod tr164;
 pub mod vllm;
@@ -330,8 +331,18 @@ pub fn read_objects<T: Document>(
     let Some(bytes) = read_file(storage, path, warnings) else {
         return Vec::new();
     };
+    objects_in(&bytes, path, label, warnings)
+}
+
+/// [`read_objects`] of a file already read.
+pub fn objects_in<T: Document>(
+    bytes: &[u8],
+    path: &str,
+    label: impl Fn(u32, u64) -> String,
+    warnings: &mut Vec<Warning>,
+) -> Vec<(u32, u64, T)> {
     let mut objects = Vec::new();
-    for (index, (line, document)) in json::documents::<T>(&bytes).into_iter().enumerate() {
+    for (index, (line, document)) in json::documents::<T>(bytes).into_iter().enumerate() {
         let record = index as u32;
         match document {
             Ok(object) if object.is_object() => objects.push((record, line, object)),

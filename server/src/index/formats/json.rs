@@ -71,6 +71,11 @@ pub fn parse(bytes: &[u8]) -> Result<Json, JsonError> {
     })
 }
 
+/// A file's bytes as the readers parse them: without a byte-order mark, Python's bare tokens made strings.
+pub fn prepare(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    standardise(strip_bom(bytes))
+}
+
 fn strip_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
@@ -80,7 +85,7 @@ fn strip_bom(bytes: &[u8]) -> &[u8] {
 /// cannot be read is returned as an error and reading resumes at the next line, so one damaged line does not hide
 /// the others.
 pub fn documents<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Vec<(u64, Result<T, JsonError>)> {
-    let standard = standardise(strip_bom(bytes));
+    let standard = prepare(bytes);
     let bytes: &[u8] = &standard;
     let mut out = Vec::new();
     let mut start = 0usize;

@@ -57,13 +57,13 @@ impl<T> Column<T> {
 /// `errors` each request's error text when it is a non-empty string.
 #[derive(Debug, Default)]
 pub struct Columns {
-    latencies: Column<Option<f64>>,
-    ttfts: Column<Option<f64>>,
-    itl_sums: Column<Option<f64>>,
-    input_lens: Column<Option<f64>>,
-    output_lens: Column<Option<f64>>,
-    start_times: Column<Option<f64>>,
-    errors: Column<Option<String>>,
+    pub(super) latencies: Column<Option<f64>>,
+    pub(super) ttfts: Column<Option<f64>>,
+    pub(super) itl_sums: Column<Option<f64>>,
+    pub(super) input_lens: Column<Option<f64>>,
+    pub(super) output_lens: Column<Option<f64>>,
+    pub(super) start_times: Column<Option<f64>>,
+    pub(super) errors: Column<Option<String>>,
 }
 
 /// Why the arrays of an object cannot be used.

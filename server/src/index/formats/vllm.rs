@@ -7,6 +7,7 @@
 use super::json::{self, field_count, field_number, field_text, head_has_key};
 use super::key::model_name;
 use super::parallel::{self, Columns, ResultObject};
+use super::scan;
 use super::{KeyParts, Part, RunFormat, RunRecord};
 use crate::index::storage::{self, Storage};
 use cellscope_model::api::Warning;
@@ -60,6 +61,20 @@ impl RunFormat for VllmBench {
         warnings: &mut Vec<Warning>,
     ) -> Vec<RunRecord> {
         let mut records = Vec::new();
+        let Some(bytes) = super::read_file(storage, path, warnings) else {
+            return records;
+        };
+        // One object of per-request numbers (the common case) is scanned directly; anything else, and every
+        // problem, goes through the general reader.
+        let objects = match scan::single_result(&json::prepare(&bytes)) {
+            Some((line, object)) => vec![(0, line, object)],
+            None => super::objects_in::<ResultObject>(
+                &bytes,
+                path,
+                |record, _| format!("record {record}"),
+                warnings,
+            ),
+        };
         for (
             record_index,
             line,
@@ -68,12 +83,8 @@ impl RunFormat for VllmBench {
                 columns,
                 ..
             },
-        ) in super::read_objects::<ResultObject>(
-            storage,
-            path,
-            |record, _| format!("record {record}"),
-            warnings,
-        ) {
+        ) in objects
+        {
             if let Some(error_type) = field_text(&object, "error_type") {
                 warnings.push(
                     Warning::error(

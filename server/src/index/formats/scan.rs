@@ -276,8 +276,11 @@ mod tests {
     use crate::index::formats::Request;
     use crate::index::formats::json::documents;
 
-    /// The fast reading and the general reader of the same text: fields and requests.
-    fn both(text: &str) -> (Option<(Json, Vec<Request>)>, (Json, Vec<Request>)) {
+    /// A result's fields and requests.
+    type Read = (Json, Vec<Request>);
+
+    /// The fast reading and the general reader of the same text.
+    fn both(text: &str) -> (Option<Read>, Read) {
         let read = |object: ResultObject| {
             let requests = match object.columns.arrays() {
                 Ok(Some(arrays)) => arrays.requests(),

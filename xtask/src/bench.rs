@@ -2,7 +2,7 @@
 //!
 //! `bench index` times the cold index of the V3 demo data (until `/api/cells` could answer) against pandas,
 //! polars and DuckDB doing the same per-cell aggregation on the same two 94,500-row files, and checks that all
-//! four agree on every number.
+//! four agree on every number; then (`bench_vllm.rs`) the same against pandas and polars on a large vLLM sweep.
 //!
 //! `bench compare` times the Compare view's computation in headless Chromium (all cells, vllm vs sglang per
 //! workload, five 10,000-resample bootstraps) against pandas + SciPy computing the same table, in alternating

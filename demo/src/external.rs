@@ -14,6 +14,7 @@
 
 mod aiperf;
 mod pyjson;
+pub mod scale;
 mod sglang;
 mod vllm;
 

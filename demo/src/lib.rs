@@ -155,6 +155,15 @@ pub fn generate_mixed(
     Ok(summary)
 }
 
+pub use external::scale::SweepFile as VllmSweepFile;
+
+/// Writes the large vLLM sweep of `cargo xtask bench index` to `out_dir` (replacing what is there, through a
+/// staging directory): `vllm bench serve --save-result --save-detailed` files of three engines × two models × N ∈
+/// {1, …, 128} × 3 reps, over a million requests, plus the root's `cellscope.toml`. See `external/scale.rs`.
+pub fn generate_vllm_sweep(out_dir: &Path, seed: u64) -> Result<Vec<VllmSweepFile>, DemoError> {
+    external::scale::generate(out_dir, seed)
+}
+
 /// Generates the demo data root at `out_dir`, replacing what is there. Files are written into a temporary
 /// sibling directory that is renamed into place at the end, so a half-written tree never looks complete.
 pub fn generate(out_dir: &Path, options: &Options) -> Result<Summary, DemoError> {

@@ -2,7 +2,7 @@
 //!
 //! `bench index` times the cold index of the V3 demo data (until `/api/cells` could answer) against pandas,
 //! polars and DuckDB doing the same per-cell aggregation on the same two 94,500-row files, and checks that all
-//! four agree on every number.
+//! four agree on every number; then (`bench_vllm.rs`) the same against pandas and polars on a large vLLM sweep.
 //!
 //! `bench compare` times the Compare view's computation in headless Chromium (all cells, vllm vs sglang per
 //! workload, five 10,000-resample bootstraps) against pandas + SciPy computing the same table, in alternating
@@ -17,11 +17,17 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Subcommand)]
 pub enum Which {
-    /// Cold index vs pandas, polars and DuckDB.
+    /// Cold index vs pandas, polars and DuckDB (TR164 CSV), then vs pandas and polars on a large vLLM sweep.
     Index {
-        /// Repetitions per contender (the median and the fastest are reported).
+        /// Repetitions per contender on the TR164 data (the median and the fastest are reported).
         #[arg(long, default_value_t = 7)]
         repeat: u32,
+        /// Paired runs on the vLLM sweep (cellscope, pandas, polars, cellscope, …), each in a fresh process.
+        #[arg(long, default_value_t = 7)]
+        runs: u32,
+        /// Only one of the two benchmarks.
+        #[arg(long, value_enum)]
+        only: Option<IndexPart>,
     },
     /// `/api/cells` under load (wrk), beside the same bytes served as a static file.
     Http {
@@ -41,12 +47,29 @@ pub enum Which {
     },
 }
 
+/// The two halves of `bench index`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum IndexPart {
+    /// The V3 demo's TR164 CSV files against pandas, polars and DuckDB.
+    Tr164,
+    /// The large vLLM detailed-JSON sweep against pandas and polars.
+    Vllm,
+}
+
 const V3_RUNS: [&str; 2] = ["20260612_204254_036590", "20260612_212816_266127"];
-const PYTHON_PACKAGES: [&str; 5] = ["pandas", "polars", "duckdb", "pyarrow", "scipy"];
+const PYTHON_PACKAGES: [&str; 6] = ["pandas", "polars", "duckdb", "pyarrow", "scipy", "orjson"];
 
 pub fn run(which: Which) -> anyhow::Result<()> {
     match which {
-        Which::Index { repeat } => index(repeat),
+        Which::Index { repeat, runs, only } => {
+            if only != Some(IndexPart::Vllm) {
+                index(repeat)?;
+            }
+            if only != Some(IndexPart::Tr164) {
+                crate::bench_vllm::index(runs)?;
+            }
+            Ok(())
+        }
         Which::Http {
             seconds,
             connections,
@@ -55,7 +78,7 @@ pub fn run(which: Which) -> anyhow::Result<()> {
     }
 }
 
-fn median(values: &mut [f64]) -> f64 {
+pub(crate) fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     let middle = values.len() / 2;
     if values.len() % 2 == 1 {
@@ -277,7 +300,7 @@ pub fn ensure_demo_data() -> anyhow::Result<PathBuf> {
 }
 
 /// A Python virtual environment under `target/` with the peers installed from the package registry.
-fn python_with_peers() -> anyhow::Result<PathBuf> {
+pub(crate) fn python_with_peers() -> anyhow::Result<PathBuf> {
     let venv = workspace_root().join("target/bench-venv");
     let python = venv.join("bin/python");
     if !python.is_file() {
@@ -308,7 +331,7 @@ fn cellscope_index(
     serde_json::from_str(text.trim()).context("reading `cellscope index --json`")
 }
 
-fn number(value: &Value, key: &str) -> anyhow::Result<f64> {
+pub(crate) fn number(value: &Value, key: &str) -> anyhow::Result<f64> {
     value
         .get(key)
         .and_then(Value::as_f64)

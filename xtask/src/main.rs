@@ -6,9 +6,11 @@
 //! - `serve [--addr A] [--data DIR] [--dev]`: bundle, release server and the server itself on the mixed demo root.
 //! - `e2e [--dev] [--release] [-- TEST ARGS]`: the browser end-to-end tests with everything they need.
 //! - `ci`: every check CI runs (fmt, clippy, native and wasm32 builds, tests, browser tests).
-//! - `bench index`: times the cold index side by side with pandas, polars and DuckDB.
+//! - `bench index`: times the cold index side by side with pandas, polars and DuckDB (TR164 CSV), then with pandas
+//!   and polars on a large generated vLLM detailed-JSON sweep.
 
 mod bench;
+mod bench_vllm;
 mod browser;
 mod checksum;
 mod ci;

@@ -48,27 +48,29 @@ pub fn files(cells: &[Cell], seed: u64) -> super::Files {
             );
             // Each run is a `vllm bench serve` subprocess: imports, tokenizer, dataset and its test prompt first.
             clock_ns += pause_ns(&mut rng, 8.0, 14.0);
-            let (warmup, end_ns) = run(
+            let (mut warmup, end_ns) = result(
                 &same_n[0],
                 &same_n[0].warmup,
-                -1,
                 clock_ns,
                 boot_ns,
+                Times::Exact,
                 &mut rng,
             );
+            sweep_merge(&mut warmup, &same_n[0], -1);
             out.push((format!("{dir}/warmup.json"), text(&warmup.into())));
             clock_ns = end_ns;
             let mut summary = Vec::with_capacity(same_n.len());
             for cell in same_n {
                 clock_ns += pause_ns(&mut rng, 8.0, 14.0);
-                let (result, end_ns) = run(
+                let (mut result, end_ns) = result(
                     cell,
                     &cell.requests,
-                    i64::from(cell.rep),
                     clock_ns,
                     boot_ns,
+                    Times::Exact,
                     &mut rng,
                 );
+                sweep_merge(&mut result, cell, i64::from(cell.rep));
                 out.push((
                     format!("{dir}/run={}.json", cell.rep),
                     text(&result.clone().into()),
@@ -87,13 +89,33 @@ fn text(value: &Json) -> Vec<u8> {
     value.to_text(PYTHON_INDENT_4).into_bytes()
 }
 
-/// One benchmark run starting at `bench_start_ns` (epoch): its result dict as the sweep stores it, and when it ended.
-fn run(
+/// How the per-request times of a result are turned into the floats the file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Times {
+    /// Each interval in seconds from its exact nanoseconds (`0.011874916`): short, readable demo files.
+    Exact,
+    /// As `endpoint_request_func.py` computes them: differences of `time.perf_counter()` readings as floats
+    /// (`0.011874916031956673`), so the text is as long as the tool's.
+    PerfCounter,
+}
+
+/// The sweep's merge into a run's dict: `run_number` first, then the serve overrides, then the bench overrides
+/// (dict updates, `_update_run_data` in `vllm/benchmarks/sweep/serve.py`).
+fn sweep_merge(result: &mut Obj, cell: &Cell, run_number: i64) {
+    result
+        .set("run_number", run_number)
+        .set("stream_interval", STREAM_INTERVAL_TOKENS)
+        .set("max_concurrency", cell.n);
+}
+
+/// One `vllm bench serve --save-result --save-detailed` run starting at `bench_start_ns` (epoch): the result dict
+/// as `main_async` writes it, and when the run ended. `boot_ns` is the epoch at which `time.perf_counter()` read 0.
+pub fn result(
     cell: &Cell,
     requests: &[Request],
-    run_number: i64,
     bench_start_ns: i64,
     boot_ns: i64,
+    times: Times,
     rng: &mut DemoRng,
 ) -> (Obj, i64) {
     // The first request goes out once its task gets the semaphore, a moment after `benchmark_start_time`.
@@ -130,9 +152,38 @@ fn run(
         )));
         match &request.outcome {
             Outcome::Ok { ttft_ns, itls_ns } => {
-                let ttft_s = seconds(*ttft_ns);
-                let gaps: Vec<f64> = itls_ns.iter().map(|gap| seconds(*gap)).collect();
-                let latency_s = seconds(request.duration_ns());
+                let (ttft_s, gaps, latency_s) = match times {
+                    Times::Exact => (
+                        seconds(*ttft_ns),
+                        itls_ns
+                            .iter()
+                            .map(|gap| seconds(*gap))
+                            .collect::<Vec<f64>>(),
+                        seconds(request.duration_ns()),
+                    ),
+                    Times::PerfCounter => {
+                        // `st = time.perf_counter()`, then `timestamp - st` for the first chunk, `timestamp -
+                        // most_recent_timestamp` for each later one, and `most_recent_timestamp - st` at the end.
+                        let sent_ns = start_epoch(request) - boot_ns;
+                        let mut previous = seconds(sent_ns + ttft_ns);
+                        let mut at_ns = sent_ns + ttft_ns;
+                        let gaps = itls_ns
+                            .iter()
+                            .map(|gap| {
+                                at_ns += gap;
+                                let now = seconds(at_ns);
+                                let gap = now - previous;
+                                previous = now;
+                                gap
+                            })
+                            .collect::<Vec<f64>>();
+                        (
+                            seconds(sent_ns + ttft_ns) - start_s,
+                            gaps,
+                            previous - start_s,
+                        )
+                    }
+                };
                 output_lens.push(Json::from(request.completion_tokens));
                 ttfts.push(Json::from(ttft_s));
                 itls.push(Json::from(gaps.clone()));
@@ -221,11 +272,6 @@ fn run(
             .put(&format!("std_{name}_ms"), stats.std() * 1000.0)
             .put(&format!("p99_{name}_ms"), stats.percentile(99.0) * 1000.0);
     }
-    // The sweep's merge: `run_number` first, then the serve overrides, then the bench overrides (dict updates).
-    result
-        .set("run_number", run_number)
-        .set("stream_interval", STREAM_INTERVAL_TOKENS)
-        .set("max_concurrency", cell.n);
     (result, bench_end_ns)
 }
 

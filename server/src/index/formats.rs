@@ -16,6 +16,7 @@ pub mod json;
 mod key;
 pub mod llmperf;
 mod parallel;
+mod scan;
 pub mod sglang;
 pub mod table;
 pub mod tr164;
@@ -315,23 +316,51 @@ pub fn read_object(
     }
 }
 
+/// A top-level document as a format reads it: a [`Json`] tree, or a typed reader of the format's objects.
+pub trait Document: serde::de::DeserializeOwned {
+    /// Whether the document is a JSON object (the others are reported and left out).
+    fn is_object(&self) -> bool;
+}
+
+impl Document for Json {
+    fn is_object(&self) -> bool {
+        self.is_object()
+    }
+}
+
+impl Document for parallel::ResultObject {
+    fn is_object(&self) -> bool {
+        self.is_object
+    }
+}
+
 /// The objects of a file holding one or several (appended runs, JSON Lines) as `(record index, line, object)`.
 /// A document that is not an object, or not valid JSON, is left out with a warning at its line, named by
 /// `label(record index, line)`; the file's other documents are still read.
-pub fn read_objects(
+pub fn read_objects<T: Document>(
     storage: &dyn Storage,
     path: &str,
     label: impl Fn(u32, u64) -> String,
     warnings: &mut Vec<Warning>,
-) -> Vec<(u32, u64, Json)> {
+) -> Vec<(u32, u64, T)> {
     let Some(bytes) = read_file(storage, path, warnings) else {
         return Vec::new();
     };
+    objects_in(&bytes, path, label, warnings)
+}
+
+/// [`read_objects`] of a file already read.
+pub fn objects_in<T: Document>(
+    bytes: &[u8],
+    path: &str,
+    label: impl Fn(u32, u64) -> String,
+    warnings: &mut Vec<Warning>,
+) -> Vec<(u32, u64, T)> {
     let mut objects = Vec::new();
-    for (index, (line, document)) in json::documents(&bytes).into_iter().enumerate() {
+    for (index, (line, document)) in json::documents::<T>(bytes).into_iter().enumerate() {
         let record = index as u32;
         match document {
-            Ok(object @ Json::Object(_)) => objects.push((record, line, object)),
+            Ok(object) if object.is_object() => objects.push((record, line, object)),
             Ok(_) => warnings.push(
                 Warning::error(
                     "invalid_result",

@@ -71,15 +71,21 @@ pub fn parse(bytes: &[u8]) -> Result<Json, JsonError> {
     })
 }
 
+/// A file's bytes as the readers parse them: without a byte-order mark, Python's bare tokens made strings.
+pub fn prepare(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    standardise(strip_bom(bytes))
+}
+
 fn strip_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
 /// Every top-level JSON value of a file that holds one or several (appended objects, JSON Lines), each with the
-/// 1-based line where it starts. A value that cannot be read is returned as an error and reading resumes at the
-/// next line, so one damaged line does not hide the others.
-pub fn documents(bytes: &[u8]) -> Vec<(u64, Result<Json, JsonError>)> {
-    let standard = standardise(strip_bom(bytes));
+/// 1-based line where it starts, read as `T` (a [`Json`] tree, or a typed reader of a known layout). A value that
+/// cannot be read is returned as an error and reading resumes at the next line, so one damaged line does not hide
+/// the others.
+pub fn documents<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Vec<(u64, Result<T, JsonError>)> {
+    let standard = prepare(bytes);
     let bytes: &[u8] = &standard;
     let mut out = Vec::new();
     let mut start = 0usize;
@@ -91,7 +97,7 @@ pub fn documents(bytes: &[u8]) -> Vec<(u64, Result<Json, JsonError>)> {
             break;
         }
         let line = line_of(bytes, start);
-        let mut stream = serde_json::Deserializer::from_slice(&bytes[start..]).into_iter::<Json>();
+        let mut stream = serde_json::Deserializer::from_slice(&bytes[start..]).into_iter::<T>();
         match stream.next() {
             Some(Ok(value)) => {
                 start += stream.byte_offset();
@@ -121,13 +127,18 @@ pub fn documents(bytes: &[u8]) -> Vec<(u64, Result<Json, JsonError>)> {
 pub fn number(value: &Json) -> Option<f64> {
     match value {
         Json::Number(number) => number.as_f64(),
-        Json::String(text) => match text.trim() {
-            "inf" | "Infinity" | "+inf" => Some(f64::INFINITY),
-            "-inf" | "-Infinity" => Some(f64::NEG_INFINITY),
-            "nan" | "NaN" => Some(f64::NAN),
-            other => other.parse::<f64>().ok(),
-        },
+        Json::String(text) => number_text(text),
         _ => None,
+    }
+}
+
+/// A number written as a string (`"550"`, `"inf"`, `"Infinity"`, `"NaN"`).
+pub fn number_text(text: &str) -> Option<f64> {
+    match text.trim() {
+        "inf" | "Infinity" | "+inf" => Some(f64::INFINITY),
+        "-inf" | "-Infinity" => Some(f64::NEG_INFINITY),
+        "nan" | "NaN" => Some(f64::NAN),
+        other => other.parse::<f64>().ok(),
     }
 }
 
@@ -243,7 +254,7 @@ mod tests {
     #[test]
     fn several_documents_with_a_damaged_one_in_between() {
         let text = b"\n{\"a\": 1}\n{\"a\": 2, \"b\": [1,\n{\"a\": 3}\n";
-        let documents = documents(text);
+        let documents = documents::<Json>(text);
         assert_eq!(documents.len(), 3);
         assert_eq!(documents[0].0, 2);
         assert_eq!(documents[0].1.as_ref().unwrap()["a"], 1);

@@ -1,22 +1,69 @@
 //! The per-request parallel arrays that vLLM's and SGLang's result objects share (`ttfts`, `itls`,
 //! `latencies`, `input_lens`, `output_lens`, `start_times`, `errors`; times in seconds), read into
 //! [`Request`]s, and the aggregate keys both write (`mean_ttft_ms`, `p99_e2el_ms`, …) read as reported figures.
+//!
+//! The arrays are read into [`Columns`] of plain numbers: straight from the file's bytes for vLLM
+//! ([`ResultObject`], no JSON tree is built for the million-element arrays of a `--save-detailed` sweep, and each
+//! request's inter-token gaps are summed as they are read), or from an already parsed object
+//! ([`Columns::from_json`], SGLang's lines). Either way the same [`Arrays`] turn them into requests.
 
 use super::Request;
-use super::json::{field_number, number};
+use super::json::{field_number, number, number_text};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
+use std::fmt;
 
-/// The arrays found in one result object.
-pub struct Arrays<'a> {
-    pub count: usize,
-    latencies: Option<&'a Vec<Json>>,
-    ttfts: Option<&'a Vec<Json>>,
-    itls: Option<&'a Vec<Json>>,
-    input_lens: Option<&'a Vec<Json>>,
-    output_lens: Option<&'a Vec<Json>>,
-    start_times: Option<&'a Vec<Json>>,
-    errors: Option<&'a Vec<Json>>,
+/// One per-request array of a result object, as found.
+#[derive(Debug, Default)]
+pub enum Column<T> {
+    /// The key is not in the object.
+    #[default]
+    Missing,
+    /// `null`.
+    Null,
+    Values(Vec<T>),
+    /// Present but neither an array nor `null`.
+    NotAnArray,
+}
+
+impl<T> Column<T> {
+    fn from_json(value: Option<&Json>, element: impl Fn(&Json) -> T) -> Column<T> {
+        match value {
+            None => Column::Missing,
+            Some(Json::Null) => Column::Null,
+            Some(Json::Array(values)) => Column::Values(values.iter().map(element).collect()),
+            Some(_) => Column::NotAnArray,
+        }
+    }
+
+    fn values(self) -> Option<Vec<T>> {
+        match self {
+            Column::Values(values) => Some(values),
+            _ => None,
+        }
+    }
+
+    fn len(&self) -> Option<usize> {
+        match self {
+            Column::Values(values) => Some(values.len()),
+            _ => None,
+        }
+    }
+}
+
+/// The per-request arrays of one result object, each value already a number: `None` where the file's value is
+/// not one. `itl_sums` holds Σ of each request's inter-token gaps (`None` where the entry is not an array);
+/// `errors` each request's error text when it is a non-empty string.
+#[derive(Debug, Default)]
+pub struct Columns {
+    pub(super) latencies: Column<Option<f64>>,
+    pub(super) ttfts: Column<Option<f64>>,
+    pub(super) itl_sums: Column<Option<f64>>,
+    pub(super) input_lens: Column<Option<f64>>,
+    pub(super) output_lens: Column<Option<f64>>,
+    pub(super) start_times: Column<Option<f64>>,
+    pub(super) errors: Column<Option<String>>,
 }
 
 /// Why the arrays of an object cannot be used.
@@ -45,95 +92,162 @@ impl ArraysProblem {
     }
 }
 
-const KEYS: [&str; 7] = [
-    "latencies",
-    "ttfts",
-    "itls",
-    "input_lens",
-    "output_lens",
-    "start_times",
-    "errors",
-];
-
-/// The arrays of `object`; `Ok(None)` when it has none (an aggregate-only result).
-pub fn arrays(object: &Json) -> Result<Option<Arrays<'_>>, ArraysProblem> {
-    let mut found: BTreeMap<&'static str, &Vec<Json>> = BTreeMap::new();
-    for key in KEYS {
-        match object.get(key) {
-            None | Some(Json::Null) => {}
-            Some(Json::Array(values)) => {
-                found.insert(key, values);
-            }
-            Some(_) => return Err(ArraysProblem::NotAnArray(key)),
-        }
-    }
-    // `latencies` and `queue_times` alone (vLLM without --save-detailed) still give wall latencies.
-    if !found.contains_key("latencies") && !found.contains_key("ttfts") {
-        return Ok(None);
-    }
-    let lengths: Vec<(&'static str, usize)> = found
-        .iter()
-        .map(|(key, values)| (*key, values.len()))
-        .collect();
-    let count = lengths[0].1;
-    if lengths.iter().any(|(_, length)| *length != count) {
-        return Err(ArraysProblem::Lengths(lengths));
-    }
-    Ok(Some(Arrays {
-        count,
-        latencies: found.get("latencies").copied(),
-        ttfts: found.get("ttfts").copied(),
-        itls: found.get("itls").copied(),
-        input_lens: found.get("input_lens").copied(),
-        output_lens: found.get("output_lens").copied(),
-        start_times: found.get("start_times").copied(),
-        errors: found.get("errors").copied(),
-    }))
+/// The sum of a request's inter-token gaps, added in the file's order from the same start as `Iterator::sum`.
+fn gap_sum(gaps: impl Iterator<Item = f64>) -> f64 {
+    gaps.sum()
 }
 
-impl Arrays<'_> {
+impl Columns {
+    /// The arrays of a parsed result object.
+    pub fn from_json(object: &Json) -> Columns {
+        let numbers = |key: &str| Column::from_json(object.get(key), number);
+        Columns {
+            latencies: numbers("latencies"),
+            ttfts: numbers("ttfts"),
+            itl_sums: Column::from_json(object.get("itls"), |gaps| {
+                gaps.as_array()
+                    .map(|gaps| gap_sum(gaps.iter().filter_map(number)))
+            }),
+            input_lens: numbers("input_lens"),
+            output_lens: numbers("output_lens"),
+            start_times: numbers("start_times"),
+            errors: Column::from_json(object.get("errors"), |error| {
+                error
+                    .as_str()
+                    .filter(|text| !text.is_empty())
+                    .map(str::to_string)
+            }),
+        }
+    }
+
+    /// Whether the object has an `errors` key (even `null`).
+    pub fn has_errors_key(&self) -> bool {
+        !matches!(self.errors, Column::Missing)
+    }
+
+    /// The arrays, checked; `Ok(None)` when the object has none (an aggregate-only result).
+    pub fn arrays(self) -> Result<Option<Arrays>, ArraysProblem> {
+        // In the order the keys are checked (and the first one that is not an array named).
+        let shapes: [(&'static str, Option<usize>, bool); 7] = [
+            (
+                "latencies",
+                self.latencies.len(),
+                matches!(self.latencies, Column::NotAnArray),
+            ),
+            (
+                "ttfts",
+                self.ttfts.len(),
+                matches!(self.ttfts, Column::NotAnArray),
+            ),
+            (
+                "itls",
+                self.itl_sums.len(),
+                matches!(self.itl_sums, Column::NotAnArray),
+            ),
+            (
+                "input_lens",
+                self.input_lens.len(),
+                matches!(self.input_lens, Column::NotAnArray),
+            ),
+            (
+                "output_lens",
+                self.output_lens.len(),
+                matches!(self.output_lens, Column::NotAnArray),
+            ),
+            (
+                "start_times",
+                self.start_times.len(),
+                matches!(self.start_times, Column::NotAnArray),
+            ),
+            (
+                "errors",
+                self.errors.len(),
+                matches!(self.errors, Column::NotAnArray),
+            ),
+        ];
+        if let Some((key, _, _)) = shapes.iter().find(|(_, _, not_an_array)| *not_an_array) {
+            return Err(ArraysProblem::NotAnArray(key));
+        }
+        // `latencies` and `queue_times` alone (vLLM without --save-detailed) still give wall latencies.
+        if self.latencies.len().is_none() && self.ttfts.len().is_none() {
+            return Ok(None);
+        }
+        // By key name, as they are listed when they disagree.
+        let lengths: BTreeMap<&'static str, usize> = shapes
+            .iter()
+            .filter_map(|(key, length, _)| Some((*key, (*length)?)))
+            .collect();
+        let lengths: Vec<(&'static str, usize)> = lengths.into_iter().collect();
+        let count = lengths[0].1;
+        if lengths.iter().any(|(_, length)| *length != count) {
+            return Err(ArraysProblem::Lengths(lengths));
+        }
+        Ok(Some(Arrays {
+            count,
+            latencies: self.latencies.values(),
+            ttfts: self.ttfts.values(),
+            itl_sums: self.itl_sums.values(),
+            input_lens: self.input_lens.values(),
+            output_lens: self.output_lens.values(),
+            start_times: self.start_times.values(),
+            errors: self.errors.values(),
+        }))
+    }
+}
+
+/// The arrays of a parsed result object, checked; `Ok(None)` when it has none (an aggregate-only result).
+pub fn arrays(object: &Json) -> Result<Option<Arrays>, ArraysProblem> {
+    Columns::from_json(object).arrays()
+}
+
+/// The arrays found in one result object, all of `count` requests.
+pub struct Arrays {
+    pub count: usize,
+    latencies: Option<Vec<Option<f64>>>,
+    ttfts: Option<Vec<Option<f64>>>,
+    itl_sums: Option<Vec<Option<f64>>>,
+    input_lens: Option<Vec<Option<f64>>>,
+    output_lens: Option<Vec<Option<f64>>>,
+    start_times: Option<Vec<Option<f64>>>,
+    errors: Option<Vec<Option<String>>>,
+}
+
+impl Arrays {
     /// Whether wall latency has to be rebuilt as TTFT + Σ ITL (no `latencies` array).
     pub fn wall_derived(&self) -> bool {
-        self.latencies.is_none() && self.ttfts.is_some() && self.itls.is_some()
+        self.latencies.is_none() && self.ttfts.is_some() && self.itl_sums.is_some()
     }
 
     /// The requests, in cellscope's units. A request fails when its error text is non-empty; without an
     /// `errors` array, a latency of exactly 0.0 is how vLLM marks a failed request.
-    pub fn requests(&self) -> Vec<Request> {
-        let at = |values: Option<&Vec<Json>>, index: usize| -> Option<f64> {
-            values.and_then(|values| values.get(index)).and_then(number)
+    pub fn requests(self) -> Vec<Request> {
+        let at = |values: &Option<Vec<Option<f64>>>, index: usize| -> Option<f64> {
+            values.as_ref().and_then(|values| values[index])
         };
+        let mut errors = self.errors.map(Vec::into_iter);
         (0..self.count)
             .map(|index| {
-                let ttft_s = at(self.ttfts, index);
-                let itl_sum_s = self
-                    .itls
-                    .and_then(|values| values.get(index))
-                    .and_then(Json::as_array)
-                    .map(|gaps| gaps.iter().filter_map(number).sum::<f64>());
-                let latency_s = at(self.latencies, index);
+                let ttft_s = at(&self.ttfts, index);
+                let itl_sum_s = at(&self.itl_sums, index);
+                let latency_s = at(&self.latencies, index);
                 let wall_s = match (latency_s, ttft_s, itl_sum_s) {
                     (Some(latency), _, _) => Some(latency),
                     (None, Some(ttft), Some(gaps)) => Some(ttft + gaps),
                     _ => None,
                 };
-                let error = match self.errors {
-                    Some(errors) => errors
-                        .get(index)
-                        .and_then(Json::as_str)
-                        .filter(|text| !text.is_empty())
-                        .map(str::to_string),
+                let error = match errors.as_mut() {
+                    Some(errors) => errors.next().flatten(),
                     None if latency_s == Some(0.0) => {
                         Some("latency 0.0 (how the tool marks a failed request)".to_string())
                     }
                     None => None,
                 };
-                let start_s = at(self.start_times, index);
+                let start_s = at(&self.start_times, index);
                 Request {
                     wall_ms: wall_s.map(|seconds| seconds * 1000.0),
                     ttft_ms: ttft_s.map(|seconds| seconds * 1000.0),
-                    prompt_tokens: at(self.input_lens, index),
-                    completion_tokens: at(self.output_lens, index),
+                    prompt_tokens: at(&self.input_lens, index),
+                    completion_tokens: at(&self.output_lens, index),
                     start_s: start_s.filter(|_| latency_s.is_some()),
                     end_s: start_s
                         .zip(latency_s)
@@ -142,6 +256,327 @@ impl Arrays<'_> {
                 }
             })
             .collect()
+    }
+}
+
+/// A vLLM result object read straight from its text: the per-request arrays into [`Columns`], every other key
+/// into `fields` (an object, for the mapping's `{field}` templates and the scalar fields the reader looks up).
+/// `generated_texts` and `queue_times` are skipped unread. A document that is not an object is read whole and
+/// left with `is_object` false, so the reader can say so.
+pub struct ResultObject {
+    pub fields: Json,
+    pub columns: Columns,
+    pub is_object: bool,
+}
+
+impl ResultObject {
+    fn other() -> ResultObject {
+        ResultObject {
+            fields: Json::Null,
+            columns: Columns::default(),
+            is_object: false,
+        }
+    }
+}
+
+impl<'de> de::Deserialize<'de> for ResultObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ResultVisitor)
+    }
+}
+
+/// Skips the rest of a sequence or map that is read only to be passed over.
+fn skip_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+fn skip_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+struct ResultVisitor;
+
+impl<'de> Visitor<'de> for ResultVisitor {
+    type Value = ResultObject;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResultObject, A::Error> {
+        let mut fields = serde_json::Map::new();
+        let mut columns = Columns::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "latencies" => columns.latencies = map.next_value_seed(ColumnOf(Lenient))?,
+                "ttfts" => columns.ttfts = map.next_value_seed(ColumnOf(Lenient))?,
+                "itls" => columns.itl_sums = map.next_value_seed(ColumnOf(GapSum))?,
+                "input_lens" => columns.input_lens = map.next_value_seed(ColumnOf(Lenient))?,
+                "output_lens" => columns.output_lens = map.next_value_seed(ColumnOf(Lenient))?,
+                "start_times" => columns.start_times = map.next_value_seed(ColumnOf(Lenient))?,
+                "errors" => columns.errors = map.next_value_seed(ColumnOf(ErrorText))?,
+                "generated_texts" | "queue_times" => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                _ => {
+                    let value: Json = map.next_value()?;
+                    fields.insert(key, value);
+                }
+            }
+        }
+        Ok(ResultObject {
+            fields: Json::Object(fields),
+            columns,
+            is_object: true,
+        })
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<ResultObject, E> {
+        Ok(ResultObject::other())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<ResultObject, E> {
+        Ok(ResultObject::other())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<ResultObject, E> {
+        Ok(ResultObject::other())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<ResultObject, E> {
+        Ok(ResultObject::other())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<ResultObject, E> {
+        Ok(ResultObject::other())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<ResultObject, E> {
+        Ok(ResultObject::other())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<ResultObject, A::Error> {
+        skip_seq(seq)?;
+        Ok(ResultObject::other())
+    }
+}
+
+/// How one element of a per-request array is read.
+trait Element: Copy {
+    type Value;
+    fn read<'de, D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error>;
+}
+
+/// A whole per-request array of `E` elements (or `null`, or something else, noted).
+struct ColumnOf<E>(E);
+
+impl<'de, E: Element> DeserializeSeed<'de> for ColumnOf<E> {
+    type Value = Column<E::Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de, E: Element> Visitor<'de> for ColumnOf<E> {
+    type Value = Column<E::Value>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("an array of per-request values")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut values = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(value) = seq.next_element_seed(ElementSeed(self.0))? {
+            values.push(value);
+        }
+        Ok(Column::Values(values))
+    }
+
+    fn visit_unit<E2: de::Error>(self) -> Result<Self::Value, E2> {
+        Ok(Column::Null)
+    }
+
+    fn visit_bool<E2: de::Error>(self, _: bool) -> Result<Self::Value, E2> {
+        Ok(Column::NotAnArray)
+    }
+    fn visit_i64<E2: de::Error>(self, _: i64) -> Result<Self::Value, E2> {
+        Ok(Column::NotAnArray)
+    }
+    fn visit_u64<E2: de::Error>(self, _: u64) -> Result<Self::Value, E2> {
+        Ok(Column::NotAnArray)
+    }
+    fn visit_f64<E2: de::Error>(self, _: f64) -> Result<Self::Value, E2> {
+        Ok(Column::NotAnArray)
+    }
+    fn visit_str<E2: de::Error>(self, _: &str) -> Result<Self::Value, E2> {
+        Ok(Column::NotAnArray)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        skip_map(map)?;
+        Ok(Column::NotAnArray)
+    }
+}
+
+struct ElementSeed<E>(E);
+
+impl<'de, E: Element> DeserializeSeed<'de> for ElementSeed<E> {
+    type Value = E::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<E::Value, D::Error> {
+        self.0.read(deserializer)
+    }
+}
+
+/// A number as [`number`] reads one: also from a string (`"550"`, `"inf"`, `"NaN"`); `None` for anything else.
+#[derive(Clone, Copy)]
+struct Lenient;
+
+impl Element for Lenient {
+    type Value = Option<f64>;
+    fn read<'de, D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<f64>, D::Error> {
+        deserializer.deserialize_any(LenientVisitor)
+    }
+}
+
+struct LenientVisitor;
+
+impl<'de> Visitor<'de> for LenientVisitor {
+    type Value = Option<f64>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a number")
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Option<f64>, E> {
+        Ok(Some(value))
+    }
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Option<f64>, E> {
+        Ok(Some(value as f64))
+    }
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Option<f64>, E> {
+        Ok(Some(value as f64))
+    }
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Option<f64>, E> {
+        Ok(number_text(value))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<f64>, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Option<f64>, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<f64>, A::Error> {
+        skip_seq(seq)?;
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<f64>, A::Error> {
+        skip_map(map)?;
+        Ok(None)
+    }
+}
+
+/// One request's inter-token gaps, summed as they are read (the numbers among them, in order); `None` when the
+/// entry is not an array.
+#[derive(Clone, Copy)]
+struct GapSum;
+
+impl Element for GapSum {
+    type Value = Option<f64>;
+    fn read<'de, D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<f64>, D::Error> {
+        deserializer.deserialize_any(GapSumVisitor)
+    }
+}
+
+struct GapSumVisitor;
+
+impl<'de> Visitor<'de> for GapSumVisitor {
+    type Value = Option<f64>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("an array of inter-token latencies")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<f64>, A::Error> {
+        let mut sum = gap_sum(std::iter::empty());
+        while let Some(gap) = seq.next_element_seed(ElementSeed(Lenient))? {
+            if let Some(gap) = gap {
+                sum += gap;
+            }
+        }
+        Ok(Some(sum))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<f64>, E> {
+        Ok(None)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<f64>, E> {
+        Ok(None)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<f64>, E> {
+        Ok(None)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<f64>, E> {
+        Ok(None)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<f64>, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Option<f64>, E> {
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<f64>, A::Error> {
+        skip_map(map)?;
+        Ok(None)
+    }
+}
+
+/// One request's error text when it is a non-empty string.
+#[derive(Clone, Copy)]
+struct ErrorText;
+
+impl Element for ErrorText {
+    type Value = Option<String>;
+    fn read<'de, D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<String>, D::Error> {
+        deserializer.deserialize_any(ErrorTextVisitor)
+    }
+}
+
+struct ErrorTextVisitor;
+
+impl<'de> Visitor<'de> for ErrorTextVisitor {
+    type Value = Option<String>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("an error text")
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Option<String>, E> {
+        Ok((!value.is_empty()).then(|| value.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, value: String) -> Result<Option<String>, E> {
+        Ok((!value.is_empty()).then_some(value))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<String>, A::Error> {
+        skip_seq(seq)?;
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<String>, A::Error> {
+        skip_map(map)?;
+        Ok(None)
     }
 }
 

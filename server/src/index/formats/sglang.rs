@@ -37,7 +37,7 @@ impl RunFormat for SglangBench {
     ) -> Vec<RunRecord> {
         let mut records = Vec::new();
         for (record_index, line, object) in
-            super::read_objects(storage, path, |_, line| format!("line {line}"), warnings)
+            super::read_objects::<Json>(storage, path, |_, line| format!("line {line}"), warnings)
         {
             match record(&object, record_index, line) {
                 Ok(record) => records.push(record),
@@ -89,7 +89,7 @@ fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
         };
     }
     let mut notes = Vec::new();
-    let (requests, has_requests) = match &arrays {
+    let (requests, has_requests) = match arrays {
         Some(arrays) => (arrays.requests(), true),
         None => (Vec::new(), false),
     };

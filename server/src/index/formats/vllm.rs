@@ -6,7 +6,8 @@
 
 use super::json::{self, field_count, field_number, field_text, head_has_key};
 use super::key::model_name;
-use super::parallel::{self, arrays};
+use super::parallel::{self, Columns, ResultObject};
+use super::scan;
 use super::{KeyParts, Part, RunFormat, RunRecord};
 use crate::index::storage::{self, Storage};
 use cellscope_model::api::Warning;
@@ -60,12 +61,30 @@ impl RunFormat for VllmBench {
         warnings: &mut Vec<Warning>,
     ) -> Vec<RunRecord> {
         let mut records = Vec::new();
-        for (record_index, line, object) in super::read_objects(
-            storage,
-            path,
-            |record, _| format!("record {record}"),
-            warnings,
-        ) {
+        let Some(bytes) = super::read_file(storage, path, warnings) else {
+            return records;
+        };
+        // One object of per-request numbers (the common case) is scanned directly; anything else, and every
+        // problem, goes through the general reader.
+        let objects = match scan::single_result(&json::prepare(&bytes)) {
+            Some((line, object)) => vec![(0, line, object)],
+            None => super::objects_in::<ResultObject>(
+                &bytes,
+                path,
+                |record, _| format!("record {record}"),
+                warnings,
+            ),
+        };
+        for (
+            record_index,
+            line,
+            ResultObject {
+                fields: object,
+                columns,
+                ..
+            },
+        ) in objects
+        {
             if let Some(error_type) = field_text(&object, "error_type") {
                 warnings.push(
                     Warning::error(
@@ -81,7 +100,7 @@ impl RunFormat for VllmBench {
                 );
                 continue;
             }
-            match record(&object, record_index, line) {
+            match record(object, columns, record_index, line) {
                 Ok(record) => records.push(record),
                 Err(message) => warnings.push(
                     Warning::error(
@@ -97,8 +116,11 @@ impl RunFormat for VllmBench {
     }
 }
 
-fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
-    let arrays = arrays(object).map_err(|problem| problem.message())?;
+/// One result object: its fields besides the per-request arrays, and those arrays.
+fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRecord, String> {
+    let has_errors_key = columns.has_errors_key();
+    let arrays = columns.arrays().map_err(|problem| problem.message())?;
+    let object = &object;
     let mut key = KeyParts::default();
     match object.get("max_concurrency") {
         None | Some(Json::Null) => {}
@@ -144,7 +166,7 @@ fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
             .map(|(sent, done)| sent.saturating_sub(done))
     });
     let mut notes = Vec::new();
-    let (requests, has_requests, wall_derived) = match &arrays {
+    let (requests, has_requests, wall_derived) = match arrays {
         Some(arrays) => {
             if arrays.wall_derived() {
                 notes.push(
@@ -153,11 +175,12 @@ fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
                         .to_string(),
                 );
             }
-            (arrays.requests(), true, arrays.wall_derived())
+            let wall_derived = arrays.wall_derived();
+            (arrays.requests(), true, wall_derived)
         }
         None => (Vec::new(), false, false),
     };
-    if object.get("failed").is_none() && has_requests && object.get("errors").is_none() {
+    if object.get("failed").is_none() && has_requests && !has_errors_key {
         notes.push(
             "the file has neither `failed` nor `errors`: failures are the prompts that did not complete".to_string(),
         );

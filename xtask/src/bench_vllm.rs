@@ -1,0 +1,368 @@
+//! `cargo xtask bench index`, second half: cellscope's cold index of a large `vllm bench serve --save-detailed`
+//! sweep (over a million requests in 144 one-line JSON files, generated once under `target/bench/vllm-large/`)
+//! against pandas and polars computing the same per-file figures from the same files.
+//!
+//! Runs alternate (cellscope, pandas, polars, cellscope, …), each a fresh process: cellscope's is
+//! `cellscope index ROOT --cells-only --json`, timed from spawn to exit; the peers' (`xtask/bench/peers_vllm.py`)
+//! are timed inside the process after their imports. Every run of every peer is checked, cell by cell, against
+//! cellscope's `cells --format json` to 1e-9 relative. Peak RSS comes from the kernel's accounting of each child.
+
+use crate::bench::{median, number, python_with_peers};
+use crate::process;
+use crate::workspace_root;
+use anyhow::{Context, bail};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The demo seed the sweep is generated from.
+const SEED: u64 = 164;
+const PEERS: [&str; 2] = ["pandas", "polars"];
+/// The per-cell figures checked besides the request counts.
+const FIGURES: [&str; 9] = [
+    "mean_wall_ms",
+    "p50_wall_ms",
+    "p95_wall_ms",
+    "p99_wall_ms",
+    "p50_ttft_ms",
+    "p95_ttft_ms",
+    "mean_prompt_tokens",
+    "mean_completion_tokens",
+    "aggregate_tps",
+];
+/// Largest relative difference accepted between a peer's figure and cellscope's.
+const TOLERANCE: f64 = 1e-9;
+
+/// The generated sweep: its data root and, per file, the cell it holds.
+struct Sweep {
+    root: PathBuf,
+    files: Vec<Value>,
+}
+
+impl Sweep {
+    fn total(&self, field: &str) -> u64 {
+        self.files
+            .iter()
+            .filter_map(|file| file.get(field).and_then(Value::as_u64))
+            .sum()
+    }
+}
+
+/// The sweep under `target/bench/vllm-large/`, generated when its file list is absent (written last, so an
+/// interrupted generation is redone).
+fn ensure_sweep() -> anyhow::Result<Sweep> {
+    let dir = workspace_root().join("target/bench/vllm-large");
+    let root = dir.join("data");
+    let list = dir.join("files.json");
+    if !list.is_file() || !root.is_dir() {
+        eprintln!(
+            "generating the vLLM sweep in {} (once; about a gigabyte)",
+            root.display()
+        );
+        let _ = std::fs::remove_file(&list);
+        let started = std::time::Instant::now();
+        let files = cellscope_demo::generate_vllm_sweep(&root, SEED)?;
+        std::fs::write(&list, serde_json::to_vec_pretty(&files)?)?;
+        eprintln!(
+            "generated {} files in {:.0} s",
+            files.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let files: Vec<Value> = serde_json::from_slice(&std::fs::read(&list)?)
+        .with_context(|| format!("reading {}", list.display()))?;
+    Ok(Sweep { root, files })
+}
+
+/// What one child process did: its standard output, wall-clock seconds from spawn to exit, and peak RSS in KB.
+struct Measured {
+    stdout: String,
+    wall_s: f64,
+    max_rss_kb: Option<u64>,
+}
+
+/// Runs a program to completion, timing it and reading its peak RSS from `wait4`.
+#[cfg(target_os = "linux")]
+fn measured(program: &str, args: &[&str]) -> anyhow::Result<Measured> {
+    use std::io::Read;
+    eprintln!("$ {program} {}", args.join(" "));
+    let started = std::time::Instant::now();
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {program}"))?;
+    let mut stdout = String::new();
+    if let Some(mut pipe) = child.stdout.take() {
+        pipe.read_to_string(&mut stdout)?;
+    }
+    let pid = libc::pid_t::try_from(child.id())?;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain old data, for which all zero bytes are a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own child, not yet reaped (std never waits on its own), and both pointers are valid.
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall_s = started.elapsed().as_secs_f64();
+    if reaped != pid {
+        bail!("waiting for {program}: {}", std::io::Error::last_os_error());
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        bail!("`{program} {}` failed (status {status})", args.join(" "));
+    }
+    Ok(Measured {
+        stdout,
+        wall_s,
+        max_rss_kb: u64::try_from(usage.ru_maxrss).ok(),
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn measured(program: &str, args: &[&str]) -> anyhow::Result<Measured> {
+    eprintln!("$ {program} {}", args.join(" "));
+    let started = std::time::Instant::now();
+    let stdout = process::output(program, args)?;
+    Ok(Measured {
+        stdout,
+        wall_s: started.elapsed().as_secs_f64(),
+        max_rss_kb: None,
+    })
+}
+
+/// The cell key of a file of the sweep (as listed when it was generated) or of a cellscope cell.
+fn key_of(value: &Value) -> String {
+    let text = |name: &str| match value.get(name) {
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    ["backend", "model", "workload", "n", "rep"]
+        .map(text)
+        .join("|")
+}
+
+/// Checks a peer's cells against cellscope's: every file of the sweep once, the same request counts, every figure
+/// within [`TOLERANCE`]. Returns the largest relative difference.
+fn check(sweep: &Sweep, ours: &BTreeMap<String, &Value>, peer: &Value) -> anyhow::Result<f64> {
+    let by_path: BTreeMap<&str, &Value> = sweep
+        .files
+        .iter()
+        .filter_map(|file| Some((file.get("path")?.as_str()?, file)))
+        .collect();
+    let cells = peer
+        .get("cells")
+        .and_then(Value::as_array)
+        .context("the peer's cells")?;
+    if cells.len() != sweep.files.len() {
+        bail!(
+            "{} cells from the peer, {} files in the sweep",
+            cells.len(),
+            sweep.files.len()
+        );
+    }
+    let mut worst: f64 = 0.0;
+    for cell in cells {
+        let path = cell
+            .get("path")
+            .and_then(Value::as_str)
+            .context("a peer cell without its path")?;
+        let file = by_path
+            .get(path)
+            .with_context(|| format!("the peer read {path}, which is not in the sweep"))?;
+        let key = key_of(file);
+        let mine = ours
+            .get(&key)
+            .with_context(|| format!("cellscope has no cell {key} ({path})"))?;
+        for count in ["rows", "ok_rows"] {
+            let (a, b) = (number(mine, count)?, number(cell, count)?);
+            if a != b {
+                bail!("{path}: {count} {a} in cellscope, {b} in the peer");
+            }
+        }
+        for figure in FIGURES {
+            let (a, b) = (number(mine, figure)?, number(cell, figure)?);
+            let difference = (a - b).abs() / a.abs().max(b.abs()).max(1e-300);
+            if difference > TOLERANCE {
+                bail!("{path}: {figure} {a} in cellscope, {b} in the peer");
+            }
+            worst = worst.max(difference);
+        }
+    }
+    Ok(worst)
+}
+
+/// One paired run: cellscope's process wall time and its own index time, each peer's in-process seconds, and
+/// peak RSS of each.
+struct Pair {
+    cellscope_wall_s: f64,
+    cellscope_index_s: f64,
+    cellscope_rss_kb: Option<u64>,
+    peers: Vec<(f64, Option<u64>)>,
+}
+
+fn megabytes(kb: Option<u64>) -> String {
+    kb.map_or("?".to_string(), |kb| {
+        format!("{:.0} MB", kb as f64 / 1024.0)
+    })
+}
+
+pub fn index(runs: u32) -> anyhow::Result<()> {
+    let sweep = ensure_sweep()?;
+    process::run("cargo", &["build", "--release", "-p", "cellscope"])?;
+    let binary = workspace_root()
+        .join("target/release/cellscope")
+        .to_string_lossy()
+        .into_owned();
+    let python = python_with_peers()?.to_string_lossy().into_owned();
+    let script = workspace_root()
+        .join("xtask/bench/peers_vllm.py")
+        .to_string_lossy()
+        .into_owned();
+    let out_dir = workspace_root().join("target/bench");
+    std::fs::create_dir_all(&out_dir)?;
+    let root = sweep.root.to_string_lossy().into_owned();
+
+    // cellscope's figures, once (the checks compare every peer run with them).
+    let cells_json = out_dir.join("vllm-large-cells.json");
+    process::run(
+        &binary,
+        &[
+            "cells",
+            &root,
+            "--format",
+            "json",
+            "-o",
+            &cells_json.to_string_lossy(),
+        ],
+    )?;
+    let cells: Vec<Value> = serde_json::from_slice(&std::fs::read(&cells_json)?)
+        .context("reading cellscope's cells")?;
+    let ours: BTreeMap<String, &Value> = cells.iter().map(|cell| (key_of(cell), cell)).collect();
+    if ours.len() != sweep.files.len() || cells.len() != sweep.files.len() {
+        bail!(
+            "cellscope made {} cells ({} distinct keys) of the sweep's {} files",
+            cells.len(),
+            ours.len(),
+            sweep.files.len()
+        );
+    }
+
+    let mut pairs = Vec::new();
+    let mut versions = vec![String::new(); PEERS.len()];
+    let mut worst = vec![0.0f64; PEERS.len()];
+    for run in 1..=runs {
+        eprintln!("paired run {run} of {runs}");
+        let ran = measured(&binary, &["index", &root, "--cells-only", "--json"])?;
+        let report: Value =
+            serde_json::from_str(ran.stdout.trim()).context("reading `cellscope index --json`")?;
+        if number(&report, "cells")? as usize != sweep.files.len() {
+            bail!("cellscope index found {report}");
+        }
+        let mut pair = Pair {
+            cellscope_wall_s: ran.wall_s,
+            cellscope_index_s: number(&report, "median_s")?,
+            cellscope_rss_kb: ran.max_rss_kb,
+            peers: Vec::new(),
+        };
+        for (position, peer) in PEERS.into_iter().enumerate() {
+            let peer_json = out_dir.join(format!("vllm-large-{peer}.json"));
+            let ran = measured(
+                &python,
+                &[&script, peer, &root, &peer_json.to_string_lossy()],
+            )?;
+            let result: Value = serde_json::from_slice(&std::fs::read(&peer_json)?)
+                .with_context(|| format!("reading {}", peer_json.display()))?;
+            let difference = check(&sweep, &ours, &result)
+                .with_context(|| format!("checking {peer}'s figures (run {run})"))?;
+            worst[position] = worst[position].max(difference);
+            versions[position] = result
+                .get("version")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string();
+            pair.peers
+                .push((number(&result, "seconds")?, ran.max_rss_kb));
+        }
+        pairs.push(pair);
+    }
+
+    let bytes = sweep.total("bytes");
+    let mut table = format!(
+        "vLLM detailed-JSON sweep: {} files, {} requests ({} failed), {:.0} MB; every figure of every peer run equal \
+         to cellscope's within {TOLERANCE:.0e} relative (largest difference: {}).\n\n\
+         | run | cellscope index (process, spawn to exit) | cellscope (in-process index time) | {} | fastest peer | \
+         ratio cellscope / fastest peer | peak RSS cellscope | {} |\n|---|---|---|{}---|---|---|{}\n",
+        sweep.files.len(),
+        sweep.total("requests"),
+        sweep.total("failed"),
+        bytes as f64 / 1e6,
+        PEERS
+            .iter()
+            .zip(&worst)
+            .map(|(peer, worst)| format!("{peer} {worst:.1e}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        PEERS
+            .iter()
+            .zip(&versions)
+            .map(|(peer, version)| format!("{peer} {version} (in-process, after imports)"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        PEERS
+            .iter()
+            .map(|peer| format!("peak RSS {peer}"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---|".repeat(PEERS.len()),
+        "---|".repeat(PEERS.len()),
+    );
+    let seconds = |value: f64| format!("{value:.2} s");
+    let mut ratios = Vec::new();
+    let mut columns: Vec<Vec<f64>> = vec![Vec::new(); PEERS.len() + 2];
+    for (index, pair) in pairs.iter().enumerate() {
+        let fastest = pair
+            .peers
+            .iter()
+            .map(|(seconds, _)| *seconds)
+            .fold(f64::INFINITY, f64::min);
+        let ratio = pair.cellscope_wall_s / fastest;
+        ratios.push(ratio);
+        columns[0].push(pair.cellscope_wall_s);
+        columns[1].push(pair.cellscope_index_s);
+        for (position, (peer_seconds, _)) in pair.peers.iter().enumerate() {
+            columns[position + 2].push(*peer_seconds);
+        }
+        table.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {ratio:.2} | {} | {} |\n",
+            index + 1,
+            seconds(pair.cellscope_wall_s),
+            seconds(pair.cellscope_index_s),
+            pair.peers
+                .iter()
+                .map(|(peer_seconds, _)| seconds(*peer_seconds))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            seconds(fastest),
+            megabytes(pair.cellscope_rss_kb),
+            pair.peers
+                .iter()
+                .map(|(_, rss)| megabytes(*rss))
+                .collect::<Vec<_>>()
+                .join(" | "),
+        ));
+    }
+    let medians: Vec<f64> = columns.iter_mut().map(|column| median(column)).collect();
+    table.push_str(&format!(
+        "| median | {} | {} | {} | | **{:.2}** (median of the per-run ratios) | | | |\n",
+        seconds(medians[0]),
+        seconds(medians[1]),
+        medians[2..]
+            .iter()
+            .map(|value| seconds(*value))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        median(&mut ratios),
+    ));
+    std::fs::write(out_dir.join("index-vllm.md"), &table)?;
+    println!("{table}\n(written to target/bench/index-vllm.md)");
+    Ok(())
+}

@@ -28,15 +28,16 @@ def pandas_peer(files):
     sentinel = (df.wall_ms == 0) & (df.agent_id == 0) & (df.request_id == 0) & (df.request_sequence == 0)
     ok = df[(df.status == "ok") & ~sentinel]
     grouped = ok.groupby(["file"] + KEY, sort=False)
+    # Vectorised: one groupby quantile for the three levels (linear interpolation, numpy's default), unstacked
+    # into columns, beside one agg for the counts and sums; no Python function per group.
+    quantiles = grouped["wall_ms"].quantile([0.5, 0.95, 0.99]).unstack()
+    quantiles.columns = ["p50", "p95", "p99"]
     result = grouped.agg(
         ok_rows=("wall_ms", "size"),
-        p50=("wall_ms", lambda s: s.quantile(0.5)),
-        p95=("wall_ms", lambda s: s.quantile(0.95)),
-        p99=("wall_ms", lambda s: s.quantile(0.99)),
         tokens=("completion_tokens", "sum"),
         first=("submit_time_s", "min"),
         last=("complete_time_s", "max"),
-    ).reset_index()
+    ).join(quantiles).reset_index()
     result["tps"] = result.tokens / (result["last"] - result["first"])
     return [
         (int(r.file), tuple(str(getattr(r, k)) for k in KEY), int(r.ok_rows), r.p50, r.p95, r.p99, r.tps)

@@ -7,13 +7,8 @@ use crate::key::{CellKey, Dimension};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Every `[[exclude]]` entry of one ledger file.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ExclusionLedger {
-    #[serde(default, rename = "exclude")]
-    pub entries: Vec<ExclusionEntry>,
-}
-
+/// One `[[exclude]]` entry of a ledger file (the server reads each entry on its own, so one that does not fit this
+/// schema leaves the others in force).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExclusionEntry {
     pub id: String,

@@ -246,3 +246,59 @@ fn fixture_index_snapshot() {
         .to_string();
     insta::assert_snapshot!("fixture_cells", table);
 }
+
+#[test]
+fn an_invalid_ledger_entry_is_refused_alone_and_the_valid_one_still_applies() {
+    let (_root, alone) = index_with(&[]);
+    let (_root, index) = index_with(&["ledger-invalid-entry"]);
+    let refused: Vec<(Option<u64>, &str)> = index
+        .warnings
+        .iter()
+        .filter(|warning| warning.kind == "invalid_exclusion")
+        .map(|warning| {
+            assert_eq!(
+                warning.file.as_deref(),
+                Some("ledger-invalid-entry/exclusions.toml")
+            );
+            (warning.line, warning.message.as_str())
+        })
+        .collect();
+    assert_eq!(refused.len(), 2, "{:#?}", index.warnings);
+    // Each warning sits at its entry's `[[exclude]]` line and names the entry.
+    assert_eq!(refused[0].0, Some(10));
+    assert!(
+        refused[0]
+            .1
+            .contains("exclusion entry `everything` is left out"),
+        "{}",
+        refused[0].1
+    );
+    assert_eq!(refused[1].0, Some(16));
+    assert!(
+        refused[1]
+            .1
+            .contains("exclusion entry `string-select` is left out"),
+        "{}",
+        refused[1].1
+    );
+    assert!(
+        !index
+            .warnings
+            .iter()
+            .any(|warning| warning.kind == "invalid_exclusions"),
+        "the file as a whole is read"
+    );
+    // The valid entry takes the run's N = 2 cells out, and only those.
+    let run: Vec<_> = index
+        .cells
+        .iter()
+        .filter(|cell| cell.key.run_id == "20260112_000000_000012")
+        .collect();
+    assert_eq!(run.len(), 4);
+    for cell in &run {
+        let expected: &[&str] = if cell.key.n == 2 { &["drop-n2"] } else { &[] };
+        assert_eq!(cell.excluded, expected, "{}", cell.key);
+    }
+    // The ledger sits in the fixture's directory: the good run beside it is untouched.
+    assert_eq!(good_cells(&index), good_cells(&alone));
+}

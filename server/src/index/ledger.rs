@@ -1,21 +1,31 @@
 //! Loads `exclusions.toml` ledgers and applies them to cells.
 
 use cellscope_model::api::{LedgerEntry, Warning};
-use cellscope_model::exclusions::ExclusionLedger;
+use cellscope_model::exclusions::ExclusionEntry;
 
 fn line_of(text: &str, offset: usize) -> u64 {
     text.get(..offset)
         .map_or(1, |prefix| prefix.matches('\n').count() as u64 + 1)
 }
 
-/// Parses one ledger; a broken file yields a warning and no entries, so nothing is excluded by accident.
+/// The ledger as TOML sees it: each `[[exclude]]` entry kept as a value with its place in the file, so one
+/// entry that does not fit the schema is refused alone, with its line, and the others still apply.
+#[derive(serde::Deserialize)]
+struct RawLedger {
+    #[serde(default)]
+    exclude: Vec<toml::Spanned<toml::Value>>,
+}
+
+/// Parses one ledger. A file that is not TOML (or whose `exclude` is not an array of tables) yields a warning and
+/// no entries, so nothing is excluded by accident; an entry that does not fit the schema (a scope other than
+/// `comparison` or `all`, `select` that is not a table, no id) is left out with a warning at its line.
 pub fn load(
     text: &str,
     file: &str,
     applies_under: &str,
     warnings: &mut Vec<Warning>,
 ) -> Vec<LedgerEntry> {
-    let ledger: ExclusionLedger = match toml::from_str(text) {
+    let ledger: RawLedger = match toml::from_str(text) {
         Ok(ledger) => ledger,
         Err(error) => {
             let mut warning = Warning::error(
@@ -32,28 +42,57 @@ pub fn load(
             return Vec::new();
         }
     };
-    ledger
-        .entries
-        .into_iter()
-        .map(|entry| {
-            let unknown = entry.unknown_dimensions();
-            if !unknown.is_empty() {
+    let mut entries = Vec::new();
+    for (position, spanned) in ledger.exclude.into_iter().enumerate() {
+        let line = line_of(text, spanned.span().start);
+        let value = spanned.into_inner();
+        let id = value.get("id").and_then(toml::Value::as_str).map_or_else(
+            || format!("number {}", position + 1),
+            |id| format!("`{id}`"),
+        );
+        let entry: ExclusionEntry = match value.try_into() {
+            Ok(entry) => entry,
+            Err(error) => {
                 warnings.push(
                     Warning::error(
-                        "unknown_exclusion_dimension",
+                        "invalid_exclusion",
                         format!(
-                            "entry `{}` selects on {}, which is not a dimension (run, suite, phase, backend, model, \
-                             workload, n, rep); the entry matches nothing",
-                            entry.id,
-                            unknown.join(", ")
+                            "exclusion entry {id} is left out: {}; expected id, select (a table of dimension \
+                             = value or [values]), scope (\"comparison\" or \"all\") and reason. The file's other \
+                             entries apply",
+                            error.message().trim_end()
                         ),
                     )
-                    .file(file),
+                    .file(file)
+                    .at_line(Some(line)),
                 );
+                continue;
             }
-            LedgerEntry { entry, file: file.to_string(), applies_under: applies_under.to_string(), matched_cells: 0 }
-        })
-        .collect()
+        };
+        let unknown = entry.unknown_dimensions();
+        if !unknown.is_empty() {
+            warnings.push(
+                Warning::error(
+                    "unknown_exclusion_dimension",
+                    format!(
+                        "entry `{}` selects on {}, which is not a dimension (run, suite, phase, backend, model, \
+                         workload, n, rep); the entry matches nothing",
+                        entry.id,
+                        unknown.join(", ")
+                    ),
+                )
+                .file(file)
+                .at_line(Some(line)),
+            );
+        }
+        entries.push(LedgerEntry {
+            entry,
+            file: file.to_string(),
+            applies_under: applies_under.to_string(),
+            matched_cells: 0,
+        });
+    }
+    entries
 }
 
 /// Loads every ledger found by discovery (`(directory it applies under, path)`), reporting unreadable files and

@@ -8,3 +8,4 @@ pub mod compare;
 pub mod export;
 pub mod http;
 pub mod index;
+pub mod terminal;

@@ -4,6 +4,7 @@ use anyhow::{Context, bail};
 use cellscope::audit;
 use cellscope::export::{self, Format};
 use cellscope::index::{self, Index, IndexOptions, Progress, Quiet};
+use cellscope::terminal::printable;
 use cellscope_model::{Criterion, Dimension};
 use clap::{Parser, Subcommand};
 use std::io::{IsTerminal, Write};
@@ -273,7 +274,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 serde_json::to_writer_pretty(&mut stdout, &report).context("writing JSON")?;
                 writeln!(stdout)?;
             } else {
-                stdout.write_all(audit::render_text(&report).as_bytes())?;
+                stdout.write_all(printable(&audit::render_text(&report)).as_bytes())?;
             }
             if strict && !report.strict_ok() {
                 eprintln!(
@@ -307,7 +308,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let relative = index::discover::relative_path(Path::new(""), relative);
             let text = index::formats::explain(&root, &relative)
                 .map_err(|message| anyhow::anyhow!(message))?;
-            print!("{text}");
+            print!("{}", printable(&text));
             Ok(ExitCode::SUCCESS)
         }
         Command::Index {
@@ -479,7 +480,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 serde_json::to_writer_pretty(&mut stdout, &body).context("writing JSON")?;
                 writeln!(stdout)?;
             } else {
-                stdout.write_all(cellscope::compare::render_body(&body).as_bytes())?;
+                stdout.write_all(printable(&cellscope::compare::render_body(&body)).as_bytes())?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -490,7 +491,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let index = load(&data_dir, &IndexOptions::CELLS)?;
             for warning in &index.warnings {
-                eprintln!("{warning}");
+                eprintln!("{}", printable(&warning.to_string()));
             }
             let bytes = export::encode(&index.cells, format)?;
             match output {

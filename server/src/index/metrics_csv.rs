@@ -500,7 +500,8 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
                 format!(
                     "status `{}` is not a known value (ok, err, error, timeout, http_<code>); its {count} row(s) count \
                      as failed requests",
-                    String::from_utf8_lossy(&status)
+                    // Escaped, so an invisible `\r` or an escape sequence shows as what it is.
+                    String::from_utf8_lossy(&status).escape_debug()
                 ),
             )
             .line(first_line),

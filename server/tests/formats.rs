@@ -212,9 +212,53 @@ fn sglang_results_match_the_oracle() {
 
 #[test]
 fn aiperf_results_match_the_oracle() {
-    for name in ["aiperf-v01", "aiperf-v010", "aiperf-sweep", "aiperf-bad"] {
+    for name in [
+        "aiperf-v01",
+        "aiperf-v010",
+        "aiperf-sweep",
+        "aiperf-bad",
+        "aiperf-jsonl-only",
+    ] {
         check(name);
     }
+}
+
+#[test]
+fn aiperf_records_without_a_summary_are_recomputed_and_say_what_was_inferred() {
+    let index = index("aiperf-jsonl-only");
+    // Both artifact directories are one run (the directory above them), one cell each.
+    assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);
+    assert_eq!(index.cells.len(), 2);
+    for cell in &index.cells {
+        // Nothing is the tool's: no summary, so every figure is recomputed.
+        assert!(cell.origin.reported.is_empty(), "{}", cell.key);
+        assert!(
+            cell.origin.inferred.contains(&"n".to_string())
+                && cell.origin.inferred.contains(&"model".to_string()),
+            "{}: {:?}",
+            cell.key,
+            cell.origin.inferred
+        );
+    }
+    let warned: Vec<&str> = index
+        .warnings
+        .iter()
+        .filter(|warning| warning.kind == "no_summary")
+        .filter_map(|warning| warning.file.as_deref())
+        .collect();
+    assert_eq!(warned.len(), 2, "{:#?}", index.warnings);
+    assert!(warned.iter().all(|file| file.ends_with("profile_export.jsonl")));
+    // The inferred parts carry their rules, for the inspector and the audit.
+    let (_, provenance) = index.provenance.iter().next().expect("a cell");
+    let origin = provenance.origin.as_ref().expect("origin");
+    assert!(
+        origin
+            .inferred
+            .iter()
+            .any(|part| part.dimension == "model" && part.rule.contains("artifact directory")),
+        "{:#?}",
+        origin.inferred
+    );
 }
 
 #[test]
@@ -268,7 +312,12 @@ fn llmperf_results_match_the_oracle() {
 
 #[test]
 fn guidellm_results_match_the_oracle() {
-    for name in ["guidellm-v05", "guidellm-bad"] {
+    for name in [
+        "guidellm-v05",
+        "guidellm-bad",
+        "guidellm-v03",
+        "guidellm-v03-bad",
+    ] {
         check(name);
     }
     // Warm-up and cool-down requests are left out and said to be.
@@ -295,6 +344,46 @@ fn guidellm_results_match_the_oracle() {
         "{:#?}",
         index.warnings
     );
+}
+
+#[test]
+fn a_guidellm_03_report_is_read_and_a_bad_benchmark_leaves_the_others_unchanged() {
+    let good = index("guidellm-v03");
+    assert!(good.warnings.is_empty(), "{:#?}", good.warnings);
+    // The model comes from the benchmark's worker and n from its `args.strategy`, both read.
+    for cell in &good.cells {
+        assert_eq!(cell.key.model, "Qwen3-8B");
+        assert!(
+            !cell.origin.inferred.contains(&"n".to_string()),
+            "{:?}",
+            cell.origin.inferred
+        );
+    }
+    let bad = index("guidellm-v03-bad");
+    let warning = bad
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "invalid_result")
+        .unwrap_or_else(|| panic!("{:#?}", bad.warnings));
+    assert_eq!(warning.file.as_deref(), Some("benchmarks.json"));
+    assert!(
+        warning.message.contains("benchmark 1") && warning.message.contains("a list"),
+        "{}",
+        warning.message
+    );
+    // The same report with benchmark 1 damaged: benchmarks 0 and 2 give the same cells as in the good one.
+    assert_eq!(bad.cells.len(), 2);
+    for cell in &bad.cells {
+        let twin = good
+            .cells
+            .iter()
+            .find(|other| other.key.n == cell.key.n)
+            .expect("the same benchmark in the good report");
+        assert_eq!(twin.stats, cell.stats, "n={}", cell.key.n);
+        assert_eq!(twin.rows, cell.rows);
+        assert_eq!(twin.failed_rows, cell.failed_rows);
+    }
+    assert!(bad.cells.iter().all(|cell| cell.key.n != 2));
 }
 
 #[test]
@@ -452,6 +541,8 @@ fn rows_read_back_from_the_sibling_files_match_the_cells() {
         "genai-perf",
         "llmperf-bad",
         "guidellm-v05",
+        "guidellm-v03",
+        "aiperf-jsonl-only",
         "table-requests",
         "table-parquet",
         "table-bad",

@@ -627,3 +627,80 @@ fn explain_names_the_field_or_rule_behind_every_dimension() {
     assert!(!outside.status.success());
     assert!(String::from_utf8_lossy(&outside.stderr).contains("not inside the data root"));
 }
+
+/// A data root with `files` copied from fixtures (`(fixture file, destination)`) and an optional
+/// `cellscope.toml`.
+fn root_with(files: &[(&str, &str)], mapping: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (from, to) in files {
+        let to = dir.path().join(to);
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("dir");
+        std::fs::copy(fixtures().join(from), to).expect("copy");
+    }
+    if let Some(mapping) = mapping {
+        std::fs::write(dir.path().join("cellscope.toml"), mapping).expect("mapping");
+    }
+    dir
+}
+
+#[test]
+fn two_runs_given_one_run_id_are_kept_apart_with_a_warning() {
+    // `cellscope.toml` gives the same `run` to two directories holding the same kind of result: without care
+    // their cells have the same key and one hides the other.
+    let vllm = "vllm-detailed/openai-infqps-concurrency1-Qwen3-8B-20260301-101500.json";
+    let dir = root_with(
+        &[(vllm, "a/result.json"), (vllm, "b/result.json")],
+        Some("[[map]]\nglob = \"**\"\nrun = \"bench\"\n"),
+    );
+    let index = build(dir.path(), &IndexOptions::default(), &Quiet).expect("indexes");
+    let ids: Vec<&str> = index.runs.iter().map(|run| run.run_id.as_str()).collect();
+    assert_eq!(ids, ["bench", "bench@b"], "{:#?}", index.warnings);
+    assert_eq!(index.cells.len(), 2);
+    assert_ne!(index.cells[0].key, index.cells[1].key);
+    assert_eq!(index.provenance.len(), 2);
+    assert_eq!(index.cells[0].stats, index.cells[1].stats);
+    let warning = index
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "duplicate_run_id")
+        .unwrap_or_else(|| panic!("{:#?}", index.warnings));
+    assert!(
+        warning.message.contains("`a`")
+            && warning.message.contains("`b`")
+            && warning.message.contains("bench@b"),
+        "{}",
+        warning.message
+    );
+    assert_eq!(warning.run.as_deref(), Some("bench@b"));
+    // Rows read back from the renamed run's cell come from its own file.
+    let disk = cellscope::index::storage::LocalDisk::new(dir.path());
+    for cell in &index.cells {
+        let locator = index.rows.get(&cell.key).expect("row locator");
+        let rows = cellscope::index::read_rows(&disk, locator).expect("rows");
+        assert_eq!(rows.len(), cell.rows as usize);
+    }
+
+    // Two formats' files in one directory are two runs with the directory's id: the second is told apart by
+    // its format.
+    let dir = root_with(
+        &[
+            (vllm, "results/result.json"),
+            ("guidellm-v03/benchmarks.json", "results/benchmarks.json"),
+        ],
+        None,
+    );
+    let index = build(dir.path(), &IndexOptions::default(), &Quiet).expect("indexes");
+    // Runs are taken in (root, format name) order: the GuideLLM run keeps the id.
+    let mut ids: Vec<&str> = index.runs.iter().map(|run| run.run_id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["results", "results@vllm-bench"], "{:#?}", index.warnings);
+    assert_eq!(index.cells.len(), 4);
+    assert!(
+        index
+            .warnings
+            .iter()
+            .any(|warning| warning.kind == "duplicate_run_id"),
+        "{:#?}",
+        index.warnings
+    );
+}

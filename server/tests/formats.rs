@@ -247,7 +247,11 @@ fn aiperf_records_without_a_summary_are_recomputed_and_say_what_was_inferred() {
         .filter_map(|warning| warning.file.as_deref())
         .collect();
     assert_eq!(warned.len(), 2, "{:#?}", index.warnings);
-    assert!(warned.iter().all(|file| file.ends_with("profile_export.jsonl")));
+    assert!(
+        warned
+            .iter()
+            .all(|file| file.ends_with("profile_export.jsonl"))
+    );
     // The inferred parts carry their rules, for the inspector and the audit.
     let (_, provenance) = index.provenance.iter().next().expect("a cell");
     let origin = provenance.origin.as_ref().expect("origin");
@@ -693,7 +697,12 @@ fn two_runs_given_one_run_id_are_kept_apart_with_a_warning() {
     // Runs are taken in (root, format name) order: the GuideLLM run keeps the id.
     let mut ids: Vec<&str> = index.runs.iter().map(|run| run.run_id.as_str()).collect();
     ids.sort_unstable();
-    assert_eq!(ids, ["results", "results@vllm-bench"], "{:#?}", index.warnings);
+    assert_eq!(
+        ids,
+        ["results", "results@vllm-bench"],
+        "{:#?}",
+        index.warnings
+    );
     assert_eq!(index.cells.len(), 4);
     assert!(
         index

@@ -414,7 +414,7 @@ pub fn separate_run_ids(context: &ReadContext<'_>, runs: &mut [DetectedRun]) -> 
     let mut warnings = Vec::new();
     for (index, id) in natural.iter().enumerate() {
         let Some(&earlier) = first.get(id.as_str()) else {
-            first.insert(id, index);
+            first.insert(id.as_str(), index);
             continue;
         };
         let shown = |run: &DetectedRun| {

@@ -742,9 +742,7 @@ mod tests {
         assert!(!claimed(
             "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export.jsonl"
         ));
-        assert!(!claimed(
-            "sglang-detailed/sglang_0301_40_1024_128.jsonl"
-        ));
+        assert!(!claimed("sglang-detailed/sglang_0301_40_1024_128.jsonl"));
         assert_eq!(
             directory_model("meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency4")
                 .map(|part| part.value),

@@ -203,7 +203,8 @@ fn record(report: &Json, benchmark: &Json, index: u32, shape: Shape) -> Result<R
             "the report keeps a sample of the requests; the recomputed statistics are of the sample".to_string(),
         );
     }
-    let totals = json::at(benchmark, "metrics.request_totals").or_else(|| benchmark.get("request_totals"));
+    let totals =
+        json::at(benchmark, "metrics.request_totals").or_else(|| benchmark.get("request_totals"));
     let total = totals.and_then(|totals| json::field_count(totals, "total"));
     let mut fields = benchmark.clone();
     if let Json::Object(map) = &mut fields {

@@ -168,6 +168,7 @@ pub fn build(
         total_bytes,
     );
     let reads = read::read_all(&discovery, &disk, &mapping, options, progress);
+    warnings.extend(reads.warnings.iter().cloned());
     let relations = lineage::relate(&reads.runs, reads.backups);
     warnings.extend(relations.warnings.iter().cloned());
     let mut exclusions = ledger::load_all(root, &discovery.ledgers, &mut warnings);

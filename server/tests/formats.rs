@@ -212,9 +212,57 @@ fn sglang_results_match_the_oracle() {
 
 #[test]
 fn aiperf_results_match_the_oracle() {
-    for name in ["aiperf-v01", "aiperf-v010", "aiperf-sweep", "aiperf-bad"] {
+    for name in [
+        "aiperf-v01",
+        "aiperf-v010",
+        "aiperf-sweep",
+        "aiperf-bad",
+        "aiperf-jsonl-only",
+    ] {
         check(name);
     }
+}
+
+#[test]
+fn aiperf_records_without_a_summary_are_recomputed_and_say_what_was_inferred() {
+    let index = index("aiperf-jsonl-only");
+    // Both artifact directories are one run (the directory above them), one cell each.
+    assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);
+    assert_eq!(index.cells.len(), 2);
+    for cell in &index.cells {
+        // Nothing is the tool's: no summary, so every figure is recomputed.
+        assert!(cell.origin.reported.is_empty(), "{}", cell.key);
+        assert!(
+            cell.origin.inferred.contains(&"n".to_string())
+                && cell.origin.inferred.contains(&"model".to_string()),
+            "{}: {:?}",
+            cell.key,
+            cell.origin.inferred
+        );
+    }
+    let warned: Vec<&str> = index
+        .warnings
+        .iter()
+        .filter(|warning| warning.kind == "no_summary")
+        .filter_map(|warning| warning.file.as_deref())
+        .collect();
+    assert_eq!(warned.len(), 2, "{:#?}", index.warnings);
+    assert!(
+        warned
+            .iter()
+            .all(|file| file.ends_with("profile_export.jsonl"))
+    );
+    // The inferred parts carry their rules, for the inspector and the audit.
+    let (_, provenance) = index.provenance.iter().next().expect("a cell");
+    let origin = provenance.origin.as_ref().expect("origin");
+    assert!(
+        origin
+            .inferred
+            .iter()
+            .any(|part| part.dimension == "model" && part.rule.contains("artifact directory")),
+        "{:#?}",
+        origin.inferred
+    );
 }
 
 #[test]
@@ -268,7 +316,12 @@ fn llmperf_results_match_the_oracle() {
 
 #[test]
 fn guidellm_results_match_the_oracle() {
-    for name in ["guidellm-v05", "guidellm-bad"] {
+    for name in [
+        "guidellm-v05",
+        "guidellm-bad",
+        "guidellm-v03",
+        "guidellm-v03-bad",
+    ] {
         check(name);
     }
     // Warm-up and cool-down requests are left out and said to be.
@@ -295,6 +348,46 @@ fn guidellm_results_match_the_oracle() {
         "{:#?}",
         index.warnings
     );
+}
+
+#[test]
+fn a_guidellm_03_report_is_read_and_a_bad_benchmark_leaves_the_others_unchanged() {
+    let good = index("guidellm-v03");
+    assert!(good.warnings.is_empty(), "{:#?}", good.warnings);
+    // The model comes from the benchmark's worker and n from its `args.strategy`, both read.
+    for cell in &good.cells {
+        assert_eq!(cell.key.model, "Qwen3-8B");
+        assert!(
+            !cell.origin.inferred.contains(&"n".to_string()),
+            "{:?}",
+            cell.origin.inferred
+        );
+    }
+    let bad = index("guidellm-v03-bad");
+    let warning = bad
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "invalid_result")
+        .unwrap_or_else(|| panic!("{:#?}", bad.warnings));
+    assert_eq!(warning.file.as_deref(), Some("benchmarks.json"));
+    assert!(
+        warning.message.contains("benchmark 1") && warning.message.contains("a list"),
+        "{}",
+        warning.message
+    );
+    // The same report with benchmark 1 damaged: benchmarks 0 and 2 give the same cells as in the good one.
+    assert_eq!(bad.cells.len(), 2);
+    for cell in &bad.cells {
+        let twin = good
+            .cells
+            .iter()
+            .find(|other| other.key.n == cell.key.n)
+            .expect("the same benchmark in the good report");
+        assert_eq!(twin.stats, cell.stats, "n={}", cell.key.n);
+        assert_eq!(twin.rows, cell.rows);
+        assert_eq!(twin.failed_rows, cell.failed_rows);
+    }
+    assert!(bad.cells.iter().all(|cell| cell.key.n != 2));
 }
 
 #[test]
@@ -452,6 +545,8 @@ fn rows_read_back_from_the_sibling_files_match_the_cells() {
         "genai-perf",
         "llmperf-bad",
         "guidellm-v05",
+        "guidellm-v03",
+        "aiperf-jsonl-only",
         "table-requests",
         "table-parquet",
         "table-bad",
@@ -535,4 +630,86 @@ fn explain_names_the_field_or_rule_behind_every_dimension() {
         .expect("cellscope runs");
     assert!(!outside.status.success());
     assert!(String::from_utf8_lossy(&outside.stderr).contains("not inside the data root"));
+}
+
+/// A data root with `files` copied from fixtures (`(fixture file, destination)`) and an optional
+/// `cellscope.toml`.
+fn root_with(files: &[(&str, &str)], mapping: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (from, to) in files {
+        let to = dir.path().join(to);
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("dir");
+        std::fs::copy(fixtures().join(from), to).expect("copy");
+    }
+    if let Some(mapping) = mapping {
+        std::fs::write(dir.path().join("cellscope.toml"), mapping).expect("mapping");
+    }
+    dir
+}
+
+#[test]
+fn two_runs_given_one_run_id_are_kept_apart_with_a_warning() {
+    // `cellscope.toml` gives the same `run` to two directories holding the same kind of result: without care
+    // their cells have the same key and one hides the other.
+    let vllm = "vllm-detailed/openai-infqps-concurrency1-Qwen3-8B-20260301-101500.json";
+    let dir = root_with(
+        &[(vllm, "a/result.json"), (vllm, "b/result.json")],
+        Some("[[map]]\nglob = \"**\"\nrun = \"bench\"\n"),
+    );
+    let index = build(dir.path(), &IndexOptions::default(), &Quiet).expect("indexes");
+    let ids: Vec<&str> = index.runs.iter().map(|run| run.run_id.as_str()).collect();
+    assert_eq!(ids, ["bench", "bench@b"], "{:#?}", index.warnings);
+    assert_eq!(index.cells.len(), 2);
+    assert_ne!(index.cells[0].key, index.cells[1].key);
+    assert_eq!(index.provenance.len(), 2);
+    assert_eq!(index.cells[0].stats, index.cells[1].stats);
+    let warning = index
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "duplicate_run_id")
+        .unwrap_or_else(|| panic!("{:#?}", index.warnings));
+    assert!(
+        warning.message.contains("`a`")
+            && warning.message.contains("`b`")
+            && warning.message.contains("bench@b"),
+        "{}",
+        warning.message
+    );
+    assert_eq!(warning.run.as_deref(), Some("bench@b"));
+    // Rows read back from the renamed run's cell come from its own file.
+    let disk = cellscope::index::storage::LocalDisk::new(dir.path());
+    for cell in &index.cells {
+        let locator = index.rows.get(&cell.key).expect("row locator");
+        let rows = cellscope::index::read_rows(&disk, locator).expect("rows");
+        assert_eq!(rows.len(), cell.rows as usize);
+    }
+
+    // Two formats' files in one directory are two runs with the directory's id: the second is told apart by
+    // its format.
+    let dir = root_with(
+        &[
+            (vllm, "results/result.json"),
+            ("guidellm-v03/benchmarks.json", "results/benchmarks.json"),
+        ],
+        None,
+    );
+    let index = build(dir.path(), &IndexOptions::default(), &Quiet).expect("indexes");
+    // Runs are taken in (root, format name) order: the GuideLLM run keeps the id.
+    let mut ids: Vec<&str> = index.runs.iter().map(|run| run.run_id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        ["results", "results@vllm-bench"],
+        "{:#?}",
+        index.warnings
+    );
+    assert_eq!(index.cells.len(), 4);
+    assert!(
+        index
+            .warnings
+            .iter()
+            .any(|warning| warning.kind == "duplicate_run_id"),
+        "{:#?}",
+        index.warnings
+    );
 }

@@ -195,6 +195,7 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
                 format,
                 root,
                 files,
+                id: None,
             }
         })
         .collect();

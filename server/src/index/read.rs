@@ -53,6 +53,8 @@ pub struct BackupRead {
 pub struct Reads {
     pub runs: Vec<RunRead>,
     pub backups: Vec<BackupRead>,
+    /// Runs that were given another run's id and renamed ([`formats::separate_run_ids`]).
+    pub warnings: Vec<cellscope_model::api::Warning>,
 }
 
 /// Reads every run and backup of `discovery`, runs and backups in parallel. Runs of every format go through
@@ -70,16 +72,18 @@ pub fn read_all(
         options,
         progress,
     };
-    let detected: Vec<DetectedRun> = discovery
+    let mut detected: Vec<DetectedRun> = discovery
         .runs
         .iter()
         .map(|dir| DetectedRun {
             format: "tr164",
             root: dir.relative.clone(),
             files: vec![super::storage::join(&dir.relative, "metrics.csv")],
+            id: None,
         })
         .chain(discovery.external.iter().cloned())
         .collect();
+    let warnings = formats::separate_run_ids(&context, &mut detected);
     let runs_by_id: HashMap<&str, &RunDir> = discovery
         .runs
         .iter()
@@ -105,7 +109,11 @@ pub fn read_all(
                 .collect()
         },
     );
-    Reads { runs, backups }
+    Reads {
+        runs,
+        backups,
+        warnings,
+    }
 }
 
 pub fn digest(relative: String, bytes: &[u8], hashes: bool) -> FileDigest {

@@ -3,10 +3,16 @@
 //! from the sibling `profile_export.jsonl`, one record per line (old `ttft` or new `time_to_first_token` tags,
 //! warm-up records dropped). Multi-trial and sweep layouts (`profile_runs/trial_NNNN/concurrency_N/`) are one run,
 //! the trial being the repetition; the sweep's own aggregates are derived and never read as cells.
+//!
+//! A `profile_export.jsonl` with no summary beside it (AIPerf writes the records as they arrive and the summary
+//! at the end, so a run stopped early leaves only the records; or the summary was removed) is a run of its own:
+//! every figure is recomputed from the records, the concurrency comes from the directory name and the model from
+//! the directory's `<model>-<service kind>-<endpoint>-…` prefix, both inferred, and nothing is reported.
 
 use super::json::{self, field_number, head_has_key, number};
 use super::key::model_name;
 use super::{KeyParts, Part, Request, RunFormat, RunRecord};
+use crate::index::mapping::Mapping;
 use crate::index::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
@@ -77,9 +83,44 @@ fn trial_number(name: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
+/// Whether `head` is the start of an AIPerf per-request file: a JSON object per line with the record's
+/// `metadata.request_start_ns` and its `metrics`.
+fn is_request_file_head(path: &str, head: &[u8]) -> bool {
+    storage::file_name(path).ends_with(".jsonl")
+        && json::starts_with_object(head)
+        && head_has_key(head, "metadata")
+        && head_has_key(head, "metrics")
+        && head_has_key(head, "request_start_ns")
+}
+
+/// Whether the directory of `path` holds a summary (any name: `--profile-export-prefix` renames it), whose
+/// record reads the per-request file itself.
+fn has_summary_beside(storage: &dyn Storage, path: &str) -> bool {
+    let directory = storage::parent(path);
+    let Ok(entries) = storage.list(directory) else {
+        // Unlistable: the per-request file is left to the summary, as it would be with one.
+        return true;
+    };
+    entries.iter().any(|entry| {
+        entry.kind == storage::EntryKind::File && entry.name.ends_with(".json") && {
+            let sibling = storage::join(directory, &entry.name);
+            storage
+                .read_range(&sibling, 0..super::HEAD_BYTES)
+                .is_ok_and(|head| Aiperf.detect(&sibling, &head))
+        }
+    })
+}
+
 impl RunFormat for Aiperf {
     fn name(&self) -> &'static str {
         "aiperf"
+    }
+
+    /// A summary ([`RunFormat::detect`]), or a per-request file with no summary beside it.
+    fn detect_in(&self, storage: &dyn Storage, path: &str, head: &[u8], mapping: &Mapping) -> bool {
+        let _ = mapping;
+        self.detect(path, head)
+            || (is_request_file_head(path, head) && !has_summary_beside(storage, path))
     }
 
     /// A JSON object that is an AIPerf summary: `aiperf_version`, or the v0.1 `records` map of tagged metrics,
@@ -127,6 +168,9 @@ impl RunFormat for Aiperf {
         path: &str,
         warnings: &mut Vec<Warning>,
     ) -> Vec<RunRecord> {
+        if storage::file_name(path).ends_with(".jsonl") {
+            return records_only(storage, path, warnings).into_iter().collect();
+        }
         let Some(summary) = super::read_object(storage, path, "summary", warnings) else {
             return Vec::new();
         };
@@ -171,16 +215,7 @@ fn record(
     if key.n.is_none() {
         key.n = cli_concurrency(summary);
     }
-    key.rep = storage::parent(path)
-        .split('/')
-        .rev()
-        .find_map(|component| trial_number(component).map(|trial| (trial, component.to_string())))
-        .and_then(|(trial, component)| {
-            Part::read(
-                trial.to_string(),
-                format!("the trial directory `{component}`"),
-            )
-        });
+    key.rep = trial(path);
     let reported = reported(metrics);
     let requests_path = storage::join(storage::parent(path), PER_REQUEST_FILE);
     let (requests, has_requests) = match storage.read(&requests_path) {
@@ -232,6 +267,85 @@ fn record(
         wall_derived: false,
         notes,
     }
+}
+
+/// The trial of a multi-trial layout, from the innermost `trial_NNNN`/`run_NNNN` directory.
+fn trial(path: &str) -> Option<Part> {
+    storage::parent(path)
+        .split('/')
+        .rev()
+        .find_map(|component| trial_number(component).map(|trial| (trial, component.to_string())))
+        .and_then(|(trial, component)| {
+            Part::read(
+                trial.to_string(),
+                format!("the trial directory `{component}`"),
+            )
+        })
+}
+
+/// The one record of a per-request file without a summary: its requests, recomputed; what the summary would
+/// have said is inferred where it can be (the concurrency by the default rule from the directory name, the model
+/// from the artifact directory's name) and the run is reported as one without a summary.
+fn records_only(
+    storage: &dyn Storage,
+    path: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<RunRecord> {
+    let bytes = super::read_file(storage, path, warnings)?;
+    warnings.push(
+        Warning::warn(
+            "no_summary",
+            "there is no AIPerf summary (profile_export_aiperf.json) beside these per-request records (a run \
+             stopped before the summary was written, or the summary was removed): every figure is recomputed \
+             from the records, the concurrency and the model are inferred from the directory name",
+        )
+        .file(path),
+    );
+    let mut notes = vec![
+        "no summary beside the per-request file: every figure is recomputed from its records; the tool's own \
+         aggregates, the configured request count and the run's configuration are unknown"
+            .to_string(),
+    ];
+    let requests = requests(&bytes, path, warnings, &mut notes);
+    let key = KeyParts {
+        model: directory_model(storage::file_name(storage::parent(path))),
+        rep: trial(path),
+        ..KeyParts::default()
+    };
+    Some(RunRecord {
+        record: 0,
+        line: None,
+        fields: Json::Null,
+        key,
+        requests,
+        has_requests: true,
+        expected_rows: None,
+        completed: None,
+        failed: None,
+        duration_s: None,
+        reported: BTreeMap::new(),
+        wall_derived: false,
+        notes,
+    })
+}
+
+/// The model of AIPerf's default artifact directory name `<model>-<service kind>-<endpoint type>-<stimulus>`
+/// (`meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency4`): the text before `-openai-` (the one service
+/// kind AIPerf has), where AIPerf wrote the model's `/` as `_`; the first `_` is taken for it, and the name is
+/// reduced to its last component like a recorded one.
+fn directory_model(directory: &str) -> Option<Part> {
+    let (model, _) = directory.split_once("-openai-")?;
+    if model.is_empty() {
+        return None;
+    }
+    let name = model.replacen('_', "/", 1);
+    Part::inferred(
+        model_name(&name),
+        format!(
+            "the artifact directory `{directory}` (AIPerf names it `<model>-openai-<endpoint>-…`, `/` written as \
+             `_`)"
+        ),
+    )
 }
 
 /// The profiling concurrency: the v0.10 `phases` entry named `profiling` (else the last phase counted in the
@@ -607,6 +721,38 @@ mod tests {
             "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export_aiperf.json",
         );
         assert!(Aiperf.detect("results/mine.json", &head));
+    }
+
+    #[test]
+    fn a_request_file_is_a_run_only_without_a_summary_beside_it() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/formats");
+        let disk = storage::LocalDisk::new(&root);
+        let mapping = Mapping::default();
+        let claimed = |relative: &str| {
+            let (path, head) = fixture(relative);
+            Aiperf.detect_in(&disk, &path, &head, &mapping)
+        };
+        assert!(claimed(
+            "aiperf-jsonl-only/artifacts/meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency4/profile_export.jsonl"
+        ));
+        assert!(claimed(
+            "aiperf-jsonl-only/artifacts/Qwen_Qwen3-8B-openai-chat-concurrency8/profile_export.jsonl"
+        ));
+        // Beside a summary, the summary's record reads it: never a second cell.
+        assert!(!claimed(
+            "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export.jsonl"
+        ));
+        assert!(!claimed("sglang-detailed/sglang_0301_40_1024_128.jsonl"));
+        assert_eq!(
+            directory_model("meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency4")
+                .map(|part| part.value),
+            Some("Llama-3.1-8B-Instruct".to_string())
+        );
+        assert_eq!(
+            directory_model("qwen3-8b-openai-chat-concurrency8").map(|part| part.value),
+            Some("qwen3-8b".to_string())
+        );
+        assert_eq!(directory_model("concurrency_4"), None);
     }
 
     #[test]

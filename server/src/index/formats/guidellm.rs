@@ -1,7 +1,9 @@
 //! GuideLLM reports (formats.md §5.2, §7): one `benchmarks.json` holds every load level of an invocation, one
 //! record per benchmark. Requests come from `requests.{successful,errored,incomplete}`; those whose span does not
 //! overlap the measurement window (warm-up and cool-down) are left out, as the tool's own statistics leave them
-//! out. Report versions 1 (0.5, `args`) and 2 (`config`) are read; any other version is reported and skipped.
+//! out. Report versions 1 (0.5, `args`) and 2 (`config`) are read, and 0.3 reports, which have no `metadata`
+//! (the strategy under each benchmark's `args`, the model under its `worker`, requests with `start_time` and
+//! `end_time`, only measured requests listed); any other version is reported and skipped.
 
 use super::json::{self, field_number, field_text, head_has_key};
 use super::key::model_name;
@@ -15,6 +17,18 @@ pub struct Guidellm;
 
 /// The report versions whose benchmark and request shapes this reader knows.
 const KNOWN_VERSIONS: [u64; 2] = [1, 2];
+
+/// The two shapes of a report, told apart by `metadata` (formats.md §5.2: dispatch on `metadata.version`, then
+/// on `args` vs `config` vs neither).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// GuideLLM 0.3: `{"benchmarks": [...]}`, each benchmark with `args`, `worker`, `request_loader`,
+    /// `request_totals` and GenerativeTextResponseStats requests (`start_time`, `end_time`, epoch s).
+    V03,
+    /// `metadata.version` 1 (0.5, `args`) or 2 (`config`): each benchmark with `config`, `scheduler_metrics`
+    /// and GenerativeRequestStats requests (`request_start_time`, `request_end_time`).
+    Versioned,
+}
 
 impl RunFormat for Guidellm {
     fn name(&self) -> &'static str {
@@ -43,17 +57,23 @@ impl RunFormat for Guidellm {
             return Vec::new();
         };
         let version = json::at(&report, "metadata.version");
-        if !version
-            .and_then(Json::as_u64)
-            .is_some_and(|version| KNOWN_VERSIONS.contains(&version))
+        let shape = if report.get("metadata").is_none() {
+            Shape::V03
+        } else {
+            Shape::Versioned
+        };
+        if shape == Shape::Versioned
+            && !version
+                .and_then(Json::as_u64)
+                .is_some_and(|version| KNOWN_VERSIONS.contains(&version))
         {
             let message = match version {
                 Some(version) => format!(
                     "the report's metadata.version is {version}, which cellscope does not read (it reads 1 \
                      and 2); the file is skipped"
                 ),
-                None => "the report has no metadata.version (GuideLLM before 0.4?), a shape cellscope does not \
-                         read; the file is skipped"
+                None => "the report's metadata has no version, a shape cellscope does not read (it reads \
+                         metadata.version 1 and 2, and 0.3 reports without metadata); the file is skipped"
                     .to_string(),
             };
             warnings.push(Warning::error("unknown_version", message).file(path));
@@ -72,7 +92,7 @@ impl RunFormat for Guidellm {
         let mut records = Vec::new();
         for (index, benchmark) in benchmarks.iter().enumerate() {
             let record_index = index as u32;
-            match record(&report, benchmark, record_index) {
+            match record(&report, benchmark, record_index, shape) {
                 Ok(record) => records.push(record),
                 Err(message) => warnings.push(
                     Warning::error(
@@ -87,24 +107,44 @@ impl RunFormat for Guidellm {
     }
 }
 
-fn record(report: &Json, benchmark: &Json, index: u32) -> Result<RunRecord, String> {
+fn record(report: &Json, benchmark: &Json, index: u32, shape: Shape) -> Result<RunRecord, String> {
     if !benchmark.is_object() {
         return Err("it is not a JSON object".to_string());
     }
     let config = benchmark.get("config").unwrap_or(&Json::Null);
-    let lists = benchmark
-        .get("requests")
-        .filter(|lists| lists.is_object())
-        .ok_or("it has no `requests` lists")?;
+    let lists = match benchmark.get("requests") {
+        Some(lists @ Json::Object(_)) => lists,
+        None | Some(Json::Null) => return Err("it has no `requests` lists".to_string()),
+        Some(other) => {
+            return Err(format!(
+                "`requests` is {}, not the object of status lists (`successful`, `errored`, `incomplete`)",
+                json_kind(other)
+            ));
+        }
+    };
+    // 0.3 keeps the strategy under `args`; later versions under `config`.
+    let strategy_field = match shape {
+        Shape::V03 => "args.strategy",
+        Shape::Versioned => "config.strategy",
+    };
     let mut key = KeyParts {
-        n: concurrency(config.get("strategy").unwrap_or(&Json::Null))?,
+        n: concurrency(
+            json::at(benchmark, strategy_field).unwrap_or(&Json::Null),
+            strategy_field,
+        )?,
         model: model(report, benchmark),
-        workload: workload(report, config),
+        workload: match shape {
+            Shape::V03 => workload_v03(benchmark),
+            Shape::Versioned => workload(report, config),
+        },
         ..KeyParts::default()
     };
+    // 0.3's `args.strategy_index` is the strategy's place in the profile (each is a different load level),
+    // not a repetition: the default rule numbers repetitions.
     if let Some(run_index) = json::field_count(config, "run_index") {
         key.rep = Part::read(run_index.to_string(), "field `config.run_index`");
     }
+    // 0.3 lists only the measured requests, and records no window.
     let window = json::at(benchmark, "scheduler_metrics.measure_start_time")
         .and_then(json::number)
         .zip(json::at(benchmark, "scheduler_metrics.measure_end_time").and_then(json::number));
@@ -118,7 +158,7 @@ fn record(report: &Json, benchmark: &Json, index: u32) -> Result<RunRecord, Stri
             .as_array()
             .ok_or_else(|| format!("`requests.{list}` is not an array"))?;
         for entry in entries {
-            let request = request(entry, list);
+            let request = request(entry, list, shape);
             let inside = match (window, request.start_s, request.end_s) {
                 (Some((low, high)), Some(start), Some(end)) => end >= low && start <= high,
                 _ => true,
@@ -137,21 +177,34 @@ fn record(report: &Json, benchmark: &Json, index: u32) -> Result<RunRecord, Stri
              the tool's statistics leave them out"
         ));
     }
-    notes.push(
-        "the tool's percentiles take sorted[min(floor(q·n), n−1)]; the recomputed ones interpolate linearly, so \
-         they may differ slightly"
-            .to_string(),
-    );
-    // Sampled request lists (`sample_requests`) hold fewer requests than were sent: not a sign of failure.
-    let sampled = config
-        .get("sample_requests")
-        .is_some_and(|sample| !sample.is_null());
+    match shape {
+        Shape::V03 => notes.push(
+            "a GuideLLM 0.3 report: its request lists hold the measured requests only (warm-up and cool-down \
+             are not listed)"
+                .to_string(),
+        ),
+        Shape::Versioned => notes.push(
+            "the tool's percentiles take sorted[min(floor(q·n), n−1)]; the recomputed ones interpolate \
+             linearly, so they may differ slightly"
+                .to_string(),
+        ),
+    }
+    // Sampled request lists (`sample_requests`, 0.3's `request_samples` after `--output-sampling`) hold fewer
+    // requests than were sent: not a sign of failure.
+    let sampled = [
+        config.get("sample_requests"),
+        benchmark.get("request_samples"),
+    ]
+    .into_iter()
+    .flatten()
+    .any(|sample| !sample.is_null());
     if sampled {
         notes.push(
             "the report keeps a sample of the requests; the recomputed statistics are of the sample".to_string(),
         );
     }
-    let totals = json::at(benchmark, "metrics.request_totals");
+    let totals =
+        json::at(benchmark, "metrics.request_totals").or_else(|| benchmark.get("request_totals"));
     let total = totals.and_then(|totals| json::field_count(totals, "total"));
     let mut fields = benchmark.clone();
     if let Json::Object(map) = &mut fields {
@@ -178,7 +231,8 @@ fn record(report: &Json, benchmark: &Json, index: u32) -> Result<RunRecord, Stri
 
 /// The concurrency of a strategy: `streams` of a concurrent one, 1 (or its `max_concurrency`) for synchronous,
 /// the cap `max_concurrency` of a rate-driven one (none: the default rules then report the record).
-fn concurrency(strategy: &Json) -> Result<Option<Part>, String> {
+/// `at` names where the strategy is (`config.strategy`, 0.3's `args.strategy`).
+fn concurrency(strategy: &Json, at: &str) -> Result<Option<Part>, String> {
     let whole = |field: &str| -> Result<Option<u32>, String> {
         match strategy.get(field) {
             None | Some(Json::Null) => Ok(None),
@@ -186,19 +240,30 @@ fn concurrency(strategy: &Json) -> Result<Option<Part>, String> {
                 .filter(|n| n.fract() == 0.0 && *n >= 1.0)
                 .and_then(|n| u32::try_from(n as u64).ok())
                 .map(Some)
-                .ok_or_else(|| format!("`config.strategy.{field}` is not a whole number: {value}")),
+                .ok_or_else(|| format!("`{at}.{field}` is not a whole number: {value}")),
         }
     };
+    let read = |n: u32, field: &str| Part::read(n.to_string(), format!("field `{at}.{field}`"));
     Ok(match field_text(strategy, "type_") {
-        Some("concurrent") => whole("streams")?
-            .and_then(|n| Part::read(n.to_string(), "field `config.strategy.streams`")),
+        Some("concurrent") => whole("streams")?.and_then(|n| read(n, "streams")),
         Some("synchronous") => match whole("max_concurrency")? {
-            Some(n) => Part::read(n.to_string(), "field `config.strategy.max_concurrency`"),
+            Some(n) => read(n, "max_concurrency"),
             None => Part::inferred("1", "a synchronous strategy sends one request at a time"),
         },
-        _ => whole("max_concurrency")?
-            .and_then(|n| Part::read(n.to_string(), "field `config.strategy.max_concurrency`")),
+        _ => whole("max_concurrency")?.and_then(|n| read(n, "max_concurrency")),
     })
+}
+
+/// What a JSON value is, for messages.
+fn json_kind(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "an object",
+    }
 }
 
 /// The model: the report's `args.model` (0.5), else the benchmark's backend model.
@@ -241,8 +306,18 @@ fn workload(report: &Json, config: &Json) -> Option<Part> {
     })
 }
 
-/// One request of list `list`: latency in s, TTFT in ms, timestamps in epoch s.
-fn request(entry: &Json, list: &str) -> Request {
+/// 0.3's workload: the data specification of the benchmark's request loader.
+fn workload_v03(benchmark: &Json) -> Option<Part> {
+    let data = json::at(benchmark, "request_loader.data")?.as_str()?;
+    Part::read(
+        storage::file_name(data.trim_end_matches('/')),
+        "field `request_loader.data`",
+    )
+}
+
+/// One request of list `list`: latency in s, TTFT in ms, timestamps in epoch s (0.3: `start_time`/`end_time`,
+/// later `request_start_time`/`request_end_time`).
+fn request(entry: &Json, list: &str, shape: Shape) -> Request {
     let error = match list {
         "successful" => None,
         "incomplete" => Some("incomplete (cancelled when the benchmark ended)".to_string()),
@@ -259,10 +334,22 @@ fn request(entry: &Json, list: &str) -> Request {
             })
         }
     };
-    let start_s = field_number(entry, "request_start_time");
-    let end_s = field_number(entry, "request_end_time");
+    let (start, end) = match shape {
+        Shape::V03 => ("start_time", "end_time"),
+        Shape::Versioned => ("request_start_time", "request_end_time"),
+    };
+    let start_s = field_number(entry, start);
+    let end_s = field_number(entry, end);
+    // `request_latency` is computed from the two times when the report is written; a report whose computed
+    // fields were dropped still has them.
+    let latency_s = field_number(entry, "request_latency").or_else(|| {
+        start_s
+            .zip(end_s)
+            .filter(|_| shape == Shape::V03)
+            .map(|(start, end)| end - start)
+    });
     Request {
-        wall_ms: field_number(entry, "request_latency").map(|seconds| seconds * 1000.0),
+        wall_ms: latency_s.map(|seconds| seconds * 1000.0),
         ttft_ms: field_number(entry, "time_to_first_token_ms"),
         prompt_tokens: field_number(entry, "prompt_tokens"),
         completion_tokens: field_number(entry, "output_tokens"),
@@ -349,6 +436,8 @@ mod tests {
     fn reports_are_detected_whatever_their_version() {
         for report in [
             "guidellm-v05/benchmarks.json",
+            "guidellm-v03/benchmarks.json",
+            "guidellm-v03-bad/benchmarks.json",
             "guidellm-bad/good/benchmarks.json",
             "guidellm-bad/bad/benchmarks.json",
         ] {
@@ -366,7 +455,11 @@ mod tests {
 
     #[test]
     fn strategies_give_the_concurrency() {
-        let n = |strategy: Json| concurrency(&strategy).unwrap().map(|part| part.value);
+        let n = |strategy: Json| {
+            concurrency(&strategy, "config.strategy")
+                .unwrap()
+                .map(|part| part.value)
+        };
         assert_eq!(
             n(serde_json::json!({"type_": "concurrent", "streams": 4})).as_deref(),
             Some("4")
@@ -379,7 +472,13 @@ mod tests {
             n(serde_json::json!({"type_": "constant", "rate": 5.0})),
             None
         );
-        assert!(concurrency(&serde_json::json!({"type_": "concurrent", "streams": 2.5})).is_err());
+        assert!(
+            concurrency(
+                &serde_json::json!({"type_": "concurrent", "streams": 2.5}),
+                "args.strategy"
+            )
+            .is_err_and(|message| message.contains("`args.strategy.streams`"))
+        );
         assert_eq!(
             http_status("HTTPStatusError: Server error '500 Internal Server Error' for url"),
             Some("500")

@@ -264,8 +264,8 @@ fn an_invalid_ledger_entry_is_refused_alone_and_the_valid_one_still_applies() {
         })
         .collect();
     assert_eq!(refused.len(), 2, "{:#?}", index.warnings);
-    // Each warning sits at its entry's `[[exclude]]` line and names the entry.
-    assert_eq!(refused[0].0, Some(10));
+    // Each warning sits at the line of the key at fault (scope, select) and names its entry.
+    assert_eq!(refused[0].0, Some(13));
     assert!(
         refused[0]
             .1
@@ -273,7 +273,7 @@ fn an_invalid_ledger_entry_is_refused_alone_and_the_valid_one_still_applies() {
         "{}",
         refused[0].1
     );
-    assert_eq!(refused[1].0, Some(16));
+    assert_eq!(refused[1].0, Some(18));
     assert!(
         refused[1]
             .1

@@ -43,8 +43,15 @@ pub fn load(
         }
     };
     let mut entries = Vec::new();
+    // TOML spans an array-of-tables entry by its `[[exclude]]` header only: its text runs to the next entry.
+    let starts: Vec<usize> = ledger
+        .exclude
+        .iter()
+        .map(|spanned| spanned.span().start)
+        .collect();
     for (position, spanned) in ledger.exclude.into_iter().enumerate() {
-        let line = line_of(text, spanned.span().start);
+        let span = spanned.span().start..starts.get(position + 1).copied().unwrap_or(text.len());
+        let line = line_of(text, span.start);
         let value = spanned.into_inner();
         let id = value.get("id").and_then(toml::Value::as_str).map_or_else(
             || format!("number {}", position + 1),
@@ -53,6 +60,11 @@ pub fn load(
         let entry: ExclusionEntry = match value.try_into() {
             Ok(entry) => entry,
             Err(error) => {
+                // The entry's own text, read again on its own, places the error on the key at fault.
+                let line = text
+                    .get(span.clone())
+                    .and_then(entry_error_offset)
+                    .map_or(line, |offset| line_of(text, span.start + offset));
                 warnings.push(
                     Warning::error(
                         "invalid_exclusion",
@@ -93,6 +105,21 @@ pub fn load(
         });
     }
     entries
+}
+
+/// Where, in the text of one `[[exclude]]` entry (with or without its header line), its schema error lies.
+fn entry_error_offset(entry_text: &str) -> Option<usize> {
+    #[derive(serde::Deserialize)]
+    struct One {
+        #[allow(dead_code)]
+        exclude: Vec<ExclusionEntry>,
+    }
+    let error = if entry_text.trim_start().starts_with("[[") {
+        toml::from_str::<One>(entry_text).err()?
+    } else {
+        toml::from_str::<ExclusionEntry>(entry_text).err()?
+    };
+    error.span().map(|span| span.start)
 }
 
 /// Loads every ledger found by discovery (`(directory it applies under, path)`), reporting unreadable files and
@@ -185,8 +212,13 @@ decided = "2026-06-13"
         let text = "[[exclude]]\nid = \"x\"\nscope = \"everything\"\n";
         let mut warnings = Vec::new();
         assert!(load(text, "exclusions.toml", "", &mut warnings).is_empty());
-        assert_eq!(warnings[0].kind, "invalid_exclusions");
+        assert_eq!(warnings[0].kind, "invalid_exclusion");
         assert_eq!(warnings[0].line, Some(3));
+        // Not TOML at all: the file is refused as a whole, at the line of the syntax error.
+        let mut warnings = Vec::new();
+        assert!(load("[[exclude]]\nid = \n", "exclusions.toml", "", &mut warnings).is_empty());
+        assert_eq!(warnings[0].kind, "invalid_exclusions");
+        assert_eq!(warnings[0].line, Some(2));
     }
 
     #[test]

@@ -286,9 +286,29 @@ fn an_aiperf_sweep_is_one_run_with_trials_as_reps() {
 fn genai_perf_results_match_the_oracle() {
     check("genai-perf");
     // The summary beside the raw export is read for its model and figures, never as a second cell.
-    let index = index("genai-perf");
-    assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);
-    assert!(index.warnings.is_empty(), "{:#?}", index.warnings);
+    let good = index("genai-perf");
+    assert_eq!(good.runs.len(), 1, "{:#?}", good.runs);
+    assert!(good.warnings.is_empty(), "{:#?}", good.warnings);
+    // A request without a timestamp is left out at its record; a cut summary leaves its cell without model and
+    // tool figures; the good run beside them is the same as alone.
+    check("genai-perf-bad");
+    let bad = index("genai-perf-bad");
+    let kinds: Vec<&str> = bad
+        .warnings
+        .iter()
+        .map(|warning| warning.kind.as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["invalid_request", "invalid_json"],
+        "{:#?}",
+        bad.warnings
+    );
+    assert!(
+        bad.warnings[0]
+            .message
+            .contains("request 2 has no `timestamp`")
+    );
 }
 
 #[test]
@@ -543,6 +563,7 @@ fn rows_read_back_from_the_sibling_files_match_the_cells() {
         "aiperf-v010",
         "aiperf-bad",
         "genai-perf",
+        "genai-perf-bad",
         "llmperf-bad",
         "guidellm-v05",
         "guidellm-v03",

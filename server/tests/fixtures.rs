@@ -84,7 +84,7 @@ fn the_good_fixture_is_clean_and_its_numbers_follow_the_definitions() {
 }
 
 /// `(case, warning kind, relative file, line)`.
-const CASES: [(&str, &str, &str, Option<u64>); 10] = [
+const CASES: [(&str, &str, &str, Option<u64>); 11] = [
     (
         "ragged-row",
         "ragged_row",
@@ -138,6 +138,12 @@ const CASES: [(&str, &str, &str, Option<u64>); 10] = [
         "duplicate_run",
         "duplicate-run/b/20260110_000000_000010/metrics.csv",
         None,
+    ),
+    (
+        "implausible-values",
+        "bad_number",
+        "implausible-values/20260113_000000_000013/metrics.csv",
+        Some(7),
     ),
     (
         "invalid-config",
@@ -301,4 +307,54 @@ fn an_invalid_ledger_entry_is_refused_alone_and_the_valid_one_still_applies() {
     }
     // The ledger sits in the fixture's directory: the good run beside it is untouched.
     assert_eq!(good_cells(&index), good_cells(&alone));
+}
+
+#[test]
+fn impossible_measurements_in_ok_rows_are_left_out_with_their_line() {
+    let (_root, index) = index_with(&["implausible-values"]);
+    let found: Vec<(Option<u64>, &str)> = index
+        .warnings
+        .iter()
+        .filter(|warning| warning.run.as_deref() == Some("20260113_000000_000013"))
+        .map(|warning| (warning.line, warning.message.as_str()))
+        .collect();
+    // Exactly the three rows, nothing else about the run.
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert_eq!(found[0].0, Some(7));
+    assert!(
+        found[0].1.contains("a latency cannot be negative"),
+        "{}",
+        found[0].1
+    );
+    assert_eq!(found[1].0, Some(8));
+    assert!(
+        found[1].1.contains("`completion_tokens` is `1e26`"),
+        "{}",
+        found[1].1
+    );
+    assert_eq!(found[2].0, Some(9));
+    assert!(
+        found[2].1.contains("is before submit_time_s"),
+        "{}",
+        found[2].1
+    );
+    let census = &index.run("20260113_000000_000013").unwrap().census;
+    assert_eq!((census.rows, census.malformed_rows), (9, 3));
+    // What is left is measured as before: no negative latency, no 1e26 tokens in any figure.
+    for cell in index
+        .cells
+        .iter()
+        .filter(|cell| cell.key.run_id == "20260113_000000_000013")
+    {
+        assert!(
+            cell.stats.p50_wall_ms.is_some_and(|p50| p50 > 0.0),
+            "{}",
+            cell.key
+        );
+        assert!(
+            cell.stats.aggregate_tps.is_some_and(|tps| tps < 1e6),
+            "{}",
+            cell.key
+        );
+    }
 }

@@ -681,24 +681,55 @@ fn request_sample<'a>(
             )
         })
         };
+    // A latency is a duration: a negative one is not a measurement.
+    let duration = |value: f64, name: &str| -> Result<f64, String> {
+        if value < 0.0 {
+            Err(format!(
+                "column `{name}` is `{value}`; a latency cannot be negative; the row is left out"
+            ))
+        } else {
+            Ok(value)
+        }
+    };
+    // A token count is a whole number that fits the counters tokenizers use (u32); anything else, such as a
+    // negative count or 1e26, would be taken as a measurement and carried into every throughput.
+    let tokens = |column: usize, name: &str| -> Result<f64, String> {
+        let value = number(column, name)?;
+        if value >= 0.0 && value.fract() == 0.0 && value <= f64::from(u32::MAX) {
+            Ok(value)
+        } else {
+            Err(format!(
+                "column `{name}` is `{}`; expected a whole number of tokens from 0 to {}; the row is left out",
+                String::from_utf8_lossy(field(column)),
+                u32::MAX
+            ))
+        }
+    };
     let ttft_ms = match columns.ttft_ms {
         Some(column) if !field(column).iter().all(u8::is_ascii_whitespace) => {
-            Some(number(column, "ttft_ms")?)
+            Some(duration(number(column, "ttft_ms")?, "ttft_ms")?)
         }
         _ => None,
     };
     // The caller parsed wall_ms already (for the sentinel test); only a failure is re-reported here.
     let wall_ms = match wall_ms.filter(|value| value.is_finite()) {
-        Some(value) => value,
+        Some(value) => duration(value, "wall_ms")?,
         None => number(columns.wall_ms, "wall_ms")?,
     };
+    let submit_time_s = number(columns.submit_time_s, "submit_time_s")?;
+    let complete_time_s = number(columns.complete_time_s, "complete_time_s")?;
+    if complete_time_s < submit_time_s {
+        return Err(format!(
+            "complete_time_s ({complete_time_s}) is before submit_time_s ({submit_time_s}); the row is left out"
+        ));
+    }
     Ok(RequestSample {
         wall_ms,
         ttft_ms,
-        prompt_tokens: number(columns.prompt_tokens, "prompt_tokens")?,
-        completion_tokens: number(columns.completion_tokens, "completion_tokens")?,
-        submit_time_s: number(columns.submit_time_s, "submit_time_s")?,
-        complete_time_s: number(columns.complete_time_s, "complete_time_s")?,
+        prompt_tokens: tokens(columns.prompt_tokens, "prompt_tokens")?,
+        completion_tokens: tokens(columns.completion_tokens, "completion_tokens")?,
+        submit_time_s,
+        complete_time_s,
     })
 }
 

@@ -358,3 +358,40 @@ fn impossible_measurements_in_ok_rows_are_left_out_with_their_line() {
         );
     }
 }
+
+#[test]
+fn cellscope_file_names_that_are_not_regular_files_are_named_never_read() {
+    let (root, alone) = index_with(&[]);
+    let base = root.path();
+    // A directory named metrics.csv, a ledger that is a directory, a FIFO named metrics.csv (reading it would
+    // block the index forever) and a compressed metrics file.
+    std::fs::create_dir_all(base.join("a/metrics.csv")).unwrap();
+    std::fs::create_dir_all(base.join("b/exclusions.toml")).unwrap();
+    std::fs::create_dir_all(base.join("c")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(base.join("c/metrics.csv"))
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo");
+    std::fs::create_dir_all(base.join("d")).unwrap();
+    std::fs::write(base.join("d/metrics.csv.gz"), [0x1f, 0x8b, 8, 0]).unwrap();
+    let index = index::build(base, &IndexOptions::default(), &Quiet).unwrap();
+    let named: Vec<(&str, &str)> = index
+        .warnings
+        .iter()
+        .filter(|warning| ["not_a_file", "compressed_metrics"].contains(&warning.kind.as_str()))
+        .map(|warning| (warning.kind.as_str(), warning.file.as_deref().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("not_a_file", "a/metrics.csv"),
+            ("not_a_file", "b/exclusions.toml"),
+            ("not_a_file", "c/metrics.csv"),
+            ("compressed_metrics", "d/metrics.csv.gz"),
+        ],
+        "{:#?}",
+        index.warnings
+    );
+    assert_eq!(good_cells(&index), good_cells(&alone));
+}

@@ -94,6 +94,49 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
         let mut subdirectories = Vec::new();
         for entry in &entries {
             let path = storage::join(&directory, &entry.name);
+            // cellscope's own file names that are not regular files: a directory or a FIFO named metrics.csv
+            // would otherwise make its run (or ledger, or mapping) vanish without a word, and reading a FIFO
+            // would block the index.
+            if NOT_RESULTS.contains(&entry.name.as_str())
+                && matches!(entry.kind, EntryKind::Directory | EntryKind::Other)
+            {
+                let what = if entry.kind == EntryKind::Directory {
+                    "a directory"
+                } else {
+                    "a FIFO, socket or device"
+                };
+                discovery.warnings.push(
+                    Warning::error(
+                        "not_a_file",
+                        format!(
+                            "`{}` is {what}, not a regular file; it is not read ({})",
+                            entry.name,
+                            match entry.name.as_str() {
+                                "metrics.csv" => "this directory is not indexed as a run",
+                                "exclusions.toml" => "no exclusion of this directory applies",
+                                _ => "no mapping is applied",
+                            }
+                        ),
+                    )
+                    .file(&path),
+                );
+            }
+            // Compressed metrics are not read yet: say so rather than leave the run out in silence.
+            if let Some(suffix) = [".gz", ".zst", ".bz2", ".xz"]
+                .into_iter()
+                .find(|suffix| entry.name == format!("metrics.csv{suffix}"))
+            {
+                discovery.warnings.push(
+                    Warning::warn(
+                        "compressed_metrics",
+                        format!(
+                            "`metrics.csv{suffix}` is compressed, which cellscope does not read yet; the run is \
+                             indexed once it is decompressed to metrics.csv"
+                        ),
+                    )
+                    .file(&path),
+                );
+            }
             match entry.kind {
                 EntryKind::Directory => subdirectories.push(path),
                 EntryKind::Symlink

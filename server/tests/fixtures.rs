@@ -84,7 +84,7 @@ fn the_good_fixture_is_clean_and_its_numbers_follow_the_definitions() {
 }
 
 /// `(case, warning kind, relative file, line)`.
-const CASES: [(&str, &str, &str, Option<u64>); 11] = [
+const CASES: [(&str, &str, &str, Option<u64>); 12] = [
     (
         "ragged-row",
         "ragged_row",
@@ -144,6 +144,12 @@ const CASES: [(&str, &str, &str, Option<u64>); 11] = [
         "bad_number",
         "implausible-values/20260113_000000_000013/metrics.csv",
         Some(7),
+    ),
+    (
+        "unknown-manifest-status",
+        "unknown_manifest_status",
+        "unknown-manifest-status/20260114_000000_000014/manifest.json",
+        None,
     ),
     (
         "invalid-config",
@@ -394,4 +400,48 @@ fn cellscope_file_names_that_are_not_regular_files_are_named_never_read() {
         index.warnings
     );
     assert_eq!(good_cells(&index), good_cells(&alone));
+}
+
+#[test]
+fn unknown_manifest_statuses_are_named_escaped_and_change_no_number() {
+    let (_root, index) = index_with(&["unknown-manifest-status"]);
+    let messages: Vec<&str> = index
+        .warnings
+        .iter()
+        .filter(|warning| warning.kind == "unknown_manifest_status")
+        .map(|warning| warning.message.as_str())
+        .collect();
+    assert_eq!(messages.len(), 3, "{:#?}", index.warnings);
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("the run's status is `banana`")),
+        "{messages:#?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("the status of 1 cell(s) is `banana`")),
+        "{messages:#?}"
+    );
+    // The escape is shown, never carried raw into a warning.
+    assert!(
+        messages.iter().any(|m| m.contains("`\\u{1b}[2Jcompleted`")),
+        "{messages:#?}"
+    );
+    assert!(messages.iter().all(|m| !m.contains('\u{1b}')));
+    // The rows count as they would without the manifest's words: every cell clean, 2 or 4 rows.
+    for cell in index
+        .cells
+        .iter()
+        .filter(|cell| cell.key.run_id == "20260114_000000_000014")
+    {
+        assert_eq!(
+            cell.status,
+            cellscope_model::CellStatus::Clean,
+            "{}",
+            cell.key
+        );
+        assert_eq!(cell.rows, 2 * cell.key.n, "{}", cell.key);
+    }
 }

@@ -243,6 +243,34 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
             .map_err(|problem| invalid("invalid_plan", "execution_plan.json", "plan", problem))
             .ok()
     });
+    for (scope, status, count) in manifest
+        .as_ref()
+        .map(run_files::Manifest::unknown_statuses)
+        .unwrap_or_default()
+    {
+        let known = if scope == "run" {
+            run_files::RUN_STATUSES.join(", ")
+        } else {
+            run_files::CELL_STATUSES.join(", ")
+        };
+        let whose = if scope == "run" {
+            "the run's status".to_string()
+        } else {
+            format!("the status of {count} cell(s)")
+        };
+        warnings.push(
+            Warning::warn(
+                "unknown_manifest_status",
+                format!(
+                    "{whose} is `{}`, not one of {known}; it is shown as written and does not change how rows are \
+                     counted",
+                    status.escape_debug()
+                ),
+            )
+            .run(&run_id)
+            .file(&format!("{}/manifest.json", dir.relative)),
+        );
+    }
     let config = config_bytes.and_then(|bytes| {
         environment::parse_config(&bytes)
             .map_err(|problem| {

@@ -74,6 +74,53 @@ fn json_problem(error: &serde_json::Error) -> JsonProblem {
     }
 }
 
+/// Run statuses a TR164 dispatcher writes (data-model §3.1: `complete`, and the states before it).
+pub const RUN_STATUSES: [&str; 6] = [
+    "complete",
+    "completed",
+    "running",
+    "in_progress",
+    "failed",
+    "aborted",
+];
+
+/// Cell statuses a TR164 manifest holds (data-model §3.1: planned, in_progress, completed, skip-marked; run.py's
+/// `group_failed` when the server never came up).
+pub const CELL_STATUSES: [&str; 5] = [
+    "planned",
+    "in_progress",
+    "completed",
+    "skip-marked",
+    "group_failed",
+];
+
+impl Manifest {
+    /// Statuses outside the vocabulary: `(where, status, how many)`, `where` being `run` or `cells`. They are kept
+    /// and shown as written; the caller warns, so a typo or a new dispatcher state is never taken in silence.
+    pub fn unknown_statuses(&self) -> Vec<(&'static str, String, usize)> {
+        let mut unknown = Vec::new();
+        if let Some(status) = &self.status
+            && !RUN_STATUSES.contains(&status.as_str())
+        {
+            unknown.push(("run", status.clone(), 1));
+        }
+        let mut cells: BTreeMap<&str, usize> = BTreeMap::new();
+        for cell in self.cells.values() {
+            if let Some(status) = &cell.status
+                && !CELL_STATUSES.contains(&status.as_str())
+            {
+                *cells.entry(status).or_default() += 1;
+            }
+        }
+        unknown.extend(
+            cells
+                .into_iter()
+                .map(|(status, count)| ("cells", status.to_string(), count)),
+        );
+        unknown
+    }
+}
+
 pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
     let raw: RawManifest = serde_json::from_slice(bytes).map_err(|error| json_problem(&error))?;
     let cells = raw

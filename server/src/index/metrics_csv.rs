@@ -327,6 +327,29 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
         let field = |index: usize| &base[ranges[index].clone()];
         parsed.records += 1;
         let line = LazyLine { bytes, offset };
+        // A line break inside a field means a quote opened on this line was closed only lines later: every line
+        // in between was read into this one record (which may even have the header's width by chance), and
+        // goes with it. No metrics.csv column holds a line break.
+        let swallowed: usize = ranges
+            .iter()
+            .map(|range| memchr::memchr_iter(b'\n', &base[range.clone()]).count())
+            .sum();
+        if swallowed > 0 {
+            parsed.malformed_rows += swallowed as u64 + 1;
+            report(
+                warnings,
+                Warning::error(
+                    "unclosed_quote",
+                    format!(
+                        "a quote opened on this line is not closed on it, so the next {swallowed} line(s) were read \
+                         into this one row; all {} lines are left out",
+                        swallowed + 1
+                    ),
+                )
+                .line(line.get()),
+            );
+            continue;
+        }
         if ranges.len() != width {
             parsed.malformed_rows += 1;
             // A short final line without a terminator is what a run that is still writing looks like.
@@ -862,6 +885,35 @@ mod tests {
         );
         assert_eq!(parsed.malformed_rows, 3);
         assert_eq!(parsed.cells[0].1.ok_rows, 1);
+    }
+
+    #[test]
+    fn an_unclosed_quote_says_how_many_lines_it_swallowed() {
+        // Line 3 opens a quote in its workload field; it closes in line 5's, so lines 3–5 read as one record.
+        let text = format!(
+            "{HEADER}\n{}\n{}\n{}\n{}\n{}\n",
+            row("r1", 1, 1, "1000.0", "ok"),
+            row("r1", 1, 2, "1000.0", "ok").replace("short_decode", "\"short_decode"),
+            row("r1", 1, 3, "1000.0", "ok"),
+            row("r1", 1, 4, "1000.0", "ok").replace("short_decode", "short_decode\""),
+            row("r1", 1, 5, "1000.0", "ok"),
+        );
+        let mut warnings = Vec::new();
+        let parsed = parse(text.as_bytes(), &mut warnings).unwrap();
+        let kinds: Vec<(&str, Option<u64>)> =
+            warnings.iter().map(|w| (w.kind.as_str(), w.line)).collect();
+        assert_eq!(kinds, vec![("unclosed_quote", Some(3))]);
+        assert!(
+            warnings[0]
+                .message
+                .contains("the next 2 line(s) were read into this one row")
+                && warnings[0].message.contains("all 3 lines are left out"),
+            "{}",
+            warnings[0].message
+        );
+        // The census counts every line that was lost, not one row.
+        assert_eq!(parsed.malformed_rows, 3);
+        assert_eq!(parsed.cells[0].1.ok_rows, 2);
     }
 
     #[test]

@@ -114,17 +114,7 @@ fn check(name: &str) {
                 "{label}: {field}"
             );
         }
-        for name in [
-            "mean_wall_ms",
-            "p50_wall_ms",
-            "p95_wall_ms",
-            "p99_wall_ms",
-            "p50_ttft_ms",
-            "p95_ttft_ms",
-            "mean_prompt_tokens",
-            "mean_completion_tokens",
-            "aggregate_tps",
-        ] {
+        for name in cellscope_model::origin::STAT_COLUMNS {
             let got = column(cell, name);
             match (want[name].as_f64(), got) {
                 (Some(want), Some(got)) => {

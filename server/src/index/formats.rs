@@ -765,14 +765,15 @@ pub struct ExternalCell {
     pub origin: CellOrigin,
 }
 
-/// The default [`RunFormat::read_rows`]: the cell's record read again from its file, its requests as rows.
-pub fn read_record_rows(
-    format: &(impl RunFormat + ?Sized),
+/// Where a cell of another tool's file keeps its requests, once its file is checked to be the length it had when
+/// indexed (rows read from a file that has changed since are refused, never mixed into the snapshot's cell);
+/// `None` for a cell that has no such file.
+pub fn unchanged_source<'a>(
     storage: &dyn Storage,
-    rows: &CellRows,
-) -> Result<Vec<RequestRow>, RowsError> {
+    rows: &'a CellRows,
+) -> Result<Option<&'a ExternalRows>, RowsError> {
     let Some(source) = &rows.external else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let meta = storage
         .stat(&source.file)
@@ -783,6 +784,18 @@ pub fn read_record_rows(
     if meta.bytes != rows.file_bytes {
         return Err(RowsError::Changed(source.file.clone()));
     }
+    Ok(Some(source))
+}
+
+/// The default [`RunFormat::read_rows`]: the cell's record read again from its file, its requests as rows.
+pub fn read_record_rows(
+    format: &(impl RunFormat + ?Sized),
+    storage: &dyn Storage,
+    rows: &CellRows,
+) -> Result<Vec<RequestRow>, RowsError> {
+    let Some(source) = unchanged_source(storage, rows)? else {
+        return Ok(Vec::new());
+    };
     let mut warnings = Vec::new();
     let record = format
         .records(storage, &source.file, &mut warnings)

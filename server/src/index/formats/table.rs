@@ -97,18 +97,9 @@ impl RunFormat for Table {
         storage: &dyn Storage,
         rows: &CellRows,
     ) -> Result<Vec<RequestRow>, RowsError> {
-        let Some(source) = &rows.external else {
+        let Some(source) = super::unchanged_source(storage, rows)? else {
             return Ok(Vec::new());
         };
-        let meta = storage
-            .stat(&source.file)
-            .map_err(|error| RowsError::Read {
-                path: source.file.clone(),
-                source: error,
-            })?;
-        if meta.bytes != rows.file_bytes {
-            return Err(RowsError::Changed(source.file.clone()));
-        }
         let group = groups(
             storage,
             &source.file,

@@ -604,14 +604,31 @@ async fn tab_reaches_a_matrix_square_and_enter_opens_it() -> anyhow::Result<()> 
     let page = Harness::start("keyboard").await?;
     page.open("/").await?;
     page.wait_for("table.grid a.square-link").await?;
-    // From the last control before the grids, one Tab lands on the first square.
-    page.eval::<bool>("(() => { document.querySelector('#export-csv').focus(); return true; })()")
+    // From the last control before the grids, one Tab lands on the first square. The page may still re-render
+    // its controls once (the second indexing stage arriving), which can replace the focused button between the
+    // focus and the key press: then the press is refused as "not interactable" and is made again on the new one.
+    let mut attempts = 0;
+    loop {
+        page.eval::<bool>(
+            "(() => { document.querySelector('#export-csv').focus(); return true; })()",
+        )
         .await?;
-    page.client()
-        .active_element()
-        .await?
-        .send_keys(&fantoccini::key::Key::Tab.to_string())
-        .await?;
+        let pressed = page
+            .client()
+            .active_element()
+            .await?
+            .send_keys(&fantoccini::key::Key::Tab.to_string())
+            .await;
+        match pressed {
+            Ok(()) => break,
+            Err(error) if attempts < 5 => {
+                attempts += 1;
+                eprintln!("Tab refused ({error}); focusing again");
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
     let focused: String = page
         .eval("(() => { const a = document.activeElement; return a.classList.contains('square-link') ? a.closest('td').dataset.row + '/' + a.closest('td').dataset.col : a.outerHTML.slice(0, 80); })()")
         .await?;

@@ -189,6 +189,7 @@ pub fn files(seed: u64, recipe: &Recipe) -> Result<(Files, Counts), DemoError> {
     Ok((out, counts))
 }
 
+/// The V3 model called `name` (the mixed demo and the large benchmark sweep both name their models).
 fn model(name: &str) -> Result<Model, DemoError> {
     V3_MODELS
         .iter()

@@ -174,6 +174,29 @@ fn check(name: &str) {
     }
 }
 
+/// What `cellscope index ROOT --explain ROOT/FILE` prints (the command must succeed).
+fn explain(root: &Path, file: &str) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
+        .args(["index", &root.to_string_lossy(), "--explain"])
+        .arg(root.join(file))
+        .output()
+        .expect("cellscope runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The line of `--explain` output that says how `dimension` was found.
+fn dimension_line(text: &str, dimension: &str) -> String {
+    text.lines()
+        .find(|line| line.trim_start().starts_with(&format!("{dimension} ")))
+        .unwrap_or_else(|| panic!("no {dimension} line in {text}"))
+        .to_string()
+}
+
 #[test]
 fn vllm_results_match_the_oracle() {
     for name in [
@@ -518,25 +541,10 @@ fn table_keys_units_and_explain() {
             .all(|cell| cell.key.n == 1 && cell.origin.inferred.contains(&"n".to_string()))
     );
     let root = fixtures().join("seed-tr131");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
-        .args(["index", &root.to_string_lossy(), "--explain"])
-        .arg(root.join("tr131/per_run_summaries.csv"))
-        .output()
-        .expect("cellscope runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = explain(&root, "tr131/per_run_summaries.csv");
     assert!(text.contains("format: table"), "{text}");
     assert!(text.contains("run id: 20260226_174224"), "{text}");
-    let line = |dimension: &str| {
-        text.lines()
-            .find(|line| line.trim_start().starts_with(&format!("{dimension} ")))
-            .unwrap_or_else(|| panic!("no {dimension} line in {text}"))
-            .to_string()
-    };
+    let line = |dimension: &str| dimension_line(&text, dimension);
     assert!(line("model").contains("read from column `model`"), "{text}");
     assert!(line("n").contains("read from column `n`"), "{text}");
     assert!(
@@ -606,25 +614,10 @@ fn a_sweep_is_one_run_and_its_side_files_are_not_cells() {
 fn explain_names_the_field_or_rule_behind_every_dimension() {
     let root = fixtures().join("vllm-sweep");
     let file = "results/20260301_101500/SERVE--max_num_seqs=32-BENCH--max_concurrency=4/run=1.json";
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
-        .args(["index", &root.to_string_lossy(), "--explain"])
-        .arg(root.join(file))
-        .output()
-        .expect("cellscope runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = explain(&root, file);
     assert!(text.contains("format: vllm-bench"), "{text}");
     assert!(text.contains("run root: results/20260301_101500"), "{text}");
-    let line = |dimension: &str| {
-        text.lines()
-            .find(|line| line.trim_start().starts_with(&format!("{dimension} ")))
-            .unwrap_or_else(|| panic!("no {dimension} line in {text}"))
-            .to_string()
-    };
+    let line = |dimension: &str| dimension_line(&text, dimension);
     assert!(line("n").contains("= 4") && line("n").contains("read from field `max_concurrency`"));
     assert!(line("rep").contains("= 1") && line("rep").contains("read from field `run_number`"));
     assert!(line("model").contains("read from field `model_id`"));

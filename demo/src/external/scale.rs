@@ -14,8 +14,8 @@
 
 use super::pyjson::{Json, PYTHON_LINE};
 use super::vllm::{self, Times};
-use super::{Cell, Outcome, Request, epoch_ns, pause_ns, seconds};
-use crate::catalog::{Model, V3_MODELS, Workload};
+use super::{Cell, Outcome, Request, epoch_ns, model, pause_ns, seconds};
+use crate::catalog::Workload;
 use crate::random::DemoRng;
 use crate::tree::Tree;
 use crate::{DemoError, calendar};
@@ -99,14 +99,6 @@ pub fn generate(out_dir: &Path, seed: u64) -> Result<Vec<SweepFile>, DemoError> 
             Err(error)
         }
     }
-}
-
-fn model(name: &str) -> Result<Model, DemoError> {
-    V3_MODELS
-        .iter()
-        .copied()
-        .find(|model| model.name == name)
-        .ok_or_else(|| DemoError::Options(format!("no V3 model named {name}")))
 }
 
 fn write(tree: &mut Tree, seed: u64) -> Result<Vec<SweepFile>, DemoError> {

@@ -446,8 +446,8 @@ pub struct ErrorDetail {
 impl Census {
     /// The census of one run's cells. `malformed_rows` and the failed rows by status come from the file, not
     /// from the summaries.
-    pub fn of(
-        cells: &[crate::summary::CellSummary],
+    pub fn of<'a>(
+        cells: impl IntoIterator<Item = &'a crate::summary::CellSummary>,
         malformed_rows: u64,
         failed_by_status: BTreeMap<String, u64>,
     ) -> Census {

@@ -172,7 +172,7 @@ pub fn build(
     let relations = lineage::relate(&reads.runs, reads.backups);
     warnings.extend(relations.warnings.iter().cloned());
     let mut exclusions = ledger::load_all(root, &discovery.ledgers, &mut warnings);
-    let mut index = assemble(root, &reads.runs, &relations, &mut exclusions, warnings);
+    let mut index = assemble(root, reads.runs, &relations, &mut exclusions, warnings);
     index.exclusions = exclusions;
     index.elapsed = started.elapsed();
     Ok(index)
@@ -181,7 +181,7 @@ pub fn build(
 /// The last stage: every run's cells and facts into one index, sorted, with scaling metrics filled in.
 fn assemble(
     root: &Path,
-    runs: &[read::RunRead],
+    runs: Vec<read::RunRead>,
     relations: &lineage::Relations,
     ledger: &mut [LedgerEntry],
     mut warnings: Vec<Warning>,
@@ -198,12 +198,18 @@ fn assemble(
         rows: BTreeMap::new(),
         elapsed: Duration::ZERO,
     };
-    for read in runs {
-        warnings.extend(read.warnings.iter().cloned());
-        let run_cells = cells::run_cells(read, relations, ledger);
+    // Sized once: growing a vector of tens of thousands of summaries copied it several times over.
+    index.cells.reserve(
+        runs.iter()
+            .map(|read| read.metrics.as_ref().map_or(0, |parsed| parsed.cells.len()))
+            .sum(),
+    );
+    for mut read in runs {
+        warnings.append(&mut read.warnings);
+        let run_cells = cells::run_cells(&mut read, relations, ledger);
         index
             .runs
-            .push(cells::run_facts(read, &run_cells, relations));
+            .push(cells::run_facts(&read, &run_cells, relations));
         warnings.extend(run_cells.warnings);
         index.cells.extend(run_cells.own);
         index.refill_cells.extend(run_cells.spliced);

@@ -33,15 +33,41 @@ pub struct RunCells {
 }
 
 /// The cells of one run. `ledger` entries that match a cell of the main table count it.
-pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntry]) -> RunCells {
+///
+/// Each cell's row offsets are moved out of `read` into the index's [`CellRows`] (they are the largest part of
+/// a parse, 8 bytes a row, and nothing after this stage reads them from `read`).
+pub fn run_cells(
+    read: &mut RunRead,
+    relations: &Relations,
+    ledger: &mut [LedgerEntry],
+) -> RunCells {
     let run_id = read.dir.run_id.as_str();
     let metrics_file = read.relative("metrics.csv");
     let mut out = RunCells::default();
     if relations.lineage.copy_of.contains_key(run_id) {
         return out;
     }
+    let mut row_offsets: Vec<Vec<u64>> = read.metrics.as_mut().map_or_else(
+        |_| Vec::new(),
+        |parsed| {
+            parsed
+                .cells
+                .iter_mut()
+                .map(|(_, cell)| std::mem::take(&mut cell.row_offsets))
+                .collect()
+        },
+    );
+    let read: &RunRead = read;
     let empty = ParsedMetrics::default();
     let parsed = read.metrics.as_ref().unwrap_or(&empty);
+    // Another tool's own request count (vLLM `num_prompts`), by cell, where a manifest's would stand.
+    let expected_in_file: BTreeMap<&CellCoordinates, u32> = parsed
+        .cells
+        .iter()
+        .filter_map(|(coordinates, cell)| {
+            Some((coordinates, cell.external.as_ref()?.expected_rows?))
+        })
+        .collect();
     let inferred = inferred_requests_per_agent(
         parsed
             .cells
@@ -52,7 +78,8 @@ pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntr
     let replaced = relations.replaced.get(run_id);
 
     let mut cells: BTreeMap<CellCoordinates, CellSummary> = BTreeMap::new();
-    for (coordinates, parsed_cell) in &parsed.cells {
+    for ((coordinates, parsed_cell), offsets) in parsed.cells.iter().zip(row_offsets.iter_mut()) {
+        let offsets = std::mem::take(offsets);
         let mut summary = CellSummary::empty(CellKey::new(run_id, coordinates), CellStatus::NotRun);
         summary.rows = parsed_cell.rows;
         summary.ok_rows = parsed_cell.ok_rows;
@@ -100,7 +127,7 @@ pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntr
                         .unwrap_or(&external.file),
                 ),
                 file_bytes: external.file_bytes,
-                offsets: parsed_cell.row_offsets.clone(),
+                offsets,
                 backup: None,
                 external: Some(super::formats::ExternalRows {
                     format: external.format,
@@ -112,7 +139,7 @@ pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntr
             None => CellRows {
                 file: read.dir.path.join("metrics.csv"),
                 file_bytes: read.digest.bytes,
-                offsets: parsed_cell.row_offsets.clone(),
+                offsets,
                 backup,
                 external: None,
             },
@@ -151,13 +178,7 @@ pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntr
             .plan
             .as_ref()
             .and_then(|plan| plan.cells.get(coordinates).copied().flatten());
-        // Another tool's own request count (vLLM `num_prompts`) stands where a manifest's would.
-        let from_file = parsed
-            .cells
-            .iter()
-            .find(|(candidate, _)| candidate == coordinates)
-            .and_then(|(_, cell)| cell.external.as_ref())
-            .and_then(|external| external.expected_rows);
+        let from_file = expected_in_file.get(coordinates).copied();
         (summary.expected_rows, summary.expected_source) = expected_rows(
             from_plan,
             manifest_cell
@@ -257,7 +278,7 @@ pub fn run_cells(read: &RunRead, relations: &Relations, ledger: &mut [LedgerEntr
 /// The facts of one run: census over all its cells, refill lineage, backups and ledger matches.
 pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> RunFacts {
     let run_id = read.dir.run_id.as_str();
-    let all: Vec<CellSummary> = cells.own.iter().chain(&cells.spliced).cloned().collect();
+    let all: Vec<&CellSummary> = cells.own.iter().chain(&cells.spliced).collect();
     let (malformed_rows, failed_by_status) = match &read.metrics {
         Ok(parsed) => {
             let mut failed: BTreeMap<String, u64> = BTreeMap::new();
@@ -272,9 +293,9 @@ pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> Run
     };
     let copy_of = relations.lineage.copy_of.get(run_id).cloned();
     let census = if copy_of.is_some() {
-        Census::of(&[], 0, BTreeMap::new())
+        Census::of([], 0, BTreeMap::new())
     } else {
-        Census::of(&all, malformed_rows, failed_by_status)
+        Census::of(all.iter().copied(), malformed_rows, failed_by_status)
     };
     let mut exclusions: BTreeMap<String, u32> = BTreeMap::new();
     for cell in &all {
@@ -382,7 +403,7 @@ mod tests {
 
     #[test]
     fn a_runs_cells_get_statuses_expectations_exclusions_and_facts() {
-        let (_root, read) = run();
+        let (_root, mut read) = run();
         assert!(read.warnings.is_empty(), "{:?}", read.warnings);
         let relations = lineage::relate(std::slice::from_ref(&read), Vec::new());
         let mut ledger = vec![LedgerEntry {
@@ -400,7 +421,7 @@ mod tests {
             applies_under: String::new(),
             matched_cells: 0,
         }];
-        let cells = run_cells(&read, &relations, &mut ledger);
+        let cells = run_cells(&mut read, &relations, &mut ledger);
         let by_n: BTreeMap<u32, &CellSummary> =
             cells.own.iter().map(|cell| (cell.key.n, cell)).collect();
         // One request per agent, inferred from the clean N=1 cell (the uneven N=2 and the failed N=4 do not

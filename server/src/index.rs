@@ -80,6 +80,9 @@ pub struct CellRows {
     /// The file length when indexed; a different length means the file changed since.
     pub file_bytes: u64,
     pub offsets: Vec<u64>,
+    /// The 1-based line of the row at `offsets[0]`, when the index counted it: the rows are then read from
+    /// their own stretch of the file, not the whole file.
+    pub first_line: Option<u64>,
     /// The backup file and the offsets of the rows a refill replaced, for refilled cells.
     pub backup: Option<(PathBuf, u64, Vec<u64>)>,
     /// For a cell of another tool's file: the format, file and record that hold its requests.

@@ -7,7 +7,8 @@
 //! are timed inside the process after their imports. Every run of every peer is checked, cell by cell, against
 //! cellscope's `cells --format json` to 1e-9 relative. Peak RSS comes from the kernel's accounting of each child.
 
-use crate::bench::{median, number, python_with_peers};
+use crate::bench::{number, python_with_peers};
+use crate::paired::{self, Pair, measured};
 use crate::process;
 use crate::workspace_root;
 use anyhow::{Context, bail};
@@ -74,60 +75,6 @@ fn ensure_sweep() -> anyhow::Result<Sweep> {
     Ok(Sweep { root, files })
 }
 
-/// What one child process did: its standard output, wall-clock seconds from spawn to exit, and peak RSS in KB.
-struct Measured {
-    stdout: String,
-    wall_s: f64,
-    max_rss_kb: Option<u64>,
-}
-
-/// Runs a program to completion, timing it and reading its peak RSS from `wait4`.
-#[cfg(target_os = "linux")]
-fn measured(program: &str, args: &[&str]) -> anyhow::Result<Measured> {
-    use std::io::Read;
-    eprintln!("$ {program} {}", args.join(" "));
-    let started = std::time::Instant::now();
-    let mut child = std::process::Command::new(program)
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .with_context(|| format!("starting {program}"))?;
-    let mut stdout = String::new();
-    if let Some(mut pipe) = child.stdout.take() {
-        pipe.read_to_string(&mut stdout)?;
-    }
-    let pid = libc::pid_t::try_from(child.id())?;
-    let mut status = 0;
-    // SAFETY: `rusage` is plain old data, for which all zero bytes are a valid value.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our own child, not yet reaped (std never waits on its own), and both pointers are valid.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let wall_s = started.elapsed().as_secs_f64();
-    if reaped != pid {
-        bail!("waiting for {program}: {}", std::io::Error::last_os_error());
-    }
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        bail!("`{program} {}` failed (status {status})", args.join(" "));
-    }
-    Ok(Measured {
-        stdout,
-        wall_s,
-        max_rss_kb: u64::try_from(usage.ru_maxrss).ok(),
-    })
-}
-
-#[cfg(not(target_os = "linux"))]
-fn measured(program: &str, args: &[&str]) -> anyhow::Result<Measured> {
-    eprintln!("$ {program} {}", args.join(" "));
-    let started = std::time::Instant::now();
-    let stdout = process::output(program, args)?;
-    Ok(Measured {
-        stdout,
-        wall_s: started.elapsed().as_secs_f64(),
-        max_rss_kb: None,
-    })
-}
-
 /// The cell key of a file of the sweep (as listed when it was generated) or of a cellscope cell.
 fn key_of(value: &Value) -> String {
     let text = |name: &str| match value.get(name) {
@@ -188,21 +135,6 @@ fn check(sweep: &Sweep, ours: &BTreeMap<String, &Value>, peer: &Value) -> anyhow
         }
     }
     Ok(worst)
-}
-
-/// One paired run: cellscope's process wall time and its own index time, each peer's in-process seconds, and
-/// peak RSS of each.
-struct Pair {
-    cellscope_wall_s: f64,
-    cellscope_index_s: f64,
-    cellscope_rss_kb: Option<u64>,
-    peers: Vec<(f64, Option<u64>)>,
-}
-
-fn megabytes(kb: Option<u64>) -> String {
-    kb.map_or("?".to_string(), |kb| {
-        format!("{:.0} MB", kb as f64 / 1024.0)
-    })
 }
 
 pub fn index(runs: u32) -> anyhow::Result<()> {
@@ -286,11 +218,15 @@ pub fn index(runs: u32) -> anyhow::Result<()> {
     }
 
     let bytes = sweep.total("bytes");
-    let mut table = format!(
+    let peer_names: Vec<(String, String)> = PEERS
+        .iter()
+        .zip(&versions)
+        .map(|(peer, version)| (peer.to_string(), version.clone()))
+        .collect();
+    let (runs_table, _) = paired::table(&peer_names, &pairs, 0.5);
+    let table = format!(
         "vLLM detailed-JSON sweep: {} files, {} requests ({} failed), {:.0} MB; every figure of every peer run equal \
-         to cellscope's within {TOLERANCE:.0e} relative (largest difference: {}).\n\n\
-         | run | cellscope index (process, spawn to exit) | cellscope (in-process index time) | {} | fastest peer | \
-         ratio cellscope / fastest peer | peak RSS cellscope | {} |\n|---|---|---|{}---|---|---|{}\n",
+         to cellscope's within {TOLERANCE:.0e} relative (largest difference: {}).\n\n{runs_table}",
         sweep.files.len(),
         sweep.total("requests"),
         sweep.total("failed"),
@@ -301,67 +237,7 @@ pub fn index(runs: u32) -> anyhow::Result<()> {
             .map(|(peer, worst)| format!("{peer} {worst:.1e}"))
             .collect::<Vec<_>>()
             .join(", "),
-        PEERS
-            .iter()
-            .zip(&versions)
-            .map(|(peer, version)| format!("{peer} {version} (in-process, after imports)"))
-            .collect::<Vec<_>>()
-            .join(" | "),
-        PEERS
-            .iter()
-            .map(|peer| format!("peak RSS {peer}"))
-            .collect::<Vec<_>>()
-            .join(" | "),
-        "---|".repeat(PEERS.len()),
-        "---|".repeat(PEERS.len()),
     );
-    let seconds = |value: f64| format!("{value:.2} s");
-    let mut ratios = Vec::new();
-    let mut columns: Vec<Vec<f64>> = vec![Vec::new(); PEERS.len() + 2];
-    for (index, pair) in pairs.iter().enumerate() {
-        let fastest = pair
-            .peers
-            .iter()
-            .map(|(seconds, _)| *seconds)
-            .fold(f64::INFINITY, f64::min);
-        let ratio = pair.cellscope_wall_s / fastest;
-        ratios.push(ratio);
-        columns[0].push(pair.cellscope_wall_s);
-        columns[1].push(pair.cellscope_index_s);
-        for (position, (peer_seconds, _)) in pair.peers.iter().enumerate() {
-            columns[position + 2].push(*peer_seconds);
-        }
-        table.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {ratio:.2} | {} | {} |\n",
-            index + 1,
-            seconds(pair.cellscope_wall_s),
-            seconds(pair.cellscope_index_s),
-            pair.peers
-                .iter()
-                .map(|(peer_seconds, _)| seconds(*peer_seconds))
-                .collect::<Vec<_>>()
-                .join(" | "),
-            seconds(fastest),
-            megabytes(pair.cellscope_rss_kb),
-            pair.peers
-                .iter()
-                .map(|(_, rss)| megabytes(*rss))
-                .collect::<Vec<_>>()
-                .join(" | "),
-        ));
-    }
-    let medians: Vec<f64> = columns.iter_mut().map(|column| median(column)).collect();
-    table.push_str(&format!(
-        "| median | {} | {} | {} | | **{:.2}** (median of the per-run ratios) | | | |\n",
-        seconds(medians[0]),
-        seconds(medians[1]),
-        medians[2..]
-            .iter()
-            .map(|value| seconds(*value))
-            .collect::<Vec<_>>()
-            .join(" | "),
-        median(&mut ratios),
-    ));
     std::fs::write(out_dir.join("index-vllm.md"), &table)?;
     println!("{table}\n(written to target/bench/index-vllm.md)");
     Ok(())

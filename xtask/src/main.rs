@@ -10,11 +10,13 @@
 //!   and polars on a large generated vLLM detailed-JSON sweep.
 
 mod bench;
+mod bench_scale;
 mod bench_vllm;
 mod browser;
 mod checksum;
 mod ci;
 mod e2e;
+mod paired;
 mod process;
 mod serve;
 mod web;

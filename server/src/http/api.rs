@@ -518,10 +518,23 @@ pub async fn requests(
             && suite.is_none_or(|suite| key.suite == suite)
             && backend.is_none_or(|backend| key.backend == backend)
     };
+    // Keys sort by run first: only the run's own cells are looked at, not every cell of the index.
+    let first_of_run = CellKey {
+        run_id: run.unwrap_or_default().to_string(),
+        suite: String::new(),
+        phase: String::new(),
+        backend: String::new(),
+        model: String::new(),
+        workload: String::new(),
+        n: 0,
+        rep: 0,
+    };
     let found: Vec<&CellKey> = snapshot
         .index
         .rows
-        .keys()
+        .range(&first_of_run..)
+        .map(|(key, _)| key)
+        .take_while(|key| Some(key.run_id.as_str()) == run)
         .filter(|key| matches(key))
         .collect();
     let key = match found.as_slice() {
@@ -543,11 +556,12 @@ pub async fn requests(
             ));
         }
     };
+    // The cells table is sorted by key.
     let refilled = snapshot
         .index
         .cells
-        .iter()
-        .any(|cell| cell.key == key && cell.refilled);
+        .binary_search_by(|cell| cell.key.cmp(&key))
+        .is_ok_and(|position| snapshot.index.cells[position].refilled);
     if refilled && !snapshot.complete {
         snapshot = complete_snapshot(&store).await?;
     }

@@ -128,6 +128,7 @@ pub fn run_cells(
                 ),
                 file_bytes: external.file_bytes,
                 offsets,
+                first_line: None,
                 backup: None,
                 external: Some(super::formats::ExternalRows {
                     format: external.format,
@@ -139,6 +140,7 @@ pub fn run_cells(
             None => CellRows {
                 file: read.dir.path.join("metrics.csv"),
                 file_bytes: read.digest.bytes,
+                first_line: (!offsets.is_empty()).then_some(parsed_cell.first_row_line),
                 offsets,
                 backup,
                 external: None,

@@ -49,6 +49,9 @@ pub struct ParsedCell {
     pub row_run_ids: BTreeMap<String, IdCount>,
     /// 1-based line of the cell's first row; computed only for cells a warning names (0 otherwise).
     pub first_line: u64,
+    /// 1-based line of the row at `row_offsets[0]` (0 for another tool's file), so its rows can be read back
+    /// with their line numbers without counting the lines before them.
+    pub first_row_line: u64,
     /// Byte offsets of the cell's rows (as the csv reader reports them), for reading them back on demand; for
     /// another tool's file, the requests' positions in their record.
     pub row_offsets: Vec<u64>,
@@ -137,8 +140,11 @@ enum Splitter<'a> {
     Plain {
         bytes: &'a [u8],
         position: usize,
+        /// The 1-based line at `position`.
+        line: u64,
     },
     Quoted {
+        bytes: &'a [u8],
         reader: csv::Reader<&'a [u8]>,
         record: csv::ByteRecord,
     },
@@ -192,16 +198,24 @@ fn scan_plain_line(bytes: &[u8], start: usize, ranges: &mut Vec<Range<usize>>) -
     (bytes.len(), bytes.len())
 }
 
+/// A record: the bytes its field ranges point into, the offset of its start and the 1-based line it starts on.
+type Record<'s> = (&'s [u8], u64, u64);
+
 impl<'a> Splitter<'a> {
     fn new(bytes: &'a [u8]) -> Splitter<'a> {
         if memchr::memchr(b'"', bytes).is_none() {
-            Splitter::Plain { bytes, position: 0 }
+            Splitter::Plain {
+                bytes,
+                position: 0,
+                line: 1,
+            }
         } else {
             let reader = csv::ReaderBuilder::new()
                 .has_headers(false)
                 .flexible(true)
                 .from_reader(bytes);
             Splitter::Quoted {
+                bytes,
                 reader,
                 record: csv::ByteRecord::new(),
             }
@@ -213,20 +227,27 @@ impl<'a> Splitter<'a> {
         matches!(self, Splitter::Plain { .. })
     }
 
-    /// The next record as `(field bytes base, record start offset)`, its field ranges into `ranges`.
+    /// The next record as `(field bytes base, record start offset, 1-based line of its start)`, its field
+    /// ranges into `ranges`.
     fn next<'s>(
         &'s mut self,
         ranges: &mut Vec<Range<usize>>,
-    ) -> Result<Option<(&'s [u8], u64)>, csv::Error> {
+    ) -> Result<Option<Record<'s>>, csv::Error> {
         ranges.clear();
         match self {
-            Splitter::Plain { bytes, position } => loop {
+            Splitter::Plain {
+                bytes,
+                position,
+                line,
+            } => loop {
                 if *position >= bytes.len() {
                     return Ok(None);
                 }
                 let start = *position;
+                let record_line = *line;
                 let (mut line_end, next_position) = scan_plain_line(bytes, start, ranges);
                 *position = next_position;
+                *line += 1;
                 let field_start = ranges.last().map_or(start, |last| last.end + 1);
                 if line_end > field_start && bytes[line_end - 1] == b'\r' {
                     line_end -= 1;
@@ -236,15 +257,29 @@ impl<'a> Splitter<'a> {
                     continue;
                 }
                 ranges.push(field_start..line_end.max(field_start));
-                return Ok(Some((bytes, start as u64)));
+                return Ok(Some((bytes, start as u64, record_line)));
             },
-            Splitter::Quoted { reader, record } => {
+            Splitter::Quoted {
+                bytes,
+                reader,
+                record,
+            } => {
                 if !reader.read_byte_record(record)? {
                     return Ok(None);
                 }
                 ranges.extend((0..record.len()).filter_map(|index| record.range(index)));
-                let offset = record.position().map_or(0, |position| position.byte());
-                Ok(Some((record.as_slice(), offset)))
+                let (offset, line) = record
+                    .position()
+                    .map_or((0, 0), |position| (position.byte(), position.line()));
+                // The reader reports the position where it started reading, before the blank lines and the
+                // line feed of a CRLF it skipped; the record's own line counts those too.
+                let skipped = bytes
+                    .get(offset as usize..record_start(bytes, offset))
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|byte| **byte == b'\n')
+                    .count() as u64;
+                Ok(Some((record.as_slice(), offset, line + skipped)))
             }
         }
     }
@@ -264,7 +299,7 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
     let mut splitter = Splitter::new(bytes);
     let mut ranges: Vec<Range<usize>> = Vec::with_capacity(32);
     let header: Vec<String> = match splitter.next(&mut ranges) {
-        Ok(Some((base, _))) => ranges
+        Ok(Some((base, _, _))) => ranges
             .iter()
             .map(|range| {
                 String::from_utf8_lossy(&base[range.clone()])
@@ -340,7 +375,7 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
     };
 
     loop {
-        let (base, offset) = match splitter.next(&mut ranges) {
+        let (base, offset, record_line) = match splitter.next(&mut ranges) {
             Ok(Some(next)) => next,
             Ok(None) => break,
             Err(error) => {
@@ -542,6 +577,9 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
         }
         let (_, accumulating) = &mut cells[cell_index];
         let cell = &mut accumulating.cell;
+        if cell.row_offsets.is_empty() {
+            cell.first_row_line = record_line;
+        }
         cell.row_offsets.push(offset);
         if class == RowClass::Skip {
             cell.skip_rows += 1;
@@ -817,21 +855,29 @@ fn request_sample<'a>(
 mod tests {
     use super::*;
 
-    /// Records, each a list of fields.
-    type Records = Vec<Vec<Vec<u8>>>;
+    /// Records, each a placeholder (lines are checked inside) and its fields.
+    type Records = Vec<(u64, Vec<Vec<u8>>)>;
 
     /// Every record of `bytes` as the plain splitter and as the `csv` crate see it, field by field.
     fn records_both_ways(bytes: &[u8]) -> (Records, Records) {
-        let mut plain = Splitter::Plain { bytes, position: 0 };
+        let mut plain = Splitter::Plain {
+            bytes,
+            position: 0,
+            line: 1,
+        };
         let mut ranges = Vec::new();
         let mut ours = Vec::new();
-        while let Some((base, _)) = plain.next(&mut ranges).unwrap() {
-            ours.push(
+        while let Some((base, offset, line)) = plain.next(&mut ranges).unwrap() {
+            // The line is what counting line feeds before the record's first byte gives.
+            let counted = 1 + memchr::memchr_iter(b'\n', &bytes[..offset as usize]).count() as u64;
+            assert_eq!(line, counted, "line of the record at byte {offset}");
+            ours.push((
+                0,
                 ranges
                     .iter()
                     .map(|range| base[range.clone()].to_vec())
                     .collect(),
-            );
+            ));
         }
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
@@ -839,9 +885,32 @@ mod tests {
             .from_reader(bytes);
         let theirs = reader
             .byte_records()
-            .map(|record| record.unwrap().iter().map(<[u8]>::to_vec).collect())
+            .map(|record| (0, record.unwrap().iter().map(<[u8]>::to_vec).collect()))
             .collect();
         (ours, theirs)
+    }
+
+    #[test]
+    fn each_cell_knows_the_line_of_its_first_row_in_both_splitters() {
+        // Line 1 header, 2 the N=1 row, 3 blank, 4 and 5 the N=2 rows; CRLF endings, and a quoted status in the
+        // second file so it takes the csv crate's path.
+        let plain = format!(
+            "{HEADER}\r\n{}\r\n\r\n{}\r\n{}\r\n",
+            row("r", 1, 1, "10.0", "ok"),
+            row("r", 2, 1, "11.0", "ok"),
+            row("r", 2, 2, "12.0", "ok")
+        );
+        let quoted = plain.replacen(",ok,", ",\"ok\",", 2);
+        assert_ne!(plain, quoted);
+        for text in [plain, quoted] {
+            let parsed = parse(text.as_bytes(), &mut Vec::new()).unwrap();
+            let lines: Vec<(u32, u64)> = parsed
+                .cells
+                .iter()
+                .map(|(key, cell)| (key.n, cell.first_row_line))
+                .collect();
+            assert_eq!(lines, [(1, 2), (2, 4)], "{text:?}");
+        }
     }
 
     #[test]

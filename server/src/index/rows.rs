@@ -22,11 +22,93 @@ pub enum RowsError {
 
 /// All rows of a cell: the current ones (master), then the replaced ones (backup), each in file order.
 pub fn read(cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
-    let mut rows = read_file(&cell.file, cell.file_bytes, &cell.offsets, Lineage::Current)?;
+    let mut rows = match cell.first_line {
+        Some(first_line) => read_stretch(
+            &cell.file,
+            cell.file_bytes,
+            &cell.offsets,
+            first_line,
+            Lineage::Current,
+        )?,
+        None => read_file(&cell.file, cell.file_bytes, &cell.offsets, Lineage::Current)?,
+    };
     if let Some((path, bytes, offsets)) = &cell.backup {
         rows.extend(read_file(path, *bytes, offsets, Lineage::Replaced)?);
     }
     Ok(rows)
+}
+
+/// Bytes read past the start of a cell's last row to find its end (rows here are a few hundred bytes); more are
+/// read if the row is longer.
+const ROW_TAIL_BYTES: u64 = 64 << 10;
+
+/// The rows at `offsets` (ascending, the first on line `first_line`), reading only the header line and the
+/// stretch of the file from the first row to the end of the last, so a cell of a large file costs a few
+/// kilobytes of reading instead of the whole file.
+fn read_stretch(
+    path: &Path,
+    expected_bytes: u64,
+    offsets: &[u64],
+    first_line: u64,
+    lineage: Lineage,
+) -> Result<Vec<RequestRow>, RowsError> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let display = path.display().to_string();
+    let unreadable = |source| RowsError::Read {
+        path: display.clone(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(unreadable)?;
+    if file.metadata().map_err(unreadable)?.len() != expected_bytes {
+        return Err(RowsError::Changed(display));
+    }
+    let (Some(&first), Some(&last)) = (offsets.first(), offsets.last()) else {
+        return Ok(Vec::new());
+    };
+    // Reads `[start, end)` of the file, clamped to its length.
+    let mut read_range = |start: u64, end: u64| -> Result<Vec<u8>, RowsError> {
+        let end = end.min(expected_bytes);
+        let mut bytes = vec![0; end.saturating_sub(start) as usize];
+        file.seek(SeekFrom::Start(start)).map_err(unreadable)?;
+        file.read_exact(&mut bytes).map_err(unreadable)?;
+        Ok(bytes)
+    };
+    // Offsets count from after a UTF-8 BOM, as the index parsed the file without it.
+    let mut head = read_range(0, ROW_TAIL_BYTES)?;
+    let bom = if head.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let mut tail_end = last + bom + ROW_TAIL_BYTES;
+    let mut stretch = read_range(first + bom, tail_end)?;
+    // Until the last row's line ends (or the file does), read on.
+    while tail_end < expected_bytes && !stretch[(last - first) as usize..].contains(&b'\n') {
+        let more = read_range(tail_end, tail_end + ROW_TAIL_BYTES)?;
+        tail_end += ROW_TAIL_BYTES;
+        stretch.extend(more);
+    }
+    while !head.contains(&b'\n') && (head.len() as u64) < expected_bytes {
+        let more = read_range(head.len() as u64, head.len() as u64 + ROW_TAIL_BYTES)?;
+        head.extend(more);
+    }
+    let header_end = head
+        .iter()
+        .position(|byte| *byte == b'\n')
+        .map_or(head.len(), |end| end + 1);
+    let header = &head[bom as usize..header_end];
+    let relative: Vec<u64> = offsets.iter().map(|offset| offset - first).collect();
+    // `first_line` is the line of the first row's own first byte (past a CRLF's line feed the reader may report).
+    let first_row_start = record_start(&stretch, 0);
+    rows_at(
+        &display,
+        header,
+        &stretch,
+        &relative,
+        first_line,
+        first_row_start,
+        lineage,
+    )
 }
 
 fn read_file(
@@ -44,14 +126,28 @@ fn read_file(
         return Err(RowsError::Changed(display));
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    rows_at(&display, bytes, bytes, offsets, 1, 0, lineage)
+}
+
+/// The rows at `offsets` of `bytes`, with the columns named by the first record of `header`. Lines are counted
+/// from `line_at_start`, the line of byte `counted_from` of `bytes`.
+fn rows_at(
+    display: &str,
+    header: &[u8],
+    bytes: &[u8],
+    offsets: &[u64],
+    line_at_start: u64,
+    counted_from: usize,
+    lineage: Lineage,
+) -> Result<Vec<RequestRow>, RowsError> {
     let malformed = |message: String| RowsError::Malformed {
-        path: display.clone(),
+        path: display.to_string(),
         message,
     };
     let mut header_reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(bytes);
+        .from_reader(header);
     let mut record = csv::ByteRecord::new();
     if !header_reader
         .read_byte_record(&mut record)
@@ -70,8 +166,8 @@ fn read_file(
     sorted.sort_unstable();
     let mut rows = Vec::with_capacity(sorted.len());
     // Lines are counted incrementally between consecutive offsets, so reading a cell costs one pass at most.
-    let mut line = 1u64;
-    let mut counted_to = 0usize;
+    let mut line = line_at_start;
+    let mut counted_to = counted_from;
     for offset in sorted {
         let start = record_start(bytes, offset);
         line += bytes[counted_to.min(start)..start]

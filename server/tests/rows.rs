@@ -1,0 +1,79 @@
+//! Reading a cell's rows back from its own stretch of metrics.csv (the index counted the line of its first row)
+//! gives exactly what reading the whole file gives: the same rows, numbers and line numbers, with a UTF-8 BOM,
+//! CRLF endings, blank lines and quoted fields.
+
+use cellscope::index::{self, CellRows, IndexOptions, Quiet, rows};
+use std::path::Path;
+
+/// Every cell of `root` read both ways; returns how many cells had rows.
+fn both_ways_agree(root: &Path) -> usize {
+    let index = index::build(root, &IndexOptions::CELLS, &Quiet).expect("index");
+    let mut compared = 0;
+    for (key, cell) in &index.rows {
+        if cell.external.is_some() || cell.offsets.is_empty() {
+            continue;
+        }
+        assert!(
+            cell.first_line.is_some(),
+            "{key}: the index counted no line"
+        );
+        let whole_file = CellRows {
+            first_line: None,
+            ..cell.clone()
+        };
+        let stretch = rows::read(cell).expect("rows from the stretch");
+        let expected = rows::read(&whole_file).expect("rows from the whole file");
+        assert_eq!(stretch, expected, "{key}");
+        assert!(stretch.iter().all(|row| row.line > 1), "{key}");
+        compared += 1;
+    }
+    compared
+}
+
+#[test]
+fn the_fixtures_read_the_same_from_the_stretch_as_from_the_whole_file() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures");
+    let mut compared = 0;
+    for entry in std::fs::read_dir(&fixtures).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() && path.file_name().is_some_and(|name| name != "formats") {
+            compared += both_ways_agree(&path);
+        }
+    }
+    assert!(compared > 20, "only {compared} cells compared");
+}
+
+#[test]
+fn bom_crlf_blank_lines_and_quotes_read_the_same_both_ways() {
+    let good = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/fixtures/good/20260101_000000_000001/metrics.csv");
+    let text = std::fs::read_to_string(good).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // A blank line after every tenth row, CRLF endings and a BOM; the second variant also quotes every status.
+    let mut crlf = String::from("\u{feff}");
+    for (number, line) in lines.iter().enumerate() {
+        crlf.push_str(line);
+        crlf.push_str("\r\n");
+        if number % 10 == 9 {
+            crlf.push_str("\r\n");
+        }
+    }
+    let quoted = crlf.replace(",ok\r\n", ",\"ok\"\r\n");
+    assert_ne!(crlf, quoted);
+    for (name, text) in [("crlf", crlf), ("quoted", quoted)] {
+        let root = tempfile::tempdir().unwrap();
+        let run = root.path().join("20260101_000000_000001");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("metrics.csv"), &text).unwrap();
+        let compared = both_ways_agree(root.path());
+        assert!(compared >= 4, "{name}: only {compared} cells compared");
+        // And the lines are the file's own: the first data row is on line 2.
+        let index = index::build(root.path(), &IndexOptions::CELLS, &Quiet).unwrap();
+        let first_rows: Vec<u64> = index
+            .rows
+            .values()
+            .filter_map(|cell| cell.first_line)
+            .collect();
+        assert!(first_rows.contains(&2), "{name}: {first_rows:?}");
+    }
+}

@@ -1,0 +1,184 @@
+//! Paired runs for `cargo xtask bench`: cellscope and its peers alternate (cellscope, peer 1, peer 2, …,
+//! cellscope, …), each run a fresh process, and the verdict is the median of the per-run ratios, so a burst of
+//! load on this shared machine moves one pair, not the verdict.
+
+use crate::bench::median;
+use anyhow::{Context, bail};
+
+/// What one child process did: its standard output, wall-clock seconds from spawn to exit, and peak RSS in KB.
+pub struct Measured {
+    pub stdout: String,
+    pub wall_s: f64,
+    pub max_rss_kb: Option<u64>,
+}
+
+/// Runs a program to completion, timing it and reading its peak RSS from `wait4`.
+#[cfg(target_os = "linux")]
+pub fn measured(program: &str, args: &[&str]) -> anyhow::Result<Measured> {
+    use std::io::Read;
+    eprintln!("$ {program} {}", shortened(args));
+    let started = std::time::Instant::now();
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {program}"))?;
+    let mut stdout = String::new();
+    if let Some(mut pipe) = child.stdout.take() {
+        pipe.read_to_string(&mut stdout)?;
+    }
+    let pid = libc::pid_t::try_from(child.id())?;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain old data, for which all zero bytes are a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own child, not yet reaped (std never waits on its own), and both pointers are valid.
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall_s = started.elapsed().as_secs_f64();
+    if reaped != pid {
+        bail!("waiting for {program}: {}", std::io::Error::last_os_error());
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        bail!("`{program} {}` failed (status {status})", shortened(args));
+    }
+    Ok(Measured {
+        stdout,
+        wall_s,
+        max_rss_kb: u64::try_from(usage.ru_maxrss).ok(),
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn measured(program: &str, args: &[&str]) -> anyhow::Result<Measured> {
+    eprintln!("$ {program} {}", shortened(args));
+    let started = std::time::Instant::now();
+    let stdout = crate::process::output(program, args)?;
+    Ok(Measured {
+        stdout,
+        wall_s: started.elapsed().as_secs_f64(),
+        max_rss_kb: None,
+    })
+}
+
+/// A command line for the log, with a long file list cut short.
+fn shortened(args: &[&str]) -> String {
+    const SHOWN: usize = 8;
+    if args.len() <= SHOWN {
+        return args.join(" ");
+    }
+    format!(
+        "{} … ({} more arguments)",
+        args[..SHOWN].join(" "),
+        args.len() - SHOWN
+    )
+}
+
+/// One paired run: cellscope's process wall time and its own index time, each peer's seconds (timed inside
+/// its process), and peak RSS of each.
+pub struct Pair {
+    pub cellscope_wall_s: f64,
+    pub cellscope_index_s: f64,
+    pub cellscope_rss_kb: Option<u64>,
+    pub peers: Vec<(f64, Option<u64>)>,
+}
+
+impl Pair {
+    fn fastest_peer_s(&self) -> f64 {
+        self.peers
+            .iter()
+            .map(|(seconds, _)| *seconds)
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// cellscope's process time (spawn to exit) over the fastest peer's in-process time.
+    pub fn ratio(&self) -> f64 {
+        self.cellscope_wall_s / self.fastest_peer_s()
+    }
+}
+
+fn megabytes(kb: Option<u64>) -> String {
+    kb.map_or("?".to_string(), |kb| {
+        format!("{:.0} MB", kb as f64 / 1024.0)
+    })
+}
+
+/// The table of every pair, the medians and the verdict against `budget` (the largest acceptable median
+/// ratio). `peers` are `(name, version)` in the order of each pair's figures. Returns the table and the median
+/// ratio.
+pub fn table(peers: &[(String, String)], pairs: &[Pair], budget: f64) -> (String, f64) {
+    let seconds = |value: f64| {
+        if value < 1.0 {
+            format!("{:.1} ms", value * 1e3)
+        } else {
+            format!("{value:.2} s")
+        }
+    };
+    let mut table = format!(
+        "| run | cellscope (spawn to exit) | cellscope (in-process index) | {} | ratio cellscope / fastest peer | \
+         peak RSS cellscope | {} |\n|---|---|---|{}---|---|{}\n",
+        peers
+            .iter()
+            .map(|(name, version)| format!("{name} {version} (in-process)"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        peers
+            .iter()
+            .map(|(name, _)| format!("peak RSS {name}"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---|".repeat(peers.len()),
+        "---|".repeat(peers.len() + 1),
+    );
+    let mut columns: Vec<Vec<f64>> = vec![Vec::new(); peers.len() + 2];
+    let mut ratios = Vec::new();
+    for (index, pair) in pairs.iter().enumerate() {
+        ratios.push(pair.ratio());
+        columns[0].push(pair.cellscope_wall_s);
+        columns[1].push(pair.cellscope_index_s);
+        for (position, (peer_seconds, _)) in pair.peers.iter().enumerate() {
+            columns[position + 2].push(*peer_seconds);
+        }
+        table.push_str(&format!(
+            "| {} | {} | {} | {} | {:.2} | {} | {} |\n",
+            index + 1,
+            seconds(pair.cellscope_wall_s),
+            seconds(pair.cellscope_index_s),
+            pair.peers
+                .iter()
+                .map(|(peer_seconds, _)| seconds(*peer_seconds))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            pair.ratio(),
+            megabytes(pair.cellscope_rss_kb),
+            pair.peers
+                .iter()
+                .map(|(_, rss)| megabytes(*rss))
+                .collect::<Vec<_>>()
+                .join(" | "),
+        ));
+    }
+    let worst = ratios.iter().copied().fold(0.0f64, f64::max);
+    let median_ratio = median(&mut ratios);
+    let medians: Vec<f64> = columns.iter_mut().map(|column| median(column)).collect();
+    table.push_str(&format!(
+        "| median | {} | {} | {} | **{median_ratio:.2}** |{}\n",
+        seconds(medians[0]),
+        seconds(medians[1]),
+        medians[2..]
+            .iter()
+            .map(|value| seconds(*value))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        " |".repeat(peers.len() + 1),
+    ));
+    table.push_str(&format!(
+        "\nBudget: median of the per-run ratios ≤ {budget}. Median {median_ratio:.2} over {} paired runs (largest \
+         single ratio {worst:.2}): **{}**.\n",
+        pairs.len(),
+        if median_ratio <= budget {
+            "met"
+        } else {
+            "not met"
+        }
+    ));
+    (table, median_ratio)
+}

@@ -22,34 +22,38 @@ pub enum RowsError {
 
 /// All rows of a cell: the current ones (master), then the replaced ones (backup), each in file order.
 pub fn read(cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
-    let mut rows = match cell.first_line {
-        Some(first_line) => read_stretch(
-            &cell.file,
-            cell.file_bytes,
-            &cell.offsets,
-            first_line,
-            Lineage::Current,
-        )?,
-        None => read_file(&cell.file, cell.file_bytes, &cell.offsets, Lineage::Current)?,
-    };
+    let mut rows = read_stretch(
+        &cell.file,
+        cell.file_bytes,
+        &cell.offsets,
+        cell.first_line,
+        Lineage::Current,
+    )?;
     if let Some((path, bytes, offsets)) = &cell.backup {
-        rows.extend(read_file(path, *bytes, offsets, Lineage::Replaced)?);
+        rows.extend(read_stretch(
+            path,
+            *bytes,
+            offsets,
+            None,
+            Lineage::Replaced,
+        )?);
     }
     Ok(rows)
 }
 
-/// Bytes read past the start of a cell's last row to find its end (rows here are a few hundred bytes); more are
-/// read if the row is longer.
-const ROW_TAIL_BYTES: u64 = 64 << 10;
+/// Bytes read at a time: past the start of a cell's last row to find its end (rows here are a few hundred
+/// bytes), and while counting the lines before a cell whose first line the index did not count.
+const CHUNK_BYTES: u64 = 64 << 10;
 
-/// The rows at `offsets` (ascending, the first on line `first_line`), reading only the header line and the
-/// stretch of the file from the first row to the end of the last, so a cell of a large file costs a few
-/// kilobytes of reading instead of the whole file.
+/// The rows at `offsets`, reading only the header line and the stretch of the file from the first row to the
+/// end of the last, so a cell of a large file costs a few kilobytes of reading instead of the whole file (64
+/// requests at once each reading a 25 MB file held 1.6 GB). `first_line` is the line of the first row when the
+/// index counted it; otherwise the lines before it are counted in chunks (a backup's replaced rows).
 fn read_stretch(
     path: &Path,
     expected_bytes: u64,
     offsets: &[u64],
-    first_line: u64,
+    first_line: Option<u64>,
     lineage: Lineage,
 ) -> Result<Vec<RequestRow>, RowsError> {
     use std::io::{Read as _, Seek as _, SeekFrom};
@@ -62,7 +66,9 @@ fn read_stretch(
     if file.metadata().map_err(unreadable)?.len() != expected_bytes {
         return Err(RowsError::Changed(display));
     }
-    let (Some(&first), Some(&last)) = (offsets.first(), offsets.last()) else {
+    let mut sorted = offsets.to_vec();
+    sorted.sort_unstable();
+    let (Some(&first), Some(&last)) = (sorted.first(), sorted.last()) else {
         return Ok(Vec::new());
     };
     // Reads `[start, end)` of the file, clamped to its length.
@@ -74,22 +80,14 @@ fn read_stretch(
         Ok(bytes)
     };
     // Offsets count from after a UTF-8 BOM, as the index parsed the file without it.
-    let mut head = read_range(0, ROW_TAIL_BYTES)?;
+    let mut head = read_range(0, CHUNK_BYTES)?;
     let bom = if head.starts_with(b"\xEF\xBB\xBF") {
         3
     } else {
         0
     };
-    let mut tail_end = last + bom + ROW_TAIL_BYTES;
-    let mut stretch = read_range(first + bom, tail_end)?;
-    // Until the last row's line ends (or the file does), read on.
-    while tail_end < expected_bytes && !stretch[(last - first) as usize..].contains(&b'\n') {
-        let more = read_range(tail_end, tail_end + ROW_TAIL_BYTES)?;
-        tail_end += ROW_TAIL_BYTES;
-        stretch.extend(more);
-    }
     while !head.contains(&b'\n') && (head.len() as u64) < expected_bytes {
-        let more = read_range(head.len() as u64, head.len() as u64 + ROW_TAIL_BYTES)?;
+        let more = read_range(head.len() as u64, head.len() as u64 + CHUNK_BYTES)?;
         head.extend(more);
     }
     let header_end = head
@@ -97,9 +95,33 @@ fn read_stretch(
         .position(|byte| *byte == b'\n')
         .map_or(head.len(), |end| end + 1);
     let header = &head[bom as usize..header_end];
-    let relative: Vec<u64> = offsets.iter().map(|offset| offset - first).collect();
-    // `first_line` is the line of the first row's own first byte (past a CRLF's line feed the reader may report).
+    let mut tail_end = last + bom + CHUNK_BYTES;
+    let mut stretch = read_range(first + bom, tail_end)?;
+    // Until the last row's line ends (or the file does), read on.
+    while tail_end < expected_bytes && !stretch[(last - first) as usize..].contains(&b'\n') {
+        let more = read_range(tail_end, tail_end + CHUNK_BYTES)?;
+        tail_end += CHUNK_BYTES;
+        stretch.extend(more);
+    }
+    // The first row's own first byte (past a CRLF's line feed the reader may report), and its line.
     let first_row_start = record_start(&stretch, 0);
+    let first_line = match first_line {
+        Some(line) => line,
+        None => {
+            let mut line_feeds = stretch[..first_row_start]
+                .iter()
+                .filter(|byte| **byte == b'\n')
+                .count() as u64;
+            let mut position = bom;
+            while position < first + bom {
+                let chunk = read_range(position, (position + CHUNK_BYTES).min(first + bom))?;
+                line_feeds += memchr::memchr_iter(b'\n', &chunk).count() as u64;
+                position += chunk.len().max(1) as u64;
+            }
+            1 + line_feeds
+        }
+    };
+    let relative: Vec<u64> = sorted.iter().map(|offset| offset - first).collect();
     rows_at(
         &display,
         header,
@@ -109,24 +131,6 @@ fn read_stretch(
         first_row_start,
         lineage,
     )
-}
-
-fn read_file(
-    path: &Path,
-    expected_bytes: u64,
-    offsets: &[u64],
-    lineage: Lineage,
-) -> Result<Vec<RequestRow>, RowsError> {
-    let display = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| RowsError::Read {
-        path: display.clone(),
-        source,
-    })?;
-    if bytes.len() as u64 != expected_bytes {
-        return Err(RowsError::Changed(display));
-    }
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    rows_at(&display, bytes, bytes, offsets, 1, 0, lineage)
 }
 
 /// The rows at `offsets` of `bytes`, with the columns named by the first record of `header`. Lines are counted

@@ -6,6 +6,7 @@
 //! comparisons ([`lineage`]) → each run's cells and facts ([`cells`]) → the assembled, scaled index
 //! ([`assemble`]). Files are parsed in parallel; the data root is only ever read.
 
+pub mod cache;
 mod cells;
 pub mod discover;
 pub mod environment;
@@ -118,6 +119,8 @@ pub struct Index {
     pub warnings: Vec<Warning>,
     pub rows: BTreeMap<CellKey, CellRows>,
     pub elapsed: Duration,
+    /// What the index did with the cache of read results, when it had one.
+    pub cache: Option<cache::CacheReport>,
 }
 
 impl Index {
@@ -131,6 +134,27 @@ pub fn build(
     root: &Path,
     options: &IndexOptions,
     progress: &dyn Progress,
+) -> Result<Index, IndexError> {
+    build_with(root, options, progress, None)
+}
+
+/// [`build`] taking each run's and backup's read from `cache` when its entry is trusted as `trust` says, and
+/// saving the reads it makes (when `options` ask for everything). The index equals the one [`build`] gives.
+pub fn build_cached(
+    root: &Path,
+    options: &IndexOptions,
+    progress: &dyn Progress,
+    cache: &cache::RunCache,
+    trust: cache::Trust,
+) -> Result<Index, IndexError> {
+    build_with(root, options, progress, Some((cache, trust)))
+}
+
+fn build_with(
+    root: &Path,
+    options: &IndexOptions,
+    progress: &dyn Progress,
+    cache: Option<(&cache::RunCache, cache::Trust)>,
 ) -> Result<Index, IndexError> {
     let started = Instant::now();
     if !root.exists() {
@@ -167,13 +191,29 @@ pub fn build(
         (discovery.runs.len() + discovery.backups.len() + external_files) as u64,
         total_bytes,
     );
-    let reads = read::read_all(&discovery, &disk, &mapping, options, progress);
+    let session = cache.map(|(cache, trust)| {
+        cache::Session::new(cache, trust, &disk, discovery.mapping.as_deref())
+    });
+    let reads = read::read_all(
+        &discovery,
+        &disk,
+        &mapping,
+        options,
+        progress,
+        session.as_ref(),
+    );
     warnings.extend(reads.warnings.iter().cloned());
+    let report = session.map(|session| {
+        let (report, stale) = session.finish();
+        warnings.extend(stale);
+        report
+    });
     let relations = lineage::relate(&reads.runs, reads.backups);
     warnings.extend(relations.warnings.iter().cloned());
     let mut exclusions = ledger::load_all(root, &discovery.ledgers, &mut warnings);
     let mut index = assemble(root, &reads.runs, &relations, &mut exclusions, warnings);
     index.exclusions = exclusions;
+    index.cache = report;
     index.elapsed = started.elapsed();
     Ok(index)
 }
@@ -197,6 +237,7 @@ fn assemble(
         warnings: Vec::new(),
         rows: BTreeMap::new(),
         elapsed: Duration::ZERO,
+        cache: None,
     };
     for read in runs {
         warnings.extend(read.warnings.iter().cloned());

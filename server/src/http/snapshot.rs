@@ -2,6 +2,7 @@
 //! The server holds the current snapshot in an `ArcSwap`; a request loads it once and keeps it to the end.
 
 use crate::export::{self, Format};
+use crate::index::cache::{RunCache, Trust};
 use crate::index::{Index, IndexOptions, Quiet};
 use arc_swap::ArcSwap;
 use axum::body::Bytes;
@@ -32,8 +33,8 @@ pub struct Snapshot {
     pub indexed_at_unix_ms: u64,
     /// `/api/cells` without filters, Arrow IPC, encoded once.
     pub cells_arrow: Bytes,
-    /// The same body compressed once per snapshot: `(content-encoding, bytes)`, best first.
-    pub cells_arrow_compressed: Vec<(&'static str, Bytes)>,
+    /// The same body compressed once per snapshot (zstd at once, brotli and gzip when first asked for).
+    pub cells_arrow_compressed: Compressed,
     /// `/api/index`.
     pub index_json: Bytes,
     /// `/api/provenance`, computed once per snapshot (notes rendered and sanitised once).
@@ -210,14 +211,18 @@ impl Snapshot {
         timed.update(content.as_bytes());
         timed.update(&index_json);
         let etag = format!("{id}-{}", hex(&timed.finalize()));
-        let cells_arrow_compressed = compress_all(&cells_arrow);
+        let cells_arrow = Bytes::from(cells_arrow);
+        // The first snapshot of a start favours time (zstd 3 takes half the time of 6 for a body 4% larger); the
+        // complete one that replaces it a moment later compresses harder.
+        let cells_arrow_compressed =
+            Compressed::new(cells_arrow.clone(), if complete { 6 } else { 3 });
         Ok(Snapshot {
             id,
             etag,
             content,
             index,
             indexed_at_unix_ms,
-            cells_arrow: Bytes::from(cells_arrow),
+            cells_arrow,
             cells_arrow_compressed,
             index_json: Bytes::from(index_json),
             provenance_json: Bytes::from(provenance_json),
@@ -232,29 +237,75 @@ fn json<T: serde::Serialize>(value: &T) -> Vec<u8> {
     serde_json::to_vec(value).unwrap_or_default()
 }
 
+/// The content encodings bodies are compressed in, best first.
+pub const ENCODINGS: [&str; 3] = ["zstd", "br", "gzip"];
+
+/// zstd's level for bodies kept per snapshot: their size matters more than the few milliseconds.
+const ZSTD_LEVEL: i32 = 6;
+
+/// `body` compressed in `encoding` (one of [`ENCODINGS`]); `None` if the encoder fails.
+fn compress(body: &[u8], encoding: &str) -> Option<Bytes> {
+    use std::io::Write as _;
+    match encoding {
+        "zstd" => zstd::bulk::compress(body, ZSTD_LEVEL).ok().map(Bytes::from),
+        "br" => {
+            let mut brotli = Vec::new();
+            let mut writer = brotli::CompressorWriter::new(&mut brotli, 4096, 6, 22);
+            let written = writer.write_all(body).is_ok() && writer.flush().is_ok();
+            drop(writer);
+            written.then(|| Bytes::from(brotli))
+        }
+        "gzip" => {
+            let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+            gzip.write_all(body).ok()?;
+            gzip.finish().ok().map(Bytes::from)
+        }
+        _ => None,
+    }
+}
+
 /// zstd, brotli and gzip versions of `body`. Compressing 0.4 MB per request would dominate the cost of
 /// `/api/cells`; once per snapshot it is a few milliseconds.
 pub fn compress_all(body: &[u8]) -> Vec<(&'static str, Bytes)> {
-    use std::io::Write as _;
-    let mut out = Vec::new();
-    if let Ok(zstd) = zstd::bulk::compress(body, 6) {
-        out.push(("zstd", Bytes::from(zstd)));
-    }
-    let mut brotli = Vec::new();
-    {
-        let mut writer = brotli::CompressorWriter::new(&mut brotli, 4096, 6, 22);
-        if writer.write_all(body).is_ok() && writer.flush().is_ok() {
-            drop(writer);
-            out.push(("br", Bytes::from(brotli)));
+    ENCODINGS
+        .into_iter()
+        .filter_map(|encoding| Some((encoding, compress(body, encoding)?)))
+        .collect()
+}
+
+/// The unfiltered cells table of a snapshot, compressed once per snapshot and encoding. zstd (what browsers,
+/// curl `--compressed` and Python clients take first) is made with the snapshot; brotli and gzip, five to ten
+/// times slower to make, the first time a client that takes no zstd asks, so that a (warm) start does not wait
+/// for encodings few clients use.
+pub struct Compressed {
+    plain: Bytes,
+    zstd: Option<Bytes>,
+    later: [(&'static str, std::sync::OnceLock<Option<Bytes>>); 2],
+}
+
+impl Compressed {
+    /// `plain` with its zstd version at `zstd_level` made now.
+    pub fn new(plain: Bytes, zstd_level: i32) -> Compressed {
+        Compressed {
+            zstd: zstd::bulk::compress(&plain, zstd_level)
+                .ok()
+                .map(Bytes::from),
+            plain,
+            later: [
+                ("br", std::sync::OnceLock::new()),
+                ("gzip", std::sync::OnceLock::new()),
+            ],
         }
     }
-    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
-    if gzip.write_all(body).is_ok()
-        && let Ok(gzip) = gzip.finish()
-    {
-        out.push(("gzip", Bytes::from(gzip)));
+
+    /// The body in `encoding`, compressed now if it is the first time it is asked for.
+    pub fn get(&self, encoding: &str) -> Option<Bytes> {
+        if encoding == "zstd" {
+            return self.zstd.clone();
+        }
+        let (_, slot) = self.later.iter().find(|(name, _)| *name == encoding)?;
+        slot.get_or_init(|| compress(&self.plain, encoding)).clone()
     }
-    out
 }
 
 /// The shared state of the server.
@@ -267,6 +318,11 @@ pub struct Store {
     pub reindexes: std::sync::atomic::AtomicU64,
     /// Where recent snapshots are kept for pinned links; `None` keeps only the current one.
     pub archive: Option<super::archive::Archive>,
+    /// The cache of read results re-indexing takes unchanged runs from (checked against the files' contents).
+    pub runs: Option<Arc<RunCache>>,
+    /// Saving the first snapshot in the archive, which runs beside serving so that a start does not wait for it;
+    /// a re-index waits for it before it swaps, so the archive never misses the snapshot a link was pinned to.
+    first_kept: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Store {
@@ -274,11 +330,21 @@ impl Store {
         Store::archiving(root, snapshot, None)
     }
 
-    /// A store that keeps recent snapshots in `archive` (the current one is saved at once).
+    /// A store that keeps recent snapshots in `archive` (the current one is saved at once, beside serving).
     pub fn archiving(
         root: PathBuf,
         snapshot: Snapshot,
         archive: Option<super::archive::Archive>,
+    ) -> Arc<Store> {
+        Store::with_caches(root, snapshot, archive, None)
+    }
+
+    /// A store that keeps recent snapshots in `archive` and re-indexes with the cache of read results `runs`.
+    pub fn with_caches(
+        root: PathBuf,
+        snapshot: Snapshot,
+        archive: Option<super::archive::Archive>,
+        runs: Option<Arc<RunCache>>,
     ) -> Arc<Store> {
         let (events, _) = broadcast::channel(16);
         let store = Arc::new(Store {
@@ -287,9 +353,37 @@ impl Store {
             events,
             reindexes: Default::default(),
             archive,
+            runs,
+            first_kept: std::sync::Mutex::new(None),
         });
-        store.keep(&store.load());
+        if store.archive.is_some() {
+            let keeping = Arc::clone(&store);
+            let handle = std::thread::Builder::new()
+                .name("cellscope-keep".into())
+                .spawn(move || keeping.keep(&keeping.load()));
+            match handle {
+                Ok(handle) => {
+                    if let Ok(mut first) = store.first_kept.lock() {
+                        *first = Some(handle);
+                    }
+                }
+                // No thread to spare: saved here instead.
+                Err(_) => store.keep(&store.load()),
+            }
+        }
         store
+    }
+
+    /// Waits until the first snapshot is in the archive.
+    fn wait_first_kept(&self) {
+        let handle = self
+            .first_kept
+            .lock()
+            .ok()
+            .and_then(|mut first| first.take());
+        if let Some(handle) = handle {
+            let _ = handle.join();
+        }
     }
 
     /// Saves a snapshot in the archive; a failure only costs pinned links their old figures, so it is logged.
@@ -310,8 +404,24 @@ impl Store {
     pub fn reindex(&self, options: &IndexOptions) -> Result<Option<String>, String> {
         self.reindexes
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let index =
-            crate::index::build(&self.root, options, &Quiet).map_err(|error| error.to_string())?;
+        // A cached read is used only when its files' contents still match: this is where the entries the first
+        // snapshot trusted by size and modification time are checked.
+        let index = match &self.runs {
+            Some(cache) => {
+                crate::index::build_cached(&self.root, options, &Quiet, cache, Trust::Contents)
+            }
+            None => crate::index::build(&self.root, options, &Quiet),
+        }
+        .map_err(|error| error.to_string())?;
+        if let Some(report) = &index.cache
+            && (report.stale > 0 || !report.unreadable.is_empty())
+        {
+            tracing::warn!(
+                stale = report.stale,
+                unreadable = report.unreadable.len(),
+                "cached reads were dropped and their runs read again"
+            );
+        }
         let complete = options.hashes && options.backup_diff;
         let current = self.load();
         let snapshot = Snapshot::new(index, complete)?;
@@ -321,6 +431,7 @@ impl Store {
         }
         let changed = snapshot.id != current.id;
         let id = snapshot.id.clone();
+        self.wait_first_kept();
         self.keep(&snapshot);
         self.current.store(Arc::new(snapshot));
         if changed {
@@ -332,16 +443,18 @@ impl Store {
     }
 }
 
-/// Builds the first snapshot quickly (cells only) so the server can answer at once.
-pub fn first_snapshot(root: &Path) -> Result<Snapshot, String> {
-    let index = crate::index::build(
-        root,
-        &IndexOptions {
-            hashes: false,
-            backup_diff: false,
-        },
-        &Quiet,
-    )
+/// Builds the first snapshot quickly (cells only) so the server can answer at once. With a cache of read
+/// results, runs whose files have the size and modification time of a cached read are taken from it unread; the
+/// second stage checks them against the files' contents.
+pub fn first_snapshot(root: &Path, cache: Option<&RunCache>) -> Result<Snapshot, String> {
+    let options = IndexOptions {
+        hashes: false,
+        backup_diff: false,
+    };
+    let index = match cache {
+        Some(cache) => crate::index::build_cached(root, &options, &Quiet, cache, Trust::Stamps),
+        None => crate::index::build(root, &options, &Quiet),
+    }
     .map_err(|error| error.to_string())?;
     Snapshot::new(index, false)
 }

@@ -10,6 +10,7 @@
 //!   and polars on a large generated vLLM detailed-JSON sweep.
 
 mod bench;
+mod bench_start;
 mod bench_vllm;
 mod browser;
 mod checksum;

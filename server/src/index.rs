@@ -239,12 +239,29 @@ fn assemble(
         elapsed: Duration::ZERO,
         cache: None,
     };
-    for read in runs {
+    // Runs are independent here (lineage has related them): each run's cells and facts are made in parallel, each
+    // counting its own ledger matches, then put together in run order, so the index is the same as one run after
+    // another would give.
+    use rayon::prelude::*;
+    let per_run: Vec<(cells::RunCells, RunFacts, Vec<u32>)> = runs
+        .par_iter()
+        .map(|read| {
+            let mut own_ledger = ledger.to_vec();
+            for entry in &mut own_ledger {
+                entry.matched_cells = 0;
+            }
+            let run_cells = cells::run_cells(read, relations, &mut own_ledger);
+            let facts = cells::run_facts(read, &run_cells, relations);
+            let matched = own_ledger.iter().map(|entry| entry.matched_cells).collect();
+            (run_cells, facts, matched)
+        })
+        .collect();
+    for (read, (run_cells, facts, matched)) in runs.iter().zip(per_run) {
         warnings.extend(read.warnings.iter().cloned());
-        let run_cells = cells::run_cells(read, relations, ledger);
-        index
-            .runs
-            .push(cells::run_facts(read, &run_cells, relations));
+        index.runs.push(facts);
+        for (entry, count) in ledger.iter_mut().zip(matched) {
+            entry.matched_cells += count;
+        }
         warnings.extend(run_cells.warnings);
         index.cells.extend(run_cells.own);
         index.refill_cells.extend(run_cells.spliced);

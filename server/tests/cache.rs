@@ -477,3 +477,47 @@ fn the_index_command_writes_then_uses_the_cache_and_refuses_one_inside_the_data_
     assert!(String::from_utf8_lossy(&refused.stderr).contains("is inside the data root"));
     assert!(!inside.exists(), "nothing was created under the data root");
 }
+
+#[test]
+fn a_companion_file_another_format_reads_beside_its_own_is_an_input_too() {
+    // LLMPerf's summary is the run's file; its per-request file beside it is read too and must key the entry.
+    let root = tempfile::tempdir().unwrap();
+    copy_keeping_times(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/formats/llmperf"),
+        &root.path().join("llmperf"),
+    );
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = RunCache::in_directory(cache_dir.path().to_path_buf());
+    let first = warm(root.path(), &FULL, &cache, Trust::Contents);
+    assert_eq!(report(&first).written, 1);
+    let unchanged = warm(root.path(), &CELLS_ONLY, &cache, Trust::Stamps);
+    assert_eq!((report(&unchanged).used, report(&unchanged).read), (1, 0));
+    let responses = std::fs::read_dir(root.path().join("llmperf/n1"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| {
+            path.to_string_lossy()
+                .ends_with("_individual_responses.json")
+        })
+        .expect("the per-request file");
+    // The last request goes: the summary is untouched, the numbers change.
+    let requests: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(&responses).unwrap()).unwrap();
+    std::fs::write(
+        &responses,
+        serde_json::to_vec(&requests[..requests.len() - 1]).unwrap(),
+    )
+    .unwrap();
+    let changed = warm(root.path(), &CELLS_ONLY, &cache, Trust::Stamps);
+    assert_eq!((report(&changed).used, report(&changed).read), (0, 1));
+    assert_ne!(
+        export::encode(&changed.cells, Format::Arrow).unwrap(),
+        export::encode(&unchanged.cells, Format::Arrow).unwrap()
+    );
+    assert_same(
+        cold(root.path(), &CELLS_ONLY),
+        changed,
+        false,
+        "companion file",
+    );
+}

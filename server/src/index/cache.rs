@@ -104,7 +104,7 @@ pub struct CacheReport {
 }
 
 /// Size and modification time of one input file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Stamp {
     bytes: u64,
     modified_ns: u64,
@@ -130,11 +130,22 @@ struct KeyMaterial<'a> {
     inputs: &'a Inputs,
 }
 
+/// A file or directory a format's read looked at besides the run's own files (a summary's per-request file
+/// beside it, a directory listed for it), as it was then: the entry is used only while each is still so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+enum Companion {
+    /// A file read or stat-ed, with its stamp (`None`: it was not there).
+    File { path: String, stamp: Option<Stamp> },
+    /// A directory listed, with a sha256 of its entries' names, kinds, sizes and modification times.
+    Listing { path: String, fingerprint: [u8; 32] },
+}
+
 /// One run's read, as stored.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct RunEntry {
-    /// sha256 of each input file that was present.
+    /// sha256 of each input file that was present (companion files included).
     hashes: Vec<(String, [u8; 32])>,
+    companions: Vec<Companion>,
     run_id: String,
     metrics: Result<ParsedMetrics, FileRejected>,
     digest: FileDigest,
@@ -427,23 +438,51 @@ impl<'a> Session<'a> {
         };
         let what = format!("run `{}`", run.root);
         if let Some(entry) = self.get::<RunEntry>(&key, &what)
+            && entry
+                .companions
+                .iter()
+                .all(|companion| companion_now(context.storage, companion) == *companion)
             && self.trusted(&entry.hashes, &entry.run_id)
         {
             self.count(|report| report.used += 1);
             self.remember(&key);
             return run_read(entry, context, format, run);
         }
-        let read = format.read_run(context, run);
+        // Other tools' formats read through the data root's storage, which notes what they open beyond the run's
+        // own files; TR164's reader opens its fixed side files, already inputs.
+        let recording = Recording {
+            inner: context.storage,
+            files: Mutex::default(),
+            directories: Mutex::default(),
+        };
+        let recorded = ReadContext {
+            storage: &recording,
+            mapping: context.mapping,
+            options: context.options,
+            progress: context.progress,
+        };
+        let read = format.read_run(&recorded, run);
         self.count(|report| report.read += 1);
         if context.options.hashes {
             if let Some(hash) = read.digest.sha256.as_deref().and_then(hex_to_bytes) {
                 self.knows_sha256(&read.digest.path, hash);
             }
-            if let Some(hashes) = self.hashes_of(&inputs)
+            let companions = recording.companions(&run.files);
+            let companion_files: Inputs = companions
+                .iter()
+                .filter_map(|companion| match companion {
+                    Companion::File { path, stamp } => Some((path.clone(), *stamp)),
+                    Companion::Listing { .. } => None,
+                })
+                .collect();
+            if let Some(mut hashes) = self.hashes_of(&inputs)
+                && let Some(companion_hashes) = self.hashes_of(&companion_files)
                 && run_inputs(context.storage, format, run).as_ref() == Some(&inputs)
             {
+                hashes.extend(companion_hashes);
                 let entry = RunEntry {
                     hashes,
+                    companions,
                     run_id: read.dir.run_id.clone(),
                     metrics: read.metrics.clone(),
                     digest: read.digest.clone(),
@@ -554,6 +593,102 @@ impl<'a> Session<'a> {
             }
         }
         read
+    }
+}
+
+/// A [`Storage`] that notes every path a read opens, stats or lists, so that a format's companion files become
+/// inputs of its run's entry like the run's own files.
+struct Recording<'a> {
+    inner: &'a dyn Storage,
+    files: Mutex<std::collections::BTreeSet<String>>,
+    directories: Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl Recording<'_> {
+    fn note(set: &Mutex<std::collections::BTreeSet<String>>, path: &str) {
+        if let Ok(mut set) = set.lock() {
+            set.insert(path.to_string());
+        }
+    }
+
+    /// What the read looked at besides `own` files, as it is now.
+    fn companions(&self, own: &[String]) -> Vec<Companion> {
+        let taken = |set: &Mutex<std::collections::BTreeSet<String>>| {
+            set.lock().map(|set| set.clone()).unwrap_or_default()
+        };
+        let files = taken(&self.files)
+            .into_iter()
+            .filter(|path| !own.contains(path))
+            .map(|path| Companion::File { path, stamp: None });
+        let directories = taken(&self.directories)
+            .into_iter()
+            .map(|path| Companion::Listing {
+                path,
+                fingerprint: [0; 32],
+            });
+        files
+            .chain(directories)
+            .map(|companion| companion_now(self.inner, &companion))
+            .collect()
+    }
+}
+
+impl Storage for Recording<'_> {
+    fn list(&self, directory: &str) -> std::io::Result<Vec<storage::Entry>> {
+        Recording::note(&self.directories, directory);
+        self.inner.list(directory)
+    }
+    fn stat(&self, path: &str) -> std::io::Result<storage::Meta> {
+        Recording::note(&self.files, path);
+        self.inner.stat(path)
+    }
+    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        Recording::note(&self.files, path);
+        self.inner.read(path)
+    }
+    fn read_range(&self, path: &str, range: std::ops::Range<u64>) -> std::io::Result<Vec<u8>> {
+        Recording::note(&self.files, path);
+        self.inner.read_range(path, range)
+    }
+    fn display(&self, path: &str) -> String {
+        self.inner.display(path)
+    }
+}
+
+/// `companion` as it is now on `storage` (same path, current stamp or listing).
+fn companion_now(storage: &dyn Storage, companion: &Companion) -> Companion {
+    match companion {
+        Companion::File { path, .. } => Companion::File {
+            path: path.clone(),
+            stamp: storage
+                .stat(path)
+                .ok()
+                .filter(|meta| meta.is_file)
+                .and_then(|meta| {
+                    let modified = meta.modified?.duration_since(UNIX_EPOCH).ok()?;
+                    Some(Stamp {
+                        bytes: meta.bytes,
+                        modified_ns: u64::try_from(modified.as_nanos()).ok()?,
+                    })
+                }),
+        },
+        Companion::Listing { path, .. } => {
+            let mut hasher = sha2::Sha256::new();
+            for entry in storage.list(path).unwrap_or_default() {
+                hasher.update(entry.name.as_bytes());
+                hasher.update([0, entry.kind as u8]);
+                hasher.update(entry.bytes.to_le_bytes());
+                let modified = entry
+                    .modified
+                    .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+                    .map_or(0, |since| since.as_nanos());
+                hasher.update(modified.to_le_bytes());
+            }
+            Companion::Listing {
+                path: path.clone(),
+                fingerprint: hasher.finalize().into(),
+            }
+        }
     }
 }
 

@@ -180,8 +180,9 @@ const KEPT_BYTES: u64 = 256 * 1024 * 1024;
 
 impl CacheArgs {
     /// The cache directory: the chosen one or the user's, `None` with `--no-cache` or when the data root does not
-    /// exist (indexing then says so). Refused when it lies inside the data root, which cellscope never writes to;
-    /// checked before anything is created, since creating it first would already write there.
+    /// exist (indexing then says so). A chosen one inside the data root, which cellscope never writes to, is
+    /// refused, and the user's is then not used; checked before anything is created, since creating it first
+    /// would already write there.
     fn base(&self, data_dir: &Path) -> anyhow::Result<Option<PathBuf>> {
         if self.no_cache {
             return Ok(None);
@@ -201,6 +202,17 @@ impl CacheArgs {
                 .join("cellscope"),
         };
         let base = resolved(&base)?;
+        if base.starts_with(&root) && self.cache.is_none() {
+            // The user's cache directory lies inside the data root (a data root that is a home directory): run
+            // without a cache rather than refuse a command nobody asked to cache.
+            tracing::warn!(
+                cache = %base.display(),
+                root = %root.display(),
+                "the default cache directory is inside the data root, which cellscope never writes to; running \
+                 without a cache (choose one with --cache DIR)"
+            );
+            return Ok(None);
+        }
         if base.starts_with(&root) {
             bail!(
                 "the cache directory {} is inside the data root {}, which cellscope never writes to; choose \

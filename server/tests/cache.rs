@@ -476,6 +476,25 @@ fn the_index_command_writes_then_uses_the_cache_and_refuses_one_inside_the_data_
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("is inside the data root"));
     assert!(!inside.exists(), "nothing was created under the data root");
+    // The user's cache directory inside the data root (a home directory served as data): no cache, no failure.
+    let home_cache = root.path().join(".cache");
+    let output = cellscope_command()
+        .env("XDG_CACHE_HOME", &home_cache)
+        .args(["index", &root.path().to_string_lossy(), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(report["cache"].is_null());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("running without a cache"));
+    assert!(
+        !home_cache.exists(),
+        "nothing was created under the data root"
+    );
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! comparisons ([`lineage`]) → each run's cells and facts ([`cells`]) → the assembled, scaled index
 //! ([`assemble`]). Files are parsed in parallel; the data root is only ever read.
 
+pub mod cache;
 mod cells;
 pub mod discover;
 pub mod environment;
@@ -121,6 +122,8 @@ pub struct Index {
     pub warnings: Vec<Warning>,
     pub rows: BTreeMap<CellKey, CellRows>,
     pub elapsed: Duration,
+    /// What the index did with the cache of read results, when it had one.
+    pub cache: Option<cache::CacheReport>,
 }
 
 impl Index {
@@ -134,6 +137,27 @@ pub fn build(
     root: &Path,
     options: &IndexOptions,
     progress: &dyn Progress,
+) -> Result<Index, IndexError> {
+    build_with(root, options, progress, None)
+}
+
+/// [`build`] taking each run's and backup's read from `cache` when its entry is trusted as `trust` says, and
+/// saving the reads it makes (when `options` ask for everything). The index equals the one [`build`] gives.
+pub fn build_cached(
+    root: &Path,
+    options: &IndexOptions,
+    progress: &dyn Progress,
+    cache: &cache::RunCache,
+    trust: cache::Trust,
+) -> Result<Index, IndexError> {
+    build_with(root, options, progress, Some((cache, trust)))
+}
+
+fn build_with(
+    root: &Path,
+    options: &IndexOptions,
+    progress: &dyn Progress,
+    cache: Option<(&cache::RunCache, cache::Trust)>,
 ) -> Result<Index, IndexError> {
     let started = Instant::now();
     if !root.exists() {
@@ -170,13 +194,29 @@ pub fn build(
         (discovery.runs.len() + discovery.backups.len() + external_files) as u64,
         total_bytes,
     );
-    let reads = read::read_all(&discovery, &disk, &mapping, options, progress);
+    let session = cache.map(|(cache, trust)| {
+        cache::Session::new(cache, trust, &disk, discovery.mapping.as_deref())
+    });
+    let reads = read::read_all(
+        &discovery,
+        &disk,
+        &mapping,
+        options,
+        progress,
+        session.as_ref(),
+    );
     warnings.extend(reads.warnings.iter().cloned());
+    let report = session.map(|session| {
+        let (report, stale) = session.finish();
+        warnings.extend(stale);
+        report
+    });
     let relations = lineage::relate(&reads.runs, reads.backups);
     warnings.extend(relations.warnings.iter().cloned());
     let mut exclusions = ledger::load_all(root, &discovery.ledgers, &mut warnings);
     let mut index = assemble(root, reads.runs, &relations, &mut exclusions, warnings);
     index.exclusions = exclusions;
+    index.cache = report;
     index.elapsed = started.elapsed();
     Ok(index)
 }
@@ -184,7 +224,7 @@ pub fn build(
 /// The last stage: every run's cells and facts into one index, sorted, with scaling metrics filled in.
 fn assemble(
     root: &Path,
-    runs: Vec<read::RunRead>,
+    mut runs: Vec<read::RunRead>,
     relations: &lineage::Relations,
     ledger: &mut [LedgerEntry],
     mut warnings: Vec<Warning>,
@@ -200,6 +240,7 @@ fn assemble(
         warnings: Vec::new(),
         rows: BTreeMap::new(),
         elapsed: Duration::ZERO,
+        cache: None,
     };
     // Sized once: growing a vector of tens of thousands of summaries copied it several times over.
     index.cells.reserve(
@@ -207,12 +248,29 @@ fn assemble(
             .map(|read| read.metrics.as_ref().map_or(0, |parsed| parsed.cells.len()))
             .sum(),
     );
-    for mut read in runs {
+    // Runs are independent here (lineage has related them): each run's cells and facts are made in parallel, each
+    // counting its own ledger matches, then put together in run order, so the index is the same as one run after
+    // another would give.
+    use rayon::prelude::*;
+    let per_run: Vec<(cells::RunCells, RunFacts, Vec<u32>)> = runs
+        .par_iter_mut()
+        .map(|read| {
+            let mut own_ledger = ledger.to_vec();
+            for entry in &mut own_ledger {
+                entry.matched_cells = 0;
+            }
+            let run_cells = cells::run_cells(read, relations, &mut own_ledger);
+            let facts = cells::run_facts(read, &run_cells, relations);
+            let matched = own_ledger.iter().map(|entry| entry.matched_cells).collect();
+            (run_cells, facts, matched)
+        })
+        .collect();
+    for (mut read, (run_cells, facts, matched)) in runs.into_iter().zip(per_run) {
         warnings.append(&mut read.warnings);
-        let run_cells = cells::run_cells(&mut read, relations, ledger);
-        index
-            .runs
-            .push(cells::run_facts(&read, &run_cells, relations));
+        index.runs.push(facts);
+        for (entry, count) in ledger.iter_mut().zip(matched) {
+            entry.matched_cells += count;
+        }
         warnings.extend(run_cells.warnings);
         index.cells.extend(run_cells.own);
         index.refill_cells.extend(run_cells.spliced);

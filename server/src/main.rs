@@ -3,6 +3,7 @@
 use anyhow::{Context, bail};
 use cellscope::audit;
 use cellscope::export::{self, Format};
+use cellscope::index::cache::{RunCache, Trust};
 use cellscope::index::{self, Index, IndexOptions, Progress, Quiet};
 use cellscope::terminal::printable;
 use cellscope_model::{Criterion, Dimension};
@@ -23,6 +24,20 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// Where read results and kept snapshots go.
+#[derive(clap::Args)]
+struct CacheArgs {
+    /// The cache directory (default: the user's, `$XDG_CACHE_HOME/cellscope` or `~/.cache/cellscope`): what
+    /// reading each run gave, so that runs whose files have not changed are not parsed again, and for `serve`
+    /// recent snapshots for pinned links. Never inside the data root.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    cache: Option<PathBuf>,
+    /// Use no cache: read every run from its files and keep nothing (a pinned link to an older snapshot then
+    /// says that snapshot is gone).
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(clap::Args)]
@@ -72,6 +87,8 @@ struct CompareArgs {
     /// Print every group, pair and dropped pair as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    cache: CacheArgs,
 }
 
 #[derive(Subcommand)]
@@ -90,6 +107,8 @@ enum Command {
         /// Breakdown criterion: v1 (efficiency < 0.65 or p95 multiplier > 2.0) or v3 (efficiency < 0.65).
         #[arg(long, default_value = "v1", value_parser = ["v1", "v3"])]
         criterion: String,
+        #[command(flatten)]
+        cache: CacheArgs,
     },
     /// Index a data root and report what was found and how long it took (also the benchmark probe).
     Index {
@@ -107,6 +126,8 @@ enum Command {
         /// the field each dimension was read from or the rule (or cellscope.toml entry) that inferred it.
         #[arg(long, value_name = "FILE")]
         explain: Option<PathBuf>,
+        #[command(flatten)]
+        cache: CacheArgs,
     },
     /// Serve the explorer and its API, re-indexing when the data changes.
     Serve {
@@ -121,13 +142,8 @@ enum Command {
         /// Benchmarks only: serve this directory's files under /bench-static/ (the static-file peer).
         #[arg(long, hide = true)]
         bench_static: Option<PathBuf>,
-        /// Where to keep recent snapshots for pinned links (default: the user's cache directory,
-        /// `$XDG_CACHE_HOME/cellscope` or `~/.cache/cellscope`). Never inside the data root.
-        #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
-        cache: Option<PathBuf>,
-        /// Keep no snapshots: a pinned link to an older snapshot then says that snapshot is gone.
-        #[arg(long)]
-        no_cache: bool,
+        #[command(flatten)]
+        cache: CacheArgs,
     },
     /// Head-to-head of two values of one dimension (paired Wilcoxon, Holm, bootstrap CI), per group.
     Compare(Box<CompareArgs>),
@@ -140,6 +156,8 @@ enum Command {
         /// Output file (default: standard output).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        #[command(flatten)]
+        cache: CacheArgs,
     },
 }
 
@@ -155,42 +173,76 @@ struct IndexReport<'a> {
     median_s: f64,
     min_s: f64,
     seconds: &'a [f64],
+    /// What the last index did with the cache (absent with `--no-cache`).
+    cache: Option<&'a index::cache::CacheReport>,
 }
 
 /// How many snapshots, and how many bytes of them (zstd-compressed), are kept for pinned links.
 const KEPT_SNAPSHOTS: usize = 20;
 const KEPT_BYTES: u64 = 256 * 1024 * 1024;
 
-/// The directory of kept snapshots of `root`: one folder per data root inside the chosen or default cache
-/// directory. Refused when it lies inside the data root, which cellscope never writes to.
-fn snapshot_cache(choice: Option<PathBuf>, root: &Path) -> anyhow::Result<PathBuf> {
-    let base = match choice {
-        Some(dir) => dir,
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .filter(|dir| dir.is_absolute())
-            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-            .context(
-                "no cache directory: set XDG_CACHE_HOME or HOME, or pass --cache DIR or --no-cache",
-            )?
-            .join("cellscope"),
-    };
+impl CacheArgs {
+    /// The cache directory: the chosen one or the user's, `None` with `--no-cache` or when the data root does not
+    /// exist (indexing then says so). A chosen one inside the data root, which cellscope never writes to, is
+    /// refused, and the user's is then not used; checked before anything is created, since creating it first
+    /// would already write there.
+    fn base(&self, data_dir: &Path) -> anyhow::Result<Option<PathBuf>> {
+        if self.no_cache {
+            return Ok(None);
+        }
+        let Ok(root) = data_dir.canonicalize() else {
+            return Ok(None);
+        };
+        let base = match &self.cache {
+            Some(dir) => dir.clone(),
+            None => std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .filter(|dir| dir.is_absolute())
+                .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+                .context(
+                    "no cache directory: set XDG_CACHE_HOME or HOME, or pass --cache DIR or --no-cache",
+                )?
+                .join("cellscope"),
+        };
+        let base = resolved(&base)?;
+        if base.starts_with(&root) && self.cache.is_none() {
+            // The user's cache directory lies inside the data root (a data root that is a home directory): run
+            // without a cache rather than refuse a command nobody asked to cache.
+            tracing::warn!(
+                cache = %base.display(),
+                root = %root.display(),
+                "the default cache directory is inside the data root, which cellscope never writes to; running \
+                 without a cache (choose one with --cache DIR)"
+            );
+            return Ok(None);
+        }
+        if base.starts_with(&root) {
+            bail!(
+                "the cache directory {} is inside the data root {}, which cellscope never writes to; choose \
+                 another with --cache DIR (or --no-cache)",
+                base.display(),
+                root.display()
+            );
+        }
+        Ok(Some(base))
+    }
+
+    /// The cache of read results, shared by every data root (its entries name files relative to their root).
+    fn runs(&self, data_dir: &Path) -> anyhow::Result<Option<RunCache>> {
+        Ok(self
+            .base(data_dir)?
+            .map(|base| RunCache::in_directory(base.join("runs"))))
+    }
+}
+
+/// The directory of kept snapshots of `root`: one folder per data root inside the cache directory.
+fn snapshot_cache(base: &Path, root: &Path) -> anyhow::Result<PathBuf> {
     use sha2::Digest as _;
     let root_hash: String = sha2::Sha256::digest(root.to_string_lossy().as_bytes())
         .iter()
         .take(8)
         .map(|byte| format!("{byte:02x}"))
         .collect();
-    // Checked before anything is created: creating it first would already write under the data root.
-    let base = resolved(&base)?;
-    if base.starts_with(root) {
-        bail!(
-            "the cache directory {} is inside the data root {}, which cellscope never writes to; choose another \
-             with --cache DIR (or --no-cache)",
-            base.display(),
-            root.display()
-        );
-    }
     let dir = base.join("snapshots").join(root_hash);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)
@@ -236,7 +288,17 @@ impl Progress for Bar {
     }
 }
 
-fn load(data_dir: &Path, options: &IndexOptions) -> anyhow::Result<Index> {
+/// Indexes `data_dir`, taking unchanged runs' reads from `cache` as `trust` says.
+fn load(
+    data_dir: &Path,
+    options: &IndexOptions,
+    cache: Option<&RunCache>,
+    trust: Trust,
+) -> anyhow::Result<Index> {
+    let build = |progress: &dyn Progress| match cache {
+        Some(cache) => index::build_cached(data_dir, options, progress, cache, trust),
+        None => index::build(data_dir, options, progress),
+    };
     let index = if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(0).with_style(
             indicatif::ProgressStyle::with_template(
@@ -244,11 +306,11 @@ fn load(data_dir: &Path, options: &IndexOptions) -> anyhow::Result<Index> {
             )
             .context("progress bar template")?,
         );
-        let index = index::build(data_dir, options, &Bar(bar.clone()));
+        let index = build(&Bar(bar.clone()));
         bar.finish_and_clear();
         index
     } else {
-        index::build(data_dir, options, &Quiet)
+        build(&Quiet)
     }
     .with_context(|| format!("cannot index {}", data_dir.display()))?;
     if index.runs.is_empty() {
@@ -267,10 +329,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
             strict,
             criterion,
+            cache,
         } => {
             let named = Criterion::named(&criterion)
                 .with_context(|| format!("unknown criterion {criterion}"))?;
-            let index = load(&data_dir, &IndexOptions::default())?;
+            let cache = cache.runs(&data_dir)?;
+            let index = load(
+                &data_dir,
+                &IndexOptions::default(),
+                cache.as_ref(),
+                Trust::Contents,
+            )?;
             let report = audit::report(&index, &named);
             let mut stdout = std::io::stdout().lock();
             if json {
@@ -320,15 +389,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             cells_only,
             json,
             explain: None,
+            cache,
         } => {
             let options = IndexOptions {
                 hashes: !cells_only,
                 backup_diff: !cells_only,
             };
+            // `--cells-only` is what the server's first snapshot does, trusting sizes and modification times; a
+            // full index checks every cached read against its files' contents, as the server's second stage does.
+            let trust = if cells_only {
+                Trust::Stamps
+            } else {
+                Trust::Contents
+            };
+            let cache = cache.runs(&data_dir)?;
             let mut seconds = Vec::new();
             let mut last = None;
             for _ in 0..repeat.max(1) {
-                let index = load(&data_dir, &options)?;
+                let index = load(&data_dir, &options, cache.as_ref(), trust)?;
                 seconds.push(index.elapsed.as_secs_f64());
                 last = Some(index);
             }
@@ -352,18 +430,27 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     median_s,
                     min_s,
                     seconds: &seconds,
+                    cache: index.cache.as_ref(),
                 };
                 println!("{}", serde_json::to_string(&report)?);
             } else {
                 println!(
-                    "{} runs, {} cells, {rows} rows, {} warnings; index {} in {:.1} ms median, {:.1} ms fastest of {}",
+                    "{} runs, {} cells, {rows} rows, {} warnings; index {} in {:.1} ms median, {:.1} ms fastest of {}{}",
                     index.runs.len(),
                     index.cells.len(),
                     index.warnings.len(),
                     if cells_only { "(cells only)" } else { "(full)" },
                     median_s * 1e3,
                     min_s * 1e3,
-                    seconds.len()
+                    seconds.len(),
+                    index.cache.as_ref().map_or_else(String::new, |report| format!(
+                        "; cache: {} read from it, {} from files, {} written, {} stale, {} unreadable",
+                        report.used,
+                        report.read,
+                        report.written,
+                        report.stale,
+                        report.unreadable.len()
+                    ))
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -374,28 +461,40 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             cors,
             bench_static,
             cache,
-            no_cache,
         } => {
             let root = data_dir
                 .canonicalize()
                 .with_context(|| format!("data directory {} does not exist", data_dir.display()))?;
-            let archive = if no_cache {
-                None
-            } else {
-                let dir = snapshot_cache(cache, &root)?;
-                tracing::info!(dir = %dir.display(), "keeping recent snapshots for pinned links");
-                Some(cellscope::http::archive::Archive::new(
-                    dir,
-                    KEPT_SNAPSHOTS,
-                    KEPT_BYTES,
-                ))
+            let base = cache.base(&root)?;
+            let archive = match &base {
+                None => None,
+                Some(base) => {
+                    let dir = snapshot_cache(base, &root)?;
+                    tracing::info!(dir = %dir.display(), "keeping recent snapshots for pinned links");
+                    Some(cellscope::http::archive::Archive::new(
+                        dir,
+                        KEPT_SNAPSHOTS,
+                        KEPT_BYTES,
+                    ))
+                }
             };
-            let snapshot =
-                cellscope::http::snapshot::first_snapshot(&root).map_err(anyhow::Error::msg)?;
+            let runs =
+                base.map(|base| std::sync::Arc::new(RunCache::in_directory(base.join("runs"))));
+            let snapshot = cellscope::http::snapshot::first_snapshot(&root, runs.as_deref())
+                .map_err(anyhow::Error::msg)?;
             if snapshot.index.runs.is_empty() {
                 tracing::warn!(root = %root.display(), "no run directories yet; serving an empty index and watching for new runs");
             }
-            let store = cellscope::http::snapshot::Store::archiving(root, snapshot, archive);
+            if let Some(report) = &snapshot.index.cache {
+                tracing::info!(
+                    used = report.used,
+                    read = report.read,
+                    unreadable = report.unreadable.len(),
+                    "first snapshot: runs taken from the cache of read results"
+                );
+            }
+            let store =
+                cellscope::http::snapshot::Store::with_caches(root, snapshot, archive, runs);
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             runtime.block_on(async {
                 let _watching = cellscope::http::watch::spawn(store.clone())?;
@@ -431,6 +530,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 n,
                 rep,
                 json,
+                cache,
             } = *arguments;
             // The same name/value pairs `/api/compare` takes, read by the same parser.
             let mut pairs: Vec<(String, String)> = vec![
@@ -462,7 +562,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
             let query = cellscope_model::compare::parse_query(&pairs)?;
-            let index = load(&data_dir, &IndexOptions::CELLS)?;
+            let cache = cache.runs(&data_dir)?;
+            let index = load(
+                &data_dir,
+                &IndexOptions::CELLS,
+                cache.as_ref(),
+                Trust::Contents,
+            )?;
             let cells = cellscope_model::explore::working_cells(
                 &index.cells,
                 &index.pre_refill_cells,
@@ -491,8 +597,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             data_dir,
             format,
             output,
+            cache,
         } => {
-            let index = load(&data_dir, &IndexOptions::CELLS)?;
+            let cache = cache.runs(&data_dir)?;
+            let index = load(
+                &data_dir,
+                &IndexOptions::CELLS,
+                cache.as_ref(),
+                Trust::Contents,
+            )?;
             for warning in &index.warnings {
                 eprintln!("{}", printable(&warning.to_string()));
             }

@@ -3,10 +3,9 @@
 mod common;
 
 use common::{copy_tree, demo_root};
-use std::process::Command;
 
 fn cellscope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cellscope"))
+    common::cellscope_command()
         .args(args)
         .output()
         .expect("cellscope runs")
@@ -297,7 +296,7 @@ fn nothing_under_the_data_root_is_written() {
 fn serve_refuses_a_cache_directory_inside_the_data_root() {
     let root = tempfile::tempdir().unwrap();
     copy_tree(&demo_root().join("tr164-v1"), root.path());
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
+    let mut child = common::cellscope_command()
         .args([
             "serve",
             &root.path().to_string_lossy(),

@@ -132,7 +132,7 @@ async fn cells_arrow_body_matches_the_cli_export() {
         "application/vnd.apache.arrow.stream"
     );
     let served = cells_from_arrow(&reply.body);
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
+    let output = common::cellscope_command()
         .args(["cells", &demo_root().to_string_lossy(), "--format", "arrow"])
         .output()
         .unwrap();

@@ -40,7 +40,7 @@ async fn start(root: &Path) -> Server {
 
 /// The server on `root`, re-indexing on changes when `watching` (without, a test moves it on by hand).
 async fn start_serving(root: &Path, watching: bool) -> Server {
-    let store = Store::new(root.to_path_buf(), first_snapshot(root).unwrap());
+    let store = Store::new(root.to_path_buf(), first_snapshot(root, None).unwrap());
     let watching = watching.then(|| watch::spawn(store.clone()).unwrap());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -474,7 +474,7 @@ async fn a_pinned_snapshot_keeps_its_figures_after_the_data_changes() {
     let cache = tempfile::tempdir().unwrap();
     let store = Store::archiving(
         root.path().to_path_buf(),
-        first_snapshot(root.path()).unwrap(),
+        first_snapshot(root.path(), None).unwrap(),
         Some(cellscope::http::archive::Archive::new(
             cache.path().to_path_buf(),
             20,

@@ -4,6 +4,8 @@
 //! polars and DuckDB doing the same per-cell aggregation on the same two 94,500-row files, and checks that all
 //! four agree on every number; then (`bench_vllm.rs`) the same against pandas and polars on a large vLLM sweep.
 //!
+//! `bench start` (`bench_start.rs`) times `serve` from start to its first `/api/cells`, cold and warm.
+//!
 //! `bench compare` times the Compare view's computation in headless Chromium (all cells, vllm vs sglang per
 //! workload, five 10,000-resample bootstraps) against pandas + SciPy computing the same table, in alternating
 //! runs, and checks that the peer's pair counts, means and p-values equal cellscope's.
@@ -45,6 +47,15 @@ pub enum Which {
         seconds: u32,
         #[arg(long, default_value_t = 64)]
         connections: u32,
+    },
+    /// `serve` from start to its first `/api/cells` answer, cold and warm (the cache of read results).
+    Start {
+        /// Alternating cold and warm starts.
+        #[arg(long, default_value_t = 7)]
+        runs: u32,
+        /// The data root (default: the demo data).
+        #[arg(long)]
+        data: Option<PathBuf>,
     },
     /// The Compare view's computation in the browser vs pandas + SciPy.
     Compare {
@@ -91,6 +102,7 @@ pub fn run(which: Which) -> anyhow::Result<()> {
             connections,
         } => crate::bench_scale::scale(runs, seconds, connections),
         Which::Compare { runs, repeat } => compare_view(runs, repeat),
+        Which::Start { runs, data } => crate::bench_start::start(runs, data),
     }
 }
 
@@ -137,13 +149,23 @@ fn compare_view(runs: u32, repeat: u32) -> anyhow::Result<()> {
             "csv",
             "-o",
             &cells_csv.to_string_lossy(),
+            "--no-cache",
         ],
     )?;
     // cellscope's own numbers for the same question, from the CLI (the same model code the browser runs).
     let ours: Value = serde_json::from_str(&output(
         &bin_text,
         &[
-            "compare", &data_text, "--by", "backend", "--a", "vllm", "--b", "sglang", "--json",
+            "compare",
+            &data_text,
+            "--by",
+            "backend",
+            "--a",
+            "vllm",
+            "--b",
+            "sglang",
+            "--json",
+            "--no-cache",
         ],
     )?)
     .context("reading `cellscope compare --json`")?;
@@ -487,6 +509,7 @@ pub(crate) fn paired_tr164(
             "json",
             "-o",
             &cells_json.to_string_lossy(),
+            "--no-cache",
         ],
     )?;
     let ours: Vec<Value> =
@@ -509,7 +532,11 @@ pub(crate) fn paired_tr164(
     let mut full_index_s = Vec::new();
     for run in 1..=runs {
         eprintln!("paired run {run} of {runs}");
-        let ran = measured(binary, &["index", &root_text, "--cells-only", "--json"])?;
+        // Cold: the cache of read results would time a warm start instead, and the user's cache is left alone.
+        let ran = measured(
+            binary,
+            &["index", &root_text, "--cells-only", "--json", "--no-cache"],
+        )?;
         let report: Value =
             serde_json::from_str(ran.stdout.trim()).context("reading `cellscope index --json`")?;
         if number(&report, "cells")? as usize != ours.len() {
@@ -522,7 +549,8 @@ pub(crate) fn paired_tr164(
             peers: Vec::new(),
         };
         if full {
-            full_index_s.push(measured(binary, &["index", &root_text, "--json"])?.wall_s);
+            full_index_s
+                .push(measured(binary, &["index", &root_text, "--json", "--no-cache"])?.wall_s);
         }
         for (position, peer) in peers.iter().enumerate() {
             let peer_json = out_dir.join(format!("tr164-{peer}.json"));
@@ -700,6 +728,7 @@ fn http(seconds: u32, connections: u32) -> anyhow::Result<()> {
             &addr,
             "--bench-static",
             &static_dir.to_string_lossy(),
+            "--no-cache",
         ])
         .env("CELLSCOPE_LOG", "warn")
         .spawn()

@@ -164,6 +164,7 @@ pub fn index(runs: u32) -> anyhow::Result<()> {
             "json",
             "-o",
             &cells_json.to_string_lossy(),
+            "--no-cache",
         ],
     )?;
     let cells: Vec<Value> = serde_json::from_slice(&std::fs::read(&cells_json)?)
@@ -183,7 +184,11 @@ pub fn index(runs: u32) -> anyhow::Result<()> {
     let mut worst = vec![0.0f64; PEERS.len()];
     for run in 1..=runs {
         eprintln!("paired run {run} of {runs}");
-        let ran = measured(&binary, &["index", &root, "--cells-only", "--json"])?;
+        // Cold, like the peers: no cache of read results.
+        let ran = measured(
+            &binary,
+            &["index", &root, "--cells-only", "--json", "--no-cache"],
+        )?;
         let report: Value =
             serde_json::from_str(ran.stdout.trim()).context("reading `cellscope index --json`")?;
         if number(&report, "cells")? as usize != sweep.files.len() {

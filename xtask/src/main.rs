@@ -11,6 +11,7 @@
 
 mod bench;
 mod bench_scale;
+mod bench_start;
 mod bench_vllm;
 mod browser;
 mod checksum;

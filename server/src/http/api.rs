@@ -372,13 +372,31 @@ pub async fn cells(
     }
     if parsed.values.is_empty() && format == Format::Arrow && !pre_refill {
         // The whole table, precompressed per snapshot in the encodings the client accepts.
-        return Ok(respond_encoded(
-            &snapshot,
-            &headers,
-            media_type(format),
-            &snapshot.cells_arrow,
-            &snapshot.cells_arrow_compressed,
-        ));
+        let compressed = &snapshot.cells_arrow_compressed;
+        let response = if accepted_encoding(&headers).is_some_and(|encoding| encoding != "zstd") {
+            // Brotli or gzip is made on the first request that needs it: off the async workers.
+            let building = snapshot.clone();
+            tokio::task::spawn_blocking(move || {
+                respond_encoded(
+                    &building,
+                    &headers,
+                    media_type(format),
+                    &building.cells_arrow,
+                    |encoding| building.cells_arrow_compressed.get(encoding),
+                )
+            })
+            .await
+            .map_err(|error| ApiError::Internal(error.to_string()))?
+        } else {
+            respond_encoded(
+                &snapshot,
+                &headers,
+                media_type(format),
+                &snapshot.cells_arrow,
+                |encoding| compressed.get(encoding),
+            )
+        };
+        return Ok(response);
     }
     // A slice: built and compressed once per snapshot and normalised query, then served from memory.
     let key = bodies::key(format.name(), pre_refill, &parsed.values);
@@ -408,18 +426,18 @@ pub async fn cells(
         &headers,
         media_type(format),
         &body.plain,
-        &body.compressed,
+        |encoding| {
+            body.compressed
+                .iter()
+                .find(|(name, _)| *name == encoding)
+                .map(|(_, bytes)| bytes.clone())
+        },
     ))
 }
 
-/// A body in the best encoding the client accepts of those precomputed (`Vary: accept-encoding`), else plain.
-fn respond_encoded(
-    snapshot: &Snapshot,
-    headers: &HeaderMap,
-    content_type: &'static str,
-    plain: &Bytes,
-    compressed: &[(&'static str, Bytes)],
-) -> Response {
+/// The best of the bodies' encodings ([`ENCODINGS`](super::snapshot::ENCODINGS), best first) the client
+/// accepts.
+fn accepted_encoding(headers: &HeaderMap) -> Option<&'static str> {
     let accepted = headers
         .get(ACCEPT_ENCODING)
         .and_then(|value| value.to_str().ok())
@@ -431,9 +449,25 @@ fn respond_encoded(
                 && !pieces.any(|parameter| parameter.trim().replace(' ', "") == "q=0")
         })
     };
-    let mut response = match compressed.iter().find(|(encoding, _)| accepts(encoding)) {
+    super::snapshot::ENCODINGS
+        .into_iter()
+        .find(|encoding| accepts(encoding))
+}
+
+/// A body in the best encoding the client accepts of those `compressed` gives (`Vary: accept-encoding`), else
+/// plain.
+fn respond_encoded(
+    snapshot: &Snapshot,
+    headers: &HeaderMap,
+    content_type: &'static str,
+    plain: &Bytes,
+    compressed: impl Fn(&str) -> Option<Bytes>,
+) -> Response {
+    let chosen =
+        accepted_encoding(headers).and_then(|encoding| Some((encoding, compressed(encoding)?)));
+    let mut response = match chosen {
         Some((encoding, body)) => {
-            let mut response = respond(snapshot, content_type, body.clone());
+            let mut response = respond(snapshot, content_type, body);
             response
                 .headers_mut()
                 .insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));

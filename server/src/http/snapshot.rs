@@ -2,6 +2,7 @@
 //! The server holds the current snapshot in an `ArcSwap`; a request loads it once and keeps it to the end.
 
 use crate::export::{self, Format};
+use crate::index::cache::{RunCache, Trust};
 use crate::index::{Index, IndexOptions, Quiet};
 use arc_swap::ArcSwap;
 use axum::body::Bytes;
@@ -32,8 +33,8 @@ pub struct Snapshot {
     pub indexed_at_unix_ms: u64,
     /// `/api/cells` without filters, Arrow IPC, encoded once.
     pub cells_arrow: Bytes,
-    /// The same body compressed once per snapshot: `(content-encoding, bytes)`, best first.
-    pub cells_arrow_compressed: Vec<(&'static str, Bytes)>,
+    /// The same body compressed once per snapshot (zstd at once, brotli and gzip when first asked for).
+    pub cells_arrow_compressed: Compressed,
     /// `/api/index`.
     pub index_json: Bytes,
     /// `/api/provenance`, computed once per snapshot (notes rendered and sanitised once).
@@ -143,8 +144,30 @@ impl Snapshot {
         let indexed_at_unix_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis() as u64);
-        let cells_arrow =
-            export::encode(&index.cells, Format::Arrow).map_err(|error| error.to_string())?;
+        // The parts below are independent of each other: computed two at a time (this runs on two cores), then
+        // hashed in one fixed order, so the ids are the same as computing them one after the other.
+        let ((cells_arrow, provenance_map_json), ((dimensions, mut provenance_body), etag_tail)) =
+            rayon::join(
+                || {
+                    rayon::join(
+                        || export::encode(&index.cells, Format::Arrow),
+                        || json(&index.provenance.iter().collect::<Vec<_>>()),
+                    )
+                },
+                || {
+                    rayon::join(
+                        || {
+                            rayon::join(
+                                || dimension_counts(&index.cells),
+                                // The snapshot id is filled in once known.
+                                || provenance(&index, ""),
+                            )
+                        },
+                        || etag_tail(&index),
+                    )
+                },
+            );
+        let cells_arrow = Bytes::from(cells_arrow.map_err(|error| error.to_string())?);
         let mut hasher = sha2::Sha256::new();
         hasher.update(&cells_arrow);
         // Run facts that do not depend on the second stage (hashes, backup diffs), so finishing that stage
@@ -159,8 +182,9 @@ impl Snapshot {
             }
         }
         hasher.update(json(&index.exclusions));
-        hasher.update(json(&index.provenance.iter().collect::<Vec<_>>()));
+        hasher.update(provenance_map_json);
         let id = hex(&hasher.finalize());
+        provenance_body.snapshot = id.clone();
         let mut body = IndexBody {
             snapshot: id.clone(),
             complete,
@@ -171,7 +195,7 @@ impl Snapshot {
             runs: index.runs.clone(),
             exclusions: index.exclusions.clone(),
             warnings: index.warnings.clone(),
-            dimensions: dimension_counts(&index.cells)
+            dimensions: dimensions
                 .into_iter()
                 .map(|(dimension, counts)| {
                     let counts = counts
@@ -182,42 +206,47 @@ impl Snapshot {
                 })
                 .collect(),
         };
-        let untimed_index_json = serde_json::to_vec(&body).map_err(|error| error.to_string())?;
-        body.indexed_at_unix_ms = indexed_at_unix_ms;
-        body.index_ms = index.elapsed.as_secs_f64() * 1e3;
-        let index_json = serde_json::to_vec(&body).map_err(|error| error.to_string())?;
-        let provenance_json =
-            serde_json::to_vec(&provenance(&index, &id)).map_err(|error| error.to_string())?;
+        let index_ms = index.elapsed.as_secs_f64() * 1e3;
+        let ((untimed_index_json, index_json), (provenance_json, cells_arrow_compressed)) =
+            rayon::join(
+                || {
+                    let untimed = serde_json::to_vec(&body);
+                    body.indexed_at_unix_ms = indexed_at_unix_ms;
+                    body.index_ms = index_ms;
+                    (untimed, serde_json::to_vec(&body))
+                },
+                || {
+                    (
+                        serde_json::to_vec(&provenance_body),
+                        // The first snapshot of a start favours time (zstd 3 takes half the time of 6 for a body
+                        // 4% larger); the complete one that replaces it a moment later compresses harder.
+                        Compressed::new(cells_arrow.clone(), if complete { 6 } else { 3 }),
+                    )
+                },
+            );
+        let untimed_index_json = untimed_index_json.map_err(|error| error.to_string())?;
+        let index_json = index_json.map_err(|error| error.to_string())?;
+        let provenance_json = provenance_json.map_err(|error| error.to_string())?;
         // Everything any response is made from: the three precomputed bodies (the index body carries the
         // second stage and the warnings), the pre-refill cells and where each cell's rows are.
         let mut etag = sha2::Sha256::new();
-        for part in [&cells_arrow, &untimed_index_json, &provenance_json] {
+        for part in [&cells_arrow[..], &untimed_index_json, &provenance_json] {
             etag.update((part.len() as u64).to_le_bytes());
             etag.update(part);
         }
-        etag.update(json(&index.pre_refill_cells));
-        for (key, rows) in &index.rows {
-            etag.update(key.to_string().as_bytes());
-            etag.update(rows.file_bytes.to_le_bytes());
-            etag.update((rows.offsets.len() as u64).to_le_bytes());
-            if let Some((_, bytes, offsets)) = &rows.backup {
-                etag.update(bytes.to_le_bytes());
-                etag.update((offsets.len() as u64).to_le_bytes());
-            }
-        }
+        etag.update(etag_tail);
         let content = hex(&etag.finalize());
         let mut timed = sha2::Sha256::new();
         timed.update(content.as_bytes());
         timed.update(&index_json);
         let etag = format!("{id}-{}", hex(&timed.finalize()));
-        let cells_arrow_compressed = compress_all(&cells_arrow);
         Ok(Snapshot {
             id,
             etag,
             content,
             index,
             indexed_at_unix_ms,
-            cells_arrow: Bytes::from(cells_arrow),
+            cells_arrow,
             cells_arrow_compressed,
             index_json: Bytes::from(index_json),
             provenance_json: Bytes::from(provenance_json),
@@ -227,34 +256,96 @@ impl Snapshot {
     }
 }
 
+/// What the ETag covers besides the three bodies, in the order it is hashed: the pre-refill cells and where each
+/// cell's rows are.
+fn etag_tail(index: &Index) -> Vec<u8> {
+    let mut tail = json(&index.pre_refill_cells);
+    for (key, rows) in &index.rows {
+        tail.extend_from_slice(key.to_string().as_bytes());
+        tail.extend_from_slice(&rows.file_bytes.to_le_bytes());
+        tail.extend_from_slice(&(rows.offsets.len() as u64).to_le_bytes());
+        if let Some((_, bytes, offsets)) = &rows.backup {
+            tail.extend_from_slice(&bytes.to_le_bytes());
+            tail.extend_from_slice(&(offsets.len() as u64).to_le_bytes());
+        }
+    }
+    tail
+}
+
 /// The JSON bytes of a value, for hashing (types that cannot be JSON hash as nothing).
 fn json<T: serde::Serialize>(value: &T) -> Vec<u8> {
     serde_json::to_vec(value).unwrap_or_default()
 }
 
+/// The content encodings bodies are compressed in, best first.
+pub const ENCODINGS: [&str; 3] = ["zstd", "br", "gzip"];
+
+/// zstd's level for bodies kept per snapshot: their size matters more than the few milliseconds.
+const ZSTD_LEVEL: i32 = 6;
+
+/// `body` compressed in `encoding` (one of [`ENCODINGS`]); `None` if the encoder fails.
+fn compress(body: &[u8], encoding: &str) -> Option<Bytes> {
+    use std::io::Write as _;
+    match encoding {
+        "zstd" => zstd::bulk::compress(body, ZSTD_LEVEL).ok().map(Bytes::from),
+        "br" => {
+            let mut brotli = Vec::new();
+            let mut writer = brotli::CompressorWriter::new(&mut brotli, 4096, 6, 22);
+            let written = writer.write_all(body).is_ok() && writer.flush().is_ok();
+            drop(writer);
+            written.then(|| Bytes::from(brotli))
+        }
+        "gzip" => {
+            let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+            gzip.write_all(body).ok()?;
+            gzip.finish().ok().map(Bytes::from)
+        }
+        _ => None,
+    }
+}
+
 /// zstd, brotli and gzip versions of `body`. Compressing 0.4 MB per request would dominate the cost of
 /// `/api/cells`; once per snapshot it is a few milliseconds.
 pub fn compress_all(body: &[u8]) -> Vec<(&'static str, Bytes)> {
-    use std::io::Write as _;
-    let mut out = Vec::new();
-    if let Ok(zstd) = zstd::bulk::compress(body, 6) {
-        out.push(("zstd", Bytes::from(zstd)));
-    }
-    let mut brotli = Vec::new();
-    {
-        let mut writer = brotli::CompressorWriter::new(&mut brotli, 4096, 6, 22);
-        if writer.write_all(body).is_ok() && writer.flush().is_ok() {
-            drop(writer);
-            out.push(("br", Bytes::from(brotli)));
+    ENCODINGS
+        .into_iter()
+        .filter_map(|encoding| Some((encoding, compress(body, encoding)?)))
+        .collect()
+}
+
+/// The unfiltered cells table of a snapshot, compressed once per snapshot and encoding. zstd (what browsers,
+/// curl `--compressed` and Python clients take first) is made with the snapshot; brotli and gzip, five to ten
+/// times slower to make, the first time a client that takes no zstd asks, so that a (warm) start does not wait
+/// for encodings few clients use.
+pub struct Compressed {
+    plain: Bytes,
+    zstd: Option<Bytes>,
+    later: [(&'static str, std::sync::OnceLock<Option<Bytes>>); 2],
+}
+
+impl Compressed {
+    /// `plain` with its zstd version at `zstd_level` made now.
+    pub fn new(plain: Bytes, zstd_level: i32) -> Compressed {
+        Compressed {
+            zstd: zstd::bulk::compress(&plain, zstd_level)
+                .ok()
+                .map(Bytes::from),
+            plain,
+            later: [
+                ("br", std::sync::OnceLock::new()),
+                ("gzip", std::sync::OnceLock::new()),
+            ],
         }
     }
-    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
-    if gzip.write_all(body).is_ok()
-        && let Ok(gzip) = gzip.finish()
-    {
-        out.push(("gzip", Bytes::from(gzip)));
+
+    /// The body in `encoding`, compressed now if it is the first time it is asked for.
+    pub fn get(&self, encoding: &str) -> Option<Bytes> {
+        if encoding == "zstd" {
+            return self.zstd.clone();
+        }
+        let (_, slot) = self.later.iter().find(|(name, _)| *name == encoding)?;
+        slot.get_or_init(|| compress(&self.plain, encoding)).clone()
     }
-    out
 }
 
 /// The shared state of the server.
@@ -267,6 +358,11 @@ pub struct Store {
     pub reindexes: std::sync::atomic::AtomicU64,
     /// Where recent snapshots are kept for pinned links; `None` keeps only the current one.
     pub archive: Option<super::archive::Archive>,
+    /// The cache of read results re-indexing takes unchanged runs from (checked against the files' contents).
+    pub runs: Option<Arc<RunCache>>,
+    /// Saving the first snapshot in the archive, which runs beside serving so that a start does not wait for it;
+    /// a re-index waits for it before it swaps, so the archive never misses the snapshot a link was pinned to.
+    first_kept: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Store {
@@ -274,11 +370,21 @@ impl Store {
         Store::archiving(root, snapshot, None)
     }
 
-    /// A store that keeps recent snapshots in `archive` (the current one is saved at once).
+    /// A store that keeps recent snapshots in `archive` (the current one is saved at once, beside serving).
     pub fn archiving(
         root: PathBuf,
         snapshot: Snapshot,
         archive: Option<super::archive::Archive>,
+    ) -> Arc<Store> {
+        Store::with_caches(root, snapshot, archive, None)
+    }
+
+    /// A store that keeps recent snapshots in `archive` and re-indexes with the cache of read results `runs`.
+    pub fn with_caches(
+        root: PathBuf,
+        snapshot: Snapshot,
+        archive: Option<super::archive::Archive>,
+        runs: Option<Arc<RunCache>>,
     ) -> Arc<Store> {
         let (events, _) = broadcast::channel(16);
         let store = Arc::new(Store {
@@ -287,9 +393,37 @@ impl Store {
             events,
             reindexes: Default::default(),
             archive,
+            runs,
+            first_kept: std::sync::Mutex::new(None),
         });
-        store.keep(&store.load());
+        if store.archive.is_some() {
+            let keeping = Arc::clone(&store);
+            let handle = std::thread::Builder::new()
+                .name("cellscope-keep".into())
+                .spawn(move || keeping.keep(&keeping.load()));
+            match handle {
+                Ok(handle) => {
+                    if let Ok(mut first) = store.first_kept.lock() {
+                        *first = Some(handle);
+                    }
+                }
+                // No thread to spare: saved here instead.
+                Err(_) => store.keep(&store.load()),
+            }
+        }
         store
+    }
+
+    /// Waits until the first snapshot is in the archive.
+    fn wait_first_kept(&self) {
+        let handle = self
+            .first_kept
+            .lock()
+            .ok()
+            .and_then(|mut first| first.take());
+        if let Some(handle) = handle {
+            let _ = handle.join();
+        }
     }
 
     /// Saves a snapshot in the archive; a failure only costs pinned links their old figures, so it is logged.
@@ -310,8 +444,24 @@ impl Store {
     pub fn reindex(&self, options: &IndexOptions) -> Result<Option<String>, String> {
         self.reindexes
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let index =
-            crate::index::build(&self.root, options, &Quiet).map_err(|error| error.to_string())?;
+        // A cached read is used only when its files' contents still match: this is where the entries the first
+        // snapshot trusted by size and modification time are checked.
+        let index = match &self.runs {
+            Some(cache) => {
+                crate::index::build_cached(&self.root, options, &Quiet, cache, Trust::Contents)
+            }
+            None => crate::index::build(&self.root, options, &Quiet),
+        }
+        .map_err(|error| error.to_string())?;
+        if let Some(report) = &index.cache
+            && (report.stale > 0 || !report.unreadable.is_empty())
+        {
+            tracing::warn!(
+                stale = report.stale,
+                unreadable = report.unreadable.len(),
+                "cached reads were dropped and their runs read again"
+            );
+        }
         let complete = options.hashes && options.backup_diff;
         let current = self.load();
         let snapshot = Snapshot::new(index, complete)?;
@@ -321,6 +471,7 @@ impl Store {
         }
         let changed = snapshot.id != current.id;
         let id = snapshot.id.clone();
+        self.wait_first_kept();
         self.keep(&snapshot);
         self.current.store(Arc::new(snapshot));
         if changed {
@@ -332,16 +483,18 @@ impl Store {
     }
 }
 
-/// Builds the first snapshot quickly (cells only) so the server can answer at once.
-pub fn first_snapshot(root: &Path) -> Result<Snapshot, String> {
-    let index = crate::index::build(
-        root,
-        &IndexOptions {
-            hashes: false,
-            backup_diff: false,
-        },
-        &Quiet,
-    )
+/// Builds the first snapshot quickly (cells only) so the server can answer at once. With a cache of read
+/// results, runs whose files have the size and modification time of a cached read are taken from it unread; the
+/// second stage checks them against the files' contents.
+pub fn first_snapshot(root: &Path, cache: Option<&RunCache>) -> Result<Snapshot, String> {
+    let options = IndexOptions {
+        hashes: false,
+        backup_diff: false,
+    };
+    let index = match cache {
+        Some(cache) => crate::index::build_cached(root, &options, &Quiet, cache, Trust::Stamps),
+        None => crate::index::build(root, &options, &Quiet),
+    }
     .map_err(|error| error.to_string())?;
     Snapshot::new(index, false)
 }

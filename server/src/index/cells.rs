@@ -60,14 +60,6 @@ pub fn run_cells(
     let read: &RunRead = read;
     let empty = ParsedMetrics::default();
     let parsed = read.metrics.as_ref().unwrap_or(&empty);
-    // Another tool's own request count (vLLM `num_prompts`), by cell, where a manifest's would stand.
-    let expected_in_file: BTreeMap<&CellCoordinates, u32> = parsed
-        .cells
-        .iter()
-        .filter_map(|(coordinates, cell)| {
-            Some((coordinates, cell.external.as_ref()?.expected_rows?))
-        })
-        .collect();
     let inferred = inferred_requests_per_agent(
         parsed
             .cells
@@ -171,6 +163,19 @@ pub fn run_cells(
     }
     let spliced_away =
         |coordinates: &CellCoordinates| relations.lineage.is_spliced(run_id, coordinates);
+    // The request count another tool's file states for a cell (the first cell read at those coordinates), looked
+    // up once per cell: a scan of the run's cells for each would cost a TR164 sweep of 900 cells 800,000
+    // comparisons, and TR164 files state none.
+    let mut expected_in_file: BTreeMap<&CellCoordinates, Option<u32>> = BTreeMap::new();
+    if parsed.cells.iter().any(|(_, cell)| cell.external.is_some()) {
+        for (coordinates, cell) in &parsed.cells {
+            expected_in_file.entry(coordinates).or_insert_with(|| {
+                cell.external
+                    .as_ref()
+                    .and_then(|external| external.expected_rows)
+            });
+        }
+    }
     for (coordinates, summary) in cells.iter_mut() {
         let manifest_cell: Option<&ManifestCell> = read
             .manifest
@@ -180,7 +185,8 @@ pub fn run_cells(
             .plan
             .as_ref()
             .and_then(|plan| plan.cells.get(coordinates).copied().flatten());
-        let from_file = expected_in_file.get(coordinates).copied();
+        // Another tool's own request count (vLLM `num_prompts`) stands where a manifest's would.
+        let from_file = expected_in_file.get(coordinates).copied().flatten();
         (summary.expected_rows, summary.expected_source) = expected_rows(
             from_plan,
             manifest_cell

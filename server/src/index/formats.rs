@@ -752,9 +752,10 @@ fn status_of(error: &str) -> String {
 }
 
 /// What a cell of another tool's file carries beyond the TR164 census.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ExternalCell {
-    pub format: &'static str,
+    #[serde(with = "super::cache::wire::format_name")]
+    pub format: super::metrics_csv::StaticName,
     /// The file, relative to the data root.
     pub file: String,
     /// Its length when indexed: reading rows back from a file of another length is refused.

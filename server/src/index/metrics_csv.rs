@@ -8,6 +8,7 @@ use cellscope_model::api::Warning;
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::requests::RowClass;
 use cellscope_model::stats::{CellAccumulator, CellStats, RequestSample};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
@@ -32,12 +33,20 @@ pub const REQUIRED_COLUMNS: [&str; 17] = [
     "status",
 ];
 
+/// A name the code holds as a `&'static str` (a rejection kind, a format). Spelled as an alias in serialized
+/// types because serde takes a field written `&'static str` for text borrowed from its input, which a cache entry
+/// read into a buffer cannot lend; such fields go through a `with` module of `cache::wire` instead.
+pub type StaticName = &'static str;
+
+/// Every [`FileRejected::kind`]: a kind read back from the cache must be one of them.
+pub const REJECTION_KINDS: [&str; 3] = ["empty_file", "unreadable_header", "missing_column"];
+
 /// Detailed per-row warnings per file; further problems are summarised in one line so a broken file cannot
 /// drown the report.
 const MAX_ROW_WARNINGS: usize = 20;
 
 /// What one file says about one cell.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ParsedCell {
     pub rows: u32,
     pub ok_rows: u32,
@@ -54,6 +63,7 @@ pub struct ParsedCell {
     pub first_row_line: u64,
     /// Byte offsets of the cell's rows (as the csv reader reports them), for reading them back on demand; for
     /// another tool's file, the requests' positions in their record.
+    #[serde(with = "super::cache::wire::increasing")]
     pub row_offsets: Vec<u64>,
     pub stats: CellStats,
     /// For a cell of another tool's file: its file and record, expected rows, reported and inferred marks.
@@ -61,7 +71,7 @@ pub struct ParsedCell {
 }
 
 /// The rows of one cell that carry one `run_id`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IdCount {
     pub rows: u32,
     /// Byte offset of the first of them (as the csv reader reports it).
@@ -69,7 +79,7 @@ pub struct IdCount {
 }
 
 /// The parse of one file.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ParsedMetrics {
     /// Cells in the order they first appear in the file.
     pub cells: Vec<(CellCoordinates, ParsedCell)>,
@@ -81,9 +91,11 @@ pub struct ParsedMetrics {
 }
 
 /// Why a file could not be indexed at all.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRejected {
-    pub kind: &'static str,
+    /// One of [`REJECTION_KINDS`].
+    #[serde(with = "super::cache::wire::rejection_kind")]
+    pub kind: StaticName,
     pub line: Option<u64>,
     pub message: String,
 }

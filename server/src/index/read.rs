@@ -59,12 +59,14 @@ pub struct Reads {
 
 /// Reads every run and backup of `discovery`, runs and backups in parallel. Runs of every format go through
 /// their [`RunFormat`](super::formats::RunFormat); backups are TR164's.
+/// With a `cache`, a run or backup whose entry it trusts is taken from it instead.
 pub fn read_all(
     discovery: &Discovery,
     storage: &dyn Storage,
     mapping: &Mapping,
     options: &IndexOptions,
     progress: &dyn Progress,
+    cache: Option<&super::cache::Session<'_>>,
 ) -> Reads {
     let context = ReadContext {
         storage,
@@ -94,7 +96,10 @@ pub fn read_all(
             detected
                 .par_iter()
                 .filter_map(|run| {
-                    formats::by_name(run.format).map(|format| format.read_run(&context, run))
+                    formats::by_name(run.format).map(|format| match cache {
+                        Some(cache) => cache.read_run(&context, format, run),
+                        None => format.read_run(&context, run),
+                    })
                 })
                 .collect()
         },
@@ -104,7 +109,10 @@ pub fn read_all(
                 .par_iter()
                 .map(|dir| {
                     let master = runs_by_id.get(dir.master_run_id.as_str()).copied();
-                    read_backup(dir.clone(), master, options, progress)
+                    match cache {
+                        Some(cache) => cache.read_backup(dir, master, options, progress),
+                        None => read_backup(dir.clone(), master, options, progress),
+                    }
                 })
                 .collect()
         },
@@ -137,7 +145,8 @@ fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-fn list_files(path: &Path) -> Vec<String> {
+/// The names in a run directory, sorted, sub-directories ending with `/`.
+pub(crate) fn list_files(path: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(path) else {
         return Vec::new();
     };

@@ -49,11 +49,13 @@ pub struct ManifestCell {
     pub history: Vec<HistoryEvent>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Manifest {
     pub status: Option<String>,
+    #[serde(with = "super::cache::wire::json_text")]
     pub environment: Option<serde_json::Value>,
     /// `default_max_model_len`, else `max_model_len`.
+    #[serde(with = "super::cache::wire::json_text")]
     pub max_model_len: Option<serde_json::Value>,
     pub cells: BTreeMap<CellCoordinates, ManifestCell>,
 }
@@ -175,7 +177,7 @@ struct RawPlan {
 }
 
 /// Planned (selected) cells with their expected row counts, where known.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Plan {
     pub cells: BTreeMap<CellCoordinates, Option<u32>>,
     /// Entries present in the plan but not selected for this run (e.g. other backends of a 1,800-cell plan).

@@ -16,7 +16,7 @@ const KEY_COLUMNS: [&str; 7] = [
 const MAX_LISTED_PROBLEMS: usize = 20;
 
 /// The comparison of a master with its backup, plus where the replaced rows are (for reading them back).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SpliceDiff {
     pub comparison: BackupComparison,
     /// Replaced rows per cell.

@@ -26,7 +26,21 @@ pub fn demo_root() -> &'static Path {
     })
 }
 
-/// Removes `demo-<pid>` directories of processes that no longer run.
+/// The `cellscope` binary, with its default cache directory (`$XDG_CACHE_HOME/cellscope`) inside this test
+/// process's own directory under `target/`, so that tests never write to the user's cache.
+pub fn cellscope_command() -> std::process::Command {
+    static CACHE_HOME: OnceLock<PathBuf> = OnceLock::new();
+    let home = CACHE_HOME.get_or_init(|| {
+        let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        remove_stale_demo_dirs(parent);
+        parent.join(format!("cache-home-{}", std::process::id()))
+    });
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"));
+    command.env("XDG_CACHE_HOME", home);
+    command
+}
+
+/// Removes `demo-<pid>` and `cache-home-<pid>` directories of processes that no longer run.
 fn remove_stale_demo_dirs(parent: &Path) {
     // Without /proc (not Linux) liveness is unknown: leave everything.
     let Ok(entries) = std::fs::read_dir(parent) else {
@@ -37,7 +51,9 @@ fn remove_stale_demo_dirs(parent: &Path) {
     }
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(pid) = name.strip_prefix("demo-")
+        if let Some(pid) = name
+            .strip_prefix("demo-")
+            .or_else(|| name.strip_prefix("cache-home-"))
             && pid.parse::<u32>().is_ok()
             && !Path::new("/proc").join(pid).exists()
         {

@@ -1,0 +1,847 @@
+//! The cache of per-run read results, which makes a restart on unchanged data fast (a warm start).
+//!
+//! Reading a run (parsing its metrics.csv or another tool's files, its side files) and comparing a backup with
+//! its master are the expensive parts of indexing, and each depends only on its own files. So each result is
+//! kept as one entry, keyed by what decides it: the code that read it (the cellscope version and a hash of the
+//! indexer's sources, see build.rs), the format, the run's place and files relative to the data root,
+//! `cellscope.toml` for the formats that read it, and the size and modification time of every file the read
+//! opened (an absent side file counts as absent). Lineage, ledger and assembly still run on every index: they are
+//! cheap and relate runs to each other.
+//!
+//! An entry is trusted in one of two ways ([`Trust`]). By stamps, when size and modification time match: the
+//! first snapshot of `serve` and `index --cells-only`, which must be quick. By contents, when in addition the
+//! sha256 of every file equals the one the entry was built from: every full index (the server's second stage,
+//! `audit`, `index`) and the one-shot commands. An entry whose files changed without a change of size or time is
+//! dropped with a `stale_cache_entry` warning naming run and file, and the run is read again; an entry that cannot
+//! be read or decoded is logged and ignored. Entries are written only by full reads (with checksums), so each
+//! carries what any kind of index needs; a lighter index leaves out what it would not have computed, so a warm
+//! index equals a cold one byte for byte.
+//!
+//! Keys and entries hold no absolute path, so replicas serving the same data from different places can share a
+//! store; the store is the narrow [`CacheStore`] seam (get and put of bytes by key).
+
+pub mod store;
+pub mod wire;
+
+pub use store::{CacheStore, DirectoryStore};
+
+use super::discover::{BackupDir, RunDir};
+use super::formats::{DetectedRun, ReadContext, RunFormat};
+use super::metrics_csv::{FileRejected, ParsedMetrics};
+use super::read::{self, BackupRead, RunRead};
+use super::run_files::{Manifest, Plan};
+use super::splice::SpliceDiff;
+use super::storage::{self, Storage};
+use super::{IndexOptions, Progress};
+use cellscope_model::api::{EnvironmentField, FileDigest, Warning};
+use serde::{Deserialize, Serialize};
+use sha2::Digest as _;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::UNIX_EPOCH;
+
+/// Bumped when the entry layout changes in a way the source hash would not show (it changes with every source
+/// file of the indexer and the model, so in practice this stays).
+const SCHEMA: u32 = 1;
+/// The first bytes of every entry.
+const MAGIC: &[u8; 8] = b"cscache1";
+/// Entries kept in a directory store by default: a warm start of 100 runs and 10 million rows needs about
+/// 60 MB, so this holds several such data roots.
+pub const DEFAULT_MAX_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// The files a TR164 run's read opens, relative to its directory.
+const TR164_INPUTS: [&str; 5] = [
+    "metrics.csv",
+    "manifest.json",
+    "execution_plan.json",
+    "REFILL_NOTE.md",
+    "config.yaml",
+];
+
+/// How far an index trusts a cache entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// Sizes and modification times match: used without reading the files.
+    Stamps,
+    /// The files' sha256 also match the entry's: the files are read and hashed, not parsed.
+    Contents,
+}
+
+/// A cache of read results over a [`CacheStore`].
+pub struct RunCache {
+    store: Box<dyn CacheStore>,
+}
+
+impl RunCache {
+    pub fn new(store: Box<dyn CacheStore>) -> RunCache {
+        RunCache { store }
+    }
+
+    /// A cache in a local directory, bounded by [`DEFAULT_MAX_BYTES`].
+    pub fn in_directory(dir: PathBuf) -> RunCache {
+        RunCache::new(Box::new(DirectoryStore::new(dir, DEFAULT_MAX_BYTES)))
+    }
+
+    pub fn describe(&self) -> String {
+        self.store.describe()
+    }
+}
+
+/// What one index did with the cache.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CacheReport {
+    /// Runs and backups taken from the cache.
+    pub used: u32,
+    /// Runs and backups read from their files (no entry for their stamps, or the entry was not usable).
+    pub read: u32,
+    /// Entries written.
+    pub written: u32,
+    /// Entries dropped because a file's content no longer matched (each also a `stale_cache_entry` warning).
+    pub stale: u32,
+    /// Entries that could not be read or decoded, each with the reason; their runs were read from the files.
+    pub unreadable: Vec<String>,
+}
+
+/// Size and modification time of one input file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Stamp {
+    bytes: u64,
+    modified_ns: u64,
+}
+
+/// Every input of one read: its path relative to the data root and its stamp, `None` when absent.
+type Inputs = Vec<(String, Option<Stamp>)>;
+
+/// What a key is a hash of.
+#[derive(Serialize)]
+struct KeyMaterial<'a> {
+    schema: u32,
+    version: &'a str,
+    code: &'a str,
+    /// `run` or `backup`.
+    kind: &'a str,
+    format: &'a str,
+    root: &'a str,
+    files: &'a [String],
+    id: Option<&'a str>,
+    /// sha256 of `cellscope.toml`, for the formats that read it.
+    mapping: Option<[u8; 32]>,
+    inputs: &'a Inputs,
+}
+
+/// A file or directory a format's read looked at besides the run's own files (a summary's per-request file
+/// beside it, a directory listed for it), as it was then: the entry is used only while each is still so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+enum Companion {
+    /// A file read or stat-ed, with its stamp (`None`: it was not there).
+    File { path: String, stamp: Option<Stamp> },
+    /// A directory listed, with a sha256 of its entries' names, kinds, sizes and modification times.
+    Listing { path: String, fingerprint: [u8; 32] },
+}
+
+/// One run's read, as stored.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct RunEntry {
+    /// sha256 of each input file that was present (companion files included).
+    hashes: Vec<(String, [u8; 32])>,
+    companions: Vec<Companion>,
+    run_id: String,
+    metrics: Result<ParsedMetrics, FileRejected>,
+    digest: FileDigest,
+    manifest: Option<Manifest>,
+    plan: Option<Plan>,
+    refill_note: Option<String>,
+    note_names: BTreeMap<String, u64>,
+    files: Vec<String>,
+    environment: BTreeMap<EnvironmentField, String>,
+    warnings: Vec<Warning>,
+}
+
+/// One backup's read and comparison with its master, as stored.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct BackupEntry {
+    hashes: Vec<(String, [u8; 32])>,
+    digest: FileDigest,
+    diff: Option<Result<SpliceDiff, String>>,
+    parsed: Option<ParsedMetrics>,
+}
+
+/// Why an entry was not usable.
+#[derive(Debug, thiserror::Error)]
+enum EntryError {
+    #[error("cannot read it: {0}")]
+    Store(#[from] std::io::Error),
+    #[error("it is not a cache entry of this layout")]
+    Header,
+    #[error("its checksum does not match its content (a damaged or partly written file)")]
+    Checksum,
+    #[error("it cannot be decoded: {0}")]
+    Decode(#[from] postcard::Error),
+    #[error("it has {0} bytes after its end")]
+    Trailing(usize),
+}
+
+/// `MAGIC`, the key, the sha256 of the payload, the payload.
+fn encode<T: Serialize>(key: &str, value: &T) -> Result<Vec<u8>, postcard::Error> {
+    let payload = postcard::to_stdvec(value)?;
+    let mut bytes = Vec::with_capacity(MAGIC.len() + key.len() + 32 + payload.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(key.as_bytes());
+    bytes.extend_from_slice(&sha2::Sha256::digest(&payload));
+    bytes.extend_from_slice(&payload);
+    Ok(bytes)
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(key: &str, bytes: &[u8]) -> Result<T, EntryError> {
+    let header = MAGIC.len() + key.len();
+    if bytes.len() < header + 32
+        || &bytes[..MAGIC.len()] != MAGIC
+        || &bytes[MAGIC.len()..header] != key.as_bytes()
+    {
+        return Err(EntryError::Header);
+    }
+    let (checksum, payload) = bytes[header..].split_at(32);
+    if sha2::Sha256::digest(payload).as_slice() != checksum {
+        return Err(EntryError::Checksum);
+    }
+    let (value, rest) = postcard::take_from_bytes(payload)?;
+    if !rest.is_empty() {
+        return Err(EntryError::Trailing(rest.len()));
+    }
+    Ok(value)
+}
+
+fn stamp_of(metadata: &std::fs::Metadata) -> Option<Stamp> {
+    let modified = metadata.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
+    Some(Stamp {
+        bytes: metadata.len(),
+        modified_ns: u64::try_from(modified.as_nanos()).ok()?,
+    })
+}
+
+fn hex_to_bytes(text: &str) -> Option<[u8; 32]> {
+    let mut bytes = [0u8; 32];
+    if text.len() != 64 {
+        return None;
+    }
+    for (index, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(index * 2..index * 2 + 2)?, 16).ok()?;
+    }
+    Some(bytes)
+}
+
+/// The cache as one index uses it: the trust it gives entries, the files it has hashed, what it did.
+pub struct Session<'a> {
+    cache: &'a RunCache,
+    trust: Trust,
+    storage: &'a dyn Storage,
+    mapping: Option<[u8; 32]>,
+    /// sha256 of files already hashed by this index (a master's metrics.csv is an input of its run and its backup).
+    hashed: Mutex<HashMap<String, Option<[u8; 32]>>>,
+    report: Mutex<CacheReport>,
+    warnings: Mutex<Vec<Warning>>,
+    /// Keys used or written, which pruning spares.
+    keys: Mutex<Vec<String>>,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(
+        cache: &'a RunCache,
+        trust: Trust,
+        storage: &'a dyn Storage,
+        mapping_text: Option<&str>,
+    ) -> Session<'a> {
+        Session {
+            cache,
+            trust,
+            storage,
+            mapping: mapping_text.map(|text| sha2::Sha256::digest(text.as_bytes()).into()),
+            hashed: Mutex::default(),
+            report: Mutex::default(),
+            warnings: Mutex::default(),
+            keys: Mutex::default(),
+        }
+    }
+
+    /// What this index did with the cache, and the `stale_cache_entry` warnings. Prunes the store when entries
+    /// were written (a failure only costs disk space, so it is logged).
+    pub fn finish(self) -> (CacheReport, Vec<Warning>) {
+        let report = self
+            .report
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let keys = self
+            .keys
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if report.written > 0
+            && let Err(error) = self.cache.store.prune(&keys)
+        {
+            tracing::warn!(%error, cache = %self.cache.describe(), "cannot prune the cache");
+        }
+        let warnings = self
+            .warnings
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner());
+        (report, warnings)
+    }
+
+    fn count(&self, change: impl FnOnce(&mut CacheReport)) {
+        if let Ok(mut report) = self.report.lock() {
+            change(&mut report);
+        }
+    }
+
+    fn remember(&self, key: &str) {
+        if let Ok(mut keys) = self.keys.lock() {
+            keys.push(key.to_string());
+        }
+    }
+
+    fn key(&self, material: &KeyMaterial<'_>) -> Option<String> {
+        let bytes = postcard::to_stdvec(material).ok()?;
+        Some(
+            sha2::Sha256::digest(&bytes)
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect(),
+        )
+    }
+
+    /// The entry under `key`, when there is one that decodes; an unusable one is logged and counted.
+    fn get<T: for<'de> Deserialize<'de>>(&self, key: &str, what: &str) -> Option<T> {
+        let result = match self.cache.store.get(key) {
+            Ok(None) => return None,
+            Ok(Some(bytes)) => decode(key, &bytes),
+            Err(error) => Err(EntryError::Store(error)),
+        };
+        match result {
+            Ok(value) => Some(value),
+            Err(error) => {
+                let message = format!("the cached read of {what} ({key}) is not used: {error}");
+                tracing::warn!(cache = %self.cache.describe(), "{message}");
+                self.count(|report| report.unreadable.push(message));
+                None
+            }
+        }
+    }
+
+    fn put<T: Serialize>(&self, key: &str, value: &T, what: &str) {
+        let written = encode(key, value)
+            .map_err(|error| error.to_string())
+            .and_then(|bytes| {
+                self.cache
+                    .store
+                    .put(key, &bytes)
+                    .map_err(|error| error.to_string())
+            });
+        match written {
+            Ok(()) => {
+                self.count(|report| report.written += 1);
+                self.remember(key);
+            }
+            Err(error) => {
+                tracing::warn!(%error, cache = %self.cache.describe(), "cannot cache the read of {what}");
+            }
+        }
+    }
+
+    /// sha256 of a file of the data root, once per index.
+    fn sha256(&self, file: &str) -> Option<[u8; 32]> {
+        if let Some(known) = self
+            .hashed
+            .lock()
+            .ok()
+            .and_then(|hashed| hashed.get(file).copied())
+        {
+            return known;
+        }
+        let hash = self
+            .storage
+            .read(file)
+            .ok()
+            .map(|bytes| sha2::Sha256::digest(&bytes).into());
+        if let Ok(mut hashed) = self.hashed.lock() {
+            hashed.insert(file.to_string(), hash);
+        }
+        hash
+    }
+
+    fn knows_sha256(&self, file: &str, hash: [u8; 32]) {
+        if let Ok(mut hashed) = self.hashed.lock() {
+            hashed.insert(file.to_string(), Some(hash));
+        }
+    }
+
+    /// Whether an entry may be used: always by stamps; by contents when every file still has the sha256 the entry
+    /// was built from. A file that does not is a `stale_cache_entry` warning on `run`.
+    fn trusted(&self, hashes: &[(String, [u8; 32])], run: &str) -> bool {
+        if self.trust == Trust::Stamps {
+            return true;
+        }
+        for (file, hash) in hashes {
+            if self.sha256(file) != Some(*hash) {
+                tracing::warn!(run, %file, "a cached read no longer matches its file; reading the run again");
+                self.count(|report| report.stale += 1);
+                if let Ok(mut warnings) = self.warnings.lock() {
+                    warnings.push(
+                        Warning::warn(
+                            "stale_cache_entry",
+                            "the file's content changed although its size and modification time did not; the \
+                             cached read of this run was dropped and the run was read again from its files",
+                        )
+                        .run(run)
+                        .file(file),
+                    );
+                }
+                return false;
+            }
+        }
+        true
+    }
+
+    /// sha256 of every present input, for a new entry; `None` when a file cannot be read.
+    fn hashes_of(&self, inputs: &Inputs) -> Option<Vec<(String, [u8; 32])>> {
+        inputs
+            .iter()
+            .filter(|(_, stamp)| stamp.is_some())
+            .map(|(file, _)| Some((file.clone(), self.sha256(file)?)))
+            .collect()
+    }
+
+    /// A run's read: its entry when one is trusted, else read from its files (and cached, after a full read).
+    pub fn read_run(
+        &self,
+        context: &ReadContext<'_>,
+        format: &dyn RunFormat,
+        run: &DetectedRun,
+    ) -> RunRead {
+        let Some(inputs) = run_inputs(context.storage, format, run) else {
+            return format.read_run(context, run);
+        };
+        let uses_mapping = format.name() != "tr164";
+        let material = KeyMaterial {
+            schema: SCHEMA,
+            version: env!("CARGO_PKG_VERSION"),
+            code: env!("CELLSCOPE_READ_CODE"),
+            kind: "run",
+            format: format.name(),
+            root: &run.root,
+            files: &run.files,
+            id: run.id.as_deref(),
+            mapping: if uses_mapping { self.mapping } else { None },
+            inputs: &inputs,
+        };
+        let Some(key) = self.key(&material) else {
+            return format.read_run(context, run);
+        };
+        let what = format!("run `{}`", run.root);
+        if let Some(entry) = self.get::<RunEntry>(&key, &what)
+            && entry
+                .companions
+                .iter()
+                .all(|companion| companion_now(context.storage, companion) == *companion)
+            && self.trusted(&entry.hashes, &entry.run_id)
+        {
+            self.count(|report| report.used += 1);
+            self.remember(&key);
+            return run_read(entry, context, format, run);
+        }
+        // Other tools' formats read through the data root's storage, which notes what they open beyond the run's
+        // own files; TR164's reader opens its fixed side files, already inputs.
+        let recording = Recording {
+            inner: context.storage,
+            files: Mutex::default(),
+            directories: Mutex::default(),
+        };
+        let recorded = ReadContext {
+            storage: &recording,
+            mapping: context.mapping,
+            options: context.options,
+            progress: context.progress,
+        };
+        let read = format.read_run(&recorded, run);
+        self.count(|report| report.read += 1);
+        if context.options.hashes {
+            if let Some(hash) = read.digest.sha256.as_deref().and_then(hex_to_bytes) {
+                self.knows_sha256(&read.digest.path, hash);
+            }
+            let companions = recording.companions(&run.files);
+            let companion_files: Inputs = companions
+                .iter()
+                .filter_map(|companion| match companion {
+                    Companion::File { path, stamp } => Some((path.clone(), *stamp)),
+                    Companion::Listing { .. } => None,
+                })
+                .collect();
+            if let Some(mut hashes) = self.hashes_of(&inputs)
+                && let Some(companion_hashes) = self.hashes_of(&companion_files)
+                && run_inputs(context.storage, format, run).as_ref() == Some(&inputs)
+            {
+                hashes.extend(companion_hashes);
+                let entry = RunEntry {
+                    hashes,
+                    companions,
+                    run_id: read.dir.run_id.clone(),
+                    metrics: read.metrics.clone(),
+                    digest: read.digest.clone(),
+                    manifest: read.manifest.clone(),
+                    plan: read.plan.clone(),
+                    refill_note: read.refill_note.clone(),
+                    note_names: read.note_names.clone(),
+                    files: read.files.clone(),
+                    environment: read.environment.clone(),
+                    warnings: read.warnings.clone(),
+                };
+                self.put(&key, &entry, &what);
+            }
+        }
+        read
+    }
+
+    /// A backup's read and comparison with its master: its entry when one is trusted, else read from the files
+    /// (and cached, after a full read).
+    pub fn read_backup(
+        &self,
+        dir: &BackupDir,
+        master: Option<&RunDir>,
+        options: &IndexOptions,
+        progress: &dyn Progress,
+    ) -> BackupRead {
+        // Neither checksums nor the comparison: nothing is read, so there is nothing to save.
+        if !options.hashes && !options.backup_diff {
+            return read::read_backup(dir.clone(), master, options, progress);
+        }
+        let mut inputs: Inputs = vec![(
+            storage::join(&dir.relative, "metrics.csv"),
+            stamp_at(&dir.path.join("metrics.csv")),
+        )];
+        if let Some(master) = master {
+            inputs.push((
+                storage::join(&master.relative, "metrics.csv"),
+                stamp_at(&master.path.join("metrics.csv")),
+            ));
+        }
+        if inputs.iter().any(|(_, stamp)| stamp.is_none()) {
+            return read::read_backup(dir.clone(), master, options, progress);
+        }
+        let files = [dir.label.clone(), dir.master_run_id.clone()];
+        let material = KeyMaterial {
+            schema: SCHEMA,
+            version: env!("CARGO_PKG_VERSION"),
+            code: env!("CELLSCOPE_READ_CODE"),
+            kind: "backup",
+            format: "tr164",
+            root: &dir.relative,
+            files: &files,
+            id: master.map(|master| master.relative.as_str()),
+            mapping: None,
+            inputs: &inputs,
+        };
+        let Some(key) = self.key(&material) else {
+            return read::read_backup(dir.clone(), master, options, progress);
+        };
+        let what = format!("backup `{}`", dir.relative);
+        if let Some(entry) = self.get::<BackupEntry>(&key, &what)
+            && self.trusted(&entry.hashes, &dir.master_run_id)
+        {
+            self.count(|report| report.used += 1);
+            self.remember(&key);
+            let mut digest = entry.digest;
+            if !options.hashes {
+                digest.md5 = None;
+                digest.sha256 = None;
+            }
+            progress.file_done(digest.bytes);
+            let (diff, parsed) = if options.backup_diff {
+                (entry.diff, entry.parsed)
+            } else {
+                (None, None)
+            };
+            return BackupRead {
+                dir: dir.clone(),
+                digest,
+                diff,
+                parsed,
+            };
+        }
+        let read = read::read_backup(dir.clone(), master, options, progress);
+        self.count(|report| report.read += 1);
+        if options.hashes && options.backup_diff {
+            if let Some(hash) = read.digest.sha256.as_deref().and_then(hex_to_bytes) {
+                self.knows_sha256(&read.digest.path, hash);
+            }
+            let unchanged = inputs
+                .iter()
+                .zip(
+                    [Some(&dir.path), master.map(|master| &master.path)]
+                        .into_iter()
+                        .flatten(),
+                )
+                .all(|((_, stamp), path)| stamp_at(&path.join("metrics.csv")) == *stamp);
+            if let Some(hashes) = self.hashes_of(&inputs)
+                && unchanged
+            {
+                let entry = BackupEntry {
+                    hashes,
+                    digest: read.digest.clone(),
+                    diff: read.diff.clone(),
+                    parsed: read.parsed.clone(),
+                };
+                self.put(&key, &entry, &what);
+            }
+        }
+        read
+    }
+}
+
+/// A [`Storage`] that notes every path a read opens, stats or lists, so that a format's companion files become
+/// inputs of its run's entry like the run's own files.
+struct Recording<'a> {
+    inner: &'a dyn Storage,
+    files: Mutex<std::collections::BTreeSet<String>>,
+    directories: Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl Recording<'_> {
+    fn note(set: &Mutex<std::collections::BTreeSet<String>>, path: &str) {
+        if let Ok(mut set) = set.lock() {
+            set.insert(path.to_string());
+        }
+    }
+
+    /// What the read looked at besides `own` files, as it is now.
+    fn companions(&self, own: &[String]) -> Vec<Companion> {
+        let taken = |set: &Mutex<std::collections::BTreeSet<String>>| {
+            set.lock().map(|set| set.clone()).unwrap_or_default()
+        };
+        let files = taken(&self.files)
+            .into_iter()
+            .filter(|path| !own.contains(path))
+            .map(|path| Companion::File { path, stamp: None });
+        let directories = taken(&self.directories)
+            .into_iter()
+            .map(|path| Companion::Listing {
+                path,
+                fingerprint: [0; 32],
+            });
+        files
+            .chain(directories)
+            .map(|companion| companion_now(self.inner, &companion))
+            .collect()
+    }
+}
+
+impl Storage for Recording<'_> {
+    fn list(&self, directory: &str) -> std::io::Result<Vec<storage::Entry>> {
+        Recording::note(&self.directories, directory);
+        self.inner.list(directory)
+    }
+    fn stat(&self, path: &str) -> std::io::Result<storage::Meta> {
+        Recording::note(&self.files, path);
+        self.inner.stat(path)
+    }
+    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        Recording::note(&self.files, path);
+        self.inner.read(path)
+    }
+    fn read_range(&self, path: &str, range: std::ops::Range<u64>) -> std::io::Result<Vec<u8>> {
+        Recording::note(&self.files, path);
+        self.inner.read_range(path, range)
+    }
+    fn display(&self, path: &str) -> String {
+        self.inner.display(path)
+    }
+}
+
+/// `companion` as it is now on `storage` (same path, current stamp or listing).
+fn companion_now(storage: &dyn Storage, companion: &Companion) -> Companion {
+    match companion {
+        Companion::File { path, .. } => Companion::File {
+            path: path.clone(),
+            stamp: storage
+                .stat(path)
+                .ok()
+                .filter(|meta| meta.is_file)
+                .and_then(|meta| {
+                    let modified = meta.modified?.duration_since(UNIX_EPOCH).ok()?;
+                    Some(Stamp {
+                        bytes: meta.bytes,
+                        modified_ns: u64::try_from(modified.as_nanos()).ok()?,
+                    })
+                }),
+        },
+        Companion::Listing { path, .. } => {
+            let mut hasher = sha2::Sha256::new();
+            for entry in storage.list(path).unwrap_or_default() {
+                hasher.update(entry.name.as_bytes());
+                hasher.update([0, entry.kind as u8]);
+                hasher.update(entry.bytes.to_le_bytes());
+                let modified = entry
+                    .modified
+                    .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+                    .map_or(0, |since| since.as_nanos());
+                hasher.update(modified.to_le_bytes());
+            }
+            Companion::Listing {
+                path: path.clone(),
+                fingerprint: hasher.finalize().into(),
+            }
+        }
+    }
+}
+
+/// The stamp of a file on the local disk, following a symbolic link as the TR164 reader does; `None` when it is
+/// not a regular file.
+fn stamp_at(path: &Path) -> Option<Stamp> {
+    std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .as_ref()
+        .and_then(stamp_of)
+}
+
+/// Every file a run's read opens with its stamp; `None` when the run cannot be cached (a file without a
+/// modification time, a metrics file that is not there).
+fn run_inputs(storage: &dyn Storage, format: &dyn RunFormat, run: &DetectedRun) -> Option<Inputs> {
+    if format.name() == "tr164" {
+        let directory = PathBuf::from(storage.display(&run.root));
+        let inputs: Inputs = TR164_INPUTS
+            .iter()
+            .map(|name| {
+                let metadata = std::fs::metadata(directory.join(name))
+                    .ok()
+                    .filter(std::fs::Metadata::is_file);
+                let stamp = match &metadata {
+                    Some(metadata) => Some(stamp_of(metadata)?),
+                    None => None,
+                };
+                Some((storage::join(&run.root, name), stamp))
+            })
+            .collect::<Option<_>>()?;
+        return inputs[0].1.is_some().then_some(inputs);
+    }
+    run.files
+        .iter()
+        .map(|file| {
+            let meta = storage.stat(file).ok().filter(|meta| meta.is_file)?;
+            let modified = meta.modified?.duration_since(UNIX_EPOCH).ok()?;
+            Some((
+                file.clone(),
+                Some(Stamp {
+                    bytes: meta.bytes,
+                    modified_ns: u64::try_from(modified.as_nanos()).ok()?,
+                }),
+            ))
+        })
+        .collect()
+}
+
+/// A run's read from its entry, with what a read of this kind of index would have left out left out.
+fn run_read(
+    entry: RunEntry,
+    context: &ReadContext<'_>,
+    format: &dyn RunFormat,
+    run: &DetectedRun,
+) -> RunRead {
+    let path = PathBuf::from(context.storage.display(&run.root));
+    let mut digest = entry.digest;
+    if !context.options.hashes {
+        digest.md5 = None;
+        digest.sha256 = None;
+    }
+    context.progress.file_done(digest.bytes);
+    // A TR164 run lists its directory, which files other than its inputs can change: listed again, not cached.
+    let files = if format.name() == "tr164" {
+        read::list_files(&path)
+    } else {
+        entry.files
+    };
+    RunRead {
+        dir: RunDir {
+            run_id: entry.run_id,
+            path,
+            relative: run.root.clone(),
+        },
+        metrics: entry.metrics,
+        digest,
+        manifest: entry.manifest,
+        plan: entry.plan,
+        refill_note: entry.refill_note,
+        note_names: entry.note_names,
+        files,
+        environment: entry.environment,
+        warnings: entry.warnings,
+        format: format.name(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_comes_back_exactly_and_a_damaged_one_is_refused() {
+        let key = "ab".repeat(32);
+        let entry = BackupEntry {
+            hashes: vec![("r/metrics.csv".into(), [7; 32])],
+            digest: FileDigest {
+                path: "r_BACKUP_x/metrics.csv".into(),
+                bytes: 12,
+                md5: Some("m".into()),
+                sha256: None,
+            },
+            diff: Some(Err("cannot read".into())),
+            parsed: Some(ParsedMetrics {
+                records: 3,
+                ..ParsedMetrics::default()
+            }),
+        };
+        let bytes = encode(&key, &entry).unwrap();
+        let back: BackupEntry = decode(&key, &bytes).unwrap();
+        assert_eq!(back.hashes, entry.hashes);
+        assert_eq!(back.digest, entry.digest);
+        assert_eq!(back.diff, entry.diff);
+        assert_eq!(back.parsed.map(|parsed| parsed.records), Some(3));
+        // Another key's entry, a flipped bit, a truncation and garbage after the end are all refused.
+        assert!(matches!(
+            decode::<BackupEntry>(&"cd".repeat(32), &bytes),
+            Err(EntryError::Header)
+        ));
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert!(matches!(
+            decode::<BackupEntry>(&key, &flipped),
+            Err(EntryError::Checksum)
+        ));
+        assert!(decode::<BackupEntry>(&key, &bytes[..bytes.len() - 1]).is_err());
+        assert!(decode::<BackupEntry>(&key, b"cscache1").is_err());
+    }
+
+    #[test]
+    fn offsets_numbers_and_json_values_come_back_bit_for_bit() {
+        let mut cell = super::super::metrics_csv::ParsedCell {
+            row_offsets: vec![120, 7_000_000_000, 5, u64::MAX, 0],
+            ..Default::default()
+        };
+        cell.stats.p95_wall_ms = Some(0.1 + 0.2);
+        cell.stats.mean_wall_ms = Some(f64::MIN_POSITIVE);
+        let manifest = Manifest {
+            environment: Some(
+                serde_json::json!({"gpu": "L4", "memory_gb": 22.494_140_625, "n": 18_446_744_073_709_551_615u64}),
+            ),
+            ..Manifest::default()
+        };
+        let bytes = postcard::to_stdvec(&(&cell, &manifest)).unwrap();
+        let (back_cell, back_manifest): (super::super::metrics_csv::ParsedCell, Manifest) =
+            postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(back_cell.row_offsets, cell.row_offsets);
+        assert_eq!(back_cell.stats, cell.stats);
+        assert_eq!(
+            back_cell.stats.p95_wall_ms.map(f64::to_bits),
+            Some((0.1f64 + 0.2).to_bits())
+        );
+        assert_eq!(back_manifest.environment, manifest.environment);
+    }
+}

@@ -115,6 +115,8 @@ pub fn png_data_url(
     canvas.set_height((height * scale) as u32);
     let root = canvas::CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
     draw(&root, scale).ok()?;
+    // The backend gathers strokes and fills into paths: draw what is still gathered before reading the pixels.
+    root.present().ok()?;
     canvas.to_data_url().ok()
 }
 

@@ -121,6 +121,13 @@ impl CanvasBackend {
     }
 }
 
+/// A drawing that ends without `present` (plotters does not require it) still shows its last path.
+impl Drop for CanvasBackend {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
 impl DrawingBackend for CanvasBackend {
     type ErrorType = CanvasError;
 

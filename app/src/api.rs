@@ -3,8 +3,8 @@
 
 use cellscope_model::CellSummary;
 use cellscope_model::api::{ErrorBody, IndexBody, Provenance};
-use cellscope_model::requests::{RequestRow, requests_from_batch};
-use cellscope_model::schema::{cells_from_ipc, read_ipc_stream};
+use cellscope_model::requests::{RequestRow, requests_from_ipc};
+use cellscope_model::schema::cells_from_ipc;
 use gloo_net::http::Request;
 use serde::de::DeserializeOwned;
 
@@ -103,12 +103,7 @@ pub async fn cells(url: &str) -> Result<Vec<CellSummary>, Failure> {
 pub async fn requests(query: &str) -> Result<Vec<RequestRow>, String> {
     let url = format!("/api/requests?{query}");
     let body = bytes(&url).await?;
-    let batches = read_ipc_stream(&body).map_err(|error| format!("{url}: {error}"))?;
-    let mut rows = Vec::new();
-    for batch in &batches {
-        rows.extend(requests_from_batch(batch).map_err(|error| format!("{url}: {error}"))?);
-    }
-    Ok(rows)
+    requests_from_ipc(&body).map_err(|error| format!("{url}: {error}"))
 }
 
 /// `GET /api/index`.

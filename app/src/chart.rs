@@ -12,14 +12,21 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 
+pub mod canvas;
+
 /// A drawn point, in CSS pixels of the drawing, with what the tooltip says about it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hit {
     pub x: f64,
     pub y: f64,
     pub text: String,
-    /// The cells behind the point (clicking opens them in the inspector).
-    pub keys: Vec<cellscope_model::CellKey>,
+    /// The cells behind the point (clicking opens them in the inspector); empty for a curve point, whose cells
+    /// the view asks the model for when it is clicked (`point`).
+    pub keys: std::sync::Arc<[cellscope_model::CellKey]>,
+    /// How many cells stand behind the point.
+    pub cells: usize,
+    /// A curve point's facet, series and point index in the facets drawn.
+    pub point: Option<[usize; 3]>,
 }
 
 /// Bounds of a chart's width in CSS pixels: narrower is unreadable, wider wastes the screen.
@@ -60,17 +67,14 @@ pub fn draw_on_canvas(
     canvas: web_sys::HtmlCanvasElement,
     width: f64,
     height: f64,
-    draw: impl FnOnce(
-        &DrawingArea<plotters_canvas::CanvasBackend, Shift>,
-        f64,
-    ) -> Result<Vec<Hit>, String>,
+    draw: impl FnOnce(&DrawingArea<canvas::CanvasBackend, Shift>, f64) -> Result<Vec<Hit>, String>,
 ) -> Result<Vec<Hit>, String> {
     let scale = crate::browser::device_pixel_ratio();
     canvas.set_width((width * scale) as u32);
     canvas.set_height((height * scale) as u32);
     let _ = canvas.set_attribute("style", &format!("width:{width}px;height:{height}px"));
-    let backend = plotters_canvas::CanvasBackend::with_canvas_object(canvas)
-        .ok_or("the canvas has no 2D context")?;
+    let backend =
+        canvas::CanvasBackend::with_canvas_object(canvas).ok_or("the canvas has no 2D context")?;
     draw(&backend.into_drawing_area(), scale)
 }
 
@@ -97,10 +101,7 @@ pub fn nearest_hit(
 pub fn png_data_url(
     width: f64,
     height: f64,
-    draw: impl FnOnce(
-        &DrawingArea<plotters_canvas::CanvasBackend, Shift>,
-        f64,
-    ) -> Result<Vec<Hit>, String>,
+    draw: impl FnOnce(&DrawingArea<canvas::CanvasBackend, Shift>, f64) -> Result<Vec<Hit>, String>,
 ) -> Option<String> {
     use wasm_bindgen::JsCast;
     let scale = crate::browser::device_pixel_ratio().max(2.0);
@@ -112,9 +113,10 @@ pub fn png_data_url(
         .ok()?;
     canvas.set_width((width * scale) as u32);
     canvas.set_height((height * scale) as u32);
-    let root =
-        plotters_canvas::CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
+    let root = canvas::CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
     draw(&root, scale).ok()?;
+    // The backend gathers strokes and fills into paths: draw what is still gathered before reading the pixels.
+    root.present().ok()?;
     canvas.to_data_url().ok()
 }
 
@@ -527,7 +529,7 @@ pub fn draw_curves<DB: DrawingBackend>(
     };
     let font = |size: f64| ("sans-serif", px(size));
     let mut hits = Vec::new();
-    for (facet, panel) in spec.facets.iter().zip(panels.iter()) {
+    for (facet_index, (facet, panel)) in spec.facets.iter().zip(panels.iter()).enumerate() {
         let mut labels = LabelPlacer::new();
         let base = panel.get_base_pixel();
         let title = facet
@@ -671,7 +673,7 @@ pub fn draw_curves<DB: DrawingBackend>(
                 RGBColor(90, 90, 90),
             )?;
         }
-        for series in &facet.series {
+        for (series_index, series) in facet.series.iter().enumerate() {
             let (color, marker) = spec
                 .styles
                 .get(&series.label.to_string())
@@ -910,7 +912,9 @@ pub fn draw_curves<DB: DrawingBackend>(
                         series.label,
                         (spec.skip_reason)(series)
                     ),
-                    keys: series.skipped_cells.clone(),
+                    keys: series.skipped_cells.as_slice().into(),
+                    cells: series.skipped_cells.len(),
+                    point: None,
                 });
             }
             for (index, point) in series.points.iter().enumerate() {
@@ -919,7 +923,9 @@ pub fn draw_curves<DB: DrawingBackend>(
                     x: f64::from(x) / scale,
                     y: f64::from(y) / scale,
                     text: point_text(series, index, spec),
-                    keys: point.keys.clone(),
+                    keys: Vec::new().into(),
+                    cells: point.cells as usize,
+                    point: Some([facet_index, series_index, index]),
                 });
             }
         }
@@ -1124,7 +1130,6 @@ mod tests {
             series: 1,
             ok_rows: 36,
             expected_rows: 36,
-            keys: Vec::new(),
             partial: 0,
             reported: 0,
             derived: 0,

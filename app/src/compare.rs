@@ -129,7 +129,6 @@ pub fn CompareView() -> impl IntoView {
             }
         }
         perf::mark("first-chart");
-        perf::measure("repaint", "filter-change");
     });
     // The sides as compared: the link's, or the defaults the comparison chose (once per change, for both
     // pickers and the swap).
@@ -184,7 +183,7 @@ pub fn CompareView() -> impl IntoView {
         let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
         let hit =
             paired_hits.with_untracked(|hits| crate::chart::nearest_hit(&canvas, hits, &event));
-        chosen.set(hit.map(|hit| (hit.x, hit.y, hit.keys)));
+        chosen.set(hit.map(|hit| (hit.x, hit.y, hit.keys.to_vec())));
     };
     // Exports: the forest plot with the view in words and the legend above it, and the table as CSV.
     // The view as compared, with the sides it defaulted to and its metric: what an export describes and names.

@@ -1,10 +1,10 @@
 //! Controls several views share: the criterion and aggregation inputs, dimension pickers, the slice count, the
 //! CSV export of the slice and the "filters left nothing" notice.
 
-use crate::browser;
 use crate::state::ctx;
+use crate::{browser, perf};
 use cellscope_model::Dimension;
-use cellscope_model::explore::{empty_reason, filtered, slice};
+use cellscope_model::explore::{empty_reason, slice, slice_of};
 use cellscope_model::scaling::Criterion;
 use cellscope_model::view_state::{Aggregation, ViewState};
 use leptos::prelude::*;
@@ -97,14 +97,12 @@ pub fn dimension_select(
 pub fn empty_notice() -> impl IntoView {
     let ctx = ctx();
     move || {
-        let message = ctx.working.with(|cells| {
-            ctx.state.with(|state| {
-                if filtered(cells, state).is_empty() {
-                    empty_reason(cells, state)
-                } else {
-                    None
-                }
-            })
+        let message = ctx.with_filtered(|cells, filtered| {
+            if filtered.is_empty() {
+                ctx.state.with(|state| empty_reason(cells, state))
+            } else {
+                None
+            }
         });
         message.map(|message| view! { <p class="empty" id="empty-reason">{message}</p> })
     }
@@ -115,9 +113,13 @@ pub fn empty_notice() -> impl IntoView {
 pub fn slice_count() -> impl IntoView {
     let ctx = ctx();
     move || {
-        let cells = ctx
-            .working
-            .with(|cells| ctx.state.with(|state| slice(cells, state).len()));
+        let cells = perf::timed("slice-count", || {
+            let comparisons = ctx.comparisons.get();
+            ctx.with_filtered(|_, filtered| {
+                ctx.state
+                    .with(|state| slice_of(filtered, comparisons, state).len())
+            })
+        });
         view! { <span class="count" id="slice-count" data-cells=cells.to_string()>{format!("{cells} cells in view")}</span> }
     }
 }

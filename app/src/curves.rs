@@ -18,7 +18,9 @@ use crate::{browser, perf};
 use cellscope_model::CellKey;
 use cellscope_model::Dimension;
 use cellscope_model::api::Provenance;
-use cellscope_model::explore::{Facet, Series, curves, marks_note, without_value_note};
+use cellscope_model::explore::{
+    Facet, Series, curves_of, marks_note, point_keys, without_value_note,
+};
 use cellscope_model::export::{describe_view, file_name, series_csv};
 use cellscope_model::reasons::skip_reason as default_skip_reason;
 use cellscope_model::status::CellStatus;
@@ -62,7 +64,8 @@ struct Look {
     x: XAxis,
     threshold: Option<f64>,
     styles: std::collections::BTreeMap<String, ((u8, u8, u8), crate::palette::Marker)>,
-    provenance: Option<Provenance>,
+    /// The loaded data, for the provenance (shared, not copied: it grows with the runs).
+    data: Option<std::sync::Arc<crate::api::Dataset>>,
     aggregation: Aggregation,
     band: BandSpan,
 }
@@ -76,7 +79,8 @@ fn draw_on<DB: DrawingBackend>(
     scale: f64,
     frame: Option<&ExportFrame<'_>>,
 ) -> Result<Vec<Hit>, String> {
-    let reason = |series: &Series| short(&skip_reason(look.provenance.as_ref(), series));
+    let provenance = look.data.as_ref().and_then(|data| data.provenance.as_ref());
+    let reason = |series: &Series| short(&skip_reason(provenance, series));
     let spec = CurveSpec {
         facets,
         metric: look.metric,
@@ -117,8 +121,13 @@ pub fn CurvesView() -> impl IntoView {
     let width = crate::chart::follow_window_width("curves-area", DEFAULT_WIDTH);
     let facets = Memo::new(move |_| {
         let metric = chart_metric.get();
-        ctx.working
-            .with(|cells| ctx.state.with(|state| curves(cells, state, metric)))
+        perf::timed("facets", || {
+            let comparisons = ctx.comparisons.get();
+            ctx.with_filtered(|_, filtered| {
+                ctx.state
+                    .with(|state| curves_of(filtered, comparisons, state, metric))
+            })
+        })
     });
     // Each value's look comes from its place among all values of the colour dimension in the data.
     let colors = Memo::new(move |_| {
@@ -147,9 +156,7 @@ pub fn CurvesView() -> impl IntoView {
         aggregation: ctx.state.with_untracked(|state| state.aggregation),
         band: ctx.state.with_untracked(|state| state.band),
         styles: colors.get_untracked(),
-        provenance: ctx
-            .data
-            .with_untracked(|data| data.as_ref().and_then(|data| data.provenance.clone())),
+        data: ctx.data.get_untracked(),
     };
     let draw = move |facets: &[Facet]| -> Option<Vec<Hit>> {
         let canvas = canvas_ref.get()?;
@@ -188,7 +195,7 @@ pub fn CurvesView() -> impl IntoView {
                 // Where the points are, for keyboard-less automation and the browser tests: `x,y,cells;…`.
                 let points: Vec<String> = drawn
                     .iter()
-                    .map(|hit| format!("{:.1},{:.1},{}", hit.x, hit.y, hit.keys.len()))
+                    .map(|hit| format!("{:.1},{:.1},{}", hit.x, hit.y, hit.cells))
                     .collect();
                 let _ = canvas.set_attribute("data-points", &points.join(";"));
                 // What is drawn, for screen readers and the browser tests: the axes, and the frontier's points.
@@ -207,7 +214,6 @@ pub fn CurvesView() -> impl IntoView {
             }
             hits.set(drawn);
             perf::mark("first-chart");
-            perf::measure("repaint", "filter-change");
         }
     });
     let nearest_hit = move |event: &web_sys::MouseEvent| -> Option<Hit> {
@@ -226,10 +232,30 @@ pub fn CurvesView() -> impl IntoView {
             chosen.set(None);
             return;
         };
-        match hit.keys.as_slice() {
+        // A curve point's cells come from the model, by the same rule that counted them.
+        let keys = match hit.point {
+            Some([facet, series, point]) => facets
+                .with_untracked(|facets| {
+                    let facet = facets.get(facet)?;
+                    let series = facet.series.get(series)?;
+                    let point = series.points.get(point)?;
+                    Some((facet.title.clone(), series.label.clone(), point.n))
+                })
+                .map(|(title, label, n)| {
+                    let comparisons = ctx.comparisons.get_untracked();
+                    ctx.with_filtered_untracked(|_, filtered| {
+                        ctx.state.with_untracked(|state| {
+                            point_keys(filtered, comparisons, state, title.as_ref(), &label, n)
+                        })
+                    })
+                })
+                .unwrap_or_default(),
+            None => hit.keys.to_vec(),
+        };
+        match keys.as_slice() {
             [] => chosen.set(None),
             [only] => inspect(only.clone()),
-            _ => chosen.set(Some((hit.x, hit.y, hit.keys.clone()))),
+            _ => chosen.set(Some((hit.x, hit.y, keys))),
         }
     };
     let on_move = move |event: web_sys::MouseEvent| {
@@ -387,7 +413,7 @@ pub fn CurvesView() -> impl IntoView {
             }).collect_view()}
             <span class="hint">{move || ctx.state.with(legend_hint)}</span>
         </div>
-        <p class="pooling-note" id="curves-pooling">{move || pooling_note(&facets.get(), ctx.state.with(|state| state.aggregation))}</p>
+        <p class="pooling-note" id="curves-pooling">{move || facets.with(|facets| pooling_note(facets, ctx.state.with(|state| state.aggregation)))}</p>
         {move || {
             let x = ctx.state.with(|state| state.x);
             facets.with(|facets| without_value_note(facets, chart_metric.get(), x))
@@ -522,7 +548,7 @@ fn SeriesTable(facets: Memo<Vec<Facet>>) -> impl IntoView {
                 }}</th><th>"breakdown N"</th><th>"ends"</th><th>"left out"</th>
                 {move || frontier().then(|| view! { <th>"frontier (N)"</th> })}</tr></thead>
             <tbody>
-                {move || facets.get().into_iter().flat_map(|facet| {
+                {move || perf::timed("series-table-view", || facets.get().into_iter().flat_map(|facet| {
                     let title = facet.title.as_ref().map(ToString::to_string).unwrap_or_default();
                     let x = x.get();
                     facet.series.into_iter().map(move |series| {
@@ -551,7 +577,7 @@ fn SeriesTable(facets: Memo<Vec<Facet>>) -> impl IntoView {
                             </tr>
                         }
                     })
-                }).collect_view()}
+                }).collect_view())}
             </tbody>
         </table>
     }

@@ -1,6 +1,7 @@
 //! The inspector: one cell (all its reps), its request latency distributions from `/api/requests`, and its
 //! provenance story: skip reason and manifest history, refill lineage, matching exclusion entries.
 
+use crate::chart::canvas::CanvasBackend;
 use crate::chart::{Sample, draw_cdf, draw_histogram};
 use crate::state::{ctx, href};
 use crate::{api, browser};
@@ -15,7 +16,6 @@ use cellscope_model::{CellKey, CellSummary, quantile_linear};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsCast;
 
 /// The `/api/requests` query naming one cell, each value percent-encoded.

@@ -4,9 +4,10 @@
 use crate::api::{self, Dataset};
 use crate::{browser, perf};
 use cellscope_model::CellSummary;
-use cellscope_model::explore::working_cells;
+use cellscope_model::explore::{split_dimensions, view_comparisons, working_cells};
 use cellscope_model::view_state::{IgnoredParameter, ViewState};
 use leptos::prelude::*;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
@@ -20,11 +21,25 @@ pub struct Ctx {
     pub data: RwSignal<Option<Arc<Dataset>>>,
     /// The cells after the what-if toggles, with scaling metrics recomputed in the browser.
     pub working: Memo<Arc<Vec<CellSummary>>>,
+    /// Which working cells pass the dimension filter (their indices): computed once per filter or data change
+    /// and shared by the view, the slice count and the empty notice, so a metric change filters nothing.
+    filtered: Memo<Arc<Vec<usize>>>,
+    /// The `comparison`-scope ledger entries that apply in the current view to the filtered cells: they change
+    /// only with those cells or with the dimensions that split the view, not with the metric.
+    pub comparisons: Memo<BTreeSet<String>>,
     /// A newer snapshot announced by the server.
     pub newer: RwSignal<Option<String>>,
     /// The server's current snapshot, as last announced or loaded.
     pub latest: RwSignal<Option<String>>,
     pub error: RwSignal<Option<String>>,
+}
+
+/// The cells at `indices`.
+fn filtered_cells<'a>(cells: &'a [CellSummary], indices: &[usize]) -> Vec<&'a CellSummary> {
+    indices
+        .iter()
+        .filter_map(|index| cells.get(*index))
+        .collect()
 }
 
 /// The relative URL of a view state: what a link to it carries (middle-click and "copy link address" work).
@@ -56,11 +71,41 @@ impl Ctx {
                 None => Arc::new(Vec::new()),
             })
         });
+        // The filter alone: other changes of the view state leave it equal, so the filtered cells stay.
+        let filter = Memo::new(move |_| state.with(|state| state.filter.clone()));
+        let filtered = Memo::new(move |_| {
+            working.with(|cells| {
+                filter.with(|filter| {
+                    Arc::new(
+                        cells
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, cell)| filter.admits(&cell.key))
+                            .map(|(index, _)| index)
+                            .collect::<Vec<_>>(),
+                    )
+                })
+            })
+        });
+        let split = Memo::new(move |_| state.with(split_dimensions));
+        let comparisons = Memo::new(move |_| {
+            split.track();
+            working.with(|cells| {
+                filtered.with(|indices| {
+                    // Only the split dimensions of the state matter here, and `split` is tracked above.
+                    state.with_untracked(|state| {
+                        view_comparisons(&filtered_cells(cells, indices), state)
+                    })
+                })
+            })
+        });
         let ctx = Ctx {
             state,
             ignored: RwSignal::new(ignored),
             data,
             working,
+            filtered,
+            comparisons,
             newer: RwSignal::new(None),
             latest: RwSignal::new(None),
             error: RwSignal::new(None),
@@ -82,11 +127,31 @@ impl Ctx {
         })
     }
 
+    /// Calls `view` with the working cells and those of them passing the filter (both tracked).
+    pub fn with_filtered<T>(&self, view: impl FnOnce(&[CellSummary], &[&CellSummary]) -> T) -> T {
+        self.working.with(|cells| {
+            self.filtered
+                .with(|indices| view(cells, &filtered_cells(cells, indices)))
+        })
+    }
+
+    /// [`Ctx::with_filtered`] without tracking: for event handlers.
+    pub fn with_filtered_untracked<T>(
+        &self,
+        view: impl FnOnce(&[CellSummary], &[&CellSummary]) -> T,
+    ) -> T {
+        self.working.with_untracked(|cells| {
+            self.filtered
+                .with_untracked(|indices| view(cells, &filtered_cells(cells, indices)))
+        })
+    }
+
     /// Changes the view state (one history entry) and marks the time for the repaint measurement.
     pub fn update(&self, change: impl FnOnce(&mut ViewState)) {
         perf::clear("filter-change");
         perf::mark("filter-change");
         self.state.update(change);
+        perf::measure_repaint();
     }
 
     /// Goes to another view state (one history entry), as a link within the app does.
@@ -131,6 +196,8 @@ impl Ctx {
                         }),
                         Err(error) => ctx.error.set(Some(error)),
                     }
+                    // The browser tests time repaints once nothing else is arriving.
+                    perf::mark("details-loaded");
                     // An index served before the second stage has no checksums or backup comparisons, and the
                     // server announces no new snapshot when they arrive (the data are the same). The pre-refill
                     // cells above waited for that stage, so the index asked for now has them: the Audit's runs.

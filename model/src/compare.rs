@@ -571,7 +571,7 @@ pub fn compare(cells: &[&CellSummary], spec: &CompareSpec, what_if: &WhatIf) -> 
     let inclusion = Inclusion {
         partial: what_if.partial,
         excluded: what_if.excluded,
-        comparisons: applied_comparisons(&sides, |cell| side_of(cell)),
+        comparisons: applied_comparisons(&sides, side_of),
     };
     let dimensions = spec.match_dimensions();
     // Group → coordinates → the cells of each side.

@@ -143,13 +143,24 @@ impl<G> Curve<G> {
 /// The series a cell belongs to, borrowed: cells are pooled per series without cloning keys.
 type SeriesRef<'a> = [&'a str; 6];
 
-/// Groups `cells` by `group` and builds one curve per group, in the order of the group values.
-pub fn curves<'a, G: Ord>(
+/// A curve with the cells grouped at each of its points: what a view needs to list a point's cells without
+/// searching the slice again.
+#[derive(Clone, Debug)]
+pub struct CurveCells<'a, G> {
+    pub curve: Curve<G>,
+    /// `cells[i]`: every cell of the group at `curve.points[i].n` (admitted or not, with data or not), in the
+    /// order they were given.
+    pub cells: Vec<Vec<&'a CellSummary>>,
+}
+
+/// Groups `cells` by `group` and builds one curve per group, in the order of the group values, each with its
+/// cells per point. `group` may borrow from the cell (a view groups by borrowed dimension values).
+pub fn curves_with_cells<'a, G: Ord>(
     cells: impl IntoIterator<Item = &'a CellSummary>,
-    group: impl Fn(&CellSummary) -> G,
+    group: impl Fn(&'a CellSummary) -> G,
     options: &CurveOptions,
-) -> Vec<Curve<G>> {
-    let mut grouped: BTreeMap<G, BTreeMap<u32, Vec<&CellSummary>>> = BTreeMap::new();
+) -> Vec<CurveCells<'a, G>> {
+    let mut grouped: BTreeMap<G, BTreeMap<u32, Vec<&'a CellSummary>>> = BTreeMap::new();
     for cell in cells {
         grouped
             .entry(group(cell))
@@ -160,13 +171,28 @@ pub fn curves<'a, G: Ord>(
     }
     grouped
         .into_iter()
-        .map(|(group, by_n)| Curve {
-            group,
-            points: by_n
+        .map(|(group, by_n)| {
+            let (points, cells) = by_n
                 .into_iter()
-                .map(|(n, cells)| point(n, &cells, options))
-                .collect(),
+                .map(|(n, cells)| (point(n, &cells, options), cells))
+                .unzip();
+            CurveCells {
+                curve: Curve { group, points },
+                cells,
+            }
         })
+        .collect()
+}
+
+/// Groups `cells` by `group` and builds one curve per group, in the order of the group values.
+pub fn curves<'a, G: Ord>(
+    cells: impl IntoIterator<Item = &'a CellSummary>,
+    group: impl Fn(&'a CellSummary) -> G,
+    options: &CurveOptions,
+) -> Vec<Curve<G>> {
+    curves_with_cells(cells, group, options)
+        .into_iter()
+        .map(|grouped| grouped.curve)
         .collect()
 }
 

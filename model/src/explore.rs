@@ -4,10 +4,12 @@
 //! metric math the server and CLI use. Curves and matrix squares come from the one curve engine
 //! ([`crate::curve`]); the app only turns these structures into DOM and pixels.
 
-use crate::curve::{Breakdown, Curve, CurveOptions, curves as engine_curves};
+use crate::curve::{
+    Breakdown, Curve, CurveCells, CurveOptions, curves as engine_curves, curves_with_cells,
+};
 use crate::exclusions::ExclusionScope;
 use crate::frontier::{Better, staircase};
-use crate::key::{CellKey, Dimension, SeriesKey};
+use crate::key::{CellKey, Dimension, DimensionValue, SeriesKey};
 use crate::origin::Mark;
 use crate::reasons::ScalingAbsent;
 use crate::status::CellStatus;
@@ -88,10 +90,17 @@ pub fn empty_reason(cells: &[CellSummary], state: &ViewState) -> Option<String> 
 /// cells of different backends are set apart, or when its cells are all of one backend and that backend is set
 /// apart from another in the view; it then takes its cells out on every side. Cells of several backends pooled
 /// into the same parts are not set against each other and stay in.
-pub fn applied_comparisons<P: Ord>(
-    cells: &[&CellSummary],
-    part: impl Fn(&CellSummary) -> P,
+pub fn applied_comparisons<'a, P: Ord>(
+    cells: &[&'a CellSummary],
+    part: impl Fn(&'a CellSummary) -> P,
 ) -> BTreeSet<String> {
+    // Without a `comparison`-scope cell no entry can apply: skip placing every cell.
+    if !cells
+        .iter()
+        .any(|cell| cell.exclusion_scope == Some(ExclusionScope::Comparison))
+    {
+        return BTreeSet::new();
+    }
     let mut matched: BTreeMap<&str, BTreeMap<&str, BTreeSet<P>>> = BTreeMap::new();
     let mut everyone: BTreeMap<&str, BTreeSet<P>> = BTreeMap::new();
     for cell in cells {
@@ -168,13 +177,16 @@ pub fn curve_options(state: &ViewState, comparisons: BTreeSet<String>) -> CurveO
     }
 }
 
-/// Where a cell is drawn in a view split by `dimensions`: its values of them.
-fn part_of(dimensions: &[Option<Dimension>]) -> impl Fn(&CellSummary) -> Vec<Value> + '_ {
+/// Where a cell is drawn in a view split by `dimensions`: its values of them (borrowed from the cell: this runs
+/// for every cell of a view).
+fn part_of<'a>(
+    dimensions: &[Option<Dimension>],
+) -> impl Fn(&'a CellSummary) -> Vec<DimensionValue<'a>> {
     move |cell| {
         dimensions
             .iter()
             .flatten()
-            .map(|dimension| Value::of(&cell.key, *dimension))
+            .map(|dimension| cell.key.value(*dimension))
             .collect()
     }
 }
@@ -183,10 +195,27 @@ fn part_of(dimensions: &[Option<Dimension>]) -> impl Fn(&CellSummary) -> Vec<Val
 /// the exclusion ledger). This is what the slice count says and what the CSV export writes.
 pub fn slice<'a>(cells: &'a [CellSummary], state: &ViewState) -> Vec<&'a CellSummary> {
     let filtered = filtered(cells, state);
-    let dimensions = split_dimensions(state);
-    let inclusion = inclusion(state, applied_comparisons(&filtered, part_of(&dimensions)));
+    let comparisons = view_comparisons(&filtered, state);
+    slice_of(&filtered, comparisons, state)
+}
+
+/// The `comparison`-scope entries that apply in the view of `state` to its filtered cells. They depend only on
+/// those cells and on the dimensions that split the view, so the browser computes them once per change of
+/// either and hands them to [`slice_of`], [`matrix_of`] and [`curves_of`].
+pub fn view_comparisons(filtered: &[&CellSummary], state: &ViewState) -> BTreeSet<String> {
+    applied_comparisons(filtered, part_of(&split_dimensions(state)))
+}
+
+/// [`slice`] from the cells already filtered and the view's [`view_comparisons`].
+pub fn slice_of<'a>(
+    filtered: &[&'a CellSummary],
+    comparisons: BTreeSet<String>,
+    state: &ViewState,
+) -> Vec<&'a CellSummary> {
+    let inclusion = inclusion(state, comparisons);
     filtered
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|cell| inclusion.admits(cell))
         .collect()
 }
@@ -377,6 +406,9 @@ impl MatrixCell {
     }
 }
 
+/// Where a cell sits in the matrix: its grid, row and column values.
+type Position<'a> = (DimensionValue<'a>, DimensionValue<'a>, DimensionValue<'a>);
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatrixGrid {
     pub title: Value,
@@ -398,19 +430,32 @@ pub fn uses_at_n(state: &ViewState) -> bool {
 /// breakdown table says for that series.
 pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
     let slice = filtered(cells, state);
-    let dimensions = matrix_dimensions(state);
-    let options = curve_options(state, applied_comparisons(&slice, part_of(&dimensions)));
+    let comparisons = applied_comparisons(&slice, part_of(&matrix_dimensions(state)));
+    matrix_of(cells, &slice, comparisons, state)
+}
+
+/// [`matrix`] from the cells already filtered (`slice`, a subset of `cells`) and the comparison entries that
+/// apply to them in the matrix ([`view_comparisons`] of a matrix view).
+pub fn matrix_of<'a>(
+    cells: &'a [CellSummary],
+    slice: &[&'a CellSummary],
+    comparisons: BTreeSet<String>,
+    state: &ViewState,
+) -> Vec<MatrixGrid> {
+    let options = curve_options(state, comparisons);
     let at_n_metric = uses_at_n(state);
     // Efficiency and p95 multipliers are shown at one N; breakdown and ok rate look at every N.
-    let relevant: Vec<&CellSummary> = slice
-        .into_iter()
+    let relevant: Vec<&'a CellSummary> = slice
+        .iter()
+        .copied()
         .filter(|cell| !at_n_metric || cell.key.n == state.at_n)
         .collect();
-    let position = |cell: &CellSummary| {
+    // Grouped by the borrowed values (no text copied per cell); each square owns its values.
+    let position = |cell: &'a CellSummary| -> Position<'a> {
         (
-            Value::of(&cell.key, state.grid),
-            Value::of(&cell.key, state.rows),
-            Value::of(&cell.key, state.cols),
+            cell.key.value(state.grid),
+            cell.key.value(state.rows),
+            cell.key.value(state.cols),
         )
     };
     /// What a square gathers besides its curve: status flags, every cell, and the admitted cells with data.
@@ -420,8 +465,8 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
         keys: Vec<&'a CellKey>,
         pooled: Vec<&'a CellSummary>,
     }
-    let mut gathered: BTreeMap<(Value, Value, Value), SquareCells<'_>> = BTreeMap::new();
-    for cell in &relevant {
+    let mut gathered: BTreeMap<Position<'a>, SquareCells<'a>> = BTreeMap::new();
+    for cell in relevant.iter().copied() {
         let admitted = options.inclusion.admits(cell);
         let entry = gathered.entry(position(cell)).or_default();
         entry.flags.count(cell, admitted);
@@ -434,7 +479,11 @@ pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
     // Cells by series, built only when a square needs to say why a scaling metric is absent.
     let mut by_series: Option<BTreeMap<SeriesKey, Vec<&CellSummary>>> = None;
     for curve in engine_curves(relevant.iter().copied(), position, &options) {
-        let (grid, row, col) = curve.group.clone();
+        let (grid, row, col) = (
+            Value::from(curve.group.0),
+            Value::from(curve.group.1),
+            Value::from(curve.group.2),
+        );
         let SquareCells {
             flags,
             keys,
@@ -562,8 +611,6 @@ pub struct SeriesPoint {
     pub series: u32,
     pub ok_rows: u64,
     pub expected_rows: u64,
-    /// The cells behind the value (admitted, with data), for opening them in the inspector.
-    pub keys: Vec<CellKey>,
     /// Partial cells among them (drawn hollow: the value rests on fewer rows than planned).
     pub partial: u32,
     /// What the value pools.
@@ -657,18 +704,33 @@ pub struct Facet {
 /// with `state.frontier` each series carries its Pareto frontier in those coordinates.
 pub fn curves(cells: &[CellSummary], state: &ViewState, metric: Metric) -> Vec<Facet> {
     let slice = filtered(cells, state);
-    let dimensions = curve_dimensions(state);
-    let options = curve_options(state, applied_comparisons(&slice, part_of(&dimensions)));
-    let group = |cell: &CellSummary| {
+    let comparisons = applied_comparisons(&slice, part_of(&curve_dimensions(state)));
+    curves_of(&slice, comparisons, state, metric)
+}
+
+/// [`curves`] from the cells already filtered and the comparison entries that apply to them in the curves
+/// ([`view_comparisons`] of a curves view).
+pub fn curves_of<'a>(
+    slice: &[&'a CellSummary],
+    comparisons: BTreeSet<String>,
+    state: &ViewState,
+    metric: Metric,
+) -> Vec<Facet> {
+    let options = curve_options(state, comparisons);
+    // Grouped by the borrowed values (no text copied per cell); each series owns its label.
+    let group = |cell: &'a CellSummary| -> CurveGroup<'a> {
         (
-            state.facet.map(|facet| Value::of(&cell.key, facet)),
-            Value::of(&cell.key, state.color),
+            state.facet.map(|facet| cell.key.value(facet)),
+            cell.key.value(state.color),
         )
     };
     let mut facets: BTreeMap<Option<Value>, Vec<Series>> = BTreeMap::new();
-    for curve in engine_curves(slice.iter().copied(), group, &options) {
-        let series = series(&curve, &slice, &group, &options, state, metric);
-        facets.entry(curve.group.0).or_default().push(series);
+    for grouped in curves_with_cells(slice.iter().copied(), group, &options) {
+        let series = series(&grouped, &options, state, metric);
+        facets
+            .entry(grouped.curve.group.0.map(Value::from))
+            .or_default()
+            .push(series);
     }
     facets
         .into_iter()
@@ -676,27 +738,23 @@ pub fn curves(cells: &[CellSummary], state: &ViewState, metric: Metric) -> Vec<F
         .collect()
 }
 
-type CurveGroup = (Option<Value>, Value);
+/// A series' facet and colour values, borrowed from its cells.
+type CurveGroup<'a> = (Option<DimensionValue<'a>>, DimensionValue<'a>);
 
 fn series(
-    curve: &Curve<CurveGroup>,
-    slice: &[&CellSummary],
-    group: &impl Fn(&CellSummary) -> CurveGroup,
+    grouped: &CurveCells<'_, CurveGroup<'_>>,
     options: &CurveOptions,
     state: &ViewState,
     metric: Metric,
 ) -> Series {
+    let curve = &grouped.curve;
     let inclusion = &options.inclusion;
-    let cells_at = |n: u32| -> Vec<&CellSummary> {
-        slice
+    // The cells behind the point at `index`: its group's admitted cells with data there, in slice order.
+    let cells_at = |index: usize| -> Vec<&CellSummary> {
+        grouped.cells[index]
             .iter()
             .copied()
-            .filter(|cell| {
-                cell.key.n == n
-                    && cell.has_data()
-                    && inclusion.admits(cell)
-                    && group(cell) == curve.group
-            })
+            .filter(|cell| behind_point(cell, inclusion))
             .collect()
     };
     // A point is marked when either of its coordinates rests on a cell's reported (or derived) figure.
@@ -718,7 +776,8 @@ fn series(
     let points: Vec<SeriesPoint> = curve
         .points
         .iter()
-        .filter_map(|point| {
+        .enumerate()
+        .filter_map(|(index, point)| {
             let placed = point.band(metric).zip(match state.x {
                 XAxis::N => {
                     let n = f64::from(point.n);
@@ -734,11 +793,10 @@ fn series(
                 without_value += u32::from(point.cells > 0);
                 return None;
             };
-            let cells = cells_at(point.n);
+            let cells = cells_at(index);
             Some(SeriesPoint {
                 reported: marks_of(&cells, Mark::Reported),
                 derived: marks_of(&cells, Mark::Derived),
-                keys: cells.iter().map(|cell| cell.key.clone()).collect(),
                 n: point.n,
                 x: x.value,
                 x_min: x.min,
@@ -762,26 +820,22 @@ fn series(
         _ => None,
     };
     let last_n = points.last().map_or(0, |point| point.n);
-    let skipped_at = curve
+    let skipped = curve
         .points
         .iter()
-        .find(|point| point.n > last_n && point.skipped > 0)
-        .map(|point| point.n);
-    let skipped_cells = skipped_at
-        .map(|n| {
-            slice
+        .position(|point| point.n > last_n && point.skipped > 0);
+    let skipped_at = skipped.map(|index| curve.points[index].n);
+    let skipped_cells = skipped
+        .map(|index| {
+            grouped.cells[index]
                 .iter()
-                .filter(|cell| {
-                    cell.key.n == n
-                        && cell.status == CellStatus::Skipped
-                        && group(cell) == curve.group
-                })
+                .filter(|cell| cell.status == CellStatus::Skipped)
                 .map(|cell| cell.key.clone())
                 .collect()
         })
         .unwrap_or_default();
     Series {
-        label: curve.group.1.clone(),
+        label: Value::from(curve.group.1),
         breakdown: curve.breakdown(&state.criterion),
         points,
         skipped_at,
@@ -790,6 +844,40 @@ fn series(
         without_value,
         frontier,
     }
+}
+
+/// Whether a cell of a point's group at its N stands behind the point: it has data and the view admits it.
+fn behind_point(cell: &CellSummary, inclusion: &Inclusion) -> bool {
+    cell.has_data() && inclusion.admits(cell)
+}
+
+/// The keys of the cells behind one point of [`curves_of`] (given the same slice, comparisons and state): the
+/// cells of the series `label` in the facet `title` at `n` that stand behind it, in slice order. A chart asks
+/// for them when a point is clicked, rather than every point carrying a copy of its cells' keys (tens of
+/// thousands of them on a large sweep).
+pub fn point_keys(
+    slice: &[&CellSummary],
+    comparisons: BTreeSet<String>,
+    state: &ViewState,
+    title: Option<&Value>,
+    label: &Value,
+    n: u32,
+) -> Vec<CellKey> {
+    let inclusion = inclusion(state, comparisons);
+    slice
+        .iter()
+        .filter(|cell| {
+            cell.key.n == n
+                && state
+                    .facet
+                    .map(|facet| Value::of(&cell.key, facet))
+                    .as_ref()
+                    == title
+                && Value::of(&cell.key, state.color) == *label
+                && behind_point(cell, &inclusion)
+        })
+        .map(|cell| cell.key.clone())
+        .collect()
 }
 
 /// The Pareto frontier of a series' points with `x` on the x axis and `metric` on y, each axis better the way
@@ -1355,11 +1443,24 @@ mod tests {
             ..ViewState::default()
         };
         let facets = curves(&cells, &state, Metric::Efficiency);
-        assert_eq!(
-            facets[0].series[0].points[1].keys.len(),
-            3,
-            "three reps at N=2"
+        let (series, point) = (&facets[0].series[0], &facets[0].series[0].points[1]);
+        let slice = filtered(&cells, &state);
+        let in_curves = ViewState {
+            view: View::Curves,
+            ..state.clone()
+        };
+        let comparisons = view_comparisons(&slice, &in_curves);
+        let keys = point_keys(
+            &slice,
+            comparisons,
+            &state,
+            facets[0].title.as_ref(),
+            &series.label,
+            point.n,
         );
+        assert_eq!(keys.len(), 3, "three reps at N=2");
+        assert_eq!(keys.len() as u32, point.cells);
+        assert!(keys.iter().all(|key| key.n == 2));
         let mut by_rep = state.clone();
         by_rep.cols = Dimension::Rep;
         let grid = &matrix(&cells, &by_rep)[0];

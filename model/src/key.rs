@@ -349,7 +349,15 @@ pub enum Value {
 
 impl Value {
     pub fn of(key: &CellKey, dimension: Dimension) -> Value {
-        match key.value(dimension) {
+        Value::from(key.value(dimension))
+    }
+}
+
+/// The owned copy of a borrowed value. Within one dimension both order the same way (a dimension holds only
+/// text or only numbers), so views group cells by the borrowed value and keep the owned one per group.
+impl From<DimensionValue<'_>> for Value {
+    fn from(value: DimensionValue<'_>) -> Value {
+        match value {
             DimensionValue::Number(number) => Value::Number(number),
             DimensionValue::Text(text) => Value::Text(text.to_string()),
         }

@@ -2,9 +2,7 @@
 
 use crate::schema::SchemaError;
 use arrow_array::builder::{Float64Builder, StringBuilder, UInt32Builder, UInt64Builder};
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, UInt32Type, UInt64Type};
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
@@ -183,23 +181,20 @@ pub fn requests_to_batch(rows: &[RequestRow]) -> Result<RecordBatch, ArrowError>
     RecordBatch::try_new(requests_schema(), columns)
 }
 
-pub fn requests_from_batch(batch: &RecordBatch) -> Result<Vec<RequestRow>, SchemaError> {
-    let column = |name: &'static str| batch.column_by_name(name).ok_or(SchemaError::Column(name));
-    let text = |name: &'static str| -> Result<_, SchemaError> {
-        column(name)?
-            .as_string_opt::<i32>()
-            .ok_or(SchemaError::Column(name))
-    };
-    let id = |name: &'static str| -> Result<_, SchemaError> {
-        column(name)?
-            .as_primitive_opt::<UInt32Type>()
-            .ok_or(SchemaError::Column(name))
-    };
-    let float = |name: &'static str| -> Result<_, SchemaError> {
-        column(name)?
-            .as_primitive_opt::<Float64Type>()
-            .ok_or(SchemaError::Column(name))
-    };
+/// Reads request rows sent as an Arrow IPC stream (the browser's inspector), with the lean reader of
+/// [`crate::schema::ipc`].
+pub fn requests_from_ipc(bytes: &[u8]) -> Result<Vec<RequestRow>, SchemaError> {
+    let mut rows = Vec::new();
+    for table in crate::schema::ipc::read_tables(bytes)? {
+        rows.extend(requests_from_table(&table)?);
+    }
+    Ok(rows)
+}
+
+fn requests_from_table(batch: &crate::schema::ipc::Table) -> Result<Vec<RequestRow>, SchemaError> {
+    let text = |name: &'static str| batch.text(name).ok_or(SchemaError::Column(name));
+    let id = |name: &'static str| batch.uint32(name).ok_or(SchemaError::Column(name));
+    let float = |name: &'static str| batch.float64(name).ok_or(SchemaError::Column(name));
     let (lineage, class, source, status, error) = (
         text("lineage")?,
         text("class")?,
@@ -207,19 +202,16 @@ pub fn requests_from_batch(batch: &RecordBatch) -> Result<Vec<RequestRow>, Schem
         text("status")?,
         text("error")?,
     );
-    let line = column("line")?
-        .as_primitive_opt::<UInt64Type>()
-        .ok_or(SchemaError::Column("line"))?;
+    let line = batch.uint64("line").ok_or(SchemaError::Column("line"))?;
     let (agent, request, sequence) = (id("agent_id")?, id("request_id")?, id("request_sequence")?);
     let floats: Vec<_> = FLOATS
         .iter()
         .map(|(name, _)| float(name))
         .collect::<Result<_, _>>()?;
-    (0..batch.num_rows())
+    (0..batch.rows)
         .map(|row| {
-            let optional_id =
-                |array: &arrow_array::UInt32Array| (!array.is_null(row)).then(|| array.value(row));
-            let f = |index: usize| (!floats[index].is_null(row)).then(|| floats[index].value(row));
+            let optional_id = |column: &crate::schema::ipc::ValueColumn<u32>| column.get(row);
+            let f = |index: usize| floats[index].get(row);
             Ok(RequestRow {
                 lineage: Lineage::parse(lineage.value(row)).ok_or_else(|| SchemaError::Value {
                     row,
@@ -323,6 +315,7 @@ mod tests {
             },
         ];
         let batch = requests_to_batch(&rows).unwrap();
-        assert_eq!(requests_from_batch(&batch).unwrap(), rows);
+        let bytes = crate::schema::write_ipc_stream(&[batch], &requests_schema()).unwrap();
+        assert_eq!(requests_from_ipc(&bytes).unwrap(), rows);
     }
 }

@@ -8,11 +8,11 @@ use crate::stats::CellStats;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, ExpectedSource};
 use arrow_array::builder::{BooleanBuilder, Float64Builder, StringBuilder, UInt32Builder};
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, UInt32Type};
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use std::sync::{Arc, OnceLock};
+
+pub mod ipc;
 
 /// The media type of an Arrow IPC stream body.
 pub const ARROW_STREAM_MEDIA_TYPE: &str = "application/vnd.apache.arrow.stream";
@@ -193,38 +193,21 @@ pub fn cells_to_batch(cells: &[CellSummary]) -> Result<RecordBatch, ArrowError> 
 }
 
 /// Reads a cells table sent as an Arrow IPC stream back into summaries (the browser, and the server's kept
-/// snapshots).
+/// snapshots), with the lean reader of [`ipc`].
 pub fn cells_from_ipc(bytes: &[u8]) -> Result<Vec<CellSummary>, SchemaError> {
     let mut cells = Vec::new();
-    for batch in read_ipc_stream(bytes)? {
-        cells.extend(cells_from_batch(&batch)?);
+    for table in ipc::read_tables(bytes)? {
+        cells.extend(cells_from_table(&table)?);
     }
     Ok(cells)
 }
 
-/// Reads a cells table back into summaries (used by the browser and by round-trip tests).
-pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaError> {
-    let column = |name: &'static str| batch.column_by_name(name).ok_or(SchemaError::Column(name));
-    let text = |name: &'static str| -> Result<_, SchemaError> {
-        column(name)?
-            .as_string_opt::<i32>()
-            .ok_or(SchemaError::Column(name))
-    };
-    let count = |name: &'static str| -> Result<_, SchemaError> {
-        column(name)?
-            .as_primitive_opt::<UInt32Type>()
-            .ok_or(SchemaError::Column(name))
-    };
-    let flag = |name: &'static str| -> Result<_, SchemaError> {
-        column(name)?
-            .as_boolean_opt()
-            .ok_or(SchemaError::Column(name))
-    };
-    let float = |name: &'static str| -> Result<_, SchemaError> {
-        column(name)?
-            .as_primitive_opt::<Float64Type>()
-            .ok_or(SchemaError::Column(name))
-    };
+/// Reads one record batch of a cells table back into summaries.
+fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError> {
+    let text = |name: &'static str| batch.text(name).ok_or(SchemaError::Column(name));
+    let count = |name: &'static str| batch.uint32(name).ok_or(SchemaError::Column(name));
+    let flag = |name: &'static str| batch.boolean(name).ok_or(SchemaError::Column(name));
+    let float = |name: &'static str| batch.float64(name).ok_or(SchemaError::Column(name));
     let (run_id, suite, phase, backend, model, workload) = (
         text("run_id")?,
         text("suite")?,
@@ -245,21 +228,14 @@ pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaE
     let (expected_source, exclusion_scope) = (text("expected_source")?, text("exclusion_scope")?);
     let (baseline_fallback, source_run_id) = (flag("baseline_fallback")?, text("source_run_id")?);
     // Tables written before the origin columns existed (a kept snapshot) read as all recomputed.
-    let origin_column = |name: &'static str| {
-        batch
-            .column_by_name(name)
-            .and_then(|column| column.as_string_opt::<i32>())
-    };
+    let origin_column = |name: &'static str| batch.text(name);
     let (reported, derived, inferred) = (
         origin_column("reported_metrics"),
         origin_column("derived_metrics"),
         origin_column("inferred_dimensions"),
     );
 
-    let value = |array: &arrow_array::Float64Array, row: usize| {
-        (!array.is_null(row)).then(|| array.value(row))
-    };
-    (0..batch.num_rows())
+    (0..batch.rows)
         .map(|row| {
             let status_text = status.value(row);
             let status_value =
@@ -288,7 +264,7 @@ pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaE
                 )
             };
             let excluded_text = excluded.value(row);
-            let f = |index: usize| value(floats[index], row);
+            let f = |index: usize| floats[index].get(row);
             Ok(CellSummary {
                 key: CellKey {
                     run_id: run_id.value(row).to_string(),
@@ -309,7 +285,7 @@ pub fn cells_from_batch(batch: &RecordBatch) -> Result<Vec<CellSummary>, SchemaE
                     excluded_text.split(';').map(str::to_string).collect()
                 },
                 exclusion_scope: scope,
-                expected_rows: (!expected_rows.is_null(row)).then(|| expected_rows.value(row)),
+                expected_rows: expected_rows.get(row),
                 expected_source: source_value,
                 rows: rows.value(row),
                 ok_rows: ok_rows.value(row),
@@ -441,45 +417,14 @@ pub fn write_ipc_stream(
 /// dictionary-encoded column, so a stream that carries a dictionary batch is refused with an error.
 pub fn read_ipc_stream(bytes: &[u8]) -> Result<Vec<RecordBatch>, ArrowError> {
     use arrow_ipc::MessageHeader;
-    let truncated = |what: &str| ArrowError::IpcError(format!("the IPC stream ends inside {what}"));
-    let mut rest = bytes;
-    let mut take = |length: usize, what: &str| -> Result<&[u8], ArrowError> {
-        if rest.len() < length {
-            return Err(truncated(what));
-        }
-        let (head, tail) = rest.split_at(length);
-        rest = tail;
-        Ok(head)
-    };
-    let length_of = |word: &[u8]| i32::from_le_bytes([word[0], word[1], word[2], word[3]]);
     let no_dictionaries = std::collections::HashMap::new();
     let mut schema: Option<SchemaRef> = None;
     let mut batches = Vec::new();
-    loop {
-        // Each message: an optional 0xFFFFFFFF continuation marker, the metadata length (0 ends the stream),
-        // the flatbuffer metadata, then the body. A stream may also simply end after a message.
-        let Ok(word) = take(4, "a message length") else {
-            break;
-        };
-        let mut length = length_of(word);
-        if length == -1 {
-            length = length_of(take(4, "a message length")?);
-        }
-        if length == 0 {
-            break;
-        }
-        let length = usize::try_from(length)
-            .map_err(|_| ArrowError::IpcError(format!("negative IPC message length {length}")))?;
-        let metadata = take(length, "a message header")?;
-        let message = arrow_ipc::root_as_message(metadata)
-            .map_err(|error| ArrowError::IpcError(format!("unreadable IPC message: {error}")))?;
-        let body_length = usize::try_from(message.bodyLength()).map_err(|_| {
-            ArrowError::IpcError(format!("bad IPC body length {}", message.bodyLength()))
-        })?;
-        let mut body = arrow_buffer::MutableBuffer::from_len_zeroed(body_length);
-        body.as_slice_mut()
-            .copy_from_slice(take(body_length, "a message body")?);
-        let body: arrow_buffer::Buffer = body.into();
+    ipc::each_message(bytes, |message, body| {
+        // Arrow's decoder reads the body in place, so it is copied into an aligned buffer first.
+        let mut aligned = arrow_buffer::MutableBuffer::from_len_zeroed(body.len());
+        aligned.as_slice_mut().copy_from_slice(body);
+        let body: arrow_buffer::Buffer = aligned.into();
         match message.header_type() {
             MessageHeader::Schema => {
                 let header = message.header_as_schema().ok_or_else(|| {
@@ -514,13 +459,15 @@ pub fn read_ipc_stream(bytes: &[u8]) -> Result<Vec<RecordBatch>, ArrowError> {
                 )));
             }
         }
-    }
+        Ok(())
+    })?;
     Ok(batches)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow_array::Array;
 
     #[test]
     fn ipc_streams_round_trip_and_bad_ones_are_refused() {
@@ -563,6 +510,26 @@ mod tests {
         let bytes = write_ipc_stream(&[batch], &schema).unwrap();
         let error = read_ipc_stream(&bytes).unwrap_err();
         assert!(error.to_string().contains("dictionary"), "{error}");
+        // The lean reader refuses the same streams.
+        let error = ipc::read_tables(&bytes).unwrap_err();
+        assert!(error.to_string().contains("dictionary"), "{error}");
+    }
+
+    #[test]
+    fn the_lean_reader_refuses_what_it_does_not_read_and_streams_cut_short() {
+        let cell = CellSummary::empty("r/s/p/b/m/w/n=1/rep=0".parse().unwrap(), CellStatus::NotRun);
+        let batch = cells_to_batch(&[cell]).unwrap();
+        let bytes = write_ipc_stream(&[batch], &cells_schema()).unwrap();
+        for cut in [40, bytes.len() / 2, bytes.len() - 9] {
+            let error = ipc::read_tables(&bytes[..cut]).unwrap_err();
+            assert!(error.to_string().contains("ends inside"), "{cut}: {error}");
+        }
+        let signed: arrow_array::Int32Array = vec![1, -2].into();
+        let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int32, false)]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(signed)]).unwrap();
+        let bytes = write_ipc_stream(&[batch], &schema).unwrap();
+        let error = ipc::read_tables(&bytes).unwrap_err();
+        assert!(error.to_string().contains("column `n`"), "{error}");
     }
 
     #[test]
@@ -633,9 +600,8 @@ mod tests {
         refilled.exclusion_scope = None;
         let cells = vec![partial, refilled];
         let batch = cells_to_batch(&cells).unwrap();
-        let bytes = write_ipc_stream(std::slice::from_ref(&batch), &cells_schema()).unwrap();
-        let batches = read_ipc_stream(&bytes).unwrap();
-        assert_eq!(batches.len(), 1);
-        assert_eq!(cells_from_batch(&batches[0]).unwrap(), cells);
+        let bytes = write_ipc_stream(&[batch.clone(), batch], &cells_schema()).unwrap();
+        let read = cells_from_ipc(&bytes).unwrap();
+        assert_eq!(read, [cells.clone(), cells].concat());
     }
 }

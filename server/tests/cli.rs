@@ -80,12 +80,8 @@ fn arrow_and_json_exports_carry_the_same_cells() {
         .status
         .success()
     );
-    let batches =
-        cellscope_model::schema::read_ipc_stream(&std::fs::read(&arrow_path).unwrap()).unwrap();
-    let from_arrow: Vec<_> = batches
-        .iter()
-        .flat_map(|batch| cellscope_model::schema::cells_from_batch(batch).unwrap())
-        .collect();
+    let from_arrow =
+        cellscope_model::schema::cells_from_ipc(&std::fs::read(&arrow_path).unwrap()).unwrap();
     let json: Vec<serde_json::Value> =
         serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
     assert_eq!(from_arrow.len(), 2160);

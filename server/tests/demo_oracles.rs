@@ -349,16 +349,12 @@ fn the_audit_table_and_the_app_matrix_agree_on_every_breakdown() {
     use cellscope_model::Dimension;
     use cellscope_model::curve::Breakdown;
     use cellscope_model::explore::{Value, matrix, working_cells};
-    use cellscope_model::schema::{cells_from_batch, read_ipc_stream};
+    use cellscope_model::schema::cells_from_ipc;
     use cellscope_model::view_state::{Metric, ViewState, WhatIf};
 
     let index = demo_index();
     let arrow = cellscope::export::encode(&index.cells, cellscope::export::Format::Arrow).unwrap();
-    let decoded: Vec<_> = read_ipc_stream(&arrow)
-        .unwrap()
-        .iter()
-        .flat_map(|batch| cells_from_batch(batch).unwrap())
-        .collect();
+    let decoded = cells_from_ipc(&arrow).unwrap();
     let browser_cells = working_cells(&decoded, &[], &WhatIf::default());
     for criterion in [Criterion::V1, Criterion::V3] {
         let report = cellscope::audit::report(index, &criterion);

@@ -73,11 +73,7 @@ async fn get_with(uri: &str, headers: &[(&str, &str)]) -> Reply {
 }
 
 fn cells_from_arrow(bytes: &[u8]) -> Vec<cellscope_model::CellSummary> {
-    cellscope_model::schema::read_ipc_stream(bytes)
-        .unwrap()
-        .iter()
-        .flat_map(|batch| cellscope_model::schema::cells_from_batch(batch).unwrap())
-        .collect()
+    cellscope_model::schema::cells_from_ipc(bytes).unwrap()
 }
 
 #[tokio::test]
@@ -283,11 +279,7 @@ async fn requests_of_a_refilled_cell_show_both_lineages() {
         "{}",
         String::from_utf8_lossy(&reply.body)
     );
-    let batches = cellscope_model::schema::read_ipc_stream(&reply.body).unwrap();
-    let rows: Vec<_> = batches
-        .iter()
-        .flat_map(|batch| cellscope_model::requests::requests_from_batch(batch).unwrap())
-        .collect();
+    let rows = cellscope_model::requests::requests_from_ipc(&reply.body).unwrap();
     use cellscope_model::requests::Lineage;
     let current: Vec<_> = rows
         .iter()

@@ -14,6 +14,8 @@
 //! | `CELLSCOPE_MIXED_DATA` | the mixed-format demo root (TR164 demo + vLLM, SGLang, AIPerf), for `formats.rs` | required by the tests that serve it |
 //! | `CELLSCOPE_SCREENSHOTS` | where screenshots go | `target/screenshots` |
 //! | `CHROMIUM`, `CHROMEDRIVER` | the browser and its driver | `/usr/bin/chromium`, `/usr/bin/chromedriver` |
+//! | `CELLSCOPE_SCALE_DATA` | the `--scale 34` root for the performance test at scale (ignored unless run with `--include-ignored`, as `cargo xtask e2e --scale` does) | none: that test fails without it |
+//! | `CELLSCOPE_WASM_GZIP_BYTES` | the bundle's gzipped size, which the performance test records beside its figures | not recorded |
 //!
 //! Without the two required variables every test fails (never passes silently) with a message saying to run them
 //! through `cargo xtask ci` / `cargo xtask e2e`. Pass a filter after `--`: `cargo xtask e2e -- smoke`.

@@ -1,7 +1,7 @@
 //! The explorer's views in a real browser over the demo data: what issue #4 asks of the matrix, curves,
 //! inspector, audit, URL state and exports, plus a screenshot of each view under `target/screenshots/`.
 
-use cellscope_e2e::{DEFAULT_TIMEOUT, Harness};
+use cellscope_e2e::Harness;
 
 const SGLANG_MISTRAL_LP_N32: &str =
     "20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=0";
@@ -459,68 +459,318 @@ async fn a_link_pinned_to_an_old_snapshot_says_so() -> anyhow::Result<()> {
     page.close().await
 }
 
-/// Not a pass/fail test of speed (timings vary with the machine): records the figures the README reports.
+/// Not a pass/fail test of speed (timings vary with the machine): records the figures the README reports and
+/// prints each beside its budget (`cargo xtask e2e --release -- performance`). It asserts only what was measured:
+/// every cell loaded and every change repainted.
 #[tokio::test]
 async fn performance_figures_are_recorded() -> anyhow::Result<()> {
     let page = Harness::start("performance").await?;
+    record_performance(&page, 2160, &Budgets::DEMO, "performance.json").await?;
+    page.close().await
+}
+
+/// The same figures at the `--scale 34` cell count (61,560 cells), on the data root `CELLSCOPE_SCALE_DATA` names.
+/// Ignored by default (generating that root writes 2.9 GB): `cargo xtask e2e --release --scale -- performance`
+/// generates it once, sets the variable and runs this test too. Run without the variable, it fails.
+#[tokio::test]
+#[ignore = "needs the scale-34 data: run `cargo xtask e2e --release --scale -- performance`"]
+async fn performance_figures_at_scale_are_recorded() -> anyhow::Result<()> {
+    let root = std::env::var_os("CELLSCOPE_SCALE_DATA")
+        .filter(|root| !root.is_empty())
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "CELLSCOPE_SCALE_DATA is not set: `cargo xtask e2e --release --scale -- performance` generates \
+                 the scale-34 data and sets it"
+            )
+        })?;
+    let page = Harness::start_on("performance-scale", std::path::Path::new(&root)).await?;
+    record_performance(&page, 61_560, &Budgets::SCALE, "performance-scale.json").await?;
+    page.close().await
+}
+
+/// Changes timed per view and kind: at least 20, so that the 95th percentile (nearest rank) is not simply the
+/// largest figure.
+const TIMED_CHANGES: usize = 24;
+
+/// What issue 12 asks of the browser at one data size (printed beside the figures, never asserted).
+struct Budgets {
+    first_chart_ms: f64,
+    repaint_p95_ms: f64,
+}
+
+impl Budgets {
+    const DEMO: Budgets = Budgets {
+        first_chart_ms: 1000.0,
+        repaint_p95_ms: 16.0,
+    };
+    const SCALE: Budgets = Budgets {
+        first_chart_ms: 2000.0,
+        repaint_p95_ms: 100.0,
+    };
+}
+
+/// The WASM bundle's budget, gzipped.
+const WASM_GZIP_BUDGET_BYTES: u64 = 600_000;
+
+/// Figures of one kind: every raw value in the order measured, with their median and 95th percentile.
+fn summary(raw: &[f64]) -> serde_json::Value {
+    let mut sorted = raw.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = match sorted.len() {
+        0 => f64::NAN,
+        count if count % 2 == 1 => sorted[count / 2],
+        count => (sorted[count / 2 - 1] + sorted[count / 2]) / 2.0,
+    };
+    // Nearest rank: the smallest value with at least 95% of the values at or below it.
+    let rank = ((raw.len() as f64) * 0.95).ceil() as usize;
+    let p95 = sorted
+        .get(rank.saturating_sub(1))
+        .copied()
+        .unwrap_or(f64::NAN);
+    serde_json::json!({ "median": median, "p95": p95, "count": raw.len(), "raw": raw })
+}
+
+/// One timed change's figures, read from the page's own measures after the change has been painted.
+#[derive(serde::Deserialize)]
+struct Timed {
+    /// From the change to the end of every DOM update and canvas drawing it causes.
+    repaint: f64,
+    /// From the change to the first task after the next frame was painted (includes waiting for the frame).
+    painted: f64,
+    /// Every other measure the change caused, by name (summed when one ran twice): the model's computation of
+    /// the view (`facets`, `grids`), the canvas drawing (`draw`), the slice count, building the views' DOM.
+    phases: std::collections::BTreeMap<String, f64>,
+}
+
+/// Runs one change (`script`, JavaScript that makes it and returns true) and reads its figures.
+async fn timed_change(page: &Harness, script: &str) -> anyhow::Result<Timed> {
+    page.eval::<bool>("(() => { performance.clearMeasures(); return true; })()")
+        .await?;
+    let changed: bool = page.eval(script).await?;
+    anyhow::ensure!(changed, "the change `{script}` found nothing to change");
+    page.until("performance.getEntriesByName('painted').length > 0")
+        .await?;
+    page.eval(
+        "(() => { const phases = {}; let repaint = null, painted = null; \
+         for (const m of performance.getEntriesByType('measure')) { \
+           if (m.name === 'repaint') repaint = m.duration; else if (m.name === 'painted') painted = m.duration; \
+           else phases[m.name] = (phases[m.name] || 0) + m.duration; } \
+         return { repaint, painted, phases }; })()",
+    )
+    .await
+}
+
+/// Filter changes for the filter bar: each value of `dimensions` ticked one after another, then unticked in the
+/// same order, so every state differs from the one before and from every earlier state of its round.
+async fn filter_toggles(
+    page: &Harness,
+    dimensions: &[&str],
+) -> anyhow::Result<Vec<(String, String)>> {
+    let mut toggles = Vec::new();
+    for dimension in dimensions {
+        let values: Vec<String> = page
+            .eval(&format!(
+                "[...document.querySelectorAll(\"details[data-dimension='{dimension}'] input[data-value]\")].map((input) => input.dataset.value)"
+            ))
+            .await?;
+        for _ in 0..2 {
+            toggles.extend(
+                values
+                    .iter()
+                    .map(|value| (dimension.to_string(), value.clone())),
+            );
+        }
+    }
+    Ok(toggles)
+}
+
+/// Times filter and metric changes in one view (`matrix` or `curves`), after a fresh navigation to it.
+async fn time_view(
+    page: &Harness,
+    view: &str,
+    drawn: &str,
+    metric_select: &str,
+) -> anyhow::Result<serde_json::Value> {
+    page.open(&format!("/?view={view}")).await?;
+    page.wait_for_within(drawn, std::time::Duration::from_secs(60))
+        .await?;
+    let first_chart_ms: f64 = page
+        .eval("performance.getEntriesByName('first-chart')[0].startTime")
+        .await?;
+    // The provenance and the pre-refill cells arrive after the first chart and redraw it: let them.
+    page.wait_until(
+        "the details to load",
+        "performance.getEntriesByName('details-loaded').length > 0",
+        std::time::Duration::from_secs(60),
+    )
+    .await?;
+    let mut figures: std::collections::BTreeMap<&str, Vec<Timed>> = Default::default();
+    let toggles = filter_toggles(page, &["model", "workload", "backend", "phase"]).await?;
+    anyhow::ensure!(
+        toggles.len() >= TIMED_CHANGES,
+        "only {} filter changes available",
+        toggles.len()
+    );
+    for (dimension, value) in toggles.iter().take(TIMED_CHANGES) {
+        let script = format!(
+            "(() => {{ const input = document.querySelector(\"details[data-dimension='{dimension}'] input[data-value='{value}']\"); \
+             if (!input) return false; input.click(); return true; }})()"
+        );
+        figures
+            .entry("filter_change")
+            .or_default()
+            .push(timed_change(page, &script).await?);
+    }
+    page.click("#clear-filters").await?;
+    page.until("!location.search.includes('model=') && !location.search.includes('workload=')")
+        .await?;
+    let metrics: Vec<String> = page
+        .eval(&format!(
+            "[...document.querySelectorAll('{metric_select} option')].map((option) => option.value)"
+        ))
+        .await?;
+    anyhow::ensure!(metrics.len() > 1, "{metric_select} offers {metrics:?}");
+    // Every metric in turn, starting after the one shown, around the list as often as needed.
+    for step in 1..=TIMED_CHANGES {
+        let metric = &metrics[step % metrics.len()];
+        let script = format!(
+            "(() => {{ const select = document.querySelector('{metric_select}'); select.value = '{metric}'; \
+             select.dispatchEvent(new Event('change')); return true; }})()"
+        );
+        figures
+            .entry("metric_change")
+            .or_default()
+            .push(timed_change(page, &script).await?);
+    }
+    let mut report = serde_json::json!({ "first_chart_ms_after_navigation": first_chart_ms });
+    for (kind, timed) in figures {
+        let repaint: Vec<f64> = timed.iter().map(|timed| timed.repaint).collect();
+        let painted: Vec<f64> = timed.iter().map(|timed| timed.painted).collect();
+        report[kind] = serde_json::json!({
+            "repaint_ms": summary(&repaint),
+            "painted_ms": summary(&painted),
+        });
+        // Each phase over the changes that ran it.
+        let names: std::collections::BTreeSet<&String> =
+            timed.iter().flat_map(|timed| timed.phases.keys()).collect();
+        for name in names {
+            let durations: Vec<f64> = timed
+                .iter()
+                .filter_map(|timed| timed.phases.get(name).copied())
+                .collect();
+            report[kind]["phases_ms"][name] = summary(&durations);
+        }
+    }
+    Ok(report)
+}
+
+/// Measures both views, writes `target/screenshots/<file>` and prints each figure beside its budget.
+async fn record_performance(
+    page: &Harness,
+    expected_cells: u64,
+    budgets: &Budgets,
+    file: &str,
+) -> anyhow::Result<()> {
     // Measure against a settled server: right after start it is still hashing files and comparing backups,
     // which would compete with the browser for this machine's two cores.
     let started = std::time::Instant::now();
+    let settle = std::time::Duration::from_secs(600);
     while !page.get("/api/index")?.json()?["complete"]
         .as_bool()
         .unwrap_or(false)
     {
         anyhow::ensure!(
-            started.elapsed() < DEFAULT_TIMEOUT,
+            started.elapsed() < settle,
             "the server never finished its first full index"
         );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    page.open("/?view=curves").await?;
-    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
-        .await?;
-    let first_chart_ms: f64 = page
-        .eval("performance.getEntriesByName('first-chart')[0].startTime")
-        .await?;
-    // A filter change with all cells loaded: select a model, wait for the repaint measure.
-    page.click("details[data-dimension='model'] summary")
-        .await?;
-    page.click("details[data-dimension='model'] input[data-value='phi-4']")
-        .await?;
-    page.until("performance.getEntriesByName('repaint').length > 0")
-        .await?;
-    let curves_repaint_ms: f64 = page
-        .eval("performance.getEntriesByName('repaint').slice(-1)[0].duration")
-        .await?;
-    let curves_draw_ms: f64 = page
-        .eval("performance.getEntriesByName('draw').slice(-1)[0].duration")
-        .await?;
-    page.open("/").await?;
-    page.wait_for("table.grid td.square").await?;
-    page.click("#metric").await?;
-    page.eval::<bool>("(() => { const s = document.querySelector('#metric'); s.value = 'breakdown'; s.dispatchEvent(new Event('change')); return true; })()").await?;
-    page.until("performance.getEntriesByName('repaint').length > 0")
-        .await?;
-    let matrix_repaint_ms: f64 = page
-        .eval("performance.getEntriesByName('repaint').slice(-1)[0].duration")
-        .await?;
+    let matrix = time_view(page, "matrix", "table.grid td.square", "#metric").await?;
     let cells: u64 = page
         .eval("Number(document.querySelector('#cell-count').textContent)")
         .await?;
+    let curves = time_view(
+        page,
+        "curves",
+        "#curves-canvas[data-drawn='true']",
+        "#curve-metric",
+    )
+    .await?;
+    let wasm_gzip_bytes: Option<u64> = std::env::var("CELLSCOPE_WASM_GZIP_BYTES")
+        .ok()
+        .and_then(|bytes| bytes.parse().ok());
     let report = serde_json::json!({
         "cells": cells,
-        "first_chart_ms_after_navigation": first_chart_ms,
-        "curves_repaint_ms_after_filter_change": curves_repaint_ms,
-        "of_which_canvas_drawing_ms": curves_draw_ms,
-        "matrix_repaint_ms_after_metric_change": matrix_repaint_ms,
+        "timed_changes_per_kind": TIMED_CHANGES,
+        "wasm_gzip_bytes": wasm_gzip_bytes,
+        "budgets": {
+            "first_chart_ms": budgets.first_chart_ms,
+            "repaint_p95_ms": budgets.repaint_p95_ms,
+            "wasm_gzip_bytes": WASM_GZIP_BUDGET_BYTES,
+        },
+        "matrix": matrix,
+        "curves": curves,
     });
-    println!("performance: {report}");
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../target/screenshots/performance.json");
+        .join("../target/screenshots")
+        .join(file);
     std::fs::create_dir_all(path.parent().unwrap_or(std::path::Path::new(".")))?;
     std::fs::write(&path, serde_json::to_vec_pretty(&report)?)?;
-    assert_eq!(cells, 2160);
-    page.close().await
+    println!("{}", performance_lines(&report, budgets).join("\n"));
+    println!("every figure: {}", path.display());
+    assert_eq!(cells, expected_cells);
+    Ok(())
+}
+
+/// The figures as lines, each beside its budget.
+fn performance_lines(report: &serde_json::Value, budgets: &Budgets) -> Vec<String> {
+    let number = |value: &serde_json::Value| value.as_f64().unwrap_or(f64::NAN);
+    let mut lines = vec![format!(
+        "browser performance, {} cells ({TIMED_CHANGES} changes of each kind; repaint = change → every DOM update \
+         and canvas drawing done; painted = change → next frame painted, including the wait for that frame):",
+        report["cells"]
+    )];
+    if let Some(bytes) = report["wasm_gzip_bytes"].as_u64() {
+        lines.push(format!(
+            "  WASM gzipped: {:.0} KB (budget ≤ {:.0} KB)",
+            bytes as f64 / 1e3,
+            WASM_GZIP_BUDGET_BYTES as f64 / 1e3
+        ));
+    }
+    for view in ["matrix", "curves"] {
+        lines.push(format!(
+            "  {view}: first chart {:.0} ms after navigation (budget ≤ {:.0} ms)",
+            number(&report[view]["first_chart_ms_after_navigation"]),
+            budgets.first_chart_ms
+        ));
+        for kind in ["filter_change", "metric_change"] {
+            let figures = &report[view][kind];
+            let part = |key: &str, what: &str| {
+                figures["phases_ms"]
+                    .get(key)
+                    .map(|part| {
+                        format!(
+                            "; {what} median {:.1} ms, p95 {:.1} ms",
+                            number(&part["median"]),
+                            number(&part["p95"])
+                        )
+                    })
+                    .unwrap_or_default()
+            };
+            let canvas =
+                part("facets", "model") + &part("grids", "model") + &part("draw", "canvas drawing");
+            lines.push(format!(
+                "  {view} after a {}: repaint median {:.1} ms, p95 {:.1} ms (budget p95 ≤ {:.0} ms); painted median {:.1} ms, p95 {:.1} ms{canvas}",
+                kind.replace('_', " "),
+                number(&figures["repaint_ms"]["median"]),
+                number(&figures["repaint_ms"]["p95"]),
+                budgets.repaint_p95_ms,
+                number(&figures["painted_ms"]["median"]),
+                number(&figures["painted_ms"]["p95"]),
+            ));
+        }
+    }
+    lines
 }
 
 /// Clicks the drawn curve point nearest to the point with `cells` cells at index `which` of the canvas.

@@ -16,26 +16,9 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// Copies of the V3 sweep in the scale data set.
-const SCALE: u32 = 34;
+use crate::e2e::SCALE;
 /// Cells of the `/api/requests` load test, drawn once with a fixed seed.
 const REQUEST_CELLS: usize = 500;
-
-/// The scale data root, generated when its marker is absent.
-fn ensure_scale_data() -> anyhow::Result<PathBuf> {
-    let dir = workspace_root().join("target/bench/scale-34");
-    let root = dir.join("data");
-    let marker = dir.join(".complete");
-    if !marker.is_file() {
-        eprintln!(
-            "generating --scale {SCALE} into {} (once; about 3 GB, a few minutes)",
-            root.display()
-        );
-        crate::demo_data(&root, 164, SCALE)?;
-        std::fs::write(&marker, b"")?;
-    }
-    Ok(root)
-}
 
 /// The status code of `GET path` on `addr`, or `None` while nothing answers. A raw request on a fresh
 /// connection, so polling every few milliseconds costs no process start.
@@ -184,7 +167,7 @@ fn requests_script(cells: &[Value]) -> anyhow::Result<PathBuf> {
 }
 
 pub fn scale(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
-    let root = ensure_scale_data()?;
+    let root = crate::e2e::ensure_scale_data()?;
     crate::bench::ensure_wrk()?;
     process::run("cargo", &["build", "--release", "-p", "cellscope"])?;
     let binary = workspace_root()

@@ -45,23 +45,37 @@ pub fn test_env(bin: &Path, data: &Path) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// `cargo test -p cellscope-e2e [-- extra…]` against `bin` serving `data` (Chromium must be installed:
-/// [`browser::ensure_installed`]). The harness runs the browser tests one at a time by itself.
-pub fn run_tests(bin: &Path, data: &Path, extra: &[String]) -> anyhow::Result<()> {
-    let mut args = vec!["test", "-p", "cellscope-e2e"];
-    if !extra.is_empty() {
-        args.push("--");
-        args.extend(extra.iter().map(String::as_str));
+/// The copies of the V3 sweep in the large data root (`cargo xtask demo-data --scale 34`: 61,560 cells).
+pub const SCALE: u32 = 34;
+
+/// The `--scale 34` data root for the browser tests at scale: `CELLSCOPE_SCALE_DATA` when it names one,
+/// else `target/bench/scale-34/data`, generated once (about 2.9 GB) and marked complete by a `.complete` file so
+/// an interrupted generation is never taken for data.
+pub fn ensure_scale_data() -> anyhow::Result<PathBuf> {
+    if let Some(root) = std::env::var_os("CELLSCOPE_SCALE_DATA").filter(|root| !root.is_empty()) {
+        return Ok(PathBuf::from(root));
     }
-    process::run_with_env("cargo", &args, &test_env(bin, data))
+    let bench = target_dir().join(format!("bench/scale-{SCALE}"));
+    let data = bench.join("data");
+    if !bench.join(".complete").is_file() {
+        crate::demo_data(&data, 164, SCALE)?;
+        std::fs::write(bench.join(".complete"), "")?;
+    }
+    Ok(data)
 }
 
 /// Everything `cargo xtask e2e` does; `dev` skips wasm-opt, `release` tests a release server (for the timings in
-/// the README) rather than the debug one.
-pub fn run(dev: bool, release: bool, extra: &[String]) -> anyhow::Result<()> {
+/// the README) rather than the debug one, `scale` adds the tests that need the `--scale 34` data (ignored
+/// otherwise).
+pub fn run(dev: bool, release: bool, scale: bool, extra: &[String]) -> anyhow::Result<()> {
     let data = crate::bench::ensure_demo_data()?;
     crate::serve::ensure_mixed_demo_data()?;
-    web::build(dev)?;
+    let scale_data = if scale {
+        Some(ensure_scale_data()?)
+    } else {
+        None
+    };
+    let built = web::build(dev)?;
     let bin = if release {
         release_server()?
     } else {
@@ -70,6 +84,22 @@ pub fn run(dev: bool, release: bool, extra: &[String]) -> anyhow::Result<()> {
     };
     browser::ensure_installed()?;
     let before = Checksum::of(&data)?;
-    run_tests(&bin, &data, extra)?;
+    let mut env = test_env(&bin, &data);
+    // The performance test records the bundle's size beside its own figures.
+    env.push(("CELLSCOPE_WASM_GZIP_BYTES", built.wasm_gzip.to_string()));
+    let mut extra = extra.to_vec();
+    if let Some(scale_data) = &scale_data {
+        env.push((
+            "CELLSCOPE_SCALE_DATA",
+            scale_data.to_string_lossy().into_owned(),
+        ));
+        extra.push("--include-ignored".into());
+    }
+    let mut args = vec!["test", "-p", "cellscope-e2e"];
+    if !extra.is_empty() {
+        args.push("--");
+        args.extend(extra.iter().map(String::as_str));
+    }
+    process::run_with_env("cargo", &args, &env)?;
     checksum::verify_unchanged(&before, &data)
 }

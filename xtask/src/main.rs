@@ -4,7 +4,8 @@
 //!   (default `data/demo-mixed/`: the TR164 trees hard-linked, plus a vLLM / SGLang / AIPerf sweep).
 //! - `build-web [--dev]`: the browser bundle in `target/web/`, which the server embeds when it is compiled.
 //! - `serve [--addr A] [--data DIR] [--dev]`: bundle, release server and the server itself on the mixed demo root.
-//! - `e2e [--dev] [--release] [-- TEST ARGS]`: the browser end-to-end tests with everything they need.
+//! - `e2e [--dev] [--release] [--scale] [-- TEST ARGS]`: the browser end-to-end tests with everything they need
+//!   (`--scale`: also those on the `--scale 34` data, generated once under `target/bench/scale-34/`).
 //! - `ci`: every check CI runs (fmt, clippy, native and wasm32 builds, tests, browser tests).
 //! - `bench index`: times the cold index side by side with pandas, polars and DuckDB (TR164 CSV), then with pandas
 //!   and polars on a large generated vLLM detailed-JSON sweep.
@@ -76,6 +77,10 @@ enum Command {
         /// Test a release server (slower to build; what the README's browser timings use).
         #[arg(long)]
         release: bool,
+        /// Also run the browser tests that need the `--scale 34` data (61,560 cells, 2.9 GB): generated once
+        /// under target/bench/scale-34/data, or the root CELLSCOPE_SCALE_DATA names.
+        #[arg(long)]
+        scale: bool,
         /// Passed to the test binary, e.g. a test name filter.
         #[arg(last = true)]
         args: Vec<String>,
@@ -175,7 +180,12 @@ fn main() -> anyhow::Result<()> {
         Command::Serve { addr, data, dev } => {
             serve::run(&addr, data.map(|data| invoked_in.join(data)), dev)
         }
-        Command::E2e { dev, release, args } => e2e::run(dev, release, &args),
+        Command::E2e {
+            dev,
+            release,
+            scale,
+            args,
+        } => e2e::run(dev, release, scale, &args),
         Command::Ci => ci::run(),
         Command::Bench { which } => bench::run(which),
     }

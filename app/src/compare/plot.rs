@@ -195,7 +195,9 @@ pub fn draw_forest<DB: DrawingBackend>(
                 p_value(group.holm_p),
                 group.verdict.describe(spec)
             ),
-            keys: Vec::new(),
+            keys: Vec::new().into(),
+            cells: 0,
+            point: None,
         });
     }
     Ok(hits)
@@ -306,7 +308,15 @@ pub fn draw_paired<DB: DrawingBackend>(
                 x: f64::from(at.0) / scale,
                 y: f64::from(at.1) / scale,
                 text: describe_pair(pair, comparison),
-                keys: pair.a_cells.iter().chain(&pair.b_cells).cloned().collect(),
+                keys: pair
+                    .a_cells
+                    .iter()
+                    .chain(&pair.b_cells)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .into(),
+                cells: pair.a_cells.len() + pair.b_cells.len(),
+                point: None,
             });
         }
     }

@@ -19,18 +19,6 @@ use std::path::PathBuf;
 /// The demo seed the sweep is generated from.
 const SEED: u64 = 164;
 const PEERS: [&str; 2] = ["pandas", "polars"];
-/// The per-cell figures checked besides the request counts.
-const FIGURES: [&str; 9] = [
-    "mean_wall_ms",
-    "p50_wall_ms",
-    "p95_wall_ms",
-    "p99_wall_ms",
-    "p50_ttft_ms",
-    "p95_ttft_ms",
-    "mean_prompt_tokens",
-    "mean_completion_tokens",
-    "aggregate_tps",
-];
 /// Largest relative difference accepted between a peer's figure and cellscope's.
 const TOLERANCE: f64 = 1e-9;
 
@@ -125,7 +113,8 @@ fn check(sweep: &Sweep, ours: &BTreeMap<String, &Value>, peer: &Value) -> anyhow
                 bail!("{path}: {count} {a} in cellscope, {b} in the peer");
             }
         }
-        for figure in FIGURES {
+        // Every statistic a cell carries, besides the request counts.
+        for figure in cellscope_model::origin::STAT_COLUMNS {
             let (a, b) = (number(mine, figure)?, number(cell, figure)?);
             let difference = (a - b).abs() / a.abs().max(b.abs()).max(1e-300);
             if difference > TOLERANCE {

@@ -557,18 +557,11 @@ pub(crate) fn paired_tr164(
             let peer_json_text = peer_json.to_string_lossy().into_owned();
             let mut args = vec![script.as_str(), peer, peer_json_text.as_str()];
             args.extend(files.iter().filter_map(|(_, path)| path.to_str()));
-            let ran = measured(&python, &args)?;
-            let result: Value = serde_json::from_slice(&std::fs::read(&peer_json)?)
-                .with_context(|| format!("reading {}", peer_json.display()))?;
-            check_tr164(&by_key, &run_ids, &result)
+            let ran = paired::run_peer(&python, &args, &peer_json)?;
+            check_tr164(&by_key, &run_ids, &ran.result)
                 .with_context(|| format!("checking {peer}'s figures (run {run})"))?;
-            versions[position] = result
-                .get("version")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .to_string();
-            pair.peers
-                .push((number(&result, "seconds")?, ran.max_rss_kb));
+            versions[position] = ran.version;
+            pair.peers.push((ran.seconds, ran.max_rss_kb));
         }
         pairs.push(pair);
     }

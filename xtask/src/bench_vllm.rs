@@ -191,22 +191,16 @@ pub fn index(runs: u32) -> anyhow::Result<()> {
         };
         for (position, peer) in PEERS.into_iter().enumerate() {
             let peer_json = out_dir.join(format!("vllm-large-{peer}.json"));
-            let ran = measured(
+            let ran = paired::run_peer(
                 &python,
                 &[&script, peer, &root, &peer_json.to_string_lossy()],
+                &peer_json,
             )?;
-            let result: Value = serde_json::from_slice(&std::fs::read(&peer_json)?)
-                .with_context(|| format!("reading {}", peer_json.display()))?;
-            let difference = check(&sweep, &ours, &result)
+            let difference = check(&sweep, &ours, &ran.result)
                 .with_context(|| format!("checking {peer}'s figures (run {run})"))?;
             worst[position] = worst[position].max(difference);
-            versions[position] = result
-                .get("version")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .to_string();
-            pair.peers
-                .push((number(&result, "seconds")?, ran.max_rss_kb));
+            versions[position] = ran.version;
+            pair.peers.push((ran.seconds, ran.max_rss_kb));
         }
         pairs.push(pair);
     }

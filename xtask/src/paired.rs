@@ -2,8 +2,10 @@
 //! cellscope, …), each run a fresh process, and the verdict is the median of the per-run ratios, so a burst of
 //! load on this shared machine moves one pair, not the verdict.
 
-use crate::bench::median;
+use crate::bench::{median, number};
 use anyhow::{Context, bail};
+use serde_json::Value;
+use std::path::Path;
 
 /// What one child process did: its standard output, wall-clock seconds from spawn to exit, and peak RSS in KB.
 pub struct Measured {
@@ -56,6 +58,32 @@ pub fn measured(program: &str, args: &[&str]) -> anyhow::Result<Measured> {
         stdout,
         wall_s: started.elapsed().as_secs_f64(),
         max_rss_kb: None,
+    })
+}
+
+/// One run of a peer script: what it wrote to its output file (its `version`, its in-process `seconds` and its
+/// cells), and the peak RSS of its process.
+pub struct PeerRun {
+    pub result: Value,
+    pub version: String,
+    pub seconds: f64,
+    pub max_rss_kb: Option<u64>,
+}
+
+/// Runs a peer script (`python args…`, which writes its report to `out`) and reads the report back.
+pub fn run_peer(python: &str, args: &[&str], out: &Path) -> anyhow::Result<PeerRun> {
+    let ran = measured(python, args)?;
+    let result: Value = serde_json::from_slice(&std::fs::read(out)?)
+        .with_context(|| format!("reading {}", out.display()))?;
+    Ok(PeerRun {
+        version: result
+            .get("version")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string(),
+        seconds: number(&result, "seconds")?,
+        max_rss_kb: ran.max_rss_kb,
+        result,
     })
 }
 

@@ -172,6 +172,7 @@ struct IndexReport<'a> {
     repeat: usize,
     median_s: f64,
     min_s: f64,
+    /// Every index's seconds in the order they ran: the first cold, the later ones with the process warm.
     seconds: &'a [f64],
     /// What the last index did with the cache (absent with `--no-cache`).
     cache: Option<&'a index::cache::CacheReport>,
@@ -411,9 +412,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 last = Some(index);
             }
             let index = last.context("no index was built")?;
-            seconds.sort_by(f64::total_cmp);
-            let median_s = seconds[seconds.len() / 2];
-            let min_s = seconds[0];
+            // `seconds` stays in the order the indexes ran: the first is cold, the later ones warm.
+            let mut sorted = seconds.clone();
+            sorted.sort_by(f64::total_cmp);
+            let median_s = sorted[sorted.len() / 2];
+            let min_s = sorted[0];
             let rows: u64 = index
                 .runs
                 .iter()

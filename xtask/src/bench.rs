@@ -10,7 +10,7 @@
 //! workload, five 10,000-resample bootstraps) against pandas + SciPy computing the same table, in alternating
 //! runs, and checks that the peer's pair counts, means and p-values equal cellscope's.
 
-use crate::paired::{self, Pair, measured};
+use crate::paired::{self, measured};
 use crate::process::{self, output};
 use crate::workspace_root;
 use anyhow::{Context, bail};
@@ -532,22 +532,10 @@ pub(crate) fn paired_tr164(
     let mut full_index_s = Vec::new();
     for run in 1..=runs {
         eprintln!("paired run {run} of {runs}");
-        // Cold: the cache of read results would time a warm start instead, and the user's cache is left alone.
-        let ran = measured(
-            binary,
-            &["index", &root_text, "--cells-only", "--json", "--no-cache"],
-        )?;
-        let report: Value =
-            serde_json::from_str(ran.stdout.trim()).context("reading `cellscope index --json`")?;
+        let (mut pair, report) = paired::cellscope_index(binary, &root_text)?;
         if number(&report, "cells")? as usize != ours.len() {
             bail!("cellscope index found {report}, `cells` {}", ours.len());
         }
-        let mut pair = Pair {
-            cellscope_wall_s: ran.wall_s,
-            cellscope_index_s: number(&report, "median_s")?,
-            cellscope_rss_kb: ran.max_rss_kb,
-            peers: Vec::new(),
-        };
         if full {
             full_index_s
                 .push(measured(binary, &["index", &root_text, "--json", "--no-cache"])?.wall_s);

@@ -228,8 +228,8 @@ pub fn scale(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
          the peers read the {files} metrics.csv files whose cells are in the table ({gb:.2} GB).\n\n\
          **Cold index, paired runs** (cellscope cells-only index, spawn to exit, against each peer in a fresh \
          process, timed inside it after its imports and one untimed warm-up run):\n\n{index_table}\n\
-         Cold index, median of the runs: {cold_index:.2} s (budget ≤ 10 s: {cold_index_verdict}); median ratio to the \
-         fastest peer {ratio:.2} (budget ≤ 0.5: {ratio_verdict}).\n\n\
+         Cold index, median of the runs: {cold_index:.2} s (budget ≤ 10 s: {cold_index_verdict}); median ratio to the fastest \
+         peer like for like (both after a warm-up run) {ratio:.2} (budget ≤ 0.5: {ratio_verdict}).\n\n\
          **Server** (release `cellscope serve`, loopback, wrk -t 2 -c {connections} -d {seconds}s on the same 2 cores):\n\n\
          | figure | measured | budget |\n|---|---|---|\n\
          | spawn → first `/api/cells` 200 (cold) | {cold:.2} s | — |\n\

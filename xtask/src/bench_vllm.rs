@@ -8,7 +8,7 @@
 //! cellscope's `cells --format json` to 1e-9 relative. Peak RSS comes from the kernel's accounting of each child.
 
 use crate::bench::{number, python_with_peers};
-use crate::paired::{self, Pair, measured};
+use crate::paired;
 use crate::process;
 use crate::workspace_root;
 use anyhow::{Context, bail};
@@ -173,22 +173,10 @@ pub fn index(runs: u32) -> anyhow::Result<()> {
     let mut worst = vec![0.0f64; PEERS.len()];
     for run in 1..=runs {
         eprintln!("paired run {run} of {runs}");
-        // Cold, like the peers: no cache of read results.
-        let ran = measured(
-            &binary,
-            &["index", &root, "--cells-only", "--json", "--no-cache"],
-        )?;
-        let report: Value =
-            serde_json::from_str(ran.stdout.trim()).context("reading `cellscope index --json`")?;
+        let (mut pair, report) = paired::cellscope_index(&binary, &root)?;
         if number(&report, "cells")? as usize != sweep.files.len() {
             bail!("cellscope index found {report}");
         }
-        let mut pair = Pair {
-            cellscope_wall_s: ran.wall_s,
-            cellscope_index_s: number(&report, "median_s")?,
-            cellscope_rss_kb: ran.max_rss_kb,
-            peers: Vec::new(),
-        };
         for (position, peer) in PEERS.into_iter().enumerate() {
             let peer_json = out_dir.join(format!("vllm-large-{peer}.json"));
             let ran = paired::run_peer(

@@ -191,7 +191,18 @@ fn with_file_bytes<R>(
             };
         };
         buffer.clear();
-        let read = std::fs::File::open(path).and_then(|mut file| file.read_to_end(&mut buffer));
+        let read = std::fs::File::open(path).and_then(|mut file| {
+            // Growing the buffer with `reserve` would have the allocator copy the old capacity's stale bytes
+            // (`realloc` knows no length): a larger file gets a fresh buffer instead. The extra byte lets
+            // `read_to_end` see the end of the file without growing it.
+            let size = file
+                .metadata()
+                .map_or(0, |metadata| metadata.len() as usize);
+            if buffer.capacity() <= size {
+                *buffer = Vec::with_capacity(size + 1);
+            }
+            file.read_to_end(&mut buffer)
+        });
         let result = use_bytes(read.map(|_| buffer.as_slice()));
         if buffer.capacity() > KEPT_BUFFER_BYTES {
             *buffer = Vec::new();

@@ -6,6 +6,7 @@ pub mod archive;
 pub mod assets;
 pub mod bodies;
 pub mod error;
+pub mod limits;
 pub mod snapshot;
 pub mod watch;
 
@@ -16,7 +17,6 @@ use axum::routing::get;
 use snapshot::Store;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::CorsLayer;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -105,6 +105,8 @@ mod tests {
 pub struct HttpOptions {
     /// One origin allowed to call the API from another site; none by default.
     pub cors_origin: Option<String>,
+    /// What one request may ask of the server.
+    pub limits: limits::Limits,
     /// Benchmarks only: a directory served as plain files under `/bench-static/`, so a load test can compare
     /// `/api/cells` with the same bytes served as a static file by the same server and middleware.
     pub bench_static: Option<std::path::PathBuf>,
@@ -144,11 +146,18 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
         ))
         .layer(axum::middleware::from_fn(opener_policy))
         .layer(CompressionLayer::new().gzip(true).br(true).zstd(true))
-        .layer(RequestBodyLimitLayer::new(16 * 1024))
+        .layer(RequestBodyLimitLayer::new(options.limits.max_body_bytes))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,
-            Duration::from_secs(30),
+            options.limits.request_timeout,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            options.limits.clone(),
+            limits::refuse_oversized,
+        ))
+        .layer(axum::Extension(limits::EventSubscribers::new(
+            options.limits.max_event_subscribers,
+        )))
         .layer(
             tower_http::trace::TraceLayer::new_for_http()
                 .make_span_with(

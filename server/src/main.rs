@@ -507,6 +507,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     cellscope::http::HttpOptions {
                         cors_origin: cors,
                         bench_static,
+                        limits: cellscope::http::limits::Limits::default(),
                     },
                 )
                 .await

@@ -702,14 +702,22 @@ pub async fn compare(
 }
 
 /// `GET /api/events`: `event: snapshot` with the current id at once, then one per new snapshot.
-pub async fn events(State(store): State<Arc<Store>>) -> impl IntoResponse {
+pub async fn events(
+    State(store): State<Arc<Store>>,
+    axum::Extension(subscribers): axum::Extension<super::limits::EventSubscribers>,
+) -> Result<impl IntoResponse, ApiError> {
+    let subscription = subscribers.subscribe()?;
     let current = store.load().id.clone();
     let updates = BroadcastStream::new(store.events.subscribe())
         .filter_map(|message| async move { message.ok() });
+    // The stream holds its subscription: when the client goes away the stream is dropped, and its place with it.
     let stream = futures_util::stream::once(async move { current })
         .chain(updates)
-        .map(|id| Ok::<Event, Infallible>(Event::default().event("snapshot").data(id)));
-    Sse::new(stream).keep_alive(KeepAlive::default())
+        .map(move |id| {
+            let _held = &subscription;
+            Ok::<Event, Infallible>(Event::default().event("snapshot").data(id))
+        });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
 /// Unknown `/api/…` routes.

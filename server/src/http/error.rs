@@ -14,6 +14,14 @@ pub enum ApiError {
     NotFound { code: &'static str, message: String },
     #[error("{0}")]
     Unavailable(String),
+    /// A request over one of the server's limits (query, headers, body, live subscribers), refused with the
+    /// status that names the limit.
+    #[error("{message}")]
+    Limit {
+        status: StatusCode,
+        code: &'static str,
+        message: String,
+    },
     /// Logged once with its details; the client sees only a generic message.
     #[error("internal error: {0}")]
     Internal(String),
@@ -43,6 +51,11 @@ impl IntoResponse for ApiError {
             ApiError::Unavailable(message) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
             }
+            ApiError::Limit {
+                status,
+                code,
+                message,
+            } => (status, code, message),
             ApiError::Internal(detail) => {
                 tracing::error!(%detail, "internal error");
                 (

@@ -1,0 +1,156 @@
+//! What one request may ask of the server: the length of an API query, the size of its headers and body, how
+//! long it may take, and how many live-update subscribers may be connected at once. Each refusal is a JSON error
+//! naming the limit.
+
+use super::error::ApiError;
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::http::header::CONTENT_LENGTH;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Longest query string of an `/api/…` request. The app's own pages take any query: a hand-edited link,
+    /// however long, opens the app, which says what it did not use.
+    pub max_query_bytes: usize,
+    /// Largest sum of header names and values.
+    pub max_header_bytes: usize,
+    /// Largest request body (every route is a GET; a body is never needed).
+    pub max_body_bytes: usize,
+    /// Longest time a handler may take to produce its response (a live-update stream, once started, is not cut).
+    pub request_timeout: Duration,
+    /// Most `/api/events` streams open at once.
+    pub max_event_subscribers: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            // The longest query the app writes (every filter value of the demo data selected) is under 2 KB.
+            max_query_bytes: 8 * 1024,
+            max_header_bytes: 16 * 1024,
+            max_body_bytes: 16 * 1024,
+            request_timeout: Duration::from_secs(30),
+            max_event_subscribers: 256,
+        }
+    }
+}
+
+/// Refuses a request whose API query, headers or declared body are over `limits`, before any handler runs.
+pub async fn refuse_oversized(
+    State(limits): State<Limits>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let uri = request.uri();
+    let query_bytes = uri.query().map_or(0, str::len);
+    if uri.path().starts_with("/api/") && query_bytes > limits.max_query_bytes {
+        return refusal(
+            StatusCode::URI_TOO_LONG,
+            "query_too_long",
+            format!(
+                "the query string is {query_bytes} bytes; the API takes at most {}",
+                limits.max_query_bytes
+            ),
+        );
+    }
+    let header_bytes: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    if header_bytes > limits.max_header_bytes {
+        return refusal(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers_too_large",
+            format!(
+                "the request headers are {header_bytes} bytes; the server takes at most {}",
+                limits.max_header_bytes
+            ),
+        );
+    }
+    let body_bytes = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if let Some(body_bytes) = body_bytes.filter(|bytes| *bytes > limits.max_body_bytes as u64) {
+        return refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!(
+                "the request body is {body_bytes} bytes; the server takes at most {} (every route is a GET)",
+                limits.max_body_bytes
+            ),
+        );
+    }
+    next.run(request).await
+}
+
+fn refusal(status: StatusCode, code: &'static str, message: String) -> Response {
+    ApiError::Limit {
+        status,
+        code,
+        message,
+    }
+    .into_response()
+}
+
+/// How many `/api/events` streams are open, against the most allowed.
+#[derive(Clone, Debug)]
+pub struct EventSubscribers {
+    open: Arc<AtomicUsize>,
+    most: usize,
+}
+
+/// One open stream's place; dropping it (the stream ends or the client goes away) gives the place back.
+#[derive(Debug)]
+pub struct Subscription {
+    open: Arc<AtomicUsize>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.open.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl EventSubscribers {
+    pub fn new(most: usize) -> Self {
+        EventSubscribers {
+            open: Arc::new(AtomicUsize::new(0)),
+            most,
+        }
+    }
+
+    /// A place for one more stream, or the refusal that says the server is full.
+    pub fn subscribe(&self) -> Result<Subscription, ApiError> {
+        let taken = self
+            .open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                (open < self.most).then_some(open + 1)
+            });
+        match taken {
+            Ok(_) => Ok(Subscription {
+                open: self.open.clone(),
+            }),
+            Err(open) => Err(ApiError::Limit {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                code: "too_many_subscribers",
+                message: format!(
+                    "{open} live-update streams are open, the most this server allows; the app keeps working and \
+                     can reload to see new data"
+                ),
+            }),
+        }
+    }
+
+    /// Streams open now.
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::Acquire)
+    }
+}

@@ -138,10 +138,17 @@ pub fn report<'a>(index: &'a Index, criterion: &Criterion) -> AuditReport<'a> {
         },
         cells: index.cells.len(),
         runs,
+        // Warnings naming no run, and those naming a run the index does not hold (a directory set aside before
+        // it became a run): listed here, so that every warning is printed once.
         warnings: index
             .warnings
             .iter()
-            .filter(|warning| warning.run.is_none())
+            .filter(|warning| {
+                warning
+                    .run
+                    .as_deref()
+                    .is_none_or(|run_id| index.run(run_id).is_none())
+            })
             .collect(),
         exclusions: &index.exclusions,
         breakdown,

@@ -83,102 +83,431 @@ fn the_good_fixture_is_clean_and_its_numbers_follow_the_definitions() {
     );
 }
 
-/// `(case, warning kind, relative file, line)`.
-const CASES: [(&str, &str, &str, Option<u64>); 12] = [
+/// `(case, warning kind, relative file, line, whether the warning names a run)`. A warning about something that
+/// never became a run (a directory without metrics, a ledger) names the file alone.
+type Case = (&'static str, &'static str, &'static str, Option<u64>, bool);
+
+const CASES: [Case; 35] = [
     (
         "ragged-row",
         "ragged_row",
         "ragged-row/20260102_000000_000002/metrics.csv",
         Some(5),
+        true,
     ),
     (
         "missing-column",
         "missing_column",
         "missing-column/20260103_000000_000003/metrics.csv",
         Some(1),
+        true,
     ),
     (
         "non-utf8",
         "bad_key_field",
         "non-utf8/20260104_000000_000004/metrics.csv",
         Some(3),
+        true,
     ),
     (
         "truncated-last-line",
         "truncated_last_line",
         "truncated-last-line/20260105_000000_000005/metrics.csv",
         Some(13),
+        true,
     ),
     (
         "invalid-manifest",
         "invalid_manifest",
         "invalid-manifest/20260106_000000_000006/manifest.json",
         Some(5),
+        true,
     ),
     (
         "unknown-status",
         "unknown_status",
         "unknown-status/20260107_000000_000007/metrics.csv",
         Some(5),
+        true,
     ),
     (
         "empty-file",
         "empty_file",
         "empty-file/20260108_000000_000008/metrics.csv",
         None,
+        true,
     ),
     (
         "header-only",
         "header_only",
         "header-only/20260109_000000_000009/metrics.csv",
         None,
+        true,
     ),
     (
         "duplicate-run",
         "duplicate_run",
         "duplicate-run/b/20260110_000000_000010/metrics.csv",
         None,
+        true,
     ),
     (
         "implausible-values",
         "bad_number",
         "implausible-values/20260113_000000_000013/metrics.csv",
         Some(7),
+        true,
     ),
     (
         "unknown-manifest-status",
         "unknown_manifest_status",
         "unknown-manifest-status/20260114_000000_000014/manifest.json",
         None,
+        true,
     ),
     (
         "invalid-config",
         "invalid_config",
         "invalid-config/20260111_000000_000011/config.yaml",
         Some(5),
+        true,
+    ),
+    (
+        "latin1-status",
+        "unknown_status",
+        "latin1-status/20260203_000000_000003/metrics.csv",
+        Some(3),
+        true,
+    ),
+    (
+        "nan-inf",
+        "bad_number",
+        "nan-inf/20260204_000000_000004/metrics.csv",
+        Some(3),
+        true,
+    ),
+    (
+        "overflowing-number",
+        "bad_number",
+        "overflowing-number/20260205_000000_000005/metrics.csv",
+        Some(3),
+        true,
+    ),
+    (
+        "duplicate-header-column",
+        "duplicate_column",
+        "duplicate-header-column/20260206_000000_000006/metrics.csv",
+        Some(1),
+        true,
+    ),
+    (
+        "metrics-is-directory",
+        "not_a_file",
+        "metrics-is-directory/20260208_000000_000008/metrics.csv",
+        None,
+        false,
+    ),
+    (
+        "no-metrics-file",
+        "no_metrics_file",
+        "no-metrics-file/20260209_000000_000009",
+        None,
+        false,
+    ),
+    (
+        "zero-byte-manifest",
+        "invalid_manifest",
+        "zero-byte-manifest/20260210_000000_000010/manifest.json",
+        Some(1),
+        true,
+    ),
+    (
+        "exclusions-syntax-error",
+        "invalid_exclusions",
+        "exclusions-syntax-error/exclusions.toml",
+        Some(3),
+        false,
+    ),
+    (
+        "ledger-unknown-key",
+        "unknown_exclusion_dimension",
+        "ledger-unknown-key/exclusions.toml",
+        Some(9),
+        false,
+    ),
+    (
+        "note-without-backup",
+        "note_without_backup",
+        "note-without-backup/20260213_000000_000013/REFILL_NOTE.md",
+        None,
+        true,
+    ),
+    (
+        "backup-without-note",
+        "backup_without_note",
+        "backup-without-note/20260214_000000_000014_BACKUP_preRefill/metrics.csv",
+        None,
+        true,
+    ),
+    (
+        "compressed-gz",
+        "compressed_metrics",
+        "compressed-gz/20260215_000000_000015/metrics.csv.gz",
+        None,
+        false,
+    ),
+    (
+        "compressed-zst",
+        "compressed_metrics",
+        "compressed-zst/20260216_000000_000016/metrics.csv.zst",
+        None,
+        false,
+    ),
+    (
+        "bare-cr",
+        "bare_cr_line_endings",
+        "bare-cr/20260217_000000_000017/metrics.csv",
+        None,
+        true,
+    ),
+    (
+        "unclosed-quote",
+        "unclosed_quote",
+        "unclosed-quote/20260218_000000_000018/metrics.csv",
+        Some(3),
+        true,
+    ),
+    (
+        "ansi-status",
+        "unknown_status",
+        "ansi-status/20260219_000000_000019/metrics.csv",
+        Some(3),
+        true,
+    ),
+    (
+        "whitespace-only",
+        "empty_file",
+        "whitespace-only/20260220_000000_000020/metrics.csv",
+        None,
+        true,
+    ),
+    (
+        "invalid-plan",
+        "invalid_plan",
+        "invalid-plan/20260221_000000_000021/execution_plan.json",
+        Some(3),
+        true,
+    ),
+    (
+        "manifest-is-directory",
+        "not_a_file",
+        "manifest-is-directory/20260222_000000_000022/manifest.json",
+        None,
+        true,
+    ),
+    // The truncated backup is named as such, under the master's run.
+    (
+        "truncated-backup",
+        "splice_problem",
+        "truncated-backup/20260223_000000_000023_BACKUP_preRefill/metrics.csv",
+        None,
+        true,
+    ),
+    (
+        "duplicate-exclusion-id",
+        "duplicate_exclusion_id",
+        "duplicate-exclusion-id/exclusions.toml",
+        Some(8),
+        false,
+    ),
+    (
+        "ttft-negative",
+        "bad_number",
+        "ttft-negative/20260225_000000_000025/metrics.csv",
+        Some(5),
+        true,
+    ),
+    (
+        "ledger-invalid-entry",
+        "invalid_exclusion",
+        "ledger-invalid-entry/exclusions.toml",
+        Some(13),
+        false,
     ),
 ];
+
+/// Variants of the good run that are not faults: the same numbers, no warning.
+const CLEAN_VARIANTS: [(&str, &str); 3] = [
+    ("bom", "20260201_000000_000001"),
+    ("lf-endings", "20260202_000000_000002"),
+    ("extra-columns", "20260207_000000_000007"),
+];
+
+/// Checks that `index` holds the case's warning and the good run's numbers of `baseline`.
+fn assert_case(index: &Index, baseline: &[cellscope_model::CellSummary], case: Case) {
+    let (name, kind, file, line, names_run) = case;
+    let warning = index
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == kind && warning.file.as_deref() == Some(file))
+        .unwrap_or_else(|| {
+            panic!(
+                "{name}: no `{kind}` warning on {file} in {:#?}",
+                index.warnings
+            )
+        });
+    assert_eq!(warning.line, line, "{name}: {warning}");
+    assert_eq!(warning.run.is_some(), names_run, "{name}: {warning}");
+    assert_eq!(
+        good_cells(index),
+        baseline,
+        "{name} changed the good run's numbers"
+    );
+}
 
 #[test]
 fn each_bad_input_yields_its_warning_and_leaves_the_good_run_unchanged() {
     let (_root, alone) = index_with(&[]);
     let baseline = good_cells(&alone);
-    for (case, kind, file, line) in CASES {
+    for case in CASES {
+        let (_root, index) = index_with(&[case.0]);
+        assert_case(&index, &baseline, case);
+    }
+}
+
+#[test]
+fn clean_variants_of_the_good_run_give_its_numbers_without_a_warning() {
+    let (_root, alone) = index_with(&[]);
+    let baseline = good_cells(&alone);
+    for (case, run_id) in CLEAN_VARIANTS {
         let (_root, index) = index_with(&[case]);
-        let found = index.warnings.iter().find(|warning| warning.kind == kind);
-        let warning =
-            found.unwrap_or_else(|| panic!("{case}: no `{kind}` warning in {:#?}", index.warnings));
-        assert_eq!(warning.file.as_deref(), Some(file), "{case}: {warning}");
-        assert_eq!(warning.line, line, "{case}: {warning}");
-        assert!(
-            warning.run.is_some(),
-            "{case}: the warning names the run: {warning}"
-        );
-        assert_eq!(
-            good_cells(&index),
-            baseline,
-            "{case} changed the good run's numbers"
-        );
+        assert!(index.warnings.is_empty(), "{case}: {:#?}", index.warnings);
+        let mut cells: Vec<_> = index
+            .cells
+            .iter()
+            .filter(|cell| cell.key.run_id == run_id)
+            .cloned()
+            .collect();
+        for cell in &mut cells {
+            cell.key.run_id = baseline[0].key.run_id.clone();
+        }
+        assert_eq!(cells, baseline, "{case}");
+    }
+}
+
+/// Cases that cannot be committed as files (a FIFO, links, a 16 MB line), made in the test's own root.
+#[test]
+fn generated_bad_inputs_yield_their_warnings_and_leave_the_good_run_unchanged() {
+    let (_root, alone) = index_with(&[]);
+    let baseline = good_cells(&alone);
+    let good_metrics =
+        std::fs::read(fixtures().join("good/20260101_000000_000001/metrics.csv")).unwrap();
+    let header_line = good_metrics
+        .split(|byte| *byte == b'\n')
+        .next()
+        .unwrap()
+        .to_vec();
+    type Make = fn(&Path, &[u8]);
+    let generated: [(Make, Case); 6] = [
+        (
+            |root, _| {
+                std::fs::create_dir_all(root.join("fifo/20260301_000000_000001")).unwrap();
+                let made = std::process::Command::new("mkfifo")
+                    .arg(root.join("fifo/20260301_000000_000001/metrics.csv"))
+                    .status()
+                    .unwrap();
+                assert!(made.success(), "mkfifo");
+            },
+            (
+                "fifo",
+                "not_a_file",
+                "fifo/20260301_000000_000001/metrics.csv",
+                None,
+                false,
+            ),
+        ),
+        (
+            |root, _| {
+                std::fs::create_dir_all(root.join("linked-run")).unwrap();
+                std::os::unix::fs::symlink(
+                    fixtures().join("good/20260101_000000_000001"),
+                    root.join("linked-run/20260302_000000_000002"),
+                )
+                .unwrap();
+            },
+            (
+                "linked run",
+                "symlink_ignored",
+                "linked-run/20260302_000000_000002",
+                None,
+                false,
+            ),
+        ),
+        (
+            |root, _| {
+                std::fs::create_dir_all(root.join("loop/20260303_000000_000003")).unwrap();
+                std::os::unix::fs::symlink("..", root.join("loop/20260303_000000_000003/up"))
+                    .unwrap();
+            },
+            (
+                "symlink loop",
+                "symlink_ignored",
+                "loop/20260303_000000_000003/up",
+                None,
+                false,
+            ),
+        ),
+        (
+            |root, _| {
+                std::fs::create_dir_all(root.join("outside/20260304_000000_000004")).unwrap();
+                std::os::unix::fs::symlink(
+                    "/etc/hostname",
+                    root.join("outside/20260304_000000_000004/metrics.csv"),
+                )
+                .unwrap();
+            },
+            (
+                "link out of the root",
+                "symlink_ignored",
+                "outside/20260304_000000_000004/metrics.csv",
+                None,
+                false,
+            ),
+        ),
+        (
+            |root, _| std::fs::create_dir_all(root.join("empty/20260305_000000_000005")).unwrap(),
+            (
+                "empty run directory",
+                "no_metrics_file",
+                "empty/20260305_000000_000005",
+                None,
+                false,
+            ),
+        ),
+        (
+            |root, header| {
+                let directory = root.join("long-line/20260306_000000_000006");
+                std::fs::create_dir_all(&directory).unwrap();
+                let mut text = header.to_vec();
+                text.push(b'\n');
+                // 16 MB on one line, a comma every other byte.
+                text.extend(b"a,".repeat(8 * 1024 * 1024));
+                std::fs::write(directory.join("metrics.csv"), text).unwrap();
+            },
+            (
+                "16 MB line",
+                "ragged_row",
+                "long-line/20260306_000000_000006/metrics.csv",
+                Some(2),
+                true,
+            ),
+        ),
+    ];
+    for (make, case) in generated {
+        let (root, _) = index_with(&[]);
+        make(root.path(), &header_line);
+        let index = index::build(root.path(), &IndexOptions::default(), &Quiet).unwrap();
+        assert_case(&index, &baseline, case);
     }
 }
 
@@ -249,6 +578,10 @@ fn malformed_rows_are_left_out_but_the_rest_of_the_run_counts() {
 #[test]
 fn fixture_index_snapshot() {
     let cases: Vec<&str> = CASES.iter().map(|(case, ..)| *case).collect();
+    let cases: Vec<&str> = cases
+        .into_iter()
+        .chain(CLEAN_VARIANTS.map(|(case, _)| case))
+        .collect();
     let (_root, index) = index_with(&cases);
     let warnings: Vec<String> = index.warnings.iter().map(ToString::to_string).collect();
     insta::assert_snapshot!("fixture_warnings", warnings.join("\n"));

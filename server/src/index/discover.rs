@@ -55,6 +55,14 @@ pub fn backup_name(name: &str) -> Option<(&str, &str)> {
     (!master.is_empty()).then_some((master, label))
 }
 
+/// Whether `name` has the shape of a TR164 run id, `YYYYMMDD_HHMMSS_ffffff`.
+fn looks_like_run_id(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('_').collect();
+    matches!(parts.as_slice(), [date, time, micros]
+        if date.len() == 8 && time.len() == 6 && micros.len() == 6
+            && [date, time, micros].iter().all(|part| part.bytes().all(|byte| byte.is_ascii_digit())))
+}
+
 /// Extensions of files another tool's format may be in; nothing else is opened during discovery.
 const CANDIDATE_EXTENSIONS: [&str; 4] = ["json", "jsonl", "csv", "parquet"];
 
@@ -139,13 +147,15 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
             }
             match entry.kind {
                 EntryKind::Directory => subdirectories.push(path),
-                EntryKind::Symlink
-                    if entry.name == "metrics.csv" || entry.name == "exclusions.toml" =>
-                {
+                // Any link, not only one named like cellscope's files: a run directory linked into the root
+                // would otherwise be left out without a word.
+                EntryKind::Symlink => {
                     discovery.warnings.push(
                         Warning::warn(
                             "symlink_ignored",
-                            "symbolic links are not followed, so nothing outside the data root is read",
+                            "this is a symbolic link, which is not followed, so nothing outside the data root is \
+                             read (a run linked into the root is not indexed: copy it, or serve the directory it \
+                             points to)",
                         )
                         .file(&path),
                     );
@@ -180,6 +190,37 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
                 }
                 _ => {}
             }
+        }
+        // A directory named like a TR164 run with no metrics file at all (not even a compressed or linked one,
+        // which are reported above) is a run that never wrote a row, or a copy that lost its data.
+        let name = storage::file_name(&directory);
+        if looks_like_run_id(backup_name(name).map_or(name, |(master, _)| master))
+            && !entries
+                .iter()
+                .any(|entry| entry.name.starts_with("metrics.csv"))
+        {
+            discovery.warnings.push(
+                Warning::warn(
+                    "no_metrics_file",
+                    format!(
+                        "this directory is named like a run but holds no metrics.csv ({}); nothing of it is indexed",
+                        if entries.is_empty() {
+                            "it is empty".to_string()
+                        } else {
+                            format!(
+                                "it holds {}",
+                                entries
+                                    .iter()
+                                    .map(|entry| entry.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        }
+                    ),
+                )
+                // No `.run(…)`: there is no run of this id in the index to list the warning under.
+                .file(&directory),
+            );
         }
         // Depth-first in name order, like the sorted walk before it.
         pending.extend(subdirectories.into_iter().rev());

@@ -65,6 +65,42 @@ pub fn relate(runs: &[RunRead], backups: Vec<BackupRead>) -> Relations {
         .iter()
         .map(|finding| finding_warning(finding, &by_id))
         .collect();
+    // A note is the account of a splice and a backup its evidence; each without the other is worth a word.
+    for read in runs {
+        if read.refill_note.is_some() && !backed_up.contains(read.dir.run_id.as_str()) {
+            warnings.push(
+                Warning::warn(
+                    "note_without_backup",
+                    format!(
+                        "REFILL_NOTE.md describes a splice, but no backup of this run (`{}_BACKUP_<label>/`) is under \
+                         the data root, so the rows the splice replaced can be neither shown nor checked",
+                        read.dir.run_id
+                    ),
+                )
+                .run(&read.dir.run_id)
+                .file(&read.relative("REFILL_NOTE.md")),
+            );
+        }
+    }
+    for backup in &backups {
+        let master = backup.dir.master_run_id.as_str();
+        if by_id
+            .get(master)
+            .is_some_and(|read| read.refill_note.is_none())
+        {
+            warnings.push(
+                Warning::warn(
+                    "backup_without_note",
+                    format!(
+                        "this is a backup of run {master}, which has no REFILL_NOTE.md saying what was spliced and \
+                         why; the master is compared with the backup all the same"
+                    ),
+                )
+                .run(master)
+                .file(&backup.digest.path),
+            );
+        }
+    }
     let (backups, replaced, backup_cells) = fold_backups(backups, &by_id, &mut warnings);
     Relations {
         lineage,
@@ -369,6 +405,12 @@ mod tests {
                     "refill_note_without_rows",
                     Some("20260101_000000/REFILL_NOTE.md"),
                     Some(3)
+                ),
+                // The note has no backup beside it either.
+                (
+                    "note_without_backup",
+                    Some("20260101_000000/REFILL_NOTE.md"),
+                    None
                 ),
             ]
         );

@@ -39,7 +39,12 @@ pub const REQUIRED_COLUMNS: [&str; 17] = [
 pub type StaticName = &'static str;
 
 /// Every [`FileRejected::kind`]: a kind read back from the cache must be one of them.
-pub const REJECTION_KINDS: [&str; 3] = ["empty_file", "unreadable_header", "missing_column"];
+pub const REJECTION_KINDS: [&str; 4] = [
+    "empty_file",
+    "unreadable_header",
+    "missing_column",
+    "bare_cr_line_endings",
+];
 
 /// Detailed per-row warnings per file; further problems are summarised in one line so a broken file cannot
 /// drown the report.
@@ -192,6 +197,9 @@ enum Splitter<'a> {
     },
 }
 
+/// Most fields a record keeps; a line with more is ragged whatever the header says (real headers have ~30).
+const MAX_FIELDS: usize = 4096;
+
 /// Bytes scanned for delimiters at a time: the width of one mask.
 const BLOCK_BYTES: usize = 64;
 
@@ -287,7 +295,11 @@ impl PlainCursor {
             if bytes[at] == b'\n' {
                 return (at, at + 1);
             }
-            ranges.push(field_start..at);
+            // Past the cap the fields are still skipped, not kept: a damaged file of one huge line would
+            // otherwise need a range per comma, several times its own size.
+            if ranges.len() < MAX_FIELDS {
+                ranges.push(field_start..at);
+            }
             field_start = at + 1;
         }
         (bytes.len(), bytes.len())
@@ -385,6 +397,16 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
             kind: "empty_file",
             line: None,
             message: "the file is empty: expected a header line naming the metrics columns".into(),
+        });
+    }
+    if memchr::memchr(b'\n', bytes).is_none() && memchr::memchr(b'\r', bytes).is_some() {
+        // Read as one line, such a file gave one warning per field; it is one fault, said once.
+        return Err(FileRejected {
+            kind: "bare_cr_line_endings",
+            line: None,
+            message: "lines end with a bare carriage return (CR, as classic Mac OS wrote them), never a line feed; \
+                      expected LF or CRLF line endings; the file is not read (`tr '\\r' '\\n'` converts it)"
+                .into(),
         });
     }
     let mut splitter = Splitter::new(bytes);
@@ -524,8 +546,12 @@ pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics,
             // A short final line without a terminator is what a run that is still writing looks like.
             let start = record_start(bytes, offset);
             let is_last_line = !bytes.get(start..).unwrap_or_default().contains(&b'\n');
-            let found = ranges.len();
-            let warning = if is_last_line && !ends_with_newline && found < width {
+            let found = if ranges.len() >= MAX_FIELDS {
+                format!("more than {MAX_FIELDS}")
+            } else {
+                ranges.len().to_string()
+            };
+            let warning = if is_last_line && !ends_with_newline && ranges.len() < width {
                 Warning::error(
                     "truncated_last_line",
                     format!(

@@ -255,7 +255,29 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
 
     let mut read_side_file = |name: &str| -> Option<Vec<u8>> {
         let path = dir.path.join(name);
-        if !path.is_file() {
+        // The entry itself, not what a link points to: a link is not followed out of the data root.
+        let entry = std::fs::symlink_metadata(&path);
+        if !entry.as_ref().is_ok_and(|metadata| metadata.is_file()) {
+            // A directory, FIFO, device or link under a side file's name is said, not taken as "no such file".
+            if let Ok(metadata) = entry {
+                warnings.push(
+                    Warning::error(
+                        "not_a_file",
+                        format!(
+                            "`{name}` is {}, not a regular file; it is not read",
+                            if metadata.is_dir() {
+                                "a directory"
+                            } else if metadata.file_type().is_symlink() {
+                                "a symbolic link (links are not followed)"
+                            } else {
+                                "a FIFO, socket or device"
+                            }
+                        ),
+                    )
+                    .run(&run_id)
+                    .file(&format!("{}/{name}", dir.relative)),
+                );
+            }
             return None;
         }
         match std::fs::read(&path) {

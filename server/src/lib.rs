@@ -6,6 +6,7 @@
 pub mod audit;
 pub mod compare;
 pub mod export;
+pub mod fuzzing;
 pub mod http;
 pub mod index;
 pub mod terminal;

@@ -6,6 +6,8 @@
 //! - `serve [--addr A] [--data DIR] [--dev]`: bundle, release server and the server itself on the mixed demo root.
 //! - `e2e [--dev] [--release] [--scale] [-- TEST ARGS]`: the browser end-to-end tests with everything they need
 //!   (`--scale`: also those on the `--scale 34` data, generated once under `target/bench/scale-34/`).
+//! - `fuzz [--minutes N] [--target NAME]`: the libFuzzer targets of `fuzz/` for N minutes in all (installs nightly
+//!   and cargo-fuzz when missing).
 //! - `ci`: every check CI runs (fmt, clippy, native and wasm32 builds, tests, browser tests).
 //! - `bench index`: times the cold index side by side with pandas, polars and DuckDB (TR164 CSV), then with pandas
 //!   and polars on a large generated vLLM detailed-JSON sweep.
@@ -18,6 +20,7 @@ mod browser;
 mod checksum;
 mod ci;
 mod e2e;
+mod fuzz;
 mod paired;
 mod process;
 mod serve;
@@ -87,6 +90,15 @@ enum Command {
     },
     /// Run everything CI checks.
     Ci,
+    /// Fuzz every reader of outside input under libFuzzer (nightly; installed when missing).
+    Fuzz {
+        /// Minutes of fuzzing in all, split evenly between the targets.
+        #[arg(long, default_value_t = 6.0)]
+        minutes: f64,
+        /// Only this target (metrics_csv, run_files, exclusions, refill_note, view_state, api_query).
+        #[arg(long)]
+        target: Option<String>,
+    },
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -187,6 +199,7 @@ fn main() -> anyhow::Result<()> {
             args,
         } => e2e::run(dev, release, scale, &args),
         Command::Ci => ci::run(),
+        Command::Fuzz { minutes, target } => fuzz::run(minutes, target.as_deref()),
         Command::Bench { which } => bench::run(which),
     }
 }

@@ -85,12 +85,12 @@ fn respond(snapshot: &Snapshot, content_type: &'static str, body: impl Into<Body
 }
 
 /// Parsed query parameters: `format` plus the parameters a handler accepts, comma-separated lists merged.
-struct Parsed {
+pub(crate) struct Parsed {
     format: Option<Format>,
     values: BTreeMap<String, Vec<String>>,
 }
 
-fn parse(params: &[(String, String)], accepted: &[&str]) -> Result<Parsed, ApiError> {
+pub(crate) fn parse(params: &[(String, String)], accepted: &[&str]) -> Result<Parsed, ApiError> {
     let mut parsed = Parsed {
         format: None,
         values: BTreeMap::new(),
@@ -125,7 +125,7 @@ fn parse(params: &[(String, String)], accepted: &[&str]) -> Result<Parsed, ApiEr
     Ok(parsed)
 }
 
-const DIMENSIONS: [&str; 8] = [
+pub(crate) const DIMENSIONS: [&str; 8] = [
     "run", "suite", "phase", "backend", "model", "workload", "n", "rep",
 ];
 

@@ -53,7 +53,7 @@ fn hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-fn render_markdown(text: &str) -> String {
+pub(crate) fn render_markdown(text: &str) -> String {
     let parser = pulldown_cmark::Parser::new_ext(text, pulldown_cmark::Options::ENABLE_TABLES);
     let mut html = String::new();
     pulldown_cmark::html::push_html(&mut html, parser);

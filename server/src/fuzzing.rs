@@ -1,0 +1,238 @@
+//! The bodies of the fuzz targets: every reader of outside input, each given arbitrary bytes, with the property
+//! it must keep. `fuzz/` runs them under libFuzzer (`cargo xtask fuzz`), and `server/tests/fuzz_corpus.rs` runs
+//! them on the committed corpus and seeded mutations of it in every test run, so one definition serves both.
+//!
+//! Each function panics when its property fails: that is how libFuzzer and the tests see a finding.
+
+use crate::index::metrics_csv::{self, ParsedMetrics};
+use cellscope_model::api::Warning;
+
+/// A target's body: arbitrary bytes in, a panic when its property fails.
+pub type Check = fn(&[u8]);
+
+/// The fuzz targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus directories call them.
+pub const TARGETS: [(&str, Check); 6] = [
+    ("metrics_csv", metrics_csv),
+    ("run_files", run_files),
+    ("exclusions", exclusions),
+    ("refill_note", refill_note),
+    ("view_state", view_state),
+    ("api_query", api_query),
+];
+
+/// The metrics.csv reader never panics, and where the plain split applies (no quote, no carriage return other
+/// than before a line feed) it gives the same cells, counts and warnings as the csv crate's reader.
+pub fn metrics_csv(data: &[u8]) {
+    let mut warnings = Vec::new();
+    let plain = metrics_csv::parse(data, &mut warnings);
+    let bare_cr = data
+        .iter()
+        .enumerate()
+        .any(|(at, byte)| *byte == b'\r' && data.get(at + 1) != Some(&b'\n'));
+    if data.contains(&b'"') || bare_cr {
+        return;
+    }
+    let mut general_warnings = Vec::new();
+    let general = metrics_csv::parse_general(data, &mut general_warnings);
+    match (&plain, &general) {
+        (Ok(plain), Ok(general)) => assert_same_cells(plain, general),
+        (Err(plain), Err(general)) => assert_eq!(plain, general),
+        _ => panic!("one reader rejected the file and the other did not: {plain:?} / {general:?}"),
+    }
+    assert_eq!(
+        warning_places(&warnings),
+        warning_places(&general_warnings),
+        "the two readers warn differently"
+    );
+}
+
+/// What a warning is about and where, without its wording (a field count past the cap is worded differently).
+fn warning_places(warnings: &[Warning]) -> Vec<(String, Option<u64>)> {
+    warnings
+        .iter()
+        .map(|warning| (warning.kind.clone(), warning.line))
+        .collect()
+}
+
+fn assert_same_cells(plain: &ParsedMetrics, general: &ParsedMetrics) {
+    assert_eq!(
+        (plain.records, plain.malformed_rows, &plain.header),
+        (general.records, general.malformed_rows, &general.header)
+    );
+    assert_eq!(plain.cells.len(), general.cells.len());
+    for ((plain_key, plain_cell), (general_key, general_cell)) in
+        plain.cells.iter().zip(&general.cells)
+    {
+        assert_eq!(plain_key, general_key);
+        assert_eq!(
+            (
+                plain_cell.rows,
+                plain_cell.ok_rows,
+                plain_cell.failed_rows,
+                plain_cell.skip_rows,
+                &plain_cell.failed_by_status,
+                &plain_cell.row_offsets,
+                plain_cell.first_row_line,
+                plain_cell.first_line,
+            ),
+            (
+                general_cell.rows,
+                general_cell.ok_rows,
+                general_cell.failed_rows,
+                general_cell.skip_rows,
+                &general_cell.failed_by_status,
+                &general_cell.row_offsets,
+                general_cell.first_row_line,
+                general_cell.first_line,
+            ),
+            "cell {plain_key:?}"
+        );
+        // Bit for bit: both readers hand the same numbers to the same accumulator.
+        assert_eq!(
+            format!("{:?}", plain_cell.stats),
+            format!("{:?}", general_cell.stats),
+            "cell {plain_key:?}"
+        );
+    }
+}
+
+/// `manifest.json` and `execution_plan.json` are read or refused with a line, never a panic.
+pub fn run_files(data: &[u8]) {
+    use crate::index::run_files::{parse_manifest, parse_plan};
+    // A refusal says where: serde_json counts lines from 1 (0 only for an error it cannot place, such as
+    // trailing data reported past the end), and always says what.
+    for problem in [parse_manifest(data).err(), parse_plan(data).err()]
+        .into_iter()
+        .flatten()
+    {
+        assert!(!problem.message.is_empty(), "{problem:?}");
+    }
+}
+
+/// An exclusion ledger is read entry by entry; every warning names the ledger file.
+pub fn exclusions(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut warnings = Vec::new();
+    let entries = crate::index::ledger::load(text, "exclusions.toml", "", &mut warnings);
+    for warning in &warnings {
+        assert_eq!(
+            warning.file.as_deref(),
+            Some("exclusions.toml"),
+            "{warning}"
+        );
+    }
+    for entry in &entries {
+        assert!(!entry.entry.id.is_empty() || !warnings.is_empty());
+    }
+}
+
+/// A refill note's markdown becomes HTML with nothing active left in it: no script, style or frame element, no
+/// event-handler attribute, no `javascript:` address.
+pub fn refill_note(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let html = crate::http::snapshot::render_markdown(&text);
+    let lower = html.to_ascii_lowercase();
+    for element in [
+        "<script", "<style", "<iframe", "<object", "<embed", "<svg", "<math",
+    ] {
+        assert!(!lower.contains(element), "{element} in {html}");
+    }
+    for (name, value) in attributes(&lower) {
+        assert!(!name.starts_with("on"), "handler `{name}` in {html}");
+        if name == "href" || name == "src" {
+            assert!(!value.trim_start().starts_with("javascript:"), "{html}");
+        }
+    }
+}
+
+/// Every attribute of every tag in `html` as `(name, value)`, quotes respected, so that text inside a quoted
+/// value is never taken for an attribute.
+fn attributes(html: &str) -> Vec<(String, String)> {
+    let bytes = html.as_bytes();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(open) = bytes[at..].iter().position(|byte| *byte == b'<') {
+        at += open + 1;
+        // The tag's name.
+        while at < bytes.len() && !bytes[at].is_ascii_whitespace() && bytes[at] != b'>' {
+            at += 1;
+        }
+        loop {
+            while at < bytes.len() && (bytes[at].is_ascii_whitespace() || bytes[at] == b'/') {
+                at += 1;
+            }
+            if at >= bytes.len() || bytes[at] == b'>' {
+                break;
+            }
+            let name_start = at;
+            while at < bytes.len()
+                && !bytes[at].is_ascii_whitespace()
+                && !matches!(bytes[at], b'=' | b'>' | b'/')
+            {
+                at += 1;
+            }
+            let name = html[name_start..at].to_string();
+            let mut value = String::new();
+            if bytes.get(at) == Some(&b'=') {
+                at += 1;
+                match bytes.get(at) {
+                    Some(quote @ (b'"' | b'\'')) => {
+                        let end = bytes[at + 1..]
+                            .iter()
+                            .position(|byte| byte == quote)
+                            .map_or(bytes.len(), |end| at + 1 + end);
+                        value = html[at + 1..end].to_string();
+                        at = (end + 1).min(bytes.len());
+                    }
+                    _ => {
+                        let start = at;
+                        while at < bytes.len()
+                            && !bytes[at].is_ascii_whitespace()
+                            && bytes[at] != b'>'
+                        {
+                            at += 1;
+                        }
+                        value = html[start..at].to_string();
+                    }
+                }
+            }
+            found.push((name, value));
+        }
+    }
+    found
+}
+
+/// Any query string opens the app: the state read from it prints to a query that reads back as the same state.
+pub fn view_state(data: &[u8]) {
+    use cellscope_model::view_state::ViewState;
+    let text = String::from_utf8_lossy(data);
+    let (state, _ignored) = ViewState::parse_query(&text);
+    let printed = state.to_query();
+    let (again, ignored_again) = ViewState::parse_query(&printed);
+    assert!(
+        ignored_again.is_empty(),
+        "{printed} is not read back whole: {ignored_again:?}"
+    );
+    assert_eq!(again, state, "{printed}");
+    assert_eq!(again.to_query(), printed);
+}
+
+/// The API's query parser answers any query with parameters or a 400 naming the problem, never a panic.
+pub fn api_query(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let Ok(uri) = format!("/api/cells?{text}").parse::<axum::http::Uri>() else {
+        return;
+    };
+    let Ok(axum::extract::Query(params)) =
+        axum::extract::Query::<Vec<(String, String)>>::try_from_uri(&uri)
+    else {
+        return;
+    };
+    let mut accepted = crate::http::api::DIMENSIONS.to_vec();
+    accepted.extend(["status", "lineage", "at"]);
+    if let Err(error) = crate::http::api::parse(&params, &accepted) {
+        assert!(!error.to_string().is_empty());
+    }
+}

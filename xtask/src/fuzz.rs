@@ -1,0 +1,205 @@
+//! `cargo xtask fuzz [--minutes N] [--target NAME]`: runs the libFuzzer targets in `fuzz/` (one per reader of
+//! outside input, their bodies in `cellscope::fuzzing`) for N minutes in all, split evenly between the targets.
+//! It installs what is missing (a nightly toolchain, `cargo-fuzz`), fuzzes from a working copy of the committed
+//! corpus under `target/fuzz/` (the repository's corpus is never written), and prints and writes
+//! `target/fuzz/summary.md`: executions, corpus size and crashes per target. Without a nightly toolchain it falls
+//! back to the stable mutation runner of `server/tests/fuzz_corpus.rs`, with a new seed per round.
+
+use crate::process;
+use crate::workspace_root;
+use anyhow::{Context, bail};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const TARGETS: [&str; 6] = [
+    "metrics_csv",
+    "run_files",
+    "exclusions",
+    "refill_note",
+    "view_state",
+    "api_query",
+];
+
+struct Outcome {
+    target: String,
+    seconds: f64,
+    executions: u64,
+    corpus_files: usize,
+    crashes: Vec<String>,
+}
+
+pub fn run(minutes: f64, only: Option<&str>) -> anyhow::Result<()> {
+    let targets: Vec<&str> = TARGETS
+        .into_iter()
+        .filter(|target| only.is_none_or(|only| only == *target))
+        .collect();
+    if targets.is_empty() {
+        bail!(
+            "no fuzz target {only:?}; the targets are {}",
+            TARGETS.join(", ")
+        );
+    }
+    let per_target_s = ((minutes * 60.0) / targets.len() as f64).max(5.0).round() as u64;
+    if !nightly_available() {
+        eprintln!("no nightly toolchain: installing one for cargo-fuzz");
+        if process::run(
+            "rustup",
+            &["toolchain", "install", "nightly", "--profile", "minimal"],
+        )
+        .is_err()
+        {
+            eprintln!("nightly could not be installed: running the stable mutation runner instead");
+            return stable_fallback(Duration::from_secs(per_target_s * targets.len() as u64));
+        }
+    }
+    if process::output("cargo", &["fuzz", "--version"]).is_err() {
+        process::run("cargo", &["install", "cargo-fuzz", "--locked"])?;
+    }
+    let root = workspace_root();
+    let work = root.join("target/fuzz");
+    let mut outcomes = Vec::new();
+    for target in targets {
+        let corpus = work.join("corpus").join(target);
+        let artifacts = work.join("artifacts").join(target);
+        std::fs::create_dir_all(&corpus)?;
+        std::fs::create_dir_all(&artifacts)?;
+        let before: Vec<_> = files_in(&artifacts);
+        let seeds = root.join("fuzz/corpus").join(target);
+        let started = Instant::now();
+        let output = std::process::Command::new("cargo")
+            .current_dir(&root)
+            .args([
+                "+nightly",
+                "fuzz",
+                "run",
+                "--fuzz-dir",
+                "fuzz",
+                "--target-dir",
+            ])
+            .arg(work.join("build"))
+            .arg(target)
+            .arg(&corpus)
+            .arg(&seeds)
+            .arg("--")
+            .arg(format!("-max_total_time={per_target_s}"))
+            .arg("-print_final_stats=1")
+            .arg(format!("-artifact_prefix={}/", artifacts.display()))
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .with_context(|| format!("running cargo fuzz on {target}"))?;
+        let log = String::from_utf8_lossy(&output.stderr).into_owned();
+        std::fs::write(work.join(format!("{target}.log")), &log)?;
+        let crashes: Vec<String> = files_in(&artifacts)
+            .into_iter()
+            .filter(|file| !before.contains(file))
+            .collect();
+        if !output.status.success() && crashes.is_empty() {
+            bail!(
+                "cargo fuzz {target} failed without leaving a crash input; the end of its log:\n{}",
+                tail(&log, 40)
+            );
+        }
+        outcomes.push(Outcome {
+            target: target.to_string(),
+            seconds: started.elapsed().as_secs_f64(),
+            executions: final_stat(&log, "stat::number_of_executed_units").unwrap_or(0),
+            corpus_files: files_in(&corpus).len(),
+            crashes,
+        });
+    }
+    let mut summary = String::from(
+        "| target | seconds (build included) | executions | corpus files | crashes |\n|---|---|---|---|---|\n",
+    );
+    for outcome in &outcomes {
+        summary.push_str(&format!(
+            "| {} | {:.0} | {} | {} | {} |\n",
+            outcome.target,
+            outcome.seconds,
+            outcome.executions,
+            outcome.corpus_files,
+            if outcome.crashes.is_empty() {
+                "0".to_string()
+            } else {
+                outcome.crashes.join(", ")
+            }
+        ));
+    }
+    let total: u64 = outcomes.iter().map(|outcome| outcome.executions).sum();
+    summary.push_str(&format!(
+        "\n{total} executions in all, {per_target_s} s of fuzzing per target.\n"
+    ));
+    std::fs::write(work.join("summary.md"), &summary)?;
+    println!("{summary}");
+    let crashed: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|outcome| !outcome.crashes.is_empty())
+        .collect();
+    if !crashed.is_empty() {
+        bail!(
+            "{} target(s) crashed; the inputs are in target/fuzz/artifacts/ (replay with `cargo +nightly fuzz run \
+             --fuzz-dir fuzz TARGET FILE`, then add the file to fuzz/corpus/TARGET/ with the fix)",
+            crashed.len()
+        );
+    }
+    Ok(())
+}
+
+fn nightly_available() -> bool {
+    process::output("rustup", &["toolchain", "list"])
+        .is_ok_and(|list| list.lines().any(|line| line.starts_with("nightly")))
+}
+
+/// The stable runner of the same targets: the corpus test with a fresh seed and many mutants per round.
+fn stable_fallback(budget: Duration) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let mut round = 0u64;
+    while started.elapsed() < budget {
+        round += 1;
+        let seed = format!("{}", 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(round));
+        process::run_with_env(
+            "cargo",
+            &[
+                "test",
+                "--release",
+                "-p",
+                "cellscope",
+                "--test",
+                "fuzz_corpus",
+            ],
+            &[
+                ("CELLSCOPE_FUZZ_SEED", seed),
+                ("CELLSCOPE_FUZZ_MUTANTS", "20000".to_string()),
+            ],
+        )?;
+    }
+    println!(
+        "stable mutation runner: {round} rounds of 20,000 mutants per corpus file, no failure"
+    );
+    Ok(())
+}
+
+fn files_in(directory: &Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(directory)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// The value of a `-print_final_stats` line such as `stat::number_of_executed_units: 123`.
+fn final_stat(log: &str, name: &str) -> Option<u64> {
+    log.lines()
+        .filter_map(|line| line.strip_prefix(name))
+        .filter_map(|rest| rest.trim_start_matches(':').trim().parse().ok())
+        .next_back()
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}

@@ -10,6 +10,9 @@ use leptos::prelude::*;
 #[component]
 pub fn App() -> impl IntoView {
     let ctx = Ctx::provide();
+    // Which view is shown, alone: a change of anything else in the view state keeps the matrix and the curves
+    // mounted (their parts follow the state reactively) instead of building them again.
+    let shown = Memo::new(move |_| ctx.state.with(|state| state.view));
 
     view! {
         <div class="shell">
@@ -33,7 +36,13 @@ pub fn App() -> impl IntoView {
                     if ctx.data.with(Option::is_none) {
                         return view! { <p class="loading">"Loading the index…"</p> }.into_any();
                     }
-                    match ctx.state.with(|state| state.view) {
+                    let view = shown.get();
+                    if !matches!(view, View::Matrix | View::Curves) {
+                        // The other views read parts of the state once when built: they are built again on
+                        // every change of it.
+                        ctx.state.track();
+                    }
+                    match view {
                         View::Matrix => view! { <crate::matrix::MatrixView/> }.into_any(),
                         View::Curves => view! { <crate::curves::CurvesView/> }.into_any(),
                         View::Compare => view! { <crate::compare::CompareView/> }.into_any(),

@@ -181,6 +181,9 @@ pub fn CurvesView() -> impl IntoView {
         ctx.data
             .with(|data| data.as_ref().map(|data| data.provenance.is_some()));
         ctx.state.with(|state| state.criterion);
+        // The drawing reads the rest of the view state (axis, aggregation, band) untracked: any change of it
+        // draws again, as building the view anew did.
+        ctx.state.track();
         width.track();
         let drawn = facets.with(|facets| {
             perf::clear("draw-start");
@@ -214,6 +217,14 @@ pub fn CurvesView() -> impl IntoView {
             }
             hits.set(drawn);
             perf::mark("first-chart");
+        }
+    });
+    // A change of the view state closes the point's cell list and the tooltip, which describe the old view.
+    Effect::new(move |previous: Option<()>| {
+        ctx.state.track();
+        if previous.is_some() {
+            chosen.set(None);
+            tooltip.set(None);
         }
     });
     let nearest_hit = move |event: &web_sys::MouseEvent| -> Option<Hit> {

@@ -198,7 +198,11 @@ pub fn MatrixView() -> impl IntoView {
             })
         }}</p>
         <div class="grids">
-            {move || perf::timed("grids-view", || grids.get().into_iter().map(|grid| view! { <Grid grid=grid scale=colour_scale.get()/> }).collect_view())}
+            // Each grid reads the view state when built (its links carry it): any change of it builds them again.
+            {move || perf::timed("grids-view", || {
+                ctx.state.track();
+                grids.get().into_iter().map(|grid| view! { <Grid grid=grid scale=colour_scale.get()/> }).collect_view()
+            })}
         </div>
     }
 }

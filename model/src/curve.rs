@@ -160,14 +160,24 @@ pub fn curves_with_cells<'a, G: Ord>(
     group: impl Fn(&'a CellSummary) -> G,
     options: &CurveOptions,
 ) -> Vec<CurveCells<'a, G>> {
-    let mut grouped: BTreeMap<G, BTreeMap<u32, Vec<&'a CellSummary>>> = BTreeMap::new();
+    // Groups in ascending order, as a sorted list: cells come sorted by key, so a cell's group is most often the
+    // previous cell's, which one comparison confirms before any search.
+    let mut grouped: Vec<(G, BTreeMap<u32, Vec<&'a CellSummary>>)> = Vec::new();
+    let mut last: Option<usize> = None;
     for cell in cells {
-        grouped
-            .entry(group(cell))
-            .or_default()
-            .entry(cell.key.n)
-            .or_default()
-            .push(cell);
+        let value = group(cell);
+        let index = match last {
+            Some(index) if grouped[index].0 == value => index,
+            _ => match grouped.binary_search_by(|(existing, _)| existing.cmp(&value)) {
+                Ok(index) => index,
+                Err(index) => {
+                    grouped.insert(index, (value, BTreeMap::new()));
+                    index
+                }
+            },
+        };
+        last = Some(index);
+        grouped[index].1.entry(cell.key.n).or_default().push(cell);
     }
     grouped
         .into_iter()
@@ -224,7 +234,7 @@ fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
         n,
         ..CurvePoint::default()
     };
-    let mut by_series: BTreeMap<SeriesRef<'_>, RepCells<'_>> = BTreeMap::new();
+    let mut behind: Vec<&CellSummary> = Vec::with_capacity(cells.len());
     for cell in cells {
         let admitted = options.inclusion.admits(cell);
         point.skipped += u32::from(cell.status == CellStatus::Skipped);
@@ -241,54 +251,74 @@ fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
         }
         point.cells += 1;
         point.partial += u32::from(cell.status == CellStatus::Partial);
-        by_series
-            .entry(cell.key.series_components())
-            .or_default()
-            .push((cell.key.rep, cell));
+        behind.push(cell);
     }
+    let by_series = by_series(&behind);
     point.series = by_series.len() as u32;
-    point.pooling = Pooling::of(
-        by_series
-            .values()
-            .flat_map(|reps| reps.iter().map(|(_, cell)| &cell.key)),
-    );
+    point.pooling = Pooling::of(behind.iter().map(|cell| &cell.key));
+    // One buffer for every series' values of every metric: a point pools hundreds of series on a large sweep.
+    let mut buffer = Vec::new();
     for metric in Metric::curves() {
-        if let Some(band) = pool(&by_series, metric, options) {
+        if let Some(band) = pool(&by_series, metric, options, &mut buffer) {
             point.bands.insert(metric, band);
         }
     }
     point
 }
 
+/// `cells` grouped by series in ascending series order, each series' cells with their reps in the order given.
+/// Cells sorted by key (as the index and the browser keep them) arrive series by series, so each cell is
+/// compared with the previous series only; any other order is grouped through a map, with the same result.
+fn by_series<'a>(cells: &[&'a CellSummary]) -> Vec<(SeriesRef<'a>, RepCells<'a>)> {
+    let mut grouped: Vec<(SeriesRef<'a>, RepCells<'a>)> = Vec::new();
+    for cell in cells {
+        let series = cell.key.series_components();
+        match grouped.last_mut() {
+            Some((last, reps)) if *last == series => reps.push((cell.key.rep, cell)),
+            Some((last, _)) if *last > series => {
+                let mut map: BTreeMap<SeriesRef<'a>, RepCells<'a>> = BTreeMap::new();
+                for cell in cells {
+                    map.entry(cell.key.series_components())
+                        .or_default()
+                        .push((cell.key.rep, cell));
+                }
+                return map.into_iter().collect();
+            }
+            _ => grouped.push((series, vec![(cell.key.rep, cell)])),
+        }
+    }
+    grouped
+}
+
 /// The value of `metric` at one point: reps aggregated per series, then series aggregated; and its band.
+/// `buffer` is scratch space for one series' values.
 fn pool(
-    by_series: &BTreeMap<SeriesRef<'_>, RepCells<'_>>,
+    by_series: &[(SeriesRef<'_>, RepCells<'_>)],
     metric: Metric,
     options: &CurveOptions,
+    buffer: &mut Vec<f64>,
 ) -> Option<Band> {
     let aggregation = options.aggregation;
     let per_series: Vec<f64> = by_series
-        .values()
-        .filter_map(|reps| {
-            let values: Vec<f64> = reps
-                .iter()
-                .filter_map(|(_, cell)| metric.of_cell(cell))
-                .collect();
-            aggregation.apply(&values)
+        .iter()
+        .filter_map(|(_, reps)| {
+            buffer.clear();
+            buffer.extend(reps.iter().filter_map(|(_, cell)| metric.of_cell(cell)));
+            aggregation.apply(buffer)
         })
         .collect();
     let value = aggregation.apply(&per_series)?;
     let (min, max) = match options.band {
         BandSpan::Cells => extremes(
             by_series
-                .values()
-                .flatten()
+                .iter()
+                .flat_map(|(_, reps)| reps)
                 .filter_map(|(_, cell)| metric.of_cell(cell)),
         ),
         // Each rep alone, pooled over the series the same way as the value: the spread due to reps only.
         BandSpan::Reps => {
             let mut by_rep: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-            for (rep, cell) in by_series.values().flatten() {
+            for (rep, cell) in by_series.iter().flat_map(|(_, reps)| reps) {
                 if let Some(value) = metric.of_cell(cell) {
                     by_rep.entry(*rep).or_default().push(value);
                 }
@@ -401,6 +431,30 @@ mod tests {
         };
         let b = curves(&cells, |cell| cell.key.model.clone(), &median);
         assert!((b[0].point(2).unwrap().efficiency().unwrap().value - 0.6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn cells_in_any_order_give_the_curves_of_cells_sorted_by_key() {
+        // The engine groups sorted cells series by series and any other order through a map: both are the same.
+        let mut cells: Vec<CellSummary> = ["a", "b", "c"]
+            .into_iter()
+            .flat_map(|model| {
+                [1, 2, 4].into_iter().flat_map(move |n| {
+                    (0..3).map(move |rep| {
+                        let tps = 100.0 * f64::from(n) / (1.0 + f64::from(rep) / 10.0);
+                        cell(model, n, rep, Some(tps), CellStatus::Clean)
+                    })
+                })
+            })
+            .collect();
+        fill_scaling(&mut cells);
+        let sorted = curves(&cells, |cell| cell.key.n % 2, &CurveOptions::default());
+        let mut shuffled: Vec<&CellSummary> = cells.iter().collect();
+        shuffled.reverse();
+        shuffled.swap(1, 7);
+        let unsorted = curves(shuffled, |cell| cell.key.n % 2, &CurveOptions::default());
+        assert_eq!(sorted, unsorted);
+        assert_eq!(sorted[0].points[0].series, 3);
     }
 
     #[test]

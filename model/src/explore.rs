@@ -9,7 +9,7 @@ use crate::curve::{
 };
 use crate::exclusions::ExclusionScope;
 use crate::frontier::{Better, staircase};
-use crate::key::{CellKey, Dimension, DimensionValue, SeriesKey};
+use crate::key::{CellKey, Dimension, DimensionValue};
 use crate::origin::Mark;
 use crate::reasons::ScalingAbsent;
 use crate::status::CellStatus;
@@ -477,7 +477,7 @@ pub fn matrix_of<'a>(
     }
     let mut squares: BTreeMap<Value, BTreeMap<(Value, Value), MatrixCell>> = BTreeMap::new();
     // Cells by series, built only when a square needs to say why a scaling metric is absent.
-    let mut by_series: Option<BTreeMap<SeriesKey, Vec<&CellSummary>>> = None;
+    let mut by_series: Option<BTreeMap<[&str; 6], Vec<&CellSummary>>> = None;
     for curve in engine_curves(relevant.iter().copied(), position, &options) {
         let (grid, row, col) = (
             Value::from(curve.group.0),
@@ -507,14 +507,23 @@ pub fn matrix_of<'a>(
         }
         if square.value.is_none() && square.never_within.is_none() {
             let by_series = by_series.get_or_insert_with(|| {
-                let mut by_series: BTreeMap<SeriesKey, Vec<&CellSummary>> = BTreeMap::new();
-                for cell in cells {
-                    by_series.entry(cell.key.series()).or_default().push(cell);
+                // Keyed by borrowed components, each run of consecutive cells of one series added at once: the
+                // cells are sorted by key, so this is one comparison per cell and no copied text.
+                let mut by_series: BTreeMap<[&str; 6], Vec<&CellSummary>> = BTreeMap::new();
+                for run in cells.chunk_by(|left, right| {
+                    left.key.series_components() == right.key.series_components()
+                }) {
+                    if let Some(first) = run.first() {
+                        by_series
+                            .entry(first.key.series_components())
+                            .or_default()
+                            .extend(run);
+                    }
                 }
                 by_series
             });
             square.absent = pooled.iter().find_map(|cell| {
-                let series = by_series.get(&cell.key.series())?;
+                let series = by_series.get(&cell.key.series_components())?;
                 ScalingAbsent::of(state.metric, cell, series)
             });
         }

@@ -4,7 +4,6 @@
 use crate::key::{CellKey, Dimension, DimensionValue};
 use crate::view_state::Aggregation;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 
 /// The cells behind one value: their count and, per dimension on which they differ, how many values.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,12 +29,20 @@ impl Pooling {
     /// The pooling of `keys` (the admitted cells with data behind a value).
     pub fn of<'a>(keys: impl IntoIterator<Item = &'a CellKey>) -> Pooling {
         let keys: Vec<&CellKey> = keys.into_iter().collect();
+        let mut values: Vec<DimensionValue<'_>> = Vec::with_capacity(keys.len());
         let spans = ORDER
             .into_iter()
             .filter_map(|dimension| {
-                let values: BTreeSet<DimensionValue<'_>> =
-                    keys.iter().map(|key| key.value(dimension)).collect();
-                (values.len() > 1).then_some((dimension, values.len() as u32))
+                // Most dimensions hold one value among a value's cells: one pass says so without sorting.
+                let first = keys.first()?.value(dimension);
+                if keys.iter().all(|key| key.value(dimension) == first) {
+                    return None;
+                }
+                values.clear();
+                values.extend(keys.iter().map(|key| key.value(dimension)));
+                values.sort_unstable();
+                values.dedup();
+                Some((dimension, values.len() as u32))
             })
             .collect();
         Pooling {

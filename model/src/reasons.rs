@@ -48,11 +48,11 @@ impl ScalingAbsent {
         if value.is_some() || !cell.has_data() {
             return None;
         }
-        let series = cell.key.series();
+        let series = cell.key.series_components();
         let in_series: Vec<&CellSummary> = series_cells
             .iter()
             .copied()
-            .filter(|other| other.key.series() == series && other.has_data())
+            .filter(|other| other.key.series_components() == series && other.has_data())
             .collect();
         let baselines: Vec<&&CellSummary> =
             in_series.iter().filter(|other| other.key.n == 1).collect();

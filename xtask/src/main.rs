@@ -8,6 +8,8 @@
 //!   (`--scale`: also those on the `--scale 34` data, generated once under `target/bench/scale-34/`).
 //! - `fuzz [--minutes N] [--target NAME]`: the libFuzzer targets of `fuzz/` for N minutes in all (installs nightly
 //!   and cargo-fuzz when missing).
+//! - `soak [--seconds N]`: a release server under load while a writer changes its data root; checks errors,
+//!   ETag consistency, latency, memory, descriptors and the final index.
 //! - `ci`: every check CI runs (fmt, clippy, native and wasm32 builds, tests, browser tests).
 //! - `bench index`: times the cold index side by side with pandas, polars and DuckDB (TR164 CSV), then with pandas
 //!   and polars on a large generated vLLM detailed-JSON sweep.
@@ -24,6 +26,7 @@ mod fuzz;
 mod paired;
 mod process;
 mod serve;
+mod soak;
 mod web;
 
 use anyhow::Context;
@@ -90,6 +93,11 @@ enum Command {
     },
     /// Run everything CI checks.
     Ci,
+    /// A release server under 64 connections and 16 subscribers while a writer changes its data root.
+    Soak {
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+    },
     /// Fuzz every reader of outside input under libFuzzer (nightly; installed when missing).
     Fuzz {
         /// Minutes of fuzzing in all, split evenly between the targets.
@@ -199,6 +207,7 @@ fn main() -> anyhow::Result<()> {
             args,
         } => e2e::run(dev, release, scale, &args),
         Command::Ci => ci::run(),
+        Command::Soak { seconds } => soak::run(seconds),
         Command::Fuzz { minutes, target } => fuzz::run(minutes, target.as_deref()),
         Command::Bench { which } => bench::run(which),
     }

@@ -124,6 +124,11 @@ pub fn run() -> anyhow::Result<()> {
         env.extend(clippy_env());
         process::run_with_env("cargo", &["test", "--workspace"], &env)
     })?;
+    // A short soak on the debug server the tests used: live re-indexing under load stays correct (its timing
+    // budgets are held by `cargo xtask soak` on a release server).
+    steps.run("soak (20 s)", || {
+        crate::soak::run_with(&e2e::debug_server(), 20, false)
+    })?;
     steps.run("data unchanged", || {
         before
             .iter()

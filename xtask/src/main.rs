@@ -97,6 +97,9 @@ enum Command {
     Soak {
         #[arg(long, default_value_t = 60)]
         seconds: u64,
+        /// Use the debug server (what CI's short soak does): latency and memory are reported, not held to budgets.
+        #[arg(long)]
+        debug: bool,
     },
     /// Fuzz every reader of outside input under libFuzzer (nightly; installed when missing).
     Fuzz {
@@ -207,7 +210,14 @@ fn main() -> anyhow::Result<()> {
             args,
         } => e2e::run(dev, release, scale, &args),
         Command::Ci => ci::run(),
-        Command::Soak { seconds } => soak::run(seconds),
+        Command::Soak { seconds, debug } => {
+            if debug {
+                process::run("cargo", &["build", "-p", "cellscope"])?;
+                soak::run_with(&e2e::debug_server(), seconds, false)
+            } else {
+                soak::run(seconds)
+            }
+        }
         Command::Fuzz { minutes, target } => fuzz::run(minutes, target.as_deref()),
         Command::Bench { which } => bench::run(which),
     }

@@ -40,9 +40,16 @@ struct Seen {
 }
 
 pub fn run(seconds: u64) -> anyhow::Result<()> {
+    let binary = crate::e2e::release_server()?;
+    run_with(&binary, seconds, true)
+}
+
+/// The soak with `binary`. Without `timing` (CI's short run on the debug server, sharing the machine with other
+/// steps) the latency and memory figures are reported, not held to their budgets; errors, ETag consistency,
+/// descriptors and the final index always are.
+pub fn run_with(binary: &Path, seconds: u64, timing: bool) -> anyhow::Result<()> {
     let root = workspace_root();
     let demo = crate::bench::ensure_demo_data()?;
-    let binary = crate::e2e::release_server()?;
     let work = root.join("target/soak");
     let data = work.join("data");
     if data.exists() {
@@ -57,14 +64,14 @@ pub fn run(seconds: u64) -> anyhow::Result<()> {
     let good = root.join("data/fixtures/good/20260101_000000_000001");
     let addr = format!("127.0.0.1:{}", free_port()?);
     let cache = work.join("cache");
-    let mut server = std::process::Command::new(&binary)
+    let mut server = std::process::Command::new(binary)
         .args(["serve", &data.to_string_lossy(), "--addr", &addr, "--cache"])
         .arg(&cache)
         .env("CELLSCOPE_LOG", "warn")
         .spawn()
         .context("starting cellscope serve")?;
     let pid = server.id();
-    let outcome = soak(&addr, pid, &data, &good, seconds, &binary);
+    let outcome = soak(&addr, pid, &data, &good, seconds, binary, timing);
     let _ = server.kill();
     let _ = server.wait();
     crate::checksum::verify_unchanged(&before, &demo)?;
@@ -78,6 +85,7 @@ fn soak(
     good: &Path,
     seconds: u64,
     binary: &Path,
+    timing: bool,
 ) -> anyhow::Result<()> {
     wait_for(addr, "/api/index", |body| {
         body.contains("\"complete\":true")
@@ -192,7 +200,7 @@ fn soak(
     let fds_flat = fds_last <= fds_first + 8;
     let verdict = |ok: bool| if ok { "met" } else { "**not met**" };
     let report = format!(
-        "Soak of {seconds} s (`cargo xtask soak --seconds {seconds}`): release server on loopback, {CONNECTIONS} \
+        "Soak of {seconds} s (`cargo xtask soak --seconds {seconds}{}`): {} server on loopback, {CONNECTIONS} \
          keep-alive connections, {SUBSCRIBERS} live-update subscribers, {changes} changes to the data root (one \
          every {} s).\n\n\
          | check | measured | budget |\n|---|---|---|\n\
@@ -206,6 +214,8 @@ fn soak(
          | live-update events received | {} by {SUBSCRIBERS} subscribers, {} stream errors | — |\n\
          | final cells table equals a cold index of the final tree | {} (server settled {settled:.1} s after the last \
          change) | — {} |\n",
+        if timing { "" } else { " --debug" },
+        if timing { "release" } else { "debug" },
         WRITE_EVERY.as_secs(),
         seen.statuses
             .iter()
@@ -249,13 +259,12 @@ fn soak(
             .join("\n"),
     )?;
     println!("{details}");
-    let failed = !(seen.errors.is_empty()
+    let correct = seen.errors.is_empty()
         && seen.stream_errors.is_empty()
         && mixed.is_empty()
-        && seen.slowest_ms < 1000.0
-        && rss_flat
         && fds_flat
-        && final_equal);
+        && final_equal;
+    let failed = !correct || (timing && !(seen.slowest_ms < 1000.0 && rss_flat));
     if failed {
         bail!("the soak missed a budget (see target/soak/report.md)");
     }

@@ -87,7 +87,7 @@ fn the_good_fixture_is_clean_and_its_numbers_follow_the_definitions() {
 /// never became a run (a directory without metrics, a ledger) names the file alone.
 type Case = (&'static str, &'static str, &'static str, Option<u64>, bool);
 
-const CASES: [Case; 35] = [
+const CASES: [Case; 36] = [
     (
         "ragged-row",
         "ragged_row",
@@ -333,6 +333,13 @@ const CASES: [Case; 35] = [
         "ledger-invalid-entry/exclusions.toml",
         Some(13),
         false,
+    ),
+    (
+        "unplanned-cells",
+        "unplanned_cells",
+        "unplanned-cells/20260226_000000_000026/metrics.csv",
+        Some(6),
+        true,
     ),
 ];
 

@@ -150,6 +150,30 @@ pub fn run_cells(
         }
         cells.insert(coordinates.clone(), summary);
     }
+    // Rows of cells the plan does not list: the run did more than it planned (or the plan is not this run's).
+    if let Some(plan) = read.plan.as_ref().filter(|plan| !plan.cells.is_empty()) {
+        let unplanned: Vec<&(CellCoordinates, crate::index::metrics_csv::ParsedCell)> = parsed
+            .cells
+            .iter()
+            .filter(|(coordinates, _)| !plan.cells.contains_key(coordinates))
+            .collect();
+        if let Some((first, first_cell)) = unplanned.first() {
+            out.warnings.push(
+                Warning::warn(
+                    "unplanned_cells",
+                    format!(
+                        "{} cell(s) have rows but are not in execution_plan.json (the first: {}); they are indexed \
+                         from their rows, with expected rows from the manifest or inferred",
+                        unplanned.len(),
+                        CellKey::new(run_id, first)
+                    ),
+                )
+                .run(run_id)
+                .file(&metrics_file)
+                .line(first_cell.first_row_line),
+            );
+        }
+    }
     // Planned and manifest cells that metrics.csv lacks are `not_run`.
     let planned = read.plan.iter().flat_map(|plan| plan.cells.keys());
     let in_manifest = read

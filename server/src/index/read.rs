@@ -486,7 +486,7 @@ pub fn lines_in_file(path: &Path, offsets: &[u64]) -> Vec<Option<u64>> {
     let Ok(bytes) = std::fs::read(path) else {
         return vec![None; offsets.len()];
     };
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    let bytes = metrics_csv::without_boms(&bytes);
     offsets
         .iter()
         .map(|offset| Some(metrics_csv::line_at(bytes, *offset)))

@@ -79,13 +79,9 @@ fn read_stretch(
         file.read_exact(&mut bytes).map_err(unreadable)?;
         Ok(bytes)
     };
-    // Offsets count from after a UTF-8 BOM, as the index parsed the file without it.
+    // Offsets count from after the UTF-8 BOMs, as the index parsed the file without them.
     let mut head = read_range(0, CHUNK_BYTES)?;
-    let bom = if head.starts_with(b"\xEF\xBB\xBF") {
-        3
-    } else {
-        0
-    };
+    let bom = (head.len() - super::metrics_csv::without_boms(&head).len()) as u64;
     while !head.contains(&b'\n') && (head.len() as u64) < expected_bytes {
         let more = read_range(head.len() as u64, head.len() as u64 + CHUNK_BYTES)?;
         head.extend(more);

@@ -49,7 +49,7 @@ impl SpliceDiff {
 }
 
 fn without_bom(bytes: &[u8]) -> &[u8] {
-    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+    super::metrics_csv::without_boms(bytes)
 }
 
 fn reader(bytes: &[u8]) -> csv::Reader<&[u8]> {

@@ -177,9 +177,14 @@ fn build_with(
     let total_bytes: u64 = discovery
         .runs
         .iter()
-        .map(|run| &run.path)
-        .chain(discovery.backups.iter().map(|backup| &backup.path))
-        .filter_map(|path| std::fs::metadata(path.join("metrics.csv")).ok())
+        .map(discover::RunDir::metrics_path)
+        .chain(
+            discovery
+                .backups
+                .iter()
+                .map(|backup| backup.path.join("metrics.csv")),
+        )
+        .filter_map(|path| std::fs::metadata(path).ok())
         .map(|metadata| metadata.len())
         .sum::<u64>()
         + discovery

@@ -87,7 +87,7 @@ fn the_good_fixture_is_clean_and_its_numbers_follow_the_definitions() {
 /// never became a run (a directory without metrics, a ledger) names the file alone.
 type Case = (&'static str, &'static str, &'static str, Option<u64>, bool);
 
-const CASES: [Case; 36] = [
+const CASES: [Case; 34] = [
     (
         "ragged-row",
         "ragged_row",
@@ -250,20 +250,6 @@ const CASES: [Case; 36] = [
         true,
     ),
     (
-        "compressed-gz",
-        "compressed_metrics",
-        "compressed-gz/20260215_000000_000015/metrics.csv.gz",
-        None,
-        false,
-    ),
-    (
-        "compressed-zst",
-        "compressed_metrics",
-        "compressed-zst/20260216_000000_000016/metrics.csv.zst",
-        None,
-        false,
-    ),
-    (
         "bare-cr",
         "bare_cr_line_endings",
         "bare-cr/20260217_000000_000017/metrics.csv",
@@ -344,10 +330,12 @@ const CASES: [Case; 36] = [
 ];
 
 /// Variants of the good run that are not faults: the same numbers, no warning.
-const CLEAN_VARIANTS: [(&str, &str); 3] = [
+const CLEAN_VARIANTS: [(&str, &str); 5] = [
     ("bom", "20260201_000000_000001"),
     ("lf-endings", "20260202_000000_000002"),
     ("extra-columns", "20260207_000000_000007"),
+    ("compressed-gz", "20260215_000000_000015"),
+    ("compressed-zst", "20260216_000000_000016"),
 ];
 
 /// Checks that `index` holds the case's warning and the good run's numbers of `baseline`.
@@ -710,7 +698,7 @@ fn cellscope_file_names_that_are_not_regular_files_are_named_never_read() {
     let (root, alone) = index_with(&[]);
     let base = root.path();
     // A directory named metrics.csv, a ledger that is a directory, a FIFO named metrics.csv (reading it would
-    // block the index forever) and a compressed metrics file.
+    // block the index forever), a metrics file in a codec cellscope does not read, and a gzip file cut short.
     std::fs::create_dir_all(base.join("a/metrics.csv")).unwrap();
     std::fs::create_dir_all(base.join("b/exclusions.toml")).unwrap();
     std::fs::create_dir_all(base.join("c")).unwrap();
@@ -720,12 +708,16 @@ fn cellscope_file_names_that_are_not_regular_files_are_named_never_read() {
         .unwrap();
     assert!(made.success(), "mkfifo");
     std::fs::create_dir_all(base.join("d")).unwrap();
-    std::fs::write(base.join("d/metrics.csv.gz"), [0x1f, 0x8b, 8, 0]).unwrap();
+    std::fs::write(base.join("d/metrics.csv.bz2"), b"BZh9").unwrap();
+    std::fs::create_dir_all(base.join("e")).unwrap();
+    std::fs::write(base.join("e/metrics.csv.gz"), [0x1f, 0x8b, 8, 0]).unwrap();
     let index = index::build(base, &IndexOptions::default(), &Quiet).unwrap();
     let named: Vec<(&str, &str)> = index
         .warnings
         .iter()
-        .filter(|warning| ["not_a_file", "compressed_metrics"].contains(&warning.kind.as_str()))
+        .filter(|warning| {
+            ["not_a_file", "compressed_metrics", "unreadable_file"].contains(&warning.kind.as_str())
+        })
         .map(|warning| (warning.kind.as_str(), warning.file.as_deref().unwrap_or("")))
         .collect();
     assert_eq!(
@@ -734,7 +726,8 @@ fn cellscope_file_names_that_are_not_regular_files_are_named_never_read() {
             ("not_a_file", "a/metrics.csv"),
             ("not_a_file", "b/exclusions.toml"),
             ("not_a_file", "c/metrics.csv"),
-            ("compressed_metrics", "d/metrics.csv.gz"),
+            ("compressed_metrics", "d/metrics.csv.bz2"),
+            ("unreadable_file", "e/metrics.csv.gz"),
         ],
         "{:#?}",
         index.warnings

@@ -1,6 +1,6 @@
 //! Reading a cell's rows back from its own stretch of metrics.csv gives the rows on the lines it names, whether
 //! the index counted the line of the cell's first row or the reader counts the lines before it, with a UTF-8
-//! BOM, CRLF endings, blank lines and quoted fields.
+//! BOM, CRLF endings, blank lines, quoted fields and gzip- or zstd-compressed files.
 
 use cellscope::index::{self, CellRows, IndexOptions, Quiet, rows};
 use std::path::Path;
@@ -25,7 +25,8 @@ fn both_ways_agree(root: &Path) -> usize {
         let expected = rows::read(&whole_file).expect("rows, the lines counted by the reader");
         assert_eq!(stretch, expected, "{key}");
         // Each row is the one on its line of the file: same request id and wall time.
-        let text = std::fs::read(&cell.file).unwrap();
+        // As the index read it: decompressed when the file is stored compressed.
+        let text = index::read::metrics_bytes(&cell.file).unwrap();
         let text = String::from_utf8_lossy(text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text));
         let lines: Vec<&str> = text.split('\n').collect();
         let header: Vec<&str> = lines[0].trim_end_matches('\r').split(',').collect();

@@ -50,7 +50,8 @@ const MAGIC: &[u8; 8] = b"cscache1";
 /// 60 MB, so this holds several such data roots.
 pub const DEFAULT_MAX_BYTES: u64 = 1024 * 1024 * 1024;
 
-/// The files a TR164 run's read opens, relative to its directory.
+/// The files a TR164 run's read opens, relative to its directory (the first under the name the run's metrics file
+/// has: plain or compressed).
 const TR164_INPUTS: [&str; 5] = [
     "metrics.csv",
     "manifest.json",
@@ -707,8 +708,11 @@ fn stamp_at(path: &Path) -> Option<Stamp> {
 fn run_inputs(storage: &dyn Storage, format: &dyn RunFormat, run: &DetectedRun) -> Option<Inputs> {
     if format.name() == "tr164" {
         let directory = PathBuf::from(storage.display(&run.root));
-        let inputs: Inputs = TR164_INPUTS
-            .iter()
+        // The metrics file under the name discovery found (plain or compressed), then the side files.
+        let metrics_name =
+            super::discover::metrics_name_of(run.files.first().map_or("", String::as_str));
+        let inputs: Inputs = std::iter::once(metrics_name)
+            .chain(TR164_INPUTS[1..].iter().copied())
             .map(|name| {
                 let metadata = std::fs::metadata(directory.join(name))
                     .ok()
@@ -763,6 +767,9 @@ fn run_read(
             run_id: entry.run_id,
             path,
             relative: run.root.clone(),
+            metrics_name: super::discover::metrics_name_of(
+                run.files.first().map_or("", String::as_str),
+            ),
         },
         metrics: entry.metrics,
         digest,

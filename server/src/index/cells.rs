@@ -42,7 +42,7 @@ pub fn run_cells(
     ledger: &mut [LedgerEntry],
 ) -> RunCells {
     let run_id = read.dir.run_id.as_str();
-    let metrics_file = read.relative("metrics.csv");
+    let metrics_file = read.dir.metrics_relative();
     let mut out = RunCells::default();
     if relations.lineage.copy_of.contains_key(run_id) {
         return out;
@@ -130,7 +130,7 @@ pub fn run_cells(
                 }),
             },
             None => CellRows {
-                file: read.dir.path.join("metrics.csv"),
+                file: read.dir.metrics_path(),
                 file_bytes: read.digest.bytes,
                 first_line: (!offsets.is_empty()).then_some(parsed_cell.first_row_line),
                 offsets,
@@ -426,6 +426,7 @@ mod tests {
                 run_id: "r1".into(),
                 path: dir,
                 relative: "r1".into(),
+                metrics_name: "metrics.csv",
             },
             &IndexOptions::default(),
             &Quiet,

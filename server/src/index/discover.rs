@@ -8,7 +8,7 @@ use cellscope_model::api::Warning;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A directory holding a `metrics.csv`.
+/// A directory holding a `metrics.csv` (or, without one, a `metrics.csv.gz` or `metrics.csv.zst`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunDir {
     /// The directory name.
@@ -16,6 +16,43 @@ pub struct RunDir {
     pub path: PathBuf,
     /// `path` relative to the data root, with `/` separators.
     pub relative: String,
+    /// The metrics file's name: one of [`METRICS_NAMES`].
+    pub metrics_name: &'static str,
+}
+
+/// The names a TR164 run's metrics file may have, in order of preference: plain, then compressed (read through
+/// [`super::read::decompressed`]).
+pub const METRICS_NAMES: [&str; 3] = ["metrics.csv", "metrics.csv.gz", "metrics.csv.zst"];
+
+/// Which of [`METRICS_NAMES`] the file `relative` (a TR164 run's one detected file) is; plain when none.
+pub fn metrics_name_of(relative: &str) -> &'static str {
+    let name = storage::file_name(relative);
+    METRICS_NAMES
+        .into_iter()
+        .find(|known| *known == name)
+        .unwrap_or(METRICS_NAMES[0])
+}
+
+impl RunDir {
+    /// A run directory whose metrics file is the plain `metrics.csv`.
+    pub fn plain(run_id: String, path: PathBuf, relative: String) -> RunDir {
+        RunDir {
+            run_id,
+            path,
+            relative,
+            metrics_name: METRICS_NAMES[0],
+        }
+    }
+
+    /// The metrics file on disk.
+    pub fn metrics_path(&self) -> PathBuf {
+        self.path.join(self.metrics_name)
+    }
+
+    /// The metrics file relative to the data root.
+    pub fn metrics_relative(&self) -> String {
+        super::storage::join(&self.relative, self.metrics_name)
+    }
 }
 
 /// `<run id>_BACKUP_<label>/`: the untouched state of a run before a splice.
@@ -96,9 +133,18 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
                 continue;
             }
         };
-        let is_tr164_run = entries
-            .iter()
-            .any(|entry| entry.name == "metrics.csv" && entry.kind == EntryKind::File);
+        // The run's metrics file: plain if there is one, else compressed (backups are read plain only).
+        let metrics_name = METRICS_NAMES.into_iter().find(|name| {
+            entries
+                .iter()
+                .any(|entry| entry.name == *name && entry.kind == EntryKind::File)
+        });
+        let is_backup = backup_name(storage::file_name(&directory)).is_some();
+        let metrics_name = metrics_name.filter(|name| *name == METRICS_NAMES[0] || !is_backup);
+        let is_tr164_run = metrics_name.is_some();
+        if let Some(name) = metrics_name {
+            candidates.push((directory.clone(), name));
+        }
         let mut subdirectories = Vec::new();
         for entry in &entries {
             let path = storage::join(&directory, &entry.name);
@@ -129,18 +175,26 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
                     .file(&path),
                 );
             }
-            // Compressed metrics are not read yet: say so rather than leave the run out in silence.
+            // Compressed metrics that are not read (another codec, a backup's, or beside a plain metrics.csv):
+            // said, rather than left out in silence.
             if let Some(suffix) = [".gz", ".zst", ".bz2", ".xz"]
                 .into_iter()
                 .find(|suffix| entry.name == format!("metrics.csv{suffix}"))
+                .filter(|_| metrics_name != Some(entry.name.as_str()))
             {
+                let why = if metrics_name.is_some() {
+                    "this directory's metrics.csv is read instead".to_string()
+                } else if is_backup && matches!(suffix, ".gz" | ".zst") {
+                    "a backup is compared only from a plain metrics.csv".to_string()
+                } else {
+                    format!(
+                        "cellscope reads metrics.csv, .gz and .zst, not {suffix}; decompress it to index the run"
+                    )
+                };
                 discovery.warnings.push(
                     Warning::warn(
                         "compressed_metrics",
-                        format!(
-                            "`metrics.csv{suffix}` is compressed, which cellscope does not read yet; the run is \
-                             indexed once it is decompressed to metrics.csv"
-                        ),
+                        format!("`metrics.csv{suffix}` is not read: {why}"),
                     )
                     .file(&path),
                 );
@@ -159,9 +213,6 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
                         )
                         .file(&path),
                     );
-                }
-                EntryKind::File if entry.name == "metrics.csv" => {
-                    candidates.push(directory.clone())
                 }
                 EntryKind::File if entry.name == "exclusions.toml" => discovery
                     .ledgers
@@ -226,7 +277,7 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
         pending.extend(subdirectories.into_iter().rev());
     }
     let mut runs_by_id: BTreeMap<String, RunDir> = BTreeMap::new();
-    for relative in candidates {
+    for (relative, metrics_name) in candidates {
         let name = storage::file_name(&relative).to_string();
         let directory = root.join(&relative);
         if let Some((master, label)) = backup_name(&name) {
@@ -254,7 +305,7 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
                     ),
                 )
                 .run(&run_id)
-                .file(&format!("{relative}/metrics.csv")),
+                .file(&storage::join(&relative, metrics_name)),
             );
             continue;
         }
@@ -264,6 +315,7 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
                 run_id,
                 path: directory,
                 relative,
+                metrics_name,
             },
         );
     }

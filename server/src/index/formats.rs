@@ -555,11 +555,11 @@ pub fn read_records(
         format!("{}/", run.root)
     };
     RunRead {
-        dir: RunDir {
+        dir: RunDir::plain(
             run_id,
-            path: std::path::PathBuf::from(context.storage.display(&run.root)),
-            relative: run.root.clone(),
-        },
+            std::path::PathBuf::from(context.storage.display(&run.root)),
+            run.root.clone(),
+        ),
         metrics: Ok(parsed),
         digest,
         manifest: None,

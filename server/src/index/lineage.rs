@@ -121,7 +121,7 @@ fn first_line_of(read: &RunRead, cell: Option<&CellCoordinates>, id: &str) -> Op
         .filter_map(|(_, parsed_cell)| parsed_cell.row_run_ids.get(id))
         .map(|count| count.first_offset)
         .min()?;
-    lines_in_file(&read.dir.path.join("metrics.csv"), &[offset])[0]
+    lines_in_file(&read.dir.metrics_path(), &[offset])[0]
 }
 
 fn finding_warning(finding: &Finding, runs: &BTreeMap<&str, &RunRead>) -> Warning {
@@ -129,7 +129,11 @@ fn finding_warning(finding: &Finding, runs: &BTreeMap<&str, &RunRead>) -> Warnin
         runs.get(run)
             .map_or(run.to_string(), |read| read.dir.relative.clone())
     };
-    let metrics = |run: &str| format!("{}/metrics.csv", path(run));
+    let metrics = |run: &str| {
+        runs.get(run).map_or(format!("{run}/metrics.csv"), |read| {
+            read.dir.metrics_relative()
+        })
+    };
     match finding {
         Finding::ForeignRows {
             run,
@@ -255,7 +259,7 @@ fn fold_backups(
         let file = backup.digest.path.clone();
         let master_file = runs
             .get(master.as_str())
-            .map(|read| read.relative("metrics.csv"));
+            .map(|read| read.dir.metrics_relative());
         if master_file.is_none() {
             warnings.push(
                 Warning::warn(
@@ -366,6 +370,7 @@ mod tests {
                 run_id: id.into(),
                 path: dir,
                 relative: id.into(),
+                metrics_name: "metrics.csv",
             },
             &IndexOptions::default(),
             &Quiet,

@@ -80,7 +80,7 @@ pub fn read_all(
         .map(|dir| DetectedRun {
             format: "tr164",
             root: dir.relative.clone(),
-            files: vec![super::storage::join(&dir.relative, "metrics.csv")],
+            files: vec![dir.metrics_relative()],
             id: None,
         })
         .chain(discovery.external.iter().cloned())
@@ -213,9 +213,9 @@ fn with_file_bytes<R>(
 
 pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) -> RunRead {
     let run_id = dir.run_id.clone();
-    let metrics_relative = format!("{}/metrics.csv", dir.relative);
+    let metrics_relative = dir.metrics_relative();
     let mut warnings = Vec::new();
-    let (metrics, digest) = with_file_bytes(&dir.path.join("metrics.csv"), |read| {
+    let (metrics, digest) = with_file_bytes(&dir.metrics_path(), |read| {
         let bytes = read.unwrap_or_else(|error| {
             warnings.push(
                 Warning::error("unreadable_file", format!("cannot read the file: {error}"))
@@ -224,8 +224,21 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
             );
             &[]
         });
+        // A compressed file is parsed from its decompressed bytes; its checksums are those of the file as stored.
+        let inflated = decompressed(dir.metrics_name, bytes).unwrap_or_else(|error| {
+            warnings.push(
+                Warning::error(
+                    "unreadable_file",
+                    format!("cannot decompress the file: {error}; none of it is read"),
+                )
+                .run(&run_id)
+                .file(&metrics_relative),
+            );
+            Some(Vec::new())
+        });
+        let text = inflated.as_deref().unwrap_or(bytes);
         let mut row_warnings = Vec::new();
-        let metrics = metrics_csv::parse(bytes, &mut row_warnings);
+        let metrics = metrics_csv::parse(text, &mut row_warnings);
         for warning in row_warnings {
             warnings.push(warning.run(&run_id).file(&metrics_relative));
         }
@@ -426,8 +439,8 @@ pub fn read_backup(
     }
     let diff = match master {
         Some(master) if options.backup_diff => Some(
-            std::fs::read(master.path.join("metrics.csv"))
-                .map_err(|error| format!("cannot read the master metrics.csv: {error}"))
+            metrics_bytes(&master.metrics_path())
+                .map_err(|error| format!("cannot read the master {}: {error}", master.metrics_name))
                 .and_then(|master_bytes| splice::diff(&master_bytes, &bytes)),
         ),
         _ => None,
@@ -482,8 +495,38 @@ pub fn run_ids_in(text: &str) -> BTreeMap<String, u64> {
 
 /// The 1-based lines of the records at byte `offsets` of a metrics.csv (offsets as the parser reports them),
 /// read again from disk: only warnings need them, so indexing does not count lines.
+/// Whether a metrics file of this name is stored compressed (and read through [`decompressed`]).
+pub fn is_compressed(name: &str) -> bool {
+    name.ends_with(".gz") || name.ends_with(".zst")
+}
+
+/// The bytes of a metrics file named `name` as the index parses them: `None` when it is stored plain, the
+/// decompressed bytes for `.gz` (gzip) and `.zst` (zstd).
+pub fn decompressed(name: &str, stored: &[u8]) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read as _;
+    let mut out = Vec::new();
+    if name.ends_with(".gz") {
+        flate2::read::MultiGzDecoder::new(stored).read_to_end(&mut out)?;
+    } else if name.ends_with(".zst") {
+        zstd::stream::read::Decoder::new(stored)?.read_to_end(&mut out)?;
+    } else {
+        return Ok(None);
+    }
+    Ok(Some(out))
+}
+
+/// A metrics file's bytes as the index parses them (decompressed when it is stored compressed).
+pub fn metrics_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
+    let stored = std::fs::read(path)?;
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(decompressed(&name, &stored)?.unwrap_or(stored))
+}
+
 pub fn lines_in_file(path: &Path, offsets: &[u64]) -> Vec<Option<u64>> {
-    let Ok(bytes) = std::fs::read(path) else {
+    let Ok(bytes) = metrics_bytes(path) else {
         return vec![None; offsets.len()];
     };
     let bytes = metrics_csv::without_boms(&bytes);
@@ -532,6 +575,7 @@ mod tests {
             run_id: "r1".into(),
             path: run.clone(),
             relative: "r1".into(),
+            metrics_name: "metrics.csv",
         };
         let read = read_run(dir, &IndexOptions::default(), &super::super::Quiet);
         let parsed = read.metrics.as_ref().unwrap();

@@ -71,9 +71,31 @@ fn read_stretch(
     let (Some(&first), Some(&last)) = (sorted.first(), sorted.last()) else {
         return Ok(Vec::new());
     };
+    // A compressed file cannot be read from an offset: it is decompressed whole, and the offsets (which count
+    // decompressed bytes) are read from memory.
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let inflated = if !super::read::is_compressed(&name) {
+        None
+    } else {
+        let mut stored = Vec::new();
+        file.read_to_end(&mut stored).map_err(unreadable)?;
+        super::read::decompressed(&name, &stored).map_err(unreadable)?
+    };
+    let length = inflated
+        .as_ref()
+        .map_or(expected_bytes, |bytes| bytes.len() as u64);
     // Reads `[start, end)` of the file, clamped to its length.
     let mut read_range = |start: u64, end: u64| -> Result<Vec<u8>, RowsError> {
-        let end = end.min(expected_bytes);
+        let end = end.min(length);
+        if let Some(inflated) = &inflated {
+            return Ok(inflated
+                .get(start as usize..end as usize)
+                .unwrap_or_default()
+                .to_vec());
+        }
         let mut bytes = vec![0; end.saturating_sub(start) as usize];
         file.seek(SeekFrom::Start(start)).map_err(unreadable)?;
         file.read_exact(&mut bytes).map_err(unreadable)?;
@@ -82,7 +104,7 @@ fn read_stretch(
     // Offsets count from after the UTF-8 BOMs, as the index parsed the file without them.
     let mut head = read_range(0, CHUNK_BYTES)?;
     let bom = (head.len() - super::metrics_csv::without_boms(&head).len()) as u64;
-    while !head.contains(&b'\n') && (head.len() as u64) < expected_bytes {
+    while !head.contains(&b'\n') && (head.len() as u64) < length {
         let more = read_range(head.len() as u64, head.len() as u64 + CHUNK_BYTES)?;
         head.extend(more);
     }
@@ -94,7 +116,7 @@ fn read_stretch(
     let mut tail_end = last + bom + CHUNK_BYTES;
     let mut stretch = read_range(first + bom, tail_end)?;
     // Until the last row's line ends (or the file does), read on.
-    while tail_end < expected_bytes && !stretch[(last - first) as usize..].contains(&b'\n') {
+    while tail_end < length && !stretch[(last - first) as usize..].contains(&b'\n') {
         let more = read_range(tail_end, tail_end + CHUNK_BYTES)?;
         tail_end += CHUNK_BYTES;
         stretch.extend(more);

@@ -36,6 +36,9 @@ impl RunFormat for Tr164 {
 
     fn read_run(&self, context: &ReadContext<'_>, run: &DetectedRun) -> RunRead {
         let name = storage::file_name(&run.root);
+        // Discovery named the metrics file (plain or compressed) as the run's one file.
+        let metrics_name =
+            super::super::discover::metrics_name_of(run.files.first().map_or("", String::as_str));
         let dir = RunDir {
             run_id: if name.is_empty() {
                 "root".to_string()
@@ -44,6 +47,7 @@ impl RunFormat for Tr164 {
             },
             path: std::path::PathBuf::from(context.storage.display(&run.root)),
             relative: run.root.clone(),
+            metrics_name,
         };
         read::read_run(dir, context.options, context.progress)
     }

@@ -107,9 +107,11 @@ pub struct CellStats {
 /// same as pandas and numpy compute them for these row counts.
 #[derive(Clone, Debug, Default)]
 pub struct CellAccumulator {
+    /// In file order: the mean sums them left to right at the end, so that accumulators of consecutive parts of
+    /// a file, appended in order, give the bits one pass gives.
     wall_ms: Vec<f64>,
     ttft_ms: Vec<f64>,
-    sum_wall_ms: f64,
+    /// Token counts are whole numbers below 2^32: their sums are exact (below 2^53) in any grouping.
     sum_prompt_tokens: f64,
     sum_completion_tokens: f64,
     min_submit_time_s: f64,
@@ -130,11 +132,20 @@ impl CellAccumulator {
         if let Some(ttft_ms) = sample.ttft_ms {
             self.ttft_ms.push(ttft_ms);
         }
-        self.sum_wall_ms += sample.wall_ms;
         self.sum_prompt_tokens += sample.prompt_tokens;
         self.sum_completion_tokens += sample.completion_tokens;
         self.min_submit_time_s = self.min_submit_time_s.min(sample.submit_time_s);
         self.max_complete_time_s = self.max_complete_time_s.max(sample.complete_time_s);
+    }
+
+    /// Adds the samples of `later`, which came after this accumulator's in the file.
+    pub fn append(&mut self, mut later: CellAccumulator) {
+        self.wall_ms.append(&mut later.wall_ms);
+        self.ttft_ms.append(&mut later.ttft_ms);
+        self.sum_prompt_tokens += later.sum_prompt_tokens;
+        self.sum_completion_tokens += later.sum_completion_tokens;
+        self.min_submit_time_s = self.min_submit_time_s.min(later.min_submit_time_s);
+        self.max_complete_time_s = self.max_complete_time_s.max(later.max_complete_time_s);
     }
 
     pub fn len(&self) -> usize {
@@ -150,6 +161,8 @@ impl CellAccumulator {
         if count == 0 {
             return CellStats::default();
         }
+        // Left to right from 0.0, as a running sum would (before the selection below reorders the values).
+        let sum_wall_ms = self.wall_ms.iter().fold(0.0, |sum, value| sum + value);
         let [p50_wall_ms, p95_wall_ms, p99_wall_ms] =
             quantiles_linear_by_selection(&mut self.wall_ms, [0.50, 0.95, 0.99]);
         let [p50_ttft_ms, p95_ttft_ms] =
@@ -157,7 +170,7 @@ impl CellAccumulator {
         let count_f = count as f64;
         CellStats {
             ok_rows: u32::try_from(count).unwrap_or(u32::MAX),
-            mean_wall_ms: Some(self.sum_wall_ms / count_f),
+            mean_wall_ms: Some(sum_wall_ms / count_f),
             p50_wall_ms,
             p95_wall_ms,
             p99_wall_ms,

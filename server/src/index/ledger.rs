@@ -81,6 +81,22 @@ pub fn load(
                 continue;
             }
         };
+        // An entry is named by its id (in the audit, in links that filter by it): one without is not applied.
+        if entry.id.trim().is_empty() {
+            warnings.push(
+                Warning::error(
+                    "invalid_exclusion",
+                    format!(
+                        "exclusion entry {} is left out: its id is empty; give it an id that names it (the audit \
+                         and links refer to entries by id). The file's other entries apply",
+                        position + 1
+                    ),
+                )
+                .file(file)
+                .at_line(Some(line)),
+            );
+            continue;
+        }
         let unknown = entry.unknown_dimensions();
         if !unknown.is_empty() {
             warnings.push(

@@ -273,6 +273,16 @@ impl PlainCursor {
         }
     }
 
+    /// A cursor at `position` (the start of a line) counting lines from `line`.
+    fn at(bytes: &[u8], position: usize, line: u64) -> PlainCursor {
+        PlainCursor {
+            position,
+            line,
+            block_base: position,
+            mask: delimiter_mask(bytes, position),
+        }
+    }
+
     /// The offset of the next `,` or `\n`, if any is left.
     fn next_delimiter(&mut self, bytes: &[u8]) -> Option<usize> {
         while self.mask == 0 {
@@ -327,6 +337,15 @@ impl<'a> Splitter<'a> {
                 reader,
                 record: csv::ByteRecord::new(),
             }
+        }
+    }
+
+    /// The line the plain split has reached (counted from where it started); the csv crate's path reports 0,
+    /// as its records carry their own lines and it is never split into chunks.
+    fn line(&self) -> u64 {
+        match self {
+            Splitter::Plain { cursor, .. } => cursor.line,
+            Splitter::Quoted { .. } => 0,
         }
     }
 
@@ -394,7 +413,20 @@ impl<'a> Splitter<'a> {
 /// Parses `bytes` (a whole metrics.csv). `warnings` receives row-level findings without run/file; the caller
 /// adds those.
 pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics, FileRejected> {
-    parse_split(bytes, warnings, false)
+    parse_split(bytes, warnings, false, CHUNK_BYTES)
+}
+
+/// A quote-free file's rows are parsed in chunks of about this many bytes, split at line ends, on every core
+/// rayon has (cells, counts and value lists merged in file order, so the result is the same as one pass).
+const CHUNK_BYTES: usize = 8 << 20;
+
+/// [`parse`] with chunks of `chunk_bytes`: the fuzz target compares tiny chunks with the csv crate's reading.
+pub fn parse_chunked(
+    bytes: &[u8],
+    warnings: &mut Vec<Warning>,
+    chunk_bytes: usize,
+) -> Result<ParsedMetrics, FileRejected> {
+    parse_split(bytes, warnings, false, chunk_bytes)
 }
 
 /// [`parse`] through the csv crate even where the plain split would be taken: the fuzz target compares the two
@@ -403,13 +435,14 @@ pub fn parse_general(
     bytes: &[u8],
     warnings: &mut Vec<Warning>,
 ) -> Result<ParsedMetrics, FileRejected> {
-    parse_split(bytes, warnings, true)
+    parse_split(bytes, warnings, true, CHUNK_BYTES)
 }
 
 fn parse_split(
     bytes: &[u8],
     warnings: &mut Vec<Warning>,
     general: bool,
+    chunk_bytes: usize,
 ) -> Result<ParsedMetrics, FileRejected> {
     let bytes = without_boms(bytes);
     if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -461,12 +494,229 @@ fn parse_split(
         .last()
         .is_some_and(|byte| *byte == b'\n' || *byte == b'\r');
 
+    let context = RowContext {
+        bytes,
+        columns: &columns,
+        width,
+        ends_with_newline,
+    };
+    let chunks: Vec<RowsOut> = match splitter {
+        Splitter::Plain { cursor, .. } if bytes.len() - cursor.position > chunk_bytes => {
+            let bounds = chunk_bounds(bytes, cursor.position, chunk_bytes);
+            use rayon::prelude::*;
+            bounds
+                .par_iter()
+                .enumerate()
+                .map(|(chunk, range)| {
+                    // The first chunk counts lines from the header's end; the others from 0, made absolute below.
+                    let line = if chunk == 0 { cursor.line } else { 0 };
+                    let splitter = Splitter::Plain {
+                        bytes: &bytes[..range.end],
+                        cursor: PlainCursor::at(bytes, range.start, line),
+                    };
+                    parse_rows(&context, splitter)
+                })
+                .collect()
+        }
+        splitter => vec![parse_rows(&context, splitter)],
+    };
     let mut parsed = ParsedMetrics {
         header,
         ..ParsedMetrics::default()
     };
+    let Merged {
+        cells,
+        row_warnings,
+        unknown_statuses,
+    } = merge(chunks, &mut parsed, warnings);
+
+    if row_warnings > MAX_ROW_WARNINGS {
+        warnings.push(Warning::error(
+            "more_malformed_rows",
+            format!(
+                "{} further malformed rows are left out (only the first {MAX_ROW_WARNINGS} are listed)",
+                row_warnings - MAX_ROW_WARNINGS
+            ),
+        ));
+    }
+    for (status, (first_line, count)) in unknown_statuses {
+        warnings.push(
+            Warning::warn(
+                "unknown_status",
+                format!(
+                    "status `{}` is not a known value (ok, err, error, timeout, http_<code>); its {count} row(s) count \
+                     as failed requests",
+                    // Escaped, so an invisible `\r` or an escape sequence shows as what it is.
+                    String::from_utf8_lossy(&status).escape_debug()
+                ),
+            )
+            .line(first_line),
+        );
+    }
+
+    parsed.cells = cells
+        .into_iter()
+        .map(|(key, accumulating)| {
+            let mut cell = accumulating.cell;
+            cell.stats = accumulating.accumulator.finish();
+            // `first_line` held the byte offset; counting lines is a scan of the file, so it is done only for
+            // the rare cells a warning will name.
+            cell.first_line = if cell.skip_rows > 0 && cell.rows > 0 {
+                LazyLine {
+                    bytes,
+                    offset: cell.first_line,
+                }
+                .get()
+            } else {
+                0
+            };
+            (key, cell)
+        })
+        .collect();
+    Ok(parsed)
+}
+
+/// What [`parse_rows`] shares between chunks: the whole file (offsets and lines count in it) and its columns.
+struct RowContext<'a> {
+    bytes: &'a [u8],
+    columns: &'a Columns,
+    width: usize,
+    ends_with_newline: bool,
+}
+
+/// The rows of one chunk (or the whole file): its cells in order of first appearance, counts and warnings.
+/// `lines` is the splitter's line count at the chunk's end: absolute for the first chunk, from 0 for the others.
+struct RowsOut {
+    cells: Vec<(CellCoordinates, Accumulating)>,
+    records: u64,
+    malformed_rows: u64,
+    warnings: Vec<Warning>,
+    row_warnings: usize,
+    unknown_statuses: BTreeMap<Vec<u8>, (u64, u64)>,
+    lines: u64,
+}
+
+struct Merged {
+    cells: Vec<(CellCoordinates, Accumulating)>,
+    row_warnings: usize,
+    unknown_statuses: BTreeMap<Vec<u8>, (u64, u64)>,
+}
+
+/// Chunks of `bytes[start..]` of about `chunk_bytes`, each ending just after a line feed (the last at the end).
+fn chunk_bounds(bytes: &[u8], start: usize, chunk_bytes: usize) -> Vec<Range<usize>> {
+    let mut bounds = Vec::new();
+    let mut from = start;
+    while from < bytes.len() {
+        let target = (from + chunk_bytes.max(1)).min(bytes.len());
+        let end = memchr::memchr(b'\n', &bytes[target.saturating_sub(1)..])
+            .map_or(bytes.len(), |at| target.saturating_sub(1) + at + 1)
+            .max(from + 1);
+        bounds.push(from..end);
+        from = end;
+    }
+    bounds
+}
+
+/// The chunks' results in file order as one: a cell first seen in a later chunk goes after those of earlier
+/// ones, and a cell's rows, offsets and values are appended in chunk order, so the merge equals one pass.
+fn merge(chunks: Vec<RowsOut>, parsed: &mut ParsedMetrics, warnings: &mut Vec<Warning>) -> Merged {
+    let mut merged = Merged {
+        cells: Vec::new(),
+        row_warnings: 0,
+        unknown_statuses: BTreeMap::new(),
+    };
+    let single = chunks.len() == 1;
+    let mut position: HashMap<CellCoordinates, usize> = HashMap::new();
+    let mut line_base = 0u64;
+    for (chunk_index, chunk) in chunks.into_iter().enumerate() {
+        parsed.records += chunk.records;
+        parsed.malformed_rows += chunk.malformed_rows;
+        // Each chunk listed at most the first MAX_ROW_WARNINGS of its own; together they are cut to as many.
+        // (A single chunk's list is taken whole: the csv crate's path adds one uncounted warning when it stops.)
+        let room = if single {
+            usize::MAX
+        } else {
+            MAX_ROW_WARNINGS.saturating_sub(merged.row_warnings)
+        };
+        warnings.extend(chunk.warnings.into_iter().take(room));
+        merged.row_warnings += chunk.row_warnings;
+        for (status, (line, count)) in chunk.unknown_statuses {
+            let entry = merged.unknown_statuses.entry(status).or_insert((line, 0));
+            entry.1 += count;
+        }
+        // The first chunk counted absolute lines; a later one counted from 0 at its start.
+        let offset_lines = if chunk_index == 0 { 0 } else { line_base };
+        for (coordinates, mut accumulating) in chunk.cells {
+            // Set only by a kept row (a cell whose rows were all left out keeps 0, as in one pass).
+            if !accumulating.cell.row_offsets.is_empty() {
+                accumulating.cell.first_row_line += offset_lines;
+            }
+            if single {
+                merged.cells.push((coordinates, accumulating));
+                continue;
+            }
+            match position.get(&coordinates) {
+                Some(&at) => merged.cells[at].1.absorb(accumulating),
+                None => {
+                    position.insert(coordinates.clone(), merged.cells.len());
+                    merged.cells.push((coordinates, accumulating));
+                }
+            }
+        }
+        line_base = offset_lines + chunk.lines;
+    }
+    merged
+}
+
+impl Accumulating {
+    /// Adds the rows of a later chunk of the same cell.
+    fn absorb(&mut self, later: Accumulating) {
+        let cell = &mut self.cell;
+        let other = later.cell;
+        // The first kept row's line; `first_line` stays that of the row that made the cell, kept or not.
+        if cell.row_offsets.is_empty() && !other.row_offsets.is_empty() {
+            cell.first_row_line = other.first_row_line;
+        }
+        cell.rows += other.rows;
+        cell.ok_rows += other.ok_rows;
+        cell.failed_rows += other.failed_rows;
+        cell.skip_rows += other.skip_rows;
+        for (status, count) in other.failed_by_status {
+            *cell.failed_by_status.entry(status).or_default() += count;
+        }
+        for (id, count) in other.row_run_ids {
+            let entry = cell.row_run_ids.entry(id).or_insert(IdCount {
+                rows: 0,
+                first_offset: count.first_offset,
+            });
+            entry.rows += count.rows;
+        }
+        cell.row_offsets.extend(other.row_offsets);
+        self.accumulator.append(later.accumulator);
+    }
+}
+
+/// Parses the records `splitter` gives, up to its end.
+fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
+    let RowContext {
+        bytes,
+        columns,
+        width,
+        ends_with_newline,
+    } = *context;
+    let mut ranges: Vec<Range<usize>> = Vec::with_capacity(32);
+    let mut out = RowsOut {
+        cells: Vec::new(),
+        records: 0,
+        malformed_rows: 0,
+        warnings: Vec::new(),
+        row_warnings: 0,
+        unknown_statuses: BTreeMap::new(),
+        lines: 0,
+    };
     let mut cells: Vec<(CellCoordinates, Accumulating)> = Vec::new();
     let mut index_by_key: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut index_by_coordinates: HashMap<CellCoordinates, usize> = HashMap::new();
     let mut composite: Vec<u8> = Vec::with_capacity(128);
     // The previous row's key fields and cell: consecutive rows almost always share a cell, so a field-by-field
     // comparison usually replaces the hash lookup.
@@ -483,6 +733,8 @@ fn parse_split(
     let mut pending_run: Option<(usize, Vec<u8>, u32, u64)> = None;
     let mut row_warnings = 0usize;
     let mut unknown_statuses: BTreeMap<Vec<u8>, (u64, u64)> = BTreeMap::new();
+    let mut row_warning_list: Vec<Warning> = Vec::new();
+    let warnings = &mut row_warning_list;
 
     let mut report = |warnings: &mut Vec<Warning>, warning: Warning| {
         row_warnings += 1;
@@ -531,7 +783,7 @@ fn parse_split(
             }
         };
         let field = |index: usize| &base[ranges[index].clone()];
-        parsed.records += 1;
+        out.records += 1;
         let line = LazyLine { bytes, offset };
         // A line break inside a field means a quote opened on this line was closed only lines later: every line
         // in between was read into this one record (which may even have the header's width by chance), and
@@ -546,7 +798,7 @@ fn parse_split(
                 .sum()
         };
         if swallowed > 0 {
-            parsed.malformed_rows += swallowed as u64 + 1;
+            out.malformed_rows += swallowed as u64 + 1;
             report(
                 warnings,
                 Warning::error(
@@ -562,7 +814,7 @@ fn parse_split(
             continue;
         }
         if ranges.len() != width {
-            parsed.malformed_rows += 1;
+            out.malformed_rows += 1;
             // A short final line without a terminator is what a run that is still writing looks like.
             let start = record_start(bytes, offset);
             let is_last_line = !bytes.get(start..).unwrap_or_default().contains(&b'\n');
@@ -619,24 +871,33 @@ fn parse_split(
             }
             match index_by_key.get(&composite).copied() {
                 Some(index) => Some(index),
-                None => match row_cell_key(&field, &columns) {
+                None => match row_cell_key(&field, columns) {
+                    // Other bytes can name a cell already seen (`01` and `1` are both N = 1; found by comparing
+                    // chunked and one-pass parsing): the cell is found by its coordinates, not its bytes.
                     Ok(key) => {
-                        let index = cells.len();
-                        cells.push((
-                            key,
-                            Accumulating {
-                                cell: ParsedCell {
-                                    first_line: offset,
-                                    ..ParsedCell::default()
-                                },
-                                accumulator: CellAccumulator::new(),
-                            },
-                        ));
+                        let index = match index_by_coordinates.get(&key) {
+                            Some(&index) => index,
+                            None => {
+                                let index = cells.len();
+                                index_by_coordinates.insert(key.clone(), index);
+                                cells.push((
+                                    key,
+                                    Accumulating {
+                                        cell: ParsedCell {
+                                            first_line: offset,
+                                            ..ParsedCell::default()
+                                        },
+                                        accumulator: CellAccumulator::new(),
+                                    },
+                                ));
+                                index
+                            }
+                        };
                         index_by_key.insert(composite.clone(), index);
                         Some(index)
                     }
                     Err(message) => {
-                        parsed.malformed_rows += 1;
+                        out.malformed_rows += 1;
                         report(
                             warnings,
                             Warning::error("bad_key_field", message).line(line.get()),
@@ -667,7 +928,7 @@ fn parse_split(
                 *pending_cell == cell_index && pending_id.as_slice() == run_id
             });
         if !same_run_id && std::str::from_utf8(run_id).is_err() {
-            parsed.malformed_rows += 1;
+            out.malformed_rows += 1;
             report(
                 warnings,
                 Warning::error(
@@ -692,10 +953,10 @@ fn parse_split(
         let sample = if class != RowClass::Ok {
             None
         } else {
-            match request_sample(&field, &columns, wall_ms) {
+            match request_sample(&field, columns, wall_ms) {
                 Ok(sample) => Some(sample),
                 Err(message) => {
-                    parsed.malformed_rows += 1;
+                    out.malformed_rows += 1;
                     report(
                         warnings,
                         Warning::error("bad_number", message).line(line.get()),
@@ -738,51 +999,12 @@ fn parse_split(
         }
     }
     flush_run(&mut cells, pending_run.take());
-
-    if row_warnings > MAX_ROW_WARNINGS {
-        warnings.push(Warning::error(
-            "more_malformed_rows",
-            format!(
-                "{} further malformed rows are left out (only the first {MAX_ROW_WARNINGS} are listed)",
-                row_warnings - MAX_ROW_WARNINGS
-            ),
-        ));
-    }
-    for (status, (first_line, count)) in unknown_statuses {
-        warnings.push(
-            Warning::warn(
-                "unknown_status",
-                format!(
-                    "status `{}` is not a known value (ok, err, error, timeout, http_<code>); its {count} row(s) count \
-                     as failed requests",
-                    // Escaped, so an invisible `\r` or an escape sequence shows as what it is.
-                    String::from_utf8_lossy(&status).escape_debug()
-                ),
-            )
-            .line(first_line),
-        );
-    }
-
-    parsed.cells = cells
-        .into_iter()
-        .map(|(key, accumulating)| {
-            let mut cell = accumulating.cell;
-            cell.stats = accumulating.accumulator.finish();
-            // `first_line` held the byte offset; counting lines is a scan of the file, so it is done only for
-            // the rare cells a warning will name.
-            cell.first_line = if cell.skip_rows > 0 && cell.rows > 0 {
-                LazyLine {
-                    bytes,
-                    offset: cell.first_line,
-                }
-                .get()
-            } else {
-                0
-            };
-            (key, cell)
-        })
-        .collect();
-    Ok(parsed)
+    out.lines = splitter.line();
+    out.cells = cells;
+    out.row_warnings = row_warnings;
+    out.unknown_statuses = unknown_statuses;
+    out.warnings = row_warning_list;
+    out
 }
 
 /// `bytes` without the UTF-8 byte-order marks they start with. Every one is taken: the csv crate takes one more

@@ -1224,6 +1224,16 @@ fn request_sample<'a>(
 mod tests {
     use super::*;
 
+    /// A seeded xorshift generator: each call gives a number below `bound`.
+    fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
+        move |bound| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % bound
+        }
+    }
+
     /// Records, each a placeholder (lines are checked inside) and its fields.
     type Records = Vec<(u64, Vec<Vec<u8>>)>;
 
@@ -1283,13 +1293,7 @@ mod tests {
 
     #[test]
     fn plain_decimals_read_exactly_what_the_standard_parser_reads() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         let mut texts: Vec<String> = [
             "0",
             "-0",
@@ -1350,16 +1354,10 @@ mod tests {
 
     #[test]
     fn the_plain_splitter_agrees_with_the_csv_crate_on_quote_free_input() {
-        // Fields of every length around the eight-byte words the scan reads, empty fields and lines, LF and CRLF
+        // Fields of every length around the 64-byte blocks the scan reads, empty fields and lines, LF and CRLF
         // endings, with and without a final terminator (bare CRs are not covered: the csv crate ends a record
         // there and the plain split does not, as before).
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         for _ in 0..2_000 {
             let mut text = Vec::new();
             for _ in 0..next(6) {

@@ -70,21 +70,7 @@ async fn raw_get(addr: SocketAddr, target: &str) -> (u16, Vec<u8>) {
 
 /// Status 0 stands for "no complete response".
 async fn try_raw_get(addr: SocketAddr, target: &str) -> std::io::Result<(u16, Vec<u8>)> {
-    let mut stream = TcpStream::connect(addr).await?;
-    let request = format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await?;
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).await?;
-    let Some(split) = response.windows(4).position(|window| window == b"\r\n\r\n") else {
-        return Ok((0, response));
-    };
-    let head = String::from_utf8_lossy(&response[..split]).into_owned();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    Ok((status, response[split + 4..].to_vec()))
+    common::raw_exchange(addr, &format!("GET {target} HTTP/1.1")).await
 }
 
 async fn snapshot_id(addr: SocketAddr) -> String {

@@ -45,22 +45,8 @@ async fn start_on(root: &Path, limits: Limits) -> (SocketAddr, tokio::sync::ones
 
 /// Sends `head` (the request line and headers, without the blank line) and reads the status and body.
 async fn exchange(addr: SocketAddr, head: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let request = format!("{head}\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).await.unwrap();
-    let text = String::from_utf8_lossy(&response).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default();
-    (status, body)
+    let (status, body) = common::raw_exchange(addr, head).await.unwrap();
+    (status, String::from_utf8_lossy(&body).into_owned())
 }
 
 fn error_code(body: &str) -> String {

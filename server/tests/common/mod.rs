@@ -88,3 +88,28 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Sends `head` (a request line, optionally with headers, without the blank line) on a fresh loopback connection
+/// with `Host` and `Connection: close`, and reads the whole answer: its status (0 for no complete response) and
+/// body.
+pub async fn raw_exchange(
+    addr: std::net::SocketAddr,
+    head: &str,
+) -> std::io::Result<(u16, Vec<u8>)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await?;
+    let request = format!("{head}\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await?;
+    let Some(split) = response.windows(4).position(|window| window == b"\r\n\r\n") else {
+        return Ok((0, response));
+    };
+    let head = String::from_utf8_lossy(&response[..split]).into_owned();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    Ok((status, response[split + 4..].to_vec()))
+}

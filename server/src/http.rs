@@ -7,6 +7,7 @@ pub mod assets;
 pub mod bodies;
 pub mod error;
 pub mod limits;
+pub mod long_links;
 pub mod snapshot;
 pub mod watch;
 
@@ -215,7 +216,8 @@ pub async fn serve_listener(
         "cellscope serving"
     );
     let router = router(store, &options).map_err(anyhow::Error::msg)?;
-    axum::serve(listener, router)
+    // Over-long links are rewritten before the HTTP library would refuse them with a blank page.
+    axum::serve(long_links::LongLinkListener(listener), router)
         .with_graceful_shutdown(shutdown)
         .await
         .context("serving")

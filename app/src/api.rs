@@ -31,6 +31,17 @@ impl Failure {
 }
 
 async fn fetch_once(url: &str) -> Result<Vec<u8>, Failure> {
+    if crate::offline::is_offline() {
+        // An offline copy answers from its own data, and what it does not hold it cannot fetch.
+        return crate::offline::body(url).ok_or_else(|| Failure {
+            message: format!(
+                "{url}: not in this offline copy (it holds the cells, provenance and the request rows of the \
+                 cells in the view it was made for; open the live server for the rest)"
+            ),
+            code: Some("not_in_offline_copy".into()),
+            transient: false,
+        });
+    }
     let signal = web_sys::AbortSignal::timeout_with_u32(TIMEOUT_MS);
     let response = Request::get(url)
         .abort_signal(Some(&signal))

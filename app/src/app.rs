@@ -103,6 +103,16 @@ fn Header() -> impl IntoView {
                 }}
             </span>
             <button id="copy-link" title="Copy a link that reopens exactly this view" on:click=copy>"Copy link"</button>
+            {(!crate::offline::is_offline()).then(|| view! {
+                <button id="offline-copy" title="Download one HTML file that reopens this view with no server: the app, every cell, provenance and the request rows of the cells in view"
+                    on:click=move |_| {
+                        let query = ctx.state.with_untracked(|state| state.to_query());
+                        let name = ctx.data.with_untracked(|data| {
+                            data.as_ref().map_or("cellscope-offline.html".to_string(), |data| format!("cellscope-{}.html", data.snapshot))
+                        });
+                        browser::download_url(&name, &format!("/api/bundle?{query}"));
+                    }>"Offline copy"</button>
+            })}
             {move || copied.get().map(|(how, link)| match how {
                 browser::Copied::Yes => view! {
                     <span class="copy-status" id="copy-status" data-link=link.clone() role="status">"Link copied"</span>
@@ -133,6 +143,16 @@ fn Notices() -> impl IntoView {
         Some((shown, ctx.latest.get(), gone))
     };
     view! {
+        {crate::offline::meta().map(|meta| view! {
+            <div class="notice offline" id="offline-banner" role="status" data-snapshot=meta.snapshot.clone()>
+                "Offline copy of snapshot " <code>{meta.snapshot.clone()}</code> ", made "
+                {browser::local_time(meta.made_at_unix_ms)} ". No server is involved: the data is as it was then. "
+                {format!(
+                    "It holds every cell and its provenance, and the request rows of {} of the {} cells in the view it was made for.",
+                    meta.cells_with_rows, meta.cells_in_view
+                )}
+            </div>
+        })}
         {move || pinned().and_then(|(shown, latest, gone)| match gone {
             Some(asked) => Some(view! {
                 <div class="notice" id="snapshot-notice" data-kind="gone">

@@ -6,11 +6,15 @@ pub fn window() -> Option<web_sys::Window> {
     web_sys::window()
 }
 
-/// The current query string, with its `?`.
+/// The current query string, with its `?`. An offline copy opened without one shows the view it was made for.
 pub fn search() -> String {
-    window()
+    let search = window()
         .and_then(|window| window.location().search().ok())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    match crate::offline::meta() {
+        Some(meta) if search.is_empty() => format!("?{}", meta.view),
+        _ => search,
+    }
 }
 
 pub fn href() -> String {

@@ -9,30 +9,13 @@ use cellscope_model::explore::{PICKER_ORDER, Value, pick, picker_choices};
 use cellscope_model::metric::Metric;
 use cellscope_model::origin::{CellOrigin, Mark, compare_figures};
 use cellscope_model::reasons::ScalingAbsent;
-use cellscope_model::requests::{Lineage, RequestRow, RowClass};
-use cellscope_model::view_state::encode;
+use cellscope_model::requests::{Lineage, RequestRow, RowClass, requests_query};
 use cellscope_model::view_state::{View, ViewState};
 use cellscope_model::{CellKey, CellSummary, quantile_linear};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
 use wasm_bindgen::JsCast;
-
-/// The `/api/requests` query naming one cell, each value percent-encoded.
-fn request_query(key: &CellKey) -> String {
-    let text = |value: &str| encode(value, false);
-    format!(
-        "run={}&suite={}&phase={}&backend={}&model={}&workload={}&n={}&rep={}",
-        text(&key.run_id),
-        text(&key.suite),
-        text(&key.phase),
-        text(&key.backend),
-        text(&key.model),
-        text(&key.workload),
-        key.n,
-        key.rep
-    )
-}
 
 fn number(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "—".to_string(), |value| format!("{value:.decimals$}"))
@@ -154,7 +137,7 @@ fn CellInspector(key: CellKey) -> impl IntoView {
         })
     };
     let rows: RwSignal<Option<Result<Vec<RequestRow>, String>>> = RwSignal::new(None);
-    let query = request_query(&key);
+    let query = requests_query(&key);
     let fetch_rows = move || {
         let query = query.clone();
         rows.set(None);

@@ -13,6 +13,7 @@ mod curves;
 mod inspector;
 mod live;
 mod matrix;
+mod offline;
 mod palette;
 mod perf;
 mod state;

@@ -227,6 +227,10 @@ impl Ctx {
     }
 
     fn listen_for_snapshots(self) {
+        // An offline copy is one snapshot for good: there is no server to announce another.
+        if crate::offline::is_offline() {
+            return;
+        }
         let ctx = self;
         crate::live::listen(move |id| {
             // New data while the page showed the latest: say so. A page opened on an older, pinned snapshot says

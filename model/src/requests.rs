@@ -7,6 +7,23 @@ use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
 
+/// The query of `GET /api/requests` for one cell, as the app asks it and an offline copy stores it: every key
+/// field, so that no two cells share it.
+pub fn requests_query(key: &crate::CellKey) -> String {
+    let text = |value: &str| crate::view_state::encode(value, false);
+    format!(
+        "run={}&suite={}&phase={}&backend={}&model={}&workload={}&n={}&rep={}",
+        text(&key.run_id),
+        text(&key.suite),
+        text(&key.phase),
+        text(&key.backend),
+        text(&key.model),
+        text(&key.workload),
+        key.n,
+        key.rep
+    )
+}
+
 /// Whether a row stands in the data now or was replaced by a refill (it comes from the backup).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

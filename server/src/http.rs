@@ -121,6 +121,7 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
         .route("/api/provenance", get(api::provenance))
         .route("/api/compare", get(api::compare))
         .route("/api/events", get(api::events))
+        .route("/api/bundle", get(api::bundle))
         .route("/api", get(api::unknown))
         .route("/api/{*rest}", get(api::unknown))
         .with_state(store);

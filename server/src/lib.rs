@@ -4,6 +4,7 @@
 //! table as CSV, JSON or Arrow IPC; [`audit`] renders the per-run census and breakdown table of `cellscope audit`.
 
 pub mod audit;
+pub mod bundle;
 pub mod compare;
 pub mod export;
 pub mod fuzzing;

@@ -147,6 +147,21 @@ enum Command {
     },
     /// Head-to-head of two values of one dimension (paired Wilcoxon, Holm, bootstrap CI), per group.
     Compare(Box<CompareArgs>),
+    /// Write one self-contained HTML file that reopens a view with no server: the app, the cells, provenance and
+    /// the request rows of the cells in view.
+    Bundle {
+        #[arg(default_value = ".")]
+        data_dir: PathBuf,
+        /// The view, as the query string of an app link (`view=curves&model=qwen2.5-7b`, with or without `?`);
+        /// empty for the default view.
+        #[arg(long, default_value = "")]
+        view: String,
+        /// The HTML file to write (never inside the data root).
+        #[arg(short, long, default_value = "cellscope-audit.html")]
+        output: PathBuf,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
     /// Write one row per cell.
     Cells {
         #[arg(default_value = ".")]
@@ -595,6 +610,66 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 stdout.write_all(printable(&cellscope::compare::render_body(&body)).as_bytes())?;
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bundle {
+            data_dir,
+            view,
+            output,
+            cache,
+        } => {
+            let root = data_dir
+                .canonicalize()
+                .with_context(|| format!("cannot index {}", data_dir.display()))?;
+            let target = resolved(&output)?;
+            if target.starts_with(&root) {
+                bail!(
+                    "{} is inside the data root {}, which cellscope never writes to; write the bundle elsewhere \
+                     with -o FILE",
+                    output.display(),
+                    root.display()
+                );
+            }
+            let cache = cache.runs(&data_dir)?;
+            let index = load(
+                &data_dir,
+                &IndexOptions::default(),
+                cache.as_ref(),
+                Trust::Contents,
+            )?;
+            for warning in &index.warnings {
+                eprintln!("{}", printable(&warning.to_string()));
+            }
+            let snapshot = cellscope::http::snapshot::Snapshot::new(index, true)
+                .map_err(anyhow::Error::msg)?;
+            let made_at_unix_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_millis() as u64);
+            let bundle = cellscope::bundle::build(&snapshot, &view, made_at_unix_ms)?;
+            for (key, reason) in &bundle.unreadable {
+                eprintln!(
+                    "{}",
+                    printable(&format!("rows of {key} left out: {reason}"))
+                );
+            }
+            std::fs::write(&output, &bundle.html)
+                .with_context(|| format!("writing {}", output.display()))?;
+            println!(
+                "wrote {}: {:.1} MB, snapshot {}, {} cells in view, request rows of {}{}",
+                output.display(),
+                bundle.html.len() as f64 / 1e6,
+                snapshot.id,
+                bundle.cells_in_view,
+                bundle.cells_with_rows,
+                if bundle.cells_with_rows < bundle.cells_in_view {
+                    format!(
+                        " (the rest left out beyond {} MB of rows; narrow the view for all)",
+                        cellscope::bundle::MAX_ROW_BYTES >> 20
+                    )
+                } else {
+                    String::new()
+                }
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Cells {

@@ -119,9 +119,19 @@ impl Harness {
         self.server.get(path)
     }
 
+    /// Stops the server: what the browser does next has no server to talk to.
+    pub fn stop_server(&mut self) {
+        self.server.stop();
+    }
+
     /// Navigates to `path` and waits until the app has started; fails with the boot error if it could not.
     pub async fn open(&self, path: &str) -> anyhow::Result<()> {
-        let url = self.url(path);
+        self.open_url(&self.url(path)).await
+    }
+
+    /// Navigates to an absolute `url` (such as a `file://` page) and waits until the app has started.
+    pub async fn open_url(&self, url: &str) -> anyhow::Result<()> {
+        let url = url.to_string();
         self.client()
             .goto(&url)
             .await

@@ -133,6 +133,12 @@ impl Server {
         http::get(&self.url(path))
     }
 
+    /// Stops the server now (a test of what works without it); dropping it later does nothing more.
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Everything the server wrote to stderr so far.
     pub fn log(&self) -> String {
         self.log.lock().map(|log| log.clone()).unwrap_or_default()

@@ -6,7 +6,7 @@ use super::error::ApiError;
 use super::snapshot::{Snapshot, Store};
 use crate::export::{self, Format};
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, State};
+use axum::extract::{Query, RawQuery, State};
 use axum::http::header::{
     ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
 };
@@ -724,6 +724,49 @@ pub async fn events(
 pub async fn unknown() -> ApiError {
     ApiError::not_found(
         "unknown_route",
-        "no such API route; see /api/index, /api/cells, /api/requests, /api/provenance, /api/compare, /api/events",
+        "no such API route; see /api/index, /api/cells, /api/requests, /api/provenance, /api/compare, /api/bundle, /api/events",
     )
+}
+
+/// `GET /api/bundle?<query of a view>`: the offline copy of that view (`cellscope bundle`), as a download. It is
+/// made from the complete snapshot (refilled cells' rows need the backup comparison).
+pub async fn bundle(
+    State(store): State<Arc<Store>>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let snapshot = complete_snapshot(&store).await?;
+    let made_at_unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis() as u64);
+    let building = snapshot.clone();
+    let built = tokio::task::spawn_blocking(move || {
+        crate::bundle::build(
+            &building,
+            query.as_deref().unwrap_or_default(),
+            made_at_unix_ms,
+        )
+    })
+    .await
+    .map_err(|error| ApiError::Internal(error.to_string()))?;
+    let bundle = built.map_err(|error| match error {
+        crate::bundle::BundleError::NoApp => ApiError::not_found("no_app", error.to_string()),
+        other => ApiError::Internal(other.to_string()),
+    })?;
+    let disposition = format!("attachment; filename=\"cellscope-{}.html\"", snapshot.id);
+    Ok((
+        [
+            (
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            ),
+            (CACHE_CONTROL, HeaderValue::from_static("no-store")),
+            (
+                axum::http::header::CONTENT_DISPOSITION,
+                HeaderValue::from_str(&disposition)
+                    .map_err(|error| ApiError::Internal(error.to_string()))?,
+            ),
+        ],
+        bundle.html,
+    )
+        .into_response())
 }

@@ -98,6 +98,28 @@ fn is_suspicious(path: &str) -> bool {
 }
 
 /// Whether the app bundle is embedded.
+/// The app's own files, for inlining into an offline bundle: the wasm-bindgen glue, the WebAssembly and the
+/// stylesheet (`None` when the binary was built without the app).
+pub struct AppFiles {
+    pub glue: &'static [u8],
+    pub wasm: &'static [u8],
+    pub css: &'static [u8],
+}
+
+pub fn app_files() -> Option<AppFiles> {
+    let named = |matches: &dyn Fn(&str) -> bool| {
+        ASSETS
+            .iter()
+            .find(|asset| matches(asset.path))
+            .map(|asset| asset.bytes)
+    };
+    Some(AppFiles {
+        glue: named(&|path| path.starts_with("cellscope-") && path.ends_with(".js"))?,
+        wasm: named(&|path| path.ends_with("_bg.wasm"))?,
+        css: named(&|path| path.starts_with("app-") && path.ends_with(".css"))?,
+    })
+}
+
 pub fn app_embedded() -> bool {
     find("index.html").is_some()
 }

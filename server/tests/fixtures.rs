@@ -644,6 +644,45 @@ fn an_invalid_ledger_entry_is_refused_alone_and_the_valid_one_still_applies() {
 }
 
 #[test]
+fn rows_left_out_as_malformed_do_not_lower_what_the_other_cells_are_expected_to_have() {
+    // nan-inf: each N = 1 cell planned 2 requests and lost one to NaN or inf; the N = 2 cells have their 4.
+    // Before, the two damaged cells voted "1 request per agent", so the intact N = 2 cells were told they had
+    // "more rows than expected" and the damaged ones were called clean.
+    let (_root, index) = index_with(&["nan-inf"]);
+    let run = "20260204_000000_000004";
+    let by_n: Vec<(u32, u32, Option<u32>, &str)> = index
+        .cells
+        .iter()
+        .filter(|cell| cell.key.run_id == run)
+        .map(|cell| {
+            (
+                cell.key.n,
+                cell.rows,
+                cell.expected_rows,
+                cell.status.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        by_n,
+        [
+            (1, 1, Some(2), "partial"),
+            (1, 1, Some(2), "partial"),
+            (2, 4, Some(4), "clean"),
+            (2, 4, Some(4), "clean"),
+        ]
+    );
+    assert!(
+        !index
+            .warnings
+            .iter()
+            .any(|warning| warning.kind == "more_rows_than_expected"),
+        "{:#?}",
+        index.warnings
+    );
+}
+
+#[test]
 fn impossible_measurements_in_ok_rows_are_left_out_with_their_line() {
     let (_root, index) = index_with(&["implausible-values"]);
     let found: Vec<(Option<u64>, &str)> = index

@@ -60,12 +60,15 @@ pub fn run_cells(
     let read: &RunRead = read;
     let empty = ParsedMetrics::default();
     let parsed = read.metrics.as_ref().unwrap_or(&empty);
-    let inferred = inferred_requests_per_agent(
-        parsed
-            .cells
-            .iter()
-            .map(|(coordinates, cell)| (coordinates.n, cell.rows, cell.failed_rows)),
-    );
+    // A cell that lost rows as malformed counts as one with failures: its remaining rows say nothing about how
+    // many the run meant each agent to send.
+    let inferred = inferred_requests_per_agent(parsed.cells.iter().map(|(coordinates, cell)| {
+        (
+            coordinates.n,
+            cell.rows,
+            cell.failed_rows + cell.malformed_rows,
+        )
+    }));
     let refills: BTreeSet<&String> = relations.lineage.refills_of(run_id).collect();
     let replaced = relations.replaced.get(run_id);
 

@@ -57,6 +57,9 @@ pub struct ParsedCell {
     pub ok_rows: u32,
     pub failed_rows: u32,
     pub skip_rows: u32,
+    /// Rows of this cell left out as malformed (a bad number, a run id that is not UTF-8): not counted in `rows`.
+    /// Such a cell does not vote on the rows a run's cells are expected to have.
+    pub malformed_rows: u32,
     /// Non-ok status value → row count.
     pub failed_by_status: BTreeMap<String, u32>,
     /// `run_id` column value → its rows (skip sentinels included), for the refill lineage.
@@ -681,6 +684,7 @@ impl Accumulating {
         cell.ok_rows += other.ok_rows;
         cell.failed_rows += other.failed_rows;
         cell.skip_rows += other.skip_rows;
+        cell.malformed_rows += other.malformed_rows;
         for (status, count) in other.failed_by_status {
             *cell.failed_by_status.entry(status).or_default() += count;
         }
@@ -929,6 +933,7 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
             });
         if !same_run_id && std::str::from_utf8(run_id).is_err() {
             out.malformed_rows += 1;
+            cells[cell_index].1.cell.malformed_rows += 1;
             report(
                 warnings,
                 Warning::error(
@@ -957,6 +962,7 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
                 Ok(sample) => Some(sample),
                 Err(message) => {
                     out.malformed_rows += 1;
+                    cells[cell_index].1.cell.malformed_rows += 1;
                     report(
                         warnings,
                         Warning::error("bad_number", message).line(line.get()),

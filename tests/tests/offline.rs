@@ -46,7 +46,21 @@ async fn a_bundle_opens_from_disk_with_the_server_stopped() -> anyhow::Result<()
          window.__downloads.push([this.href, this.download]); }; return true; })()",
     )
     .await?;
-    page.click("#offline-copy").await?;
+    // Reached by keyboard: Tab from "Copy link", then Enter.
+    page.eval::<bool>("(() => { document.querySelector('#copy-link').focus(); return true; })()")
+        .await?;
+    page.client()
+        .active_element()
+        .await?
+        .send_keys(&fantoccini::key::Key::Tab.to_string())
+        .await?;
+    let focused: String = page.eval("document.activeElement.id").await?;
+    assert_eq!(focused, "offline-copy");
+    page.client()
+        .active_element()
+        .await?
+        .send_keys(&fantoccini::key::Key::Enter.to_string())
+        .await?;
     let downloads: Vec<(String, String)> = page.eval("window.__downloads").await?;
     let [(href, name)] = downloads.as_slice() else {
         anyhow::bail!("one download expected, got {downloads:?}");

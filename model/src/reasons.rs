@@ -54,8 +54,10 @@ impl ScalingAbsent {
             .copied()
             .filter(|other| other.key.series_components() == series && other.has_data())
             .collect();
-        let baselines: Vec<&&CellSummary> =
-            in_series.iter().filter(|other| other.key.n == 1).collect();
+        let baselines: Vec<&&CellSummary> = in_series
+            .iter()
+            .filter(|other| other.is_baseline())
+            .collect();
         if baselines.is_empty() {
             let smallest_n = in_series
                 .iter()

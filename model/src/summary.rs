@@ -149,15 +149,18 @@ impl CellSummary {
     pub fn has_data(&self) -> bool {
         self.stats.ok_rows > 0
     }
+
+    /// Whether the cell can serve as an N = 1 baseline of its series: the one rule behind the scaling metrics
+    /// ([`fill_scaling`]) and the reasons they are absent (`reasons::ScalingAbsent`).
+    pub fn is_baseline(&self) -> bool {
+        self.key.n == 1 && self.has_data()
+    }
 }
 
 /// Fills `efficiency`, `p95_multiplier` and `baseline_fallback` of every cell from its series' N=1 cells.
 pub fn fill_scaling(cells: &mut [CellSummary]) {
     let mut baselines: BTreeMap<SeriesKey, Vec<BaselineCandidate>> = BTreeMap::new();
-    for cell in cells
-        .iter()
-        .filter(|cell| cell.key.n == 1 && cell.has_data())
-    {
+    for cell in cells.iter().filter(|cell| cell.is_baseline()) {
         baselines
             .entry(cell.key.series())
             .or_default()

@@ -33,7 +33,7 @@ impl Failure {
 async fn fetch_once(url: &str) -> Result<Vec<u8>, Failure> {
     if crate::offline::is_offline() {
         // An offline copy answers from its own data, and what it does not hold it cannot fetch.
-        return crate::offline::body(url).ok_or_else(|| Failure {
+        return crate::offline::body(url).await.ok_or_else(|| Failure {
             message: format!(
                 "{url}: not in this offline copy (it holds the cells, provenance and the request rows of the \
                  cells in the view it was made for; open the live server for the rest)"

@@ -2,8 +2,8 @@
 //! API requests from it, opens on the view it was made for, and says in a banner that it is a copy.
 //!
 //! The page's start-up script puts `window.__cellscopeOffline` in place before the app starts: `meta` (what the
-//! copy is of) and `bytes(path)`, the body of an API path and query, or `undefined` when the copy does not hold
-//! it. Without that object the app is the served one and nothing here changes anything.
+//! copy is of) and `bytes(path)`, a promise of the body of an API path and query, or `undefined` when the copy
+//! does not hold it. Without that object the app is the served one and nothing here changes anything.
 
 use serde::Deserialize;
 use std::sync::OnceLock;
@@ -44,12 +44,18 @@ pub fn is_offline() -> bool {
     meta().is_some()
 }
 
-/// The body the copy holds for `path` (an API path and query, as the app asks it), or `None`.
-pub fn body(path: &str) -> Option<Vec<u8>> {
+/// The body the copy holds for `path` (an API path and query, as the app asks it), or `None`. Bodies are
+/// stored compressed; the page's script unpacks one when asked.
+pub async fn body(path: &str) -> Option<Vec<u8>> {
     let handle = handle()?;
     let bytes = js_sys::Reflect::get(&handle, &JsValue::from_str("bytes")).ok()?;
     let bytes: js_sys::Function = bytes.dyn_into().ok()?;
-    let body = bytes.call1(&handle, &JsValue::from_str(path)).ok()?;
+    let promise: js_sys::Promise = bytes
+        .call1(&handle, &JsValue::from_str(path))
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let body = wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
     body.dyn_into::<js_sys::Uint8Array>()
         .ok()
         .map(|array| array.to_vec())

@@ -27,9 +27,13 @@ fn body(data: &serde_json::Value, path: &str) -> Vec<u8> {
     let text = data["bodies"][path]
         .as_str()
         .unwrap_or_else(|| panic!("no body for {path}"));
-    base64::engine::general_purpose::STANDARD
+    let gzipped = base64::engine::general_purpose::STANDARD
         .decode(text)
-        .unwrap()
+        .unwrap();
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gzipped[..]), &mut plain)
+        .unwrap();
+    plain
 }
 
 #[test]

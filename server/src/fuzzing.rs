@@ -11,9 +11,10 @@ use cellscope_model::api::Warning;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus directories call them.
-pub const TARGETS: [(&str, Check); 6] = [
+pub const TARGETS: [(&str, Check); 7] = [
     ("metrics_csv", metrics_csv),
     ("run_files", run_files),
+    ("formats", formats),
     ("exclusions", exclusions),
     ("refill_note", refill_note),
     ("view_state", view_state),
@@ -118,6 +119,96 @@ pub fn run_files(data: &[u8]) {
         .flatten()
     {
         assert!(!problem.message.is_empty(), "{problem:?}");
+    }
+}
+
+/// The file names other tools write, one of which each `formats` input is given (its first byte chooses).
+const FORMAT_FILE_NAMES: [&str; 12] = [
+    "sweep/openai-infqps-concurrency4-Qwen3-8B-20260302-090130.json",
+    "sweep/sglang_0302_16_1024_128.jsonl",
+    "sweep/c8/profile_export_aiperf.json",
+    "sweep/c8/profile_export_aiperf.csv",
+    "sweep/c8/profile_export.jsonl",
+    "sweep/c2/profile_export_genai_perf.json",
+    "sweep/c2/profile_export.json",
+    "sweep/n4/model_256_64_summary.json",
+    "sweep/n4/model_256_64_individual_responses.json",
+    "sweep/benchmarks.json",
+    "sweep/requests.csv",
+    "sweep/requests.parquet",
+];
+
+/// A data root holding one file.
+struct OneFile<'a> {
+    path: &'a str,
+    bytes: &'a [u8],
+}
+
+impl crate::index::storage::Storage for OneFile<'_> {
+    fn list(&self, directory: &str) -> std::io::Result<Vec<crate::index::storage::Entry>> {
+        use crate::index::storage::{Entry, EntryKind, file_name, parent};
+        Ok(if parent(self.path) == directory {
+            vec![Entry {
+                name: file_name(self.path).to_string(),
+                kind: EntryKind::File,
+                bytes: self.bytes.len() as u64,
+                modified: None,
+            }]
+        } else {
+            Vec::new()
+        })
+    }
+
+    fn stat(&self, path: &str) -> std::io::Result<crate::index::storage::Meta> {
+        if path == self.path {
+            Ok(crate::index::storage::Meta {
+                bytes: self.bytes.len() as u64,
+                modified: None,
+                is_file: true,
+            })
+        } else {
+            Err(std::io::ErrorKind::NotFound.into())
+        }
+    }
+
+    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        self.stat(path).map(|_| self.bytes.to_vec())
+    }
+
+    fn read_range(&self, path: &str, range: std::ops::Range<u64>) -> std::io::Result<Vec<u8>> {
+        self.stat(path)?;
+        let end = (range.end as usize).min(self.bytes.len());
+        let start = (range.start as usize).min(end);
+        Ok(self.bytes[start..end].to_vec())
+    }
+
+    fn display(&self, path: &str) -> String {
+        path.to_string()
+    }
+}
+
+/// Every other tool's reader (each format of `FORMATS`) takes any file under any of the names those tools write
+/// without panicking, and every warning it gives names the file.
+pub fn formats(data: &[u8]) {
+    let Some((&choice, content)) = data.split_first() else {
+        return;
+    };
+    let path = FORMAT_FILE_NAMES[usize::from(choice) % FORMAT_FILE_NAMES.len()];
+    let storage = OneFile {
+        path,
+        bytes: content,
+    };
+    for format in crate::index::formats::FORMATS {
+        let _ = format.detect(path, &content[..content.len().min(64 * 1024)]);
+        let mut warnings = Vec::new();
+        let _records = format.records(&storage, path, &mut warnings);
+        for warning in &warnings {
+            assert!(
+                warning.file.is_some(),
+                "{}: a warning without its file: {warning:?}",
+                format.name()
+            );
+        }
     }
 }
 

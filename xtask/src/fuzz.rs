@@ -11,9 +11,10 @@ use anyhow::{Context, bail};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-const TARGETS: [&str; 6] = [
+const TARGETS: [&str; 7] = [
     "metrics_csv",
     "run_files",
+    "formats",
     "exclusions",
     "refill_note",
     "view_state",

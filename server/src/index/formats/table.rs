@@ -305,8 +305,9 @@ fn read_csv(bytes: &[u8], path: &str, warnings: &mut Vec<Warning>) -> Sheet {
 
 /// A Parquet file's rows, or a warning naming the file. The parquet crate asserts on some damaged files (a
 /// column chunk at a negative offset panics in `ColumnChunkMetaData::byte_range`; found by the `formats` fuzz
-/// target) instead of returning an error, so its decoding runs under `catch_unwind`: a damaged file is left out
-/// with a warning, and the runs beside it are indexed as ever.
+/// target) instead of returning an error. That case is checked before decoding; for any other such assertion
+/// the decoding runs under `catch_unwind`, so a damaged file is left out with a warning and the runs beside it
+/// are indexed as ever.
 fn read_parquet(bytes: Vec<u8>, path: &str, warnings: &mut Vec<Warning>) -> Option<Sheet> {
     let mut decoding_warnings = Vec::new();
     let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -328,6 +329,7 @@ fn read_parquet(bytes: Vec<u8>, path: &str, warnings: &mut Vec<Warning>) -> Opti
 
 fn decode_parquet(bytes: Vec<u8>, path: &str, warnings: &mut Vec<Warning>) -> Option<Sheet> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let file_bytes = bytes.len() as i64;
     let fail = |warnings: &mut Vec<Warning>, error: String| {
         warnings.push(
             Warning::error(
@@ -344,6 +346,34 @@ fn decode_parquet(bytes: Vec<u8>, path: &str, warnings: &mut Vec<Warning>) -> Op
             return None;
         }
     };
+    // Every column chunk must lie inside the file: the decoder asserts on a negative offset or size (a panic,
+    // which under a fuzzer's abort-on-panic hook no `catch_unwind` can catch), so such a file is refused first.
+    let outside = builder
+        .metadata()
+        .row_groups()
+        .iter()
+        .flat_map(|group| group.columns())
+        .find(|column| {
+            let start = column
+                .dictionary_page_offset()
+                .unwrap_or_else(|| column.data_page_offset());
+            let size = column.compressed_size();
+            start < 0 || size < 0 || start.checked_add(size).is_none_or(|end| end > file_bytes)
+        });
+    if let Some(column) = outside {
+        fail(
+            warnings,
+            format!(
+                "column `{}` is said to lie outside the file (at byte {}, {} bytes long, in a file of {file_bytes})",
+                column.column_path(),
+                column
+                    .dictionary_page_offset()
+                    .unwrap_or_else(|| column.data_page_offset()),
+                column.compressed_size()
+            ),
+        );
+        return None;
+    }
     let columns: Vec<String> = builder
         .schema()
         .fields()
@@ -1011,6 +1041,12 @@ mod tests {
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert_eq!(warnings[0].kind, "invalid_table");
         assert_eq!(warnings[0].file.as_deref(), Some("sweep/requests.parquet"));
+        // Refused before decoding, by the check, not caught after a panic.
+        assert!(
+            warnings[0].message.contains("outside the file"),
+            "{}",
+            warnings[0].message
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ use cellscope_model::schema::write_ipc_stream;
 use cellscope_model::view_state::ViewState;
 use cellscope_model::{CellKey, CellSummary};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The most bytes of request rows (Arrow IPC, before base64) a bundle carries. Past it the remaining cells in view
 /// go without their rows, and the page says how many have them: a whole sweep's rows would make a file no browser
@@ -120,9 +120,9 @@ pub fn build(
     keys.extend(in_view.iter().map(|cell| &cell.key));
     let disk = crate::index::storage::LocalDisk::new(&index.root);
     let mut row_bytes = 0usize;
-    let mut cells_with_rows = 0usize;
     let mut unreadable = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    let mut with_rows: BTreeSet<&CellKey> = BTreeSet::new();
     for key in keys {
         if !seen.insert(key) || row_bytes >= MAX_ROW_BYTES {
             continue;
@@ -144,12 +144,15 @@ pub fn build(
                 .map_err(|error| error.to_string()),
         )?;
         row_bytes += body.len();
-        if in_view.iter().any(|cell| &cell.key == key) {
-            cells_with_rows += 1;
-        }
+        with_rows.insert(key);
         bodies.insert(format!("/api/requests?{}", requests_query(key)), body);
     }
 
+    // The inspected cell may lie outside the view: only the cells in view are counted.
+    let cells_with_rows = in_view
+        .iter()
+        .filter(|cell| with_rows.contains(&cell.key))
+        .count();
     let data = PageData {
         meta: Meta {
             snapshot: &snapshot.id,

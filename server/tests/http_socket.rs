@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 fn fixtures() -> PathBuf {
@@ -334,23 +334,13 @@ fn copy_first_run(root: &Path, run_id: &str) {
     .unwrap();
 }
 
+/// `GET target` with extra `headers` (each line ending in CRLF): status, ETag and body.
 async fn get_tagged(addr: SocketAddr, target: &str, headers: &str) -> (u16, String, Vec<u8>) {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let request =
-        format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{headers}\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).await.unwrap();
-    let split = response
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .expect("a complete response head");
-    let head = String::from_utf8_lossy(&response[..split]).into_owned();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
+    let request = format!("GET {target} HTTP/1.1\r\n{headers}");
+    let (status, head, body) = common::raw_response(addr, request.trim_end())
+        .await
+        .unwrap();
+    assert_ne!(status, 0, "{target}: no complete response head");
     let etag = head
         .lines()
         .find_map(|line| {
@@ -359,7 +349,7 @@ async fn get_tagged(addr: SocketAddr, target: &str, headers: &str) -> (u16, Stri
                 .then(|| value.trim().to_string())
         })
         .unwrap_or_default();
-    (status, etag, response[split + 4..].to_vec())
+    (status, etag, body)
 }
 
 /// Every conditional request with a validator seen earlier: a 304 only when the body is still the one that

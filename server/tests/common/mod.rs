@@ -96,6 +96,16 @@ pub async fn raw_exchange(
     addr: std::net::SocketAddr,
     head: &str,
 ) -> std::io::Result<(u16, Vec<u8>)> {
+    let (status, _, body) = raw_response(addr, head).await?;
+    Ok((status, body))
+}
+
+/// [`raw_exchange`] that also returns the response head (status line and headers; empty, with status 0 and the
+/// whole answer as the body, when no complete head came).
+pub async fn raw_response(
+    addr: std::net::SocketAddr,
+    head: &str,
+) -> std::io::Result<(u16, String, Vec<u8>)> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await?;
     let request = format!("{head}\r\nHost: localhost\r\nConnection: close\r\n\r\n");
@@ -103,7 +113,7 @@ pub async fn raw_exchange(
     let mut response = Vec::new();
     stream.read_to_end(&mut response).await?;
     let Some(split) = response.windows(4).position(|window| window == b"\r\n\r\n") else {
-        return Ok((0, response));
+        return Ok((0, String::new(), response));
     };
     let head = String::from_utf8_lossy(&response[..split]).into_owned();
     let status = head
@@ -111,5 +121,5 @@ pub async fn raw_exchange(
         .nth(1)
         .and_then(|code| code.parse().ok())
         .unwrap_or(0);
-    Ok((status, response[split + 4..].to_vec()))
+    Ok((status, head, response[split + 4..].to_vec()))
 }

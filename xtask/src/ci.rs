@@ -49,6 +49,19 @@ impl Steps {
             Ok(_) => eprintln!("== {name}: ok ({seconds:.1} s, {cpu:.0} CPU s)"),
             Err(_) => {
                 eprintln!("== {name}: FAILED after {seconds:.1} s");
+                // A full disk shows up as a linker killed by SIGBUS or a compiler "panic during codegen", nowhere
+                // near the real cause; say how much room there was.
+                if let Some(free) = free_disk_bytes() {
+                    eprintln!(
+                        "   free disk under target/: {:.1} GB{}",
+                        free as f64 / 1e9,
+                        if free < LOW_DISK_BYTES {
+                            " (low: a clean-clone CI run needs about 5 GB, see README)"
+                        } else {
+                            ""
+                        }
+                    );
+                }
                 self.summary();
             }
         }
@@ -83,7 +96,43 @@ fn clippy_env() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Below this much free disk the run is likely to fail in the linker; measured peak of a clean-clone run is in
+/// the README.
+const LOW_DISK_BYTES: u64 = 5_000_000_000;
+
+/// Free bytes on the filesystem holding `target/`, as an unprivileged user may use them.
+#[cfg(target_os = "linux")]
+fn free_disk_bytes() -> Option<u64> {
+    let target = std::ffi::CString::new("target").ok()?;
+    // SAFETY: statvfs only writes into the zeroed struct we pass, and the path is a valid C string.
+    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(target.as_ptr(), &mut stats) } != 0 {
+        return None;
+    }
+    Some(stats.f_bavail as u64 * stats.f_frsize as u64)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn free_disk_bytes() -> Option<u64> {
+    None
+}
+
 pub fn run() -> anyhow::Result<()> {
+    // A CI run starts from a fresh clone and builds everything once: incremental compilation only adds work and
+    // about 2.5 GB of `target/debug/incremental` that nothing reads again. Set before any thread exists.
+    // SAFETY: nothing else runs yet, so no other thread can be reading the environment.
+    unsafe { std::env::set_var("CARGO_INCREMENTAL", "0") };
+    if let Some(free) = free_disk_bytes() {
+        eprintln!(
+            "ci: {:.1} GB free on the disk of target/",
+            free as f64 / 1e9
+        );
+        if free < LOW_DISK_BYTES {
+            eprintln!(
+                "ci: warning: a clean-clone run needs about 5 GB; the build may fail in the linker"
+            );
+        }
+    }
     let steps = Steps::default();
     steps.run("wasm32 target", ensure_wasm_target)?;
     steps.run("fmt", || sh("cargo", &["fmt", "--all", "--check"]))?;

@@ -1,7 +1,7 @@
 //! cellscope: indexes LLM serving-benchmark run directories and serves cell summaries.
 //!
 //! [`index`] turns a data root into cells with statuses, metrics and provenance; [`export`] writes the cells
-//! table as CSV, JSON or Arrow IPC; [`audit`] renders the per-run census and breakdown table of `cellscope audit`.
+//! table as CSV, JSON or Arrow IPC; [`remote`] mirrors a data root in object storage; [`audit`] renders the per-run census and breakdown table of `cellscope audit`.
 
 pub mod audit;
 pub mod bundle;
@@ -10,4 +10,5 @@ pub mod export;
 pub mod fuzzing;
 pub mod http;
 pub mod index;
+pub mod remote;
 pub mod terminal;

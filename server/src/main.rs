@@ -5,6 +5,7 @@ use cellscope::audit;
 use cellscope::export::{self, Format};
 use cellscope::index::cache::{RunCache, Trust};
 use cellscope::index::{self, Index, IndexOptions, Progress, Quiet};
+use cellscope::remote::Remote;
 use cellscope::terminal::printable;
 use cellscope_model::{Criterion, Dimension};
 use clap::{Parser, Subcommand};
@@ -29,7 +30,8 @@ struct Cli {
 /// Where read results and kept snapshots go.
 #[derive(clap::Args)]
 struct CacheArgs {
-    /// The cache directory (default: the user's, `$XDG_CACHE_HOME/cellscope` or `~/.cache/cellscope`): what
+    /// The cache directory (default: the user's, `$XDG_CACHE_HOME/cellscope` or `~/.cache/cellscope`), or a
+    /// bucket prefix (`s3://…`) for read results shared by replicas: what
     /// reading each run gave, so that runs whose files have not changed are not parsed again, and for `serve`
     /// recent snapshots for pinned links. Never inside the data root.
     #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
@@ -95,7 +97,8 @@ struct CompareArgs {
 enum Command {
     /// Per-run census, hashes, warnings, refill/exclusion summary and the breakdown table.
     Audit {
-        /// The data root holding run directories (directories with a metrics.csv).
+        /// The data root holding run directories (directories with a metrics.csv): a directory, or object
+        /// storage as `s3://bucket/prefix`, `gs://…`, `az://…` or `file://…` (every command takes either).
         #[arg(default_value = ".")]
         data_dir: PathBuf,
         /// Print the report as JSON.
@@ -139,6 +142,10 @@ enum Command {
         /// Allow this one origin to call the API from another site (CORS is off by default).
         #[arg(long)]
         cors: Option<String>,
+        /// For a data root in object storage: seconds between listings of the bucket prefix (new, changed or
+        /// deleted objects re-index). A local root is watched instead.
+        #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+        poll: f64,
         /// Benchmarks only: serve this directory's files under /bench-static/ (the static-file peer).
         #[arg(long, hide = true)]
         bench_static: Option<PathBuf>,
@@ -209,19 +216,8 @@ impl CacheArgs {
         let Ok(root) = data_dir.canonicalize() else {
             return Ok(None);
         };
-        let base = match &self.cache {
-            Some(dir) => dir.clone(),
-            None => std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .filter(|dir| dir.is_absolute())
-                .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-                .context(
-                    "no cache directory: set XDG_CACHE_HOME or HOME, or pass --cache DIR or --no-cache",
-                )?
-                .join("cellscope"),
-        };
-        let base = resolved(&base)?;
-        if base.starts_with(&root) && self.cache.is_none() {
+        let base = self.chosen_or_default()?;
+        if base.starts_with(&root) && (self.cache.is_none() || self.remote().is_some()) {
             // The user's cache directory lies inside the data root (a data root that is a home directory): run
             // without a cache rather than refuse a command nobody asked to cache.
             tracing::warn!(
@@ -243,11 +239,91 @@ impl CacheArgs {
         Ok(Some(base))
     }
 
+    /// `--cache` when it names object storage: the read results then live in the bucket, shared by replicas.
+    fn remote(&self) -> Option<String> {
+        let chosen = self.cache.as_ref()?.to_string_lossy().into_owned();
+        cellscope::remote::is_remote(&chosen).then_some(chosen)
+    }
+
+    /// The chosen cache directory or the user's, resolved (it may not exist yet). With a cache in object storage,
+    /// the user's directory still holds what must be local: a remote data root's mirror and kept snapshots.
+    fn chosen_or_default(&self) -> anyhow::Result<PathBuf> {
+        let base = match self.cache.as_ref().filter(|_| self.remote().is_none()) {
+            Some(dir) => dir.clone(),
+            None => std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .filter(|dir| dir.is_absolute())
+                .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+                .context(
+                    "no cache directory: set XDG_CACHE_HOME or HOME, or pass --cache DIR or --no-cache",
+                )?
+                .join("cellscope"),
+        };
+        resolved(&base)
+    }
+
     /// The cache of read results, shared by every data root (its entries name files relative to their root).
     fn runs(&self, data_dir: &Path) -> anyhow::Result<Option<RunCache>> {
+        if let Some(url) = self.remote() {
+            let store = cellscope::remote::ObjectCacheStore::open(&url)?;
+            return Ok(Some(RunCache::new(Box::new(store))));
+        }
         Ok(self
             .base(data_dir)?
             .map(|base| RunCache::in_directory(base.join("runs"))))
+    }
+}
+
+/// A data root named on the command line: a local directory, or object storage mirrored into the cache
+/// directory (see `cellscope::remote`) and then indexed like any local directory.
+struct DataRoot {
+    /// What the indexer reads: the directory itself, or the remote root's mirror.
+    path: PathBuf,
+    /// How to name the root to the user: the argument as given, or the URL (without credentials).
+    shown: String,
+    remote: Option<std::sync::Arc<Remote>>,
+    /// With `--no-cache`, a remote root's mirror lives in a temporary directory removed at exit.
+    _scratch: Option<tempfile::TempDir>,
+}
+
+impl DataRoot {
+    fn open(data_dir: PathBuf, cache: &CacheArgs) -> anyhow::Result<DataRoot> {
+        let argument = data_dir.to_string_lossy().into_owned();
+        if !cellscope::remote::is_remote(&argument) {
+            return Ok(DataRoot {
+                shown: argument,
+                path: data_dir,
+                remote: None,
+                _scratch: None,
+            });
+        }
+        let (mirror_base, scratch) = if cache.no_cache {
+            let scratch = tempfile::Builder::new()
+                .prefix("cellscope-remote-")
+                .tempdir()
+                .context("creating a temporary directory for the mirror of the remote root")?;
+            (scratch.path().to_path_buf(), Some(scratch))
+        } else {
+            (cache.chosen_or_default()?, None)
+        };
+        let remote = Remote::open(&argument, &mirror_base)?;
+        let started = std::time::Instant::now();
+        let report = remote.sync_blocking()?;
+        tracing::info!(
+            url = %remote.url,
+            objects = report.objects,
+            bytes = report.bytes,
+            fetched = report.fetched,
+            removed = report.removed,
+            ms = started.elapsed().as_millis() as u64,
+            "remote data root mirrored"
+        );
+        Ok(DataRoot {
+            path: remote.tree(),
+            shown: remote.url.clone(),
+            remote: Some(std::sync::Arc::new(remote)),
+            _scratch: scratch,
+        })
     }
 }
 
@@ -347,6 +423,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             criterion,
             cache,
         } => {
+            let root = DataRoot::open(data_dir, &cache)?;
+            let data_dir = root.path.clone();
             let named = Criterion::named(&criterion)
                 .with_context(|| format!("unknown criterion {criterion}"))?;
             let cache = cache.runs(&data_dir)?;
@@ -356,7 +434,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 cache.as_ref(),
                 Trust::Contents,
             )?;
-            let report = audit::report(&index, &named);
+            let mut report = audit::report(&index, &named);
+            report.root = root.shown.clone();
             let mut stdout = std::io::stdout().lock();
             if json {
                 serde_json::to_writer_pretty(&mut stdout, &report).context("writing JSON")?;
@@ -407,6 +486,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             explain: None,
             cache,
         } => {
+            let root = DataRoot::open(data_dir, &cache)?;
+            let data_dir = root.path.clone();
             let options = IndexOptions {
                 hashes: !cells_only,
                 backup_diff: !cells_only,
@@ -478,8 +559,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             addr,
             cors,
             bench_static,
+            poll,
             cache,
         } => {
+            let data_root = DataRoot::open(data_dir, &cache)?;
+            let data_dir = data_root.path.clone();
             let root = data_dir
                 .canonicalize()
                 .with_context(|| format!("data directory {} does not exist", data_dir.display()))?;
@@ -496,8 +580,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     ))
                 }
             };
-            let runs =
-                base.map(|base| std::sync::Arc::new(RunCache::in_directory(base.join("runs"))));
+            let runs = cache.runs(&root)?.map(std::sync::Arc::new);
             let snapshot = cellscope::http::snapshot::first_snapshot(&root, runs.as_deref())
                 .map_err(anyhow::Error::msg)?;
             if snapshot.index.runs.is_empty() {
@@ -515,7 +598,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 cellscope::http::snapshot::Store::with_caches(root, snapshot, archive, runs);
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             runtime.block_on(async {
-                let _watching = cellscope::http::watch::spawn(store.clone())?;
+                // A remote root is polled (its listing compared with the mirror's); a local one is watched.
+                let _watching = match &data_root.remote {
+                    Some(remote) => {
+                        cellscope::http::watch::spawn_polling(
+                            store.clone(),
+                            std::sync::Arc::clone(remote),
+                            std::time::Duration::from_secs_f64(poll.max(0.1)),
+                        );
+                        None
+                    }
+                    None => Some(cellscope::http::watch::spawn(store.clone())?),
+                };
                 cellscope::http::serve(
                     store,
                     addr,
@@ -551,6 +645,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 json,
                 cache,
             } = *arguments;
+            let root = DataRoot::open(data_dir, &cache)?;
+            let data_dir = root.path.clone();
             // The same name/value pairs `/api/compare` takes, read by the same parser.
             let mut pairs: Vec<(String, String)> = vec![
                 ("by".into(), by),
@@ -618,6 +714,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             output,
             cache,
         } => {
+            let data_root = DataRoot::open(data_dir, &cache)?;
+            let data_dir = data_root.path.clone();
             let root = data_dir
                 .canonicalize()
                 .with_context(|| format!("cannot index {}", data_dir.display()))?;
@@ -678,6 +776,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             output,
             cache,
         } => {
+            let root = DataRoot::open(data_dir, &cache)?;
+            let data_dir = root.path.clone();
             let cache = cache.runs(&data_dir)?;
             let index = load(
                 &data_dir,

@@ -15,6 +15,9 @@ pub struct Config {
     /// `CELLSCOPE_MIXED_DATA`: the mixed-format demo root (TR164 demo + vLLM, SGLang and AIPerf sweeps), for the
     /// tests of other tools' files ([`Config::mixed_root`]).
     pub mixed: Option<PathBuf>,
+    /// `CELLSCOPE_MOTO_SERVER`: moto's standalone S3 API server, for the object-storage tests
+    /// ([`Config::moto_server`]).
+    pub moto_server: Option<PathBuf>,
     /// `CHROMIUM` (default `/usr/bin/chromium`).
     pub chromium: PathBuf,
     /// `CHROMEDRIVER` (default `/usr/bin/chromedriver`).
@@ -25,7 +28,8 @@ pub struct Config {
 
 const HOW_TO_RUN: &str = "The browser tests need a `cellscope` binary with the web app embedded, the demo data, \
      Chromium and ChromeDriver: run them with `cargo xtask e2e` (or as part of `cargo xtask ci`), which builds and \
-     installs all of that and sets CELLSCOPE_BIN and CELLSCOPE_DATA.";
+     installs all of that (and moto's S3 API server for the object-storage tests) and sets CELLSCOPE_BIN, \
+     CELLSCOPE_DATA and the rest.";
 
 impl Config {
     /// Reads the environment; an error saying how to run the tests when a required variable is missing.
@@ -48,6 +52,9 @@ impl Config {
             bin: required("CELLSCOPE_BIN")?,
             data: required("CELLSCOPE_DATA")?,
             mixed: lookup("CELLSCOPE_MIXED_DATA")
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from),
+            moto_server: lookup("CELLSCOPE_MOTO_SERVER")
                 .filter(|value| !value.is_empty())
                 .map(PathBuf::from),
             chromium: or("CHROMIUM", PathBuf::from("/usr/bin/chromium")),
@@ -79,6 +86,20 @@ impl Config {
                 mixed.display()
             ),
             None => bail!("CELLSCOPE_MIXED_DATA is not set. {HOW_TO_RUN}"),
+        }
+    }
+}
+
+impl Config {
+    /// moto's `moto_server`; an error saying how to get it when it was not given or is not there.
+    pub fn moto_server(&self) -> anyhow::Result<PathBuf> {
+        match &self.moto_server {
+            Some(server) if server.is_file() => Ok(server.clone()),
+            Some(server) => bail!(
+                "CELLSCOPE_MOTO_SERVER: {} does not exist. {HOW_TO_RUN}",
+                server.display()
+            ),
+            None => bail!("CELLSCOPE_MOTO_SERVER is not set. {HOW_TO_RUN}"),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! A minimal HTTP/1.1 GET over a loopback TCP socket, for readiness checks and API assertions that need no
+//! A minimal HTTP/1.1 client over a loopback TCP socket, for readiness checks and API assertions that need no
 //! browser (and no HTTP client crate).
 
 use anyhow::{Context, bail};
@@ -35,6 +35,17 @@ impl HttpResponse {
 
 /// `GET url` (`http://host:port/path?query`), with `Connection: close`; 10 s to connect and 30 s to answer.
 pub fn get(url: &str) -> anyhow::Result<HttpResponse> {
+    request("GET", url, &[], &[])
+}
+
+/// `METHOD url` with more `headers` and `body` (sent with its length unless a bodiless GET), as [`get`] does; for
+/// the S3 API server the object-storage tests fill and change.
+pub fn request(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> anyhow::Result<HttpResponse> {
     let rest = url
         .strip_prefix("http://")
         .with_context(|| format!("{url}: only http:// URLs"))?;
@@ -48,13 +59,23 @@ pub fn get(url: &str) -> anyhow::Result<HttpResponse> {
     let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(10))
         .with_context(|| format!("connecting to {authority}"))?;
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let length = if body.is_empty() && method == "GET" {
+        String::new()
+    } else {
+        format!("Content-Length: {}\r\n", body.len())
+    };
+    let extra: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: */*\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: */*\r\n{extra}{length}Connection: close\r\n\r\n"
     )?;
-    let raw =
-        read_response(&mut stream).with_context(|| format!("reading the answer to GET {url}"))?;
-    parse(&raw).with_context(|| format!("GET {url}"))
+    stream.write_all(body)?;
+    let raw = read_response(&mut stream)
+        .with_context(|| format!("reading the answer to {method} {url}"))?;
+    parse(&raw).with_context(|| format!("{method} {url}"))
 }
 
 /// Reads one response: up to the end of the body as its headers frame it, since some servers (chromedriver) keep

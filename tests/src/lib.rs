@@ -74,5 +74,5 @@ mod server;
 pub use browser::{Browser, LogEntry};
 pub use config::Config;
 pub use harness::{DEFAULT_TIMEOUT, Harness, Mark};
-pub use http::{HttpResponse, get};
+pub use http::{HttpResponse, get, request};
 pub use server::Server;

@@ -26,14 +26,29 @@ impl Server {
     /// Starts `cellscope serve DATA --addr 127.0.0.1:0` and waits until it answers. The port is the one the
     /// server reports (`cellscope serving url=…`), so parallel runs never race for a port.
     pub fn start(config: &Config) -> anyhow::Result<Self> {
+        Server::start_with(config, config.data.as_os_str(), &[], &[])
+    }
+
+    /// [`Server::start`] on another data root (a directory or a bucket URL), with more arguments and environment.
+    pub fn start_with(
+        config: &Config,
+        data: &std::ffi::OsStr,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
         // Kept snapshots go to a directory of this server's own, removed with it.
         let cache = tempfile::tempdir().context("a cache directory for the server")?;
-        let mut child = Command::new(&config.bin)
+        let mut command = Command::new(&config.bin);
+        command
             .arg("serve")
-            .arg(&config.data)
-            .args(["--addr", "127.0.0.1:0"])
-            .arg("--cache")
-            .arg(cache.path())
+            .arg(data)
+            .args(["--addr", "127.0.0.1:0"]);
+        if !args.contains(&"--cache") {
+            command.arg("--cache").arg(cache.path());
+        }
+        let mut child = command
+            .args(args)
+            .envs(env.iter().copied())
             .env("CELLSCOPE_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

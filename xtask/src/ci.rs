@@ -146,6 +146,7 @@ pub fn run() -> anyhow::Result<()> {
         crate::serve::ensure_mixed_demo_data,
     )?;
     steps.run("chromium", browser::ensure_installed)?;
+    let moto_server = steps.run("S3 API server (moto)", crate::s3::ensure_moto_server)?;
     // One `cargo test --workspace` builds every test and the debug server once (one feature resolution for all
     // packages, so nothing is compiled twice) and runs them all, browser tests included: no release build.
     steps.run("test build with clippy", || {
@@ -170,6 +171,10 @@ pub fn run() -> anyhow::Result<()> {
     })?;
     steps.run("tests (unit, golden, CLI, HTTP, browser)", || {
         let mut env = e2e::test_env(&e2e::debug_server(), &data);
+        env.push((
+            "CELLSCOPE_MOTO_SERVER",
+            moto_server.to_string_lossy().into_owned(),
+        ));
         env.extend(clippy_env());
         process::run_with_env("cargo", &["test", "--workspace"], &env)
     })?;

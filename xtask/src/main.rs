@@ -25,6 +25,7 @@ mod e2e;
 mod fuzz;
 mod paired;
 mod process;
+mod s3;
 mod serve;
 mod soak;
 mod web;

@@ -1,4 +1,5 @@
-//! Live re-indexing: watch the data root, debounce bursts of changes, rebuild in the background and swap.
+//! Live re-indexing: watch the data root (or poll a remote one), debounce bursts of changes, rebuild in the
+//! background and swap.
 
 use super::snapshot::Store;
 use crate::index::IndexOptions;
@@ -50,6 +51,29 @@ pub fn spawn(store: Arc<Store>) -> anyhow::Result<Watching> {
         }
     });
     Ok(Watching { _watcher: watcher })
+}
+
+/// For a data root in object storage: re-lists the bucket prefix every `interval`, brings the local mirror in
+/// step, and re-indexes when an object was added, changed or removed. Like [`spawn`], the first pass completes
+/// the startup snapshot. A failed listing is logged and the current snapshot keeps serving.
+pub fn spawn_polling(store: Arc<Store>, remote: Arc<crate::remote::Remote>, interval: Duration) {
+    tokio::spawn(async move {
+        reindex(&store).await;
+        loop {
+            tokio::time::sleep(interval).await;
+            match remote.sync().await {
+                Ok(report) if report.changed() => {
+                    tracing::info!(url = %remote.url, fetched = report.fetched, removed = report.removed,
+                        "remote data root changed");
+                    reindex(&store).await;
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(%error, "polling the remote data root; the current snapshot keeps serving")
+                }
+            }
+        }
+    });
 }
 
 async fn reindex(store: &Arc<Store>) {

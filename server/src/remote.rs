@@ -28,16 +28,10 @@ const FETCHES_IN_FLIGHT: usize = 16;
 pub enum RemoteError {
     #[error("{url} is not a data root cellscope can read: {message}")]
     Url { url: String, message: String },
-    #[error("cannot list {url}: {source}")]
-    List {
-        url: String,
-        source: object_store::Error,
-    },
-    #[error("cannot fetch {url}: {source}")]
-    Fetch {
-        url: String,
-        source: object_store::Error,
-    },
+    #[error("cannot list {url}: {reason}")]
+    List { url: String, reason: String },
+    #[error("cannot fetch {url}: {reason}")]
+    Fetch { url: String, reason: String },
     #[error(
         "{url}: nothing under this prefix (no objects, or a bucket that is empty or does not exist)"
     )]
@@ -141,9 +135,9 @@ impl Remote {
         let mut objects = BTreeMap::new();
         let mut report = SyncReport::default();
         while let Some(meta) = listing.next().await {
-            let meta = meta.map_err(|source| RemoteError::List {
+            let meta = meta.map_err(|error| RemoteError::List {
                 url: self.url.clone(),
-                source,
+                reason: reason(&error),
             })?;
             let Some(relative) = relative_key(&self.prefix, &meta.location) else {
                 report.skipped += 1;
@@ -201,13 +195,13 @@ impl Remote {
         .buffer_unordered(FETCHES_IN_FLIGHT);
         while let Some(fetched) = fetches.next().await {
             let (relative, mirrored, bytes, temporary, target) =
-                fetched.map_err(|source| RemoteError::Fetch {
+                fetched.map_err(|error| RemoteError::Fetch {
                     url: self.url.clone(),
-                    source,
+                    reason: reason(&error),
                 })?;
-            let bytes = bytes.map_err(|source| RemoteError::Fetch {
+            let bytes = bytes.map_err(|error| RemoteError::Fetch {
                 url: format!("{}/{relative}", self.url),
-                source,
+                reason: reason(&error),
             })?;
             place(&bytes, &temporary, &target, mirrored.modified_unix_ms)?;
             report.fetched += 1;
@@ -377,6 +371,33 @@ fn open_store(argument: &str) -> Result<(String, Arc<dyn ObjectStore>, ObjectPat
     Ok((url, store, prefix))
 }
 
+/// One line on why a request failed. object_store's messages repeat their whole chain of causes, each with the
+/// request URL and the response body; the user needs the innermost cause, and for a cloud's XML error its code
+/// and message ("NoSuchBucket: The specified bucket does not exist").
+fn reason(error: &object_store::Error) -> String {
+    let mut innermost: &dyn std::error::Error = error;
+    while let Some(source) = innermost.source() {
+        innermost = source;
+    }
+    let text = innermost.to_string();
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let start = text.find(&open)? + open.len();
+        let end = start + text[start..].find(&format!("</{name}>"))?;
+        Some(text[start..end].to_string())
+    };
+    let status = text
+        .split_once("status code: ")
+        .map(|(_, rest)| rest.split(':').next().unwrap_or(rest).trim().to_string());
+    match (tag("Code"), tag("Message"), status) {
+        (Some(code), Some(message), Some(status)) => format!("{status}: {code}: {message}"),
+        (Some(code), Some(message), None) => format!("{code}: {message}"),
+        (Some(code), None, _) => code,
+        (None, _, Some(status)) => status,
+        _ => text.lines().next().unwrap_or_default().to_string(),
+    }
+}
+
 /// The key prefix a URL names: the path after the bucket or container.
 fn url_prefix(url: &url::Url) -> Result<ObjectPath, String> {
     ObjectPath::from_url_path(url.path()).map_err(|error| error.to_string())
@@ -516,6 +537,26 @@ mod tests {
     fn urls_are_shown_without_credentials() {
         let url = url::Url::parse("s3://key:secret@bucket/prefix/").unwrap();
         assert_eq!(shown(&url), "s3://bucket/prefix");
+    }
+
+    #[test]
+    fn a_cloud_error_is_said_in_one_line() {
+        let body = "Error performing GET http://127.0.0.1:1/nobucket?list-type=2 in 35ms - Server returned non-2xx \
+                    status code: 404 Not Found: <?xml version=\"1.0\"?><Error><Code>NoSuchBucket</Code>\
+                    <Message>The specified bucket does not exist</Message><RequestId>X</RequestId></Error>";
+        let error = object_store::Error::Generic {
+            store: "S3",
+            source: Box::new(std::io::Error::other(body)),
+        };
+        assert_eq!(
+            reason(&error),
+            "404 Not Found: NoSuchBucket: The specified bucket does not exist"
+        );
+        let refused = object_store::Error::Generic {
+            store: "S3",
+            source: Box::new(std::io::Error::other("Connection refused (os error 111)")),
+        };
+        assert_eq!(reason(&refused), "Connection refused (os error 111)");
     }
 
     #[test]

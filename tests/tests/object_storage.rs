@@ -325,7 +325,27 @@ fn serve_follows_the_bucket_and_replicas_agree() -> anyhow::Result<()> {
     let local_cells = local.get("/api/cells")?;
     ensure!(local_cells.status == 200 && local_cells.body.len() > 10_000);
     let local_snapshot = local.get("/api/index")?.json()?["snapshot"].clone();
+    // A cell's request rows, read back from the mirror by offset: a clean cell, and a refilled one whose replaced
+    // rows come from the backup directory.
+    let requests = [
+        "/api/requests?run=20260612_212816_266127&suite=cloud_core&phase=scaling&backend=sglang\
+         &model=llama3.1-8b&workload=balanced_2k&n=1&rep=0",
+        "/api/requests?run=20260612_212816_266127&suite=cloud_core&phase=scaling&backend=sglang\
+         &model=mistral-7b&workload=long_prefill_8k&n=1&rep=0",
+    ];
     for replica in &replicas {
+        for path in requests {
+            let expected = local.get(path)?;
+            ensure!(
+                expected.status == 200 && expected.body.len() > 1000,
+                "{path}: {}",
+                expected.status
+            );
+            ensure!(
+                replica.get(path)?.body == expected.body,
+                "{path} differs from the local server's"
+            );
+        }
         let cells = replica.get("/api/cells")?;
         ensure!(
             cells.body == local_cells.body,

@@ -1,5 +1,5 @@
 //! The bodies of the fuzz targets: every reader of outside input, each given arbitrary bytes, with the property
-//! it must keep. `fuzz/` runs them under libFuzzer (`cargo xtask fuzz`), and `server/tests/fuzz_corpus.rs` runs
+//! it must keep. `fuzz/` runs them under libFuzzer (`cargo xtask fuzz`), and `server/tests/suite/fuzz_corpus.rs` runs
 //! them on the committed corpus and seeded mutations of it in every test run, so one definition serves both.
 //!
 //! Each function panics when its property fails: that is how libFuzzer and the tests see a finding.

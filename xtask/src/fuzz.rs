@@ -3,7 +3,7 @@
 //! It installs what is missing (a nightly toolchain, `cargo-fuzz`), fuzzes from a working copy of the committed
 //! corpus under `target/fuzz/` (the repository's corpus is never written), and prints and writes
 //! `target/fuzz/summary.md`: executions, corpus size and crashes per target. Without a nightly toolchain it falls
-//! back to the stable mutation runner of `server/tests/fuzz_corpus.rs`, with a new seed per round.
+//! back to the stable mutation runner of `server/tests/suite/fuzz_corpus.rs`, with a new seed per round.
 
 use crate::process;
 use crate::workspace_root;
@@ -180,7 +180,8 @@ fn stable_fallback(budget: Duration) -> anyhow::Result<()> {
                 "-p",
                 "cellscope",
                 "--test",
-                "fuzz_corpus",
+                "suite",
+                "fuzz_corpus::",
             ],
             &[
                 ("CELLSCOPE_FUZZ_SEED", seed),

@@ -1,7 +1,7 @@
 //! Golden tests on the demo data: the numbers the indexer computes from the raw CSV reproduce the published
 //! TR164 results (data-model.md §7), and the census matches the documented counts exactly.
 
-mod common;
+use crate::common;
 
 use cellscope_demo::published::APPENDIX_D;
 use cellscope_model::curve::{CurveOptions, series_curves};

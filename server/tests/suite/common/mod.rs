@@ -1,6 +1,4 @@
 //! Shared test support: the demo data set, generated once per test binary into a temporary directory.
-// Each test binary uses a different subset of these helpers.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -5,7 +5,7 @@
 //! A bundle inlines the app, so these tests need the app embedded in the binary (`cargo xtask build-web` before
 //! the build; `cargo xtask ci` and `cargo xtask e2e` do that): without it they fail saying so.
 
-mod common;
+use crate::common;
 
 use base64::Engine as _;
 use cellscope::http::snapshot::Snapshot;

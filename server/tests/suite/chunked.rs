@@ -1,7 +1,7 @@
 //! A large metrics.csv parsed in chunks on every core gives exactly what one pass gives: the demo's V3 master
 //! files (25 MB each, so several chunks) with the default chunk size against one chunk for the whole file.
 
-mod common;
+use crate::common;
 
 use cellscope::index::metrics_csv;
 

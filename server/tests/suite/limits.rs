@@ -2,7 +2,7 @@
 //! handler and too many live-update streams are each refused with the status and JSON error that name the limit,
 //! while the app's pages take any query and ordinary requests go on being served.
 
-mod common;
+use crate::common;
 
 use cellscope::http::limits::Limits;
 use cellscope::http::snapshot::{Store, first_snapshot};

@@ -2,7 +2,7 @@
 //! set aside with a warning naming both directories, and nothing a stray row or a note says moves another run's
 //! cells. Every warning names its file, and its line where there is one.
 
-mod common;
+use crate::common;
 
 use cellscope::index::{Index, IndexOptions, Quiet, build};
 use cellscope_model::CellStatus;

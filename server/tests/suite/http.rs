@@ -1,7 +1,7 @@
 //! The HTTP API: in-process router tests for every endpoint, format and error path; real-socket tests for
 //! live re-indexing, SSE, path-escape attempts; and the guarantee that nothing under the data root changes.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

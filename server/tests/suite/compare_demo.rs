@@ -5,7 +5,7 @@
 //! asserted: the demo recipe is solved so that the mean deltas and the exact Wilcoxon statistics (hence the Holm p)
 //! are the published ones; the bootstrap intervals, drawn from the demo's own pairs, are close to them.
 
-mod common;
+use crate::common;
 
 use cellscope_model::CellSummary;
 use cellscope_model::compare::{CompareSpec, Verdict, compare};

@@ -1,6 +1,6 @@
 //! The `cellscope` binary end to end: exports, audit output, `--strict`, and clear failures on bad roots.
 
-mod common;
+use crate::common;
 
 use common::{copy_tree, demo_root};
 

@@ -3,7 +3,7 @@
 //! when only the content changed); a damaged entry is ignored; entries carry no absolute path, so a copy of the
 //! data elsewhere uses them; the data root is never written; a cache inside the data root is refused.
 
-mod common;
+use crate::common;
 
 use cellscope::export::{self, Format};
 use cellscope::http::snapshot::{Snapshot, first_snapshot};

@@ -1,7 +1,7 @@
 //! The server on a real loopback socket: live re-indexing with SSE while a client polls, path-escape attempts,
 //! and an unchanged data root afterwards.
 
-mod common;
+use crate::common;
 
 use cellscope::http::snapshot::{Store, first_snapshot};
 use cellscope::http::{HttpOptions, serve_listener, watch};

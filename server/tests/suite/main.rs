@@ -1,0 +1,23 @@
+//! The server's integration tests, one module per area, built as one test binary.
+//!
+//! Every test binary links the whole server (axum, arrow, parquet, object storage); fourteen of them spent more of
+//! a CI run compiling and linking than running. As modules of one crate they also share one generated demo data
+//! root (`common::demo_root`). Tests in different modules now run on threads of one process, so none may change
+//! process-wide state (environment variables, the working directory).
+
+mod common;
+
+mod bundle;
+mod cache;
+mod chunked;
+mod cli;
+mod compare_demo;
+mod demo_oracles;
+mod fixtures;
+mod formats;
+mod fuzz_corpus;
+mod http;
+mod http_socket;
+mod limits;
+mod lineage;
+mod rows;

@@ -117,6 +117,10 @@ fn free_disk_bytes() -> Option<u64> {
     None
 }
 
+/// `cargo test` of every package but the xtask (see the "xtask lint and tests" step), without running the tests;
+/// the first four words run them.
+const WORKSPACE_TESTS_NO_RUN: [&str; 5] = ["test", "--workspace", "--exclude", "xtask", "--no-run"];
+
 pub fn run() -> anyhow::Result<()> {
     // A CI run starts from a fresh clone and builds everything once: incremental compilation only adds work and
     // about 2.5 GB of `target/debug/incremental` that nothing reads again. Set before any thread exists.
@@ -147,10 +151,17 @@ pub fn run() -> anyhow::Result<()> {
     )?;
     steps.run("chromium", browser::ensure_installed)?;
     let moto_server = steps.run("S3 API server (moto)", crate::s3::ensure_moto_server)?;
-    // One `cargo test --workspace` builds every test and the debug server once (one feature resolution for all
-    // packages, so nothing is compiled twice) and runs them all, browser tests included: no release build.
+    // The xtask itself, linted and tested on its own: cargo already built its dependencies, with its own
+    // features, to run this command, and this reuses them. In the workspace-wide build below, feature
+    // unification with the other packages would compile wasm-bindgen's CLI support, walrus and gimli again.
+    steps.run("xtask lint and tests", || {
+        process::run_with_env("cargo", &["test", "-p", "xtask"], &clippy_env())
+    })?;
+    // One `cargo test` of every other package builds every test and the debug server once (one feature
+    // resolution for all of them, so nothing is compiled twice) and runs them all, browser tests included: no
+    // release build.
     steps.run("test build with clippy", || {
-        process::run_with_env("cargo", &["test", "--workspace", "--no-run"], &clippy_env())
+        process::run_with_env("cargo", &WORKSPACE_TESTS_NO_RUN, &clippy_env())
     })?;
     // Both roots the tests serve: the TR164 demo and the mixed-format root beside it.
     let roots = [data.clone(), mixed];
@@ -176,7 +187,7 @@ pub fn run() -> anyhow::Result<()> {
             moto_server.to_string_lossy().into_owned(),
         ));
         env.extend(clippy_env());
-        process::run_with_env("cargo", &["test", "--workspace"], &env)
+        process::run_with_env("cargo", &WORKSPACE_TESTS_NO_RUN[..4], &env)
     })?;
     // A short soak on the debug server the tests used: live re-indexing under load stays correct (its timing
     // budgets are held by `cargo xtask soak` on a release server).

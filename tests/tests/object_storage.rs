@@ -168,12 +168,16 @@ fn a_bucket_indexes_exactly_like_the_local_directory() -> anyhow::Result<()> {
     let mixed = config.mixed_root()?;
     let moto = Moto::start(&config)?;
     let env = moto.env();
+    // The bad-input fixtures, whose warnings the fixture goldens pin on the local directory.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures");
     let uploaded = moto.upload("sweeps", "tr164", &config.data)?
-        + moto.upload("sweeps", "mixed/root", &mixed)?;
+        + moto.upload("sweeps", "mixed/root", &mixed)?
+        + moto.upload("sweeps", "fixtures", &fixtures)?;
     ensure!(uploaded > 300, "only {uploaded} files uploaded");
     let before = moto.listing("sweeps")?;
-    // The TR164 demo (refills, backups, the ledger, skipped and failed cells) and the mixed-format root (six
-    // other tools' files and a cellscope.toml mapping): every cell, and every warning naming run, file and line.
+    // The TR164 demo (refills, backups, the ledger, skipped and failed cells), the mixed-format root (six other
+    // tools' files and a cellscope.toml mapping) and the bad-input fixtures: every cell, and every warning naming
+    // run, file and line.
     for (local, remote) in [
         (
             config.data.to_string_lossy().into_owned(),
@@ -182,6 +186,10 @@ fn a_bucket_indexes_exactly_like_the_local_directory() -> anyhow::Result<()> {
         (
             mixed.to_string_lossy().into_owned(),
             "s3://sweeps/mixed/root/",
+        ),
+        (
+            fixtures.to_string_lossy().into_owned(),
+            "s3://sweeps/fixtures",
         ),
     ] {
         let local = local.as_str();

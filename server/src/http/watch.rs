@@ -61,7 +61,18 @@ pub fn spawn_polling(store: Arc<Store>, remote: Arc<crate::remote::Remote>, inte
         reindex(&store).await;
         loop {
             tokio::time::sleep(interval).await;
-            match remote.sync().await {
+            // The sync writes the mirror's files with blocking calls: off the runtime's workers, on a runtime of
+            // its own.
+            let syncing = Arc::clone(&remote);
+            let synced = tokio::task::spawn_blocking(move || syncing.sync_blocking())
+                .await
+                .unwrap_or_else(|error| {
+                    Err(crate::remote::RemoteError::Mirror {
+                        path: std::path::PathBuf::new(),
+                        source: std::io::Error::other(error.to_string()),
+                    })
+                });
+            match synced {
                 Ok(report) if report.changed() => {
                     tracing::info!(url = %remote.url, fetched = report.fetched, removed = report.removed,
                         "remote data root changed");

@@ -339,19 +339,7 @@ pub fn ensure_demo_data() -> anyhow::Result<PathBuf> {
 
 /// A Python virtual environment under `target/` with the peers installed from the package registry.
 pub(crate) fn python_with_peers() -> anyhow::Result<PathBuf> {
-    let venv = workspace_root().join("target/bench-venv");
-    let python = venv.join("bin/python");
-    if !python.is_file() {
-        process::run("python3", &["-m", "venv", &venv.to_string_lossy()])?;
-    }
-    let python_text = python.to_string_lossy().into_owned();
-    let check = format!("import {}", PYTHON_PACKAGES.join(", "));
-    if output(&python_text, &["-c", &check]).is_err() {
-        let mut args = vec!["-m", "pip", "install", "--quiet"];
-        args.extend(PYTHON_PACKAGES);
-        process::run(&python_text, &args)?;
-    }
-    Ok(python)
+    process::python_venv("bench-venv", &PYTHON_PACKAGES, &PYTHON_PACKAGES)
 }
 
 pub(crate) fn number(value: &Value, key: &str) -> anyhow::Result<f64> {

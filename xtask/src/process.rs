@@ -67,3 +67,31 @@ pub fn ensure_wasm_target() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// The Python of a virtual environment under `target/<name>`, made when missing, with `packages` installed from
+/// the package registry unless `import <modules>` already succeeds there.
+pub fn python_venv(
+    name: &str,
+    packages: &[&str],
+    modules: &[&str],
+) -> anyhow::Result<std::path::PathBuf> {
+    let venv = crate::workspace_root().join("target").join(name);
+    let python = venv.join("bin/python");
+    if !python.is_file() {
+        run("python3", &["-m", "venv", &venv.to_string_lossy()])?;
+    }
+    let python_text = python.to_string_lossy().into_owned();
+    let check = format!("import {}", modules.join(", "));
+    if output(&python_text, &["-c", &check]).is_err() {
+        let mut args = vec![
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ];
+        args.extend(packages);
+        run(&python_text, &args)?;
+    }
+    Ok(python)
+}

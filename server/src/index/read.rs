@@ -215,8 +215,11 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
     let run_id = dir.run_id.clone();
     let metrics_relative = dir.metrics_relative();
     let mut warnings = Vec::new();
+    // A file that could not be read or decompressed has its warning already; it is not also called empty.
+    let mut unread = false;
     let (metrics, digest) = with_file_bytes(&dir.metrics_path(), |read| {
         let bytes = read.unwrap_or_else(|error| {
+            unread = true;
             warnings.push(
                 Warning::error("unreadable_file", format!("cannot read the file: {error}"))
                     .run(&run_id)
@@ -226,6 +229,7 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
         });
         // A compressed file is parsed from its decompressed bytes; its checksums are those of the file as stored.
         let inflated = decompressed(dir.metrics_name, bytes).unwrap_or_else(|error| {
+            unread = true;
             warnings.push(
                 Warning::error(
                     "unreadable_file",
@@ -248,6 +252,7 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
         )
     });
     match &metrics {
+        Err(_) if unread => {}
         Err(rejected) => warnings.push(
             Warning::error(rejected.kind, rejected.message.clone())
                 .run(&run_id)

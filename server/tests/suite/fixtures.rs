@@ -817,3 +817,178 @@ fn unknown_manifest_statuses_are_named_escaped_and_change_no_number() {
         assert_eq!(cell.rows, 2 * cell.key.n, "{}", cell.key);
     }
 }
+
+/// Files and directories the reading user may not open. A test running as root reads any file, so as root the
+/// binary is run as the unprivileged user 65534 (`nobody`) through util-linux's `setpriv`; as any other user it
+/// is run as that user. The binary is copied into the test's own directory so that `nobody` may run it wherever
+/// the checkout lies.
+#[test]
+fn files_and_directories_without_read_permission_are_named_and_the_rest_is_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let set_mode = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    let work = tempfile::tempdir().unwrap();
+    set_mode(work.path(), 0o755);
+    let binary = work.path().join("cellscope");
+    std::fs::copy(env!("CARGO_BIN_EXE_cellscope"), &binary).unwrap();
+    set_mode(&binary, 0o755);
+    // Good's rows under another run id (the id is a column), so that no run is a copy of another.
+    let good_metrics =
+        std::fs::read_to_string(fixtures().join("good/20260101_000000_000001/metrics.csv"))
+            .unwrap();
+    let metrics_of = |run: &str| good_metrics.replace("20260101_000000_000001", run);
+    let make_root = |name: &str| -> PathBuf {
+        let root = work.path().join(name);
+        copy_tree(&fixtures().join("good"), &root.join("good"));
+        root
+    };
+    let alone = make_root("alone");
+    let root = make_root("locked");
+    // A metrics.csv, a manifest beside a readable metrics.csv, a whole directory of runs, and the root's ledger.
+    let run = root.join("locked/20260401_000000_000001");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(
+        run.join("metrics.csv"),
+        metrics_of("20260401_000000_000001"),
+    )
+    .unwrap();
+    set_mode(&run.join("metrics.csv"), 0o000);
+    let side = root.join("side/20260402_000000_000002");
+    std::fs::create_dir_all(&side).unwrap();
+    std::fs::write(
+        side.join("metrics.csv"),
+        metrics_of("20260402_000000_000002"),
+    )
+    .unwrap();
+    std::fs::write(side.join("manifest.json"), b"{}").unwrap();
+    set_mode(&side.join("manifest.json"), 0o000);
+    let shut = root.join("shut/20260403_000000_000003");
+    std::fs::create_dir_all(&shut).unwrap();
+    std::fs::write(
+        shut.join("metrics.csv"),
+        metrics_of("20260403_000000_000003"),
+    )
+    .unwrap();
+    set_mode(&root.join("shut"), 0o000);
+    std::fs::write(root.join("exclusions.toml"), b"").unwrap();
+    set_mode(&root.join("exclusions.toml"), 0o000);
+    for tree in [&alone, &root] {
+        for entry in walk(&tree.join("good")) {
+            set_mode(&entry, 0o644);
+        }
+        for directory in [
+            tree.clone(),
+            tree.join("good"),
+            tree.join("good/20260101_000000_000001"),
+        ] {
+            set_mode(&directory, 0o755);
+        }
+    }
+
+    let as_reader = |args: &[&str]| -> std::process::Output {
+        // The effective user id, from /proc (libc is not a dependency of the tests).
+        let root_user = std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find_map(|line| line.strip_prefix("Uid:"))
+            .is_some_and(|ids| ids.split_whitespace().nth(1) == Some("0"));
+        let mut command = if root_user {
+            let mut command = std::process::Command::new("setpriv");
+            command
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(&binary);
+            command
+        } else {
+            std::process::Command::new(&binary)
+        };
+        let output = command
+            .args(args)
+            .env("HOME", work.path())
+            .output()
+            .expect("cellscope runs (as root: through setpriv)");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    };
+    let audit: serde_json::Value = serde_json::from_slice(
+        &as_reader(&["audit", root.to_str().unwrap(), "--json", "--no-cache"]).stdout,
+    )
+    .unwrap();
+    let mut named: Vec<(String, String)> = audit["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(
+            audit["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|run| run["warnings"].as_array().unwrap()),
+        )
+        .map(|warning| {
+            (
+                warning["kind"].as_str().unwrap().to_string(),
+                warning["file"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    named.sort();
+    let expected = [
+        ("unreadable_directory", "shut"),
+        ("unreadable_file", "exclusions.toml"),
+        (
+            "unreadable_file",
+            "locked/20260401_000000_000001/metrics.csv",
+        ),
+        (
+            "unreadable_file",
+            "side/20260402_000000_000002/manifest.json",
+        ),
+    ];
+    assert_eq!(
+        named,
+        expected.map(|(kind, file)| (kind.to_string(), file.to_string())),
+        "each unreadable thing is named once, and nothing else is said (an unread metrics.csv is not also \
+         called empty): {audit:#}"
+    );
+    // The good run's rows, and the readable run beside the unreadable manifest, give the same numbers as the
+    // good run alone.
+    let cache = work.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    set_mode(&cache, 0o777);
+    let cells = |root: &Path| -> Vec<String> {
+        let args = ["cells", root.to_str().unwrap(), "--format", "csv"];
+        let csv = as_reader(&[&args[..], &["--cache", cache.to_str().unwrap()]].concat()).stdout;
+        String::from_utf8(csv)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let good_alone = cells(&alone);
+    let with_locked = cells(&root);
+    let of_run = |lines: &[String], run: &str| -> Vec<String> {
+        lines
+            .iter()
+            .filter_map(|line| line.strip_prefix(&format!("{run},")).map(str::to_string))
+            .collect()
+    };
+    let baseline = of_run(&good_alone, "20260101_000000_000001");
+    assert!(!baseline.is_empty());
+    assert_eq!(of_run(&with_locked, "20260101_000000_000001"), baseline);
+    assert_eq!(of_run(&with_locked, "20260402_000000_000002"), baseline);
+    assert!(of_run(&with_locked, "20260401_000000_000001").is_empty());
+    assert!(of_run(&with_locked, "20260403_000000_000003").is_empty());
+    // Made readable (which changes no size or modification time), every run is read: a read that failed was not
+    // kept in the cache to be trusted later.
+    set_mode(&root.join("shut"), 0o755);
+    set_mode(&run.join("metrics.csv"), 0o644);
+    let readable = cells(&root);
+    for run in ["20260401_000000_000001", "20260403_000000_000003"] {
+        assert_eq!(of_run(&readable, run), baseline, "{run}");
+    }
+}

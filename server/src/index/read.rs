@@ -168,6 +168,9 @@ pub(crate) fn list_files(path: &Path) -> Vec<String> {
 /// Largest buffer a thread keeps between files; a larger file's buffer is given back after use.
 const KEPT_BUFFER_BYTES: usize = 256 << 20;
 
+/// A thread's read buffer grows in steps of this size.
+const BUFFER_STEP_BYTES: usize = 8 << 20;
+
 /// Reads a whole file into this thread's reusable buffer and hands the bytes to `use_bytes`.
 ///
 /// Indexing reads files of tens of megabytes one after another on each thread. A fresh buffer per file made
@@ -198,8 +201,10 @@ fn with_file_bytes<R>(
             let size = file
                 .metadata()
                 .map_or(0, |metadata| metadata.len() as usize);
+            // Rounded up to whole 8 MB, so that files of about one size (the masters of a sweep differ by a few
+            // hundred KB) all fit the buffer the first of them made, and the next index faults in no new pages.
             if buffer.capacity() <= size {
-                *buffer = Vec::with_capacity(size + 1);
+                *buffer = Vec::with_capacity((size + 1).next_multiple_of(BUFFER_STEP_BYTES));
             }
             file.read_to_end(&mut buffer)
         });

@@ -198,8 +198,13 @@ async fn the_audit_lists_skipped_partial_and_refilled_cells() -> anyhow::Result<
             .await?,
         36
     );
+    // The ledger comes with the provenance body, a request of its own that may answer after the cells.
+    let ledger_link = "#ledger-table tr[data-ledger='mistral-long-prefill-tokenizer'] td.matched a";
+    page.wait_for(ledger_link).await?;
     let matched: String = page
-        .eval("document.querySelector(\"#ledger-table tr[data-ledger='mistral-long-prefill-tokenizer'] td.matched a\").dataset.matched")
+        .eval(&format!(
+            "document.querySelector(\"{ledger_link}\").dataset.matched"
+        ))
         .await?;
     assert_eq!(matched, "72");
     page.screenshot("view-audit").await?;

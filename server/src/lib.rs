@@ -8,6 +8,7 @@ pub mod bundle;
 pub mod compare;
 pub mod export;
 pub mod fuzzing;
+pub mod hex;
 pub mod http;
 pub mod index;
 pub mod remote;

@@ -329,12 +329,7 @@ impl DataRoot {
 
 /// The directory of kept snapshots of `root`: one folder per data root inside the cache directory.
 fn snapshot_cache(base: &Path, root: &Path) -> anyhow::Result<PathBuf> {
-    use sha2::Digest as _;
-    let root_hash: String = sha2::Sha256::digest(root.to_string_lossy().as_bytes())
-        .iter()
-        .take(8)
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
+    let root_hash = cellscope::hex::short_sha256(root.to_string_lossy().as_bytes());
     let dir = base.join("snapshots").join(root_hash);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)

@@ -485,12 +485,7 @@ fn remove_strays(
 /// The mirror directory of `url`, locked for this process. A second process on the same URL and cache gets a
 /// numbered sibling rather than writing the first one's files under it.
 fn mirror_dir(cache_dir: &Path, url: &str) -> Result<(PathBuf, std::fs::File), RemoteError> {
-    use sha2::Digest as _;
-    let hash: String = sha2::Sha256::digest(url.as_bytes())
-        .iter()
-        .take(8)
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
+    let hash = crate::hex::short_sha256(url.as_bytes());
     for attempt in 0..16 {
         let dir = cache_dir.join("remote").join(if attempt == 0 {
             hash.clone()

@@ -19,7 +19,6 @@ use cellscope_model::requests::{requests_schema, requests_to_batch};
 use cellscope_model::schema::{ARROW_STREAM_MEDIA_TYPE, cells_from_ipc, write_ipc_stream};
 use cellscope_model::{CellKey, CellStatus, CellSummary, Dimension};
 use futures_util::StreamExt as _;
-use sha2::Digest as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -173,12 +172,7 @@ fn respond_kept(
     content_type: &'static str,
     body: Vec<u8>,
 ) -> Response {
-    let digest = sha2::Sha256::digest(&body);
-    let tag: String = digest
-        .iter()
-        .take(8)
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
+    let tag = crate::hex::short_sha256(&body);
     let etag = HeaderValue::from_str(&format!("W/\"{id}-kept-{tag}\""))
         .unwrap_or_else(|_| HeaderValue::from_static("W/\"\""));
     let matches = headers

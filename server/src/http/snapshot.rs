@@ -45,14 +45,6 @@ pub struct Snapshot {
     pub filtered_cells: super::bodies::Bodies,
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .take(8)
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
-}
-
 pub(crate) fn render_markdown(text: &str) -> String {
     let parser = pulldown_cmark::Parser::new_ext(text, pulldown_cmark::Options::ENABLE_TABLES);
     let mut html = String::new();
@@ -183,7 +175,7 @@ impl Snapshot {
         }
         hasher.update(json(&index.exclusions));
         hasher.update(provenance_map_json);
-        let id = hex(&hasher.finalize());
+        let id = crate::hex::short_hex(&hasher.finalize());
         provenance_body.snapshot = id.clone();
         let mut body = IndexBody {
             snapshot: id.clone(),
@@ -235,11 +227,11 @@ impl Snapshot {
             etag.update(part);
         }
         etag.update(etag_tail);
-        let content = hex(&etag.finalize());
+        let content = crate::hex::short_hex(&etag.finalize());
         let mut timed = sha2::Sha256::new();
         timed.update(content.as_bytes());
         timed.update(&index_json);
-        let etag = format!("{id}-{}", hex(&timed.finalize()));
+        let etag = format!("{id}-{}", crate::hex::short_hex(&timed.finalize()));
         Ok(Snapshot {
             id,
             etag,

@@ -302,12 +302,7 @@ impl<'a> Session<'a> {
 
     fn key(&self, material: &KeyMaterial<'_>) -> Option<String> {
         let bytes = postcard::to_stdvec(material).ok()?;
-        Some(
-            sha2::Sha256::digest(&bytes)
-                .iter()
-                .map(|byte| format!("{byte:02x}"))
-                .collect(),
-        )
+        Some(crate::hex::hex(&sha2::Sha256::digest(&bytes)))
     }
 
     /// The entry under `key`, when there is one that decodes; an unusable one is logged and counted.

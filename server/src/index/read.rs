@@ -129,7 +129,7 @@ pub fn digest(relative: String, bytes: &[u8], hashes: bool) -> FileDigest {
     let (md5, sha256) = if hashes {
         let md5 = md5::Md5::digest(bytes);
         let sha256 = sha2::Sha256::digest(bytes);
-        (Some(to_hex(&md5)), Some(to_hex(&sha256)))
+        (Some(crate::hex::hex(&md5)), Some(crate::hex::hex(&sha256)))
     } else {
         (None, None)
     };
@@ -139,10 +139,6 @@ pub fn digest(relative: String, bytes: &[u8], hashes: bool) -> FileDigest {
         md5,
         sha256,
     }
-}
-
-fn to_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// The names in a run directory, sorted, sub-directories ending with `/`.

@@ -41,6 +41,9 @@ pub enum RemoteError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The blocking task that syncs the mirror ended without a result (it panicked or was cancelled).
+    #[error("syncing {url} stopped: {reason}")]
+    SyncTask { url: String, reason: String },
 }
 
 /// Whether a data-root argument names object storage rather than a local directory.
@@ -326,34 +329,35 @@ fn open_store(argument: &str) -> Result<(String, Arc<dyn ObjectStore>, ObjectPat
         url: url.clone(),
         message,
     };
+    fn shared(store: impl ObjectStore) -> Arc<dyn ObjectStore> {
+        Arc::new(store)
+    }
+    // A cloud store: the builder's result, and the key prefix the URL's path names.
+    let cloud = |built: Result<Arc<dyn ObjectStore>, object_store::Error>| {
+        Ok::<_, RemoteError>((
+            built.map_err(|error| refused(error.to_string()))?,
+            url_prefix(&parsed).map_err(&refused)?,
+        ))
+    };
     let (store, prefix): (Arc<dyn ObjectStore>, ObjectPath) = match parsed.scheme() {
-        "s3" => (
-            Arc::new(
-                object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(argument)
-                    .build()
-                    .map_err(|error| refused(error.to_string()))?,
-            ),
-            url_prefix(&parsed).map_err(&refused)?,
-        ),
-        "gs" => (
-            Arc::new(
-                object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                    .with_url(argument)
-                    .build()
-                    .map_err(|error| refused(error.to_string()))?,
-            ),
-            url_prefix(&parsed).map_err(&refused)?,
-        ),
-        "az" | "abfs" | "abfss" => (
-            Arc::new(
-                object_store::azure::MicrosoftAzureBuilder::from_env()
-                    .with_url(argument)
-                    .build()
-                    .map_err(|error| refused(error.to_string()))?,
-            ),
-            url_prefix(&parsed).map_err(&refused)?,
-        ),
+        "s3" => cloud(
+            object_store::aws::AmazonS3Builder::from_env()
+                .with_url(argument)
+                .build()
+                .map(shared),
+        )?,
+        "gs" => cloud(
+            object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                .with_url(argument)
+                .build()
+                .map(shared),
+        )?,
+        "az" | "abfs" | "abfss" => cloud(
+            object_store::azure::MicrosoftAzureBuilder::from_env()
+                .with_url(argument)
+                .build()
+                .map(shared),
+        )?,
         "file" => {
             let path = parsed
                 .to_file_path()

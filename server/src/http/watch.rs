@@ -67,9 +67,9 @@ pub fn spawn_polling(store: Arc<Store>, remote: Arc<crate::remote::Remote>, inte
             let synced = tokio::task::spawn_blocking(move || syncing.sync_blocking())
                 .await
                 .unwrap_or_else(|error| {
-                    Err(crate::remote::RemoteError::Mirror {
-                        path: std::path::PathBuf::new(),
-                        source: std::io::Error::other(error.to_string()),
+                    Err(crate::remote::RemoteError::SyncTask {
+                        url: remote.url.clone(),
+                        reason: error.to_string(),
                     })
                 });
             match synced {

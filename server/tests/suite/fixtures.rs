@@ -837,7 +837,6 @@ fn files_and_directories_without_read_permission_are_named_and_the_rest_is_read(
     let good_metrics =
         std::fs::read_to_string(fixtures().join("good/20260101_000000_000001/metrics.csv"))
             .unwrap();
-    let metrics_of = |run: &str| good_metrics.replace("20260101_000000_000001", run);
     let make_root = |name: &str| -> PathBuf {
         let root = work.path().join(name);
         copy_tree(&fixtures().join("good"), &root.join("good"));
@@ -845,31 +844,22 @@ fn files_and_directories_without_read_permission_are_named_and_the_rest_is_read(
     };
     let alone = make_root("alone");
     let root = make_root("locked");
+    // A run directory at `relative` (its last part the run id) holding good's rows under that id.
+    let add_run = |relative: &str| -> PathBuf {
+        let run = root.join(relative);
+        std::fs::create_dir_all(&run).unwrap();
+        let run_id = run.file_name().unwrap().to_str().unwrap();
+        let metrics = good_metrics.replace("20260101_000000_000001", run_id);
+        std::fs::write(run.join("metrics.csv"), metrics).unwrap();
+        run
+    };
     // A metrics.csv, a manifest beside a readable metrics.csv, a whole directory of runs, and the root's ledger.
-    let run = root.join("locked/20260401_000000_000001");
-    std::fs::create_dir_all(&run).unwrap();
-    std::fs::write(
-        run.join("metrics.csv"),
-        metrics_of("20260401_000000_000001"),
-    )
-    .unwrap();
+    let run = add_run("locked/20260401_000000_000001");
     set_mode(&run.join("metrics.csv"), 0o000);
-    let side = root.join("side/20260402_000000_000002");
-    std::fs::create_dir_all(&side).unwrap();
-    std::fs::write(
-        side.join("metrics.csv"),
-        metrics_of("20260402_000000_000002"),
-    )
-    .unwrap();
+    let side = add_run("side/20260402_000000_000002");
     std::fs::write(side.join("manifest.json"), b"{}").unwrap();
     set_mode(&side.join("manifest.json"), 0o000);
-    let shut = root.join("shut/20260403_000000_000003");
-    std::fs::create_dir_all(&shut).unwrap();
-    std::fs::write(
-        shut.join("metrics.csv"),
-        metrics_of("20260403_000000_000003"),
-    )
-    .unwrap();
+    add_run("shut/20260403_000000_000003");
     set_mode(&root.join("shut"), 0o000);
     std::fs::write(root.join("exclusions.toml"), b"").unwrap();
     set_mode(&root.join("exclusions.toml"), 0o000);

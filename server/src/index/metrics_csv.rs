@@ -12,6 +12,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
+mod number;
+pub(crate) use number::parse_number;
+#[cfg(test)]
+use number::plain_decimal;
+
 /// Columns without which a file cannot be indexed.
 pub const REQUIRED_COLUMNS: [&str; 17] = [
     "run_id",
@@ -131,58 +136,6 @@ fn is_known_status(status: &[u8]) -> bool {
             && status[5..].iter().all(u8::is_ascii_digit))
 }
 
-/// A number field as the correctly rounded `f64`, or `None` when it is not a number.
-pub(crate) fn parse_number(field: &[u8]) -> Option<f64> {
-    let field = field.trim_ascii();
-    plain_decimal(field).or_else(|| fast_float2::parse(field).ok())
-}
-
-/// Exact powers of ten: every one up to 10^22 is representable in an `f64`.
-const EXACT_POWERS_OF_TEN: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-];
-
-/// The common shapes of this file's numbers (`249`, `1033.93`, `1781297070.152552`, an optional `-`) read
-/// directly: when the digits without the point form an integer of at most 2^53 and at most 22 of them follow
-/// the point, both that integer and the power of ten are exact in an `f64`, and one IEEE division gives the
-/// correctly rounded value, the same as a full parser's (Clinger's fast path). Anything else is left to the full
-/// parser.
-fn plain_decimal(field: &[u8]) -> Option<f64> {
-    let (negative, digits) = match field.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, field),
-    };
-    // Nineteen digits stay below 2^64, so the mantissa below cannot overflow.
-    if digits.is_empty() || digits.len() > 19 {
-        return None;
-    }
-    let mut mantissa = 0u64;
-    let mut fraction_digits = None;
-    for (position, byte) in digits.iter().enumerate() {
-        match byte {
-            b'0'..=b'9' => mantissa = mantissa * 10 + u64::from(byte - b'0'),
-            // A point needs a digit on each side, as in every number these files hold.
-            b'.' if fraction_digits.is_none() && position > 0 && position + 1 < digits.len() => {
-                fraction_digits = Some(digits.len() - position - 1);
-            }
-            _ => return None,
-        }
-    }
-    if mantissa > 1 << 53 {
-        return None;
-    }
-    // A whole number returns before the division (by 1, exact either way): token counts are whole, and in a
-    // profile about a quarter of this function's samples wait on the division. (A `match` on the two cases
-    // compiled to one division by a looked-up power, 1 included.)
-    let Some(digits) = fraction_digits else {
-        let value = mantissa as f64;
-        return Some(if negative { -value } else { value });
-    };
-    let value = mantissa as f64 / EXACT_POWERS_OF_TEN[digits];
-    Some(if negative { -value } else { value })
-}
-
 pub(crate) fn parse_count(field: &[u8]) -> Option<u32> {
     std::str::from_utf8(field).ok()?.trim().parse::<u32>().ok()
 }
@@ -194,7 +147,9 @@ struct Accumulating {
 
 /// Splits a file into records. Files without any `"` (what Python's csv writer produces for these columns) take
 /// a plain split on `,` and `\n`, several times faster than a general CSV state machine and exactly equivalent
-/// for quote-free input; anything else goes through the `csv` crate.
+/// for quote-free input; anything else goes through the `csv` crate. The plain split notes every `"` it passes
+/// ([`PlainCursor::saw_quote`]), so a file is not scanned for quotes before it is split: a file that turns out to
+/// hold one is split again by the `csv` crate.
 enum Splitter<'a> {
     Plain {
         bytes: &'a [u8],
@@ -213,53 +168,145 @@ const MAX_FIELDS: usize = 4096;
 /// Bytes scanned for delimiters at a time: the width of one mask.
 const BLOCK_BYTES: usize = 64;
 
-/// One bit per byte of the block of `bytes` starting at `base` (zero-padded past the end): set where the byte is
-/// a `,` or a `\n`. One pass over the file finds every delimiter this way, and the splitter then hops from one
-/// set bit to the next instead of looking at every byte of a field.
-fn delimiter_mask(bytes: &[u8], base: usize) -> u64 {
+/// The fields of one record: field `i` is `base[starts[i]..starts[i + 1] - gap]`, where `base` is the slice the
+/// splitter handed out with the record.
+///
+/// Field boundaries are kept as one offset each rather than a range each: the plain split writes the offset
+/// after every comma straight from its delimiter mask, several at a time.
+pub(crate) struct Fields {
+    /// The start of each field, then the end of the last one plus `gap`. Longer than any record needs, so that the
+    /// scan can write a few spare offsets past the last one instead of testing for the end after each.
+    starts: Vec<usize>,
+    /// Fields in the record.
+    count: usize,
+    /// Bytes between one field's end and the next one's start: 1 (the comma) in a plain split; 0 in the csv
+    /// crate's record buffer, where unquoted fields sit end to end.
+    gap: usize,
+}
+
+impl Fields {
+    fn new() -> Fields {
+        Fields {
+            // One more than the most fields, and room for a whole block's spare writes past them.
+            starts: vec![0; MAX_FIELDS + 2 + BLOCK_BYTES],
+            count: 0,
+            gap: 1,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.count
+    }
+
+    fn range(&self, index: usize) -> Range<usize> {
+        self.starts[index]..self.starts[index + 1] - self.gap
+    }
+
+    /// From the start of field `first` to the end of field `last`, the delimiters between them included.
+    fn span(&self, first: usize, last: usize) -> Range<usize> {
+        self.starts[first]..self.starts[last + 1] - self.gap
+    }
+
+    fn ranges(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        (0..self.count).map(|index| self.range(index))
+    }
+
+    /// Appends the field that starts after each delimiter set in `mask` (bit `k`: the byte at `base + k`). Up to
+    /// [`MAX_FIELDS`] are kept (`count` is then one short of the fields a final call of [`Fields::close`] adds);
+    /// the rest of a longer line is skipped, not kept: a damaged file of one huge line would otherwise need an
+    /// offset per comma, several times its own size.
+    #[inline(always)]
+    fn push_after(&mut self, base: usize, mask: u64) {
+        let found = mask.count_ones() as usize;
+        if self.count + found > MAX_FIELDS {
+            let mut mask = mask;
+            while mask != 0 && self.count < MAX_FIELDS {
+                self.count += 1;
+                self.starts[self.count] = base + mask.trailing_zeros() as usize + 1;
+                mask &= mask - 1;
+            }
+            return;
+        }
+        // Four offsets per step, without testing for the last bit in between: once the mask is empty the spare
+        // writes land past the new count (inside `starts`, which has a block's room to spare) and are overwritten
+        // by the next record.
+        let mut mask = mask;
+        let out = &mut self.starts[self.count + 1..self.count + 1 + BLOCK_BYTES];
+        for quad in out.chunks_exact_mut(4) {
+            if mask == 0 {
+                break;
+            }
+            for slot in quad {
+                *slot = base + mask.trailing_zeros() as usize + 1;
+                mask &= mask.wrapping_sub(1);
+            }
+        }
+        self.count += found;
+    }
+}
+
+/// One bit per byte of each 64-byte block of a file: where the commas, the line feeds and the quotes are.
+#[derive(Clone, Copy, Default)]
+struct BlockMasks {
+    commas: u64,
+    line_feeds: u64,
+    quotes: u64,
+}
+
+/// The masks of the block of `bytes` starting at `base` (zero-padded past the end). One pass over the file
+/// finds every delimiter this way, and the splitter then hops from one set bit to the next instead of looking
+/// at every byte of a field.
+fn block_masks(bytes: &[u8], base: usize) -> BlockMasks {
     match bytes.get(base..base + BLOCK_BYTES) {
-        Some(full) => block_mask(full),
+        Some(full) => full_block_masks(full),
         None => {
             let mut block = [0u8; BLOCK_BYTES];
             let tail = bytes.get(base..).unwrap_or_default();
             block[..tail.len()].copy_from_slice(tail);
-            block_mask(&block)
+            full_block_masks(&block)
         }
     }
 }
 
-/// [`delimiter_mask`] of exactly [`BLOCK_BYTES`] bytes, with SSE2 (part of every x86-64 processor): four
-/// 16-byte compares against each delimiter, their byte masks gathered into bits.
+/// [`block_masks`] of exactly [`BLOCK_BYTES`] bytes, with SSE2 (part of every x86-64 processor): 16-byte
+/// compares against each byte sought, their byte masks gathered into bits.
 #[cfg(target_arch = "x86_64")]
-fn block_mask(block: &[u8]) -> u64 {
+#[inline(always)]
+fn full_block_masks(block: &[u8]) -> BlockMasks {
     use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
     };
     assert_eq!(block.len(), BLOCK_BYTES);
-    let mut mask = 0u64;
+    let mut masks = BlockMasks::default();
     for (index, lane) in block.chunks_exact(16).enumerate() {
         // SAFETY: SSE2 is part of the x86-64 baseline, so these instructions exist on every processor this
         // build runs on; `lane` is 16 readable bytes (`chunks_exact`), and an unaligned load asks nothing more.
-        let lane_mask = unsafe {
+        let (commas, line_feeds, quotes) = unsafe {
             let vector = _mm_loadu_si128(lane.as_ptr().cast::<__m128i>());
-            let found = _mm_or_si128(
-                _mm_cmpeq_epi8(vector, _mm_set1_epi8(b',' as i8)),
-                _mm_cmpeq_epi8(vector, _mm_set1_epi8(b'\n' as i8)),
-            );
-            _mm_movemask_epi8(found)
+            (
+                _mm_movemask_epi8(_mm_cmpeq_epi8(vector, _mm_set1_epi8(b',' as i8))),
+                _mm_movemask_epi8(_mm_cmpeq_epi8(vector, _mm_set1_epi8(b'\n' as i8))),
+                _mm_movemask_epi8(_mm_cmpeq_epi8(vector, _mm_set1_epi8(b'"' as i8))),
+            )
         };
-        // The move yields 16 bits in an i32; as u16 keeps exactly those.
-        mask |= u64::from(lane_mask as u16) << (index * 16);
+        // Each move yields 16 bits in an i32; as u16 keeps exactly those.
+        masks.commas |= u64::from(commas as u16) << (index * 16);
+        masks.line_feeds |= u64::from(line_feeds as u16) << (index * 16);
+        masks.quotes |= u64::from(quotes as u16) << (index * 16);
     }
-    mask
+    masks
 }
 
-/// [`delimiter_mask`] of exactly [`BLOCK_BYTES`] bytes, one byte at a time, where SSE2 is not available.
+/// [`block_masks`] of exactly [`BLOCK_BYTES`] bytes, one byte at a time, where SSE2 is not available.
 #[cfg(not(target_arch = "x86_64"))]
-fn block_mask(block: &[u8]) -> u64 {
-    block.iter().enumerate().fold(0u64, |mask, (bit, byte)| {
-        mask | (u64::from((*byte == b',') | (*byte == b'\n')) << bit)
-    })
+fn full_block_masks(block: &[u8]) -> BlockMasks {
+    let mut masks = BlockMasks::default();
+    for (bit, byte) in block.iter().enumerate() {
+        masks.commas |= u64::from(*byte == b',') << bit;
+        masks.line_feeds |= u64::from(*byte == b'\n') << bit;
+        masks.quotes |= u64::from(*byte == b'"') << bit;
+    }
+    masks
 }
 
 /// Where the quote-free split stands: the next record's start, its line, and the delimiters not yet consumed.
@@ -267,77 +314,68 @@ struct PlainCursor {
     position: usize,
     /// The 1-based line at `position`.
     line: u64,
-    /// Start of the block `mask` describes.
+    /// Start of the block `masks` describes.
     block_base: usize,
-    /// Delimiters of the block at or after the scan, one bit per byte.
-    mask: u64,
+    /// Commas and line feeds of the block at or after the scan, one bit per byte.
+    masks: BlockMasks,
+    /// Whether any block scanned so far held a `"`: then the plain split is not the file's reading.
+    saw_quote: bool,
 }
 
 impl PlainCursor {
     fn new(bytes: &[u8]) -> PlainCursor {
-        PlainCursor {
-            position: 0,
-            line: 1,
-            block_base: 0,
-            mask: delimiter_mask(bytes, 0),
-        }
+        PlainCursor::at(bytes, 0, 1)
     }
 
     /// A cursor at `position` (the start of a line) counting lines from `line`.
     fn at(bytes: &[u8], position: usize, line: u64) -> PlainCursor {
+        let masks = block_masks(bytes, position);
         PlainCursor {
             position,
             line,
             block_base: position,
-            mask: delimiter_mask(bytes, position),
+            masks,
+            saw_quote: masks.quotes != 0,
         }
     }
 
-    /// The offset of the next `,` or `\n`, if any is left.
-    fn next_delimiter(&mut self, bytes: &[u8]) -> Option<usize> {
-        while self.mask == 0 {
-            self.block_base += BLOCK_BYTES;
-            if self.block_base >= bytes.len() {
-                return None;
-            }
-            self.mask = delimiter_mask(bytes, self.block_base);
-        }
-        let at = self.block_base + self.mask.trailing_zeros() as usize;
-        self.mask &= self.mask - 1;
-        Some(at)
-    }
-
-    /// Scans the line at `position`: the field ranges go into `ranges` (the last field still open), and the
-    /// result is `(end of the last field, start of the next line)`.
-    fn scan_line(&mut self, bytes: &[u8], ranges: &mut Vec<Range<usize>>) -> (usize, usize) {
-        let mut field_start = self.position;
-        while let Some(at) = self.next_delimiter(bytes) {
-            if bytes[at] == b'\n' {
+    /// Scans the line at `position`: the fields go into `fields` (the end of the last one still open), and the
+    /// result is `(end of the line's last byte before its line feed, start of the next line)`.
+    #[inline(always)]
+    fn scan_line(&mut self, bytes: &[u8], fields: &mut Fields) -> (usize, usize) {
+        loop {
+            let BlockMasks {
+                commas, line_feeds, ..
+            } = self.masks;
+            if line_feeds != 0 {
+                let line_feed = line_feeds & line_feeds.wrapping_neg();
+                let below = line_feed - 1;
+                fields.push_after(self.block_base, commas & below);
+                // The commas after the line feed stay for the next line.
+                self.masks.commas = commas & !(below | line_feed);
+                self.masks.line_feeds = line_feeds ^ line_feed;
+                let at = self.block_base + line_feed.trailing_zeros() as usize;
                 return (at, at + 1);
             }
-            // Past the cap the fields are still skipped, not kept: a damaged file of one huge line would
-            // otherwise need a range per comma, several times its own size.
-            if ranges.len() < MAX_FIELDS {
-                ranges.push(field_start..at);
+            fields.push_after(self.block_base, commas);
+            self.block_base += BLOCK_BYTES;
+            if self.block_base >= bytes.len() {
+                self.masks = BlockMasks::default();
+                return (bytes.len(), bytes.len());
             }
-            field_start = at + 1;
+            self.masks = block_masks(bytes, self.block_base);
+            self.saw_quote |= self.masks.quotes != 0;
         }
-        (bytes.len(), bytes.len())
     }
 }
 
-/// A record: the bytes its field ranges point into, the offset of its start and the 1-based line it starts on.
+/// A record: the bytes its fields point into, the offset of its start and the 1-based line it starts on.
 type Record<'s> = (&'s [u8], u64, u64);
 
 impl<'a> Splitter<'a> {
-    /// The plain split for quote-free bytes, unless `general` asks for the csv crate whatever the bytes.
+    /// The plain split, unless `general` asks for the csv crate whatever the bytes.
     fn new(bytes: &'a [u8], general: bool) -> Splitter<'a> {
-        if !general && memchr::memchr(b'"', bytes).is_none() {
-            Splitter::Plain {
-                bytes,
-                cursor: PlainCursor::new(bytes),
-            }
-        } else {
+        if general {
             let reader = csv::ReaderBuilder::new()
                 .has_headers(false)
                 .flexible(true)
@@ -346,6 +384,11 @@ impl<'a> Splitter<'a> {
                 bytes,
                 reader,
                 record: csv::ByteRecord::new(),
+            }
+        } else {
+            Splitter::Plain {
+                bytes,
+                cursor: PlainCursor::new(bytes),
             }
         }
     }
@@ -364,13 +407,17 @@ impl<'a> Splitter<'a> {
         matches!(self, Splitter::Plain { .. })
     }
 
-    /// The next record as `(field bytes base, record start offset, 1-based line of its start)`, its field
-    /// ranges into `ranges`.
-    fn next<'s>(
-        &'s mut self,
-        ranges: &mut Vec<Range<usize>>,
-    ) -> Result<Option<Record<'s>>, csv::Error> {
-        ranges.clear();
+    /// Whether the plain split has passed a `"`, so its reading of the bytes is not the file's.
+    fn saw_quote(&self) -> bool {
+        match self {
+            Splitter::Plain { cursor, .. } => cursor.saw_quote,
+            Splitter::Quoted { .. } => false,
+        }
+    }
+
+    /// The next record as `(field bytes base, record start offset, 1-based line of its start)`, its fields into
+    /// `fields`.
+    fn next<'s>(&'s mut self, fields: &mut Fields) -> Result<Option<Record<'s>>, csv::Error> {
         match self {
             Splitter::Plain { bytes, cursor } => loop {
                 if cursor.position >= bytes.len() {
@@ -378,18 +425,22 @@ impl<'a> Splitter<'a> {
                 }
                 let start = cursor.position;
                 let record_line = cursor.line;
-                let (mut line_end, next_position) = cursor.scan_line(bytes, ranges);
+                fields.gap = 1;
+                fields.count = 0;
+                fields.starts[0] = start;
+                let (mut line_end, next_position) = cursor.scan_line(bytes, fields);
                 cursor.position = next_position;
                 cursor.line += 1;
-                let field_start = ranges.last().map_or(start, |last| last.end + 1);
-                if line_end > field_start && bytes[line_end - 1] == b'\r' {
+                let last_start = fields.starts[fields.count];
+                if line_end > last_start && bytes[line_end - 1] == b'\r' {
                     line_end -= 1;
                 }
-                if ranges.is_empty() && line_end <= start {
+                if fields.count == 0 && line_end <= start {
                     // Blank lines are skipped, as the csv crate does.
                     continue;
                 }
-                ranges.push(field_start..line_end.max(field_start));
+                fields.count += 1;
+                fields.starts[fields.count] = line_end.max(last_start) + 1;
                 return Ok(Some((bytes, start as u64, record_line)));
             },
             Splitter::Quoted {
@@ -400,7 +451,17 @@ impl<'a> Splitter<'a> {
                 if !reader.read_byte_record(record)? {
                     return Ok(None);
                 }
-                ranges.extend((0..record.len()).filter_map(|index| record.range(index)));
+                fields.gap = 0;
+                fields.count = 0;
+                fields.starts[0] = 0;
+                for range in (0..record.len()).filter_map(|index| record.range(index)) {
+                    if fields.count == MAX_FIELDS + 1 {
+                        break;
+                    }
+                    fields.starts[fields.count] = range.start;
+                    fields.count += 1;
+                    fields.starts[fields.count] = range.end;
+                }
                 let (offset, line) = record
                     .position()
                     .map_or((0, 0), |position| (position.byte(), position.line()));
@@ -472,16 +533,34 @@ fn parse_split(
                 .into(),
         });
     }
-    let mut splitter = Splitter::new(bytes, general);
-    let mut ranges: Vec<Range<usize>> = Vec::with_capacity(32);
-    let header: Vec<String> = match splitter.next(&mut ranges) {
-        Ok(Some((base, _, _))) => ranges
-            .iter()
-            .map(|range| {
-                String::from_utf8_lossy(&base[range.clone()])
-                    .trim()
-                    .to_string()
-            })
+    // The plain split notes any quote it passes; a file holding one is read again by the csv crate, from the start
+    // (what the first reading warned about is taken back, as the second says it again).
+    let warnings_before = warnings.len();
+    let mut general = general;
+    loop {
+        match parse_records(bytes, warnings, Splitter::new(bytes, general), chunk_bytes)? {
+            Some(parsed) => return Ok(parsed),
+            None => {
+                warnings.truncate(warnings_before);
+                general = true;
+            }
+        }
+    }
+}
+
+/// Parses the header and the records `splitter` gives. `None` when the plain split passed a quote: then the file
+/// is the csv crate's to read.
+fn parse_records(
+    bytes: &[u8],
+    warnings: &mut Vec<Warning>,
+    mut splitter: Splitter<'_>,
+    chunk_bytes: usize,
+) -> Result<Option<ParsedMetrics>, FileRejected> {
+    let mut fields = Fields::new();
+    let header: Vec<String> = match splitter.next(&mut fields) {
+        Ok(Some((base, _, _))) => fields
+            .ranges()
+            .map(|range| String::from_utf8_lossy(&base[range]).trim().to_string())
             .collect(),
         Ok(None) => {
             return Err(FileRejected {
@@ -498,6 +577,9 @@ fn parse_split(
             });
         }
     };
+    if splitter.saw_quote() {
+        return Ok(None);
+    }
     let columns = find_columns(&header, warnings)?;
     let width = header.len();
     let ends_with_newline = bytes
@@ -530,6 +612,9 @@ fn parse_split(
         }
         splitter => vec![parse_rows(&context, splitter)],
     };
+    if chunks.iter().any(|chunk| chunk.saw_quote) {
+        return Ok(None);
+    }
     let mut parsed = ParsedMetrics {
         header,
         ..ParsedMetrics::default()
@@ -583,7 +668,7 @@ fn parse_split(
             (key, cell)
         })
         .collect();
-    Ok(parsed)
+    Ok(Some(parsed))
 }
 
 /// What [`parse_rows`] shares between chunks: the whole file (offsets and lines count in it) and its columns.
@@ -604,6 +689,8 @@ struct RowsOut {
     row_warnings: usize,
     unknown_statuses: BTreeMap<Vec<u8>, (u64, u64)>,
     lines: u64,
+    /// The plain split passed a `"`: these rows are not the file's reading (see [`Splitter`]).
+    saw_quote: bool,
 }
 
 struct Merged {
@@ -715,7 +802,7 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
         width,
         ends_with_newline,
     } = *context;
-    let mut ranges: Vec<Range<usize>> = Vec::with_capacity(32);
+    let mut fields = Fields::new();
     let mut out = RowsOut {
         cells: Vec::new(),
         records: 0,
@@ -724,6 +811,7 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
         row_warnings: 0,
         unknown_statuses: BTreeMap::new(),
         lines: 0,
+        saw_quote: false,
     };
     let mut cells: Vec<(CellCoordinates, Accumulating)> = Vec::new();
     let mut index_by_key: HashMap<Vec<u8>, usize> = HashMap::new();
@@ -771,7 +859,11 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
     };
 
     loop {
-        let (base, offset, record_line) = match splitter.next(&mut ranges) {
+        // A quote means the file is read again by the csv crate: the rest of this reading would be thrown away.
+        if splitter.saw_quote() {
+            break;
+        }
+        let (base, offset, record_line) = match splitter.next(&mut fields) {
             Ok(Some(next)) => next,
             Ok(None) => break,
             Err(error) => {
@@ -793,7 +885,8 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
                 break;
             }
         };
-        let field = |index: usize| &base[ranges[index].clone()];
+        let field = |index: usize| &base[fields.range(index)];
+        let number = |index: usize| parse_number(field(index));
         out.records += 1;
         let line = LazyLine { bytes, offset };
         // A line break inside a field means a quote opened on this line was closed only lines later: every line
@@ -803,9 +896,9 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
         let swallowed: usize = if plain {
             0
         } else {
-            ranges
-                .iter()
-                .map(|range| memchr::memchr_iter(b'\n', &base[range.clone()]).count())
+            fields
+                .ranges()
+                .map(|range| memchr::memchr_iter(b'\n', &base[range]).count())
                 .sum()
         };
         if swallowed > 0 {
@@ -824,17 +917,17 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
             );
             continue;
         }
-        if ranges.len() != width {
+        if fields.len() != width {
             out.malformed_rows += 1;
             // A short final line without a terminator is what a run that is still writing looks like.
             let start = record_start(bytes, offset);
             let is_last_line = !bytes.get(start..).unwrap_or_default().contains(&b'\n');
-            let found = if ranges.len() >= MAX_FIELDS {
+            let found = if fields.len() >= MAX_FIELDS {
                 format!("more than {MAX_FIELDS}")
             } else {
-                ranges.len().to_string()
+                fields.len().to_string()
             };
-            let warning = if is_last_line && !ends_with_newline && ranges.len() < width {
+            let warning = if is_last_line && !ends_with_newline && fields.len() < width {
                 Warning::error(
                     "truncated_last_line",
                     format!(
@@ -859,7 +952,7 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
         // commas), so one comparison usually decides. Otherwise the key fields are compared one by one (the
         // columns between them may differ while the key does not).
         let key_span = if plain {
-            &base[ranges[key_span_columns.0].start..ranges[key_span_columns.1].end]
+            &base[fields.span(key_span_columns.0, key_span_columns.1)]
         } else {
             &[][..]
         };
@@ -952,20 +1045,20 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
             continue;
         }
         let status = field(columns.status);
-        let wall_ms = parse_number(field(columns.wall_ms));
+        let wall_ms = number(columns.wall_ms);
         let class = RowClass::classify(status, wall_ms, || {
             [
                 columns.agent_id,
                 columns.request_id,
                 columns.request_sequence,
             ]
-            .map(|column| parse_number(field(column)))
+            .map(number)
         });
 
         let sample = if class != RowClass::Ok {
             None
         } else {
-            match request_sample(&field, columns, wall_ms) {
+            match request_sample(&field, &number, columns, wall_ms) {
                 Ok(sample) => Some(sample),
                 Err(message) => {
                     out.malformed_rows += 1;
@@ -1013,6 +1106,7 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
     }
     flush_run(&mut cells, pending_run.take());
     out.lines = splitter.line();
+    out.saw_quote = splitter.saw_quote();
     out.cells = cells;
     out.row_warnings = row_warnings;
     out.unknown_statuses = unknown_statuses;
@@ -1167,14 +1261,17 @@ fn row_cell_key<'a>(
     })
 }
 
+/// The statistics fields of an ok row. `field` gives a column's bytes, `parsed` its number (as
+/// [`parse_number`] reads it).
 fn request_sample<'a>(
     field: &impl Fn(usize) -> &'a [u8],
+    parsed: &impl Fn(usize) -> Option<f64>,
     columns: &Columns,
     wall_ms: Option<f64>,
 ) -> Result<RequestSample, String> {
     let number =
         |column: usize, name: &str| -> Result<f64, String> {
-            parse_number(field(column)).filter(|value| value.is_finite()).ok_or_else(|| {
+            parsed(column).filter(|value| value.is_finite()).ok_or_else(|| {
             format!(
                 "column `{name}` is `{}`; expected a number in an ok row; the row is left out",
                 String::from_utf8_lossy(field(column))
@@ -1258,18 +1355,15 @@ mod tests {
             bytes,
             cursor: PlainCursor::new(bytes),
         };
-        let mut ranges = Vec::new();
+        let mut fields = Fields::new();
         let mut ours = Vec::new();
-        while let Some((base, offset, line)) = plain.next(&mut ranges).unwrap() {
+        while let Some((base, offset, line)) = plain.next(&mut fields).unwrap() {
             // The line is what counting line feeds before the record's first byte gives.
             let counted = 1 + memchr::memchr_iter(b'\n', &bytes[..offset as usize]).count() as u64;
             assert_eq!(line, counted, "line of the record at byte {offset}");
             ours.push((
                 0,
-                ranges
-                    .iter()
-                    .map(|range| base[range.clone()].to_vec())
-                    .collect(),
+                fields.ranges().map(|range| base[range].to_vec()).collect(),
             ));
         }
         let mut reader = csv::ReaderBuilder::new()

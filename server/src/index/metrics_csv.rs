@@ -148,7 +148,7 @@ struct Accumulating {
 /// Splits a file into records. Files without any `"` (what Python's csv writer produces for these columns) take
 /// a plain split on `,` and `\n`, several times faster than a general CSV state machine and exactly equivalent
 /// for quote-free input; anything else goes through the `csv` crate. The plain split notes every `"` it passes
-/// ([`PlainCursor::saw_quote`]), so a file is not scanned for quotes before it is split: a file that turns out to
+/// ([`PlainCursor::quotes_seen`]), so a file is not scanned for quotes before it is split: a file that turns out to
 /// hold one is split again by the `csv` crate.
 enum Splitter<'a> {
     Plain {
@@ -245,11 +245,13 @@ impl Fields {
     }
 }
 
-/// One bit per byte of each 64-byte block of a file: where the commas, the line feeds and the quotes are.
+/// One bit per byte of each 64-byte block of a file: where the commas and the line feeds are; and whether it
+/// holds a quote (not where: any quote sends the file to the csv crate).
 #[derive(Clone, Copy, Default)]
 struct BlockMasks {
     commas: u64,
     line_feeds: u64,
+    /// Not zero when the block holds a `"`.
     quotes: u64,
 }
 
@@ -274,26 +276,30 @@ fn block_masks(bytes: &[u8], base: usize) -> BlockMasks {
 #[inline(always)]
 fn full_block_masks(block: &[u8]) -> BlockMasks {
     use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_setzero_si128,
     };
     assert_eq!(block.len(), BLOCK_BYTES);
     let mut masks = BlockMasks::default();
+    // SAFETY: SSE2 is part of the x86-64 baseline, so these instructions exist on every processor this build
+    // runs on; the zeroed vector is a plain value.
+    let mut quotes = unsafe { _mm_setzero_si128() };
     for (index, lane) in block.chunks_exact(16).enumerate() {
-        // SAFETY: SSE2 is part of the x86-64 baseline, so these instructions exist on every processor this
-        // build runs on; `lane` is 16 readable bytes (`chunks_exact`), and an unaligned load asks nothing more.
-        let (commas, line_feeds, quotes) = unsafe {
+        // SAFETY: as above; `lane` is 16 readable bytes (`chunks_exact`), and an unaligned load asks nothing more.
+        let (commas, line_feeds) = unsafe {
             let vector = _mm_loadu_si128(lane.as_ptr().cast::<__m128i>());
+            quotes = _mm_or_si128(quotes, _mm_cmpeq_epi8(vector, _mm_set1_epi8(b'"' as i8)));
             (
                 _mm_movemask_epi8(_mm_cmpeq_epi8(vector, _mm_set1_epi8(b',' as i8))),
                 _mm_movemask_epi8(_mm_cmpeq_epi8(vector, _mm_set1_epi8(b'\n' as i8))),
-                _mm_movemask_epi8(_mm_cmpeq_epi8(vector, _mm_set1_epi8(b'"' as i8))),
             )
         };
         // Each move yields 16 bits in an i32; as u16 keeps exactly those.
         masks.commas |= u64::from(commas as u16) << (index * 16);
         masks.line_feeds |= u64::from(line_feeds as u16) << (index * 16);
-        masks.quotes |= u64::from(quotes as u16) << (index * 16);
     }
+    // SAFETY: as above.
+    masks.quotes = u64::from(unsafe { _mm_movemask_epi8(quotes) } as u16);
     masks
 }
 
@@ -318,8 +324,9 @@ struct PlainCursor {
     block_base: usize,
     /// Commas and line feeds of the block at or after the scan, one bit per byte.
     masks: BlockMasks,
-    /// Whether any block scanned so far held a `"`: then the plain split is not the file's reading.
-    saw_quote: bool,
+    /// Not zero once any block scanned held a `"`: then the plain split is not the file's reading. (Gathered
+    /// with `|` per block rather than tested: the test is needed once a record.)
+    quotes_seen: u64,
 }
 
 impl PlainCursor {
@@ -335,7 +342,7 @@ impl PlainCursor {
             line,
             block_base: position,
             masks,
-            saw_quote: masks.quotes != 0,
+            quotes_seen: masks.quotes,
         }
     }
 
@@ -364,7 +371,7 @@ impl PlainCursor {
                 return (bytes.len(), bytes.len());
             }
             self.masks = block_masks(bytes, self.block_base);
-            self.saw_quote |= self.masks.quotes != 0;
+            self.quotes_seen |= self.masks.quotes;
         }
     }
 }
@@ -410,13 +417,14 @@ impl<'a> Splitter<'a> {
     /// Whether the plain split has passed a `"`, so its reading of the bytes is not the file's.
     fn saw_quote(&self) -> bool {
         match self {
-            Splitter::Plain { cursor, .. } => cursor.saw_quote,
+            Splitter::Plain { cursor, .. } => cursor.quotes_seen != 0,
             Splitter::Quoted { .. } => false,
         }
     }
 
     /// The next record as `(field bytes base, record start offset, 1-based line of its start)`, its fields into
     /// `fields`.
+    #[inline(always)]
     fn next<'s>(&'s mut self, fields: &mut Fields) -> Result<Option<Record<'s>>, csv::Error> {
         match self {
             Splitter::Plain { bytes, cursor } => loop {
@@ -484,7 +492,29 @@ impl<'a> Splitter<'a> {
 /// Parses `bytes` (a whole metrics.csv). `warnings` receives row-level findings without run/file; the caller
 /// adds those.
 pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics, FileRejected> {
-    parse_split(bytes, warnings, false, CHUNK_BYTES)
+    parse_split(bytes, warnings, Reading::default())
+}
+
+/// How [`parse_split`] reads a file. [`parse`] takes the default; the other readings exist so that the tests and
+/// the fuzz target can check that every way of reading a file gives the same result.
+#[derive(Clone, Copy)]
+struct Reading {
+    /// Through the csv crate even where the plain split would be taken.
+    general: bool,
+    /// A quote-free file's rows are parsed in chunks of about this many bytes.
+    chunk_bytes: usize,
+    /// With [`parse_rows_portably`] even where the processor has the bit instructions [`parse_rows`] would use.
+    portable: bool,
+}
+
+impl Default for Reading {
+    fn default() -> Reading {
+        Reading {
+            general: false,
+            chunk_bytes: CHUNK_BYTES,
+            portable: false,
+        }
+    }
 }
 
 /// A quote-free file's rows are parsed in chunks of about this many bytes, split at line ends, on every core
@@ -497,7 +527,14 @@ pub fn parse_chunked(
     warnings: &mut Vec<Warning>,
     chunk_bytes: usize,
 ) -> Result<ParsedMetrics, FileRejected> {
-    parse_split(bytes, warnings, false, chunk_bytes)
+    parse_split(
+        bytes,
+        warnings,
+        Reading {
+            chunk_bytes,
+            ..Reading::default()
+        },
+    )
 }
 
 /// [`parse`] through the csv crate even where the plain split would be taken: the fuzz target compares the two
@@ -506,14 +543,36 @@ pub fn parse_general(
     bytes: &[u8],
     warnings: &mut Vec<Warning>,
 ) -> Result<ParsedMetrics, FileRejected> {
-    parse_split(bytes, warnings, true, CHUNK_BYTES)
+    parse_split(
+        bytes,
+        warnings,
+        Reading {
+            general: true,
+            ..Reading::default()
+        },
+    )
+}
+
+/// [`parse`] with the row code compiled for every processor, where [`parse`] would take the one compiled with
+/// `popcnt` and `bmi1`: the fuzz target compares the two (a test run exercises only one of them otherwise).
+pub fn parse_portably(
+    bytes: &[u8],
+    warnings: &mut Vec<Warning>,
+) -> Result<ParsedMetrics, FileRejected> {
+    parse_split(
+        bytes,
+        warnings,
+        Reading {
+            portable: true,
+            ..Reading::default()
+        },
+    )
 }
 
 fn parse_split(
     bytes: &[u8],
     warnings: &mut Vec<Warning>,
-    general: bool,
-    chunk_bytes: usize,
+    reading: Reading,
 ) -> Result<ParsedMetrics, FileRejected> {
     let bytes = without_boms(bytes);
     if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -536,13 +595,14 @@ fn parse_split(
     // The plain split notes any quote it passes; a file holding one is read again by the csv crate, from the start
     // (what the first reading warned about is taken back, as the second says it again).
     let warnings_before = warnings.len();
-    let mut general = general;
+    let mut reading = reading;
     loop {
-        match parse_records(bytes, warnings, Splitter::new(bytes, general), chunk_bytes)? {
+        let splitter = Splitter::new(bytes, reading.general);
+        match parse_records(bytes, warnings, splitter, reading)? {
             Some(parsed) => return Ok(parsed),
             None => {
                 warnings.truncate(warnings_before);
-                general = true;
+                reading.general = true;
             }
         }
     }
@@ -554,8 +614,9 @@ fn parse_records(
     bytes: &[u8],
     warnings: &mut Vec<Warning>,
     mut splitter: Splitter<'_>,
-    chunk_bytes: usize,
+    reading: Reading,
 ) -> Result<Option<ParsedMetrics>, FileRejected> {
+    let chunk_bytes = reading.chunk_bytes;
     let mut fields = Fields::new();
     let header: Vec<String> = match splitter.next(&mut fields) {
         Ok(Some((base, _, _))) => fields
@@ -591,6 +652,7 @@ fn parse_records(
         columns: &columns,
         width,
         ends_with_newline,
+        portable: reading.portable,
     };
     let chunks: Vec<RowsOut> = match splitter {
         Splitter::Plain { cursor, .. } if bytes.len() - cursor.position > chunk_bytes => {
@@ -677,6 +739,8 @@ struct RowContext<'a> {
     columns: &'a Columns,
     width: usize,
     ends_with_newline: bool,
+    /// Take [`parse_rows_portably`] whatever the processor (see [`Reading::portable`]).
+    portable: bool,
 }
 
 /// The rows of one chunk (or the whole file): its cells in order of first appearance, counts and warnings.
@@ -795,12 +859,39 @@ impl Accumulating {
 }
 
 /// Parses the records `splitter` gives, up to its end.
-fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
+///
+/// The plain split counts and walks the set bits of its delimiter masks, for which x86-64's baseline has no
+/// instructions (a population count is a dozen instructions without `popcnt`, clearing the lowest bit two
+/// without `blsr`). Where the processor has them (every x86-64 processor since about 2013), the same code is
+/// compiled a second time with them enabled and taken instead.
+fn parse_rows(context: &RowContext<'_>, splitter: Splitter<'_>) -> RowsOut {
+    #[cfg(target_arch = "x86_64")]
+    if !context.portable
+        && std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("bmi1")
+    {
+        // SAFETY: the processor has both features, as just checked.
+        return unsafe { parse_rows_with_bit_instructions(context, splitter) };
+    }
+    parse_rows_portably(context, splitter)
+}
+
+/// [`parse_rows_portably`] compiled with `popcnt` and `bmi1`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt,bmi1")]
+fn parse_rows_with_bit_instructions(context: &RowContext<'_>, splitter: Splitter<'_>) -> RowsOut {
+    parse_rows_portably(context, splitter)
+}
+
+/// The body of [`parse_rows`], inlined into each of its two compilations.
+#[inline(always)]
+fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
     let RowContext {
         bytes,
         columns,
         width,
         ends_with_newline,
+        portable: _,
     } = *context;
     let mut fields = Fields::new();
     let mut out = RowsOut {
@@ -1058,7 +1149,9 @@ fn parse_rows(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
         let sample = if class != RowClass::Ok {
             None
         } else {
-            match request_sample(&field, &number, columns, wall_ms) {
+            let sample = usual_sample(&field, &number, columns, wall_ms)
+                .map_or_else(|| request_sample(&field, &number, columns, wall_ms), Ok);
+            match sample {
                 Ok(sample) => Some(sample),
                 Err(message) => {
                     out.malformed_rows += 1;
@@ -1261,8 +1354,45 @@ fn row_cell_key<'a>(
     })
 }
 
-/// The statistics fields of an ok row. `field` gives a column's bytes, `parsed` its number (as
-/// [`parse_number`] reads it).
+/// [`request_sample`] of a row whose fields are all as expected, without building the messages for those that
+/// are not; `None` for any other row, which [`request_sample`] then reads and names the first faulty field of.
+/// This is the path of every usual row, and its checks are [`request_sample`]'s, in a form that costs nothing
+/// when they pass.
+#[inline(always)]
+fn usual_sample<'a>(
+    field: &impl Fn(usize) -> &'a [u8],
+    parsed: &impl Fn(usize) -> Option<f64>,
+    columns: &Columns,
+    wall_ms: Option<f64>,
+) -> Option<RequestSample> {
+    let is_duration = |value: &f64| value.is_finite() && *value >= 0.0;
+    let is_tokens = |value: &f64| {
+        (0.0..=f64::from(u32::MAX)).contains(value) && f64::from(*value as u32) == *value
+    };
+    let ttft_ms = match columns.ttft_ms {
+        Some(column) if !field(column).iter().all(u8::is_ascii_whitespace) => {
+            Some(parsed(column).filter(is_duration)?)
+        }
+        _ => None,
+    };
+    let wall_ms = wall_ms.filter(is_duration)?;
+    let submit_time_s = parsed(columns.submit_time_s).filter(|value| value.is_finite())?;
+    let complete_time_s = parsed(columns.complete_time_s).filter(|value| value.is_finite())?;
+    if complete_time_s < submit_time_s {
+        return None;
+    }
+    Some(RequestSample {
+        wall_ms,
+        ttft_ms,
+        prompt_tokens: parsed(columns.prompt_tokens).filter(is_tokens)?,
+        completion_tokens: parsed(columns.completion_tokens).filter(is_tokens)?,
+        submit_time_s,
+        complete_time_s,
+    })
+}
+
+/// The statistics fields of an ok row, or the message naming its first faulty field. `field` gives a column's
+/// bytes, `parsed` its number (as [`parse_number`] reads it).
 fn request_sample<'a>(
     field: &impl Fn(usize) -> &'a [u8],
     parsed: &impl Fn(usize) -> Option<f64>,

@@ -9,7 +9,7 @@ use crate::state::{ctx, href};
 use crate::{palette, perf};
 use cellscope_model::Dimension;
 use cellscope_model::explore::{MatrixGrid, Value, matrix_of, uses_at_n};
-use cellscope_model::view_state::{Metric, View};
+use cellscope_model::view_state::{Metric, View, ViewState};
 
 use leptos::prelude::*;
 
@@ -197,25 +197,63 @@ pub fn MatrixView() -> impl IntoView {
                 }
             })
         }}</p>
-        <div class="grids">
-            // Each grid reads the view state when built (its links carry it): any change of it builds them again.
-            {move || perf::timed("grids-view", || {
-                ctx.state.track();
-                grids.get().into_iter().map(|grid| view! { <Grid grid=grid scale=colour_scale.get()/> }).collect_view()
-            })}
-        </div>
+        // The grids are one piece of HTML, set at once: built node by node, their few thousand elements and
+        // attributes were that many calls from WebAssembly into the page, most of a repaint. One listener on the
+        // container follows a square's link (its `href` is the whole target state, so middle-click, copy link
+        // and the keyboard work as with any link).
+        <div class="grids" on:click=follow_square_link inner_html=move || perf::timed("grids-view", || {
+            ctx.state.with(|state| grids.with(|grids| grids_html(grids, colour_scale.get(), state)))
+        })></div>
     }
 }
 
-#[component]
-fn Grid(grid: MatrixGrid, scale: ColourScale) -> impl IntoView {
-    let ctx = ctx();
-    let state = ctx.state.get_untracked();
+/// A click in the grids that lands on a square's link goes to the view it names, within the app.
+fn follow_square_link(event: web_sys::MouseEvent) {
+    use wasm_bindgen::JsCast;
+    // A modified click (new tab or window) is the browser's to follow.
+    if event.ctrl_key() || event.meta_key() || event.shift_key() || event.button() != 0 {
+        return;
+    }
+    let link = event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .and_then(|element| element.closest("a.square-link").ok().flatten());
+    let Some(query) = link.and_then(|link| link.get_attribute("href")) else {
+        return;
+    };
+    event.prevent_default();
+    let (target, _) = ViewState::parse_query(&query);
+    ctx().go(target);
+}
+
+/// `text` with the characters that could start markup or end an attribute written as character references, so
+/// that names from the data (a model called `<b>`) show as text. (Ten lines rather than a crate: the bundle has
+/// a size budget.)
+fn escape_html(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#39;"),
+            other => escaped.push(other),
+        }
+    }
+    escaped
+}
+
+/// The grids as HTML: per grid a table with a caption, the column values, and per row its squares, each a link
+/// to its one cell in the inspector or to the curves of what it pools, coloured by the metric, with its glyphs
+/// and the reasons in its title. Every text from the data is escaped.
+fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -> String {
+    use std::fmt::Write as _;
     let metric = state.metric;
     let aggregation = state.aggregation;
     let (rows_dimension, cols_dimension, grid_dimension) = (state.rows, state.cols, state.grid);
     // Where a square leads: its one cell in the inspector, or the curves of what it pools.
-    let target = move |row: &Value, col: &Value, only_cell: &Option<cellscope_model::CellKey>| {
+    let target = |row: &Value, col: &Value, only_cell: &Option<cellscope_model::CellKey>| {
         let mut next = state.clone();
         match only_cell {
             Some(key) => {
@@ -231,62 +269,104 @@ fn Grid(grid: MatrixGrid, scale: ColourScale) -> impl IntoView {
         }
         next
     };
-    let squares = grid.squares.clone();
-    let cols = grid.cols.clone();
-    view! {
-        <table class="grid" data-grid=grid.title.to_string()>
-            <caption>{format!("{} = {}", grid_dimension.name(), grid.title)}</caption>
-            <thead><tr><th></th>{cols.iter().map(|col| view! { <th scope="col">{col.to_string()}</th> }).collect_view()}</tr></thead>
-            <tbody>
-                {grid.rows.iter().enumerate().map(|(row_index, row)| view! {
-                    <tr>
-                        <th scope="row">{row.to_string()}</th>
-                        {squares[row_index].iter().enumerate().map(|(col_index, square)| {
-                            let (row, col) = (row.clone(), cols[col_index].clone());
-                            match square {
-                                None => view! { <td class="square absent" title="no cell"></td> }.into_any(),
-                                Some(square) => {
-                                    let (background, text) = match square.value {
-                                        Some(value) => {
-                                            let color = palette::viridis(scale.position(value));
-                                            (palette::css(color), palette::text_on(color))
-                                        }
-                                        None if square.never_within.is_some() => (palette::css(palette::viridis(1.0)), "#111"),
-                                        None => ("var(--absent-b)".to_string(), "var(--muted)"),
-                                    };
-                                    let glyphs = square.flags.glyphs();
-                                    let mut hover = vec![format!(
-                                        "{} = {}, {} = {}: {}\n{} · ok rows {}/{} expected",
-                                        rows_dimension.name(), row, cols_dimension.name(), col, square.describe(metric),
-                                        square.pooling.describe(aggregation), square.ok_rows, square.expected_rows
-                                    )];
-                                    hover.extend(glyphs.iter().map(|(glyph, text)| format!("{glyph} {text}")));
-                                    hover.extend(square.origin_lines(metric));
-                                    if square.flags.left_out > 0 {
-                                        hover.push(format!("{} cells left out of this comparison (exclusion ledger / toggles)", square.flags.left_out));
-                                    }
-                                    let glyph_text: String = glyphs.iter().map(|(glyph, _)| *glyph).collect();
-                                    let statuses: Vec<&str> = glyphs.iter().map(|(_, text)| text.split(' ').nth(1).unwrap_or("")).collect();
-                                    let sign = square.sign();
-                                    let (reported, derived) = (square.reported, square.derived);
-                                    let next = target(&row, &col, &square.only_cell);
-                                    let link = href(&next);
-                                    view! {
-                                        <td class="square" style=format!("background:{background};color:{text}") title=hover.join("\n")
-                                            data-row=row.to_string() data-col=col.to_string() data-statuses=statuses.join(",")
-                                            data-reported=reported.to_string() data-derived=derived.to_string()>
-                                            <a class="square-link" href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>
-                                                <span class="value">{square.label(metric)}</span>
-                                                <span class="glyphs">{glyph_text}<span class="mark">{sign}</span></span>
-                                            </a>
-                                        </td>
-                                    }.into_any()
-                                }
-                            }
-                        }).collect_view()}
-                    </tr>
-                }).collect_view()}
-            </tbody>
-        </table>
+    let mut html = String::new();
+    for grid in grids {
+        let title = escape_html(&grid.title.to_string());
+        let _ = write!(
+            html,
+            "<table class=\"grid\" data-grid=\"{title}\"><caption>{} = {title}</caption><thead><tr><th></th>",
+            grid_dimension.name()
+        );
+        for col in &grid.cols {
+            let _ = write!(
+                html,
+                "<th scope=\"col\">{}</th>",
+                escape_html(&col.to_string())
+            );
+        }
+        html.push_str("</tr></thead><tbody>");
+        for (row, squares) in grid.rows.iter().zip(&grid.squares) {
+            let row_text = row.to_string();
+            let _ = write!(
+                html,
+                "<tr><th scope=\"row\">{}</th>",
+                escape_html(&row_text)
+            );
+            for (col, square) in grid.cols.iter().zip(squares) {
+                let Some(square) = square else {
+                    html.push_str("<td class=\"square absent\" title=\"no cell\"></td>");
+                    continue;
+                };
+                let col_text = col.to_string();
+                let (background, text) = match square.value {
+                    Some(value) => {
+                        let color = palette::viridis(scale.position(value));
+                        (palette::css(color), palette::text_on(color))
+                    }
+                    None if square.never_within.is_some() => {
+                        (palette::css(palette::viridis(1.0)), "#111")
+                    }
+                    None => ("var(--absent-b)".to_string(), "var(--muted)"),
+                };
+                let glyphs = square.flags.glyphs();
+                let mut hover = vec![format!(
+                    "{} = {row_text}, {} = {col_text}: {}\n{} · ok rows {}/{} expected",
+                    rows_dimension.name(),
+                    cols_dimension.name(),
+                    square.describe(metric),
+                    square.pooling.describe(aggregation),
+                    square.ok_rows,
+                    square.expected_rows
+                )];
+                hover.extend(glyphs.iter().map(|(glyph, text)| format!("{glyph} {text}")));
+                hover.extend(square.origin_lines(metric));
+                if square.flags.left_out > 0 {
+                    hover.push(format!(
+                        "{} cells left out of this comparison (exclusion ledger / toggles)",
+                        square.flags.left_out
+                    ));
+                }
+                let glyph_text: String = glyphs.iter().map(|(glyph, _)| *glyph).collect();
+                let statuses: Vec<&str> = glyphs
+                    .iter()
+                    .map(|(_, text)| text.split(' ').nth(1).unwrap_or(""))
+                    .collect();
+                let link = href(&target(row, col, &square.only_cell));
+                let _ = write!(
+                    html,
+                    "<td class=\"square\" style=\"background:{background};color:{text}\" title=\"{}\" \
+                     data-row=\"{}\" data-col=\"{}\" data-statuses=\"{}\" data-reported=\"{}\" data-derived=\"{}\">\
+                     <a class=\"square-link\" href=\"{}\"><span class=\"value\">{}</span>\
+                     <span class=\"glyphs\">{}<span class=\"mark\">{}</span></span></a></td>",
+                    escape_html(&hover.join("\n")),
+                    escape_html(&row_text),
+                    escape_html(&col_text),
+                    escape_html(&statuses.join(",")),
+                    square.reported,
+                    square.derived,
+                    escape_html(&link),
+                    escape_html(&square.label(metric)),
+                    escape_html(&glyph_text),
+                    escape_html(&square.sign()),
+                );
+            }
+            html.push_str("</tr>");
+        }
+        html.push_str("</tbody></table>");
+    }
+    html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_text_is_escaped_in_text_and_attributes() {
+        assert_eq!(
+            escape_html(r#"<b>"qwen" & 'llama'</b>"#),
+            "&lt;b&gt;&quot;qwen&quot; &amp; &#39;llama&#39;&lt;/b&gt;"
+        );
+        assert_eq!(escape_html("plain: N=8 · ok"), "plain: N=8 · ok");
     }
 }

@@ -892,6 +892,10 @@ async fn tab_reaches_a_matrix_square_and_enter_opens_it() -> anyhow::Result<()> 
         .eval("document.activeElement.getAttribute('href')")
         .await?;
     assert!(href.contains("view=curves"), "a real link: {href}");
+    // The squares' links are followed within the app (one listener on the grids), not by loading the page again:
+    // a mark left on the window survives.
+    page.eval::<bool>("(() => { window.__same_page = true; return true; })()")
+        .await?;
     page.client()
         .active_element()
         .await?
@@ -901,6 +905,10 @@ async fn tab_reaches_a_matrix_square_and_enter_opens_it() -> anyhow::Result<()> 
         "location.search.includes('view=curves') && location.search.includes('model=llama3.2-1b')",
     )
     .await?;
+    assert!(
+        page.eval::<bool>("window.__same_page === true").await?,
+        "following a square's link loaded the page again"
+    );
     page.wait_for_attr("#curves-canvas", "data-drawn", "true")
         .await?;
     // An audit row is a real link too.

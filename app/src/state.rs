@@ -254,7 +254,14 @@ impl Ctx {
             let current = browser::search();
             let current = current.strip_prefix('?').unwrap_or(&current);
             if query != current {
-                browser::set_query(&query, previous.is_some());
+                // Written in a task of its own, after the views' effects and the repaint: a history entry is
+                // nothing the user sees change, and `pushState` took a millisecond or more of each change.
+                // Entries keep their order (tasks of zero delay run in the order they were set).
+                let (target, push) = (query.clone(), previous.is_some());
+                leptos::prelude::set_timeout(
+                    move || browser::set_query(&target, push),
+                    std::time::Duration::ZERO,
+                );
             }
             query
         });

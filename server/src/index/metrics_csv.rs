@@ -649,6 +649,7 @@ fn parse_records(
 
     let context = RowContext {
         bytes,
+        base_offset: 0,
         columns: &columns,
         width,
         ends_with_newline,
@@ -685,6 +686,7 @@ fn parse_records(
         cells,
         row_warnings,
         unknown_statuses,
+        lines_counted,
     } = merge(chunks, &mut parsed, warnings);
 
     if row_warnings > MAX_ROW_WARNINGS {
@@ -716,16 +718,16 @@ fn parse_records(
         .map(|(key, accumulating)| {
             let mut cell = accumulating.cell;
             cell.stats = accumulating.accumulator.finish();
-            // `first_line` held the byte offset; counting lines is a scan of the file, so it is done only for
-            // the rare cells a warning will name.
-            cell.first_line = if cell.skip_rows > 0 && cell.rows > 0 {
-                LazyLine {
+            // Kept only for the rare cells a warning will name. The csv crate's reading held the byte offset:
+            // counting lines is a scan of the file, so it is done only for those cells.
+            cell.first_line = match (cell.skip_rows > 0 && cell.rows > 0, lines_counted) {
+                (false, _) => 0,
+                (true, true) => cell.first_line,
+                (true, false) => LazyLine {
                     bytes,
                     offset: cell.first_line,
                 }
-                .get()
-            } else {
-                0
+                .get(),
             };
             (key, cell)
         })
@@ -733,9 +735,12 @@ fn parse_records(
     Ok(Some(parsed))
 }
 
-/// What [`parse_rows`] shares between chunks: the whole file (offsets and lines count in it) and its columns.
+/// What [`parse_rows`] shares between chunks: the bytes the chunks are in and its columns.
 struct RowContext<'a> {
+    /// The bytes the splitters read from: the whole file, or (read in pieces) a piece of it.
     bytes: &'a [u8],
+    /// Where `bytes` starts in the file (counted after its byte-order marks): row offsets are the file's.
+    base_offset: u64,
     columns: &'a Columns,
     width: usize,
     ends_with_newline: bool,
@@ -755,12 +760,18 @@ struct RowsOut {
     lines: u64,
     /// The plain split passed a `"`: these rows are not the file's reading (see [`Splitter`]).
     saw_quote: bool,
+    /// Whether lines were counted by the plain split (warnings, unknown statuses and the cells' `first_line`
+    /// hold lines, from 0 at a later chunk's start) rather than by the csv crate (whose records are found by
+    /// counting the line feeds before their offset, and a cell's `first_line` holds its offset until the end).
+    lines_counted: bool,
 }
 
 struct Merged {
     cells: Vec<(CellCoordinates, Accumulating)>,
     row_warnings: usize,
     unknown_statuses: BTreeMap<Vec<u8>, (u64, u64)>,
+    /// Every chunk's [`RowsOut::lines_counted`].
+    lines_counted: bool,
 }
 
 /// Chunks of `bytes[start..]` of about `chunk_bytes`, each ending just after a line feed (the last at the end).
@@ -785,6 +796,7 @@ fn merge(chunks: Vec<RowsOut>, parsed: &mut ParsedMetrics, warnings: &mut Vec<Wa
         cells: Vec::new(),
         row_warnings: 0,
         unknown_statuses: BTreeMap::new(),
+        lines_counted: chunks.iter().all(|chunk| chunk.lines_counted),
     };
     let single = chunks.len() == 1;
     let mut position: HashMap<CellCoordinates, usize> = HashMap::new();
@@ -799,18 +811,29 @@ fn merge(chunks: Vec<RowsOut>, parsed: &mut ParsedMetrics, warnings: &mut Vec<Wa
         } else {
             MAX_ROW_WARNINGS.saturating_sub(merged.row_warnings)
         };
-        warnings.extend(chunk.warnings.into_iter().take(room));
-        merged.row_warnings += chunk.row_warnings;
-        for (status, (line, count)) in chunk.unknown_statuses {
-            let entry = merged.unknown_statuses.entry(status).or_insert((line, 0));
-            entry.1 += count;
-        }
         // The first chunk counted absolute lines; a later one counted from 0 at its start.
         let offset_lines = if chunk_index == 0 { 0 } else { line_base };
+        warnings.extend(chunk.warnings.into_iter().take(room).map(|mut warning| {
+            if let Some(line) = &mut warning.line {
+                *line += offset_lines;
+            }
+            warning
+        }));
+        merged.row_warnings += chunk.row_warnings;
+        for (status, (line, count)) in chunk.unknown_statuses {
+            let entry = merged
+                .unknown_statuses
+                .entry(status)
+                .or_insert((line + offset_lines, 0));
+            entry.1 += count;
+        }
         for (coordinates, mut accumulating) in chunk.cells {
             // Set only by a kept row (a cell whose rows were all left out keeps 0, as in one pass).
             if !accumulating.cell.row_offsets.is_empty() {
                 accumulating.cell.first_row_line += offset_lines;
+            }
+            if chunk.lines_counted {
+                accumulating.cell.first_line += offset_lines;
             }
             if single {
                 merged.cells.push((coordinates, accumulating));
@@ -888,6 +911,7 @@ fn parse_rows_with_bit_instructions(context: &RowContext<'_>, splitter: Splitter
 fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
     let RowContext {
         bytes,
+        base_offset,
         columns,
         width,
         ends_with_newline,
@@ -903,6 +927,7 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
         unknown_statuses: BTreeMap::new(),
         lines: 0,
         saw_quote: false,
+        lines_counted: splitter.is_plain(),
     };
     let mut cells: Vec<(CellCoordinates, Accumulating)> = Vec::new();
     let mut index_by_key: HashMap<Vec<u8>, usize> = HashMap::new();
@@ -979,7 +1004,12 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
         let field = |index: usize| &base[fields.range(index)];
         let number = |index: usize| parse_number(field(index));
         out.records += 1;
-        let line = LazyLine { bytes, offset };
+        // The record's line: counted by the plain split as it went (from 0 at a later chunk's start, made
+        // absolute when the chunks are merged), else found by counting the line feeds before it.
+        let line = RecordLine {
+            counted: plain.then_some(record_line),
+            lazy: LazyLine { bytes, offset },
+        };
         // A line break inside a field means a quote opened on this line was closed only lines later: every line
         // in between was read into this one record (which may even have the header's width by chance), and
         // goes with it. No metrics.csv column holds a line break.
@@ -1079,7 +1109,7 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
                                     key,
                                     Accumulating {
                                         cell: ParsedCell {
-                                            first_line: offset,
+                                            first_line: if plain { record_line } else { offset },
                                             ..ParsedCell::default()
                                         },
                                         accumulator: CellAccumulator::new(),
@@ -1168,7 +1198,8 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
         match &mut pending_run {
             Some((_, _, count, _)) if same_run_id => *count += 1,
             _ => {
-                let previous = pending_run.replace((cell_index, run_id.to_vec(), 1, offset));
+                let previous =
+                    pending_run.replace((cell_index, run_id.to_vec(), 1, base_offset + offset));
                 flush_run(&mut cells, previous);
             }
         }
@@ -1177,7 +1208,7 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
         if cell.row_offsets.is_empty() {
             cell.first_row_line = record_line;
         }
-        cell.row_offsets.push(offset);
+        cell.row_offsets.push(base_offset + offset);
         if class == RowClass::Skip {
             cell.skip_rows += 1;
         } else if let Some(sample) = sample {
@@ -1220,6 +1251,19 @@ pub(crate) fn without_boms(mut bytes: &[u8]) -> &[u8] {
 /// The 1-based line of the record that the parser reports at byte `offset` of `bytes` (the file without its BOM).
 pub(crate) fn line_at(bytes: &[u8], offset: u64) -> u64 {
     LazyLine { bytes, offset }.get()
+}
+
+/// The 1-based line of a record: the one the plain split counted, or computed from its offset on demand.
+#[derive(Clone, Copy)]
+struct RecordLine<'a> {
+    counted: Option<u64>,
+    lazy: LazyLine<'a>,
+}
+
+impl RecordLine<'_> {
+    fn get(self) -> u64 {
+        self.counted.unwrap_or_else(|| self.lazy.get())
+    }
 }
 
 /// A 1-based line number computed from a byte offset on demand.

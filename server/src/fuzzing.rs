@@ -22,7 +22,8 @@ pub const TARGETS: [(&str, Check); 7] = [
 ];
 
 /// The metrics.csv reader never panics, and where the plain split applies (no quote, no carriage return other
-/// than before a line feed) it gives the same cells, counts and warnings as the csv crate's reader.
+/// than before a line feed) it gives the same cells, counts and warnings as the csv crate's reader; read in
+/// chunks, in pieces, or with the portable row code, the same as in one pass.
 pub fn metrics_csv(data: &[u8]) {
     let mut warnings = Vec::new();
     let plain = metrics_csv::parse(data, &mut warnings);
@@ -44,6 +45,38 @@ pub fn metrics_csv(data: &[u8]) {
     assert_eq!(
         warnings, chunked_warnings,
         "chunked parse warns differently"
+    );
+    // Read in pieces of a few bytes, in chunks of a few more (the sizes drawn from the input), the file gives one
+    // pass's result, where that reading takes it.
+    let mut piece_warnings = Vec::new();
+    if let Some(pieces) = metrics_csv::parse_source_in(
+        &data,
+        data.len() as u64,
+        &mut piece_warnings,
+        1 + data.len() % 53,
+        1 + data.len() % 17,
+    ) {
+        assert_eq!(
+            format!("{plain:?}"),
+            format!("{pieces:?}"),
+            "the reading in pieces differs"
+        );
+        assert_eq!(
+            warnings, piece_warnings,
+            "the reading in pieces warns differently"
+        );
+    }
+    // The row code compiled for every processor gives what the one with bit instructions gives.
+    let mut portable_warnings = Vec::new();
+    let portable = metrics_csv::parse_portably(data, &mut portable_warnings);
+    assert_eq!(
+        format!("{plain:?}"),
+        format!("{portable:?}"),
+        "the portable row code differs"
+    );
+    assert_eq!(
+        warnings, portable_warnings,
+        "the portable row code warns differently"
     );
     let mut general_warnings = Vec::new();
     let general = metrics_csv::parse_general(data, &mut general_warnings);

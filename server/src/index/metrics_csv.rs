@@ -13,9 +13,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 mod number;
+mod pieces;
 pub(crate) use number::parse_number;
 #[cfg(test)]
 use number::plain_decimal;
+use pieces::PieceReader;
+pub use pieces::Source;
 
 /// Columns without which a file cannot be indexed.
 pub const REQUIRED_COLUMNS: [&str; 17] = [
@@ -160,6 +163,166 @@ enum Splitter<'a> {
         reader: csv::Reader<&'a [u8]>,
         record: csv::ByteRecord,
     },
+    /// The plain split of a source read in pieces (`metrics_csv/pieces.rs`).
+    Pieces(Box<PieceSplit<'a>>),
+}
+
+/// The plain split of one chunk of a source read a piece at a time: the lines that start in the chunk, whole.
+struct PieceSplit<'a> {
+    reader: PieceReader<'a>,
+    cursor: PlainCursor,
+    /// `reader.buffer[..parse_end]` ends with a whole line: the split runs up to there, then reads on.
+    parse_end: usize,
+    /// The chunk's lines start before this offset of the source; the line holding the byte before it is the
+    /// chunk's last.
+    limit: u64,
+    /// Whether `parse_end` is the end of the chunk's last line.
+    last: bool,
+    /// The byte-order marks at the start of the source: offsets count from after them.
+    marks: u64,
+    /// Reading stopped early (the file changed while read): this reading of it is thrown away.
+    failed: bool,
+}
+
+impl<'a> PieceSplit<'a> {
+    /// The chunk of `source` (of `size` bytes) whose lines start in `[start, limit)`; `first_line` is the line at
+    /// `start` when `start` is known to be a line's start (the first chunk), else the chunk starts after the
+    /// first line feed at or after `start - 1` and counts lines from 0.
+    fn new(
+        source: &'a dyn Source,
+        (start, limit, size): (u64, u64, u64),
+        first_line: Option<u64>,
+        marks: u64,
+        piece_bytes: usize,
+    ) -> PieceSplit<'a> {
+        let from = if first_line.is_some() {
+            start
+        } else {
+            start.saturating_sub(1)
+        };
+        let mut split = PieceSplit {
+            reader: PieceReader::new(source, from, size, piece_bytes),
+            cursor: PlainCursor::at(&[], 0, first_line.unwrap_or(0)),
+            parse_end: 0,
+            limit,
+            last: false,
+            marks,
+            failed: false,
+        };
+        if first_line.is_none() {
+            // The line that holds the byte before the chunk is the previous chunk's.
+            loop {
+                if let Some(at) = memchr::memchr(b'\n', &split.reader.buffer[..split.reader.filled])
+                {
+                    split.reader.consume(at + 1);
+                    break;
+                }
+                let filled = split.reader.filled;
+                split.reader.consume(filled);
+                match split.reader.fill() {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        split.last = true;
+                        return split;
+                    }
+                    Err(_) => {
+                        split.failed = true;
+                        split.last = true;
+                        return split;
+                    }
+                }
+            }
+        }
+        split
+    }
+
+    /// Makes the next whole lines of the chunk available to the split, reading on as needed; false when none is
+    /// left (or reading failed).
+    fn advance(&mut self) -> bool {
+        if self.last {
+            return false;
+        }
+        self.reader.consume(self.cursor.position);
+        let parse_end = loop {
+            let filled = self.reader.filled;
+            let limit_at = usize::try_from(self.limit.saturating_sub(self.reader.position))
+                .unwrap_or(usize::MAX);
+            if limit_at == 0 {
+                // The next line starts at or after the limit: the next chunk's.
+                self.last = true;
+                return false;
+            }
+            // The line holding the byte before the limit is the chunk's last; it ends at the first line feed at or
+            // after that byte.
+            if limit_at <= filled
+                && let Some(at) = memchr::memchr(b'\n', &self.reader.buffer[limit_at - 1..filled])
+            {
+                self.last = true;
+                break limit_at + at;
+            }
+            if let Some(at) = memchr::memrchr(b'\n', &self.reader.buffer[..filled]) {
+                break at + 1;
+            }
+            match self.reader.fill() {
+                Ok(true) => {}
+                Ok(false) => {
+                    // The end of the source: what is left is its last line, without a terminator.
+                    self.last = true;
+                    if filled == 0 {
+                        return false;
+                    }
+                    break filled;
+                }
+                Err(_) => {
+                    self.failed = true;
+                    self.last = true;
+                    return false;
+                }
+            }
+        };
+        self.parse_end = parse_end;
+        let quotes_seen = self.cursor.quotes_seen;
+        self.cursor = PlainCursor::at(&self.reader.buffer[..parse_end], 0, self.cursor.line);
+        self.cursor.quotes_seen |= quotes_seen;
+        true
+    }
+}
+
+/// What [`plain_record`] found at the cursor.
+enum Scanned {
+    /// A record: its first byte, its line, and whether a line feed ends it.
+    Record(usize, u64, bool),
+    /// A blank line, skipped as the csv crate does.
+    Blank,
+    /// No bytes left.
+    End,
+}
+
+/// The plain split's next record of `bytes` at the cursor, its fields into `fields`.
+#[inline(always)]
+fn plain_record(bytes: &[u8], cursor: &mut PlainCursor, fields: &mut Fields) -> Scanned {
+    if cursor.position >= bytes.len() {
+        return Scanned::End;
+    }
+    let start = cursor.position;
+    let record_line = cursor.line;
+    fields.gap = 1;
+    fields.count = 0;
+    fields.starts[0] = start;
+    let (mut line_end, next_position) = cursor.scan_line(bytes, fields);
+    cursor.position = next_position;
+    cursor.line += 1;
+    let terminated = next_position > line_end;
+    let last_start = fields.starts[fields.count];
+    if line_end > last_start && bytes[line_end - 1] == b'\r' {
+        line_end -= 1;
+    }
+    if fields.count == 0 && line_end <= start {
+        return Scanned::Blank;
+    }
+    fields.count += 1;
+    fields.starts[fields.count] = line_end.max(last_start) + 1;
+    Scanned::Record(start, record_line, terminated)
 }
 
 /// Most fields a record keeps; a line with more is ragged whatever the header says (real headers have ~30).
@@ -376,8 +539,9 @@ impl PlainCursor {
     }
 }
 
-/// A record: the bytes its fields point into, the offset of its start and the 1-based line it starts on.
-type Record<'s> = (&'s [u8], u64, u64);
+/// A record: the bytes its fields point into, the offset of its start, the 1-based line it starts on, and (for
+/// the plain split) whether a line feed ends it.
+type Record<'s> = (&'s [u8], u64, u64, Option<bool>);
 
 impl<'a> Splitter<'a> {
     /// The plain split, unless `general` asks for the csv crate whatever the bytes.
@@ -405,21 +569,28 @@ impl<'a> Splitter<'a> {
     fn line(&self) -> u64 {
         match self {
             Splitter::Plain { cursor, .. } => cursor.line,
+            Splitter::Pieces(split) => split.cursor.line,
             Splitter::Quoted { .. } => 0,
         }
     }
 
     /// Whether records are split without quoting rules, so a field's bytes sit between delimiters in the file.
     fn is_plain(&self) -> bool {
-        matches!(self, Splitter::Plain { .. })
+        matches!(self, Splitter::Plain { .. } | Splitter::Pieces(_))
     }
 
     /// Whether the plain split has passed a `"`, so its reading of the bytes is not the file's.
     fn saw_quote(&self) -> bool {
         match self {
             Splitter::Plain { cursor, .. } => cursor.quotes_seen != 0,
+            Splitter::Pieces(split) => split.cursor.quotes_seen != 0,
             Splitter::Quoted { .. } => false,
         }
+    }
+
+    /// Whether reading the source failed (it changed while read): the records given are not the file's.
+    fn read_failed(&self) -> bool {
+        matches!(self, Splitter::Pieces(split) if split.failed)
     }
 
     /// The next record as `(field bytes base, record start offset, 1-based line of its start)`, its fields into
@@ -428,29 +599,38 @@ impl<'a> Splitter<'a> {
     fn next<'s>(&'s mut self, fields: &mut Fields) -> Result<Option<Record<'s>>, csv::Error> {
         match self {
             Splitter::Plain { bytes, cursor } => loop {
-                if cursor.position >= bytes.len() {
-                    return Ok(None);
+                match plain_record(bytes, cursor, fields) {
+                    Scanned::Record(start, line, terminated) => {
+                        return Ok(Some((bytes, start as u64, line, Some(terminated))));
+                    }
+                    Scanned::Blank => continue,
+                    Scanned::End => return Ok(None),
                 }
-                let start = cursor.position;
-                let record_line = cursor.line;
-                fields.gap = 1;
-                fields.count = 0;
-                fields.starts[0] = start;
-                let (mut line_end, next_position) = cursor.scan_line(bytes, fields);
-                cursor.position = next_position;
-                cursor.line += 1;
-                let last_start = fields.starts[fields.count];
-                if line_end > last_start && bytes[line_end - 1] == b'\r' {
-                    line_end -= 1;
-                }
-                if fields.count == 0 && line_end <= start {
-                    // Blank lines are skipped, as the csv crate does.
-                    continue;
-                }
-                fields.count += 1;
-                fields.starts[fields.count] = line_end.max(last_start) + 1;
-                return Ok(Some((bytes, start as u64, record_line)));
             },
+            Splitter::Pieces(split) => {
+                let (start, line, terminated) = loop {
+                    if split.cursor.position >= split.parse_end {
+                        if !split.advance() {
+                            return Ok(None);
+                        }
+                        continue;
+                    }
+                    let bytes = &split.reader.buffer[..split.parse_end];
+                    match plain_record(bytes, &mut split.cursor, fields) {
+                        Scanned::Record(start, line, terminated) => {
+                            break (start, line, terminated);
+                        }
+                        Scanned::Blank | Scanned::End => continue,
+                    }
+                };
+                let offset = split.reader.position + start as u64 - split.marks;
+                Ok(Some((
+                    &split.reader.buffer[..split.parse_end],
+                    offset,
+                    line,
+                    Some(terminated),
+                )))
+            }
             Splitter::Quoted {
                 bytes,
                 reader,
@@ -483,7 +663,7 @@ impl<'a> Splitter<'a> {
                     .count() as u64;
                 // The record's own first byte, as the plain split gives it: one offset for both paths.
                 let start = record_start(bytes, offset) as u64;
-                Ok(Some((record.as_slice(), start, line + skipped)))
+                Ok(Some((record.as_slice(), start, line + skipped, None)))
             }
         }
     }
@@ -569,6 +749,125 @@ pub fn parse_portably(
     )
 }
 
+/// How a file read in pieces is read: a piece at a time, this many bytes (a quarter of a core's cache on this
+/// project's machines), and for its header the first piece of this many.
+const PIECE_BYTES: usize = 256 << 10;
+const HEADER_PIECE_BYTES: usize = 64 << 10;
+
+/// [`parse`] of a source of `size` bytes read in pieces (`metrics_csv/pieces.rs`), its chunks on every core as
+/// with the whole file, and the same result: the file is never held whole. `None` when the file is not for this
+/// reading, which the caller then reads whole: its header is not a whole line in the first piece, it holds a
+/// quote (it is the csv crate's to read), or it changed while it was read.
+pub fn parse_source(
+    source: &dyn Source,
+    size: u64,
+    warnings: &mut Vec<Warning>,
+) -> Option<Result<ParsedMetrics, FileRejected>> {
+    parse_source_in(source, size, warnings, CHUNK_BYTES, PIECE_BYTES)
+}
+
+/// [`parse_source`] with chunks and pieces of the given sizes: the fuzz target reads its inputs in tiny ones.
+pub fn parse_source_in(
+    source: &dyn Source,
+    size: u64,
+    warnings: &mut Vec<Warning>,
+    chunk_bytes: usize,
+    piece_bytes: usize,
+) -> Option<Result<ParsedMetrics, FileRejected>> {
+    let before = warnings.len();
+    let parsed = read_pieces(
+        source,
+        size,
+        warnings,
+        chunk_bytes.max(1),
+        piece_bytes.max(1),
+    );
+    if parsed.is_none() {
+        // What this reading warned about is said again by the reading of the whole file.
+        warnings.truncate(before);
+    }
+    parsed
+}
+
+fn read_pieces(
+    source: &dyn Source,
+    size: u64,
+    warnings: &mut Vec<Warning>,
+    chunk_bytes: usize,
+    piece_bytes: usize,
+) -> Option<Result<ParsedMetrics, FileRejected>> {
+    // The header, a whole line of the first piece with something besides blanks in it (an empty file or one
+    // of blanks, a header longer than the piece, and bare carriage returns are for the reading of the whole).
+    let (header, data_start, first_line, marks) = {
+        let mut head = PieceReader::new(source, 0, size, HEADER_PIECE_BYTES);
+        head.fill().ok()?;
+        let first = &head.buffer[..head.filled];
+        let data = without_boms(first);
+        let marks = (first.len() - data.len()) as u64;
+        let mut splitter = Splitter::new(data, false);
+        let mut fields = Fields::new();
+        let header: Vec<String> = match splitter.next(&mut fields) {
+            Ok(Some((base, _, _, Some(true)))) => fields
+                .ranges()
+                .map(|range| String::from_utf8_lossy(&base[range]).trim().to_string())
+                .collect(),
+            _ => return None,
+        };
+        if splitter.saw_quote() || header.iter().all(String::is_empty) {
+            return None;
+        }
+        let Splitter::Plain { cursor, .. } = splitter else {
+            return None;
+        };
+        (header, marks + cursor.position as u64, cursor.line, marks)
+    };
+    let columns = match find_columns(&header, warnings) {
+        Ok(columns) => columns,
+        Err(rejected) => return Some(Err(rejected)),
+    };
+    let mut last = [0u8; 1];
+    let ends_with_newline = match source.read_at(&mut last, size.checked_sub(1)?) {
+        Ok(1) => last[0] == b'\n' || last[0] == b'\r',
+        _ => return None,
+    };
+    let context = RowContext {
+        bytes: &[],
+        base_offset: 0,
+        columns: &columns,
+        width: header.len(),
+        ends_with_newline,
+        portable: false,
+    };
+    let chunk_count = size
+        .saturating_sub(data_start)
+        .div_ceil(chunk_bytes as u64)
+        .max(1);
+    use rayon::prelude::*;
+    let chunks: Vec<RowsOut> = (0..chunk_count)
+        .into_par_iter()
+        .map(|chunk| {
+            let start = data_start + chunk * chunk_bytes as u64;
+            let limit = if chunk + 1 == chunk_count {
+                size
+            } else {
+                start + chunk_bytes as u64
+            };
+            // The first chunk starts at a line's start and counts lines from the header's end; the others from
+            // 0, made absolute when the chunks are merged.
+            let first = (chunk == 0).then_some(first_line);
+            let split = PieceSplit::new(source, (start, limit, size), first, marks, piece_bytes);
+            parse_rows(&context, Splitter::Pieces(Box::new(split)))
+        })
+        .collect();
+    if chunks
+        .iter()
+        .any(|chunk| chunk.saw_quote || chunk.read_failed)
+    {
+        return None;
+    }
+    Some(Ok(merged_parse(header, chunks, &[], warnings)))
+}
+
 fn parse_split(
     bytes: &[u8],
     warnings: &mut Vec<Warning>,
@@ -619,7 +918,7 @@ fn parse_records(
     let chunk_bytes = reading.chunk_bytes;
     let mut fields = Fields::new();
     let header: Vec<String> = match splitter.next(&mut fields) {
-        Ok(Some((base, _, _))) => fields
+        Ok(Some((base, _, _, _))) => fields
             .ranges()
             .map(|range| String::from_utf8_lossy(&base[range]).trim().to_string())
             .collect(),
@@ -678,6 +977,18 @@ fn parse_records(
     if chunks.iter().any(|chunk| chunk.saw_quote) {
         return Ok(None);
     }
+    Ok(Some(merged_parse(header, chunks, bytes, warnings)))
+}
+
+/// The parse of a file from its header and its chunks' rows (in file order): merged, with the file's warnings
+/// about rows, and each cell's statistics. `bytes` is the whole file when any chunk was read by the csv crate
+/// (its cells' first lines are found by their offsets), else it is not read.
+fn merged_parse(
+    header: Vec<String>,
+    chunks: Vec<RowsOut>,
+    bytes: &[u8],
+    warnings: &mut Vec<Warning>,
+) -> ParsedMetrics {
     let mut parsed = ParsedMetrics {
         header,
         ..ParsedMetrics::default()
@@ -732,7 +1043,7 @@ fn parse_records(
             (key, cell)
         })
         .collect();
-    Ok(Some(parsed))
+    parsed
 }
 
 /// What [`parse_rows`] shares between chunks: the bytes the chunks are in and its columns.
@@ -764,6 +1075,8 @@ struct RowsOut {
     /// hold lines, from 0 at a later chunk's start) rather than by the csv crate (whose records are found by
     /// counting the line feeds before their offset, and a cell's `first_line` holds its offset until the end).
     lines_counted: bool,
+    /// Reading the source in pieces failed: these rows are not the file's.
+    read_failed: bool,
 }
 
 struct Merged {
@@ -928,6 +1241,7 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
         lines: 0,
         saw_quote: false,
         lines_counted: splitter.is_plain(),
+        read_failed: false,
     };
     let mut cells: Vec<(CellCoordinates, Accumulating)> = Vec::new();
     let mut index_by_key: HashMap<Vec<u8>, usize> = HashMap::new();
@@ -979,7 +1293,7 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
         if splitter.saw_quote() {
             break;
         }
-        let (base, offset, record_line) = match splitter.next(&mut fields) {
+        let (base, offset, record_line, terminated) = match splitter.next(&mut fields) {
             Ok(Some(next)) => next,
             Ok(None) => break,
             Err(error) => {
@@ -1040,9 +1354,15 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
         }
         if fields.len() != width {
             out.malformed_rows += 1;
-            // A short final line without a terminator is what a run that is still writing looks like.
-            let start = record_start(bytes, offset);
-            let is_last_line = !bytes.get(start..).unwrap_or_default().contains(&b'\n');
+            // A short final line without a terminator is what a run that is still writing looks like. (Only the
+            // file's last line can lack one; the csv crate does not say, so its record is looked for.)
+            let is_last_line = terminated.map_or_else(
+                || {
+                    let start = record_start(bytes, offset);
+                    !bytes.get(start..).unwrap_or_default().contains(&b'\n')
+                },
+                |terminated| !terminated,
+            );
             let found = if fields.len() >= MAX_FIELDS {
                 format!("more than {MAX_FIELDS}")
             } else {
@@ -1231,6 +1551,7 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
     flush_run(&mut cells, pending_run.take());
     out.lines = splitter.line();
     out.saw_quote = splitter.saw_quote();
+    out.read_failed = splitter.read_failed();
     out.cells = cells;
     out.row_warnings = row_warnings;
     out.unknown_statuses = unknown_statuses;
@@ -1531,7 +1852,7 @@ mod tests {
         };
         let mut fields = Fields::new();
         let mut ours = Vec::new();
-        while let Some((base, offset, line)) = plain.next(&mut fields).unwrap() {
+        while let Some((base, offset, line, _)) = plain.next(&mut fields).unwrap() {
             // The line is what counting line feeds before the record's first byte gives.
             let counted = 1 + memchr::memchr_iter(b'\n', &bytes[..offset as usize]).count() as u64;
             assert_eq!(line, counted, "line of the record at byte {offset}");
@@ -1787,6 +2108,90 @@ mod tests {
         }
         assert_eq!(parse_number(b""), None);
         assert_eq!(parse_number(b"abc"), None);
+    }
+
+    #[test]
+    fn a_file_read_in_pieces_gives_what_the_whole_file_gives() {
+        // Rows of several cells with what a file can hold that is not a plain ok row: a blank line, CRLF, a
+        // ragged row, a bad number, a skip sentinel beside real rows, an unknown status, byte-order marks, and a
+        // last line without its terminator.
+        let mut rows = Vec::new();
+        for n in [1, 2, 4] {
+            for agent in 1..=5 {
+                rows.push(row("r1", n, agent, &format!("{}.5", 1000 + agent), "ok"));
+            }
+        }
+        rows.insert(3, String::new());
+        rows.insert(7, "r1,local_core,scaling".to_string());
+        rows.insert(9, row("r1", 2, 9, "abc", "ok"));
+        rows.insert(11, row("r1", 2, 0, "0", "ok"));
+        rows.insert(12, row("r1", 4, 7, "1200.0", "overloaded"));
+        let body = rows.join("\n");
+        let texts = [
+            format!("{HEADER}\n{body}\n"),
+            format!("\u{feff}\u{feff}{HEADER}\r\n{}\r\n", rows.join("\r\n")),
+            format!(
+                "{HEADER}\n{body}\n{}",
+                "r1,local_core,scaling,pytorch_direct"
+            ),
+            format!("{HEADER}\n"),
+        ];
+        for text in &texts {
+            let bytes = text.as_bytes();
+            let mut whole_warnings = Vec::new();
+            let whole = parse(bytes, &mut whole_warnings);
+            for (chunk_bytes, piece_bytes) in [
+                (1, 1),
+                (7, 3),
+                (64, 5),
+                (100, 100),
+                (333, 64),
+                (usize::MAX, 1 << 20),
+            ] {
+                let mut warnings = Vec::new();
+                let pieces = parse_source_in(
+                    &bytes,
+                    bytes.len() as u64,
+                    &mut warnings,
+                    chunk_bytes,
+                    piece_bytes,
+                )
+                .unwrap_or_else(|| panic!("not read in pieces: {text:?}"));
+                assert_eq!(
+                    format!("{whole:?}"),
+                    format!("{pieces:?}"),
+                    "chunks of {chunk_bytes}, pieces of {piece_bytes}: {text:?}"
+                );
+                assert_eq!(
+                    whole_warnings, warnings,
+                    "chunks of {chunk_bytes}, pieces of {piece_bytes}"
+                );
+            }
+        }
+        // The first text warns about what it should, so the comparison above compared warnings.
+        let mut warnings = Vec::new();
+        parse(texts[0].as_bytes(), &mut warnings).unwrap();
+        let kinds: Vec<&str> = warnings
+            .iter()
+            .map(|warning| warning.kind.as_str())
+            .collect();
+        assert!(
+            kinds.contains(&"ragged_row") && kinds.contains(&"bad_number"),
+            "{kinds:?}"
+        );
+        // What the reading in pieces leaves to the reading of the whole file: a quote, no whole header line, a
+        // file that ends before its size.
+        for text in [
+            format!("{HEADER}\n{}\n", row("r1", 1, 1, "\"1.5\"", "ok")),
+            HEADER.to_string(),
+        ] {
+            let bytes = text.as_bytes();
+            assert!(parse_source_in(&bytes, bytes.len() as u64, &mut Vec::new(), 64, 16).is_none());
+        }
+        let bytes = texts[0].as_bytes();
+        let mut warnings = Vec::new();
+        assert!(parse_source_in(&bytes, bytes.len() as u64 + 10, &mut warnings, 64, 16).is_none());
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 
     #[test]

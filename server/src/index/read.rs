@@ -212,32 +212,68 @@ fn with_file_bytes<R>(
     })
 }
 
-pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) -> RunRead {
-    let run_id = dir.run_id.clone();
-    let metrics_relative = dir.metrics_relative();
-    let mut warnings = Vec::new();
-    // A file that could not be read or decompressed has its warning already; it is not also called empty.
-    let mut unread = false;
-    let (metrics, digest) = with_file_bytes(&dir.metrics_path(), |read| {
+/// A metrics.csv read in pieces (`metrics_csv::parse_source`): its size, its parse and the warnings about its
+/// rows. `None` when it cannot be read that way, and it is read whole.
+fn read_in_pieces(
+    path: &Path,
+) -> Option<(
+    u64,
+    Result<metrics_csv::ParsedMetrics, metrics_csv::FileRejected>,
+    Vec<Warning>,
+)> {
+    let file = std::fs::File::open(path).ok()?;
+    let metadata = file.metadata().ok()?;
+    if !metadata.is_file() {
+        return None;
+    }
+    let size = metadata.len();
+    #[cfg(unix)]
+    {
+        let mut row_warnings = Vec::new();
+        let parsed = metrics_csv::parse_source(&file, size, &mut row_warnings)?;
+        Some((size, parsed, row_warnings))
+    }
+    // Positioned reads of a file are implemented for Unix.
+    #[cfg(not(unix))]
+    {
+        let _ = (file, size);
+        None
+    }
+}
+
+/// A metrics.csv read whole (and decompressed, for a compressed one) and parsed: the parse and the file's digest;
+/// `warnings` receive what reading it found, `unread` is set when it could not be read or decompressed.
+fn read_whole(
+    dir: &RunDir,
+    run_id: &str,
+    metrics_relative: &str,
+    options: &IndexOptions,
+    warnings: &mut Vec<Warning>,
+    unread: &mut bool,
+) -> (
+    Result<metrics_csv::ParsedMetrics, metrics_csv::FileRejected>,
+    FileDigest,
+) {
+    with_file_bytes(&dir.metrics_path(), |read| {
         let bytes = read.unwrap_or_else(|error| {
-            unread = true;
+            *unread = true;
             warnings.push(
                 Warning::error("unreadable_file", format!("cannot read the file: {error}"))
-                    .run(&run_id)
-                    .file(&metrics_relative),
+                    .run(run_id)
+                    .file(metrics_relative),
             );
             &[]
         });
         // A compressed file is parsed from its decompressed bytes; its checksums are those of the file as stored.
         let inflated = decompressed(dir.metrics_name, bytes).unwrap_or_else(|error| {
-            unread = true;
+            *unread = true;
             warnings.push(
                 Warning::error(
                     "unreadable_file",
                     format!("cannot decompress the file: {error}; none of it is read"),
                 )
-                .run(&run_id)
-                .file(&metrics_relative),
+                .run(run_id)
+                .file(metrics_relative),
             );
             Some(Vec::new())
         });
@@ -245,13 +281,50 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
         let mut row_warnings = Vec::new();
         let metrics = metrics_csv::parse(text, &mut row_warnings);
         for warning in row_warnings {
-            warnings.push(warning.run(&run_id).file(&metrics_relative));
+            warnings.push(warning.run(run_id).file(metrics_relative));
         }
         (
             metrics,
-            digest(metrics_relative.clone(), bytes, options.hashes),
+            digest(metrics_relative.to_string(), bytes, options.hashes),
         )
-    });
+    })
+}
+
+pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) -> RunRead {
+    let run_id = dir.run_id.clone();
+    let metrics_relative = dir.metrics_relative();
+    let mut warnings = Vec::new();
+    // A file that could not be read or decompressed has its warning already; it is not also called empty.
+    let mut unread = false;
+    // For the cells only (no checksums to take of the whole file), an uncompressed file is read in pieces; a
+    // file that reading leaves (a quote, a changed file, a header not found) is read whole, as are the others.
+    let in_pieces = (!options.hashes && !is_compressed(dir.metrics_name))
+        .then(|| read_in_pieces(&dir.metrics_path()))
+        .flatten();
+    let (metrics, digest) = match in_pieces {
+        Some((size, parsed, row_warnings)) => {
+            for warning in row_warnings {
+                warnings.push(warning.run(&run_id).file(&metrics_relative));
+            }
+            (
+                parsed,
+                FileDigest {
+                    path: metrics_relative.clone(),
+                    bytes: size,
+                    md5: None,
+                    sha256: None,
+                },
+            )
+        }
+        None => read_whole(
+            &dir,
+            &run_id,
+            &metrics_relative,
+            options,
+            &mut warnings,
+            &mut unread,
+        ),
+    };
     match &metrics {
         Err(_) if unread => {}
         Err(rejected) => warnings.push(

@@ -28,7 +28,9 @@ pub struct RunCells {
     /// Refilled cells as they were before the refill, from the master's backup.
     pub pre_refill: Vec<CellSummary>,
     pub provenance: BTreeMap<CellKey, CellProvenance>,
-    pub rows: BTreeMap<CellKey, CellRows>,
+    /// Each cell's row locators, in the order of the run's parse (one per cell): the index sorts all runs' at
+    /// once, so a map per run would only be built to be taken apart.
+    pub rows: Vec<(CellKey, CellRows)>,
     pub warnings: Vec<Warning>,
 }
 
@@ -142,7 +144,7 @@ pub fn run_cells(
                 external: None,
             },
         };
-        out.rows.insert(summary.key.clone(), rows);
+        out.rows.push((summary.key.clone(), rows));
         if let Some(external) = &parsed_cell.external {
             out.provenance.insert(
                 summary.key.clone(),
@@ -504,7 +506,17 @@ mod tests {
         assert_eq!(by_n[&8].status, CellStatus::NotRun);
         assert_eq!(ledger[0].matched_cells, 1);
         assert!(cells.spliced.is_empty() && cells.pre_refill.is_empty());
-        assert_eq!(cells.rows[&by_n[&4].key].offsets.len(), 4);
+        let rows_of = |key: &CellKey| {
+            cells
+                .rows
+                .iter()
+                .find(|(rows_key, _)| rows_key == key)
+                .map(|(_, rows)| rows)
+        };
+        assert_eq!(
+            rows_of(&by_n[&4].key).map(|rows| rows.offsets.len()),
+            Some(4)
+        );
         let facts = run_facts(&read, &cells, &relations);
         assert_eq!(facts.role, RunRole::Run);
         assert_eq!((facts.census.cells, facts.census.failed_rows), (4, 1));

@@ -212,7 +212,14 @@ impl Snapshot {
                         serde_json::to_vec(&provenance_body),
                         // The first snapshot of a start favours time (zstd 3 takes half the time of 6 for a body
                         // 4% larger); the complete one that replaces it a moment later compresses harder.
-                        Compressed::new(cells_arrow.clone(), if complete { 6 } else { 3 }),
+                        Compressed::new(
+                            cells_arrow.clone(),
+                            if complete {
+                                complete_zstd_level(cells_arrow.len())
+                            } else {
+                                3
+                            },
+                        ),
                     )
                 },
             );
@@ -274,6 +281,18 @@ pub const ENCODINGS: [&str; 3] = ["zstd", "br", "gzip"];
 
 /// zstd's level for bodies kept per snapshot: their size matters more than the few milliseconds.
 const ZSTD_LEVEL: i32 = 6;
+
+/// zstd's level for the cells table of a complete snapshot, which every client fetches and which is compressed
+/// once, in the background: level 19 where it takes well under a second (the demo's 449 KB table: 125 KB in about
+/// 70 ms, against 141 KB at level 6; fewer bytes per answer is what lowers `/api/cells`' latency under load,
+/// most of which is the loopback's copying), level 6 for larger tables (19 takes about 0.15 s a megabyte).
+fn complete_zstd_level(table_bytes: usize) -> i32 {
+    if table_bytes <= 4 << 20 {
+        19
+    } else {
+        ZSTD_LEVEL
+    }
+}
 
 /// `body` compressed in `encoding` (one of [`ENCODINGS`]); `None` if the encoder fails.
 fn compress(body: &[u8], encoding: &str) -> Option<Bytes> {

@@ -34,7 +34,8 @@ const EXACT_POWERS_OF_TEN: [f64; 23] = [
 ///
 /// Number fields are most of what a row costs to read, and [`plain_decimal`]'s single loop, which tests every
 /// byte for a point, a sign and the position of the point, took about 14 instructions a byte; these loops take
-/// about 10, and the blanks are trimmed only when there are any.
+/// four digits at a time where they can ([`four_digits`]) and about 10 instructions for each other digit, and
+/// the blanks are trimmed only when there are any.
 #[inline(always)]
 fn unsigned_decimal(field: &[u8]) -> Option<f64> {
     let length = field.len();
@@ -46,6 +47,10 @@ fn unsigned_decimal(field: &[u8]) -> Option<f64> {
     }
     let mut mantissa = 0u64;
     let mut index = 0;
+    while let Some(four) = four_digits(field, index) {
+        mantissa = mantissa.wrapping_mul(10_000).wrapping_add(four);
+        index += 4;
+    }
     while index < length {
         let digit = field[index].wrapping_sub(b'0');
         if digit >= 10 {
@@ -66,6 +71,10 @@ fn unsigned_decimal(field: &[u8]) -> Option<f64> {
     }
     let fraction_digits = length - index - 1;
     index += 1;
+    while let Some(four) = four_digits(field, index) {
+        mantissa = mantissa.wrapping_mul(10_000).wrapping_add(four);
+        index += 4;
+    }
     while index < length {
         let digit = field[index].wrapping_sub(b'0');
         if digit >= 10 {
@@ -78,6 +87,26 @@ fn unsigned_decimal(field: &[u8]) -> Option<f64> {
         return None;
     }
     Some(mantissa as f64 / EXACT_POWERS_OF_TEN[fraction_digits])
+}
+
+/// The value of the four bytes of `field` from `index` if all four are ASCII digits (the first the most
+/// significant), read as one word: a timestamp's sixteen digits take four steps instead of sixteen.
+#[inline(always)]
+fn four_digits(field: &[u8], index: usize) -> Option<u64> {
+    let word = u32::from_le_bytes(field.get(index..index + 4)?.try_into().ok()?);
+    // A digit is 0x30–0x39: high nibble 3, and adding 6 keeps it 3. (A byte of 0xFA or more carries into the
+    // next byte when 6 is added, but it fails the first test anyway.)
+    if (word & 0xF0F0_F0F0) != 0x3030_3030
+        || (word.wrapping_add(0x0606_0606) & 0xF0F0_F0F0) != 0x3030_3030
+    {
+        return None;
+    }
+    // Pairs (10 × first + second, in the first and third bytes), then the two pairs (100 × first + second).
+    let values = word & 0x0F0F_0F0F;
+    let pairs = values.wrapping_mul(10).wrapping_add(values >> 8);
+    Some(u64::from(
+        ((pairs & 0x00FF_00FF).wrapping_mul(1 + (100 << 16)) >> 16) & 0xFFFF,
+    ))
 }
 
 /// The common shapes of this file's numbers (`249`, `1033.93`, `1781297070.152552`, an optional `-`) read
@@ -157,8 +186,8 @@ mod tests {
             if next(6) == 0 {
                 let at = next(text.len() as u64) as usize;
                 text[at] = [
-                    b'/', b':', b' ', b'e', b'+', b'-', 0x7f, 0xb0, 0xb9, 0xae, 0xff, 0x00,
-                ][next(12) as usize];
+                    b'/', b':', b' ', b'e', b'+', b'-', 0x7f, 0xb0, 0xb9, 0xae, 0xfa, 0xff, 0x00,
+                ][next(13) as usize];
             }
             if next(20) == 0 {
                 text.push(b' ');

@@ -2,18 +2,32 @@
 //!
 //! Every step reuses what an earlier run left in `target/`: the wasm32 build of the app is the one `build-web`
 //! needs, wasm-bindgen/wasm-opt are cached by the WASM's hash, and an unchanged bundle does not rebuild the server.
+//! Where a step leaves a core idle, the next one that does not depend on it runs beside it: the wasm32 build (its
+//! last, link-time-optimised stretch runs on one core) beside the data, the S3 server and the xtask's own tests;
+//! the browser tests beside every other test binary (see `ci/lanes.rs`).
+
+mod lanes;
 
 use crate::checksum::{self, Checksum};
 use crate::process::{ensure_wasm_target, run as sh};
 use crate::{bench, browser, e2e, process, web};
-use std::cell::RefCell;
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Runs the steps in order and keeps their durations for the summary.
 #[derive(Default)]
 struct Steps {
-    /// Name, wall-clock seconds, CPU seconds of the commands the step ran.
-    done: RefCell<Vec<(String, f64, f64)>>,
+    /// Name, wall-clock seconds, CPU seconds of the commands the step ran (none for a step that ran beside
+    /// another: the process's CPU time cannot be told apart between them), and whether it is part of a group
+    /// whose own line counts it.
+    done: Mutex<Vec<Done>>,
+}
+
+struct Done {
+    name: String,
+    seconds: f64,
+    cpu: Option<f64>,
+    in_group: bool,
 }
 
 /// CPU time (user + system) of every child process waited for so far, grandchildren included: the compile work
@@ -36,6 +50,24 @@ fn children_cpu_seconds() -> f64 {
 
 impl Steps {
     fn run<T>(&self, name: &str, step: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+        self.run_as(name, false, step)
+    }
+
+    /// A step of a group running beside another: its wall-clock time is its own, its CPU time is the group's.
+    fn run_beside<T>(
+        &self,
+        name: &str,
+        step: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        self.run_as(name, true, step)
+    }
+
+    fn run_as<T>(
+        &self,
+        name: &str,
+        in_group: bool,
+        step: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
         let started = Instant::now();
         let cpu_before = children_cpu_seconds();
         eprintln!("\n== {name}");
@@ -43,10 +75,19 @@ impl Steps {
         let seconds = started.elapsed().as_secs_f64();
         let cpu = children_cpu_seconds() - cpu_before;
         self.done
-            .borrow_mut()
-            .push((name.to_string(), seconds, cpu));
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(Done {
+                name: name.to_string(),
+                seconds,
+                cpu: (!in_group).then_some(cpu),
+                in_group,
+            });
         match &result {
+            Ok(_) if in_group => eprintln!("== {name}: ok ({seconds:.1} s)"),
             Ok(_) => eprintln!("== {name}: ok ({seconds:.1} s, {cpu:.0} CPU s)"),
+            // The group's own step reports the failure with the summary.
+            Err(_) if in_group => eprintln!("== {name}: FAILED after {seconds:.1} s"),
             Err(_) => {
                 eprintln!("== {name}: FAILED after {seconds:.1} s");
                 // A full disk shows up as a linker killed by SIGBUS or a compiler "panic during codegen", nowhere
@@ -69,12 +110,28 @@ impl Steps {
     }
 
     fn summary(&self) {
-        eprintln!("\nci step durations (wall clock, CPU time of the commands run):");
+        eprintln!(
+            "\nci step durations (wall clock, CPU time of the commands run; indented steps ran side by side within the step after them):"
+        );
         let (mut total, mut total_cpu) = (0.0, 0.0);
-        for (name, seconds, cpu) in self.done.borrow().iter() {
-            eprintln!("  {seconds:>7.1} s  {cpu:>7.0} CPU s  {name}");
-            total += seconds;
-            total_cpu += cpu;
+        for done in self
+            .done
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .iter()
+        {
+            let cpu = done
+                .cpu
+                .map_or_else(|| "       ".to_string(), |cpu| format!("{cpu:>7.0}"));
+            let indent = if done.in_group { "    " } else { "" };
+            eprintln!(
+                "  {:>7.1} s  {cpu} CPU s  {indent}{}",
+                done.seconds, done.name
+            );
+            if !done.in_group {
+                total += done.seconds;
+                total_cpu += done.cpu.unwrap_or(0.0);
+            }
         }
         eprintln!("  {total:>7.1} s  {total_cpu:>7.0} CPU s  total");
     }
@@ -140,28 +197,53 @@ pub fn run() -> anyhow::Result<()> {
     let steps = Steps::default();
     steps.run("wasm32 target", ensure_wasm_target)?;
     steps.run("fmt", || sh("cargo", &["fmt", "--all", "--check"]))?;
-    // The bundle's profile, so that `build-web` below finds the app already built.
-    steps.run("model and app build for wasm32", web::compile_for_wasm)?;
-    // Before the native build, which embeds the bundle into the `cellscope` binary the browser tests start.
-    let built = steps.run("build-web", || web::build(false))?;
-    let data = steps.run("demo data", bench::ensure_demo_data)?;
-    let mixed = steps.run(
-        "mixed-format demo data",
-        crate::serve::ensure_mixed_demo_data,
+    let logs = crate::target_dir().join("ci");
+    // The wasm32 build (in a target directory of its own, so cargo does not make one build wait for the other)
+    // and the bundle, beside everything up to the native test build, which embeds the bundle into the
+    // `cellscope` binary the browser tests start and so must come after.
+    let (built, data, mixed, moto_server) = steps.run(
+        "wasm32 build and bundle, beside the data, the S3 server and the xtask's tests",
+        || {
+            std::thread::scope(|scope| {
+                let web = scope.spawn(|| {
+                    // The bundle's profile, so that `build-web` finds the app already built.
+                    let log = logs.join("wasm32-build.log");
+                    steps.run_beside("model and app build for wasm32", || {
+                        web::compile_for_wasm_logged(&log)
+                    })?;
+                    eprintln!("(the wasm32 build's output: {})", log.display());
+                    steps.run_beside("build-web", || web::build(false))
+                });
+                let beside = (|| {
+                    let data = steps.run_beside("demo data", bench::ensure_demo_data)?;
+                    let mixed = steps.run_beside(
+                        "mixed-format demo data",
+                        crate::serve::ensure_mixed_demo_data,
+                    )?;
+                    steps.run_beside("chromium", browser::ensure_installed)?;
+                    let moto_server =
+                        steps.run_beside("S3 API server (moto)", crate::s3::ensure_moto_server)?;
+                    // The xtask itself, linted and tested on its own: cargo already built its dependencies,
+                    // with its own features, to run this command, and this reuses them. In the workspace-wide
+                    // build below, feature unification with the other packages would compile wasm-bindgen's
+                    // CLI support, walrus and gimli again.
+                    steps.run_beside("xtask lint and tests", || {
+                        process::run_with_env("cargo", &["test", "-p", "xtask"], &clippy_env())
+                    })?;
+                    anyhow::Ok((data, mixed, moto_server))
+                })();
+                let built = web
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("the wasm32 build panicked"))?;
+                let (data, mixed, moto_server) = beside?;
+                anyhow::Ok((built?, data, mixed, moto_server))
+            })
+        },
     )?;
-    steps.run("chromium", browser::ensure_installed)?;
-    let moto_server = steps.run("S3 API server (moto)", crate::s3::ensure_moto_server)?;
-    // The xtask itself, linted and tested on its own: cargo already built its dependencies, with its own
-    // features, to run this command, and this reuses them. In the workspace-wide build below, feature
-    // unification with the other packages would compile wasm-bindgen's CLI support, walrus and gimli again.
-    steps.run("xtask lint and tests", || {
-        process::run_with_env("cargo", &["test", "-p", "xtask"], &clippy_env())
-    })?;
-    // One `cargo test` of every other package builds every test and the debug server once (one feature
-    // resolution for all of them, so nothing is compiled twice) and runs them all, browser tests included: no
-    // release build.
-    steps.run("test build with clippy", || {
-        process::run_with_env("cargo", &WORKSPACE_TESTS_NO_RUN, &clippy_env())
+    // One `cargo test --no-run` of every other package builds every test and the debug server once (one feature
+    // resolution for all of them, so nothing is compiled twice): no release build.
+    let binaries = steps.run("test build with clippy", || {
+        lanes::build(&WORKSPACE_TESTS_NO_RUN, &clippy_env())
     })?;
     // Both roots the tests serve: the TR164 demo and the mixed-format root beside it.
     let roots = [data.clone(), mixed];
@@ -180,20 +262,34 @@ pub fn run() -> anyhow::Result<()> {
             })
             .collect::<anyhow::Result<Vec<Checksum>>>()
     })?;
-    steps.run("tests (unit, golden, CLI, HTTP, browser)", || {
-        let mut env = e2e::test_env(&e2e::debug_server(), &data);
-        env.push((
-            "CELLSCOPE_MOTO_SERVER",
-            moto_server.to_string_lossy().into_owned(),
-        ));
-        env.extend(clippy_env());
-        process::run_with_env("cargo", &WORKSPACE_TESTS_NO_RUN[..4], &env)
-    })?;
-    // A short soak on the debug server the tests used: live re-indexing under load stays correct (its timing
-    // budgets are held by `cargo xtask soak` on a release server).
-    steps.run("soak (20 s)", || {
-        crate::soak::run_with(&e2e::debug_server(), 20, false)
-    })?;
+    let counts = steps.run(
+        "tests (unit, golden, CLI, HTTP; browser beside them), then the soak",
+        || {
+            let mut env = e2e::test_env(&e2e::debug_server(), &data);
+            env.push((
+                "CELLSCOPE_MOTO_SERVER",
+                moto_server.to_string_lossy().into_owned(),
+            ));
+            // The same environment as the build, so that the doc tests' `cargo test` finds it fresh.
+            env.extend(clippy_env());
+            let mut doc_tests = WORKSPACE_TESTS_NO_RUN[..4].to_vec();
+            doc_tests.push("--doc");
+            lanes::run(
+                &binaries,
+                |binary| binary.package == "cellscope-e2e" && binary.target == "test browser",
+                &doc_tests,
+                &env,
+                &logs.join("tests"),
+                // A short soak on the debug server the tests used: live re-indexing under load stays correct
+                // (its timing budgets are held by `cargo xtask soak` on a release server).
+                || {
+                    steps.run_beside("soak (20 s)", || {
+                        crate::soak::run_with(&e2e::debug_server(), 20, false)
+                    })
+                },
+            )
+        },
+    )?;
     steps.run("data unchanged", || {
         before
             .iter()
@@ -202,7 +298,9 @@ pub fn run() -> anyhow::Result<()> {
     })?;
     steps.summary();
     eprintln!(
-        "\nci: all green (WASM {:.0} KB raw, {:.0} KB gzipped)",
+        "\nci: all green ({} tests passed, {} ignored; WASM {:.0} KB raw, {:.0} KB gzipped)",
+        counts.passed,
+        counts.ignored,
         built.wasm_raw as f64 / 1e3,
         built.wasm_gzip as f64 / 1e3
     );

@@ -1,6 +1,7 @@
 //! Running external commands with their command line echoed and a clear error when they fail.
 
 use anyhow::{Context, bail};
+use std::path::Path;
 use std::process::Command;
 
 /// Runs `program args…`, inheriting stdio; fails with the command line if it exits non-zero.
@@ -35,6 +36,40 @@ pub fn run_with_env(
         .with_context(|| format!("starting {program}"))?;
     if !status.success() {
         bail!("`{program} {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Runs `program args…` like [`run_with_env`], with its standard output and error written to `log` (created or
+/// truncated) instead of the terminal: for a command that runs beside others. On failure the error carries the
+/// log's last lines, so the cause is in the message wherever it is printed.
+pub fn run_logged(
+    program: &str,
+    args: &[&str],
+    env: &[(&str, impl AsRef<str>)],
+    log: &Path,
+) -> anyhow::Result<()> {
+    if let Some(parent) = log.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let status = Command::new(program)
+        .args(args)
+        .envs(env.iter().map(|(key, value)| (key, value.as_ref())))
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .status()
+        .with_context(|| format!("starting {program}"))?;
+    if !status.success() {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+        bail!(
+            "`{program} {}` failed ({status}); the last lines of {}:\n{tail}",
+            args.join(" "),
+            log.display()
+        );
     }
     Ok(())
 }

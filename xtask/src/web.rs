@@ -50,23 +50,55 @@ pub struct Built {
     pub changed: bool,
 }
 
-/// `cargo build` of `model` and `app` for wasm32 in the bundle's profile. `model` is named although `app` depends
-/// on it, so that CI states it builds for wasm32 on its own; `ci` and `build` run the same command, so the second
-/// finds everything built.
+/// Where the wasm32 build goes: a target directory of its own, `target/wasm/`. Cargo locks a target directory
+/// for the whole of a build, so a wasm32 build in `target/` would wait for any native build there and the other
+/// way round; in its own directory it runs beside them (`ci` overlaps it with the xtask's tests). Nothing is lost:
+/// a wasm32 build in the bundle's profile shares no artifact with the native builds, not even its build scripts
+/// and proc-macros, which cargo keeps per profile.
+pub fn wasm_target_dir() -> PathBuf {
+    target_dir().join("wasm")
+}
+
+/// The arguments of the `cargo build` of `model` and `app` for wasm32 in the bundle's profile. `model` is named
+/// although `app` depends on it, so that CI states it builds for wasm32 on its own; `ci` and `build` run the same
+/// command, so the second finds everything built.
+fn wasm_build_args() -> Vec<String> {
+    [
+        "build",
+        "-p",
+        "cellscope-model",
+        "-p",
+        "cellscope-app",
+        "--target",
+        WASM_TARGET,
+        "--profile",
+        WASM_PROFILE,
+        "--target-dir",
+    ]
+    .iter()
+    .map(|arg| arg.to_string())
+    .chain([wasm_target_dir().to_string_lossy().into_owned()])
+    .collect()
+}
+
+/// `cargo build` of `model` and `app` for wasm32 (see [`wasm_build_args`]).
 pub fn compile_for_wasm() -> anyhow::Result<()> {
+    let args = wasm_build_args();
     process::run(
         "cargo",
-        &[
-            "build",
-            "-p",
-            "cellscope-model",
-            "-p",
-            "cellscope-app",
-            "--target",
-            WASM_TARGET,
-            "--profile",
-            WASM_PROFILE,
-        ],
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    )
+}
+
+/// [`compile_for_wasm`] with cargo's output written to `log` instead of the terminal, for a build that runs
+/// beside other steps whose output it would otherwise interleave with.
+pub fn compile_for_wasm_logged(log: &Path) -> anyhow::Result<()> {
+    let args = wasm_build_args();
+    process::run_logged(
+        "cargo",
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[] as &[(&str, &str)],
+        log,
     )
 }
 
@@ -76,7 +108,7 @@ pub fn build(dev: bool) -> anyhow::Result<Built> {
     ensure_wasm_target()?;
     let bindgen_version = bindgen::check_pin()?;
     compile_for_wasm()?;
-    let compiled = target_dir()
+    let compiled = wasm_target_dir()
         .join(WASM_TARGET)
         .join(WASM_PROFILE)
         .join("cellscope-app.wasm");

@@ -227,8 +227,14 @@ pub fn run() -> anyhow::Result<()> {
                     // with its own features, to run this command, and this reuses them. In the workspace-wide
                     // build below, feature unification with the other packages would compile wasm-bindgen's
                     // CLI support, walrus and gimli again.
+                    // At the lowest priority: the wasm32 build is the longer of the two sides, and this should
+                    // only take the core its single-threaded stretches leave idle.
                     steps.run_beside("xtask lint and tests", || {
-                        process::run_with_env("cargo", &["test", "-p", "xtask"], &clippy_env())
+                        process::run_with_env(
+                            "nice",
+                            &["-n", "19", "cargo", "test", "-p", "xtask"],
+                            &clippy_env(),
+                        )
                     })?;
                     anyhow::Ok((data, mixed, moto_server))
                 })();

@@ -394,27 +394,22 @@ pub async fn cells(
     }
     // A slice: built and compressed once per snapshot and normalised query, then served from memory.
     let key = bodies::key(format.name(), pre_refill, &parsed.values);
-    let body = match snapshot.filtered_cells.get(&key) {
-        Some(body) => body,
-        None => {
-            let building = snapshot.clone();
-            let body = tokio::task::spawn_blocking(move || {
-                let source = if pre_refill {
-                    &building.index.pre_refill_cells
-                } else {
-                    &building.index.cells
-                };
-                let selected: Vec<CellSummary> =
-                    source.iter().filter(|cell| filter(cell)).cloned().collect();
-                export::encode(&selected, format).map(|plain| Arc::new(bodies::Body::new(plain)))
-            })
-            .await
-            .map_err(|error| ApiError::Internal(error.to_string()))?
-            .map_err(|error| ApiError::Internal(error.to_string()))?;
-            snapshot.filtered_cells.insert(key, body.clone());
-            body
-        }
-    };
+    let building = snapshot.clone();
+    let body = snapshot
+        .filtered_cells
+        .get_or_build(&key, move || {
+            let source = if pre_refill {
+                &building.index.pre_refill_cells
+            } else {
+                &building.index.cells
+            };
+            let selected: Vec<CellSummary> =
+                source.iter().filter(|cell| filter(cell)).cloned().collect();
+            export::encode(&selected, format)
+                .map(|plain| Arc::new(bodies::Body::new(plain)))
+                .map_err(|error| ApiError::Internal(error.to_string()))
+        })
+        .await?;
     Ok(respond_encoded(
         &snapshot,
         &headers,

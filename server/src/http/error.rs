@@ -43,6 +43,13 @@ impl ApiError {
     }
 }
 
+/// A blocking task that panicked or was cancelled: the request cannot be answered, the server goes on.
+impl From<tokio::task::JoinError> for ApiError {
+    fn from(error: tokio::task::JoinError) -> Self {
+        ApiError::Internal(error.to_string())
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code, message) = match self {

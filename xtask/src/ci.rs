@@ -269,7 +269,7 @@ pub fn run() -> anyhow::Result<()> {
             .collect::<anyhow::Result<Vec<Checksum>>>()
     })?;
     let counts = steps.run(
-        "tests (unit, golden, CLI, HTTP; browser beside them), then the soak",
+        "tests (unit, golden, CLI, HTTP; browser beside them) and the soak",
         || {
             let mut env = e2e::test_env(&e2e::debug_server(), &data);
             env.push((

@@ -2,9 +2,10 @@
 //!
 //! `cargo test` runs its binaries one after another, so the browser tests (one at a time by design, mostly waiting
 //! on Chromium and the server) left a core idle for two minutes while the other binaries waited their turn. Here
-//! the browser binary runs in one lane and every other binary, the doc tests and the soak in the other. Each
-//! binary runs as `cargo test` would run it (from its package's directory, with `CARGO_MANIFEST_DIR` set); its
-//! output is kept in `target/ci/tests/` and printed whole when it ends, so the two lanes never interleave lines.
+//! the browser binary runs in one lane and every other binary and the doc tests in the other; the soak runs in
+//! whichever lane ends first. Each binary runs as `cargo test` would run it (from its package's directory, with
+//! `CARGO_MANIFEST_DIR` set); its output is kept in `target/ci/tests/` and printed whole when it ends, so the two
+//! lanes never interleave lines.
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
@@ -218,8 +219,9 @@ fn binary_command(binary: &TestBinary, env: &[(&str, String)]) -> Command {
     command
 }
 
-/// Runs every binary, the doc tests (`doc_test_args`, a `cargo test --doc`) and then `after` in the other lane,
-/// and fails naming every binary that failed. Returns the summed counts.
+/// Runs the binaries `is_own_lane` picks in one lane and every other binary and the doc tests (`doc_test_args`, a
+/// `cargo test --doc`) in the other; `after` runs in whichever lane finishes first. Fails naming every binary that
+/// failed; returns the summed counts.
 pub fn run(
     binaries: &[TestBinary],
     is_own_lane: impl Fn(&TestBinary) -> bool,
@@ -233,6 +235,15 @@ pub fn run(
         binaries.iter().partition(|binary| is_own_lane(binary));
     let outcome = Mutex::new(Outcome::default());
     let label = |binary: &TestBinary| format!("{} {}", binary.package, binary.target);
+    // Taken by the first lane to finish, so the two lanes end as close together as they can.
+    let after = Mutex::new(Some(after));
+    let run_after = || -> anyhow::Result<()> {
+        let after = after
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        after.map_or(Ok(()), |after| after())
+    };
     let (own_lane, other_lane) = std::thread::scope(|scope| {
         let own_lane = scope.spawn(|| -> anyhow::Result<()> {
             for binary in &own {
@@ -243,7 +254,7 @@ pub fn run(
                     &outcome,
                 )?;
             }
-            Ok(())
+            run_after()
         });
         let other_lane = (|| -> anyhow::Result<()> {
             for binary in &rest {
@@ -259,7 +270,7 @@ pub fn run(
                 .args(doc_test_args)
                 .envs(env.iter().map(|(key, value)| (key, value)));
             run_logged("doc tests", doc_tests, log_dir, &outcome)?;
-            after()
+            run_after()
         })();
         (own_lane.join(), other_lane)
     });

@@ -244,27 +244,23 @@ pub fn run(
             .take();
         after.map_or(Ok(()), |after| after())
     };
+    let run_binaries = |binaries: &[&TestBinary]| -> anyhow::Result<()> {
+        binaries.iter().try_for_each(|binary| {
+            run_logged(
+                &label(binary),
+                binary_command(binary, env),
+                log_dir,
+                &outcome,
+            )
+        })
+    };
     let (own_lane, other_lane) = std::thread::scope(|scope| {
         let own_lane = scope.spawn(|| -> anyhow::Result<()> {
-            for binary in &own {
-                run_logged(
-                    &label(binary),
-                    binary_command(binary, env),
-                    log_dir,
-                    &outcome,
-                )?;
-            }
+            run_binaries(&own)?;
             run_after()
         });
         let other_lane = (|| -> anyhow::Result<()> {
-            for binary in &rest {
-                run_logged(
-                    &label(binary),
-                    binary_command(binary, env),
-                    log_dir,
-                    &outcome,
-                )?;
-            }
+            run_binaries(&rest)?;
             let mut doc_tests = Command::new("cargo");
             doc_tests
                 .args(doc_test_args)

@@ -73,6 +73,7 @@ fn Header() -> impl IntoView {
             })
         })
     };
+    let active_toggles = ctx.part(|state| state.what_if.active());
     // What the last "Copy link" did: the link it copied, or the link to copy by hand.
     let copied: RwSignal<Option<(browser::Copied, String)>> = RwSignal::new(None);
     let copy = move |_| {
@@ -98,7 +99,7 @@ fn Header() -> impl IntoView {
             })}
             <span class="what-if" id="active-toggles">
                 {move || {
-                    let active = ctx.state.with(|state| state.what_if.active());
+                    let active = active_toggles.get();
                     if active.is_empty() { String::new() } else { format!("what-if: {}", active.join(", ")) }
                 }}
             </span>
@@ -196,12 +197,13 @@ fn Notices() -> impl IntoView {
 #[component]
 fn Tabs() -> impl IntoView {
     let ctx = ctx();
+    let shown = ctx.part(|state| state.view);
     view! {
         <nav class="tabs">
             {View::ALL.into_iter().map(|view| {
                 let label = view.label();
                 view! {
-                    <button class="tab" data-view=view.name() class:active=move || ctx.state.with(|state| state.view == view)
+                    <button class="tab" data-view=view.name() class:active=move || shown.get() == view
                         on:click=move |_| ctx.update(|state| state.view = view)>{label}</button>
                 }
             }).collect_view()}
@@ -244,16 +246,21 @@ fn FilterBar() -> impl IntoView {
                 .unwrap_or_default()
         })
     };
+    let (n_min, n_max) = (
+        ctx.part(|state| state.filter.n_min),
+        ctx.part(|state| state.filter.n_max),
+    );
     view! {
         <section class="filters" id="filters">
             {move || values.get().into_iter().filter(|(dimension, values)| dimension.is_filterable() && values.len() > 1).map(|(dimension, options)| {
-                let selected = move || ctx.state.with(|state| state.filter.values.get(&dimension).cloned().unwrap_or_default());
+                // This dimension's ticked values alone: ticking a model leaves the workloads' boxes alone.
+                let selected = ctx.part(move |state| state.filter.values.get(&dimension).cloned().unwrap_or_default());
                 let total = options.len();
                 view! {
                     <details class="filter" data-dimension=dimension.name()>
                         <summary>
                             {dimension.name()} " "
-                            <span class="count">{move || { let chosen = selected().len(); if chosen == 0 { "all".to_string() } else { format!("{chosen}/{total}") } }}</span>
+                            <span class="count">{move || { let chosen = selected.with(Vec::len); if chosen == 0 { "all".to_string() } else { format!("{chosen}/{total}") } }}</span>
                         </summary>
                         <div class="options">
                             {options.into_iter().map(|option| {
@@ -263,7 +270,7 @@ fn FilterBar() -> impl IntoView {
                                 view! {
                                     <label>
                                         <input type="checkbox" data-value=text.clone()
-                                            prop:checked=move || selected().contains(&checked_text)
+                                            prop:checked=move || selected.with(|selected| selected.contains(&checked_text))
                                             on:change=move |event| toggle(dimension, toggle_text.clone(), event_target_checked(&event))/>
                                         {text} " " <span class="count">{count}</span>
                                     </label>
@@ -275,27 +282,27 @@ fn FilterBar() -> impl IntoView {
             }).collect_view()}
             <label class="range">"N "
                 <select id="n-min" on:change=move |event| { let value = event_target_value(&event); ctx.update(|state| state.filter.n_min = value.parse().ok()); }>
-                    <option value="" selected=move || ctx.state.with(|state| state.filter.n_min.is_none())>"min"</option>
-                    {move || ns().into_iter().map(|n| { let (selected_n, label) = (n.clone(), n.clone()); view! { <option value=n selected=move || ctx.state.with(|state| state.filter.n_min.map(|v| v.to_string()) == Some(selected_n.clone()))>{label}</option> } }).collect_view()}
+                    <option value="" selected=move || n_min.get().is_none()>"min"</option>
+                    {move || ns().into_iter().map(|n| { let (selected_n, label) = (n.clone(), n.clone()); view! { <option value=n selected=move || n_min.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
                 </select>
                 "–"
                 <select id="n-max" on:change=move |event| { let value = event_target_value(&event); ctx.update(|state| state.filter.n_max = value.parse().ok()); }>
-                    <option value="" selected=move || ctx.state.with(|state| state.filter.n_max.is_none())>"max"</option>
-                    {move || ns().into_iter().map(|n| { let (selected_n, label) = (n.clone(), n.clone()); view! { <option value=n selected=move || ctx.state.with(|state| state.filter.n_max.map(|v| v.to_string()) == Some(selected_n.clone()))>{label}</option> } }).collect_view()}
+                    <option value="" selected=move || n_max.get().is_none()>"max"</option>
+                    {move || ns().into_iter().map(|n| { let (selected_n, label) = (n.clone(), n.clone()); view! { <option value=n selected=move || n_max.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
                 </select>
             </label>
             <div class="toggles">
-                {Include::ALL.into_iter().map(|include| view! {
+                {Include::ALL.into_iter().map(|include| { let included = ctx.part(move |state| state.includes(include)); view! {
                     <label class="toggle">
                         <input type="checkbox" data-include=include.name()
-                            prop:checked=move || ctx.state.with(|state| state.includes(include))
+                            prop:checked=move || included.get()
                             on:change=move |event| {
                                 let on = event_target_checked(&event);
                                 ctx.update(|state| state.what_if.set(include, on));
                             }/>
                         {include.label()}
                     </label>
-                }).collect_view()}
+                }}).collect_view()}
             </div>
             <button id="clear-filters" on:click=move |_| ctx.update(|state| state.filter = Default::default())>"Clear filters"</button>
         </section>

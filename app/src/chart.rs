@@ -44,22 +44,60 @@ pub fn available_width(container_id: &str, default: f64) -> f64 {
         .map_or(default, |width| width.clamp(MIN_WIDTH, MAX_WIDTH))
 }
 
-/// A signal holding the width of `container_id`, set again when a window resize changes it by a pixel or more,
-/// so that a chart that tracks it follows the window. The listener goes with the view.
-pub fn follow_window_width(
-    container_id: &'static str,
-    default: f64,
-) -> leptos::prelude::RwSignal<f64> {
+/// A signal holding the width of `container_id` in CSS pixels: `0.0` until the first drawing measures it (see
+/// [`width_to_draw`]), then set again whenever the container's size changes by a pixel or more (a window resize,
+/// a scrollbar coming or going), so that a chart that tracks it follows. A `ResizeObserver` reports the change
+/// after the browser's own layout, where reading the width costs nothing; a drawing that read it itself in the
+/// middle of an update made the browser lay the page out there and again for the frame (the largest part of a
+/// curves repaint). The observer goes with the view.
+pub fn follow_width(container_id: &'static str, default: f64) -> leptos::prelude::RwSignal<f64> {
     use leptos::prelude::*;
-    let width = RwSignal::new(default);
-    let resize = window_event_listener(leptos::ev::resize, move |_| {
+    use wasm_bindgen::JsCast;
+    let width = RwSignal::new(0.0);
+    let resized = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || {
         let now = available_width(container_id, default);
         if (now - width.get_untracked()).abs() >= 1.0 {
             width.set(now);
         }
     });
-    on_cleanup(move || resize.remove());
+    let observer = web_sys::ResizeObserver::new(resized.as_ref().unchecked_ref()).ok();
+    let kept = StoredValue::new_local((observer, resized));
+    // Effects run once the view is mounted, when the container exists.
+    Effect::new(move |_| {
+        kept.with_value(|(observer, _)| {
+            let container = crate::browser::window()
+                .and_then(|window| window.document())
+                .and_then(|document| document.get_element_by_id(container_id));
+            if let (Some(observer), Some(container)) = (observer, container) {
+                observer.observe(&container);
+            }
+        });
+    });
+    on_cleanup(move || {
+        kept.with_value(|(observer, _)| {
+            if let Some(observer) = observer {
+                observer.disconnect();
+            }
+        });
+    });
     width
+}
+
+/// The width to draw at: the one `width` follows, or, before anything was measured, the container's width now
+/// (kept in `width`, so the observer's first report of the same width draws nothing again).
+pub fn width_to_draw(
+    width: leptos::prelude::RwSignal<f64>,
+    container_id: &str,
+    default: f64,
+) -> f64 {
+    use leptos::prelude::*;
+    let known = width.get_untracked();
+    if known > 0.0 {
+        return known;
+    }
+    let measured = available_width(container_id, default);
+    width.update_untracked(|width| *width = measured);
+    measured
 }
 
 /// Sizes `canvas` to `width` × `height` CSS pixels at the page's pixel density and draws on it.

@@ -72,14 +72,14 @@ pub fn CompareView() -> impl IntoView {
     let tooltip: RwSignal<Option<(&'static str, f64, f64, String)>> = RwSignal::new(None);
     // A clicked pair: where it is and its cells, to open one in the inspector.
     let chosen: RwSignal<Option<(f64, f64, Vec<CellKey>)>> = RwSignal::new(None);
-    let width = crate::chart::follow_window_width("compare-area", DEFAULT_WIDTH);
+    let width = crate::chart::follow_width("compare-area", DEFAULT_WIDTH);
     Effect::new(move |_| {
         width.track();
         let Ok(comparison) = comparison.get() else {
             return;
         };
         let groups = comparison.groups.len();
-        let drawn_width = available_width();
+        let drawn_width = crate::chart::width_to_draw(width, "compare-area", DEFAULT_WIDTH);
         if let Some(canvas) = forest_ref.get() {
             let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
             match draw_on_canvas(

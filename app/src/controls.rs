@@ -12,7 +12,8 @@ use leptos::prelude::*;
 /// Criterion and thresholds, shared by the matrix (breakdown N) and the curves (threshold line, breakdown ring).
 pub fn criterion_controls() -> impl IntoView {
     let ctx = ctx();
-    let criterion = move || ctx.state.with(|state| state.criterion);
+    let criterion = ctx.part(|state| state.criterion);
+    let criterion = move || criterion.get();
     view! {
         <label>"criterion "
             <select id="criterion" on:change=move |event| {
@@ -55,14 +56,15 @@ pub fn criterion_controls() -> impl IntoView {
 /// How reps (then pooled series) are aggregated.
 pub fn aggregation_control() -> impl IntoView {
     let ctx = ctx();
+    let aggregation = ctx.part(|state| state.aggregation);
     view! {
         <label>"reps "
             <select id="aggregation" on:change=move |event| {
                 let value = event_target_value(&event);
                 ctx.update(|state| state.aggregation = Aggregation::parse(&value).unwrap_or_default());
             }>
-                <option value="mean" selected=move || ctx.state.with(|state| state.aggregation == Aggregation::Mean)>"mean"</option>
-                <option value="median" selected=move || ctx.state.with(|state| state.aggregation == Aggregation::Median)>"median"</option>
+                <option value="mean" selected=move || aggregation.get() == Aggregation::Mean>"mean"</option>
+                <option value="median" selected=move || aggregation.get() == Aggregation::Median>"median"</option>
             </select>
         </label>
     }
@@ -77,6 +79,7 @@ pub fn dimension_select(
     set: fn(&mut ViewState, Dimension),
 ) -> impl IntoView {
     let ctx = ctx();
+    let current = ctx.part(get);
     view! {
         <label>{label} " "
             <select id=id on:change=move |event| {
@@ -85,7 +88,7 @@ pub fn dimension_select(
                 {choices.iter().map(|dimension| {
                     let dimension = *dimension;
                     view! {
-                        <option value=dimension.name() selected=move || ctx.state.with(|state| get(state) == dimension)>{dimension.name()}</option>
+                        <option value=dimension.name() selected=move || current.get() == dimension>{dimension.name()}</option>
                     }
                 }).collect_view()}
             </select>
@@ -112,15 +115,20 @@ pub fn empty_notice() -> impl IntoView {
 /// what the CSV export writes.
 pub fn slice_count() -> impl IntoView {
     let ctx = ctx();
-    move || {
-        let cells = perf::timed("slice-count", || {
+    // A memo, so that a change which keeps the count (a metric, an axis) leaves the element alone.
+    let cells = Memo::new(move |_| {
+        perf::timed("slice-count", || {
             let comparisons = ctx.comparisons.get();
             ctx.with_filtered(|_, filtered| {
                 ctx.state
                     .with(|state| slice_of(filtered, comparisons, state).len())
             })
-        });
-        view! { <span class="count" id="slice-count" data-cells=cells.to_string()>{format!("{cells} cells in view")}</span> }
+        })
+    });
+    view! {
+        <span class="count" id="slice-count" data-cells=move || cells.get().to_string()>
+            {move || format!("{} cells in view", cells.get())}
+        </span>
     }
 }
 
@@ -140,7 +148,8 @@ pub fn export_slice_csv() {
 /// "Compare these": opens the Compare view on this view's slice, contrasting the dimension that splits it.
 pub fn compare_these_button() -> impl IntoView {
     let ctx = ctx();
-    let target = move || ctx.state.with(cellscope_model::compare::compare_these);
+    let target = ctx.part(cellscope_model::compare::compare_these);
+    let target = move || target.get();
     view! {
         <a class="button" id="compare-these" href=move || crate::state::href(&target())
             title="Open the Compare view on this slice: paired statistics between the values this view splits by"

@@ -53,11 +53,6 @@ fn short(text: &str) -> String {
 /// The chart's width in CSS pixels before the page has been measured.
 const DEFAULT_WIDTH: f64 = 1100.0;
 
-/// The width the chart can take: its container's, within bounds.
-fn available_width() -> f64 {
-    crate::chart::available_width("curves-area", DEFAULT_WIDTH)
-}
-
 /// What a drawing of the curves needs besides the facets, read once per drawing.
 struct Look {
     metric: Metric,
@@ -118,7 +113,7 @@ pub fn CurvesView() -> impl IntoView {
     });
     // The chart follows the window: its width is measured at every drawing, and a resize that changes it
     // draws again.
-    let width = crate::chart::follow_window_width("curves-area", DEFAULT_WIDTH);
+    let width = crate::chart::follow_width("curves-area", DEFAULT_WIDTH);
     let facets = Memo::new(move |_| {
         let metric = chart_metric.get();
         perf::timed("facets", || {
@@ -130,8 +125,9 @@ pub fn CurvesView() -> impl IntoView {
         })
     });
     // Each value's look comes from its place among all values of the colour dimension in the data.
+    let color_dimension = ctx.part(|state| state.color);
     let colors = Memo::new(move |_| {
-        let dimension = ctx.state.with(|state| state.color);
+        let dimension = color_dimension.get();
         let all_values = ctx.values_of(dimension);
         facets.with(|facets| {
             series_styles(
@@ -160,8 +156,7 @@ pub fn CurvesView() -> impl IntoView {
     };
     let draw = move |facets: &[Facet]| -> Option<Vec<Hit>> {
         let canvas = canvas_ref.get()?;
-        let drawn_width = available_width();
-        width.update_untracked(|shown| *shown = drawn_width);
+        let drawn_width = crate::chart::width_to_draw(width, "curves-area", DEFAULT_WIDTH);
         let height = curves_height(facets.len(), drawn_width);
         let element: web_sys::HtmlCanvasElement = canvas.unchecked_into();
         let drawn = crate::chart::draw_on_canvas(element, drawn_width, height, |root, scale| {
@@ -330,7 +325,9 @@ pub fn CurvesView() -> impl IntoView {
         });
         browser::download(&export_name("svg"), "image/svg+xml", svg.as_bytes());
     };
-    let dimension_choice = |id: &'static str, label: &'static str, optional: bool| {
+    let dimension_choice = move |id: &'static str, label: &'static str, optional: bool| {
+        let facet = ctx.part(|state| state.facet);
+        let color = ctx.part(|state| state.color);
         let choices = [
             Dimension::Backend,
             Dimension::Model,
@@ -347,14 +344,19 @@ pub fn CurvesView() -> impl IntoView {
                     let dimension = Dimension::parse(&value);
                     ctx.update(|state| if id == "color" { if let Some(dimension) = dimension { state.color = dimension; } } else { state.facet = dimension; });
                 }>
-                    {optional.then(|| view! { <option value="none" selected=move || ctx.state.with(|state| state.facet.is_none())>"none"</option> })}
+                    {optional.then(|| view! { <option value="none" selected=move || facet.get().is_none()>"none"</option> })}
                     {choices.into_iter().map(|dimension| view! {
-                        <option value=dimension.name() selected=move || ctx.state.with(|state| if id == "color" { state.color == dimension } else { state.facet == Some(dimension) })>{dimension.name()}</option>
+                        <option value=dimension.name() selected=move || if id == "color" { color.get() == dimension } else { facet.get() == Some(dimension) }>{dimension.name()}</option>
                     }).collect_view()}
                 </select>
             </label>
         }
     };
+    let x_axis = ctx.part(|state| state.x);
+    let frontier = ctx.part(|state| state.frontier);
+    let band = ctx.part(|state| state.band);
+    let aggregation = ctx.part(|state| state.aggregation);
+    let legend_hint = ctx.part(legend_hint);
     view! {
         <section class="controls">
             <label>"plot "
@@ -375,7 +377,7 @@ pub fn CurvesView() -> impl IntoView {
                     }
                 }>
                     {XAxis::choices().map(|x| view! {
-                        <option value=x.name() selected=move || ctx.state.with(|state| state.x == x)>{match x {
+                        <option value=x.name() selected=move || x_axis.get() == x>{match x {
                             XAxis::N => "N (log₂)",
                             XAxis::Metric(metric) => metric.label(),
                         }}</option>
@@ -383,10 +385,10 @@ pub fn CurvesView() -> impl IntoView {
                 </select>
             </label>
             // The frontier needs a metric on x: against N every point is a different load, not a trade-off.
-            <label title=move || if ctx.state.with(|state| state.x == XAxis::N) { "Choose a metric for x to draw each series' Pareto frontier" } else { "Each series' points that no other point of it beats on both axes" }>
+            <label title=move || if x_axis.get() == XAxis::N { "Choose a metric for x to draw each series' Pareto frontier" } else { "Each series' points that no other point of it beats on both axes" }>
                 <input type="checkbox" id="curve-frontier"
-                    prop:checked=move || ctx.state.with(|state| state.frontier)
-                    prop:disabled=move || ctx.state.with(|state| state.x == XAxis::N)
+                    prop:checked=move || frontier.get()
+                    prop:disabled=move || x_axis.get() == XAxis::N
                     on:change=move |event| {
                         let on = event_target_checked(&event);
                         ctx.update(|state| state.frontier = on);
@@ -404,8 +406,8 @@ pub fn CurvesView() -> impl IntoView {
                         ctx.update(|state| state.band = band);
                     }
                 }>
-                    <option value="cells" selected=move || ctx.state.with(|state| state.band == BandSpan::Cells)>"over all cells"</option>
-                    <option value="reps" selected=move || ctx.state.with(|state| state.band == BandSpan::Reps)>"over reps only"</option>
+                    <option value="cells" selected=move || band.get() == BandSpan::Cells>"over all cells"</option>
+                    <option value="reps" selected=move || band.get() == BandSpan::Reps>"over reps only"</option>
                 </select>
             </label>
             {slice_count()}
@@ -422,11 +424,11 @@ pub fn CurvesView() -> impl IntoView {
             {move || colors.get().into_iter().map(|(label, (color, marker))| view! {
                 <span class="swatch" data-series=label.clone() style=format!("color:{}", crate::palette::css(color))>{marker.glyph()}</span><span>{label}</span>
             }).collect_view()}
-            <span class="hint">{move || ctx.state.with(legend_hint)}</span>
+            <span class="hint">{move || legend_hint.get()}</span>
         </div>
-        <p class="pooling-note" id="curves-pooling">{move || facets.with(|facets| pooling_note(facets, ctx.state.with(|state| state.aggregation)))}</p>
+        <p class="pooling-note" id="curves-pooling">{move || facets.with(|facets| pooling_note(facets, aggregation.get()))}</p>
         {move || {
-            let x = ctx.state.with(|state| state.x);
+            let x = x_axis.get();
             facets.with(|facets| without_value_note(facets, chart_metric.get(), x))
                 .map(|note| view! { <p class="pooling-note" id="curves-missing">{note}</p> })
         }}
@@ -458,7 +460,7 @@ pub fn CurvesView() -> impl IntoView {
             })}
         </div>
         </div>
-        <SeriesTable facets=facets/>
+        <SeriesTable facets=facets chart_metric=chart_metric/>
     }
 }
 
@@ -536,9 +538,8 @@ fn pooling_note(facets: &[Facet], aggregation: Aggregation) -> String {
 
 /// The numbers behind the chart, as a table (readable without the canvas, and checked by the browser tests).
 #[component]
-fn SeriesTable(facets: Memo<Vec<Facet>>) -> impl IntoView {
-    let ctx = ctx();
-    let x = Memo::new(move |_| ctx.state.with(|state| state.x));
+fn SeriesTable(facets: Memo<Vec<Facet>>, chart_metric: Memo<Metric>) -> impl IntoView {
+    let x = ctx().part(|state| state.x);
     let frontier = move || {
         facets.with(|facets| {
             facets
@@ -550,7 +551,7 @@ fn SeriesTable(facets: Memo<Vec<Facet>>) -> impl IntoView {
     view! {
         <table class="series-table" id="series-table">
             <thead><tr><th>"facet"</th><th>"series"</th><th>{move || {
-                    let metric = ctx.state.with(|state| if state.metric.per_cell() { state.metric } else { Metric::Efficiency });
+                    let metric = chart_metric.get();
                     let in_ms = |metric: Metric| if metric.unit() == cellscope_model::metric::Unit::Milliseconds { " in ms" } else { "" };
                     match x.get() {
                         XAxis::N => format!("points (N: {}{})", metric.label(), in_ms(metric)),

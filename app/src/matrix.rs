@@ -139,15 +139,17 @@ pub fn MatrixView() -> impl IntoView {
         grids.track();
         request_animation_frame(move || perf::mark("first-chart"));
     });
-    let metric = move || ctx.state.with(|state| state.metric);
+    let metric = ctx.part(|state| state.metric);
+    let at_n = ctx.part(|state| state.at_n);
+    let metric = move || metric.get();
     let colour_scale =
         Memo::new(move |_| grids.with(|grids| ColourScale::of(metric(), max_n.get(), grids)));
     view! {
         <section class="controls">
             <label>"colour by "
                 <select id="metric" on:change=move |event| { if let Some(metric) = Metric::parse(&event_target_value(&event)) { ctx.update(|state| state.metric = metric); } }>
-                    {Metric::ALL.into_iter().map(|metric| view! {
-                        <option value=metric.name() selected=move || ctx.state.with(|state| state.metric == metric)>{metric.label()}</option>
+                    {Metric::ALL.into_iter().map(|option_metric| view! {
+                        <option value=option_metric.name() selected=move || metric() == option_metric>{option_metric.label()}</option>
                     }).collect_view()}
                 </select>
             </label>
@@ -157,7 +159,7 @@ pub fn MatrixView() -> impl IntoView {
                 <label>"at N "
                     <select id="at-n" on:change=move |event| { if let Ok(n) = event_target_value(&event).parse() { ctx.update(|state| state.at_n = n); } }>
                         {move || ns.get().into_iter().map(|n| view! {
-                            <option value=n.to_string() selected=move || ctx.state.with(|state| state.at_n == n)>{n}</option>
+                            <option value=n.to_string() selected=move || at_n.get() == n>{n}</option>
                         }).collect_view()}
                     </select>
                 </label>

@@ -127,6 +127,18 @@ impl Ctx {
         })
     }
 
+    /// One part of the view state, as a memo: what reads it runs again only when that part changes. The view
+    /// state is one signal, so a closure reading it directly runs on every change of anything in it: on a
+    /// metric change, every checkbox of the filter bar and every option of every select set its property
+    /// again, which was most of the script time of that repaint.
+    pub fn part<T>(&self, read: impl Fn(&ViewState) -> T + Send + Sync + 'static) -> Memo<T>
+    where
+        T: PartialEq + Send + Sync + 'static,
+    {
+        let state = self.state;
+        Memo::new(move |_| state.with(&read))
+    }
+
     /// Calls `view` with the working cells and those of them passing the filter (both tracked).
     pub fn with_filtered<T>(&self, view: impl FnOnce(&[CellSummary], &[&CellSummary]) -> T) -> T {
         self.working.with(|cells| {

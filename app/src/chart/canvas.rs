@@ -268,6 +268,17 @@ impl DrawingBackend for CanvasBackend {
         Ok(())
     }
 
+    /// Measured on a canvas of its own: plotters' own estimate puts each text into a `<span>` in the page and
+    /// reads its size back, which made the browser lay the whole page out again for every label of every
+    /// drawing (a third of a curves repaint's script time).
+    fn estimate_text_size<S: BackendTextStyle>(
+        &self,
+        text: &str,
+        style: &S,
+    ) -> Result<(u32, u32), DrawingErrorKind<CanvasError>> {
+        measure_text(&font_of(style), text)
+    }
+
     fn draw_text<S: BackendTextStyle>(
         &mut self,
         text: &str,
@@ -314,12 +325,7 @@ impl DrawingBackend for CanvasBackend {
             self.anchor = Some(anchor);
         }
         self.set_fill(color);
-        let font = format!(
-            "{} {}px {}",
-            style.style().as_str(),
-            style.size(),
-            style.family().as_str()
-        );
+        let font = font_of(style);
         if self.font.as_ref() != Some(&font) {
             self.context.set_font(&font);
             self.font = Some(font);
@@ -337,6 +343,76 @@ impl DrawingBackend for CanvasBackend {
         }
         Ok(())
     }
+}
+
+/// The CSS font of a text style, as the canvas context takes it.
+fn font_of(style: &impl BackendTextStyle) -> String {
+    format!(
+        "{} {}px {}",
+        style.style().as_str(),
+        style.size(),
+        style.family().as_str()
+    )
+}
+
+/// Measured texts are kept up to this many, then forgotten all at once (axis labels repeat from one drawing to
+/// the next; a long session should not grow without bound).
+const MEASURED_TEXTS_KEPT: usize = 4096;
+
+thread_local! {
+    /// A 2D context of a canvas that is never put into the page (so measuring on it makes no layout), and the
+    /// sizes measured so far by font and text.
+    static MEASURING: std::cell::RefCell<Option<Measuring>> = const { std::cell::RefCell::new(None) };
+}
+
+struct Measuring {
+    context: CanvasRenderingContext2d,
+    font: String,
+    sizes: std::collections::HashMap<(String, String), (u32, u32)>,
+}
+
+/// The width and height of `text` in `font`, in whole CSS pixels as the page's layout would give them: the
+/// advance width rounded, and the font's ascent plus descent (the height of a line of it).
+fn measure_text(font: &str, text: &str) -> Result<(u32, u32), DrawingErrorKind<CanvasError>> {
+    MEASURING.with(|measuring| {
+        let mut measuring = measuring.borrow_mut();
+        if measuring.is_none() {
+            let canvas: HtmlCanvasElement = web_sys::window()
+                .and_then(|window| window.document())
+                .and_then(|document| document.create_element("canvas").ok())
+                .and_then(|element| element.dyn_into().ok())
+                .ok_or_else(|| failed(JsValue::from_str("cannot make a canvas to measure text")))?;
+            let context: CanvasRenderingContext2d = canvas
+                .get_context("2d")
+                .map_err(failed)?
+                .and_then(|context| context.dyn_into().ok())
+                .ok_or_else(|| failed(JsValue::from_str("a canvas without a 2D context")))?;
+            *measuring = Some(Measuring {
+                context,
+                font: String::new(),
+                sizes: std::collections::HashMap::new(),
+            });
+        }
+        let Some(measuring) = measuring.as_mut() else {
+            return Err(failed(JsValue::from_str("no canvas to measure text")));
+        };
+        let key = (font.to_string(), text.to_string());
+        if let Some(size) = measuring.sizes.get(&key) {
+            return Ok(*size);
+        }
+        if measuring.font != font {
+            measuring.context.set_font(font);
+            measuring.font = font.to_string();
+        }
+        let metrics = measuring.context.measure_text(text).map_err(failed)?;
+        let height = metrics.font_bounding_box_ascent() + metrics.font_bounding_box_descent();
+        let size = (metrics.width().round() as u32, height.round() as u32);
+        if measuring.sizes.len() >= MEASURED_TEXTS_KEPT {
+            measuring.sizes.clear();
+        }
+        measuring.sizes.insert(key, size);
+        Ok(size)
+    })
 }
 
 /// Moves a horizontal or vertical line by half a pixel so it covers whole pixels instead of blurring over two

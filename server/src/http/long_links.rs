@@ -41,6 +41,11 @@ impl Listener for LongLinkListener {
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         let (stream, addr) = Listener::accept(&mut self.0).await;
+        // Responses go out as soon as they are written: with Nagle's algorithm the last short segment of a body
+        // can wait for the acknowledgement of the one before, which the client may delay.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY on a connection");
+        }
         (LongLinks::new(stream), addr)
     }
 

@@ -55,20 +55,67 @@ fn trustworthy_origin(headers: &axum::http::HeaderMap) -> bool {
     loopback || behind_https
 }
 
-/// `Cross-Origin-Opener-Policy: same-origin` where browsers honour it.
-async fn opener_policy(
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let trustworthy = trustworthy_origin(request.headers());
-    let mut response = next.run(request).await;
-    if trustworthy {
+/// `Cross-Origin-Opener-Policy: same-origin` where browsers honour it. A plain tower layer (see
+/// `limits::RefuseOversizedLayer` for why not `axum::middleware::from_fn`).
+#[derive(Clone, Copy, Debug)]
+struct OpenerPolicyLayer;
+
+impl<S> tower::Layer<S> for OpenerPolicyLayer {
+    type Service = OpenerPolicy<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        OpenerPolicy(inner)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct OpenerPolicy<S>(S);
+
+/// What a response goes through on its way out: with or without the header.
+type Finish<E> = fn(Result<axum::response::Response, E>) -> Result<axum::response::Response, E>;
+
+fn with_opener_policy<E>(
+    response: Result<axum::response::Response, E>,
+) -> Result<axum::response::Response, E> {
+    response.map(|mut response| {
         response.headers_mut().insert(
             HeaderName::from_static("cross-origin-opener-policy"),
             HeaderValue::from_static("same-origin"),
         );
-    }
+        response
+    })
+}
+
+fn unchanged<E>(
+    response: Result<axum::response::Response, E>,
+) -> Result<axum::response::Response, E> {
     response
+}
+
+impl<S> tower::Service<axum::extract::Request> for OpenerPolicy<S>
+where
+    S: tower::Service<axum::extract::Request, Response = axum::response::Response>,
+{
+    type Response = axum::response::Response;
+    type Error = S::Error;
+    type Future = futures_util::future::Map<S::Future, Finish<S::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.0.poll_ready(context)
+    }
+
+    fn call(&mut self, request: axum::extract::Request) -> Self::Future {
+        use futures_util::FutureExt as _;
+        let finish: Finish<S::Error> = if trustworthy_origin(request.headers()) {
+            with_opener_policy
+        } else {
+            unchanged
+        };
+        self.0.call(request).map(finish)
+    }
 }
 
 #[cfg(test)]
@@ -164,10 +211,7 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
         .layer(axum::Extension(limits::EventSubscribers::new(
             options.limits.max_event_subscribers,
         )))
-        .layer(axum::middleware::from_fn_with_state(
-            options.limits.clone(),
-            limits::refuse_oversized,
-        ))
+        .layer(limits::RefuseOversizedLayer(options.limits.clone()))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,
             options.limits.request_timeout,
@@ -178,7 +222,7 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
         // The layers below and the routes take the router's own request body type.
         .map_request(with_router_body)
         .layer(CompressionLayer::new().gzip(true).br(true).zstd(true))
-        .layer(axum::middleware::from_fn(opener_policy))
+        .layer(OpenerPolicyLayer)
         .layer(SetResponseHeaderLayer::overriding(
             header::REFERRER_POLICY,
             HeaderValue::from_static("no-referrer"),

@@ -153,17 +153,6 @@ fn clippy_env() -> Vec<(&'static str, String)> {
     ]
 }
 
-/// The environment of the workspace's test build (and of the doc tests' `cargo test`, which must see the same
-/// to reuse it): clippy as above, and no debug info. A failing test still names its file and line (a panic's
-/// location does not come from debug info); only a backtrace's frames lose theirs, and the test build no longer
-/// writes and links line tables for every binary. Not for the xtask's own tests: their dependencies (the model
-/// and the demo generator) were built with the default profile to run this command and would be built again.
-fn test_build_env() -> Vec<(&'static str, String)> {
-    let mut env = clippy_env();
-    env.push(("CARGO_PROFILE_TEST_DEBUG", "false".to_string()));
-    env
-}
-
 /// Below this much free disk the run is likely to fail in the linker; measured peak of a clean-clone run is in
 /// the README.
 const LOW_DISK_BYTES: u64 = 5_000_000_000;
@@ -260,7 +249,7 @@ pub fn run() -> anyhow::Result<()> {
     // One `cargo test --no-run` of every other package builds every test and the debug server once (one feature
     // resolution for all of them, so nothing is compiled twice): no release build.
     let binaries = steps.run("test build with clippy", || {
-        lanes::build(&WORKSPACE_TESTS_NO_RUN, &test_build_env())
+        lanes::build(&WORKSPACE_TESTS_NO_RUN, &clippy_env())
     })?;
     // Both roots the tests serve: the TR164 demo and the mixed-format root beside it.
     let roots = [data.clone(), mixed];
@@ -288,7 +277,7 @@ pub fn run() -> anyhow::Result<()> {
                 moto_server.to_string_lossy().into_owned(),
             ));
             // The same environment as the build, so that the doc tests' `cargo test` finds it fresh.
-            env.extend(test_build_env());
+            env.extend(clippy_env());
             let mut doc_tests = WORKSPACE_TESTS_NO_RUN[..4].to_vec();
             doc_tests.push("--doc");
             lanes::run(

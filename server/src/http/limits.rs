@@ -4,13 +4,14 @@
 
 use super::error::ApiError;
 use super::long_links::QUERY_TOO_LONG;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_LENGTH;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures_util::future::Either;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 #[derive(Clone, Debug)]
@@ -41,12 +42,52 @@ impl Default for Limits {
     }
 }
 
-/// Refuses a request whose API query, headers or declared body are over `limits`, before any handler runs.
-pub async fn refuse_oversized(
-    State(limits): State<Limits>,
-    request: Request,
-    next: Next,
-) -> Response {
+/// Refuses a request whose API query, headers or declared body are over [`Limits`], before any handler runs.
+/// A plain tower layer rather than `axum::middleware::from_fn`, which boxes the rest of the stack and its future
+/// once more for every request.
+#[derive(Clone, Debug)]
+pub struct RefuseOversizedLayer(pub Limits);
+
+impl<S> tower::Layer<S> for RefuseOversizedLayer {
+    type Service = RefuseOversized<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RefuseOversized {
+            limits: self.0.clone(),
+            inner,
+        }
+    }
+}
+
+/// The service of [`RefuseOversizedLayer`].
+#[derive(Clone, Debug)]
+pub struct RefuseOversized<S> {
+    limits: Limits,
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for RefuseOversized<S>
+where
+    S: tower::Service<Request, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Either<std::future::Ready<Result<Response, S::Error>>, S::Future>;
+
+    fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(context)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match refusal_of(&self.limits, &request) {
+            Some(refusal) => Either::Left(std::future::ready(Ok(refusal))),
+            None => Either::Right(self.inner.call(request)),
+        }
+    }
+}
+
+/// The refusal of a request whose API query, headers or declared body are over `limits`, if it is one.
+fn refusal_of(limits: &Limits, request: &Request) -> Option<Response> {
     let uri = request.uri();
     // A request line too long for the HTTP library arrives with its query replaced by its length (long_links.rs).
     let query_bytes = uri
@@ -56,14 +97,14 @@ pub async fn refuse_oversized(
         .or_else(|| uri.query().map(str::len))
         .unwrap_or(0);
     if uri.path().starts_with("/api/") && query_bytes > limits.max_query_bytes {
-        return refusal(
+        return Some(refusal(
             StatusCode::URI_TOO_LONG,
             "query_too_long",
             format!(
                 "the query string is {query_bytes} bytes; the API takes at most {}",
                 limits.max_query_bytes
             ),
-        );
+        ));
     }
     let header_bytes: usize = request
         .headers()
@@ -71,14 +112,14 @@ pub async fn refuse_oversized(
         .map(|(name, value)| name.as_str().len() + value.len())
         .sum();
     if header_bytes > limits.max_header_bytes {
-        return refusal(
+        return Some(refusal(
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             "headers_too_large",
             format!(
                 "the request headers are {header_bytes} bytes; the server takes at most {}",
                 limits.max_header_bytes
             ),
-        );
+        ));
     }
     let body_bytes = request
         .headers()
@@ -86,16 +127,16 @@ pub async fn refuse_oversized(
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.parse::<u64>().ok());
     if let Some(body_bytes) = body_bytes.filter(|bytes| *bytes > limits.max_body_bytes as u64) {
-        return refusal(
+        return Some(refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
             "body_too_large",
             format!(
                 "the request body is {body_bytes} bytes; the server takes at most {} (every route is a GET)",
                 limits.max_body_bytes
             ),
-        );
+        ));
     }
-    next.run(request).await
+    None
 }
 
 fn refusal(status: StatusCode, code: &'static str, message: String) -> Response {

@@ -1,6 +1,7 @@
 //! The server's limits on a real loopback socket: a long API query, oversized headers, a declared body, a slow
 //! handler and too many live-update streams are each refused with the status and JSON error that name the limit,
-//! while the app's pages take any query and ordinary requests go on being served.
+//! while the app's pages take any query and ordinary requests go on being served; and the opener policy header
+//! goes only where browsers honour it.
 
 use crate::common;
 
@@ -225,4 +226,45 @@ async fn live_update_streams_over_the_cap_are_refused_and_a_closed_one_frees_its
         again.is_some(),
         "the closed stream's place was not given back"
     );
+}
+
+/// The response head of `GET target` sent with the `Host` header `host` and `extra` header lines.
+async fn head_for_host(addr: SocketAddr, target: &str, host: &str, extra: &str) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request =
+        format!("GET {target} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    let end = response
+        .windows(4)
+        .position(|window| window == b"\r\n\r\n")
+        .expect("a complete response head");
+    String::from_utf8_lossy(&response[..end]).to_ascii_lowercase()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_opener_policy_is_sent_where_browsers_honour_it_and_nowhere_else() {
+    let (addr, _stop) = start(Limits::default()).await;
+    let coop = "cross-origin-opener-policy: same-origin";
+    for (target, host, extra, expected) in [
+        ("/", "localhost:8080", "", true),
+        ("/api/index", "127.0.0.1:8080", "", true),
+        ("/api/cells", "[::1]:8080", "", true),
+        ("/", "cellscope.test:8080", "", false),
+        ("/api/index", "10.0.0.7", "", false),
+        (
+            "/api/index",
+            "cellscope.example.org",
+            "X-Forwarded-Proto: https\r\n",
+            true,
+        ),
+    ] {
+        let head = head_for_host(addr, target, host, extra).await;
+        assert!(head.starts_with("http/1.1 200"), "{target} {host}: {head}");
+        assert_eq!(head.contains(coop), expected, "{target} {host}: {head}");
+        // The other security headers go on every answer, whatever the host.
+        assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+        assert!(head.contains("referrer-policy: no-referrer"), "{head}");
+    }
 }

@@ -111,8 +111,7 @@ pub fn CurvesView() -> impl IntoView {
             }
         })
     });
-    // The chart follows the window: its width is measured at every drawing, and a resize that changes it
-    // draws again.
+    // The chart follows its container's width (see `chart::follow_width`): a change of it draws again.
     let width = crate::chart::follow_width("curves-area", DEFAULT_WIDTH);
     let facets = Memo::new(move |_| {
         let metric = chart_metric.get();
@@ -325,9 +324,8 @@ pub fn CurvesView() -> impl IntoView {
         });
         browser::download(&export_name("svg"), "image/svg+xml", svg.as_bytes());
     };
+    let facet = ctx.part(|state| state.facet);
     let dimension_choice = move |id: &'static str, label: &'static str, optional: bool| {
-        let facet = ctx.part(|state| state.facet);
-        let color = ctx.part(|state| state.color);
         let choices = [
             Dimension::Backend,
             Dimension::Model,
@@ -346,7 +344,7 @@ pub fn CurvesView() -> impl IntoView {
                 }>
                     {optional.then(|| view! { <option value="none" selected=move || facet.get().is_none()>"none"</option> })}
                     {choices.into_iter().map(|dimension| view! {
-                        <option value=dimension.name() selected=move || if id == "color" { color.get() == dimension } else { facet.get() == Some(dimension) }>{dimension.name()}</option>
+                        <option value=dimension.name() selected=move || if id == "color" { color_dimension.get() == dimension } else { facet.get() == Some(dimension) }>{dimension.name()}</option>
                     }).collect_view()}
                 </select>
             </label>
@@ -460,7 +458,7 @@ pub fn CurvesView() -> impl IntoView {
             })}
         </div>
         </div>
-        <SeriesTable facets=facets chart_metric=chart_metric/>
+        <SeriesTable facets=facets chart_metric=chart_metric x=x_axis/>
     }
 }
 
@@ -538,8 +536,11 @@ fn pooling_note(facets: &[Facet], aggregation: Aggregation) -> String {
 
 /// The numbers behind the chart, as a table (readable without the canvas, and checked by the browser tests).
 #[component]
-fn SeriesTable(facets: Memo<Vec<Facet>>, chart_metric: Memo<Metric>) -> impl IntoView {
-    let x = ctx().part(|state| state.x);
+fn SeriesTable(
+    facets: Memo<Vec<Facet>>,
+    chart_metric: Memo<Metric>,
+    x: Memo<XAxis>,
+) -> impl IntoView {
     let frontier = move || {
         facets.with(|facets| {
             facets

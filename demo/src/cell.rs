@@ -119,25 +119,31 @@ fn layout(target: &CellTarget, rng: &mut DemoRng) -> Layout {
     Layout { z, stagger, gaps }
 }
 
-/// Latency shape of one request: its service demand to the power `beta` (1 = proportional to tokens) times the
-/// tail factor.
-fn shape(plan: &RequestPlan, z: f64, beta: f64, sigma: f64) -> f64 {
-    plan.work.powf(beta) * (sigma * z).exp()
+/// Every request's service demand to the power `beta` (1 = proportional to tokens): the part of its latency
+/// shape that does not depend on the tail. Computed once per `beta`, since the solver tries ~150 tails per `beta`
+/// and `powf` was the largest single cost of generating the demo data.
+fn demand_powers(plans: &[RequestPlan], beta: f64) -> Vec<f64> {
+    plans.iter().map(|plan| plan.work.powf(beta)).collect()
 }
 
-/// For a shape (`beta`, `sigma`): the latency scale that makes the span exact, and the resulting p95 and mean.
+/// Latency shape of one request: its demand power (see [`demand_powers`]) times the tail factor.
+fn shape(demand_power: f64, z: f64, sigma: f64) -> f64 {
+    demand_power * (sigma * z).exp()
+}
+
+/// For a shape (`demand_powers` of some `beta`, `sigma`): the latency scale that makes the span exact, and the
+/// resulting p95 and mean.
 fn evaluate(
     target: &CellTarget,
-    plans: &[RequestPlan],
+    demand_powers: &[f64],
     layout: &Layout,
-    beta: f64,
     sigma: f64,
 ) -> (f64, f64, f64) {
     let per_agent = target.requests_per_agent as usize;
-    let values: Vec<f64> = plans
+    let values: Vec<f64> = demand_powers
         .iter()
         .zip(&layout.z)
-        .map(|(plan, z)| shape(plan, *z, beta, sigma))
+        .map(|(demand_power, z)| shape(*demand_power, *z, sigma))
         .collect();
     let earliest = layout.stagger.iter().copied().fold(f64::INFINITY, f64::min);
     let mut scale = f64::INFINITY;
@@ -149,20 +155,16 @@ fn evaluate(
     }
     let scale = scale.max(1e-9);
     let mut sorted: Vec<f64> = values.iter().map(|value| value * scale).collect();
-    sorted.sort_by(f64::total_cmp);
+    // Unstable is exact here: values that compare equal under `total_cmp` are the same bits, so every order of
+    // them is the same sequence (and the mean below sums it in that one order).
+    sorted.sort_unstable_by(f64::total_cmp);
     let p95 = quantile_linear(&sorted, 0.95).unwrap_or(0.0);
     let mean = sorted.iter().sum::<f64>() / sorted.len() as f64;
     (scale, p95, mean)
 }
 
-fn ratio(
-    target: &CellTarget,
-    plans: &[RequestPlan],
-    layout: &Layout,
-    beta: f64,
-    sigma: f64,
-) -> f64 {
-    let (_, p95, mean) = evaluate(target, plans, layout, beta, sigma);
+fn ratio(target: &CellTarget, demand_powers: &[f64], layout: &Layout, sigma: f64) -> f64 {
+    let (_, p95, mean) = evaluate(target, demand_powers, layout, sigma);
     match target.spread {
         Spread::P95OverMean(q) => p95 / mean / q,
         Spread::P95WallMs(ms) => p95 * 1000.0 / ms,
@@ -174,14 +176,13 @@ pub fn schedule(target: &CellTarget, plans: &[RequestPlan], rng: &mut DemoRng) -
     let layout = layout(target, rng);
     // Token-count differences alone already spread latencies; when the target is tighter than that, damp the
     // token dependence (beta < 1) instead of widening the tail.
+    let ratio_at = |beta: f64| ratio(target, &demand_powers(plans, beta), &layout, 0.0);
     let mut beta = 1.0;
-    if ratio(target, plans, &layout, 1.0, 0.0) > 1.0
-        && ratio(target, plans, &layout, 0.0, 0.0) < 1.0
-    {
+    if ratio_at(1.0) > 1.0 && ratio_at(0.0) < 1.0 {
         let (mut low, mut high) = (0.0, 1.0);
         for _ in 0..50 {
             let middle = 0.5 * (low + high);
-            if ratio(target, plans, &layout, middle, 0.0) < 1.0 {
+            if ratio_at(middle) < 1.0 {
                 low = middle;
             } else {
                 high = middle;
@@ -189,10 +190,11 @@ pub fn schedule(target: &CellTarget, plans: &[RequestPlan], rng: &mut DemoRng) -
         }
         beta = 0.5 * (low + high);
     }
+    let powers = demand_powers(plans, beta);
     // Scan for the first crossing of ratio = 1, then bisect inside it; if there is none, take the closest shape.
     let grid: Vec<(f64, f64)> = (0..=90)
         .map(|step| f64::from(step) * 0.05)
-        .map(|sigma| (sigma, ratio(target, plans, &layout, beta, sigma)))
+        .map(|sigma| (sigma, ratio(target, &powers, &layout, sigma)))
         .collect();
     let starts_below = grid[0].1 <= 1.0;
     let crossing = grid
@@ -203,7 +205,7 @@ pub fn schedule(target: &CellTarget, plans: &[RequestPlan], rng: &mut DemoRng) -
             let (mut low, mut high) = (pair[0].0, pair[1].0);
             for _ in 0..60 {
                 let middle = 0.5 * (low + high);
-                if (ratio(target, plans, &layout, beta, middle) <= 1.0) == starts_below {
+                if (ratio(target, &powers, &layout, middle) <= 1.0) == starts_below {
                     low = middle;
                 } else {
                     high = middle;
@@ -217,7 +219,7 @@ pub fn schedule(target: &CellTarget, plans: &[RequestPlan], rng: &mut DemoRng) -
             .map(|(sigma, _)| *sigma)
             .unwrap_or(0.0),
     };
-    let (scale, _, _) = evaluate(target, plans, &layout, beta, sigma);
+    let (scale, _, _) = evaluate(target, &powers, &layout, sigma);
     let per_agent = target.requests_per_agent as usize;
     let mut times = Vec::with_capacity(plans.len());
     for (agent, stagger) in layout.stagger.iter().enumerate() {
@@ -225,7 +227,7 @@ pub fn schedule(target: &CellTarget, plans: &[RequestPlan], rng: &mut DemoRng) -
         for k in 0..per_agent {
             let index = agent * per_agent + k;
             clock += layout.gaps[index];
-            let latency = scale * shape(&plans[index], layout.z[index], beta, sigma);
+            let latency = scale * shape(powers[index], layout.z[index], sigma);
             times.push((clock, clock + latency));
             clock += latency;
         }

@@ -337,7 +337,7 @@ pub fn ensure_demo_data() -> anyhow::Result<PathBuf> {
         .join("metrics.csv")
         .is_file()
     {
-        crate::demo_data(Path::new("data/demo"), 164, 1)?;
+        crate::demo::tr164(Path::new("data/demo"), 164, 1)?;
     }
     Ok(demo)
 }

@@ -49,14 +49,7 @@ fn ensure_sweep() -> anyhow::Result<Sweep> {
             root.display()
         );
         let _ = std::fs::remove_file(&list);
-        let started = std::time::Instant::now();
-        let files = cellscope_demo::generate_vllm_sweep(&root, SEED)?;
-        std::fs::write(&list, serde_json::to_vec_pretty(&files)?)?;
-        eprintln!(
-            "generated {} files in {:.0} s",
-            files.len(),
-            started.elapsed().as_secs_f64()
-        );
+        crate::demo::vllm_sweep(&root, &list, SEED)?;
     }
     let files: Vec<Value> = serde_json::from_slice(&std::fs::read(&list)?)
         .with_context(|| format!("reading {}", list.display()))?;
@@ -73,6 +66,24 @@ fn key_of(value: &Value) -> String {
     ["backend", "model", "workload", "n", "rep"]
         .map(text)
         .join("|")
+}
+
+/// The statistics of a cell of cellscope's `cells --format json`: its columns that carry a unit in their name
+/// (`_ms`, `_tokens`, `_tps`), which are exactly the figures computed from request rows; the counts, concurrency
+/// and ratios (`rows`, `n`, `efficiency`, …) carry none. Taken from cellscope's own output, so a statistic added
+/// to the cells table is checked against every peer without a list here to keep in step. A statistic cellscope
+/// left empty is still named, so that the check fails on it rather than passing it over.
+fn statistics(cell: &Value) -> Vec<&str> {
+    cell.as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, _)| name.as_str())
+        .filter(|name| {
+            ["_ms", "_tokens", "_tps"]
+                .iter()
+                .any(|unit| name.ends_with(unit))
+        })
+        .collect()
 }
 
 /// Checks a peer's cells against cellscope's: every file of the sweep once, the same request counts, every figure
@@ -113,8 +124,8 @@ fn check(sweep: &Sweep, ours: &BTreeMap<String, &Value>, peer: &Value) -> anyhow
                 bail!("{path}: {count} {a} in cellscope, {b} in the peer");
             }
         }
-        // Every statistic a cell carries, besides the request counts.
-        for figure in cellscope_model::origin::STAT_COLUMNS {
+        // Every statistic cellscope's cell carries, besides the request counts.
+        for figure in statistics(mine) {
             let (a, b) = (number(mine, figure)?, number(cell, figure)?);
             let difference = (a - b).abs() / a.abs().max(b.abs()).max(1e-300);
             if difference > TOLERANCE {
@@ -217,4 +228,44 @@ pub fn index(runs: u32) -> anyhow::Result<()> {
     std::fs::write(out_dir.join("index-vllm.md"), &table)?;
     println!("{table}\n(written to target/bench/index-vllm.md)");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_statistics_are_the_columns_with_a_unit() {
+        // A cell as `cellscope cells --format json` writes it (TR164 V3, vLLM, N=1), abridged to one of each kind
+        // of column.
+        let cell = serde_json::json!({
+            "run_id": "20260612_204254_036590", "backend": "vllm", "n": 1, "rep": 0, "status": "clean",
+            "expected_rows": 10, "rows": 10, "ok_rows": 10, "failed_rows": 0, "skip_rows": 0,
+            "mean_wall_ms": 3495.6528, "p50_wall_ms": 3353.6225, "p95_wall_ms": 4951.07835, "p99_wall_ms": 5366.01327,
+            "p50_ttft_ms": 76.5595, "p95_ttft_ms": 113.36745, "mean_prompt_tokens": 1030.7,
+            "mean_completion_tokens": 512.0, "aggregate_tps": 146.3, "efficiency": 1.0, "p95_multiplier": 1.0,
+            "expected_source": "plan", "exclusion_scope": null, "reported_metrics": "",
+        });
+        let mut names = statistics(&cell);
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "aggregate_tps",
+                "mean_completion_tokens",
+                "mean_prompt_tokens",
+                "mean_wall_ms",
+                "p50_ttft_ms",
+                "p50_wall_ms",
+                "p95_ttft_ms",
+                "p95_wall_ms",
+                "p99_wall_ms",
+            ]
+        );
+        // An empty statistic is still one to compare (and fails the check).
+        assert_eq!(
+            statistics(&serde_json::json!({"p95_ttft_ms": null, "status": "clean"})),
+            ["p95_ttft_ms"]
+        );
+    }
 }

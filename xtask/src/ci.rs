@@ -3,7 +3,7 @@
 //! Every step reuses what an earlier run left in `target/`: the wasm32 build of the app is the one `build-web`
 //! needs, wasm-bindgen/wasm-opt are cached by the WASM's hash, and an unchanged bundle does not rebuild the server.
 //! Where a step leaves a core idle, the next one that does not depend on it runs beside it: the wasm32 build (its
-//! last, link-time-optimised stretch runs on one core) beside the data, the S3 server and the xtask's own tests;
+//! last, link-time-optimised stretch runs on one core) beside the S3 server and the xtask's own tests;
 //! the browser tests beside every other test binary (see `ci/lanes.rs`).
 
 mod lanes;
@@ -201,8 +201,8 @@ pub fn run() -> anyhow::Result<()> {
     // The wasm32 build (in a target directory of its own, so cargo does not make one build wait for the other)
     // and the bundle, beside everything up to the native test build, which embeds the bundle into the
     // `cellscope` binary the browser tests start and so must come after.
-    let (built, data, mixed, moto_server) = steps.run(
-        "wasm32 build and bundle, beside the data, the S3 server and the xtask's tests",
+    let (built, moto_server) = steps.run(
+        "wasm32 build and bundle, beside the S3 server and the xtask's tests",
         || {
             std::thread::scope(|scope| {
                 let web = scope.spawn(|| {
@@ -215,18 +215,14 @@ pub fn run() -> anyhow::Result<()> {
                     steps.run_beside("build-web", || web::build(false))
                 });
                 let beside = (|| {
-                    let data = steps.run_beside("demo data", bench::ensure_demo_data)?;
-                    let mixed = steps.run_beside(
-                        "mixed-format demo data",
-                        crate::serve::ensure_mixed_demo_data,
-                    )?;
                     steps.run_beside("chromium", browser::ensure_installed)?;
                     let moto_server =
                         steps.run_beside("S3 API server (moto)", crate::s3::ensure_moto_server)?;
                     // The xtask itself, linted and tested on its own: cargo already built its dependencies,
                     // with its own features, to run this command, and this reuses them. In the workspace-wide
                     // build below, feature unification with the other packages would compile wasm-bindgen's
-                    // CLI support, walrus and gimli again.
+                    // CLI support, walrus and gimli again. It depends on no crate of the workspace, so nothing
+                    // here is compiled twice.
                     // At the lowest priority: the wasm32 build is the longer of the two sides, and this should
                     // only take the core its single-threaded stretches leave idle.
                     steps.run_beside("xtask lint and tests", || {
@@ -236,13 +232,13 @@ pub fn run() -> anyhow::Result<()> {
                             &clippy_env(),
                         )
                     })?;
-                    anyhow::Ok((data, mixed, moto_server))
+                    anyhow::Ok(moto_server)
                 })();
                 let built = web
                     .join()
                     .map_err(|_| anyhow::anyhow!("the wasm32 build panicked"))?;
-                let (data, mixed, moto_server) = beside?;
-                anyhow::Ok((built?, data, mixed, moto_server))
+                let moto_server = beside?;
+                anyhow::Ok((built?, moto_server))
             })
         },
     )?;
@@ -251,7 +247,15 @@ pub fn run() -> anyhow::Result<()> {
     let binaries = steps.run("test build with clippy", || {
         lanes::build(&WORKSPACE_TESTS_NO_RUN, &clippy_env())
     })?;
-    // Both roots the tests serve: the TR164 demo and the mixed-format root beside it.
+    // Both roots the tests serve, the TR164 demo and the mixed-format root beside it, written by the generator
+    // binary the test build just made (the xtask does not link the generator; see `demo.rs`).
+    let (data, mixed) = steps.run("demo data", || {
+        crate::demo::use_built_generator()?;
+        anyhow::Ok((
+            bench::ensure_demo_data()?,
+            crate::serve::ensure_mixed_demo_data()?,
+        ))
+    })?;
     let roots = [data.clone(), mixed];
     let before = steps.run("data checksum", || {
         roots

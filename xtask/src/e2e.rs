@@ -58,7 +58,7 @@ pub fn ensure_scale_data() -> anyhow::Result<PathBuf> {
     let bench = target_dir().join(format!("bench/scale-{SCALE}"));
     let data = bench.join("data");
     if !bench.join(".complete").is_file() {
-        crate::demo_data(&data, 164, SCALE)?;
+        crate::demo::tr164(&data, 164, SCALE)?;
         std::fs::write(bench.join(".complete"), "")?;
     }
     Ok(data)

@@ -21,6 +21,7 @@ mod bench_vllm;
 mod browser;
 mod checksum;
 mod ci;
+mod demo;
 mod e2e;
 mod fuzz;
 mod paired;
@@ -135,56 +136,6 @@ pub fn target_dir() -> PathBuf {
         )
 }
 
-/// Generates demo data into `out` (relative paths are taken from the workspace root).
-pub fn demo_data(out: &Path, seed: u64, scale: u32) -> anyhow::Result<PathBuf> {
-    let out = workspace_root().join(out);
-    let started = std::time::Instant::now();
-    let summary = cellscope_demo::generate(&out, &cellscope_demo::Options { seed, scale })
-        .with_context(|| format!("generating demo data into {}", out.display()))?;
-    eprintln!(
-        "demo data: {} runs, {} metrics rows, {} files, {:.1} MB in {} ({:.1} s)",
-        summary.runs,
-        summary.metrics_rows,
-        summary.files,
-        summary.bytes as f64 / 1e6,
-        out.display(),
-        started.elapsed().as_secs_f64()
-    );
-    Ok(out)
-}
-
-/// The default mixed-format root for a demo root: its sibling `<name>-mixed`.
-pub fn mixed_sibling(out: &Path) -> PathBuf {
-    let name = out
-        .file_name()
-        .map_or_else(|| "demo".into(), |name| name.to_string_lossy().into_owned());
-    out.with_file_name(format!("{name}-mixed"))
-}
-
-/// Generates the mixed-format root into `mixed` from the demo root `demo` (relative paths are taken from the
-/// workspace root); `seed` must be the one `demo` was generated with.
-pub fn mixed_demo_data(demo: &Path, mixed: &Path, seed: u64) -> anyhow::Result<PathBuf> {
-    let demo = workspace_root().join(demo);
-    let mixed = workspace_root().join(mixed);
-    let started = std::time::Instant::now();
-    let summary =
-        cellscope_demo::generate_mixed(&demo, &mixed, &cellscope_demo::Options { seed, scale: 1 })
-            .with_context(|| format!("generating the mixed demo root into {}", mixed.display()))?;
-    eprintln!(
-        "mixed demo: {} TR164 files linked ({} copied), {} external files ({:.1} MB, {} cells, {} requests) in {} \
-         ({:.1} s)",
-        summary.linked_files,
-        summary.copied_files,
-        summary.external_files,
-        summary.external_bytes as f64 / 1e6,
-        summary.external_cells,
-        summary.external_requests,
-        mixed.display(),
-        started.elapsed().as_secs_f64()
-    );
-    Ok(mixed)
-}
-
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let invoked_in = std::env::current_dir().context("reading the current directory")?;
@@ -196,9 +147,9 @@ fn main() -> anyhow::Result<()> {
             scale,
             mixed_out,
         } => {
-            demo_data(&out, seed, scale)?;
-            let mixed = mixed_out.unwrap_or_else(|| mixed_sibling(&out));
-            mixed_demo_data(&out, &mixed, seed).map(|_| ())
+            demo::tr164(&out, seed, scale)?;
+            let mixed = mixed_out.unwrap_or_else(|| demo::mixed_sibling(&out));
+            demo::mixed(&out, &mixed, seed).map(|_| ())
         }
         Command::BuildWeb { dev } => web::build(dev).map(|_| ()),
         Command::Serve { addr, data, dev } => {

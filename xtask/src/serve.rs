@@ -14,7 +14,7 @@ pub fn ensure_mixed_demo_data() -> anyhow::Result<PathBuf> {
         return Ok(mixed);
     }
     crate::bench::ensure_demo_data()?;
-    crate::mixed_demo_data(Path::new("data/demo"), Path::new("data/demo-mixed"), 164)
+    crate::demo::mixed(Path::new("data/demo"), Path::new("data/demo-mixed"), 164)
 }
 
 pub fn run(addr: &str, data: Option<PathBuf>, dev: bool) -> anyhow::Result<()> {

@@ -4,9 +4,10 @@
 //! needs, wasm-bindgen/wasm-opt are cached by the WASM's hash, and an unchanged bundle does not rebuild the server.
 //! Where a step leaves a core idle, the next one that does not depend on it runs beside it: the wasm32 build (its
 //! last, link-time-optimised stretch runs on one core) beside the S3 server and the xtask's own tests;
-//! the browser tests beside every other test binary (see `ci/lanes.rs`).
+//! the browser tests beside every other test binary, in three lanes (see `ci/lanes.rs`).
 
 mod lanes;
+pub mod wrapper;
 
 use crate::checksum::{self, Checksum};
 use crate::process::{ensure_wasm_target, run as sh};
@@ -140,17 +141,19 @@ impl Steps {
 /// Clippy's lints on every workspace crate while `cargo test` compiles it. `cargo clippy` would type-check all
 /// ~300 dependencies a second time just for the lints (8 minutes of a CI run on 2 cores); clippy-driver as the
 /// compiler wrapper of the workspace's own crates lints the same targets as `cargo clippy --workspace
-/// --all-targets` (`cargo test` builds every lib, bin, test and example) and still emits the real artifacts.
-/// `CLIPPY_ARGS` is how `cargo clippy` itself hands `-- -D warnings` to the driver. Both test steps set the same
-/// environment, so the second reuses the first one's build instead of recompiling the workspace.
-fn clippy_env() -> Vec<(&'static str, String)> {
-    vec![
-        ("RUSTC_WORKSPACE_WRAPPER", "clippy-driver".to_string()),
-        (
-            "CLIPPY_ARGS",
-            "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__".to_string(),
-        ),
-    ]
+/// --all-targets` (`cargo test` builds every lib, bin, test and example) and still emits the real artifacts. The
+/// wrapper (`ci/wrapper.rs`) leaves out clippy only where it would lint the same code twice. Both test steps set
+/// the same environment, so the second reuses the first one's build instead of recompiling the workspace.
+fn lint_env() -> anyhow::Result<Vec<(&'static str, String)>> {
+    static WRAPPER: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let wrapper = match WRAPPER.get() {
+        Some(wrapper) => wrapper.clone(),
+        None => {
+            let wrapper = wrapper::install()?;
+            WRAPPER.get_or_init(|| wrapper).clone()
+        }
+    };
+    Ok(wrapper::env(&wrapper))
 }
 
 /// Below this much free disk the run is likely to fail in the linker; measured peak of a clean-clone run is in
@@ -177,6 +180,19 @@ fn free_disk_bytes() -> Option<u64> {
 /// `cargo test` of every package but the xtask (see the "xtask lint and tests" step), without running the tests;
 /// the first four words run them.
 const WORKSPACE_TESTS_NO_RUN: [&str; 5] = ["test", "--workspace", "--exclude", "xtask", "--no-run"];
+
+/// The lane of a test binary: the browser tests alone in one (one test at a time, mostly waiting on Chromium and
+/// the server, 120-160 s); the server's tests (its suite is the longest of the rest) and the S3 tests (mostly
+/// waiting on the S3 server) in the second; the model's, the demo generator's (which generate several roots) and
+/// the rest in the third, with the doc tests. Three lanes on two cores keep both busy: the first leaves most of a
+/// core idle.
+fn test_lane(binary: &lanes::TestBinary) -> usize {
+    match (binary.package.as_str(), binary.target.as_str()) {
+        ("cellscope-e2e", "test browser") => 0,
+        ("cellscope", _) | ("cellscope-e2e", "test object_storage") => 1,
+        _ => 2,
+    }
+}
 
 pub fn run() -> anyhow::Result<()> {
     // A CI run starts from a fresh clone and builds everything once: incremental compilation only adds work and
@@ -229,7 +245,7 @@ pub fn run() -> anyhow::Result<()> {
                         process::run_with_env(
                             "nice",
                             &["-n", "19", "cargo", "test", "-p", "xtask"],
-                            &clippy_env(),
+                            &lint_env()?,
                         )
                     })?;
                     anyhow::Ok(moto_server)
@@ -245,7 +261,7 @@ pub fn run() -> anyhow::Result<()> {
     // One `cargo test --no-run` of every other package builds every test and the debug server once (one feature
     // resolution for all of them, so nothing is compiled twice): no release build.
     let binaries = steps.run("test build with clippy", || {
-        lanes::build(&WORKSPACE_TESTS_NO_RUN, &clippy_env())
+        lanes::build(&WORKSPACE_TESTS_NO_RUN, &lint_env()?)
     })?;
     // Both roots the tests serve, the TR164 demo and the mixed-format root beside it, written by the generator
     // binary the test build just made (the xtask does not link the generator; see `demo.rs`).
@@ -281,12 +297,13 @@ pub fn run() -> anyhow::Result<()> {
                 moto_server.to_string_lossy().into_owned(),
             ));
             // The same environment as the build, so that the doc tests' `cargo test` finds it fresh.
-            env.extend(clippy_env());
+            env.extend(lint_env()?);
             let mut doc_tests = WORKSPACE_TESTS_NO_RUN[..4].to_vec();
             doc_tests.push("--doc");
             lanes::run(
                 &binaries,
-                |binary| binary.package == "cellscope-e2e" && binary.target == "test browser",
+                3,
+                test_lane,
                 &doc_tests,
                 &env,
                 &logs.join("tests"),

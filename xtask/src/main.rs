@@ -137,6 +137,8 @@ pub fn target_dir() -> PathBuf {
 }
 
 fn main() -> anyhow::Result<()> {
+    // CI's test build runs this binary as the compiler wrapper of the workspace's crates (see `ci/wrapper.rs`).
+    ci::wrapper::run_if_wrapping();
     let cli = Cli::parse();
     let invoked_in = std::env::current_dir().context("reading the current directory")?;
     std::env::set_current_dir(workspace_root()).context("entering the workspace root")?;

@@ -2,8 +2,8 @@
 //!
 //! `cargo test` runs its binaries one after another, so the browser tests (one at a time by design, mostly waiting
 //! on Chromium and the server) left a core idle for two minutes while the other binaries waited their turn. Here
-//! the browser binary runs in one lane and every other binary and the doc tests in the other; the soak runs in
-//! whichever lane ends first. Each binary runs as `cargo test` would run it (from its package's directory, with
+//! the binaries run in lanes side by side (the caller says which binary goes where; the doc tests end the last
+//! lane); the soak runs in whichever lane ends first. Each binary runs as `cargo test` would run it (from its package's directory, with
 //! `CARGO_MANIFEST_DIR` set); its output is kept in `target/ci/tests/` and printed whole when it ends, so the two
 //! lanes never interleave lines.
 
@@ -219,23 +219,28 @@ fn binary_command(binary: &TestBinary, env: &[(&str, String)]) -> Command {
     command
 }
 
-/// Runs the binaries `is_own_lane` picks in one lane and every other binary and the doc tests (`doc_test_args`, a
-/// `cargo test --doc`) in the other; `after` runs in whichever lane finishes first. Fails naming every binary that
-/// failed; returns the summed counts.
+/// Runs every binary in the lane `lane_of` gives it (`0..lanes`, each lane's binaries one after another, in
+/// cargo's order), the lanes side by side, and the doc tests (`doc_test_args`, a `cargo test --doc`) at the end of
+/// the last lane; `after` runs in whichever lane finishes first. Fails naming every binary that failed; returns
+/// the summed counts.
 pub fn run(
     binaries: &[TestBinary],
-    is_own_lane: impl Fn(&TestBinary) -> bool,
+    lanes: usize,
+    lane_of: impl Fn(&TestBinary) -> usize,
     doc_test_args: &[&str],
     env: &[(&str, String)],
     log_dir: &Path,
     after: impl FnOnce() -> anyhow::Result<()> + Send,
 ) -> anyhow::Result<Counts> {
     std::fs::create_dir_all(log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
-    let (own, rest): (Vec<&TestBinary>, Vec<&TestBinary>) =
-        binaries.iter().partition(|binary| is_own_lane(binary));
+    anyhow::ensure!(lanes > 0, "no lane to run the tests in");
+    let mut by_lane: Vec<Vec<&TestBinary>> = vec![Vec::new(); lanes];
+    for binary in binaries {
+        by_lane[lane_of(binary).min(lanes - 1)].push(binary);
+    }
     let outcome = Mutex::new(Outcome::default());
     let label = |binary: &TestBinary| format!("{} {}", binary.package, binary.target);
-    // Taken by the first lane to finish, so the two lanes end as close together as they can.
+    // Taken by the first lane to finish, so the lanes end as close together as they can.
     let after = Mutex::new(Some(after));
     let run_after = || -> anyhow::Result<()> {
         let after = after
@@ -244,7 +249,7 @@ pub fn run(
             .take();
         after.map_or(Ok(()), |after| after())
     };
-    let run_binaries = |binaries: &[&TestBinary]| -> anyhow::Result<()> {
+    let run_lane = |lane: usize, binaries: &[&TestBinary]| -> anyhow::Result<()> {
         binaries.iter().try_for_each(|binary| {
             run_logged(
                 &label(binary),
@@ -252,26 +257,33 @@ pub fn run(
                 log_dir,
                 &outcome,
             )
-        })
-    };
-    let (own_lane, other_lane) = std::thread::scope(|scope| {
-        let own_lane = scope.spawn(|| -> anyhow::Result<()> {
-            run_binaries(&own)?;
-            run_after()
-        });
-        let other_lane = (|| -> anyhow::Result<()> {
-            run_binaries(&rest)?;
+        })?;
+        if lane == lanes - 1 {
             let mut doc_tests = Command::new("cargo");
             doc_tests
                 .args(doc_test_args)
                 .envs(env.iter().map(|(key, value)| (key, value)));
             run_logged("doc tests", doc_tests, log_dir, &outcome)?;
-            run_after()
-        })();
-        (own_lane.join(), other_lane)
+        }
+        run_after()
+    };
+    let results: Vec<anyhow::Result<()>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = by_lane
+            .iter()
+            .enumerate()
+            .map(|(lane, binaries)| scope.spawn(move || run_lane(lane, binaries)))
+            .collect();
+        handles
+            .into_iter()
+            .enumerate()
+            .map(|(lane, handle)| {
+                handle
+                    .join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("test lane {lane} panicked")))
+            })
+            .collect()
     });
-    own_lane.map_err(|_| anyhow::anyhow!("the lane of {own:?} panicked"))??;
-    other_lane?;
+    results.into_iter().collect::<anyhow::Result<()>>()?;
     let outcome = outcome
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());

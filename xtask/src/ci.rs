@@ -4,7 +4,7 @@
 //! needs, wasm-bindgen/wasm-opt are cached by the WASM's hash, and an unchanged bundle does not rebuild the server.
 //! Where a step leaves a core idle, the next one that does not depend on it runs beside it: the wasm32 build (its
 //! last, link-time-optimised stretch runs on one core) beside the S3 server and the xtask's own tests;
-//! the browser tests beside every other test binary, in three lanes (see `ci/lanes.rs`).
+//! the browser tests beside every other test binary (see `ci/lanes.rs`).
 
 mod lanes;
 pub mod wrapper;
@@ -142,8 +142,8 @@ impl Steps {
 /// ~300 dependencies a second time just for the lints (8 minutes of a CI run on 2 cores); clippy-driver as the
 /// compiler wrapper of the workspace's own crates lints the same targets as `cargo clippy --workspace
 /// --all-targets` (`cargo test` builds every lib, bin, test and example) and still emits the real artifacts. The
-/// wrapper (`ci/wrapper.rs`) leaves out clippy only where it would lint the same code twice. Both test steps set
-/// the same environment, so the second reuses the first one's build instead of recompiling the workspace.
+/// wrapper (`ci/wrapper.rs`) also compiles the test harnesses and examples unoptimised. Both test steps set the
+/// same environment, so the second reuses the first one's build instead of recompiling the workspace.
 fn lint_env() -> anyhow::Result<Vec<(&'static str, String)>> {
     static WRAPPER: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     let wrapper = match WRAPPER.get() {
@@ -182,15 +182,13 @@ fn free_disk_bytes() -> Option<u64> {
 const WORKSPACE_TESTS_NO_RUN: [&str; 5] = ["test", "--workspace", "--exclude", "xtask", "--no-run"];
 
 /// The lane of a test binary: the browser tests alone in one (one test at a time, mostly waiting on Chromium and
-/// the server, 120-160 s); the server's tests (its suite is the longest of the rest) and the S3 tests (mostly
-/// waiting on the S3 server) in the second; the model's, the demo generator's (which generate several roots) and
-/// the rest in the third, with the doc tests. Three lanes on two cores keep both busy: the first leaves most of a
-/// core idle.
+/// the server); every other binary in the other, with the doc tests. A third lane (the server's tests apart from
+/// the model's and the demo's) made the browser lane, the longest, take 226 s instead of 161: two cores do not
+/// run three lanes of tests at once any faster.
 fn test_lane(binary: &lanes::TestBinary) -> usize {
     match (binary.package.as_str(), binary.target.as_str()) {
         ("cellscope-e2e", "test browser") => 0,
-        ("cellscope", _) | ("cellscope-e2e", "test object_storage") => 1,
-        _ => 2,
+        _ => 1,
     }
 }
 
@@ -302,7 +300,7 @@ pub fn run() -> anyhow::Result<()> {
             doc_tests.push("--doc");
             lanes::run(
                 &binaries,
-                3,
+                2,
                 test_lane,
                 &doc_tests,
                 &env,

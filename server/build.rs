@@ -77,51 +77,6 @@ fn read_code_hash(manifest_dir: &Path) -> String {
     format!("{hash:016x}")
 }
 
-/// How long to wait for the bundle CI is building (see [`await_bundle`]): far more than its wasm32 build takes.
-const BUNDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(40 * 60);
-
-/// `cargo xtask ci` compiles the native tests beside the wasm32 build of the app. It sets
-/// `CELLSCOPE_AWAIT_BUNDLE` to `FILE RUN` and writes FILE once the bundle is in place (`ok`) or cannot be
-/// (anything else, which this reports as the failure). Waiting here holds back only this crate and what
-/// depends on it: every other crate of the test build compiles meanwhile. RUN names the CI run, so that each
-/// run embeds its own bundle (cargo reruns a build script when a variable it names changes); the bundle's
-/// directory is not watched then, since the bundle is written while this waits, after cargo took its timestamp.
-/// Returns whether CI is building the bundle, or why there is none.
-fn await_bundle() -> Result<bool, String> {
-    println!("cargo:rerun-if-env-changed=CELLSCOPE_AWAIT_BUNDLE");
-    let Some(value) = std::env::var_os("CELLSCOPE_AWAIT_BUNDLE") else {
-        return Ok(false);
-    };
-    let value = value.to_string_lossy().into_owned();
-    let marker = PathBuf::from(
-        value
-            .split_once(' ')
-            .map_or(value.as_str(), |(file, _)| file),
-    );
-    let started = std::time::Instant::now();
-    loop {
-        if let Ok(verdict) = std::fs::read_to_string(&marker) {
-            // The file is written whole in one call by the xtask, but may be seen empty for a moment.
-            if verdict.trim() == "ok" {
-                return Ok(true);
-            }
-            if !verdict.trim().is_empty() {
-                return Err(format!(
-                    "the web bundle this build waits for could not be built: {}",
-                    verdict.trim()
-                ));
-            }
-        }
-        if started.elapsed() > BUNDLE_TIMEOUT {
-            return Err(format!(
-                "no web bundle after {BUNDLE_TIMEOUT:?}: {} was not written",
-                marker.display()
-            ));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(250));
-    }
-}
-
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     println!(
@@ -134,14 +89,7 @@ fn main() {
     // The directory is created (empty) when absent so that cargo can watch it: a later `build-web` then
     // triggers exactly one rebuild of this crate.
     let _ = std::fs::create_dir_all(&web_dir);
-    match await_bundle() {
-        Ok(true) => {}
-        Ok(false) => println!("cargo:rerun-if-changed={}", web_dir.display()),
-        Err(error) => {
-            eprintln!("{error}");
-            std::process::exit(1);
-        }
-    }
+    println!("cargo:rerun-if-changed={}", web_dir.display());
     println!("cargo:rerun-if-env-changed=CELLSCOPE_WEB_DIR");
     let mut found = Vec::new();
     files(&web_dir, &mut found);

@@ -1,10 +1,9 @@
 //! `cargo xtask ci`: the whole CI run, in the order that fails fastest, with each step's duration.
 //!
 //! Every step reuses what an earlier run left in `target/`: the wasm32 build of the app is the one `build-web`
-//! needs and wasm-bindgen/wasm-opt are cached by the WASM's hash (the server crate is rebuilt in every run: it
-//! embeds the run's own bundle). Where a step leaves a core idle, the next one that does not depend on it runs
-//! beside it: the wasm32 build (its last, link-time-optimised stretch runs on one core) beside the native test
-//! build (whose server crate waits for the bundle), the S3 server and the xtask's own tests;
+//! needs, wasm-bindgen/wasm-opt are cached by the WASM's hash, and an unchanged bundle does not rebuild the server.
+//! Where a step leaves a core idle, the next one that does not depend on it runs beside it: the wasm32 build (its
+//! last, link-time-optimised stretch runs on one core) beside the S3 server and the xtask's own tests;
 //! the browser tests beside every other test binary (see `ci/lanes.rs`).
 
 mod lanes;
@@ -213,52 +212,21 @@ pub fn run() -> anyhow::Result<()> {
     steps.run("wasm32 target", ensure_wasm_target)?;
     steps.run("fmt", || sh("cargo", &["fmt", "--all", "--check"]))?;
     let logs = crate::target_dir().join("ci");
-    // The native test build waits for the bundle only where it embeds it: the server crate's build script holds
-    // back (see `server/build.rs`) until the wasm32 side writes this file, and every other crate compiles
-    // meanwhile. The run's own name goes with it, so that each run embeds its own bundle.
-    let bundle_done = logs.join("bundle.done");
-    let _ = std::fs::remove_file(&bundle_done);
-    std::fs::create_dir_all(&logs)?;
-    let run_name = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_nanos());
-    let mut build_env = lint_env()?;
-    build_env.push((
-        "CELLSCOPE_AWAIT_BUNDLE",
-        format!("{} {run_name}", bundle_done.display()),
-    ));
     // The wasm32 build (in a target directory of its own, so cargo does not make one build wait for the other)
-    // and the bundle, beside the native test build, the S3 server and the xtask's own tests.
-    let (built, moto_server, binaries) = steps.run(
-        "wasm32 build and bundle, beside the test build, the S3 server and the xtask's tests",
+    // and the bundle, beside everything up to the native test build, which embeds the bundle into the
+    // `cellscope` binary the browser tests start and so must come after.
+    let (built, moto_server) = steps.run(
+        "wasm32 build and bundle, beside the S3 server and the xtask's tests",
         || {
             std::thread::scope(|scope| {
                 let web = scope.spawn(|| {
-                    let built = (|| {
-                        // The bundle's profile, so that `build-web` finds the app already built.
-                        let log = logs.join("wasm32-build.log");
-                        steps.run_beside("model and app build for wasm32", || {
-                            web::compile_for_wasm_logged(&log)
-                        })?;
-                        eprintln!("(the wasm32 build's output: {})", log.display());
-                        steps.run_beside("build-web", || web::build(false))
-                    })();
-                    // Written in one call, whatever happened, so that the test build never waits in vain.
-                    let verdict = match &built {
-                        Ok(_) => "ok".to_string(),
-                        Err(error) => format!("{error:#}"),
-                    };
-                    std::fs::write(&bundle_done, verdict)?;
-                    built
-                });
-                // One `cargo test --no-run` of every other package builds every test and the debug server once
-                // (one feature resolution for all of them, so nothing is compiled twice): no release build. At
-                // a low priority, so that it takes what the wasm32 build leaves idle and never slows it: the
-                // server crate waits for the bundle.
-                let tests = scope.spawn(|| {
-                    steps.run_beside("test build with clippy", || {
-                        lanes::build(&WORKSPACE_TESTS_NO_RUN, &build_env, true)
-                    })
+                    // The bundle's profile, so that `build-web` finds the app already built.
+                    let log = logs.join("wasm32-build.log");
+                    steps.run_beside("model and app build for wasm32", || {
+                        web::compile_for_wasm_logged(&log)
+                    })?;
+                    eprintln!("(the wasm32 build's output: {})", log.display());
+                    steps.run_beside("build-web", || web::build(false))
                 });
                 let beside = (|| {
                     steps.run_beside("chromium", browser::ensure_installed)?;
@@ -266,9 +234,11 @@ pub fn run() -> anyhow::Result<()> {
                         steps.run_beside("S3 API server (moto)", crate::s3::ensure_moto_server)?;
                     // The xtask itself, linted and tested on its own: cargo already built its dependencies,
                     // with its own features, to run this command, and this reuses them. In the workspace-wide
-                    // build, feature unification with the other packages would compile wasm-bindgen's CLI
-                    // support, walrus and gimli again. It depends on no crate of the workspace, so nothing here
-                    // is compiled twice. At the lowest priority, like the test build.
+                    // build below, feature unification with the other packages would compile wasm-bindgen's
+                    // CLI support, walrus and gimli again. It depends on no crate of the workspace, so nothing
+                    // here is compiled twice.
+                    // At the lowest priority: the wasm32 build is the longer of the two sides, and this should
+                    // only take the core its single-threaded stretches leave idle.
                     steps.run_beside("xtask lint and tests", || {
                         process::run_with_env(
                             "nice",
@@ -281,14 +251,16 @@ pub fn run() -> anyhow::Result<()> {
                 let built = web
                     .join()
                     .map_err(|_| anyhow::anyhow!("the wasm32 build panicked"))?;
-                let binaries = tests
-                    .join()
-                    .map_err(|_| anyhow::anyhow!("the test build panicked"))?;
                 let moto_server = beside?;
-                anyhow::Ok((built?, moto_server, binaries?))
+                anyhow::Ok((built?, moto_server))
             })
         },
     )?;
+    // One `cargo test --no-run` of every other package builds every test and the debug server once (one feature
+    // resolution for all of them, so nothing is compiled twice): no release build.
+    let binaries = steps.run("test build with clippy", || {
+        lanes::build(&WORKSPACE_TESTS_NO_RUN, &lint_env()?)
+    })?;
     // Both roots the tests serve, the TR164 demo and the mixed-format root beside it, written by the generator
     // binary the test build just made (the xtask does not link the generator; see `demo.rs`).
     let (data, mixed) = steps.run("demo data", || {
@@ -323,7 +295,7 @@ pub fn run() -> anyhow::Result<()> {
                 moto_server.to_string_lossy().into_owned(),
             ));
             // The same environment as the build, so that the doc tests' `cargo test` finds it fresh.
-            env.extend(build_env.iter().cloned());
+            env.extend(lint_env()?);
             let mut doc_tests = WORKSPACE_TESTS_NO_RUN[..4].to_vec();
             doc_tests.push("--doc");
             lanes::run(

@@ -66,30 +66,17 @@ fn package_name(package_id: &str, manifest_path: &Path) -> String {
     }
 }
 
-/// Runs `cargo <args> --message-format=json-render-diagnostics` (a `cargo test … --no-run`) with `env` (at the
-/// lowest priority when `nice`), showing the compiler's messages as usual, and returns the test executables it
-/// built, in cargo's order.
-pub fn build(args: &[&str], env: &[(&str, String)], nice: bool) -> anyhow::Result<Vec<TestBinary>> {
+/// Runs `cargo <args> --message-format=json-render-diagnostics` (a `cargo test … --no-run`) with `env`, showing
+/// the compiler's messages as usual, and returns the test executables it built, in cargo's order.
+pub fn build(args: &[&str], env: &[(&str, String)]) -> anyhow::Result<Vec<TestBinary>> {
     let mut all_args = args.to_vec();
     all_args.push("--message-format=json-render-diagnostics");
     let shown: Vec<String> = env
         .iter()
         .map(|(key, value)| format!("{key}={value}"))
         .collect();
-    let mut command = if nice {
-        let mut command = Command::new("nice");
-        command.args(["-n", "19", "cargo"]);
-        command
-    } else {
-        Command::new("cargo")
-    };
-    eprintln!(
-        "$ {} {}cargo {}",
-        shown.join(" "),
-        if nice { "nice -n 19 " } else { "" },
-        all_args.join(" ")
-    );
-    let mut child = command
+    eprintln!("$ {} cargo {}", shown.join(" "), all_args.join(" "));
+    let mut child = Command::new("cargo")
         .args(&all_args)
         .envs(env.iter().map(|(key, value)| (key, value)))
         .stdout(Stdio::piped())

@@ -145,15 +145,7 @@ impl Steps {
 /// wrapper (`ci/wrapper.rs`) also compiles the test harnesses and examples unoptimised. Both test steps set the
 /// same environment, so the second reuses the first one's build instead of recompiling the workspace.
 fn lint_env() -> anyhow::Result<Vec<(&'static str, String)>> {
-    static WRAPPER: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    let wrapper = match WRAPPER.get() {
-        Some(wrapper) => wrapper.clone(),
-        None => {
-            let wrapper = wrapper::install()?;
-            WRAPPER.get_or_init(|| wrapper).clone()
-        }
-    };
-    Ok(wrapper::env(&wrapper))
+    Ok(wrapper::env(&wrapper::install()?))
 }
 
 /// Below this much free disk the run is likely to fail in the linker; measured peak of a clean-clone run is in
@@ -209,6 +201,7 @@ pub fn run() -> anyhow::Result<()> {
         }
     }
     let steps = Steps::default();
+    let lint_env = lint_env()?;
     steps.run("wasm32 target", ensure_wasm_target)?;
     steps.run("fmt", || sh("cargo", &["fmt", "--all", "--check"]))?;
     let logs = crate::target_dir().join("ci");
@@ -243,7 +236,7 @@ pub fn run() -> anyhow::Result<()> {
                         process::run_with_env(
                             "nice",
                             &["-n", "19", "cargo", "test", "-p", "xtask"],
-                            &lint_env()?,
+                            &lint_env,
                         )
                     })?;
                     anyhow::Ok(moto_server)
@@ -259,7 +252,7 @@ pub fn run() -> anyhow::Result<()> {
     // One `cargo test --no-run` of every other package builds every test and the debug server once (one feature
     // resolution for all of them, so nothing is compiled twice): no release build.
     let binaries = steps.run("test build with clippy", || {
-        lanes::build(&WORKSPACE_TESTS_NO_RUN, &lint_env()?)
+        lanes::build(&WORKSPACE_TESTS_NO_RUN, &lint_env)
     })?;
     // Both roots the tests serve, the TR164 demo and the mixed-format root beside it, written by the generator
     // binary the test build just made (the xtask does not link the generator; see `demo.rs`).
@@ -295,7 +288,7 @@ pub fn run() -> anyhow::Result<()> {
                 moto_server.to_string_lossy().into_owned(),
             ));
             // The same environment as the build, so that the doc tests' `cargo test` finds it fresh.
-            env.extend(lint_env()?);
+            env.extend(lint_env.iter().cloned());
             let mut doc_tests = WORKSPACE_TESTS_NO_RUN[..4].to_vec();
             doc_tests.push("--doc");
             lanes::run(

@@ -277,24 +277,39 @@ impl Harness {
 
     /// Clicks the first element matching `css`, which must be on the page already (no waiting).
     pub async fn click(&self, css: &str) -> anyhow::Result<()> {
-        self.client()
-            .find(Locator::Css(css))
-            .await
-            .with_context(|| format!("finding `{css}` to click it"))?
-            .click()
-            .await
-            .with_context(|| format!("clicking `{css}`"))?;
-        Ok(())
+        let deadline = Instant::now() + DEFAULT_TIMEOUT;
+        loop {
+            let element = self
+                .client()
+                .find(Locator::Css(css))
+                .await
+                .with_context(|| format!("finding `{css}` to click it"))?;
+            match element.click().await {
+                Ok(_) => return Ok(()),
+                // The app re-rendered the element between find and click: click the one on the page now.
+                Err(error) if error.is_stale_element_reference() && Instant::now() < deadline => {}
+                Err(error) => return Err(error).with_context(|| format!("clicking `{css}`")),
+            }
+            tokio::time::sleep(POLL).await;
+        }
     }
 
     /// The trimmed text of the first element matching `css` (waiting for it first).
     pub async fn text(&self, css: &str) -> anyhow::Result<String> {
-        let element = self.wait_for(css).await?;
-        let text = element
-            .text()
-            .await
-            .with_context(|| format!("reading the text of `{css}`"))?;
-        Ok(text.trim().to_string())
+        let deadline = Instant::now() + DEFAULT_TIMEOUT;
+        loop {
+            let element = self.wait_for(css).await?;
+            match element.text().await {
+                Ok(text) => return Ok(text.trim().to_string()),
+                // The app re-rendered the element between find and read (a table row replaced when a later
+                // effect settles): read the one on the page now.
+                Err(error) if error.is_stale_element_reference() && Instant::now() < deadline => {}
+                Err(error) => {
+                    return Err(error).with_context(|| format!("reading the text of `{css}`"));
+                }
+            }
+            tokio::time::sleep(POLL).await;
+        }
     }
 
     /// Evaluates the JS expression `expression` in the page and deserialises its value.

@@ -5,7 +5,7 @@
 
 mod runs;
 
-use crate::state::{ctx, href};
+use crate::state::ctx;
 use cellscope_model::api::{Provenance, Severity};
 use cellscope_model::reasons::{cell_reason, needs_audit};
 use cellscope_model::view_state::{AuditColumn, AuditSort, View, ViewState};
@@ -171,7 +171,7 @@ pub fn AuditView() -> impl IntoView {
                         view: View::Inspector,
                         ..state.clone()
                     });
-                    let link = href(&next);
+                    let link = next.href();
                     view! {
                         <tr data-status=row.status.clone() data-flags=row.flags.clone() data-cell=row.key.clone()>
                             <td><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{row.key.clone()}</a></td>
@@ -194,7 +194,7 @@ pub fn AuditView() -> impl IntoView {
                     // The count is a link to the entry's cells: the audit filtered by the entry id.
                     let id = entry.id.clone();
                     let entry_link = ctx.state.with_untracked(|state| {
-                        href(&ViewState { view: View::Audit, query: id.clone(), ..state.clone() })
+                        ViewState { view: View::Audit, query: id.clone(), ..state.clone() }.href()
                     });
                     let select = serde_json::to_string(&entry.select).unwrap_or_default();
                     view! {

@@ -3,12 +3,12 @@
 //! the same function the CLI and `/api/compare` call. Shows what else differs between the sides, a forest plot,
 //! the table with every dropped pair and its reason, and the pairs themselves against the y = x line.
 
-mod plot;
-
-use crate::chart::{Hit, draw_frame, draw_on_canvas, export_header_height};
+use crate::chart::draw_on_canvas;
 use crate::controls::slice_count;
-use crate::state::{ctx, href};
+use crate::state::ctx;
 use crate::{browser, perf};
+use cellscope_draw::chart::{Hit, draw_frame, export_header_height};
+use cellscope_draw::compare as plot;
 use cellscope_model::CellKey;
 use cellscope_model::Dimension;
 use cellscope_model::compare::confounders::{Confounders, confounders};
@@ -162,7 +162,7 @@ pub fn CompareView() -> impl IntoView {
             view: View::Inspector,
             ..state.clone()
         });
-        let link = href(&next);
+        let link = next.href();
         view! { <a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{key.to_string()}</a> }
     };
     let on_move = move |event: web_sys::MouseEvent, which: &'static str| {
@@ -324,7 +324,7 @@ pub fn CompareView() -> impl IntoView {
             <h3>"Mean Δ per group, with its 95% bootstrap interval"</h3>
             <div class="series-legend" id="compare-legend">
                 {move || comparison.get().ok().map(|comparison| plot::legend(&comparison).into_iter().map(|(label, color, _)| view! {
-                    <span class="swatch" style=format!("color:{}", crate::palette::css(color))>"●"</span><span>{label}</span>
+                    <span class="swatch" style=format!("color:{}", cellscope_draw::palette::css(color))>"●"</span><span>{label}</span>
                 }).collect_view())}
                 <span class="hint">"hollow = no direction claimed"</span>
             </div>
@@ -375,7 +375,7 @@ fn CompareTable(comparison: Arc<Comparison>) -> impl IntoView {
                         Verdict::NoClearDifference => "no_clear_difference",
                         Verdict::NoPairs => "no_pairs",
                     };
-                    let color = crate::palette::css(plot::verdict_color(group.verdict));
+                    let color = cellscope_draw::palette::css(plot::verdict_color(group.verdict));
                     let dropped: Vec<String> = group.dropped.iter().map(|dropped| {
                         format!("{}: {}", coordinates(&dropped.coordinates, spec.per), dropped.describe(&spec))
                     }).collect();

@@ -151,7 +151,7 @@ pub fn compare_these_button() -> impl IntoView {
     let target = ctx.part(cellscope_model::compare::compare_these);
     let target = move || target.get();
     view! {
-        <a class="button" id="compare-these" href=move || crate::state::href(&target())
+        <a class="button" id="compare-these" href=move || target().href()
             title="Open the Compare view on this slice: paired statistics between the values this view splits by"
             on:click=move |event| { event.prevent_default(); ctx.go(target()); }>"compare these"</a>
     }

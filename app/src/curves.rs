@@ -5,16 +5,16 @@
 //! the chart as PNG or SVG, each carrying the view (filters, axes, frontier, criterion, pooling, snapshot, link)
 //! and the legend.
 
-use crate::chart::{
-    CurveSpec, ExportFrame, Hit, curves_height, draw_curves, draw_export, export_header_height,
-    series_styles,
-};
 use crate::controls::{
     aggregation_control, compare_these_button, criterion_controls, empty_notice, export_slice_csv,
     slice_count,
 };
-use crate::state::{ctx, href};
+use crate::state::ctx;
 use crate::{browser, perf};
+use cellscope_draw::chart::{
+    CurveSpec, ExportFrame, Hit, curves_height, draw_curves, draw_export, export_header_height,
+    series_styles,
+};
 use cellscope_model::CellKey;
 use cellscope_model::Dimension;
 use cellscope_model::api::Provenance;
@@ -58,7 +58,7 @@ struct Look {
     metric: Metric,
     x: XAxis,
     threshold: Option<f64>,
-    styles: std::collections::BTreeMap<String, ((u8, u8, u8), crate::palette::Marker)>,
+    styles: std::collections::BTreeMap<String, ((u8, u8, u8), cellscope_draw::palette::Marker)>,
     /// The loaded data, for the provenance (shared, not copied: it grows with the runs).
     data: Option<std::sync::Arc<crate::api::Dataset>>,
     aggregation: Aggregation,
@@ -420,7 +420,7 @@ pub fn CurvesView() -> impl IntoView {
         {empty_notice()}
         <div class="series-legend" id="curves-legend">
             {move || colors.get().into_iter().map(|(label, (color, marker))| view! {
-                <span class="swatch" data-series=label.clone() style=format!("color:{}", crate::palette::css(color))>{marker.glyph()}</span><span>{label}</span>
+                <span class="swatch" data-series=label.clone() style=format!("color:{}", cellscope_draw::palette::css(color))>{marker.glyph()}</span><span>{label}</span>
             }).collect_view()}
             <span class="hint">{move || legend_hint.get()}</span>
         </div>
@@ -446,7 +446,7 @@ pub fn CurvesView() -> impl IntoView {
                                 view: View::Inspector,
                                 ..state.clone()
                             });
-                            let link = href(&next);
+                            let link = next.href();
                             view! { <li><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{key.to_string()}</a></li> }
                         }).collect_view()}
                     </ul>

@@ -2,9 +2,9 @@
 //! provenance story: skip reason and manifest history, refill lineage, matching exclusion entries.
 
 use crate::chart::canvas::CanvasBackend;
-use crate::chart::{Sample, draw_cdf, draw_histogram};
-use crate::state::{ctx, href};
+use crate::state::ctx;
 use crate::{api, browser};
+use cellscope_draw::chart::{Sample, draw_cdf, draw_histogram};
 use cellscope_model::explore::{PICKER_ORDER, Value, pick, picker_choices};
 use cellscope_model::metric::Metric;
 use cellscope_model::origin::{CellOrigin, Mark, compare_figures};
@@ -198,7 +198,7 @@ fn CellInspector(key: CellKey) -> impl IntoView {
                         let stats = cell.stats;
                         // Another rep is one click away; the shown one says so.
                         let next = ctx.state.with_untracked(|state| ViewState { cell: Some(cell.key.clone()), ..state.clone() });
-                        let link = href(&next);
+                        let link = next.href();
                         let rep_label = if current { format!("{} (shown)", cell.key.rep) } else { cell.key.rep.to_string() };
                         view! {
                             <tr class:current=current data-rep=cell.key.rep.to_string() data-status=cell.status.as_str()>

@@ -14,7 +14,6 @@ mod inspector;
 mod live;
 mod matrix;
 mod offline;
-mod palette;
 mod perf;
 mod state;
 

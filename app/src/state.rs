@@ -42,11 +42,6 @@ fn filtered_cells<'a>(cells: &'a [CellSummary], indices: &[usize]) -> Vec<&'a Ce
         .collect()
 }
 
-/// The relative URL of a view state: what a link to it carries (middle-click and "copy link address" work).
-pub fn href(state: &ViewState) -> String {
-    format!("?{}", state.to_query())
-}
-
 pub fn ctx() -> Ctx {
     use_context::<Ctx>().expect("the app context is provided by App")
 }

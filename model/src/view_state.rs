@@ -1017,6 +1017,12 @@ const FIELDS: &[Field] = &[
 ];
 
 impl ViewState {
+    /// The relative URL of the state, `?` and its query: what a link to it carries (so middle-click and "copy
+    /// link address" work on every link of the app).
+    pub fn href(&self) -> String {
+        format!("?{}", self.to_query())
+    }
+
     /// Writes the state as a query string (without `?`), non-default values only, in a fixed order.
     pub fn to_query(&self) -> String {
         let mut pairs = Vec::new();

@@ -169,9 +169,20 @@ fn free_disk_bytes() -> Option<u64> {
     None
 }
 
-/// `cargo test` of every package but the xtask (see the "xtask lint and tests" step), without running the tests;
+/// `cargo test` of every package but the xtask (see the "xtask lint and tests" step) and the app, without running
+/// the tests. The app has no tests of its own (what it draws is `cellscope-draw`'s, tested natively), and is
+/// linted where it runs, in the wasm32 build: compiling it natively only for clippy cost its web dependencies
+/// (web-sys, leptos and the rest, ~110 CPU s on this machine) a second time.
 /// the first four words run them.
-const WORKSPACE_TESTS_NO_RUN: [&str; 5] = ["test", "--workspace", "--exclude", "xtask", "--no-run"];
+const WORKSPACE_TESTS_NO_RUN: [&str; 7] = [
+    "test",
+    "--workspace",
+    "--exclude",
+    "xtask",
+    "--exclude",
+    "cellscope-app",
+    "--no-run",
+];
 
 /// The lane of a test binary: the browser tests alone in one (one test at a time, mostly waiting on Chromium and
 /// the server); every other binary in the other, with the doc tests. A third lane (the server's tests apart from
@@ -209,17 +220,19 @@ pub fn run() -> anyhow::Result<()> {
     // and the bundle, beside everything up to the native test build, which embeds the bundle into the
     // `cellscope` binary the browser tests start and so must come after.
     let (built, moto_server) = steps.run(
-        "wasm32 build and bundle, beside the S3 server and the xtask's tests",
+        "wasm32 build (linted) and bundle, beside the S3 server and the xtask's tests",
         || {
             std::thread::scope(|scope| {
                 let web = scope.spawn(|| {
                     // The bundle's profile, so that `build-web` finds the app already built.
                     let log = logs.join("wasm32-build.log");
-                    steps.run_beside("model and app build for wasm32", || {
-                        web::compile_for_wasm_logged(&log)
-                    })?;
+                    // With clippy (the same wrapper as the native test build): the app is linted only here.
+                    steps
+                        .run_beside("model, draw and app build for wasm32, with clippy", || {
+                            web::compile_for_wasm_logged(&log, &lint_env)
+                        })?;
                     eprintln!("(the wasm32 build's output: {})", log.display());
-                    steps.run_beside("build-web", || web::build(false))
+                    steps.run_beside("build-web", || web::build_with(false, &lint_env))
                 });
                 let beside = (|| {
                     steps.run_beside("chromium", browser::ensure_installed)?;
@@ -289,7 +302,7 @@ pub fn run() -> anyhow::Result<()> {
             ));
             // The same environment as the build, so that the doc tests' `cargo test` finds it fresh.
             env.extend(lint_env.iter().cloned());
-            let mut doc_tests = WORKSPACE_TESTS_NO_RUN[..4].to_vec();
+            let mut doc_tests = WORKSPACE_TESTS_NO_RUN[..6].to_vec();
             doc_tests.push("--doc");
             lanes::run(
                 &binaries,

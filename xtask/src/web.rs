@@ -82,32 +82,39 @@ fn wasm_build_args() -> Vec<String> {
 }
 
 /// `cargo build` of `model` and `app` for wasm32 (see [`wasm_build_args`]).
-pub fn compile_for_wasm() -> anyhow::Result<()> {
+pub fn compile_for_wasm(env: &[(&str, String)]) -> anyhow::Result<()> {
     let args = wasm_build_args();
-    process::run(
+    process::run_with_env(
         "cargo",
         &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        env,
     )
 }
 
 /// [`compile_for_wasm`] with cargo's output written to `log` instead of the terminal, for a build that runs
 /// beside other steps whose output it would otherwise interleave with.
-pub fn compile_for_wasm_logged(log: &Path) -> anyhow::Result<()> {
+pub fn compile_for_wasm_logged(log: &Path, env: &[(&str, String)]) -> anyhow::Result<()> {
     let args = wasm_build_args();
     process::run_logged(
         "cargo",
         &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        &[] as &[(&str, &str)],
+        env,
         log,
     )
 }
 
 /// Builds the bundle into `target/web/`; `dev` skips wasm-opt.
 pub fn build(dev: bool) -> anyhow::Result<Built> {
+    build_with(dev, &[])
+}
+
+/// [`build`] with `env` set for the wasm32 build: CI's, which lints while it compiles. The environment is part
+/// of what cargo compares to find a build fresh, so CI passes the same one to both of its wasm32 builds.
+pub fn build_with(dev: bool, env: &[(&str, String)]) -> anyhow::Result<Built> {
     let started = Instant::now();
     ensure_wasm_target()?;
     let bindgen_version = bindgen::check_pin()?;
-    compile_for_wasm()?;
+    compile_for_wasm(env)?;
     let compiled = wasm_target_dir()
         .join(WASM_TARGET)
         .join(WASM_PROFILE)

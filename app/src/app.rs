@@ -13,6 +13,10 @@ pub fn App() -> impl IntoView {
     // Which view is shown, alone: a change of anything else in the view state keeps the matrix and the curves
     // mounted (their parts follow the state reactively) instead of building them again.
     let shown = Memo::new(move |_| ctx.state.with(|state| state.view));
+    // Whether any data is loaded, alone: the details (provenance, pre-refill cells, the complete index) arrive
+    // after the cells and change the data again, and building the matrix or the curves anew then closed a
+    // point's tooltip or cell list under the reader's mouse and replaced every row of the series table.
+    let loaded = Memo::new(move |_| ctx.data.with(Option::is_some));
 
     view! {
         <div class="shell">
@@ -33,14 +37,15 @@ pub fn App() -> impl IntoView {
                             </div>
                         }.into_any();
                     }
-                    if ctx.data.with(Option::is_none) {
+                    if !loaded.get() {
                         return view! { <p class="loading">"Loading the index…"</p> }.into_any();
                     }
                     let view = shown.get();
                     if !matches!(view, View::Matrix | View::Curves) {
-                        // The other views read parts of the state once when built: they are built again on
-                        // every change of it.
+                        // The other views read parts of the state and the data once when built: they are built
+                        // again on every change of either.
                         ctx.state.track();
+                        ctx.data.track();
                     }
                     match view {
                         View::Matrix => view! { <crate::matrix::MatrixView/> }.into_any(),

@@ -183,6 +183,18 @@ impl Harness {
         self.wait_until(condition, condition, DEFAULT_TIMEOUT).await
     }
 
+    /// Waits until the app has its details (provenance, pre-refill cells; the `details-loaded` mark): after them
+    /// nothing more arrives for the snapshot shown, so a pointer event sent now is not raced by a redraw. Up to a
+    /// minute: the details of the `--scale 34` root take seconds.
+    pub async fn wait_for_details(&self) -> anyhow::Result<()> {
+        self.wait_until(
+            "the details to load",
+            "performance.getEntriesByName('details-loaded').length > 0",
+            Duration::from_secs(60),
+        )
+        .await
+    }
+
     /// How many elements match `css`.
     pub async fn count(&self, css: &str) -> anyhow::Result<u64> {
         self.eval(&format!("document.querySelectorAll({css:?}).length"))

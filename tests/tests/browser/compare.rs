@@ -305,6 +305,7 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
         .map(str::parse)
         .collect::<Result<_, _>>()?;
     assert_eq!(first[2], 6.0, "a pair holds each side's 3 reps");
+    page.wait_for_details().await?;
     page.eval::<bool>(&format!(
         "(() => {{ const c = document.querySelector('#paired-canvas'); const r = c.getBoundingClientRect(); \
          c.dispatchEvent(new MouseEvent('click', {{ clientX: r.left + {}, clientY: r.top + {}, bubbles: true }})); \

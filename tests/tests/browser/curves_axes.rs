@@ -123,6 +123,7 @@ async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_repor
     assert!(legend.contains("bold line = Pareto frontier"), "{legend}");
 
     // Hovering a point still names its series and N, and now both numbers that place it.
+    page.wait_for_details().await?;
     let hovered: bool = page
         .eval(
             "(() => { const c = document.querySelector('#curves-canvas'); const r = c.getBoundingClientRect(); \

@@ -8,6 +8,7 @@ const V1_RUN: &str = "20260531_120428_552237";
 
 /// Hovers the drawn point that pools `cells` cells (the first such) and returns the tooltip's text.
 async fn hover_point(page: &Harness, cells: usize) -> anyhow::Result<String> {
+    page.wait_for_details().await?;
     let hovered: bool = page
         .eval(&format!(
             "(() => {{ const c = document.querySelector('#curves-canvas'); const r = c.getBoundingClientRect(); \

@@ -603,12 +603,7 @@ async fn time_view(
         .eval("performance.getEntriesByName('first-chart')[0].startTime")
         .await?;
     // The provenance and the pre-refill cells arrive after the first chart and redraw it: let them.
-    page.wait_until(
-        "the details to load",
-        "performance.getEntriesByName('details-loaded').length > 0",
-        std::time::Duration::from_secs(60),
-    )
-    .await?;
+    page.wait_for_details().await?;
     let mut figures: std::collections::BTreeMap<&str, Vec<Timed>> = Default::default();
     let toggles = filter_toggles(page, &["model", "workload", "backend", "phase"]).await?;
     anyhow::ensure!(
@@ -780,6 +775,7 @@ fn performance_lines(report: &serde_json::Value, budgets: &Budgets) -> Vec<Strin
 
 /// Clicks the drawn curve point nearest to the point with `cells` cells at index `which` of the canvas.
 async fn click_point(page: &Harness, cells: usize, which: usize) -> anyhow::Result<()> {
+    page.wait_for_details().await?;
     let clicked: bool = page
         .eval(&format!(
             "(() => {{ const c = document.querySelector('#curves-canvas'); const r = c.getBoundingClientRect(); \

@@ -138,6 +138,19 @@ impl Browser {
         Ok(())
     }
 
+    /// Runs `script` in every page the session opens from now on, before the page's own scripts (DevTools'
+    /// `Page.addScriptToEvaluateOnNewDocument`; the page's CSP does not apply to it).
+    pub async fn run_before_each_page(&self, script: &str) -> anyhow::Result<()> {
+        self.client()
+            .issue_cmd(DriverPost::dev_tools(
+                "Page.addScriptToEvaluateOnNewDocument",
+                serde_json::json!({ "source": script }),
+            ))
+            .await
+            .context("adding a script to every new page")?;
+        Ok(())
+    }
+
     /// Ends the session (chromedriver quits Chromium), then stops chromedriver.
     pub async fn close(mut self) -> anyhow::Result<()> {
         if let Some(client) = self.client.take() {

@@ -104,6 +104,12 @@ impl Harness {
         self.browser.emulate_color_scheme(dark).await
     }
 
+    /// Runs `script` in every page opened from now on, before the app starts (see
+    /// [`Browser::run_before_each_page`]): a test can hold back a response with it.
+    pub async fn run_before_each_page(&self, script: &str) -> anyhow::Result<()> {
+        self.browser.run_before_each_page(script).await
+    }
+
     pub fn server(&self) -> &Server {
         &self.server
     }

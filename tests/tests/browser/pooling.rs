@@ -46,6 +46,69 @@ fn band_at_2(csv: &str) -> anyhow::Result<(f64, f64)> {
     Ok((row[min].parse()?, row[max].parse()?))
 }
 
+/// Holds the page's request for the provenance (and so all of the details) until `window.__releaseDetails()`.
+const HOLD_DETAILS: &str = "(() => { \
+     const original = window.fetch.bind(window); let release; \
+     const released = new Promise((resolve) => { release = resolve; }); \
+     window.__releaseDetails = () => release(); \
+     window.fetch = (input, init) => { const url = typeof input === 'string' ? input : input.url; \
+       return url.includes('/api/provenance') ? released.then(() => original(input, init)) : original(input, init); }; \
+     })()";
+
+/// The details (provenance, pre-refill cells) arrive after the first chart. What the reader has open then stays
+/// open: the curves view is not built anew, so a point's tooltip stays and the series table keeps its rows.
+#[tokio::test]
+async fn a_tooltip_and_the_series_table_stay_when_the_details_arrive() -> anyhow::Result<()> {
+    let page = Harness::start("details-arrive").await?;
+    page.run_before_each_page(HOLD_DETAILS).await?;
+    page.open("/?view=curves&backend=pytorch_direct&workload=long_decode")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let held: bool = page
+        .eval(
+            "typeof window.__releaseDetails === 'function' \
+             && performance.getEntriesByName('details-loaded').length === 0",
+        )
+        .await?;
+    anyhow::ensure!(held, "the details were not held back");
+    // The row as it is now, marked so that a replaced row shows.
+    page.eval::<bool>(
+        "(() => { document.querySelector('#series-table tbody tr').dataset.before = 'yes'; return true; })()",
+    )
+    .await?;
+    let hovered: bool = page
+        .eval(
+            "(() => { const c = document.querySelector('#curves-canvas'); const r = c.getBoundingClientRect(); \
+             const p = c.dataset.points.split(';').map(p => p.split(',').map(Number)).find(p => p[2] === 18); \
+             if (!p) return false; \
+             c.dispatchEvent(new MouseEvent('mousemove', { clientX: r.left + p[0], clientY: r.top + p[1], bubbles: true })); \
+             return true; })()",
+        )
+        .await?;
+    anyhow::ensure!(hovered, "no drawn point pools 18 cells");
+    let tooltip = page.text("#curves-tooltip").await?;
+    page.eval::<bool>("(window.__releaseDetails(), true)")
+        .await?;
+    page.wait_for_details().await?;
+    // The skip reasons come with the provenance: the chart is drawn again once it has them.
+    page.until("document.querySelector('#curves-canvas').dataset.drawn === 'true'")
+        .await?;
+    assert_eq!(
+        page.text("#curves-tooltip").await?,
+        tooltip,
+        "the tooltip stays open with the same text"
+    );
+    let kept: bool = page
+        .eval("document.querySelector('#series-table tbody tr')?.dataset.before === 'yes'")
+        .await?;
+    assert!(
+        kept,
+        "the series table's row was replaced when the details arrived"
+    );
+    page.close().await
+}
+
 #[tokio::test]
 async fn a_pooled_point_says_what_it_pools_and_its_band_can_span_reps_only() -> anyhow::Result<()> {
     let page = Harness::start("pooling").await?;

@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 fn content_type(path: &Path) -> &'static str {
     match path
@@ -77,7 +78,46 @@ fn read_code_hash(manifest_dir: &Path) -> String {
     format!("{hash:016x}")
 }
 
+/// CI starts the native test build beside the wasm32 build of the bundle this script embeds, so that cargo
+/// compiles every crate that does not depend on this one while the bundle is being made. It names a file in
+/// `CELLSCOPE_CI_BUNDLE_READY` that the xtask writes once the bundle is complete (`ok`) or its build failed; this
+/// script waits for it before reading the bundle. The variable does not change what the script writes, so it is
+/// not one cargo watches.
+fn wait_for_bundle() {
+    let Some(ready) = std::env::var_os("CELLSCOPE_CI_BUNDLE_READY").map(PathBuf::from) else {
+        return;
+    };
+    let started = Instant::now();
+    loop {
+        match std::fs::read_to_string(&ready) {
+            Ok(state) if state.trim() == "ok" => return,
+            Ok(state) => {
+                eprintln!(
+                    "the web bundle was not built ({}: {}); see the wasm32 build's output",
+                    ready.display(),
+                    state.trim()
+                );
+                std::process::exit(1);
+            }
+            Err(_) if started.elapsed() > BUNDLE_WAIT => {
+                eprintln!(
+                    "waited {} s for {} (the web bundle) in vain",
+                    BUNDLE_WAIT.as_secs(),
+                    ready.display()
+                );
+                std::process::exit(1);
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+/// Longer than any wasm32 build of the bundle on a slow machine, short enough that a lost xtask does not leave
+/// cargo waiting for a day.
+const BUNDLE_WAIT: Duration = Duration::from_secs(3600);
+
 fn main() {
+    wait_for_bundle();
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     println!(
         "cargo:rustc-env=CELLSCOPE_READ_CODE={}",

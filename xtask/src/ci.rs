@@ -3,8 +3,9 @@
 //! Every step reuses what an earlier run left in `target/`: the wasm32 build of the app is the one `build-web`
 //! needs, wasm-bindgen/wasm-opt are cached by the WASM's hash, and an unchanged bundle does not rebuild the server.
 //! Where a step leaves a core idle, the next one that does not depend on it runs beside it: the wasm32 build (its
-//! last, link-time-optimised stretch runs on one core) beside the S3 server and the xtask's own tests;
-//! the browser tests beside every other test binary (see `ci/lanes.rs`).
+//! last, link-time-optimised stretch runs on one core) beside the S3 server, the xtask's own tests and, on a fresh
+//! clone, the native test build at the lowest priority, whose one crate that embeds the bundle waits for it (see
+//! `BundleReady`); the browser tests beside every other test binary (see `ci/lanes.rs`).
 
 mod lanes;
 pub mod wrapper;
@@ -195,6 +196,93 @@ fn test_lane(binary: &lanes::TestBinary) -> usize {
     }
 }
 
+/// Lets the native test build start before the bundle it embeds exists. The server's build script (the one crate
+/// that reads the bundle) waits for the file at `path` (`CELLSCOPE_CI_BUNDLE_READY`), while cargo compiles every
+/// other crate on the core the wasm32 build leaves idle; the web side writes `ok` there once the bundle is in
+/// place, or `failed`.
+struct BundleReady {
+    path: std::path::PathBuf,
+    /// Before the test build started, so before its build script did.
+    before_test_build: std::time::SystemTime,
+}
+
+impl BundleReady {
+    fn new(logs: &std::path::Path) -> Self {
+        let path = logs.join("bundle-ready");
+        // A file left by an interrupted run would let the build script read no bundle at all.
+        let _ = std::fs::remove_file(&path);
+        Self {
+            path,
+            before_test_build: std::time::SystemTime::now(),
+        }
+    }
+
+    /// Who tells the waiting build script how the bundle's build ended: `failed` if dropped without saying, so a
+    /// panic on the web side cannot leave the test build waiting.
+    fn announcer(&self) -> Announcer<'_> {
+        Announcer {
+            ready: self,
+            announced: false,
+        }
+    }
+
+    fn write(&self, state: &str) -> anyhow::Result<()> {
+        // Written whole and then renamed, so the script never reads half a word.
+        let partial = self.path.with_extension("partial");
+        if let Some(parent) = self.path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&partial, state)?;
+        std::fs::rename(&partial, &self.path)?;
+        Ok(())
+    }
+}
+
+struct Announcer<'a> {
+    ready: &'a BundleReady,
+    announced: bool,
+}
+
+impl Announcer<'_> {
+    /// On success the bundle's files are first dated back to before the test build started: cargo compares them
+    /// with the time its build script *started*, and a bundle written while the script waited would otherwise
+    /// look newer than the script's reading of it, and the doc tests' `cargo test` would compile the server again.
+    fn announce(mut self, built: bool) -> anyhow::Result<()> {
+        self.announced = true;
+        if built {
+            let backdated = backdate(&web::web_dir(), self.ready.before_test_build);
+            self.ready
+                .write(if backdated.is_ok() { "ok" } else { "failed" })?;
+            backdated
+        } else {
+            self.ready.write("failed")
+        }
+    }
+}
+
+impl Drop for Announcer<'_> {
+    fn drop(&mut self) {
+        if !self.announced {
+            let _ = self.ready.write("failed");
+        }
+    }
+}
+
+/// Sets the modification time of `path` and everything under it to `time`.
+fn backdate(path: &std::path::Path, time: std::time::SystemTime) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    if path.is_dir() {
+        for entry in
+            std::fs::read_dir(path).with_context(|| format!("reading {}", path.display()))?
+        {
+            backdate(&entry?.path(), time)?;
+        }
+    }
+    std::fs::File::open(path)
+        .and_then(|file| file.set_modified(time))
+        .with_context(|| format!("dating back {}", path.display()))
+}
+
 pub fn run() -> anyhow::Result<()> {
     // A CI run starts from a fresh clone and builds everything once: incremental compilation only adds work and
     // about 2.5 GB of `target/debug/incremental` that nothing reads again. Set before any thread exists.
@@ -216,23 +304,46 @@ pub fn run() -> anyhow::Result<()> {
     steps.run("wasm32 target", ensure_wasm_target)?;
     steps.run("fmt", || sh("cargo", &["fmt", "--all", "--check"]))?;
     let logs = crate::target_dir().join("ci");
+    let test_build_log = logs.join("test-build.log");
+    // On a fresh clone the native test build runs beside the wasm32 build (see `BundleReady`); with a bundle from
+    // an earlier run in place, cargo could find the server's build script fresh and embed that old bundle, so
+    // the test build waits for the new one as before (and mostly finds itself built already).
+    let bundle_ready = (!web::web_dir().exists()).then(|| BundleReady::new(&logs));
+    let test_build_env = |bundle_ready: &BundleReady| {
+        let mut env = lint_env.clone();
+        env.push((
+            "CELLSCOPE_CI_BUNDLE_READY",
+            bundle_ready.path.to_string_lossy().into_owned(),
+        ));
+        env
+    };
     // The wasm32 build (in a target directory of its own, so cargo does not make one build wait for the other)
-    // and the bundle, beside everything up to the native test build, which embeds the bundle into the
-    // `cellscope` binary the browser tests start and so must come after.
-    let (built, moto_server) = steps.run(
-        "wasm32 build (linted) and bundle, beside the S3 server and the xtask's tests",
+    // and the bundle, beside the S3 server, the xtask's tests and, on a fresh clone, the native test build.
+    let (built, moto_server, binaries) = steps.run(
+        if bundle_ready.is_some() {
+            "wasm32 build (linted) and bundle, beside the S3 server, the xtask's tests and the test build"
+        } else {
+            "wasm32 build (linted) and bundle, beside the S3 server and the xtask's tests"
+        },
         || {
             std::thread::scope(|scope| {
                 let web = scope.spawn(|| {
+                    let announcer = bundle_ready.as_ref().map(BundleReady::announcer);
                     // The bundle's profile, so that `build-web` finds the app already built.
                     let log = logs.join("wasm32-build.log");
                     // With clippy (the same wrapper as the native test build): the app is linted only here.
-                    steps
+                    let built = steps
                         .run_beside("model, draw and app build for wasm32, with clippy", || {
                             web::compile_for_wasm_logged(&log, &lint_env)
-                        })?;
-                    eprintln!("(the wasm32 build's output: {})", log.display());
-                    steps.run_beside("build-web", || web::build_with(false, &lint_env))
+                        })
+                        .and_then(|()| {
+                            eprintln!("(the wasm32 build's output: {})", log.display());
+                            steps.run_beside("build-web", || web::build_with(false, &lint_env))
+                        });
+                    if let Some(announcer) = announcer {
+                        announcer.announce(built.is_ok())?;
+                    }
+                    built
                 });
                 let beside = (|| {
                     steps.run_beside("chromium", browser::ensure_installed)?;
@@ -242,7 +353,8 @@ pub fn run() -> anyhow::Result<()> {
                     // with its own features, to run this command, and this reuses them. In the workspace-wide
                     // build below, feature unification with the other packages would compile wasm-bindgen's
                     // CLI support, walrus and gimli again. It depends on no crate of the workspace, so nothing
-                    // here is compiled twice.
+                    // here is compiled twice. Before the test build, which holds the lock on `target/` for
+                    // minutes.
                     // At the lowest priority: the wasm32 build is the longer of the two sides, and this should
                     // only take the core its single-threaded stretches leave idle.
                     steps.run_beside("xtask lint and tests", || {
@@ -252,21 +364,36 @@ pub fn run() -> anyhow::Result<()> {
                             &lint_env,
                         )
                     })?;
-                    anyhow::Ok(moto_server)
+                    let binaries = match &bundle_ready {
+                        Some(bundle_ready) => Some(steps.run_beside("test build with clippy", || {
+                            lanes::build(
+                                &WORKSPACE_TESTS_NO_RUN,
+                                &test_build_env(bundle_ready),
+                                &test_build_log,
+                            )
+                        })?),
+                        None => None,
+                    };
+                    anyhow::Ok((moto_server, binaries))
                 })();
                 let built = web
                     .join()
                     .map_err(|_| anyhow::anyhow!("the wasm32 build panicked"))?;
-                let moto_server = beside?;
-                anyhow::Ok((built?, moto_server))
+                // The wasm32 build's failure first: a test build that failed waiting for its bundle says less.
+                let built = built?;
+                let (moto_server, binaries) = beside?;
+                anyhow::Ok((built, moto_server, binaries))
             })
         },
     )?;
     // One `cargo test --no-run` of every other package builds every test and the debug server once (one feature
     // resolution for all of them, so nothing is compiled twice): no release build.
-    let binaries = steps.run("test build with clippy", || {
-        lanes::build(&WORKSPACE_TESTS_NO_RUN, &lint_env)
-    })?;
+    let binaries = match binaries {
+        Some(binaries) => binaries,
+        None => steps.run("test build with clippy", || {
+            lanes::build(&WORKSPACE_TESTS_NO_RUN, &lint_env, &test_build_log)
+        })?,
+    };
     // Both roots the tests serve, the TR164 demo and the mixed-format root beside it, written by the generator
     // binary the test build just made (the xtask does not link the generator; see `demo.rs`).
     let (data, mixed) = steps.run("demo data", || {

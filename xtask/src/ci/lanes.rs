@@ -66,20 +66,35 @@ fn package_name(package_id: &str, manifest_path: &Path) -> String {
     }
 }
 
-/// Runs `cargo <args> --message-format=json-render-diagnostics` (a `cargo test … --no-run`) with `env`, showing
-/// the compiler's messages as usual, and returns the test executables it built, in cargo's order.
-pub fn build(args: &[&str], env: &[(&str, String)]) -> anyhow::Result<Vec<TestBinary>> {
-    let mut all_args = args.to_vec();
+/// Runs `cargo <args> --message-format=json-render-diagnostics` (a `cargo test … --no-run`) with `env` and returns
+/// the test executables it built, in cargo's order. It runs at the lowest priority, beside the wasm32 build, whose
+/// cores it should only take when that build leaves one idle; the compiler's messages go to `log`, so they do not
+/// interleave with the other side's, and a failure carries their last lines.
+pub fn build(args: &[&str], env: &[(&str, String)], log: &Path) -> anyhow::Result<Vec<TestBinary>> {
+    let mut all_args = vec!["-n", "19", "cargo"];
+    all_args.extend_from_slice(args);
     all_args.push("--message-format=json-render-diagnostics");
     let shown: Vec<String> = env
         .iter()
         .map(|(key, value)| format!("{key}={value}"))
         .collect();
-    eprintln!("$ {} cargo {}", shown.join(" "), all_args.join(" "));
-    let mut child = Command::new("cargo")
+    eprintln!(
+        "$ {} nice {}  (output: {})",
+        shown.join(" "),
+        all_args.join(" "),
+        log.display()
+    );
+    if let Some(parent) = log.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let log_file =
+        std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let mut child = Command::new("nice")
         .args(&all_args)
         .envs(env.iter().map(|(key, value)| (key, value)))
         .stdout(Stdio::piped())
+        .stderr(log_file)
         .spawn()
         .context("starting cargo")?;
     let stdout = child.stdout.take().context("cargo's standard output")?;
@@ -114,7 +129,14 @@ pub fn build(args: &[&str], env: &[(&str, String)]) -> anyhow::Result<Vec<TestBi
     }
     let status = child.wait().context("waiting for cargo")?;
     if !status.success() {
-        bail!("`cargo {}` failed ({status})", all_args.join(" "));
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(60)..].join("\n");
+        bail!(
+            "`nice {}` failed ({status}); the last lines of {}:\n{tail}",
+            all_args.join(" "),
+            log.display()
+        );
     }
     anyhow::ensure!(!binaries.is_empty(), "cargo built no test executable");
     Ok(binaries)

@@ -292,7 +292,7 @@ fn nothing_under_the_data_root_is_written() {
 fn serve_refuses_a_cache_directory_inside_the_data_root() {
     let root = tempfile::tempdir().unwrap();
     copy_tree(&demo_root().join("tr164-v1"), root.path());
-    let mut child = common::cellscope_command()
+    let child = common::cellscope_command()
         .args([
             "serve",
             &root.path().to_string_lossy(),
@@ -304,20 +304,8 @@ fn serve_refuses_a_cache_directory_inside_the_data_root() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let started = std::time::Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > std::time::Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("serve kept running with its cache inside the data root");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
-    assert_eq!(status.code(), Some(2));
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let (code, stderr) = exit_and_stderr(child);
+    assert_eq!(code, Some(2));
     assert!(stderr.contains("is inside the data root"), "{stderr}");
     assert!(
         !root.path().join("cache").exists(),
@@ -495,4 +483,69 @@ fn compare_prints_the_head_to_head_and_refuses_bad_parameters() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(message), "{stderr}");
     }
+}
+
+/// Waits for `child` to exit (killing it after 20 s) and returns its exit code and standard error.
+fn exit_and_stderr(mut child: std::process::Child) -> (Option<i32>, String) {
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("serve kept running");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    (status.code(), stderr)
+}
+
+#[test]
+fn serve_answers_on_as_many_threads_as_asked_and_refuses_none() {
+    let root = demo_root().join("tr164-v1");
+    let serve = |threads: &str| {
+        common::cellscope_command()
+            .args([
+                "serve",
+                &root.to_string_lossy(),
+                "--addr",
+                "127.0.0.1:0",
+                "--no-cache",
+                "--http-threads",
+                threads,
+            ])
+            .env("CELLSCOPE_LOG", "info")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (code, stderr) = exit_and_stderr(serve("0"));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--http-threads"), "{stderr}");
+
+    let mut child = serve("3");
+    let lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut seen = Vec::new();
+    for line in lines.map_while(Result::ok) {
+        let serving = line.contains("cellscope serving");
+        seen.push(line);
+        if serving {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    // The runtime's own count of its workers (see `serve`).
+    assert!(
+        seen.iter().any(|line| line.contains("http_threads=3")),
+        "{seen:#?}"
+    );
+    assert!(
+        seen.last()
+            .is_some_and(|line| line.contains("cellscope serving")),
+        "{seen:#?}"
+    );
 }

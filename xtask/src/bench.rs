@@ -51,6 +51,9 @@ pub enum Which {
         seconds: u32,
         #[arg(long, default_value_t = 64)]
         connections: u32,
+        /// The server's `--http-threads` (default: the server's own default), to compare thread counts.
+        #[arg(long)]
+        http_threads: Option<u16>,
     },
     /// `serve` from start to its first `/api/cells` answer, cold and warm (the cache of read results).
     Start {
@@ -100,7 +103,8 @@ pub fn run(which: Which) -> anyhow::Result<()> {
             runs,
             seconds,
             connections,
-        } => http(runs, seconds, connections),
+            http_threads,
+        } => http(runs, seconds, connections, http_threads),
         Which::Scale {
             runs,
             seconds,
@@ -683,7 +687,12 @@ pub(crate) fn wrk(
 
 /// `/api/cells` (V3 demo data, 1,800 cells) under 64 connections for 10 s, beside the same bytes served as a
 /// static file by the same server; `runs` rounds over every target, the verdict on the median.
-fn http(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
+fn http(
+    runs: u32,
+    seconds: u32,
+    connections: u32,
+    http_threads: Option<u16>,
+) -> anyhow::Result<()> {
     let demo = ensure_demo_data()?;
     let v3 = demo.join("tr164-v3");
     ensure_wrk()?;
@@ -704,6 +713,11 @@ fn http(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
             &static_dir.to_string_lossy(),
             "--no-cache",
         ])
+        .args(
+            http_threads
+                .map(|threads| vec!["--http-threads".to_string(), threads.to_string()])
+                .unwrap_or_default(),
+        )
         .env("CELLSCOPE_LOG", "warn")
         .spawn()
         .context("starting cellscope serve")?;
@@ -742,8 +756,15 @@ fn http(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
         .trim()
         .to_string();
         let runs = runs.max(1);
+        let threads_flag = http_threads
+            .map(|threads| format!(" --http-threads {threads}"))
+            .unwrap_or_default();
+        let threads_text = http_threads.map_or_else(
+            || "its default answering threads".to_string(),
+            |threads| format!("{threads} answering threads"),
+        );
         let mut table = format!(
-            "`cargo xtask bench http --runs {runs}`: wrk -t 2 -c {connections} -d {seconds}s --latency, server and wrk on this machine's 2 cores, body {bytes} bytes (1,800 cells, Arrow IPC); `zstd` rows send `Accept-Encoding: zstd` (cellscope answers from its per-snapshot precompressed body, {zstd_bytes} bytes; the static file is compressed per request by tower-http). {runs} rounds, each target once per round in the order below; medians over the rounds, every round's p99 in the last column but one.\n\n| target | requests/s | p50 | p99 | errors | p99 of each round | budget |\n|---|---|---|---|---|---|---|\n"
+            "`cargo xtask bench http --runs {runs}{threads_flag}`: wrk -t 2 -c {connections} -d {seconds}s --latency, server ({threads_text}) and wrk on this machine's 2 cores, body {bytes} bytes (1,800 cells, Arrow IPC); `zstd` rows send `Accept-Encoding: zstd` (cellscope answers from its per-snapshot precompressed body, {zstd_bytes} bytes; the static file is compressed per request by tower-http). {runs} rounds, each target once per round in the order below; medians over the rounds, every round's p99 in the last column but one.\n\n| target | requests/s | p50 | p99 | errors | p99 of each round | budget |\n|---|---|---|---|---|---|---|\n"
         );
         let targets = [
             ("GET /api/cells, identity", "/api/cells", None),

@@ -62,16 +62,21 @@ pub fn run_logged(
         .status()
         .with_context(|| format!("starting {program}"))?;
     if !status.success() {
-        let text = std::fs::read_to_string(log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        let tail = lines[lines.len().saturating_sub(40)..].join("\n");
         bail!(
-            "`{program} {}` failed ({status}); the last lines of {}:\n{tail}",
+            "`{program} {}` failed ({status}); the last lines of {}:\n{}",
             args.join(" "),
-            log.display()
+            log.display(),
+            log_tail(log, 40)
         );
     }
     Ok(())
+}
+
+/// The last `count` lines of the log at `path` (empty when it cannot be read), for an error message.
+pub fn log_tail(path: &Path, count: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(count)..].join("\n")
 }
 
 /// Runs a command and returns its standard output.

@@ -129,13 +129,11 @@ pub fn build(args: &[&str], env: &[(&str, String)], log: &Path) -> anyhow::Resul
     }
     let status = child.wait().context("waiting for cargo")?;
     if !status.success() {
-        let text = std::fs::read_to_string(log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        let tail = lines[lines.len().saturating_sub(60)..].join("\n");
         bail!(
-            "`nice {}` failed ({status}); the last lines of {}:\n{tail}",
+            "`nice {}` failed ({status}); the last lines of {}:\n{}",
             all_args.join(" "),
-            log.display()
+            log.display(),
+            crate::process::log_tail(log, 60)
         );
     }
     anyhow::ensure!(!binaries.is_empty(), "cargo built no test executable");

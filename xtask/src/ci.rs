@@ -309,14 +309,16 @@ pub fn run() -> anyhow::Result<()> {
     // an earlier run in place, cargo could find the server's build script fresh and embed that old bundle, so
     // the test build waits for the new one as before (and mostly finds itself built already).
     let bundle_ready = (!web::web_dir().exists()).then(|| BundleReady::new(&logs));
-    let test_build_env = |bundle_ready: &BundleReady| {
-        let mut env = lint_env.clone();
-        env.push((
+    let mut test_build_env = lint_env.clone();
+    if let Some(bundle_ready) = &bundle_ready {
+        test_build_env.push((
             "CELLSCOPE_CI_BUNDLE_READY",
             bundle_ready.path.to_string_lossy().into_owned(),
         ));
-        env
-    };
+    }
+    // One `cargo test --no-run` of every other package builds every test and the debug server once (one feature
+    // resolution for all of them, so nothing is compiled twice): no release build.
+    let test_build = || lanes::build(&WORKSPACE_TESTS_NO_RUN, &test_build_env, &test_build_log);
     // The wasm32 build (in a target directory of its own, so cargo does not make one build wait for the other)
     // and the bundle, beside the S3 server, the xtask's tests and, on a fresh clone, the native test build.
     let (built, moto_server, binaries) = steps.run(
@@ -364,14 +366,8 @@ pub fn run() -> anyhow::Result<()> {
                             &lint_env,
                         )
                     })?;
-                    let binaries = match &bundle_ready {
-                        Some(bundle_ready) => Some(steps.run_beside("test build with clippy", || {
-                            lanes::build(
-                                &WORKSPACE_TESTS_NO_RUN,
-                                &test_build_env(bundle_ready),
-                                &test_build_log,
-                            )
-                        })?),
+                    let binaries = match bundle_ready {
+                        Some(_) => Some(steps.run_beside("test build with clippy", test_build)?),
                         None => None,
                     };
                     anyhow::Ok((moto_server, binaries))
@@ -386,13 +382,9 @@ pub fn run() -> anyhow::Result<()> {
             })
         },
     )?;
-    // One `cargo test --no-run` of every other package builds every test and the debug server once (one feature
-    // resolution for all of them, so nothing is compiled twice): no release build.
     let binaries = match binaries {
         Some(binaries) => binaries,
-        None => steps.run("test build with clippy", || {
-            lanes::build(&WORKSPACE_TESTS_NO_RUN, &lint_env, &test_build_log)
-        })?,
+        None => steps.run("test build with clippy", test_build)?,
     };
     // Both roots the tests serve, the TR164 demo and the mixed-format root beside it, written by the generator
     // binary the test build just made (the xtask does not link the generator; see `demo.rs`).

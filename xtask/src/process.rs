@@ -49,11 +49,7 @@ pub fn run_logged(
     env: &[(&str, impl AsRef<str>)],
     log: &Path,
 ) -> anyhow::Result<()> {
-    if let Some(parent) = log.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let file = create_log(log)?;
     let status = Command::new(program)
         .args(args)
         .envs(env.iter().map(|(key, value)| (key, value.as_ref())))
@@ -70,6 +66,15 @@ pub fn run_logged(
         );
     }
     Ok(())
+}
+
+/// Creates (or truncates) the log file at `path`, with its directory, for a command's output.
+pub fn create_log(path: &Path) -> anyhow::Result<std::fs::File> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))
 }
 
 /// The last `count` lines of the log at `path` (empty when it cannot be read), for an error message.

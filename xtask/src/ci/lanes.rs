@@ -67,9 +67,9 @@ fn package_name(package_id: &str, manifest_path: &Path) -> String {
 }
 
 /// Runs `cargo <args> --message-format=json-render-diagnostics` (a `cargo test … --no-run`) with `env` and returns
-/// the test executables it built, in cargo's order. It runs at the lowest priority, beside the wasm32 build, whose
-/// cores it should only take when that build leaves one idle; the compiler's messages go to `log`, so they do not
-/// interleave with the other side's, and a failure carries their last lines.
+/// the test executables it built, in cargo's order. It runs at the lowest priority: on a fresh clone it runs beside
+/// the wasm32 build, whose cores it should only take when that build leaves one idle. The compiler's messages go to
+/// `log`, so they do not interleave with the other side's, and a failure carries their last lines.
 pub fn build(args: &[&str], env: &[(&str, String)], log: &Path) -> anyhow::Result<Vec<TestBinary>> {
     let mut all_args = vec!["-n", "19", "cargo"];
     all_args.extend_from_slice(args);
@@ -84,12 +84,7 @@ pub fn build(args: &[&str], env: &[(&str, String)], log: &Path) -> anyhow::Resul
         all_args.join(" "),
         log.display()
     );
-    if let Some(parent) = log.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    let log_file =
-        std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let log_file = crate::process::create_log(log)?;
     let mut child = Command::new("nice")
         .args(&all_args)
         .envs(env.iter().map(|(key, value)| (key, value)))

@@ -1,5 +1,5 @@
-//! A lean reader of the Arrow IPC streams cellscope writes: flat tables of UTF-8, unsigned 32- and 64-bit
-//! integer, 64-bit float and boolean columns, uncompressed, without dictionaries.
+//! A lean reader of the Arrow IPC streams cellscope writes: flat tables of UTF-8 (plain or dictionary-encoded
+//! with 32-bit signed keys), unsigned 32- and 64-bit integer, 64-bit float and boolean columns, uncompressed.
 //!
 //! The browser decodes the cells and request rows with it. Arrow's own record-batch decoder builds every column
 //! through `make_array`, which links every Arrow array type and its validation into the WASM (about a tenth of
@@ -58,6 +58,10 @@ pub(crate) fn each_message(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Text,
+    /// UTF-8 values sent once in the dictionary batch `id`, the rows holding 32-bit keys into it.
+    DictionaryText {
+        id: i64,
+    },
     UInt32,
     UInt64,
     Float64,
@@ -81,8 +85,11 @@ impl Validity {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TextColumn {
     validity: Validity,
+    /// Where each text starts and ends in `values`: one text per row, or per dictionary entry when `keys` is set.
     offsets: Vec<usize>,
     values: String,
+    /// For a dictionary-encoded column, each row's entry (checked to lie in the dictionary unless the row is null).
+    keys: Option<Vec<u32>>,
 }
 
 impl TextColumn {
@@ -92,10 +99,22 @@ impl TextColumn {
 
     /// The text at `row` (empty for a null row).
     pub fn value(&self, row: usize) -> &str {
-        match (self.offsets.get(row), self.offsets.get(row + 1)) {
+        let entry = match &self.keys {
+            Some(keys) => match keys.get(row) {
+                Some(key) => *key as usize,
+                None => return "",
+            },
+            None => row,
+        };
+        match (self.offsets.get(entry), self.offsets.get(entry + 1)) {
             (Some(start), Some(end)) => self.values.get(*start..*end).unwrap_or(""),
             _ => "",
         }
+    }
+
+    /// How many texts the column holds: its rows, or its dictionary's entries.
+    fn entries(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
     }
 }
 
@@ -190,10 +209,16 @@ fn kind_of(field: &arrow_ipc::Field<'_>, name: &str) -> Result<Kind, ArrowError>
             field.type_type()
         ))
     };
-    if field.dictionary().is_some() {
-        return Err(error(format!(
-            "column `{name}`: dictionary-encoded columns are not part of cellscope's tables"
-        )));
+    if let Some(encoding) = field.dictionary() {
+        let signed_32 = encoding
+            .indexType()
+            .is_some_and(|index| index.is_signed() && index.bitWidth() == 32);
+        if !signed_32 || field.type_type() != Type::Utf8 {
+            return Err(error(format!(
+                "column `{name}`: only text dictionaries with 32-bit signed keys are part of cellscope's tables"
+            )));
+        }
+        return Ok(Kind::DictionaryText { id: encoding.id() });
     }
     if field
         .children()
@@ -272,46 +297,52 @@ fn values<const WIDTH: usize, T>(
         .collect())
 }
 
+/// The dictionaries of a stream so far, by id: a list, as a table has a handful (a hash map would add its
+/// hashing to the WASM for nothing).
+type Dictionaries = Vec<(i64, TextColumn)>;
+
 fn column(
     kind: Kind,
     name: &str,
     rows: usize,
     nulls: usize,
     buffers: &mut Buffers<'_>,
+    dictionaries: &Dictionaries,
 ) -> Result<Column, ArrowError> {
     let validity = buffers.validity(name, rows, nulls)?;
     Ok(match kind {
-        Kind::Text => {
-            let offsets =
-                values::<4, i32>(buffers.take(name)?, rows + 1, name, i32::from_le_bytes)?;
-            let data = buffers.take(name)?;
-            let offsets: Vec<usize> = offsets
+        Kind::Text => Column::Text(text_column(validity, name, rows, buffers)?),
+        Kind::DictionaryText { id } => {
+            let dictionary = dictionaries
+                .iter()
+                .find(|(known, _)| *known == id)
+                .map(|(_, dictionary)| dictionary)
+                .ok_or_else(|| {
+                    error(format!(
+                        "column `{name}`: its dictionary was not sent before the batch"
+                    ))
+                })?;
+            let keys = values::<4, i32>(buffers.take(name)?, rows, name, i32::from_le_bytes)?;
+            let keys: Vec<u32> = keys
                 .into_iter()
-                .map(|offset| {
-                    usize::try_from(offset)
-                        .ok()
-                        .filter(|offset| *offset <= data.len())
+                .enumerate()
+                .map(|(row, key)| match u32::try_from(key) {
+                    Ok(key) if (key as usize) < dictionary.entries() => Some(key),
+                    // A null row's key is never read; writers leave any value there.
+                    _ if validity.is_null(row) => Some(0),
+                    _ => None,
                 })
                 .collect::<Option<_>>()
                 .ok_or_else(|| {
-                    error(format!("column `{name}`: an offset lies outside its text"))
+                    error(format!(
+                        "column `{name}`: a key lies outside its dictionary"
+                    ))
                 })?;
-            let first = offsets.first().copied().unwrap_or(0);
-            let last = offsets.last().copied().unwrap_or(0);
-            let text = std::str::from_utf8(data.get(first..last).unwrap_or_default())
-                .map_err(|_| error(format!("column `{name}`: its text is not UTF-8")))?;
-            // Offsets relative to the checked text; each must fall between characters and never go back.
-            let offsets: Vec<usize> = offsets.iter().map(|offset| offset - first).collect();
-            let in_order = offsets.windows(2).all(|pair| pair[0] <= pair[1]);
-            if !in_order || !offsets.iter().all(|offset| text.is_char_boundary(*offset)) {
-                return Err(error(format!(
-                    "column `{name}`: an offset splits a character or goes back"
-                )));
-            }
             Column::Text(TextColumn {
                 validity,
-                offsets,
-                values: text.to_string(),
+                offsets: dictionary.offsets.clone(),
+                values: dictionary.values.clone(),
+                keys: Some(keys),
             })
         }
         Kind::UInt32 => Column::UInt32(ValueColumn {
@@ -341,9 +372,92 @@ fn column(
     })
 }
 
+/// A plain UTF-8 column: its offsets and text, checked.
+fn text_column(
+    validity: Validity,
+    name: &str,
+    rows: usize,
+    buffers: &mut Buffers<'_>,
+) -> Result<TextColumn, ArrowError> {
+    let offsets = values::<4, i32>(buffers.take(name)?, rows + 1, name, i32::from_le_bytes)?;
+    let data = buffers.take(name)?;
+    let offsets: Vec<usize> = offsets
+        .into_iter()
+        .map(|offset| {
+            usize::try_from(offset)
+                .ok()
+                .filter(|offset| *offset <= data.len())
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| error(format!("column `{name}`: an offset lies outside its text")))?;
+    let first = offsets.first().copied().unwrap_or(0);
+    let last = offsets.last().copied().unwrap_or(0);
+    let text = std::str::from_utf8(data.get(first..last).unwrap_or_default())
+        .map_err(|_| error(format!("column `{name}`: its text is not UTF-8")))?;
+    // Offsets relative to the checked text; each must fall between characters and never go back.
+    let offsets: Vec<usize> = offsets.iter().map(|offset| offset - first).collect();
+    let in_order = offsets.windows(2).all(|pair| pair[0] <= pair[1]);
+    if !in_order || !offsets.iter().all(|offset| text.is_char_boundary(*offset)) {
+        return Err(error(format!(
+            "column `{name}`: an offset splits a character or goes back"
+        )));
+    }
+    Ok(TextColumn {
+        validity,
+        offsets,
+        values: text.to_string(),
+        keys: None,
+    })
+}
+
+/// A record batch's row count, each column's row and null counts, and its buffers.
+type BatchParts<'a> = (usize, Vec<(usize, usize)>, Buffers<'a>);
+
+/// The [`BatchParts`] of a record batch (of a table, or of a dictionary) from its header and body.
+fn batch_parts<'a>(
+    header: arrow_ipc::RecordBatch<'_>,
+    body: &'a [u8],
+) -> Result<BatchParts<'a>, ArrowError> {
+    if header.compression().is_some() {
+        return Err(error(
+            "compressed record batches are not part of cellscope's streams".into(),
+        ));
+    }
+    let rows = usize::try_from(header.length())
+        .map_err(|_| error(format!("bad row count {}", header.length())))?;
+    let nodes: Vec<(usize, usize)> = header
+        .nodes()
+        .iter()
+        .flatten()
+        .map(|node| {
+            (
+                usize::try_from(node.length()).unwrap_or(usize::MAX),
+                usize::try_from(node.null_count()).unwrap_or(usize::MAX),
+            )
+        })
+        .collect();
+    let buffers = Buffers {
+        body,
+        specs: header
+            .buffers()
+            .iter()
+            .flatten()
+            .map(|buffer| {
+                (
+                    usize::try_from(buffer.offset()).unwrap_or(usize::MAX),
+                    usize::try_from(buffer.length()).unwrap_or(usize::MAX),
+                )
+            })
+            .collect(),
+        next: 0,
+    };
+    Ok((rows, nodes, buffers))
+}
+
 /// The record batches of an IPC stream, each as a [`Table`].
 pub fn read_tables(bytes: &[u8]) -> Result<Vec<Table>, ArrowError> {
     let mut schema: Option<Vec<(String, Kind)>> = None;
+    let mut dictionaries = Dictionaries::new();
     let mut tables = Vec::new();
     each_message(bytes, |message, body| {
         match message.header_type() {
@@ -359,6 +473,40 @@ pub fn read_tables(bytes: &[u8]) -> Result<Vec<Table>, ArrowError> {
                 }
                 schema = Some(fields);
             }
+            MessageHeader::DictionaryBatch => {
+                let fields = schema
+                    .as_ref()
+                    .ok_or_else(|| error("a dictionary batch before the schema".into()))?;
+                let header = message
+                    .header_as_dictionary_batch()
+                    .ok_or_else(|| error("a dictionary batch message without its batch".into()))?;
+                let id = header.id();
+                let name = fields
+                    .iter()
+                    .find(|(_, kind)| *kind == Kind::DictionaryText { id })
+                    .map(|(name, _)| name.as_str())
+                    .ok_or_else(|| error(format!("dictionary {id} belongs to no column")))?;
+                // cellscope writes each dictionary whole (a new batch replaces it); deltas are refused, not
+                // misread.
+                if header.isDelta() {
+                    return Err(error(format!(
+                        "column `{name}`: dictionary deltas are not part of cellscope's streams"
+                    )));
+                }
+                let data = header.data().ok_or_else(|| {
+                    error(format!("column `{name}`: a dictionary batch without data"))
+                })?;
+                let (entries, nodes, mut buffers) = batch_parts(data, body)?;
+                if nodes != [(entries, 0)] {
+                    return Err(error(format!(
+                        "column `{name}`: a dictionary must be one column of texts without nulls"
+                    )));
+                }
+                let validity = buffers.validity(name, entries, 0)?;
+                let dictionary = text_column(validity, name, entries, &mut buffers)?;
+                dictionaries.retain(|(known, _)| *known != id);
+                dictionaries.push((id, dictionary));
+            }
             MessageHeader::RecordBatch => {
                 let fields = schema
                     .as_ref()
@@ -366,39 +514,7 @@ pub fn read_tables(bytes: &[u8]) -> Result<Vec<Table>, ArrowError> {
                 let header = message
                     .header_as_record_batch()
                     .ok_or_else(|| error("a record batch message without its batch".into()))?;
-                if header.compression().is_some() {
-                    return Err(error(
-                        "compressed record batches are not part of cellscope's streams".into(),
-                    ));
-                }
-                let rows = usize::try_from(header.length())
-                    .map_err(|_| error(format!("bad row count {}", header.length())))?;
-                let nodes: Vec<(usize, usize)> = header
-                    .nodes()
-                    .iter()
-                    .flatten()
-                    .map(|node| {
-                        (
-                            usize::try_from(node.length()).unwrap_or(usize::MAX),
-                            usize::try_from(node.null_count()).unwrap_or(usize::MAX),
-                        )
-                    })
-                    .collect();
-                let mut buffers = Buffers {
-                    body,
-                    specs: header
-                        .buffers()
-                        .iter()
-                        .flatten()
-                        .map(|buffer| {
-                            (
-                                usize::try_from(buffer.offset()).unwrap_or(usize::MAX),
-                                usize::try_from(buffer.length()).unwrap_or(usize::MAX),
-                            )
-                        })
-                        .collect(),
-                    next: 0,
-                };
+                let (rows, nodes, mut buffers) = batch_parts(header, body)?;
                 if nodes.len() != fields.len() {
                     return Err(error(format!(
                         "a record batch of {} columns for a schema of {}",
@@ -415,15 +531,10 @@ pub fn read_tables(bytes: &[u8]) -> Result<Vec<Table>, ArrowError> {
                     }
                     columns.push((
                         name.clone(),
-                        column(*kind, name, rows, nulls, &mut buffers)?,
+                        column(*kind, name, rows, nulls, &mut buffers, &dictionaries)?,
                     ));
                 }
                 tables.push(Table { rows, columns });
-            }
-            MessageHeader::DictionaryBatch => {
-                return Err(error(
-                    "dictionary-encoded columns are not part of cellscope's tables".into(),
-                ));
             }
             other => {
                 return Err(error(format!(

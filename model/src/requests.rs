@@ -1,7 +1,8 @@
 //! Request rows of one cell (the inspector's histograms and lineage), and their Arrow schema.
 
 use crate::schema::SchemaError;
-use arrow_array::builder::{Float64Builder, StringBuilder, UInt32Builder, UInt64Builder};
+use crate::schema::{text_array, text_type};
+use arrow_array::builder::{Float64Builder, UInt32Builder, UInt64Builder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
@@ -126,9 +127,9 @@ pub fn requests_schema() -> SchemaRef {
             let float = |name: &str| Field::new(name, DataType::Float64, true);
             let id = |name: &str| Field::new(name, DataType::UInt32, true);
             Arc::new(Schema::new(vec![
-                Field::new("lineage", DataType::Utf8, false),
-                Field::new("class", DataType::Utf8, false),
-                Field::new("source_run_id", DataType::Utf8, false),
+                Field::new("lineage", text_type(), false),
+                Field::new("class", text_type(), false),
+                Field::new("source_run_id", text_type(), false),
                 Field::new("line", DataType::UInt64, false),
                 id("agent_id"),
                 id("request_id"),
@@ -139,8 +140,8 @@ pub fn requests_schema() -> SchemaRef {
                 float("completion_tokens"),
                 float("submit_time_s"),
                 float("complete_time_s"),
-                Field::new("status", DataType::Utf8, false),
-                Field::new("error", DataType::Utf8, true),
+                Field::new("status", text_type(), false),
+                Field::new("error", text_type(), true),
             ]))
         })
         .clone()
@@ -159,13 +160,7 @@ const FLOATS: [FloatColumn; 6] = [
 ];
 
 pub fn requests_to_batch(rows: &[RequestRow]) -> Result<RecordBatch, ArrowError> {
-    let texts = |value: fn(&RequestRow) -> Option<&str>| -> ArrayRef {
-        let mut builder = StringBuilder::new();
-        for row in rows {
-            builder.append_option(value(row));
-        }
-        Arc::new(builder.finish())
-    };
+    let texts = |value: fn(&RequestRow) -> Option<&str>| text_array(rows.iter().map(value));
     let ids = |value: fn(&RequestRow) -> Option<u32>| -> ArrayRef {
         let mut builder = UInt32Builder::with_capacity(rows.len());
         for row in rows {

@@ -379,6 +379,44 @@ async fn responses_are_compressed_when_asked() {
             .header("content-encoding"),
         ""
     );
+    // Request rows are compressed beside their reading (off the answering threads), in the encoding asked for,
+    // and decode to the plain body in every format.
+    let decode = |encoding: &str, body: &[u8]| -> Vec<u8> {
+        let mut decoded = Vec::new();
+        match encoding {
+            "zstd" => decoded = zstd::decode_all(body).unwrap(),
+            "gzip" => {
+                std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(body), &mut decoded)
+                    .unwrap();
+            }
+            "br" => {
+                std::io::Read::read_to_end(&mut brotli::Decompressor::new(body, 4096), &mut decoded)
+                    .unwrap();
+            }
+            other => panic!("unexpected encoding {other}"),
+        }
+        decoded
+    };
+    let cell = "/api/requests?run=20260612_212816_266127&phase=scaling&model=mistral-7b&workload=long_prefill_8k&n=32&rep=1";
+    for format in ["", "&format=csv", "&format=json"] {
+        let uri = format!("{cell}{format}");
+        let plain = get(&uri).await;
+        assert_eq!(plain.status, StatusCode::OK);
+        assert_eq!(plain.header("content-encoding"), "");
+        assert_eq!(plain.header("vary"), "accept-encoding");
+        for (asked, chosen) in [
+            ("gzip", "gzip"),
+            ("br", "br"),
+            ("zstd", "zstd"),
+            ("gzip, deflate, br, zstd", "zstd"),
+            ("zstd;q=0, gzip", "gzip"),
+        ] {
+            let reply = get_with(&uri, &[("accept-encoding", asked)]).await;
+            assert_eq!(reply.header("content-encoding"), chosen, "{uri} {asked}");
+            assert!(reply.body.len() < plain.body.len() / 2, "{uri} {asked}");
+            assert_eq!(decode(chosen, &reply.body), plain.body, "{uri} {asked}");
+        }
+    }
 }
 
 #[tokio::test]

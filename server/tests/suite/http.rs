@@ -390,8 +390,11 @@ async fn responses_are_compressed_when_asked() {
                     .unwrap();
             }
             "br" => {
-                std::io::Read::read_to_end(&mut brotli::Decompressor::new(body, 4096), &mut decoded)
-                    .unwrap();
+                std::io::Read::read_to_end(
+                    &mut brotli::Decompressor::new(body, 4096),
+                    &mut decoded,
+                )
+                .unwrap();
             }
             other => panic!("unexpected encoding {other}"),
         }

@@ -14,7 +14,7 @@ fn error(message: String) -> ArrowError {
 }
 
 /// Walks the messages of an IPC stream: for each, its flatbuffer header and its body bytes.
-pub(crate) fn each_message(
+fn each_message(
     bytes: &[u8],
     mut visit: impl FnMut(arrow_ipc::Message<'_>, &[u8]) -> Result<(), ArrowError>,
 ) -> Result<(), ArrowError> {
@@ -425,16 +425,13 @@ fn batch_parts<'a>(
     }
     let rows = usize::try_from(header.length())
         .map_err(|_| error(format!("bad row count {}", header.length())))?;
+    // A negative length, count or offset reads as too large, so the bounds checks that follow refuse it.
+    let size = |value: i64| usize::try_from(value).unwrap_or(usize::MAX);
     let nodes: Vec<(usize, usize)> = header
         .nodes()
         .iter()
         .flatten()
-        .map(|node| {
-            (
-                usize::try_from(node.length()).unwrap_or(usize::MAX),
-                usize::try_from(node.null_count()).unwrap_or(usize::MAX),
-            )
-        })
+        .map(|node| (size(node.length()), size(node.null_count())))
         .collect();
     let buffers = Buffers {
         body,
@@ -442,12 +439,7 @@ fn batch_parts<'a>(
             .buffers()
             .iter()
             .flatten()
-            .map(|buffer| {
-                (
-                    usize::try_from(buffer.offset()).unwrap_or(usize::MAX),
-                    usize::try_from(buffer.length()).unwrap_or(usize::MAX),
-                )
-            })
+            .map(|buffer| (size(buffer.offset()), size(buffer.length())))
             .collect(),
         next: 0,
     };

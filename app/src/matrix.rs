@@ -9,7 +9,7 @@ use crate::perf;
 use crate::state::ctx;
 use cellscope_draw::matrix::{ColourScale, grids_html};
 use cellscope_model::Dimension;
-use cellscope_model::explore::{matrix_of, uses_at_n};
+use cellscope_model::explore::{MatrixBase, MatrixLayout, uses_at_n};
 use cellscope_model::view_state::{Metric, ViewState};
 
 use leptos::prelude::*;
@@ -29,13 +29,23 @@ const AXES: [Dimension; 8] = [
 #[component]
 pub fn MatrixView() -> impl IntoView {
     let ctx = ctx();
+    // The matrix in two steps: the base (squares, pooled curves, flags) depends on the filter, the layout and
+    // the inclusion, not on the metric or the criterion, so changing those only reads new values off it. At
+    // 61,560 cells pooling every N for breakdown was most of a metric change's repaint.
+    let layout = ctx.part(MatrixLayout::of);
+    let base = Memo::new(move |_| {
+        perf::timed("matrix-base", || {
+            let comparisons = ctx.comparisons.get();
+            layout.with(|layout| {
+                ctx.with_filtered(|cells, filtered| {
+                    MatrixBase::of(cells, filtered, comparisons, layout)
+                })
+            })
+        })
+    });
     let grids = Memo::new(move |_| {
         perf::timed("grids", || {
-            let comparisons = ctx.comparisons.get();
-            ctx.with_filtered(|cells, filtered| {
-                ctx.state
-                    .with(|state| matrix_of(cells, filtered, comparisons, state))
-            })
+            base.with(|base| ctx.state.with(|state| base.grids(state)))
         })
     });
     let max_n = Memo::new(move |_| {

@@ -27,6 +27,26 @@ pub struct CurveOptions {
     pub inclusion: Inclusion,
     /// What the band around each value spans.
     pub band: BandSpan,
+    /// The per-cell metrics whose bands the points carry; `None` for all of them. A view that shows one or two
+    /// metrics asks for those only: pooling every metric at every N is most of a large matrix's cost.
+    pub metrics: Option<Vec<Metric>>,
+    /// Leave each point's [`CurvePoint::pooling`] empty: the matrix describes a square's pooling over all its
+    /// points at once, and describing every point's too was a fifth of its cost at scale.
+    pub skip_point_pooling: bool,
+}
+
+impl CurveOptions {
+    /// The per-cell metrics the points carry a band of.
+    fn pooled_metrics(&self) -> Vec<Metric> {
+        match &self.metrics {
+            Some(metrics) => metrics
+                .iter()
+                .copied()
+                .filter(|metric| metric.per_cell())
+                .collect(),
+            None => Metric::curves().collect(),
+        }
+    }
 }
 
 /// An aggregated value and the band around it ([`BandSpan`]: the smallest and largest value of the cells
@@ -42,11 +62,12 @@ pub struct Band {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
     pub n: u32,
-    /// The value of every per-cell metric ([`Metric::per_cell`]) that some admitted cell has here.
+    /// The value of every per-cell metric ([`Metric::per_cell`]) that some admitted cell has here (of those
+    /// [`CurveOptions::metrics`] asks for).
     pub bands: BTreeMap<Metric, Band>,
     /// Admitted cells with data at this N (reps × pooled series).
     pub cells: u32,
-    /// What those cells span.
+    /// What those cells span (empty when [`CurveOptions::skip_point_pooling`]).
     pub pooling: Pooling,
     /// Series with at least one admitted cell with data at this N.
     pub series: u32,
@@ -255,10 +276,12 @@ fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
     }
     let by_series = by_series(&behind);
     point.series = by_series.len() as u32;
-    point.pooling = Pooling::of(behind.iter().map(|cell| &cell.key));
+    if !options.skip_point_pooling {
+        point.pooling = Pooling::of(behind.iter().map(|cell| &cell.key));
+    }
     // One buffer for every series' values of every metric: a point pools hundreds of series on a large sweep.
     let mut buffer = Vec::new();
-    for metric in Metric::curves() {
+    for metric in options.pooled_metrics() {
         if let Some(band) = pool(&by_series, metric, options, &mut buffer) {
             point.bands.insert(metric, band);
         }

@@ -4,20 +4,22 @@
 //! metric math the server and CLI use. Curves and matrix squares come from the one curve engine
 //! ([`crate::curve`]); the app only turns these structures into DOM and pixels.
 
-use crate::curve::{
-    Breakdown, Curve, CurveCells, CurveOptions, curves as engine_curves, curves_with_cells,
-};
+use crate::curve::{Breakdown, CurveCells, CurveOptions, curves_with_cells};
 use crate::exclusions::ExclusionScope;
 use crate::frontier::{Better, staircase};
 use crate::key::{CellKey, Dimension, DimensionValue};
 use crate::origin::Mark;
-use crate::reasons::ScalingAbsent;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion, fill_scaling};
 use crate::view_state::{Metric, View, ViewState, WhatIf, XAxis};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::key::Value;
+pub use matrix::{
+    Flags, MatrixBase, MatrixCell, MatrixGrid, MatrixLayout, matrix, matrix_of, uses_at_n,
+};
+
+mod matrix;
 
 /// The cells as the what-if toggles want them: refilled cells swapped for their pre-refill state when asked,
 /// then efficiency and p95 multipliers recomputed against the (possibly changed) baselines.
@@ -174,6 +176,8 @@ pub fn curve_options(state: &ViewState, comparisons: BTreeSet<String>) -> CurveO
         aggregation: state.aggregation,
         inclusion: inclusion(state, comparisons),
         band: state.band,
+        metrics: None,
+        skip_point_pooling: false,
     }
 }
 
@@ -281,322 +285,6 @@ pub fn pick(
             (agreeing, std::cmp::Reverse(&cell.key))
         })
         .map(|cell| cell.key.clone())
-}
-
-/// Status and flag counts of a group of cells, for glyphs and hover text.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Flags {
-    pub skipped: u32,
-    pub partial: u32,
-    pub failed: u32,
-    pub not_run: u32,
-    pub refilled: u32,
-    pub fallback: u32,
-    pub excluded: u32,
-    /// Cells with data that the current view leaves out (exclusions, the partial toggle).
-    pub left_out: u32,
-}
-
-impl Flags {
-    pub fn count(&mut self, cell: &CellSummary, admitted: bool) {
-        match cell.status {
-            CellStatus::Skipped => self.skipped += 1,
-            CellStatus::Partial => self.partial += 1,
-            CellStatus::Failed => self.failed += 1,
-            CellStatus::NotRun => self.not_run += 1,
-            CellStatus::Clean => {}
-        }
-        self.refilled += u32::from(cell.refilled);
-        self.fallback += u32::from(cell.fallback);
-        self.excluded += u32::from(!cell.excluded.is_empty());
-        self.left_out += u32::from(cell.has_data() && !admitted);
-    }
-
-    /// `(glyph, text)` pairs for the non-clean parts, most important first.
-    pub fn glyphs(&self) -> Vec<(&'static str, String)> {
-        let mut glyphs = Vec::new();
-        let mut add = |count: u32, glyph: &'static str, what: &str| {
-            if count > 0 {
-                glyphs.push((glyph, format!("{count} {what}")));
-            }
-        };
-        add(self.skipped, "⊘", "skipped");
-        add(self.failed, "✕", "failed");
-        add(self.partial, "◐", "partial");
-        add(self.not_run, "∅", "not run");
-        add(self.refilled, "↻", "refilled");
-        add(self.excluded, "⊖", "excluded by the ledger");
-        add(self.fallback, "⤳", "completed via fallback");
-        glyphs
-    }
-}
-
-/// One square of the matrix.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct MatrixCell {
-    /// The colour value; for `breakdown`, the N (as a number).
-    pub value: Option<f64>,
-    /// For `breakdown`: data exist and the criterion never holds within the measured N; the largest N
-    /// measured.
-    pub never_within: Option<u32>,
-    /// Admitted cells with data that fed the value.
-    pub cells: u32,
-    /// What they span.
-    pub pooling: crate::pooling::Pooling,
-    pub ok_rows: u64,
-    pub expected_rows: u64,
-    pub flags: Flags,
-    /// The square's one cell, when it holds exactly one (it then opens in the inspector).
-    pub only_cell: Option<CellKey>,
-    /// How many of the pooled cells show the metric as the tool's reported figure, and how many as a derived
-    /// one ([`Mark`]): the square carries the sign so reported and recomputed figures are never mixed silently.
-    pub reported: u32,
-    pub derived: u32,
-    /// Why a scaling metric is absent where the cells have data (no N = 1 cell in the series, …).
-    pub absent: Option<ScalingAbsent>,
-}
-
-impl MatrixCell {
-    /// Why the square shows no value, as it says it: its cells are left out of this view ("excluded"), or none
-    /// has data ("no data"). `None` when it has a value or never breaks.
-    pub fn missing(&self) -> Option<&'static str> {
-        if self.value.is_some() || self.never_within.is_some() {
-            None
-        } else if let Some(absent) = &self.absent {
-            Some(absent.short())
-        } else if self.flags.left_out > 0 {
-            Some("excluded")
-        } else {
-            Some("no data")
-        }
-    }
-
-    /// The sign after the value (`†` reported, `‡` derived; `†‡` when the pooled cells mix both), empty when
-    /// every pooled figure is recomputed.
-    pub fn sign(&self) -> String {
-        Mark::signs(self.reported, self.derived)
-    }
-
-    /// Hover lines for the signs and for an absent scaling metric, in the words of [`Mark`] and
-    /// [`ScalingAbsent`].
-    pub fn origin_lines(&self, metric: Metric) -> Vec<String> {
-        let mut lines = Mark::group_lines(self.reported, self.derived, self.cells);
-        if let Some(absent) = &self.absent {
-            lines.push(format!("{} {}", metric.label(), absent.sentence()));
-        }
-        lines
-    }
-
-    /// What the square prints: `0.482`, `3.21×`, `845 ms`, `N=16`, `never`, `excluded`, `no data`.
-    pub fn label(&self, metric: Metric) -> String {
-        match (self.value, self.never_within) {
-            (Some(value), _) => metric.format(value),
-            (None, Some(_)) => "never".into(),
-            (None, None) => self.missing().unwrap_or("no data").into(),
-        }
-    }
-
-    /// The value as the hover says it, with the qualifier the square has no room for ("never within the
-    /// measured N (≤ 32)").
-    pub fn describe(&self, metric: Metric) -> String {
-        match (self.value, self.never_within) {
-            (None, Some(max_n)) => format!("never within the measured N (≤ {max_n})"),
-            _ => self.label(metric),
-        }
-    }
-}
-
-/// Where a cell sits in the matrix: its grid, row and column values.
-type Position<'a> = (DimensionValue<'a>, DimensionValue<'a>, DimensionValue<'a>);
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct MatrixGrid {
-    pub title: Value,
-    pub rows: Vec<Value>,
-    pub cols: Vec<Value>,
-    /// `squares[row][col]`; `None` where no cell has these values.
-    pub squares: Vec<Vec<Option<MatrixCell>>>,
-}
-
-/// Whether the matrix shows one N (`at_n`): for metrics read at one N, unless N is itself an axis or the grid,
-/// in which case every N is shown.
-pub fn uses_at_n(state: &ViewState) -> bool {
-    !matches!(state.metric, Metric::Breakdown | Metric::OkRate)
-        && ![state.rows, state.cols, state.grid].contains(&Dimension::N)
-}
-
-/// The matrix: one grid per value of `state.grid`, rows × cols inside, coloured by `state.metric`. Each square
-/// is one curve of the engine (its cells pooled), so a square holding one series shows exactly what the audit's
-/// breakdown table says for that series.
-pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
-    let slice = filtered(cells, state);
-    let comparisons = applied_comparisons(&slice, part_of(&matrix_dimensions(state)));
-    matrix_of(cells, &slice, comparisons, state)
-}
-
-/// [`matrix`] from the cells already filtered (`slice`, a subset of `cells`) and the comparison entries that
-/// apply to them in the matrix ([`view_comparisons`] of a matrix view).
-pub fn matrix_of<'a>(
-    cells: &'a [CellSummary],
-    slice: &[&'a CellSummary],
-    comparisons: BTreeSet<String>,
-    state: &ViewState,
-) -> Vec<MatrixGrid> {
-    let options = curve_options(state, comparisons);
-    let at_n_metric = uses_at_n(state);
-    // Efficiency and p95 multipliers are shown at one N; breakdown and ok rate look at every N.
-    let relevant: Vec<&'a CellSummary> = slice
-        .iter()
-        .copied()
-        .filter(|cell| !at_n_metric || cell.key.n == state.at_n)
-        .collect();
-    // Grouped by the borrowed values (no text copied per cell); each square owns its values.
-    let position = |cell: &'a CellSummary| -> Position<'a> {
-        (
-            cell.key.value(state.grid),
-            cell.key.value(state.rows),
-            cell.key.value(state.cols),
-        )
-    };
-    /// What a square gathers besides its curve: status flags, every cell, and the admitted cells with data.
-    #[derive(Default)]
-    struct SquareCells<'a> {
-        flags: Flags,
-        keys: Vec<&'a CellKey>,
-        pooled: Vec<&'a CellSummary>,
-    }
-    let mut gathered: BTreeMap<Position<'a>, SquareCells<'a>> = BTreeMap::new();
-    for cell in relevant.iter().copied() {
-        let admitted = options.inclusion.admits(cell);
-        let entry = gathered.entry(position(cell)).or_default();
-        entry.flags.count(cell, admitted);
-        entry.keys.push(&cell.key);
-        if admitted && cell.has_data() {
-            entry.pooled.push(cell);
-        }
-    }
-    let mut squares: BTreeMap<Value, BTreeMap<(Value, Value), MatrixCell>> = BTreeMap::new();
-    // Cells by series, built only when a square needs to say why a scaling metric is absent.
-    let mut by_series: Option<BTreeMap<[&str; 6], Vec<&CellSummary>>> = None;
-    for curve in engine_curves(relevant.iter().copied(), position, &options) {
-        let (grid, row, col) = (
-            Value::from(curve.group.0),
-            Value::from(curve.group.1),
-            Value::from(curve.group.2),
-        );
-        let SquareCells {
-            flags,
-            keys,
-            pooled,
-        } = gathered.remove(&curve.group).unwrap_or_default();
-        let mut square = square(&curve, state, flags);
-        // Breakdown N is read off efficiency (and the p95 multiplier): its cells carry their marks.
-        let shown = match state.metric {
-            Metric::Breakdown => Some(Metric::Efficiency),
-            metric if metric.per_cell() => Some(metric),
-            _ => None,
-        };
-        if let Some(shown) = shown {
-            for cell in &pooled {
-                match Mark::of(&cell.origin, shown.name()) {
-                    Mark::Reported => square.reported += 1,
-                    Mark::Derived => square.derived += 1,
-                    Mark::Recomputed => {}
-                }
-            }
-        }
-        if square.value.is_none() && square.never_within.is_none() {
-            let by_series = by_series.get_or_insert_with(|| {
-                // Keyed by borrowed components, each run of consecutive cells of one series added at once: the
-                // cells are sorted by key, so this is one comparison per cell and no copied text.
-                let mut by_series: BTreeMap<[&str; 6], Vec<&CellSummary>> = BTreeMap::new();
-                for run in cells.chunk_by(|left, right| {
-                    left.key.series_components() == right.key.series_components()
-                }) {
-                    if let Some(first) = run.first() {
-                        by_series
-                            .entry(first.key.series_components())
-                            .or_default()
-                            .extend(run);
-                    }
-                }
-                by_series
-            });
-            square.absent = pooled.iter().find_map(|cell| {
-                let series = by_series.get(&cell.key.series_components())?;
-                ScalingAbsent::of(state.metric, cell, series)
-            });
-        }
-        square.pooling = crate::pooling::Pooling::of(pooled.iter().map(|cell| &cell.key));
-        if let [only] = keys.as_slice() {
-            square.only_cell = Some((*only).clone());
-        }
-        squares.entry(grid).or_default().insert((row, col), square);
-    }
-    squares
-        .into_iter()
-        .map(|(title, mut squares)| {
-            let rows: Vec<Value> = squares
-                .keys()
-                .map(|(row, _)| row.clone())
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            let cols: Vec<Value> = squares
-                .keys()
-                .map(|(_, col)| col.clone())
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            let table = rows
-                .iter()
-                .map(|row| {
-                    cols.iter()
-                        .map(|col| squares.remove(&(row.clone(), col.clone())))
-                        .collect()
-                })
-                .collect();
-            MatrixGrid {
-                title,
-                rows,
-                cols,
-                squares: table,
-            }
-        })
-        .collect()
-}
-
-fn square<G>(curve: &Curve<G>, state: &ViewState, flags: Flags) -> MatrixCell {
-    let mut square = MatrixCell {
-        flags,
-        cells: curve.points.iter().map(|point| point.cells).sum(),
-        ok_rows: curve.points.iter().map(|point| point.ok_rows).sum(),
-        expected_rows: curve.points.iter().map(|point| point.expected_rows).sum(),
-        ..MatrixCell::default()
-    };
-    match state.metric {
-        Metric::Breakdown => match curve.breakdown(&state.criterion) {
-            Breakdown::At { n } => square.value = Some(f64::from(n)),
-            Breakdown::Never { max_n } => square.never_within = Some(max_n),
-            Breakdown::NoData => {}
-        },
-        Metric::OkRate => {
-            square.value = (square.expected_rows > 0)
-                .then(|| square.ok_rows as f64 / square.expected_rows as f64)
-        }
-        _ => {
-            // With N on an axis, the square's curve has the one N of its column (or row, or grid).
-            let point = if uses_at_n(state) {
-                curve.point(state.at_n)
-            } else {
-                curve.points.first()
-            };
-            square.value = point
-                .and_then(|point| point.band(state.metric))
-                .map(|band| band.value);
-        }
-    }
-    square
 }
 
 /// One N of a plotted series.
@@ -962,7 +650,9 @@ pub fn marks_note(facets: &[Facet]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::exclusions::ExclusionScope;
+    use crate::reasons::ScalingAbsent;
     use crate::stats::CellStats;
+    use crate::view_state::{Aggregation, BandSpan};
 
     fn cell(backend: &str, workload: &str, n: u32, rep: u32, tps: f64, p95: f64) -> CellSummary {
         let mut cell = CellSummary::empty(
@@ -1089,6 +779,137 @@ mod tests {
         );
         let vllm = matrix(&cells, &p95)[1].squares[0][0].clone().unwrap();
         assert_eq!((vllm.absent.clone(), vllm.sign().as_str()), (None, ""));
+    }
+
+    #[test]
+    fn a_matrix_base_built_for_one_metric_serves_every_metric_and_criterion_of_its_layout() {
+        // vllm's sweep has no N = 1 (efficiency absent), sglang's N = 32 carries a reported and a derived
+        // figure, one vllm cell failed and one is partial: every part of a square that a metric changes.
+        let mut cells = sweep("vllm", "long_decode", &[(2, 0.9), (16, 0.7), (32, 0.6)]);
+        cells.extend(sweep(
+            "sglang",
+            "long_decode",
+            &[(1, 1.0), (16, 0.8), (32, 0.66)],
+        ));
+        cells.extend(sweep("sglang", "short", &[(1, 1.0), (16, 0.5), (32, 0.3)]));
+        for cell in &mut cells {
+            match (cell.key.backend.as_str(), cell.key.n, cell.key.rep) {
+                ("sglang", 32, 0) => cell.origin.reported.push("aggregate_tps".into()),
+                ("sglang", 32, 1) => cell.origin.derived.push("p95_wall_ms".into()),
+                ("vllm", 16, 2) => {
+                    cell.status = CellStatus::Failed;
+                    cell.ok_rows = 0;
+                    cell.stats = CellStats::default();
+                }
+                ("vllm", 32, 1) => cell.status = CellStatus::Partial,
+                _ => {}
+            }
+        }
+        fill_scaling(&mut cells);
+        let layouts = [
+            (Dimension::Backend, Dimension::Model, Dimension::Workload),
+            (Dimension::Backend, Dimension::Workload, Dimension::N),
+            (Dimension::N, Dimension::Backend, Dimension::Rep),
+        ];
+        let criteria = [crate::Criterion::V1, crate::Criterion::V3];
+        let (mut reused, mut valued, mut absent, mut marked, mut never) = (0, 0, 0, 0, 0);
+        for (grid, rows, cols) in layouts {
+            for at_n in [16, 32] {
+                for built_for in Metric::ALL {
+                    let first = ViewState {
+                        grid,
+                        rows,
+                        cols,
+                        at_n,
+                        metric: built_for,
+                        ..ViewState::default()
+                    };
+                    let layout = MatrixLayout::of(&first);
+                    let slice = filtered(&cells, &first);
+                    let comparisons = view_comparisons(&slice, &first);
+                    let base = MatrixBase::of(&cells, &slice, comparisons, &layout);
+                    // Every state that differs from the first in what the matrix shows or how it pools: the
+                    // base serves exactly those with the same layout.
+                    let seconds = Metric::ALL.into_iter().flat_map(|metric| {
+                        let first = &first;
+                        criteria.iter().flat_map(move |criterion| {
+                            [Aggregation::Mean, Aggregation::Median]
+                                .into_iter()
+                                .flat_map(move |aggregation| {
+                                    [(BandSpan::Cells, true), (BandSpan::Reps, false)]
+                                        .into_iter()
+                                        .flat_map(move |(band, partial)| {
+                                            [16, 32].into_iter().map(move |at_n| ViewState {
+                                                metric,
+                                                criterion: criterion.clone(),
+                                                aggregation,
+                                                band,
+                                                at_n,
+                                                what_if: WhatIf {
+                                                    partial,
+                                                    ..WhatIf::DEFAULT
+                                                },
+                                                ..first.clone()
+                                            })
+                                        })
+                                })
+                        })
+                    });
+                    for second in seconds {
+                        if MatrixLayout::of(&second) != layout {
+                            continue;
+                        }
+                        let grids = base.grids(&second);
+                        assert_eq!(grids, matrix(&cells, &second), "{built_for:?} → {second:?}");
+                        // Where each square is one series, a per-cell metric's value is the mean of its reps
+                        // at N, computed here from the cells alone.
+                        if (grid, rows, cols) == layouts[0]
+                            && second.metric.per_cell()
+                            && second.aggregation == Aggregation::Mean
+                        {
+                            let admitted = inclusion(&second, BTreeSet::new());
+                            for grid in &grids {
+                                for (col, workload) in grid.cols.iter().enumerate() {
+                                    let values: Vec<f64> = cells
+                                        .iter()
+                                        .filter(|cell| {
+                                            grid.title == Value::Text(cell.key.backend.clone())
+                                                && *workload
+                                                    == Value::Text(cell.key.workload.clone())
+                                                && cell.key.n == at_n
+                                                && admitted.admits(cell)
+                                        })
+                                        .filter_map(|cell| second.metric.of_cell(cell))
+                                        .collect();
+                                    let expected = (!values.is_empty())
+                                        .then(|| values.iter().sum::<f64>() / values.len() as f64);
+                                    let square = grid.squares[0][col].as_ref().unwrap();
+                                    assert_eq!(square.value, expected, "{second:?}");
+                                    valued += u32::from(expected.is_some());
+                                }
+                            }
+                        }
+                        reused += u32::from(second.metric != built_for);
+                        for square in grids
+                            .iter()
+                            .flat_map(|grid| grid.squares.iter().flatten().flatten())
+                        {
+                            absent += u32::from(square.absent.is_some());
+                            marked += u32::from(square.reported + square.derived > 0);
+                            never += u32::from(square.never_within.is_some());
+                        }
+                    }
+                }
+            }
+        }
+        // Each metric's base served the other metrics of its kind, and the squares it served had reasons,
+        // marks and a breakdown that never comes.
+        assert!(reused > 300, "{reused} reuses");
+        assert!(valued > 100, "{valued} values checked against the cells");
+        assert!(
+            absent > 0 && marked > 0 && never > 0,
+            "{absent} {marked} {never}"
+        );
     }
 
     #[test]

@@ -40,6 +40,9 @@ impl Pooling {
                 }
                 values.clear();
                 values.extend(keys.iter().map(|key| key.value(dimension)));
+                // Keys mostly come sorted, so equal values sit together: dropping repeats first leaves few
+                // values to sort.
+                values.dedup();
                 values.sort_unstable();
                 values.dedup();
                 Some((dimension, values.len() as u32))

@@ -1,0 +1,513 @@
+//! The boundary matrix as data: one square per (grid, row, column) value, each a curve of the engine over its
+//! cells. It is built in two steps so a change of the metric shown costs only the second: [`MatrixBase`] holds
+//! what the metric does not change (the squares, their pooled curves, flags and marks), and
+//! [`MatrixBase::grids`] reads the values of the metric and criterion off it.
+
+use super::{Value, applied_comparisons, filtered, matrix_dimensions, part_of};
+use crate::curve::{Breakdown, Curve, CurveOptions, CurvePoint, curves_with_cells};
+use crate::key::{CellKey, Dimension, DimensionValue};
+use crate::origin::Mark;
+use crate::pooling::Pooling;
+use crate::reasons::ScalingAbsent;
+use crate::status::CellStatus;
+use crate::summary::{CellSummary, Inclusion};
+use crate::view_state::{Aggregation, BandSpan, Metric, ViewState};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Status and flag counts of a group of cells, for glyphs and hover text.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Flags {
+    pub skipped: u32,
+    pub partial: u32,
+    pub failed: u32,
+    pub not_run: u32,
+    pub refilled: u32,
+    pub fallback: u32,
+    pub excluded: u32,
+    /// Cells with data that the current view leaves out (exclusions, the partial toggle).
+    pub left_out: u32,
+}
+
+impl Flags {
+    pub fn count(&mut self, cell: &CellSummary, admitted: bool) {
+        match cell.status {
+            CellStatus::Skipped => self.skipped += 1,
+            CellStatus::Partial => self.partial += 1,
+            CellStatus::Failed => self.failed += 1,
+            CellStatus::NotRun => self.not_run += 1,
+            CellStatus::Clean => {}
+        }
+        self.refilled += u32::from(cell.refilled);
+        self.fallback += u32::from(cell.fallback);
+        self.excluded += u32::from(!cell.excluded.is_empty());
+        self.left_out += u32::from(cell.has_data() && !admitted);
+    }
+
+    /// `(glyph, text)` pairs for the non-clean parts, most important first.
+    pub fn glyphs(&self) -> Vec<(&'static str, String)> {
+        let mut glyphs = Vec::new();
+        let mut add = |count: u32, glyph: &'static str, what: &str| {
+            if count > 0 {
+                glyphs.push((glyph, format!("{count} {what}")));
+            }
+        };
+        add(self.skipped, "⊘", "skipped");
+        add(self.failed, "✕", "failed");
+        add(self.partial, "◐", "partial");
+        add(self.not_run, "∅", "not run");
+        add(self.refilled, "↻", "refilled");
+        add(self.excluded, "⊖", "excluded by the ledger");
+        add(self.fallback, "⤳", "completed via fallback");
+        glyphs
+    }
+}
+
+/// One square of the matrix.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MatrixCell {
+    /// The colour value; for `breakdown`, the N (as a number).
+    pub value: Option<f64>,
+    /// For `breakdown`: data exist and the criterion never holds within the measured N; the largest N
+    /// measured.
+    pub never_within: Option<u32>,
+    /// Admitted cells with data that fed the value.
+    pub cells: u32,
+    /// What they span.
+    pub pooling: crate::pooling::Pooling,
+    pub ok_rows: u64,
+    pub expected_rows: u64,
+    pub flags: Flags,
+    /// The square's one cell, when it holds exactly one (it then opens in the inspector).
+    pub only_cell: Option<CellKey>,
+    /// How many of the pooled cells show the metric as the tool's reported figure, and how many as a derived
+    /// one ([`Mark`]): the square carries the sign so reported and recomputed figures are never mixed silently.
+    pub reported: u32,
+    pub derived: u32,
+    /// Why a scaling metric is absent where the cells have data (no N = 1 cell in the series, …).
+    pub absent: Option<ScalingAbsent>,
+}
+
+impl MatrixCell {
+    /// Why the square shows no value, as it says it: its cells are left out of this view ("excluded"), or none
+    /// has data ("no data"). `None` when it has a value or never breaks.
+    pub fn missing(&self) -> Option<&'static str> {
+        if self.value.is_some() || self.never_within.is_some() {
+            None
+        } else if let Some(absent) = &self.absent {
+            Some(absent.short())
+        } else if self.flags.left_out > 0 {
+            Some("excluded")
+        } else {
+            Some("no data")
+        }
+    }
+
+    /// The sign after the value (`†` reported, `‡` derived; `†‡` when the pooled cells mix both), empty when
+    /// every pooled figure is recomputed.
+    pub fn sign(&self) -> String {
+        Mark::signs(self.reported, self.derived)
+    }
+
+    /// Hover lines for the signs and for an absent scaling metric, in the words of [`Mark`] and
+    /// [`ScalingAbsent`].
+    pub fn origin_lines(&self, metric: Metric) -> Vec<String> {
+        let mut lines = Mark::group_lines(self.reported, self.derived, self.cells);
+        if let Some(absent) = &self.absent {
+            lines.push(format!("{} {}", metric.label(), absent.sentence()));
+        }
+        lines
+    }
+
+    /// What the square prints: `0.482`, `3.21×`, `845 ms`, `N=16`, `never`, `excluded`, `no data`.
+    pub fn label(&self, metric: Metric) -> String {
+        match (self.value, self.never_within) {
+            (Some(value), _) => metric.format(value),
+            (None, Some(_)) => "never".into(),
+            (None, None) => self.missing().unwrap_or("no data").into(),
+        }
+    }
+
+    /// The value as the hover says it, with the qualifier the square has no room for ("never within the
+    /// measured N (≤ 32)").
+    pub fn describe(&self, metric: Metric) -> String {
+        match (self.value, self.never_within) {
+            (None, Some(max_n)) => format!("never within the measured N (≤ {max_n})"),
+            _ => self.label(metric),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatrixGrid {
+    pub title: Value,
+    pub rows: Vec<Value>,
+    pub cols: Vec<Value>,
+    /// `squares[row][col]`; `None` where no cell has these values.
+    pub squares: Vec<Vec<Option<MatrixCell>>>,
+}
+
+/// Whether the matrix shows one N (`at_n`): for metrics read at one N, unless N is itself an axis or the grid,
+/// in which case every N is shown.
+pub fn uses_at_n(state: &ViewState) -> bool {
+    !matches!(state.metric, Metric::Breakdown | Metric::OkRate)
+        && ![state.rows, state.cols, state.grid].contains(&Dimension::N)
+}
+
+/// The matrix: one grid per value of `state.grid`, rows × cols inside, coloured by `state.metric`. Each square
+/// is one curve of the engine (its cells pooled), so a square holding one series shows exactly what the audit's
+/// breakdown table says for that series.
+pub fn matrix(cells: &[CellSummary], state: &ViewState) -> Vec<MatrixGrid> {
+    let slice = filtered(cells, state);
+    let comparisons = applied_comparisons(&slice, part_of(&matrix_dimensions(state)));
+    matrix_of(cells, &slice, comparisons, state)
+}
+
+/// [`matrix`] from the cells already filtered (`slice`, a subset of `cells`) and the comparison entries that
+/// apply to them in the matrix ([`super::view_comparisons`] of a matrix view).
+pub fn matrix_of(
+    cells: &[CellSummary],
+    slice: &[&CellSummary],
+    comparisons: BTreeSet<String>,
+    state: &ViewState,
+) -> Vec<MatrixGrid> {
+    MatrixBase::of(cells, slice, comparisons, &MatrixLayout::of(state)).grids(state)
+}
+
+/// What the metric-independent part of the matrix depends on in the view state, besides the filtered cells and
+/// the comparison entries: two states with the same layout share one [`MatrixBase`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatrixLayout {
+    pub grid: Dimension,
+    pub rows: Dimension,
+    pub cols: Dimension,
+    /// The one N shown ([`uses_at_n`]); `None` when every N is.
+    pub at_n: Option<u32>,
+    /// Whether the metric shown is read off each cell ([`Metric::per_cell`]). Then the base keeps the value of
+    /// every per-cell metric, so switching among them reads the same base; breakdown N and the ok rate need
+    /// only efficiency and the p95 multiplier, at every N.
+    pub per_cell: bool,
+    pub aggregation: Aggregation,
+    /// The what-if toggles of the inclusion policy.
+    pub partial: bool,
+    pub excluded: bool,
+}
+
+impl MatrixLayout {
+    pub fn of(state: &ViewState) -> MatrixLayout {
+        MatrixLayout {
+            grid: state.grid,
+            rows: state.rows,
+            cols: state.cols,
+            at_n: uses_at_n(state).then_some(state.at_n),
+            per_cell: state.metric.per_cell(),
+            aggregation: state.aggregation,
+            partial: state.what_if.partial,
+            excluded: state.what_if.excluded,
+        }
+    }
+
+    /// The metrics whose values the squares keep.
+    fn metrics(&self) -> Vec<Metric> {
+        if self.per_cell {
+            Metric::curves().collect()
+        } else {
+            vec![Metric::Efficiency, Metric::P95Multiplier]
+        }
+    }
+
+    /// The metrics whose reported and derived figures the squares count: what they can show ([`shown`]).
+    fn marked(&self) -> Vec<Metric> {
+        if self.per_cell {
+            Metric::curves().collect()
+        } else {
+            vec![Metric::Efficiency]
+        }
+    }
+
+    /// The point of a square's curve a per-cell metric is read at: the one N shown, or, with N on an axis, the
+    /// square's one N.
+    fn point<'p>(&self, points: &'p [CurvePoint]) -> Option<&'p CurvePoint> {
+        match self.at_n {
+            Some(n) => points.iter().find(|point| point.n == n),
+            None => points.first(),
+        }
+    }
+}
+
+/// The figures whose marks a square of `metric` carries: breakdown N is read off efficiency (and the p95
+/// multiplier), so its cells carry the marks of efficiency; the ok rate has none.
+fn shown(metric: Metric) -> Option<Metric> {
+    match metric {
+        Metric::Breakdown => Some(Metric::Efficiency),
+        metric if metric.per_cell() => Some(metric),
+        _ => None,
+    }
+}
+
+/// The part of the matrix a change of metric (within one [`MatrixLayout`]) or of the breakdown criterion keeps:
+/// the grids' rows and columns and, per square, its pooled curve, flags, pooling and marks. It owns all of it,
+/// so the browser keeps it across such changes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatrixBase {
+    layout: MatrixLayout,
+    grids: Vec<BaseGrid>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct BaseGrid {
+    title: Value,
+    rows: Vec<Value>,
+    cols: Vec<Value>,
+    /// `squares[row][col]`; `None` where no cell has these values.
+    squares: Vec<Vec<Option<BaseSquare>>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct BaseSquare {
+    /// The square's curve: its cells pooled at each N.
+    curve: Curve<()>,
+    flags: Flags,
+    /// What the admitted cells with data span.
+    pooling: Pooling,
+    /// The square's one cell, when it holds exactly one.
+    only_cell: Option<CellKey>,
+    /// Per marked metric ([`MatrixLayout::marked`]): how many pooled cells show its reported and its derived
+    /// figure.
+    marks: Vec<(Metric, u32, u32)>,
+    /// Why a scaling metric the square has no value of is absent.
+    absent: Vec<(Metric, ScalingAbsent)>,
+}
+
+/// Where a cell sits in the matrix: its grid, row and column values.
+type Position<'a> = (DimensionValue<'a>, DimensionValue<'a>, DimensionValue<'a>);
+
+impl MatrixBase {
+    /// The base of the matrix of `layout` over `slice` (filtered from `cells`, which the reasons for an absent
+    /// scaling metric look through) with the `comparisons` that apply to it.
+    pub fn of<'a>(
+        cells: &'a [CellSummary],
+        slice: &[&'a CellSummary],
+        comparisons: BTreeSet<String>,
+        layout: &MatrixLayout,
+    ) -> MatrixBase {
+        let options = CurveOptions {
+            aggregation: layout.aggregation,
+            inclusion: Inclusion {
+                partial: layout.partial,
+                excluded: layout.excluded,
+                comparisons,
+            },
+            // A square shows a value, never its band.
+            band: BandSpan::default(),
+            metrics: Some(layout.metrics()),
+            skip_point_pooling: true,
+        };
+        // Grouped by the borrowed values (no text copied per cell); each square owns its values.
+        let position = |cell: &'a CellSummary| -> Position<'a> {
+            (
+                cell.key.value(layout.grid),
+                cell.key.value(layout.rows),
+                cell.key.value(layout.cols),
+            )
+        };
+        let relevant = slice
+            .iter()
+            .copied()
+            .filter(|cell| layout.at_n.is_none_or(|n| cell.key.n == n));
+        let marked = layout.marked();
+        let mut squares: BTreeMap<Value, BTreeMap<(Value, Value), BaseSquare>> = BTreeMap::new();
+        // Cells by series, built only when a square needs to say why a scaling metric is absent.
+        let mut by_series: Option<BTreeMap<[&str; 6], Vec<&CellSummary>>> = None;
+        for grouped in curves_with_cells(relevant, position, &options) {
+            let mut flags = Flags::default();
+            let mut pooled: Vec<&CellSummary> = Vec::new();
+            for cell in grouped.cells.iter().flatten().copied() {
+                let admitted = options.inclusion.admits(cell);
+                flags.count(cell, admitted);
+                if admitted && cell.has_data() {
+                    pooled.push(cell);
+                }
+            }
+            let only_cell = match grouped.cells.as_slice() {
+                [only] if only.len() == 1 => only.first().map(|cell| cell.key.clone()),
+                _ => None,
+            };
+            let marks = marked
+                .iter()
+                .map(|metric| {
+                    let (mut reported, mut derived) = (0, 0);
+                    for cell in &pooled {
+                        match Mark::of(&cell.origin, metric.name()) {
+                            Mark::Reported => reported += 1,
+                            Mark::Derived => derived += 1,
+                            Mark::Recomputed => {}
+                        }
+                    }
+                    (*metric, reported, derived)
+                })
+                .collect();
+            let curve = Curve {
+                group: (),
+                points: grouped.curve.points,
+            };
+            let mut absent = Vec::new();
+            if layout.per_cell {
+                let shown_point = layout.point(&curve.points);
+                for metric in [Metric::Efficiency, Metric::P95Multiplier] {
+                    if shown_point.and_then(|point| point.band(metric)).is_some() {
+                        continue;
+                    }
+                    let by_series = by_series.get_or_insert_with(|| cells_by_series(cells));
+                    if let Some(reason) = pooled.iter().find_map(|cell| {
+                        let series = by_series.get(&cell.key.series_components())?;
+                        ScalingAbsent::of(metric, cell, series)
+                    }) {
+                        absent.push((metric, reason));
+                    }
+                }
+            }
+            let (grid, row, col) = grouped.curve.group;
+            squares.entry(Value::from(grid)).or_default().insert(
+                (Value::from(row), Value::from(col)),
+                BaseSquare {
+                    curve,
+                    flags,
+                    pooling: Pooling::of(pooled.iter().map(|cell| &cell.key)),
+                    only_cell,
+                    marks,
+                    absent,
+                },
+            );
+        }
+        let grids = squares
+            .into_iter()
+            .map(|(title, mut squares)| {
+                let rows: Vec<Value> = squares
+                    .keys()
+                    .map(|(row, _)| row.clone())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                let cols: Vec<Value> = squares
+                    .keys()
+                    .map(|(_, col)| col.clone())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                let table = rows
+                    .iter()
+                    .map(|row| {
+                        cols.iter()
+                            .map(|col| squares.remove(&(row.clone(), col.clone())))
+                            .collect()
+                    })
+                    .collect();
+                BaseGrid {
+                    title,
+                    rows,
+                    cols,
+                    squares: table,
+                }
+            })
+            .collect();
+        MatrixBase {
+            layout: layout.clone(),
+            grids,
+        }
+    }
+
+    /// The layout the base was built for.
+    pub fn layout(&self) -> &MatrixLayout {
+        &self.layout
+    }
+
+    /// The grids coloured by `state.metric` (under `state.criterion` for breakdown N). `state` must have the
+    /// base's layout ([`MatrixLayout::of`]); its other parts (the filter, comparisons) are the base's.
+    pub fn grids(&self, state: &ViewState) -> Vec<MatrixGrid> {
+        debug_assert_eq!(
+            MatrixLayout::of(state),
+            self.layout,
+            "a base of another layout"
+        );
+        self.grids
+            .iter()
+            .map(|grid| MatrixGrid {
+                title: grid.title.clone(),
+                rows: grid.rows.clone(),
+                cols: grid.cols.clone(),
+                squares: grid
+                    .squares
+                    .iter()
+                    .map(|row| {
+                        row.iter()
+                            .map(|square| square.as_ref().map(|square| self.square(square, state)))
+                            .collect()
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    fn square(&self, base: &BaseSquare, state: &ViewState) -> MatrixCell {
+        let points = &base.curve.points;
+        let mut square = MatrixCell {
+            flags: base.flags.clone(),
+            cells: points.iter().map(|point| point.cells).sum(),
+            ok_rows: points.iter().map(|point| point.ok_rows).sum(),
+            expected_rows: points.iter().map(|point| point.expected_rows).sum(),
+            pooling: base.pooling.clone(),
+            only_cell: base.only_cell.clone(),
+            ..MatrixCell::default()
+        };
+        match state.metric {
+            Metric::Breakdown => match base.curve.breakdown(&state.criterion) {
+                Breakdown::At { n } => square.value = Some(f64::from(n)),
+                Breakdown::Never { max_n } => square.never_within = Some(max_n),
+                Breakdown::NoData => {}
+            },
+            Metric::OkRate => {
+                square.value = (square.expected_rows > 0)
+                    .then(|| square.ok_rows as f64 / square.expected_rows as f64)
+            }
+            metric => {
+                square.value = self
+                    .layout
+                    .point(points)
+                    .and_then(|point| point.band(metric))
+                    .map(|band| band.value);
+            }
+        }
+        if let Some(shown) = shown(state.metric)
+            && let Some((_, reported, derived)) =
+                base.marks.iter().find(|(metric, _, _)| *metric == shown)
+        {
+            square.reported = *reported;
+            square.derived = *derived;
+        }
+        if square.value.is_none() && square.never_within.is_none() {
+            square.absent = base
+                .absent
+                .iter()
+                .find(|(metric, _)| *metric == state.metric)
+                .map(|(_, reason)| reason.clone());
+        }
+        square
+    }
+}
+
+/// `cells` by series, keyed by borrowed components, each run of consecutive cells of one series added at once:
+/// the cells are sorted by key, so this is one comparison per cell and no copied text.
+fn cells_by_series(cells: &[CellSummary]) -> BTreeMap<[&str; 6], Vec<&CellSummary>> {
+    let mut by_series: BTreeMap<[&str; 6], Vec<&CellSummary>> = BTreeMap::new();
+    for run in
+        cells.chunk_by(|left, right| left.key.series_components() == right.key.series_components())
+    {
+        if let Some(first) = run.first() {
+            by_series
+                .entry(first.key.series_components())
+                .or_default()
+                .extend(run);
+        }
+    }
+    by_series
+}

@@ -39,11 +39,16 @@ impl CurveOptions {
     /// The per-cell metrics the points carry a band of.
     fn pooled_metrics(&self) -> Vec<Metric> {
         match &self.metrics {
-            Some(metrics) => metrics
-                .iter()
-                .copied()
-                .filter(|metric| metric.per_cell())
-                .collect(),
+            Some(metrics) => {
+                let mut metrics: Vec<Metric> = metrics
+                    .iter()
+                    .copied()
+                    .filter(|metric| metric.per_cell())
+                    .collect();
+                metrics.sort_unstable();
+                metrics.dedup();
+                metrics
+            }
             None => Metric::curves().collect(),
         }
     }

@@ -413,7 +413,17 @@ pub fn curves_of<'a>(
     state: &ViewState,
     metric: Metric,
 ) -> Vec<Facet> {
-    let options = curve_options(state, comparisons);
+    // A series shows its metric against N or the x metric, and says its efficiency, p95 multiplier and
+    // breakdown: only these are pooled, not every per-cell metric at every point.
+    let options = CurveOptions {
+        metrics: Some(
+            [metric, Metric::Efficiency, Metric::P95Multiplier]
+                .into_iter()
+                .chain(state.x.metric())
+                .collect(),
+        ),
+        ..curve_options(state, comparisons)
+    };
     // Grouped by the borrowed values (no text copied per cell); each series owns its label.
     let group = |cell: &'a CellSummary| -> CurveGroup<'a> {
         (

@@ -851,7 +851,7 @@ mod tests {
                                         .flat_map(move |(band, partial)| {
                                             [16, 32].into_iter().map(move |at_n| ViewState {
                                                 metric,
-                                                criterion: criterion.clone(),
+                                                criterion: *criterion,
                                                 aggregation,
                                                 band,
                                                 at_n,

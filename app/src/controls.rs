@@ -115,13 +115,14 @@ pub fn empty_notice() -> impl IntoView {
 /// what the CSV export writes.
 pub fn slice_count() -> impl IntoView {
     let ctx = ctx();
-    // A memo, so that a change which keeps the count (a metric, an axis) leaves the element alone.
+    // A memo, so that a change which keeps the count (a metric, an axis) leaves the element alone; it reads the
+    // what-if toggles through a memo of their own, so such a change does not count the slice again either.
+    let what_if = ctx.part(|state| state.what_if);
     let cells = Memo::new(move |_| {
         perf::timed("slice-count", || {
             let comparisons = ctx.comparisons.get();
             ctx.with_filtered(|_, filtered| {
-                ctx.state
-                    .with(|state| slice_of(filtered, comparisons, state).len())
+                what_if.with(|what_if| slice_of(filtered, comparisons, what_if).len())
             })
         })
     });

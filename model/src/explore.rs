@@ -163,9 +163,14 @@ fn curve_dimensions(state: &ViewState) -> Vec<Option<Dimension>> {
 
 /// The inclusion policy of a view: the what-if toggles and the comparison entries that apply in it.
 pub fn inclusion(state: &ViewState, comparisons: BTreeSet<String>) -> Inclusion {
+    inclusion_of(&state.what_if, comparisons)
+}
+
+/// [`inclusion`] from the what-if toggles alone: what the matrix's base and the slice count depend on.
+pub fn inclusion_of(what_if: &WhatIf, comparisons: BTreeSet<String>) -> Inclusion {
     Inclusion {
-        partial: state.what_if.partial,
-        excluded: state.what_if.excluded,
+        partial: what_if.partial,
+        excluded: what_if.excluded,
         comparisons,
     }
 }
@@ -200,7 +205,7 @@ fn part_of<'a>(
 pub fn slice<'a>(cells: &'a [CellSummary], state: &ViewState) -> Vec<&'a CellSummary> {
     let filtered = filtered(cells, state);
     let comparisons = view_comparisons(&filtered, state);
-    slice_of(&filtered, comparisons, state)
+    slice_of(&filtered, comparisons, &state.what_if)
 }
 
 /// The `comparison`-scope entries that apply in the view of `state` to its filtered cells. They depend only on
@@ -210,13 +215,14 @@ pub fn view_comparisons(filtered: &[&CellSummary], state: &ViewState) -> BTreeSe
     applied_comparisons(filtered, part_of(&split_dimensions(state)))
 }
 
-/// [`slice`] from the cells already filtered and the view's [`view_comparisons`].
+/// [`slice`] from the cells already filtered, the view's [`view_comparisons`] and its what-if toggles (the only
+/// part of the view state the slice depends on besides the filter and the comparisons).
 pub fn slice_of<'a>(
     filtered: &[&'a CellSummary],
     comparisons: BTreeSet<String>,
-    state: &ViewState,
+    what_if: &WhatIf,
 ) -> Vec<&'a CellSummary> {
-    let inclusion = inclusion(state, comparisons);
+    let inclusion = inclusion_of(what_if, comparisons);
     filtered
         .iter()
         .copied()

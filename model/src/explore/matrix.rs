@@ -3,15 +3,15 @@
 //! what the metric does not change (the squares, their pooled curves, flags and marks), and
 //! [`MatrixBase::grids`] reads the values of the metric and criterion off it.
 
-use super::{Value, applied_comparisons, filtered, matrix_dimensions, part_of};
+use super::{Value, applied_comparisons, filtered, inclusion_of, matrix_dimensions, part_of};
 use crate::curve::{Breakdown, Curve, CurveOptions, CurvePoint, curves_with_cells};
 use crate::key::{CellKey, Dimension, DimensionValue};
 use crate::origin::Mark;
 use crate::pooling::Pooling;
 use crate::reasons::ScalingAbsent;
 use crate::status::CellStatus;
-use crate::summary::{CellSummary, Inclusion};
-use crate::view_state::{Aggregation, BandSpan, Metric, ViewState};
+use crate::summary::CellSummary;
+use crate::view_state::{Aggregation, BandSpan, Metric, ViewState, WhatIf};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Status and flag counts of a group of cells, for glyphs and hover text.
@@ -292,11 +292,14 @@ impl MatrixBase {
     ) -> MatrixBase {
         let options = CurveOptions {
             aggregation: layout.aggregation,
-            inclusion: Inclusion {
-                partial: layout.partial,
-                excluded: layout.excluded,
+            inclusion: inclusion_of(
+                &WhatIf {
+                    partial: layout.partial,
+                    excluded: layout.excluded,
+                    ..WhatIf::DEFAULT
+                },
                 comparisons,
-            },
+            ),
             // A square shows a value, never its band.
             band: BandSpan::default(),
             metrics: Some(layout.metrics()),

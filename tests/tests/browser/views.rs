@@ -307,6 +307,55 @@ async fn a_criterion_link_brings_its_thresholds() -> anyhow::Result<()> {
     page.close().await
 }
 
+/// The matrix keeps what a change of metric or criterion does not touch (its base) and reads only the new values
+/// off it: after each change in place, the grids must be exactly what a fresh load of the same link draws.
+#[tokio::test]
+async fn metric_and_criterion_changes_in_place_draw_what_a_fresh_load_draws() -> anyhow::Result<()>
+{
+    let page = Harness::start("matrix-in-place").await?;
+    page.open("/?phase=scaling").await?;
+    page.wait_for("table.grid td.square").await?;
+    page.wait_for_details().await?;
+    // The grids' tables (the container also holds the framework's placeholder comment, mounted differently on a
+    // fresh load).
+    let grids = "[...document.querySelectorAll('.grids table.grid')].map((table) => table.outerHTML).join('')";
+    let choose = |select: &str, value: &str| {
+        format!(
+            "(() => {{ const select = document.querySelector('{select}'); select.value = '{value}'; \
+             select.dispatchEvent(new Event('change')); return true; }})()"
+        )
+    };
+    // Every kind of step: to a metric read at every N and back, between two of them, between two read at one
+    // N, and a criterion change that keeps the metric.
+    let steps = [
+        ("#metric", "breakdown", "metric=breakdown"),
+        ("#criterion", "v3", "criterion=v3"),
+        ("#metric", "ok_rate", "metric=ok_rate"),
+        ("#metric", "p95_wall_ms", "metric=p95_wall_ms"),
+        ("#metric", "aggregate_tps", "metric=aggregate_tps"),
+        ("#metric", "breakdown", "metric=breakdown"),
+    ];
+    let mut drawn = Vec::new();
+    for (select, value, in_link) in steps {
+        assert!(page.eval::<bool>(&choose(select, value)).await?);
+        page.until(&format!("location.search.includes('{in_link}')"))
+            .await?;
+        let search: String = page.eval("location.search").await?;
+        drawn.push((search, page.eval::<String>(grids).await?));
+    }
+    // Breakdown N under v3 and the ok rate draw different grids: the steps change what is drawn.
+    assert_ne!(drawn[1].1, drawn[2].1);
+    for (search, in_place) in drawn {
+        page.open(&format!("/{search}")).await?;
+        page.wait_for("table.grid td.square").await?;
+        page.wait_for_details().await?;
+        let fresh: String = page.eval(grids).await?;
+        assert_eq!(in_place, fresh, "{search}: changed in place ≠ loaded fresh");
+    }
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
 /// Rows of the CSV the export button hands to the browser (header excluded).
 async fn exported_rows(page: &Harness) -> anyhow::Result<usize> {
     page.eval::<bool>("(() => { window.__blobs = []; if (!window.__hooked) { const original = URL.createObjectURL; URL.createObjectURL = (blob) => { window.__blobs.push(blob); return original(blob); }; window.__hooked = true; } return true; })()").await?;

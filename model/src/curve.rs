@@ -205,12 +205,14 @@ pub fn curves_with_cells<'a, G: Ord>(
         last = Some(index);
         grouped[index].1.entry(cell.key.n).or_default().push(cell);
     }
+    // The metrics to pool, settled once for every point of every curve.
+    let metrics = options.pooled_metrics();
     grouped
         .into_iter()
         .map(|(group, by_n)| {
             let (points, cells) = by_n
                 .into_iter()
-                .map(|(n, cells)| (point(n, &cells, options), cells))
+                .map(|(n, cells)| (point(n, &cells, options, &metrics), cells))
                 .unzip();
             CurveCells {
                 curve: Curve { group, points },
@@ -255,7 +257,8 @@ pub fn curve<'a>(
 /// One series' admitted cells at one N, each with its rep, so values can be aggregated per series or per rep.
 type RepCells<'a> = Vec<(u32, &'a CellSummary)>;
 
-fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
+/// The point at `n` over `cells`, with the bands of `metrics` ([`CurveOptions::pooled_metrics`]).
+fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions, metrics: &[Metric]) -> CurvePoint {
     let mut point = CurvePoint {
         n,
         ..CurvePoint::default()
@@ -286,7 +289,7 @@ fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions) -> CurvePoint {
     }
     // One buffer for every series' values of every metric: a point pools hundreds of series on a large sweep.
     let mut buffer = Vec::new();
-    for metric in options.pooled_metrics() {
+    for metric in metrics.iter().copied() {
         if let Some(band) = pool(&by_series, metric, options, &mut buffer) {
             point.bands.insert(metric, band);
         }

@@ -187,9 +187,9 @@ pub struct MatrixLayout {
     /// only efficiency and the p95 multiplier, at every N.
     pub per_cell: bool,
     pub aggregation: Aggregation,
-    /// The what-if toggles of the inclusion policy.
-    pub partial: bool,
-    pub excluded: bool,
+    /// The what-if toggles: partial cells and ledger exclusions decide which cells are pooled. (The pre-refill
+    /// toggle changes the cells themselves, which rebuilds the base anyway.)
+    pub what_if: WhatIf,
 }
 
 impl MatrixLayout {
@@ -201,8 +201,7 @@ impl MatrixLayout {
             at_n: uses_at_n(state).then_some(state.at_n),
             per_cell: state.metric.per_cell(),
             aggregation: state.aggregation,
-            partial: state.what_if.partial,
-            excluded: state.what_if.excluded,
+            what_if: state.what_if,
         }
     }
 
@@ -292,14 +291,7 @@ impl MatrixBase {
     ) -> MatrixBase {
         let options = CurveOptions {
             aggregation: layout.aggregation,
-            inclusion: inclusion_of(
-                &WhatIf {
-                    partial: layout.partial,
-                    excluded: layout.excluded,
-                    ..WhatIf::DEFAULT
-                },
-                comparisons,
-            ),
+            inclusion: inclusion_of(&layout.what_if, comparisons),
             // A square shows a value, never its band.
             band: BandSpan::default(),
             metrics: Some(layout.metrics()),

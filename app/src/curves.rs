@@ -12,8 +12,8 @@ use crate::controls::{
 use crate::state::ctx;
 use crate::{browser, perf};
 use cellscope_draw::chart::{
-    CurveSpec, ExportFrame, Hit, curves_height, draw_curves, draw_export, export_header_height,
-    series_styles,
+    CurveSpec, ExportFrame, Hit, PointWords, curve_point_text, curves_height, draw_curves,
+    draw_export, export_header_height, series_styles,
 };
 use cellscope_model::CellKey;
 use cellscope_model::Dimension;
@@ -61,8 +61,6 @@ struct Look {
     styles: std::collections::BTreeMap<String, ((u8, u8, u8), cellscope_draw::palette::Marker)>,
     /// The loaded data, for the provenance (shared, not copied: it grows with the runs).
     data: Option<std::sync::Arc<crate::api::Dataset>>,
-    aggregation: Aggregation,
-    band: BandSpan,
 }
 
 /// Draws `facets` on any backend: the page's canvas and the exports are the same drawing; an export adds the
@@ -84,8 +82,6 @@ fn draw_on<DB: DrawingBackend>(
         styles: &look.styles,
         skip_reason: &reason,
         scale,
-        aggregation: look.aggregation,
-        band: look.band,
     };
     match frame {
         Some(frame) => draw_export(root, &spec, frame),
@@ -148,8 +144,6 @@ pub fn CurvesView() -> impl IntoView {
                 // Absolute metrics have no criterion threshold.
                 _ => None,
             }),
-        aggregation: ctx.state.with_untracked(|state| state.aggregation),
-        band: ctx.state.with_untracked(|state| state.band),
         styles: colors.get_untracked(),
         data: ctx.data.get_untracked(),
     };
@@ -264,7 +258,24 @@ pub fn CurvesView() -> impl IntoView {
         }
     };
     let on_move = move |event: web_sys::MouseEvent| {
-        tooltip.set(nearest_hit(&event).map(|hit| (hit.x, hit.y, hit.text)));
+        // A curve point's text is written now, from the facets drawn (see `Hit::text`).
+        let words = move || {
+            ctx.state.with_untracked(|state| PointWords {
+                metric: chart_metric.get_untracked(),
+                x: state.x,
+                aggregation: state.aggregation,
+                band: state.band,
+            })
+        };
+        tooltip.set(nearest_hit(&event).map(|hit| {
+            let text = match hit.point {
+                Some(at) => facets
+                    .with_untracked(|facets| curve_point_text(facets, at, words()))
+                    .unwrap_or_default(),
+                None => hit.text,
+            };
+            (hit.x, hit.y, text)
+        }));
     };
     // What an export carries: the view in words, with the link that reopens it pinned to its snapshot.
     let export_lines = move || {

@@ -17,6 +17,8 @@ use std::collections::BTreeMap;
 pub struct Hit {
     pub x: f64,
     pub y: f64,
+    /// The tooltip. Empty for a curve point: its text is written when it is hovered ([`curve_point_text`]), since
+    /// a chart has hundreds of points, is drawn on every change, and shows one tooltip at a time.
     pub text: String,
     /// The cells behind the point (clicking opens them in the inspector); empty for a curve point, whose cells
     /// the view asks the model for when it is clicked (`point`).
@@ -41,9 +43,6 @@ pub struct CurveSpec<'a> {
     pub skip_reason: &'a dyn Fn(&Series) -> String,
     /// Device pixels per CSS pixel (2 on a high-DPI screen); sizes scale with it.
     pub scale: f64,
-    /// How reps and series were pooled, and what the band spans (for the hover text).
-    pub aggregation: Aggregation,
-    pub band: BandSpan,
 }
 
 /// Facets per row of small multiples.
@@ -209,9 +208,30 @@ impl LabelPlacer {
     }
 }
 
-fn point_text(series: &Series, index: usize, spec: &CurveSpec<'_>) -> String {
+/// What the view shows that a curve point's tooltip names: the metric, the x axis, and how the point was pooled.
+#[derive(Clone, Copy, Debug)]
+pub struct PointWords {
+    pub metric: Metric,
+    pub x: XAxis,
+    pub aggregation: Aggregation,
+    pub band: BandSpan,
+}
+
+/// The tooltip of the curve point at `[facet, series, point]` of `facets` (a [`Hit`]'s `point`), or `None` when
+/// the facets drawn have no such point.
+pub fn curve_point_text(
+    facets: &[Facet],
+    [facet, series, index]: [usize; 3],
+    words: PointWords,
+) -> Option<String> {
+    let series = facets.get(facet)?.series.get(series)?;
+    series.points.get(index)?;
+    Some(point_text(series, index, words))
+}
+
+fn point_text(series: &Series, index: usize, words: PointWords) -> String {
     let point = &series.points[index];
-    let metric = spec.metric;
+    let metric = words.metric;
     let value = |value: Option<f64>, metric: Metric| {
         value.map_or("—".to_string(), |value| metric.format(value))
     };
@@ -228,7 +248,7 @@ fn point_text(series: &Series, index: usize, spec: &CurveSpec<'_>) -> String {
     } else {
         String::new()
     };
-    let spread = match spec.band {
+    let spread = match words.band {
         BandSpan::Cells => "over the cells",
         BandSpan::Reps => "over reps",
     };
@@ -244,7 +264,7 @@ fn point_text(series: &Series, index: usize, spec: &CurveSpec<'_>) -> String {
         }
     };
     // Against a metric, the x value is the second number that places the point.
-    let x = spec.x.metric().map_or_else(String::new, |x| {
+    let x = words.x.metric().map_or_else(String::new, |x| {
         format!(
             "\n{} {}{}",
             x.label(),
@@ -271,7 +291,7 @@ fn point_text(series: &Series, index: usize, spec: &CurveSpec<'_>) -> String {
         metric.label(),
         metric.format(point.value),
         band(metric, point.min, point.max),
-        point.pooling.describe(spec.aggregation),
+        point.pooling.describe(words.aggregation),
         value(point.efficiency, Metric::Efficiency),
         value(point.p95_multiplier, Metric::P95Multiplier),
         point.ok_rows,
@@ -829,7 +849,7 @@ pub fn draw_curves<DB: DrawingBackend>(
                 hits.push(Hit {
                     x: f64::from(x) / scale,
                     y: f64::from(y) / scale,
-                    text: point_text(series, index, spec),
+                    text: String::new(),
                     keys: Vec::new().into(),
                     cells: point.cells as usize,
                     point: Some([facet_index, series_index, index]),
@@ -1077,8 +1097,6 @@ mod tests {
                 styles,
                 skip_reason: reason,
                 scale: 1.0,
-                aggregation: Aggregation::Mean,
-                band: BandSpan::Cells,
             };
             match frame {
                 Some(frame) => draw_export(&root, &spec, frame),
@@ -1242,23 +1260,45 @@ mod tests {
         assert!(svg.contains("skipped at N=16: hang"));
         assert_eq!(hits.len(), 5, "four points and the skip marker");
         // Points are placed left to right by TTFT; N=4 sits right of N=2 and is dominated.
+        // A curve point's tooltip is written on demand from the facets drawn and the point's place in them.
+        let words = PointWords {
+            metric: Metric::AggregateTps,
+            x: XAxis::Metric(Metric::P95TtftMs),
+            aggregation: Aggregation::Mean,
+            band: BandSpan::Cells,
+        };
+        let text_of = |hit: &Hit| {
+            hit.point
+                .and_then(|at| curve_point_text(&facets, at, words))
+                .unwrap_or_else(|| hit.text.clone())
+        };
+        assert!(
+            hits.iter()
+                .all(|hit| hit.point.is_none() || hit.text.is_empty())
+        );
         let at = |n: u32| {
             hits.iter()
-                .find(|hit| hit.text.starts_with(&format!("vllm · N={n}\n")))
+                .find(|hit| text_of(hit).starts_with(&format!("vllm · N={n}\n")))
                 .unwrap()
         };
         assert!(at(1).x < at(2).x && at(2).x < at(4).x && at(4).x < at(8).x);
-        assert!(at(4).text.contains("hollow: dominated"), "{}", at(4).text);
         assert!(
-            at(2).text.contains("on the Pareto frontier"),
+            text_of(at(4)).contains("hollow: dominated"),
             "{}",
-            at(2).text
+            text_of(at(4))
         );
         assert!(
-            at(2).text.contains("p95 time to first token 120 ms"),
+            text_of(at(2)).contains("on the Pareto frontier"),
             "{}",
-            at(2).text
+            text_of(at(2))
         );
+        assert!(
+            text_of(at(2)).contains("p95 time to first token 120 ms"),
+            "{}",
+            text_of(at(2))
+        );
+        assert_eq!(curve_point_text(&facets, [0, 0, 4], words), None);
+        assert_eq!(curve_point_text(&facets, [1, 0, 0], words), None);
         // The frontier is one bold polyline through the five corners of its staircase.
         assert!(svg.contains(r#"stroke-width="4""#), "a bold line");
     }

@@ -128,7 +128,7 @@ pub fn CompareView() -> impl IntoView {
                 Err(error) => ctx.error.set(Some(format!("drawing the pairs: {error}"))),
             }
         }
-        perf::mark("first-chart");
+        perf::mark_first_chart();
     });
     // The sides as compared: the link's, or the defaults the comparison chose (once per change, for both
     // pickers and the swap).

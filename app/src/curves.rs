@@ -204,7 +204,7 @@ pub fn CurvesView() -> impl IntoView {
                 let _ = canvas.set_attribute("data-drawn", "true");
             }
             hits.set(drawn);
-            perf::mark("first-chart");
+            perf::mark_first_chart();
         }
     });
     // A change of the view state closes the point's cell list and the tooltip, which describe the old view.

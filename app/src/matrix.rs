@@ -69,7 +69,7 @@ pub fn MatrixView() -> impl IntoView {
     // The browser tests' mark of the first paint (repaints are measured by `Ctx::update`).
     Effect::new(move |_| {
         grids.track();
-        request_animation_frame(move || perf::mark("first-chart"));
+        request_animation_frame(perf::mark_first_chart);
     });
     let metric = ctx.part(|state| state.metric);
     let at_n = ctx.part(|state| state.at_n);

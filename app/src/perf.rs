@@ -2,29 +2,47 @@
 
 use std::time::Duration;
 
-fn performance() -> Option<web_sys::Performance> {
-    web_sys::window()?.performance()
+thread_local! {
+    /// The page's `performance`, looked up once: a lookup is two calls into JavaScript and a type check, and one
+    /// change makes a few dozen marks and measures, which would otherwise add their own cost to what they time.
+    static PERFORMANCE: Option<web_sys::Performance> =
+        web_sys::window().and_then(|window| window.performance());
+    /// Whether `first-chart` has been marked on this page (see [`mark_first_chart`]).
+    static FIRST_CHART_MARKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn with_performance(work: impl FnOnce(&web_sys::Performance)) {
+    PERFORMANCE.with(|performance| {
+        if let Some(performance) = performance {
+            work(performance);
+        }
+    });
 }
 
 pub fn mark(name: &str) {
-    if let Some(performance) = performance() {
+    with_performance(|performance| {
         let _ = performance.mark(name);
+    });
+}
+
+/// Marks `first-chart` the first time a chart is drawn on this page, and only then: a mark made on every drawing
+/// would pile up in the page's timeline for as long as it stays open.
+pub fn mark_first_chart() {
+    if !FIRST_CHART_MARKED.with(|marked| marked.replace(true)) {
+        mark("first-chart");
     }
 }
 
-/// Measures from the mark `start` to now under `name`, if `start` exists.
+/// Measures from the mark `start` to now under `name`. Without a mark `start` the browser refuses, and nothing
+/// is measured. (Looking the mark up first would cost a search of the page's whole timeline on every measure.)
 pub fn measure(name: &str, start: &str) {
-    if let Some(performance) = performance()
-        && performance.get_entries_by_name(start).length() > 0
-    {
+    with_performance(|performance| {
         let _ = performance.measure_with_start_mark(name, start);
-    }
+    });
 }
 
 pub fn clear(name: &str) {
-    if let Some(performance) = performance() {
-        performance.clear_marks_with_mark_name(name);
-    }
+    with_performance(|performance| performance.clear_marks_with_mark_name(name));
 }
 
 /// Runs `work` between the marks `<name>-start` and a measure `name`, so a profile of the page shows how long

@@ -307,6 +307,51 @@ async fn a_criterion_link_brings_its_thresholds() -> anyhow::Result<()> {
     page.close().await
 }
 
+/// A change that makes the page outgrow the window, or fit in it again, leaves the page's width alone: the curves
+/// follow their container's width, and a scrollbar coming or going used to narrow or widen it in the next frame,
+/// so every such change drew the chart twice (the second time about a frame later, at the new width).
+#[tokio::test]
+async fn a_change_of_page_height_draws_the_curves_once_at_the_same_width() -> anyhow::Result<()> {
+    let page = Harness::start("curves-one-draw").await?;
+    page.open("/?view=curves").await?;
+    page.wait_for("#curves-canvas[data-drawn='true']").await?;
+    page.wait_for_details().await?;
+    let width = "document.querySelector('#curves-canvas').getAttribute('width')";
+    let overflows = "document.documentElement.scrollHeight > window.innerHeight";
+    let drawn_width: String = page.eval(width).await?;
+    // One workload (the facet dimension) leaves one panel of the grid of panels, and then all of them again.
+    let mut overflowed = vec![page.eval::<bool>(overflows).await?];
+    for _ in 0..2 {
+        page.eval::<bool>(
+            "(() => { performance.clearMeasures(); \
+             document.querySelector(\"details[data-dimension='workload'] input[data-value]\").click(); return true; })()",
+        )
+        .await?;
+        page.until("performance.getEntriesByName('painted').length > 0")
+            .await?;
+        // A drawing caused by a width change would come with the frame after the change's: wait for two more.
+        page.eval_async::<bool>(
+            "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => done(true), 50))))",
+        )
+        .await?;
+        overflowed.push(page.eval(overflows).await?);
+        assert_eq!(
+            page.eval::<usize>("performance.getEntriesByName('draw').length")
+                .await?,
+            1,
+            "one drawing per change"
+        );
+        assert_eq!(page.eval::<String>(width).await?, drawn_width);
+    }
+    // The steps must cross the window's height both ways, or the test shows nothing.
+    assert_eq!(
+        overflowed,
+        [true, false, true],
+        "the page outgrows the window, fits, outgrows"
+    );
+    page.close().await
+}
+
 /// The matrix keeps what a change of metric or criterion does not touch (its base) and reads only the new values
 /// off it: after each change in place, the grids must be exactly what a fresh load of the same link draws.
 #[tokio::test]

@@ -12,7 +12,7 @@
 pub mod confounders;
 pub mod text;
 
-use crate::explore::applied_comparisons;
+use crate::explore::{applied_comparisons, inclusion_of};
 use crate::key::{CellKey, Dimension, Value};
 use crate::metric::Metric;
 use crate::paired::{
@@ -568,11 +568,7 @@ pub fn compare(cells: &[&CellSummary], spec: &CompareSpec, what_if: &WhatIf) -> 
         .copied()
         .filter(|cell| side_of(cell).is_some() && spec.compares_n(cell.key.n))
         .collect();
-    let inclusion = Inclusion {
-        partial: what_if.partial,
-        excluded: what_if.excluded,
-        comparisons: applied_comparisons(&sides, side_of),
-    };
+    let inclusion = inclusion_of(what_if, applied_comparisons(&sides, side_of));
     let dimensions = spec.match_dimensions();
     // Group → coordinates → the cells of each side.
     type Coordinates = Vec<(Dimension, Value)>;

@@ -22,7 +22,6 @@ use tower_http::compression::CompressionLayer;
 use tower_http::cors::CorsLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::timeout::TimeoutLayer;
 
 /// The Content-Security-Policy: the app's own scripts and WASM, nothing from elsewhere.
 /// `wasm-unsafe-eval` lets the page compile its WebAssembly; inline styles are allowed because the app sets
@@ -212,11 +211,8 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
             options.limits.max_event_subscribers,
         )))
         .layer(limits::RefuseOversizedLayer(options.limits.clone()))
-        .layer(TimeoutLayer::with_status_code(
-            axum::http::StatusCode::REQUEST_TIMEOUT,
-            options.limits.request_timeout,
-        ))
-        // The layers above take the router's own body type (the timeout answers with an empty one).
+        .layer(limits::HandlerTimeoutLayer(options.limits.request_timeout))
+        // The layers above take the router's own response type.
         .map_response(axum::response::IntoResponse::into_response)
         .layer(RequestBodyLimitLayer::new(options.limits.max_body_bytes))
         // The layers below and the routes take the router's own request body type.

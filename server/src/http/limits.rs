@@ -9,6 +9,8 @@ use axum::http::StatusCode;
 use axum::http::header::CONTENT_LENGTH;
 use axum::response::{IntoResponse, Response};
 use futures_util::future::Either;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
@@ -146,6 +148,98 @@ fn refusal(status: StatusCode, code: &'static str, message: String) -> Response 
         message,
     }
     .into_response()
+}
+
+/// Answers `408 request_timeout` when a handler has not produced its response within the given time.
+///
+/// Not tower-http's `TimeoutLayer`, which starts a timer for every request: tokio's timer driver, holding no other
+/// timer at that moment, is woken for each (a write to its eventfd and another turn of its event loop), although
+/// nearly every answer, a body kept per snapshot, is ready the first time it is polled. Under load that was one
+/// system call and one wake-up per request beside the one write of the answer. This layer polls the handler
+/// first and starts the timer, measured from the request's arrival, only when the handler is not ready.
+#[derive(Clone, Copy, Debug)]
+pub struct HandlerTimeoutLayer(pub Duration);
+
+impl<S> tower::Layer<S> for HandlerTimeoutLayer {
+    type Service = HandlerTimeout<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        HandlerTimeout {
+            timeout: self.0,
+            inner,
+        }
+    }
+}
+
+/// The service of [`HandlerTimeoutLayer`].
+#[derive(Clone, Debug)]
+pub struct HandlerTimeout<S> {
+    timeout: Duration,
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for HandlerTimeout<S>
+where
+    S: tower::Service<Request, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = HandlerTimeoutFuture<S::Future>;
+
+    fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(context)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        HandlerTimeoutFuture {
+            handler: self.inner.call(request),
+            arrived: tokio::time::Instant::now(),
+            timeout: self.timeout,
+            timer: None,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A handler's response, or the timeout's refusal if the timer (started only once the handler is pending)
+    /// fires first.
+    pub struct HandlerTimeoutFuture<F> {
+        #[pin]
+        handler: F,
+        arrived: tokio::time::Instant,
+        timeout: Duration,
+        // Boxed: a timer exists only for the few requests whose handler waits, so the common answer carries none.
+        timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    }
+}
+
+impl<F, E> Future for HandlerTimeoutFuture<F>
+where
+    F: Future<Output = Result<Response, E>>,
+{
+    type Output = Result<Response, E>;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(response) = this.handler.poll(context) {
+            return Poll::Ready(response);
+        }
+        let deadline = *this.arrived + *this.timeout;
+        let timer = this
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        match timer.as_mut().poll(context) {
+            Poll::Ready(()) => Poll::Ready(Ok(refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!(
+                    "the answer was not ready within {:.1} s; the request was given up",
+                    this.timeout.as_secs_f64()
+                ),
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
 }
 
 /// How many `/api/events` streams are open, against the most allowed.

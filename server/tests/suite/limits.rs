@@ -166,6 +166,8 @@ async fn a_handler_that_outlasts_the_timeout_gets_408() {
     )
     .await;
     assert_eq!(status, 408, "{body}");
+    assert_eq!(error_code(&body), "request_timeout");
+    assert!(body.contains("0.2 s"), "{body}");
     let (status, _) = exchange(addr, "GET /api/index HTTP/1.1").await;
     assert_eq!(status, 200);
 }

@@ -28,8 +28,8 @@ pub struct RunCells {
     /// Refilled cells as they were before the refill, from the master's backup.
     pub pre_refill: Vec<CellSummary>,
     pub provenance: BTreeMap<CellKey, CellProvenance>,
-    /// Each cell's row locators, in the order of the run's parse (one per cell): the index sorts all runs' at
-    /// once, so a map per run would only be built to be taken apart.
+    /// Each cell's row locators (one per cell), sorted by key: the index puts all runs' into one map at once, so
+    /// a map per run would only be built to be taken apart.
     pub rows: Vec<(CellKey, CellRows)>,
     pub warnings: Vec<Warning>,
 }
@@ -313,6 +313,9 @@ pub fn run_cells(
             out.own.push(summary);
         }
     }
+    // In the parse's order until here (a cell's first row); sorted on this run's thread, so that the index's sort
+    // of every run's locators only finds them in order (see `assemble`).
+    out.rows.sort_by(|left, right| left.0.cmp(&right.0));
     out
 }
 

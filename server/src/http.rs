@@ -55,7 +55,7 @@ fn trustworthy_origin(headers: &axum::http::HeaderMap) -> bool {
 }
 
 /// `Cross-Origin-Opener-Policy: same-origin` where browsers honour it. A plain tower layer (see
-/// `limits::RefuseOversizedLayer` for why not `axum::middleware::from_fn`).
+/// `limits::RequestLimitsLayer` for why not `axum::middleware::from_fn`).
 #[derive(Clone, Copy, Debug)]
 struct OpenerPolicyLayer;
 
@@ -210,8 +210,7 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
         .layer(axum::Extension(limits::EventSubscribers::new(
             options.limits.max_event_subscribers,
         )))
-        .layer(limits::RefuseOversizedLayer(options.limits.clone()))
-        .layer(limits::HandlerTimeoutLayer(options.limits.request_timeout))
+        .layer(limits::RequestLimitsLayer(options.limits.clone()))
         // The layers above take the router's own response type.
         .map_response(axum::response::IntoResponse::into_response)
         .layer(RequestBodyLimitLayer::new(options.limits.max_body_bytes))

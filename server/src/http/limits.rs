@@ -44,37 +44,39 @@ impl Default for Limits {
     }
 }
 
-/// Refuses a request whose API query, headers or declared body are over [`Limits`], before any handler runs.
-/// A plain tower layer rather than `axum::middleware::from_fn`, which boxes the rest of the stack and its future
-/// once more for every request.
+/// Enforces [`Limits`] on every request: refuses one whose API query, headers or declared body are over them
+/// before any handler runs, and answers `408 request_timeout` when a handler has not produced its response within
+/// `request_timeout` ([`HandlerTimeoutFuture`]). A plain tower layer rather than `axum::middleware::from_fn`,
+/// which boxes the rest of the stack and its future once more for every request.
 #[derive(Clone, Debug)]
-pub struct RefuseOversizedLayer(pub Limits);
+pub struct RequestLimitsLayer(pub Limits);
 
-impl<S> tower::Layer<S> for RefuseOversizedLayer {
-    type Service = RefuseOversized<S>;
+impl<S> tower::Layer<S> for RequestLimitsLayer {
+    type Service = RequestLimits<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        RefuseOversized {
+        RequestLimits {
             limits: self.0.clone(),
             inner,
         }
     }
 }
 
-/// The service of [`RefuseOversizedLayer`].
+/// The service of [`RequestLimitsLayer`].
 #[derive(Clone, Debug)]
-pub struct RefuseOversized<S> {
+pub struct RequestLimits<S> {
     limits: Limits,
     inner: S,
 }
 
-impl<S> tower::Service<Request> for RefuseOversized<S>
+impl<S> tower::Service<Request> for RequestLimits<S>
 where
     S: tower::Service<Request, Response = Response>,
 {
     type Response = Response;
     type Error = S::Error;
-    type Future = Either<std::future::Ready<Result<Response, S::Error>>, S::Future>;
+    type Future =
+        Either<std::future::Ready<Result<Response, S::Error>>, HandlerTimeoutFuture<S::Future>>;
 
     fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.inner.poll_ready(context)
@@ -83,7 +85,12 @@ where
     fn call(&mut self, request: Request) -> Self::Future {
         match refusal_of(&self.limits, &request) {
             Some(refusal) => Either::Left(std::future::ready(Ok(refusal))),
-            None => Either::Right(self.inner.call(request)),
+            None => Either::Right(HandlerTimeoutFuture {
+                handler: self.inner.call(request),
+                arrived: tokio::time::Instant::now(),
+                timeout: self.limits.request_timeout,
+                timer: None,
+            }),
         }
     }
 }
@@ -150,59 +157,15 @@ fn refusal(status: StatusCode, code: &'static str, message: String) -> Response 
     .into_response()
 }
 
-/// Answers `408 request_timeout` when a handler has not produced its response within the given time.
-///
-/// Not tower-http's `TimeoutLayer`, which starts a timer for every request: tokio's timer driver, holding no other
-/// timer at that moment, is woken for each (a write to its eventfd and another turn of its event loop), although
-/// nearly every answer, a body kept per snapshot, is ready the first time it is polled. Under load that was one
-/// system call and one wake-up per request beside the one write of the answer. This layer polls the handler
-/// first and starts the timer, measured from the request's arrival, only when the handler is not ready.
-#[derive(Clone, Copy, Debug)]
-pub struct HandlerTimeoutLayer(pub Duration);
-
-impl<S> tower::Layer<S> for HandlerTimeoutLayer {
-    type Service = HandlerTimeout<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        HandlerTimeout {
-            timeout: self.0,
-            inner,
-        }
-    }
-}
-
-/// The service of [`HandlerTimeoutLayer`].
-#[derive(Clone, Debug)]
-pub struct HandlerTimeout<S> {
-    timeout: Duration,
-    inner: S,
-}
-
-impl<S> tower::Service<Request> for HandlerTimeout<S>
-where
-    S: tower::Service<Request, Response = Response>,
-{
-    type Response = Response;
-    type Error = S::Error;
-    type Future = HandlerTimeoutFuture<S::Future>;
-
-    fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(context)
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        HandlerTimeoutFuture {
-            handler: self.inner.call(request),
-            arrived: tokio::time::Instant::now(),
-            timeout: self.timeout,
-            timer: None,
-        }
-    }
-}
-
 pin_project_lite::pin_project! {
-    /// A handler's response, or the timeout's refusal if the timer (started only once the handler is pending)
-    /// fires first.
+    /// A handler's response, or `408 request_timeout` if the timer fires first.
+    ///
+    /// Not tower-http's `TimeoutLayer`, which starts a timer for every request: tokio's timer driver, holding no
+    /// other timer at that moment, is woken for each (a write to its eventfd and another turn of its event loop),
+    /// although nearly every answer, a body kept per snapshot, is ready the first time it is polled. Under load
+    /// that was one system call and one wake-up per request beside the one write of the answer. This future
+    /// polls the handler first and starts the timer, measured from the request's arrival, only when the handler
+    /// is pending.
     pub struct HandlerTimeoutFuture<F> {
         #[pin]
         handler: F,

@@ -9,6 +9,7 @@ pub mod error;
 pub mod limits;
 pub mod long_links;
 pub mod snapshot;
+pub mod start;
 pub mod watch;
 
 use axum::Router;
@@ -16,7 +17,6 @@ use axum::http::header::{self, HeaderName};
 use axum::http::{HeaderValue, Method};
 use axum::routing::get;
 use snapshot::Store;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::CorsLayer;
@@ -160,7 +160,13 @@ pub struct HttpOptions {
 }
 
 pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String> {
-    let api = Router::new()
+    let subscribers = limits::EventSubscribers::new(options.limits.max_event_subscribers);
+    with_middleware(api_routes(store), options, &subscribers)
+}
+
+/// The API's routes on `store`, without middleware (see [`with_middleware`]).
+pub(crate) fn api_routes(store: Arc<Store>) -> Router {
+    Router::new()
         .route("/api/index", get(api::index))
         .route("/api/cells", get(api::cells))
         .route("/api/requests", get(api::requests))
@@ -170,13 +176,23 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
         .route("/api/bundle", get(api::bundle))
         .route("/api", get(api::unknown))
         .route("/api/{*rest}", get(api::unknown))
-        .with_state(store);
-    let api = match &options.bench_static {
-        Some(directory) => api.nest_service(
+        .with_state(store)
+}
+
+/// `routes` with the app's static files behind them and the one stack of middleware around everything: what the
+/// server serves, once the store is ready and while it starts ([`start`]). `subscribers` counts live-update
+/// streams across both.
+pub(crate) fn with_middleware(
+    routes: Router,
+    options: &HttpOptions,
+    subscribers: &limits::EventSubscribers,
+) -> Result<Router, String> {
+    let routes = match &options.bench_static {
+        Some(directory) => routes.nest_service(
             "/bench-static",
             tower_http::services::ServeDir::new(directory),
         ),
-        None => api,
+        None => routes,
     };
     // One stack of middleware around the whole router, listed outermost first. Applied with one `layer` call,
     // a request passes through it as one boxed service; each `Router::layer` call of its own boxed every route
@@ -207,9 +223,7 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
                     tower_http::trace::DefaultOnResponse::new().level(tracing::Level::DEBUG),
                 ),
         )
-        .layer(axum::Extension(limits::EventSubscribers::new(
-            options.limits.max_event_subscribers,
-        )))
+        .layer(axum::Extension(subscribers.clone()))
         .layer(limits::RequestLimitsLayer(options.limits.clone()))
         // The layers above take the router's own response type.
         .map_response(axum::response::IntoResponse::into_response)
@@ -230,8 +244,7 @@ pub fn router(store: Arc<Store>, options: &HttpOptions) -> Result<Router, String
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(CSP),
         ));
-    let router = api.fallback(get(assets::static_file)).layer(middleware);
-    Ok(router)
+    Ok(routes.fallback(get(assets::static_file)).layer(middleware))
 }
 
 /// A request with its body as the router's own type (what the body limit wraps it in, unwrapped for the layers
@@ -244,45 +257,14 @@ where
     request.map(axum::body::Body::new)
 }
 
-/// Binds `addr` and serves until Ctrl-C.
-pub async fn serve(
-    store: Arc<Store>,
-    addr: SocketAddr,
-    options: HttpOptions,
-) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
-    serve_listener(listener, store, options, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await
-}
-
-/// Serves on an already bound listener until `shutdown` completes (tests bind `127.0.0.1:0`).
+/// Serves `store` on an already bound listener until `shutdown` completes (tests bind `127.0.0.1:0`).
 pub async fn serve_listener(
     listener: tokio::net::TcpListener,
     store: Arc<Store>,
     options: HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    let local = listener.local_addr()?;
-    let snapshot = store.load();
-    tracing::info!(
-        url = %format!("http://{local}/"),
-        root = %store.root.display(),
-        runs = snapshot.index.runs.len(),
-        cells = snapshot.index.cells.len(),
-        index_ms = format!("{:.1}", snapshot.index.elapsed.as_secs_f64() * 1e3),
-        app = assets::app_embedded(),
-        "cellscope serving"
-    );
-    let router = router(store, &options).map_err(anyhow::Error::msg)?;
-    // Over-long links are rewritten before the HTTP library would refuse them with a blank page.
-    axum::serve(long_links::LongLinkListener(listener), router)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .context("serving")
+    let starting = start::Starting::new(&listener, None, &options).map_err(anyhow::Error::msg)?;
+    starting.ready(store).map_err(anyhow::Error::msg)?;
+    starting.serve(listener, shutdown).await
 }

@@ -344,6 +344,36 @@ impl DataRoot {
 }
 
 /// The directory of kept snapshots of `root`: one folder per data root inside the cache directory.
+/// The store of `serve`'s first snapshot (cells only, runs taken from the cache of read results by their stamps).
+/// `inputs`, the fingerprint of the root's files taken before indexing, is remembered with the snapshot only when
+/// the files still have it afterwards, so a kept answer is never tied to files that changed while they were read.
+fn first_store(
+    root: PathBuf,
+    archive: Option<cellscope::http::archive::Archive>,
+    runs: Option<std::sync::Arc<cellscope::index::cache::RunCache>>,
+    inputs: Option<String>,
+) -> anyhow::Result<std::sync::Arc<cellscope::http::snapshot::Store>> {
+    let snapshot = cellscope::http::snapshot::first_snapshot(&root, runs.as_deref())
+        .map_err(anyhow::Error::msg)?;
+    if snapshot.index.runs.is_empty() {
+        tracing::warn!(root = %root.display(), "no run directories yet; serving an empty index and watching for new runs");
+    }
+    if let Some(report) = &snapshot.index.cache {
+        tracing::info!(
+            used = report.used,
+            read = report.read,
+            unreadable = report.unreadable.len(),
+            "first snapshot: runs taken from the cache of read results"
+        );
+    }
+    let inputs = inputs.filter(|before| {
+        cellscope::http::start::inputs_fingerprint(&root).is_ok_and(|after| after == *before)
+    });
+    Ok(cellscope::http::snapshot::Store::with_caches(
+        root, snapshot, archive, runs, inputs,
+    ))
+}
+
 fn snapshot_cache(base: &Path, root: &Path) -> anyhow::Result<PathBuf> {
     let root_hash = cellscope::hex::short_sha256(root.to_string_lossy().as_bytes());
     let dir = base.join("snapshots").join(root_hash);
@@ -597,21 +627,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             };
             let runs = cache.runs(&root)?.map(std::sync::Arc::new);
-            let snapshot = cellscope::http::snapshot::first_snapshot(&root, runs.as_deref())
-                .map_err(anyhow::Error::msg)?;
-            if snapshot.index.runs.is_empty() {
-                tracing::warn!(root = %root.display(), "no run directories yet; serving an empty index and watching for new runs");
-            }
-            if let Some(report) = &snapshot.index.cache {
+            // What the data root's files are now, and the kept answer for exactly these files and this build.
+            let inputs = archive.as_ref().and_then(|_| {
+                cellscope::http::start::inputs_fingerprint(&root)
+                    .map_err(|error| tracing::warn!(%error, root = %root.display(), "cannot list the data root before indexing"))
+                    .ok()
+            });
+            let kept = archive
+                .as_ref()
+                .zip(inputs.as_deref())
+                .and_then(|(archive, inputs)| cellscope::http::start::kept_cells(archive, inputs));
+            if let Some(kept) = &kept {
                 tracing::info!(
-                    used = report.used,
-                    read = report.read,
-                    unreadable = report.unreadable.len(),
-                    "first snapshot: runs taken from the cache of read results"
+                    snapshot = %kept.id,
+                    "the data root is as it was for a kept snapshot: /api/cells answers from it while the index is built"
                 );
             }
-            let store =
-                cellscope::http::snapshot::Store::with_caches(root, snapshot, archive, runs);
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(http_threads.map_or_else(default_http_threads, usize::from))
                 .enable_all()
@@ -622,7 +653,36 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 http_threads = runtime.metrics().num_workers(),
                 "threads answering HTTP requests"
             );
+            let options = cellscope::http::HttpOptions {
+                cors_origin: cors,
+                bench_static,
+                limits: cellscope::http::limits::Limits::default(),
+            };
             runtime.block_on(async {
+                // Listening comes first: the app's files are served and a warm start answers /api/cells while
+                // the index is built; other API requests wait for it.
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot listen on {addr}"))?;
+                let starting = cellscope::http::start::Starting::new(&listener, kept, &options)
+                    .map_err(anyhow::Error::msg)?;
+                let mut serving = tokio::spawn(starting.clone().serve(listener, async {
+                    let _ = tokio::signal::ctrl_c().await;
+                }));
+                // Indexing runs on a thread of its own, which Ctrl-C does not wait for.
+                let (built_sender, built) = tokio::sync::oneshot::channel();
+                let building_root = root.clone();
+                std::thread::Builder::new()
+                    .name("cellscope-first-index".into())
+                    .spawn(move || {
+                        let _ =
+                            built_sender.send(first_store(building_root, archive, runs, inputs));
+                    })
+                    .context("starting the first index")?;
+                let store = tokio::select! {
+                    built = built => built.context("the first index stopped")??,
+                    served = &mut serving => return served.context("serving")?,
+                };
                 // A remote root is polled (its listing compared with the mirror's); a local one is watched.
                 let _watching = match &data_root.remote {
                     Some(remote) => {
@@ -635,16 +695,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     }
                     None => Some(cellscope::http::watch::spawn(store.clone())?),
                 };
-                cellscope::http::serve(
-                    store,
-                    addr,
-                    cellscope::http::HttpOptions {
-                        cors_origin: cors,
-                        bench_static,
-                        limits: cellscope::http::limits::Limits::default(),
-                    },
-                )
-                .await
+                starting.ready(store).map_err(anyhow::Error::msg)?;
+                serving.await.context("serving")?
             })?;
             Ok(ExitCode::SUCCESS)
         }

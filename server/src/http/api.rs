@@ -426,7 +426,7 @@ pub async fn cells(
 
 /// The best of the bodies' encodings ([`ENCODINGS`](super::snapshot::ENCODINGS), best first) the client
 /// accepts.
-fn accepted_encoding(headers: &HeaderMap) -> Option<&'static str> {
+pub(crate) fn accepted_encoding(headers: &HeaderMap) -> Option<&'static str> {
     let accepted = headers
         .get(ACCEPT_ENCODING)
         .and_then(|value| value.to_str().ok())

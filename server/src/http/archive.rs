@@ -2,8 +2,13 @@
 //! the figures it was made with after the data has changed. Bounded by count and bytes; outside the data root
 //! (the server refuses a cache directory inside it); zstd-compressed; written to a temporary name and renamed, so
 //! a reader never sees half a file.
+//!
+//! It also remembers which snapshot the files under the data root indexed to (`inputs/<fingerprint>`, see
+//! [`super::start::inputs_fingerprint`]), so that a start on the same files can answer `/api/cells` from the kept
+//! body before its index is built.
 
 use super::snapshot::Snapshot;
+use sha2::Digest as _;
 use std::path::{Path, PathBuf};
 
 /// The bodies a view needs to show a snapshot as it was.
@@ -26,6 +31,19 @@ pub struct Archive {
     dir: PathBuf,
     max_snapshots: usize,
     max_bytes: u64,
+}
+
+/// The directory of remembered fingerprints.
+const INPUTS: &str = "inputs";
+/// Fingerprints remembered at most (one is written per start whose files changed since the last).
+const KEPT_FINGERPRINTS: usize = 64;
+
+/// Fingerprints are sha256 digests, 64 lowercase hex digits; anything else never becomes a path.
+fn is_fingerprint(text: &str) -> bool {
+    text.len() == 64
+        && text
+            .bytes()
+            .all(|byte| byte.is_ascii_hexdigit() && !byte.is_ascii_uppercase())
 }
 
 /// Snapshot ids are 16 lowercase hex digits; anything else never becomes a path.
@@ -75,6 +93,66 @@ impl Archive {
         self.prune(&snapshot.id)
     }
 
+    /// Remembers that files with `fingerprint` indexed to snapshot `id`, which must be kept here already; the
+    /// entry names the sha256 of the kept cells body, so a body changed since is never served for it.
+    pub fn remember_inputs(&self, fingerprint: &str, id: &str) -> std::io::Result<()> {
+        if !is_fingerprint(fingerprint) || !is_snapshot_id(id) {
+            return Err(std::io::Error::other("not a fingerprint and a snapshot id"));
+        }
+        let cells = std::fs::read(self.dir.join(id).join("cells.arrow.zst"))?;
+        let dir = self.dir.join(INPUTS);
+        std::fs::create_dir_all(&dir)?;
+        let temporary = dir.join(format!("{fingerprint}.partial"));
+        std::fs::write(
+            &temporary,
+            format!("{id} {}\n", crate::hex::hex(&sha2::Sha256::digest(&cells))),
+        )?;
+        std::fs::rename(&temporary, dir.join(fingerprint))?;
+        self.prune_inputs()
+    }
+
+    /// The snapshot id and zstd-compressed cells body remembered for files with `fingerprint`, when the snapshot
+    /// is still kept and its body is the one remembered.
+    pub fn cells_for_inputs(&self, fingerprint: &str) -> Option<(String, Vec<u8>)> {
+        if !is_fingerprint(fingerprint) {
+            return None;
+        }
+        let entry = std::fs::read_to_string(self.dir.join(INPUTS).join(fingerprint)).ok()?;
+        let (id, sha256) = entry.trim_end().split_once(' ')?;
+        if !is_snapshot_id(id) {
+            return None;
+        }
+        let cells = std::fs::read(self.dir.join(id).join("cells.arrow.zst")).ok()?;
+        (crate::hex::hex(&sha2::Sha256::digest(&cells)) == sha256).then(|| (id.to_string(), cells))
+    }
+
+    /// Drops the remembered fingerprints of snapshots no longer kept, and all but the newest
+    /// [`KEPT_FINGERPRINTS`].
+    fn prune_inputs(&self) -> std::io::Result<()> {
+        let dir = self.dir.join(INPUTS);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Ok(());
+        };
+        let mut live = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let id = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|text| text.split(' ').next().map(str::to_string));
+            let kept = id.is_some_and(|id| is_snapshot_id(&id) && self.dir.join(&id).is_dir());
+            let written = entry.metadata().and_then(|metadata| metadata.modified());
+            match (kept, written) {
+                (true, Ok(written)) => live.push((written, path)),
+                _ => std::fs::remove_file(&path)?,
+            }
+        }
+        live.sort_by_key(|(written, _)| std::cmp::Reverse(*written));
+        for (_, path) in live.into_iter().skip(KEPT_FINGERPRINTS) {
+            std::fs::remove_file(path)?;
+        }
+        Ok(())
+    }
+
     /// The bodies of snapshot `id`, when kept.
     pub fn load(&self, id: &str) -> Option<Archived> {
         if !is_snapshot_id(id) {
@@ -95,6 +173,11 @@ impl Archive {
 
     /// Removes the oldest snapshots (by the time they were written) until the bounds hold; `keep` stays.
     fn prune(&self, keep: &str) -> std::io::Result<()> {
+        self.prune_snapshots(keep)?;
+        self.prune_inputs()
+    }
+
+    fn prune_snapshots(&self, keep: &str) -> std::io::Result<()> {
         let mut kept: Vec<(std::time::SystemTime, u64, PathBuf)> = Vec::new();
         for entry in std::fs::read_dir(&self.dir)?.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();

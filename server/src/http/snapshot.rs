@@ -387,15 +387,19 @@ impl Store {
         snapshot: Snapshot,
         archive: Option<super::archive::Archive>,
     ) -> Arc<Store> {
-        Store::with_caches(root, snapshot, archive, None)
+        Store::with_caches(root, snapshot, archive, None, None)
     }
 
     /// A store that keeps recent snapshots in `archive` and re-indexes with the cache of read results `runs`.
+    /// `inputs` is the fingerprint of the data root's files the snapshot was made from
+    /// ([`super::start::inputs_fingerprint`], the same before and after indexing): once the snapshot is kept, the
+    /// archive remembers it for a start on the same files.
     pub fn with_caches(
         root: PathBuf,
         snapshot: Snapshot,
         archive: Option<super::archive::Archive>,
         runs: Option<Arc<RunCache>>,
+        inputs: Option<String>,
     ) -> Arc<Store> {
         let (events, _) = broadcast::channel(16);
         let store = Arc::new(Store {
@@ -409,9 +413,18 @@ impl Store {
         });
         if store.archive.is_some() {
             let keeping = Arc::clone(&store);
+            let keep_first = move || {
+                let first = keeping.load();
+                if keeping.keep(&first)
+                    && let (Some(archive), Some(inputs)) = (&keeping.archive, &inputs)
+                    && let Err(error) = archive.remember_inputs(inputs, &first.id)
+                {
+                    tracing::warn!(%error, dir = %archive.dir().display(), "cannot remember the snapshot for the next start");
+                }
+            };
             let handle = std::thread::Builder::new()
                 .name("cellscope-keep".into())
-                .spawn(move || keeping.keep(&keeping.load()));
+                .spawn(keep_first.clone());
             match handle {
                 Ok(handle) => {
                     if let Ok(mut first) = store.first_kept.lock() {
@@ -419,7 +432,7 @@ impl Store {
                     }
                 }
                 // No thread to spare: saved here instead.
-                Err(_) => store.keep(&store.load()),
+                Err(_) => keep_first(),
             }
         }
         store
@@ -438,11 +451,17 @@ impl Store {
     }
 
     /// Saves a snapshot in the archive; a failure only costs pinned links their old figures, so it is logged.
-    fn keep(&self, snapshot: &Snapshot) {
-        if let Some(archive) = &self.archive
-            && let Err(error) = archive.save(snapshot)
-        {
-            tracing::warn!(%error, dir = %archive.dir().display(), "cannot keep the snapshot for pinned links");
+    /// Whether it is kept.
+    fn keep(&self, snapshot: &Snapshot) -> bool {
+        let Some(archive) = &self.archive else {
+            return false;
+        };
+        match archive.save(snapshot) {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::warn!(%error, dir = %archive.dir().display(), "cannot keep the snapshot for pinned links");
+                false
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 use crate::common;
 
 use common::{copy_tree, demo_root};
+use std::path::Path;
 
 fn cellscope(args: &[&str]) -> std::process::Output {
     common::cellscope_command()
@@ -546,6 +547,118 @@ fn serve_answers_on_as_many_threads_as_asked_and_refuses_none() {
     assert!(
         seen.last()
             .is_some_and(|line| line.contains("cellscope serving")),
+        "{seen:#?}"
+    );
+}
+
+/// `cellscope serve ROOT --cache CACHE` on a free port: the child, and its log lines up to `cellscope serving`.
+fn serve_until_serving(root: &Path, cache: &Path) -> (std::process::Child, Vec<String>) {
+    let mut child = common::cellscope_command()
+        .arg("serve")
+        .arg(root)
+        .args(["--addr", "127.0.0.1:0", "--cache"])
+        .arg(cache)
+        .env("CELLSCOPE_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut seen = Vec::new();
+    for line in lines.map_while(Result::ok) {
+        let serving = line.contains("cellscope serving");
+        seen.push(line);
+        if serving {
+            break;
+        }
+    }
+    (child, seen)
+}
+
+/// The fingerprints of data-root files the cache remembers a snapshot for.
+fn remembered_inputs(cache: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(roots) = std::fs::read_dir(cache.join("snapshots")) else {
+        return Vec::new();
+    };
+    roots
+        .flatten()
+        .filter_map(|root| std::fs::read_dir(root.path().join("inputs")).ok())
+        .flat_map(|entries| entries.flatten().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_none())
+        .collect()
+}
+
+#[test]
+fn a_restart_on_unchanged_files_answers_cells_from_the_kept_snapshot_and_a_touched_file_stops_it() {
+    let root = tempfile::tempdir().unwrap();
+    copy_tree(&demo_root().join("tr164-v1"), root.path());
+    let cache = tempfile::tempdir().unwrap();
+    let kept_line = "/api/cells answers from it while the index is built";
+
+    let (mut first, seen) = serve_until_serving(root.path(), cache.path());
+    assert!(
+        !seen.iter().any(|line| line.contains(kept_line)),
+        "{seen:#?}"
+    );
+    // The first snapshot is kept and remembered for these files beside serving.
+    let started = std::time::Instant::now();
+    while remembered_inputs(cache.path()).is_empty() {
+        assert!(started.elapsed().as_secs() < 60, "nothing remembered");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = first.kill();
+    let _ = first.wait();
+
+    let (mut second, seen) = serve_until_serving(root.path(), cache.path());
+    let _ = second.kill();
+    let _ = second.wait();
+    let kept = seen
+        .iter()
+        .find(|line| line.contains(kept_line))
+        .unwrap_or_else(|| panic!("no kept answer on a restart: {seen:#?}"));
+    // The kept snapshot is the one the restart indexed to.
+    let id = kept.split("snapshot=").nth(1).unwrap().trim();
+    assert!(
+        !seen
+            .iter()
+            .any(|line| line.contains("is not the one the files index to")),
+        "{seen:#?}"
+    );
+    assert!(
+        cache
+            .path()
+            .join("snapshots")
+            .read_dir()
+            .unwrap()
+            .flatten()
+            .any(|root| root.path().join(id).is_dir()),
+        "{id} is kept"
+    );
+
+    // A file touched since: the restart indexes before answering, as a cold one does.
+    let metrics = root.path().join(
+        std::fs::read_dir(root.path())
+            .unwrap()
+            .flatten()
+            .find(|entry| entry.path().join("metrics.csv").is_file())
+            .unwrap()
+            .path()
+            .join("metrics.csv"),
+    );
+    std::fs::File::options()
+        .append(true)
+        .open(&metrics)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .unwrap();
+    let (mut third, seen) = serve_until_serving(root.path(), cache.path());
+    let _ = third.kill();
+    let _ = third.wait();
+    assert!(
+        seen.iter().any(|line| line.contains("cellscope serving")),
+        "{seen:#?}"
+    );
+    assert!(
+        !seen.iter().any(|line| line.contains(kept_line)),
         "{seen:#?}"
     );
 }

@@ -627,7 +627,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             };
             let runs = cache.runs(&root)?.map(std::sync::Arc::new);
-            // What the data root's files are now, and the kept answer for exactly these files and this build.
+            // What the data root's files are now, and the kept answers for exactly these files and this build.
             let inputs = archive.as_ref().and_then(|_| {
                 cellscope::http::start::inputs_fingerprint(&root)
                     .map_err(|error| tracing::warn!(%error, root = %root.display(), "cannot list the data root before indexing"))
@@ -636,11 +636,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let kept = archive
                 .as_ref()
                 .zip(inputs.as_deref())
-                .and_then(|(archive, inputs)| cellscope::http::start::kept_cells(archive, inputs));
+                .and_then(|(archive, inputs)| cellscope::http::start::kept_bodies(archive, inputs));
             if let Some(kept) = &kept {
                 tracing::info!(
                     snapshot = %kept.id,
-                    "the data root is as it was for a kept snapshot: /api/cells answers from it while the index is built"
+                    "the data root is as it was for a kept snapshot: the app's first requests are answered from it while the index is built"
                 );
             }
             let runtime = tokio::runtime::Builder::new_multi_thread()

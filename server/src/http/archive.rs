@@ -20,6 +20,16 @@ pub struct Archived {
     pub pre_refill_arrow: Vec<u8>,
 }
 
+/// A kept snapshot's bodies as the archive holds them (zstd), for a start on the files it was made from.
+pub struct KeptForInputs {
+    pub id: String,
+    pub index_json_zstd: Vec<u8>,
+    pub provenance_json_zstd: Vec<u8>,
+    pub cells_arrow_zstd: Vec<u8>,
+    pub pre_refill_arrow_zstd: Vec<u8>,
+}
+
+/// The kept bodies, in the order of [`Archived`]'s fields.
 const PARTS: [&str; 4] = [
     "index.json",
     "provenance.json",
@@ -93,37 +103,48 @@ impl Archive {
         self.prune(&snapshot.id)
     }
 
-    /// Remembers that files with `fingerprint` indexed to snapshot `id`, which must be kept here already; the
-    /// entry names the sha256 of the kept cells body, so a body changed since is never served for it.
+    /// Remembers that files with `fingerprint` indexed to snapshot `id`, which must be kept here already (and
+    /// complete); the entry names the sha256 of each kept body, so a body changed since is never served for it.
     pub fn remember_inputs(&self, fingerprint: &str, id: &str) -> std::io::Result<()> {
         if !is_fingerprint(fingerprint) || !is_snapshot_id(id) {
             return Err(std::io::Error::other("not a fingerprint and a snapshot id"));
         }
-        let cells = std::fs::read(self.dir.join(id).join("cells.arrow.zst"))?;
+        let mut entry = id.to_string();
+        for name in PARTS {
+            let body = std::fs::read(self.dir.join(id).join(format!("{name}.zst")))?;
+            entry.push(' ');
+            entry.push_str(&crate::hex::hex(&sha2::Sha256::digest(&body)));
+        }
+        entry.push('\n');
         let dir = self.dir.join(INPUTS);
         std::fs::create_dir_all(&dir)?;
         let temporary = dir.join(format!("{fingerprint}.partial"));
-        std::fs::write(
-            &temporary,
-            format!("{id} {}\n", crate::hex::hex(&sha2::Sha256::digest(&cells))),
-        )?;
+        std::fs::write(&temporary, entry)?;
         std::fs::rename(&temporary, dir.join(fingerprint))?;
         self.prune_inputs()
     }
 
-    /// The snapshot id and zstd-compressed cells body remembered for files with `fingerprint`, when the snapshot
-    /// is still kept and its body is the one remembered.
-    pub fn cells_for_inputs(&self, fingerprint: &str) -> Option<(String, Vec<u8>)> {
+    /// The snapshot remembered for files with `fingerprint`, its bodies still zstd-compressed as kept, when it is
+    /// still kept and every body is the one remembered.
+    pub fn kept_for_inputs(&self, fingerprint: &str) -> Option<KeptForInputs> {
         if !is_fingerprint(fingerprint) {
             return None;
         }
         let entry = std::fs::read_to_string(self.dir.join(INPUTS).join(fingerprint)).ok()?;
-        let (id, sha256) = entry.trim_end().split_once(' ')?;
-        if !is_snapshot_id(id) {
-            return None;
-        }
-        let cells = std::fs::read(self.dir.join(id).join("cells.arrow.zst")).ok()?;
-        (crate::hex::hex(&sha2::Sha256::digest(&cells)) == sha256).then(|| (id.to_string(), cells))
+        let mut fields = entry.split_whitespace();
+        let id = fields.next().filter(|id| is_snapshot_id(id))?;
+        let dir = self.dir.join(id);
+        let mut bodies = PARTS.iter().zip(fields).map(|(name, sha256)| {
+            let body = std::fs::read(dir.join(format!("{name}.zst"))).ok()?;
+            (crate::hex::hex(&sha2::Sha256::digest(&body)) == sha256).then_some(body)
+        });
+        Some(KeptForInputs {
+            id: id.to_string(),
+            index_json_zstd: bodies.next()??,
+            provenance_json_zstd: bodies.next()??,
+            cells_arrow_zstd: bodies.next()??,
+            pre_refill_arrow_zstd: bodies.next()??,
+        })
     }
 
     /// Drops the remembered fingerprints of snapshots no longer kept, and all but the newest
@@ -135,6 +156,10 @@ impl Archive {
         };
         let mut live = Vec::new();
         for entry in entries.flatten() {
+            // A `.partial` file is another start's write in progress.
+            if !is_fingerprint(&entry.file_name().to_string_lossy()) {
+                continue;
+            }
             let path = entry.path();
             let id = std::fs::read_to_string(&path)
                 .ok()

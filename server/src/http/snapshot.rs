@@ -374,6 +374,9 @@ pub struct Store {
     /// Saving the first snapshot in the archive, which runs beside serving so that a start does not wait for it;
     /// a re-index waits for it before it swaps, so the archive never misses the snapshot a link was pinned to.
     first_kept: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// The fingerprint of the files the first snapshot was made from, until the complete snapshot of the same
+    /// data is kept and remembered for it (see [`Store::with_caches`]).
+    start_inputs: std::sync::Mutex<Option<String>>,
 }
 
 impl Store {
@@ -392,8 +395,9 @@ impl Store {
 
     /// A store that keeps recent snapshots in `archive` and re-indexes with the cache of read results `runs`.
     /// `inputs` is the fingerprint of the data root's files the snapshot was made from
-    /// ([`super::start::inputs_fingerprint`], the same before and after indexing): once the snapshot is kept, the
-    /// archive remembers it for a start on the same files.
+    /// ([`super::start::inputs_fingerprint`], the same before and after indexing): once the complete snapshot of
+    /// the same data (the second stage) is kept and the files still have it, the archive remembers it for a start
+    /// on the same files.
     pub fn with_caches(
         root: PathBuf,
         snapshot: Snapshot,
@@ -410,17 +414,12 @@ impl Store {
             archive,
             runs,
             first_kept: std::sync::Mutex::new(None),
+            start_inputs: std::sync::Mutex::new(inputs),
         });
         if store.archive.is_some() {
             let keeping = Arc::clone(&store);
             let keep_first = move || {
-                let first = keeping.load();
-                if keeping.keep(&first)
-                    && let (Some(archive), Some(inputs)) = (&keeping.archive, &inputs)
-                    && let Err(error) = archive.remember_inputs(inputs, &first.id)
-                {
-                    tracing::warn!(%error, dir = %archive.dir().display(), "cannot remember the snapshot for the next start");
-                }
+                keeping.keep(&keeping.load());
             };
             let handle = std::thread::Builder::new()
                 .name("cellscope-keep".into())
@@ -465,6 +464,29 @@ impl Store {
         }
     }
 
+    /// Once the complete snapshot of the start's data (`kept`, the same id as the first snapshot `first`) is kept:
+    /// remembers it for the files' fingerprint at start, when they still have it.
+    fn remember_start_inputs(&self, first: &str, kept: &str) {
+        let Some(inputs) = self
+            .start_inputs
+            .lock()
+            .ok()
+            .and_then(|mut inputs| inputs.take())
+        else {
+            return;
+        };
+        let Some(archive) = &self.archive else {
+            return;
+        };
+        let unchanged = super::start::inputs_fingerprint(&self.root).is_ok_and(|now| now == inputs);
+        if first != kept || !unchanged {
+            return;
+        }
+        if let Err(error) = archive.remember_inputs(&inputs, kept) {
+            tracing::warn!(%error, dir = %archive.dir().display(), "cannot remember the snapshot for the next start");
+        }
+    }
+
     pub fn load(&self) -> Arc<Snapshot> {
         self.current.load_full()
     }
@@ -502,7 +524,9 @@ impl Store {
         let changed = snapshot.id != current.id;
         let id = snapshot.id.clone();
         self.wait_first_kept();
-        self.keep(&snapshot);
+        if self.keep(&snapshot) && complete {
+            self.remember_start_inputs(&current.id, &snapshot.id);
+        }
         self.current.store(Arc::new(snapshot));
         if changed {
             // Nobody listening is fine.

@@ -1,8 +1,9 @@
 //! The start of `serve`: the listener is bound at once and the app's files are served while the first index is
-//! built; API requests wait for it, except `/api/cells`, which is answered from the kept snapshot when every file
-//! under the data root is as it was when that snapshot was made (a warm start that does not wait for indexing).
+//! built; API requests wait for it, except the app's first requests (index, cells, provenance, pre-refill cells),
+//! which are answered from the kept snapshot when every entry under the data root is as it was when that snapshot
+//! was made (a warm start that does not wait for indexing).
 //!
-//! The kept answer is trusted on the same terms as the cache of read results' first snapshot: sizes,
+//! The kept answers are trusted on the same terms as the cache of read results' first snapshot: sizes,
 //! modification and change times of every entry under the root, and the build of cellscope itself
 //! ([`inputs_fingerprint`]). The index is built behind it as on every start, and its second stage checks the files'
 //! contents; a snapshot that differs from the one answered is announced on `/api/events` like any change.
@@ -24,12 +25,44 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
-/// The unfiltered `/api/cells` body of a kept snapshot, zstd-compressed as the archive holds it.
+/// The bodies of a kept snapshot that the first requests of the app ask for, zstd-compressed as the archive
+/// holds them: the index, provenance, the cells table and the pre-refill cells, each without query. Only a complete
+/// snapshot (second stage included) is remembered for a start, so the pre-refill cells are the backup comparison's.
 #[derive(Clone, Debug)]
-pub struct KeptCells {
-    /// The snapshot it belongs to (sent as `x-cellscope-snapshot`, as every cells answer is).
+pub struct KeptBodies {
+    /// The snapshot they belong to (sent as `x-cellscope-snapshot`, as every answer from a snapshot is).
     pub id: String,
-    pub zstd: Bytes,
+    index_json: Bytes,
+    provenance_json: Bytes,
+    cells_arrow: Bytes,
+    pre_refill_arrow: Bytes,
+}
+
+impl KeptBodies {
+    /// The kept body that answers `GET path?query`, with its media type.
+    fn answering(&self, path: &str, query: Option<&str>) -> Option<(&Bytes, &'static str)> {
+        let arrow = cellscope_model::schema::ARROW_STREAM_MEDIA_TYPE;
+        match (path, query.unwrap_or_default()) {
+            ("/api/index", "") => Some((&self.index_json, "application/json")),
+            ("/api/provenance", "") => Some((&self.provenance_json, "application/json")),
+            ("/api/cells", "") => Some((&self.cells_arrow, arrow)),
+            ("/api/cells", "lineage=pre_refill") => Some((&self.pre_refill_arrow, arrow)),
+            _ => None,
+        }
+    }
+}
+
+/// The kept bodies for a start, when `archive` remembers a snapshot made from files with `fingerprint`, the one
+/// they have now.
+pub fn kept_bodies(archive: &Archive, fingerprint: &str) -> Option<KeptBodies> {
+    let kept = archive.kept_for_inputs(fingerprint)?;
+    Some(KeptBodies {
+        id: kept.id,
+        index_json: Bytes::from(kept.index_json_zstd),
+        provenance_json: Bytes::from(kept.provenance_json_zstd),
+        cells_arrow: Bytes::from(kept.cells_arrow_zstd),
+        pre_refill_arrow: Bytes::from(kept.pre_refill_arrow_zstd),
+    })
 }
 
 /// A fingerprint of everything an index of `root` can read and of the code that would read it: the cellscope
@@ -105,16 +138,6 @@ fn update_with_metadata(hash: &mut sha2::Sha256, metadata: &std::fs::Metadata) {
     }
 }
 
-/// The kept `/api/cells` body for a start on `root`, when `archive` remembers a snapshot made from files with
-/// the fingerprint they have now.
-pub fn kept_cells(archive: &Archive, fingerprint: &str) -> Option<KeptCells> {
-    let (id, zstd) = archive.cells_for_inputs(fingerprint)?;
-    Some(KeptCells {
-        id,
-        zstd: Bytes::from(zstd),
-    })
-}
-
 /// The routers of a ready server: `full` with its middleware, and its bare API routes for the requests that
 /// arrived while it started (they have been through the middleware once already).
 struct Routers {
@@ -123,7 +146,7 @@ struct Routers {
 }
 
 struct Shared {
-    kept: Option<KeptCells>,
+    kept: Option<KeptBodies>,
     options: HttpOptions,
     subscribers: EventSubscribers,
     routers: OnceLock<Routers>,
@@ -155,10 +178,11 @@ pub struct Starting {
 }
 
 impl Starting {
-    /// A server listening on `listener`, answering `/api/cells` from `kept` until it is [`Starting::ready`].
+    /// A server listening on `listener`, answering the app's first requests from `kept` until it is
+    /// [`Starting::ready`].
     pub fn new(
         listener: &tokio::net::TcpListener,
-        kept: Option<KeptCells>,
+        kept: Option<KeptBodies>,
         options: &HttpOptions,
     ) -> Result<Starting, String> {
         let url = listener
@@ -174,6 +198,8 @@ impl Starting {
             url,
         });
         let routes = Router::new()
+            .route("/api/index", any(kept_or_wait))
+            .route("/api/provenance", any(kept_or_wait))
             .route("/api/cells", any(kept_or_wait))
             .route("/api", any(wait))
             .route("/api/{*rest}", any(wait))
@@ -261,35 +287,37 @@ async fn wait(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     }
 }
 
-/// `/api/cells` before the store is ready: the kept body for a plain `GET /api/cells` from a client that takes
-/// zstd (every current browser does); anything else waits.
+/// The index, provenance and cells routes before the store is ready: a kept body for a plain `GET` (the only
+/// query the app sends here being the pre-refill lineage) from a client that takes zstd (every current browser
+/// does); anything else waits.
 async fn kept_or_wait(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    let plain_get = request.method() == Method::GET
-        && request.uri().query().is_none_or(str::is_empty)
-        && super::api::accepted_encoding(request.headers()) == Some("zstd");
-    match &shared.kept {
-        Some(kept) if plain_get => kept_response(kept),
-        _ => wait(State(shared), request).await,
+    let kept = shared.kept.as_ref().filter(|_| {
+        request.method() == Method::GET
+            && super::api::accepted_encoding(request.headers()) == Some("zstd")
+    });
+    match kept.and_then(|kept| {
+        let (body, media_type) = kept.answering(request.uri().path(), request.uri().query())?;
+        Some(kept_response(&kept.id, body, media_type))
+    }) {
+        Some(response) => response,
+        None => wait(State(shared), request).await,
     }
 }
 
-/// The kept body with the headers the cells route gives the same body, less the ETag: a revalidation after the
-/// start goes to the new snapshot, which sends the body again.
-fn kept_response(kept: &KeptCells) -> Response {
+/// A kept body with the headers its route gives the same body, less the ETag: a revalidation after the start goes
+/// to the new snapshot, which sends the body again.
+fn kept_response(id: &str, body: &Bytes, media_type: &'static str) -> Response {
     let mut response = (
         [
-            (
-                CONTENT_TYPE,
-                HeaderValue::from_static(cellscope_model::schema::ARROW_STREAM_MEDIA_TYPE),
-            ),
+            (CONTENT_TYPE, HeaderValue::from_static(media_type)),
             (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
             (CONTENT_ENCODING, HeaderValue::from_static("zstd")),
             (VARY, HeaderValue::from_static("accept-encoding")),
         ],
-        kept.zstd.clone(),
+        body.clone(),
     )
         .into_response();
-    if let Ok(id) = HeaderValue::from_str(&kept.id) {
+    if let Ok(id) = HeaderValue::from_str(id) {
         response.headers_mut().insert(
             axum::http::HeaderName::from_static("x-cellscope-snapshot"),
             id,

@@ -588,18 +588,18 @@ fn remembered_inputs(cache: &Path) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
-fn a_restart_on_unchanged_files_answers_cells_from_the_kept_snapshot_and_a_touched_file_stops_it() {
+fn a_restart_on_unchanged_files_answers_from_the_kept_snapshot_and_a_touched_file_stops_it() {
     let root = tempfile::tempdir().unwrap();
     copy_tree(&demo_root().join("tr164-v1"), root.path());
     let cache = tempfile::tempdir().unwrap();
-    let kept_line = "/api/cells answers from it while the index is built";
+    let kept_line = "the app's first requests are answered from it while the index is built";
 
     let (mut first, seen) = serve_until_serving(root.path(), cache.path());
     assert!(
         !seen.iter().any(|line| line.contains(kept_line)),
         "{seen:#?}"
     );
-    // The first snapshot is kept and remembered for these files beside serving.
+    // The complete snapshot (second stage) is kept and remembered for these files beside serving.
     let started = std::time::Instant::now();
     while remembered_inputs(cache.path()).is_empty() {
         assert!(started.elapsed().as_secs() < 60, "nothing remembered");

@@ -536,32 +536,38 @@ async fn a_pinned_snapshot_keeps_its_figures_after_the_data_changes() {
     assert!(!root.path().join(&pinned).exists());
 }
 
-/// Waits until the archive remembers the files `fingerprint` (the first snapshot is kept on a thread of its own).
+/// Waits until the archive remembers the files `fingerprint` (the complete snapshot is kept as it is swapped in).
 async fn remembered(
     archive: &cellscope::http::archive::Archive,
     fingerprint: &str,
-) -> (String, Vec<u8>) {
+) -> cellscope::http::archive::KeptForInputs {
     for _ in 0..400 {
-        if let Some(found) = archive.cells_for_inputs(fingerprint) {
+        if let Some(found) = archive.kept_for_inputs(fingerprint) {
             return found;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    panic!("the archive never remembered the first snapshot's files");
+    panic!("the archive never remembered the complete snapshot's files");
+}
+
+fn unzstd(body: &[u8]) -> Vec<u8> {
+    zstd::stream::decode_all(body).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_start_on_unchanged_files_answers_cells_from_the_kept_snapshot_while_it_indexes() {
+async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_snapshot_while_it_indexes()
+ {
     use cellscope::http::archive::Archive;
-    use cellscope::http::start::{Starting, inputs_fingerprint, kept_cells};
+    use cellscope::http::start::{Starting, inputs_fingerprint, kept_bodies};
     let root = tempfile::tempdir().unwrap();
     copy_tree(&fixtures().join("good"), root.path());
     let cache = tempfile::tempdir().unwrap();
     let archive = || Archive::new(cache.path().to_path_buf(), 20, 1 << 30);
 
-    // A first start: nothing kept for these files yet; its snapshot is remembered for them once kept.
+    // A first start: nothing kept for these files yet. Its first snapshot is not remembered for them; the
+    // complete one (second stage, same data) is, once kept.
     let before = inputs_fingerprint(root.path()).unwrap();
-    assert!(kept_cells(&archive(), &before).is_none());
+    assert!(kept_bodies(&archive(), &before).is_none());
     let first = Store::with_caches(
         root.path().to_path_buf(),
         first_snapshot(root.path(), None).unwrap(),
@@ -569,18 +575,33 @@ async fn a_start_on_unchanged_files_answers_cells_from_the_kept_snapshot_while_i
         None,
         Some(before.clone()),
     );
-    let (id, zstd) = remembered(&archive(), &before).await;
-    assert_eq!(id, first.load().id);
+    let first_id = first.load().id.clone();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        archive().kept_for_inputs(&before).is_none(),
+        "a first-stage snapshot is never remembered for a start"
+    );
+    reindex(&first).await;
+    let complete = first.load();
+    assert!(complete.complete);
+    assert_eq!(complete.id, first_id);
+    let kept = remembered(&archive(), &before).await;
+    assert_eq!(kept.id, first_id);
     assert_eq!(
-        zstd::stream::decode_all(zstd.as_slice()).unwrap(),
-        first.load().cells_arrow.to_vec(),
-        "the kept body is the first snapshot's cells table"
+        unzstd(&kept.cells_arrow_zstd),
+        complete.cells_arrow.to_vec()
+    );
+    assert_eq!(unzstd(&kept.index_json_zstd), complete.index_json.to_vec());
+    assert_eq!(
+        unzstd(&kept.provenance_json_zstd),
+        complete.provenance_json.to_vec()
     );
 
-    // A second start on the same files: `/api/cells` answers before the store exists; the rest waits for it.
+    // A second start on the same files: the app's first requests answer before the store exists, the rest
+    // waits for it.
     let now = inputs_fingerprint(root.path()).unwrap();
     assert_eq!(now, before, "reading the files did not change them");
-    let kept = kept_cells(&archive(), &now).unwrap();
+    let kept = kept_bodies(&archive(), &now).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let starting = Starting::new(&listener, Some(kept), &HttpOptions::default()).unwrap();
@@ -589,28 +610,44 @@ async fn a_start_on_unchanged_files_answers_cells_from_the_kept_snapshot_while_i
             .clone()
             .serve(listener, std::future::pending::<()>()),
     );
-    let (status, head, body) =
-        common::raw_response(addr, "GET /api/cells HTTP/1.1\r\nAccept-Encoding: zstd")
-            .await
-            .unwrap();
-    assert_eq!(status, 200, "{head}");
-    assert!(
-        head.contains(&format!("x-cellscope-snapshot: {id}")),
-        "{head}"
-    );
-    assert!(head.contains("content-encoding: zstd"), "{head}");
-    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
-    assert_eq!(body, zstd);
+    let pre_refill = cellscope::export::encode(
+        &complete.index.pre_refill_cells,
+        cellscope::export::Format::Arrow,
+    )
+    .unwrap();
+    for (target, expected) in [
+        ("/api/cells", complete.cells_arrow.to_vec()),
+        ("/api/index", complete.index_json.to_vec()),
+        ("/api/provenance", complete.provenance_json.to_vec()),
+        ("/api/cells?lineage=pre_refill", pre_refill),
+    ] {
+        let (status, head, body) = common::raw_response(
+            addr,
+            &format!("GET {target} HTTP/1.1\r\nAccept-Encoding: zstd"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(status, 200, "{target}: {head}");
+        assert!(
+            head.contains(&format!("x-cellscope-snapshot: {first_id}")),
+            "{head}"
+        );
+        assert!(head.contains("content-encoding: zstd"), "{head}");
+        assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+        assert!(!head.contains("etag:"), "{head}");
+        assert_eq!(unzstd(&body), expected, "{target}");
+    }
     // The app's files do not wait either.
     let (status, _) = raw_get(addr, "/").await;
     assert_eq!(status, 200);
-    // Everything else the kept body cannot answer waits for the index: a filter, another format, another
-    // route, a client that does not take zstd.
+    // Everything else waits for the index: a filter, another format, another route, a client that does not
+    // take zstd.
     let waiting: Vec<_> = [
         "GET /api/cells?format=json HTTP/1.1",
         "GET /api/cells HTTP/1.1",
         "GET /api/index HTTP/1.1",
         "GET /api/cells?n=1 HTTP/1.1\r\nAccept-Encoding: zstd",
+        "GET /api/requests?run=20260101_000000_000001&phase=scaling&backend=vllm HTTP/1.1",
     ]
     .into_iter()
     .map(|head| tokio::spawn(common::raw_response(addr, head)))
@@ -618,7 +655,7 @@ async fn a_start_on_unchanged_files_answers_cells_from_the_kept_snapshot_while_i
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         waiting.iter().all(|request| !request.is_finished()),
-        "no request other than the plain zstd cells was answered before the store was ready"
+        "no request the kept bodies cannot answer was answered before the store was ready"
     );
     let second = Store::new(
         root.path().to_path_buf(),
@@ -630,19 +667,18 @@ async fn a_start_on_unchanged_files_answers_cells_from_the_kept_snapshot_while_i
         .into_iter()
         .map(|answer| answer.unwrap().unwrap())
         .collect();
-    assert!(answers.iter().all(|(status, _, _)| *status == 200));
+    assert!(answers[..4].iter().all(|(status, _, _)| *status == 200));
     assert_eq!(answers[1].2, second.load().cells_arrow.to_vec());
-    // Once ready, the cells route answers from the index, the same table.
+    assert_eq!(answers[2].2, second.load().index_json.to_vec());
+    assert_ne!(answers[4].0, 0, "the held request got the API's own answer");
+    // Once ready, the routes answer from the index: the same table.
     let (status, head, body) =
         common::raw_response(addr, "GET /api/cells HTTP/1.1\r\nAccept-Encoding: zstd")
             .await
             .unwrap();
     assert_eq!(status, 200);
     assert!(head.contains("etag:"), "the route's own answer: {head}");
-    assert_eq!(
-        zstd::stream::decode_all(body.as_slice()).unwrap(),
-        second.load().cells_arrow.to_vec()
-    );
+    assert_eq!(unzstd(&body), second.load().cells_arrow.to_vec());
 
     // Touching a file, adding one, or a damaged kept body: nothing is answered from the archive.
     let metrics = root.path().join("20260101_000000_000001/metrics.csv");
@@ -654,13 +690,13 @@ async fn a_start_on_unchanged_files_answers_cells_from_the_kept_snapshot_while_i
         .unwrap();
     let touched = inputs_fingerprint(root.path()).unwrap();
     assert_ne!(touched, before);
-    assert!(kept_cells(&archive(), &touched).is_none());
+    assert!(kept_bodies(&archive(), &touched).is_none());
     std::fs::write(root.path().join("notes.txt"), "a new file").unwrap();
     assert_ne!(inputs_fingerprint(root.path()).unwrap(), touched);
-    let kept_body = cache.path().join(&id).join("cells.arrow.zst");
+    let kept_body = cache.path().join(&first_id).join("provenance.json.zst");
     let mut damaged = std::fs::read(&kept_body).unwrap();
     let last = damaged.len() - 1;
     damaged[last] ^= 1;
     std::fs::write(&kept_body, damaged).unwrap();
-    assert!(kept_cells(&archive(), &before).is_none());
+    assert!(kept_bodies(&archive(), &before).is_none());
 }

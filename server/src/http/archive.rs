@@ -43,6 +43,8 @@ pub struct Archive {
     max_bytes: u64,
 }
 
+/// The empty file that marks a kept snapshot as complete (second indexing stage included).
+const COMPLETE: &str = "complete";
 /// The directory of remembered fingerprints.
 const INPUTS: &str = "inputs";
 /// Fingerprints remembered at most (one is written per start whose files changed since the last).
@@ -79,8 +81,29 @@ impl Archive {
     }
 
     /// Writes a snapshot's bodies (replacing an earlier, less complete version of the same id), then drops the
-    /// oldest snapshots beyond the bounds.
+    /// oldest snapshots beyond the bounds. A version as complete as this one is kept as it is (only marked as
+    /// used): it holds the same data, indexed earlier, and the answers of a start are checked against its bytes.
     pub fn save(&self, snapshot: &Snapshot) -> std::io::Result<()> {
+        let target = self.dir.join(&snapshot.id);
+        let marker = target.join(COMPLETE);
+        let kept_index = target.join(format!("{}.zst", PARTS[0]));
+        let all_kept = PARTS
+            .iter()
+            .all(|name| target.join(format!("{name}.zst")).is_file());
+        let as_complete = if marker.is_file() {
+            Some(marker.clone())
+        } else if !snapshot.complete && all_kept {
+            Some(kept_index)
+        } else {
+            None
+        };
+        if let Some(used) = as_complete {
+            std::fs::File::options()
+                .write(true)
+                .open(used)?
+                .set_modified(std::time::SystemTime::now())?;
+            return self.prune(&snapshot.id);
+        }
         let pre_refill = crate::export::encode(
             &snapshot.index.pre_refill_cells,
             crate::export::Format::Arrow,
@@ -92,13 +115,15 @@ impl Archive {
             &snapshot.cells_arrow,
             &pre_refill,
         ];
-        let target = self.dir.join(&snapshot.id);
         std::fs::create_dir_all(&target)?;
         for (name, body) in PARTS.iter().zip(bodies) {
             let compressed = zstd::bulk::compress(body, 3)?;
             let temporary = target.join(format!("{name}.zst.partial"));
             std::fs::write(&temporary, compressed)?;
             std::fs::rename(&temporary, target.join(format!("{name}.zst")))?;
+        }
+        if snapshot.complete {
+            std::fs::write(&marker, b"")?;
         }
         self.prune(&snapshot.id)
     }

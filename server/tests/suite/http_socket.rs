@@ -680,6 +680,29 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
     assert!(head.contains("etag:"), "the route's own answer: {head}");
     assert_eq!(unzstd(&body), second.load().cells_arrow.to_vec());
 
+    // The restart keeps its own snapshots of the same data (first stage, then complete) without replacing the
+    // kept bodies, whose bytes the next start checks.
+    let kept_before = archive().kept_for_inputs(&now).unwrap();
+    let restarted = Store::with_caches(
+        root.path().to_path_buf(),
+        first_snapshot(root.path(), None).unwrap(),
+        Some(archive()),
+        None,
+        Some(now.clone()),
+    );
+    reindex(&restarted).await;
+    assert!(restarted.load().complete);
+    let kept_after = archive().kept_for_inputs(&now).unwrap();
+    assert_eq!(kept_after.index_json_zstd, kept_before.index_json_zstd);
+    assert_eq!(
+        kept_after.provenance_json_zstd,
+        kept_before.provenance_json_zstd
+    );
+    assert_eq!(
+        kept_after.pre_refill_arrow_zstd,
+        kept_before.pre_refill_arrow_zstd
+    );
+
     // Touching a file, adding one, or a damaged kept body: nothing is answered from the archive.
     let metrics = root.path().join("20260101_000000_000001/metrics.csv");
     let file = std::fs::File::options()

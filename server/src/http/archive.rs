@@ -52,15 +52,16 @@ const KEPT_FINGERPRINTS: usize = 64;
 
 /// Fingerprints are sha256 digests, 64 lowercase hex digits; anything else never becomes a path.
 fn is_fingerprint(text: &str) -> bool {
-    text.len() == 64
-        && text
-            .bytes()
-            .all(|byte| byte.is_ascii_hexdigit() && !byte.is_ascii_uppercase())
+    is_lowercase_hex(text, 64)
 }
 
 /// Snapshot ids are 16 lowercase hex digits; anything else never becomes a path.
 pub fn is_snapshot_id(text: &str) -> bool {
-    text.len() == 16
+    is_lowercase_hex(text, 16)
+}
+
+fn is_lowercase_hex(text: &str, digits: usize) -> bool {
+    text.len() == digits
         && text
             .bytes()
             .all(|byte| byte.is_ascii_hexdigit() && !byte.is_ascii_uppercase())
@@ -274,5 +275,21 @@ mod tests {
         ] {
             assert!(!is_snapshot_id(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn only_fingerprints_name_remembered_inputs() {
+        let fingerprint = "3fcbf4da66a190a9e3797e446fd0b409e327d2782f61bd7c9efdb4c5e8d9777b";
+        assert!(is_fingerprint(fingerprint));
+        let dir = tempfile::tempdir().unwrap();
+        let archive = Archive::new(dir.path().to_path_buf(), 20, 1 << 30);
+        for bad in ["", "../inputs", &fingerprint.to_uppercase(), &fingerprint[1..]] {
+            assert!(!is_fingerprint(bad), "{bad}");
+            assert!(archive.kept_for_inputs(bad).is_none(), "{bad}");
+            assert!(archive.remember_inputs(bad, "dabbb1722432857b").is_err(), "{bad}");
+        }
+        // A fingerprint of a snapshot that is not kept: nothing to remember, nothing to answer with.
+        assert!(archive.remember_inputs(fingerprint, "dabbb1722432857b").is_err());
+        assert!(archive.kept_for_inputs(fingerprint).is_none());
     }
 }

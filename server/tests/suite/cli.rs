@@ -528,15 +528,7 @@ fn serve_answers_on_as_many_threads_as_asked_and_refuses_none() {
     assert!(stderr.contains("--http-threads"), "{stderr}");
 
     let mut child = serve("3");
-    let lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
-    let mut seen = Vec::new();
-    for line in lines.map_while(Result::ok) {
-        let serving = line.contains("cellscope serving");
-        seen.push(line);
-        if serving {
-            break;
-        }
-    }
+    let seen = log_until_serving(&mut child);
     let _ = child.kill();
     let _ = child.wait();
     // The runtime's own count of its workers (see `serve`).
@@ -551,6 +543,21 @@ fn serve_answers_on_as_many_threads_as_asked_and_refuses_none() {
     );
 }
 
+/// The log lines of a `serve` started with `CELLSCOPE_LOG=info` and its stderr piped, up to the one that says
+/// it serves (or to its end).
+fn log_until_serving(child: &mut std::process::Child) -> Vec<String> {
+    let lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut seen = Vec::new();
+    for line in lines.map_while(Result::ok) {
+        let serving = line.contains("cellscope serving");
+        seen.push(line);
+        if serving {
+            break;
+        }
+    }
+    seen
+}
+
 /// `cellscope serve ROOT --cache CACHE` on a free port: the child, and its log lines up to `cellscope serving`.
 fn serve_until_serving(root: &Path, cache: &Path) -> (std::process::Child, Vec<String>) {
     let mut child = common::cellscope_command()
@@ -562,15 +569,7 @@ fn serve_until_serving(root: &Path, cache: &Path) -> (std::process::Child, Vec<S
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
-    let mut seen = Vec::new();
-    for line in lines.map_while(Result::ok) {
-        let serving = line.contains("cellscope serving");
-        seen.push(line);
-        if serving {
-            break;
-        }
-    }
+    let seen = log_until_serving(&mut child);
     (child, seen)
 }
 

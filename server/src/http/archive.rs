@@ -283,13 +283,25 @@ mod tests {
         assert!(is_fingerprint(fingerprint));
         let dir = tempfile::tempdir().unwrap();
         let archive = Archive::new(dir.path().to_path_buf(), 20, 1 << 30);
-        for bad in ["", "../inputs", &fingerprint.to_uppercase(), &fingerprint[1..]] {
+        for bad in [
+            "",
+            "../inputs",
+            &fingerprint.to_uppercase(),
+            &fingerprint[1..],
+        ] {
             assert!(!is_fingerprint(bad), "{bad}");
             assert!(archive.kept_for_inputs(bad).is_none(), "{bad}");
-            assert!(archive.remember_inputs(bad, "dabbb1722432857b").is_err(), "{bad}");
+            assert!(
+                archive.remember_inputs(bad, "dabbb1722432857b").is_err(),
+                "{bad}"
+            );
         }
         // A fingerprint of a snapshot that is not kept: nothing to remember, nothing to answer with.
-        assert!(archive.remember_inputs(fingerprint, "dabbb1722432857b").is_err());
+        assert!(
+            archive
+                .remember_inputs(fingerprint, "dabbb1722432857b")
+                .is_err()
+        );
         assert!(archive.kept_for_inputs(fingerprint).is_none());
     }
 }

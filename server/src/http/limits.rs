@@ -29,6 +29,9 @@ pub struct Limits {
     pub request_timeout: Duration,
     /// Most `/api/events` streams open at once.
     pub max_event_subscribers: usize,
+    /// Longest time an API request waits for the server's first index while it starts, before a `503` that says
+    /// so: under the app's own 20 s timeout, so the page shows why rather than that the server did not answer.
+    pub first_index_wait: Duration,
 }
 
 impl Default for Limits {
@@ -40,6 +43,7 @@ impl Default for Limits {
             max_body_bytes: 16 * 1024,
             request_timeout: Duration::from_secs(30),
             max_event_subscribers: 256,
+            first_index_wait: Duration::from_secs(15),
         }
     }
 }

@@ -152,6 +152,7 @@ struct Shared {
     routers: OnceLock<Routers>,
     ready: tokio::sync::Notify,
     url: String,
+    started: std::time::Instant,
 }
 
 impl Shared {
@@ -196,6 +197,7 @@ impl Starting {
             routers: OnceLock::new(),
             ready: tokio::sync::Notify::new(),
             url,
+            started: std::time::Instant::now(),
         });
         let routes = Router::new()
             .route("/api/index", any(kept_or_wait))
@@ -277,10 +279,18 @@ impl tower::Service<Request> for Starting {
     }
 }
 
-/// Any API request before the store is ready: held until it is, then answered by the API's own routes.
+/// Any API request before the store is ready: held until it is, then answered by the API's own routes; after
+/// [`super::limits::Limits::first_index_wait`], a `503` that says the index is still being built.
 async fn wait(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     use tower::ServiceExt as _;
-    let api = shared.api().await;
+    let Ok(api) = tokio::time::timeout(shared.options.limits.first_index_wait, shared.api()).await
+    else {
+        return super::error::ApiError::Unavailable(format!(
+            "the server is still building its first index of the data ({:.0} s since it started); retry in a moment",
+            shared.started.elapsed().as_secs_f64()
+        ))
+        .into_response();
+    };
     match api.oneshot(request).await {
         Ok(response) => response,
         Err(never) => match never {},

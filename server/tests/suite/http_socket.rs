@@ -723,3 +723,40 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
     std::fs::write(&kept_body, damaged).unwrap();
     assert!(kept_bodies(&archive(), &before).is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_waits_too_long_for_the_first_index_gets_a_503_that_says_why() {
+    use cellscope::http::start::Starting;
+    let mut options = HttpOptions::default();
+    options.limits.first_index_wait = Duration::from_millis(200);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let starting = Starting::new(&listener, None, &options).unwrap();
+    tokio::spawn(
+        starting
+            .clone()
+            .serve(listener, std::future::pending::<()>()),
+    );
+    // The app's files are served while the index is being built; the API is not.
+    assert_eq!(raw_get(addr, "/").await.0, 200);
+    let (status, body) = raw_get(addr, "/api/index").await;
+    assert_eq!(status, 503);
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["error"]["code"], "unavailable");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("still building its first index"),
+        "{body}"
+    );
+    // Once ready, the same request is answered.
+    let root = fixtures().join("good");
+    starting
+        .ready(Store::new(
+            root.clone(),
+            first_snapshot(&root, None).unwrap(),
+        ))
+        .unwrap();
+    assert_eq!(raw_get(addr, "/api/index").await.0, 200);
+}

@@ -63,6 +63,10 @@ pub enum Which {
         /// The data root (default: the demo data).
         #[arg(long)]
         data: Option<PathBuf>,
+        /// Also time a warm restart to the app's first chart in headless Chromium, with and without the answers
+        /// kept for a start.
+        #[arg(long)]
+        chart: bool,
     },
     /// The Compare view's computation in the browser vs pandas + SciPy.
     Compare {
@@ -111,7 +115,7 @@ pub fn run(which: Which) -> anyhow::Result<()> {
             connections,
         } => crate::bench_scale::scale(runs, seconds, connections),
         Which::Compare { runs, repeat } => compare_view(runs, repeat),
-        Which::Start { runs, data } => crate::bench_start::start(runs, data),
+        Which::Start { runs, data, chart } => crate::bench_start::start(runs, data, chart),
     }
 }
 

@@ -343,7 +343,6 @@ impl DataRoot {
     }
 }
 
-/// The directory of kept snapshots of `root`: one folder per data root inside the cache directory.
 /// The store of `serve`'s first snapshot (cells only, runs taken from the cache of read results by their stamps).
 /// `inputs`, the fingerprint of the root's files taken before indexing, is remembered with the snapshot only when
 /// the files still have it afterwards, so a kept answer is never tied to files that changed while they were read.
@@ -374,6 +373,7 @@ fn first_store(
     ))
 }
 
+/// The directory of kept snapshots of `root`: one folder per data root inside the cache directory.
 fn snapshot_cache(base: &Path, root: &Path) -> anyhow::Result<PathBuf> {
     let root_hash = cellscope::hex::short_sha256(root.to_string_lossy().as_bytes());
     let dir = base.join("snapshots").join(root_hash);
@@ -659,8 +659,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 limits: cellscope::http::limits::Limits::default(),
             };
             runtime.block_on(async {
-                // Listening comes first: the app's files are served and a warm start answers /api/cells while
-                // the index is built; other API requests wait for it.
+                // Listening comes first: the app's files are served and a warm start answers the app's first
+                // requests from the kept snapshot while the index is built; other API requests wait for it.
                 let listener = tokio::net::TcpListener::bind(addr)
                     .await
                     .with_context(|| format!("cannot listen on {addr}"))?;

@@ -418,12 +418,11 @@ impl Store {
         });
         if store.archive.is_some() {
             let keeping = Arc::clone(&store);
-            let keep_first = move || {
-                keeping.keep(&keeping.load());
-            };
             let handle = std::thread::Builder::new()
                 .name("cellscope-keep".into())
-                .spawn(keep_first.clone());
+                .spawn(move || {
+                    keeping.keep(&keeping.load());
+                });
             match handle {
                 Ok(handle) => {
                     if let Ok(mut first) = store.first_kept.lock() {
@@ -431,7 +430,9 @@ impl Store {
                     }
                 }
                 // No thread to spare: saved here instead.
-                Err(_) => keep_first(),
+                Err(_) => {
+                    store.keep(&store.load());
+                }
             }
         }
         store

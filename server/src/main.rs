@@ -33,7 +33,8 @@ struct CacheArgs {
     /// The cache directory (default: the user's, `$XDG_CACHE_HOME/cellscope` or `~/.cache/cellscope`), or a
     /// bucket prefix (`s3://…`) for read results shared by replicas: what
     /// reading each run gave, so that runs whose files have not changed are not parsed again, and for `serve`
-    /// recent snapshots for pinned links. Never inside the data root.
+    /// recent snapshots for pinned links and for answering a restart on unchanged data before it has indexed.
+    /// Never inside the data root.
     #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
     cache: Option<PathBuf>,
     /// Use no cache: read every run from its files and keep nothing (a pinned link to an older snapshot then

@@ -345,8 +345,8 @@ impl DataRoot {
 }
 
 /// The store of `serve`'s first snapshot (cells only, runs taken from the cache of read results by their stamps).
-/// `inputs`, the fingerprint of the root's files taken before indexing, is remembered with the snapshot only when
-/// the files still have it afterwards, so a kept answer is never tied to files that changed while they were read.
+/// `inputs` is the fingerprint of the root's files taken before indexing; the store remembers it for the complete
+/// snapshot only if the files still have it after the second stage (see `Store::with_caches`).
 fn first_store(
     root: PathBuf,
     archive: Option<cellscope::http::archive::Archive>,
@@ -366,9 +366,6 @@ fn first_store(
             "first snapshot: runs taken from the cache of read results"
         );
     }
-    let inputs = inputs.filter(|before| {
-        cellscope::http::start::inputs_fingerprint(&root).is_ok_and(|after| after == *before)
-    });
     Ok(cellscope::http::snapshot::Store::with_caches(
         root, snapshot, archive, runs, inputs,
     ))

@@ -394,10 +394,10 @@ impl Store {
     }
 
     /// A store that keeps recent snapshots in `archive` and re-indexes with the cache of read results `runs`.
-    /// `inputs` is the fingerprint of the data root's files the snapshot was made from
-    /// ([`super::start::inputs_fingerprint`], the same before and after indexing): once the complete snapshot of
-    /// the same data (the second stage) is kept and the files still have it, the archive remembers it for a start
-    /// on the same files.
+    /// `inputs` is the fingerprint of the data root's files taken before the snapshot was made
+    /// ([`super::start::inputs_fingerprint`]): once the complete snapshot of the same data (the second stage) is
+    /// kept and the files still have that fingerprint, the archive remembers it for a start on the same files.
+    /// One check at the end suffices: any write to a file changes its change time, which cannot be set back.
     pub fn with_caches(
         root: PathBuf,
         snapshot: Snapshot,

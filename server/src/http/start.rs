@@ -170,8 +170,8 @@ impl Shared {
 }
 
 /// The service a server runs from its first moment: before the store is ready it serves the app's files, answers
-/// `/api/cells` from the kept snapshot and holds other API requests until the index is built; after, it hands
-/// every request to the full router.
+/// the app's first requests from the kept snapshot and holds other API requests until the index is built; after,
+/// it hands every request to the full router.
 #[derive(Clone)]
 pub struct Starting {
     shared: Arc<Shared>,

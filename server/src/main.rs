@@ -634,7 +634,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let kept = archive
                 .as_ref()
                 .zip(inputs.as_deref())
-                .and_then(|(archive, inputs)| cellscope::http::start::kept_bodies(archive, inputs));
+                .and_then(|(archive, inputs)| archive.kept_for_inputs(inputs));
             if let Some(kept) = &kept {
                 tracing::info!(
                     snapshot = %kept.id,

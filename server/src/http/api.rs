@@ -66,21 +66,29 @@ fn not_modified(headers: &HeaderMap, snapshot: &Snapshot) -> Option<Response> {
     })
 }
 
+/// Names on `response` the snapshot it was made from (`x-cellscope-snapshot`), as every answer from a snapshot
+/// does: the app pins links to it.
+pub(crate) fn name_snapshot(response: &mut Response, id: &str) {
+    if let Ok(value) = HeaderValue::from_str(id) {
+        response.headers_mut().insert(
+            axum::http::HeaderName::from_static("x-cellscope-snapshot"),
+            value,
+        );
+    }
+}
+
 fn respond(snapshot: &Snapshot, content_type: &'static str, body: impl Into<Body>) -> Response {
-    (
+    let mut response = (
         [
             (CONTENT_TYPE, HeaderValue::from_static(content_type)),
             (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
             (ETAG, etag(snapshot)),
-            (
-                axum::http::HeaderName::from_static("x-cellscope-snapshot"),
-                HeaderValue::from_str(&snapshot.id)
-                    .unwrap_or_else(|_| HeaderValue::from_static("")),
-            ),
         ],
         body.into(),
     )
-        .into_response()
+        .into_response();
+    name_snapshot(&mut response, &snapshot.id);
+    response
 }
 
 /// Parsed query parameters: `format` plus the parameters a handler accepts, comma-separated lists merged.
@@ -196,12 +204,7 @@ fn respond_kept(
     let response_headers = response.headers_mut();
     response_headers.insert(ETAG, etag);
     response_headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Ok(value) = HeaderValue::from_str(id) {
-        response_headers.insert(
-            axum::http::HeaderName::from_static("x-cellscope-snapshot"),
-            value,
-        );
-    }
+    name_snapshot(&mut response, id);
     response
 }
 

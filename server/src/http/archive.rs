@@ -8,6 +8,7 @@
 //! body before its index is built.
 
 use super::snapshot::Snapshot;
+use axum::body::Bytes;
 use sha2::Digest as _;
 use std::path::{Path, PathBuf};
 
@@ -20,13 +21,17 @@ pub struct Archived {
     pub pre_refill_arrow: Vec<u8>,
 }
 
-/// A kept snapshot's bodies as the archive holds them (zstd), for a start on the files it was made from.
-pub struct KeptForInputs {
+/// The bodies of a kept complete snapshot as the archive holds them (zstd), for a start on the files it was made
+/// from: what the app asks for first (see [`super::start`]). Only a complete snapshot is remembered for a start, so
+/// the pre-refill cells are the backup comparison's.
+#[derive(Clone, Debug)]
+pub struct KeptBodies {
+    /// The snapshot they belong to (named on every answer, as every answer from a snapshot is).
     pub id: String,
-    pub index_json_zstd: Vec<u8>,
-    pub provenance_json_zstd: Vec<u8>,
-    pub cells_arrow_zstd: Vec<u8>,
-    pub pre_refill_arrow_zstd: Vec<u8>,
+    pub index_json_zstd: Bytes,
+    pub provenance_json_zstd: Bytes,
+    pub cells_arrow_zstd: Bytes,
+    pub pre_refill_arrow_zstd: Bytes,
 }
 
 /// The kept bodies, in the order of [`Archived`]'s fields.
@@ -152,7 +157,7 @@ impl Archive {
 
     /// The snapshot remembered for files with `fingerprint`, its bodies still zstd-compressed as kept, when it is
     /// still kept and every body is the one remembered.
-    pub fn kept_for_inputs(&self, fingerprint: &str) -> Option<KeptForInputs> {
+    pub fn kept_for_inputs(&self, fingerprint: &str) -> Option<KeptBodies> {
         if !is_fingerprint(fingerprint) {
             return None;
         }
@@ -162,9 +167,9 @@ impl Archive {
         let dir = self.dir.join(id);
         let mut bodies = PARTS.iter().zip(fields).map(|(name, sha256)| {
             let body = std::fs::read(dir.join(format!("{name}.zst"))).ok()?;
-            (crate::hex::hex(&sha2::Sha256::digest(&body)) == sha256).then_some(body)
+            (crate::hex::hex(&sha2::Sha256::digest(&body)) == sha256).then(|| Bytes::from(body))
         });
-        Some(KeptForInputs {
+        Some(KeptBodies {
             id: id.to_string(),
             index_json_zstd: bodies.next()??,
             provenance_json_zstd: bodies.next()??,

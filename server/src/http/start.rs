@@ -8,7 +8,7 @@
 //! ([`inputs_fingerprint`]). The index is built behind it as on every start, and its second stage checks the files'
 //! contents; a snapshot that differs from the one answered is announced on `/api/events` like any change.
 
-use super::archive::Archive;
+use super::archive::KeptBodies;
 use super::limits::EventSubscribers;
 use super::snapshot::Store;
 use super::{HttpOptions, api_routes, with_middleware};
@@ -25,44 +25,21 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
-/// The bodies of a kept snapshot that the first requests of the app ask for, zstd-compressed as the archive
-/// holds them: the index, provenance, the cells table and the pre-refill cells, each without query. Only a complete
-/// snapshot (second stage included) is remembered for a start, so the pre-refill cells are the backup comparison's.
-#[derive(Clone, Debug)]
-pub struct KeptBodies {
-    /// The snapshot they belong to (sent as `x-cellscope-snapshot`, as every answer from a snapshot is).
-    pub id: String,
-    index_json: Bytes,
-    provenance_json: Bytes,
-    cells_arrow: Bytes,
-    pre_refill_arrow: Bytes,
-}
-
-impl KeptBodies {
-    /// The kept body that answers `GET path?query`, with its media type.
-    fn answering(&self, path: &str, query: Option<&str>) -> Option<(&Bytes, &'static str)> {
-        let arrow = cellscope_model::schema::ARROW_STREAM_MEDIA_TYPE;
-        match (path, query.unwrap_or_default()) {
-            ("/api/index", "") => Some((&self.index_json, "application/json")),
-            ("/api/provenance", "") => Some((&self.provenance_json, "application/json")),
-            ("/api/cells", "") => Some((&self.cells_arrow, arrow)),
-            ("/api/cells", "lineage=pre_refill") => Some((&self.pre_refill_arrow, arrow)),
-            _ => None,
-        }
+/// The kept body that answers `GET path?query` before the store is ready, with its media type: the app's first
+/// requests, each without query (the pre-refill cells being the one query it sends there).
+fn kept_answer<'a>(
+    kept: &'a KeptBodies,
+    path: &str,
+    query: Option<&str>,
+) -> Option<(&'a Bytes, &'static str)> {
+    let arrow = cellscope_model::schema::ARROW_STREAM_MEDIA_TYPE;
+    match (path, query.unwrap_or_default()) {
+        ("/api/index", "") => Some((&kept.index_json_zstd, "application/json")),
+        ("/api/provenance", "") => Some((&kept.provenance_json_zstd, "application/json")),
+        ("/api/cells", "") => Some((&kept.cells_arrow_zstd, arrow)),
+        ("/api/cells", "lineage=pre_refill") => Some((&kept.pre_refill_arrow_zstd, arrow)),
+        _ => None,
     }
-}
-
-/// The kept bodies for a start, when `archive` remembers a snapshot made from files with `fingerprint`, the one
-/// they have now.
-pub fn kept_bodies(archive: &Archive, fingerprint: &str) -> Option<KeptBodies> {
-    let kept = archive.kept_for_inputs(fingerprint)?;
-    Some(KeptBodies {
-        id: kept.id,
-        index_json: Bytes::from(kept.index_json_zstd),
-        provenance_json: Bytes::from(kept.provenance_json_zstd),
-        cells_arrow: Bytes::from(kept.cells_arrow_zstd),
-        pre_refill_arrow: Bytes::from(kept.pre_refill_arrow_zstd),
-    })
 }
 
 /// A fingerprint of everything an index of `root` can read and of the code that would read it: the cellscope
@@ -306,7 +283,7 @@ async fn kept_or_wait(State(shared): State<Arc<Shared>>, request: Request) -> Re
             && super::api::accepted_encoding(request.headers()) == Some("zstd")
     });
     match kept.and_then(|kept| {
-        let (body, media_type) = kept.answering(request.uri().path(), request.uri().query())?;
+        let (body, media_type) = kept_answer(kept, request.uri().path(), request.uri().query())?;
         Some(kept_response(&kept.id, body, media_type))
     }) {
         Some(response) => response,
@@ -327,12 +304,7 @@ fn kept_response(id: &str, body: &Bytes, media_type: &'static str) -> Response {
         body.clone(),
     )
         .into_response();
-    if let Ok(id) = HeaderValue::from_str(id) {
-        response.headers_mut().insert(
-            axum::http::HeaderName::from_static("x-cellscope-snapshot"),
-            id,
-        );
-    }
+    super::api::name_snapshot(&mut response, id);
     response
 }
 

@@ -540,7 +540,7 @@ async fn a_pinned_snapshot_keeps_its_figures_after_the_data_changes() {
 async fn remembered(
     archive: &cellscope::http::archive::Archive,
     fingerprint: &str,
-) -> cellscope::http::archive::KeptForInputs {
+) -> cellscope::http::archive::KeptBodies {
     for _ in 0..400 {
         if let Some(found) = archive.kept_for_inputs(fingerprint) {
             return found;
@@ -558,7 +558,7 @@ fn unzstd(body: &[u8]) -> Vec<u8> {
 async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_snapshot_while_it_indexes()
  {
     use cellscope::http::archive::Archive;
-    use cellscope::http::start::{Starting, inputs_fingerprint, kept_bodies};
+    use cellscope::http::start::{Starting, inputs_fingerprint};
     let root = tempfile::tempdir().unwrap();
     copy_tree(&fixtures().join("good"), root.path());
     let cache = tempfile::tempdir().unwrap();
@@ -567,7 +567,7 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
     // A first start: nothing kept for these files yet. Its first snapshot is not remembered for them; the
     // complete one (second stage, same data) is, once kept.
     let before = inputs_fingerprint(root.path()).unwrap();
-    assert!(kept_bodies(&archive(), &before).is_none());
+    assert!(archive().kept_for_inputs(&before).is_none());
     let first = Store::with_caches(
         root.path().to_path_buf(),
         first_snapshot(root.path(), None).unwrap(),
@@ -601,7 +601,7 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
     // waits for it.
     let now = inputs_fingerprint(root.path()).unwrap();
     assert_eq!(now, before, "reading the files did not change them");
-    let kept = kept_bodies(&archive(), &now).unwrap();
+    let kept = archive().kept_for_inputs(&now).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let starting = Starting::new(&listener, Some(kept), &HttpOptions::default()).unwrap();
@@ -713,7 +713,7 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
         .unwrap();
     let touched = inputs_fingerprint(root.path()).unwrap();
     assert_ne!(touched, before);
-    assert!(kept_bodies(&archive(), &touched).is_none());
+    assert!(archive().kept_for_inputs(&touched).is_none());
     std::fs::write(root.path().join("notes.txt"), "a new file").unwrap();
     assert_ne!(inputs_fingerprint(root.path()).unwrap(), touched);
     let kept_body = cache.path().join(&first_id).join("provenance.json.zst");
@@ -721,7 +721,7 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
     let last = damaged.len() - 1;
     damaged[last] ^= 1;
     std::fs::write(&kept_body, damaged).unwrap();
-    assert!(kept_bodies(&archive(), &before).is_none());
+    assert!(archive().kept_for_inputs(&before).is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -550,6 +550,22 @@ async fn remembered(
     panic!("the archive never remembered the complete snapshot's files");
 }
 
+/// A server in its start on a loopback port, answering from `kept` until it is made ready.
+async fn serve_starting(
+    kept: Option<cellscope::http::archive::KeptBodies>,
+    options: &HttpOptions,
+) -> (SocketAddr, cellscope::http::start::Starting) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let starting = cellscope::http::start::Starting::new(&listener, kept, options).unwrap();
+    tokio::spawn(
+        starting
+            .clone()
+            .serve(listener, std::future::pending::<()>()),
+    );
+    (addr, starting)
+}
+
 fn unzstd(body: &[u8]) -> Vec<u8> {
     zstd::stream::decode_all(body).unwrap()
 }
@@ -558,7 +574,7 @@ fn unzstd(body: &[u8]) -> Vec<u8> {
 async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_snapshot_while_it_indexes()
  {
     use cellscope::http::archive::Archive;
-    use cellscope::http::start::{Starting, inputs_fingerprint};
+    use cellscope::http::start::inputs_fingerprint;
     let root = tempfile::tempdir().unwrap();
     copy_tree(&fixtures().join("good"), root.path());
     let cache = tempfile::tempdir().unwrap();
@@ -568,13 +584,17 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
     // complete one (second stage, same data) is, once kept.
     let before = inputs_fingerprint(root.path()).unwrap();
     assert!(archive().kept_for_inputs(&before).is_none());
-    let first = Store::with_caches(
-        root.path().to_path_buf(),
-        first_snapshot(root.path(), None).unwrap(),
-        Some(archive()),
-        None,
-        Some(before.clone()),
-    );
+    // A start's store: its first snapshot, kept in the archive, with the files' fingerprint at start.
+    let start_store = |fingerprint: &str| {
+        Store::with_caches(
+            root.path().to_path_buf(),
+            first_snapshot(root.path(), None).unwrap(),
+            Some(archive()),
+            None,
+            Some(fingerprint.to_string()),
+        )
+    };
+    let first = start_store(&before);
     let first_id = first.load().id.clone();
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
@@ -602,14 +622,7 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
     let now = inputs_fingerprint(root.path()).unwrap();
     assert_eq!(now, before, "reading the files did not change them");
     let kept = archive().kept_for_inputs(&now).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let starting = Starting::new(&listener, Some(kept), &HttpOptions::default()).unwrap();
-    tokio::spawn(
-        starting
-            .clone()
-            .serve(listener, std::future::pending::<()>()),
-    );
+    let (addr, starting) = serve_starting(Some(kept), &HttpOptions::default()).await;
     let pre_refill = cellscope::export::encode(
         &complete.index.pre_refill_cells,
         cellscope::export::Format::Arrow,
@@ -683,13 +696,7 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
     // The restart keeps its own snapshots of the same data (first stage, then complete) without replacing the
     // kept bodies, whose bytes the next start checks.
     let kept_before = archive().kept_for_inputs(&now).unwrap();
-    let restarted = Store::with_caches(
-        root.path().to_path_buf(),
-        first_snapshot(root.path(), None).unwrap(),
-        Some(archive()),
-        None,
-        Some(now.clone()),
-    );
+    let restarted = start_store(&now);
     reindex(&restarted).await;
     assert!(restarted.load().complete);
     let kept_after = archive().kept_for_inputs(&now).unwrap();
@@ -726,17 +733,9 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_that_waits_too_long_for_the_first_index_gets_a_503_that_says_why() {
-    use cellscope::http::start::Starting;
     let mut options = HttpOptions::default();
     options.limits.first_index_wait = Duration::from_millis(200);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let starting = Starting::new(&listener, None, &options).unwrap();
-    tokio::spawn(
-        starting
-            .clone()
-            .serve(listener, std::future::pending::<()>()),
-    );
+    let (addr, starting) = serve_starting(None, &options).await;
     // The app's files are served while the index is being built; the API is not.
     assert_eq!(raw_get(addr, "/").await.0, 200);
     let (status, body) = raw_get(addr, "/api/index").await;

@@ -20,13 +20,9 @@ use crate::e2e::SCALE;
 /// Cells of the `/api/requests` load test, drawn once with a fixed seed.
 const REQUEST_CELLS: usize = 500;
 
-/// The status code of `GET path` on `addr`, or `None` while nothing answers. A raw request on a fresh
-/// connection, so polling every few milliseconds costs no process start.
-fn status_of(addr: &str, path: &str) -> Option<u16> {
-    status_with(addr, path, "Accept-Encoding: zstd\r\n")
-}
-
-/// [`status_of`] with the request's extra header lines `headers` (each ending in CRLF).
+/// The status code of `GET path` on `addr` with the extra header lines `headers` (each ending in CRLF), or `None`
+/// while nothing answers. A raw request on a fresh connection, so polling every few milliseconds costs no process
+/// start.
 fn status_with(addr: &str, path: &str, headers: &str) -> Option<u16> {
     let mut stream = std::net::TcpStream::connect(addr).ok()?;
     stream
@@ -68,30 +64,27 @@ impl Server {
             first_cells_s: 0.0,
             started,
         };
-        loop {
-            if status_of(&server.addr, "/api/cells") == Some(200) {
-                server.first_cells_s = started.elapsed().as_secs_f64();
-                return Ok(server);
-            }
-            if started.elapsed() > Duration::from_secs(300) {
-                bail!("the server did not answer /api/cells within 300 s");
-            }
-            if let Some(status) = server.child.try_wait()? {
-                bail!("the server exited ({status}) before answering");
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        server.first_cells_s = server.first_200_s("/api/cells", "Accept-Encoding: zstd\r\n")?;
+        Ok(server)
     }
 
     /// Seconds from spawn to the first 200 from `/api/index` without zstd, which a warm start's kept bodies do not
     /// answer: the API answers from the server's own index.
-    fn first_index_s(&self) -> anyhow::Result<f64> {
+    fn first_index_s(&mut self) -> anyhow::Result<f64> {
+        self.first_200_s("/api/index", "")
+    }
+
+    /// Seconds from spawn to the first 200 from `GET path` with the extra header lines `headers`.
+    fn first_200_s(&mut self, path: &str, headers: &str) -> anyhow::Result<f64> {
         loop {
-            if status_with(&self.addr, "/api/index", "") == Some(200) {
+            if status_with(&self.addr, path, headers) == Some(200) {
                 return Ok(self.started.elapsed().as_secs_f64());
             }
             if self.started.elapsed() > Duration::from_secs(300) {
-                bail!("the server did not answer /api/index within 300 s");
+                bail!("the server did not answer {path} within 300 s");
+            }
+            if let Some(status) = self.child.try_wait()? {
+                bail!("the server exited ({status}) before answering {path}");
             }
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -241,7 +234,7 @@ pub fn scale(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
     // requests from the snapshot kept for these files, then the whole API once its own index is built.
     let mut restarts = Vec::new();
     for _ in 0..runs {
-        let restart = Server::start(&binary, &root_text, &["--cache", &cache_text])?;
+        let mut restart = Server::start(&binary, &root_text, &["--cache", &cache_text])?;
         let api_s = restart.first_index_s()?;
         restarts.push((restart.first_cells_s, api_s));
     }

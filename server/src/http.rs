@@ -11,6 +11,7 @@ pub mod long_links;
 pub mod snapshot;
 pub mod start;
 pub mod watch;
+pub mod zero_copy;
 
 use axum::Router;
 use axum::http::header::{self, HeaderName};

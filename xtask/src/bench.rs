@@ -54,6 +54,9 @@ pub enum Which {
         /// The server's `--http-threads` (default: the server's own default), to compare thread counts.
         #[arg(long)]
         http_threads: Option<u16>,
+        /// wrk's threads (default: the cores the server's answering threads leave, at least one).
+        #[arg(long)]
+        wrk_threads: Option<u32>,
     },
     /// `serve` from start to its first `/api/cells` answer, cold and warm (the cache of read results).
     Start {
@@ -108,7 +111,8 @@ pub fn run(which: Which) -> anyhow::Result<()> {
             seconds,
             connections,
             http_threads,
-        } => http(runs, seconds, connections, http_threads),
+            wrk_threads,
+        } => http(runs, seconds, connections, http_threads, wrk_threads),
         Which::Scale {
             runs,
             seconds,
@@ -623,22 +627,33 @@ pub(crate) fn ensure_wrk() -> anyhow::Result<()> {
     process::run("apt-get", &["install", "-y", "wrk"])
 }
 
+/// wrk's threads by default: the cores the server's answering threads (`--http-threads`, by default one fewer
+/// than the cores) leave, at least one. On this machine's 2 cores that is one each. Two wrk threads beside the
+/// server's one put three busy threads on two cores, and the p99 then measures how long the scheduler leaves one
+/// of them waiting (about a time slice) more than the server: in paired runs the same server's p99 went from
+/// about 3 ms to about 5.5 ms, and a server change that halved its time per answer did not show at all.
+pub(crate) fn default_wrk_threads(http_threads: Option<u16>) -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let answering = http_threads.map_or(cores.saturating_sub(1).max(1), usize::from);
+    u32::try_from(cores.saturating_sub(answering).max(1)).unwrap_or(1)
+}
+
 /// wrk's figures: requests/s, p50 and p99 latency in ms, errors (socket errors + non-2xx). `script` is a Lua
 /// file that chooses each request.
 pub(crate) fn wrk(
     url: &str,
     accept_encoding: Option<&str>,
-    seconds: u32,
-    connections: u32,
+    (threads, seconds, connections): (u32, u32, u32),
     script: Option<&str>,
 ) -> anyhow::Result<(f64, f64, f64, u64, String)> {
     let duration = format!("{seconds}s");
     let connections_text = connections.to_string();
+    let threads_text = threads.to_string();
     let header = accept_encoding.map(|encoding| format!("Accept-Encoding: {encoding}"));
     let mut args = vec![
         "--latency",
         "-t",
-        "2",
+        &threads_text,
         "-c",
         &connections_text,
         "-d",
@@ -696,7 +711,9 @@ fn http(
     seconds: u32,
     connections: u32,
     http_threads: Option<u16>,
+    wrk_threads: Option<u32>,
 ) -> anyhow::Result<()> {
+    let wrk_threads = wrk_threads.unwrap_or_else(|| default_wrk_threads(http_threads));
     let demo = ensure_demo_data()?;
     let v3 = demo.join("tr164-v3");
     ensure_wrk()?;
@@ -762,13 +779,18 @@ fn http(
         let runs = runs.max(1);
         let threads_flag = http_threads
             .map(|threads| format!(" --http-threads {threads}"))
-            .unwrap_or_default();
+            .unwrap_or_default()
+            + &if wrk_threads == default_wrk_threads(http_threads) {
+                String::new()
+            } else {
+                format!(" --wrk-threads {wrk_threads}")
+            };
         let threads_text = http_threads.map_or_else(
             || "its default answering threads".to_string(),
             |threads| format!("{threads} answering threads"),
         );
         let mut table = format!(
-            "`cargo xtask bench http --runs {runs}{threads_flag}`: wrk -t 2 -c {connections} -d {seconds}s --latency, server ({threads_text}) and wrk on this machine's 2 cores, body {bytes} bytes (1,800 cells, Arrow IPC); `zstd` rows send `Accept-Encoding: zstd` (cellscope answers from its per-snapshot precompressed body, {zstd_bytes} bytes; the static file is compressed per request by tower-http). {runs} rounds, each target once per round in the order below; medians over the rounds, every round's p99 in the last column but one.\n\n| target | requests/s | p50 | p99 | errors | p99 of each round | budget |\n|---|---|---|---|---|---|---|\n"
+            "`cargo xtask bench http --runs {runs}{threads_flag}`: wrk -t {wrk_threads} -c {connections} -d {seconds}s --latency, server ({threads_text}) and wrk on this machine's 2 cores, body {bytes} bytes (1,800 cells, Arrow IPC); `zstd` rows send `Accept-Encoding: zstd` (cellscope answers from its per-snapshot precompressed body, {zstd_bytes} bytes; the static file is compressed per request by tower-http). {runs} rounds, each target once per round in the order below; medians over the rounds, every round's p99 in the last column but one.\n\n| target | requests/s | p50 | p99 | errors | p99 of each round | budget |\n|---|---|---|---|---|---|---|\n"
         );
         let targets = [
             ("GET /api/cells, identity", "/api/cells", None),
@@ -798,8 +820,7 @@ fn http(
                 let (requests_per_s, p50, p99, errors, raw) = wrk(
                     &format!("http://{addr}{path}"),
                     *encoding,
-                    seconds,
-                    connections,
+                    (wrk_threads, seconds, connections),
                     None,
                 )?;
                 eprintln!("{raw}");

@@ -212,18 +212,22 @@ pub fn scale(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
             &format!("curl -sf -H 'Accept-Encoding: zstd' {cells_url} | wc -c"),
         ],
     )?;
+    let load = (
+        crate::bench::default_wrk_threads(None),
+        seconds,
+        connections,
+    );
     let cells: Vec<Value> =
         serde_json::from_slice(&std::fs::read(out_dir.join("tr164-cells.json"))?)
             .context("reading cellscope's cells")?;
     let (cells_rps, cells_p50, cells_p99, cells_errors, raw) =
-        wrk(&cells_url, Some("zstd"), seconds, connections, None)?;
+        wrk(&cells_url, Some("zstd"), load, None)?;
     eprintln!("{raw}");
     let script = requests_script(&cells)?;
     let (requests_rps, requests_p50, requests_p99, requests_errors, raw) = wrk(
         &format!("http://{}", server.addr),
         Some("zstd"),
-        seconds,
-        connections,
+        load,
         Some(&script.to_string_lossy()),
     )?;
     eprintln!("{raw}");
@@ -254,7 +258,7 @@ pub fn scale(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
          process, timed inside it after its imports and one untimed warm-up run):\n\n{index_table}\n\
          Cold index, median of the runs: {cold_index:.2} s (budget ≤ 10 s: {cold_index_verdict}); median ratio to the fastest \
          peer like for like (both after a warm-up run) {ratio:.2} (budget ≤ 0.5: {ratio_verdict}).\n\n\
-         **Server** (release `cellscope serve`, loopback, wrk -t 2 -c {connections} -d {seconds}s on the same 2 cores):\n\n\
+         **Server** (release `cellscope serve`, loopback, wrk -t {wrk_threads} -c {connections} -d {seconds}s on the same 2 cores):\n\n\
          | figure | measured | budget |\n|---|---|---|\n\
          | spawn → first `/api/cells` 200 (cold) | {cold:.2} s | — |\n\
          | first answer → full index (hashes, backup comparison) done | {settle:.1} s | — |\n\
@@ -264,6 +268,7 @@ pub fn scale(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
          | `/api/requests`, {REQUEST_CELLS} cells in turn | {requests_rps:.0} req/s, p50 {requests_p50:.2} ms, p99 {requests_p99:.2} ms, {requests_errors} errors | — |\n\
          | restart on unchanged data (warm, from the cache) → first `/api/cells` 200, median of {runs} ({restart_cells}) | {restart:.3} s | ≤ 1 s: {restart_verdict} |\n\
          | the same restarts → first `/api/index` 200 (its own index built), median ({restart_api_runs}) | {restart_api:.2} s | — |\n",
+        wrk_threads = load.0,
         restart_cells = restart_cells.join(", "),
         restart_api_runs = restart_api.join(", "),
         cells = index.cells,

@@ -36,7 +36,7 @@ const TAIL_BYTES: usize = 32;
 pub struct LongLinkListener(pub tokio::net::TcpListener);
 
 impl Listener for LongLinkListener {
-    type Io = LongLinks<tokio::net::TcpStream>;
+    type Io = LongLinks<super::zero_copy::ZeroCopyStream>;
     type Addr = std::net::SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
@@ -46,7 +46,7 @@ impl Listener for LongLinkListener {
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "cannot set TCP_NODELAY on a connection");
         }
-        (LongLinks::new(stream), addr)
+        (LongLinks::new(super::zero_copy::stream(stream)), addr)
     }
 
     fn local_addr(&self) -> io::Result<Self::Addr> {

@@ -159,7 +159,8 @@ impl Snapshot {
                     )
                 },
             );
-        let cells_arrow = Bytes::from(cells_arrow.map_err(|error| error.to_string())?);
+        // The cells table is what every client fetches: it and its compressed forms are sent without copying.
+        let cells_arrow = super::zero_copy::sealed(cells_arrow.map_err(|error| error.to_string())?);
         let mut hasher = sha2::Sha256::new();
         hasher.update(&cells_arrow);
         // Run facts that do not depend on the second stage (hashes, backup diffs), so finishing that stage
@@ -295,21 +296,21 @@ fn complete_zstd_level(table_bytes: usize) -> i32 {
 }
 
 /// `body` compressed in `encoding` (one of [`ENCODINGS`]); `None` if the encoder fails.
-fn compress(body: &[u8], encoding: &str) -> Option<Bytes> {
+fn compress(body: &[u8], encoding: &str) -> Option<Vec<u8>> {
     use std::io::Write as _;
     match encoding {
-        "zstd" => zstd::bulk::compress(body, ZSTD_LEVEL).ok().map(Bytes::from),
+        "zstd" => zstd::bulk::compress(body, ZSTD_LEVEL).ok(),
         "br" => {
             let mut brotli = Vec::new();
             let mut writer = brotli::CompressorWriter::new(&mut brotli, 4096, 6, 22);
             let written = writer.write_all(body).is_ok() && writer.flush().is_ok();
             drop(writer);
-            written.then(|| Bytes::from(brotli))
+            written.then_some(brotli)
         }
         "gzip" => {
             let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
             gzip.write_all(body).ok()?;
-            gzip.finish().ok().map(Bytes::from)
+            gzip.finish().ok()
         }
         _ => None,
     }
@@ -320,14 +321,15 @@ fn compress(body: &[u8], encoding: &str) -> Option<Bytes> {
 pub fn compress_all(body: &[u8]) -> Vec<(&'static str, Bytes)> {
     ENCODINGS
         .into_iter()
-        .filter_map(|encoding| Some((encoding, compress(body, encoding)?)))
+        .filter_map(|encoding| Some((encoding, Bytes::from(compress(body, encoding)?))))
         .collect()
 }
 
 /// The unfiltered cells table of a snapshot, compressed once per snapshot and encoding. zstd (what browsers,
 /// curl `--compressed` and Python clients take first) is made with the snapshot; brotli and gzip, five to ten
 /// times slower to make, the first time a client that takes no zstd asks, so that a (warm) start does not wait
-/// for encodings few clients use.
+/// for encodings few clients use. Each is sealed ([`super::zero_copy::sealed`]), so answers send it without
+/// copying.
 pub struct Compressed {
     plain: Bytes,
     zstd: Option<Bytes>,
@@ -340,7 +342,7 @@ impl Compressed {
         Compressed {
             zstd: zstd::bulk::compress(&plain, zstd_level)
                 .ok()
-                .map(Bytes::from),
+                .map(super::zero_copy::sealed),
             plain,
             later: [
                 ("br", std::sync::OnceLock::new()),
@@ -355,7 +357,8 @@ impl Compressed {
             return self.zstd.clone();
         }
         let (_, slot) = self.later.iter().find(|(name, _)| *name == encoding)?;
-        slot.get_or_init(|| compress(&self.plain, encoding)).clone()
+        slot.get_or_init(|| compress(&self.plain, encoding).map(super::zero_copy::sealed))
+            .clone()
     }
 }
 

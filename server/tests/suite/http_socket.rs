@@ -759,3 +759,84 @@ async fn a_request_that_waits_too_long_for_the_first_index_gets_a_503_that_says_
         .unwrap();
     assert_eq!(raw_get(addr, "/api/index").await.0, 200);
 }
+
+/// The responses on one connection's bytes, in order: each one's head and body (framed by `Content-Length`).
+fn split_responses(mut bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut responses = Vec::new();
+    while !bytes.is_empty() {
+        let split = bytes
+            .windows(4)
+            .position(|window| window == b"\r\n\r\n")
+            .expect("a complete response head");
+        let head = String::from_utf8_lossy(&bytes[..split]).into_owned();
+        let length: usize = head
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse().unwrap())
+            })
+            .expect("a Content-Length");
+        let body_start = split + 4;
+        responses.push((head, bytes[body_start..body_start + length].to_vec()));
+        bytes = &bytes[body_start + length..];
+    }
+    responses
+}
+
+/// The cells table and its compressed form are sent from sealed memory files (without copying) and arrive whole
+/// however the client reads: three requests pipelined on one connection whose receive buffer is small and whose
+/// reader is slow, so the server's sends are partial and wait for the socket, headers and bodies alternating.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_sent_without_copying_arrive_whole_through_partial_sends_and_pipelining() {
+    use tokio::io::AsyncReadExt as _;
+    let server = start_serving(common::demo_root(), false).await;
+    let plain = server.store.current.load().cells_arrow.clone();
+    assert!(plain.len() > cellscope::http::zero_copy::MIN_SEALED_BYTES);
+    let sent_before = cellscope::http::zero_copy::bytes_sent_without_copying();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(server.addr).await.unwrap();
+    stream
+        .write_all(
+            b"GET /api/cells HTTP/1.1\r\nHost: a\r\n\r\n\
+              GET /api/cells HTTP/1.1\r\nHost: a\r\nAccept-Encoding: zstd\r\n\r\n\
+              GET /api/cells HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 1500];
+    for reads in 0usize.. {
+        let read = stream.read(&mut chunk).await.unwrap();
+        if read == 0 {
+            break;
+        }
+        received.extend_from_slice(&chunk[..read]);
+        if reads % 64 == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    let responses = split_responses(&received);
+    assert_eq!(responses.len(), 3);
+    for (head, _) in &responses {
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    }
+    assert_eq!(responses[0].1, plain);
+    assert!(
+        responses[1]
+            .0
+            .to_ascii_lowercase()
+            .contains("content-encoding: zstd")
+    );
+    assert_eq!(unzstd(&responses[1].1), plain);
+    assert_eq!(responses[2].1, plain);
+    if cfg!(target_os = "linux") {
+        let sent = cellscope::http::zero_copy::bytes_sent_without_copying() - sent_before;
+        let expected = 2 * plain.len() + responses[1].1.len();
+        assert!(
+            sent >= expected as u64,
+            "{sent} bytes sent without copying, at least {expected} expected"
+        );
+    }
+}

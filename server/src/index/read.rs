@@ -295,191 +295,17 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
     // The side files (manifest, plan, note, config; about a megabyte of JSON per TR164 run) are read and parsed
     // beside the metrics, not after them: the last run's were a serial tail of a cold index. Each half keeps its
     // own warnings, joined in the order one pass after the other gave.
-    let ((metrics, digest, mut warnings), (manifest, plan, note_bytes, config, side_warnings)) =
-        rayon::join(
-            || {
-                let metrics_relative = dir.metrics_relative();
-                let mut warnings = Vec::new();
-                // A file that could not be read or decompressed has its warning already; it is not also called empty.
-                let mut unread = false;
-                // For the cells only (no checksums to take of the whole file), an uncompressed file is read in pieces; a
-                // file that reading leaves (a quote, a changed file, a header not found) is read whole, as are the others.
-                let in_pieces = (!options.hashes && !is_compressed(dir.metrics_name))
-                    .then(|| read_in_pieces(&dir.metrics_path()))
-                    .flatten();
-                let (metrics, digest) = match in_pieces {
-                    Some((size, parsed, row_warnings)) => {
-                        for warning in row_warnings {
-                            warnings.push(warning.run(&run_id).file(&metrics_relative));
-                        }
-                        (
-                            parsed,
-                            FileDigest {
-                                path: metrics_relative.clone(),
-                                bytes: size,
-                                md5: None,
-                                sha256: None,
-                            },
-                        )
-                    }
-                    None => read_whole(
-                        &dir,
-                        &run_id,
-                        &metrics_relative,
-                        options,
-                        &mut warnings,
-                        &mut unread,
-                    ),
-                };
-                match &metrics {
-                    Err(_) if unread => {}
-                    Err(rejected) => warnings.push(
-                        Warning::error(rejected.kind, rejected.message.clone())
-                            .run(&run_id)
-                            .file(&metrics_relative)
-                            .at_line(rejected.line),
-                    ),
-                    Ok(parsed) if parsed.records == 0 => warnings.push(
-                        Warning::warn(
-                            "header_only",
-                            "the file has a header but no rows; no cell of this run has data",
-                        )
-                        .run(&run_id)
-                        .file(&metrics_relative),
-                    ),
-                    Ok(_) => {}
-                }
-                progress.file_done(digest.bytes);
-                (metrics, digest, warnings)
-            },
-            || {
-                let mut warnings = Vec::new();
-                let mut read_side_file = |name: &str| -> Option<Vec<u8>> {
-                    let path = dir.path.join(name);
-                    // The entry itself, not what a link points to: a link is not followed out of the data root.
-                    let entry = std::fs::symlink_metadata(&path);
-                    if !entry.as_ref().is_ok_and(|metadata| metadata.is_file()) {
-                        // A directory, FIFO, device or link under a side file's name is said, not taken as "no such file".
-                        if let Ok(metadata) = entry {
-                            warnings.push(
-                                Warning::error(
-                                    "not_a_file",
-                                    format!(
-                                        "`{name}` is {}, not a regular file; it is not read",
-                                        if metadata.is_dir() {
-                                            "a directory"
-                                        } else if metadata.file_type().is_symlink() {
-                                            "a symbolic link (links are not followed)"
-                                        } else {
-                                            "a FIFO, socket or device"
-                                        }
-                                    ),
-                                )
-                                .run(&run_id)
-                                .file(&format!("{}/{name}", dir.relative)),
-                            );
-                        }
-                        return None;
-                    }
-                    match std::fs::read(&path) {
-                        Ok(bytes) => Some(bytes),
-                        Err(error) => {
-                            warnings.push(
-                                Warning::error(
-                                    "unreadable_file",
-                                    format!("cannot read the file: {error}"),
-                                )
-                                .run(&run_id)
-                                .file(&format!("{}/{name}", dir.relative)),
-                            );
-                            None
-                        }
-                    }
-                };
-                let manifest_bytes = read_side_file("manifest.json");
-                let plan_bytes = read_side_file("execution_plan.json");
-                let note_bytes = read_side_file("REFILL_NOTE.md");
-                let config_bytes = read_side_file("config.yaml");
-                // An invalid side file is reported with its position and left out; the run is indexed without it.
-                let mut invalid =
-                    |kind: &str, name: &str, what: &str, problem: run_files::JsonProblem| {
-                        warnings.push(
-                            Warning::error(
-                                kind,
-                                format!(
-                                    "{name} is not a valid {what} (column {}): {}; the run is indexed without it",
-                                    problem.column, problem.message
-                                ),
-                            )
-                            .run(&run_id)
-                            .file(&format!("{}/{name}", dir.relative))
-                            .line(problem.line),
-                        );
-                    };
-                let manifest = manifest_bytes.and_then(|bytes| {
-                    run_files::parse_manifest(&bytes)
-                        .map_err(|problem| {
-                            invalid("invalid_manifest", "manifest.json", "manifest", problem)
-                        })
-                        .ok()
-                });
-                let plan = plan_bytes.and_then(|bytes| {
-                    run_files::parse_plan(&bytes)
-                        .map_err(|problem| {
-                            invalid("invalid_plan", "execution_plan.json", "plan", problem)
-                        })
-                        .ok()
-                });
-                for (scope, status, count) in manifest
-                    .as_ref()
-                    .map(run_files::Manifest::unknown_statuses)
-                    .unwrap_or_default()
-                {
-                    let known = if scope == "run" {
-                        run_files::RUN_STATUSES.join(", ")
-                    } else {
-                        run_files::CELL_STATUSES.join(", ")
-                    };
-                    let whose = if scope == "run" {
-                        "the run's status".to_string()
-                    } else {
-                        format!("the status of {count} cell(s)")
-                    };
-                    warnings.push(
-                            Warning::warn(
-                                "unknown_manifest_status",
-                                format!(
-                                    "{whose} is `{}`, not one of {known}; it is shown as written and does not change how rows are \
-                                     counted",
-                                    status.escape_debug()
-                                ),
-                            )
-                            .run(&run_id)
-                            .file(&format!("{}/manifest.json", dir.relative)),
-                        );
-                }
-                let config = config_bytes.and_then(|bytes| {
-                        environment::parse_config(&bytes)
-                            .map_err(|problem| {
-                                warnings.push(
-                                    Warning::warn(
-                                        "invalid_config",
-                                        format!(
-                                            "config.yaml is not valid YAML: {}; the run's max model length and extra \
-                                             arguments are taken as not stated",
-                                            problem.message
-                                        ),
-                                    )
-                                    .run(&run_id)
-                                    .file(&format!("{}/config.yaml", dir.relative))
-                                    .at_line(problem.line),
-                                );
-                            })
-                            .ok()
-                    });
-                (manifest, plan, note_bytes, config, warnings)
-            },
-        );
+    let ((metrics, digest, mut warnings), side) = rayon::join(
+        || read_run_metrics(&dir, &run_id, options, progress),
+        || read_side_files(&dir, &run_id),
+    );
+    let SideFiles {
+        manifest,
+        plan,
+        note_bytes,
+        config,
+        warnings: side_warnings,
+    } = side;
     warnings.extend(side_warnings);
     let backends: BTreeSet<String> = metrics
         .as_ref()
@@ -516,6 +342,209 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
         environment,
         warnings,
         format: "tr164",
+    }
+}
+
+/// A TR164 run's metrics.csv read and parsed, with what reading it found.
+fn read_run_metrics(
+    dir: &RunDir,
+    run_id: &str,
+    options: &IndexOptions,
+    progress: &dyn Progress,
+) -> (
+    Result<ParsedMetrics, FileRejected>,
+    FileDigest,
+    Vec<Warning>,
+) {
+    let metrics_relative = dir.metrics_relative();
+    let mut warnings = Vec::new();
+    // A file that could not be read or decompressed has its warning already; it is not also called empty.
+    let mut unread = false;
+    // For the cells only (no checksums to take of the whole file), an uncompressed file is read in pieces; a
+    // file that reading leaves (a quote, a changed file, a header not found) is read whole, as are the others.
+    let in_pieces = (!options.hashes && !is_compressed(dir.metrics_name))
+        .then(|| read_in_pieces(&dir.metrics_path()))
+        .flatten();
+    let (metrics, digest) = match in_pieces {
+        Some((size, parsed, row_warnings)) => {
+            for warning in row_warnings {
+                warnings.push(warning.run(run_id).file(&metrics_relative));
+            }
+            (
+                parsed,
+                FileDigest {
+                    path: metrics_relative.clone(),
+                    bytes: size,
+                    md5: None,
+                    sha256: None,
+                },
+            )
+        }
+        None => read_whole(
+            dir,
+            run_id,
+            &metrics_relative,
+            options,
+            &mut warnings,
+            &mut unread,
+        ),
+    };
+    match &metrics {
+        Err(_) if unread => {}
+        Err(rejected) => warnings.push(
+            Warning::error(rejected.kind, rejected.message.clone())
+                .run(run_id)
+                .file(&metrics_relative)
+                .at_line(rejected.line),
+        ),
+        Ok(parsed) if parsed.records == 0 => warnings.push(
+            Warning::warn(
+                "header_only",
+                "the file has a header but no rows; no cell of this run has data",
+            )
+            .run(run_id)
+            .file(&metrics_relative),
+        ),
+        Ok(_) => {}
+    }
+    progress.file_done(digest.bytes);
+    (metrics, digest, warnings)
+}
+
+/// What a TR164 run's side files hold, parsed, with what reading them found (in the order the files are read).
+struct SideFiles {
+    manifest: Option<Manifest>,
+    plan: Option<Plan>,
+    note_bytes: Option<Vec<u8>>,
+    config: Option<serde_json::Value>,
+    warnings: Vec<Warning>,
+}
+
+/// A TR164 run's manifest, plan, refill note and config, each left out with a warning when it cannot be read or
+/// parsed.
+fn read_side_files(dir: &RunDir, run_id: &str) -> SideFiles {
+    let mut warnings = Vec::new();
+    let mut read_side_file = |name: &str| -> Option<Vec<u8>> {
+        let path = dir.path.join(name);
+        // The entry itself, not what a link points to: a link is not followed out of the data root.
+        let entry = std::fs::symlink_metadata(&path);
+        if !entry.as_ref().is_ok_and(|metadata| metadata.is_file()) {
+            // A directory, FIFO, device or link under a side file's name is said, not taken as "no such file".
+            if let Ok(metadata) = entry {
+                warnings.push(
+                    Warning::error(
+                        "not_a_file",
+                        format!(
+                            "`{name}` is {}, not a regular file; it is not read",
+                            if metadata.is_dir() {
+                                "a directory"
+                            } else if metadata.file_type().is_symlink() {
+                                "a symbolic link (links are not followed)"
+                            } else {
+                                "a FIFO, socket or device"
+                            }
+                        ),
+                    )
+                    .run(run_id)
+                    .file(&format!("{}/{name}", dir.relative)),
+                );
+            }
+            return None;
+        }
+        match std::fs::read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(error) => {
+                warnings.push(
+                    Warning::error("unreadable_file", format!("cannot read the file: {error}"))
+                        .run(run_id)
+                        .file(&format!("{}/{name}", dir.relative)),
+                );
+                None
+            }
+        }
+    };
+    let manifest_bytes = read_side_file("manifest.json");
+    let plan_bytes = read_side_file("execution_plan.json");
+    let note_bytes = read_side_file("REFILL_NOTE.md");
+    let config_bytes = read_side_file("config.yaml");
+    // An invalid side file is reported with its position and left out; the run is indexed without it.
+    let mut invalid = |kind: &str, name: &str, what: &str, problem: run_files::JsonProblem| {
+        warnings.push(
+            Warning::error(
+                kind,
+                format!(
+                    "{name} is not a valid {what} (column {}): {}; the run is indexed without it",
+                    problem.column, problem.message
+                ),
+            )
+            .run(run_id)
+            .file(&format!("{}/{name}", dir.relative))
+            .line(problem.line),
+        );
+    };
+    let manifest = manifest_bytes.and_then(|bytes| {
+        run_files::parse_manifest(&bytes)
+            .map_err(|problem| invalid("invalid_manifest", "manifest.json", "manifest", problem))
+            .ok()
+    });
+    let plan = plan_bytes.and_then(|bytes| {
+        run_files::parse_plan(&bytes)
+            .map_err(|problem| invalid("invalid_plan", "execution_plan.json", "plan", problem))
+            .ok()
+    });
+    for (scope, status, count) in manifest
+        .as_ref()
+        .map(run_files::Manifest::unknown_statuses)
+        .unwrap_or_default()
+    {
+        let known = if scope == "run" {
+            run_files::RUN_STATUSES.join(", ")
+        } else {
+            run_files::CELL_STATUSES.join(", ")
+        };
+        let whose = if scope == "run" {
+            "the run's status".to_string()
+        } else {
+            format!("the status of {count} cell(s)")
+        };
+        warnings.push(
+            Warning::warn(
+                "unknown_manifest_status",
+                format!(
+                    "{whose} is `{}`, not one of {known}; it is shown as written and does not change how rows are \
+                     counted",
+                    status.escape_debug()
+                ),
+            )
+            .run(run_id)
+            .file(&format!("{}/manifest.json", dir.relative)),
+        );
+    }
+    let config = config_bytes.and_then(|bytes| {
+        environment::parse_config(&bytes)
+            .map_err(|problem| {
+                warnings.push(
+                    Warning::warn(
+                        "invalid_config",
+                        format!(
+                            "config.yaml is not valid YAML: {}; the run's max model length and extra \
+                             arguments are taken as not stated",
+                            problem.message
+                        ),
+                    )
+                    .run(run_id)
+                    .file(&format!("{}/config.yaml", dir.relative))
+                    .at_line(problem.line),
+                );
+            })
+            .ok()
+    });
+    SideFiles {
+        manifest,
+        plan,
+        note_bytes,
+        config,
+        warnings,
     }
 }
 

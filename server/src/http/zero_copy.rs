@@ -152,18 +152,21 @@ mod linux {
         Ok(fd)
     }
 
-    /// The sealed file and offset behind `slice`, if it lies inside a live sealed body.
-    pub(super) fn sealed_source(slice: &[u8]) -> Option<(Arc<OwnedFd>, u64)> {
-        let start = slice.as_ptr() as usize;
+    /// The first of `slices` that lies inside a live sealed body (empty ones never do): its position among them,
+    /// the sealed file and the offset in it. The registry is read once per write, whatever the number of slices.
+    pub(super) fn first_sealed(slices: &[IoSlice<'_>]) -> Option<(usize, Arc<OwnedFd>, u64)> {
         let regions = REGIONS
             .read()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        regions
-            .iter()
-            .find(|region| {
-                start >= region.start && start + slice.len() <= region.start + region.len
-            })
-            .map(|region| (region.file.clone(), (start - region.start) as u64))
+        slices.iter().enumerate().find_map(|(at, slice)| {
+            let start = slice.as_ptr() as usize;
+            let region = regions.iter().find(|region| {
+                !slice.is_empty()
+                    && start >= region.start
+                    && start + slice.len() <= region.start + region.len
+            })?;
+            Some((at, region.file.clone(), (start - region.start) as u64))
+        })
     }
 
     /// A TCP connection that sends slices of sealed bodies with `sendfile` (see the module's documentation).
@@ -211,10 +214,7 @@ mod linux {
             bufs: &[IoSlice<'_>],
         ) -> Poll<io::Result<usize>> {
             let this = self.get_mut();
-            let found = bufs.iter().enumerate().find_map(|(at, slice)| {
-                Some((at, sealed_source(slice).filter(|_| !slice.is_empty())?))
-            });
-            let Some((at, (file, offset))) = found else {
+            let Some((at, file, offset)) = first_sealed(bufs) else {
                 return Pin::new(&mut this.0).poll_write_vectored(cx, bufs);
             };
             if at > 0 {
@@ -265,9 +265,20 @@ mod tests {
         let body: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
         let bytes = sealed(body.clone());
         assert_eq!(&bytes[..], &body[..]);
-        let (file, offset) =
-            linux::sealed_source(&bytes[1000..3000]).expect("a sealed body is registered");
+        let (_, file, offset) = linux::first_sealed(&[std::io::IoSlice::new(&bytes[1000..3000])])
+            .expect("a sealed body is registered");
         assert_eq!(offset, 1000);
+        // Among several slices (a response head, an empty one, then the body), the body's is found.
+        let head = b"HTTP/1.1 200 OK\r\n\r\n";
+        let slices = [
+            std::io::IoSlice::new(head),
+            std::io::IoSlice::new(&[]),
+            std::io::IoSlice::new(&bytes[5..]),
+        ];
+        assert_eq!(
+            linux::first_sealed(&slices).map(|(at, _, offset)| (at, offset)),
+            Some((2, 5))
+        );
         let mut read = vec![0; 2000];
         assert_eq!(rustix::io::pread(&*file, &mut read, offset).unwrap(), 2000);
         assert_eq!(read, &body[1000..3000]);
@@ -293,8 +304,8 @@ mod tests {
     #[test]
     fn small_bodies_and_ordinary_bytes_are_not_sealed() {
         let small = sealed(vec![7; MIN_SEALED_BYTES - 1]);
-        assert!(linux::sealed_source(&small).is_none());
+        assert!(linux::first_sealed(&[std::io::IoSlice::new(&small)]).is_none());
         let ordinary = Bytes::from(vec![7u8; 2 * MIN_SEALED_BYTES]);
-        assert!(linux::sealed_source(&ordinary).is_none());
+        assert!(linux::first_sealed(&[std::io::IoSlice::new(&ordinary)]).is_none());
     }
 }

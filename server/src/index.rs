@@ -13,6 +13,8 @@ pub mod environment;
 pub mod formats;
 pub mod ledger;
 mod lineage;
+#[cfg(target_os = "linux")]
+mod mapped;
 pub mod mapping;
 pub mod metrics_csv;
 pub mod read;

@@ -8,7 +8,7 @@ use super::read::RunRead;
 use super::run_files::ManifestCell;
 use super::{CellRows, ledger};
 use cellscope_model::api::{
-    CellProvenance, Census, LedgerEntry, RefillFacts, RunFacts, RunRole, Warning,
+    CellProvenance, Census, HistoryEvent, LedgerEntry, RefillFacts, RunFacts, RunRole, Warning,
 };
 use cellscope_model::exclusions::ExclusionScope;
 use cellscope_model::key::CellCoordinates;
@@ -59,6 +59,20 @@ pub fn run_cells(
                 .collect()
         },
     );
+    // Each manifest cell's history goes to the cell's provenance, and nothing after this stage reads it from
+    // `read`: it is moved, not copied (copying every event's texts was a tenth of this function).
+    // In the manifest's order (by coordinates), so the walk below finds each by the manifest cell's position.
+    let mut histories: Vec<Vec<HistoryEvent>> = read
+        .manifest
+        .as_mut()
+        .map(|manifest| {
+            manifest
+                .cells
+                .values_mut()
+                .map(|cell| std::mem::take(&mut cell.history))
+                .collect()
+        })
+        .unwrap_or_default();
     let read: &RunRead = read;
     let empty = ParsedMetrics::default();
     let parsed = read.metrics.as_ref().unwrap_or(&empty);
@@ -75,9 +89,43 @@ pub fn run_cells(
     let replaced = relations.replaced.get(run_id);
 
     let metrics_path = read.dir.metrics_path();
-    let mut cells: BTreeMap<CellCoordinates, CellSummary> = BTreeMap::new();
-    for ((coordinates, parsed_cell), offsets) in parsed.cells.iter().zip(row_offsets.iter_mut()) {
-        let offsets = std::mem::take(offsets);
+    for (coordinates, parsed_cell) in &parsed.cells {
+        if parsed_cell.skip_rows > 0 && parsed_cell.rows > 0 {
+            out.warnings.push(
+                Warning::warn(
+                    "skip_row_with_data",
+                    format!(
+                        "cell {} has a skip sentinel and {} real rows; the real rows are used",
+                        CellKey::new(run_id, coordinates),
+                        parsed_cell.rows
+                    ),
+                )
+                .run(run_id)
+                .file(&metrics_file)
+                .line(parsed_cell.first_line),
+            );
+        }
+    }
+    // Made in order of coordinates, so that the run's cells can be walked beside the plan's and the manifest's
+    // (all three sorted) instead of being looked up in each other cell by cell. The parse's order is sorted by
+    // position (the summaries are too large to move about in a sort). A TR164 parse holds each cell once; another
+    // tool's files can name one twice, and then the later one stands, as in a map filled in parse order (the
+    // stable sort keeps parse order among equals, and the last of them is kept).
+    let mut order: Vec<usize> = (0..parsed.cells.len()).collect();
+    order.sort_by(|&left, &right| parsed.cells[left].0.cmp(&parsed.cells[right].0));
+    order.dedup_by(|later, earlier| {
+        let same = parsed.cells[*later].0 == parsed.cells[*earlier].0;
+        if same {
+            *earlier = *later;
+        }
+        same
+    });
+    // The run's cells by coordinates, each with where its rows are (`None` for a planned cell without rows) and its
+    // place in the parse (for naming the first of them in a warning).
+    let mut cells: Vec<(CellCoordinates, RunCell)> = Vec::with_capacity(order.len());
+    for parse_index in order {
+        let (coordinates, parsed_cell) = &parsed.cells[parse_index];
+        let offsets = std::mem::take(&mut row_offsets[parse_index]);
         let mut summary = CellSummary::empty(CellKey::new(run_id, coordinates), CellStatus::NotRun);
         summary.rows = parsed_cell.rows;
         summary.ok_rows = parsed_cell.ok_rows;
@@ -94,20 +142,6 @@ pub fn run_cells(
             .find(|id| refills.contains(id) && relations.lineage.is_spliced(id, coordinates))
             .cloned();
         summary.refilled = summary.source_run_id.is_some();
-        if parsed_cell.skip_rows > 0 && parsed_cell.rows > 0 {
-            out.warnings.push(
-                Warning::warn(
-                    "skip_row_with_data",
-                    format!(
-                        "cell {} has a skip sentinel and {} real rows; the real rows are used",
-                        summary.key, parsed_cell.rows
-                    ),
-                )
-                .run(run_id)
-                .file(&metrics_file)
-                .line(parsed_cell.first_line),
-            );
-        }
         let backup = replaced
             .filter(|_| summary.refilled)
             .and_then(|(path, bytes, offsets)| {
@@ -144,7 +178,6 @@ pub fn run_cells(
                 external: None,
             },
         };
-        out.rows.push((summary.key.clone(), rows));
         if let Some(external) = &parsed_cell.external {
             out.provenance.insert(
                 summary.key.clone(),
@@ -154,31 +187,13 @@ pub fn run_cells(
                 },
             );
         }
-        cells.insert(coordinates.clone(), summary);
-    }
-    // Rows of cells the plan does not list: the run did more than it planned (or the plan is not this run's).
-    if let Some(plan) = read.plan.as_ref().filter(|plan| !plan.cells.is_empty()) {
-        let unplanned: Vec<&(CellCoordinates, crate::index::metrics_csv::ParsedCell)> = parsed
-            .cells
-            .iter()
-            .filter(|(coordinates, _)| !plan.cells.contains_key(coordinates))
-            .collect();
-        if let Some((first, first_cell)) = unplanned.first() {
-            out.warnings.push(
-                Warning::warn(
-                    "unplanned_cells",
-                    format!(
-                        "{} cell(s) have rows but are not in execution_plan.json (the first: {}); they are indexed \
-                         from their rows, with expected rows from the manifest or inferred",
-                        unplanned.len(),
-                        CellKey::new(run_id, first)
-                    ),
-                )
-                .run(run_id)
-                .file(&metrics_file)
-                .line(first_cell.first_row_line),
-            );
-        }
+        cells.push((
+            coordinates.clone(),
+            RunCell {
+                summary,
+                parsed: Some((parse_index, rows)),
+            },
+        ));
     }
     // Planned and manifest cells that metrics.csv lacks are `not_run`.
     let planned = read.plan.iter().flat_map(|plan| plan.cells.keys());
@@ -186,14 +201,35 @@ pub fn run_cells(
         .manifest
         .iter()
         .flat_map(|manifest| manifest.cells.keys());
-    for coordinates in planned.chain(in_manifest) {
-        // Looked up before cloning: almost every planned cell has rows already.
-        if !cells.contains_key(coordinates) {
-            cells.insert(
-                coordinates.clone(),
-                CellSummary::empty(CellKey::new(run_id, coordinates), CellStatus::NotRun),
-            );
+    let mut missing: Vec<&CellCoordinates> = Vec::new();
+    for listed in [planned.collect::<Vec<_>>(), in_manifest.collect::<Vec<_>>()] {
+        let mut with_rows = cells.iter().map(|(coordinates, _)| coordinates).peekable();
+        for coordinates in listed {
+            while with_rows
+                .next_if(|candidate| *candidate < coordinates)
+                .is_some()
+            {}
+            if with_rows.peek() != Some(&coordinates) {
+                missing.push(coordinates);
+            }
         }
+    }
+    if !missing.is_empty() {
+        missing.sort_unstable();
+        missing.dedup();
+        cells.extend(missing.into_iter().map(|coordinates| {
+            (
+                coordinates.clone(),
+                RunCell {
+                    summary: CellSummary::empty(
+                        CellKey::new(run_id, coordinates),
+                        CellStatus::NotRun,
+                    ),
+                    parsed: None,
+                },
+            )
+        }));
+        cells.sort_by(|left, right| left.0.cmp(&right.0));
     }
     let spliced_away =
         |coordinates: &CellCoordinates| relations.lineage.is_spliced(run_id, coordinates);
@@ -210,14 +246,44 @@ pub fn run_cells(
             });
         }
     }
-    // `cells`, the manifest's and the plan's cells are all sorted by coordinates: each of the two is walked once
-    // beside `cells` instead of searched for every cell (comparing coordinates was a tenth of indexing).
+    // Rows of cells the plan does not list: the run did more than it planned (or the plan is not this run's). The
+    // warning names the first such cell in the file, and comes before the warnings of the walk below.
+    let has_plan = read
+        .plan
+        .as_ref()
+        .is_some_and(|plan| !plan.cells.is_empty());
+    let unplanned_at = out.warnings.len();
+    let mut unplanned: Option<(usize, usize, &CellCoordinates, u64)> = None;
     let mut manifest_cells =
         SortedLookup::new(read.manifest.as_ref().map(|manifest| &manifest.cells));
     let mut plan_cells = SortedLookup::new(read.plan.as_ref().map(|plan| &plan.cells));
-    for (coordinates, summary) in cells.iter_mut() {
+    for (
+        coordinates,
+        RunCell {
+            summary,
+            parsed: parsed_here,
+        },
+    ) in cells.iter_mut()
+    {
         let manifest_cell: Option<&ManifestCell> = manifest_cells.get(coordinates);
-        let from_plan = plan_cells.get(coordinates).copied().flatten();
+        let in_plan = plan_cells.get(coordinates);
+        if has_plan
+            && in_plan.is_none()
+            && let Some((parse_index, _)) = parsed_here
+        {
+            let first = (*parse_index, coordinates as &CellCoordinates);
+            unplanned = Some(match unplanned {
+                Some((count, index, at, line)) if index < first.0 => (count + 1, index, at, line),
+                Some((count, ..)) => (
+                    count + 1,
+                    first.0,
+                    first.1,
+                    parsed.cells[first.0].1.first_row_line,
+                ),
+                None => (1, first.0, first.1, parsed.cells[first.0].1.first_row_line),
+            });
+        }
+        let from_plan = in_plan.copied().flatten();
         // Another tool's own request count (vLLM `num_prompts`) stands where a manifest's would.
         let from_file = expected_in_file.get(coordinates).copied().flatten();
         (summary.expected_rows, summary.expected_source) = expected_rows(
@@ -258,11 +324,15 @@ pub fn run_cells(
             );
         }
         if let Some(cell) = manifest_cell {
+            let history = histories
+                .get_mut(manifest_cells.passed.saturating_sub(1))
+                .map(std::mem::take)
+                .unwrap_or_default();
             out.provenance.insert(
                 summary.key.clone(),
                 CellProvenance {
                     manifest_status: cell.status.clone(),
-                    history: cell.history.clone(),
+                    history,
                     origin: None,
                 },
             );
@@ -280,11 +350,31 @@ pub fn run_cells(
         summary.excluded = matched.iter().map(|(id, _)| id.clone()).collect();
         summary.exclusion_scope = matched.iter().map(|(_, scope)| *scope).max();
     }
+    if let Some((count, _, first, line)) = unplanned {
+        out.warnings.insert(
+            unplanned_at,
+            Warning::warn(
+                "unplanned_cells",
+                format!(
+                    "{count} cell(s) have rows but are not in execution_plan.json (the first: {}); they are indexed \
+                     from their rows, with expected rows from the manifest or inferred",
+                    CellKey::new(run_id, first)
+                ),
+            )
+            .run(run_id)
+            .file(&metrics_file)
+            .line(line),
+        );
+    }
     if let Some(backup) = relations.backup_cells.get(run_id) {
         for (coordinates, parsed_cell) in &backup.cells {
-            let Some(current) = cells.get(coordinates).filter(|cell| cell.refilled) else {
+            let Ok(at) = cells.binary_search_by(|(candidate, _)| candidate.cmp(coordinates)) else {
                 continue;
             };
+            let current = &cells[at].1.summary;
+            if !current.refilled {
+                continue;
+            }
             let mut before = current.clone();
             before.rows = parsed_cell.rows;
             before.ok_rows = parsed_cell.ok_rows;
@@ -306,28 +396,41 @@ pub fn run_cells(
             out.pre_refill.push(before);
         }
     }
-    for (coordinates, summary) in cells {
+    // Taken in order of coordinates, which within one run is the order of keys: the row locators come out sorted,
+    // as the index's merge of every run's expects (see `assemble`).
+    out.rows.reserve(parsed.cells.len());
+    for (coordinates, RunCell { summary, parsed }) in cells {
+        if let Some((_, rows)) = parsed {
+            out.rows.push((summary.key.clone(), rows));
+        }
         if spliced_away(&coordinates) {
             out.spliced.push(summary);
         } else {
             out.own.push(summary);
         }
     }
-    // In the parse's order until here (a cell's first row); sorted on this run's thread, so that the index's sort
-    // of every run's locators only finds them in order (see `assemble`).
-    out.rows.sort_by(|left, right| left.0.cmp(&right.0));
     out
+}
+
+/// One cell of a run while its run's cells are made: the summary, and for a cell with rows its place in the parse
+/// and where its rows are.
+struct RunCell {
+    summary: CellSummary,
+    parsed: Option<(usize, CellRows)>,
 }
 
 /// Finds keys in a sorted map when they are asked for in ascending order, walking the map once.
 struct SortedLookup<'a, K, V> {
     entries: Option<std::iter::Peekable<std::collections::btree_map::Iter<'a, K, V>>>,
+    /// How many entries were passed: after [`SortedLookup::get`] found one, its position in the map plus one.
+    passed: usize,
 }
 
 impl<'a, K: Ord, V> SortedLookup<'a, K, V> {
     fn new(map: Option<&'a BTreeMap<K, V>>) -> Self {
         SortedLookup {
             entries: map.map(|map| map.iter().peekable()),
+            passed: 0,
         }
     }
 
@@ -338,8 +441,12 @@ impl<'a, K: Ord, V> SortedLookup<'a, K, V> {
             match (*candidate).cmp(key) {
                 std::cmp::Ordering::Less => {
                     entries.next();
+                    self.passed += 1;
                 }
-                std::cmp::Ordering::Equal => return entries.next().map(|(_, value)| value),
+                std::cmp::Ordering::Equal => {
+                    self.passed += 1;
+                    return entries.next().map(|(_, value)| value);
+                }
                 std::cmp::Ordering::Greater => return None,
             }
         }

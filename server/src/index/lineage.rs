@@ -27,19 +27,43 @@ pub struct Relations {
 
 /// The lineage evidence of one run: its rows by run id per cell, its note's mentions, whether it has a backup.
 pub fn evidence(read: &RunRead, backed_up: &BTreeSet<&str>) -> RunEvidence {
-    let mut rows_by_id: BTreeMap<String, IdRows> = BTreeMap::new();
+    // Each id's cells are gathered in a list and made into their map at once (sorted, then built in one pass),
+    // not inserted one by one: a master's own id alone has a row in every one of its cells.
+    // Per id: its rows per cell, and the offset of its first row.
+    type Gathered<'a> = (Vec<(&'a CellCoordinates, u32)>, u64);
+    let mut gathered: BTreeMap<&str, Gathered<'_>> = BTreeMap::new();
     if let Ok(parsed) = &read.metrics {
         for (coordinates, cell) in &parsed.cells {
             for (id, count) in &cell.row_run_ids {
-                let rows = rows_by_id.entry(id.clone()).or_insert_with(|| IdRows {
-                    cells: BTreeMap::new(),
-                    first_offset: count.first_offset,
-                });
-                rows.first_offset = rows.first_offset.min(count.first_offset);
-                *rows.cells.entry(coordinates.clone()).or_default() += count.rows;
+                let (cells, first_offset) = gathered
+                    .entry(id.as_str())
+                    .or_insert_with(|| (Vec::new(), count.first_offset));
+                *first_offset = (*first_offset).min(count.first_offset);
+                cells.push((coordinates, count.rows));
             }
         }
     }
+    let rows_by_id: BTreeMap<String, IdRows> = gathered
+        .into_iter()
+        .map(|(id, (mut cells, first_offset))| {
+            // Another tool's parse can name a cell twice: its counts are added, as the map's entries were.
+            cells.sort_by(|left, right| left.0.cmp(right.0));
+            let mut summed: Vec<(CellCoordinates, u32)> = Vec::with_capacity(cells.len());
+            for (coordinates, rows) in cells {
+                match summed.last_mut() {
+                    Some((last, total)) if last == coordinates => *total += rows,
+                    _ => summed.push((coordinates.clone(), rows)),
+                }
+            }
+            (
+                id.to_string(),
+                IdRows {
+                    cells: summed.into_iter().collect(),
+                    first_offset,
+                },
+            )
+        })
+        .collect();
     RunEvidence {
         run_id: read.dir.run_id.clone(),
         rows_by_id,
@@ -54,7 +78,12 @@ pub fn relate(runs: &[RunRead], backups: Vec<BackupRead>) -> Relations {
         .iter()
         .map(|backup| backup.dir.master_run_id.as_str())
         .collect();
-    let evidence: Vec<RunEvidence> = runs.iter().map(|read| evidence(read, &backed_up)).collect();
+    // Each run's evidence is its own (a master's is a walk over its 900 cells): the runs are taken in parallel.
+    use rayon::prelude::*;
+    let evidence: Vec<RunEvidence> = runs
+        .par_iter()
+        .map(|read| evidence(read, &backed_up))
+        .collect();
     let lineage = lineage::decide(&evidence);
     let by_id: BTreeMap<&str, &RunRead> = runs
         .iter()

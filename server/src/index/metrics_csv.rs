@@ -1114,7 +1114,7 @@ fn merge(chunks: Vec<RowsOut>, parsed: &mut ParsedMetrics, warnings: &mut Vec<Wa
         lines_counted: chunks.iter().all(|chunk| chunk.lines_counted),
     };
     let single = chunks.len() == 1;
-    let mut position: HashMap<CellCoordinates, usize> = HashMap::new();
+    let mut position: foldhash::HashMap<CellCoordinates, usize> = HashMap::default();
     let mut line_base = 0u64;
     for (chunk_index, chunk) in chunks.into_iter().enumerate() {
         parsed.records += chunk.records;
@@ -1246,8 +1246,8 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
         read_failed: false,
     };
     let mut cells: Vec<(CellCoordinates, Accumulating)> = Vec::new();
-    let mut index_by_key: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut index_by_coordinates: HashMap<CellCoordinates, usize> = HashMap::new();
+    let mut index_by_key: foldhash::HashMap<Vec<u8>, usize> = HashMap::default();
+    let mut index_by_coordinates: foldhash::HashMap<CellCoordinates, usize> = HashMap::default();
     let mut composite: Vec<u8> = Vec::with_capacity(128);
     // The previous row's key fields and cell: consecutive rows almost always share a cell, so a field-by-field
     // comparison usually replaces the hash lookup.

@@ -212,8 +212,9 @@ fn with_file_bytes<R>(
     })
 }
 
-/// A metrics.csv read in pieces (`metrics_csv::parse_source`): its size, its parse and the warnings about its
-/// rows. `None` when it cannot be read that way, and it is read whole.
+/// A metrics.csv read for its cells without copying it whole into memory: through a map where the system allows
+/// (`super::mapped`), else in pieces (`metrics_csv::parse_source`). Its size, its parse and the warnings about its
+/// rows; `None` when it cannot be read that way (or changed while it was read), and it is read whole.
 fn read_in_pieces(
     path: &Path,
 ) -> Option<(
@@ -227,6 +228,14 @@ fn read_in_pieces(
         return None;
     }
     let size = metadata.len();
+    #[cfg(target_os = "linux")]
+    if let Some(mapped) = super::mapped::Mapped::new(&file, size) {
+        let mut row_warnings = Vec::new();
+        let parsed = metrics_csv::parse(mapped.bytes(), &mut row_warnings);
+        // A file cut short while it was read: this reading is thrown away, and the reading of the whole file
+        // says what is left of it.
+        return (!mapped.damaged()).then_some((size, parsed, row_warnings));
+    }
     #[cfg(unix)]
     {
         let mut row_warnings = Vec::new();

@@ -1,15 +1,16 @@
 """Per-cell aggregation of TR164 metrics.csv files by pandas, polars or DuckDB: one peer, one run, timed in-process.
 
-Usage: python peers.py PEER OUT.json FILE...
+Usage: python peers.py [--timed N] PEER OUT.json FILE...
 
 The peer reads the files, keeps ok rows that are not skip sentinels, and per (file, suite, phase, backend, model,
 workload, n_agents, rep) computes the ok-row count, p50/p95/p99 of wall_ms (linear interpolation) and aggregate
 tps = sum(completion_tokens) / (max(complete_time_s) - min(submit_time_s)). Each is written the way its users
 write fast code: only the needed columns are read (`usecols`, a lazy scan's projection, DuckDB's own pushdown),
 all files in one query where the library allows it, one grouped aggregation, no Python function per group.
-Imports happen before timing, and the aggregation runs once untimed before the timed run (each library's
+Imports happen before timing, and the aggregation runs once untimed before the timed runs (each library's
 first call pays for lazy initialisation that a long-lived user session would have paid already; timing only the
-second call gives the peer its best case). The per-cell values are written out so the xtask can check them against
+later calls gives the peer its best case). With `--timed N` it is timed N times and the median is reported
+(`seconds`), with every run's figure (`seconds_each`). The per-cell values are written out so the xtask can check them against
 cellscope's; the peak RSS is the process's own.
 """
 import json
@@ -104,17 +105,25 @@ PEERS = {"pandas": pandas_peer, "polars": polars_peer, "duckdb": duckdb_peer}
 
 
 def main():
-    name, out, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+    args = sys.argv[1:]
+    timed = 1
+    if args[0] == "--timed":
+        timed, args = int(args[1]), args[2:]
+    name, out, files = args[0], args[1], args[2:]
     import duckdb, pandas, polars, pyarrow  # noqa: F401  (imports are not timed)
 
     PEERS[name](files)
-    started = time.perf_counter()
-    cells = PEERS[name](files)
-    seconds = time.perf_counter() - started
+    each = []
+    for _ in range(timed):
+        started = time.perf_counter()
+        cells = PEERS[name](files)
+        each.append(time.perf_counter() - started)
+    seconds = sorted(each)[len(each) // 2]
     report = {
         "peer": name,
         "version": sys.modules[name].__version__,
         "seconds": seconds,
+        "seconds_each": each,
         # Linux reports kilobytes.
         "max_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "cells": [

@@ -500,6 +500,7 @@ pub(crate) fn paired_tr164(
     peers: &[&str],
     runs: u32,
     full: bool,
+    timed: u32,
 ) -> anyhow::Result<Tr164Report> {
     let out_dir = workspace_root().join("target/bench");
     std::fs::create_dir_all(&out_dir)?;
@@ -537,7 +538,7 @@ pub(crate) fn paired_tr164(
     let mut full_index_s = Vec::new();
     for run in 1..=runs {
         eprintln!("paired run {run} of {runs}");
-        let (mut pair, report) = paired::cellscope_index(binary, &root_text)?;
+        let (mut pair, report) = paired::cellscope_index(binary, &root_text, timed)?;
         if number(&report, "cells")? as usize != ours.len() {
             bail!("cellscope index found {report}, `cells` {}", ours.len());
         }
@@ -548,13 +549,21 @@ pub(crate) fn paired_tr164(
         for (position, peer) in peers.iter().enumerate() {
             let peer_json = out_dir.join(format!("tr164-{peer}.json"));
             let peer_json_text = peer_json.to_string_lossy().into_owned();
-            let mut args = vec![script.as_str(), peer, peer_json_text.as_str()];
+            let timed_text = timed.to_string();
+            let mut args = vec![
+                script.as_str(),
+                "--timed",
+                &timed_text,
+                peer,
+                peer_json_text.as_str(),
+            ];
             args.extend(files.iter().filter_map(|(_, path)| path.to_str()));
             let ran = paired::run_peer(&python, &args, &peer_json)?;
             check_tr164(&by_key, &run_ids, &ran.result)
                 .with_context(|| format!("checking {peer}'s figures (run {run})"))?;
             versions[position] = ran.version;
             pair.peers.push((ran.seconds, ran.max_rss_kb));
+            pair.peers_each.push(ran.seconds_each);
         }
         pairs.push(pair);
     }
@@ -576,6 +585,11 @@ pub(crate) fn paired_tr164(
     })
 }
 
+/// How many times `bench index` times each side of a pair after its warm-up; the pair's figures are the medians.
+/// One timed run each let a single slow moment of this shared machine decide a pair (single ratios of the same
+/// code ranged from 0.35 to 0.51 in one invocation); the median of three on both sides keeps it like for like.
+const INDEX_TIMED: u32 = 3;
+
 fn index(runs: u32) -> anyhow::Result<()> {
     let demo = ensure_demo_data()?;
     let v3 = demo.join("tr164-v3");
@@ -584,7 +598,7 @@ fn index(runs: u32) -> anyhow::Result<()> {
         .join("target/release/cellscope")
         .to_string_lossy()
         .into_owned();
-    let report = paired_tr164(&binary, &v3, &PEERS, runs, true)?;
+    let report = paired_tr164(&binary, &v3, &PEERS, runs, true, INDEX_TIMED)?;
     let mut full = report.full_index_s.clone();
     let table = format!(
         "TR164 V3 demo data: cellscope indexes the run directories under `{}` (cells only: discover, parse, \

@@ -191,7 +191,7 @@ pub fn scale(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
     let root_text = root.to_string_lossy().into_owned();
     let out_dir = workspace_root().join("target/bench");
 
-    let index = crate::bench::paired_tr164(&binary, &root, &crate::bench::PEERS, runs, false)?;
+    let index = crate::bench::paired_tr164(&binary, &root, &crate::bench::PEERS, runs, false, 1)?;
 
     // A cold start of the server (the files are in the page cache after the index runs above) with an empty
     // cache of its own under target/, which its second stage fills for the restart below.

@@ -184,7 +184,7 @@ pub fn index(runs: u32) -> anyhow::Result<()> {
     let mut worst = vec![0.0f64; PEERS.len()];
     for run in 1..=runs {
         eprintln!("paired run {run} of {runs}");
-        let (mut pair, report) = paired::cellscope_index(&binary, &root)?;
+        let (mut pair, report) = paired::cellscope_index(&binary, &root, 1)?;
         if number(&report, "cells")? as usize != sweep.files.len() {
             bail!("cellscope index found {report}");
         }
@@ -200,6 +200,7 @@ pub fn index(runs: u32) -> anyhow::Result<()> {
             worst[position] = worst[position].max(difference);
             versions[position] = ran.version;
             pair.peers.push((ran.seconds, ran.max_rss_kb));
+            pair.peers_each.push(ran.seconds_each);
         }
         pairs.push(pair);
     }

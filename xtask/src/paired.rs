@@ -66,7 +66,10 @@ pub fn measured(program: &str, args: &[&str]) -> anyhow::Result<Measured> {
 pub struct PeerRun {
     pub result: Value,
     pub version: String,
+    /// The median of its timed runs (one unless it was asked for more).
     pub seconds: f64,
+    /// Every timed run's seconds, in order.
+    pub seconds_each: Vec<f64>,
     pub max_rss_kb: Option<u64>,
 }
 
@@ -82,9 +85,21 @@ pub fn run_peer(python: &str, args: &[&str], out: &Path) -> anyhow::Result<PeerR
             .unwrap_or("?")
             .to_string(),
         seconds: number(&result, "seconds")?,
+        seconds_each: seconds_list(&result, "seconds_each")
+            .unwrap_or_else(|| vec![number(&result, "seconds").unwrap_or(f64::NAN)]),
         max_rss_kb: ran.max_rss_kb,
         result,
     })
+}
+
+/// A list of seconds in a JSON report.
+fn seconds_list(report: &Value, key: &str) -> Option<Vec<f64>> {
+    report
+        .get(key)?
+        .as_array()?
+        .iter()
+        .map(Value::as_f64)
+        .collect()
 }
 
 /// A command line for the log, with a long file list cut short.
@@ -106,10 +121,16 @@ pub struct Pair {
     pub cellscope_wall_s: f64,
     /// The index's own time in a fresh process (the first index it builds).
     pub cellscope_index_s: f64,
-    /// The index's own time for a second index in the same process: measured as the peers are, after a warm-up.
+    /// The index's own time in the same process after a first index: measured as the peers are, after a warm-up
+    /// (the median of the timed indexes when more than one was asked for).
     pub cellscope_warm_s: f64,
+    /// Every timed index after the warm-up, in order.
+    pub cellscope_warm_each: Vec<f64>,
     pub cellscope_rss_kb: Option<u64>,
+    /// Each peer's seconds (the median of its timed runs) and peak RSS.
     pub peers: Vec<(f64, Option<u64>)>,
+    /// Each peer's timed runs, in order.
+    pub peers_each: Vec<Vec<f64>>,
 }
 
 impl Pair {
@@ -133,28 +154,32 @@ impl Pair {
 }
 
 /// One cellscope run of a pair: `cellscope index ROOT --cells-only --json --no-cache` timed from spawn to exit,
-/// then the same with `--repeat 2` for the warm figure. Returns the pair without peers and the first report.
-pub fn cellscope_index(binary: &str, root: &str) -> anyhow::Result<(Pair, Value)> {
+/// then the same with `--repeat` one more than `timed` for the warm figure: the median of the indexes after the
+/// first. Returns the pair without peers and the first report.
+pub fn cellscope_index(binary: &str, root: &str, timed: u32) -> anyhow::Result<(Pair, Value)> {
     // Cold, like the peers' files: no cache of read results (which would time a warm start instead).
     let args = ["index", root, "--cells-only", "--json", "--no-cache"];
     let cold = measured(binary, &args)?;
     let report: Value =
         serde_json::from_str(cold.stdout.trim()).context("reading `cellscope index --json`")?;
-    let warm = measured(binary, &[&args[..], &["--repeat", "2"]].concat())?;
+    let repeat = (timed.max(1) + 1).to_string();
+    let warm = measured(binary, &[&args[..], &["--repeat", &repeat]].concat())?;
     let warm_report: Value =
         serde_json::from_str(warm.stdout.trim()).context("reading `cellscope index --json`")?;
-    let warm_s = warm_report
-        .get("seconds")
-        .and_then(Value::as_array)
-        .and_then(|seconds| seconds.get(1))
-        .and_then(Value::as_f64)
-        .context("`cellscope index --repeat 2` reported no second index")?;
+    let warm_each: Vec<f64> = seconds_list(&warm_report, "seconds")
+        .map(|seconds| seconds.into_iter().skip(1).collect())
+        .unwrap_or_default();
+    if warm_each.is_empty() {
+        bail!("`cellscope index --repeat {repeat}` reported no index after the first");
+    }
     let pair = Pair {
         cellscope_wall_s: cold.wall_s,
         cellscope_index_s: number(&report, "median_s")?,
-        cellscope_warm_s: warm_s,
+        cellscope_warm_s: median(&mut warm_each.clone()),
+        cellscope_warm_each: warm_each,
         cellscope_rss_kb: cold.max_rss_kb,
         peers: Vec::new(),
+        peers_each: Vec::new(),
     };
     Ok((pair, report))
 }
@@ -235,14 +260,52 @@ pub fn table(peers: &[(String, String)], pairs: &[Pair], budget: f64) -> (String
         " |".repeat(peers.len() + 1),
     ));
     let verdict = |ratio: f64| if ratio <= budget { "met" } else { "not met" };
+    let timed = pairs
+        .iter()
+        .map(|pair| pair.cellscope_warm_each.len())
+        .max()
+        .unwrap_or(1);
+    let how = if timed > 1 {
+        format!(", each side the median of {timed} timed runs")
+    } else {
+        String::new()
+    };
     table.push_str(&format!(
         "\nBudget: median of the per-run ratios ≤ {budget}. Like for like (both timed inside their process after \
-         a warm-up run): median {median_ratio:.2} over {} paired runs (largest single ratio {worst:.2}): **{}**. \
+         a warm-up run{how}): median {median_ratio:.2} over {} paired runs (largest single ratio {worst:.2}): **{}**. \
          Strict (cellscope's whole cold process against the peer's warm in-process time): median \
          {median_strict:.2}: {}.\n",
         pairs.len(),
         verdict(median_ratio),
         verdict(median_strict),
     ));
+    // With several timed runs per side, each pair's figures are medians: every run's own figure is listed.
+    let repeated = pairs.iter().any(|pair| {
+        pair.cellscope_warm_each.len() > 1 || pair.peers_each.iter().any(|each| each.len() > 1)
+    });
+    if repeated {
+        let listed = |each: &[f64]| {
+            each.iter()
+                .map(|value| format!("{:.1}", value * 1e3))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        table.push_str(
+            "\nEvery timed run after the warm-up (ms), of which each pair's figures above are the medians:\n\n",
+        );
+        for (index, pair) in pairs.iter().enumerate() {
+            let peers: Vec<String> = peers
+                .iter()
+                .zip(&pair.peers_each)
+                .map(|((name, _), each)| format!("{name} {}", listed(each)))
+                .collect();
+            table.push_str(&format!(
+                "- run {}: cellscope {}; {}\n",
+                index + 1,
+                listed(&pair.cellscope_warm_each),
+                peers.join("; ")
+            ));
+        }
+    }
     (table, median_ratio)
 }

@@ -634,4 +634,101 @@ mod tests {
         assert_eq!(facts.exclusions["n4"], 1);
         assert!(facts.has_plan && facts.refill.is_none());
     }
+
+    #[test]
+    fn cells_out_of_order_in_the_file_are_walked_by_coordinates_with_their_plan_manifest_and_first_unplanned()
+     {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("r1");
+        std::fs::create_dir(&dir).unwrap();
+        // The file holds N=4, then N=1, then N=2: not in the order of coordinates.
+        let rows = [
+            HEADER.to_string(),
+            row(4, 1, "ok"),
+            row(1, 1, "ok"),
+            row(2, 1, "ok"),
+        ];
+        std::fs::write(dir.join("metrics.csv"), rows.join("\n") + "\n").unwrap();
+        // The plan lists N=2 and N=8 only: N=4 and N=1 ran unplanned, N=4 first in the file.
+        let cell = |n: u32| {
+            format!(
+                r#"{{"suite": "s", "phase": "scaling", "backend": "b", "model": "m", "workload": "w", "n_agents": {n}, "rep": 0}}"#
+            )
+        };
+        std::fs::write(
+            dir.join("execution_plan.json"),
+            format!(r#"{{"cells": [{}, {}]}}"#, cell(8), cell(2)),
+        )
+        .unwrap();
+        // The manifest has a history for N=1 and for N=8 (which has no rows), none for N=2 and N=4.
+        let with_history = |n: u32, event: &str| {
+            cell(n).replacen(
+                '{',
+                &format!(r#"{{"status": "completed", "history": [{{"event": "{event}"}}], "#),
+                1,
+            )
+        };
+        std::fs::write(
+            dir.join("manifest.json"),
+            format!(
+                r#"{{"cells": [{}, {}]}}"#,
+                with_history(8, "never_started"),
+                with_history(1, "fallback_completed")
+            ),
+        )
+        .unwrap();
+        let mut read = read::read_run(
+            RunDir {
+                run_id: "r1".into(),
+                path: dir,
+                relative: "r1".into(),
+                metrics_name: "metrics.csv",
+            },
+            &IndexOptions::default(),
+            &Quiet,
+        );
+        let relations = lineage::relate(std::slice::from_ref(&read), Vec::new());
+        let cells = run_cells(&mut read, &relations, &mut []);
+        let ns: Vec<u32> = cells.own.iter().map(|cell| cell.key.n).collect();
+        assert_eq!(ns, [1, 2, 4, 8]);
+        // The row locators come out sorted by key, one per cell with rows.
+        let located: Vec<u32> = cells.rows.iter().map(|(key, _)| key.n).collect();
+        assert_eq!(located, [1, 2, 4]);
+        let status = |n: u32| cells.own.iter().find(|cell| cell.key.n == n).unwrap();
+        assert_eq!(status(8).status, CellStatus::NotRun);
+        assert!(status(1).fallback && !status(2).fallback);
+        let events = |n: u32| -> Vec<String> {
+            cells
+                .provenance
+                .iter()
+                .find(|(key, _)| key.n == n)
+                .map(|(_, provenance)| {
+                    provenance
+                        .history
+                        .iter()
+                        .map(|event| event.event.clone())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        assert_eq!(events(1), ["fallback_completed"]);
+        assert_eq!(events(8), ["never_started"]);
+        assert!(events(2).is_empty() && events(4).is_empty());
+        let unplanned: Vec<&Warning> = cells
+            .warnings
+            .iter()
+            .filter(|warning| warning.kind == "unplanned_cells")
+            .collect();
+        assert_eq!(unplanned.len(), 1);
+        assert!(
+            unplanned[0].message.starts_with("2 cell(s) have rows")
+                && unplanned[0]
+                    .message
+                    .contains("the first: r1/s/scaling/b/m/w/n=4/rep=0"),
+            "{}",
+            unplanned[0].message
+        );
+        // The line of N=4's first row: the second line of the file.
+        assert_eq!(unplanned[0].line, Some(2));
+    }
 }

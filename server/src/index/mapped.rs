@@ -42,6 +42,8 @@ static REGISTRY: [Slot; SLOTS] = [FREE; SLOTS];
 static mut PREVIOUS: Option<libc::sigaction> = None;
 static INSTALL: Once = Once::new();
 static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// The page size, read once before the handler is installed (the handler itself only loads it).
+static PAGE_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// A file mapped read-only. Its bytes are the file's as long as [`Mapped::damaged`] is false after reading them.
 pub struct Mapped {
@@ -123,6 +125,7 @@ impl Drop for Mapped {
 /// Installs the `SIGBUS` handler once, keeping the action it replaces.
 fn install() {
     INSTALL.call_once(|| {
+        PAGE_BYTES.store(rustix::param::page_size(), Ordering::Release);
         // SAFETY: `sigaction` with a zeroed (empty-mask) action whose handler has the `SA_SIGINFO` signature; the
         // previous action is stored before the new one can run, and `PREVIOUS` is not written again.
         unsafe {
@@ -154,7 +157,7 @@ extern "C" fn on_sigbus(signal: i32, info: *mut libc::siginfo_t, context: *mut s
             continue;
         }
         if (start..end).contains(&address) {
-            let page = address & !(rustix::param::page_size() - 1);
+            let page = address & !(PAGE_BYTES.load(Ordering::Acquire) - 1);
             // SAFETY: the pages replaced belong to a registered map, which only its owner unmaps (and not while
             // one of its pages is being read, as now); zero pages take their place.
             let zeroed = unsafe {

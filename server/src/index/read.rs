@@ -230,11 +230,7 @@ fn read_in_pieces(
     let size = metadata.len();
     #[cfg(target_os = "linux")]
     if let Some(mapped) = super::mapped::Mapped::new(&file, size) {
-        let mut row_warnings = Vec::new();
-        let parsed = metrics_csv::parse(mapped.bytes(), &mut row_warnings);
-        // A file cut short while it was read: this reading is thrown away, and the reading of the whole file
-        // says what is left of it.
-        return (!mapped.damaged()).then_some((size, parsed, row_warnings));
+        return parse_mapped(&mapped, size);
     }
     #[cfg(unix)]
     {
@@ -248,6 +244,23 @@ fn read_in_pieces(
         let _ = (file, size);
         None
     }
+}
+
+/// The parse of a mapped metrics.csv of `size` bytes, as [`read_in_pieces`] gives it; `None` when the map was
+/// damaged while it was read (the file was cut short, or a page could not be read): that reading is thrown away,
+/// and the reading of the whole file says what is left of it.
+#[cfg(target_os = "linux")]
+fn parse_mapped(
+    mapped: &super::mapped::Mapped,
+    size: u64,
+) -> Option<(
+    u64,
+    Result<metrics_csv::ParsedMetrics, metrics_csv::FileRejected>,
+    Vec<Warning>,
+)> {
+    let mut row_warnings = Vec::new();
+    let parsed = metrics_csv::parse(mapped.bytes(), &mut row_warnings);
+    (!mapped.damaged()).then_some((size, parsed, row_warnings))
 }
 
 /// A metrics.csv read whole (and decompressed, for a compressed one) and parsed: the parse and the file's digest;
@@ -677,6 +690,55 @@ pub fn lines_in_file(path: &Path, offsets: &[u64]) -> Vec<Option<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file truncated after it was mapped and before it was parsed: the parse runs into the pages past the new
+    /// end, the guard catches the fault, and the reading is thrown away instead of taken for the file or killing
+    /// the process. The file read again gives the rows it still has.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_metrics_file_cut_short_under_its_map_is_read_again_not_taken() {
+        let header = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,\
+                      request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status";
+        let mut text = format!("{header}\n");
+        for request in 0..40_000u32 {
+            text.push_str(&format!(
+                "r1,s,scaling,b,m,w,4,0,{},{request},{request},100.5,10,20,1.0,2.5,ok\n",
+                request % 4
+            ));
+        }
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("metrics.csv");
+        std::fs::write(&path, &text).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let size = file.metadata().unwrap().len();
+        let mapped = super::super::mapped::Mapped::new(&file, size).unwrap();
+        // A tenth is left: every page after it faults when the parse reaches it.
+        let kept = size / 10;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(kept)
+            .unwrap();
+        assert!(parse_mapped(&mapped, size).is_none());
+        assert!(mapped.damaged());
+        drop(mapped);
+        // Read again, the file is what is left of it: its whole lines, and a warning for the cut one.
+        let (read_size, parsed, warnings) = read_in_pieces(&path).unwrap();
+        assert_eq!(read_size, kept);
+        let parsed = parsed.unwrap();
+        let whole_lines = text.as_bytes()[..kept as usize]
+            .iter()
+            .filter(|byte| **byte == b'\n')
+            .count() as u64;
+        assert_eq!(parsed.records, whole_lines);
+        assert!(
+            warnings
+                .iter()
+                .any(|warning| warning.kind == "truncated_last_line"),
+            "{warnings:?}"
+        );
+    }
 
     #[test]
     fn note_mentions_carry_their_line() {

@@ -568,7 +568,12 @@ mod tests {
             r#"{"cells": [{"suite": "s", "phase": "scaling", "backend": "b", "model": "m", "workload": "w", "n_agents": 8, "rep": 0}]}"#,
         )
         .unwrap();
-        let read = read::read_run(
+        (root, read_r1(dir))
+    }
+
+    /// The run directory `dir` read as run `r1`, with every option.
+    fn read_r1(dir: std::path::PathBuf) -> read::RunRead {
+        read::read_run(
             RunDir {
                 run_id: "r1".into(),
                 path: dir,
@@ -577,8 +582,7 @@ mod tests {
             },
             &IndexOptions::default(),
             &Quiet,
-        );
-        (root, read)
+        )
     }
 
     #[test]
@@ -677,16 +681,7 @@ mod tests {
             ),
         )
         .unwrap();
-        let mut read = read::read_run(
-            RunDir {
-                run_id: "r1".into(),
-                path: dir,
-                relative: "r1".into(),
-                metrics_name: "metrics.csv",
-            },
-            &IndexOptions::default(),
-            &Quiet,
-        );
+        let mut read = read_r1(dir);
         let relations = lineage::relate(std::slice::from_ref(&read), Vec::new());
         let cells = run_cells(&mut read, &relations, &mut []);
         let ns: Vec<u32> = cells.own.iter().map(|cell| cell.key.n).collect();

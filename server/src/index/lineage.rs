@@ -29,7 +29,7 @@ pub struct Relations {
 pub fn evidence(read: &RunRead, backed_up: &BTreeSet<&str>) -> RunEvidence {
     // Each id's cells are gathered in a list and made into their map at once (sorted, then built in one pass),
     // not inserted one by one: a master's own id alone has a row in every one of its cells.
-    // Per id: its rows per cell, and the offset of its first row.
+    /// One id's rows per cell, and the offset of its first row.
     type Gathered<'a> = (Vec<(&'a CellCoordinates, u32)>, u64);
     let mut gathered: BTreeMap<&str, Gathered<'_>> = BTreeMap::new();
     if let Ok(parsed) = &read.metrics {

@@ -78,15 +78,16 @@ pub fn run_peer(python: &str, args: &[&str], out: &Path) -> anyhow::Result<PeerR
     let ran = measured(python, args)?;
     let result: Value = serde_json::from_slice(&std::fs::read(out)?)
         .with_context(|| format!("reading {}", out.display()))?;
+    let seconds = number(&result, "seconds")?;
     Ok(PeerRun {
         version: result
             .get("version")
             .and_then(Value::as_str)
             .unwrap_or("?")
             .to_string(),
-        seconds: number(&result, "seconds")?,
-        seconds_each: seconds_list(&result, "seconds_each")
-            .unwrap_or_else(|| vec![number(&result, "seconds").unwrap_or(f64::NAN)]),
+        seconds,
+        // A script timed once (the vLLM bench's) reports no list: its one run is the list.
+        seconds_each: seconds_list(&result, "seconds_each").unwrap_or_else(|| vec![seconds]),
         max_rss_kb: ran.max_rss_kb,
         result,
     })

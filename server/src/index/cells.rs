@@ -202,18 +202,8 @@ pub fn run_cells(
         .iter()
         .flat_map(|manifest| manifest.cells.keys());
     let mut missing: Vec<&CellCoordinates> = Vec::new();
-    for listed in [planned.collect::<Vec<_>>(), in_manifest.collect::<Vec<_>>()] {
-        let mut with_rows = cells.iter().map(|(coordinates, _)| coordinates).peekable();
-        for coordinates in listed {
-            while with_rows
-                .next_if(|candidate| *candidate < coordinates)
-                .is_some()
-            {}
-            if with_rows.peek() != Some(&coordinates) {
-                missing.push(coordinates);
-            }
-        }
-    }
+    not_among(&cells, planned, &mut missing);
+    not_among(&cells, in_manifest, &mut missing);
     if !missing.is_empty() {
         missing.sort_unstable();
         missing.dedup();
@@ -253,7 +243,9 @@ pub fn run_cells(
         .as_ref()
         .is_some_and(|plan| !plan.cells.is_empty());
     let unplanned_at = out.warnings.len();
-    let mut unplanned: Option<(usize, usize, &CellCoordinates, u64)> = None;
+    // How many cells ran unplanned, and the place in the parse of the first of them in the file.
+    let mut unplanned_cells = 0usize;
+    let mut first_unplanned: Option<usize> = None;
     let mut manifest_cells =
         SortedLookup::new(read.manifest.as_ref().map(|manifest| &manifest.cells));
     let mut plan_cells = SortedLookup::new(read.plan.as_ref().map(|plan| &plan.cells));
@@ -271,17 +263,9 @@ pub fn run_cells(
             && in_plan.is_none()
             && let Some((parse_index, _)) = parsed_here
         {
-            let first = (*parse_index, coordinates as &CellCoordinates);
-            unplanned = Some(match unplanned {
-                Some((count, index, at, line)) if index < first.0 => (count + 1, index, at, line),
-                Some((count, ..)) => (
-                    count + 1,
-                    first.0,
-                    first.1,
-                    parsed.cells[first.0].1.first_row_line,
-                ),
-                None => (1, first.0, first.1, parsed.cells[first.0].1.first_row_line),
-            });
+            unplanned_cells += 1;
+            first_unplanned =
+                Some(first_unplanned.map_or(*parse_index, |first| first.min(*parse_index)));
         }
         let from_plan = in_plan.copied().flatten();
         // Another tool's own request count (vLLM `num_prompts`) stands where a manifest's would.
@@ -350,20 +334,21 @@ pub fn run_cells(
         summary.excluded = matched.iter().map(|(id, _)| id.clone()).collect();
         summary.exclusion_scope = matched.iter().map(|(_, scope)| *scope).max();
     }
-    if let Some((count, _, first, line)) = unplanned {
+    if let Some(first) = first_unplanned {
+        let (coordinates, first_cell) = &parsed.cells[first];
         out.warnings.insert(
             unplanned_at,
             Warning::warn(
                 "unplanned_cells",
                 format!(
-                    "{count} cell(s) have rows but are not in execution_plan.json (the first: {}); they are indexed \
-                     from their rows, with expected rows from the manifest or inferred",
-                    CellKey::new(run_id, first)
+                    "{unplanned_cells} cell(s) have rows but are not in execution_plan.json (the first: {}); they \
+                     are indexed from their rows, with expected rows from the manifest or inferred",
+                    CellKey::new(run_id, coordinates)
                 ),
             )
             .run(run_id)
             .file(&metrics_file)
-            .line(line),
+            .line(first_cell.first_row_line),
         );
     }
     if let Some(backup) = relations.backup_cells.get(run_id) {
@@ -410,6 +395,25 @@ pub fn run_cells(
         }
     }
     out
+}
+
+/// Pushes to `missing` each of `listed` (ascending) that is not among `cells` (sorted by coordinates): one walk
+/// of both instead of a search per listed cell.
+fn not_among<'a>(
+    cells: &[(CellCoordinates, RunCell)],
+    listed: impl Iterator<Item = &'a CellCoordinates>,
+    missing: &mut Vec<&'a CellCoordinates>,
+) {
+    let mut with_rows = cells.iter().map(|(coordinates, _)| coordinates).peekable();
+    for coordinates in listed {
+        while with_rows
+            .next_if(|candidate| *candidate < coordinates)
+            .is_some()
+        {}
+        if with_rows.peek() != Some(&coordinates) {
+            missing.push(coordinates);
+        }
+    }
 }
 
 /// One cell of a run while its run's cells are made: the summary, and for a cell with rows its place in the parse

@@ -212,16 +212,13 @@ fn with_file_bytes<R>(
     })
 }
 
+/// What reading a metrics.csv for its cells gives: the file's size, its parse and the warnings about its rows.
+type CellsReading = (u64, Result<ParsedMetrics, FileRejected>, Vec<Warning>);
+
 /// A metrics.csv read for its cells without copying it whole into memory: through a map where the system allows
-/// (`super::mapped`), else in pieces (`metrics_csv::parse_source`). Its size, its parse and the warnings about its
-/// rows; `None` when it cannot be read that way (or changed while it was read), and it is read whole.
-fn read_in_pieces(
-    path: &Path,
-) -> Option<(
-    u64,
-    Result<metrics_csv::ParsedMetrics, metrics_csv::FileRejected>,
-    Vec<Warning>,
-)> {
+/// (`super::mapped`), else in pieces (`metrics_csv::parse_source`). `None` when it cannot be read that way (or
+/// changed while it was read), and it is read whole.
+fn read_for_cells(path: &Path) -> Option<CellsReading> {
     let file = std::fs::File::open(path).ok()?;
     let metadata = file.metadata().ok()?;
     if !metadata.is_file() {
@@ -246,18 +243,11 @@ fn read_in_pieces(
     }
 }
 
-/// The parse of a mapped metrics.csv of `size` bytes, as [`read_in_pieces`] gives it; `None` when the map was
+/// The parse of a mapped metrics.csv of `size` bytes, as [`read_for_cells`] gives it; `None` when the map was
 /// damaged while it was read (the file was cut short, or a page could not be read): that reading is thrown away,
 /// and the reading of the whole file says what is left of it.
 #[cfg(target_os = "linux")]
-fn parse_mapped(
-    mapped: &super::mapped::Mapped,
-    size: u64,
-) -> Option<(
-    u64,
-    Result<metrics_csv::ParsedMetrics, metrics_csv::FileRejected>,
-    Vec<Warning>,
-)> {
+fn parse_mapped(mapped: &super::mapped::Mapped, size: u64) -> Option<CellsReading> {
     let mut row_warnings = Vec::new();
     let parsed = metrics_csv::parse(mapped.bytes(), &mut row_warnings);
     (!mapped.damaged()).then_some((size, parsed, row_warnings))
@@ -382,12 +372,13 @@ fn read_run_metrics(
     let mut warnings = Vec::new();
     // A file that could not be read or decompressed has its warning already; it is not also called empty.
     let mut unread = false;
-    // For the cells only (no checksums to take of the whole file), an uncompressed file is read in pieces; a
-    // file that reading leaves (a quote, a changed file, a header not found) is read whole, as are the others.
-    let in_pieces = (!options.hashes && !is_compressed(dir.metrics_name))
-        .then(|| read_in_pieces(&dir.metrics_path()))
+    // For the cells only (no checksums to take of the whole file), an uncompressed file is mapped or read in
+    // pieces; a file that reading leaves (a quote, a changed file, a header not found) is read whole, as are the
+    // others.
+    let for_cells = (!options.hashes && !is_compressed(dir.metrics_name))
+        .then(|| read_for_cells(&dir.metrics_path()))
         .flatten();
-    let (metrics, digest) = match in_pieces {
+    let (metrics, digest) = match for_cells {
         Some((size, parsed, row_warnings)) => {
             for warning in row_warnings {
                 warnings.push(warning.run(run_id).file(&metrics_relative));
@@ -724,7 +715,7 @@ mod tests {
         assert!(mapped.damaged());
         drop(mapped);
         // Read again, the file is what is left of it: its whole lines, and a warning for the cut one.
-        let (read_size, parsed, warnings) = read_in_pieces(&path).unwrap();
+        let (read_size, parsed, warnings) = read_for_cells(&path).unwrap();
         assert_eq!(read_size, kept);
         let parsed = parsed.unwrap();
         let whole_lines = text.as_bytes()[..kept as usize]

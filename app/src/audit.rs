@@ -7,6 +7,7 @@ mod runs;
 
 use crate::state::ctx;
 use cellscope_model::api::{Provenance, Severity};
+use cellscope_model::order::sort_stable_by;
 use cellscope_model::reasons::{cell_reason, needs_audit};
 use cellscope_model::view_state::{AuditColumn, AuditSort, View, ViewState};
 use cellscope_model::{CellKey, CellSummary};
@@ -84,7 +85,7 @@ fn audit_rows(cells: &[CellSummary], provenance: Option<&Provenance>) -> Vec<Aud
 
 fn sort_rows(rows: &mut [AuditRow], sort: Option<AuditSort>) {
     let Some(sort) = sort else { return };
-    rows.sort_by(|a, b| {
+    sort_stable_by(rows, |a, b| {
         let order = match sort.column {
             AuditColumn::Status => a.status.cmp(&b.status),
             AuditColumn::Flags => a.flags.cmp(&b.flags),

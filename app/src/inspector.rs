@@ -7,6 +7,7 @@ use crate::{api, browser};
 use cellscope_draw::chart::{Sample, draw_cdf, draw_histogram};
 use cellscope_model::explore::{PICKER_ORDER, Value, pick, picker_choices};
 use cellscope_model::metric::Metric;
+use cellscope_model::order::{sort_floats, sorted_distinct};
 use cellscope_model::origin::{CellOrigin, Mark, compare_figures};
 use cellscope_model::reasons::ScalingAbsent;
 use cellscope_model::requests::{Lineage, RequestRow, RowClass, requests_query};
@@ -354,9 +355,7 @@ fn LineageCounts(rows: RwSignal<Option<Result<Vec<RequestRow>, String>>>) -> imp
             Some(Ok(rows)) => {
                 let current = rows.iter().filter(|row| row.lineage == Lineage::Current).count();
                 let replaced: Vec<&RequestRow> = rows.iter().filter(|row| row.lineage == Lineage::Replaced).collect();
-                let mut statuses: Vec<String> = replaced.iter().map(|row| row.status.clone()).collect();
-                statuses.sort();
-                statuses.dedup();
+                let statuses = sorted_distinct(replaced.iter().map(|row| row.status.clone()));
                 view! { <p id="lineage-counts" data-current=current.to_string() data-replaced=replaced.len().to_string()>
                     {format!("{current} current rows · {} replaced rows (were {})", replaced.len(), statuses.join(", "))}
                 </p> }
@@ -422,7 +421,7 @@ fn Distributions(
                 if let Some(backend) = CanvasBackend::with_canvas_object(canvas) {
                     // p50, p95 and p99 of the current wall times, as the cell's statistics define them.
                     let mut sorted = wall.clone();
-                    sorted.sort_by(f64::total_cmp);
+                    sort_floats(&mut sorted);
                     let marks: Vec<(&str, f64)> = [("p50", 0.50), ("p95", 0.95), ("p99", 0.99)]
                         .into_iter()
                         .filter_map(|(label, q)| {

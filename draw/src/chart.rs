@@ -1025,16 +1025,13 @@ pub fn series_styles(
     labels: impl IntoIterator<Item = String>,
     all_values: &[String],
 ) -> BTreeMap<String, ((u8, u8, u8), palette::Marker)> {
-    labels
-        .into_iter()
-        .map(|label| {
-            let position = all_values
-                .iter()
-                .position(|value| *value == label)
-                .unwrap_or(all_values.len());
-            (label, palette::style(position))
-        })
-        .collect()
+    cellscope_model::order::btree_map(labels.into_iter().map(|label| {
+        let position = all_values
+            .iter()
+            .position(|value| *value == label)
+            .unwrap_or(all_values.len());
+        (label, palette::style(position))
+    }))
 }
 
 #[cfg(test)]

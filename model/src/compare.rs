@@ -207,7 +207,7 @@ pub fn spec_of_view(state: &ViewState, cells: &[CellSummary]) -> Result<CompareS
             .or_default() += 1;
     }
     let mut common: Vec<(String, usize)> = counts.into_iter().collect();
-    common.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
+    crate::order::sort_stable_by_key(&mut common, |(_, count)| std::cmp::Reverse(*count));
     let mut defaults = common.into_iter().map(|(value, _)| value);
     let a = match &choice.a {
         Some(a) => a.clone(),
@@ -358,12 +358,9 @@ impl CompareSpec {
         if self.per == Some(self.by) {
             return Err(CompareError::PerIsBy(self.by.name()));
         }
-        let mut values: Vec<String> = cells
-            .iter()
-            .map(|cell| cell.key.value(self.by).to_string())
-            .collect();
-        values.sort();
-        values.dedup();
+        let values: Vec<String> = crate::order::sorted_distinct(
+            cells.iter().map(|cell| cell.key.value(self.by).to_string()),
+        );
         for (parameter, value) in [("a", &self.a), ("b", &self.b)] {
             if !values.contains(value) {
                 return Err(CompareError::AbsentValue {
@@ -698,7 +695,7 @@ fn group_statistics(
     let mean_delta = (!deltas.is_empty()).then(|| deltas.iter().sum::<f64>() / deltas.len() as f64);
     let median_delta = {
         let mut sorted = deltas.clone();
-        sorted.sort_by(f64::total_cmp);
+        crate::order::sort_floats(&mut sorted);
         crate::stats::quantile_linear(&sorted, 0.5)
     };
     let test = (!deltas.is_empty()).then(|| wilcoxon(&deltas));

@@ -64,7 +64,7 @@ pub fn extent(samples: &[&[f64]]) -> Option<(f64, f64)> {
 /// sorted values at (i + 1) / n).
 pub fn cdf(values: &[f64]) -> Vec<(f64, f64)> {
     let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
+    crate::order::sort_floats(&mut sorted);
     let count = sorted.len() as f64;
     sorted
         .into_iter()

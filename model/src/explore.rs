@@ -31,7 +31,7 @@ pub fn working_cells(
     let mut cells = current.to_vec();
     if what_if.pre_refill && !pre_refill.is_empty() {
         let before: BTreeMap<&CellKey, &CellSummary> =
-            pre_refill.iter().map(|cell| (&cell.key, cell)).collect();
+            crate::order::btree_map(pre_refill.iter().map(|cell| (&cell.key, cell)));
         for cell in &mut cells {
             if let Some(original) = before.get(&cell.key) {
                 *cell = (*original).clone();
@@ -133,7 +133,7 @@ pub fn applied_comparisons<'a, P: Ord + Copy>(
             .enumerate()
             .any(|(index, mine)| parts[index + 1..].iter().any(|theirs| mine != theirs))
     };
-    matched
+    let applied = matched
         .into_iter()
         .filter(
             |(_, by_backend)| match by_backend.keys().collect::<Vec<_>>().as_slice() {
@@ -146,8 +146,8 @@ pub fn applied_comparisons<'a, P: Ord + Copy>(
                 _ => apart(&by_backend.values().collect::<Vec<_>>()),
             },
         )
-        .map(|(id, _)| id.to_string())
-        .collect()
+        .map(|(id, _)| id.to_string());
+    crate::order::btree_set(applied)
 }
 
 /// The dimensions that split the current view into parts shown side by side (matrix grids, rows and columns;
@@ -258,17 +258,15 @@ pub fn picker_choices(
         .into_iter()
         .take_while(|picked| *picked != dimension)
         .collect();
-    cells
+    let values = cells
         .iter()
         .filter(|cell| {
             before
                 .iter()
                 .all(|picked| cell.key.value(*picked) == current.value(*picked))
         })
-        .map(|cell| Value::of(&cell.key, dimension))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect()
+        .map(|cell| Value::of(&cell.key, dimension));
+    crate::order::sorted_distinct(values)
 }
 
 /// The cell the picker lands on when `dimension` is set to `value`: the current choices kept where a cell has

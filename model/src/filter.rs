@@ -121,10 +121,11 @@ pub fn dimension_counts<'a>(
                 .or_default() += 1;
         }
     }
-    counts
-        .into_iter()
-        .map(|(dimension, values)| (dimension, values.into_iter().collect()))
-        .collect()
+    crate::order::btree_map(
+        counts
+            .into_iter()
+            .map(|(dimension, values)| (dimension, values.into_iter().collect())),
+    )
 }
 
 #[cfg(test)]

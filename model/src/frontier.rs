@@ -64,12 +64,11 @@ pub fn frontier(points: &[(f64, f64)], x: Better, y: Better) -> Vec<usize> {
         })
         .collect();
     // O(n²) is plenty: a series has one point per N, a dozen at most.
-    members.sort_by(|&a, &b| {
+    crate::order::sort_stable_by(&mut members, |&a, &b| {
         points[a]
             .0
             .total_cmp(&points[b].0)
             .then(points[a].1.total_cmp(&points[b].1))
-            .then(a.cmp(&b))
     });
     members
 }

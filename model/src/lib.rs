@@ -17,6 +17,7 @@ pub mod frontier;
 pub mod key;
 pub mod lineage;
 pub mod metric;
+pub mod order;
 pub mod origin;
 pub mod paired;
 pub mod pooling;

@@ -34,7 +34,7 @@ pub struct Wilcoxon {
 /// Average ranks (1-based) of `values` and the sizes of the groups of equal values, as `scipy.stats.rankdata`.
 fn average_ranks(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
     let mut order: Vec<usize> = (0..values.len()).collect();
-    order.sort_by(|a, b| values[*a].total_cmp(&values[*b]));
+    crate::order::sort_stable_by(&mut order, |a, b| values[*a].total_cmp(&values[*b]));
     let mut ranks = vec![0.0; values.len()];
     let mut groups = Vec::new();
     let mut start = 0;
@@ -204,7 +204,7 @@ pub fn holm(p_values: &[f64]) -> Vec<f64> {
     let m = p_values.len();
     let mut order: Vec<usize> = (0..m).collect();
     // A stable sort: equal p-values keep their order (the result is the same either way).
-    order.sort_by(|a, b| p_values[*a].total_cmp(&p_values[*b]));
+    crate::order::sort_stable_by(&mut order, |a, b| p_values[*a].total_cmp(&p_values[*b]));
     let mut adjusted = vec![0.0; m];
     let mut running: f64 = 0.0;
     for (rank, index) in order.into_iter().enumerate() {
@@ -269,7 +269,7 @@ pub fn bootstrap_mean_ci(d: &[f64], resamples: usize, seed: u64) -> Option<(f64,
             sum / n as f64
         })
         .collect();
-    means.sort_by(f64::total_cmp);
+    crate::order::sort_floats(&mut means);
     Some((
         crate::stats::quantile_linear(&means, 0.025)?,
         crate::stats::quantile_linear(&means, 0.975)?,
@@ -302,7 +302,7 @@ mod tests {
             assert!(adjusted >= raw && *adjusted <= 1.0);
         }
         let mut by_raw: Vec<(f64, f64)> = raw.iter().copied().zip(adjusted).collect();
-        by_raw.sort_by(|a, b| a.0.total_cmp(&b.0));
+        crate::order::sort_stable_by(&mut by_raw, |a, b| a.0.total_cmp(&b.0));
         assert!(by_raw.windows(2).all(|pair| pair[0].1 <= pair[1].1));
     }
 

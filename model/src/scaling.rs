@@ -166,7 +166,7 @@ pub fn breakdown_n(
     criterion: &Criterion,
 ) -> Option<u32> {
     let mut sorted: Vec<_> = points.to_vec();
-    sorted.sort_by_key(|(n, _, _)| *n);
+    crate::order::sort_stable_by_key(&mut sorted, |(n, _, _)| *n);
     sorted
         .into_iter()
         .find(|(_, efficiency, p95_multiplier)| criterion.holds(*efficiency, *p95_multiplier))

@@ -87,7 +87,7 @@ impl Aggregation {
             Aggregation::Mean => Some(values.iter().sum::<f64>() / values.len() as f64),
             Aggregation::Median => {
                 let mut sorted = values.to_vec();
-                sorted.sort_by(f64::total_cmp);
+                crate::order::sort_floats(&mut sorted);
                 crate::stats::quantile_linear(&sorted, 0.5)
             }
         }

@@ -30,7 +30,7 @@ proptest! {
         for (raw, adjusted) in &pairs {
             prop_assert!(adjusted >= raw && *adjusted <= 1.0);
         }
-        pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        cellscope_model::order::sort_stable_by(&mut pairs, |a, b| a.0.total_cmp(&b.0));
         prop_assert!(pairs.windows(2).all(|pair| pair[0].1 <= pair[1].1));
     }
 }

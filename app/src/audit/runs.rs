@@ -5,6 +5,7 @@
 use crate::state::ctx;
 use cellscope_model::api::{IndexBody, RunFacts, RunRole, Severity, Warning};
 use cellscope_model::audit::{self as model_audit, NoteClaim, Part, Verdict};
+use cellscope_model::order::btree_set;
 use leptos::either::Either;
 use leptos::prelude::*;
 use std::collections::BTreeSet;
@@ -80,12 +81,13 @@ fn claims_view(claims: Vec<NoteClaim>) -> impl IntoView {
 /// The note as written, one numbered line each (the numbers are CSS, so a copy takes the text alone); lines
 /// holding a claim are marked with the worst verdict on them.
 fn note_view(note: String, claims: &[NoteClaim]) -> impl IntoView + use<> {
-    let mismatched: BTreeSet<u64> = claims
-        .iter()
-        .filter(|claim| claim.verdict == Verdict::Mismatch)
-        .map(|claim| claim.line)
-        .collect();
-    let claimed: BTreeSet<u64> = claims.iter().map(|claim| claim.line).collect();
+    let mismatched: BTreeSet<u64> = btree_set(
+        claims
+            .iter()
+            .filter(|claim| claim.verdict == Verdict::Mismatch)
+            .map(|claim| claim.line),
+    );
+    let claimed: BTreeSet<u64> = btree_set(claims.iter().map(|claim| claim.line));
     let lines: Vec<(u64, String)> = note
         .lines()
         .enumerate()

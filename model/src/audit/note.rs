@@ -564,7 +564,7 @@ fn parse(note: &str, statuses: &BTreeSet<String>) -> Vec<Parsed> {
         hash_claims(&block, &mut parsed);
         count_claims(&block, statuses, &mut parsed);
     }
-    parsed.sort_by_key(|claim| claim.line);
+    crate::order::sort_stable_by_key(&mut parsed, |claim| claim.line);
     parsed
 }
 
@@ -777,19 +777,20 @@ pub fn check_refill_note(master: &RunFacts, runs: &[RunFacts], complete: bool) -
         return Vec::new();
     };
     // Statuses the files hold, so that a note's `timeout rows` is read as a status as well as `http_400 rows`.
-    let statuses: BTreeSet<String> = master
-        .census
-        .failed_by_status
-        .keys()
-        .chain(
-            master
-                .backups
-                .iter()
-                .filter_map(|backup| backup.diff.as_ref())
-                .flat_map(|diff| diff.replaced_backup_status.keys()),
-        )
-        .map(|status| status.to_ascii_lowercase())
-        .collect();
+    let statuses: BTreeSet<String> = crate::order::btree_set(
+        master
+            .census
+            .failed_by_status
+            .keys()
+            .chain(
+                master
+                    .backups
+                    .iter()
+                    .filter_map(|backup| backup.diff.as_ref())
+                    .flat_map(|diff| diff.replaced_backup_status.keys()),
+            )
+            .map(|status| status.to_ascii_lowercase()),
+    );
     let facts = Facts {
         master,
         refill,

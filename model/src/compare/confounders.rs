@@ -125,15 +125,12 @@ pub fn confounders(
     cells: &[CellSummary],
     runs: &[RunFacts],
 ) -> Confounders {
-    let sources: BTreeMap<&CellKey, &str> = cells
-        .iter()
-        .map(|cell| {
-            (
-                &cell.key,
-                cell.source_run_id.as_deref().unwrap_or(&cell.key.run_id),
-            )
-        })
-        .collect();
+    let sources: BTreeMap<&CellKey, &str> = crate::order::btree_map(cells.iter().map(|cell| {
+        (
+            &cell.key,
+            cell.source_run_id.as_deref().unwrap_or(&cell.key.run_id),
+        )
+    }));
     let mut sides: [BTreeSet<&str>; 2] = Default::default();
     for pair in comparison.groups.iter().flat_map(|group| &group.pairs) {
         for (side, keys) in sides.iter_mut().zip([&pair.a_cells, &pair.b_cells]) {
@@ -143,7 +140,7 @@ pub fn confounders(
         }
     }
     let facts: BTreeMap<&str, &RunFacts> =
-        runs.iter().map(|run| (run.run_id.as_str(), run)).collect();
+        crate::order::btree_map(runs.iter().map(|run| (run.run_id.as_str(), run)));
     let side_runs = |ids: &BTreeSet<&str>| -> Vec<SideRun> {
         ids.iter()
             .map(|id| SideRun {
@@ -468,7 +465,7 @@ mod tests {
         };
         let json = serde_json::to_value(&body).unwrap();
         let mut keys: Vec<&String> = json.as_object().unwrap().keys().collect();
-        keys.sort();
+        keys.sort_unstable();
         assert_eq!(keys, ["confounders", "groups", "spec"]);
         assert_eq!(
             json["confounders"]["differing"][0]["b"][0],

@@ -6,6 +6,7 @@
 use super::{Value, applied_comparisons, filtered, inclusion_of, matrix_dimensions, part_of};
 use crate::curve::{Breakdown, Curve, CurveOptions, CurvePoint, curves_with_cells};
 use crate::key::{CellKey, Dimension, DimensionValue};
+use crate::order::sorted_distinct;
 use crate::origin::Mark;
 use crate::pooling::Pooling;
 use crate::reasons::ScalingAbsent;
@@ -377,18 +378,8 @@ impl MatrixBase {
         let grids = squares
             .into_iter()
             .map(|(title, mut squares)| {
-                let rows: Vec<Value> = squares
-                    .keys()
-                    .map(|(row, _)| row.clone())
-                    .collect::<BTreeSet<_>>()
-                    .into_iter()
-                    .collect();
-                let cols: Vec<Value> = squares
-                    .keys()
-                    .map(|(_, col)| col.clone())
-                    .collect::<BTreeSet<_>>()
-                    .into_iter()
-                    .collect();
+                let rows: Vec<Value> = sorted_distinct(squares.keys().map(|(row, _)| row.clone()));
+                let cols: Vec<Value> = sorted_distinct(squares.keys().map(|(_, col)| col.clone()));
                 let table = rows
                     .iter()
                     .map(|row| {

@@ -223,6 +223,54 @@ async fn the_audit_lists_skipped_partial_and_refilled_cells() -> anyhow::Result<
 }
 
 #[tokio::test]
+async fn a_column_header_sorts_the_audit_both_ways_keeping_tied_cells_in_their_order()
+-> anyhow::Result<()> {
+    let page = Harness::start("audit-sort").await?;
+    page.open("/?view=audit").await?;
+    page.wait_for("#audit-table tbody tr").await?;
+    page.wait_for_details().await?;
+    let rows = r#"[...document.querySelectorAll('#audit-table tbody tr')]
+        .map((row) => [row.dataset.status, row.dataset.cell])"#;
+    let unsorted: Vec<(String, String)> = page.eval(rows).await?;
+    assert!(unsorted.len() > 50, "{} rows", unsorted.len());
+    // The expected orders come from the standard library's stable sort of the unsorted rows.
+    let mut ascending = unsorted.clone();
+    ascending.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut descending = unsorted.clone();
+    descending.sort_by(|a, b| b.0.cmp(&a.0));
+    assert_ne!(
+        ascending, unsorted,
+        "the demo's audit is not already in status order"
+    );
+
+    page.click("#audit-table thead th:nth-child(2)").await?;
+    page.until("location.search.includes('sort=status')")
+        .await?;
+    let first = "document.querySelector('#audit-table tbody tr').dataset.status";
+    page.until(&format!("{first} === {:?}", ascending[0].0))
+        .await?;
+    let sorted: Vec<(String, String)> = page.eval(rows).await?;
+    assert_eq!(sorted, ascending);
+
+    page.click("#audit-table thead th:nth-child(2)").await?;
+    page.until("location.search.includes('sort=-status')")
+        .await?;
+    page.until(&format!("{first} === {:?}", descending[0].0))
+        .await?;
+    let sorted: Vec<(String, String)> = page.eval(rows).await?;
+    assert_eq!(sorted, descending);
+
+    // The link reopens the sorted view.
+    let link = page.client().current_url().await?.to_string();
+    page.open(&link[link.find("/?").unwrap_or(0)..]).await?;
+    page.wait_for("#audit-table tbody tr").await?;
+    page.wait_for_details().await?;
+    let reopened: Vec<(String, String)> = page.eval(rows).await?;
+    assert_eq!(reopened, descending);
+    page.close().await
+}
+
+#[tokio::test]
 async fn including_excluded_cells_changes_the_long_prefill_comparison() -> anyhow::Result<()> {
     let page = Harness::start("what-if").await?;
     page.open("/?view=curves&workload=long_prefill_8k&model=mistral-7b&phase=scaling")

@@ -165,12 +165,12 @@ pub fn breakdown_n(
     points: &[(u32, Option<f64>, Option<f64>)],
     criterion: &Criterion,
 ) -> Option<u32> {
-    let mut sorted: Vec<_> = points.to_vec();
-    crate::order::sort_stable_by_key(&mut sorted, |(n, _, _)| *n);
-    sorted
-        .into_iter()
-        .find(|(_, efficiency, p95_multiplier)| criterion.holds(*efficiency, *p95_multiplier))
-        .map(|(n, _, _)| n)
+    // The smallest N among the points where it holds is the first in ascending order: no sorted copy needed.
+    points
+        .iter()
+        .filter(|(_, efficiency, p95_multiplier)| criterion.holds(*efficiency, *p95_multiplier))
+        .map(|(n, _, _)| *n)
+        .min()
 }
 
 #[cfg(test)]

@@ -132,8 +132,32 @@ pub fn AuditView() -> impl IntoView {
         sort_rows(&mut rows, sort);
         rows
     });
-    let sort_by = move |column: AuditColumn| {
-        ctx.update(|state| state.sort = Some(AuditSort::toggled(state.sort, column)));
+    // Each header is a button, so the table is sorted by keyboard as well as by pointer; the sorted column says
+    // its direction with an arrow and, for screen readers, `aria-sort`.
+    let header = move |column: AuditColumn, label: &'static str| {
+        let direction = move || {
+            ctx.state
+                .with(|state| state.sort)
+                .filter(|sort| sort.column == column)
+                .map(|sort| sort.descending)
+        };
+        view! {
+            <th aria-sort=move || match direction() {
+                Some(true) => "descending",
+                Some(false) => "ascending",
+                None => "none",
+            }>
+                <button type="button" class="sort" data-column=column.name()
+                    on:click=move |_| ctx.update(|state| state.sort = Some(AuditSort::toggled(state.sort, column)))>
+                    {label}
+                    {move || match direction() {
+                        Some(true) => " ▼",
+                        Some(false) => " ▲",
+                        None => "",
+                    }}
+                </button>
+            </th>
+        }
     };
     let ledger = move || {
         ctx.data.with(|data| {
@@ -159,11 +183,11 @@ pub fn AuditView() -> impl IntoView {
         </section>
         <table class="audit" id="audit-table">
             <thead><tr>
-                <th on:click=move |_| sort_by(AuditColumn::Key)>"cell"</th>
-                <th on:click=move |_| sort_by(AuditColumn::Status)>"status"</th>
-                <th on:click=move |_| sort_by(AuditColumn::Flags)>"flags"</th>
-                <th on:click=move |_| sort_by(AuditColumn::Reason)>"reason"</th>
-                <th on:click=move |_| sort_by(AuditColumn::Rows)>"evidence"</th>
+                {header(AuditColumn::Key, "cell")}
+                {header(AuditColumn::Status, "status")}
+                {header(AuditColumn::Flags, "flags")}
+                {header(AuditColumn::Reason, "reason")}
+                {header(AuditColumn::Rows, "evidence")}
             </tr></thead>
             <tbody>
                 {move || rows.get().into_iter().map(|row| {

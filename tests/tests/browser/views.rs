@@ -243,7 +243,8 @@ async fn a_column_header_sorts_the_audit_both_ways_keeping_tied_cells_in_their_o
         "the demo's audit is not already in status order"
     );
 
-    page.click("#audit-table thead th:nth-child(2)").await?;
+    let status = "#audit-table thead button[data-column='status']";
+    page.click(status).await?;
     page.until("location.search.includes('sort=status')")
         .await?;
     let first = "document.querySelector('#audit-table tbody tr').dataset.status";
@@ -251,14 +252,39 @@ async fn a_column_header_sorts_the_audit_both_ways_keeping_tied_cells_in_their_o
         .await?;
     let sorted: Vec<(String, String)> = page.eval(rows).await?;
     assert_eq!(sorted, ascending);
+    let header = "[...document.querySelectorAll('#audit-table thead th')]\
+        .map((th) => th.getAttribute('aria-sort') + ' ' + th.textContent)";
+    let headers: Vec<String> = page.eval(header).await?;
+    assert_eq!(
+        headers,
+        [
+            "none cell",
+            "ascending status ▲",
+            "none flags",
+            "none reason",
+            "none evidence"
+        ]
+    );
 
-    page.click("#audit-table thead th:nth-child(2)").await?;
+    // The second time by keyboard: the header is a button, focused and pressed with Enter.
+    page.eval::<bool>(&format!(
+        "(() => {{ document.querySelector(\"{status}\").focus(); return true; }})()"
+    ))
+    .await?;
+    page.client()
+        .active_element()
+        .await?
+        .send_keys(&fantoccini::key::Key::Enter.to_string())
+        .await?;
     page.until("location.search.includes('sort=-status')")
         .await?;
     page.until(&format!("{first} === {:?}", descending[0].0))
         .await?;
     let sorted: Vec<(String, String)> = page.eval(rows).await?;
     assert_eq!(sorted, descending);
+    let headers: Vec<String> = page.eval(header).await?;
+    assert_eq!(headers[1], "descending status ▼");
+    page.screenshot("view-audit-sorted").await?;
 
     // The link reopens the sorted view.
     let link = page.client().current_url().await?.to_string();

@@ -6,6 +6,7 @@ use crate::http::HttpResponse;
 use crate::server::Server;
 use anyhow::{Context, bail};
 use fantoccini::elements::Element;
+use fantoccini::key::Key;
 use fantoccini::{Client, Locator};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -310,6 +311,51 @@ impl Harness {
             }
             tokio::time::sleep(POLL).await;
         }
+    }
+
+    /// Focuses the first element matching `css` and presses `key` there, as a keyboard user who has reached it.
+    /// The app may re-render the element between the focus and the press (a later indexing stage arriving), which
+    /// makes the press "not interactable": then the new element is focused and the key pressed again, up to five
+    /// times.
+    pub async fn press_on(&self, css: &str, key: Key) -> anyhow::Result<()> {
+        let focus = format!(
+            "(() => {{ const element = document.querySelector({}); if (!element) return false; \
+             element.focus(); return true; }})()",
+            serde_json::to_string(css)?
+        );
+        let mut attempts = 0;
+        loop {
+            if !self.eval::<bool>(&focus).await? {
+                bail!("no `{css}` on the page to focus");
+            }
+            let pressed = self
+                .client()
+                .active_element()
+                .await?
+                .send_keys(&key.to_string())
+                .await;
+            match pressed {
+                Ok(()) => return Ok(()),
+                Err(error) if attempts < 5 => {
+                    attempts += 1;
+                    eprintln!("a key press on `{css}` was refused ({error}); focusing again");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(error) => {
+                    return Err(error).with_context(|| format!("pressing a key on `{css}`"));
+                }
+            }
+        }
+    }
+
+    /// Presses `key` on the element that has the focus (where a Tab moved it, say).
+    pub async fn press(&self, key: Key) -> anyhow::Result<()> {
+        self.client()
+            .active_element()
+            .await?
+            .send_keys(&key.to_string())
+            .await
+            .context("pressing a key on the focused element")
     }
 
     /// The trimmed text of the first element matching `css` (waiting for it first).

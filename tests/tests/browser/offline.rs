@@ -4,6 +4,7 @@
 //! copy and what it does not hold.
 
 use cellscope_e2e::Harness;
+use fantoccini::key::Key;
 
 /// A refilled cell (its rows come from the master and, for the replaced ones, the backup).
 const SGLANG_MISTRAL_LP_N32: &str =
@@ -47,20 +48,10 @@ async fn a_bundle_opens_from_disk_with_the_server_stopped() -> anyhow::Result<()
     )
     .await?;
     // Reached by keyboard: Tab from "Copy link", then Enter.
-    page.eval::<bool>("(() => { document.querySelector('#copy-link').focus(); return true; })()")
-        .await?;
-    page.client()
-        .active_element()
-        .await?
-        .send_keys(&fantoccini::key::Key::Tab.to_string())
-        .await?;
+    page.press_on("#copy-link", Key::Tab).await?;
     let focused: String = page.eval("document.activeElement.id").await?;
     assert_eq!(focused, "offline-copy");
-    page.client()
-        .active_element()
-        .await?
-        .send_keys(&fantoccini::key::Key::Enter.to_string())
-        .await?;
+    page.press(Key::Enter).await?;
     let downloads: Vec<(String, String)> = page.eval("window.__downloads").await?;
     let [(href, name)] = downloads.as_slice() else {
         anyhow::bail!("one download expected, got {downloads:?}");

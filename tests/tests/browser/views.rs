@@ -2,6 +2,7 @@
 //! inspector, audit, URL state and exports, plus a screenshot of each view under `target/screenshots/`.
 
 use cellscope_e2e::Harness;
+use fantoccini::key::Key;
 
 const SGLANG_MISTRAL_LP_N32: &str =
     "20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=0";
@@ -267,15 +268,7 @@ async fn a_column_header_sorts_the_audit_both_ways_keeping_tied_cells_in_their_o
     );
 
     // The second time by keyboard: the header is a button, focused and pressed with Enter.
-    page.eval::<bool>(&format!(
-        "(() => {{ document.querySelector(\"{status}\").focus(); return true; }})()"
-    ))
-    .await?;
-    page.client()
-        .active_element()
-        .await?
-        .send_keys(&fantoccini::key::Key::Enter.to_string())
-        .await?;
+    page.press_on(status, Key::Enter).await?;
     page.until("location.search.includes('sort=-status')")
         .await?;
     page.until(&format!("{first} === {:?}", descending[0].0))
@@ -1023,31 +1016,8 @@ async fn tab_reaches_a_matrix_square_and_enter_opens_it() -> anyhow::Result<()> 
     let page = Harness::start("keyboard").await?;
     page.open("/").await?;
     page.wait_for("table.grid a.square-link").await?;
-    // From the last control before the grids, one Tab lands on the first square. The page may still re-render
-    // its controls once (the second indexing stage arriving), which can replace the focused button between the
-    // focus and the key press: then the press is refused as "not interactable" and is made again on the new one.
-    let mut attempts = 0;
-    loop {
-        page.eval::<bool>(
-            "(() => { document.querySelector('#export-csv').focus(); return true; })()",
-        )
-        .await?;
-        let pressed = page
-            .client()
-            .active_element()
-            .await?
-            .send_keys(&fantoccini::key::Key::Tab.to_string())
-            .await;
-        match pressed {
-            Ok(()) => break,
-            Err(error) if attempts < 5 => {
-                attempts += 1;
-                eprintln!("Tab refused ({error}); focusing again");
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            }
-            Err(error) => return Err(error.into()),
-        }
-    }
+    // From the last control before the grids, one Tab lands on the first square.
+    page.press_on("#export-csv", Key::Tab).await?;
     let focused: String = page
         .eval("(() => { const a = document.activeElement; return a.classList.contains('square-link') ? a.closest('td').dataset.row + '/' + a.closest('td').dataset.col : a.outerHTML.slice(0, 80); })()")
         .await?;
@@ -1060,11 +1030,7 @@ async fn tab_reaches_a_matrix_square_and_enter_opens_it() -> anyhow::Result<()> 
     // a mark left on the window survives.
     page.eval::<bool>("(() => { window.__same_page = true; return true; })()")
         .await?;
-    page.client()
-        .active_element()
-        .await?
-        .send_keys(&fantoccini::key::Key::Enter.to_string())
-        .await?;
+    page.press(Key::Enter).await?;
     page.until(
         "location.search.includes('view=curves') && location.search.includes('model=llama3.2-1b')",
     )

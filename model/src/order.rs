@@ -3,7 +3,7 @@
 //! Every `sort_by` with its own element type or closure is a separate copy of the standard library's sort
 //! (about 4 KB of WASM each, before compression), and so is every `collect` into a `BTreeSet` or `BTreeMap`,
 //! which sorts its items before building the tree. The app had fifteen such copies. The functions here sort a
-//! list of positions with a comparison behind a `dyn` reference, which is one copy for every caller, and then
+//! list of positions ([`sorted_positions`]) with a comparison behind a `dyn` reference, which is one copy for every caller, and then
 //! move the items into that order; only the small moving loop is made again for each element type.
 //!
 //! Floats are the exception: [`sort_floats`] is the standard sort with `f64::total_cmp`, one copy of its own,
@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Sorts `items` by `compare`, keeping items that compare equal in the order they had (a stable sort).
 pub fn sort_stable_by<T>(items: &mut [T], compare: impl Fn(&T, &T) -> Ordering) {
-    let mut positions = stable_order(items.len(), &|a, b| compare(&items[a], &items[b]));
+    let mut positions = sorted_positions(items.len(), &|a, b| compare(&items[a], &items[b]));
     permute(items, &mut positions);
 }
 
@@ -57,10 +57,11 @@ pub fn sort_floats(values: &mut [f64]) {
     values.sort_unstable_by(f64::total_cmp);
 }
 
-/// The positions `0..len` in the order `compare` puts the items there, ties in ascending position. This is the
-/// one place the sort is instantiated for all of [`sort_stable_by`]'s callers.
+/// The positions `0..len` in the order `compare` puts the items there, ties in ascending position: the order a
+/// stable sort would put them in, for callers that want the positions themselves (ranks, Holm's order). This is
+/// the one place the sort is instantiated for all of this module's stable sorts.
 #[inline(never)]
-fn stable_order(len: usize, compare: &dyn Fn(usize, usize) -> Ordering) -> Vec<usize> {
+pub fn sorted_positions(len: usize, compare: &dyn Fn(usize, usize) -> Ordering) -> Vec<usize> {
     let mut positions: Vec<usize> = (0..len).collect();
     // Breaking ties by position makes every order total, so the unstable sort (smaller than the stable one,
     // and needing no buffer) gives exactly the stable order.

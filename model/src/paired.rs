@@ -33,8 +33,8 @@ pub struct Wilcoxon {
 
 /// Average ranks (1-based) of `values` and the sizes of the groups of equal values, as `scipy.stats.rankdata`.
 fn average_ranks(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
-    let mut order: Vec<usize> = (0..values.len()).collect();
-    crate::order::sort_stable_by(&mut order, |a, b| values[*a].total_cmp(&values[*b]));
+    let order =
+        crate::order::sorted_positions(values.len(), &|a, b| values[a].total_cmp(&values[b]));
     let mut ranks = vec![0.0; values.len()];
     let mut groups = Vec::new();
     let mut start = 0;
@@ -202,9 +202,8 @@ pub fn standard_normal_cdf(x: f64) -> f64 {
 /// multiplied by m − i, clamped to 1, and made monotone; returned in the input order.
 pub fn holm(p_values: &[f64]) -> Vec<f64> {
     let m = p_values.len();
-    let mut order: Vec<usize> = (0..m).collect();
-    // A stable sort: equal p-values keep their order (the result is the same either way).
-    crate::order::sort_stable_by(&mut order, |a, b| p_values[*a].total_cmp(&p_values[*b]));
+    // Equal p-values keep their order (the result is the same either way).
+    let order = crate::order::sorted_positions(m, &|a, b| p_values[a].total_cmp(&p_values[b]));
     let mut adjusted = vec![0.0; m];
     let mut running: f64 = 0.0;
     for (rank, index) in order.into_iter().enumerate() {

@@ -328,22 +328,14 @@ impl Harness {
             if !self.eval::<bool>(&focus).await? {
                 bail!("no `{css}` on the page to focus");
             }
-            let pressed = self
-                .client()
-                .active_element()
-                .await?
-                .send_keys(&key.to_string())
-                .await;
-            match pressed {
+            match self.press(key).await {
                 Ok(()) => return Ok(()),
                 Err(error) if attempts < 5 => {
                     attempts += 1;
-                    eprintln!("a key press on `{css}` was refused ({error}); focusing again");
+                    eprintln!("a key press on `{css}` was refused ({error:#}); focusing again");
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
-                Err(error) => {
-                    return Err(error).with_context(|| format!("pressing a key on `{css}`"));
-                }
+                Err(error) => return Err(error.context(format!("on `{css}`"))),
             }
         }
     }

@@ -1,4 +1,4 @@
-//! The fixed vocabulary of the two studies: models, workloads, grids (data-model.md §5.2, §5.5, Appendix B).
+//! The fixed vocabulary of the two TR164 studies: models, workloads, grids, as their reports list them.
 
 /// A model as metrics.csv identifies it.
 #[derive(Clone, Copy, Debug)]

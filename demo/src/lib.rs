@@ -79,7 +79,7 @@ pub(crate) struct RunCounts {
     pub metrics_rows: u64,
 }
 
-/// The ledger entry of product.md, verbatim: Mistral × long_prefill_8k is out of cross-backend comparisons.
+/// The demo's exclusion ledger: Mistral × long_prefill_8k is out of cross-backend comparisons.
 const EXCLUSIONS_TOML: &str = r#"[[exclude]]
 id = "mistral-long-prefill-tokenizer"
 select = { model = "mistral-7b", workload = "long_prefill_8k" }  # omitted dimensions match everything

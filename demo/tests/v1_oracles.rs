@@ -1,4 +1,4 @@
-//! TR164 V1 oracles (data-model.md §7.1–§7.4), checked on rows read back from the generated metrics.csv.
+//! TR164 V1 oracles (the published V1 tables of `cellscope_demo::published`), checked on rows read back from the generated metrics.csv.
 
 mod support;
 

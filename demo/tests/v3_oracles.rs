@@ -1,4 +1,4 @@
-//! TR164 V3 oracles (data-model.md §7.5–§7.7, §6.6, §6.9), checked on rows read back from the generated files.
+//! TR164 V3 oracles (the published V3 tables of `cellscope_demo::published`), checked on rows read back from the generated files.
 
 mod support;
 
@@ -260,7 +260,7 @@ fn first_n_below_065_table_is_exact_in_each_phase() {
 
 #[test]
 fn stated_boundary_matrix_values_are_followed() {
-    // Individually stated N=32 values (data-model.md §7.6), pooled over both phases and reps.
+    // Individually stated N=32 values of the V3 report, pooled over both phases and reps.
     let stated = [
         ("vllm", "qwen2.5-7b", "long_decode", 0.681),
         ("vllm", "qwen2.5-7b", "long_prefill_8k", 0.3539),

@@ -2,7 +2,7 @@
 
 Finds the 25 x 5 matrices of rep-mean parallel efficiencies of both backends (N = 2..32; N = 1 is 1.0 by
 definition), solved jointly as one vector of 250 (SGLang at offset 125), closest to a smooth prior that satisfies
-every published V3 constraint of data-model.md §7.6, by Dykstra's alternating projections onto (a) the affine set of
+every published V3 constraint (the boundary matrix and its marginals), by Dykstra's alternating projections onto (a) the affine set of
 published means: per backend the per-model curves and the workload N=32 means, and across the backends the five
 head-to-head mean deltas (001:L99-105), (b) per-cell bounds (first_n_below_0.65 crossings with a 0.01 margin,
 stated values, per-model best/worst at N=32), (c) monotone-decreasing curves and (d) bounds on a few per-pair deltas

@@ -4,10 +4,10 @@
 //! Every curve a user sees comes from here: the audit's breakdown table (one curve per series), the curves view
 //! (one per colour value and facet) and the matrix (one per square). A series is one
 //! `(run, suite, phase, backend, model, workload)`; its reps at one N are aggregated first (mean or median,
-//! product.md "Curves aggregate reps by mean"), then the series a group pools are aggregated the same way. For a
+//! docs/definitions.md#pooling), then the series a group pools are aggregated the same way. For a
 //! group that is one series this is exactly the rep aggregate, so a matrix square and the audit row of the same
 //! series always agree; for a pooled group every series weighs the same however many reps it has (TR164 V3's
-//! marginals are means over models of rep-averaged values, data-model.md §4.7).
+//! marginals are means over models of rep-averaged values).
 
 use crate::key::SeriesKey;
 use crate::metric::Metric;

@@ -246,7 +246,7 @@ impl SplitMix64 {
     }
 }
 
-/// The bootstrap's fixed parameters (product.md, "Head-to-head").
+/// The bootstrap's fixed parameters (docs/definitions.md#head-to-head).
 pub const BOOTSTRAP_RESAMPLES: usize = 10_000;
 pub const BOOTSTRAP_SEED: u64 = 164;
 

@@ -62,7 +62,7 @@ pub enum RowClass {
 impl RowClass {
     /// The row-classification rule, the one place it is written: a row whose `wall_ms`, `agent_id`,
     /// `request_id` and `request_sequence` are all zero is a skip sentinel (the V1 skip-row convention,
-    /// data-model.md §2.4), whatever its status; otherwise status `ok` is an ok request and anything else a
+    /// docs/definitions.md#rows), whatever its status; otherwise status `ok` is an ok request and anything else a
     /// failed one. The three id fields are read only when `wall_ms` is zero, which keeps the indexer's hot loop
     /// cheap.
     pub fn classify(

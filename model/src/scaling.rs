@@ -1,5 +1,5 @@
 //! Scaling metrics against the N=1 baseline: parallel efficiency, p95 multiplier, rep aggregation and
-//! breakdown N under a named criterion (product.md, "Metric definitions").
+//! breakdown N under a named criterion (docs/definitions.md#efficiency, #breakdown).
 
 use serde::{Deserialize, Serialize};
 

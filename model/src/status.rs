@@ -1,4 +1,4 @@
-//! The cell-status vocabulary (product.md, "Cell-status model") and the rule that assigns one status per cell.
+//! The cell-status vocabulary (docs/definitions.md#statuses) and the rule that assigns one status per cell.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -50,7 +50,7 @@ impl ExpectedSource {
 }
 
 /// The expected row count of a cell at concurrency `n` and where it comes from, by the precedence of
-/// product.md: the execution plan, else the manifest, else requests-per-agent × N inferred from the run.
+/// docs/definitions.md#expected-rows: the execution plan, else the manifest, else requests-per-agent × N inferred from the run.
 pub fn expected_rows(
     from_plan: Option<u32>,
     from_manifest: Option<u32>,
@@ -196,7 +196,7 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
     }
 }
 
-/// Which cells enter curves and aggregates. The defaults follow product.md: partial cells are included,
+/// Which cells enter curves and aggregates. The defaults (docs/definitions.md#inclusion): partial cells are included,
 /// `all`-scope exclusions are out, a `comparison`-scope exclusion is out where the view sets the backends it
 /// separates against each other (`comparisons`, decided per view by [`crate::explore::applied_comparisons`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

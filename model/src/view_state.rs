@@ -1,5 +1,5 @@
 //! The explorer's view state and its query-string form: every choice a user makes lives in the URL with
-//! readable names, so a copied link reopens the same view (product.md, "URL of the app").
+//! readable names, so a copied link reopens the same view (docs/api.md#app-links).
 //!
 //! The query codec is declarative: [`FIELDS`] lists every parameter once, with how it is printed (only when it
 //! differs from [`ViewState::DEFAULT`]) and parsed. Parsing never fails: a parameter that cannot be used is

@@ -273,7 +273,7 @@ fn compare_view(runs: u32, repeat: u32) -> anyhow::Result<()> {
     }
     let browser_all = median(&mut browser_medians);
     table.push_str(&format!(
-        "\nMedian over runs: browser {browser_all:.1} ms, peer {:.1} ms, ratio browser / peer {:.2}. Budget (issue 10): ≤ 30 ms in the browser → {}.\n",
+        "\nMedian over runs: browser {browser_all:.1} ms, peer {:.1} ms, ratio browser / peer {:.2}. Budget: ≤ 30 ms in the browser → {}.\n",
         median(&mut peer_medians),
         median(&mut ratios),
         if browser_all <= 30.0 { "met" } else { "not met" }

@@ -1,4 +1,4 @@
-//! `cargo xtask bench scale`: the 10-million-row scale that product.md promises, end to end.
+//! `cargo xtask bench scale`: the 10-million-row scale budgets (docs/performance.md), end to end.
 //!
 //! The data is `demo-data --scale 34` (≈ 100 runs, ≈ 10 million rows, ≈ 2.9 GB), generated once under
 //! `target/bench/scale-34/data` (a `.complete` marker beside it is written last, so an interrupted generation is

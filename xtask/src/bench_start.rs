@@ -1,6 +1,6 @@
 //! `cargo xtask bench start`: how long `cellscope serve` takes from being started to its first answer from
 //! `/api/cells`, cold (`--no-cache`) and warm (restarted on unchanged data with the cache of read results that an
-//! earlier start wrote), in alternating runs. The budget (product.md) is a warm start within 50 ms on the demo
+//! earlier start wrote), in alternating runs. The budget (docs/performance.md) is a warm start within 50 ms on the demo
 //! data; `--data` times another root (the `--scale 34` demo: within 1 s). With `--chart`, also the time from a
 //! warm restart's spawn to the app's first chart in headless Chromium (`xtask/bench/first_chart.py`), with and
 //! without the answers kept for a start.
@@ -73,7 +73,7 @@ pub fn start(runs: u32, data: Option<PathBuf>, chart: bool) -> anyhow::Result<()
         crate::bench::median(&mut values)
     };
     let warm_cells = column(&warm, false);
-    // product.md's budgets: 50 ms on the demo data, 1 s at `--scale 34` (any other root is held to the latter).
+    // The budgets: 50 ms on the demo data, 1 s at `--scale 34` (any other root is held to the latter).
     let (budget_ms, of_what) = if default_data {
         (50.0, "the demo data's")
     } else {

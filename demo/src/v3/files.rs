@@ -24,8 +24,8 @@ fn json_bytes(value: &Value) -> Result<Vec<u8>, DemoError> {
     analysis::pretty(value).map_err(DemoError::Json)
 }
 
-/// The V3 run config (§3.8); the refill config differs only in `default_max_model_len`. Per-backend extra
-/// arguments and Mistral's `backend_extra_args.vllm` are as data-model.md §3.8 quotes them (`001:L765`); the
+/// The V3 run config; the refill config differs only in `default_max_model_len`. Per-backend extra
+/// arguments and Mistral's `backend_extra_args.vllm` are as the V3 report quotes them (`001:L765`); the
 /// Mistral ones sit in its model entry, where that key path puts them. The indexer reads the ceiling and the
 /// arguments as confounders of a comparison (docs/run-format.md).
 pub fn config_yaml(max_model_len: u32) -> String {

@@ -1,10 +1,8 @@
 //! Filtered `/api/cells` bodies kept per snapshot: encoded and compressed once per normalised query, so a
 //! dashboard that asks for the same slice again is served bytes, not a rebuilt and recompressed table.
 //!
-//! Requests for a slice that is not kept yet wait for one build of it: sixty-four connections asking for the same
-//! new slice at once used to build and compress it sixty-four times side by side, which held every connection
-//! for a tenth of a second on two cores (the p99 of the first ten seconds of load on a new slice went from about
-//! 4 ms to over 100 ms).
+//! Requests for a slice that is not kept yet wait for one build of it, because many connections asking for the
+//! same new slice at once would otherwise each build and compress it, holding all of them on a small machine.
 
 use axum::body::Bytes;
 use std::collections::{BTreeMap, HashMap, VecDeque};

@@ -2,8 +2,8 @@
 //! [`MAX_REQUEST_LINE_BYTES`] has its query replaced by `query_too_long=<bytes>` before the request is parsed.
 //!
 //! The HTTP library refuses a request target over 65,534 bytes with a bare 414 and an empty body, before any
-//! handler runs; in a browser that is a blank page. A hand-edited or generated link can be longer (product.md:
-//! links carry the whole view), and the promise is that any link opens the app and says what it did not use. So
+//! handler runs; in a browser that is a blank page. A hand-edited or generated link can be longer (links
+//! carry the whole view), and the promise is that any link opens the app and says what it did not use. So
 //! each connection's bytes pass through a small scanner: request lines of ordinary length pass unchanged, an
 //! over-long one is rewritten to its path plus the reserved parameter [`QUERY_TOO_LONG`], whose value is the
 //! length of the original target. A page is served as for any query, and the app reads its view from the

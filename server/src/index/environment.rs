@@ -147,7 +147,7 @@ pub fn environment(
         EnvironmentField::Driver,
         captured_text(&["gpu", "driver_version"]),
     );
-    // TR164 V1's capture holds an nvidia-smi error object here (data-model.md §3.1): not a version, so not stated.
+    // TR164 V1's capture holds an nvidia-smi error object here: not a version, so not stated.
     state(
         EnvironmentField::Cuda,
         captured_text(&["gpu", "cuda_version"]),
@@ -210,7 +210,7 @@ mod tests {
         names.iter().map(|name| name.to_string()).collect()
     }
 
-    /// The SGLang manifest capture and config of TR164 V3 (data-model.md §3.8, §5.5).
+    /// The SGLang manifest capture and config of TR164 V3, as the demo writes them.
     const SGLANG_CAPTURE: &str = r#"{
         "gpu": {"name": "NVIDIA A100 80GB PCIe", "memory_total_mib": 81920, "driver_version": "575.57",
                 "cuda_version": "12.9"},

@@ -1,5 +1,5 @@
 //! Golden tests on the demo data: the numbers the indexer computes from the raw CSV reproduce the published
-//! TR164 results (data-model.md §7), and the census matches the documented counts exactly.
+//! TR164 results (`cellscope_demo::published`), and the census matches the documented counts exactly.
 
 use crate::common;
 

@@ -658,7 +658,7 @@ async fn performance_figures_at_scale_are_recorded() -> anyhow::Result<()> {
 /// largest figure.
 const TIMED_CHANGES: usize = 24;
 
-/// What issue 12 asks of the browser at one data size (printed beside the figures, never asserted).
+/// The browser's budgets at one data size (docs/performance.md) (printed beside the figures, never asserted).
 struct Budgets {
     first_chart_ms: f64,
     repaint_p95_ms: f64,

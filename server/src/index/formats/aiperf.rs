@@ -1,4 +1,4 @@
-//! NVIDIA AIPerf artifacts (formats.md §3.1–3.5, §7): the summary `profile_export_aiperf.json` (the v0.1
+//! NVIDIA AIPerf artifacts (docs/formats.md): the summary `profile_export_aiperf.json` (the v0.1
 //! `{"records": {...}}` shape or the newer top-level metric objects) claims the run, and its requests are read
 //! from the sibling `profile_export.jsonl`, one record per line (old `ttft` or new `time_to_first_token` tags,
 //! warm-up records dropped). Multi-trial and sweep layouts (`profile_runs/trial_NNNN/concurrency_N/`) are one run,

@@ -1,4 +1,4 @@
-//! GenAI-Perf artifacts (formats.md §3.6, §7): the raw perf_analyzer export `profile_export.json` claims the run,
+//! GenAI-Perf artifacts (docs/formats.md): the raw perf_analyzer export `profile_export.json` claims the run,
 //! one record per experiment (load level), its requests timed from nanosecond timestamps; the sibling
 //! `<stem>_genai_perf.json` summary gives the model, the configuration and the tool's aggregates. The raw export
 //! has no token counts (GenAI-Perf re-tokenizes the responses) and no error field, so token means and

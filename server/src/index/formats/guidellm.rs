@@ -1,4 +1,4 @@
-//! GuideLLM reports (formats.md §5.2, §7): one `benchmarks.json` holds every load level of an invocation, one
+//! GuideLLM reports (docs/formats.md): one `benchmarks.json` holds every load level of an invocation, one
 //! record per benchmark. Requests come from `requests.{successful,errored,incomplete}`; those whose span does not
 //! overlap the measurement window (warm-up and cool-down) are left out, as the tool's own statistics leave them
 //! out. Report versions 1 (0.5, `args`) and 2 (`config`) are read, and 0.3 reports, which have no `metadata`
@@ -18,7 +18,7 @@ pub struct Guidellm;
 /// The report versions whose benchmark and request shapes this reader knows.
 const KNOWN_VERSIONS: [u64; 2] = [1, 2];
 
-/// The two shapes of a report, told apart by `metadata` (formats.md §5.2: dispatch on `metadata.version`, then
+/// The two shapes of a report, told apart by `metadata` (dispatch on `metadata.version`, then
 /// on `args` vs `config` vs neither).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Shape {

@@ -1,4 +1,4 @@
-//! LLMPerf (`ray-project/llmperf`) results (formats.md §4, §7): the flat `<stem>_summary.json` claims the run
+//! LLMPerf (`ray-project/llmperf`) results (docs/formats.md): the flat `<stem>_summary.json` claims the run
 //! and its requests come from the sibling `<stem>_individual_responses.json` (a JSON array, seconds, numbers
 //! sometimes written as strings). The file names carry no concurrency, so users make one directory per load
 //! level; the concurrency is read from inside the summary.

@@ -1,4 +1,4 @@
-//! SGLang `bench_serving` JSON Lines (formats.md §2): one run per line, appended, with the bare `Infinity`
+//! SGLang `bench_serving` JSON Lines (docs/formats.md): one run per line, appended, with the bare `Infinity`
 //! literal for an unbounded request rate; per-request arrays only with `--output-details`, and never an
 //! end-to-end latency array, so wall latency is rebuilt as TTFT + Σ ITL and marked derived.
 

@@ -1,4 +1,4 @@
-//! vLLM `vllm bench serve` / `benchmark_serving.py` result JSON (formats.md §1): one object per run, or several
+//! vLLM `vllm bench serve` / `benchmark_serving.py` result JSON (docs/formats.md): one object per run, or several
 //! in one file (`--append-result`, wrapper scripts), with or without the per-request arrays of
 //! `--save-detailed`, legacy files without `failed` or `latencies`, and `vllm bench sweep serve` experiments
 //! (`SERVE-…-BENCH-…/run=<i>.json`, the experiment directory being the run; `summary.json` and `warmup.json` are

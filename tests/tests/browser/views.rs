@@ -1,5 +1,5 @@
-//! The explorer's views in a real browser over the demo data: what issue #4 asks of the matrix, curves,
-//! inspector, audit, URL state and exports, plus a screenshot of each view under `target/screenshots/`.
+//! The explorer's views in a real browser over the demo data: what the matrix, curves,
+//! inspector, audit, URL state and exports must do, plus a screenshot of each view under `target/screenshots/`.
 
 use cellscope_e2e::Harness;
 use fantoccini::key::Key;
@@ -658,7 +658,7 @@ async fn performance_figures_at_scale_are_recorded() -> anyhow::Result<()> {
 /// largest figure.
 const TIMED_CHANGES: usize = 24;
 
-/// The browser's budgets at one data size (docs/performance.md) (printed beside the figures, never asserted).
+/// The browser's budgets at one data size, from docs/performance.md (printed beside the figures, never asserted).
 struct Budgets {
     first_chart_ms: f64,
     repaint_p95_ms: f64,

@@ -303,6 +303,7 @@ pub fn run() -> anyhow::Result<()> {
     let lint_env = lint_env()?;
     steps.run("wasm32 target", ensure_wasm_target)?;
     steps.run("fmt", || sh("cargo", &["fmt", "--all", "--check"]))?;
+    steps.run("tidy: references and links", crate::tidy::run)?;
     let logs = crate::target_dir().join("ci");
     let test_build_log = logs.join("test-build.log");
     // On a fresh clone the native test build runs beside the wasm32 build (see `BundleReady`); with a bundle from

@@ -10,7 +10,8 @@
 //!   and cargo-fuzz when missing).
 //! - `soak [--seconds N]`: a release server under load while a writer changes its data root; checks errors,
 //!   ETag consistency, latency, memory, descriptors and the final index.
-//! - `ci`: every check CI runs (fmt, clippy, native and wasm32 builds, tests, browser tests).
+//! - `ci`: every check CI runs (fmt, tidy, clippy, native and wasm32 builds, tests, browser tests).
+//! - `tidy`: no citation of documents outside the repository, and every relative Markdown link resolves.
 //! - `bench index`: times the cold index side by side with pandas, polars and DuckDB (TR164 CSV), then with pandas
 //!   and polars on a large generated vLLM detailed-JSON sweep.
 
@@ -29,6 +30,7 @@ mod process;
 mod s3;
 mod serve;
 mod soak;
+mod tidy;
 mod web;
 
 use anyhow::Context;
@@ -95,6 +97,8 @@ enum Command {
     },
     /// Run everything CI checks.
     Ci,
+    /// Check that nothing cites a document outside the repository and that every relative Markdown link resolves.
+    Tidy,
     /// A release server under 64 connections and 16 subscribers while a writer changes its data root.
     Soak {
         #[arg(long, default_value_t = 60)]
@@ -164,6 +168,7 @@ fn main() -> anyhow::Result<()> {
             args,
         } => e2e::run(dev, release, scale, &args),
         Command::Ci => ci::run(),
+        Command::Tidy => tidy::run(),
         Command::Soak { seconds, debug } => {
             if debug {
                 process::run("cargo", &["build", "-p", "cellscope"])?;

@@ -644,9 +644,7 @@ pub(crate) fn ensure_wrk() -> anyhow::Result<()> {
 /// wrk's threads by default: the cores the server's answering threads (`--http-threads`, by default one fewer
 /// than the cores) leave, at least one. On this machine's 2 cores that is one each. Two wrk threads beside the
 /// server's one put three busy threads on two cores, and the p99 then measures how long the scheduler leaves one
-/// of them waiting (about a time slice) more than the server: in paired runs the same server's p99 went from
-/// about 3 ms to about 5.5 ms, and a server change that cut its CPU time per answer by a fifth to a third barely
-/// showed. (The server's default is its own rule, `default_http_threads`; the xtask links no workspace crate.)
+/// of them waiting (about a time slice) more than the server, which hides changes of the server's own cost. (The server's default is its own rule, `default_http_threads`; the xtask links no workspace crate.)
 pub(crate) fn default_wrk_threads(http_threads: Option<u16>) -> u32 {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let answering = http_threads.map_or(cores.saturating_sub(1).max(1), usize::from);

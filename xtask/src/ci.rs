@@ -173,7 +173,7 @@ fn free_disk_bytes() -> Option<u64> {
 /// `cargo test` of every package but the xtask (see the "xtask lint and tests" step) and the app, without running
 /// the tests. The app has no tests of its own (what it draws is `cellscope-draw`'s, tested natively), and is
 /// linted where it runs, in the wasm32 build: compiling it natively only for clippy cost its web dependencies
-/// (web-sys, leptos and the rest, ~110 CPU s on this machine) a second time.
+/// (web-sys, leptos and the rest) a second time.
 /// the first four words run them.
 const WORKSPACE_TESTS_NO_RUN: [&str; 7] = [
     "test",
@@ -186,9 +186,8 @@ const WORKSPACE_TESTS_NO_RUN: [&str; 7] = [
 ];
 
 /// The lane of a test binary: the browser tests alone in one (one test at a time, mostly waiting on Chromium and
-/// the server); every other binary in the other, with the doc tests. A third lane (the server's tests apart from
-/// the model's and the demo's) made the browser lane, the longest, take 226 s instead of 161: two cores do not
-/// run three lanes of tests at once any faster.
+/// the server); every other binary in the other, with the doc tests. Two lanes, because two cores run three lanes
+/// of tests no faster and the browser lane, the longest, then waits for a core.
 fn test_lane(binary: &lanes::TestBinary) -> usize {
     match (binary.package.as_str(), binary.target.as_str()) {
         ("cellscope-e2e", "test browser") => 0,

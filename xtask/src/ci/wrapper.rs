@@ -5,10 +5,10 @@
 //! (see `[profile.dev]`), and the server binary the tests start is built from them. They do not need the test
 //! code itself optimised, but cargo's profiles are per package, not per target, so `cargo test` compiled every
 //! test harness of those packages at level 2 as well, the server's library a second time among them (its
-//! unit-test harness). At level 2 the server's library takes about 160 CPU s to compile, at level 0 about 20 s.
+//! unit-test harness), which costs several times longer to compile at level 2 than at level 0.
 //! So the wrapper compiles every `--test` target and every example at level 0 (but the demo generator's, see
 //! [`OPTIMISED_TESTS`]): the integration tests and examples still call the optimised libraries, and the unit
-//! tests, which do hardly any work, run unoptimised (the server's suite took 28.7 s instead of 30.5).
+//! tests, which do hardly any work, run unoptimised at about the same speed.
 //! Clippy is the compiler throughout (`CLIPPY_ARGS` is how `cargo clippy` itself hands `-- -D warnings` to the
 //! driver), so every target is linted as `cargo clippy --workspace --all-targets` would lint it.
 
@@ -54,8 +54,7 @@ pub fn install() -> anyhow::Result<PathBuf> {
 }
 
 /// The package whose test harnesses stay optimised: the demo generator's tests recompute every figure of the
-/// trees they generate in the test code itself (its unit tests took 18.6 s unoptimised against 3.6 s, the V3
-/// oracles 19.0 s against 9.9 s, more than compiling them optimised costs).
+/// trees they generate in the test code itself, which unoptimised takes longer than compiling them optimised.
 const OPTIMISED_TESTS: &str = "cellscope-demo";
 
 /// Whether a compile makes a test harness (`--test`) or an example (a source file under `examples/`).

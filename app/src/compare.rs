@@ -12,9 +12,9 @@ use cellscope_draw::compare as plot;
 use cellscope_model::CellKey;
 use cellscope_model::Dimension;
 use cellscope_model::compare::confounders::{Confounders, confounders};
-use cellscope_model::compare::text::{coordinates, interval, p_value, signed};
+use cellscope_model::compare::text::{coordinates, interval, p_value, ratio, signed};
 use cellscope_model::compare::{
-    COMPARABLE, CONTRASTABLE, Comparison, Side, Verdict, compare_view, spec_of_view,
+    COMPARABLE, CONTRASTABLE, Comparison, Side, compare_view, spec_of_view,
 };
 use cellscope_model::export::{describe_view, file_name};
 use cellscope_model::view_state::{View, ViewState};
@@ -209,7 +209,8 @@ pub fn CompareView() -> impl IntoView {
         let Ok(comparison) = comparison.get_untracked() else {
             return;
         };
-        let lines = export_lines();
+        let mut lines = export_lines();
+        lines.push(comparison.pair_pooling());
         let legend = plot::legend(&comparison);
         let width = width.get_untracked().max(available_width());
         let height = plot::forest_height(comparison.groups.len())
@@ -313,14 +314,17 @@ pub fn CompareView() -> impl IntoView {
             Ok(comparison) => {
                 let spec = comparison.spec.clone();
                 let headline = spec.headline();
+                let pooling = comparison.pair_pooling();
                 view! {
                     <p class="compare-headline" id="compare-headline">{headline}</p>
+                    <p class="compare-pairing" id="compare-pairing">{pooling}</p>
                     <ConfoundersPanel comparison=comparison.clone()/>
                     <CompareTable comparison=comparison.clone()/>
                 }.into_any()
             }
         }}
-        <div id="compare-area">
+        // A comparison that cannot be made shows its reason alone, without empty chart frames.
+        <div id="compare-area" style:display=move || if comparison.with(Result::is_err) { "none" } else { "" }>
             <h3>"Mean Δ per group, with its 95% bootstrap interval"</h3>
             <div class="series-legend" id="compare-legend">
                 {move || comparison.get().ok().map(|comparison| plot::legend(&comparison).into_iter().map(|(label, color, _)| view! {
@@ -346,7 +350,7 @@ pub fn CompareView() -> impl IntoView {
                 })}
                 {move || chosen.get().map(|(x, y, keys)| view! {
                     <div class="points-popover" id="pair-cells" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>
-                        {format!("This pair pools {} cells (each side's reps); open one:", keys.len())}
+                        {format!("This pair pools {} cells (each side's repeated measurements); open one:", keys.len())}
                         <ul>{keys.into_iter().map(|key| view! { <li>{inspect_link(key)}</li> }).collect_view()}</ul>
                         <button on:click=move |_| chosen.set(None)>"Close"</button>
                     </div>
@@ -360,22 +364,19 @@ pub fn CompareView() -> impl IntoView {
 #[component]
 fn CompareTable(comparison: Arc<Comparison>) -> impl IntoView {
     let spec = comparison.spec.clone();
+    let absolute = spec.metric.is_absolute();
     view! {
         <table class="compare-table" id="compare-table">
             <thead><tr>
                 <th>{spec.per.map_or("group", Dimension::name)}</th><th>"pairs"</th><th>"mean Δ"</th><th>"median Δ"</th>
+                {absolute.then(|| view! { <th title="geometric mean of each pair's a / b">"a / b"</th> })}
                 <th>"95% CI (bootstrap)"</th><th>"p (Wilcoxon)"</th><th>"Holm p"</th><th title="matched-pairs rank-biserial correlation">"r"</th>
                 <th title="pairs where a is better / worse / equal">"W/L/T (a)"</th><th>"verdict"</th><th>"pairs dropped"</th>
             </tr></thead>
             <tbody>
                 {comparison.groups.iter().map(|group| {
-                    let verdict = match group.verdict {
-                        Verdict::AEdge => "a_edge",
-                        Verdict::BEdge => "b_edge",
-                        Verdict::NoClearDifference => "no_clear_difference",
-                        Verdict::NoPairs => "no_pairs",
-                    };
-                    let color = cellscope_draw::palette::css(plot::verdict_color(group.verdict));
+                    let verdict = group.verdict.name();
+                    let color = cellscope_draw::palette::css(plot::verdict_color(&spec, group.verdict));
                     let dropped: Vec<String> = group.dropped.iter().map(|dropped| {
                         format!("{}: {}", coordinates(&dropped.coordinates, spec.per), dropped.describe(&spec))
                     }).collect();
@@ -387,12 +388,13 @@ fn CompareTable(comparison: Arc<Comparison>) -> impl IntoView {
                             <td class="num">{group.n_pairs}</td>
                             <td class="num">{signed(group.mean_delta, 4)}</td>
                             <td class="num">{signed(group.median_delta, 4)}</td>
+                            {absolute.then(|| view! { <td class="num ratio">{ratio(group.ratio)}</td> })}
                             <td class="num">{interval(group.ci)}</td>
                             <td class="num">{p_value(group.wilcoxon.and_then(|test| test.p_value))}</td>
                             <td class="num">{p_value(group.holm_p)}</td>
                             <td class="num">{signed(group.effect_size, 2)}</td>
                             <td class="num">{group.record()}</td>
-                            <td class="verdict" style=format!("color:{color}")>{group.verdict.describe(&spec)}</td>
+                            <td class="verdict" style=format!("color:{color}")>{group.describe_verdict(&spec)}</td>
                             <td class="dropped">
                                 {(count == 0).then_some("none")}
                                 {(count > 0).then(|| view! {

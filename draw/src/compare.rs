@@ -5,18 +5,29 @@
 use crate::chart::{Hit, facet_columns, rgb};
 use crate::palette::{CATEGORICAL, Marker};
 use cellscope_model::compare::text::{coordinates, interval, p_value, signed};
-use cellscope_model::compare::{Comparison, Group, Pair, Verdict};
+use cellscope_model::compare::{CompareSpec, Comparison, Group, Pair, Verdict};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// Okabe–Ito blue for an edge of a, vermillion for an edge of b, black for no clear difference: told apart by
-/// every common colour-vision deficiency, and by the marker (hollow when no direction is claimed) in greyscale.
-pub fn verdict_color(verdict: Verdict) -> (u8, u8, u8) {
+/// The colour of one of the two compared values: Okabe–Ito blue for the first in name order, vermillion for the
+/// other, so a value keeps its colour when a and b are swapped. Told apart by every common colour-vision
+/// deficiency, and by the marker (hollow when no direction is claimed) in greyscale.
+pub fn value_color(spec: &CompareSpec, value: &str) -> (u8, u8, u8) {
+    let first = spec.a.as_str().min(spec.b.as_str());
+    if value == first {
+        CATEGORICAL[0]
+    } else {
+        CATEGORICAL[5]
+    }
+}
+
+/// The colour of a verdict: its winning value's colour, black when no direction is claimed.
+pub fn verdict_color(spec: &CompareSpec, verdict: Verdict) -> (u8, u8, u8) {
     match verdict {
-        Verdict::AEdge => CATEGORICAL[0],
-        Verdict::BEdge => CATEGORICAL[5],
-        Verdict::NoClearDifference | Verdict::NoPairs => CATEGORICAL[7],
+        Verdict::AEdge => value_color(spec, &spec.a),
+        Verdict::BEdge => value_color(spec, &spec.b),
+        Verdict::NoClearDifference | Verdict::TooFewPairs | Verdict::NoPairs => CATEGORICAL[7],
     }
 }
 
@@ -28,7 +39,7 @@ pub fn legend(comparison: &Comparison) -> Vec<(String, (u8, u8, u8), Marker)> {
         .map(|verdict| {
             (
                 verdict.describe(spec),
-                verdict_color(verdict),
+                verdict_color(spec, verdict),
                 Marker::Circle,
             )
         })
@@ -125,13 +136,17 @@ pub fn draw_forest<DB: DrawingBackend>(
             ShapeStyle::from(&RGBColor(90, 90, 90)).stroke_width(px(1.5).max(1) as u32),
         )))
         .map_err(err)?;
+    // The chart maps values to the backend's pixels; `root.draw` takes pixels relative to `root`, which an
+    // export places below its header.
+    let base = root.get_base_pixel();
+    let local = |(x, y): (i32, i32)| (x - base.0, y - base.1);
     let mut hits = Vec::new();
     for (index, group) in groups.iter().enumerate() {
         let y = rows - index as f64 - 0.5;
-        let color = rgb(verdict_color(group.verdict));
+        let color = rgb(verdict_color(spec, group.verdict));
         let (left, centre) = (
-            chart.backend_coord(&(low, y)),
-            chart.backend_coord(&(0.0, y)),
+            local(chart.backend_coord(&(low, y))),
+            local(chart.backend_coord(&(0.0, y))),
         );
         root.draw(&Text::new(
             format!("{} · {} pairs", group.label(), group.n_pairs),
@@ -151,7 +166,7 @@ pub fn draw_forest<DB: DrawingBackend>(
                 )))
                 .map_err(err)?;
             for end in [ci_low, ci_high] {
-                let (x, y) = chart.backend_coord(&(end, y));
+                let (x, y) = local(chart.backend_coord(&(end, y)));
                 root.draw(&PathElement::new(
                     vec![(x, y - px(6.0)), (x, y + px(6.0))],
                     line,
@@ -172,12 +187,13 @@ pub fn draw_forest<DB: DrawingBackend>(
             continue;
         };
         let at = chart.backend_coord(&(mean, y));
+        let (marker_x, marker_y) = local(at);
         // A direction claimed: a filled marker; none: hollow, so greyscale prints keep the distinction.
         let marker = if matches!(group.verdict, Verdict::AEdge | Verdict::BEdge) {
-            Circle::new(at, px(6.0), color.filled())
+            Circle::new((marker_x, marker_y), px(6.0), color.filled())
         } else {
             Circle::new(
-                at,
+                (marker_x, marker_y),
                 px(6.0),
                 ShapeStyle::from(&color).stroke_width(px(2.0).max(1) as u32),
             )
@@ -193,7 +209,7 @@ pub fn draw_forest<DB: DrawingBackend>(
                 signed(group.mean_delta, 4),
                 interval(group.ci),
                 p_value(group.holm_p),
-                group.verdict.describe(spec)
+                group.describe_verdict(spec)
             ),
             keys: Vec::new().into(),
             cells: 0,
@@ -292,7 +308,10 @@ pub fn draw_paired<DB: DrawingBackend>(
             )))
             .map_err(err)?;
         for pair in &group.pairs {
-            let color = rgb(verdict_color(favours(pair, spec.metric.lower_is_better())));
+            let color = rgb(verdict_color(
+                spec,
+                favours(pair, spec.metric.lower_is_better()),
+            ));
             let at = chart.backend_coord(&(pair.a, pair.b));
             panel
                 .draw(&Circle::new(
@@ -321,4 +340,155 @@ pub fn draw_paired<DB: DrawingBackend>(
         }
     }
     Ok(hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chart::{draw_frame, export_header_height};
+    use cellscope_model::Dimension;
+    use cellscope_model::key::Value;
+    use cellscope_model::metric::Metric;
+
+    fn group(name: &str, mean: f64, ci: (f64, f64), verdict: Verdict) -> Group {
+        Group {
+            group: Some(Value::Text(name.into())),
+            n_pairs: 25,
+            mean_delta: Some(mean),
+            median_delta: Some(mean),
+            ci: Some(ci),
+            wilcoxon: None,
+            holm_p: Some(0.01),
+            effect_size: None,
+            ratio: None,
+            wins: 20,
+            losses: 5,
+            ties: 0,
+            verdict,
+            pairs: Vec::new(),
+            dropped: Vec::new(),
+        }
+    }
+
+    /// Five groups whose intervals all have different widths, so each row is known by its width alone.
+    fn comparison(a: &str, b: &str) -> Comparison {
+        Comparison {
+            spec: CompareSpec {
+                by: Dimension::Backend,
+                a: a.into(),
+                b: b.into(),
+                per: Some(Dimension::Workload),
+                metric: Metric::Efficiency,
+                alpha: 0.05,
+            },
+            groups: vec![
+                group("w1", -0.035, (-0.054, -0.018), Verdict::BEdge),
+                group("w2", 0.002, (-0.010, 0.014), Verdict::NoClearDifference),
+                group("w3", 0.076, (0.055, 0.096), Verdict::AEdge),
+                group("w4", -0.035, (-0.057, -0.005), Verdict::BEdge),
+                group("w5", -0.015, (-0.023, -0.008), Verdict::BEdge),
+            ],
+        }
+    }
+
+    /// The value of `name="…"` in one SVG element.
+    fn attribute<'a>(element: &'a str, name: &str) -> Option<&'a str> {
+        let start = element.find(&format!(" {name}=\""))? + name.len() + 3;
+        Some(&element[start..start + element[start..].find('"')?])
+    }
+
+    /// Each horizontal two-point polyline of the SVG as (y, x from, x to).
+    fn horizontal_lines(svg: &str) -> Vec<(f64, f64, f64)> {
+        svg.split("<polyline")
+            .skip(1)
+            .filter_map(|element| {
+                let points: Vec<(f64, f64)> = attribute(element, "points")?
+                    .split_whitespace()
+                    .filter_map(|point| {
+                        let (x, y) = point.split_once(',')?;
+                        Some((x.parse().ok()?, y.parse().ok()?))
+                    })
+                    .collect();
+                match points.as_slice() {
+                    [(x0, y0), (x1, y1)] if y0 == y1 && x0 != x1 => Some((*y0, *x0, *x1)),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// The y of the text element that starts with `prefix`.
+    fn text_y(svg: &str, prefix: &str) -> Option<f64> {
+        svg.split("<text").skip(1).find_map(|element| {
+            let body = element[element.find('>')? + 1..].trim_start();
+            body.starts_with(prefix)
+                .then(|| attribute(element, "y")?.parse().ok())
+                .flatten()
+        })
+    }
+
+    /// The forest plot exported under a three-line header, as the app's SVG and PNG exports draw it.
+    fn exported_svg(comparison: &Comparison, width: u32) -> (String, u32) {
+        let lines: Vec<String> = ["cellscope compare", "filters: none", "snapshot s"]
+            .map(String::from)
+            .to_vec();
+        let height =
+            forest_height(comparison.groups.len()) as i32 + export_header_height(lines.len(), 1.0);
+        let mut svg = String::new();
+        {
+            let root =
+                SVGBackend::with_string(&mut svg, (width, height as u32)).into_drawing_area();
+            let chart = draw_frame(&root, &lines, &legend(comparison), 1.0).unwrap();
+            draw_forest(&chart, comparison, 1.0).unwrap();
+        }
+        (svg, height as u32)
+    }
+
+    #[test]
+    fn every_exported_interval_sits_on_its_own_labels_row_inside_the_image() {
+        let comparison = comparison("vllm", "sglang");
+        let (svg, height) = exported_svg(&comparison, 900);
+        let lines = horizontal_lines(&svg);
+        let widths: Vec<f64> = comparison
+            .groups
+            .iter()
+            .map(|group| group.ci.map_or(0.0, |(low, high)| high - low))
+            .collect();
+        let mut rows = Vec::new();
+        for (group, width) in comparison.groups.iter().zip(&widths) {
+            let label = format!("{} · ", group.label());
+            let y = text_y(&svg, &label).unwrap_or_else(|| panic!("no label {label}"));
+            assert!(
+                y > 0.0 && y < f64::from(height),
+                "{label} at y={y} is clipped"
+            );
+            // The interval drawn on the label's row, known by its width relative to the first group's.
+            let (_, x0, x1) = lines
+                .iter()
+                .find(|(line_y, ..)| (line_y - y).abs() <= 1.0)
+                .unwrap_or_else(|| panic!("no interval on {label}'s row y={y}: {lines:?}"));
+            rows.push((x1 - x0, *width));
+        }
+        let (first_px, first_width) = rows[0];
+        for (pixels, width) in &rows {
+            let expected = first_px * width / first_width;
+            assert!(
+                (pixels - expected).abs() <= 2.0,
+                "an interval of {pixels} px where its label's group spans {expected} px"
+            );
+        }
+    }
+
+    #[test]
+    fn a_value_keeps_its_colour_when_a_and_b_swap() {
+        let forward = comparison("vllm", "sglang");
+        let swapped = comparison("sglang", "vllm");
+        let vllm_forward = verdict_color(&forward.spec, Verdict::AEdge);
+        let vllm_swapped = verdict_color(&swapped.spec, Verdict::BEdge);
+        assert_eq!(vllm_forward, vllm_swapped);
+        assert_ne!(
+            verdict_color(&forward.spec, Verdict::AEdge),
+            verdict_color(&forward.spec, Verdict::BEdge)
+        );
+    }
 }

@@ -1,13 +1,14 @@
 //! The head-to-head comparison: two values `a`, `b` of one dimension (`by`) contrasted per value of another
-//! (`per`), on pairs of cells that agree on every other dimension, with the paired statistics of
-//! [`crate::paired`] and a verdict that claims a direction only when Holm's p is below α and the bootstrap
-//! interval excludes zero (product.md, "Head-to-head").
+//! (`per`), on pairs of configurations, with the paired statistics of [`crate::paired`] and a verdict that
+//! claims a direction only when Holm's p is below α and the bootstrap interval excludes zero
+//! (docs/definitions.md#head-to-head).
 //!
-//! Pairs match on every cell dimension except `by`, `rep` and `run` (unless `by` is `run`); each side's value
-//! is the mean over the reps of its admitted cells. The ledger and the what-if toggles apply as in every view:
-//! a `comparison` entry applies whenever its cells fall on the two sides ([`applied_comparisons`]). Every
-//! pair that cannot be formed is kept with the reason. What else differs between the runs behind the two sides
-//! (driver, torch, context ceiling, …) is [`confounders`].
+//! A pair is one configuration: its two sides agree on every dimension except `by` and the repeated-measurement
+//! dimensions ([`REPEATED`]: reps, runs, phases), whose cells are averaged within each side, so that one
+//! configuration is never counted as several independent pairs. The ledger and the what-if toggles apply as in
+//! every view: a `comparison` entry applies whenever its cells fall on the two sides ([`applied_comparisons`]).
+//! Every pair that cannot be formed is kept with the reason. What else differs between the runs behind the two
+//! sides (driver, torch, context ceiling, …) is [`confounders`].
 
 pub mod confounders;
 pub mod text;
@@ -25,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The metrics a comparison can be made on (product.md, "Head-to-head"; issue 10).
+/// The metrics a comparison can be made on.
 pub const COMPARABLE: [Metric; 8] = [
     Metric::Efficiency,
     Metric::P95Multiplier,
@@ -36,6 +37,10 @@ pub const COMPARABLE: [Metric; 8] = [
     Metric::P50TtftMs,
     Metric::P95TtftMs,
 ];
+
+/// The dimensions that repeat a measurement of one configuration rather than change it (docs/definitions.md,
+/// "Head-to-head"): a pair averages over them unless `by` or `per` names one.
+pub const REPEATED: [Dimension; 3] = [Dimension::Rep, Dimension::Run, Dimension::Phase];
 
 /// The dimensions `by` can contrast (N and rep are what pairs are made of).
 pub const CONTRASTABLE: [Dimension; 6] = [
@@ -57,13 +62,15 @@ pub enum CompareError {
         choices: String,
     },
     #[error(
-        "`{parameter}` = `{value}` is not a {dimension} in the data; the {dimension} values are {choices}"
+        "`{parameter}` = `{value}` is not a {dimension} in the data{hint}; the {dimension} values are {choices}"
     )]
     AbsentValue {
         parameter: &'static str,
         dimension: &'static str,
         value: String,
         choices: String,
+        /// ` (did you mean `vllm`?)` when a value is close, else empty.
+        hint: String,
     },
     #[error("`a` and `b` are both `{0}`: a comparison needs two different values")]
     SameSides(String),
@@ -337,15 +344,22 @@ pub struct CompareSpec {
 }
 
 impl CompareSpec {
-    /// The dimensions a pair's two cells agree on (the group's dimension included).
+    /// The dimensions a pair's two sides agree on: the configuration (the group's dimension included).
     pub fn match_dimensions(&self) -> Vec<Dimension> {
+        let repeated = self.repeated_dimensions();
         Dimension::ALL
             .into_iter()
-            .filter(|dimension| {
-                *dimension != self.by
-                    && *dimension != Dimension::Rep
-                    && (*dimension != Dimension::Run || self.by == Dimension::Run)
-            })
+            .filter(|dimension| *dimension != self.by && !repeated.contains(dimension))
+            .collect()
+    }
+
+    /// The dimensions whose values are repeated measurements of one configuration, averaged within a pair:
+    /// reps, runs and phases, unless the comparison contrasts or groups by one of them. Counting them as
+    /// separate pairs would treat one configuration as several independent observations.
+    pub fn repeated_dimensions(&self) -> Vec<Dimension> {
+        REPEATED
+            .into_iter()
+            .filter(|dimension| *dimension != self.by && self.per != Some(*dimension))
             .collect()
     }
 
@@ -368,6 +382,7 @@ impl CompareSpec {
                     dimension: self.by.name(),
                     value: value.clone(),
                     choices: values.join(", "),
+                    hint: crate::suggest::hint(value, values.iter().map(String::as_str)),
                 });
             }
         }
@@ -499,10 +514,23 @@ pub enum Verdict {
     AEdge,
     BEdge,
     NoClearDifference,
+    /// So few pairs that even the most lopsided outcome could not reach p < α.
+    TooFewPairs,
     NoPairs,
 }
 
 impl Verdict {
+    /// The verdict's name in data and attributes: `a_edge`, `too_few_pairs`, ….
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::AEdge => "a_edge",
+            Verdict::BEdge => "b_edge",
+            Verdict::NoClearDifference => "no_clear_difference",
+            Verdict::TooFewPairs => "too_few_pairs",
+            Verdict::NoPairs => "no_pairs",
+        }
+    }
+
     /// `vllm edge (higher parallel efficiency)`, `sglang edge (lower p95 latency)`, `no clear difference`.
     pub fn describe(self, spec: &CompareSpec) -> String {
         let direction = if spec.metric.lower_is_better() {
@@ -514,6 +542,7 @@ impl Verdict {
             Verdict::AEdge => format!("{} edge ({direction} {})", spec.a, spec.metric.label()),
             Verdict::BEdge => format!("{} edge ({direction} {})", spec.b, spec.metric.label()),
             Verdict::NoClearDifference => "no clear difference".into(),
+            Verdict::TooFewPairs => "too few pairs to claim a difference".into(),
             Verdict::NoPairs => "no pairs".into(),
         }
     }
@@ -533,6 +562,9 @@ pub struct Group {
     pub holm_p: Option<f64>,
     /// Matched-pairs rank-biserial correlation, positive when a's values are larger.
     pub effect_size: Option<f64>,
+    /// For absolute metrics (times, throughputs, tokens): the geometric mean of the pairs' a / b, over the pairs
+    /// where both are positive.
+    pub ratio: Option<f64>,
     /// Pairs where a is better, worse, equal (better = higher, or lower for latencies and multipliers).
     pub wins: u32,
     pub losses: u32,
@@ -713,6 +745,11 @@ fn group_statistics(
         median_delta,
         ci: bootstrap_mean_ci(&deltas, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED),
         effect_size: test.as_ref().and_then(rank_biserial),
+        ratio: spec
+            .metric
+            .is_absolute()
+            .then(|| geometric_mean_ratio(&pairs))
+            .flatten(),
         wilcoxon: test,
         holm_p: None,
         wins: deltas.iter().filter(|delta| better(**delta)).count() as u32,
@@ -727,11 +764,54 @@ fn group_statistics(
     }
 }
 
-/// A direction only when Holm's p is below α and the interval excludes zero.
+/// The geometric mean of a / b over the pairs where both sides are positive.
+fn geometric_mean_ratio(pairs: &[Pair]) -> Option<f64> {
+    let logs: Vec<f64> = pairs
+        .iter()
+        .filter(|pair| pair.a > 0.0 && pair.b > 0.0)
+        .map(|pair| (pair.a / pair.b).ln())
+        .collect();
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
+/// The smallest two-sided Wilcoxon p-value `n` non-zero paired differences can give: every difference of one
+/// sign, probability 2 / 2^n (zeros are dropped before the test, as SciPy's default does).
+pub fn smallest_attainable_p(nonzero_pairs: u32) -> f64 {
+    (2.0 / 2f64.powi(nonzero_pairs.min(1_000) as i32)).min(1.0)
+}
+
+impl Group {
+    /// The smallest p-value the group's pairs could give, whatever their values.
+    pub fn smallest_attainable_p(&self) -> f64 {
+        smallest_attainable_p(self.wins + self.losses)
+    }
+
+    /// The verdict in words; a group too small to reach α says the smallest p it could reach.
+    pub fn describe_verdict(&self, spec: &CompareSpec) -> String {
+        let text = self.verdict.describe(spec);
+        if self.verdict == Verdict::TooFewPairs {
+            format!(
+                "{text} (smallest attainable p = {})",
+                text::p_value(Some(self.smallest_attainable_p()))
+            )
+        } else {
+            text
+        }
+    }
+}
+
+/// A direction only when Holm's p is below α and the interval excludes zero; "too few pairs" when no outcome of
+/// this many pairs could reach α.
 fn verdict(group: &Group, spec: &CompareSpec) -> Verdict {
     let (Some(mean), Some((low, high))) = (group.mean_delta, group.ci) else {
         return Verdict::NoPairs;
     };
+    if group.wins + group.losses == 0 {
+        return Verdict::NoClearDifference;
+    }
+    if group.smallest_attainable_p() >= spec.alpha {
+        return Verdict::TooFewPairs;
+    }
     let significant = group.holm_p.is_some_and(|p| p < spec.alpha);
     if !significant || (low <= 0.0 && high >= 0.0) {
         return Verdict::NoClearDifference;
@@ -822,6 +902,113 @@ mod tests {
             metric: Metric::Efficiency,
             alpha: 0.05,
         }
+    }
+
+    /// The sweep measured in two phases, the second phase's efficiency 0.02 lower.
+    fn two_phase_sweep() -> Vec<CellSummary> {
+        let mut cells = sweep();
+        let ttft: Vec<CellSummary> = cells
+            .iter()
+            .map(|cell| {
+                let mut copy = cell.clone();
+                copy.key.phase = "ttft".into();
+                copy.efficiency = copy.efficiency.map(|value| value - 0.02);
+                copy
+            })
+            .collect();
+        cells.extend(ttft);
+        cells
+    }
+
+    #[test]
+    fn phases_of_one_configuration_are_one_pair_averaged_over_phases_and_reps() {
+        let cells = two_phase_sweep();
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let comparison = compare(&slice, &spec(), &WhatIf::DEFAULT);
+        let w1 = &comparison.groups[0];
+        // 4 models × N ∈ {2, 4}, as with one phase: the ttft phase adds no pairs.
+        assert_eq!(w1.n_pairs, 8);
+        let mut configurations: Vec<String> = w1
+            .pairs
+            .iter()
+            .map(|pair| text::coordinates(&pair.coordinates, None))
+            .collect();
+        configurations.dedup();
+        assert_eq!(configurations.len(), 8, "{configurations:?}");
+        let pair = &w1.pairs[0];
+        assert_eq!(pair.a_cells.len(), 4, "2 phases × 2 reps behind a side");
+        // Side a at (m1, N = 2) by hand: efficiency 0.9 − 0.2 + 0.05, reps +0 and +0.001, phases +0 and −0.02.
+        let expected = (0.75 + 0.751 + 0.73 + 0.731) / 4.0;
+        assert!((pair.a - expected).abs() < 1e-9, "{} vs {expected}", pair.a);
+        assert_eq!(
+            comparison.pair_pooling(),
+            "each pair: mean of 2 phases × 2 reps per side"
+        );
+        // Grouped by phase, the phases stay apart: one group each, pairs over reps only.
+        let per_phase = CompareSpec {
+            per: Some(Dimension::Phase),
+            ..spec()
+        };
+        let by_phase = compare(&slice, &per_phase, &WhatIf::DEFAULT);
+        assert_eq!(by_phase.groups.len(), 2);
+        assert!(by_phase.groups.iter().all(|group| group.n_pairs == 16));
+        assert_eq!(
+            by_phase.pair_pooling(),
+            "each pair: mean of 2 reps per side"
+        );
+        // Filtered to one phase, the same pairs as the one-phase sweep.
+        let one_phase: Vec<&CellSummary> = cells
+            .iter()
+            .filter(|cell| cell.key.phase == "scaling")
+            .collect();
+        let single = compare(&one_phase, &spec(), &WhatIf::DEFAULT);
+        let original = sweep();
+        let original: Vec<&CellSummary> = original.iter().collect();
+        assert_eq!(single, compare(&original, &spec(), &WhatIf::DEFAULT));
+    }
+
+    #[test]
+    fn a_group_too_small_to_reach_alpha_says_so_with_its_smallest_p() {
+        assert_eq!(smallest_attainable_p(5), 0.0625);
+        assert_eq!(smallest_attainable_p(6), 0.03125);
+        let cells = sweep();
+        // Two models × N ∈ {2, 4} on w1: 4 pairs, all in a's favour, yet 2 / 2^4 = 0.125 ≥ 0.05.
+        let few: Vec<&CellSummary> = cells
+            .iter()
+            .filter(|cell| matches!(cell.key.model.as_str(), "m1" | "m2"))
+            .filter(|cell| cell.key.workload == "w1")
+            .collect();
+        let comparison = compare(&few, &spec(), &WhatIf::DEFAULT);
+        let group = &comparison.groups[0];
+        assert_eq!((group.n_pairs, group.wins), (4, 4));
+        assert_eq!(group.verdict, Verdict::TooFewPairs);
+        assert_eq!(
+            group.describe_verdict(&spec()),
+            "too few pairs to claim a difference (smallest attainable p = 0.1250)"
+        );
+    }
+
+    #[test]
+    fn absolute_metrics_carry_the_geometric_mean_ratio_and_relative_ones_none() {
+        let cells = sweep();
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let tps = CompareSpec {
+            metric: Metric::AggregateTps,
+            per: None,
+            ..spec()
+        };
+        let comparison = compare(&slice, &tps, &WhatIf::DEFAULT);
+        let group = &comparison.groups[0];
+        let logs: Vec<f64> = group
+            .pairs
+            .iter()
+            .map(|pair| (pair.a / pair.b).ln())
+            .collect();
+        let expected = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
+        assert!((group.ratio.unwrap() - expected).abs() < 1e-12);
+        assert!(group.ratio.unwrap() > 1.0, "a's throughput is higher on w1");
+        let efficiency = compare(&slice, &spec(), &WhatIf::DEFAULT);
+        assert_eq!(efficiency.groups[0].ratio, None);
     }
 
     #[test]
@@ -949,6 +1136,14 @@ mod tests {
         assert!(contrastable_dimension("rep").is_err());
         assert_eq!(group_dimension("none"), Ok(None));
         assert!(spec().validate(&cells).is_ok());
+        let wrong_case = CompareSpec {
+            b: "B".into(),
+            ..spec()
+        };
+        assert_eq!(
+            wrong_case.validate(&cells).unwrap_err().to_string(),
+            "`b` = `B` is not a backend in the data (did you mean `b`?); the backend values are a, b"
+        );
     }
 
     #[test]

@@ -129,7 +129,7 @@ pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]
         out.push('\n');
     }
     out.push_str(&format!(
-        "{},n_pairs,mean_delta,median_delta,ci_low,ci_high,wilcoxon_statistic,p_value,holm_p,rank_biserial,wins,losses,ties,verdict,dropped\n",
+        "{},n_pairs,mean_delta,median_delta,ci_low,ci_high,wilcoxon_statistic,p_value,holm_p,rank_biserial,wins,losses,ties,verdict,dropped,ratio_a_to_b\n",
         spec.per.map_or("group", |per| per.name())
     ));
     let number = |value: Option<f64>| value.map(|value| value.to_string()).unwrap_or_default();
@@ -159,8 +159,9 @@ pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]
             group.wins.to_string(),
             group.losses.to_string(),
             group.ties.to_string(),
-            group.verdict.describe(spec),
+            group.describe_verdict(spec),
             dropped.join("; "),
+            number(group.ratio),
         ];
         for (index, field) in fields.iter().enumerate() {
             if index > 0 {
@@ -182,7 +183,7 @@ pub fn series_csv(
     header: &[String],
 ) -> String {
     let mut out = String::new();
-    for line in header {
+    for line in header.iter().chain([&comparison.pair_pooling()]) {
         out.push_str("# ");
         out.push_str(line);
         out.push('\n');

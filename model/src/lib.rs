@@ -1,8 +1,8 @@
 //! The shared data model of cellscope: what a cell is, how its status is decided and how its metrics are computed.
 //!
 //! This crate does no IO and builds for `wasm32-unknown-unknown`, so the server, the CLI and the browser app
-//! compute every number from one implementation. The definitions follow `product.md` (metric definitions and
-//! cell-status model); where a choice was needed it is written next to the code that makes it.
+//! compute every number from one implementation. The definitions are written out in docs/definitions.md; where a
+//! choice was needed it is written next to the code that makes it.
 
 pub mod api;
 pub mod audit;
@@ -27,6 +27,7 @@ pub mod scaling;
 pub mod schema;
 pub mod stats;
 pub mod status;
+pub mod suggest;
 pub mod summary;
 pub mod view_state;
 

@@ -141,6 +141,15 @@ impl Metric {
         }
     }
 
+    /// Whether values are measured quantities (times, throughputs, tokens) rather than ratios to a baseline, so
+    /// that a ratio of two of them means something.
+    pub fn is_absolute(self) -> bool {
+        matches!(
+            self.unit(),
+            Unit::Milliseconds | Unit::TokensPerSecond | Unit::Tokens
+        )
+    }
+
     /// Whether a smaller value is the better one (latencies and multipliers).
     pub fn lower_is_better(self) -> bool {
         matches!(self.unit(), Unit::Multiple | Unit::Milliseconds)

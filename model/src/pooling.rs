@@ -1,5 +1,5 @@
 //! What a pooled value pools: how many cells, and over which dimensions they differ, written the way every
-//! chart and square says it ("mean of 18 cells: 3 models × 2 phases × 3 reps", product.md "Pooling").
+//! chart and square says it ("mean of 18 cells: 3 models × 2 phases × 3 reps"; docs/definitions.md#pooling).
 
 use crate::key::{CellKey, Dimension, DimensionValue};
 use crate::view_state::Aggregation;
@@ -70,11 +70,7 @@ impl Pooling {
             1 => return "1 cell".into(),
             _ => {}
         }
-        let parts: Vec<String> = self
-            .spans
-            .iter()
-            .map(|(dimension, count)| format!("{count} {}", plural(*dimension, *count)))
-            .collect();
+        let parts = self.span_parts();
         let combinations: u64 = self
             .spans
             .iter()
@@ -91,6 +87,16 @@ impl Pooling {
                 parts.join(", ")
             )
         }
+    }
+}
+
+impl Pooling {
+    /// Each dimension the cells span, as `2 phases`, `3 reps`.
+    pub fn span_parts(&self) -> Vec<String> {
+        self.spans
+            .iter()
+            .map(|(dimension, count)| format!("{count} {}", plural(*dimension, *count)))
+            .collect()
     }
 }
 

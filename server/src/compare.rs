@@ -3,7 +3,7 @@
 
 use cellscope_model::api::CompareBody;
 use cellscope_model::compare::confounders::Confounders;
-use cellscope_model::compare::text::{coordinates, interval, p_value, signed};
+use cellscope_model::compare::text::{coordinates, interval, p_value, ratio, signed};
 use cellscope_model::compare::{CompareSpec, Comparison, Group, Side};
 use std::fmt::Write as _;
 
@@ -88,25 +88,36 @@ pub fn render_text(comparison: &Comparison) -> String {
     let spec = &comparison.spec;
     let mut out = String::new();
     let _ = writeln!(out, "compare {}", spec.headline());
+    let _ = writeln!(out, "{}", comparison.pair_pooling());
     let _ = writeln!(
         out,
-        "  {:<18} {:>5} {:>9} {:>9} {:>21} {:>9} {:>9} {:>6} {:>8}  verdict",
-        "group", "pairs", "mean Δ", "median Δ", "95% CI (bootstrap)", "p", "Holm p", "r", "W/L/T"
+        "  {:<18} {:>5} {:>9} {:>9} {:>16} {:>21} {:>9} {:>9} {:>6} {:>8}  verdict",
+        "group",
+        "pairs",
+        "mean Δ",
+        "median Δ",
+        "a / b",
+        "95% CI (bootstrap)",
+        "p",
+        "Holm p",
+        "r",
+        "W/L/T"
     );
     for group in &comparison.groups {
         let _ = writeln!(
             out,
-            "  {:<18} {:>5} {:>9} {:>9} {:>21} {:>9} {:>9} {:>6} {:>8}  {}",
+            "  {:<18} {:>5} {:>9} {:>9} {:>16} {:>21} {:>9} {:>9} {:>6} {:>8}  {}",
             group.label(),
             group.n_pairs,
             signed(group.mean_delta, 4),
             signed(group.median_delta, 4),
+            ratio(group.ratio),
             interval(group.ci),
             p_value(group.wilcoxon.and_then(|test| test.p_value)),
             p_value(group.holm_p),
             signed(group.effect_size, 2),
             group.record(),
-            group.verdict.describe(spec)
+            group.describe_verdict(spec)
         );
     }
     let dropped: Vec<String> = comparison

@@ -1,11 +1,10 @@
 //! What else differs between the two sides of a comparison: for each [`EnvironmentField`] (GPU, driver, CUDA,
 //! torch, backend version, install, max model length, extra args), the values the runs behind side a and side b
 //! were made with, each with the runs it comes from. A head-to-head between backends that ran on different
-//! drivers or with different context ceilings measures those differences too, so the comparison names them
-//! (issue 10; data-model.md §5.5: the V3 backends share the GPU but not the driver, torch or install).
+//! drivers or with different context ceilings measures those differences too, so the comparison names them.
 //!
 //! The runs behind a side are the runs whose rows make the cells of its formed pairs: a cell's run, or for a
-//! refilled cell the refill run whose rows stand in it (`source_run_id`; its key names the master, C-06). Dropped
+//! refilled cell the refill run whose rows stand in it (`source_run_id`; its key names the master run). Dropped
 //! pairs contribute nothing, so a refill whose cells the ledger leaves out of the comparison does not show.
 
 use crate::api::{EnvironmentField, RunFacts};
@@ -239,7 +238,8 @@ mod tests {
         }
     }
 
-    /// The V3 runs as data-model.md §3.8 and §5.5 describe them; the refill differs in its context ceiling only.
+    /// Runs shaped like the demo's V3 runs: the same GPU, different drivers, torch and installs; the refill
+    /// differs in its context ceiling only.
     fn runs() -> Vec<RunFacts> {
         use EnvironmentField::*;
         let sglang = [

@@ -1,8 +1,9 @@
 //! A comparison's numbers and sentences as text: one wording for the CLI table, the app's table and the
 //! exports, so that every reader sees the same digits.
 
-use super::{CompareSpec, Group};
+use super::{CompareSpec, Comparison, Group};
 use crate::key::{Dimension, Value};
+use crate::pooling::Pooling;
 
 /// A signed number (`+0.0757`, `−` for none), as deltas and effect sizes are printed.
 pub fn signed(value: Option<f64>, decimals: usize) -> String {
@@ -16,6 +17,14 @@ pub fn p_value(value: Option<f64>) -> String {
         Some(p) if p < 0.001 => format!("{p:.2e}"),
         Some(p) => format!("{p:.4}"),
     }
+}
+
+/// The geometric mean of a / b with the difference it makes: `×1.124 (+12.4%)`, `—` for none.
+pub fn ratio(value: Option<f64>) -> String {
+    value.map_or_else(
+        || "—".into(),
+        |ratio| format!("×{ratio:.3} ({:+.1}%)", (ratio - 1.0) * 100.0),
+    )
 }
 
 /// The bootstrap interval: `[+0.0546, +0.0961]`.
@@ -48,6 +57,74 @@ impl Group {
     /// Wins, losses and ties of a: `18/5/2`.
     pub fn record(&self) -> String {
         format!("{}/{}/{}", self.wins, self.losses, self.ties)
+    }
+}
+
+impl Comparison {
+    /// What each pair's side averages: `each pair: mean of 2 phases × 3 reps per side`, `each pair: one cell per
+    /// side`, or, when the pairs differ, `each pair: mean of 1 to 6 cells per side (up to 2 phases × 3 reps)`.
+    pub fn pair_pooling(&self) -> String {
+        let poolings: Vec<Pooling> = self
+            .groups
+            .iter()
+            .flat_map(|group| &group.pairs)
+            .flat_map(|pair| [Pooling::of(&pair.a_cells), Pooling::of(&pair.b_cells)])
+            .collect();
+        let Some(first) = poolings.first() else {
+            return "no pairs".into();
+        };
+        let complete = |pooling: &Pooling| {
+            pooling
+                .spans
+                .iter()
+                .map(|(_, count)| *count)
+                .product::<u32>()
+                == pooling.cells
+        };
+        if poolings.iter().all(|pooling| pooling == first) && complete(first) {
+            return if first.cells == 1 {
+                "each pair: one cell per side".into()
+            } else {
+                format!(
+                    "each pair: mean of {} per side",
+                    first.span_parts().join(" × ")
+                )
+            };
+        }
+        let fewest = poolings
+            .iter()
+            .map(|pooling| pooling.cells)
+            .min()
+            .unwrap_or(0);
+        let most = poolings
+            .iter()
+            .map(|pooling| pooling.cells)
+            .max()
+            .unwrap_or(0);
+        let widest = Pooling {
+            cells: most,
+            spans: crate::key::Dimension::ALL
+                .into_iter()
+                .filter_map(|dimension| {
+                    let count = poolings
+                        .iter()
+                        .flat_map(|pooling| &pooling.spans)
+                        .filter(|(spanned, _)| *spanned == dimension)
+                        .map(|(_, count)| *count)
+                        .max()?;
+                    Some((dimension, count))
+                })
+                .collect(),
+        };
+        let cells = if fewest == most {
+            format!("{most} cells")
+        } else {
+            format!("{fewest} to {most} cells")
+        };
+        format!(
+            "each pair: mean of {cells} per side (up to {})",
+            widest.span_parts().join(" × ")
+        )
     }
 }
 
@@ -86,5 +163,8 @@ mod tests {
         assert_eq!(p_value(Some(0.000048)), "4.80e-5");
         assert_eq!(p_value(Some(0.652841)), "0.6528");
         assert_eq!(interval(Some((-0.01, 0.014))), "[-0.0100, +0.0140]");
+        assert_eq!(ratio(Some(1.1237)), "×1.124 (+12.4%)");
+        assert_eq!(ratio(Some(0.8)), "×0.800 (-20.0%)");
+        assert_eq!(ratio(None), "—");
     }
 }

@@ -458,8 +458,40 @@ fn compare_prints_the_head_to_head_and_refuses_bad_parameters() {
         field("equal", "gpu")["b"][0]["value"],
         "NVIDIA A100 80GB PCIe"
     );
+    // Without a phase filter each (model, workload, N) is one pair of a group, its phases averaged.
+    let output = cellscope(&["compare", root, "--a", "sglang", "--b", "vllm", "--json"]);
+    assert!(output.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    for group in json["groups"].as_array().unwrap() {
+        let mut seen = std::collections::BTreeSet::new();
+        for pair in group["pairs"].as_array().unwrap() {
+            let coordinates = pair["coordinates"].to_string();
+            assert!(!coordinates.contains("\"phase\""), "{coordinates}");
+            assert!(
+                seen.insert(coordinates.clone()),
+                "{coordinates} twice in {}",
+                group["group"]
+            );
+            assert_eq!(
+                pair["a_cells"].as_array().unwrap().len(),
+                6,
+                "2 phases × 3 reps"
+            );
+        }
+        assert!(!seen.is_empty());
+    }
+    let output = cellscope(&["compare", root, "--a", "sglang", "--b", "vllm"]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains("\neach pair: mean of 2 phases × 3 reps per side\n"),
+        "{text}"
+    );
     // Bad parameters: exit 2 and a message naming the parameter and the choices.
     for (args, message) in [
+        (
+            vec!["--a", "VLLM", "--b", "sglang"],
+            "`a` = `VLLM` is not a backend in the data (did you mean `vllm`?)",
+        ),
         (
             vec!["--a", "vllm", "--b", "tgi"],
             "the backend values are pytorch_direct, sglang, vllm",

@@ -159,3 +159,82 @@ fn the_v3_head_to_head_is_the_published_table_and_names_the_ledger_drops() {
         .unwrap();
     assert_eq!((long_prefill.n_pairs, long_prefill.dropped.len()), (25, 0));
 }
+
+/// Without a phase filter (the view's default), each (model, workload, N) is one pair whose sides average both
+/// phases' reps: counted independently of the comparison code, from the cells themselves.
+#[test]
+fn the_default_comparison_pairs_each_configuration_once_over_its_phases_and_reps() {
+    let index = demo_index();
+    let cells: Vec<&CellSummary> = index.cells.iter().collect();
+    let comparison = compare(&cells, &spec(), &WhatIf::DEFAULT);
+    assert_eq!(
+        comparison.pair_pooling(),
+        "each pair: mean of 2 phases × 3 reps per side"
+    );
+    let side_mean = |backend: &str, model: &str, workload: &str, n: u32| -> f64 {
+        let values: Vec<f64> = index
+            .cells
+            .iter()
+            .filter(|cell| {
+                cell.key.backend == backend
+                    && cell.key.model == model
+                    && cell.key.workload == workload
+                    && cell.key.n == n
+                    && cell.excluded.is_empty()
+            })
+            .filter_map(|cell| cell.efficiency)
+            .collect();
+        assert_eq!(values.len(), 6, "{backend} {model} {workload} N={n}");
+        values.iter().sum::<f64>() / 6.0
+    };
+    assert_eq!(comparison.groups.len(), 5);
+    for group in &comparison.groups {
+        let workload = group.label();
+        // Five models, five N > 1; the ledger takes Mistral out of long_prefill_8k on both sides.
+        let expected_pairs = if workload == "long_prefill_8k" {
+            20
+        } else {
+            25
+        };
+        assert_eq!(group.n_pairs, expected_pairs, "{workload}");
+        let mut seen = std::collections::BTreeSet::new();
+        for pair in &group.pairs {
+            let value = |dimension: Dimension| {
+                pair.coordinates
+                    .iter()
+                    .find(|(of, _)| *of == dimension)
+                    .map(|(_, value)| value.to_string())
+                    .unwrap_or_else(|| panic!("no {dimension:?} in {:?}", pair.coordinates))
+            };
+            let (model, n) = (value(Dimension::Model), value(Dimension::N));
+            assert!(
+                seen.insert((model.clone(), n.clone())),
+                "{workload}: {model} N={n} twice"
+            );
+            assert!(
+                pair.coordinates
+                    .iter()
+                    .all(|(dimension, _)| *dimension != Dimension::Phase),
+                "the phase is averaged, not matched"
+            );
+            let n: u32 = n.parse().unwrap();
+            let a = side_mean("vllm", &model, &workload, n);
+            let b = side_mean("sglang", &model, &workload, n);
+            assert!(
+                (pair.a - a).abs() < 1e-12 && (pair.b - b).abs() < 1e-12,
+                "{workload} {model} N={n}"
+            );
+        }
+    }
+    // The scaling phase alone is still the published table's pairing.
+    let scaling: Vec<&CellSummary> = cells
+        .iter()
+        .copied()
+        .filter(|cell| cell.key.phase == "scaling")
+        .collect();
+    let published = compare(&scaling, &spec(), &WhatIf::DEFAULT);
+    assert_eq!(
+        published.pair_pooling(),
+        "each pair: mean of 3 reps per side"
+    );
+}

@@ -351,3 +351,97 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// Each label of the exported forest SVG with the y of its row and whether a two-pixel horizontal interval
+/// lies on that row: `[label, label y, interval found]`.
+const SVG_ROWS: &str = "(async () => { const text = await window.__blobs[window.__blobs.length - 1].text(); \
+     const svg = new DOMParser().parseFromString(text, 'image/svg+xml'); \
+     const lines = Array.from(svg.querySelectorAll('polyline')).map(p => p.getAttribute('points').trim().split(/\\s+/) \
+       .map(xy => xy.split(',').map(Number))).filter(p => p.length === 2 && p[0][1] === p[1][1] && p[0][0] !== p[1][0]); \
+     const height = Number(svg.documentElement.getAttribute('height')); \
+     return Array.from(svg.querySelectorAll('text')).filter(t => / · \\d+ pairs$/.test(t.textContent.trim())) \
+       .map(t => { const y = Number(t.getAttribute('y')); \
+         return [t.textContent.trim(), y, y > 0 && y < height && lines.some(l => Math.abs(l[0][1] - y) <= 1)]; }); })()";
+
+#[tokio::test]
+async fn the_default_comparison_pairs_each_configuration_once_and_its_export_keeps_rows_and_colours()
+-> anyhow::Result<()> {
+    let page = Harness::start("compare-default").await?;
+    // No phase filter: the view's default, and what "compare these" opens.
+    page.open("/?view=compare&a=vllm&b=sglang").await?;
+    page.until("document.querySelectorAll('#compare-table tbody tr').length === 5")
+        .await?;
+    assert_eq!(
+        page.text("#compare-pairing").await?,
+        "each pair: mean of 2 phases × 3 reps per side"
+    );
+    let pairs: Vec<(String, u32)> = table_rows(&page)
+        .await?
+        .into_iter()
+        .map(|(group, pairs, ..)| (group, pairs))
+        .collect();
+    for (group, count) in &pairs {
+        let expected = if group == "long_prefill_8k" { 20 } else { 25 };
+        assert_eq!(*count, expected, "{group}: one pair per (model, N)");
+    }
+
+    // The exported SVG draws each group's interval on its label's row, inside the image.
+    page.wait_for_attr("#forest-canvas", "data-drawn", "true")
+        .await?;
+    page.capture_downloads().await?;
+    page.click("#export-svg").await?;
+    page.until("window.__blobs.length === 1").await?;
+    let rows: Vec<(String, f64, bool)> = page.eval_async(SVG_ROWS).await?;
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    assert!(rows.iter().all(|(.., on_row)| *on_row), "{rows:?}");
+
+    // A value keeps its colour when the sides are swapped.
+    let verdict_colour = "getComputedStyle(document.querySelector(\
+        '#compare-table tr[data-group=long_prefill_8k] td.verdict')).color";
+    let before: String = page.eval(verdict_colour).await?;
+    assert!(
+        page.text("#compare-table tr[data-group=long_prefill_8k] td.verdict")
+            .await?
+            .starts_with("vllm edge")
+    );
+    page.click("#compare-swap").await?;
+    page.until("location.search.includes('a=sglang')").await?;
+    page.wait_for_attr(
+        "#compare-table tr[data-group=long_prefill_8k]",
+        "data-verdict",
+        "b_edge",
+    )
+    .await?;
+    let after: String = page.eval(verdict_colour).await?;
+    assert_eq!(before, after, "vllm's edge keeps vllm's colour");
+    page.screenshot("view-compare-default").await?;
+    page.emulate_dark_mode(true).await?;
+    page.screenshot("view-compare-dark").await?;
+    page.emulate_dark_mode(false).await?;
+
+    // One model: five pairs a group, which cannot reach p < 0.05 whatever their values.
+    page.open("/?view=compare&a=vllm&b=sglang&phase=scaling&model=llama3.1-8b")
+        .await?;
+    page.until("document.querySelectorAll('#compare-table tbody tr').length === 5")
+        .await?;
+    let verdicts: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#compare-table td.verdict')).map(td => td.textContent)")
+        .await?;
+    assert!(
+        verdicts.iter().all(|verdict| verdict
+            == "too few pairs to claim a difference (smallest attainable p = 0.0625)"),
+        "{verdicts:?}"
+    );
+
+    // A side in the wrong case: the value meant is named, and no empty chart frames are shown.
+    page.open("/?view=compare&a=VLLM&b=sglang").await?;
+    page.wait_for("#compare-error").await?;
+    let error = page.text("#compare-error").await?;
+    assert!(error.contains("did you mean `vllm`?"), "{error}");
+    assert!(
+        page.eval::<bool>("document.querySelector('#compare-area').offsetParent === null")
+            .await?,
+        "the chart frames are hidden"
+    );
+    Ok(())
+}

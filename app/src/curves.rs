@@ -19,7 +19,8 @@ use cellscope_model::CellKey;
 use cellscope_model::Dimension;
 use cellscope_model::api::Provenance;
 use cellscope_model::explore::{
-    Facet, Series, curves_of, marks_note, point_keys, without_value_note,
+    Facet, Series, UnequalSets, curves_of, frontier_withheld, marks_note, panel_notes, point_keys,
+    unequal_sets, without_value_note,
 };
 use cellscope_model::export::{describe_view, file_name, series_csv};
 use cellscope_model::reasons::skip_reason as default_skip_reason;
@@ -61,6 +62,8 @@ struct Look {
     styles: std::collections::BTreeMap<String, ((u8, u8, u8), cellscope_draw::palette::Marker)>,
     /// The loaded data, for the provenance (shared, not copied: it grows with the runs).
     data: Option<std::sync::Arc<crate::api::Dataset>>,
+    /// What each panel says inside the chart.
+    notes: Vec<Vec<String>>,
 }
 
 /// Draws `facets` on any backend: the page's canvas and the exports are the same drawing; an export adds the
@@ -82,6 +85,7 @@ fn draw_on<DB: DrawingBackend>(
         styles: &look.styles,
         skip_reason: &reason,
         scale,
+        notes: &look.notes,
     };
     match frame {
         Some(frame) => draw_export(root, &spec, frame),
@@ -119,6 +123,14 @@ pub fn CurvesView() -> impl IntoView {
             })
         })
     });
+    // Series of one panel that pool different sets of models, workloads or phases: said in the chart and above it.
+    let unequal = Memo::new(move |_| {
+        let comparisons = ctx.comparisons.get();
+        ctx.with_filtered(|_, filtered| {
+            ctx.state
+                .with(|state| unequal_sets(filtered, comparisons, state))
+        })
+    });
     // Each value's look comes from its place among all values of the colour dimension in the data.
     let color_dimension = ctx.part(|state| state.color);
     let colors = Memo::new(move |_| {
@@ -146,6 +158,12 @@ pub fn CurvesView() -> impl IntoView {
             }),
         styles: colors.get_untracked(),
         data: ctx.data.get_untracked(),
+        notes: facets.with_untracked(|facets| {
+            unequal.with_untracked(|unequal| {
+                ctx.state
+                    .with_untracked(|state| panel_notes(facets, unequal, state))
+            })
+        }),
     };
     let draw = move |facets: &[Facet]| -> Option<Vec<Hit>> {
         let canvas = canvas_ref.get()?;
@@ -173,6 +191,7 @@ pub fn CurvesView() -> impl IntoView {
         // draws again, as building the view anew did.
         ctx.state.track();
         width.track();
+        unequal.track();
         let drawn = facets.with(|facets| {
             perf::clear("draw-start");
             perf::mark("draw-start");
@@ -201,6 +220,9 @@ pub fn CurvesView() -> impl IntoView {
                 let _ = canvas.set_attribute("data-y-label", chart_metric.get_untracked().label());
                 let _ = canvas.set_attribute("data-frontier-points", &on.to_string());
                 let _ = canvas.set_attribute("data-dominated-points", &dominated.to_string());
+                // The notes drawn inside the panels, one a line.
+                let notes = look().notes.concat().join("\n");
+                let _ = canvas.set_attribute("data-notes", &notes);
                 let _ = canvas.set_attribute("data-drawn", "true");
             }
             hits.set(drawn);
@@ -308,6 +330,7 @@ pub fn CurvesView() -> impl IntoView {
     let image_lines = move || {
         let mut lines = export_lines();
         lines.extend(facets.with_untracked(|facets| marks_note(facets)));
+        lines.extend(chart_warnings(facets, unequal, true));
         lines
     };
     let export_png = move |_| {
@@ -443,6 +466,14 @@ pub fn CurvesView() -> impl IntoView {
         }}
         {move || facets.with(|facets| marks_note(facets))
             .map(|note| view! { <p class="pooling-note" id="curves-marks">{note}</p> })}
+        {move || {
+            let warnings = chart_warnings(facets, unequal, false);
+            (!warnings.is_empty()).then(|| view! {
+                <ul class="pooling-note chart-warnings" id="curves-warnings">
+                    {warnings.into_iter().map(|warning| view! { <li>{warning}</li> }).collect_view()}
+                </ul>
+            })
+        }}
         <div id="curves-area">
         <div class="chart-wrap">
             <canvas id="curves-canvas" node_ref=canvas_ref on:mousemove=on_move on:click=on_click
@@ -473,6 +504,36 @@ pub fn CurvesView() -> impl IntoView {
     }
 }
 
+/// What the chart warns of, in whole sentences (the chart itself carries their short forms): series pooling
+/// different sets, and why the frontier asked for is not drawn. `untracked` for an export, read outside a
+/// reactive context.
+fn chart_warnings(
+    facets: Memo<Vec<Facet>>,
+    unequal: Memo<Vec<UnequalSets>>,
+    untracked: bool,
+) -> Vec<String> {
+    let ctx = ctx();
+    let read = |facets: &Vec<Facet>, unequal: &Vec<UnequalSets>, state: &ViewState| {
+        unequal
+            .iter()
+            .map(UnequalSets::long)
+            .chain(frontier_withheld(facets, state))
+            .collect()
+    };
+    if untracked {
+        facets.with_untracked(|facets| {
+            unequal.with_untracked(|unequal| {
+                ctx.state
+                    .with_untracked(|state| read(facets, unequal, state))
+            })
+        })
+    } else {
+        facets.with(|facets| {
+            unequal.with(|unequal| ctx.state.with(|state| read(facets, unequal, state)))
+        })
+    }
+}
+
 /// What the marks of the chart mean, beside the legend.
 fn legend_hint(state: &ViewState) -> String {
     let band = match state.x {
@@ -483,8 +544,10 @@ fn legend_hint(state: &ViewState) -> String {
         XAxis::Metric(_) if state.frontier => {
             "bold line = Pareto frontier of each series; hollow point = dominated (another N of its series is better on both axes); ◐ = includes partial cells; thin line joins the points in N order"
         }
-        XAxis::Metric(_) => "hollow point = includes partial cells; points joined in N order",
-        XAxis::N => "hollow point = includes partial cells",
+        XAxis::Metric(_) => {
+            "hollow point with ◐ and its value = includes partial cells; points joined in N order"
+        }
+        XAxis::N => "hollow point with ◐ and its value = includes partial cells",
     };
     format!("{band}; {points}; ring = breakdown N; ✕ = series ends at a skipped cell")
 }
@@ -576,10 +639,8 @@ fn SeriesTable(
                     let title = facet.title.as_ref().map(ToString::to_string).unwrap_or_default();
                     let x = x.get();
                     facet.series.into_iter().map(move |series| {
-                        let points: Vec<String> = series.points.iter().map(|point| match x {
-                            XAxis::N => format!("{}: {:.3}", point.n, point.value),
-                            XAxis::Metric(_) => format!("{}: {:.3} → {:.3}", point.n, point.x, point.value),
-                        }).collect();
+                        let points: Vec<String> = series.points.iter().map(|point| point.table_text(x)).collect();
+                        let partial = series.points.iter().filter(|point| point.partial > 0).map(|point| point.n.to_string()).collect::<Vec<_>>().join(",");
                         let ends = series.skipped_at.map(|n| format!("skipped at N={n}")).unwrap_or_default();
                         let left_out = if series.without_value > 0 {
                             format!("{} ({} without a value)", series.left_out, series.without_value)
@@ -590,7 +651,7 @@ fn SeriesTable(
                         let frontier_cell = frontier.clone();
                         view! {
                             <tr data-facet=title.clone() data-series=series.label.to_string() data-skipped-at=series.skipped_at.map(|n| n.to_string()).unwrap_or_default()
-                                data-frontier=frontier>
+                                data-frontier=frontier data-partial=partial>
                                 <td>{title.clone()}</td>
                                 <td>{series.label.to_string()}</td>
                                 <td class="points">{points.join(" · ")}</td>

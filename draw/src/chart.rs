@@ -3,7 +3,7 @@
 
 use crate::palette;
 use cellscope_model::distribution::{Histogram, cdf, extent};
-use cellscope_model::explore::{Facet, Series, SeriesPoint};
+use cellscope_model::explore::{Facet, Series, SeriesPoint, value_text};
 use cellscope_model::metric::{TimeUnit, Unit, with_thousands};
 use cellscope_model::view_state::{Aggregation, BandSpan, Metric, XAxis};
 use plotters::coord::types::RangedCoordf64;
@@ -43,6 +43,9 @@ pub struct CurveSpec<'a> {
     pub skip_reason: &'a dyn Fn(&Series) -> String,
     /// Device pixels per CSS pixel (2 on a high-DPI screen); sizes scale with it.
     pub scale: f64,
+    /// What each panel says inside the chart, in the order of `facets` ([`cellscope_model::explore::panel_notes`]):
+    /// that its series pool different sets, that the frontier is withheld.
+    pub notes: &'a [Vec<String>],
 }
 
 /// Facets per row of small multiples.
@@ -167,45 +170,87 @@ fn tick_label(metric: Metric, value: f64) -> String {
     }
 }
 
-/// Places chart labels so none covers another: each label tries its own spot, then steps up and down by its
-/// height until it finds room.
+/// A box in backend pixels: left, top, right, bottom.
+type Rect = (i32, i32, i32, i32);
+
+/// The width of `text` in backend pixels at `font_px`, as the chart estimates it (a little wider than most
+/// sans-serif text, so that estimated boxes that do not overlap are drawn apart).
+fn text_width(text: &str, font_px: i32) -> i32 {
+    (text.chars().count() as f64 * f64::from(font_px) * 0.6).ceil() as i32
+}
+
+/// Places chart labels so none covers another or leaves its panel's plotting area: each label tries its own
+/// spot, then steps up and down by its height, then to the left, until it finds room; a label with no room
+/// anywhere near is left out (its point's tooltip still says it) rather than drawn over another.
 struct LabelPlacer {
-    placed: Vec<(i32, i32, i32, i32)>,
+    placed: Vec<Rect>,
+    /// Where labels may go (the plotting area).
+    bounds: Rect,
 }
 
 impl LabelPlacer {
-    fn new() -> LabelPlacer {
-        LabelPlacer { placed: Vec::new() }
+    fn new(bounds: Rect) -> LabelPlacer {
+        LabelPlacer {
+            placed: Vec::new(),
+            bounds,
+        }
     }
 
-    /// The box of the label placed last (backend pixels).
-    fn last(&self) -> (i32, i32, i32, i32) {
-        self.placed.last().copied().unwrap_or_default()
-    }
-
-    /// Where to put a label of `text` whose preferred left-centre point is `(x, y)` (backend pixels).
-    fn place(&mut self, text: &str, (x, y): (i32, i32), font_px: i32) -> (i32, i32) {
-        let width = (text.chars().count() as f64 * f64::from(font_px) * 0.58).ceil() as i32;
-        let height = font_px + 2;
-        let overlaps = |a: &(i32, i32, i32, i32), b: &(i32, i32, i32, i32)| {
-            a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
-        };
-        let spot = [0, -1, 1, -2, 2, -3, 3, -4, 4]
+    /// Where to put a label of `text` whose preferred left-centre point is `(x, y)` (backend pixels), and the
+    /// box it takes; `None` when no spot near it is free.
+    fn place(
+        &mut self,
+        text: &str,
+        (x, y): (i32, i32),
+        font_px: i32,
+    ) -> Option<((i32, i32), Rect)> {
+        let width = text_width(text, font_px);
+        let height = font_px + 4;
+        let overlaps = |a: &Rect, b: &Rect| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+        let (left, top, right, bottom) = self.bounds;
+        // Kept inside the plotting area: a label starting past its right edge moves left.
+        let x = x.min(right - width).max(left);
+        let rect_at = |(x, y): (i32, i32)| (x, y - height / 2, x + width, y + height / 2);
+        let inside = |rect: &Rect| rect.1 >= top && rect.3 <= bottom;
+        let spot = [0, -width - 12]
             .into_iter()
-            .map(|step| (x, y + step * height))
-            .find(|(x, y)| {
-                let rect = (*x, y - height / 2, x + width, y + height / 2);
-                !self.placed.iter().any(|other| overlaps(&rect, other))
+            .flat_map(|dx| {
+                (0..9).map(move |step| {
+                    (
+                        dx,
+                        if step % 2 == 0 {
+                            step / 2
+                        } else {
+                            -(step + 1) / 2
+                        },
+                    )
+                })
             })
-            .unwrap_or((x, y));
-        self.placed.push((
-            spot.0,
-            spot.1 - height / 2,
-            spot.0 + width,
-            spot.1 + height / 2,
-        ));
-        spot
+            .map(|(dx, step)| ((x + dx).max(left), y + step * height))
+            .find(|spot| {
+                let rect = rect_at(*spot);
+                inside(&rect) && !self.placed.iter().any(|other| overlaps(&rect, other))
+            })?;
+        let rect = rect_at(spot);
+        self.placed.push(rect);
+        Some((spot, rect))
     }
+}
+
+/// `text` shortened with `…` to fit `width` backend pixels at `font_px` (as [`text_width`] estimates it): in its
+/// middle when `middle` (a run id's end tells it apart), else at its end; unchanged when it fits.
+fn fit_text(text: &str, width: i32, font_px: i32, middle: bool) -> String {
+    if text_width(text, font_px) <= width {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let keep = ((f64::from(width) / (f64::from(font_px) * 0.6)) as usize).saturating_sub(1);
+    let head = if middle { keep.div_ceil(2) } else { keep };
+    let tail = keep - head;
+    let mut fitted: String = chars[..head.min(chars.len())].iter().collect();
+    fitted.push('…');
+    fitted.extend(&chars[chars.len() - tail.min(chars.len())..]);
+    fitted
 }
 
 /// What the view shows that a curve point's tooltip names: the metric, the x axis, and how the point was pooled.
@@ -289,7 +334,7 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
         series.label,
         point.n,
         metric.label(),
-        metric.format(point.value),
+        value_text(metric, point.value),
         band(metric, point.min, point.max),
         point.pooling.describe(words.aggregation),
         value(point.efficiency, Metric::Efficiency),
@@ -457,12 +502,20 @@ pub fn draw_curves<DB: DrawingBackend>(
     let font = |size: f64| ("sans-serif", px(size));
     let mut hits = Vec::new();
     for (facet_index, (facet, panel)) in spec.facets.iter().zip(panels.iter()).enumerate() {
-        let mut labels = LabelPlacer::new();
         let base = panel.get_base_pixel();
         let title = facet
             .title
             .as_ref()
             .map_or_else(|| spec.metric.label().to_string(), ToString::to_string);
+        // A long title (a run id, a file path) is shortened in its middle to its panel's width, so that neighbouring
+        // panels' titles never run into each other.
+        let (panel_x, _) = panel.get_pixel_range();
+        let title = fit_text(
+            &title,
+            panel_x.end - panel_x.start - px(16.0),
+            px(14.0),
+            true,
+        );
         let mut chart = ChartBuilder::on(panel)
             .caption(title, font(14.0))
             .margin(px(8.0))
@@ -507,6 +560,13 @@ pub fn draw_curves<DB: DrawingBackend>(
             mesh.x_labels(0);
         }
         mesh.draw().map_err(|error| error.to_string())?;
+        let (plot_x, plot_y) = chart.plotting_area().get_pixel_range();
+        let mut labels = LabelPlacer::new((
+            plot_x.start + px(2.0),
+            plot_y.start + px(1.0),
+            plot_x.end - px(2.0),
+            plot_y.end - px(1.0),
+        ));
         for tick in &ticks {
             let y = axis.at(*tick);
             chart
@@ -551,9 +611,12 @@ pub fn draw_curves<DB: DrawingBackend>(
         }
         // A label drawn at a free spot near a point (backend pixels), on the panel.
         let mut label = |text: String, (x, y): (i32, i32), dx: i32, color: RGBColor| {
-            let (x, y) = labels.place(&text, (x + dx, y), px(10.0));
+            let Some(((x, y), (left, top, right, bottom))) =
+                labels.place(&text, (x + dx, y), px(10.0))
+            else {
+                return Ok(());
+            };
             // A light backing keeps the label readable where it crosses a line or a band.
-            let (left, top, right, bottom) = labels.last();
             panel
                 .draw(&Rectangle::new(
                     [
@@ -574,6 +637,20 @@ pub fn draw_curves<DB: DrawingBackend>(
                 ))
                 .map_err(|error| error.to_string())
         };
+        // The panel's notes first, along its top, so that no other label covers them.
+        let notes = spec.notes.get(facet_index).map_or(&[][..], Vec::as_slice);
+        for (index, note) in notes.iter().enumerate() {
+            let width = plot_x.end - plot_x.start - px(8.0);
+            label(
+                fit_text(note, width, px(10.0), false),
+                (
+                    plot_x.start + px(4.0),
+                    plot_y.start + px(9.0) + px(14.0) * index as i32,
+                ),
+                0,
+                RGBColor(150, 60, 0),
+            )?;
+        }
         if let Some(threshold) = spec.threshold {
             let y = axis.at(threshold);
             let style = ShapeStyle {
@@ -717,19 +794,17 @@ pub fn draw_curves<DB: DrawingBackend>(
                         )))
                         .map_err(|error| error.to_string())?;
                 }
-                if frontier.is_some() && point.partial > 0 {
-                    let (x, y) = chart.backend_coord(&at);
-                    panel
-                        .draw(&Text::new(
-                            "◐",
-                            (x - base.0 - px(7.0), y - base.1 - px(7.0)),
-                            font(11.0)
-                                .into_font()
-                                .color(&RGBColor(60, 60, 60))
-                                .pos(Pos::new(HPos::Right, VPos::Bottom)),
-                        ))
-                        .map_err(|error| error.to_string())?;
-                }
+            }
+            // A point resting on partial cells says so beside it, with its value: a hung cell's efficiency of
+            // 0.0005 sits on the axis's zero line but is not zero.
+            for point in series.points.iter().filter(|point| point.partial > 0) {
+                let (x, y) = chart.backend_coord(&xy(point, point.value));
+                label(
+                    format!("◐ {}", value_text(spec.metric, point.value)),
+                    (x, y - px(10.0)),
+                    px(6.0),
+                    RGBColor(60, 60, 60),
+                )?;
             }
             if x_axis.is_some() {
                 // Against a metric, where a series starts and ends in N is not where it sits on x: say it.
@@ -818,7 +893,7 @@ pub fn draw_curves<DB: DrawingBackend>(
                 };
                 // The reason sits on the side of the cross with room: left of it at the panel's right half (the
                 // cross is at the right edge against N).
-                let width = (text.chars().count() as f64 * 10.0 * 0.58 * scale) as i32;
+                let width = text_width(&text, px(10.0));
                 let (left, _) = panel.get_pixel_range();
                 let right_half = to.0 > (left.start + left.end) / 2;
                 label(
@@ -1083,6 +1158,19 @@ mod tests {
         size: (u32, u32),
         frame: Option<&ExportFrame<'_>>,
     ) -> (String, Vec<Hit>) {
+        svg_with_notes(facets, styles, reason, (x, metric), size, frame, &[])
+    }
+
+    /// [`svg_against`] with notes inside the panels.
+    fn svg_with_notes(
+        facets: &[Facet],
+        styles: &BTreeMap<String, ((u8, u8, u8), palette::Marker)>,
+        reason: &dyn Fn(&Series) -> String,
+        (x, metric): (XAxis, Metric),
+        size: (u32, u32),
+        frame: Option<&ExportFrame<'_>>,
+        notes: &[Vec<String>],
+    ) -> (String, Vec<Hit>) {
         let mut svg = String::new();
         let hits = {
             let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -1094,6 +1182,7 @@ mod tests {
                 styles,
                 skip_reason: reason,
                 scale: 1.0,
+                notes,
             };
             match frame {
                 Some(frame) => draw_export(&root, &spec, frame),
@@ -1325,16 +1414,150 @@ mod tests {
         );
     }
 
+    /// Every text of an SVG drawing with its box as the chart estimates text (backend pixels), from the
+    /// `x`, `y`, `text-anchor`, `dy` and `font-size` plotters writes.
+    fn text_boxes(svg: &str) -> Vec<(String, Rect)> {
+        let attribute = |tag: &str, name: &str| -> Option<String> {
+            let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            Some(tag[start..].split('"').next()?.to_string())
+        };
+        let mut boxes = Vec::new();
+        let mut rest = svg;
+        while let Some(start) = rest.find("<text") {
+            let tag_end = start + rest[start..].find('>').unwrap();
+            let tag = &rest[start..tag_end];
+            let close = tag_end + rest[tag_end..].find("</text>").unwrap();
+            let text = rest[tag_end + 1..close].trim().to_string();
+            rest = &rest[close..];
+            let number = |name: &str| attribute(tag, name).and_then(|v| v.parse::<f64>().ok());
+            let (Some(x), Some(y), Some(size)) = (number("x"), number("y"), number("font-size"))
+            else {
+                continue;
+            };
+            if attribute(tag, "transform").is_some() {
+                // The rotated y-axis description stands apart, left of the ticks.
+                continue;
+            }
+            // Plotters writes font sizes in points (px × 0.806); the chart places text in pixels.
+            let size = (size / 0.806).round() as i32;
+            let width = text_width(&text, size);
+            let left = match attribute(tag, "text-anchor").as_deref() {
+                Some("middle") => x as i32 - width / 2,
+                Some("end") => x as i32 - width,
+                _ => x as i32,
+            };
+            let dy = attribute(tag, "dy").unwrap_or_default();
+            // `dy` moves the text so that y is its top (0.76em), centre (0.5ex) or baseline (none).
+            let top = if dy.ends_with("em") {
+                y as i32
+            } else if dy.ends_with("ex") {
+                y as i32 - size / 2
+            } else {
+                y as i32 - size
+            };
+            boxes.push((text, (left, top, left + width, top + size)));
+        }
+        boxes
+    }
+
     #[test]
-    fn labels_that_would_overlap_are_moved_apart() {
-        let mut placer = LabelPlacer::new();
-        let first = placer.place("N*=16", (100, 100), 10);
-        let second = placer.place("N*=16", (104, 102), 10);
-        let third = placer.place("skipped: hang", (90, 100), 10);
-        assert_eq!(first, (100, 100));
-        assert!((second.1 - first.1).abs() >= 12, "{first:?} {second:?}");
-        assert!(third.1 != first.1 && third.1 != second.1, "{third:?}");
+    fn crowded_labels_titles_and_notes_never_overlap() {
+        // Four series breaking down at the same N and ending at the same skipped N with the same value, in
+        // panels titled by long run ids, with a partial point and a note: every label wants the same spot.
+        let series = |label: &str| Series {
+            label: Value::Text(label.into()),
+            points: vec![
+                point(1, 1.0),
+                point(2, 0.5),
+                point(4, 0.3),
+                SeriesPoint {
+                    partial: 1,
+                    ..point(8, 0.0004)
+                },
+            ],
+            breakdown: cellscope_model::curve::Breakdown::At { n: 2 },
+            skipped_at: Some(16),
+            skipped_cells: Vec::new(),
+            left_out: 0,
+            without_value: 0,
+            frontier: None,
+        };
+        let labels = ["vllm", "sglang", "tgi", "pytorch_direct"];
+        let facets: Vec<Facet> = [
+            "external/aiperf/qwen2.5-7b-long_prefill_8k/trial_0001",
+            "20260612_204254_036590_with_a_long_suffix",
+            "20260612_212816_266127_with_a_long_suffix",
+        ]
+        .into_iter()
+        .map(|title| Facet {
+            title: Some(Value::Text(title.into())),
+            series: labels.iter().map(|label| series(label)).collect(),
+        })
+        .collect();
+        let styles = series_styles(labels.iter().map(ToString::to_string), &[]);
+        let reason = |_: &Series| "hang: the server stopped answering".to_string();
+        let notes = vec![
+            vec!["⚠ series pool different model sets: pytorch_direct 3 models, sglang 4, tgi 2, vllm 4".to_string()];
+            3
+        ];
+        let (svg, _) = svg_with_notes(
+            &facets,
+            &styles,
+            &reason,
+            (XAxis::N, Metric::Efficiency),
+            (900, 300),
+            None,
+            &notes,
+        );
+        let boxes = text_boxes(&svg);
+        let overlaps = |a: &Rect, b: &Rect| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+        for (index, (text, rect)) in boxes.iter().enumerate() {
+            for (other, other_rect) in &boxes[index + 1..] {
+                assert!(
+                    !overlaps(rect, other_rect),
+                    "{text:?} {rect:?} overlaps {other:?} {other_rect:?}"
+                );
+            }
+        }
+        let texts: Vec<&str> = boxes.iter().map(|(text, _)| text.as_str()).collect();
+        assert!(
+            texts
+                .iter()
+                .any(|text| text.starts_with("⚠ series pool different model set"))
+        );
+        assert!(texts.iter().any(|text| text.starts_with("N*=2")));
+        assert!(texts.iter().any(|text| text.starts_with("skipped: hang")));
+        // The partial point stands hollow at its value, which is written beside it, not as zero.
+        assert!(texts.contains(&"◐ 0.00040"), "{texts:?}");
+        // Run ids too long for a panel are shortened in the middle, each within its own panel.
+        assert!(
+            texts
+                .iter()
+                .any(|text| text.starts_with("external/") && text.contains('…'))
+        );
+    }
+
+    #[test]
+    fn labels_that_would_overlap_are_moved_apart_and_stay_inside_the_plot() {
+        let mut placer = LabelPlacer::new((0, 0, 600, 400));
+        let overlaps = |a: Rect, b: Rect| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+        let first = placer.place("N*=16", (100, 100), 10).unwrap();
+        let second = placer.place("N*=16", (104, 102), 10).unwrap();
+        let third = placer.place("skipped: hang", (90, 100), 10).unwrap();
+        assert_eq!(first.0, (100, 100));
+        assert!(!overlaps(first.1, second.1), "{first:?} {second:?}");
+        assert!(!overlaps(third.1, first.1) && !overlaps(third.1, second.1));
         // Far away, a label keeps its own spot.
-        assert_eq!(placer.place("threshold 0.65", (400, 300), 10), (400, 300));
+        assert_eq!(
+            placer.place("threshold 0.65", (400, 300), 10).unwrap().0,
+            (400, 300)
+        );
+        // Near the right edge a label moves left into the plot; near the top it steps down.
+        let (_, edge) = placer.place("skipped at N=64: hang", (590, 3), 10).unwrap();
+        assert!(edge.2 <= 600 && edge.1 >= 0, "{edge:?}");
+        // With every spot near it taken, a label is left out rather than drawn over another.
+        let mut full = LabelPlacer::new((0, 0, 100, 14));
+        assert!(full.place("N*=2", (0, 7), 10).is_some());
+        assert_eq!(full.place("N*=2", (0, 7), 10), None);
     }
 }

@@ -540,8 +540,12 @@ fn series(
             })
         })
         .collect();
+    // A frontier joins real operating points: over values pooled across series it would name trade-offs
+    // nobody measured, so it is withheld ([`frontier_withheld`] says why).
     let frontier = match state.x {
-        XAxis::Metric(x) if state.frontier => Some(frontier_of(&points, x, metric)),
+        XAxis::Metric(x) if state.frontier && !points.iter().any(pools_beyond_reps) => {
+            Some(frontier_of(&points, x, metric))
+        }
         _ => None,
     };
     let last_n = points.last().map_or(0, |point| point.n);
@@ -603,6 +607,222 @@ pub fn point_keys(
         })
         .map(|cell| cell.key.clone())
         .collect()
+}
+
+/// Whether a point pools more than the reps of one configuration (models, workloads, phases, runs, …).
+fn pools_beyond_reps(point: &SeriesPoint) -> bool {
+    point.pooling.pools_series()
+}
+
+/// Why the Pareto frontier asked for is not drawn: the points pool several configurations (a mean over models
+/// is no operating point anyone can run). Names what the widest point pools. `None` when the frontier is not
+/// asked for, needs no reason (N on x) or is drawn.
+pub fn frontier_withheld(facets: &[Facet], state: &ViewState) -> Option<String> {
+    if !state.frontier || state.x == XAxis::N {
+        return None;
+    }
+    let widest = facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .flat_map(|series| &series.points)
+        .filter(|point| pools_beyond_reps(point))
+        .max_by_key(|point| point.pooling.cells)?;
+    let spans: Vec<String> = widest
+        .pooling
+        .spans
+        .iter()
+        .filter(|(dimension, _)| *dimension != Dimension::Rep)
+        .map(|(dimension, count)| format!("{count} {}s", dimension.name()))
+        .collect();
+    Some(format!(
+        "Pareto frontier not drawn: points pool {}, and a frontier joins real operating points (one \
+         configuration's reps). Filter to one value of each, or colour or facet by it.",
+        spans.join(" × ")
+    ))
+}
+
+/// Dimensions whose values a series may pool that make two series' curves unlike when their sets differ.
+const POOLED_SET_DIMENSIONS: [Dimension; 3] =
+    [Dimension::Model, Dimension::Workload, Dimension::Phase];
+
+/// Within one panel of the curves, series that pool different sets of values of one dimension (after filters
+/// and exclusions): one side's curve averages models the other's does not, so the two are not like for like.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnequalSets {
+    /// The panel (facet value), `None` without facets.
+    pub facet: Option<Value>,
+    pub dimension: Dimension,
+    /// Each series with the values it pools, in series order.
+    pub sets: Vec<(Value, Vec<Value>)>,
+}
+
+impl UnequalSets {
+    /// What the chart says inside the panel: `⚠ series pool different model sets: sglang 4 models, tgi 2`.
+    pub fn short(&self) -> String {
+        let name = self.dimension.name();
+        let counts: Vec<String> = self
+            .sets
+            .iter()
+            .enumerate()
+            .map(|(index, (series, values))| {
+                let unit = if index == 0 {
+                    format!(" {name}{}", if values.len() == 1 { "" } else { "s" })
+                } else {
+                    String::new()
+                };
+                format!("{series} {}{unit}", values.len())
+            })
+            .collect();
+        format!("⚠ series pool different {name} sets: {}", counts.join(", "))
+    }
+
+    /// The whole sentence, with every set: said beside the chart and in its exports.
+    pub fn long(&self) -> String {
+        let name = self.dimension.name();
+        let start = self
+            .facet
+            .as_ref()
+            .map_or_else(|| "The".to_string(), |facet| format!("In {facet}, the"));
+        let sets: Vec<String> = self
+            .sets
+            .iter()
+            .map(|(series, values)| {
+                let values: Vec<String> = values.iter().map(ToString::to_string).collect();
+                format!("{series} pools {}", values.join(", "))
+            })
+            .collect();
+        format!(
+            "{start} series pool different {name} sets, so their curves are not like for like: {}. Filter \
+             {name} to compare the same {name}s.",
+            sets.join("; ")
+        )
+    }
+}
+
+/// The panels of [`curves_of`] (same slice, comparisons and state) whose series pool different sets of models,
+/// workloads or phases among the cells behind their points (exclusions applied). A dimension the view colours
+/// or facets by is not pooled and not checked.
+pub fn unequal_sets(
+    slice: &[&CellSummary],
+    comparisons: BTreeSet<String>,
+    state: &ViewState,
+) -> Vec<UnequalSets> {
+    type Sets<'a> = BTreeMap<Dimension, BTreeSet<DimensionValue<'a>>>;
+    let inclusion = inclusion(state, comparisons);
+    let dimensions: Vec<Dimension> = POOLED_SET_DIMENSIONS
+        .into_iter()
+        .filter(|dimension| *dimension != state.color && state.facet != Some(*dimension))
+        .collect();
+    let mut panels: BTreeMap<Option<DimensionValue<'_>>, BTreeMap<DimensionValue<'_>, Sets<'_>>> =
+        BTreeMap::new();
+    for cell in slice.iter().filter(|cell| behind_point(cell, &inclusion)) {
+        let sets = panels
+            .entry(state.facet.map(|facet| cell.key.value(facet)))
+            .or_default()
+            .entry(cell.key.value(state.color))
+            .or_default();
+        for dimension in &dimensions {
+            sets.entry(*dimension)
+                .or_default()
+                .insert(cell.key.value(*dimension));
+        }
+    }
+    let mut unequal = Vec::new();
+    for (facet, series) in &panels {
+        for dimension in &dimensions {
+            fn of<'a>(sets: &Sets<'a>, dimension: Dimension) -> BTreeSet<DimensionValue<'a>> {
+                sets.get(&dimension).cloned().unwrap_or_default()
+            }
+            let mut all = series.values().map(|sets| of(sets, *dimension));
+            let Some(first) = all.next() else { continue };
+            if all.all(|set| set == first) {
+                continue;
+            }
+            unequal.push(UnequalSets {
+                facet: facet.map(Value::from),
+                dimension: *dimension,
+                sets: series
+                    .iter()
+                    .map(|(label, sets)| {
+                        (
+                            Value::from(*label),
+                            of(sets, *dimension).into_iter().map(Value::from).collect(),
+                        )
+                    })
+                    .collect(),
+            });
+        }
+    }
+    unequal
+}
+
+/// What each panel of the curves says inside the chart, in the order of `facets`: the series' unequal pooled
+/// sets ([`unequal_sets`]) and that the frontier is withheld ([`frontier_withheld`] says why beside the chart).
+pub fn panel_notes(
+    facets: &[Facet],
+    unequal: &[UnequalSets],
+    state: &ViewState,
+) -> Vec<Vec<String>> {
+    let withheld = frontier_withheld(facets, state)
+        .map(|_| "no Pareto frontier: the points pool several configurations".to_string());
+    facets
+        .iter()
+        .map(|facet| {
+            unequal
+                .iter()
+                .filter(|sets| sets.facet == facet.title)
+                .map(UnequalSets::short)
+                .chain(withheld.clone())
+                .collect()
+        })
+        .collect()
+}
+
+/// A number as the series table writes it: three decimals, or significant digits when three decimals would
+/// write a value that is not zero as `0.000` (a hung cell's efficiency of 0.00047 is not zero).
+pub fn table_number(value: f64) -> String {
+    let written = format!("{value:.3}");
+    if value != 0.0 && value.is_finite() && !written.chars().any(|c| ('1'..='9').contains(&c)) {
+        let decimals = (1 - value.abs().log10().floor() as i32).max(0) as usize;
+        return format!("{value:.decimals$}");
+    }
+    written
+}
+
+/// A plotted value as a tooltip writes it: as the metric writes its values, except that a ratio that is not
+/// zero is never written as `0.000`.
+pub fn value_text(metric: Metric, value: f64) -> String {
+    if metric.unit() == crate::metric::Unit::Ratio {
+        table_number(value)
+    } else {
+        metric.format(value)
+    }
+}
+
+impl SeriesPoint {
+    /// The point as the series table lists it: `16: 0.00047`, `4: 205.000 → 86.000`, followed by
+    /// `(◐ 1 of 3 cells partial)` when some of its cells are partial (the value rests on fewer rows than planned).
+    pub fn table_text(&self, x: XAxis) -> String {
+        let placed = match x {
+            XAxis::N => format!("{}: {}", self.n, table_number(self.value)),
+            XAxis::Metric(_) => format!(
+                "{}: {} → {}",
+                self.n,
+                table_number(self.x),
+                table_number(self.value)
+            ),
+        };
+        if self.partial > 0 {
+            format!(
+                "{placed} (◐ {} of {} cell{} partial)",
+                self.partial,
+                self.cells,
+                if self.cells == 1 { "" } else { "s" }
+            )
+        } else {
+            placed
+        }
+    }
 }
 
 /// The Pareto frontier of a series' points with `x` on the x axis and `metric` on y, each axis better the way
@@ -937,6 +1157,145 @@ mod tests {
         assert!(
             absent > 0 && marked > 0 && never > 0,
             "{absent} {marked} {never}"
+        );
+    }
+
+    /// `cells` with their model set to `model`.
+    fn of_model(mut cells: Vec<CellSummary>, model: &str) -> Vec<CellSummary> {
+        for cell in &mut cells {
+            cell.key.model = model.into();
+        }
+        cells
+    }
+
+    #[test]
+    fn a_frontier_is_drawn_over_one_configuration_and_withheld_over_pooled_models() {
+        // Throughput against p95: one model's reps are a real operating point at each N.
+        let one = sweep("vllm", "w", &[(1, 1.0), (2, 0.9), (4, 0.5)]);
+        let state = ViewState {
+            view: View::Curves,
+            metric: Metric::AggregateTps,
+            x: XAxis::Metric(Metric::P95WallMs),
+            facet: None,
+            frontier: true,
+            ..ViewState::default()
+        };
+        let facets = curves(&one, &state, Metric::AggregateTps);
+        assert!(facets[0].series[0].frontier.is_some());
+        assert_eq!(frontier_withheld(&facets, &state), None);
+        // Two models pooled into each point: their mean is no configuration anyone ran.
+        let mut two = of_model(one.clone(), "a");
+        two.extend(of_model(
+            sweep("vllm", "w", &[(1, 1.0), (2, 0.6), (4, 0.3)]),
+            "b",
+        ));
+        let facets = curves(&two, &state, Metric::AggregateTps);
+        let series = &facets[0].series[0];
+        assert!(series.frontier.is_none(), "no frontier over pooled models");
+        assert!(!series.is_dominated(1), "no point is called dominated");
+        let why = frontier_withheld(&facets, &state).unwrap();
+        assert!(why.contains("points pool 2 models"), "{why}");
+        assert_eq!(
+            panel_notes(&facets, &[], &state),
+            [vec![
+                "no Pareto frontier: the points pool several configurations".to_string()
+            ]]
+        );
+        // Coloured by model, each series is one configuration again.
+        let by_model = ViewState {
+            color: Dimension::Model,
+            ..state.clone()
+        };
+        let facets = curves(&two, &by_model, Metric::AggregateTps);
+        assert!(
+            facets[0]
+                .series
+                .iter()
+                .all(|series| series.frontier.is_some())
+        );
+        assert_eq!(frontier_withheld(&facets, &by_model), None);
+    }
+
+    #[test]
+    fn series_pooling_different_model_sets_are_named() {
+        let mut cells = of_model(sweep("vllm", "w", &[(1, 1.0), (2, 0.5)]), "llama");
+        cells.extend(of_model(
+            sweep("vllm", "w", &[(1, 1.0), (2, 0.5)]),
+            "mistral",
+        ));
+        cells.extend(of_model(
+            sweep("sglang", "w", &[(1, 1.0), (2, 0.4)]),
+            "llama",
+        ));
+        cells.extend(of_model(
+            sweep("sglang", "w", &[(1, 1.0), (2, 0.4)]),
+            "mistral",
+        ));
+        fill_scaling(&mut cells);
+        let state = ViewState {
+            facet: None,
+            ..ViewState::default()
+        };
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        assert_eq!(unequal_sets(&slice, BTreeSet::new(), &state), []);
+        // A ledger entry takes sglang's mistral out of every aggregate: the two sides now pool different sets.
+        for cell in cells
+            .iter_mut()
+            .filter(|cell| cell.key.backend == "sglang" && cell.key.model == "mistral")
+        {
+            cell.excluded = vec!["tokenizer".into()];
+            cell.exclusion_scope = Some(ExclusionScope::All);
+        }
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let unequal = unequal_sets(&slice, BTreeSet::new(), &state);
+        assert_eq!(unequal.len(), 1, "{unequal:?}");
+        assert_eq!(unequal[0].dimension, Dimension::Model);
+        assert_eq!(
+            unequal[0].short(),
+            "⚠ series pool different model sets: sglang 1 model, vllm 2"
+        );
+        let long = unequal[0].long();
+        assert!(
+            long.contains("sglang pools llama; vllm pools llama, mistral"),
+            "{long}"
+        );
+        let facets = curves(&cells, &state, Metric::Efficiency);
+        assert_eq!(
+            panel_notes(&facets, &unequal, &state),
+            [vec![unequal[0].short()]]
+        );
+        // Coloured by model, models are not pooled: nothing to say.
+        let by_model = ViewState {
+            color: Dimension::Model,
+            ..state
+        };
+        assert_eq!(unequal_sets(&slice, BTreeSet::new(), &by_model), []);
+    }
+
+    #[test]
+    fn a_near_zero_value_is_not_written_as_zero_and_partial_points_say_so() {
+        assert_eq!(table_number(0.00046710905384226377), "0.00047");
+        assert_eq!(table_number(0.5), "0.500");
+        assert_eq!(table_number(0.0), "0.000");
+        assert_eq!(
+            value_text(Metric::Efficiency, 0.00046710905384226377),
+            "0.00047"
+        );
+        assert_eq!(value_text(Metric::Efficiency, 0.9), "0.900");
+        let mut cells = sweep("pytorch_direct", "balanced_2k", &[(1, 1.0), (16, 0.0004)]);
+        cells.truncate(2);
+        cells[1].status = CellStatus::Partial;
+        fill_scaling(&mut cells);
+        let state = ViewState {
+            facet: None,
+            ..ViewState::default()
+        };
+        let facets = curves(&cells, &state, Metric::Efficiency);
+        let points = &facets[0].series[0].points;
+        assert_eq!(points[0].table_text(XAxis::N), "1: 1.000");
+        assert_eq!(
+            points[1].table_text(XAxis::N),
+            "16: 0.00040 (◐ 1 of 1 cell partial)"
         );
     }
 

@@ -60,7 +60,8 @@ fn expected_frontier(points: &[(u32, f64, f64)]) -> Vec<u32> {
 async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_reported()
 -> anyhow::Result<()> {
     let page = Harness::start("curves-axes").await?;
-    page.open("/?view=curves&x=p95_ttft_ms&metric=aggregate_tps&frontier=1")
+    // One model and phase: each point is one configuration's reps, a real operating point.
+    page.open("/?view=curves&x=p95_ttft_ms&metric=aggregate_tps&frontier=1&model=llama3.1-8b&phase=scaling")
         .await?;
     page.wait_for_attr("#curves-canvas", "data-drawn", "true")
         .await?;
@@ -230,5 +231,92 @@ async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_repor
         "n"
     );
     page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+/// Over points that pool several models and phases, a frontier would join means nobody can run: it is not
+/// drawn, and the chart and the note above it say why.
+#[tokio::test]
+async fn a_view_pooling_models_draws_no_frontier_and_says_why() -> anyhow::Result<()> {
+    let page = Harness::start("curves-frontier-pooled").await?;
+    page.open("/?view=curves&x=p95_ttft_ms&metric=aggregate_tps&frontier=1&backend=vllm,sglang&workload=long_decode")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let (on, notes): (String, String) = page
+        .eval(
+            "(() => { const c = document.querySelector('#curves-canvas'); \
+             return [c.dataset.frontierPoints, c.dataset.notes]; })()",
+        )
+        .await?;
+    assert_eq!(on, "0", "no point is put on a frontier of pooled means");
+    assert!(notes.contains("no Pareto frontier"), "{notes}");
+    let warnings = page.text("#curves-warnings").await?;
+    assert!(
+        warnings.contains("Pareto frontier not drawn: points pool 5 models × 2 phases"),
+        "{warnings}"
+    );
+    let header = page.text("#series-table thead").await?;
+    assert!(!header.contains("frontier (N)"), "{header}");
+    page.screenshot("view-curves-frontier-withheld").await?;
+    page.close().await
+}
+
+/// The hung partial cell (V1 llama3.2-3b × balanced_2k, ttft, N=16, rep 0: efficiency 0.00047) is the only cell
+/// at its point: the table writes its value, not 0.000, and marks it partial, and the chart labels it.
+#[tokio::test]
+async fn a_partial_point_is_marked_and_never_written_as_zero() -> anyhow::Result<()> {
+    let page = Harness::start("curves-partial").await?;
+    page.open("/?view=curves&backend=pytorch_direct&model=llama3.2-3b&workload=balanced_2k&phase=ttft&facet=none")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let row = "#series-table tr[data-series='pytorch_direct']";
+    let partial: String = page
+        .eval(&format!(
+            "document.querySelector(\"{row}\").dataset.partial"
+        ))
+        .await?;
+    assert_eq!(partial, "16");
+    let points = page.text(&format!("{row} td.points")).await?;
+    assert!(
+        points.contains("16: 0.00047 (◐ 1 of 1 cell partial)"),
+        "{points}"
+    );
+    assert!(!points.contains("16: 0.000 "), "{points}");
+    page.screenshot("view-curves-partial").await?;
+    page.close().await
+}
+
+/// On the mixed root, vLLM against TGI on long_prefill_8k: the ledger's `comparison` entry takes mistral-7b out
+/// on vLLM's side (TGI never ran it), so vLLM pools four models and TGI two. The chart says so, not only the
+/// hover.
+#[tokio::test]
+async fn series_pooling_different_model_sets_say_so_in_the_chart() -> anyhow::Result<()> {
+    let mixed = cellscope_e2e::Config::from_env()?.mixed_root()?;
+    let page = Harness::start_on("curves-unequal-sets", &mixed).await?;
+    page.open("/?view=curves&backend=vllm,tgi&workload=long_prefill_8k&phase=scaling&facet=none")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let notes: String = page
+        .eval("document.querySelector('#curves-canvas').dataset.notes")
+        .await?;
+    assert!(
+        notes.contains("⚠ series pool different model sets: tgi 2 models, vllm 4"),
+        "{notes}"
+    );
+    let warnings = page.text("#curves-warnings").await?;
+    assert!(
+        warnings.contains("tgi pools llama3.1-8b, qwen2.5-7b; vllm pools llama3.1-8b, phi-4, qwen2.5-14b, qwen2.5-7b"),
+        "{warnings}"
+    );
+    page.screenshot("view-curves-unequal-sets").await?;
+    // One backend alone pools one set: nothing to say.
+    page.open("/?view=curves&backend=vllm&workload=long_prefill_8k&phase=scaling&facet=none")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    assert_eq!(page.count("#curves-warnings").await?, 0);
     page.close().await
 }

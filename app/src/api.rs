@@ -129,6 +129,13 @@ pub async fn index_at(at: Option<&str>) -> Result<IndexBody, String> {
         .map_err(|failure| failure.message)
 }
 
+/// `GET /api/provenance` of snapshot `at` (the current one when `None`).
+pub async fn provenance_at(at: Option<&str>) -> Result<Provenance, String> {
+    json(&format!("/api/provenance{}", at_query(at, '?')))
+        .await
+        .map_err(|failure| failure.message)
+}
+
 /// Everything the app loads at start (and again when the data changes).
 #[derive(Clone, Debug)]
 pub struct Dataset {

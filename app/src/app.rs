@@ -72,7 +72,8 @@ fn Header() -> impl IntoView {
                     data.snapshot.clone(),
                     index.runs.len(),
                     data.cells.len(),
-                    index.warnings.len(),
+                    // The indexer's warnings and the contradicted REFILL_NOTE claims, as the Audit lists them.
+                    cellscope_model::audit::warnings(index).len(),
                     at,
                 )
             })

@@ -7,7 +7,9 @@ mod runs;
 
 use crate::state::ctx;
 use cellscope_model::api::{Provenance, Severity};
-use cellscope_model::order::sort_stable_by;
+use cellscope_model::audit as model_audit;
+use cellscope_model::exclusions::ExclusionScope;
+use cellscope_model::order::{btree_set, sort_stable_by};
 use cellscope_model::reasons::{cell_reason, needs_audit};
 use cellscope_model::view_state::{AuditColumn, AuditSort, View, ViewState};
 use cellscope_model::{CellKey, CellSummary};
@@ -54,8 +56,16 @@ fn audit_rows(cells: &[CellSummary], provenance: Option<&Provenance>) -> Vec<Aud
                         .collect()
                 })
                 .unwrap_or_default();
+            // The statuses of the non-ok rows, now and before a refill, so that a search for one finds them.
+            let failures = provenance
+                .and_then(|provenance| provenance.failures_of(&cell.key))
+                .map(model_audit::failures_evidence)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|part| format!(" · {part}"))
+                .collect::<String>();
             let evidence = format!(
-                "observed {}/{} expected · ok {} · failed {} · skip rows {}{}",
+                "observed {}/{} expected · ok {} · failed {} · skip rows {}{failures}{}",
                 cell.rows,
                 cell.expected_rows
                     .map_or("?".into(), |expected| expected.to_string()),
@@ -83,22 +93,79 @@ fn audit_rows(cells: &[CellSummary], provenance: Option<&Provenance>) -> Vec<Aud
         .collect()
 }
 
+/// Sorts the rows into groups of one run and one status, runs then statuses ascending (statuses in the sorted
+/// direction when the sort is by status), each group's rows in the sorted column's order: a stable sort, so rows
+/// tied on it keep the index's order.
 fn sort_rows(rows: &mut [AuditRow], sort: Option<AuditSort>) {
-    let Some(sort) = sort else { return };
     sort_stable_by(rows, |a, b| {
-        let order = match sort.column {
-            AuditColumn::Status => a.status.cmp(&b.status),
-            AuditColumn::Flags => a.flags.cmp(&b.flags),
-            AuditColumn::Reason => a.reason.cmp(&b.reason),
-            AuditColumn::Rows => a.rows.cmp(&b.rows),
-            AuditColumn::Key => a.key.cmp(&b.key),
-        };
-        if sort.descending {
-            order.reverse()
+        let by_status = sort.is_some_and(|sort| sort.column == AuditColumn::Status);
+        let status = if sort.is_some_and(|sort| by_status && sort.descending) {
+            b.status.cmp(&a.status)
         } else {
-            order
-        }
+            a.status.cmp(&b.status)
+        };
+        let group = if by_status {
+            status.then_with(|| a.run.cmp(&b.run))
+        } else {
+            a.run.cmp(&b.run).then(status)
+        };
+        group.then_with(|| {
+            let Some(sort) = sort else {
+                return std::cmp::Ordering::Equal;
+            };
+            let order = match sort.column {
+                AuditColumn::Status => std::cmp::Ordering::Equal,
+                AuditColumn::Flags => a.flags.cmp(&b.flags),
+                AuditColumn::Reason => a.reason.cmp(&b.reason),
+                AuditColumn::Rows => a.rows.cmp(&b.rows),
+                AuditColumn::Key => a.key.cmp(&b.key),
+            };
+            if sort.descending {
+                order.reverse()
+            } else {
+                order
+            }
+        })
     });
+}
+
+/// The rows with a heading before each group of one run and one status: `(run, status, cells)`.
+enum Line {
+    Group(String, String, usize),
+    Row(Box<AuditRow>),
+}
+
+fn grouped(rows: Vec<AuditRow>) -> Vec<Line> {
+    let mut lines = Vec::with_capacity(rows.len() + 8);
+    let mut start = 0;
+    for (index, row) in rows.iter().enumerate() {
+        if index + 1 == rows.len()
+            || rows[index + 1].run != row.run
+            || rows[index + 1].status != row.status
+        {
+            lines.push(Line::Group(
+                row.run.clone(),
+                row.status.clone(),
+                index + 1 - start,
+            ));
+            start = index + 1;
+        }
+    }
+    // Headings were pushed at each group's end; put each before its rows.
+    let mut out = Vec::with_capacity(lines.len() + rows.len());
+    let mut rows = rows.into_iter();
+    for line in lines {
+        if let Line::Group(_, _, cells) = &line {
+            let cells = *cells;
+            out.push(line);
+            out.extend(
+                rows.by_ref()
+                    .take(cells)
+                    .map(|row| Line::Row(Box::new(row))),
+            );
+        }
+    }
+    out
 }
 
 #[component]
@@ -167,10 +234,11 @@ pub fn AuditView() -> impl IntoView {
                 .unwrap_or_default()
         })
     };
+    // The indexer's warnings and the contradicted REFILL_NOTE claims: what the header counts.
     let warnings = move || {
         ctx.data.with(|data| {
             data.as_ref()
-                .map(|data| data.index.warnings.clone())
+                .map(|data| model_audit::warnings(&data.index))
                 .unwrap_or_default()
         })
     };
@@ -190,21 +258,34 @@ pub fn AuditView() -> impl IntoView {
                 {header(AuditColumn::Rows, "evidence")}
             </tr></thead>
             <tbody>
-                {move || rows.get().into_iter().map(|row| {
-                    let next = ctx.state.with_untracked(|state| ViewState {
-                        cell: Some(row.cell.clone()),
-                        view: View::Inspector,
-                        ..state.clone()
-                    });
-                    let link = next.href();
-                    view! {
-                        <tr data-status=row.status.clone() data-flags=row.flags.clone() data-cell=row.key.clone()>
-                            <td><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{row.key.clone()}</a></td>
-                            <td>{row.status.clone()}</td>
-                            <td>{row.flags.clone()}</td>
-                            <td>{row.reason.clone()}</td>
-                            <td>{row.evidence.clone()}</td>
-                        </tr>
+                {move || grouped(rows.get()).into_iter().map(|line| match line {
+                    Line::Group(run, status, cells) => {
+                        let (shown_run, shown_status) = (run.clone(), status.clone());
+                        view! {
+                            <tr class="audit-group" data-group-run=run data-group-status=status data-cells=cells.to_string()>
+                                <th colspan="5" scope="rowgroup">
+                                    "run " <code>{shown_run}</code> " · " {shown_status} " · "
+                                    {format!("{cells} cell{}", if cells == 1 { "" } else { "s" })}
+                                </th>
+                            </tr>
+                        }.into_any()
+                    }
+                    Line::Row(row) => {
+                        let next = ctx.state.with_untracked(|state| ViewState {
+                            cell: Some(row.cell.clone()),
+                            view: View::Inspector,
+                            ..state.clone()
+                        });
+                        let link = next.href();
+                        view! {
+                            <tr data-status=row.status.clone() data-flags=row.flags.clone() data-cell=row.key.clone()>
+                                <td><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{row.key.clone()}</a></td>
+                                <td>{row.status.clone()}</td>
+                                <td>{row.flags.clone()}</td>
+                                <td>{row.reason.clone()}</td>
+                                <td>{row.evidence.clone()}</td>
+                            </tr>
+                        }.into_any()
                     }
                 }).collect_view()}
             </tbody>
@@ -221,12 +302,12 @@ pub fn AuditView() -> impl IntoView {
                     let entry_link = ctx.state.with_untracked(|state| {
                         ViewState { view: View::Audit, query: id.clone(), ..state.clone() }.href()
                     });
-                    let select = serde_json::to_string(&entry.select).unwrap_or_default();
+                    let select = entry.describe_select();
                     view! {
                         <tr data-ledger=entry.id.clone()>
                             <td>{entry.id.clone()}</td>
-                            <td>{entry.scope.as_str()}</td>
-                            <td><code>{select}</code></td>
+                            <td title=entry.scope.meaning()>{entry.scope.as_str()}</td>
+                            <td class="selects">{select}</td>
                             <td>{entry.reason.clone()}</td>
                             <td>{format!("{} · {}", entry.source.unwrap_or_default(), entry.decided.unwrap_or_default())}</td>
                             <td class="matched"><a href=entry_link data-matched=matched.to_string() on:click=move |event| {
@@ -239,8 +320,16 @@ pub fn AuditView() -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
+        {move || {
+            // Each scope the ledger uses, said once in words under the table.
+            let scopes: std::collections::BTreeSet<ExclusionScope> =
+                btree_set(ledger().iter().map(|item| item.entry.entry.scope));
+            scopes.into_iter().map(|scope| view! {
+                <p class="hint scope-meaning" data-scope=scope.as_str()>{scope.meaning()}</p>
+            }).collect_view()
+        }}
         <runs::RunsSection/>
-        <h3 id="warnings">"Indexing warnings"</h3>
+        <h3 id="warnings">"Warnings"</h3>
         <ul class="warnings" id="warnings-list">
             {move || {
                 let warnings = warnings();

@@ -213,11 +213,17 @@ impl Ctx {
                         && index.snapshot == snapshot
                         && index.complete
                     {
+                        // The provenance too: the statuses of the rows a refill replaced come from that stage.
+                        let provenance = api::provenance_at(shown.as_deref()).await.ok();
                         ctx.data.update(|data| {
                             if let Some(data) =
                                 data.as_mut().filter(|data| data.snapshot == snapshot)
                             {
-                                Arc::make_mut(data).index = index;
+                                let data = Arc::make_mut(data);
+                                data.index = index;
+                                if let Some(provenance) = provenance {
+                                    data.provenance = Some(provenance);
+                                }
                             }
                         });
                     }

@@ -305,6 +305,20 @@ pub struct CellProvenance {
     /// For a cell of another tool's file: its file and record, inferred key parts, reported figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<crate::origin::CellOrigin>,
+    /// The statuses of the cell's non-ok rows and how many of each (`http_400` → 105).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failed_by_status: BTreeMap<String, u32>,
+}
+
+/// The statuses of one cell's non-ok rows, now and before a refill: what the audit's search finds a cell by.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellFailures {
+    pub key: CellKey,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failed_by_status: BTreeMap<String, u32>,
+    /// For a refilled cell: the statuses of the non-ok rows it had before the refill (from the backup).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub pre_refill_failed_by_status: BTreeMap<String, u32>,
 }
 
 /// A distinct value of a dimension and how many cells have it.
@@ -389,6 +403,9 @@ pub struct Provenance {
     /// Where each cell of another tool's file came from (file, record, inferred key parts, the tool's figures).
     #[serde(default)]
     pub origins: Vec<KeyedOrigin>,
+    /// The statuses of the non-ok rows of every cell that has or had some, in key order.
+    #[serde(default)]
+    pub failures: Vec<CellFailures>,
 }
 
 /// The origin of one cell of another tool's file.
@@ -414,6 +431,13 @@ impl Provenance {
             .iter()
             .find(|keyed| &keyed.key == key)
             .map(|keyed| &keyed.origin)
+    }
+
+    pub fn failures_of(&self, key: &CellKey) -> Option<&CellFailures> {
+        self.failures
+            .binary_search_by(|failures| failures.key.cmp(key))
+            .ok()
+            .map(|at| &self.failures[at])
     }
 
     pub fn refill_of(&self, run_id: &str) -> Option<&RefillProvenance> {

@@ -6,7 +6,8 @@
 pub mod note;
 
 use crate::api::{
-    BackupComparison, BackupFacts, Census, FileDigest, RefillFacts, RunFacts, RunRole,
+    BackupComparison, BackupFacts, CellFailures, Census, FileDigest, IndexBody, RefillFacts,
+    RunFacts, RunRole, Warning,
 };
 use std::collections::BTreeMap;
 
@@ -262,6 +263,79 @@ pub fn inferred_line(inferred: &[crate::origin::InferredCount]) -> Option<AuditL
     })
 }
 
+/// The kind of the warning a contradicted `REFILL_NOTE.md` claim gives its run.
+pub const NOTE_MISMATCH: &str = "refill_note_mismatch";
+
+/// One warning per claim of the run's `REFILL_NOTE.md` that the files contradict (`MISMATCH`), on the note's
+/// line: a note that misstates a checksum or a count is a problem of the run, counted and listed like the
+/// indexer's warnings and failing `audit --strict`.
+pub fn note_warnings(run: &RunFacts, claims: &[NoteClaim]) -> Vec<Warning> {
+    let file = if run.path.is_empty() {
+        "REFILL_NOTE.md".to_string()
+    } else {
+        format!("{}/REFILL_NOTE.md", run.path.trim_end_matches('/'))
+    };
+    claims
+        .iter()
+        .filter(|claim| claim.verdict == Verdict::Mismatch)
+        .map(|claim| {
+            let found = match (&claim.found, &claim.source) {
+                (Some(found), Some(source)) => format!("found {found} in {source}"),
+                (Some(found), None) => format!("found {found}"),
+                _ => "the files contradict it".to_string(),
+            };
+            Warning::warn(
+                NOTE_MISMATCH,
+                format!(
+                    "a claim of REFILL_NOTE.md does not hold: {}: the note says {}; {found}",
+                    claim.what(),
+                    claim.claimed
+                ),
+            )
+            .run(&run.run_id)
+            .file(&file)
+            .line(claim.line)
+        })
+        .collect()
+}
+
+/// Every warning of a snapshot as the audit counts them: the indexer's, then one per contradicted note claim of
+/// each run (checked against the checksums only once `index.complete`).
+pub fn warnings(index: &IndexBody) -> Vec<Warning> {
+    let mut warnings = index.warnings.clone();
+    for run in &index.runs {
+        let claims = check_refill_note(run, &index.runs, index.complete);
+        warnings.extend(note_warnings(run, &claims));
+    }
+    warnings
+}
+
+/// What a cell's non-ok rows were, for the evidence of its audit row: `failed rows: http_400 105`, and for a
+/// refilled cell `before the refill: http_400 105`; empty when it has had none.
+pub fn failures_evidence(failures: &CellFailures) -> Vec<String> {
+    let statuses = |counts: &BTreeMap<String, u32>| {
+        counts
+            .iter()
+            .map(|(status, count)| format!("{status} {}", thousands(u64::from(*count))))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut parts = Vec::new();
+    if !failures.failed_by_status.is_empty() {
+        parts.push(format!(
+            "failed rows: {}",
+            statuses(&failures.failed_by_status)
+        ));
+    }
+    if !failures.pre_refill_failed_by_status.is_empty() {
+        parts.push(format!(
+            "before the refill: {}",
+            statuses(&failures.pre_refill_failed_by_status)
+        ));
+    }
+    parts
+}
+
 /// The warnings count line: `none` or how many (each warning follows on its own line).
 pub fn warnings_value(count: usize) -> String {
     if count == 0 {
@@ -301,6 +375,23 @@ mod tests {
         assert_eq!(
             backup_comparison(&troubled),
             "0 rows replaced (none) · 2 PROBLEMS, see warnings"
+        );
+    }
+
+    #[test]
+    fn a_cells_failures_are_named_by_status_now_and_before_the_refill() {
+        let key: crate::CellKey = "r/s/scaling/sglang/m/w/n=1/rep=0".parse().unwrap();
+        let failures = CellFailures {
+            key,
+            failed_by_status: [("timeout".to_string(), 2)].into_iter().collect(),
+            pre_refill_failed_by_status: [("http_400".to_string(), 1050)].into_iter().collect(),
+        };
+        assert_eq!(
+            failures_evidence(&failures),
+            [
+                "failed rows: timeout 2",
+                "before the refill: http_400 1,050"
+            ]
         );
     }
 

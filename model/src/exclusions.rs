@@ -71,6 +71,20 @@ impl ExclusionScope {
             _ => None,
         }
     }
+
+    /// What the scope does, in one sentence, for wherever the scope is shown.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ExclusionScope::Comparison => {
+                "scope comparison: the cells are left out on every side whenever a view sets values of a \
+                 dimension against each other (curves or a matrix split by backend, a head-to-head), so the sides \
+                 cover the same cells; views of a single backend keep them."
+            }
+            ExclusionScope::All => {
+                "scope all: the cells are left out of every aggregate of every view."
+            }
+        }
+    }
 }
 
 impl ExclusionEntry {
@@ -82,6 +96,29 @@ impl ExclusionEntry {
             .filter(|name| Dimension::parse(name).is_none())
             .map(String::as_str)
             .collect()
+    }
+
+    /// The selector in words: `model = mistral-7b and workload = long_prefill_8k`, a list as
+    /// `n = 16 or 32`, and `every cell` when the entry selects on nothing.
+    pub fn describe_select(&self) -> String {
+        if self.select.is_empty() {
+            return "every cell".to_string();
+        }
+        self.select
+            .iter()
+            .map(|(name, selector)| {
+                let values = match selector {
+                    Selector::One(value) => value.as_text(),
+                    Selector::Many(values) => values
+                        .iter()
+                        .map(SelectorValue::as_text)
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                };
+                format!("{name} = {values}")
+            })
+            .collect::<Vec<_>>()
+            .join(" and ")
     }
 
     pub fn matches(&self, key: &CellKey) -> bool {
@@ -149,6 +186,35 @@ mod tests {
         assert!(mistral.matches(&key("mistral-7b", "long_prefill_8k", 32)));
         assert!(!mistral.matches(&key("mistral-7b", "long_decode", 32)));
         assert!(!mistral.matches(&key("phi-4", "long_prefill_8k", 32)));
+    }
+
+    #[test]
+    fn the_selector_is_written_in_words() {
+        let mistral = entry(&[
+            (
+                "workload",
+                Selector::One(SelectorValue::Text("long_prefill_8k".into())),
+            ),
+            (
+                "model",
+                Selector::One(SelectorValue::Text("mistral-7b".into())),
+            ),
+        ]);
+        assert_eq!(
+            mistral.describe_select(),
+            "model = mistral-7b and workload = long_prefill_8k"
+        );
+        let high_n = entry(&[(
+            "n",
+            Selector::Many(vec![SelectorValue::Number(16), SelectorValue::Number(32)]),
+        )]);
+        assert_eq!(high_n.describe_select(), "n = 16 or 32");
+        assert_eq!(entry(&[]).describe_select(), "every cell");
+        assert!(
+            ExclusionScope::Comparison
+                .meaning()
+                .contains("views of a single backend keep them")
+        );
     }
 
     #[test]

@@ -47,7 +47,8 @@ pub struct UnaccountedCell {
 pub struct RunAudit<'a> {
     #[serde(flatten)]
     pub run: &'a RunFacts,
-    pub warnings: Vec<&'a Warning>,
+    /// The indexer's warnings of the run, then one per REFILL_NOTE claim the files contradict.
+    pub warnings: Vec<Warning>,
     /// The claims of the run's `REFILL_NOTE.md` checked against the files (empty without a note).
     pub note_claims: Vec<NoteClaim>,
 }
@@ -64,29 +65,45 @@ pub struct AuditReport<'a> {
     pub breakdown: Vec<BreakdownRow>,
     pub unaccounted_failures: Vec<UnaccountedCell>,
     pub unaccounted_failed_rows: u64,
+    /// Every warning of the report: the indexer's and the contradicted note claims.
+    pub warning_count: usize,
+    /// The REFILL_NOTE claims the files contradict, over every run.
+    pub note_mismatches: usize,
 }
 
 impl AuditReport<'_> {
+    /// No request-level failure unaccounted for and no REFILL_NOTE claim contradicted by the files.
     pub fn strict_ok(&self) -> bool {
-        self.unaccounted_failures.is_empty()
+        self.unaccounted_failures.is_empty() && self.note_mismatches == 0
     }
 }
 
 pub fn report<'a>(index: &'a Index, criterion: &Criterion) -> AuditReport<'a> {
-    let runs = index
+    let runs: Vec<RunAudit<'a>> = index
         .runs
         .iter()
-        .map(|run| RunAudit {
-            run,
+        .map(|run| {
             // The CLI indexes with checksums and backup comparisons, so everything the note claims can be checked.
-            note_claims: model_audit::check_refill_note(run, &index.runs, true),
-            warnings: index
+            let note_claims = model_audit::check_refill_note(run, &index.runs, true);
+            let mut warnings: Vec<Warning> = index
                 .warnings
                 .iter()
                 .filter(|warning| warning.run.as_deref() == Some(&run.run_id))
-                .collect(),
+                .cloned()
+                .collect();
+            warnings.extend(model_audit::note_warnings(run, &note_claims));
+            RunAudit {
+                run,
+                note_claims,
+                warnings,
+            }
         })
         .collect();
+    let note_mismatches = runs
+        .iter()
+        .flat_map(|audit| &audit.warnings)
+        .filter(|warning| warning.kind == model_audit::NOTE_MISMATCH)
+        .count();
     // One curve per series under the default inclusion (partial cells in, `all`-scope exclusions out): the same
     // engine and breakdown rule as every view of the app.
     let breakdown = series_curves(&index.cells, &CurveOptions::default())
@@ -130,6 +147,8 @@ pub fn report<'a>(index: &'a Index, criterion: &Criterion) -> AuditReport<'a> {
         })
         .collect();
     AuditReport {
+        warning_count: index.warnings.len() + note_mismatches,
+        note_mismatches,
         root: index.root.display().to_string(),
         criterion: CriterionInfo {
             name: criterion.name().to_string(),
@@ -170,10 +189,11 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
     let criterion = &report.criterion;
     let _ = writeln!(
         out,
-        "cellscope audit of {} — {} runs, {} cells",
+        "cellscope audit of {} — {} runs, {} cells, {} warnings",
         report.root,
         report.runs.len(),
-        report.cells
+        report.cells,
+        report.warning_count
     );
     let _ = writeln!(
         out,
@@ -227,13 +247,23 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
         for entry in report.exclusions {
             let _ = writeln!(
                 out,
-                "  {} [{}] {} cells · {} ({})",
+                "  {} [{}] {} cells · selects {} · {} ({})",
                 entry.entry.id,
                 entry.entry.scope.as_str(),
                 entry.matched_cells,
+                entry.entry.describe_select(),
                 entry.entry.reason,
                 entry.file
             );
+        }
+        // Each scope the ledger uses, said once in words.
+        let scopes: std::collections::BTreeSet<ExclusionScope> = report
+            .exclusions
+            .iter()
+            .map(|entry| entry.entry.scope)
+            .collect();
+        for scope in scopes {
+            let _ = writeln!(out, "  {}", scope.meaning());
         }
     }
     let _ = writeln!(
@@ -280,6 +310,13 @@ pub fn render_text(report: &AuditReport<'_>) -> String {
         );
     }
     let _ = writeln!(out);
+    if report.note_mismatches > 0 {
+        let _ = writeln!(
+            out,
+            "REFILL_NOTE claims contradicted by the files: {} (listed under their runs' warnings)",
+            report.note_mismatches
+        );
+    }
     if report.unaccounted_failures.is_empty() {
         let _ = writeln!(out, "request-level failures: none unaccounted for");
     } else {

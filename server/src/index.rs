@@ -119,6 +119,9 @@ pub struct Index {
     /// Refilled cells as they were before the refill (from the backup), keyed like the master's cells; for the
     /// "use pre-refill rows" what-if. Scaling metrics are left empty: the browser recomputes them.
     pub pre_refill_cells: Vec<CellSummary>,
+    /// The statuses of the non-ok rows each refilled cell had before the refill (second stage only, like
+    /// `pre_refill_cells`; kept apart from `provenance` so that stage does not change the snapshot id).
+    pub pre_refill_failed: BTreeMap<CellKey, BTreeMap<String, u32>>,
     pub provenance: BTreeMap<CellKey, CellProvenance>,
     pub exclusions: Vec<LedgerEntry>,
     pub warnings: Vec<Warning>,
@@ -242,6 +245,7 @@ fn assemble(
         cells: Vec::new(),
         refill_cells: Vec::new(),
         pre_refill_cells: Vec::new(),
+        pre_refill_failed: BTreeMap::new(),
         provenance: BTreeMap::new(),
         exclusions: Vec::new(),
         warnings: Vec::new(),
@@ -310,6 +314,7 @@ fn assemble(
         index.cells.extend(run_cells.own);
         index.refill_cells.extend(run_cells.spliced);
         index.pre_refill_cells.extend(run_cells.pre_refill);
+        index.pre_refill_failed.extend(run_cells.pre_refill_failed);
         provenance.extend(run_cells.provenance);
         rows.extend(run_cells.rows);
     }

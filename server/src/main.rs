@@ -105,7 +105,8 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
-        /// Exit 1 when request-level failures remain that no refill or exclusion accounts for.
+        /// Exit 1 when request-level failures remain that no refill or exclusion accounts for, or when a claim of
+        /// a REFILL_NOTE.md does not hold.
         #[arg(long)]
         strict: bool,
         /// Breakdown criterion: v1 (efficiency < 0.65 or p95 multiplier > 2.0) or v3 (efficiency < 0.65).
@@ -483,11 +484,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 stdout.write_all(printable(&audit::render_text(&report)).as_bytes())?;
             }
             if strict && !report.strict_ok() {
-                eprintln!(
-                    "audit --strict: {} cells with {} failed rows are not accounted for by a refill or exclusion",
-                    report.unaccounted_failures.len(),
-                    report.unaccounted_failed_rows
-                );
+                if !report.unaccounted_failures.is_empty() {
+                    eprintln!(
+                        "audit --strict: {} cells with {} failed rows are not accounted for by a refill or exclusion",
+                        report.unaccounted_failures.len(),
+                        report.unaccounted_failed_rows
+                    );
+                }
+                if report.note_mismatches > 0 {
+                    eprintln!(
+                        "audit --strict: {} REFILL_NOTE claims are contradicted by the files",
+                        report.note_mismatches
+                    );
+                }
                 return Ok(ExitCode::from(1));
             }
             Ok(ExitCode::SUCCESS)

@@ -22,15 +22,21 @@ fn run_audits(index: &IndexBody) -> Vec<RunAudit> {
     index
         .runs
         .iter()
-        .map(|run| RunAudit {
-            claims: model_audit::check_refill_note(run, &index.runs, index.complete),
-            warnings: index
+        .map(|run| {
+            let claims = model_audit::check_refill_note(run, &index.runs, index.complete);
+            // The indexer's warnings of the run, then its contradicted note claims, as the CLI lists them.
+            let mut warnings: Vec<Warning> = index
                 .warnings
                 .iter()
                 .filter(|warning| warning.run.as_deref() == Some(run.run_id.as_str()))
                 .cloned()
-                .collect(),
-            run: run.clone(),
+                .collect();
+            warnings.extend(model_audit::note_warnings(run, &claims));
+            RunAudit {
+                claims,
+                warnings,
+                run: run.clone(),
+            }
         })
         .collect()
 }

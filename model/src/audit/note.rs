@@ -1019,6 +1019,44 @@ The cell-level manifest still reported 900/900 complete because the rows were wr
     }
 
     #[test]
+    fn each_contradicted_claim_is_a_warning_of_the_run_on_its_line_and_nothing_else_is() {
+        let runs = demo_runs(DEMO_NOTE, true);
+        let claims = check_refill_note(&runs[0], &runs, true);
+        let warnings = crate::audit::note_warnings(&runs[0], &claims);
+        let placed: Vec<String> = warnings
+            .iter()
+            .map(|warning| {
+                format!(
+                    "{} {:?} {:?} {:?}",
+                    warning.kind, warning.run, warning.file, warning.line
+                )
+            })
+            .collect();
+        let at = |line: u64| {
+            format!(
+                "refill_note_mismatch Some({MASTER:?}) Some(\"tr164-v3/{MASTER}/REFILL_NOTE.md\") Some({line})"
+            )
+        };
+        assert_eq!(placed, [at(30), at(31)]);
+        assert_eq!(
+            warnings[0].message,
+            "a claim of REFILL_NOTE.md does not hold: md5 of the original master's metrics.csv: the note says \
+             5fd15755...; found 1cb9f62257094bb74314cabfe1ae7cb3 in \
+             tr164-v3/20260612_212816_266127_BACKUP_preRefill/metrics.csv"
+        );
+        // Before the checksums are in, nothing is contradicted yet; a note whose claims all hold gives none.
+        let early = demo_runs(DEMO_NOTE, false);
+        let early_claims = check_refill_note(&early[0], &early, false);
+        assert!(crate::audit::note_warnings(&early[0], &early_claims).is_empty());
+        let right = DEMO_NOTE
+            .replace("`5fd15755...`", "`1cb9f622...`")
+            .replace("`e0400837...`", "`a8d5e7ef...`");
+        let fixed = demo_runs(&right, true);
+        let fixed_claims = check_refill_note(&fixed[0], &fixed, true);
+        assert!(crate::audit::note_warnings(&fixed[0], &fixed_claims).is_empty());
+    }
+
+    #[test]
     fn a_prefix_of_the_real_checksum_matches_in_either_case_and_a_wrong_count_is_flagged() {
         let note = DEMO_NOTE
             .replace("`5fd15755...`", "`1CB9F622…`")

@@ -6,14 +6,16 @@ use crate::index::cache::{RunCache, Trust};
 use crate::index::{Index, IndexOptions, Quiet};
 use arc_swap::ArcSwap;
 use axum::body::Bytes;
-use cellscope_model::CellStatus;
 use cellscope_model::api::{
-    DimensionCount, ExclusionMatches, IndexBody, KeyedOrigin, ManifestHistory, Provenance,
-    RefillProvenance, SkippedCell,
+    CellFailures, DimensionCount, ExclusionMatches, IndexBody, KeyedOrigin, ManifestHistory,
+    Provenance, RefillProvenance, SkippedCell,
 };
 use cellscope_model::filter::dimension_counts;
+use cellscope_model::key::Value;
 use cellscope_model::reasons::skip_reason;
+use cellscope_model::{CellStatus, Dimension};
 use sha2::Digest as _;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -120,8 +122,41 @@ pub fn provenance(index: &Index, snapshot: &str) -> Provenance {
             })
         })
         .collect();
+    // Cells with non-ok rows now or before a refill, in key order (both maps are sorted by key).
+    let mut failures: Vec<CellFailures> = index
+        .provenance
+        .iter()
+        .filter(|(_, provenance)| !provenance.failed_by_status.is_empty())
+        .map(|(key, provenance)| CellFailures {
+            key: key.clone(),
+            failed_by_status: provenance.failed_by_status.clone(),
+            pre_refill_failed_by_status: index
+                .pre_refill_failed
+                .get(key)
+                .cloned()
+                .unwrap_or_default(),
+        })
+        .collect();
+    failures.extend(
+        index
+            .pre_refill_failed
+            .iter()
+            .filter(|(key, _)| {
+                index
+                    .provenance
+                    .get(*key)
+                    .is_none_or(|provenance| provenance.failed_by_status.is_empty())
+            })
+            .map(|(key, statuses)| CellFailures {
+                key: key.clone(),
+                failed_by_status: BTreeMap::new(),
+                pre_refill_failed_by_status: statuses.clone(),
+            }),
+    );
+    failures.sort_by(|left, right| left.key.cmp(&right.key));
     Provenance {
         snapshot: snapshot.to_string(),
+        failures,
         origins,
         skipped,
         refills,

@@ -27,6 +27,8 @@ pub struct RunCells {
     pub spliced: Vec<CellSummary>,
     /// Refilled cells as they were before the refill, from the master's backup.
     pub pre_refill: Vec<CellSummary>,
+    /// The statuses of the non-ok rows the refilled cells had before the refill, from the backup.
+    pub pre_refill_failed: Vec<(CellKey, BTreeMap<String, u32>)>,
     pub provenance: BTreeMap<CellKey, CellProvenance>,
     /// Each cell's row locators (one per cell), sorted by key: the index puts all runs' into one map at once, so
     /// a map per run would only be built to be taken apart.
@@ -179,13 +181,16 @@ pub fn run_cells(
             },
         };
         if let Some(external) = &parsed_cell.external {
-            out.provenance.insert(
-                summary.key.clone(),
-                CellProvenance {
-                    origin: Some(external.origin.clone()),
-                    ..CellProvenance::default()
-                },
-            );
+            out.provenance
+                .entry(summary.key.clone())
+                .or_default()
+                .origin = Some(external.origin.clone());
+        }
+        if !parsed_cell.failed_by_status.is_empty() {
+            out.provenance
+                .entry(summary.key.clone())
+                .or_default()
+                .failed_by_status = parsed_cell.failed_by_status.clone();
         }
         cells.push((
             coordinates.clone(),
@@ -312,14 +317,9 @@ pub fn run_cells(
                 .get_mut(manifest_cells.passed.saturating_sub(1))
                 .map(std::mem::take)
                 .unwrap_or_default();
-            out.provenance.insert(
-                summary.key.clone(),
-                CellProvenance {
-                    manifest_status: cell.status.clone(),
-                    history,
-                    origin: None,
-                },
-            );
+            let provenance = out.provenance.entry(summary.key.clone()).or_default();
+            provenance.manifest_status = cell.status.clone();
+            provenance.history = history;
         }
         let in_main_table = !spliced_away(coordinates);
         let mut matched: Vec<(String, ExclusionScope)> = Vec::new();
@@ -359,6 +359,10 @@ pub fn run_cells(
             let current = &cells[at].1.summary;
             if !current.refilled {
                 continue;
+            }
+            if !parsed_cell.failed_by_status.is_empty() {
+                out.pre_refill_failed
+                    .push((current.key.clone(), parsed_cell.failed_by_status.clone()));
             }
             let mut before = current.clone();
             before.rows = parsed_cell.rows;

@@ -97,9 +97,56 @@ fn arrow_and_json_exports_carry_the_same_cells() {
 }
 
 #[test]
-fn audit_passes_strict_on_the_demo_data_and_reports_v3_breakdowns() {
+fn audit_strict_fails_on_the_demo_notes_hash_mismatches_and_passes_once_the_note_holds() {
+    // The demo note's two md5 prefixes are the documented TR164 values, not what this tree's files hash to.
     let root = demo_root().to_string_lossy().into_owned();
     let output = cellscope(&["audit", &root, "--strict", "--criterion", "v3"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("2 REFILL_NOTE claims are contradicted by the files"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("failed rows are not accounted"),
+        "{stderr}"
+    );
+    let report = text(&output.stdout);
+    let note = "tr164-v3/20260612_212816_266127/REFILL_NOTE.md";
+    let flagged: Vec<&str> = report
+        .lines()
+        .filter(|line| line.contains("warning[refill_note_mismatch] run 20260612_212816_266127"))
+        .collect();
+    assert_eq!(flagged.len(), 2, "{report}");
+    assert!(flagged[0].contains(&format!("{note}:30:")), "{report}");
+    assert!(flagged[1].contains(&format!("{note}:31:")), "{report}");
+    // The header counts them with the indexer's warnings, which `--json` lists on their own.
+    let json = cellscope(&["audit", &root, "--json"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let indexer = cellscope_index_warnings(&value);
+    assert!(
+        report.contains(&format!("cells, {} warnings", indexer + 2)),
+        "{report}"
+    );
+    assert_eq!(value["note_mismatches"], 2);
+
+    // The same tree with a note that makes no checksum claim: nothing contradicts it and strict passes.
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(demo_root(), dir.path());
+    let note_path = dir.path().join(note);
+    let written = std::fs::read_to_string(&note_path).unwrap();
+    let holding = written
+        .replace("`5fd15755...`", "not recorded")
+        .replace("`e0400837...`", "not recorded");
+    assert_ne!(holding, written);
+    std::fs::write(&note_path, holding).unwrap();
+    let output = cellscope(&[
+        "audit",
+        &dir.path().to_string_lossy(),
+        "--strict",
+        "--criterion",
+        "v3",
+    ]);
     assert!(
         output.status.success(),
         "{}\n{}",
@@ -107,6 +154,7 @@ fn audit_passes_strict_on_the_demo_data_and_reports_v3_breakdowns() {
         text(&output.stderr)
     );
     let report = text(&output.stdout);
+    assert!(!report.contains("refill_note_mismatch"), "{report}");
     assert!(
         report.contains("request-level failures: none unaccounted for"),
         "{report}"
@@ -120,6 +168,35 @@ fn audit_passes_strict_on_the_demo_data_and_reports_v3_breakdowns() {
     let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(value["cells"], 2160);
     assert_eq!(value["breakdown"].as_array().unwrap().len(), 24 + 100);
+}
+
+/// The indexer's warnings in an `audit --json` report: those of the runs that are not note claims, and those
+/// outside runs.
+fn cellscope_index_warnings(report: &serde_json::Value) -> usize {
+    let in_runs: usize = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|run| run["warnings"].as_array().unwrap())
+        .filter(|warning| warning["kind"] != "refill_note_mismatch")
+        .count();
+    in_runs + report["warnings"].as_array().unwrap().len()
+}
+
+#[test]
+fn the_audit_writes_the_ledger_selector_in_words_and_says_what_its_scope_means() {
+    let root = demo_root().to_string_lossy().into_owned();
+    let report = text(&cellscope(&["audit", &root]).stdout);
+    assert!(
+        report.contains(
+            "mistral-long-prefill-tokenizer [comparison] 72 cells · selects model = mistral-7b and workload = long_prefill_8k ·"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("scope comparison: the cells are left out on every side"),
+        "{report}"
+    );
 }
 
 #[test]

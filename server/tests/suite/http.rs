@@ -347,6 +347,28 @@ async fn provenance_has_skips_refill_note_exclusions_and_histories() {
         72
     );
     assert!(json["manifest_histories"].as_array().unwrap().len() >= 360);
+    // The statuses of the rows the refill replaced, per cell: the 3,780 `http_400` rows of the backup's
+    // metrics.csv, over the 36 SGLang Mistral long_prefill_8k cells; no other cell has or had a non-ok row.
+    let failures = json["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 36);
+    let mut replaced = 0;
+    for failure in failures {
+        let key = &failure["key"];
+        assert_eq!(
+            (&key["backend"], &key["model"], &key["workload"]),
+            (
+                &serde_json::json!("sglang"),
+                &serde_json::json!("mistral-7b"),
+                &serde_json::json!("long_prefill_8k")
+            ),
+            "{key}"
+        );
+        assert!(failure.get("failed_by_status").is_none(), "{failure}");
+        replaced += failure["pre_refill_failed_by_status"]["http_400"]
+            .as_u64()
+            .unwrap();
+    }
+    assert_eq!(replaced, 3780);
 }
 
 #[tokio::test]

@@ -110,3 +110,105 @@ async fn the_audit_runs_section_shows_checksums_the_backup_comparison_and_flags_
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// The warnings of `/api/index` (the indexer's), read apart from the app.
+fn indexer_warnings(page: &Harness) -> anyhow::Result<u64> {
+    for _ in 0..100 {
+        let index = page.get("/api/index")?.json()?;
+        if index["complete"] == true {
+            return index["warnings"]
+                .as_array()
+                .map(|warnings| warnings.len() as u64)
+                .ok_or_else(|| anyhow::anyhow!("no warnings list"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    anyhow::bail!("the index never completed")
+}
+
+#[tokio::test]
+async fn the_note_mismatches_are_warnings_and_the_problem_list_is_grouped_by_run_and_status()
+-> anyhow::Result<()> {
+    let page = Harness::start("audit-grouped").await?;
+    page.open("/?view=audit").await?;
+    page.wait_for(&format!("#run-{MASTER}")).await?;
+    page.wait_for_details().await?;
+    // The demo note's two md5 prefixes are the documented TR164 values, not this tree's: two more warnings than
+    // the indexer's, in the header and in the master's block.
+    let expected = indexer_warnings(&page)? + 2;
+    page.wait_for_text("#warnings-link", &format!("{expected} warnings"))
+        .await?;
+    let block = format!("#run-{MASTER} dd[data-line='warnings']");
+    page.until(&format!(
+        "[...document.querySelectorAll(\"{block} li\")].filter((li) => li.textContent.includes('refill_note_mismatch')).length === 2"
+    ))
+    .await?;
+    assert_eq!(
+        page.count("#warnings-list li").await?,
+        expected,
+        "the list under Warnings holds what the header counts"
+    );
+
+    // Every row sits under the heading of its run and status, and each heading counts the rows under it.
+    let groups: Vec<(String, String, String, u64)> = page
+        .eval(
+            "(() => { const out = []; let group = null; \
+             for (const tr of document.querySelectorAll('#audit-table tbody tr')) { \
+               if (tr.classList.contains('audit-group')) { group = [tr.dataset.groupRun, tr.dataset.groupStatus, tr.dataset.cells, 0]; out.push(group); } \
+               else { if (!group || !tr.dataset.cell.startsWith(group[0] + '/') || tr.dataset.status !== group[1]) return [['misplaced', tr.dataset.cell, '', 0]]; group[3]++; } } \
+             return out; })()",
+        )
+        .await?;
+    assert!(groups.len() > 2, "{groups:?}");
+    for (run, status, cells, counted) in &groups {
+        assert_eq!(cells, &counted.to_string(), "{run} {status}");
+    }
+    let v1_skipped = groups
+        .iter()
+        .find(|(run, status, _, _)| run == "20260531_120428_552237" && status == "skipped");
+    assert_eq!(v1_skipped.map(|group| group.3), Some(14), "{groups:?}");
+    let pairs: std::collections::BTreeSet<(&str, &str)> = groups
+        .iter()
+        .map(|(run, status, _, _)| (run.as_str(), status.as_str()))
+        .collect();
+    assert_eq!(pairs.len(), groups.len(), "one heading per run and status");
+
+    // The ledger's selector in words, and what `comparison` means said where it appears.
+    let selects = page
+        .text("#ledger-table tr[data-ledger='mistral-long-prefill-tokenizer'] td.selects")
+        .await?;
+    assert_eq!(selects, "model = mistral-7b and workload = long_prefill_8k");
+    let meaning = page.text(".scope-meaning[data-scope='comparison']").await?;
+    assert!(
+        meaning.contains("left out on every side") && meaning.contains("single backend"),
+        "{meaning}"
+    );
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+#[tokio::test]
+async fn searching_the_audit_for_http_400_finds_the_cells_whose_rows_failed_so()
+-> anyhow::Result<()> {
+    let page = Harness::start("audit-http-400").await?;
+    page.open("/?view=audit&q=http_400").await?;
+    page.wait_for_details().await?;
+    // The demo's SGLang Mistral long_prefill_8k cells: 3,780 http_400 rows over 36 cells before the refill
+    // (6 N × 3 reps × 2 phases), and no other cell had one.
+    page.until("document.querySelectorAll('#audit-table tbody tr[data-cell]').length === 36")
+        .await?;
+    assert_eq!(
+        page.count("#audit-table tbody tr[data-cell*='/sglang/mistral-7b/long_prefill_8k/']")
+            .await?,
+        36
+    );
+    let evidence = page
+        .text("#audit-table tbody tr[data-cell] td:nth-child(5)")
+        .await?;
+    assert!(
+        evidence.contains("before the refill: http_400"),
+        "{evidence}"
+    );
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

@@ -230,7 +230,7 @@ async fn a_column_header_sorts_the_audit_both_ways_keeping_tied_cells_in_their_o
     page.open("/?view=audit").await?;
     page.wait_for("#audit-table tbody tr").await?;
     page.wait_for_details().await?;
-    let rows = r#"[...document.querySelectorAll('#audit-table tbody tr')]
+    let rows = r#"[...document.querySelectorAll('#audit-table tbody tr[data-cell]')]
         .map((row) => [row.dataset.status, row.dataset.cell])"#;
     let unsorted: Vec<(String, String)> = page.eval(rows).await?;
     assert!(unsorted.len() > 50, "{} rows", unsorted.len());
@@ -248,7 +248,7 @@ async fn a_column_header_sorts_the_audit_both_ways_keeping_tied_cells_in_their_o
     page.click(status).await?;
     page.until("location.search.includes('sort=status')")
         .await?;
-    let first = "document.querySelector('#audit-table tbody tr').dataset.status";
+    let first = "document.querySelector('#audit-table tbody tr[data-cell]').dataset.status";
     page.until(&format!("{first} === {:?}", ascending[0].0))
         .await?;
     let sorted: Vec<(String, String)> = page.eval(rows).await?;
@@ -555,7 +555,7 @@ async fn every_cell_of_a_ledger_entry_is_listed_in_the_audit_vllm_side_included(
         .await?;
     page.until("location.search.includes('q=mistral-long-prefill-tokenizer')")
         .await?;
-    page.until("document.querySelectorAll('#audit-table tbody tr').length === 72")
+    page.until("document.querySelectorAll('#audit-table tbody tr[data-cell]').length === 72")
         .await?;
     // The 36 SGLang cells are also refilled; the 36 vLLM cells are listed for the exclusion alone.
     assert_eq!(

@@ -5,6 +5,7 @@ use crate::state::ctx;
 use crate::{browser, perf};
 use cellscope_model::Dimension;
 use cellscope_model::explore::{empty_reason, slice, slice_of};
+use cellscope_model::export::{cells_csv, cells_file_name};
 use cellscope_model::scaling::Criterion;
 use cellscope_model::view_state::{Aggregation, ViewState};
 use leptos::prelude::*;
@@ -133,17 +134,20 @@ pub fn slice_count() -> impl IntoView {
     }
 }
 
-/// Downloads the slice of the current view as CSV.
+/// Downloads the slice of the current view as CSV, under `#` lines saying which view it is, in a file named
+/// after the view, its filters and its snapshot.
 pub fn export_slice_csv() {
     let ctx = ctx();
-    let csv = ctx.working.with_untracked(|cells| {
+    let (name, csv) = ctx.working.with_untracked(|cells| {
         ctx.state.with_untracked(|state| {
-            cellscope_model::schema::cells_to_csv(
-                &slice(cells, state).into_iter().cloned().collect::<Vec<_>>(),
+            let slice: Vec<_> = slice(cells, state).into_iter().cloned().collect();
+            (
+                cells_file_name(state),
+                cells_csv(&slice, state, &browser::href()),
             )
         })
     });
-    browser::download("cellscope-cells.csv", "text/csv", csv.as_bytes());
+    browser::download(&name, "text/csv", csv.as_bytes());
 }
 
 /// "Compare these": opens the Compare view on this view's slice, contrasting the dimension that splits it.

@@ -44,20 +44,7 @@ pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<Strin
         }
         View::Inspector | View::Audit => {}
     }
-    let what_if = &state.what_if;
-    let mut included = vec![if what_if.partial {
-        "partial cells in"
-    } else {
-        "partial cells out"
-    }];
-    included.push(if what_if.excluded {
-        "ledger exclusions put back"
-    } else {
-        "ledger exclusions applied"
-    });
-    if what_if.pre_refill {
-        included.push("refilled cells shown pre-refill");
-    }
+    let included = included_line(state);
     let method = if state.view == View::Compare {
         vec![format!(
             "pairs: cells agreeing on every dimension but {}, rep and run, each side the mean of its reps; \
@@ -87,15 +74,121 @@ pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<Strin
     }
     lines.push(format!("filters: {}", state.filter.describe()));
     lines.extend(method);
-    lines.extend([
-        format!("cells: {}", included.join(", ")),
-        format!(
-            "snapshot: {}",
-            state.at.as_deref().unwrap_or("latest (not pinned)")
-        ),
-        format!("link: {link}"),
-    ]);
+    lines.extend([included, snapshot_line(state), format!("link: {link}")]);
     lines
+}
+
+/// `cells: partial cells in, ledger exclusions applied`: which cells the view's what-if toggles let in.
+fn included_line(state: &ViewState) -> String {
+    let what_if = &state.what_if;
+    let mut included = vec![if what_if.partial {
+        "partial cells in"
+    } else {
+        "partial cells out"
+    }];
+    included.push(if what_if.excluded {
+        "ledger exclusions put back"
+    } else {
+        "ledger exclusions applied"
+    });
+    if what_if.pre_refill {
+        included.push("refilled cells shown pre-refill");
+    }
+    format!("cells: {}", included.join(", "))
+}
+
+/// `snapshot: <id>`, or that the view is not pinned to one.
+fn snapshot_line(state: &ViewState) -> String {
+    format!(
+        "snapshot: {}",
+        state.at.as_deref().unwrap_or("latest (not pinned)")
+    )
+}
+
+/// The cells CSV of a view's slice: `#` lines saying which view, filters, included cells, snapshot and link it
+/// was made from, then the cells table (the same columns as `cellscope cells` and `/api/cells`, which carry no
+/// such lines: they are asked for by their filters).
+pub fn cells_csv(cells: &[crate::summary::CellSummary], state: &ViewState, link: &str) -> String {
+    let lines = [
+        format!(
+            "cellscope cells of the {} view: {} cell{}",
+            state.view.name(),
+            cells.len(),
+            if cells.len() == 1 { "" } else { "s" }
+        ),
+        format!("filters: {}", state.filter.describe()),
+        included_line(state),
+        snapshot_line(state),
+        format!("link: {link}"),
+    ];
+    let mut out = String::new();
+    for line in lines {
+        out.push_str("# ");
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&crate::schema::cells_to_csv(cells));
+    out
+}
+
+/// `cellscope-cells-curves-model=mistral-7b,workload=long_prefill_8k-20260613-1a2b3c.csv`: the view, the filters
+/// (`all` without any; cut short when long, the digest telling such names apart), the snapshot and a short digest
+/// of the whole view state, like the figure exports.
+pub fn cells_file_name(state: &ViewState) -> String {
+    let safe = |text: &str| -> String {
+        text.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect()
+    };
+    let mut parts: Vec<String> = state
+        .filter
+        .values
+        .iter()
+        .map(|(dimension, values)| {
+            let values: Vec<String> = values.iter().map(|value| safe(value)).collect();
+            format!("{}={}", dimension.name(), values.join("+"))
+        })
+        .collect();
+    match (state.filter.n_min, state.filter.n_max) {
+        (None, None) => {}
+        (low, high) => parts.push(format!(
+            "N={}-{}",
+            low.map(|n| n.to_string()).unwrap_or_default(),
+            high.map(|n| n.to_string()).unwrap_or_default()
+        )),
+    }
+    let mut filters = if parts.is_empty() {
+        "all".to_string()
+    } else {
+        parts.join(",")
+    };
+    if filters.len() > 80 {
+        filters.truncate(80);
+    }
+    format!(
+        "cellscope-cells-{}-{filters}-{}-{:06x}.csv",
+        state.view.name(),
+        snapshot_part(state),
+        fnv1a(state.to_query().as_bytes()) & 0xff_ffff
+    )
+}
+
+/// The first 8 letters and digits of the pinned snapshot, or `latest`.
+fn snapshot_part(state: &ViewState) -> String {
+    state
+        .at
+        .as_deref()
+        .unwrap_or("latest")
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(8)
+        .collect()
 }
 
 /// What the curves say about the Pareto frontier: shown (and which way each axis is better), off, or asked for
@@ -123,7 +216,7 @@ fn frontier_line(state: &ViewState, metric: Metric) -> Option<String> {
 pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]) -> String {
     let spec = &comparison.spec;
     let mut out = String::new();
-    for line in header {
+    for line in header.iter().chain([&comparison.pair_pooling()]) {
         out.push_str("# ");
         out.push_str(line);
         out.push('\n');
@@ -183,7 +276,7 @@ pub fn series_csv(
     header: &[String],
 ) -> String {
     let mut out = String::new();
-    for line in header.iter().chain([&comparison.pair_pooling()]) {
+    for line in header {
         out.push_str("# ");
         out.push_str(line);
         out.push('\n');
@@ -260,14 +353,7 @@ pub fn series_csv(
 /// the curves have a metric on x), the snapshot (first 8 characters) and a short digest of the whole view
 /// state, so two different views of one snapshot never share a name.
 pub fn file_name(state: &ViewState, metric: Metric, extension: &str) -> String {
-    let snapshot: String = state
-        .at
-        .as_deref()
-        .unwrap_or("latest")
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .take(8)
-        .collect();
+    let snapshot = snapshot_part(state);
     let plotted = match state.x {
         XAxis::Metric(x) if state.view == View::Curves => {
             format!("{}-vs-{}", metric.name(), x.name())
@@ -462,6 +548,57 @@ mod tests {
             csv.lines()
                 .nth(1)
                 .is_some_and(|header| header.ends_with(",breakdown"))
+        );
+    }
+
+    #[test]
+    fn the_cells_csv_says_its_view_above_the_plain_table_and_its_name_says_view_filters_and_snapshot()
+     {
+        let mut state = state();
+        state.select_only(Dimension::Model, "mistral-7b");
+        state.filter.n_min = Some(2);
+        state.filter.n_max = Some(16);
+        let key: crate::CellKey =
+            "20260612_212816_266127/cloud_core/scaling/vllm/mistral-7b/long_prefill_8k/n=2/rep=0"
+                .parse()
+                .unwrap();
+        let cells = [crate::summary::CellSummary::empty(
+            key,
+            crate::status::CellStatus::Clean,
+        )];
+        let csv = cells_csv(&cells, &state, "http://h/?view=curves");
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            &lines[..5],
+            [
+                "# cellscope cells of the curves view: 1 cell",
+                "# filters: model = mistral-7b; workload = long_prefill_8k; N 2–16",
+                "# cells: partial cells in, ledger exclusions applied",
+                "# snapshot: 20260613-abcdef",
+                "# link: http://h/?view=curves",
+            ]
+        );
+        // Below the comments, exactly what `cellscope cells --format csv` writes for the same cells.
+        assert_eq!(
+            lines[5..].join("\n") + "\n",
+            crate::schema::cells_to_csv(&cells)
+        );
+        let name = cells_file_name(&state);
+        assert!(
+            name.starts_with(
+                "cellscope-cells-curves-model=mistral-7b,workload=long_prefill_8k,N=2-16-20260613-"
+            ),
+            "{name}"
+        );
+        assert!(name.ends_with(".csv"), "{name}");
+        let mut other = state.clone();
+        other.filter.n_max = None;
+        assert_ne!(cells_file_name(&other), name);
+        assert!(
+            cells_file_name(&ViewState::default())
+                .starts_with("cellscope-cells-matrix-all-latest-"),
+            "{}",
+            cells_file_name(&ViewState::default())
         );
     }
 

@@ -96,18 +96,51 @@ async fn the_curves_canvas_has_drawn_pixels_and_the_csv_export_matches_the_view(
     assert_eq!(page.count("#series-table tbody tr").await?, 2);
     page.screenshot("view-curves").await?;
 
-    // CSV export: capture the blob the button hands to the browser and count its rows.
-    page.eval::<bool>("(() => { window.__blobs = []; const original = URL.createObjectURL; URL.createObjectURL = (blob) => { window.__blobs.push(blob); return original(blob); }; return true; })()").await?;
+    // CSV export: capture the blob and the file name the button hands to the browser and count its rows.
+    page.capture_downloads().await?;
     page.click("#export-csv").await?;
     let csv: String = page.eval_async("window.__blobs[0].text()").await?;
-    let rows = csv.lines().count() - 1;
+    let name: String = page.eval("window.__names[0]").await?;
+    let snapshot: String = page
+        .eval("document.querySelector('#snapshot').dataset.snapshot")
+        .await?;
+    let (comments, table): (Vec<&str>, Vec<&str>) =
+        csv.lines().partition(|line| line.starts_with('#'));
+    let rows = table.len() - 1;
     let visible: String = page
         .eval("document.querySelector('#slice-count').dataset.cells")
         .await?;
     // 2 backends × 5 models × 6 N × 3 reps × 2 phases.
     assert_eq!(rows, 360);
     assert_eq!(visible, "360");
-    assert!(csv.starts_with("run_id,suite,phase,backend,model,workload,n,rep,status,"));
+    assert!(table[0].starts_with("run_id,suite,phase,backend,model,workload,n,rep,status,"));
+    // The `#` lines come first and say which view, filters and snapshot the cells are.
+    assert!(
+        csv.starts_with("# cellscope cells of the curves view: 360 cells\n"),
+        "{csv:.300}"
+    );
+    assert!(
+        comments.contains(&"# filters: backend = vllm, sglang; workload = long_decode"),
+        "{comments:?}"
+    );
+    assert!(
+        comments.contains(&format!("# snapshot: {snapshot}").as_str()),
+        "{comments:?}"
+    );
+    let short: String = snapshot
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(8)
+        .collect();
+    assert!(
+        name.starts_with(&format!(
+            "cellscope-cells-curves-backend=vllm+sglang,workload=long_decode-{short}-"
+        )) && name.ends_with(".csv"),
+        "{name}"
+    );
+    // The CLI's and the API's CSV stay a plain table.
+    let api = page.get("/api/cells?backend=vllm&format=csv")?;
+    assert!(api.text().starts_with("run_id,suite,"));
     page.click("#export-svg").await?;
     let svg: String = page.eval_async("window.__blobs[1].text()").await?;
     assert!(
@@ -473,7 +506,8 @@ async fn exported_rows(page: &Harness) -> anyhow::Result<usize> {
     page.eval::<bool>("(() => { window.__blobs = []; if (!window.__hooked) { const original = URL.createObjectURL; URL.createObjectURL = (blob) => { window.__blobs.push(blob); return original(blob); }; window.__hooked = true; } return true; })()").await?;
     page.click("#export-csv").await?;
     let csv: String = page.eval_async("window.__blobs[0].text()").await?;
-    Ok(csv.lines().count() - 1)
+    // The table's lines, not the `#` lines above it nor its header.
+    Ok(csv.lines().filter(|line| !line.starts_with('#')).count() - 1)
 }
 
 async fn slice_count_is(page: &Harness, cells: usize) -> anyhow::Result<()> {

@@ -228,6 +228,14 @@ fn FilterBar() -> impl IntoView {
                 .unwrap_or_default()
         })
     });
+    // Each option's count under the other dimensions' filters: how many cells ticking it would show.
+    let filter = ctx.part(|state| state.filter.clone());
+    let faceted = Memo::new(move |_| {
+        filter.with(|filter| {
+            ctx.working
+                .with(|cells| cellscope_model::filter::faceted_counts(cells.iter(), filter))
+        })
+    });
     let toggle = move |dimension: Dimension, value: String, checked: bool| {
         ctx.update(|state| {
             let entry = state.filter.values.entry(dimension).or_default();
@@ -262,17 +270,33 @@ fn FilterBar() -> impl IntoView {
                 // This dimension's ticked values alone: ticking a model leaves the workloads' boxes alone.
                 let selected = ctx.part(move |state| state.filter.values.get(&dimension).cloned().unwrap_or_default());
                 let total = options.len();
+                let details = NodeRef::<leptos::html::Details>::new();
+                let summary = NodeRef::<leptos::html::Summary>::new();
                 view! {
-                    <details class="filter" data-dimension=dimension.name()>
-                        <summary>
+                    <details class="filter" data-dimension=dimension.name() node_ref=details
+                        on:keydown=move |event: web_sys::KeyboardEvent| {
+                            // Esc closes the open dropdown and gives the focus back to its button.
+                            if event.key() == "Escape" && let Some(details) = details.get() && details.open() {
+                                event.prevent_default();
+                                details.set_open(false);
+                                if let Some(summary) = summary.get() {
+                                    let _ = summary.focus();
+                                }
+                            }
+                        }>
+                        <summary node_ref=summary>
                             {dimension.name()} " "
                             <span class="count">{move || { let chosen = selected.with(Vec::len); if chosen == 0 { "all".to_string() } else { format!("{chosen}/{total}") } }}</span>
                         </summary>
                         <div class="options">
                             {options.into_iter().map(|option| {
-                                let (text, count) = (option.value.to_string(), option.cells);
+                                let text = option.value.to_string();
                                 let checked_text = text.clone();
                                 let toggle_text = text.clone();
+                                let value = option.value.clone();
+                                let count = move || faceted.with(|counts| {
+                                    counts.get(&dimension).and_then(|counts| counts.get(&value)).copied().unwrap_or(0)
+                                });
                                 view! {
                                     <label>
                                         <input type="checkbox" data-value=text.clone()

@@ -191,6 +191,7 @@ impl Ctx {
                     if at.is_none() {
                         ctx.state.update(|state| state.at = Some(snapshot.clone()));
                     }
+                    ctx.drop_unknown_values();
                     match api::load_details(shown.clone()).await {
                         Ok((provenance, pre_refill)) => ctx.data.update(|data| {
                             if let Some(data) =
@@ -231,6 +232,35 @@ impl Ctx {
                 Err(error) => ctx.error.set(Some(error)),
             }
         });
+    }
+
+    /// Takes the filter values no cell of the loaded data has out of the view state and lists them in the
+    /// notice of the link's ignored parameters, instead of showing an empty view without a word.
+    fn drop_unknown_values(self) {
+        let known = self.data.with_untracked(|data| {
+            data.as_ref().map(|data| {
+                data.index
+                    .dimensions
+                    .iter()
+                    .map(|(dimension, counts)| {
+                        (
+                            *dimension,
+                            counts.iter().map(|count| count.value.clone()).collect(),
+                        )
+                    })
+                    .collect::<std::collections::BTreeMap<_, Vec<_>>>()
+            })
+        });
+        let Some(known) = known else { return };
+        let has_unknown = self
+            .state
+            .with_untracked(|state| !state.filter.unknown_values(&known).is_empty());
+        if has_unknown {
+            let mut dropped = Vec::new();
+            self.state
+                .update(|state| dropped = state.drop_unknown_values(&known));
+            self.ignored.update(|ignored| ignored.extend(dropped));
+        }
     }
 
     /// Shows the server's current data and pins the link to it.
@@ -283,6 +313,7 @@ impl Ctx {
             let (state, ignored) = ViewState::parse_query(&browser::search());
             ctx.state.set(state);
             ctx.ignored.set(ignored);
+            ctx.drop_unknown_values();
         });
         if let Some(window) = browser::window() {
             let _ = window

@@ -99,6 +99,138 @@ impl DimensionFilter {
     }
 }
 
+/// A filter value that no cell of the data has: reported with the values the dimension does have, and the one
+/// meant when it is close (a wrong case, a typo), instead of selecting nothing without a word.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{dimension} has no value `{value}` in this data{}; its values: {}", suggestion_text(.suggestion.as_deref()), .valid.join(", "))]
+pub struct UnknownValue {
+    pub dimension: Dimension,
+    pub value: String,
+    /// The value it is close to, ignoring case.
+    pub suggestion: Option<String>,
+    /// Every value of the dimension, in the data's order.
+    pub valid: Vec<String>,
+}
+
+fn suggestion_text(suggestion: Option<&str>) -> String {
+    suggestion.map_or_else(String::new, |value| format!(" (did you mean `{value}`?)"))
+}
+
+impl UnknownValue {
+    /// Why the value was not used, for the app's notice of link parameters it ignored.
+    pub fn reason(&self) -> String {
+        format!(
+            "no cell has this {}{}",
+            self.dimension.name(),
+            suggestion_text(self.suggestion.as_deref())
+        )
+    }
+}
+
+impl DimensionFilter {
+    /// The accepted values that no value of the data matches; `known` gives each dimension's values (as
+    /// `/api/index` lists them). A dimension `known` does not list is not checked.
+    pub fn unknown_values(&self, known: &BTreeMap<Dimension, Vec<Value>>) -> Vec<UnknownValue> {
+        let mut unknown = Vec::new();
+        for (dimension, accepted) in &self.values {
+            let Some(values) = known.get(dimension) else {
+                continue;
+            };
+            let texts: Vec<String> = values.iter().map(ToString::to_string).collect();
+            for value in accepted {
+                let found = values.iter().any(|known| match known {
+                    Value::Text(text) => text == value,
+                    Value::Number(number) => value.trim().parse::<u32>() == Ok(*number),
+                });
+                if !found {
+                    unknown.push(UnknownValue {
+                        dimension: *dimension,
+                        value: value.clone(),
+                        // A number one digit off another is a different number, not a typo of it.
+                        suggestion: (!dimension.is_numeric())
+                            .then(|| {
+                                crate::suggest::did_you_mean(
+                                    value,
+                                    texts.iter().map(String::as_str),
+                                )
+                            })
+                            .flatten()
+                            .map(str::to_string),
+                        valid: texts.clone(),
+                    });
+                }
+            }
+        }
+        unknown
+    }
+
+    /// The filter without the values in `unknown` (a dimension left with none accepts every value again).
+    pub fn without(&mut self, unknown: &[UnknownValue]) {
+        for value in unknown {
+            if let Some(accepted) = self.values.get_mut(&value.dimension) {
+                accepted.retain(|accepted| accepted != &value.value);
+                if accepted.is_empty() {
+                    self.values.remove(&value.dimension);
+                }
+            }
+        }
+    }
+}
+
+/// Faceted counts: for each dimension, how many of `cells` each of its values has among the cells that pass
+/// every other part of the filter (the N range counts as N's part). A value ticked or not, its count says how
+/// many cells ticking it would show alongside the other dimensions' choices.
+pub fn faceted_counts<'a>(
+    cells: impl IntoIterator<Item = &'a CellSummary>,
+    filter: &DimensionFilter,
+) -> BTreeMap<Dimension, BTreeMap<Value, u32>> {
+    let mut counts: BTreeMap<Dimension, BTreeMap<Value, u32>> = BTreeMap::new();
+    for cell in cells {
+        let key = &cell.key;
+        let n_ok = filter.n_min.is_none_or(|n_min| key.n >= n_min)
+            && filter.n_max.is_none_or(|n_max| key.n <= n_max);
+        // The one dimension the cell fails, if it fails exactly one (N's range and values together are one).
+        let mut failed: Option<Dimension> = (!n_ok).then_some(Dimension::N);
+        let mut failures = usize::from(!n_ok);
+        for (dimension, accepted) in &filter.values {
+            let value = key.value(*dimension);
+            if !accepted
+                .iter()
+                .any(|candidate| value.matches_text(candidate))
+                && failed != Some(*dimension)
+            {
+                failures += 1;
+                failed = Some(*dimension);
+            }
+            if failures > 1 {
+                break;
+            }
+        }
+        match failures {
+            0 => {
+                for dimension in Dimension::ALL {
+                    *counts
+                        .entry(dimension)
+                        .or_default()
+                        .entry(Value::of(key, dimension))
+                        .or_default() += 1;
+                }
+            }
+            1 => {
+                if let Some(dimension) = failed {
+                    *counts
+                        .entry(dimension)
+                        .or_default()
+                        .entry(Value::of(key, dimension))
+                        .or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    counts
+}
+
 /// Digits only, fitting a `u32` (`u32::from_str` also takes a leading `+`, which a filter should not).
 pub fn is_whole_number(text: &str) -> bool {
     !text.is_empty()
@@ -172,6 +304,98 @@ mod tests {
                 value: "+1".into()
             })
         );
+    }
+
+    fn keyed(backend: &str, model: &str, n: u32) -> CellSummary {
+        let mut cell = cell(backend, n);
+        cell.key.model = model.into();
+        cell
+    }
+
+    #[test]
+    fn faceted_counts_count_each_value_under_the_other_dimensions_filters() {
+        let cells = [
+            keyed("vllm", "a", 1),
+            keyed("vllm", "b", 1),
+            keyed("vllm", "b", 2),
+            keyed("sglang", "a", 1),
+            keyed("sglang", "b", 4),
+        ];
+        let mut filter = DimensionFilter::default();
+        filter.accept(Dimension::Backend, ["vllm".into()]).unwrap();
+        filter.accept(Dimension::Model, ["b".into()]).unwrap();
+        filter.n_max = Some(2);
+        let counts = faceted_counts(&cells, &filter);
+        let text = |value: &str| Value::Text(value.into());
+        // Backends among model b, N ≤ 2: vllm 2 (b/1, b/2), sglang 0 (its b cell is at N = 4).
+        assert_eq!(counts[&Dimension::Backend].get(&text("vllm")), Some(&2));
+        assert_eq!(counts[&Dimension::Backend].get(&text("sglang")), None);
+        // Models among vllm, N ≤ 2: a 1, b 2.
+        assert_eq!(counts[&Dimension::Model].get(&text("a")), Some(&1));
+        assert_eq!(counts[&Dimension::Model].get(&text("b")), Some(&2));
+        // N among vllm and b, whatever the range: 1 and 2.
+        assert_eq!(
+            counts[&Dimension::N].keys().cloned().collect::<Vec<_>>(),
+            [Value::Number(1), Value::Number(2)]
+        );
+        // Without a filter, faceted counts are the plain counts.
+        let plain = faceted_counts(&cells, &DimensionFilter::default());
+        assert_eq!(plain[&Dimension::Backend][&text("vllm")], 3);
+        assert_eq!(plain[&Dimension::Model][&text("b")], 3);
+    }
+
+    #[test]
+    fn a_value_no_cell_has_is_named_with_the_valid_values_and_the_one_meant() {
+        let known: BTreeMap<Dimension, Vec<Value>> = [
+            (
+                Dimension::Model,
+                vec![
+                    Value::Text("llama3.2-3b".into()),
+                    Value::Text("mistral-7b".into()),
+                ],
+            ),
+            (Dimension::N, vec![Value::Number(1), Value::Number(16)]),
+        ]
+        .into_iter()
+        .collect();
+        let mut filter = DimensionFilter::default();
+        filter
+            .accept(
+                Dimension::Model,
+                ["Mistral-7B".into(), "nope".into(), "llama3.2-3b".into()],
+            )
+            .unwrap();
+        filter
+            .accept(Dimension::N, ["16".into(), "3".into()])
+            .unwrap();
+        let unknown = filter.unknown_values(&known);
+        assert_eq!(
+            unknown
+                .iter()
+                .map(|value| (value.value.as_str(), value.suggestion.as_deref()))
+                .collect::<Vec<_>>(),
+            [
+                ("Mistral-7B", Some("mistral-7b")),
+                ("nope", None),
+                ("3", None)
+            ]
+        );
+        assert_eq!(
+            unknown[0].to_string(),
+            "model has no value `Mistral-7B` in this data (did you mean `mistral-7b`?); its values: llama3.2-3b, mistral-7b"
+        );
+        assert_eq!(unknown[1].reason(), "no cell has this model");
+        filter.without(&unknown);
+        assert_eq!(filter.values[&Dimension::Model], ["llama3.2-3b"]);
+        assert_eq!(filter.values[&Dimension::N], ["16"]);
+        filter.without(&filter.clone().unknown_values(&known));
+        let mut only_unknown = DimensionFilter::default();
+        only_unknown
+            .accept(Dimension::Model, ["nope".into()])
+            .unwrap();
+        let unknown = only_unknown.unknown_values(&known);
+        only_unknown.without(&unknown);
+        assert!(only_unknown.is_empty());
     }
 
     #[test]

@@ -1119,6 +1119,27 @@ impl ViewState {
     }
 }
 
+impl ViewState {
+    /// Takes out of the filter the values no cell of the data has (`known`: each dimension's values, as
+    /// `/api/index` lists them) and returns them as ignored parameters, so a link with `model=nope` says so in
+    /// the page's notice instead of opening an empty view.
+    pub fn drop_unknown_values(
+        &mut self,
+        known: &std::collections::BTreeMap<Dimension, Vec<crate::key::Value>>,
+    ) -> Vec<IgnoredParameter> {
+        let unknown = self.filter.unknown_values(known);
+        self.filter.without(&unknown);
+        unknown
+            .into_iter()
+            .map(|value| IgnoredParameter {
+                name: value.dimension.name().to_string(),
+                reason: value.reason(),
+                value: value.value,
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1366,5 +1387,29 @@ mod tests {
         assert_eq!(Aggregation::Mean.apply(&[1.0, 2.0, 6.0]), Some(3.0));
         assert_eq!(Aggregation::Median.apply(&[1.0, 2.0, 6.0]), Some(2.0));
         assert_eq!(Aggregation::Median.apply(&[]), None);
+    }
+
+    #[test]
+    fn a_link_value_no_cell_has_is_dropped_and_reported_not_applied() {
+        use crate::key::Value;
+        let (mut state, ignored) =
+            ViewState::parse_query("view=curves&model=nope,mistral-7b&backend=VLLM");
+        assert!(ignored.is_empty());
+        let known: std::collections::BTreeMap<Dimension, Vec<Value>> = [
+            (Dimension::Model, vec![Value::Text("mistral-7b".into())]),
+            (Dimension::Backend, vec![Value::Text("vllm".into())]),
+        ]
+        .into_iter()
+        .collect();
+        let dropped = state.drop_unknown_values(&known);
+        assert_eq!(
+            dropped.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
+                "`backend=VLLM`: no cell has this backend (did you mean `vllm`?)",
+                "`model=nope`: no cell has this model",
+            ]
+        );
+        assert_eq!(state.filter.values[&Dimension::Model], ["mistral-7b"]);
+        assert!(!state.filter.values.contains_key(&Dimension::Backend));
     }
 }

@@ -14,7 +14,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use cellscope_model::api::{CompareBody, IndexBody};
-use cellscope_model::filter::DimensionFilter;
+use cellscope_model::filter::{DimensionFilter, dimension_counts};
+use cellscope_model::key::Value;
 use cellscope_model::requests::{requests_schema, requests_to_batch};
 use cellscope_model::schema::{ARROW_STREAM_MEDIA_TYPE, cells_from_ipc, write_ipc_stream};
 use cellscope_model::{CellKey, CellStatus, CellSummary, Dimension};
@@ -260,8 +261,13 @@ pub async fn index(
     precomputed_json(&store, &headers, &params, JsonBody::Index)
 }
 
-/// The cells a `/api/cells` query selects: the model's dimension filter plus `status=`.
-fn cell_filter(parsed: &Parsed) -> Result<impl Fn(&CellSummary) -> bool + Send + use<>, ApiError> {
+/// The cells a `/api/cells` query selects: the model's dimension filter plus `status=`. A value no cell of the
+/// data has (`known`: each dimension's values) is refused with the dimension's values, and the one meant when
+/// it is close, rather than answered with no cells.
+fn cell_filter(
+    parsed: &Parsed,
+    known: &BTreeMap<Dimension, Vec<Value>>,
+) -> Result<impl Fn(&CellSummary) -> bool + Send + use<>, ApiError> {
     let mut filter = DimensionFilter::default();
     let mut statuses: Option<BTreeSet<CellStatus>> = None;
     for (name, values) in &parsed.values {
@@ -284,6 +290,11 @@ fn cell_filter(parsed: &Parsed) -> Result<impl Fn(&CellSummary) -> bool + Send +
         filter
             .accept(dimension, values.iter().cloned())
             .map_err(|error| ApiError::bad_request("bad_parameter", error.to_string()))?;
+    }
+    let unknown = filter.unknown_values(known);
+    if !unknown.is_empty() {
+        let message: Vec<String> = unknown.iter().map(ToString::to_string).collect();
+        return Err(ApiError::bad_request("unknown_value", message.join("; ")));
     }
     Ok(move |cell: &CellSummary| {
         statuses
@@ -343,7 +354,6 @@ pub async fn cells(
             ));
         }
     };
-    let filter = cell_filter(&parsed)?;
     if let Pinned::Kept(id, archived) = pinned {
         let arrow = if pre_refill {
             archived.pre_refill_arrow
@@ -354,6 +364,16 @@ pub async fn cells(
             return Ok(respond_kept(&headers, &id, media_type(format), arrow));
         }
         let kept = kept_cells(&arrow)?;
+        let known = dimension_counts(&kept)
+            .into_iter()
+            .map(|(dimension, counts)| {
+                (
+                    dimension,
+                    counts.into_iter().map(|(value, _)| value).collect(),
+                )
+            })
+            .collect();
+        let filter = cell_filter(&parsed, &known)?;
         let selected: Vec<CellSummary> = kept.into_iter().filter(|cell| filter(cell)).collect();
         let body = export::encode(&selected, format)
             .map_err(|error| ApiError::Internal(error.to_string()))?;
@@ -364,6 +384,7 @@ pub async fn cells(
     } else {
         store.load()
     };
+    let filter = cell_filter(&parsed, &snapshot.dimension_values)?;
     if let Some(response) = not_modified(&headers, &snapshot) {
         return Ok(response);
     }

@@ -45,6 +45,9 @@ pub struct Snapshot {
     pub complete: bool,
     /// Filtered `/api/cells` bodies built for this snapshot, by normalised query (bounded in bytes).
     pub filtered_cells: super::bodies::Bodies,
+    /// Every dimension's values, as `/api/index` lists them: what a filter value of `/api/cells` is checked
+    /// against.
+    pub dimension_values: BTreeMap<Dimension, Vec<Value>>,
 }
 
 pub(crate) fn render_markdown(text: &str) -> String {
@@ -213,6 +216,15 @@ impl Snapshot {
         hasher.update(provenance_map_json);
         let id = crate::hex::short_hex(&hasher.finalize());
         provenance_body.snapshot = id.clone();
+        let dimension_values: BTreeMap<Dimension, Vec<Value>> = dimensions
+            .iter()
+            .map(|(dimension, counts)| {
+                (
+                    *dimension,
+                    counts.iter().map(|(value, _)| value.clone()).collect(),
+                )
+            })
+            .collect();
         let mut body = IndexBody {
             snapshot: id.clone(),
             complete,
@@ -287,6 +299,7 @@ impl Snapshot {
             provenance_json: Bytes::from(provenance_json),
             complete,
             filtered_cells: super::bodies::Bodies::default(),
+            dimension_values,
         })
     }
 }

@@ -336,6 +336,45 @@ async fn pre_refill_cells_show_the_failed_state_before_the_splice() {
 }
 
 #[tokio::test]
+async fn a_value_no_cell_has_is_refused_with_the_valid_values_not_answered_with_no_cells() {
+    let reply = get("/api/cells?model=nope&format=json").await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    let error = &reply.json()["error"];
+    assert_eq!(error["code"], "unknown_value");
+    let message = error["message"].as_str().unwrap();
+    // Every model `/api/index` lists is named.
+    let index = get("/api/index").await.json();
+    let models = index["dimensions"]["model"].as_array().unwrap();
+    assert!(models.len() > 3);
+    for model in models {
+        let model = model["value"].as_str().unwrap();
+        assert!(message.contains(model), "{model}: {message}");
+    }
+    assert!(!message.contains("did you mean"), "{message}");
+    // A wrong case is answered with the value meant.
+    let reply = get("/api/cells?model=Mistral-7B&backend=vllm").await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    let message = reply.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.starts_with(
+            "model has no value `Mistral-7B` in this data (did you mean `mistral-7b`?)"
+        ),
+        "{message}"
+    );
+    // An N the sweep never ran is refused too; values that exist but select nothing together are not.
+    assert_eq!(
+        get("/api/cells?n=3&format=csv").await.status,
+        StatusCode::BAD_REQUEST
+    );
+    let empty = get("/api/cells?run=20260531_120428_552237&backend=sglang&format=json").await;
+    assert_eq!(empty.status, StatusCode::OK);
+    assert_eq!(empty.json().as_array().unwrap().len(), 0);
+}
+
+#[tokio::test]
 async fn provenance_has_skips_refill_note_exclusions_and_histories() {
     let json = get("/api/provenance").await.json();
     assert_eq!(json["skipped"].as_array().unwrap().len(), 14);

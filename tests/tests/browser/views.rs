@@ -1235,3 +1235,106 @@ async fn a_backend_keeps_its_colour_whatever_else_is_in_view() -> anyhow::Result
     assert_eq!(distinct.len(), all.len(), "{all:?}");
     page.close().await
 }
+
+#[tokio::test]
+async fn esc_closes_a_filter_dropdown_and_gives_the_focus_back_to_its_button() -> anyhow::Result<()>
+{
+    let page = Harness::start("filter-esc").await?;
+    page.open("/?view=matrix").await?;
+    let model = "details.filter[data-dimension='model']";
+    page.wait_for(&format!("{model} input[data-value='mistral-7b']"))
+        .await?;
+    page.click(&format!("{model} summary")).await?;
+    page.until(&format!("document.querySelector(\"{model}\").open"))
+        .await?;
+    // From a checkbox inside the open dropdown.
+    page.press_on(
+        &format!("{model} input[data-value='mistral-7b']"),
+        Key::Escape,
+    )
+    .await?;
+    page.until(&format!("!document.querySelector(\"{model}\").open"))
+        .await?;
+    let focused: bool = page
+        .eval(&format!(
+            "document.activeElement === document.querySelector(\"{model} summary\")"
+        ))
+        .await?;
+    assert!(focused, "the focus went back to the dropdown's button");
+    page.close().await
+}
+
+#[tokio::test]
+async fn filter_option_counts_are_faceted_by_the_other_filters() -> anyhow::Result<()> {
+    let page = Harness::start("filter-faceted").await?;
+    page.open("/?view=matrix&backend=vllm&workload=long_decode")
+        .await?;
+    page.wait_for("table.grid td.square").await?;
+    // The oracle: the server's cells under the other dimensions' filters, counted here per value.
+    let tally =
+        |uri: &str, field: &str| -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
+            let cells = page.get(uri)?.json()?;
+            let mut counts = std::collections::BTreeMap::new();
+            for cell in cells.as_array().unwrap() {
+                *counts
+                    .entry(cell[field].as_str().unwrap().to_string())
+                    .or_insert(0) += 1;
+            }
+            Ok(counts)
+        };
+    let models = tally(
+        "/api/cells?backend=vllm&workload=long_decode&format=json",
+        "model",
+    )?;
+    let backends = tally("/api/cells?workload=long_decode&format=json", "backend")?;
+    assert!(models.len() > 1 && backends.len() > 1);
+    let shown = |dimension: &str| {
+        format!(
+            "Object.fromEntries([...document.querySelectorAll(\"details.filter[data-dimension='{dimension}'] label\")]\
+             .map((label) => [label.querySelector('input').dataset.value, Number(label.querySelector('.count').textContent)]))"
+        )
+    };
+    let counted: std::collections::BTreeMap<String, u64> = page.eval(&shown("model")).await?;
+    for (model, count) in &counted {
+        assert_eq!(count, models.get(model).unwrap_or(&0), "model {model}");
+    }
+    let counted: std::collections::BTreeMap<String, u64> = page.eval(&shown("backend")).await?;
+    for (backend, count) in &counted {
+        assert_eq!(
+            count,
+            backends.get(backend).unwrap_or(&0),
+            "backend {backend}"
+        );
+    }
+    page.close().await
+}
+
+#[tokio::test]
+async fn a_link_with_a_value_no_cell_has_says_so_instead_of_showing_nothing() -> anyhow::Result<()>
+{
+    let page = Harness::start("unknown-value").await?;
+    page.open("/?view=curves&model=nope&backend=VLLM").await?;
+    page.wait_for("#ignored-notice li[data-parameter='model']")
+        .await?;
+    let model = page
+        .text("#ignored-notice li[data-parameter='model']")
+        .await?;
+    assert!(
+        model.contains("`model=nope`: no cell has this model"),
+        "{model}"
+    );
+    let backend = page
+        .text("#ignored-notice li[data-parameter='backend']")
+        .await?;
+    assert!(backend.contains("did you mean `vllm`?"), "{backend}");
+    // The view shows the data without the values it could not use, and the link no longer carries them.
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let cells: String = page
+        .eval("document.querySelector('#slice-count').dataset.cells")
+        .await?;
+    assert_ne!(cells, "0");
+    page.until("!location.search.includes('nope') && !location.search.includes('VLLM')")
+        .await?;
+    page.close().await
+}

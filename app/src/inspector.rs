@@ -5,6 +5,7 @@ use crate::chart::canvas::CanvasBackend;
 use crate::state::ctx;
 use crate::{api, browser};
 use cellscope_draw::chart::{Sample, draw_cdf, draw_histogram};
+use cellscope_model::distribution::no_rows_message;
 use cellscope_model::explore::{PICKER_ORDER, Value, pick, picker_choices};
 use cellscope_model::metric::Metric;
 use cellscope_model::order::{sort_floats, sorted_distinct};
@@ -158,6 +159,7 @@ fn CellInspector(key: CellKey) -> impl IntoView {
     let skip = provenance.skipped(&key).cloned();
     let refill = provenance.refill_of(&key.run_id).cloned();
     let origin = provenance.origin_of(&key).cloned();
+    let origin_tool = origin.as_ref().map(|origin| origin.format.clone());
     let exclusions: Vec<_> = provenance.exclusions_of(&key).cloned().collect();
     let this = ctx
         .working
@@ -238,7 +240,7 @@ fn CellInspector(key: CellKey) -> impl IntoView {
                 <p class="hint" id="marks-key">{format!("{} {} · {} {}", Mark::Reported.sign(), Mark::Reported.meaning(), Mark::Derived.sign(), Mark::Derived.meaning())}</p>
             })}
             {origin.zip(this.clone()).map(|(origin, cell)| view! { <OriginStory origin=origin cell=cell/> })}
-            <Distributions rows=rows retry=Callback::new(move |()| fetch_rows())/>
+            <Distributions rows=rows retry=Callback::new(move |()| fetch_rows()) tool=origin_tool/>
             <section class="story" id="provenance-story">
                 <h3>"Provenance"</h3>
                 {skip.map(|skip| view! {
@@ -356,9 +358,29 @@ fn LineageCounts(rows: RwSignal<Option<Result<Vec<RequestRow>, String>>>) -> imp
                 let current = rows.iter().filter(|row| row.lineage == Lineage::Current).count();
                 let replaced: Vec<&RequestRow> = rows.iter().filter(|row| row.lineage == Lineage::Replaced).collect();
                 let statuses = sorted_distinct(replaced.iter().map(|row| row.status.clone()));
-                view! { <p id="lineage-counts" data-current=current.to_string() data-replaced=replaced.len().to_string()>
-                    {format!("{current} current rows · {} replaced rows (were {})", replaced.len(), statuses.join(", "))}
-                </p> }
+                view! {
+                    <p id="lineage-counts" data-current=current.to_string() data-replaced=replaced.len().to_string()>
+                        {format!("{current} current rows · {} replaced rows (were {})", replaced.len(), statuses.join(", "))}
+                    </p>
+                    // The replaced rows themselves, as the sentence above promises.
+                    {(!replaced.is_empty()).then(|| view! {
+                        <div class="table-scroll replaced-rows">
+                            <table id="replaced-rows">
+                                <caption>"Replaced rows (kept in the backup)"</caption>
+                                <thead><tr><th>"line"</th><th>"run"</th><th>"status"</th><th>"wall ms"</th><th>"TTFT ms"</th><th>"error"</th></tr></thead>
+                                <tbody>
+                                    {replaced.iter().map(|row| view! {
+                                        <tr data-status=row.status.clone()>
+                                            <td>{row.line}</td><td>{row.source_run_id.clone()}</td><td>{row.status.clone()}</td>
+                                            <td>{number(row.wall_ms, 1)}</td><td>{number(row.ttft_ms, 1)}</td>
+                                            <td>{row.error.clone().unwrap_or_default()}</td>
+                                        </tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        </div>
+                    })}
+                }
                 .into_any()
             }
             _ => view! { <p>"…"</p> }.into_any(),
@@ -370,7 +392,18 @@ fn LineageCounts(rows: RwSignal<Option<Result<Vec<RequestRow>, String>>>) -> imp
 fn Distributions(
     rows: RwSignal<Option<Result<Vec<RequestRow>, String>>>,
     retry: Callback<()>,
+    /// The tool that wrote the cell, when it is another tool's.
+    tool: Option<String>,
 ) -> impl IntoView {
+    // A cell with no latency to draw (another tool's reported figures only) gets words, not empty frames.
+    let drawable = move || {
+        rows.with(|rows| match rows {
+            Some(Ok(rows)) => rows.iter().any(|row| {
+                row.class != RowClass::Skip && (row.wall_ms.is_some() || row.ttft_ms.is_some())
+            }),
+            _ => true,
+        })
+    };
     let histogram_ref = NodeRef::<Canvas>::new();
     let cdf_ref = NodeRef::<Canvas>::new();
     Effect::new(move |_| {
@@ -396,13 +429,16 @@ fn Distributions(
                 let _ = style.set_property("width", &format!("{}px", size.0));
                 let _ = style.set_property("height", &format!("{}px", size.1));
             };
-            let mut groups: Vec<Sample<'_>> = vec![
+            let groups: Vec<Sample<'_>> = vec![
                 ("wall (current)", &wall, (0, 114, 178)),
                 ("TTFT", &ttft, (230, 159, 0)),
             ];
-            if !replaced.is_empty() {
-                groups.push(("wall (replaced by refill)", &replaced, (213, 94, 0)));
-            }
+            // The replaced rows are drawn beside the current ones, on axes of their own.
+            let replaced_sample: Option<Sample<'_>> = (!replaced.is_empty()).then_some((
+                "wall (replaced)",
+                &replaced,
+                (213, 94, 0),
+            ));
             if let Some(canvas) = histogram_ref.get() {
                 let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
                 prepare(&canvas);
@@ -411,6 +447,7 @@ fn Distributions(
                         &backend.into_drawing_area(),
                         "request latency histogram",
                         &groups,
+                        replaced_sample,
                         scale,
                     );
                 }
@@ -443,16 +480,23 @@ fn Distributions(
         <div class="distributions">
             {move || rows.with(|rows| match rows {
                 None => Some(view! { <p class="loading" id="rows-loading">"Loading the request rows of this cell…"</p> }.into_any()),
+                // An offline copy either holds a cell's rows or never will: no retry, no address.
+                Some(Err(error)) if crate::offline::is_offline() => Some(view! {
+                    <p class="empty" id="rows-not-in-copy">{error.clone()}</p>
+                }.into_any()),
                 Some(Err(error)) => Some(view! {
                     <div class="error" id="rows-error">
                         <p>"Cannot load the request rows: " {error.clone()}</p>
                         <button on:click=move |_| retry.run(())>"Try again"</button>
                     </div>
                 }.into_any()),
+                Some(Ok(_)) if !drawable() => Some(view! {
+                    <p class="hint" id="no-rows">{no_rows_message(tool.as_deref())}</p>
+                }.into_any()),
                 Some(Ok(_)) => None,
             })}
-            <canvas id="histogram-canvas" node_ref=histogram_ref></canvas>
-            <canvas id="cdf-canvas" node_ref=cdf_ref></canvas>
+            <canvas id="histogram-canvas" node_ref=histogram_ref style:display=move || if drawable() { "" } else { "none" }></canvas>
+            <canvas id="cdf-canvas" node_ref=cdf_ref style:display=move || if drawable() { "" } else { "none" }></canvas>
         </div>
     }
 }

@@ -2,7 +2,7 @@
 //! position of every point so the page can show a tooltip for the nearest one.
 
 use crate::palette;
-use cellscope_model::distribution::{Histogram, cdf, extent};
+use cellscope_model::distribution::{Histogram, Ticks, cdf, extent};
 use cellscope_model::explore::{Facet, Series, SeriesPoint, value_text};
 use cellscope_model::metric::{TimeUnit, Unit, with_thousands};
 use cellscope_model::view_state::{Aggregation, BandSpan, Metric, XAxis};
@@ -939,19 +939,16 @@ pub fn draw_curves<DB: DrawingBackend>(
 /// A labelled sample of values with its colour.
 pub type Sample<'a> = (&'a str, &'a [f64], (u8, u8, u8));
 
-/// The frame of a distribution chart: caption, axes and mesh over `x` × `y`.
-/// A distribution chart's axes: x in ms, y with its description and how its labels read.
-type Axes<'a> = (
-    std::ops::Range<f64>,
-    std::ops::Range<f64>,
-    &'a str,
-    fn(&f64) -> String,
-);
+/// A distribution chart's axes: x in ms, y with its description and whether its values are whole (counts).
+type Axes<'a> = (std::ops::Range<f64>, std::ops::Range<f64>, &'a str, bool);
 
+/// The frame of a distribution chart: caption, axes and ticks over `x` × `y`. The ticks are drawn by hand
+/// ([`Ticks::linear`]): at round values written with the decimals their step needs, and a label that would
+/// run past the chart's edge is aligned to it instead of being cut off.
 fn distribution_frame<'a, DB: DrawingBackend>(
     root: &'a DrawingArea<DB, Shift>,
     title: &str,
-    (x, y, y_desc, y_label): Axes<'_>,
+    (x, y, y_desc, whole): Axes<'_>,
     scale: f64,
 ) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
     let px = |value: f64| (value * scale).round() as i32;
@@ -959,24 +956,73 @@ fn distribution_frame<'a, DB: DrawingBackend>(
         .caption(title, ("sans-serif", px(13.0)))
         .margin(px(8.0))
         .x_label_area_size(px(30.0))
-        .y_label_area_size(px(40.0))
-        .build_cartesian_2d(x, y)
+        .y_label_area_size(px(44.0))
+        .build_cartesian_2d(x.clone(), y.clone())
         .map_err(|error| error.to_string())?;
     chart
         .configure_mesh()
+        .disable_mesh()
+        .x_labels(0)
+        .y_labels(0)
         .label_style(("sans-serif", px(10.0)))
         .x_desc("ms")
         .y_desc(y_desc)
-        .y_label_formatter(&y_label)
         .axis_desc_style(("sans-serif", px(10.0)))
         .draw()
         .map_err(|error| error.to_string())?;
+    let base = root.get_base_pixel();
+    let (edge, _) = root.get_pixel_range();
+    let grid = RGBColor(232, 232, 232);
+    let font = ("sans-serif", px(10.0));
+    let x_ticks = Ticks::linear(x.start, x.end, 6, false);
+    for (value, text) in x_ticks.values.iter().zip(&x_ticks.labels) {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(*value, y.start), (*value, y.end)],
+                grid,
+            )))
+            .map_err(|error| error.to_string())?;
+        let (at, bottom) = chart.backend_coord(&(*value, y.start));
+        let half = text_width(text, px(10.0)) / 2;
+        let (side, at) = if at + half > edge.end - px(2.0) {
+            (HPos::Right, edge.end - px(2.0))
+        } else if at - half < edge.start {
+            (HPos::Left, edge.start)
+        } else {
+            (HPos::Center, at)
+        };
+        root.draw(&Text::new(
+            text.clone(),
+            (at - base.0, bottom - base.1 + px(4.0)),
+            font.into_font()
+                .color(&BLACK)
+                .pos(Pos::new(side, VPos::Top)),
+        ))
+        .map_err(|error| error.to_string())?;
+    }
+    let y_ticks = Ticks::linear(y.start, y.end, 5, whole);
+    for (value, text) in y_ticks.values.iter().zip(&y_ticks.labels) {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x.start, *value), (x.end, *value)],
+                grid,
+            )))
+            .map_err(|error| error.to_string())?;
+        let (left, at) = chart.backend_coord(&(x.start, *value));
+        root.draw(&Text::new(
+            text.clone(),
+            (left - base.0 - px(4.0), at - base.1),
+            font.into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+        ))
+        .map_err(|error| error.to_string())?;
+    }
     Ok(chart)
 }
 
-/// Draws the legend of a distribution chart and presents the drawing.
-fn finish_distribution<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
-    root: &DrawingArea<DB, Shift>,
+/// Draws the legend of a distribution chart.
+fn distribution_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
     position: SeriesLabelPosition,
     scale: f64,
@@ -988,28 +1034,48 @@ fn finish_distribution<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()
-        .map_err(|error| error.to_string())?;
+        .map_err(|error| error.to_string())
+}
+
+/// A histogram of request latencies: current rows and, when given, the rows a refill replaced. The replaced
+/// rows get a panel of their own beside the current ones, with their own bins and axes: a few hundred timed-out
+/// rows in one bin would otherwise flatten every bar of the current rows.
+pub fn draw_histogram<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    groups: &[Sample<'_>],
+    replaced: Option<Sample<'_>>,
+    scale: f64,
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(|error| error.to_string())?;
+    match replaced {
+        None => histogram_panel(root, title, groups, scale)?,
+        Some(replaced) => {
+            let (width, _) = root.dim_in_pixel();
+            let (main, side) = root.split_horizontally((f64::from(width) * 0.62).round() as i32);
+            histogram_panel(&main, title, groups, scale)?;
+            let side_title = format!("replaced: {} rows", replaced.1.len());
+            histogram_panel(&side, &side_title, &[replaced], scale)?;
+        }
+    }
     root.present().map_err(|error| error.to_string())
 }
 
-/// A histogram of request latencies: current rows, and (when given) the rows a refill replaced.
-pub fn draw_histogram<DB: DrawingBackend>(
+/// One histogram over its own bins and axes, with its legend.
+fn histogram_panel<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     groups: &[Sample<'_>],
     scale: f64,
 ) -> Result<(), String> {
-    root.fill(&WHITE).map_err(|error| error.to_string())?;
     let samples: Vec<&[f64]> = groups.iter().map(|(_, values, _)| *values).collect();
     let Some(histogram) = Histogram::of(&samples, 30) else {
-        return root.present().map_err(|error| error.to_string());
+        return Ok(());
     };
     let (low, width) = (histogram.low, histogram.bin_width);
     let top = histogram.top().max(1);
     let y = 0.0..f64::from(top + top / 10 + 1);
-    let axes: Axes<'_> = (low..histogram.high(), y, "requests", |count| {
-        format!("{count:.0}")
-    });
+    let axes: Axes<'_> = (low..histogram.high(), y, "requests", true);
     let mut chart = distribution_frame(root, title, axes, scale)?;
     for ((label, _, color), counts) in groups.iter().zip(&histogram.counts) {
         let fill = rgb(*color).mix(0.55).filled();
@@ -1028,7 +1094,7 @@ pub fn draw_histogram<DB: DrawingBackend>(
             .label(*label)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], fill));
     }
-    finish_distribution(root, &mut chart, SeriesLabelPosition::UpperRight, scale)
+    distribution_legend(&mut chart, SeriesLabelPosition::UpperRight, scale)
 }
 
 /// Empirical CDFs of several samples, with vertical marks (`(label, x)`: p50, p95, p99).
@@ -1045,9 +1111,7 @@ pub fn draw_cdf<DB: DrawingBackend>(
         return root.present().map_err(|error| error.to_string());
     };
     let x = low..high.max(low + 1e-9);
-    let axes: Axes<'_> = (x, 0.0..1.0, "fraction ≤ x", |fraction| {
-        format!("{fraction:.1}")
-    });
+    let axes: Axes<'_> = (x, 0.0..1.0, "fraction ≤ x", false);
     let mut chart = distribution_frame(root, title, axes, scale)?;
     for (label, values, color) in groups {
         let style = ShapeStyle {
@@ -1091,7 +1155,8 @@ pub fn draw_cdf<DB: DrawingBackend>(
             )))
             .map_err(|error| error.to_string())?;
     }
-    finish_distribution(root, &mut chart, SeriesLabelPosition::LowerRight, scale)
+    distribution_legend(&mut chart, SeriesLabelPosition::LowerRight, scale)?;
+    root.present().map_err(|error| error.to_string())
 }
 
 /// The colour and marker of each series label: the label's position among all values of the coloured
@@ -1458,6 +1523,68 @@ mod tests {
             boxes.push((text, (left, top, left + width, top + size)));
         }
         boxes
+    }
+
+    #[test]
+    fn replaced_rows_get_their_own_axes_and_ticks_read_cleanly_inside_the_chart() {
+        // 300 current rows between 1,000 and 1,300 ms; 320 replaced rows that all timed out near 30 s.
+        let current: Vec<f64> = (0..300).map(|index| 1000.0 + f64::from(index)).collect();
+        let replaced = vec![30_000.0; 320];
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (540, 260)).into_drawing_area();
+            draw_histogram(
+                &root,
+                "request latency histogram",
+                &[("wall (current)", &current, (0, 114, 178))],
+                Some(("wall (replaced)", &replaced, (213, 94, 0))),
+                1.0,
+            )
+            .unwrap();
+        }
+        let boxes = text_boxes(&svg);
+        let texts: Vec<&str> = boxes.iter().map(|(text, _)| text.as_str()).collect();
+        assert!(texts.contains(&"replaced: 320 rows"), "{texts:?}");
+        // The current rows keep an axis of their own range: no tick of theirs reaches the replaced 30 s.
+        let main: Vec<f64> = boxes
+            .iter()
+            .filter(|(_, rect)| rect.0 < 300)
+            .filter_map(|(text, _)| text.replace(',', "").parse::<f64>().ok())
+            .collect();
+        assert!(
+            main.iter().any(|tick| (1000.0..=1300.0).contains(tick)),
+            "{main:?}"
+        );
+        assert!(main.iter().all(|tick| *tick < 5000.0), "{main:?}");
+        for (text, rect) in &boxes {
+            // No float noise in a tick, and every label inside the image.
+            assert!(
+                !text.contains("0000000") && !text.contains("9999999"),
+                "{text}"
+            );
+            assert!(rect.0 >= 0 && rect.2 <= 540, "{text} {rect:?} is cut off");
+        }
+        // A CDF's x ticks over an awkward range: round values, the last one inside.
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (540, 260)).into_drawing_area();
+            let values = [0.1, 0.2, 0.30000000000000004, 1199.9999999998];
+            draw_cdf(
+                &root,
+                "request latency CDF",
+                &[("wall (current)", &values, (0, 114, 178))],
+                &[],
+                1.0,
+            )
+            .unwrap();
+        }
+        for (text, rect) in text_boxes(&svg) {
+            assert!(
+                !text.contains("0000000") && !text.contains("9999999"),
+                "{text}"
+            );
+            assert!(rect.0 >= 0 && rect.2 <= 540, "{text} {rect:?} is cut off");
+        }
     }
 
     #[test]

@@ -17,8 +17,14 @@ impl Histogram {
     pub fn of(samples: &[&[f64]], bins: usize) -> Option<Histogram> {
         let bins = bins.max(1);
         let (low, high) = extent(samples)?;
-        // A sample of identical values still gets a visible bin.
-        let bin_width = ((high - low) / bins as f64).max(1e-9);
+        // A sample of identical values (every replaced row timed out at the same limit) still gets bins of a
+        // visible, readable width: 2 % of the value, at least 1 ms, over all bins.
+        let span = if high - low > low.abs() * 1e-9 {
+            high - low
+        } else {
+            (low.abs() * 0.02).max(1.0)
+        };
+        let bin_width = span / bins as f64;
         let counts = samples
             .iter()
             .map(|sample| {
@@ -73,6 +79,75 @@ pub fn cdf(values: &[f64]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// Ticks of a linear axis from `low` to `high`: about `target` values at a step of 1, 2 or 5 times a power of
+/// ten, each written with the decimals its step needs and no more (`1200`, not `1200.0000000002`; `0.3`, not
+/// `0.30000000000000004`). With `whole`, the step is at least 1 (counts).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ticks {
+    pub values: Vec<f64>,
+    pub labels: Vec<String>,
+}
+
+impl Ticks {
+    pub fn linear(low: f64, high: f64, target: usize, whole: bool) -> Ticks {
+        let span = (high - low).abs();
+        if !span.is_finite() || span == 0.0 || target == 0 {
+            return Ticks {
+                values: vec![low],
+                labels: vec![tick_text(low, 0)],
+            };
+        }
+        let rough = span / target as f64;
+        let power = 10f64.powf(rough.log10().floor());
+        let step = [1.0, 2.0, 5.0, 10.0]
+            .into_iter()
+            .map(|factor| factor * power)
+            .find(|step| *step >= rough)
+            .unwrap_or(10.0 * power);
+        let step = if whole { step.max(1.0).round() } else { step };
+        let decimals = if whole {
+            0
+        } else {
+            (-step.log10().floor()).max(0.0) as usize
+        };
+        let first = (low / step).ceil() as i64;
+        let last = (high / step + 1e-9).floor() as i64;
+        let values: Vec<f64> = (first..=last)
+            .map(|index| {
+                // Rounded to the step's decimals, so that the value drawn is the value written.
+                let value = index as f64 * step;
+                let scale = 10f64.powi(decimals as i32);
+                (value * scale).round() / scale
+            })
+            .collect();
+        let labels = values
+            .iter()
+            .map(|value| tick_text(*value, decimals))
+            .collect();
+        Ticks { values, labels }
+    }
+}
+
+/// A tick value with `decimals` decimals and thousands grouped by a thin space; `-0` written as `0`.
+fn tick_text(value: f64, decimals: usize) -> String {
+    let value = if value == 0.0 { 0.0 } else { value };
+    crate::metric::with_thousands(value, decimals)
+}
+
+/// What the inspector says instead of its distribution charts when the cell has no per-request rows: `tool`
+/// (the format that wrote it, when known) reported only its own figures.
+pub fn no_rows_message(tool: Option<&str>) -> String {
+    match tool {
+        Some(tool) => format!(
+            "No per-request rows: {tool} reported only its own figures for this cell (shown above with †), so \
+             there is no latency histogram or CDF to draw."
+        ),
+        None => "No per-request rows were read for this cell, so there is no latency histogram or CDF to \
+                 draw."
+            .to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +165,34 @@ mod tests {
         assert_eq!(
             Histogram::of(&[&[5.0, 5.0]], 3).unwrap().counts[0],
             vec![2, 0, 0]
+        );
+    }
+
+    #[test]
+    fn ticks_are_round_and_written_without_float_noise() {
+        let ticks = Ticks::linear(0.1, 0.7, 6, false);
+        assert_eq!(
+            ticks.labels,
+            ["0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7"]
+        );
+        assert_eq!(ticks.values[2], 0.3);
+        let ticks = Ticks::linear(1000.0, 1300.0, 6, false);
+        assert_eq!(
+            ticks.values,
+            [1000.0, 1050.0, 1100.0, 1150.0, 1200.0, 1250.0, 1300.0]
+        );
+        assert!(
+            ticks.labels.iter().all(|label| !label.contains('.')),
+            "{ticks:?}"
+        );
+        // Counts are whole: never a tick at 0.5 requests.
+        assert_eq!(
+            Ticks::linear(0.0, 3.0, 5, true).labels,
+            ["0", "1", "2", "3"]
+        );
+        assert_eq!(
+            Ticks::linear(0.0, 9.0, 5, true).values,
+            [0.0, 2.0, 4.0, 6.0, 8.0]
         );
     }
 

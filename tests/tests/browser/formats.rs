@@ -317,3 +317,45 @@ async fn reported_and_derived_figures_are_marked_and_absent_efficiency_says_why(
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// A cell whose tool wrote no per-request rows (SGLang without `--output-details`) has no latencies to draw:
+/// the inspector says so in words instead of drawing two empty chart frames.
+#[tokio::test]
+async fn a_reported_only_cell_says_it_has_no_rows_instead_of_empty_charts() -> anyhow::Result<()> {
+    let page = Harness::start_on("reported-only-rows", &fixtures_root()).await?;
+    page.open("/?view=inspector&cell=sglang-plain/sglang-bench/sweep/sglang/Llama-3.1-8B-Instruct/random_1024x128/n=1/rep=0")
+        .await?;
+    page.wait_for("#no-rows").await?;
+    let message = page.text("#no-rows").await?;
+    assert!(
+        message.contains("No per-request rows")
+            && message.contains("reported only its own figures"),
+        "{message}"
+    );
+    let hidden: bool = page
+        .eval(
+            "['#histogram-canvas', '#cdf-canvas'].every(css => getComputedStyle(document.querySelector(css)).display === 'none')",
+        )
+        .await?;
+    assert!(hidden, "the empty chart frames are not shown");
+    page.screenshot("inspector-reported-only").await?;
+    page.close().await
+}
+
+/// The refilled SGLang mistral cell: the sentence that says the replaced rows are "listed below" is followed by
+/// the list, one row per replaced row, as many as the counts say.
+#[tokio::test]
+async fn the_replaced_rows_are_listed_where_the_inspector_says() -> anyhow::Result<()> {
+    let page = Harness::start("replaced-rows-listed").await?;
+    page.open("/?view=inspector&cell=20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=0")
+        .await?;
+    page.wait_for("#replaced-rows").await?;
+    let replaced: String = page
+        .eval("document.querySelector('#lineage-counts').dataset.replaced")
+        .await?;
+    let listed = page.count("#replaced-rows tbody tr").await?;
+    assert_eq!(listed.to_string(), replaced);
+    assert!(listed > 0);
+    page.screenshot("inspector-replaced-rows").await?;
+    page.close().await
+}

@@ -434,11 +434,8 @@ fn Distributions(
                 ("TTFT", &ttft, (230, 159, 0)),
             ];
             // The replaced rows are drawn beside the current ones, on axes of their own.
-            let replaced_sample: Option<Sample<'_>> = (!replaced.is_empty()).then_some((
-                "wall (replaced)",
-                &replaced,
-                (213, 94, 0),
-            ));
+            let replaced_sample: Option<Sample<'_>> =
+                (!replaced.is_empty()).then_some(("wall (replaced)", &replaced, (213, 94, 0)));
             if let Some(canvas) = histogram_ref.get() {
                 let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
                 prepare(&canvas);

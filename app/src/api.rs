@@ -89,10 +89,6 @@ async fn fetch(url: &str) -> Result<Vec<u8>, Failure> {
     }
 }
 
-async fn bytes(url: &str) -> Result<Vec<u8>, String> {
-    fetch(url).await.map_err(|failure| failure.message)
-}
-
 fn decoding(url: &str, error: impl std::fmt::Display) -> Failure {
     Failure {
         message: format!("{url}: {error}"),
@@ -113,8 +109,24 @@ pub async fn cells(url: &str) -> Result<Vec<CellSummary>, Failure> {
 
 pub async fn requests(query: &str) -> Result<Vec<RequestRow>, String> {
     let url = format!("/api/requests?{query}");
-    let body = bytes(&url).await?;
+    let body = fetch(&url).await.map_err(|failure| {
+        if failure.code.as_deref() == Some("not_in_offline_copy") {
+            rows_not_in_copy()
+        } else {
+            failure.message
+        }
+    })?;
     requests_from_ipc(&body).map_err(|error| format!("{url}: {error}"))
+}
+
+/// Why an offline copy shows no request rows for a cell, in words: it is a property of the copy, so nothing
+/// the reader can retry.
+fn rows_not_in_copy() -> String {
+    let held = crate::offline::meta().map_or(0, |meta| meta.cells_with_rows);
+    format!(
+        "This offline copy does not hold the request rows of this cell: it carries them only for the {held} cells \
+         of the view it was made for. The cell's summary above is complete; open the live server to see its rows."
+    )
 }
 
 /// `GET /api/index`.

@@ -23,6 +23,7 @@ pub fn App() -> impl IntoView {
             <Header/>
             <Notices/>
             <FilterBar/>
+            <FilterAnnouncement/>
             <Tabs/>
             <main id="app" class="view">
                 {move || {
@@ -70,7 +71,8 @@ fn Header() -> impl IntoView {
                 let at = browser::local_time(index.indexed_at_unix_ms as f64);
                 (
                     data.snapshot.clone(),
-                    index.runs.len(),
+                    // The runs holding cells, as the run filter lists them; the others said for what they are.
+                    cellscope_model::runs::RunTally::of(index),
                     data.cells.len(),
                     // The indexer's warnings and the contradicted REFILL_NOTE claims, as the Audit lists them.
                     cellscope_model::audit::warnings(index).len(),
@@ -95,7 +97,9 @@ fn Header() -> impl IntoView {
             {move || summary().map(|(snapshot, runs, cells, warnings, at)| view! {
                 <span class="snapshot" id="snapshot" data-snapshot=snapshot.clone()>
                     "snapshot " <code>{snapshot.clone()}</code>
-                    " · " <span id="run-count">{runs}</span> " runs · "
+                    " · " <span id="run-count">{runs.with_cells}</span> " runs"
+                    {(!runs.others().is_empty()).then(|| view! { <span id="run-others">{format!(" (+ {})", runs.others())}</span> })}
+                    " · "
                     <span id="cell-count">{cells}</span> " cells · indexed " {at} " · "
                     <a href="#" id="warnings-link" class:warn=move || { warnings > 0 }
                         on:click=move |event| { event.prevent_default(); ctx.update(|state| state.view = View::Audit); }>
@@ -217,6 +221,21 @@ fn Tabs() -> impl IntoView {
     }
 }
 
+/// What the filters leave, said to assistive technology when it changes (a polite live region, not shown).
+#[component]
+fn FilterAnnouncement() -> impl IntoView {
+    let ctx = ctx();
+    let filter = ctx.part(|state| state.filter.clone());
+    let text = Memo::new(move |_| {
+        let (matching, total) = ctx.with_filtered(|cells, filtered| (filtered.len(), cells.len()));
+        let described = filter.with(|filter| filter.describe());
+        format!("{matching} of {total} cells match ({described})")
+    });
+    view! {
+        <p class="sr-only" id="filter-announcement" role="status" aria-live="polite">{move || text.get()}</p>
+    }
+}
+
 #[component]
 fn FilterBar() -> impl IntoView {
     let ctx = ctx();
@@ -302,7 +321,12 @@ fn FilterBar() -> impl IntoView {
                                         <input type="checkbox" data-value=text.clone()
                                             prop:checked=move || selected.with(|selected| selected.contains(&checked_text))
                                             on:change=move |event| toggle(dimension, toggle_text.clone(), event_target_checked(&event))/>
-                                        {text} " " <span class="count">{count}</span>
+                                        {text.clone()} " "
+                                        {(dimension == Dimension::Run).then(|| {
+                                            let label = ctx.working.with_untracked(|cells| cellscope_model::runs::run_label(&text, cells));
+                                            (!label.is_empty()).then(|| view! { <span class="run-label">{format!("({label}) ")}</span> })
+                                        })}
+                                        <span class="count">{count}</span>
                                     </label>
                                 }
                             }).collect_view()}

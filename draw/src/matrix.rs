@@ -198,11 +198,27 @@ pub fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -
                     .map(|(_, text)| text.split(' ').nth(1).unwrap_or(""))
                     .collect();
                 let link = target(row, col, &square.only_cell).href();
+                // A screen reader names the link by what the square is and where it leads, not by its number.
+                let name = format!(
+                    "{} {}, {} {row_text}, {} {col_text}: {} {}, {}; {}",
+                    grid_dimension.name(),
+                    grid.title,
+                    rows_dimension.name(),
+                    cols_dimension.name(),
+                    metric.label(),
+                    square.describe(metric),
+                    square.pooling.describe(aggregation),
+                    if square.only_cell.is_some() {
+                        "opens the cell in the Inspector"
+                    } else {
+                        "opens the curves of its cells"
+                    }
+                );
                 let _ = write!(
                     html,
                     "<td class=\"square\" style=\"background:{background};color:{text}\" title=\"{}\" \
                      data-row=\"{}\" data-col=\"{}\" data-statuses=\"{}\" data-reported=\"{}\" data-derived=\"{}\">\
-                     <a class=\"square-link\" href=\"{}\"><span class=\"value\">{}</span>\
+                     <a class=\"square-link\" href=\"{}\" aria-label=\"{}\"><span class=\"value\">{}</span>\
                      <span class=\"glyphs\">{}<span class=\"mark\">{}</span></span></a></td>",
                     escape_html(&hover.join("\n")),
                     escape_html(&row_text),
@@ -211,6 +227,7 @@ pub fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -
                     square.reported,
                     square.derived,
                     escape_html(&link),
+                    escape_html(&name),
                     escape_html(&square.label(metric)),
                     escape_html(&glyph_text),
                     escape_html(&square.sign()),

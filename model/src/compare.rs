@@ -42,6 +42,14 @@ pub const COMPARABLE: [Metric; 8] = [
 /// "Head-to-head"): a pair averages over them unless `by` or `per` names one.
 pub const REPEATED: [Dimension; 3] = [Dimension::Rep, Dimension::Run, Dimension::Phase];
 
+/// The [`REPEATED`] dimensions a comparison by `by`, grouped `per`, averages within a pair.
+pub fn repeated_dimensions(by: Dimension, per: Option<Dimension>) -> Vec<Dimension> {
+    REPEATED
+        .into_iter()
+        .filter(|dimension| *dimension != by && per != Some(*dimension))
+        .collect()
+}
+
 /// The dimensions `by` can contrast (N and rep are what pairs are made of).
 pub const CONTRASTABLE: [Dimension; 6] = [
     Dimension::Backend,
@@ -357,10 +365,7 @@ impl CompareSpec {
     /// reps, runs and phases, unless the comparison contrasts or groups by one of them. Counting them as
     /// separate pairs would treat one configuration as several independent observations.
     pub fn repeated_dimensions(&self) -> Vec<Dimension> {
-        REPEATED
-            .into_iter()
-            .filter(|dimension| *dimension != self.by && self.per != Some(*dimension))
-            .collect()
+        repeated_dimensions(self.by, self.per)
     }
 
     /// Checks the spec against the cells it will compare: `a` and `b` differ and are values of `by` there,

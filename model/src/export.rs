@@ -4,6 +4,7 @@
 
 use crate::explore::{Facet, without_value_note};
 use crate::frontier::Better;
+use crate::key::Dimension;
 use crate::metric::Metric;
 use crate::schema::csv_field;
 use crate::view_state::{View, ViewState, XAxis};
@@ -46,11 +47,18 @@ pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<Strin
     }
     let included = included_line(state);
     let method = if state.view == View::Compare {
+        let repeated: Vec<&str> =
+            crate::compare::repeated_dimensions(state.compare.by, state.compare.per)
+                .into_iter()
+                .map(Dimension::name)
+                .collect();
         vec![format!(
-            "pairs: cells agreeing on every dimension but {}, rep and run, each side the mean of its reps; \
-             Δ = a − b; bootstrap 95% CI of the mean Δ ({} resamples, seed {}); two-sided Wilcoxon signed-rank, \
-             Holm across the groups",
+            "pairs: one per configuration, its two sides agreeing on every dimension but {} and {}, each side \
+             the mean of its cells over {}; Δ = a − b; bootstrap 95% CI of the mean Δ ({} resamples, seed {}); \
+             two-sided Wilcoxon signed-rank, Holm across the groups",
             state.compare.by.name(),
+            repeated.join(", "),
+            repeated.join(", "),
             crate::metric::thousands(crate::paired::BOOTSTRAP_RESAMPLES as u64),
             crate::paired::BOOTSTRAP_SEED
         )]

@@ -23,6 +23,7 @@ pub mod paired;
 pub mod pooling;
 pub mod reasons;
 pub mod requests;
+pub mod runs;
 pub mod scaling;
 pub mod schema;
 pub mod stats;

@@ -89,12 +89,14 @@ impl Harness {
     }
 
     /// Captures what the page hands to the browser as downloads instead of saving them: the blobs in
-    /// `window.__blobs` and the file names in `window.__names`, in order.
+    /// `window.__blobs`, the file names in `window.__names` and the addresses in `window.__hrefs`, in order.
     pub async fn capture_downloads(&self) -> anyhow::Result<()> {
         self.eval::<bool>(
             "(() => { window.__blobs = []; window.__names = []; \
              const original = URL.createObjectURL; URL.createObjectURL = (blob) => { window.__blobs.push(blob); return original(blob); }; \
-             HTMLAnchorElement.prototype.click = function () { window.__names.push(this.download); }; return true; })()",
+             window.__hrefs = []; \
+             HTMLAnchorElement.prototype.click = function () { window.__names.push(this.download); window.__hrefs.push(this.href); }; \
+             return true; })()",
         )
         .await?;
         Ok(())
@@ -412,6 +414,24 @@ impl Harness {
         let path = self.config.screenshots.join(format!("{name}.png"));
         std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
         Ok(path)
+    }
+
+    /// Saves the `index`-th captured download that the page handed over as a `data:` address (the PNG exports;
+    /// see [`Harness::capture_downloads`]) as `<screenshots>/<name>` and returns its bytes, so a test can read an
+    /// exported file back and a reader can look at it.
+    pub async fn save_download(&self, index: usize, name: &str) -> anyhow::Result<Vec<u8>> {
+        // A base64 `data:` address, decoded in the page (the page's content policy does not let it fetch one).
+        let bytes: Vec<u8> = self
+            .eval(&format!(
+                "(() => {{ const href = window.__hrefs[{index}]; const text = atob(href.slice(href.indexOf(',') + 1)); \
+                 return Array.from(text, c => c.charCodeAt(0)); }})()"
+            ))
+            .await?;
+        std::fs::create_dir_all(&self.config.screenshots)
+            .with_context(|| format!("creating {}", self.config.screenshots.display()))?;
+        let path = self.config.screenshots.join(name);
+        std::fs::write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+        Ok(bytes)
     }
 
     /// The page's `performance.mark()`s, in order.

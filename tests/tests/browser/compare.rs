@@ -394,6 +394,11 @@ async fn the_default_comparison_pairs_each_configuration_once_and_its_export_kee
     let rows: Vec<(String, f64, bool)> = page.eval_async(SVG_ROWS).await?;
     assert_eq!(rows.len(), 5, "{rows:?}");
     assert!(rows.iter().all(|(.., on_row)| *on_row), "{rows:?}");
+    // The PNG export is the same drawing on a canvas: a real PNG, kept beside the screenshots to look at.
+    page.click("#export-png").await?;
+    page.until("window.__names.length === 2").await?;
+    let png = page.save_download(1, "compare-export.png").await?;
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
 
     // A value keeps its colour when the sides are swapped.
     let verdict_colour = "getComputedStyle(document.querySelector(\

@@ -11,6 +11,7 @@ mod connections;
 mod curves_axes;
 mod formats;
 mod hostile;
+mod layout;
 mod offline;
 mod pooling;
 mod smoke;

@@ -120,8 +120,18 @@ async fn a_bundle_opens_from_disk_with_the_server_stopped() -> anyhow::Result<()
     // A cell outside the view: its figures are there, its request rows are not, and the page says why.
     page.open_url(&format!("{url}?view=inspector&cell={VLLM_QWEN_SD_N1}"))
         .await?;
-    page.wait_for("#rows-error").await?;
-    let error = page.text("#rows-error").await?;
-    assert!(error.contains("not in this offline copy"), "{error}");
+    // In words: no address to read, and no "Try again", which could never succeed.
+    page.wait_for("#rows-not-in-copy").await?;
+    let message = page.text("#rows-not-in-copy").await?;
+    assert!(
+        message.starts_with("This offline copy does not hold the request rows of this cell"),
+        "{message}"
+    );
+    assert!(!message.contains("/api/"), "{message}");
+    assert_eq!(page.count("#rows-error").await?, 0);
+    assert!(
+        !page.text("#inspector").await?.contains("Try again"),
+        "no retry offered"
+    );
     page.close().await
 }

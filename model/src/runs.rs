@@ -1,0 +1,165 @@
+//! How runs are named and counted for a reader: a run id with the backends and start time it stands for
+//! (`20260612_204254_036590` → `vllm · 2026-06-12 20:42`), and a count of runs that agrees with the run filter,
+//! which lists the runs that hold cells.
+
+use crate::api::{IndexBody, RunRole};
+use crate::key::Dimension;
+use crate::summary::CellSummary;
+
+/// `2026-06-12 20:42` from an id that starts with a `YYYYMMDD_HHMMSS` timestamp, as TR164 run ids and many tools'
+/// result directories do; `None` otherwise.
+pub fn started_from_id(run_id: &str) -> Option<String> {
+    let digits = |range: std::ops::Range<usize>| {
+        let part = run_id.get(range)?;
+        part.bytes()
+            .all(|byte| byte.is_ascii_digit())
+            .then_some(part)
+    };
+    let (year, month, day) = (digits(0..4)?, digits(4..6)?, digits(6..8)?);
+    if run_id.as_bytes().get(8) != Some(&b'_') {
+        return None;
+    }
+    let (hour, minute) = (digits(9..11)?, digits(11..13)?);
+    let valid = (1..=12).contains(&month.parse::<u32>().ok()?)
+        && (1..=31).contains(&day.parse::<u32>().ok()?)
+        && hour.parse::<u32>().ok()? < 24
+        && minute.parse::<u32>().ok()? < 60;
+    valid.then(|| format!("{year}-{month}-{day} {hour}:{minute}"))
+}
+
+/// What a run id stands for, to show beside it: the backends of its cells and its start time when the id
+/// carries one (`vllm · 2026-06-12 20:42`); empty when neither is known.
+pub fn run_label(run_id: &str, cells: &[CellSummary]) -> String {
+    let backends = crate::order::sorted_distinct(
+        cells
+            .iter()
+            .filter(|cell| cell.key.run_id == run_id)
+            .map(|cell| cell.key.backend.clone()),
+    );
+    let mut parts = Vec::new();
+    if !backends.is_empty() {
+        parts.push(backends.join(", "));
+    }
+    parts.extend(started_from_id(run_id));
+    parts.join(" · ")
+}
+
+/// The runs of an index as the header counts them: those holding cells (the run filter's values), and the
+/// others by what they are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunTally {
+    pub with_cells: usize,
+    /// Refill runs, whose rows stand in their master's cells.
+    pub refills: usize,
+    /// Copies of another run directory, set aside.
+    pub copies: usize,
+    /// Other runs without a cell of their own.
+    pub empty: usize,
+}
+
+impl RunTally {
+    pub fn of(index: &IndexBody) -> RunTally {
+        let holding: Vec<String> = index
+            .dimensions
+            .get(&Dimension::Run)
+            .map(|values| values.iter().map(|count| count.value.to_string()).collect())
+            .unwrap_or_default();
+        let mut tally = RunTally {
+            with_cells: holding.len(),
+            ..RunTally::default()
+        };
+        for run in index
+            .runs
+            .iter()
+            .filter(|run| !holding.contains(&run.run_id))
+        {
+            match run.role {
+                RunRole::Refill => tally.refills += 1,
+                RunRole::Copy => tally.copies += 1,
+                RunRole::Run => tally.empty += 1,
+            }
+        }
+        tally
+    }
+
+    /// What the runs without cells of their own are: `1 refill run spliced in`, `2 copies set aside`, …; empty
+    /// when every run holds cells.
+    pub fn others(&self) -> String {
+        let plural = |count: usize, one: &str, many: &str| {
+            format!("{count} {}", if count == 1 { one } else { many })
+        };
+        let mut parts = Vec::new();
+        if self.refills > 0 {
+            parts.push(plural(
+                self.refills,
+                "refill run spliced in",
+                "refill runs spliced in",
+            ));
+        }
+        if self.copies > 0 {
+            parts.push(plural(self.copies, "copy set aside", "copies set aside"));
+        }
+        if self.empty > 0 {
+            parts.push(plural(
+                self.empty,
+                "run without cells",
+                "runs without cells",
+            ));
+        }
+        parts.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::CellKey;
+    use crate::status::CellStatus;
+
+    #[test]
+    fn a_timestamped_id_gives_its_start_and_anything_else_none() {
+        assert_eq!(
+            started_from_id("20260612_204254_036590").as_deref(),
+            Some("2026-06-12 20:42")
+        );
+        assert_eq!(
+            started_from_id("20260612_2042").as_deref(),
+            Some("2026-06-12 20:42")
+        );
+        assert_eq!(started_from_id("vllm_tp4"), None);
+        assert_eq!(started_from_id("20261312_204254"), None, "month 13");
+        assert_eq!(started_from_id("20260612-204254"), None);
+        assert_eq!(started_from_id("2026"), None);
+    }
+
+    #[test]
+    fn a_label_names_the_backends_of_the_runs_cells_and_its_start() {
+        let cell = |run: &str, backend: &str| {
+            CellSummary::empty(
+                CellKey {
+                    run_id: run.into(),
+                    suite: "s".into(),
+                    phase: "p".into(),
+                    backend: backend.into(),
+                    model: "m".into(),
+                    workload: "w".into(),
+                    n: 1,
+                    rep: 0,
+                },
+                CellStatus::Clean,
+            )
+        };
+        let cells = [
+            cell("20260612_204254_036590", "vllm"),
+            cell("20260612_204254_036590", "vllm"),
+            cell("sweep", "sglang"),
+            cell("sweep", "vllm"),
+        ];
+        assert_eq!(
+            run_label("20260612_204254_036590", &cells),
+            "vllm · 2026-06-12 20:42"
+        );
+        assert_eq!(run_label("sweep", &cells), "sglang, vllm");
+        assert_eq!(run_label("nothing", &cells), "");
+    }
+}

@@ -19,8 +19,8 @@ use cellscope_model::CellKey;
 use cellscope_model::Dimension;
 use cellscope_model::api::Provenance;
 use cellscope_model::explore::{
-    Facet, Series, UnequalSets, curves_of, frontier_withheld, marks_note, panel_notes, point_keys,
-    unequal_sets, without_value_note,
+    Facet, Series, UnequalSets, curves_of, empty_notes, frontier_withheld, marks_note, panel_notes,
+    point_keys, unequal_sets, without_value_note,
 };
 use cellscope_model::export::{describe_view, file_name, series_csv};
 use cellscope_model::reasons::skip_reason as default_skip_reason;
@@ -131,6 +131,17 @@ pub fn CurvesView() -> impl IntoView {
                 .with(|state| unequal_sets(filtered, comparisons, state))
         })
     });
+    // Panels and series without a point, and why: said inside the chart.
+    let empty = Memo::new(move |_| {
+        let metric = chart_metric.get();
+        let comparisons = ctx.comparisons.get();
+        facets.with(|facets| {
+            ctx.with_filtered(|_, filtered| {
+                ctx.state
+                    .with(|state| empty_notes(filtered, comparisons, state, metric, facets))
+            })
+        })
+    });
     // Each value's look comes from its place among all values of the colour dimension in the data.
     let color_dimension = ctx.part(|state| state.color);
     let colors = Memo::new(move |_| {
@@ -160,8 +171,16 @@ pub fn CurvesView() -> impl IntoView {
         data: ctx.data.get_untracked(),
         notes: facets.with_untracked(|facets| {
             unequal.with_untracked(|unequal| {
-                ctx.state
-                    .with_untracked(|state| panel_notes(facets, unequal, state))
+                ctx.state.with_untracked(|state| {
+                    let others = panel_notes(facets, unequal, state);
+                    empty.with_untracked(|empty| {
+                        empty
+                            .iter()
+                            .zip(others)
+                            .map(|(empty, others)| empty.iter().cloned().chain(others).collect())
+                            .collect()
+                    })
+                })
             })
         }),
     };
@@ -192,6 +211,7 @@ pub fn CurvesView() -> impl IntoView {
         ctx.state.track();
         width.track();
         unequal.track();
+        empty.track();
         let drawn = facets.with(|facets| {
             perf::clear("draw-start");
             perf::mark("draw-start");

@@ -253,6 +253,22 @@ fn fit_text(text: &str, width: i32, font_px: i32, middle: bool) -> String {
     fitted
 }
 
+/// `text` broken at spaces into lines that fit `width` backend pixels at `font_px` (as [`text_width`] estimates
+/// it); a word longer than a line is shortened with `…`.
+fn wrap_text(text: &str, width: i32, font_px: i32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if text_width(&format!("{line} {word}"), font_px) <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(fit_text(word, width, font_px, true)),
+        }
+    }
+    lines
+}
+
 /// What the view shows that a curve point's tooltip names: the metric, the x axis, and how the point was pooled.
 #[derive(Clone, Copy, Debug)]
 pub struct PointWords {
@@ -609,6 +625,39 @@ pub fn draw_curves<DB: DrawingBackend>(
                     .map_err(|error| error.to_string())?;
             }
         }
+        // The panel's notes first, along its top, so that no other label covers them; a panel without a point
+        // says them in its middle instead, whole, as what it shows.
+        let notes = spec.notes.get(facet_index).map_or(&[][..], Vec::as_slice);
+        let empty = facet.series.iter().all(|series| series.points.is_empty());
+        if empty && !notes.is_empty() {
+            let width = plot_x.end - plot_x.start - px(16.0);
+            let lines: Vec<String> = notes
+                .iter()
+                .flat_map(|note| wrap_text(note, width, px(12.0)))
+                .collect();
+            let line_height = px(16.0);
+            let top = (plot_y.start + plot_y.end) / 2 - line_height * lines.len() as i32 / 2;
+            for (index, line) in lines.into_iter().enumerate() {
+                let centre = (plot_x.start + plot_x.end) / 2;
+                let y = top + line_height * index as i32 + line_height / 2;
+                labels.placed.push((
+                    centre - text_width(&line, px(12.0)) / 2,
+                    y - line_height / 2,
+                    centre + text_width(&line, px(12.0)) / 2,
+                    y + line_height / 2,
+                ));
+                panel
+                    .draw(&Text::new(
+                        line,
+                        (centre - base.0, y - base.1),
+                        font(12.0)
+                            .into_font()
+                            .color(&RGBColor(150, 60, 0))
+                            .pos(Pos::new(HPos::Center, VPos::Center)),
+                    ))
+                    .map_err(|error| error.to_string())?;
+            }
+        }
         // A label drawn at a free spot near a point (backend pixels), on the panel.
         let mut label = |text: String, (x, y): (i32, i32), dx: i32, color: RGBColor| {
             let Some(((x, y), (left, top, right, bottom))) =
@@ -637,9 +686,7 @@ pub fn draw_curves<DB: DrawingBackend>(
                 ))
                 .map_err(|error| error.to_string())
         };
-        // The panel's notes first, along its top, so that no other label covers them.
-        let notes = spec.notes.get(facet_index).map_or(&[][..], Vec::as_slice);
-        for (index, note) in notes.iter().enumerate() {
+        for (index, note) in notes.iter().enumerate().filter(|_| !empty) {
             let width = plot_x.end - plot_x.start - px(8.0);
             label(
                 fit_text(note, width, px(10.0), false),
@@ -1662,6 +1709,63 @@ mod tests {
                 .iter()
                 .any(|text| text.starts_with("external/") && text.contains('…'))
         );
+    }
+
+    #[test]
+    fn a_panel_without_points_says_why_in_its_middle_whole() {
+        let series = |label: &str, points: Vec<SeriesPoint>| Series {
+            label: Value::Text(label.into()),
+            points,
+            breakdown: cellscope_model::curve::Breakdown::NoData,
+            skipped_at: None,
+            skipped_cells: Vec::new(),
+            left_out: 0,
+            without_value: 0,
+            frontier: None,
+        };
+        let facets = vec![
+            Facet {
+                title: Some(Value::Text("sglang".into())),
+                series: vec![series("mistral-7b", Vec::new())],
+            },
+            Facet {
+                title: Some(Value::Text("vllm".into())),
+                series: vec![series("mistral-7b", vec![point(1, 1.0), point(2, 0.5)])],
+            },
+        ];
+        let why = "all 36 cells excluded by the ledger (mistral-long-prefill-tokenizer)";
+        let notes = vec![vec![why.to_string()], Vec::new()];
+        let styles = series_styles(["mistral-7b".to_string()], &[]);
+        let reason = |_: &Series| String::new();
+        let (svg, _) = svg_with_notes(
+            &facets,
+            &styles,
+            &reason,
+            (XAxis::N, Metric::Efficiency),
+            (700, 300),
+            None,
+            &notes,
+        );
+        let boxes = text_boxes(&svg);
+        // The first panel's plot spans about x 72–336 and y 30–260: the reason's lines sit in its middle band.
+        let lines: Vec<&(String, Rect)> = boxes
+            .iter()
+            .filter(|(text, _)| {
+                why.contains(text.as_str()) && text.chars().any(char::is_alphabetic)
+            })
+            .collect();
+        let said: Vec<&str> = lines.iter().map(|(text, _)| text.as_str()).collect();
+        assert_eq!(said.join(" "), why, "said whole, over lines: {said:?}");
+        for (text, rect) in &lines {
+            assert!(
+                rect.0 >= 60 && rect.2 <= 350,
+                "{text} {rect:?} leaves its panel"
+            );
+            assert!(
+                rect.1 >= 100 && rect.3 <= 200,
+                "{text} {rect:?} is not in the middle"
+            );
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::exclusions::ExclusionScope;
 use crate::frontier::{Better, staircase};
 use crate::key::{CellKey, Dimension, DimensionValue};
 use crate::origin::Mark;
+use crate::reasons::NoPoint;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion, fill_scaling};
 use crate::view_state::{Metric, View, ViewState, WhatIf, XAxis};
@@ -778,6 +779,61 @@ pub fn panel_notes(
         .collect()
 }
 
+/// Why panels of [`curves_of`] (same slice, comparisons, state and metric) draw nothing, in the order of
+/// `facets`: for a panel without a point, the one line [`NoPoint`] gives for all its cells; for a panel where
+/// only some series have no point, one line per such series (`tgi: …`). Drawn inside the panel, never a blank
+/// frame.
+pub fn empty_notes(
+    slice: &[&CellSummary],
+    comparisons: BTreeSet<String>,
+    state: &ViewState,
+    metric: Metric,
+    facets: &[Facet],
+) -> Vec<Vec<String>> {
+    let inclusion = inclusion(state, comparisons);
+    let why = |cells: &[&CellSummary]| {
+        NoPoint::of(cells, &inclusion, metric, state.x.metric()).map(|why| why.text())
+    };
+    facets
+        .iter()
+        .map(|facet| {
+            let empty: Vec<&Series> = facet
+                .series
+                .iter()
+                .filter(|series| series.points.is_empty())
+                .collect();
+            if empty.is_empty() {
+                return Vec::new();
+            }
+            let cells: Vec<&CellSummary> = slice
+                .iter()
+                .copied()
+                .filter(|cell| {
+                    state
+                        .facet
+                        .map(|facet| Value::of(&cell.key, facet))
+                        .as_ref()
+                        == facet.title.as_ref()
+                })
+                .collect();
+            if empty.len() == facet.series.len() {
+                return why(&cells).into_iter().collect();
+            }
+            empty
+                .iter()
+                .filter_map(|series| {
+                    let of_series: Vec<&CellSummary> = cells
+                        .iter()
+                        .copied()
+                        .filter(|cell| Value::of(&cell.key, state.color) == series.label)
+                        .collect();
+                    why(&of_series).map(|why| format!("{}: {why}", series.label))
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// A number as the series table writes it: three decimals, or significant digits when three decimals would
 /// write a value that is not zero as `0.000` (a hung cell's efficiency of 0.00047 is not zero).
 pub fn table_number(value: f64) -> String {
@@ -1270,6 +1326,99 @@ mod tests {
             ..state
         };
         assert_eq!(unequal_sets(&slice, BTreeSet::new(), &by_model), []);
+    }
+
+    #[test]
+    fn a_panel_without_points_says_why_in_words() {
+        let state = ViewState {
+            view: View::Curves,
+            facet: Some(Dimension::Backend),
+            ..ViewState::default()
+        };
+        let notes = |cells: &[CellSummary], comparisons: BTreeSet<String>, state: &ViewState| {
+            let slice: Vec<&CellSummary> = cells.iter().collect();
+            let facets = curves_of(&slice, comparisons.clone(), state, state.metric);
+            empty_notes(&slice, comparisons, state, state.metric, &facets)
+        };
+        // vllm is drawn; sglang's every cell is out by a comparison entry that applies, tgi starts at N = 4.
+        let mut cells = sweep("vllm", "w", &[(1, 1.0), (2, 0.9)]);
+        let mut excluded = sweep("sglang", "w", &[(1, 1.0), (2, 0.8)]);
+        for cell in &mut excluded {
+            cell.excluded = vec!["tokenizer".into()];
+            cell.exclusion_scope = Some(ExclusionScope::Comparison);
+        }
+        cells.extend(excluded);
+        cells.extend(sweep("tgi", "w", &[(4, 1.0), (8, 0.5)]));
+        fill_scaling(&mut cells);
+        let comparisons = BTreeSet::from(["tokenizer".to_string()]);
+        // Facets in backend order: sglang, tgi, vllm.
+        assert_eq!(
+            notes(&cells, comparisons.clone(), &state),
+            [
+                vec!["all 6 cells excluded by the ledger (tokenizer)".to_string()],
+                vec![
+                    "no parallel efficiency: no N = 1 cell in this series (measured from N = 4)"
+                        .to_string()
+                ],
+                vec![],
+            ]
+        );
+        // The p95 multiplier needs the same baseline; throughput does not.
+        let multiplier = ViewState {
+            metric: Metric::P95Multiplier,
+            ..state.clone()
+        };
+        assert_eq!(
+            notes(&cells, comparisons.clone(), &multiplier)[1],
+            ["no p95 latency multiplier: no N = 1 cell in this series (measured from N = 4)"]
+        );
+        let throughput = ViewState {
+            metric: Metric::AggregateTps,
+            ..state.clone()
+        };
+        assert_eq!(
+            notes(&cells, comparisons.clone(), &throughput)[1],
+            Vec::<String>::new()
+        );
+        // In one panel, only the empty series is named.
+        let one_panel = ViewState {
+            facet: None,
+            ..state.clone()
+        };
+        assert_eq!(
+            notes(&cells, comparisons, &one_panel),
+            [vec![
+                "sglang: all 6 cells excluded by the ledger (tokenizer)".to_string(),
+                "tgi: no parallel efficiency: no N = 1 cell in this series (measured from N = 4)"
+                    .to_string()
+            ]]
+        );
+        // Cells without a successful row, and partial cells the toggle leaves out.
+        let mut skipped = sweep("vllm", "w", &[(1, 1.0), (2, 0.9)]);
+        for cell in &mut skipped {
+            cell.status = CellStatus::Skipped;
+            cell.stats.ok_rows = 0;
+        }
+        assert_eq!(
+            notes(&skipped, BTreeSet::new(), &state),
+            [vec![
+                "no data: all 6 cells are without a successful request (skipped, failed or not run)"
+                    .to_string()
+            ]]
+        );
+        let mut partial = sweep("vllm", "w", &[(1, 1.0), (2, 0.9)]);
+        for cell in &mut partial {
+            cell.status = CellStatus::Partial;
+        }
+        fill_scaling(&mut partial);
+        let mut no_partial = state.clone();
+        no_partial.what_if.partial = false;
+        assert_eq!(
+            notes(&partial, BTreeSet::new(), &no_partial),
+            [vec![
+                "all 6 cells partial, and partial cells are left out".to_string()
+            ]]
+        );
     }
 
     #[test]

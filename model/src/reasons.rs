@@ -2,9 +2,10 @@
 //! table, the curves' end markers and the inspector, so the same cell reads the same everywhere.
 
 use crate::api::HistoryEvent;
+use crate::exclusions::ExclusionScope;
 use crate::metric::Metric;
 use crate::status::CellStatus;
-use crate::summary::CellSummary;
+use crate::summary::{CellSummary, Inclusion};
 
 /// Why a skipped or not-run cell has no data: the latest manifest event that says, else what the files show.
 pub fn skip_reason(status: CellStatus, history: &[HistoryEvent]) -> String {
@@ -111,6 +112,174 @@ impl ScalingAbsent {
             }
             ScalingAbsent::NoBaselineFigure { column } => {
                 format!("absent: the series' N = 1 cell has no {}", what(column))
+            }
+        }
+    }
+}
+
+/// Why a group of cells (a panel or a series of the curves) draws no point, from the cells of the group: the
+/// first that holds of no data, left out by the view (the ledger, the partial toggle), no N = 1 baseline for a
+/// scaling metric, no value of the plotted metrics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoPoint {
+    /// No cell has a successful row (skipped, failed, not run); `cells` of them.
+    NoData { cells: usize },
+    /// Every cell with data is left out by the view: `excluded` by the ledger entries `entries`, `partial` by
+    /// the what-if toggle that leaves partial cells out.
+    LeftOut {
+        excluded: usize,
+        entries: Vec<String>,
+        partial: usize,
+    },
+    /// A scaling metric, and no series of the group has an N = 1 cell; `series` of them, the smallest measured
+    /// N `smallest_n`.
+    NoBaseline {
+        metric: Metric,
+        series: usize,
+        smallest_n: u32,
+    },
+    /// The admitted cells have no value of `of` (the metrics' labels, joined).
+    NoValue { of: String, cells: usize },
+}
+
+impl NoPoint {
+    /// Why `cells` give no point of `metric` (against the metric `x` when there is one) in a view admitting
+    /// cells by `inclusion`. `None` when some admitted cell with data has a value of both.
+    pub fn of(
+        cells: &[&CellSummary],
+        inclusion: &Inclusion,
+        metric: Metric,
+        x: Option<Metric>,
+    ) -> Option<NoPoint> {
+        let with_data: Vec<&CellSummary> = cells
+            .iter()
+            .copied()
+            .filter(|cell| cell.has_data())
+            .collect();
+        if with_data.is_empty() {
+            return Some(NoPoint::NoData { cells: cells.len() });
+        }
+        let admitted: Vec<&CellSummary> = with_data
+            .iter()
+            .copied()
+            .filter(|cell| inclusion.admits(cell))
+            .collect();
+        if admitted.is_empty() {
+            // Partial cells admitted: whoever is still out is out by the ledger.
+            let ledger_only = Inclusion {
+                partial: true,
+                ..inclusion.clone()
+            };
+            let (excluded, partial): (Vec<&CellSummary>, Vec<&CellSummary>) =
+                with_data.iter().partition(|cell| !ledger_only.admits(cell));
+            let entries = crate::order::btree_set(excluded.iter().flat_map(|cell| {
+                cell.excluded.iter().filter(|id| {
+                    cell.exclusion_scope != Some(ExclusionScope::Comparison)
+                        || inclusion.comparisons.contains(*id)
+                })
+            }));
+            return Some(NoPoint::LeftOut {
+                excluded: excluded.len(),
+                entries: entries.into_iter().cloned().collect(),
+                partial: partial.len(),
+            });
+        }
+        let metrics: Vec<Metric> = std::iter::once(metric)
+            .chain(x.filter(|x| *x != metric))
+            .collect();
+        if admitted
+            .iter()
+            .any(|cell| metrics.iter().all(|metric| metric.of_cell(cell).is_some()))
+        {
+            return None;
+        }
+        // A scaling metric absent from every admitted cell for want of an N = 1 cell: said as such.
+        for scaling in metrics.iter().copied() {
+            let absent: Vec<ScalingAbsent> = admitted
+                .iter()
+                .filter_map(|cell| ScalingAbsent::of(scaling, cell, cells))
+                .collect();
+            if absent.len() == admitted.len()
+                && absent
+                    .iter()
+                    .all(|why| matches!(why, ScalingAbsent::NoBaseline { .. }))
+            {
+                let series = crate::order::btree_set(
+                    admitted.iter().map(|cell| cell.key.series_components()),
+                );
+                let smallest_n = admitted.iter().map(|cell| cell.key.n).min().unwrap_or(1);
+                return Some(NoPoint::NoBaseline {
+                    metric: scaling,
+                    series: series.len(),
+                    smallest_n,
+                });
+            }
+        }
+        let labels: Vec<&str> = metrics.iter().map(|metric| metric.label()).collect();
+        Some(NoPoint::NoValue {
+            of: labels.join(" or "),
+            cells: admitted.len(),
+        })
+    }
+
+    /// The line the chart draws inside the empty panel (or beside an empty series' label).
+    pub fn text(&self) -> String {
+        let cells = |count: usize| format!("{count} cell{}", if count == 1 { "" } else { "s" });
+        match self {
+            NoPoint::NoData { cells: count } => format!(
+                "no data: {} without a successful request (skipped, failed or not run)",
+                if *count == 1 {
+                    "its cell is".to_string()
+                } else {
+                    format!("all {} are", cells(*count))
+                }
+            ),
+            NoPoint::LeftOut {
+                excluded,
+                entries,
+                partial,
+            } => {
+                let ledger = format!("excluded by the ledger ({})", entries.join(", "));
+                let all = |count: usize| {
+                    if count == 1 {
+                        "the 1 cell".to_string()
+                    } else {
+                        format!("all {}", cells(count))
+                    }
+                };
+                match (*excluded, *partial) {
+                    (excluded, 0) => format!("{} {ledger}", all(excluded)),
+                    (0, partial) => {
+                        format!("{} partial, and partial cells are left out", all(partial))
+                    }
+                    (excluded, partial) => format!(
+                        "{} left out: {excluded} {ledger}, {partial} partial (partial cells are left out)",
+                        all(excluded + partial)
+                    ),
+                }
+            }
+            NoPoint::NoBaseline {
+                metric,
+                series,
+                smallest_n,
+            } => format!(
+                "no {}: no N = 1 cell in {} (measured from N = {smallest_n})",
+                metric.label(),
+                if *series == 1 {
+                    "this series".to_string()
+                } else {
+                    format!("any of these {series} series")
+                }
+            ),
+            NoPoint::NoValue { of, cells: count } => {
+                format!(
+                    "no value of {of} in {}",
+                    if *count == 1 {
+                        "its cell".to_string()
+                    } else {
+                        format!("any of its {}", cells(*count))
+                    }
+                )
             }
         }
     }

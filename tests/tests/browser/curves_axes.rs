@@ -320,3 +320,55 @@ async fn series_pooling_different_model_sets_say_so_in_the_chart() -> anyhow::Re
     assert_eq!(page.count("#curves-warnings").await?, 0);
     page.close().await
 }
+
+/// A panel with no point to draw says why inside it: mistral-7b × long_prefill_8k faceted by backend sets the
+/// backends against each other, so the ledger's `comparison` entry takes every cell out of every panel; and an
+/// AIPerf run measured only at concurrency 4 has no N = 1 cell to measure efficiency against.
+#[tokio::test]
+async fn an_empty_panel_says_why_inside_the_chart() -> anyhow::Result<()> {
+    let page = Harness::start("curves-empty-panels").await?;
+    page.open("/?view=curves&model=mistral-7b&workload=long_prefill_8k&facet=backend")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let (points, notes): (String, String) = page
+        .eval(
+            "(() => { const c = document.querySelector('#curves-canvas'); \
+             return [c.dataset.points, c.dataset.notes]; })()",
+        )
+        .await?;
+    assert_eq!(points, "", "nothing is drawn");
+    let panels = page.count("#series-table tbody tr").await?;
+    let excluded: Vec<&str> = notes
+        .lines()
+        .filter(|line| {
+            line.starts_with("all ")
+                && line.ends_with(" cells excluded by the ledger (mistral-long-prefill-tokenizer)")
+        })
+        .collect();
+    assert_eq!(
+        excluded.len() as u64,
+        panels,
+        "one reason per panel: {notes}"
+    );
+    page.screenshot("view-curves-empty-excluded").await?;
+    page.close().await?;
+
+    let fixtures =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/formats");
+    let page = Harness::start_on("curves-empty-no-baseline", &fixtures).await?;
+    page.open("/?view=curves&run=aiperf-v01%2Fartifacts&metric=efficiency&facet=run")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let notes: String = page
+        .eval("document.querySelector('#curves-canvas').dataset.notes")
+        .await?;
+    assert_eq!(
+        notes,
+        "no parallel efficiency: no N = 1 cell in this series (measured from N = 4)"
+    );
+    page.screenshot("view-curves-empty-no-baseline").await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

@@ -420,9 +420,6 @@ async fn the_default_comparison_pairs_each_configuration_once_and_its_export_kee
     let after: String = page.eval(verdict_colour).await?;
     assert_eq!(before, after, "vllm's edge keeps vllm's colour");
     page.screenshot("view-compare-default").await?;
-    page.emulate_dark_mode(true).await?;
-    page.screenshot("view-compare-dark").await?;
-    page.emulate_dark_mode(false).await?;
 
     // One model: five pairs a group, which cannot reach p < 0.05 whatever their values.
     page.open("/?view=compare&a=vllm&b=sglang&phase=scaling&model=llama3.1-8b")

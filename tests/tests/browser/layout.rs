@@ -61,7 +61,12 @@ async fn in_dark_mode_the_charts_and_their_colour_keys_follow_the_theme() -> any
         .eval("getComputedStyle(document.documentElement).backgroundColor")
         .await?;
     assert_eq!(background, "rgb(21, 24, 28)");
-    page.screenshot("view-compare-dark-theme").await?;
+    page.screenshot("view-compare-dark").await?;
+    page.eval::<bool>(
+        "(() => { document.querySelector('#compare-area').scrollIntoView(); return true; })()",
+    )
+    .await?;
+    page.screenshot("view-compare-forest-dark").await?;
     page.emulate_dark_mode(false).await?;
     page.open("/?view=compare&a=vllm&b=sglang&phase=scaling")
         .await?;

@@ -118,7 +118,8 @@ fn note_view(note: String, claims: &[NoteClaim]) -> impl IntoView + use<> {
     }
 }
 
-fn run_view(audit: RunAudit) -> impl IntoView {
+/// One run's block; `label` says what the run id stands for (its backends and start).
+fn run_view(audit: RunAudit, label: String) -> impl IntoView {
     let RunAudit {
         run,
         claims,
@@ -148,6 +149,7 @@ fn run_view(audit: RunAudit) -> impl IntoView {
             data-role=match run.role { RunRole::Run => "run", RunRole::Refill => "refill", RunRole::Copy => "copy" }>
             <h4>
                 <code>{run.run_id.clone()}</code>
+                {(!label.is_empty()).then(|| view! { <span class="run-label">{label}</span> })}
                 <span class="run-path">{run.path.clone()}</span>
                 {role.map(|role| view! { <span class="run-role">"— " {role}</span> })}
             </h4>
@@ -192,7 +194,10 @@ pub fn RunsSection() -> impl IntoView {
                             "Checksums and backup comparisons are still being computed; they appear here when ready."
                         </p>
                     })}
-                    {audits.into_iter().map(run_view).collect_view()}
+                    {audits.into_iter().map(|audit| {
+                        let label = ctx.working.with_untracked(|cells| cellscope_model::runs::run_label(&audit.run.run_id, cells));
+                        run_view(audit, label)
+                    }).collect_view()}
                 }
             }}
         </div>

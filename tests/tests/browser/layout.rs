@@ -104,6 +104,16 @@ async fn filters_are_announced_squares_are_named_and_runs_counted_as_the_run_fil
         labels.contains(&"(vllm · 2026-06-12 20:42)".to_string()),
         "{labels:?}"
     );
+    // The audit's run blocks carry the same label beside the id.
+    page.open("/?view=audit").await?;
+    page.wait_for("#audit-runs .audit-run").await?;
+    assert_eq!(
+        page.text("#audit-runs .audit-run[data-run='20260612_204254_036590'] .run-label")
+            .await?,
+        "vllm · 2026-06-12 20:42"
+    );
+    page.open("/?view=matrix&metric=efficiency").await?;
+    page.wait_for("td.square a.square-link").await?;
     // A square's link is named by what it is and where it leads.
     let name: String = page
         .eval("document.querySelector('td.square a.square-link').getAttribute('aria-label')")

@@ -135,3 +135,25 @@ pub fn png_data_url(
     root.present().ok()?;
     canvas.to_data_url().ok()
 }
+
+/// Moves `tooltip`, shown for the point at `point` (CSS pixels on `canvas`), to where
+/// [`cellscope_draw::chart::tooltip_position`] puts it inside the canvas's box, from the tooltip's size as laid
+/// out. The tooltip and the canvas share their positioned parent.
+pub fn place_tooltip(
+    tooltip: &web_sys::HtmlElement,
+    canvas: &web_sys::HtmlElement,
+    point: (f64, f64),
+) {
+    // Laid out first at the top left, where its width is not cut short by the space right of its old place.
+    let _ = tooltip.set_attribute("style", "left:0px;top:0px");
+    let size = (
+        f64::from(tooltip.offset_width()),
+        f64::from(tooltip.offset_height()),
+    );
+    let area = (
+        f64::from(canvas.offset_width()),
+        f64::from(canvas.offset_height()),
+    );
+    let (left, top) = cellscope_draw::chart::tooltip_position(point, size, area);
+    let _ = tooltip.set_attribute("style", &format!("left:{left}px;top:{top}px"));
+}

@@ -257,6 +257,21 @@ pub fn CurvesView() -> impl IntoView {
             tooltip.set(None);
         }
     });
+    // The tooltip is kept inside the chart, flipped to the left of or above its point near the right or bottom
+    // edge: placed once its text is laid out (the next frame), from its size.
+    let tooltip_ref = NodeRef::<leptos::html::Div>::new();
+    Effect::new(move |_| {
+        let Some((x, y, _)) = tooltip.get() else {
+            return;
+        };
+        request_animation_frame(move || {
+            if let (Some(element), Some(canvas)) =
+                (tooltip_ref.get_untracked(), canvas_ref.get_untracked())
+            {
+                crate::chart::place_tooltip(&element, &canvas, (x, y));
+            }
+        });
+    });
     let nearest_hit = move |event: &web_sys::MouseEvent| -> Option<Hit> {
         let canvas = canvas_ref.get_untracked()?;
         hits.with_untracked(|hits| crate::chart::nearest_hit(&canvas, hits, event))
@@ -516,7 +531,7 @@ pub fn CurvesView() -> impl IntoView {
                 </div>
             })}
             {move || tooltip.get().map(|(x, y, text)| view! {
-                <div class="tooltip" id="curves-tooltip" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>{text}</div>
+                <div class="tooltip" id="curves-tooltip" role="tooltip" node_ref=tooltip_ref style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>{text}</div>
             })}
         </div>
         </div>

@@ -269,6 +269,28 @@ fn wrap_text(text: &str, width: i32, font_px: i32) -> Vec<String> {
     lines
 }
 
+/// Where a tooltip of `size` (width, height) for the point at `point` goes inside a chart of `area` (all in CSS
+/// pixels from the chart's top left): below and right of the point, flipped to its left near the right edge and
+/// above it near the bottom edge, and kept inside the chart whatever its size, so it never covers what is above
+/// the chart (the legend) or leaves it. Its top left corner.
+pub fn tooltip_position(point: (f64, f64), size: (f64, f64), area: (f64, f64)) -> (f64, f64) {
+    /// The gap between the point and the tooltip, so the point stays visible.
+    const GAP: f64 = 12.0;
+    let place = |at: f64, size: f64, area: f64| {
+        let after = at + GAP;
+        let chosen = if after + size <= area {
+            after
+        } else {
+            at - GAP - size
+        };
+        chosen.min(area - size).max(0.0)
+    };
+    (
+        place(point.0, size.0, area.0),
+        place(point.1, size.1, area.1),
+    )
+}
+
 /// What the view shows that a curve point's tooltip names: the metric, the x axis, and how the point was pooled.
 #[derive(Clone, Copy, Debug)]
 pub struct PointWords {
@@ -1766,6 +1788,33 @@ mod tests {
                 "{text} {rect:?} is not in the middle"
             );
         }
+    }
+
+    #[test]
+    fn a_tooltip_stays_inside_the_chart_flipping_near_its_edges() {
+        let area = (600.0, 400.0);
+        let size = (200.0, 80.0);
+        let inside = |(left, top): (f64, f64)| {
+            left >= 0.0 && top >= 0.0 && left + size.0 <= area.0 && top + size.1 <= area.1
+        };
+        // Room below right: there, 12 px off the point.
+        assert_eq!(tooltip_position((100.0, 100.0), size, area), (112.0, 112.0));
+        // Near the right edge it goes left of the point, near the bottom above it, in the corner both.
+        assert_eq!(tooltip_position((550.0, 100.0), size, area), (338.0, 112.0));
+        assert_eq!(tooltip_position((100.0, 380.0), size, area), (112.0, 288.0));
+        assert_eq!(tooltip_position((590.0, 395.0), size, area), (378.0, 303.0));
+        // Near the top left, never above or left of the chart.
+        assert_eq!(tooltip_position((2.0, 2.0), size, area), (14.0, 14.0));
+        // With room on neither side, it is kept inside, covering the point rather than leaving the chart.
+        for point in [(0.0, 0.0), (300.0, 200.0), (600.0, 400.0), (210.0, 350.0)] {
+            assert!(
+                inside(tooltip_position(point, size, area)),
+                "{point:?}: {:?}",
+                tooltip_position(point, size, area)
+            );
+        }
+        let wide = (580.0, 80.0);
+        assert_eq!(tooltip_position((300.0, 100.0), wide, area).0, 0.0);
     }
 
     #[test]

@@ -372,3 +372,57 @@ async fn an_empty_panel_says_why_inside_the_chart() -> anyhow::Result<()> {
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// Where a tooltip was placed near one edge: the edge, the boxes (left, top, right, bottom) of the tooltip, the
+/// canvas and the legend, and whether its lines wrap.
+type Placed = (String, [f64; 4], [f64; 4], [f64; 4], bool);
+
+/// The tooltip of a point near any edge of the chart stays inside the chart's box, flipped to the point's left
+/// or above it, and never covers the legend above the chart.
+#[tokio::test]
+async fn a_tooltip_near_any_edge_stays_inside_the_chart() -> anyhow::Result<()> {
+    let page = Harness::start("curves-tooltip-edges").await?;
+    page.open("/?view=curves&phase=scaling").await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    page.wait_for_details().await?;
+    // The points with the least and the most x and y, hovered one by one; each tooltip's box once placed (two
+    // frames later), with the canvas's and the legend's.
+    let boxes: Vec<Placed> = page
+        .eval_async(
+            "(async () => { const c = document.querySelector('#curves-canvas'); \
+             const points = c.dataset.points.split(';').map(p => p.split(',').map(Number)); \
+             const pick = (f) => points.reduce((a, b) => f(b) < f(a) ? b : a); \
+             const edges = [['left', pick(p => p[0])], ['right', pick(p => -p[0])], ['top', pick(p => p[1])], \
+               ['bottom', pick(p => -p[1])], ['bottom right', pick(p => -p[0] - p[1])]]; \
+             const rect = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }; \
+             const frame = () => new Promise(done => requestAnimationFrame(() => done())); \
+             const out = []; \
+             for (const [edge, p] of edges) { const r = c.getBoundingClientRect(); \
+               c.dispatchEvent(new MouseEvent('mousemove', { clientX: r.left + p[0], clientY: r.top + p[1], bubbles: true })); \
+               await frame(); await frame(); await frame(); \
+               const t = document.querySelector('#curves-tooltip'); if (!t) throw new Error('no tooltip at ' + edge); \
+               const wrapped = Math.round((t.clientHeight - 12) / parseFloat(getComputedStyle(t).lineHeight)) > t.textContent.split('\\n').length; \
+               out.push([edge, rect(t), rect(c), rect(document.querySelector('#curves-legend')), wrapped]); } \
+             return out; })()",
+        )
+        .await?;
+    assert_eq!(boxes.len(), 5);
+    for (edge, tooltip, canvas, legend, wrapped) in &boxes {
+        assert!(!wrapped, "{edge}: the tooltip is squeezed, its lines wrap");
+        assert!(
+            tooltip[0] >= canvas[0] - 0.5
+                && tooltip[1] >= canvas[1] - 0.5
+                && tooltip[2] <= canvas[2] + 0.5
+                && tooltip[3] <= canvas[3] + 0.5,
+            "{edge}: tooltip {tooltip:?} leaves the chart {canvas:?}"
+        );
+        assert!(
+            tooltip[1] >= legend[3],
+            "{edge}: tooltip {tooltip:?} covers the legend {legend:?}"
+        );
+    }
+    page.screenshot("view-curves-tooltip-bottom-right").await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

@@ -138,3 +138,15 @@ pub fn local_time(unix_ms: f64) -> String {
     let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix_ms));
     String::from(date.to_locale_string("sv-SE", &wasm_bindgen::JsValue::UNDEFINED))
 }
+
+/// Gives the keyboard focus to the first element matching `css`, if there is one.
+pub fn focus(css: &str) {
+    use wasm_bindgen::JsCast;
+    if let Some(element) = window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.query_selector(css).ok().flatten())
+        .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = element.focus();
+    }
+}

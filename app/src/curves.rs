@@ -283,11 +283,9 @@ pub fn CurvesView() -> impl IntoView {
             ..state.clone()
         }));
     };
-    let on_click = move |event: web_sys::MouseEvent| {
-        let Some(hit) = nearest_hit(&event) else {
-            chosen.set(None);
-            return;
-        };
+    // Opens what a point stands for, as a click or Enter on it does: its one cell in the inspector, or the list
+    // of its cells to pick one from.
+    let open_hit = move |hit: Hit| {
         // A curve point's cells come from the model, by the same rule that counted them.
         let keys = match hit.point {
             Some([facet, series, point]) => facets
@@ -314,25 +312,75 @@ pub fn CurvesView() -> impl IntoView {
             _ => chosen.set(Some((hit.x, hit.y, keys))),
         }
     };
+    let on_click = move |event: web_sys::MouseEvent| match nearest_hit(&event) {
+        Some(hit) => open_hit(hit),
+        None => chosen.set(None),
+    };
+    // A point's tooltip: a curve point's text is written now, from the facets drawn (see `Hit::text`).
+    let hit_text = move |hit: &Hit| -> String {
+        let words = ctx.state.with_untracked(|state| PointWords {
+            metric: chart_metric.get_untracked(),
+            x: state.x,
+            aggregation: state.aggregation,
+            band: state.band,
+        });
+        match hit.point {
+            Some(at) => facets
+                .with_untracked(|facets| curve_point_text(facets, at, words))
+                .unwrap_or_default(),
+            None => hit.text.clone(),
+        }
+    };
     let on_move = move |event: web_sys::MouseEvent| {
-        // A curve point's text is written now, from the facets drawn (see `Hit::text`).
-        let words = move || {
-            ctx.state.with_untracked(|state| PointWords {
-                metric: chart_metric.get_untracked(),
-                x: state.x,
-                aggregation: state.aggregation,
-                band: state.band,
-            })
-        };
-        tooltip.set(nearest_hit(&event).map(|hit| {
-            let text = match hit.point {
-                Some(at) => facets
-                    .with_untracked(|facets| curve_point_text(facets, at, words()))
-                    .unwrap_or_default(),
-                None => hit.text,
-            };
-            (hit.x, hit.y, text)
-        }));
+        tooltip.set(nearest_hit(&event).map(|hit| (hit.x, hit.y, hit_text(&hit))));
+    };
+    // The keyboard's way to the points: one button per point over the canvas (see `point_buttons`); the point
+    // last opened from it, to give it the focus back when its list of cells closes.
+    let opened_from = StoredValue::new(None::<usize>);
+    let hit_at = move |index: usize| hits.with_untracked(|hits| hits.get(index).cloned());
+    let focus_point = move |index: usize| {
+        let Some(hit) = hit_at(index) else { return };
+        tooltip.set(Some((hit.x, hit.y, hit_text(&hit))));
+    };
+    let press_point = move |index: usize| {
+        let Some(hit) = hit_at(index) else { return };
+        opened_from.set_value(Some(index));
+        open_hit(hit);
+        // A list of cells opened: the focus goes to its first cell.
+        request_animation_frame(|| browser::focus("#point-cells a"));
+    };
+    let close_cells = move || {
+        chosen.set(None);
+        if let Some(index) = opened_from.get_value() {
+            request_animation_frame(move || {
+                browser::focus(&format!(
+                    "#curves-points .point-focus[data-index='{index}']"
+                ))
+            });
+        }
+    };
+    let point_buttons = move || {
+        hits.with(|hits| {
+            hits.iter()
+                .enumerate()
+                .map(|(index, hit)| {
+                    // The tooltip in one line: what a screen reader says on reaching the point.
+                    let label = hit_text(hit)
+                        .lines()
+                        .map(str::trim)
+                        .filter(|line| !line.is_empty())
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    view! {
+                        <button type="button" class="point-focus" data-index=index aria-label=label
+                            style=format!("left:{}px;top:{}px", hit.x, hit.y)
+                            on:focus=move |_| focus_point(index)
+                            on:blur=move |_| tooltip.set(None)
+                            on:click=move |_| press_point(index)></button>
+                    }
+                })
+                .collect_view()
+        })
     };
     // What an export carries: the view in words, with the link that reopens it pinned to its snapshot.
     let export_lines = move || {
@@ -513,8 +561,13 @@ pub fn CurvesView() -> impl IntoView {
         <div class="chart-wrap">
             <canvas id="curves-canvas" node_ref=canvas_ref on:mousemove=on_move on:click=on_click
                 on:mouseleave=move |_| tooltip.set(None)></canvas>
+            <div class="point-keys" id="curves-points" role="group"
+                aria-label="the chart's points: Tab moves to the next, Enter opens its cells">
+                {point_buttons}
+            </div>
             {move || chosen.get().map(|(x, y, keys)| view! {
-                <div class="points-popover" id="point-cells" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>
+                <div class="points-popover" id="point-cells" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)
+                    on:keydown=move |event: web_sys::KeyboardEvent| if event.key() == "Escape" { close_cells(); }>
                     {format!("This point pools {} cells; open one:", keys.len())}
                     <ul>
                         {keys.into_iter().map(|key| {
@@ -527,7 +580,7 @@ pub fn CurvesView() -> impl IntoView {
                             view! { <li><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{key.to_string()}</a></li> }
                         }).collect_view()}
                     </ul>
-                    <button on:click=move |_| chosen.set(None)>"Close"</button>
+                    <button on:click=move |_| close_cells()>"Close"</button>
                 </div>
             })}
             {move || tooltip.get().map(|(x, y, text)| view! {

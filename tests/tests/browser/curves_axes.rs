@@ -426,3 +426,107 @@ async fn a_tooltip_near_any_edge_stays_inside_the_chart() -> anyhow::Result<()> 
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// The focused element's point index and accessible name, and the tooltip's text.
+async fn focused(page: &Harness) -> anyhow::Result<(String, String, String)> {
+    page.eval(
+        "(() => { const e = document.activeElement; const t = document.querySelector('#curves-tooltip'); \
+         return [e.dataset.index ?? '', e.getAttribute('aria-label') ?? '', t ? t.textContent : '']; })()",
+    )
+    .await
+}
+
+/// Every point of the chart is reached with Tab: each is a button named by its tooltip in one line, its focus
+/// shows the tooltip and a ring at the point, and Enter opens it as a click does: its one cell in the inspector,
+/// or the list of the cells it pools, whose first link takes the focus and which Escape closes.
+#[tokio::test]
+async fn a_point_is_reached_and_opened_from_the_keyboard() -> anyhow::Result<()> {
+    use fantoccini::key::Key;
+    let page = Harness::start("curves-keyboard").await?;
+    // One backend, model, workload and phase: each point pools the three reps of one configuration.
+    page.open("/?view=curves&backend=pytorch_direct&model=llama3.2-3b&workload=balanced_2k&phase=scaling&facet=none")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    page.wait_for_details().await?;
+    let (points, buttons): (u64, u64) = page
+        .eval(
+            "[document.querySelector('#curves-canvas').dataset.points.split(';').filter(p => p).length, \
+             document.querySelectorAll('#curves-points button.point-focus').length]",
+        )
+        .await?;
+    assert!(points >= 4, "{points} points");
+    assert_eq!(buttons, points, "one button per drawn point");
+    // Tab from the last control before the chart reaches the first point.
+    page.press_on("#export-svg", Key::Tab).await?;
+    page.wait_for("#curves-tooltip").await?;
+    let (index, label, tooltip) = focused(&page).await?;
+    assert_eq!(index, "0");
+    assert!(label.starts_with("pytorch_direct · N=1"), "{label}");
+    let lines: Vec<&str> = tooltip
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    assert_eq!(
+        label,
+        lines.join("; "),
+        "the label is the tooltip in one line"
+    );
+    // The ring is drawn at the point itself.
+    let (dx, dy, ring): (f64, f64, String) = page
+        .eval(
+            "(() => { const e = document.activeElement; const c = document.querySelector('#curves-canvas'); \
+             const p = c.dataset.points.split(';')[0].split(',').map(Number); const r = e.getBoundingClientRect(); \
+             const cr = c.getBoundingClientRect(); \
+             return [r.left + r.width / 2 - cr.left - p[0], r.top + r.height / 2 - cr.top - p[1], getComputedStyle(e).outlineStyle]; })()",
+        )
+        .await?;
+    assert!(
+        dx.abs() <= 1.0 && dy.abs() <= 1.0,
+        "ring off its point by {dx}, {dy}"
+    );
+    assert_eq!(ring, "solid");
+    page.press(Key::Tab).await?;
+    page.until("document.activeElement.dataset.index === '1'")
+        .await?;
+    let (_, label, tooltip) = focused(&page).await?;
+    assert!(label.starts_with("pytorch_direct · N=2"), "{label}");
+    assert!(tooltip.contains("N=2"), "{tooltip}");
+    page.screenshot("view-curves-keyboard-focus").await?;
+
+    // Enter on a point pooling three reps lists them; the focus goes to the first, Escape closes the list and
+    // gives the focus back to the point.
+    page.press(Key::Enter).await?;
+    page.wait_for("#point-cells").await?;
+    assert_eq!(page.count("#point-cells li a").await?, 3);
+    page.until("document.activeElement === document.querySelector('#point-cells a')")
+        .await?;
+    page.screenshot("view-curves-keyboard-cells").await?;
+    page.press(Key::Escape).await?;
+    page.until("!document.querySelector('#point-cells')")
+        .await?;
+    page.until("document.activeElement.dataset.index === '1'")
+        .await?;
+
+    // With one rep, a point is one cell: Enter opens it in the inspector.
+    page.open("/?view=curves&backend=pytorch_direct&model=llama3.2-3b&workload=balanced_2k&phase=scaling&facet=none&rep=0")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    page.wait_for("#curves-points button.point-focus").await?;
+    page.press_on(
+        "#curves-points button.point-focus[data-index='1']",
+        Key::Enter,
+    )
+    .await?;
+    page.until("location.search.includes('view=inspector')")
+        .await?;
+    let search: String = page.eval("decodeURIComponent(location.search)").await?;
+    assert!(
+        search.contains("/pytorch_direct/llama3.2-3b/balanced_2k/n=2/rep=0"),
+        "{search}"
+    );
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

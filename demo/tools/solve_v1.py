@@ -2,8 +2,8 @@
 
 Chooses per-cell targets for TR164 V1 (seed 000): N=1 aggregate tps per (phase, model, workload, rep), and for
 N in {2, 4, 8, 16} the parallel efficiency and p95 wall multiplier of every rep, such that
-- rep means at N=2 equal Appendix D exactly (§7.3),
-- rep means at N=16 follow Appendix I (nudged down by 0.001, because App. I and SS4 disagree, C-23),
+- rep means at N=2 equal Appendix D exactly,
+- rep means at N=16 follow Appendix I (nudged down by 0.001, because App. I and SS4 disagree),
 - the pooled 72 (58) cells at each N follow SS4 / SS5 (mean, std, min, median, max),
 - efficiency x p95 multiplier stays in the band the published medians obey (about 1, Little's law), so the row
   generator can realise both numbers in one cell.
@@ -16,7 +16,7 @@ MODELS = ["llama3.2-1b", "qwen2.5-1.5b", "llama3.2-3b"]
 WORKLOADS = ["short_decode", "balanced_2k", "long_decode", "repeated_prefix"]
 NS = [2, 4, 8, 16]
 
-# Appendix D (000:L1288-1312): (efficiency, p95 multiplier) at N=2, rep means.
+# Appendix D: (efficiency, p95 multiplier) at N=2, rep means.
 APP_D = {
     ("scaling", "llama3.2-1b", "balanced_2k"): (0.530, 2.046),
     ("scaling", "llama3.2-1b", "long_decode"): (0.543, 1.931),
@@ -43,7 +43,7 @@ APP_D = {
     ("ttft", "qwen2.5-1.5b", "repeated_prefix"): (0.605, 1.745),
     ("ttft", "qwen2.5-1.5b", "short_decode"): (0.607, 1.702),
 }
-# Appendix I (000:L1012-1043): mean efficiency at N=16 of the executed combinations.
+# Appendix I: mean efficiency at N=16 of the executed combinations.
 APP_I = {
     ("scaling", "llama3.2-1b", "short_decode"): 0.061, ("scaling", "llama3.2-1b", "balanced_2k"): 0.014,
     ("scaling", "llama3.2-1b", "long_decode"): 0.060, ("scaling", "llama3.2-1b", "repeated_prefix"): 0.033,
@@ -56,12 +56,12 @@ APP_I = {
     ("scaling", "llama3.2-3b", "short_decode"): 0.052, ("scaling", "llama3.2-3b", "balanced_2k"): 0.018,
     ("ttft", "llama3.2-3b", "short_decode"): 0.050,
 }
-# SS4 / SS5 pooled distributions (000:L351-356, L389-394): mean, std, min, median, max.
+# SS4 / SS5 pooled distributions: mean, std, min, median, max.
 SS4 = {2: (0.536, 0.093, 0.282, 0.547, 0.733), 4: (0.281, 0.053, 0.142, 0.295, 0.379),
        8: (0.104, 0.052, 0.004, 0.127, 0.253), 16: (0.047, 0.023, 0.001, 0.056, 0.095)}
 SS5 = {2: (1.96, 0.70, 0.86, 1.83, 5.39), 4: (3.80, 1.20, 1.97, 3.52, 7.30),
        8: (36.99, 89.93, 3.61, 7.92, 512.65), 16: (88.89, 266.94, 6.86, 17.36, 1446.67)}
-# SS2 / SS3 / SS6 N=1 medians of aggregate tps (000:L300-303, L324-328, L423-425).
+# SS2 / SS3 / SS6 N=1 medians of aggregate tps.
 N1_MODEL_MEDIAN = {"llama3.2-1b": 42.04, "qwen2.5-1.5b": 32.80, "llama3.2-3b": 27.71}
 N1_WORKLOAD_MEDIAN = {"balanced_2k": 29.77, "long_decode": 32.49, "repeated_prefix": 27.47, "short_decode": 35.14}
 N1_PHASE_MEDIAN = {"scaling": 32.74, "ttft": 31.61}
@@ -70,7 +70,7 @@ SKIPPED = {(p, "llama3.2-3b", w) for p in PHASES for w in ["long_decode", "repea
     ("ttft", "llama3.2-3b", "balanced_2k")}  # at N=16 only; rep 0 of the last one is the partial cell
 PARTIAL = ("ttft", "llama3.2-3b", "balanced_2k", 16, 0)
 # The partial cell carries the SS4 minimum (0.001, SS2's 0.23 tps) and the SS5 maximum (1446.67x, "completed via
-# in-process fallback ... P50 about 27x", 000:L408).
+# in-process fallback ... P50 about 27x").
 PARTIAL_TARGET = {"rows": 12, "efficiency": 0.00053, "p95_multiplier": 1446.67, "p50_multiplier": 27.0}
 REP_TPS = [0.988, 1.0, 1.012]
 # The row generator realises a product k = efficiency x p95x as an N-cell p95/mean ratio of k x q1, with q1 the

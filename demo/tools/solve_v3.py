@@ -4,7 +4,7 @@ Finds the 25 x 5 matrices of rep-mean parallel efficiencies of both backends (N 
 definition), solved jointly as one vector of 250 (SGLang at offset 125), closest to a smooth prior that satisfies
 every published V3 constraint (the boundary matrix and its marginals), by Dykstra's alternating projections onto (a) the affine set of
 published means: per backend the per-model curves and the workload N=32 means, and across the backends the five
-head-to-head mean deltas (001:L99-105), (b) per-cell bounds (first_n_below_0.65 crossings with a 0.01 margin,
+head-to-head mean deltas, (b) per-cell bounds (first_n_below_0.65 crossings with a 0.01 margin,
 stated values, per-model best/worst at N=32), (c) monotone-decreasing curves and (d) bounds on a few per-pair deltas
 vLLM - SGLang that give each workload's Wilcoxon statistic its published value. Pure Python on purpose: it runs
 once, offline, with no dependencies.
@@ -15,7 +15,7 @@ WORKLOADS = ["short_decode", "balanced_2k", "long_prefill_8k", "long_decode", "r
 NS = [2, 4, 8, 16, 32]
 BACKENDS = ["vllm", "sglang"]
 
-# per_model_efficiency_curves (001:L279-297, 3 dp for N=2..16) and the 4-dp N=32 table (001:L63-68).
+# per_model_efficiency_curves (3 dp for N=2..16) and the 4-dp N=32 table.
 CURVES = {
     "vllm": {
         "qwen2.5-7b": [0.961, 0.905, 0.806, 0.686, 0.4997],
@@ -32,17 +32,17 @@ CURVES = {
         "phi-4": [0.981, 0.937, 0.848, 0.729, 0.5952],
     },
 }
-# workload_boundary.*.mean_efficiency_at_n32 (001:L84-89, 4 dp).
+# workload_boundary.*.mean_efficiency_at_n32 (4 dp).
 WORKLOAD_N32 = {
     "vllm": [0.4493, 0.5733, 0.3875, 0.7151, 0.5629],
     "sglang": [0.5388, 0.5514, 0.2812, 0.7231, 0.5788],
 }
-# workload_boundary.*.mean_p95x_at_n32 (001:L84-89, 2 dp).
+# workload_boundary.*.mean_p95x_at_n32 (2 dp).
 WORKLOAD_P95X_N32 = {
     "vllm": [2.43, 1.81, 2.64, 1.41, 1.80],
     "sglang": [1.96, 1.85, 3.50, 1.40, 1.76],
 }
-# first_n_below_0.65 (001:L829-854); None = never below within N <= 32.
+# first_n_below_0.65; None = never below within N <= 32.
 FIRST_N = {
     "vllm": {
         "qwen2.5-7b": [16, 32, 16, None, 32],
@@ -59,8 +59,7 @@ FIRST_N = {
         "phi-4": [32, 32, 16, None, 32],
     },
 }
-# Individually stated boundary_matrix values (001:L379-399, L583-593, L864): (model, workload, N) -> (value, half-width
-# of its printed precision).
+# Individually stated boundary_matrix values: (model, workload, N) -> (value, half-width of its printed precision).
 STATED = {
     "vllm": {
         ("qwen2.5-7b", "long_decode", 32): (0.681, 0.0005),
@@ -93,14 +92,14 @@ STATED = {
         ("phi-4", "long_prefill_8k", 32): (0.315, 0.0005),
     },
 }
-# Per-model N=32 best (long_decode) and worst workload (001:L394-399): every other workload lies between them.
+# Per-model N=32 best (long_decode) and worst workload: every other workload lies between them.
 N32_RANGE = {
     "vllm": {"qwen2.5-7b": (0.354, 0.681), "llama3.1-8b": (0.307, 0.686), "mistral-7b": (0.311, 0.651),
              "qwen2.5-14b": (0.448, 0.780), "phi-4": (0.466, 0.778)},
     "sglang": {"qwen2.5-7b": (0.252, 0.758), "llama3.1-8b": (0.222, 0.668), "mistral-7b": (0.297, 0.645),
                "qwen2.5-14b": (0.320, 0.774), "phi-4": (0.315, 0.770)},
 }
-# Stated p95x_at_n32 values (001:L379-386, L396, L401, L825).
+# Stated p95x_at_n32 values.
 STATED_P95X = {
     "vllm": {("qwen2.5-7b", "long_decode"): 1.44, ("llama3.1-8b", "short_decode"): 3.6,
              ("mistral-7b", "long_prefill_8k"): 3.24, ("qwen2.5-14b", "long_decode"): 1.35,
@@ -109,7 +108,7 @@ STATED_P95X = {
                ("llama3.1-8b", "long_prefill_8k"): 4.40, ("qwen2.5-14b", "long_decode"): 1.30},
 }
 
-# head_to_head_by_workload (001:L99-105): Δ = vLLM − SGLang rep-mean efficiency per pair (model, N = 2..32) in the
+# head_to_head_by_workload: Δ = vLLM − SGLang rep-mean efficiency per pair (model, N = 2..32) in the
 # scaling phase, the Mistral × long_prefill_8k pairs excluded by the comparison ledger entry. The mean over the pairs
 # is an affine row of the joint solve; the p-values are those of the exact Wilcoxon signed-rank test, so they depend
 # only on min(R+, R−), the sum of the ranks of |Δ| carried by the minority sign: Holm p 0.001824, 0.652841, 0.000048,

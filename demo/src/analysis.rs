@@ -1,5 +1,5 @@
 //! The derived artifacts of a run (analysis.json, cell_summary.csv), computed from its rows with the shared
-//! metric math of `cellscope-model`, the way `research.tr164.analyze` derived them from metrics.csv (§3.3, §3.4).
+//! metric math of `cellscope-model`, the way `research.tr164.analyze` derived them from metrics.csv.
 
 use crate::pyrepr::{csv_record, py_float};
 use crate::rows::MetricsRow;
@@ -106,7 +106,8 @@ fn key_json(key: &CellKey) -> serde_json::Map<String, Value> {
     object
 }
 
-/// ok_rate against the expected request count (C-05), not against row statuses.
+/// ok_rate against the expected request count, not against row statuses: every row of the report is `ok`, yet its
+/// min_ok_rate is 0.95.
 fn ok_rate(cell: &CellSummary) -> f64 {
     cell.expected_rows
         .filter(|expected| *expected > 0)
@@ -115,8 +116,8 @@ fn ok_rate(cell: &CellSummary) -> f64 {
         })
 }
 
-/// analysis.json: the sections of §3.3 (cell_summary, aggregate_summary, breakdown_boundaries, backend_rankings,
-/// nsys_traces, coverage accounting).
+/// analysis.json: the sections the report names (cell_summary, aggregate_summary, breakdown_boundaries,
+/// backend_rankings, nsys_traces, coverage accounting).
 pub fn analysis_json(
     run_id: &str,
     cells: &[CellSummary],
@@ -321,7 +322,7 @@ const SUMMARY_COLUMNS: [&str; 25] = [
 ];
 
 /// cell_summary.csv: one row per planned cell; cells without data are zero-valued, as analyze.py left the
-/// skip-marked ones (§3.4), so consumers filter on `mean_wall_ms > 0`.
+/// skip-marked ones, so consumers filter on `mean_wall_ms > 0`.
 pub fn cell_summary_csv(cells: &[CellSummary]) -> String {
     let mut text = csv_record(SUMMARY_COLUMNS);
     for cell in cells {

@@ -30,7 +30,8 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-/// A wall-clock time in a zone with a fixed UTC offset (EDT for TR164 V1, UTC for the V3 pods, C-45).
+/// A wall-clock time in a zone with a fixed UTC offset (EDT for TR164 V1; UTC for the V3 pods, whose zone is not
+/// stated).
 #[derive(Clone, Copy, Debug)]
 pub struct Zone {
     pub offset_s: i64,

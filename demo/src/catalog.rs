@@ -23,7 +23,8 @@ pub struct Workload {
     pub early_stop: f64,
 }
 
-/// V1 models (App. B; tier mapping C-26: the two smallest are `small`, llama3.2-3b `small_plus`).
+/// V1 models (App. B; the report does not map models to tiers: the two smallest are `small`, llama3.2-3b
+/// `small_plus`).
 pub const V1_MODELS: [Model; 3] = [
     Model {
         name: "llama3.2-1b",
@@ -83,8 +84,8 @@ pub const V1_NS: [u32; 5] = [1, 2, 4, 8, 16];
 pub const PHASES: [&str; 2] = ["scaling", "ttft"];
 pub const REPS: [u32; 3] = [0, 1, 2];
 
-/// V3 models (hf ids, tiers and sizes are not in the seeds, C-28: public ids; tiers follow §5.3's
-/// production_small = 7B/8B, upper_single_gpu = 14B reading).
+/// V3 models (hf ids, tiers and sizes are not in the seeds: public ids; tiers read as production_small = 7B/8B,
+/// upper_single_gpu = 14B).
 pub const V3_MODELS: [Model; 5] = [
     Model {
         name: "qwen2.5-7b",
@@ -128,7 +129,8 @@ pub const V3_MODELS: [Model; 5] = [
     },
 ];
 
-/// V3 workloads in plan order; the four shared ones reuse V1 budgets, long_prefill_8k is 8704/64 (C-17).
+/// V3 workloads in plan order; the four shared ones reuse V1 budgets, long_prefill_8k is 8704/64 (the V3
+/// report states no other budget).
 pub const V3_WORKLOADS: [Workload; 5] = [
     Workload {
         name: "short_decode",

@@ -1,7 +1,8 @@
 //! Tables published in the TR164 reports that the demo data follows and the tests check it against: typed once
-//! here, from the reports (each table cites its lines), and shared by the demo's and the server's oracle tests.
+//! here, from the reports (each table named as the report names it), and shared by the demo's and the server's
+//! oracle tests.
 
-/// Appendix D (000:L1288-1312): (phase, model, workload, efficiency, p95 multiplier) at N=2.
+/// Appendix D: (phase, model, workload, efficiency, p95 multiplier) at N=2.
 pub const APPENDIX_D: [(&str, &str, &str, f64, f64); 24] = [
     ("scaling", "llama3.2-1b", "balanced_2k", 0.530, 2.046),
     ("scaling", "llama3.2-1b", "long_decode", 0.543, 1.931),

@@ -51,7 +51,7 @@ pub struct V3Recipe {
     pub sglang: V3Backend,
 }
 
-/// `[min, mean, max]` of prompt_tokens per backend over `n` requests of one phase (§6.9).
+/// `[min, mean, max]` of prompt_tokens per backend over `n` requests of one phase (the published tokenizer asymmetry).
 #[derive(Debug, Deserialize)]
 pub struct TokenStats {
     pub n: u32,

@@ -5,7 +5,7 @@ use crate::pyrepr::{push_field, push_int, py_float};
 use cellscope_model::RequestSample;
 use std::sync::Arc;
 
-/// The 29 columns in Appendix B order (§2.1; the real order is unknown, readers go by header name).
+/// The 29 columns in Appendix B order (the real order is unknown, readers go by header name).
 pub const COLUMNS: [&str; 29] = [
     "run_id",
     "suite",
@@ -69,7 +69,7 @@ pub struct Measurement {
     pub submit_time_s: f64,
     pub complete_time_s: f64,
     pub status: &'static str,
-    /// Only written in the pre-refill backup's extra column (C-24).
+    /// Only written in the pre-refill backup's extra column (the report documents no error column).
     pub error: Option<String>,
 }
 
@@ -195,7 +195,8 @@ impl MetricsRow {
         line.push_str("\r\n");
     }
 
-    /// The same row as one JSON object (the cell_worker sidecar format, C-43): numbers as numbers, nulls as null.
+    /// The same row as one JSON object (the cell_worker sidecar format, whose rows the report says match
+    /// metrics.csv's): numbers as numbers, nulls as null.
     pub fn to_json(&self) -> serde_json::Value {
         let cell = &self.cell;
         let mut object = serde_json::Map::new();

@@ -1,5 +1,6 @@
-//! TR164 V1 (seed 000): the single local_core run `20260531_120428_552237` of the in-process pytorch_direct
-//! dispatcher, replayed through its seven dispatcher generations (§6.1–§6.3) with the skip/partial placement of §7.2.
+//! TR164 V1: the single local_core run `20260531_120428_552237` of the in-process pytorch_direct
+//! dispatcher, replayed through its seven dispatcher generations, their hangs and fallbacks, with the one
+//! skip/partial placement that meets every count of the report's census (14 skip rows, one partial cell).
 
 mod manifest;
 mod traces;
@@ -20,11 +21,12 @@ use std::sync::Arc;
 
 pub const SUITE: &str = "local_core";
 pub const BACKEND: &str = "pytorch_direct";
-/// The five backends of the 1,800-cell plan; only pytorch_direct was selected (`--backends pytorch_direct`, C-22).
+/// The five backends of the 1,800-cell plan; only pytorch_direct was selected (`--backends pytorch_direct`;
+/// the report does not say which of the two the plan file holds).
 pub const PLANNED_BACKENDS: [&str; 5] = ["pytorch_direct", "ollama", "vllm", "sglang", "tgi"];
 
 /// One of the 360 planned cells, in plan order: model → phase → workload → N → rep (so that cell 283, 1-based,
-/// is scaling × long_decode × N=16 × rep 0 on llama3.2-3b, as §6.1 says).
+/// is scaling × long_decode × N=16 × rep 0 on llama3.2-3b, as the V1 timeline says).
 #[derive(Clone, Copy, Debug)]
 pub struct PlanCell {
     pub index: usize,
@@ -38,7 +40,7 @@ pub struct PlanCell {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Real,
-    /// V5's in-flight rows of ttft × balanced_2k × N=16 × rep 0 (§7.2).
+    /// V5's in-flight rows of ttft × balanced_2k × N=16 × rep 0.
     Partial,
     /// A single App. B sentinel row.
     Skip,
@@ -57,7 +59,7 @@ impl PlanCell {
         }
     }
 
-    /// The three fallback-completed cells (C-04).
+    /// The three fallback-completed cells (the report counts three but names them only in part).
     pub fn fallback(&self) -> bool {
         self.model.name == "llama3.2-3b"
             && self.n == 8
@@ -117,7 +119,8 @@ fn find(plan: &[PlanCell], phase: &str, workload: &str, n: u32, rep: u32) -> usi
 }
 
 /// Documented wall-clock times (EDT) of the timeline; the replay shifts them later only where the published
-/// cell durations do not fit (C-18: narrative durations are not authoritative).
+/// cell durations do not fit (the report's narrative durations disagree with its timeline, so they are not
+/// authoritative).
 fn edt(month: u32, day: u32, hour: u32, minute: u32, second: f64) -> f64 {
     calendar::epoch(EDT, (2026, month, day), (hour, minute, second))
 }
@@ -192,7 +195,7 @@ impl Replay<'_> {
     }
 
     fn pacing(phase: &str) -> Pacing {
-        // The ttft phase "paces requests at slightly slower intervals" (000:L441).
+        // The ttft phase "paces requests at slightly slower intervals", in the V1 report's words.
         if phase == "ttft" {
             Pacing {
                 stagger_max_s: 0.08,
@@ -302,7 +305,7 @@ impl Replay<'_> {
         end
     }
 
-    /// V5's in-flight rows: 12 of the 16 agents' first requests completed before the fallback hung (§7.2);
+    /// V5's in-flight rows: 12 of the 16 agents' first requests completed before the fallback hung;
     /// ten after about P50 ≈ 27× the baseline, two only after hours (SS5's 1446.67× tail, SS2's 0.23 tps).
     fn partial_cell(&mut self, cell: &PlanCell, start: f64) -> Result<f64, DemoError> {
         let target = &self.recipe.v1.partial;

@@ -1,6 +1,7 @@
-//! TR164 V3 (seed 001): the vLLM and SGLang cloud_core runs, and the SGLang Mistral × long_prefill_8k story of
-//! §6.6 — 3,780 `http_400` rows in the original run, the targeted refill run, the in-place splice into the master
-//! (rows keep the refill run id, C-06), the untouched pre-refill backup and REFILL_NOTE.md.
+//! TR164 V3: the vLLM and SGLang cloud_core runs, and the SGLang Mistral × long_prefill_8k story of overflow,
+//! refill and splice — 3,780 `http_400` rows in the original run, the targeted refill run, the in-place splice into
+//! the master (rows keep the refill run id; the report does not say which id they carry), the untouched pre-refill
+//! backup and REFILL_NOTE.md.
 
 mod files;
 
@@ -94,7 +95,8 @@ fn shifted(id: &str, days: u32) -> String {
 }
 
 /// Prompt-token counts of the 1,890 Mistral × long_prefill_8k requests of one phase with exactly the published
-/// min, mean and max (§6.9). Both phases send the same prompts, so each phase reproduces the statistics.
+/// min, mean and max (the published tokenizer asymmetry). Both phases send the same prompts, so each phase
+/// reproduces the statistics.
 fn exact_token_stats(rng: &mut DemoRng, count: usize, [min, mean, max]: [u32; 3]) -> Vec<u32> {
     let spread = f64::from(max - min) / 5.5;
     let mut values: Vec<u32> = (0..count)

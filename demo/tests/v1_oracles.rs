@@ -159,7 +159,7 @@ fn pooled(
 #[test]
 fn efficiency_and_tail_distributions_follow_ss4_and_ss5() {
     let cells = v1();
-    // SS4 (000:L351-356) and SS5 (000:L389-394): mean, std, min, median, max over the real cells at N.
+    // SS4 and SS5: mean, std, min, median, max over the real cells at N.
     let ss4 = [
         (2, (0.536, 0.093, 0.282, 0.547, 0.733)),
         (4, (0.281, 0.053, 0.142, 0.295, 0.379)),
@@ -192,7 +192,7 @@ fn efficiency_and_tail_distributions_follow_ss4_and_ss5() {
 
 #[test]
 fn appendix_i_n16_means_are_followed() {
-    // Appendix I (000:L1012-1043), executed combinations.
+    // Appendix I, executed combinations.
     let published = [
         ("scaling", "llama3.2-1b", "short_decode", 0.061),
         ("scaling", "llama3.2-1b", "balanced_2k", 0.014),
@@ -236,7 +236,7 @@ fn n1_throughput_is_near_the_published_medians() {
         values.sort_by(f64::total_cmp);
         cellscope_model::quantile_linear(&values, 0.5).unwrap_or(f64::NAN)
     };
-    // SS2 (000:L300-303) and SS3 (000:L324-328) N=1 medians.
+    // SS2 and SS3 N=1 medians.
     for (model, value) in [
         ("llama3.2-1b", 42.04),
         ("qwen2.5-1.5b", 32.80),

@@ -22,7 +22,7 @@ const WORKLOADS: [&str; 5] = [
     "repeated_prefix",
 ];
 
-/// per_model_efficiency_curves (001:L279-297) at N = 2, 4, 8, 16 and the 4-dp N=32 table (001:L63-68).
+/// per_model_efficiency_curves at N = 2, 4, 8, 16 and the 4-dp N=32 table.
 fn per_model_curves(backend: &str) -> [(&'static str, [f64; 5]); 5] {
     if backend == "vllm" {
         [
@@ -43,7 +43,7 @@ fn per_model_curves(backend: &str) -> [(&'static str, [f64; 5]); 5] {
     }
 }
 
-/// first_n_below_0.65 (001:L829-854), rows in MODELS × WORKLOADS order; 0 = never (null).
+/// first_n_below_0.65, rows in MODELS × WORKLOADS order; 0 = never (null).
 const FIRST_N_VLLM: [u32; 25] = [
     16, 32, 16, 0, 32, 16, 32, 16, 0, 32, 16, 16, 16, 16, 16, 32, 32, 16, 0, 32, 32, 0, 16, 0, 32,
 ];
@@ -195,7 +195,7 @@ fn per_model_curves_match_the_published_tables() {
 
 #[test]
 fn workload_means_at_n32_match_workload_boundary() {
-    // workload_boundary mean_efficiency_at_n32 (001:L84-89) and mean_p95x_at_n32 (2 dp).
+    // workload_boundary mean_efficiency_at_n32 and mean_p95x_at_n32 (2 dp).
     let published = [
         (
             "vllm",
@@ -298,7 +298,7 @@ fn stated_boundary_matrix_values_are_followed() {
             "{backend} {model}|{workload}: {got} vs {value}"
         );
     }
-    // Stated p95x_at_n32 (001:L379-386).
+    // Stated p95x_at_n32.
     for (run, model, workload, value) in [
         (VLLM_RUN, "phi-4", "long_decode", 1.28),
         (VLLM_RUN, "mistral-7b", "long_prefill_8k", 3.24),
@@ -320,7 +320,7 @@ fn stated_boundary_matrix_values_are_followed() {
 
 #[test]
 fn mistral_prompt_tokens_follow_the_tokenizer_statistics_per_phase() {
-    // §6.9 (001:L485-489): min / mean / max over n = 1,890 per backend.
+    // The published tokenizer asymmetry: min / mean / max over n = 1,890 per backend.
     for (run, (min, mean, max)) in [
         (VLLM_RUN, (7629.0, 8148.0, 8644.0)),
         (SGLANG_RUN, (8860.0, 9465.0, 10039.0)),

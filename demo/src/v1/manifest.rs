@@ -1,5 +1,6 @@
 //! V1 provenance files: manifest.json (cells with multi-event histories, environment capture, nsys config and
-//! capture inventory, §3.1), execution_plan.json (1,800 entries, C-22), config.yaml (§3.8) and tr164_report.md.
+//! capture inventory), execution_plan.json (1,800 entries, pytorch_direct the only selected backend), config.yaml
+//! and tr164_report.md.
 
 use super::traces::CaptureEntry;
 use super::{BACKEND, PLANNED_BACKENDS, PlanCell, SUITE};
@@ -10,7 +11,7 @@ use cellscope_model::summary::CellSummary;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-/// One dispatcher generation (§6.1).
+/// One dispatcher generation of the V1 timeline.
 #[derive(Clone, Debug, Serialize)]
 pub struct Generation {
     pub generation: &'static str,
@@ -141,7 +142,7 @@ pub fn manifest(
     })
 }
 
-/// `capture_environment()` at dispatcher startup (§3.1): the Windows PROCESSOR_ARCHITECTURE fallback of commit
+/// `capture_environment()` at dispatcher startup: the Windows PROCESSOR_ARCHITECTURE fallback of commit
 /// 2d339c4d, the nvidia-smi `cuda_version` error, docker/ollama output. Package versions are not published; the
 /// values here are plausible placeholders.
 fn environment() -> Value {

@@ -1,5 +1,6 @@
-//! The V1 nsys capture inventory (Appendix C, §3.9, C-19, C-20) and the `traces/` directory: empty placeholder
-//! files named as in App. C, plus one metric `.jsonl` sidecar per capture holding the cell's rows (C-43).
+//! The V1 nsys capture inventory (Appendix C, plus the 1.24 GB partial it omits) and the `traces/` directory: empty
+//! placeholder files named as in App. C, plus one metric `.jsonl` sidecar per capture holding the cell's rows (the
+//! report says both paths write the same rows).
 
 use super::{Kind, PlanCell};
 use crate::DemoError;
@@ -10,7 +11,7 @@ use serde_json::json;
 use std::collections::HashMap;
 
 /// One capture: App. C file name stem, the cell it belongs to (file names carry no phase; the phase is chosen
-/// here and written into the manifest, C-20), artifact kind, documented size and status.
+/// here and written into the manifest), artifact kind, documented size and status.
 struct Capture {
     phase: &'static str,
     model: &'static str,
@@ -75,6 +76,7 @@ const CAPTURES: [Capture; 25] = [
         size_mb: 512.0,
         status: "ok",
         on_disk: true,
+        // manifest.json carries this note as is (tidy: generated text).
         note: "App. C: partial, hang artifact (C-19)",
     },
     Capture {
@@ -255,6 +257,7 @@ const CAPTURES: [Capture; 25] = [
         size_mb: 0.0,
         status: "timeout",
         on_disk: false,
+        // manifest.json carries this note as is (tidy: generated text).
         note: "rep-2 cell nsys-wrapped despite one-rep rule (C-04); subprocess timeout; completed via fallback",
     },
     Capture {
@@ -279,6 +282,7 @@ const CAPTURES: [Capture; 25] = [
         size_mb: 1240.0,
         status: "timeout",
         on_disk: false,
+        // manifest.json carries this note as is (tidy: generated text).
         note: "1.24 GB partial capture from V2's hang attempt (Jun 3 19:31), not in App. C (C-19)",
     },
     Capture {

@@ -25,14 +25,14 @@ fn json_bytes(value: &Value) -> Result<Vec<u8>, DemoError> {
 }
 
 /// The V3 run config; the refill config differs only in `default_max_model_len`. Per-backend extra
-/// arguments and Mistral's `backend_extra_args.vllm` are as the V3 report quotes them (`001:L765`); the
+/// arguments and Mistral's `backend_extra_args.vllm` are as the V3 report quotes them; the
 /// Mistral ones sit in its model entry, where that key path puts them. The indexer reads the ceiling and the
 /// arguments as confounders of a comparison (docs/run-format.md).
 pub fn config_yaml(max_model_len: u32) -> String {
     let models: String = V3_MODELS
         .iter()
         .map(|m| {
-            // vLLM reads Mistral's own tokenizer (mistral_common); SGLang the HF one (§6.9's token asymmetry).
+            // vLLM reads Mistral's own tokenizer (mistral_common); SGLang the HF one (the published token asymmetry).
             let extra = if m.name == "mistral-7b" {
                 ", backend_extra_args: {vllm: [--tokenizer-mode, mistral]}"
             } else {
@@ -217,7 +217,8 @@ fn write_derived(
     Ok(())
 }
 
-/// The pre-refill state, untouched: metrics.csv with the http_400 rows and the extra `error` column (C-24).
+/// The pre-refill state, untouched: metrics.csv with the http_400 rows and the extra `error` column (the report
+/// documents no error column).
 pub fn write_backup(
     tree: &mut Tree,
     dir: &str,
@@ -278,7 +279,8 @@ pub fn write_refill_run(
     Ok(())
 }
 
-/// REFILL_NOTE.md with the content §3.10 says a faithful copy should carry (the real text is not published).
+/// REFILL_NOTE.md with the content a faithful copy should carry (the refill's run ids, row counts and md5 prefixes;
+/// the real text is not published).
 fn refill_note(master_id: &str, info: &RefillInfo) -> String {
     format!(
         "# Refill note: Mistral-7B x long_prefill_8k (SGLang)\n\n\

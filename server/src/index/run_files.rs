@@ -104,7 +104,7 @@ fn json_problem(error: &serde_json::Error) -> JsonProblem {
     }
 }
 
-/// Run statuses a TR164 dispatcher writes (data-model §3.1: `complete`, and the states before it).
+/// Run statuses a TR164 dispatcher writes (`complete`, and the states before it).
 pub const RUN_STATUSES: [&str; 6] = [
     "complete",
     "completed",
@@ -114,8 +114,8 @@ pub const RUN_STATUSES: [&str; 6] = [
     "aborted",
 ];
 
-/// Cell statuses a TR164 manifest holds (data-model §3.1: planned, in_progress, completed, skip-marked; run.py's
-/// `group_failed` when the server never came up).
+/// Cell statuses a TR164 manifest holds (planned, in_progress, completed, skip-marked; run.py's `group_failed` when
+/// the server never came up).
 pub const CELL_STATUSES: [&str; 5] = [
     "planned",
     "in_progress",

@@ -1,4 +1,4 @@
-//! The head-to-head on the V3 demo data against the published table (TR164 V3 §13, 001:L99-105): vLLM vs SGLang
+//! The head-to-head on the V3 demo data against the published V3 head-to-head table: vLLM vs SGLang
 //! per workload on parallel efficiency in the scaling phase, the Mistral × long_prefill_8k exclusion applied.
 //!
 //! The pairing (n_pairs, the pairs the ledger drops, what "include excluded" restores) and the statistics are

@@ -216,7 +216,7 @@ fn v3_counts_and_refill_lineage() {
     assert_eq!(excluded, 72);
 }
 
-/// Per-model efficiency at N=32 (001:L63-68): (model, vLLM, SGLang).
+/// Per-model efficiency at N=32 (the V3 report's 4-dp table): (model, vLLM, SGLang).
 const PER_MODEL_N32: [(&str, f64, f64); 5] = [
     ("qwen2.5-7b", 0.4997, 0.5290),
     ("llama3.1-8b", 0.4876, 0.4777),
@@ -248,7 +248,7 @@ fn v3_per_model_n32_efficiency_matches_the_published_table() {
     }
 }
 
-/// `first_n_below_0.65` per (model, workload) (001:L829-854): vLLM, SGLang; `None` = never.
+/// `first_n_below_0.65` per (model, workload): vLLM, SGLang; `None` = never.
 const FIRST_N_BELOW: [(&str, &str, Option<u32>, Option<u32>); 25] = [
     ("qwen2.5-7b", "short_decode", Some(16), Some(32)),
     ("qwen2.5-7b", "balanced_2k", Some(32), Some(32)),
@@ -310,7 +310,7 @@ fn v3_first_n_below_065_equals_the_published_50_cell_table_in_both_phases() {
     }
 }
 
-/// `workload_boundary.*.mean_efficiency_at_n32` (001:L84-89): (workload, vLLM, SGLang).
+/// `workload_boundary.*.mean_efficiency_at_n32`: (workload, vLLM, SGLang).
 const WORKLOAD_N32: [(&str, f64, f64); 5] = [
     ("short_decode", 0.4493, 0.5388),
     ("balanced_2k", 0.5733, 0.5514),

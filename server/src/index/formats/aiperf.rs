@@ -124,9 +124,9 @@ impl RunFormat for Aiperf {
     }
 
     /// A JSON object that is an AIPerf summary: `aiperf_version`, or the v0.1 `records` map of tagged metrics,
-    /// or (files without version keys, §7) a `request_latency` metric next to keys only AIPerf writes
-    /// (`request_count`, `benchmark_duration`, `error_summary`, `was_cancelled`). GenAI-Perf's summary has none
-    /// of those, and AIPerf's aggregates over trials (`aggregation_type`) are not runs.
+    /// or (files without version keys, as users have committed them) a `request_latency` metric next to keys only
+    /// AIPerf writes (`request_count`, `benchmark_duration`, `error_summary`, `was_cancelled`). GenAI-Perf's summary
+    /// has none of those, and AIPerf's aggregates over trials (`aggregation_type`) are not runs.
     fn detect(&self, path: &str, head: &[u8]) -> bool {
         let name = storage::file_name(path);
         if !name.ends_with(".json") || is_derived_file(name) {

@@ -11,7 +11,8 @@
 //! - `soak [--seconds N]`: a release server under load while a writer changes its data root; checks errors,
 //!   ETag consistency, latency, memory, descriptors and the final index.
 //! - `ci`: every check CI runs (fmt, tidy, clippy, native and wasm32 builds, tests, browser tests).
-//! - `tidy`: no citation of documents outside the repository, and every relative Markdown link resolves.
+//! - `tidy`: no citation of documents outside the repository or of places in the source reports, and every relative
+//!   Markdown link resolves.
 //! - `bench index`: times the cold index side by side with pandas, polars and DuckDB (TR164 CSV), then with pandas
 //!   and polars on a large generated vLLM detailed-JSON sweep.
 

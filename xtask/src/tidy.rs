@@ -1,7 +1,8 @@
 //! `cargo xtask ci`'s tidy step: the project cites only its own files, and every relative Markdown link resolves.
 //!
 //! Two checks over the files git knows (tracked, or new and not ignored):
-//! - no file of code or documentation cites a document outside the repository or a numbered issue, and the
+//! - no file of code or documentation cites a document outside the repository, a numbered issue, or a place in the
+//!   source reports the demo data imitates (a report line, a contradiction code, a section sign), and the
 //!   user-facing Markdown (README.md, ARCHITECTURE.md, CONTRIBUTING.md, docs/) does not speak of work sessions;
 //! - every relative link of those Markdown files and of every README.md points at a file that exists, and an
 //!   `#anchor` into a Markdown file names one of its headings.
@@ -21,6 +22,17 @@ const OUTSIDE_REFERENCES: [&str; 5] = [
     concat!("../", "shared"),
     concat!("build", " notes"),
 ];
+
+/// The pieces of the report-citation forms, written apart so that this file does not match its own check: a report
+/// line is three digits, this, and a digit (`000` `:L` `164`); a contradiction code is this and two digits as a
+/// word (`C-` `06`); a section sign is this and a digit (`§` `5.5`).
+const REPORT_LINE: &str = concat!(":", "L");
+const CONTRADICTION_CODE: &str = concat!("C", "-");
+const SECTION_SIGN: char = '\u{a7}';
+
+/// Marks a line whose citation is text the demo generator writes byte for byte into its data, and the line after
+/// it; the data would change if the citation did.
+const KEPT_CITATION: &str = "tidy: generated text";
 
 /// Words of a development diary that the user-facing Markdown must not contain.
 const DIARY_WORDS: [&str; 1] = [concat!("sess", "ion")];
@@ -55,7 +67,8 @@ pub fn run() -> anyhow::Result<()> {
         eprintln!("{problem}");
     }
     anyhow::bail!(
-        "tidy: {} problem(s): cite docs/ instead of documents outside the repository, and fix the links",
+        "tidy: {} problem(s): cite docs/ instead of documents outside the repository, state the fact a report \
+         citation points at, and fix the links",
         problems.len()
     )
 }
@@ -121,7 +134,8 @@ fn scanned_for_references(file: &str) -> bool {
         .unwrap_or("");
     let data = file.starts_with("data/fixtures/")
         || file.starts_with("fuzz/corpus/")
-        || file.starts_with("data/demo");
+        || file.starts_with("data/demo/")
+        || file.starts_with("data/demo-mixed/");
     let documentation_or_tool = matches!(extension, "md" | "py");
     (TEXT_EXTENSIONS.contains(&extension) || file == ".ci/run")
         && (!data || documentation_or_tool)
@@ -146,10 +160,12 @@ fn checked_for_links(file: &str) -> bool {
             && !file.starts_with("fuzz/corpus/"))
 }
 
-/// The citations of outside documents and numbered issues in `text`, and the diary words in user-facing Markdown.
+/// The citations of outside documents, numbered issues and places in the source reports in `text`, and the diary
+/// words in user-facing Markdown.
 pub fn references(file: &str, text: &str) -> Vec<Problem> {
     let user_facing = is_user_facing(file);
     let mut problems = Vec::new();
+    let mut previous = "";
     for (index, line) in text.lines().enumerate() {
         let lower = line.to_lowercase();
         let mut found: Vec<String> = OUTSIDE_REFERENCES
@@ -160,6 +176,17 @@ pub fn references(file: &str, text: &str) -> Vec<Problem> {
         if cites_an_issue(&lower) {
             found.push("cites a numbered issue".to_string());
         }
+        if !previous.contains(KEPT_CITATION)
+            && !line.contains(KEPT_CITATION)
+            && !is_ledger_source(line)
+        {
+            found.extend(
+                report_citations(line)
+                    .into_iter()
+                    .map(|form| format!("cites {form} of a source report; state the fact instead")),
+            );
+        }
+        previous = line;
         if user_facing {
             found.extend(
                 DIARY_WORDS
@@ -175,6 +202,55 @@ pub fn references(file: &str, text: &str) -> Vec<Problem> {
         }));
     }
     problems
+}
+
+/// The forms of report citation in `line`, named once each: a report line, a contradiction code, a section sign
+/// before a number (the forms of [`REPORT_LINE`], [`CONTRADICTION_CODE`] and [`SECTION_SIGN`]).
+fn report_citations(line: &str) -> Vec<&'static str> {
+    let bytes = line.as_bytes();
+    let mut forms = Vec::new();
+    let report_line = line.match_indices(REPORT_LINE).any(|(start, _)| {
+        start >= 3
+            && bytes[start - 3..start].iter().all(u8::is_ascii_digit)
+            && bytes
+                .get(start + REPORT_LINE.len())
+                .is_some_and(u8::is_ascii_digit)
+    });
+    if report_line {
+        forms.push("a line");
+    }
+    let is_word =
+        |byte: Option<&u8>| byte.is_some_and(|byte| byte.is_ascii_alphanumeric() || *byte == b'_');
+    let contradiction = line.match_indices(CONTRADICTION_CODE).any(|(start, _)| {
+        let digits = start + CONTRADICTION_CODE.len();
+        !is_word(start.checked_sub(1).and_then(|before| bytes.get(before)))
+            && bytes
+                .get(digits..digits + 2)
+                .is_some_and(|pair| pair.iter().all(u8::is_ascii_digit))
+            && !is_word(bytes.get(digits + 2))
+    });
+    if contradiction {
+        forms.push("a contradiction code");
+    }
+    let section = line.match_indices(SECTION_SIGN).any(|(start, sign)| {
+        line[start + sign.len()..]
+            .trim_start()
+            .starts_with(|character: char| character.is_ascii_digit())
+    });
+    if section {
+        forms.push("a section");
+    }
+    forms
+}
+
+/// The `source` key of an exclusion-ledger entry: its value names where the decision was taken, and is data of the
+/// ledger format (docs/run-format.md), not a citation by the repository.
+fn is_ledger_source(line: &str) -> bool {
+    let line = line.trim_start();
+    line.strip_prefix("source")
+        .map(str::trim_start)
+        .and_then(|rest| rest.strip_prefix('='))
+        .is_some_and(|rest| rest.trim_start().starts_with('"'))
 }
 
 /// The word, or its plural, followed by a number (with or without `#`).
@@ -376,6 +452,70 @@ mod tests {
     }
 
     #[test]
+    fn each_form_of_report_citation_is_reported() {
+        let cases = [
+            (
+                format!("// the published table (001{REPORT_LINE}99-105)"),
+                "a line",
+            ),
+            (
+                format!("// rows keep the refill run id [{CONTRADICTION_CODE}06]"),
+                "a contradiction code",
+            ),
+            (
+                format!("// as TR164 V3 {SECTION_SIGN}13 and {SECTION_SIGN} 5.5 say"),
+                "a section",
+            ),
+        ];
+        for (text, form) in cases {
+            assert_eq!(
+                messages(&references("demo/src/v1.rs", &text)),
+                [format!(
+                    "demo/src/v1.rs:1: cites {form} of a source report; state the fact instead"
+                )],
+                "{text}"
+            );
+        }
+        let all = format!("(000{REPORT_LINE}1083, {CONTRADICTION_CODE}01, {SECTION_SIGN}7.2)");
+        assert_eq!(
+            report_citations(&all),
+            ["a line", "a contradiction code", "a section"]
+        );
+    }
+
+    #[test]
+    fn lookalikes_of_report_citations_pass() {
+        for text in [
+            format!("at 10{REPORT_LINE}5, 1234{REPORT_LINE}x, 12:30 L4"),
+            format!(
+                "AB{CONTRADICTION_CODE}12, {CONTRADICTION_CODE}1, {CONTRADICTION_CODE}123, \
+                 {CONTRADICTION_CODE}12a, c-12"
+            ),
+            format!("a {SECTION_SIGN} sign alone, {SECTION_SIGN}a"),
+        ] {
+            assert!(report_citations(&text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn generated_text_and_ledger_sources_keep_their_citations() {
+        let code = format!("{CONTRADICTION_CODE}19");
+        let text = format!(
+            "// {KEPT_CITATION}\nnote: \"({code})\",\nnote: \"({code})\", // {KEPT_CITATION}\n\
+             source = \"TR164 V3 {SECTION_SIGN}15\"\nnote: \"({code})\",\n"
+        );
+        assert_eq!(
+            messages(&references("demo/src/v1/traces.rs", &text)),
+            [
+                "demo/src/v1/traces.rs:5: cites a contradiction code of a source report; state the fact instead"
+            ]
+        );
+        assert!(is_ledger_source("  source=\"x\""));
+        assert!(!is_ledger_source("let source = x;"));
+        assert!(!is_ledger_source("sources = \"x\""));
+    }
+
+    #[test]
     fn diary_words_count_only_in_user_facing_markdown() {
         let text = format!("the third {} measured it\n", DIARY_WORDS[0]);
         assert_eq!(references("docs/performance.md", &text).len(), 1);
@@ -455,5 +595,7 @@ mod tests {
         assert!(scanned_for_references("data/fixtures/formats/oracle.py"));
         assert!(scanned_for_references("model/src/curve.rs"));
         assert!(!scanned_for_references("fuzz/corpus/exclusions/demo.toml"));
+        assert!(!scanned_for_references("data/demo/exclusions.toml"));
+        assert!(scanned_for_references("data/demo-recipe.toml"));
     }
 }

@@ -4,8 +4,8 @@ pandas + SciPy user writes it (vectorised groupby and pivot, scipy.stats.wilcoxo
 
 Usage: compare_peer.py CELLS_CSV OUT_JSON REPEAT
 Reads the cells table (`cellscope cells DIR --format csv`), then times REPEAT computations of vllm vs sglang on
-efficiency per workload over all cells (pairs matched on suite, phase, model, workload and N > 1; each side the
-mean over its reps; cells excluded by a `comparison` or `all` ledger entry left out), and writes the timings and
+efficiency per workload over all cells (one pair per configuration: matched on suite, model, workload and N > 1,
+each side the mean over its phases and reps; cells excluded by a `comparison` or `all` ledger entry left out), and writes the timings and
 the numbers (n_pairs, mean delta, Wilcoxon p, Holm p per workload) for the cross-check.
 """
 import json
@@ -35,7 +35,7 @@ def compare(cells, rng):
     sides = cells[cells["backend"].isin(["vllm", "sglang"]) & (cells["n"] > 1)]
     sides = sides[~sides["exclusion_scope"].isin(["comparison", "all"])]
     means = (
-        sides.groupby(["suite", "phase", "model", "workload", "n", "backend"], sort=True)["efficiency"]
+        sides.groupby(["suite", "model", "workload", "n", "backend"], sort=True)["efficiency"]
         .mean()
         .unstack("backend")
         .dropna()

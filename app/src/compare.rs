@@ -148,10 +148,18 @@ pub fn CompareView() -> impl IntoView {
                 {move || {
                     let by = ctx.state.with(|state| state.compare.by);
                     let current = sides.with(|(a, b)| if is_a { a.clone() } else { b.clone() });
-                    ctx.values_of(by).into_iter().map(|value| {
+                    // A link's side that is not in the data stays shown as chosen, marked, rather than the
+                    // picker falling back to a value that is not in effect.
+                    let chosen = ctx.state.with(|state| if is_a { state.compare.a.clone() } else { state.compare.b.clone() });
+                    let values = ctx.values_of(by);
+                    let absent = chosen.filter(|chosen| !values.contains(chosen)).map(|chosen| view! {
+                        <option value=chosen.clone() selected=true>{format!("{chosen} (not in the data)")}</option>
+                    });
+                    let options = values.into_iter().map(|value| {
                         let selected = value == current;
                         view! { <option value=value.clone() selected=selected>{value.clone()}</option> }
-                    }).collect_view()
+                    }).collect_view();
+                    view! { {absent} {options} }
                 }}
             </select>
         }
@@ -304,9 +312,12 @@ pub fn CompareView() -> impl IntoView {
             </label>
             {slice_count()}
             <span class="exports">
-                <button id="export-compare-csv" title="The table, with the view in comment lines" on:click=export_csv>"table CSV"</button>
-                <button id="export-png" title="The forest plot with the view and legend" on:click=move |_| export_image(false)>"PNG"</button>
-                <button id="export-svg" title="The forest plot with the view and legend" on:click=move |_| export_image(true)>"SVG"</button>
+                <button id="export-compare-csv" title="The table, with the view in comment lines" on:click=export_csv
+                    disabled=move || comparison.with(Result::is_err)>"table CSV"</button>
+                <button id="export-png" title="The forest plot with the view and legend" on:click=move |_| export_image(false)
+                    disabled=move || comparison.with(Result::is_err)>"PNG"</button>
+                <button id="export-svg" title="The forest plot with the view and legend" on:click=move |_| export_image(true)
+                    disabled=move || comparison.with(Result::is_err)>"SVG"</button>
             </span>
         </section>
         {move || match comparison.get() {

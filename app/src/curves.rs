@@ -20,7 +20,7 @@ use cellscope_model::Dimension;
 use cellscope_model::api::Provenance;
 use cellscope_model::explore::{
     Facet, Series, UnequalSets, curves_of, empty_notes, frontier_withheld, marks_note, panel_notes,
-    point_keys, unequal_sets, without_value_note,
+    point_keys, unequal_sentences, unequal_sets, without_value_note,
 };
 use cellscope_model::export::{describe_view, file_name, series_csv};
 use cellscope_model::reasons::skip_reason as default_skip_reason;
@@ -602,9 +602,8 @@ fn chart_warnings(
 ) -> Vec<String> {
     let ctx = ctx();
     let read = |facets: &Vec<Facet>, unequal: &Vec<UnequalSets>, state: &ViewState| {
-        unequal
-            .iter()
-            .map(UnequalSets::long)
+        unequal_sentences(unequal)
+            .into_iter()
             .chain(frontier_withheld(facets, state))
             .collect()
     };

@@ -77,6 +77,26 @@ fn delta_range(groups: &[Group]) -> (f64, f64) {
     (low - pad, high + pad)
 }
 
+/// A tick of the Δ axis with as many decimals as its steps need, and zero written `0` (never `-0.000`).
+fn delta_tick(value: f64, span: f64) -> String {
+    // About seven ticks: the decimals of one step of span / 7.
+    let decimals = if span > 0.0 {
+        (-(span / 7.0).log10().floor()).clamp(0.0, 6.0) as usize
+    } else {
+        3
+    };
+    let rounded = format!("{value:+.decimals$}");
+    if rounded
+        .trim_start_matches(['+', '-'])
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        "0".into()
+    } else {
+        rounded
+    }
+}
+
 fn err(error: impl std::fmt::Display) -> String {
     error.to_string()
 }
@@ -116,7 +136,7 @@ pub fn draw_forest<DB: DrawingBackend>(
         .disable_y_mesh()
         .y_labels(0)
         .x_labels(7)
-        .x_label_formatter(&|x| format!("{x:+.3}"))
+        .x_label_formatter(&|x| delta_tick(*x, high - low))
         .x_desc(format!(
             "Δ = {} − {} ({}); ← {left_note} · {right_note} →",
             spec.a,
@@ -477,6 +497,16 @@ mod tests {
                 "an interval of {pixels} px where its label's group spans {expected} px"
             );
         }
+    }
+
+    #[test]
+    fn delta_ticks_are_signed_without_negative_zero_and_with_the_decimals_the_span_needs() {
+        assert_eq!(delta_tick(-1e-17, 0.15), "0");
+        assert_eq!(delta_tick(0.0, 0.15), "0");
+        assert_eq!(delta_tick(-0.05, 0.15), "-0.05");
+        assert_eq!(delta_tick(0.025, 0.15), "+0.03");
+        assert_eq!(delta_tick(250.0, 900.0), "+250");
+        assert_eq!(delta_tick(0.004, 0.012), "+0.004");
     }
 
     #[test]

@@ -679,11 +679,18 @@ impl UnequalSets {
 
     /// The whole sentence, with every set: said beside the chart and in its exports.
     pub fn long(&self) -> String {
+        self.long_in(std::slice::from_ref(&self.facet))
+    }
+
+    /// [`UnequalSets::long`] for every panel in `facets`, whose series pool these same sets.
+    fn long_in(&self, facets: &[Option<Value>]) -> String {
         let name = self.dimension.name();
-        let start = self
-            .facet
-            .as_ref()
-            .map_or_else(|| "The".to_string(), |facet| format!("In {facet}, the"));
+        let panels: Vec<String> = facets.iter().flatten().map(ToString::to_string).collect();
+        let start = match panels.as_slice() {
+            [] => "The".to_string(),
+            [one] => format!("In {one}, the"),
+            [first @ .., last] => format!("In {} and {last}, the", first.join(", ")),
+        };
         let sets: Vec<String> = self
             .sets
             .iter()
@@ -755,6 +762,25 @@ pub fn unequal_sets(
         }
     }
     unequal
+}
+
+/// The sentences said beside the chart: one per distinct pooling, naming every panel whose series pool the same
+/// sets, so that five panels with one difference say it once.
+pub fn unequal_sentences(unequal: &[UnequalSets]) -> Vec<String> {
+    let mut groups: Vec<(Vec<Option<Value>>, &UnequalSets)> = Vec::new();
+    for sets in unequal {
+        let same = groups
+            .iter_mut()
+            .find(|(_, first)| first.dimension == sets.dimension && first.sets == sets.sets);
+        match same {
+            Some((facets, _)) => facets.push(sets.facet.clone()),
+            None => groups.push((vec![sets.facet.clone()], sets)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(facets, sets)| sets.long_in(&facets))
+        .collect()
 }
 
 /// What each panel of the curves says inside the chart, in the order of `facets`: the series' unequal pooled
@@ -1319,6 +1345,17 @@ mod tests {
         assert_eq!(
             panel_notes(&facets, &unequal, &state),
             [vec![unequal[0].short()]]
+        );
+        // Panels whose series pool the same sets share one sentence naming them all.
+        let in_panel = |facet: &str| UnequalSets {
+            facet: Some(Value::Text(facet.into())),
+            ..unequal[0].clone()
+        };
+        let sentences = unequal_sentences(&[in_panel("w1"), in_panel("w2"), in_panel("w3")]);
+        assert_eq!(sentences.len(), 1, "{sentences:?}");
+        assert!(
+            sentences[0].starts_with("In w1, w2 and w3, the series pool different model sets"),
+            "{sentences:?}"
         );
         // Coloured by model, models are not pooled: nothing to say.
         let by_model = ViewState {

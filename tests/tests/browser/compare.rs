@@ -445,5 +445,14 @@ async fn the_default_comparison_pairs_each_configuration_once_and_its_export_kee
             .await?,
         "the chart frames are hidden"
     );
+    // The picker shows the side as the link chose it, marked, and nothing can be exported.
+    let picked: String = page
+        .eval("(() => { const s = document.querySelector('#compare-a'); return s.options[s.selectedIndex].text; })()")
+        .await?;
+    assert_eq!(picked, "VLLM (not in the data)");
+    assert!(
+        page.eval::<bool>("['#export-compare-csv', '#export-png', '#export-svg'].every(id => document.querySelector(id).disabled)")
+            .await?
+    );
     Ok(())
 }

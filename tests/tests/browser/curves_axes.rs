@@ -312,6 +312,21 @@ async fn series_pooling_different_model_sets_say_so_in_the_chart() -> anyhow::Re
         "{warnings}"
     );
     page.screenshot("view-curves-unequal-sets").await?;
+    // Three panels whose series pool the same unequal sets say so in one sentence naming them all (five
+    // sentences where one per panel and dimension would be seven).
+    page.open("/?view=curves").await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let sentences: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#curves-warnings li')).map(li => li.textContent)")
+        .await?;
+    assert_eq!(sentences.len(), 5, "{sentences:?}");
+    assert!(
+        sentences[0].starts_with(
+            "In balanced_2k, long_decode and repeated_prefix, the series pool different model sets"
+        ),
+        "{sentences:?}"
+    );
     // One backend alone pools one set: nothing to say.
     page.open("/?view=curves&backend=vllm&workload=long_prefill_8k&phase=scaling&facet=none")
         .await?;

@@ -24,6 +24,12 @@ async fn at_800_px_the_compare_inspector_and_audit_tables_scroll_inside_their_ow
             "#reps-table",
             "inspector",
         ),
+        // A refilled cell lists the 320 rows its refill replaced, with long error texts.
+        (
+            "/?view=inspector&cell=20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=0",
+            "#replaced-rows tbody tr",
+            "inspector-refilled",
+        ),
         ("/?view=audit", "#audit-table tbody tr", "audit"),
     ];
     for (path, ready, name) in views {
@@ -54,7 +60,10 @@ async fn in_dark_mode_the_charts_and_their_colour_keys_follow_the_theme() -> any
         "#compare-table td.verdict",
     ] {
         let applied: String = page.eval(&filter(css)).await?;
-        assert_eq!(applied, "invert(1) hue-rotate(180deg)", "{css}");
+        assert_eq!(
+            applied, "invert(1) hue-rotate(180deg) brightness(1.35)",
+            "{css}"
+        );
     }
     // The background behind the verdicts is the dark theme's, so an inverted black verdict reads light on it.
     let background: String = page
@@ -67,6 +76,10 @@ async fn in_dark_mode_the_charts_and_their_colour_keys_follow_the_theme() -> any
     )
     .await?;
     page.screenshot("view-compare-forest-dark").await?;
+    page.open("/?view=curves").await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    page.screenshot("view-curves-dark").await?;
     page.emulate_dark_mode(false).await?;
     page.open("/?view=compare&a=vllm&b=sglang&phase=scaling")
         .await?;

@@ -680,33 +680,14 @@ pub fn draw_curves<DB: DrawingBackend>(
                     .map_err(|error| error.to_string())?;
             }
         }
-        // A label drawn at a free spot near a point (backend pixels), on the panel.
+        // A label placed at a free spot near a point (backend pixels); the panel's labels are drawn together
+        // after its series, so that no label's backing covers another label or a later series' line.
+        let mut pending: Vec<(String, (i32, i32), Rect, RGBColor)> = Vec::new();
         let mut label = |text: String, (x, y): (i32, i32), dx: i32, color: RGBColor| {
-            let Some(((x, y), (left, top, right, bottom))) =
-                labels.place(&text, (x + dx, y), px(10.0))
-            else {
-                return Ok(());
-            };
-            // A light backing keeps the label readable where it crosses a line or a band.
-            panel
-                .draw(&Rectangle::new(
-                    [
-                        (left - base.0, top - base.1),
-                        (right - base.0, bottom - base.1),
-                    ],
-                    WHITE.mix(0.75).filled(),
-                ))
-                .map_err(|error| error.to_string())?;
-            panel
-                .draw(&Text::new(
-                    text,
-                    (x - base.0, y - base.1),
-                    font(10.0)
-                        .into_font()
-                        .color(&color)
-                        .pos(Pos::new(HPos::Left, VPos::Center)),
-                ))
-                .map_err(|error| error.to_string())
+            if let Some((at, rect)) = labels.place(&text, (x + dx, y), px(10.0)) {
+                pending.push((text, at, rect, color));
+            }
+            Ok::<(), String>(())
         };
         for (index, note) in notes.iter().enumerate().filter(|_| !empty) {
             let width = plot_x.end - plot_x.start - px(8.0);
@@ -999,6 +980,31 @@ pub fn draw_curves<DB: DrawingBackend>(
                     point: Some([facet_index, series_index, index]),
                 });
             }
+        }
+        // A light backing keeps each label readable where it crosses a line or a band; every backing goes
+        // down before any text, so none covers another label.
+        for (_, _, (left, top, right, bottom), _) in &pending {
+            panel
+                .draw(&Rectangle::new(
+                    [
+                        (left - base.0, top - base.1),
+                        (right - base.0, bottom - base.1),
+                    ],
+                    WHITE.mix(0.75).filled(),
+                ))
+                .map_err(|error| error.to_string())?;
+        }
+        for (text, (x, y), _, color) in pending {
+            panel
+                .draw(&Text::new(
+                    text,
+                    (x - base.0, y - base.1),
+                    font(10.0)
+                        .into_font()
+                        .color(&color)
+                        .pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .map_err(|error| error.to_string())?;
         }
     }
     root.present().map_err(|error| error.to_string())?;

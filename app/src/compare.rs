@@ -12,7 +12,7 @@ use cellscope_draw::compare as plot;
 use cellscope_model::CellKey;
 use cellscope_model::Dimension;
 use cellscope_model::compare::confounders::{Confounders, confounders};
-use cellscope_model::compare::text::{coordinates, interval, p_value, ratio, signed};
+use cellscope_model::compare::text::{coordinates, delta, delta_interval, p_value, ratio, signed};
 use cellscope_model::compare::{
     COMPARABLE, CONTRASTABLE, Comparison, Side, compare_view, spec_of_view,
 };
@@ -397,10 +397,10 @@ fn CompareTable(comparison: Arc<Comparison>) -> impl IntoView {
                             data-dropped=count.to_string()>
                             <td>{group.label()}</td>
                             <td class="num">{group.n_pairs}</td>
-                            <td class="num">{signed(group.mean_delta, 4)}</td>
-                            <td class="num">{signed(group.median_delta, 4)}</td>
+                            <td class="num">{delta(group.mean_delta, spec.metric)}</td>
+                            <td class="num">{delta(group.median_delta, spec.metric)}</td>
                             {absolute.then(|| view! { <td class="num ratio">{ratio(group.ratio)}</td> })}
-                            <td class="num">{interval(group.ci)}</td>
+                            <td class="num">{delta_interval(group.ci, spec.metric)}</td>
                             <td class="num">{p_value(group.wilcoxon.and_then(|test| test.p_value))}</td>
                             <td class="num">{p_value(group.holm_p)}</td>
                             <td class="num">{signed(group.effect_size, 2)}</td>

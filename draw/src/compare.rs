@@ -4,7 +4,7 @@
 
 use crate::chart::{Hit, facet_columns, rgb};
 use crate::palette::{CATEGORICAL, Marker};
-use cellscope_model::compare::text::{coordinates, interval, p_value, signed};
+use cellscope_model::compare::text::{coordinates, delta, delta_interval, p_value};
 use cellscope_model::compare::{CompareSpec, Comparison, Group, Pair, Verdict};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -136,7 +136,13 @@ pub fn draw_forest<DB: DrawingBackend>(
         .disable_y_mesh()
         .y_labels(0)
         .x_labels(7)
-        .x_label_formatter(&|x| delta_tick(*x, high - low))
+        .x_label_formatter(&|x| {
+            if spec.metric.is_absolute() {
+                delta(Some(*x), spec.metric)
+            } else {
+                delta_tick(*x, high - low)
+            }
+        })
         .x_desc(format!(
             "Δ = {} − {} ({}); ← {left_note} · {right_note} →",
             spec.a,
@@ -226,8 +232,8 @@ pub fn draw_forest<DB: DrawingBackend>(
                 "{}: {} pairs, mean Δ {} {}, Holm p {}\n{}",
                 group.label(),
                 group.n_pairs,
-                signed(group.mean_delta, 4),
-                interval(group.ci),
+                delta(group.mean_delta, spec.metric),
+                delta_interval(group.ci, spec.metric),
                 p_value(group.holm_p),
                 group.describe_verdict(spec)
             ),
@@ -265,7 +271,7 @@ pub fn describe_pair(pair: &Pair, comparison: &Comparison) -> String {
         spec.metric.format(pair.a),
         spec.b,
         spec.metric.format(pair.b),
-        signed(Some(pair.delta), 4)
+        delta(Some(pair.delta), spec.metric)
     )
 }
 

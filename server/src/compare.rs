@@ -3,7 +3,7 @@
 
 use cellscope_model::api::CompareBody;
 use cellscope_model::compare::confounders::Confounders;
-use cellscope_model::compare::text::{coordinates, interval, p_value, ratio, signed};
+use cellscope_model::compare::text::{coordinates, delta, delta_interval, p_value, ratio, signed};
 use cellscope_model::compare::{CompareSpec, Comparison, Group, Side};
 use std::fmt::Write as _;
 
@@ -109,10 +109,10 @@ pub fn render_text(comparison: &Comparison) -> String {
             "  {:<18} {:>5} {:>9} {:>9} {:>16} {:>21} {:>9} {:>9} {:>6} {:>8}  {}",
             group.label(),
             group.n_pairs,
-            signed(group.mean_delta, 4),
-            signed(group.median_delta, 4),
+            delta(group.mean_delta, spec.metric),
+            delta(group.median_delta, spec.metric),
             ratio(group.ratio),
-            interval(group.ci),
+            delta_interval(group.ci, spec.metric),
             p_value(group.wilcoxon.and_then(|test| test.p_value)),
             p_value(group.holm_p),
             signed(group.effect_size, 2),

@@ -3,6 +3,7 @@
 
 use super::{CompareSpec, Comparison, Group};
 use crate::key::{Dimension, Value};
+use crate::metric::Metric;
 use crate::pooling::Pooling;
 
 /// A signed number (`+0.0757`, `−` for none), as deltas and effect sizes are printed.
@@ -17,6 +18,35 @@ pub fn p_value(value: Option<f64>) -> String {
         Some(p) if p < 0.001 => format!("{p:.2e}"),
         Some(p) => format!("{p:.4}"),
     }
+}
+
+/// A difference of `metric` as the tables write it: four signed decimals for the ratios (efficiency, the p95
+/// multiplier), the metric's own unit for absolute metrics (`+195 ms`, `-1.24 s`, `+1,234 tok/s`).
+pub fn delta(value: Option<f64>, metric: Metric) -> String {
+    match value {
+        None => "—".into(),
+        // Zero (or a rounding residue of it, as an axis tick can be) is written without a sign.
+        Some(value) if metric.is_absolute() && value.abs() < 1e-9 => metric.format(0.0),
+        Some(value) if metric.is_absolute() => {
+            let sign = if value < 0.0 { "-" } else { "+" };
+            format!("{sign}{}", metric.format(value.abs()))
+        }
+        Some(value) => format!("{value:+.4}"),
+    }
+}
+
+/// The bootstrap interval of a difference of `metric`, each end as [`delta`] writes it.
+pub fn delta_interval(ci: Option<(f64, f64)>, metric: Metric) -> String {
+    ci.map_or_else(
+        || "—".into(),
+        |(low, high)| {
+            format!(
+                "[{}, {}]",
+                delta(Some(low), metric),
+                delta(Some(high), metric)
+            )
+        },
+    )
 }
 
 /// The geometric mean of a / b with the difference it makes: `×1.124 (+12.4%)`, `—` for none.
@@ -166,5 +196,14 @@ mod tests {
         assert_eq!(ratio(Some(1.1237)), "×1.124 (+12.4%)");
         assert_eq!(ratio(Some(0.8)), "×0.800 (-20.0%)");
         assert_eq!(ratio(None), "—");
+        assert_eq!(delta(Some(195.3711), Metric::P95WallMs), "+195 ms");
+        assert_eq!(delta(Some(-1240.0), Metric::P95WallMs), "-1.24 s");
+        assert_eq!(delta(Some(0.07571), Metric::Efficiency), "+0.0757");
+        assert_eq!(
+            delta_interval(Some((100.5, 285.8)), Metric::P95WallMs),
+            "[+100 ms, +286 ms]"
+        );
+        assert_eq!(delta(None, Metric::AggregateTps), "—");
+        assert_eq!(delta(Some(-1e-13), Metric::P95WallMs), "0.00 ms");
     }
 }

@@ -563,6 +563,28 @@ fn compare_prints_the_head_to_head_and_refuses_bad_parameters() {
         text.contains("\neach pair: mean of 2 phases × 3 reps per side\n"),
         "{text}"
     );
+    // An absolute metric's differences carry its unit, beside the ratio a / b.
+    let output = cellscope(&[
+        "compare",
+        root,
+        "--a",
+        "vllm",
+        "--b",
+        "sglang",
+        "--phase",
+        "scaling",
+        "--metric",
+        "p95_wall_ms",
+    ]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    let long_decode = text
+        .lines()
+        .find(|line| line.trim_start().starts_with("long_decode"))
+        .unwrap_or_else(|| panic!("no long_decode row in\n{text}"));
+    assert!(
+        long_decode.contains(" ms ") && long_decode.contains("×1.0"),
+        "{long_decode}"
+    );
     // Bad parameters: exit 2 and a message naming the parameter and the choices.
     for (args, message) in [
         (

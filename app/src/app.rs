@@ -157,7 +157,7 @@ fn Notices() -> impl IntoView {
         {crate::offline::meta().map(|meta| view! {
             <div class="notice offline" id="offline-banner" role="status" data-snapshot=meta.snapshot.clone()>
                 "Offline copy of snapshot " <code>{meta.snapshot.clone()}</code> ", made "
-                {browser::local_time(meta.made_at_unix_ms)} ". No server is involved: the data is as it was then. "
+                {browser::local_time(meta.made_at_unix_ms as f64)} ". No server is involved: the data is as it was then. "
                 {format!(
                     "It holds every cell and its provenance, and the request rows of {} of the {} cells in the view it was made for.",
                     meta.cells_with_rows, meta.cells_in_view

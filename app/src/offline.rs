@@ -5,20 +5,11 @@
 //! copy is of) and `bytes(path)`, a promise of the body of an API path and query, or `undefined` when the copy
 //! does not hold it. Without that object the app is the served one and nothing here changes anything.
 
-use serde::Deserialize;
 use std::sync::OnceLock;
 use wasm_bindgen::{JsCast, JsValue};
 
-/// What an offline copy is of (`bundle.rs`'s `Meta`).
-#[derive(Clone, Debug, Deserialize)]
-pub struct Meta {
-    pub snapshot: String,
-    pub made_at_unix_ms: f64,
-    /// The query of the view the copy opens on.
-    pub view: String,
-    pub cells_in_view: usize,
-    pub cells_with_rows: usize,
-}
+/// What an offline copy is of: the model's type, which the server writes into the page.
+pub use cellscope_model::api::OfflineMeta as Meta;
 
 fn handle() -> Option<JsValue> {
     let window = crate::browser::window()?;

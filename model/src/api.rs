@@ -328,6 +328,18 @@ pub struct DimensionCount {
     pub cells: u32,
 }
 
+/// What an offline copy (`cellscope bundle`, `GET /api/bundle`) is of: written into the page beside the API bodies
+/// it carries, read by the app's banner.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OfflineMeta {
+    pub snapshot: String,
+    pub made_at_unix_ms: u64,
+    /// The query of the view the copy opens on (without `at=`: the copy is of one snapshot).
+    pub view: String,
+    pub cells_in_view: usize,
+    pub cells_with_rows: usize,
+}
+
 /// `GET /api/index`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IndexBody {

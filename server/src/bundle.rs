@@ -12,6 +12,7 @@ use crate::export::{self, Format};
 use crate::http::assets;
 use crate::http::snapshot::Snapshot;
 use base64::Engine as _;
+use cellscope_model::api::OfflineMeta;
 use cellscope_model::explore::filtered;
 use cellscope_model::requests::{requests_query, requests_schema, requests_to_batch};
 use cellscope_model::schema::write_ipc_stream;
@@ -47,20 +48,10 @@ pub struct Bundle {
     pub unreadable: Vec<(CellKey, String)>,
 }
 
-/// What the page's data element holds besides the bodies: read by the app's offline banner.
 #[derive(Serialize)]
-struct Meta<'a> {
-    snapshot: &'a str,
-    made_at_unix_ms: u64,
-    /// The query of the view the copy opens on (without `at=`: the copy is of one snapshot).
-    view: &'a str,
-    cells_in_view: usize,
-    cells_with_rows: usize,
-}
-
-#[derive(Serialize)]
-struct PageData<'a> {
-    meta: Meta<'a>,
+struct PageData {
+    /// What the copy is of, read by the app's offline banner.
+    meta: OfflineMeta,
     /// API path and query → body, base64.
     bodies: BTreeMap<String, String>,
 }
@@ -154,10 +145,10 @@ pub fn build(
         .filter(|cell| with_rows.contains(&cell.key))
         .count();
     let data = PageData {
-        meta: Meta {
-            snapshot: &snapshot.id,
+        meta: OfflineMeta {
+            snapshot: snapshot.id.clone(),
             made_at_unix_ms,
-            view: &view,
+            view: view.clone(),
             cells_in_view: in_view.len(),
             cells_with_rows,
         },

@@ -8,7 +8,7 @@
 //! buffers of indexing do not blur them.
 
 use cellscope::http::snapshot::Snapshot;
-use cellscope::index::{IndexOptions, Quiet};
+use cellscope_index::{IndexOptions, Quiet};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
@@ -75,7 +75,7 @@ fn size_of_dropped<T>(part: T) -> isize {
 
 /// How many stretches of consecutive rows of one cell the located rows make, file by file: what a locator of
 /// spans (first and last offset) instead of one offset per row would hold.
-fn row_spans(index: &cellscope::index::Index) -> usize {
+fn row_spans(index: &cellscope_index::Index) -> usize {
     let mut by_file: std::collections::HashMap<&std::path::Path, Vec<(u64, usize)>> =
         std::collections::HashMap::new();
     for (cell, rows) in index.rows.values().enumerate() {
@@ -107,7 +107,7 @@ fn main() -> anyhow::Result<()> {
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for root in roots {
         let baseline = settled();
-        let index = cellscope::index::build(
+        let index = cellscope_index::build(
             std::path::Path::new(&root),
             &IndexOptions::default(),
             &Quiet,

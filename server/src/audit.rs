@@ -2,7 +2,7 @@
 //! `cellscope_model::audit`, like the app's Audit page), the REFILL_NOTE claims checked against the files, the
 //! breakdown table, and the strict check for request-level failures that nothing accounts for.
 
-use crate::index::Index;
+use cellscope_index::Index;
 use cellscope_model::api::{LedgerEntry, RunFacts, Warning};
 use cellscope_model::audit::{self as model_audit, NoteClaim, thousands};
 use cellscope_model::curve::{Breakdown, CurveOptions, series_curves};

@@ -109,7 +109,7 @@ pub fn build(
         keys.push(inspected);
     }
     keys.extend(in_view.iter().map(|cell| &cell.key));
-    let disk = crate::index::storage::LocalDisk::new(&index.root);
+    let disk = cellscope_index::storage::LocalDisk::new(&index.root);
     let mut row_bytes = 0usize;
     let mut unreadable = Vec::new();
     let mut seen = BTreeSet::new();
@@ -121,7 +121,7 @@ pub fn build(
         let Some(locator) = index.rows.get(key) else {
             continue;
         };
-        let rows = match crate::index::read_rows(&disk, locator) {
+        let rows = match cellscope_index::read_rows(&disk, locator) {
             Ok(rows) => rows,
             Err(error) => {
                 unreadable.push((key.clone(), error.to_string()));

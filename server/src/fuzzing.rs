@@ -4,7 +4,7 @@
 //!
 //! Each function panics when its property fails: that is how libFuzzer and the tests see a finding.
 
-use crate::index::metrics_csv::{self, ParsedMetrics};
+use cellscope_index::metrics_csv::{self, ParsedMetrics};
 use cellscope_model::api::Warning;
 
 /// A target's body: arbitrary bytes in, a panic when its property fails.
@@ -144,7 +144,7 @@ fn assert_same_cells(plain: &ParsedMetrics, general: &ParsedMetrics) {
 
 /// `manifest.json` and `execution_plan.json` are read or refused with a line, never a panic.
 pub fn run_files(data: &[u8]) {
-    use crate::index::run_files::{parse_manifest, parse_plan};
+    use cellscope_index::run_files::{parse_manifest, parse_plan};
     // A refusal says where: serde_json counts lines from 1 (0 only for an error it cannot place, such as
     // trailing data reported past the end), and always says what.
     for problem in [parse_manifest(data).err(), parse_plan(data).err()]
@@ -177,9 +177,9 @@ struct OneFile<'a> {
     bytes: &'a [u8],
 }
 
-impl crate::index::storage::Storage for OneFile<'_> {
-    fn list(&self, directory: &str) -> std::io::Result<Vec<crate::index::storage::Entry>> {
-        use crate::index::storage::{Entry, EntryKind, file_name, parent};
+impl cellscope_index::storage::Storage for OneFile<'_> {
+    fn list(&self, directory: &str) -> std::io::Result<Vec<cellscope_index::storage::Entry>> {
+        use cellscope_index::storage::{Entry, EntryKind, file_name, parent};
         Ok(if parent(self.path) == directory {
             vec![Entry {
                 name: file_name(self.path).to_string(),
@@ -192,9 +192,9 @@ impl crate::index::storage::Storage for OneFile<'_> {
         })
     }
 
-    fn stat(&self, path: &str) -> std::io::Result<crate::index::storage::Meta> {
+    fn stat(&self, path: &str) -> std::io::Result<cellscope_index::storage::Meta> {
         if path == self.path {
-            Ok(crate::index::storage::Meta {
+            Ok(cellscope_index::storage::Meta {
                 bytes: self.bytes.len() as u64,
                 modified: None,
                 is_file: true,
@@ -231,7 +231,7 @@ pub fn formats(data: &[u8]) {
         path,
         bytes: content,
     };
-    for format in crate::index::formats::FORMATS {
+    for format in cellscope_index::formats::FORMATS {
         let _ = format.detect(path, &content[..content.len().min(64 * 1024)]);
         let mut warnings = Vec::new();
         let _records = format.records(&storage, path, &mut warnings);
@@ -251,7 +251,7 @@ pub fn exclusions(data: &[u8]) {
         return;
     };
     let mut warnings = Vec::new();
-    let entries = crate::index::ledger::load(text, "exclusions.toml", "", &mut warnings);
+    let entries = cellscope_index::ledger::load(text, "exclusions.toml", "", &mut warnings);
     for warning in &warnings {
         assert_eq!(
             warning.file.as_deref(),

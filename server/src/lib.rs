@@ -1,6 +1,6 @@
 //! cellscope: indexes LLM serving-benchmark run directories and serves cell summaries.
 //!
-//! [`index`] turns a data root into cells with statuses, metrics and provenance; [`export`] writes the cells
+//! `cellscope_index` turns a data root into cells with statuses, metrics and provenance; [`export`] writes the cells
 //! table as CSV, JSON or Arrow IPC; [`remote`] mirrors a data root in object storage; [`audit`] renders the per-run census and breakdown table of `cellscope audit`.
 
 pub mod audit;
@@ -8,8 +8,6 @@ pub mod bundle;
 pub mod compare;
 pub mod export;
 pub mod fuzzing;
-pub mod hex;
 pub mod http;
-pub mod index;
 pub mod remote;
 pub mod terminal;

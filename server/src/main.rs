@@ -3,10 +3,10 @@
 use anyhow::{Context, bail};
 use cellscope::audit;
 use cellscope::export::{self, Format};
-use cellscope::index::cache::{RunCache, Trust};
-use cellscope::index::{self, Index, IndexOptions, Progress, Quiet};
 use cellscope::remote::Remote;
 use cellscope::terminal::printable;
+use cellscope_index::cache::{RunCache, Trust};
+use cellscope_index::{self as index, Index, IndexOptions, Progress, Quiet};
 use cellscope_model::{Criterion, Dimension};
 use clap::{Parser, Subcommand};
 use std::io::{IsTerminal, Write};
@@ -351,7 +351,7 @@ impl DataRoot {
 fn first_store(
     root: PathBuf,
     archive: Option<cellscope::http::archive::Archive>,
-    runs: Option<std::sync::Arc<cellscope::index::cache::RunCache>>,
+    runs: Option<std::sync::Arc<cellscope_index::cache::RunCache>>,
     inputs: Option<String>,
 ) -> anyhow::Result<std::sync::Arc<cellscope::http::snapshot::Store>> {
     let snapshot = cellscope::http::snapshot::first_snapshot(&root, runs.as_deref())
@@ -374,7 +374,7 @@ fn first_store(
 
 /// The directory of kept snapshots of `root`: one folder per data root inside the cache directory.
 fn snapshot_cache(base: &Path, root: &Path) -> anyhow::Result<PathBuf> {
-    let root_hash = cellscope::hex::short_sha256(root.to_string_lossy().as_bytes());
+    let root_hash = cellscope_index::hex::short_sha256(root.to_string_lossy().as_bytes());
     let dir = base.join("snapshots").join(root_hash);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)

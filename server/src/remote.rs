@@ -275,7 +275,7 @@ impl ObjectCacheStore {
     }
 
     fn location(&self, key: &str) -> std::io::Result<ObjectPath> {
-        if !crate::index::cache::store::is_key(key) {
+        if !cellscope_index::cache::store::is_key(key) {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 format!("{key:?} is not a cache key"),
@@ -285,7 +285,7 @@ impl ObjectCacheStore {
     }
 }
 
-impl crate::index::cache::CacheStore for ObjectCacheStore {
+impl cellscope_index::cache::CacheStore for ObjectCacheStore {
     fn get(&self, key: &str) -> std::io::Result<Option<Vec<u8>>> {
         let location = self.location(key)?;
         self.runtime.block_on(async {
@@ -489,7 +489,7 @@ fn remove_strays(
 /// The mirror directory of `url`, locked for this process. A second process on the same URL and cache gets a
 /// numbered sibling rather than writing the first one's files under it.
 fn mirror_dir(cache_dir: &Path, url: &str) -> Result<(PathBuf, std::fs::File), RemoteError> {
-    let hash = crate::hex::short_sha256(url.as_bytes());
+    let hash = cellscope_index::hex::short_sha256(url.as_bytes());
     for attempt in 0..16 {
         let dir = cache_dir.join("remote").join(if attempt == 0 {
             hash.clone()

@@ -181,7 +181,7 @@ fn respond_kept(
     content_type: &'static str,
     body: Vec<u8>,
 ) -> Response {
-    let tag = crate::hex::short_sha256(&body);
+    let tag = cellscope_index::hex::short_sha256(&body);
     let etag = HeaderValue::from_str(&format!("W/\"{id}-kept-{tag}\""))
         .unwrap_or_else(|_| HeaderValue::from_static("W/\"\""));
     let matches = headers
@@ -613,12 +613,12 @@ pub async fn requests(
         snapshot = complete_snapshot(&store).await?;
     }
     let locator = snapshot.index.rows.get(&key).cloned().unwrap_or_default();
-    let disk = crate::index::storage::LocalDisk::new(&snapshot.index.root);
-    let rows = tokio::task::spawn_blocking(move || crate::index::read_rows(&disk, &locator))
+    let disk = cellscope_index::storage::LocalDisk::new(&snapshot.index.root);
+    let rows = tokio::task::spawn_blocking(move || cellscope_index::read_rows(&disk, &locator))
         .await
         .map_err(|error| ApiError::Internal(error.to_string()))?
         .map_err(|error| match error {
-            crate::index::rows::RowsError::Changed(message) => ApiError::Unavailable(message),
+            cellscope_index::rows::RowsError::Changed(message) => ApiError::Unavailable(message),
             other => ApiError::Internal(other.to_string()),
         })?;
     let batch = requests_to_batch(&rows).map_err(|error| ApiError::Internal(error.to_string()))?;

@@ -144,7 +144,7 @@ impl Archive {
         for name in PARTS {
             let body = std::fs::read(self.dir.join(id).join(format!("{name}.zst")))?;
             entry.push(' ');
-            entry.push_str(&crate::hex::hex(&sha2::Sha256::digest(&body)));
+            entry.push_str(&cellscope_index::hex::hex(&sha2::Sha256::digest(&body)));
         }
         entry.push('\n');
         let dir = self.dir.join(INPUTS);
@@ -167,7 +167,8 @@ impl Archive {
         let dir = self.dir.join(id);
         let mut bodies = PARTS.iter().zip(fields).map(|(name, sha256)| {
             let body = std::fs::read(dir.join(format!("{name}.zst"))).ok()?;
-            (crate::hex::hex(&sha2::Sha256::digest(&body)) == sha256).then(|| Bytes::from(body))
+            (cellscope_index::hex::hex(&sha2::Sha256::digest(&body)) == sha256)
+                .then(|| Bytes::from(body))
         });
         Some(KeptBodies {
             id: id.to_string(),

@@ -2,10 +2,10 @@
 //! The server holds the current snapshot in an `ArcSwap`; a request loads it once and keeps it to the end.
 
 use crate::export::{self, Format};
-use crate::index::cache::{RunCache, Trust};
-use crate::index::{Index, IndexOptions, Quiet};
 use arc_swap::ArcSwap;
 use axum::body::Bytes;
+use cellscope_index::cache::{RunCache, Trust};
+use cellscope_index::{Index, IndexOptions, Quiet};
 use cellscope_model::api::{
     CellFailures, DimensionCount, ExclusionMatches, IndexBody, KeyedOrigin, ManifestHistory,
     Provenance, RefillProvenance, SkippedCell,
@@ -214,7 +214,7 @@ impl Snapshot {
         }
         hasher.update(json(&index.exclusions));
         hasher.update(provenance_map_json);
-        let id = crate::hex::short_hex(&hasher.finalize());
+        let id = cellscope_index::hex::short_hex(&hasher.finalize());
         provenance_body.snapshot = id.clone();
         let dimension_values: BTreeMap<Dimension, Vec<Value>> = dimensions
             .iter()
@@ -282,11 +282,14 @@ impl Snapshot {
             etag.update(part);
         }
         etag.update(etag_tail);
-        let content = crate::hex::short_hex(&etag.finalize());
+        let content = cellscope_index::hex::short_hex(&etag.finalize());
         let mut timed = sha2::Sha256::new();
         timed.update(content.as_bytes());
         timed.update(&index_json);
-        let etag = format!("{id}-{}", crate::hex::short_hex(&timed.finalize()));
+        let etag = format!(
+            "{id}-{}",
+            cellscope_index::hex::short_hex(&timed.finalize())
+        );
         Ok(Snapshot {
             id,
             etag,
@@ -552,9 +555,9 @@ impl Store {
         // snapshot trusted by size and modification time are checked.
         let index = match &self.runs {
             Some(cache) => {
-                crate::index::build_cached(&self.root, options, &Quiet, cache, Trust::Contents)
+                cellscope_index::build_cached(&self.root, options, &Quiet, cache, Trust::Contents)
             }
-            None => crate::index::build(&self.root, options, &Quiet),
+            None => cellscope_index::build(&self.root, options, &Quiet),
         }
         .map_err(|error| error.to_string())?;
         if let Some(report) = &index.cache
@@ -598,8 +601,8 @@ pub fn first_snapshot(root: &Path, cache: Option<&RunCache>) -> Result<Snapshot,
         backup_diff: false,
     };
     let index = match cache {
-        Some(cache) => crate::index::build_cached(root, &options, &Quiet, cache, Trust::Stamps),
-        None => crate::index::build(root, &options, &Quiet),
+        Some(cache) => cellscope_index::build_cached(root, &options, &Quiet, cache, Trust::Stamps),
+        None => cellscope_index::build(root, &options, &Quiet),
     }
     .map_err(|error| error.to_string())?;
     Snapshot::new(index, false)

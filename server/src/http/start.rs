@@ -51,13 +51,13 @@ pub fn inputs_fingerprint(root: &Path) -> std::io::Result<String> {
     let mut hash = sha2::Sha256::new();
     hash.update(b"cellscope inputs 1\0");
     hash.update(env!("CARGO_PKG_VERSION").as_bytes());
-    hash.update(env!("CELLSCOPE_READ_CODE").as_bytes());
+    hash.update(cellscope_index::READ_CODE.as_bytes());
     let executable = std::fs::metadata(std::env::current_exe()?)?;
     update_with_metadata(&mut hash, &executable);
     hash.update(root.as_os_str().as_encoded_bytes());
     hash.update([0]);
     walk(root, "", &mut hash)?;
-    Ok(crate::hex::hex(&hash.finalize()))
+    Ok(cellscope_index::hex::hex(&hash.finalize()))
 }
 
 fn walk(directory: &Path, relative: &str, hash: &mut sha2::Sha256) -> std::io::Result<()> {

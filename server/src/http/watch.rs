@@ -2,7 +2,7 @@
 //! background and swap.
 
 use super::snapshot::Store;
-use crate::index::IndexOptions;
+use cellscope_index::IndexOptions;
 use notify_debouncer_mini::notify::{
     self, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _,
 };

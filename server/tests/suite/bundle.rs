@@ -9,7 +9,7 @@ use crate::common;
 
 use base64::Engine as _;
 use cellscope::http::snapshot::Snapshot;
-use cellscope::index::{IndexOptions, Quiet, read_rows, storage::LocalDisk};
+use cellscope_index::{IndexOptions, Quiet, read_rows, storage::LocalDisk};
 use cellscope_model::requests::{requests_from_ipc, requests_query};
 
 /// The JSON the page carries in its data element.
@@ -39,7 +39,7 @@ fn body(data: &serde_json::Value, path: &str) -> Vec<u8> {
 #[test]
 fn a_bundle_holds_the_snapshots_bodies_and_the_rows_of_every_cell_in_its_view() {
     let root = common::demo_root();
-    let index = cellscope::index::build(root, &IndexOptions::default(), &Quiet).unwrap();
+    let index = cellscope_index::build(root, &IndexOptions::default(), &Quiet).unwrap();
     let snapshot = Snapshot::new(index, true).unwrap();
     let bundle = cellscope::bundle::build(
         &snapshot,

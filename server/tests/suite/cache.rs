@@ -7,8 +7,8 @@ use crate::common;
 
 use cellscope::export::{self, Format};
 use cellscope::http::snapshot::{Snapshot, first_snapshot};
-use cellscope::index::cache::{CacheReport, RunCache, Trust};
-use cellscope::index::{self, Index, IndexOptions, Quiet};
+use cellscope_index::cache::{CacheReport, RunCache, Trust};
+use cellscope_index::{self as index, Index, IndexOptions, Quiet};
 use cellscope_model::api::IndexBody;
 use common::{cellscope_command, demo_root};
 use sha2::Digest as _;

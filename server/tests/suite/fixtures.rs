@@ -1,7 +1,7 @@
 //! Bad-input fixtures (`data/fixtures/`): each yields its specific warning, and the good run beside it keeps
 //! exactly the same numbers.
 
-use cellscope::index::{self, Index, IndexOptions, Quiet};
+use cellscope_index::{self as index, Index, IndexOptions, Quiet};
 use cellscope_model::schema::cells_to_batch;
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! numpy (not from this code). Bad-input fixtures must give a warning naming the file (and the line where the
 //! oracle knows it) while the good run beside them keeps its numbers.
 
-use cellscope::index::{Index, IndexOptions, Quiet, build};
+use cellscope_index::{Index, IndexOptions, Quiet, build};
 use cellscope_model::CellSummary;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -555,8 +555,8 @@ fn table_keys_units_and_explain() {
 
 #[test]
 fn rows_read_back_from_the_sibling_files_match_the_cells() {
-    use cellscope::index::read_rows;
-    use cellscope::index::storage::LocalDisk;
+    use cellscope_index::read_rows;
+    use cellscope_index::storage::LocalDisk;
     for name in [
         "aiperf-v010",
         "aiperf-bad",
@@ -681,10 +681,10 @@ fn two_runs_given_one_run_id_are_kept_apart_with_a_warning() {
     );
     assert_eq!(warning.run.as_deref(), Some("bench@b"));
     // Rows read back from the renamed run's cell come from its own file.
-    let disk = cellscope::index::storage::LocalDisk::new(dir.path());
+    let disk = cellscope_index::storage::LocalDisk::new(dir.path());
     for cell in &index.cells {
         let locator = index.rows.get(&cell.key).expect("row locator");
-        let rows = cellscope::index::read_rows(&disk, locator).expect("rows");
+        let rows = cellscope_index::read_rows(&disk, locator).expect("rows");
         assert_eq!(rows.len(), cell.rows as usize);
     }
 

@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use cellscope::http::snapshot::{Snapshot, Store};
 use cellscope::http::{HttpOptions, router};
-use cellscope::index::{self, IndexOptions, Quiet};
+use cellscope_index::{self as index, IndexOptions, Quiet};
 use common::demo_root;
 use http_body_util::BodyExt as _;
 use std::path::Path;

@@ -316,7 +316,7 @@ async fn path_escapes_get_400_or_404_and_read_nothing_outside_the_root() {
 /// Re-indexes the store's data root on a blocking thread, as the watcher does.
 async fn reindex(store: &Arc<Store>) {
     let worker = store.clone();
-    tokio::task::spawn_blocking(move || worker.reindex(&cellscope::index::IndexOptions::default()))
+    tokio::task::spawn_blocking(move || worker.reindex(&cellscope_index::IndexOptions::default()))
         .await
         .unwrap()
         .unwrap();
@@ -422,7 +422,7 @@ async fn a_304_never_confirms_a_body_that_changed_across_the_second_stage_and_a_
     std::fs::remove_file(root.path().join("exclusions.toml")).unwrap();
     let worker = store.clone();
     let changed = tokio::task::spawn_blocking(move || {
-        worker.reindex(&cellscope::index::IndexOptions::default())
+        worker.reindex(&cellscope_index::IndexOptions::default())
     })
     .await
     .unwrap()
@@ -434,7 +434,7 @@ async fn a_304_never_confirms_a_body_that_changed_across_the_second_stage_and_a_
     collect(&mut current).await;
     let worker = store.clone();
     let again = tokio::task::spawn_blocking(move || {
-        worker.reindex(&cellscope::index::IndexOptions::default())
+        worker.reindex(&cellscope_index::IndexOptions::default())
     })
     .await
     .unwrap()

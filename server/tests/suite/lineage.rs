@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use cellscope::index::{Index, IndexOptions, Quiet, build};
+use cellscope_index::{Index, IndexOptions, Quiet, build};
 use cellscope_model::CellStatus;
 use cellscope_model::api::{RunRole, Warning};
 use common::{copy_tree, demo_root};

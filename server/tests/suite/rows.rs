@@ -2,7 +2,7 @@
 //! the index counted the line of the cell's first row or the reader counts the lines before it, with a UTF-8
 //! BOM, CRLF endings, blank lines, quoted fields and gzip- or zstd-compressed files.
 
-use cellscope::index::{self, CellRows, IndexOptions, Quiet, rows};
+use cellscope_index::{self as index, CellRows, IndexOptions, Quiet, rows};
 use std::path::Path;
 
 /// Every cell of `root` read both ways; returns how many cells had rows.

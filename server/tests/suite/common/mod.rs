@@ -61,13 +61,13 @@ fn remove_stale_demo_dirs(parent: &Path) {
 }
 
 /// The index of the demo data (hashes and backup diff included).
-pub fn demo_index() -> &'static cellscope::index::Index {
-    static INDEX: OnceLock<cellscope::index::Index> = OnceLock::new();
+pub fn demo_index() -> &'static cellscope_index::Index {
+    static INDEX: OnceLock<cellscope_index::Index> = OnceLock::new();
     INDEX.get_or_init(|| {
-        cellscope::index::build(
+        cellscope_index::build(
             demo_root(),
-            &cellscope::index::IndexOptions::default(),
-            &cellscope::index::Quiet,
+            &cellscope_index::IndexOptions::default(),
+            &cellscope_index::Quiet,
         )
         .expect("demo data indexes")
     })

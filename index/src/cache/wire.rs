@@ -39,13 +39,13 @@ pub mod format_name {
         deserializer: D,
     ) -> Result<&'static str, D::Error> {
         let name = String::deserialize(deserializer)?;
-        crate::index::formats::by_name(&name)
+        crate::formats::by_name(&name)
             .map(|format| format.name())
             .ok_or_else(|| serde::de::Error::custom(format!("unknown format {name}")))
     }
 }
 
-/// A [`FileRejected`](crate::index::metrics_csv::FileRejected) kind, read back as one the parser gives.
+/// A [`FileRejected`](crate::metrics_csv::FileRejected) kind, read back as one the parser gives.
 pub mod rejection_kind {
     use serde::{Deserialize, Deserializer, Serializer};
 
@@ -57,7 +57,7 @@ pub mod rejection_kind {
         deserializer: D,
     ) -> Result<&'static str, D::Error> {
         let kind = String::deserialize(deserializer)?;
-        crate::index::metrics_csv::REJECTION_KINDS
+        crate::metrics_csv::REJECTION_KINDS
             .iter()
             .copied()
             .find(|known| *known == kind)

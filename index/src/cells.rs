@@ -552,8 +552,8 @@ pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> Run
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::discover::RunDir;
-    use crate::index::{IndexOptions, Quiet, lineage, read};
+    use crate::discover::RunDir;
+    use crate::{IndexOptions, Quiet, lineage, read};
     use cellscope_model::exclusions::{ExclusionEntry, Selector, SelectorValue};
 
     const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status";

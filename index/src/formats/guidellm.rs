@@ -8,7 +8,7 @@
 use super::json::{self, field_number, field_text, head_has_key};
 use super::key::model_name;
 use super::{KeyParts, Part, Request, RunFormat, RunRecord};
-use crate::index::storage::{self, Storage};
+use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;

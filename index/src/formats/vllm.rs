@@ -9,7 +9,7 @@ use super::key::model_name;
 use super::parallel::{self, Columns, ResultObject};
 use super::scan;
 use super::{KeyParts, Part, RunFormat, RunRecord};
-use crate::index::storage::{self, Storage};
+use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
 

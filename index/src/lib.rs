@@ -11,6 +11,7 @@ mod cells;
 pub mod discover;
 pub mod environment;
 pub mod formats;
+pub mod hex;
 pub mod ledger;
 mod lineage;
 #[cfg(target_os = "linux")]
@@ -29,6 +30,10 @@ use cellscope_model::{CellKey, CellSummary};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// A hash of the code that reads run files (its sources, the model's and the locked dependencies): read results
+/// cached by a build with another hash are not used.
+pub const READ_CODE: &str = env!("CELLSCOPE_READ_CODE");
 
 /// Errors that stop indexing altogether.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@ use super::json::{self, field_count, field_number, field_text, head_has_key};
 use super::key::model_name;
 use super::parallel::{self, arrays};
 use super::{KeyParts, Part, RunFormat, RunRecord};
-use crate::index::storage::Storage;
+use crate::storage::Storage;
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
 

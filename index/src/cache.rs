@@ -420,7 +420,7 @@ impl<'a> Session<'a> {
         let material = KeyMaterial {
             schema: SCHEMA,
             version: env!("CARGO_PKG_VERSION"),
-            code: env!("CELLSCOPE_READ_CODE"),
+            code: crate::READ_CODE,
             kind: "run",
             format: format.name(),
             root: &run.root,
@@ -526,7 +526,7 @@ impl<'a> Session<'a> {
         let material = KeyMaterial {
             schema: SCHEMA,
             version: env!("CARGO_PKG_VERSION"),
-            code: env!("CELLSCOPE_READ_CODE"),
+            code: crate::READ_CODE,
             kind: "backup",
             format: "tr164",
             root: &dir.relative,

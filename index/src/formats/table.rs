@@ -1,6 +1,6 @@
 //! Generic long tables (CSV or Parquet) for results no dedicated reader knows: one row per request (every
 //! figure recomputed) or one row per cell (the table's figures kept as *reported*), columns named by a
-//! `[[table]]` entry of `cellscope.toml` ([`crate::index::mapping::table`]) or, without one, by their canonical
+//! `[[table]]` entry of `cellscope.toml` ([`crate::mapping::table`]) or, without one, by their canonical
 //! names.
 //!
 //! Detection is by content: a Parquet file by its magic bytes and schema, a CSV file by its header. A file a
@@ -11,11 +11,11 @@
 //! claimed.
 
 use super::{KeyParts, Part, Request, RunFormat, RunRecord, STAT_COLUMNS, request_row};
-use crate::index::CellRows;
-use crate::index::mapping::Mapping;
-use crate::index::mapping::table::{Grain, RawTable, Source, TableEntry, Unit};
-use crate::index::rows::RowsError;
-use crate::index::storage::Storage;
+use crate::CellRows;
+use crate::mapping::Mapping;
+use crate::mapping::table::{Grain, RawTable, Source, TableEntry, Unit};
+use crate::rows::RowsError;
+use crate::storage::Storage;
 use arrow_array::Array;
 use arrow_array::cast::AsArray;
 use arrow_schema::DataType;

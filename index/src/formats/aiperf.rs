@@ -12,8 +12,8 @@
 use super::json::{self, field_number, head_has_key, number};
 use super::key::model_name;
 use super::{KeyParts, Part, Request, RunFormat, RunRecord};
-use crate::index::mapping::Mapping;
-use crate::index::storage::{self, Storage};
+use crate::mapping::Mapping;
+use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;

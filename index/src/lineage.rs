@@ -368,8 +368,8 @@ fn fold_backups(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::discover::RunDir;
-    use crate::index::{IndexOptions, Quiet, read};
+    use crate::discover::RunDir;
+    use crate::{IndexOptions, Quiet, read};
 
     const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status";
 

@@ -275,8 +275,8 @@ impl<'a> Scan<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::formats::Request;
-    use crate::index::formats::json::documents;
+    use crate::formats::Request;
+    use crate::formats::json::documents;
 
     /// A result's fields and requests.
     type Read = (Json, Vec<Request>);

@@ -7,7 +7,15 @@
 //! - every relative link of those Markdown files and of every README.md points at a file that exists, and an
 //!   `#anchor` into a Markdown file names one of its headings.
 //!
+//! And three over the code's structure: no import cycle between the modules of a crate ([`modules`]), every fixture
+//! directory described in its README.md ([`fixtures`]), and the app decoding only the model's wire types
+//! ([`wire`]).
+//!
 //! Every problem is reported as `file:line: …`, all of them at once.
+
+mod fixtures;
+mod modules;
+mod wire;
 
 use anyhow::Context;
 use std::collections::BTreeSet;
@@ -58,7 +66,10 @@ impl std::fmt::Display for Problem {
 pub fn run() -> anyhow::Result<()> {
     let root = crate::workspace_root();
     let files = known_files(&root)?;
-    let problems = check(&root, &files)?;
+    let mut problems = check(&root, &files)?;
+    problems.extend(modules::check(&root)?);
+    problems.extend(fixtures::check(&root)?);
+    problems.extend(wire::check(&root, &files)?);
     if problems.is_empty() {
         eprintln!("tidy: {} files checked, no problem", files.len());
         return Ok(());
@@ -68,7 +79,8 @@ pub fn run() -> anyhow::Result<()> {
     }
     anyhow::bail!(
         "tidy: {} problem(s): cite docs/ instead of documents outside the repository, state the fact a report \
-         citation points at, and fix the links",
+         citation points at, fix the links, break the import cycles, describe the fixtures and decode the \
+         model's types",
         problems.len()
     )
 }

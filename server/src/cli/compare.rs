@@ -1,0 +1,128 @@
+//! `cellscope compare`: the head-to-head of two values of one dimension, read by the parser `/api/compare` uses.
+
+use super::{CacheArgs, DataRoot, load_root};
+use anyhow::Context;
+use cellscope::terminal::printable;
+use cellscope_index::IndexOptions;
+use cellscope_model::Dimension;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub(super) struct CompareArgs {
+    #[arg(default_value = ".")]
+    data_dir: PathBuf,
+    /// The dimension whose values are compared: backend, model, run, suite, phase or workload.
+    #[arg(long, default_value = "backend")]
+    by: String,
+    #[arg(long)]
+    a: String,
+    #[arg(long)]
+    b: String,
+    /// One group per value of this dimension, or `none`.
+    #[arg(long, default_value = "workload")]
+    per: String,
+    /// efficiency, p95_multiplier, aggregate_tps, p50_wall_ms, p95_wall_ms, p99_wall_ms, p50_ttft_ms,
+    /// p95_ttft_ms.
+    #[arg(long, default_value = "efficiency")]
+    metric: String,
+    /// Significance level for claiming an edge (Holm-adjusted).
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// What-if toggles, comma-separated: excluded (put ledger exclusions back), pre_refill, partial.
+    #[arg(long, value_delimiter = ',')]
+    include: Vec<String>,
+    /// Leave partial cells out.
+    #[arg(long)]
+    omit_partial: bool,
+    #[command(flatten)]
+    filters: Filters,
+    /// Print every group, pair and dropped pair as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    cache: CacheArgs,
+}
+
+/// Dimension filters of `compare`.
+#[derive(clap::Args)]
+struct Filters {
+    /// Dimension filters, written as in /api/cells (comma-separated values).
+    #[arg(long, value_delimiter = ',')]
+    run: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    suite: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    phase: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    backend: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    model: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    workload: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    n: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    rep: Vec<String>,
+}
+
+pub(super) fn run(arguments: CompareArgs) -> anyhow::Result<ExitCode> {
+    let root = DataRoot::open(arguments.data_dir.clone(), &arguments.cache)?;
+    let query = cellscope_model::compare::parse_query(&query_pairs(&arguments))?;
+    let index = load_root(&root, &arguments.cache, &IndexOptions::CELLS)?;
+    let cells = cellscope_model::explore::working_cells(
+        &index.cells,
+        &index.pre_refill_cells,
+        &query.what_if,
+    );
+    let comparison = query.run(&cells)?;
+    let confounders =
+        cellscope_model::compare::confounders::confounders(&comparison, &cells, &index.runs);
+    let body = cellscope_model::api::CompareBody {
+        comparison,
+        confounders,
+    };
+    let mut stdout = std::io::stdout().lock();
+    if arguments.json {
+        serde_json::to_writer_pretty(&mut stdout, &body).context("writing JSON")?;
+        writeln!(stdout)?;
+    } else {
+        stdout.write_all(printable(&cellscope::compare::render_body(&body)).as_bytes())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The same name/value pairs `/api/compare` takes.
+fn query_pairs(arguments: &CompareArgs) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = vec![
+        ("by".into(), arguments.by.clone()),
+        ("a".into(), arguments.a.clone()),
+        ("b".into(), arguments.b.clone()),
+        ("per".into(), arguments.per.clone()),
+        ("metric".into(), arguments.metric.clone()),
+        ("alpha".into(), arguments.alpha.to_string()),
+    ];
+    if !arguments.include.is_empty() {
+        pairs.push(("include".into(), arguments.include.join(",")));
+    }
+    if arguments.omit_partial {
+        pairs.push(("omit".into(), "partial".into()));
+    }
+    let filters = &arguments.filters;
+    for (dimension, values) in [
+        (Dimension::Run, &filters.run),
+        (Dimension::Suite, &filters.suite),
+        (Dimension::Phase, &filters.phase),
+        (Dimension::Backend, &filters.backend),
+        (Dimension::Model, &filters.model),
+        (Dimension::Workload, &filters.workload),
+        (Dimension::N, &filters.n),
+        (Dimension::Rep, &filters.rep),
+    ] {
+        if !values.is_empty() {
+            pairs.push((dimension.name().into(), values.join(",")));
+        }
+    }
+    pairs
+}

@@ -27,12 +27,12 @@ pub use store::{CacheStore, DirectoryStore};
 
 use super::discover::{BackupDir, RunDir};
 use super::formats::{DetectedRun, ReadContext, RunFormat};
-use super::metrics_csv::{FileRejected, ParsedMetrics};
-use super::read::{self, BackupRead, RunRead};
-use super::run_files::{Manifest, Plan};
-use super::splice::SpliceDiff;
 use super::storage::{self, Storage};
 use super::{IndexOptions, Progress};
+use crate::formats::tr164::metrics_csv::{FileRejected, ParsedMetrics};
+use crate::formats::tr164::read::{self, BackupRead, RunRead};
+use crate::formats::tr164::run_files::{Manifest, Plan};
+use crate::formats::tr164::splice::SpliceDiff;
 use cellscope_model::api::{EnvironmentField, FileDigest, Warning};
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
@@ -823,7 +823,7 @@ mod tests {
 
     #[test]
     fn offsets_numbers_and_json_values_come_back_bit_for_bit() {
-        let mut cell = super::super::metrics_csv::ParsedCell {
+        let mut cell = crate::formats::tr164::metrics_csv::ParsedCell {
             row_offsets: vec![120, 7_000_000_000, 5, u64::MAX, 0],
             ..Default::default()
         };
@@ -836,7 +836,7 @@ mod tests {
             ..Manifest::default()
         };
         let bytes = postcard::to_stdvec(&(&cell, &manifest)).unwrap();
-        let (back_cell, back_manifest): (super::super::metrics_csv::ParsedCell, Manifest) =
+        let (back_cell, back_manifest): (crate::formats::tr164::metrics_csv::ParsedCell, Manifest) =
             postcard::from_bytes(&bytes).unwrap();
         assert_eq!(back_cell.row_offsets, cell.row_offsets);
         assert_eq!(back_cell.stats, cell.stats);

@@ -3,10 +3,10 @@
 //! which run.
 
 use super::lineage::Relations;
-use super::metrics_csv::ParsedMetrics;
-use super::read::RunRead;
-use super::run_files::ManifestCell;
 use super::{CellRows, ledger};
+use crate::formats::tr164::metrics_csv::ParsedMetrics;
+use crate::formats::tr164::read::RunRead;
+use crate::formats::tr164::run_files::ManifestCell;
 use cellscope_model::api::{
     CellProvenance, Census, HistoryEvent, LedgerEntry, RefillFacts, RunFacts, RunRole, Warning,
 };
@@ -553,7 +553,8 @@ pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> Run
 mod tests {
     use super::*;
     use crate::discover::RunDir;
-    use crate::{IndexOptions, Quiet, lineage, read};
+    use crate::formats::tr164::read;
+    use crate::{IndexOptions, Quiet, lineage};
     use cellscope_model::exclusions::{ExclusionEntry, Selector, SelectorValue};
 
     const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status";

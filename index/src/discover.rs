@@ -21,7 +21,7 @@ pub struct RunDir {
 }
 
 /// The names a TR164 run's metrics file may have, in order of preference: plain, then compressed (read through
-/// [`super::read::decompressed`]).
+/// [`crate::formats::tr164::read::decompressed`]).
 pub const METRICS_NAMES: [&str; 3] = ["metrics.csv", "metrics.csv.gz", "metrics.csv.zst"];
 
 /// Which of [`METRICS_NAMES`] the file `relative` (a TR164 run's one detected file) is; plain when none.

@@ -25,11 +25,11 @@ pub mod vllm;
 use super::CellRows;
 use super::discover::RunDir;
 use super::mapping::Mapping;
-use super::metrics_csv::{IdCount, ParsedCell, ParsedMetrics};
-use super::read::{RunRead, digest};
-use super::rows::RowsError;
 use super::storage::{self, Storage};
 use super::{IndexOptions, Progress};
+use crate::formats::tr164::metrics_csv::{IdCount, ParsedCell, ParsedMetrics};
+use crate::formats::tr164::read::{RunRead, digest};
+use crate::formats::tr164::rows::RowsError;
 use cellscope_model::api::{FileDigest, Warning};
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::origin::{CellOrigin, FigureOrigin};
@@ -755,7 +755,7 @@ fn status_of(error: &str) -> String {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ExternalCell {
     #[serde(with = "super::cache::wire::format_name")]
-    pub format: super::metrics_csv::StaticName,
+    pub format: crate::formats::tr164::metrics_csv::StaticName,
     /// The file, relative to the data root.
     pub file: String,
     /// Its length when indexed: reading rows back from a file of another length is refused.

@@ -9,20 +9,15 @@
 pub mod cache;
 mod cells;
 pub mod discover;
-pub mod environment;
 pub mod formats;
 pub mod hex;
 pub mod ledger;
 mod lineage;
-#[cfg(target_os = "linux")]
-mod mapped;
 pub mod mapping;
-pub mod metrics_csv;
 pub mod read;
-pub mod rows;
-pub mod run_files;
-pub mod splice;
 pub mod storage;
+
+pub use formats::tr164::rows::RowsError;
 
 use cellscope_model::api::{CellProvenance, LedgerEntry, RunFacts, Warning};
 use cellscope_model::summary::fill_scaling;
@@ -101,15 +96,15 @@ pub struct CellRows {
 pub fn read_rows(
     storage: &dyn storage::Storage,
     cell: &CellRows,
-) -> Result<Vec<cellscope_model::requests::RequestRow>, rows::RowsError> {
+) -> Result<Vec<cellscope_model::requests::RequestRow>, RowsError> {
     match &cell.external {
         Some(external) => formats::by_name(external.format)
-            .ok_or_else(|| rows::RowsError::Malformed {
+            .ok_or_else(|| RowsError::Malformed {
                 path: external.file.clone(),
                 message: format!("no reader for the format {}", external.format),
             })?
             .read_rows(storage, cell),
-        None => rows::read(cell),
+        None => formats::tr164::rows::read(cell),
     }
 }
 
@@ -239,7 +234,7 @@ fn build_with(
 /// The last stage: every run's cells and facts into one index, sorted, with scaling metrics filled in.
 fn assemble(
     root: &Path,
-    mut runs: Vec<read::RunRead>,
+    mut runs: Vec<formats::tr164::read::RunRead>,
     relations: &lineage::Relations,
     ledger: &mut [LedgerEntry],
     mut warnings: Vec<Warning>,

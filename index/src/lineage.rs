@@ -2,8 +2,8 @@
 //! copies (the rule is `cellscope_model::lineage`; this stage gathers its evidence from the files and turns its
 //! findings into warnings with file and line), and what each master's backup comparison found.
 
-use super::read::{BackupRead, RunRead, lines_in_file};
-use super::splice::SpliceDiff;
+use crate::formats::tr164::read::{BackupRead, RunRead, lines_in_file};
+use crate::formats::tr164::splice::SpliceDiff;
 use cellscope_model::api::{BackupFacts, Warning};
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::lineage::{self, Finding, IdRows, Lineage, RunEvidence};
@@ -21,7 +21,7 @@ pub struct Relations {
     /// Master run id → where the replaced rows are in its backup.
     pub replaced: BTreeMap<String, ReplacedRows>,
     /// Master run id → the backup's own parse, for the pre-refill cells.
-    pub backup_cells: BTreeMap<String, super::metrics_csv::ParsedMetrics>,
+    pub backup_cells: BTreeMap<String, crate::formats::tr164::metrics_csv::ParsedMetrics>,
     pub warnings: Vec<Warning>,
 }
 
@@ -268,7 +268,7 @@ fn finding_warning(finding: &Finding, runs: &BTreeMap<&str, &RunRead>) -> Warnin
 type FoldedBackups = (
     BTreeMap<String, Vec<BackupFacts>>,
     BTreeMap<String, ReplacedRows>,
-    BTreeMap<String, super::metrics_csv::ParsedMetrics>,
+    BTreeMap<String, crate::formats::tr164::metrics_csv::ParsedMetrics>,
 );
 
 /// Backup comparisons per master, with their problems as warnings on the master's file and line.
@@ -369,7 +369,8 @@ fn fold_backups(
 mod tests {
     use super::*;
     use crate::discover::RunDir;
-    use crate::{IndexOptions, Quiet, read};
+    use crate::formats::tr164::read;
+    use crate::{IndexOptions, Quiet};
 
     const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status";
 

@@ -4,6 +4,9 @@
 //! no reader builds an absolute path and a different backend (a bucket prefix) can stand in without touching
 //! them. Nothing here can write.
 
+#[cfg(target_os = "linux")]
+pub(crate) mod mapped;
+
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};

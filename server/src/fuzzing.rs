@@ -4,7 +4,7 @@
 //!
 //! Each function panics when its property fails: that is how libFuzzer and the tests see a finding.
 
-use cellscope_index::metrics_csv::{self, ParsedMetrics};
+use cellscope_index::formats::tr164::metrics_csv::{self, ParsedMetrics};
 use cellscope_model::api::Warning;
 
 /// A target's body: arbitrary bytes in, a panic when its property fails.
@@ -144,7 +144,7 @@ fn assert_same_cells(plain: &ParsedMetrics, general: &ParsedMetrics) {
 
 /// `manifest.json` and `execution_plan.json` are read or refused with a line, never a panic.
 pub fn run_files(data: &[u8]) {
-    use cellscope_index::run_files::{parse_manifest, parse_plan};
+    use cellscope_index::formats::tr164::run_files::{parse_manifest, parse_plan};
     // A refusal says where: serde_json counts lines from 1 (0 only for an error it cannot place, such as
     // trailing data reported past the end), and always says what.
     for problem in [parse_manifest(data).err(), parse_plan(data).err()]

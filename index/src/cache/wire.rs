@@ -45,7 +45,7 @@ pub mod format_name {
     }
 }
 
-/// A [`FileRejected`](crate::metrics_csv::FileRejected) kind, read back as one the parser gives.
+/// A [`FileRejected`](crate::formats::tr164::metrics_csv::FileRejected) kind, read back as one the parser gives.
 pub mod rejection_kind {
     use serde::{Deserialize, Deserializer, Serializer};
 
@@ -57,7 +57,7 @@ pub mod rejection_kind {
         deserializer: D,
     ) -> Result<&'static str, D::Error> {
         let kind = String::deserialize(deserializer)?;
-        crate::metrics_csv::REJECTION_KINDS
+        crate::formats::tr164::metrics_csv::REJECTION_KINDS
             .iter()
             .copied()
             .find(|known| *known == kind)

@@ -1,17 +1,24 @@
 //! TR164 run directories (`metrics.csv` plus manifest, plan, refill note, config and backups) behind the
-//! [`RunFormat`] seam. The reading itself is the original stage-2 code in `index/read.rs`, `metrics_csv.rs`,
-//! `run_files.rs`, `environment.rs` and `splice.rs`; backups and refill lineage are TR164's own and stay in
-//! discovery and the lineage stage. TR164 files are still opened by their path on the local disk (the run
-//! directory's `display` path), not through [`Storage`]: moving them is the object-storage work.
+//! [`RunFormat`] seam: [`read`] reads a run and a backup, [`metrics_csv`] parses the metrics file, [`run_files`]
+//! and [`environment`] the side files, [`splice`] compares a master with its backup and [`rows`] reads a cell's
+//! rows back. Refill lineage is TR164's own and is decided in the lineage stage. TR164 files are still opened by
+//! their path on the local disk (the run directory's `display` path), not through [`Storage`].
 
-use super::super::CellRows;
-use super::super::discover::RunDir;
-use super::super::read::{self, RunRead};
-use super::super::rows::{self, RowsError};
-use super::super::storage::{self, Storage};
+pub mod environment;
+pub mod metrics_csv;
+pub mod read;
+pub mod rows;
+pub mod run_files;
+pub mod splice;
+
 use super::{DetectedRun, ReadContext, RunFormat, RunRecord};
+use crate::CellRows;
+use crate::discover::RunDir;
+use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use cellscope_model::requests::RequestRow;
+use read::RunRead;
+use rows::RowsError;
 
 pub struct Tr164;
 
@@ -38,7 +45,7 @@ impl RunFormat for Tr164 {
         let name = storage::file_name(&run.root);
         // Discovery named the metrics file (plain or compressed) as the run's one file.
         let metrics_name =
-            super::super::discover::metrics_name_of(run.files.first().map_or("", String::as_str));
+            crate::discover::metrics_name_of(run.files.first().map_or("", String::as_str));
         let dir = RunDir {
             run_id: if name.is_empty() {
                 "root".to_string()

@@ -618,7 +618,7 @@ pub async fn requests(
         .await
         .map_err(|error| ApiError::Internal(error.to_string()))?
         .map_err(|error| match error {
-            cellscope_index::rows::RowsError::Changed(message) => ApiError::Unavailable(message),
+            cellscope_index::RowsError::Changed(message) => ApiError::Unavailable(message),
             other => ApiError::Internal(other.to_string()),
         })?;
     let batch = requests_to_batch(&rows).map_err(|error| ApiError::Internal(error.to_string()))?;

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use cellscope_index::metrics_csv;
+use cellscope_index::formats::tr164::metrics_csv;
 
 #[test]
 fn the_v3_masters_parsed_in_chunks_equal_one_pass() {

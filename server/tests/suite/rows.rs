@@ -2,7 +2,8 @@
 //! the index counted the line of the cell's first row or the reader counts the lines before it, with a UTF-8
 //! BOM, CRLF endings, blank lines, quoted fields and gzip- or zstd-compressed files.
 
-use cellscope_index::{self as index, CellRows, IndexOptions, Quiet, rows};
+use cellscope_index::formats::tr164::rows;
+use cellscope_index::{self as index, CellRows, IndexOptions, Quiet};
 use std::path::Path;
 
 /// Every cell of `root` read both ways; returns how many cells had rows.
@@ -26,7 +27,7 @@ fn both_ways_agree(root: &Path) -> usize {
         assert_eq!(stretch, expected, "{key}");
         // Each row is the one on its line of the file: same request id and wall time.
         // As the index read it: decompressed when the file is stored compressed.
-        let text = index::read::metrics_bytes(&cell.file).unwrap();
+        let text = index::formats::tr164::read::metrics_bytes(&cell.file).unwrap();
         let text = String::from_utf8_lossy(text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text));
         let lines: Vec<&str> = text.split('\n').collect();
         let header: Vec<&str> = lines[0].trim_end_matches('\r').split(',').collect();

@@ -79,11 +79,11 @@ pub struct ParsedCell {
     pub first_row_line: u64,
     /// Byte offsets of the cell's rows (as the csv reader reports them), for reading them back on demand; for
     /// another tool's file, the requests' positions in their record.
-    #[serde(with = "super::cache::wire::increasing")]
+    #[serde(with = "crate::cache::wire::increasing")]
     pub row_offsets: Vec<u64>,
     pub stats: CellStats,
     /// For a cell of another tool's file: its file and record, expected rows, reported and inferred marks.
-    pub external: Option<Box<super::formats::ExternalCell>>,
+    pub external: Option<Box<crate::formats::ExternalCell>>,
 }
 
 /// The rows of one cell that carry one `run_id`.
@@ -110,7 +110,7 @@ pub struct ParsedMetrics {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRejected {
     /// One of [`REJECTION_KINDS`].
-    #[serde(with = "super::cache::wire::rejection_kind")]
+    #[serde(with = "crate::cache::wire::rejection_kind")]
     pub kind: StaticName,
     pub line: Option<u64>,
     pub message: String,

@@ -1,6 +1,6 @@
 //! Reading a metrics.csv in pieces of a few hundred kilobytes, each split while it is still in the processor's
 //! cache: the source of the plain split's chunks when a file is read for its cells only and is not mapped (on
-//! Linux `index/mapped.rs` maps it instead, which also spares this copy).
+//! Linux `index/src/storage/mapped.rs` maps it instead, which also spares this copy).
 //!
 //! Read whole, a 25 MB file is copied into a buffer far larger than the cache and then read back from memory;
 //! in pieces, the copy lands in the cache and the split reads it from there. Measured on this project's 2-core

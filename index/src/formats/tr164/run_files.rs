@@ -80,10 +80,10 @@ pub struct ManifestCell {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Manifest {
     pub status: Option<String>,
-    #[serde(with = "super::cache::wire::json_text")]
+    #[serde(with = "crate::cache::wire::json_text")]
     pub environment: Option<serde_json::Value>,
     /// `default_max_model_len`, else `max_model_len`.
-    #[serde(with = "super::cache::wire::json_text")]
+    #[serde(with = "crate::cache::wire::json_text")]
     pub max_model_len: Option<serde_json::Value>,
     pub cells: BTreeMap<CellCoordinates, ManifestCell>,
 }

@@ -1,8 +1,8 @@
 //! Reads the request rows of one cell back from disk, using the byte offsets recorded while indexing, plus
 //! the rows a refill replaced (from the backup) so both sides of a splice can be shown.
 
-use super::CellRows;
 use super::metrics_csv::{parse_count, parse_number, record_start};
+use crate::CellRows;
 use cellscope_model::requests::{Lineage, RequestRow, RowClass};
 use std::collections::HashMap;
 use std::path::Path;

@@ -3,7 +3,8 @@
 
 use crate::pyrepr::{csv_record, py_float};
 use crate::rows::MetricsRow;
-use cellscope_model::curve::{CurveOptions, series_curves};
+use cellscope_model::SeriesKey;
+use cellscope_model::curve::{Curve, CurveOptions, CurvePoint, series_curves};
 use cellscope_model::status::RowCensus;
 use cellscope_model::summary::{self, CellSummary, ExpectedSource};
 use cellscope_model::{CellAccumulator, CellKey, CellStatus, Criterion};
@@ -126,42 +127,7 @@ pub fn analysis_json(
     coverage: Value,
 ) -> Value {
     let criterion = Criterion::named(criterion_name).unwrap_or(Criterion::V1);
-    let cell_summary: Vec<Value> = cells
-        .iter()
-        .map(|cell| {
-            let mut object = key_json(&cell.key);
-            let stats = &cell.stats;
-            for (name, value) in [
-                ("n_agents", json!(cell.key.n)),
-                ("rep", json!(cell.key.rep)),
-                ("status", json!(cell.status.as_str())),
-                ("expected_rows", json!(cell.expected_rows)),
-                ("n_requests", json!(cell.rows)),
-                ("n_ok", json!(cell.ok_rows)),
-                ("n_skip_rows", json!(cell.skip_rows)),
-                ("ok_rate", json!(ok_rate(cell))),
-                ("mean_wall_ms", number(stats.mean_wall_ms)),
-                ("p50_wall_ms", number(stats.p50_wall_ms)),
-                ("p95_wall_ms", number(stats.p95_wall_ms)),
-                ("p99_wall_ms", number(stats.p99_wall_ms)),
-                ("p50_ttft_ms", number(stats.p50_ttft_ms)),
-                ("p95_ttft_ms", number(stats.p95_ttft_ms)),
-                ("mean_prompt_tokens", number(stats.mean_prompt_tokens)),
-                (
-                    "mean_completion_tokens",
-                    number(stats.mean_completion_tokens),
-                ),
-                ("aggregate_decode_tps", number(stats.aggregate_tps)),
-                ("parallel_efficiency", number(cell.efficiency)),
-                ("p95_latency_multiplier", number(cell.p95_multiplier)),
-                ("fallback", json!(cell.fallback)),
-                ("refilled_from", json!(cell.source_run_id)),
-            ] {
-                object.insert(name.into(), value);
-            }
-            Value::Object(object)
-        })
-        .collect();
+    let cell_summary: Vec<Value> = cells.iter().map(cell_summary_json).collect();
 
     let curves = series_curves(cells, &CurveOptions::default());
     let mut aggregate_summary = Vec::new();
@@ -178,96 +144,16 @@ pub fn analysis_json(
             rep: 0,
         };
         for point in &curve.points {
-            let tps: Vec<f64> = cells
-                .iter()
-                .filter(|cell| cell.key.series() == curve.group && cell.key.n == point.n)
-                .filter_map(|cell| cell.stats.aggregate_tps)
-                .collect();
-            let mut object = key_json(&series_key);
-            object.insert("n_agents".into(), json!(point.n));
-            object.insert("reps_with_data".into(), json!(point.cells));
-            object.insert("reps_skipped".into(), json!(point.skipped));
-            object.insert(
-                "mean_parallel_efficiency".into(),
-                number(point.efficiency().map(|a| a.value)),
-            );
-            object.insert(
-                "min_parallel_efficiency".into(),
-                number(point.efficiency().map(|a| a.min)),
-            );
-            object.insert(
-                "max_parallel_efficiency".into(),
-                number(point.efficiency().map(|a| a.max)),
-            );
-            object.insert(
-                "mean_p95_latency_multiplier".into(),
-                number(point.p95_multiplier().map(|a| a.value)),
-            );
-            object.insert(
-                "mean_aggregate_decode_tps".into(),
-                number((!tps.is_empty()).then(|| tps.iter().sum::<f64>() / tps.len() as f64)),
-            );
-            aggregate_summary.push(Value::Object(object));
+            aggregate_summary.push(aggregate_json(cells, curve, point, &series_key));
         }
-        let breakdown = curve.breakdown(&criterion).n();
-        let at = breakdown.and_then(|n| curve.point(n));
-        let mut object = key_json(&series_key);
-        object.insert("criterion".into(), json!(criterion_name));
-        object.insert("n_agents".into(), json!(breakdown));
-        object.insert(
-            "parallel_efficiency".into(),
-            number(at.and_then(|p| p.efficiency().map(|a| a.value))),
-        );
-        object.insert(
-            "p95_latency_multiplier".into(),
-            number(at.and_then(|p| p.p95_multiplier().map(|a| a.value))),
-        );
-        object.insert(
-            "missing_n".into(),
-            json!(
-                curve
-                    .points
-                    .iter()
-                    .filter(|p| p.cells == 0)
-                    .map(|p| p.n)
-                    .collect::<Vec<_>>()
-            ),
-        );
-        breakdown_boundaries.push(Value::Object(object));
+        breakdown_boundaries.push(breakdown_json(
+            curve,
+            &series_key,
+            &criterion,
+            criterion_name,
+        ));
     }
-
-    // Rankings by mean aggregate throughput per (suite, phase, model, workload, N), across the run's backends.
-    let mut ranking_groups: BTreeMap<RankingKey, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
-    for cell in cells {
-        if let Some(tps) = cell.stats.aggregate_tps {
-            let key = &cell.key;
-            ranking_groups
-                .entry((
-                    key.suite.clone(),
-                    key.phase.clone(),
-                    key.model.clone(),
-                    key.workload.clone(),
-                    key.n,
-                ))
-                .or_default()
-                .entry(key.backend.clone())
-                .or_default()
-                .push(tps);
-        }
-    }
-    let backend_rankings: Vec<Value> = ranking_groups
-        .into_iter()
-        .map(|((suite, phase, model, workload, n), backends)| {
-            let mut ranked: Vec<(String, f64)> =
-                backends.into_iter().map(|(backend, tps)| (backend, tps.iter().sum::<f64>() / tps.len() as f64)).collect();
-            ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-            json!({
-                "suite": suite, "phase": phase, "model": model, "workload": workload, "n_agents": n,
-                "best_backend": ranked.first().map(|(backend, _)| backend.clone()),
-                "ranking": ranked.iter().map(|(backend, tps)| json!({"backend": backend, "aggregate_decode_tps": tps})).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
+    let backend_rankings = backend_rankings(cells);
 
     let real: Vec<&CellSummary> = cells.iter().filter(|cell| cell.has_data()).collect();
     let min_ok_rate = real
@@ -288,6 +174,149 @@ pub fn analysis_json(
         object.insert("nsys_traces".into(), traces);
     }
     document
+}
+
+/// One cell of `cell_summary`: its key, counts and statistics.
+fn cell_summary_json(cell: &CellSummary) -> Value {
+    let mut object = key_json(&cell.key);
+    let stats = &cell.stats;
+    for (name, value) in [
+        ("n_agents", json!(cell.key.n)),
+        ("rep", json!(cell.key.rep)),
+        ("status", json!(cell.status.as_str())),
+        ("expected_rows", json!(cell.expected_rows)),
+        ("n_requests", json!(cell.rows)),
+        ("n_ok", json!(cell.ok_rows)),
+        ("n_skip_rows", json!(cell.skip_rows)),
+        ("ok_rate", json!(ok_rate(cell))),
+        ("mean_wall_ms", number(stats.mean_wall_ms)),
+        ("p50_wall_ms", number(stats.p50_wall_ms)),
+        ("p95_wall_ms", number(stats.p95_wall_ms)),
+        ("p99_wall_ms", number(stats.p99_wall_ms)),
+        ("p50_ttft_ms", number(stats.p50_ttft_ms)),
+        ("p95_ttft_ms", number(stats.p95_ttft_ms)),
+        ("mean_prompt_tokens", number(stats.mean_prompt_tokens)),
+        (
+            "mean_completion_tokens",
+            number(stats.mean_completion_tokens),
+        ),
+        ("aggregate_decode_tps", number(stats.aggregate_tps)),
+        ("parallel_efficiency", number(cell.efficiency)),
+        ("p95_latency_multiplier", number(cell.p95_multiplier)),
+        ("fallback", json!(cell.fallback)),
+        ("refilled_from", json!(cell.source_run_id)),
+    ] {
+        object.insert(name.into(), value);
+    }
+    Value::Object(object)
+}
+
+/// One point of a series' curve in `aggregate_summary`: its reps and the mean, minimum and maximum over them.
+fn aggregate_json(
+    cells: &[CellSummary],
+    curve: &Curve<SeriesKey>,
+    point: &CurvePoint,
+    series_key: &CellKey,
+) -> Value {
+    let tps: Vec<f64> = cells
+        .iter()
+        .filter(|cell| cell.key.series() == curve.group && cell.key.n == point.n)
+        .filter_map(|cell| cell.stats.aggregate_tps)
+        .collect();
+    let mut object = key_json(series_key);
+    object.insert("n_agents".into(), json!(point.n));
+    object.insert("reps_with_data".into(), json!(point.cells));
+    object.insert("reps_skipped".into(), json!(point.skipped));
+    object.insert(
+        "mean_parallel_efficiency".into(),
+        number(point.efficiency().map(|a| a.value)),
+    );
+    object.insert(
+        "min_parallel_efficiency".into(),
+        number(point.efficiency().map(|a| a.min)),
+    );
+    object.insert(
+        "max_parallel_efficiency".into(),
+        number(point.efficiency().map(|a| a.max)),
+    );
+    object.insert(
+        "mean_p95_latency_multiplier".into(),
+        number(point.p95_multiplier().map(|a| a.value)),
+    );
+    object.insert(
+        "mean_aggregate_decode_tps".into(),
+        number((!tps.is_empty()).then(|| tps.iter().sum::<f64>() / tps.len() as f64)),
+    );
+    Value::Object(object)
+}
+
+/// A series' entry of `breakdown_boundaries`: the breakdown N under `criterion` and the N without data.
+fn breakdown_json(
+    curve: &Curve<SeriesKey>,
+    series_key: &CellKey,
+    criterion: &Criterion,
+    criterion_name: &str,
+) -> Value {
+    let breakdown = curve.breakdown(criterion).n();
+    let at = breakdown.and_then(|n| curve.point(n));
+    let mut object = key_json(series_key);
+    object.insert("criterion".into(), json!(criterion_name));
+    object.insert("n_agents".into(), json!(breakdown));
+    object.insert(
+        "parallel_efficiency".into(),
+        number(at.and_then(|p| p.efficiency().map(|a| a.value))),
+    );
+    object.insert(
+        "p95_latency_multiplier".into(),
+        number(at.and_then(|p| p.p95_multiplier().map(|a| a.value))),
+    );
+    object.insert(
+        "missing_n".into(),
+        json!(
+            curve
+                .points
+                .iter()
+                .filter(|p| p.cells == 0)
+                .map(|p| p.n)
+                .collect::<Vec<_>>()
+        ),
+    );
+    Value::Object(object)
+}
+
+/// Rankings by mean aggregate throughput per (suite, phase, model, workload, N), across the run's backends.
+fn backend_rankings(cells: &[CellSummary]) -> Vec<Value> {
+    let mut ranking_groups: BTreeMap<RankingKey, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+    for cell in cells {
+        if let Some(tps) = cell.stats.aggregate_tps {
+            let key = &cell.key;
+            ranking_groups
+                .entry((
+                    key.suite.clone(),
+                    key.phase.clone(),
+                    key.model.clone(),
+                    key.workload.clone(),
+                    key.n,
+                ))
+                .or_default()
+                .entry(key.backend.clone())
+                .or_default()
+                .push(tps);
+        }
+    }
+    ranking_groups
+        .into_iter()
+        .map(|((suite, phase, model, workload, n), backends)| {
+            let mut ranked: Vec<(String, f64)> =
+                backends.into_iter().map(|(backend, tps)| (backend, tps.iter().sum::<f64>() / tps.len() as f64)).collect();
+            ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+            json!({
+                "suite": suite, "phase": phase, "model": model, "workload": workload, "n_agents": n,
+                "best_backend": ranked.first().map(|(backend, _)| backend.clone()),
+                "ranking": ranked.iter().map(|(backend, tps)| json!({"backend": backend, "aggregate_decode_tps": tps})).collect::<Vec<_>>(),
+            })
+        })
+        .collect()
 }
 
 /// (suite, phase, model, workload, N): the unit backends are ranked within.

@@ -3,6 +3,7 @@
 //! skip/partial placement that meets every count of the report's census (14 skip rows, one partial cell).
 
 mod manifest;
+mod timeline;
 mod traces;
 
 use crate::analysis::{self, PlannedCell};
@@ -483,232 +484,18 @@ pub fn write(tree: &mut Tree, seed: u64, recipe: &Recipe) -> Result<RunCounts, D
         generations: Vec::new(),
         cell_rows: HashMap::new(),
     };
-    let hang_long = find(&replay.plan, "scaling", "long_decode", 16, 0);
-    let hang_repeated = find(&replay.plan, "scaling", "repeated_prefix", 16, 0);
-    let partial = find(&replay.plan, "ttft", "balanced_2k", 16, 0);
+    let complete = replay.replay_generations(launch)?;
+    write_files(tree, &replay, launch, complete)
+}
 
-    // V1 (PID 22488): cells 1–282, then the first hang on cell 283.
-    let mut v1 = Generation::new("V1", Some(22488), launch);
-    replay.clock = launch + 75.0; // capture_environment + first model load
-    replay.run_cells(0..hang_long, &v1)?;
-    let hang_start = (replay.clock + 20.0).max(edt(6, 3, 4, 3, 0.0));
-    let killed = hang_start + (edt(6, 3, 14, 0, 0.0) - edt(6, 3, 4, 3, 0.0));
-    replay.event(
-        hang_long,
-        hang_start,
-        "started",
-        &v1,
-        "nsys-wrapped cell_worker subprocess (capture rule peak_load_only)".into(),
-    );
-    replay.event(
-        hang_long,
-        hang_start + 3.0 * 3600.0,
-        "hang_detected",
-        &v1,
-        "no metric rows; GPU 99% SM, 43-49 W, 50-55 C; one core spinning (GIL)".into(),
-    );
-    replay.event(
-        hang_long,
-        killed,
-        "killed",
-        &v1,
-        "user-authorized kill after ~9 h 57 m; partial .qdstrm ~1.24 GB".into(),
-    );
-    v1.finish(
-        killed,
-        "killed during deterministic hang on scaling x long_decode x N=16 rep 0 (cell 283)",
-    );
-
-    // V2 (PID 49720): --resume picks up the same cell and reproduces the hang.
-    let mut v2 = Generation::new(
-        "V2",
-        Some(49720),
-        (killed + 600.0).max(edt(6, 3, 15, 26, 0.0)),
-    );
-    let attempt = v2.launched + 240.0;
-    replay.event(
-        hang_long,
-        attempt,
-        "started",
-        &v2,
-        "--resume picked up cell 283 again (nsys-wrapped)".into(),
-    );
-    replay.event(
-        hang_long,
-        attempt + 1680.0,
-        "hang_detected",
-        &v2,
-        "same thermal/power signature within ~30 min: deterministic".into(),
-    );
-    let killed = v2.launched + (edt(6, 3, 19, 2, 0.0) - edt(6, 3, 15, 26, 0.0));
-    replay.event(
-        hang_long,
-        killed,
-        "killed",
-        &v2,
-        "killed; partial trace pytorch_direct_llama3.2-3b_long_decode_n16_rep0.nsys-rep (1.24 GB)"
-            .into(),
-    );
-    v2.finish(killed, "killed during the reproduced hang on cell 283");
-    // Skip batch 1 lands between the V2 kill and the V3 launch (the V2 retry shows it was not there before).
-    let batch_1 = killed + 720.0;
-    for index in hang_long..hang_long + 3 {
-        replay.skip_row(index, batch_1, 1, &v2);
-    }
-
-    // V3 (PID 21480): resumes after the skip rows, hangs on scaling × repeated_prefix × N=16 rep 0.
-    let mut v3 = Generation::new(
-        "V3",
-        Some(21480),
-        (batch_1 + 300.0).max(edt(6, 3, 19, 30, 0.0)),
-    );
-    replay.clock = v3.launched + 75.0;
-    replay.last_model = "";
-    replay.run_cells(hang_long + 3..hang_repeated, &v3)?;
-    let hang_start = replay.clock + 20.0;
-    let killed = (hang_start + 3.3 * 3600.0).max(edt(6, 4, 10, 45, 0.0));
-    replay.event(
-        hang_repeated,
-        hang_start,
-        "started",
-        &v3,
-        "nsys-wrapped cell_worker subprocess (capture rule peak_load_only)".into(),
-    );
-    replay.event(
-        hang_repeated,
-        hang_start + 2.5 * 3600.0,
-        "hang_detected",
-        &v3,
-        "no metric rows; hang signature as V1/V2".into(),
-    );
-    replay.event(
-        hang_repeated,
-        killed,
-        "killed",
-        &v3,
-        "killed; second pathological shape".into(),
-    );
-    v3.finish(
-        killed,
-        "killed during deterministic hang on scaling x repeated_prefix x N=16 rep 0",
-    );
-    let batch_2 = killed + 300.0;
-    let preemptive: Vec<usize> = (0..3)
-        .map(|rep| find(&replay.plan, "ttft", "long_decode", 16, rep))
-        .chain((0..3).map(|rep| find(&replay.plan, "ttft", "repeated_prefix", 16, rep)))
-        .collect();
-    for index in (hang_repeated..hang_repeated + 3).chain(preemptive.iter().copied()) {
-        replay.skip_row(index, batch_2, 2, &v3);
-    }
-    for index in preemptive {
-        if let Some(event) = replay.histories[index].last_mut() {
-            event
-                .detail
-                .push_str(" (preemptive: N=16 hang class on llama3.2-3b)");
-        }
-    }
-
-    // V4: diagnostic only (capture_environment() hung in platform.machine() on degraded WMI).
-    let mut v4 = Generation::new("V4", None, (batch_2 + 600.0).max(edt(6, 4, 11, 30, 0.0)));
-    let v4_end = v4.launched + 1500.0;
-    v4.finish(v4_end, "capture_environment() hang in platform.machine() (WMI); no cells; patched in commit 2d339c4d");
-
-    // V5 (PID 48056): ttft phase on llama3.2-3b up to the partial cell, then killed in its fallback.
-    let mut v5 = Generation::new(
-        "V5",
-        Some(48056),
-        (v4_end + 1800.0).max(edt(6, 4, 17, 7, 0.0)),
-    );
-    replay.clock = v5.launched + 75.0;
-    replay.last_model = "";
-    let ttft_start = find(&replay.plan, "ttft", "short_decode", 1, 0);
-    replay.run_cells(ttft_start..partial, &v5)?;
-    let attempt = replay.clock + 15.0;
-    replay.event(
-        partial,
-        attempt,
-        "started",
-        &v5,
-        "nsys-wrapped cell_worker subprocess (capture rule peak_load_only)".into(),
-    );
-    replay.event(
-        partial,
-        attempt + 1800.0,
-        "subprocess_timeout",
-        &v5,
-        "30-min nsys attempt timed out; ERROR logged".into(),
-    );
-    let fallback_start = attempt + 1815.0;
-    replay.event(
-        partial,
-        fallback_start,
-        "fallback_started",
-        &v5,
-        "re-running in-process (agent_executor)".into(),
-    );
-    replay.clock = fallback_start;
-    let last_row = replay.partial_cell(&replay.plan[partial].clone(), fallback_start)?;
-    let killed =
-        (last_row + 1200.0).max(v5.launched + (edt(6, 4, 20, 53, 0.0) - edt(6, 4, 17, 7, 0.0)));
-    replay.event(
-        partial,
-        last_row + 600.0,
-        "hang_detected",
-        &v5,
-        "fallback stalled with in-flight rows written; 50 C / 23.78 W".into(),
-    );
-    replay.event(
-        partial,
-        killed,
-        "killed",
-        &v5,
-        format!(
-            "killed; {} in-flight rows already in metrics.csv",
-            replay.rows_written[partial]
-        ),
-    );
-    v5.finish(
-        killed,
-        "killed during the fallback of ttft x balanced_2k x N=16 rep 0",
-    );
-    let batch_3 = killed + 240.0;
-    for index in [partial + 1, partial + 2] {
-        replay.skip_row(index, batch_3, 3, &v5);
-    }
-    replay.event(partial, batch_3, "skip_row_deduplicated", &v5, "skip row for rep 0 not kept: the key is already completed by its in-flight ok rows (_load_completed_keys dedups by cell key)".into());
-    replay.event(
-        partial,
-        batch_3,
-        "completed",
-        &v5,
-        format!(
-            "partial: rows_written={} of 192 (deterministic-hang-with-partial-progress)",
-            replay.rows_written[partial]
-        ),
-    );
-
-    // V6: killed at launch by the harness auto-updater; V7 (PID 17332) completes the remaining 24 real cells.
-    let mut v6 = Generation::new("V6", None, batch_3 + 60.0);
-    v6.finish(batch_3 + 105.0, "launch killed by Claude Code v2.1.162 auto-updater non-atomic binary swap (anthropics/claude-code#65478); not a hang");
-    let mut v7 = Generation::new(
-        "V7",
-        Some(17332),
-        (batch_3 + 180.0).max(edt(6, 4, 21, 0, 0.0)),
-    );
-    replay.clock = v7.launched + 75.0;
-    replay.last_model = "";
-    replay.run_cells(partial + 3..count, &v7)?;
-    let complete = replay.clock + 4.0;
-    v7.finish(complete, "TR164 run complete.");
-    replay.generations = vec![v1, v2, v3, v4, v5, v6, v7];
-
-    // Derived artifacts.
-    let planned: Vec<PlannedCell> = replay
+/// The planned cells with their keys, expected rows and fallback marks, for the summaries.
+fn planned_cells(replay: &Replay<'_>) -> Vec<PlannedCell> {
+    replay
         .plan
         .iter()
         .map(|cell| PlannedCell {
             key: CellKey {
-                run_id: run_id.to_string(),
+                run_id: replay.run_id.to_string(),
                 suite: SUITE.into(),
                 phase: cell.phase.into(),
                 backend: BACKEND.into(),
@@ -720,11 +507,15 @@ pub fn write(tree: &mut Tree, seed: u64, recipe: &Recipe) -> Result<RunCounts, D
             expected_rows: cell.expected_rows(),
             fallback: cell.fallback(),
         })
-        .collect();
-    let summaries = analysis::summarize(&run_id, &planned, &replay.rows);
-    let captures = traces::inventory(&replay.plan);
-    let dir = format!("tr164-v1/{run_id}");
-    let coverage = serde_json::json!({
+        .collect()
+}
+
+/// analysis.json's coverage section: what the run observed of the main track and what it left out.
+fn coverage(
+    count: usize,
+    summaries: &[cellscope_model::summary::CellSummary],
+) -> serde_json::Value {
+    serde_json::json!({
         "observed_backends": [BACKEND],
         "missing_main_track_backends": ["ollama", "vllm", "sglang", "tgi"],
         "observed_model_tiers": ["small", "small_plus"],
@@ -734,16 +525,30 @@ pub fn write(tree: &mut Tree, seed: u64, recipe: &Recipe) -> Result<RunCounts, D
         "planned_cells": count,
         "real_cells": summaries.iter().filter(|cell| cell.has_data()).count(),
         "skip_marked_cells": summaries.iter().filter(|cell| cell.skip_rows > 0 && cell.rows == 0).count(),
-    });
+    })
+}
+
+/// Writes the replayed run's files: metrics, manifest, plan, config, analysis, summaries, report and traces.
+fn write_files(
+    tree: &mut Tree,
+    replay: &Replay<'_>,
+    launch: f64,
+    complete: f64,
+) -> Result<RunCounts, DemoError> {
+    let run_id = &replay.run_id;
+    let count = replay.plan.len();
+    let planned = planned_cells(replay);
+    let summaries = analysis::summarize(run_id, &planned, &replay.rows);
+    let captures = traces::inventory(&replay.plan);
+    let dir = format!("tr164-v1/{run_id}");
     let analysis_document = analysis::analysis_json(
-        &run_id,
+        run_id,
         &summaries,
         "v1",
         Some(traces::analysis_section(&captures)),
-        coverage,
+        coverage(count, &summaries),
     );
     let json = |value: &serde_json::Value| analysis::pretty(value).map_err(DemoError::Json);
-
     tree.write(
         &format!("{dir}/metrics.csv"),
         rows::metrics_csv(&replay.rows, false).as_bytes(),
@@ -754,13 +559,13 @@ pub fn write(tree: &mut Tree, seed: u64, recipe: &Recipe) -> Result<RunCounts, D
         &replay.rows_written,
         &replay.generations,
         &captures,
-        &run_id,
+        run_id,
         launch,
     );
     tree.write(&format!("{dir}/manifest.json"), &json(&manifest)?)?;
     tree.write(
         &format!("{dir}/execution_plan.json"),
-        &json(&manifest::execution_plan(&run_id))?,
+        &json(&manifest::execution_plan(run_id))?,
     )?;
     tree.write(
         &format!("{dir}/config.yaml"),
@@ -773,7 +578,7 @@ pub fn write(tree: &mut Tree, seed: u64, recipe: &Recipe) -> Result<RunCounts, D
     )?;
     tree.write(
         &format!("{dir}/tr164_report.md"),
-        manifest::report(&run_id, &summaries, complete).as_bytes(),
+        manifest::report(run_id, &summaries, complete).as_bytes(),
     )?;
     traces::write(tree, &dir, &captures, &replay.plan, &replay.cell_rows)?;
     Ok(RunCounts {

@@ -332,11 +332,6 @@ fn summary(
         .filter(|r| matches!(r, Json::Object(o) if o.get("error") == Some(&Json::Null)))
         .collect();
     let errors = records.len() - ok.len();
-    let metric = |name: &str| -> Vec<f64> {
-        ok.iter()
-            .filter_map(|r| number(r, &["metrics", name, "value"]))
-            .collect()
-    };
     // The profiling phase runs from its first request sent to its last response (failures included).
     let first_ns = records
         .iter()
@@ -349,29 +344,59 @@ fn summary(
         .max()
         .unwrap_or(first_ns);
     let duration_s = (last_ns - first_ns) as f64 / 1e9;
-    let osl = metric("output_sequence_length");
-    let isl = metric("input_sequence_length");
+    let benchmark_id = hex(rng, 12);
+
+    let mut summary = Obj::new();
+    let total_tokens = put_metrics(&mut summary, &ok, errors, duration_s, &benchmark_id);
+    summary
+        .put("input_config", input_config(cell, series, warmup))
+        .put("run_info", run_info(&benchmark_id, trial, series))
+        .put("was_cancelled", false)
+        .put("error_summary", error_summary(errors))
+        .put("start_time", iso_naive_micros(UTC, first_ns as f64 / 1e9))
+        .put("end_time", iso_naive_micros(UTC, last_ns as f64 / 1e9))
+        .put(
+            "total_token_throughput",
+            scalar("tokens/sec", total_tokens / duration_s),
+        );
+    summary
+}
+
+/// The values of metric `name` over the successful records.
+fn metric(ok: &[&Json], name: &str) -> Vec<f64> {
+    ok.iter()
+        .filter_map(|r| number(r, &["metrics", name, "value"]))
+        .collect()
+}
+
+/// The summary's versions and metrics, from `schema_version` to `total_osl`; returns the input and output tokens
+/// of the successful records together.
+fn put_metrics(
+    summary: &mut Obj,
+    ok: &[&Json],
+    errors: usize,
+    duration_s: f64,
+    benchmark_id: &str,
+) -> f64 {
+    let osl = metric(ok, "output_sequence_length");
+    let isl = metric(ok, "input_sequence_length");
     let total_osl: f64 = osl.iter().sum();
     let total_isl: f64 = isl.iter().sum();
     let chunks: Vec<f64> = ok
         .iter()
         .flat_map(|r| numbers(r, &["metrics", "inter_chunk_latency", "value"]))
         .collect();
-    let benchmark_id = hex(rng, 12);
-    let model = cell.model.hf_id;
-
-    let mut summary = Obj::new();
     summary
         .put("schema_version", "1.3")
         .put("aiperf_version", "0.10.0")
-        .put("benchmark_id", benchmark_id.as_str())
+        .put("benchmark_id", benchmark_id)
         .put(
             "request_throughput",
             scalar("requests/sec", ok.len() as f64 / duration_s),
         )
         .put(
             "request_latency",
-            distribution("ms", &metric("request_latency")),
+            distribution("ms", &metric(ok, "request_latency")),
         )
         .put("request_count", scalar("requests", ok.len() as f64));
     if errors > 0 {
@@ -380,15 +405,15 @@ fn summary(
     summary
         .put(
             "time_to_first_token",
-            distribution("ms", &metric("time_to_first_token")),
+            distribution("ms", &metric(ok, "time_to_first_token")),
         )
         .put(
             "time_to_second_token",
-            distribution("ms", &metric("time_to_second_token")),
+            distribution("ms", &metric(ok, "time_to_second_token")),
         )
         .put(
             "inter_token_latency",
-            distribution("ms", &metric("inter_token_latency")),
+            distribution("ms", &metric(ok, "inter_token_latency")),
         )
         .put(
             "output_token_throughput",
@@ -398,39 +423,26 @@ fn summary(
             "output_token_throughput_per_user",
             distribution(
                 "tokens/sec/user",
-                &metric("output_token_throughput_per_user"),
+                &metric(ok, "output_token_throughput_per_user"),
             ),
         )
         .put("output_sequence_length", distribution("tokens", &osl))
         .put("input_sequence_length", distribution("tokens", &isl))
         .put(
             "output_token_count",
-            distribution("tokens", &metric("output_token_count")),
+            distribution("tokens", &metric(ok, "output_token_count")),
         )
         .put("inter_chunk_latency", distribution("ms", &chunks))
         .put("total_output_tokens", scalar("tokens", total_osl))
         .put("benchmark_duration", scalar("sec", duration_s))
         .put("total_isl", scalar("tokens", total_isl))
         .put("total_osl", scalar("tokens", total_osl));
+    total_isl + total_osl
+}
 
-    let mut phases = Vec::new();
-    if warmup {
-        let mut phase = Obj::new();
-        phase
-            .put("name", "warmup")
-            .put("type", "concurrency")
-            .put("exclude_from_results", true)
-            .put("requests", cell.warmup.len() as i64)
-            .put("concurrency", cell.n);
-        phases.push(Json::from(phase));
-    }
-    let mut profiling = Obj::new();
-    profiling
-        .put("name", "profiling")
-        .put("type", "concurrency")
-        .put("requests", cell.requests.len() as i64)
-        .put("concurrency", cell.n);
-    phases.push(profiling.into());
+/// The summary's `input_config`: model, endpoint, dataset, phases, artifacts, tokenizer and runtime.
+fn input_config(cell: &Cell, series: &str, warmup: bool) -> Obj {
+    let model = cell.model.hf_id;
     let mut item = Obj::new();
     item.put("name", model);
     let mut models = Obj::new();
@@ -468,19 +480,52 @@ fn summary(
         .put("models", models)
         .put("endpoint", endpoint)
         .put("datasets", vec![Json::from(dataset)])
-        .put("phases", phases)
+        .put("phases", phases(cell, warmup))
         .put("artifacts", artifacts)
         .put("tokenizer", tokenizer)
         .put("runtime", runtime);
+    input_config
+}
+
+/// The configured phases: the warm-up (first trial only), then profiling.
+fn phases(cell: &Cell, warmup: bool) -> Vec<Json> {
+    let mut phases = Vec::new();
+    if warmup {
+        let mut phase = Obj::new();
+        phase
+            .put("name", "warmup")
+            .put("type", "concurrency")
+            .put("exclude_from_results", true)
+            .put("requests", cell.warmup.len() as i64)
+            .put("concurrency", cell.n);
+        phases.push(Json::from(phase));
+    }
+    let mut profiling = Obj::new();
+    profiling
+        .put("name", "profiling")
+        .put("type", "concurrency")
+        .put("requests", cell.requests.len() as i64)
+        .put("concurrency", cell.n);
+    phases.push(profiling.into());
+    phases
+}
+
+/// The summary's `run_info`: the benchmark, seed, trial (0-based) and command line.
+fn run_info(benchmark_id: &str, trial: u32, series: &str) -> Obj {
     let mut run_info = Obj::new();
     run_info
-        .put("benchmark_id", benchmark_id.as_str())
+        .put("benchmark_id", benchmark_id)
         .put("random_seed", 42i64)
         .put("trial", i64::from(trial - 1))
         .put(
             "cli_command",
             format!("aiperf profile --config-file 'sweeps/tgi-{series}.yaml'"),
         );
+    run_info
+}
+
+/// The summary's `error_summary`: one entry for the failed requests, if any.
+fn error_summary(errors: usize) -> Vec<Json> {
     let mut error_summary = Vec::new();
     if errors > 0 {
         let mut details = Obj::new();
@@ -494,16 +539,5 @@ fn summary(
             .put("count", errors as i64);
         error_summary.push(Json::from(entry));
     }
-    summary
-        .put("input_config", input_config)
-        .put("run_info", run_info)
-        .put("was_cancelled", false)
-        .put("error_summary", error_summary)
-        .put("start_time", iso_naive_micros(UTC, first_ns as f64 / 1e9))
-        .put("end_time", iso_naive_micros(UTC, last_ns as f64 / 1e9))
-        .put(
-            "total_token_throughput",
-            scalar("tokens/sec", (total_isl + total_osl) / duration_s),
-        );
-    summary
+    error_summary
 }

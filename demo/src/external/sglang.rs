@@ -56,54 +56,27 @@ struct Done {
     output_tokens: u32,
 }
 
+/// The requests of one run as the benchmark client saw them: the line's per-request lists, the successful
+/// requests, the re-tokenized output count and when the last request ended.
+#[derive(Default)]
+struct Seen {
+    input_lens: Vec<Json>,
+    output_lens: Vec<Json>,
+    ttfts: Vec<Json>,
+    itls: Vec<Json>,
+    texts: Vec<Json>,
+    errors: Vec<Json>,
+    done: Vec<Done>,
+    retokenized: u32,
+    last_end_ns: i64,
+}
+
 /// One benchmark run starting at `bench_start_ns` (epoch): its JSONL line and when it ended.
 fn line(cell: &Cell, bench_start_ns: i64, rng: &mut DemoRng) -> (Obj, i64) {
     let first_ns = bench_start_ns + pause_ns(rng, 0.0005, 0.0012);
-    let mut input_lens = Vec::new();
-    let mut output_lens = Vec::new();
-    let mut ttfts = Vec::new();
-    let mut itls = Vec::new();
-    let mut texts = Vec::new();
-    let mut errors = Vec::new();
-    let mut done: Vec<Done> = Vec::new();
-    let mut retokenized: u32 = 0;
-    let mut last_end_ns = first_ns;
-    for request in &cell.requests {
-        let start_ns = first_ns + request.start_ns;
-        input_lens.push(Json::from(request.prompt_tokens));
-        match &request.outcome {
-            Outcome::Ok { ttft_ns, itls_ns } => {
-                let latency_ns = request.duration_ns() + pause_ns(rng, 0.00008, 0.0004);
-                let gaps_s: Vec<f64> = itls_ns.iter().map(|gap| seconds(*gap)).collect();
-                output_lens.push(Json::from(request.completion_tokens));
-                ttfts.push(Json::from(seconds(*ttft_ns)));
-                itls.push(Json::from(gaps_s.clone()));
-                texts.push(Json::from(generated_text(request.completion_tokens, rng)));
-                errors.push(Json::from(""));
-                // Re-tokenizing the generated text rarely gives back exactly the server's count.
-                retokenized += request
-                    .completion_tokens
-                    .saturating_sub(rng.int_range(0, 2));
-                done.push(Done {
-                    start_s: seconds(start_ns - first_ns),
-                    ttft_s: seconds(*ttft_ns),
-                    gaps_s,
-                    latency_s: seconds(latency_ns),
-                    output_tokens: request.completion_tokens,
-                });
-                last_end_ns = last_end_ns.max(start_ns + latency_ns);
-            }
-            Outcome::Failed { after_ns } => {
-                output_lens.push(Json::from(0u32));
-                ttfts.push(Json::from(0.0));
-                itls.push(Json::Array(Vec::new()));
-                texts.push(Json::from(""));
-                errors.push(Json::from(ABORTED));
-                last_end_ns = last_end_ns.max(start_ns + after_ns);
-            }
-        }
-    }
-    let bench_end_ns = last_end_ns + pause_ns(rng, 0.0002, 0.0009);
+    let seen = seen(cell, first_ns, rng);
+    let done = &seen.done;
+    let bench_end_ns = seen.last_end_ns + pause_ns(rng, 0.0002, 0.0009);
     let duration_s = seconds(bench_end_ns - bench_start_ns);
     let completed = done.len() as i64;
     let total_input: i64 = cell
@@ -113,6 +86,102 @@ fn line(cell: &Cell, bench_start_ns: i64, rng: &mut DemoRng) -> (Obj, i64) {
         .map(|r| i64::from(r.prompt_tokens))
         .sum();
     let total_output: i64 = done.iter().map(|d| i64::from(d.output_tokens)).sum();
+    let (peak_tokens, peak_concurrency) = peaks(done);
+    let workload = cell.workload;
+
+    let mut result = Obj::new();
+    result
+        .put("tag", Json::Null)
+        .put("backend", "sglang")
+        .put("dataset_name", "random")
+        .put("request_rate", f64::INFINITY)
+        .put("max_concurrency", cell.n)
+        .put("sharegpt_output_len", Json::Null)
+        .put("random_input_len", workload.prompt_target_tokens)
+        .put("random_output_len", workload.max_new_tokens)
+        .put("random_range_ratio", 1.0)
+        .put("server_info", server_info(cell, total_output, duration_s))
+        .put("duration", duration_s)
+        .put("completed", completed)
+        .put("total_input_tokens", total_input)
+        .put("total_input_text_tokens", total_input)
+        .put("total_input_vision_tokens", 0i64)
+        .put("total_output_tokens", total_output)
+        .put(
+            "total_output_tokens_retokenized",
+            i64::from(seen.retokenized),
+        )
+        .put("request_throughput", completed as f64 / duration_s)
+        .put("input_throughput", total_input as f64 / duration_s)
+        .put("output_throughput", total_output as f64 / duration_s)
+        .put(
+            "total_throughput",
+            (total_input + total_output) as f64 / duration_s,
+        );
+    let latency_sum_s = put_latency_stats(&mut result, done);
+    result
+        .put("concurrency", latency_sum_s / duration_s)
+        .put("accept_length", Json::Null)
+        .put("max_output_tokens_per_s", peak_tokens)
+        .put("max_concurrent_requests", peak_concurrency)
+        .put("input_lens", Json::Array(seen.input_lens))
+        .put("output_lens", Json::Array(seen.output_lens))
+        .put("ttfts", Json::Array(seen.ttfts))
+        .put("itls", Json::Array(seen.itls))
+        .put("generated_texts", Json::Array(seen.texts))
+        .put("errors", Json::Array(seen.errors));
+    (result, bench_end_ns)
+}
+
+/// Replays the cell's requests from `first_ns` (epoch), taking each success's latency overhead, generated text
+/// and re-tokenized count from `rng` in request order.
+fn seen(cell: &Cell, first_ns: i64, rng: &mut DemoRng) -> Seen {
+    let mut seen = Seen {
+        last_end_ns: first_ns,
+        ..Seen::default()
+    };
+    for request in &cell.requests {
+        let start_ns = first_ns + request.start_ns;
+        seen.input_lens.push(Json::from(request.prompt_tokens));
+        match &request.outcome {
+            Outcome::Ok { ttft_ns, itls_ns } => {
+                let latency_ns = request.duration_ns() + pause_ns(rng, 0.00008, 0.0004);
+                let gaps_s: Vec<f64> = itls_ns.iter().map(|gap| seconds(*gap)).collect();
+                seen.output_lens.push(Json::from(request.completion_tokens));
+                seen.ttfts.push(Json::from(seconds(*ttft_ns)));
+                seen.itls.push(Json::from(gaps_s.clone()));
+                seen.texts
+                    .push(Json::from(generated_text(request.completion_tokens, rng)));
+                seen.errors.push(Json::from(""));
+                // Re-tokenizing the generated text rarely gives back exactly the server's count.
+                seen.retokenized += request
+                    .completion_tokens
+                    .saturating_sub(rng.int_range(0, 2));
+                seen.done.push(Done {
+                    start_s: seconds(start_ns - first_ns),
+                    ttft_s: seconds(*ttft_ns),
+                    gaps_s,
+                    latency_s: seconds(latency_ns),
+                    output_tokens: request.completion_tokens,
+                });
+                seen.last_end_ns = seen.last_end_ns.max(start_ns + latency_ns);
+            }
+            Outcome::Failed { after_ns } => {
+                seen.output_lens.push(Json::from(0u32));
+                seen.ttfts.push(Json::from(0.0));
+                seen.itls.push(Json::Array(Vec::new()));
+                seen.texts.push(Json::from(""));
+                seen.errors.push(Json::from(ABORTED));
+                seen.last_end_ns = seen.last_end_ns.max(start_ns + after_ns);
+            }
+        }
+    }
+    seen
+}
+
+/// Mean, median, standard deviation, p90, p95 and p99 (ms) of end-to-end latency, TTFT, TPOT and ITL; returns
+/// the sum of the end-to-end latencies (s).
+fn put_latency_stats(result: &mut Obj, done: &[Done]) -> f64 {
     let e2e = Stats::of(done.iter().map(|d| d.latency_s));
     let ttft = Stats::of(done.iter().map(|d| d.ttft_s));
     let tpot = Stats::of(
@@ -121,9 +190,28 @@ fn line(cell: &Cell, bench_start_ns: i64, rng: &mut DemoRng) -> (Obj, i64) {
             .map(|d| (d.latency_s - d.ttft_s) / f64::from(d.output_tokens - 1)),
     );
     let itl = Stats::of(done.iter().flat_map(|d| d.gaps_s.iter().copied()));
-    let (peak_tokens, peak_concurrency) = peaks(&done);
-    let workload = cell.workload;
+    for (name, stats) in [
+        ("e2e_latency", &e2e),
+        ("ttft", &ttft),
+        ("tpot", &tpot),
+        ("itl", &itl),
+    ] {
+        result
+            .put(&format!("mean_{name}_ms"), stats.mean() * 1000.0)
+            .put(
+                &format!("median_{name}_ms"),
+                stats.percentile(50.0) * 1000.0,
+            )
+            .put(&format!("std_{name}_ms"), stats.std() * 1000.0)
+            .put(&format!("p90_{name}_ms"), stats.percentile(90.0) * 1000.0)
+            .put(&format!("p95_{name}_ms"), stats.percentile(95.0) * 1000.0)
+            .put(&format!("p99_{name}_ms"), stats.percentile(99.0) * 1000.0);
+    }
+    e2e.sum()
+}
 
+/// The line's `server_info`: the launch arguments of `sglang.launch_server` and the last generation throughput.
+fn server_info(cell: &Cell, total_output: i64, duration_s: f64) -> Obj {
     let mut server_info = Obj::new();
     server_info
         .put("model_path", cell.model.hf_id)
@@ -163,62 +251,7 @@ fn line(cell: &Cell, bench_start_ns: i64, rng: &mut DemoRng) -> (Obj, i64) {
             }],
         )
         .put("version", "0.5.1");
-
-    let mut result = Obj::new();
-    result
-        .put("tag", Json::Null)
-        .put("backend", "sglang")
-        .put("dataset_name", "random")
-        .put("request_rate", f64::INFINITY)
-        .put("max_concurrency", cell.n)
-        .put("sharegpt_output_len", Json::Null)
-        .put("random_input_len", workload.prompt_target_tokens)
-        .put("random_output_len", workload.max_new_tokens)
-        .put("random_range_ratio", 1.0)
-        .put("server_info", server_info)
-        .put("duration", duration_s)
-        .put("completed", completed)
-        .put("total_input_tokens", total_input)
-        .put("total_input_text_tokens", total_input)
-        .put("total_input_vision_tokens", 0i64)
-        .put("total_output_tokens", total_output)
-        .put("total_output_tokens_retokenized", i64::from(retokenized))
-        .put("request_throughput", completed as f64 / duration_s)
-        .put("input_throughput", total_input as f64 / duration_s)
-        .put("output_throughput", total_output as f64 / duration_s)
-        .put(
-            "total_throughput",
-            (total_input + total_output) as f64 / duration_s,
-        );
-    for (name, stats) in [
-        ("e2e_latency", &e2e),
-        ("ttft", &ttft),
-        ("tpot", &tpot),
-        ("itl", &itl),
-    ] {
-        result
-            .put(&format!("mean_{name}_ms"), stats.mean() * 1000.0)
-            .put(
-                &format!("median_{name}_ms"),
-                stats.percentile(50.0) * 1000.0,
-            )
-            .put(&format!("std_{name}_ms"), stats.std() * 1000.0)
-            .put(&format!("p90_{name}_ms"), stats.percentile(90.0) * 1000.0)
-            .put(&format!("p95_{name}_ms"), stats.percentile(95.0) * 1000.0)
-            .put(&format!("p99_{name}_ms"), stats.percentile(99.0) * 1000.0);
-    }
-    result
-        .put("concurrency", e2e.sum() / duration_s)
-        .put("accept_length", Json::Null)
-        .put("max_output_tokens_per_s", peak_tokens)
-        .put("max_concurrent_requests", peak_concurrency)
-        .put("input_lens", Json::Array(input_lens))
-        .put("output_lens", Json::Array(output_lens))
-        .put("ttfts", Json::Array(ttfts))
-        .put("itls", Json::Array(itls))
-        .put("generated_texts", Json::Array(texts))
-        .put("errors", Json::Array(errors));
-    (result, bench_end_ns)
+    server_info
 }
 
 /// `max_output_tokens_per_s` and `max_concurrent_requests` as SGLang's `calculate_metrics` computes them: both from

@@ -108,6 +108,41 @@ fn sweep_merge(result: &mut Obj, cell: &Cell, run_number: i64) {
         .set("max_concurrency", cell.n);
 }
 
+/// A successful request as `calculate_metrics` sees it: start (s since boot), TTFT (s), inter-token gaps (s),
+/// latency (s) and output tokens.
+type OkRequest = (f64, f64, Vec<f64>, f64, u32);
+
+/// The per-request lists of the result dict, in request order.
+#[derive(Default)]
+struct Columns {
+    input_lens: Vec<Json>,
+    output_lens: Vec<Json>,
+    ttfts: Vec<Json>,
+    itls: Vec<Json>,
+    latencies: Vec<Json>,
+    start_times: Vec<Json>,
+    queue_times: Vec<Json>,
+    texts: Vec<Json>,
+    errors: Vec<Json>,
+}
+
+/// The clocks of one run: when its first request went out, the earliest planned start, and the epochs of the
+/// benchmark's start and of `time.perf_counter()`'s 0.
+#[derive(Clone, Copy)]
+struct RunClock {
+    first_ns: i64,
+    origin_ns: i64,
+    bench_start_ns: i64,
+    boot_ns: i64,
+}
+
+impl RunClock {
+    /// When `request` went out (epoch ns).
+    fn start_epoch(&self, request: &Request) -> i64 {
+        self.first_ns + request.start_ns - self.origin_ns
+    }
+}
+
 /// One `vllm bench serve --save-result --save-detailed` run starting at `bench_start_ns` (epoch): the result dict
 /// as `main_async` writes it, and when the run ended. `boot_ns` is the epoch at which `time.perf_counter()` read 0.
 pub fn result(
@@ -121,7 +156,12 @@ pub fn result(
     // The first request goes out once its task gets the semaphore, a moment after `benchmark_start_time`.
     let first_ns = bench_start_ns + pause_ns(rng, 0.0006, 0.0012);
     let origin_ns = requests.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let start_epoch = |request: &Request| first_ns + request.start_ns - origin_ns;
+    let clock = RunClock {
+        first_ns,
+        origin_ns,
+        bench_start_ns,
+        boot_ns,
+    };
     let last_end_ns = requests
         .iter()
         .map(|r| first_ns - origin_ns + r.end_ns())
@@ -130,78 +170,7 @@ pub fn result(
     let bench_end_ns = last_end_ns + pause_ns(rng, 0.0002, 0.0009);
     let duration_s = seconds(bench_end_ns - bench_start_ns);
 
-    let mut input_lens = Vec::new();
-    let mut output_lens = Vec::new();
-    let mut ttfts = Vec::new();
-    let mut itls = Vec::new();
-    let mut latencies = Vec::new();
-    let mut start_times = Vec::new();
-    let mut queue_times = Vec::new();
-    let mut texts = Vec::new();
-    let mut errors = Vec::new();
-    // Successful requests only, as `calculate_metrics` sees them.
-    let mut ok: Vec<(f64, f64, Vec<f64>, f64, u32)> = Vec::new();
-    for (index, request) in requests.iter().enumerate() {
-        let start_s = seconds(start_epoch(request) - boot_ns);
-        // All tasks are created at once (request rate inf) and wait for the semaphore: the wait is the queue time.
-        let arrival_ns = bench_start_ns + 18_000 * index as i64;
-        input_lens.push(Json::from(request.prompt_tokens));
-        start_times.push(Json::from(start_s));
-        queue_times.push(Json::from(seconds(
-            (start_epoch(request) - arrival_ns).max(1_000),
-        )));
-        match &request.outcome {
-            Outcome::Ok { ttft_ns, itls_ns } => {
-                let (ttft_s, gaps, latency_s) = match times {
-                    Times::Exact => (
-                        seconds(*ttft_ns),
-                        itls_ns
-                            .iter()
-                            .map(|gap| seconds(*gap))
-                            .collect::<Vec<f64>>(),
-                        seconds(request.duration_ns()),
-                    ),
-                    Times::PerfCounter => {
-                        // `st = time.perf_counter()`, then `timestamp - st` for the first chunk, `timestamp -
-                        // most_recent_timestamp` for each later one, and `most_recent_timestamp - st` at the end.
-                        let sent_ns = start_epoch(request) - boot_ns;
-                        let mut previous = seconds(sent_ns + ttft_ns);
-                        let mut at_ns = sent_ns + ttft_ns;
-                        let gaps = itls_ns
-                            .iter()
-                            .map(|gap| {
-                                at_ns += gap;
-                                let now = seconds(at_ns);
-                                let gap = now - previous;
-                                previous = now;
-                                gap
-                            })
-                            .collect::<Vec<f64>>();
-                        (
-                            seconds(sent_ns + ttft_ns) - start_s,
-                            gaps,
-                            previous - start_s,
-                        )
-                    }
-                };
-                output_lens.push(Json::from(request.completion_tokens));
-                ttfts.push(Json::from(ttft_s));
-                itls.push(Json::from(gaps.clone()));
-                latencies.push(Json::from(latency_s));
-                texts.push(Json::from(generated_text(request.completion_tokens, rng)));
-                errors.push(Json::from(""));
-                ok.push((start_s, ttft_s, gaps, latency_s, request.completion_tokens));
-            }
-            Outcome::Failed { .. } => {
-                output_lens.push(Json::from(0u32));
-                ttfts.push(Json::from(0.0));
-                itls.push(Json::Array(Vec::new()));
-                latencies.push(Json::from(0.0));
-                texts.push(Json::from(""));
-                errors.push(Json::from(DISCONNECTED));
-            }
-        }
-    }
+    let (columns, ok) = columns(requests, clock, times, rng);
     let completed = ok.len() as i64;
     let failed = requests.len() as i64 - completed;
     let total_input: i64 = requests
@@ -236,19 +205,123 @@ pub fn result(
         .put(
             "total_token_throughput",
             (total_input + total_output) as f64 / duration_s,
-        )
-        .put("input_lens", Json::Array(input_lens))
-        .put("output_lens", Json::Array(output_lens))
-        .put("ttfts", Json::Array(ttfts))
-        .put("itls", Json::Array(itls))
-        .put("latencies", Json::Array(latencies))
-        .put("start_times", Json::Array(start_times))
-        .put("queue_times", Json::Array(queue_times))
-        .put("generated_texts", Json::Array(texts))
-        .put("errors", Json::Array(errors))
+        );
+    put_columns(&mut result, columns);
+    result
         .put("max_output_tokens_per_s", peak_tokens)
         .put("max_concurrent_requests", peak_concurrency)
         .put("rtfx", 0.0);
+    put_metric_stats(&mut result, &ok);
+    (result, bench_end_ns)
+}
+
+/// The result dict's per-request lists and the successful requests, taking each success's generated text from
+/// `rng` in request order.
+fn columns(
+    requests: &[Request],
+    clock: RunClock,
+    times: Times,
+    rng: &mut DemoRng,
+) -> (Columns, Vec<OkRequest>) {
+    let mut columns = Columns::default();
+    let mut ok: Vec<OkRequest> = Vec::new();
+    for (index, request) in requests.iter().enumerate() {
+        let start_s = seconds(clock.start_epoch(request) - clock.boot_ns);
+        // All tasks are created at once (request rate inf) and wait for the semaphore: the wait is the queue time.
+        let arrival_ns = clock.bench_start_ns + 18_000 * index as i64;
+        columns.input_lens.push(Json::from(request.prompt_tokens));
+        columns.start_times.push(Json::from(start_s));
+        columns.queue_times.push(Json::from(seconds(
+            (clock.start_epoch(request) - arrival_ns).max(1_000),
+        )));
+        match &request.outcome {
+            Outcome::Ok { ttft_ns, itls_ns } => {
+                let (ttft_s, gaps, latency_s) =
+                    ok_times(request, clock, times, start_s, *ttft_ns, itls_ns);
+                columns
+                    .output_lens
+                    .push(Json::from(request.completion_tokens));
+                columns.ttfts.push(Json::from(ttft_s));
+                columns.itls.push(Json::from(gaps.clone()));
+                columns.latencies.push(Json::from(latency_s));
+                columns
+                    .texts
+                    .push(Json::from(generated_text(request.completion_tokens, rng)));
+                columns.errors.push(Json::from(""));
+                ok.push((start_s, ttft_s, gaps, latency_s, request.completion_tokens));
+            }
+            Outcome::Failed { .. } => {
+                columns.output_lens.push(Json::from(0u32));
+                columns.ttfts.push(Json::from(0.0));
+                columns.itls.push(Json::Array(Vec::new()));
+                columns.latencies.push(Json::from(0.0));
+                columns.texts.push(Json::from(""));
+                columns.errors.push(Json::from(DISCONNECTED));
+            }
+        }
+    }
+    (columns, ok)
+}
+
+/// A successful request's TTFT, inter-token gaps and latency (s), exact or as `time.perf_counter()` reads them.
+fn ok_times(
+    request: &Request,
+    clock: RunClock,
+    times: Times,
+    start_s: f64,
+    ttft_ns: i64,
+    itls_ns: &[i64],
+) -> (f64, Vec<f64>, f64) {
+    match times {
+        Times::Exact => (
+            seconds(ttft_ns),
+            itls_ns
+                .iter()
+                .map(|gap| seconds(*gap))
+                .collect::<Vec<f64>>(),
+            seconds(request.duration_ns()),
+        ),
+        Times::PerfCounter => {
+            // `st = time.perf_counter()`, then `timestamp - st` for the first chunk, `timestamp -
+            // most_recent_timestamp` for each later one, and `most_recent_timestamp - st` at the end.
+            let sent_ns = clock.start_epoch(request) - clock.boot_ns;
+            let mut previous = seconds(sent_ns + ttft_ns);
+            let mut at_ns = sent_ns + ttft_ns;
+            let gaps = itls_ns
+                .iter()
+                .map(|gap| {
+                    at_ns += gap;
+                    let now = seconds(at_ns);
+                    let gap = now - previous;
+                    previous = now;
+                    gap
+                })
+                .collect::<Vec<f64>>();
+            (
+                seconds(sent_ns + ttft_ns) - start_s,
+                gaps,
+                previous - start_s,
+            )
+        }
+    }
+}
+
+/// The per-request lists, from `input_lens` to `errors`.
+fn put_columns(result: &mut Obj, columns: Columns) {
+    result
+        .put("input_lens", Json::Array(columns.input_lens))
+        .put("output_lens", Json::Array(columns.output_lens))
+        .put("ttfts", Json::Array(columns.ttfts))
+        .put("itls", Json::Array(columns.itls))
+        .put("latencies", Json::Array(columns.latencies))
+        .put("start_times", Json::Array(columns.start_times))
+        .put("queue_times", Json::Array(columns.queue_times))
+        .put("generated_texts", Json::Array(columns.texts))
+        .put("errors", Json::Array(columns.errors));
+}
+
+/// Mean, median, standard deviation and p99 (ms) of TTFT, TPOT, ITL and end-to-end latency.
+fn put_metric_stats(result: &mut Obj, ok: &[OkRequest]) {
     let tpots = ok
         .iter()
         .filter(|o| o.4 > 1)
@@ -272,13 +345,12 @@ pub fn result(
             .put(&format!("std_{name}_ms"), stats.std() * 1000.0)
             .put(&format!("p99_{name}_ms"), stats.percentile(99.0) * 1000.0);
     }
-    (result, bench_end_ns)
 }
 
 /// `max_output_tokens_per_s` (each streamed chunk counts as one token in one-second buckets from the first start)
 /// and `max_concurrent_requests` (the sweep line over half-open [start, end) intervals, ends first on ties), as
 /// `calculate_metrics` computes them over the successful requests.
-fn peaks(ok: &[(f64, f64, Vec<f64>, f64, u32)]) -> (f64, i64) {
+fn peaks(ok: &[OkRequest]) -> (f64, i64) {
     if ok.is_empty() {
         return (0.0, 0);
     }

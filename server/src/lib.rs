@@ -7,6 +7,7 @@ pub mod audit;
 pub mod bundle;
 pub mod compare;
 pub mod export;
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod http;
 pub mod remote;

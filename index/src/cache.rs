@@ -25,14 +25,11 @@ pub mod wire;
 
 pub use store::{CacheStore, DirectoryStore};
 
-use super::discover::{BackupDir, RunDir};
-use super::formats::{DetectedRun, ReadContext, RunFormat};
-use super::storage::{self, Storage};
-use super::{IndexOptions, Progress};
-use crate::formats::tr164::metrics_csv::{FileRejected, ParsedMetrics};
-use crate::formats::tr164::read::{self, BackupRead, RunRead};
-use crate::formats::tr164::run_files::{Manifest, Plan};
-use crate::formats::tr164::splice::SpliceDiff;
+use crate::formats::RunFormat;
+use crate::formats::tr164::read;
+use crate::run::found::{BackupDir, DetectedRun, RunDir, metrics_name_of};
+use crate::run::{BackupRead, IndexOptions, Progress, ReadContext, RunRead};
+use crate::storage::{self, Storage};
 use cellscope_model::api::{EnvironmentField, FileDigest, Warning};
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
@@ -148,10 +145,10 @@ struct RunEntry {
     hashes: Vec<(String, [u8; 32])>,
     companions: Vec<Companion>,
     run_id: String,
-    metrics: Result<ParsedMetrics, FileRejected>,
+    metrics: Result<wire::Metrics, wire::Rejected>,
     digest: FileDigest,
-    manifest: Option<Manifest>,
-    plan: Option<Plan>,
+    manifest: Option<wire::ManifestEntry>,
+    plan: Option<wire::PlanEntry>,
     refill_note: Option<String>,
     note_names: BTreeMap<String, u64>,
     files: Vec<String>,
@@ -164,8 +161,8 @@ struct RunEntry {
 struct BackupEntry {
     hashes: Vec<(String, [u8; 32])>,
     digest: FileDigest,
-    diff: Option<Result<SpliceDiff, String>>,
-    parsed: Option<ParsedMetrics>,
+    diff: Option<Result<wire::Splice, String>>,
+    parsed: Option<wire::Metrics>,
 }
 
 /// Why an entry was not usable.
@@ -480,10 +477,10 @@ impl<'a> Session<'a> {
                     hashes,
                     companions,
                     run_id: read.dir.run_id.clone(),
-                    metrics: read.metrics.clone(),
+                    metrics: read.metrics.clone().map(Into::into).map_err(Into::into),
                     digest: read.digest.clone(),
-                    manifest: read.manifest.clone(),
-                    plan: read.plan.clone(),
+                    manifest: read.manifest.clone().map(Into::into),
+                    plan: read.plan.clone().map(Into::into),
                     refill_note: read.refill_note.clone(),
                     note_names: read.note_names.clone(),
                     files: read.files.clone(),
@@ -551,7 +548,10 @@ impl<'a> Session<'a> {
             }
             progress.file_done(digest.bytes);
             let (diff, parsed) = if options.backup_diff {
-                (entry.diff, entry.parsed)
+                (
+                    entry.diff.map(|diff| diff.map(Into::into)),
+                    entry.parsed.map(Into::into),
+                )
             } else {
                 (None, None)
             };
@@ -582,8 +582,8 @@ impl<'a> Session<'a> {
                 let entry = BackupEntry {
                     hashes,
                     digest: read.digest.clone(),
-                    diff: read.diff.clone(),
-                    parsed: read.parsed.clone(),
+                    diff: read.diff.clone().map(|diff| diff.map(Into::into)),
+                    parsed: read.parsed.clone().map(Into::into),
                 };
                 self.put(&key, &entry, &what);
             }
@@ -704,8 +704,7 @@ fn run_inputs(storage: &dyn Storage, format: &dyn RunFormat, run: &DetectedRun) 
     if format.name() == "tr164" {
         let directory = PathBuf::from(storage.display(&run.root));
         // The metrics file under the name discovery found (plain or compressed), then the side files.
-        let metrics_name =
-            super::discover::metrics_name_of(run.files.first().map_or("", String::as_str));
+        let metrics_name = metrics_name_of(run.files.first().map_or("", String::as_str));
         let inputs: Inputs = std::iter::once(metrics_name)
             .chain(TR164_INPUTS[1..].iter().copied())
             .map(|name| {
@@ -762,14 +761,12 @@ fn run_read(
             run_id: entry.run_id,
             path,
             relative: run.root.clone(),
-            metrics_name: super::discover::metrics_name_of(
-                run.files.first().map_or("", String::as_str),
-            ),
+            metrics_name: metrics_name_of(run.files.first().map_or("", String::as_str)),
         },
-        metrics: entry.metrics,
+        metrics: entry.metrics.map(Into::into).map_err(Into::into),
         digest,
-        manifest: entry.manifest,
-        plan: entry.plan,
+        manifest: entry.manifest.map(Into::into),
+        plan: entry.plan.map(Into::into),
         refill_note: entry.refill_note,
         note_names: entry.note_names,
         files,
@@ -782,6 +779,10 @@ fn run_read(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::SpliceDiff;
+    use crate::run::expected::Manifest;
+    use crate::run::parsed::{ParsedCell, ParsedMetrics};
+    use cellscope_model::key::CellCoordinates;
 
     #[test]
     fn an_entry_comes_back_exactly_and_a_damaged_one_is_refused() {
@@ -795,17 +796,27 @@ mod tests {
                 sha256: None,
             },
             diff: Some(Err("cannot read".into())),
-            parsed: Some(ParsedMetrics {
-                records: 3,
-                ..ParsedMetrics::default()
-            }),
+            parsed: Some(
+                ParsedMetrics {
+                    records: 3,
+                    ..ParsedMetrics::default()
+                }
+                .into(),
+            ),
         };
         let bytes = encode(&key, &entry).unwrap();
         let back: BackupEntry = decode(&key, &bytes).unwrap();
         assert_eq!(back.hashes, entry.hashes);
         assert_eq!(back.digest, entry.digest);
-        assert_eq!(back.diff, entry.diff);
-        assert_eq!(back.parsed.map(|parsed| parsed.records), Some(3));
+        let diff = |diff: Option<Result<wire::Splice, String>>| {
+            diff.map(|diff| diff.map(SpliceDiff::from))
+        };
+        assert_eq!(diff(back.diff), diff(entry.diff.clone()));
+        assert_eq!(
+            back.parsed
+                .map(|parsed| ParsedMetrics::from(parsed).records),
+            Some(3)
+        );
         // Another key's entry, a flipped bit, a truncation and garbage after the end are all refused.
         assert!(matches!(
             decode::<BackupEntry>(&"cd".repeat(32), &bytes),
@@ -823,7 +834,7 @@ mod tests {
 
     #[test]
     fn offsets_numbers_and_json_values_come_back_bit_for_bit() {
-        let mut cell = crate::formats::tr164::metrics_csv::ParsedCell {
+        let mut cell = ParsedCell {
             row_offsets: vec![120, 7_000_000_000, 5, u64::MAX, 0],
             ..Default::default()
         };
@@ -835,9 +846,28 @@ mod tests {
             ),
             ..Manifest::default()
         };
-        let bytes = postcard::to_stdvec(&(&cell, &manifest)).unwrap();
-        let (back_cell, back_manifest): (crate::formats::tr164::metrics_csv::ParsedCell, Manifest) =
+        let coordinates = CellCoordinates {
+            suite: "s".into(),
+            phase: "p".into(),
+            backend: "b".into(),
+            model: "m".into(),
+            workload: "w".into(),
+            n: 1,
+            rep: 0,
+        };
+        let parsed = ParsedMetrics {
+            cells: vec![(coordinates, cell.clone())],
+            ..ParsedMetrics::default()
+        };
+        let written = (
+            wire::Metrics::from(parsed),
+            wire::ManifestEntry::from(manifest.clone()),
+        );
+        let bytes = postcard::to_stdvec(&written).unwrap();
+        let (back_parsed, back_manifest): (wire::Metrics, wire::ManifestEntry) =
             postcard::from_bytes(&bytes).unwrap();
+        let back_cell = ParsedMetrics::from(back_parsed).cells.remove(0).1;
+        let back_manifest = Manifest::from(back_manifest);
         assert_eq!(back_cell.row_offsets, cell.row_offsets);
         assert_eq!(back_cell.stats, cell.stats);
         assert_eq!(

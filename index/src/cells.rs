@@ -3,10 +3,11 @@
 //! which run.
 
 use super::lineage::Relations;
-use super::{CellRows, ledger};
-use crate::formats::tr164::metrics_csv::ParsedMetrics;
-use crate::formats::tr164::read::RunRead;
-use crate::formats::tr164::run_files::ManifestCell;
+use crate::ledger;
+use crate::run::RunRead;
+use crate::run::expected::ManifestCell;
+use crate::run::parsed::ParsedMetrics;
+use crate::run::rows::{CellRows, ExternalRows};
 use cellscope_model::api::{
     CellProvenance, Census, HistoryEvent, LedgerEntry, RefillFacts, RunFacts, RunRole, Warning,
 };
@@ -164,7 +165,7 @@ pub fn run_cells(
                 offsets,
                 first_line: None,
                 backup: None,
-                external: Some(super::formats::ExternalRows {
+                external: Some(ExternalRows {
                     format: external.format,
                     run_id: run_id.to_string(),
                     file: external.file.clone(),
@@ -552,9 +553,10 @@ pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> Run
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::discover::RunDir;
     use crate::formats::tr164::read;
-    use crate::{IndexOptions, Quiet, lineage};
+    use crate::lineage;
+    use crate::run::found::RunDir;
+    use crate::run::{IndexOptions, Quiet, RunRead};
     use cellscope_model::exclusions::{ExclusionEntry, Selector, SelectorValue};
 
     const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status";
@@ -564,7 +566,7 @@ mod tests {
     }
 
     /// A run with a clean N=1 cell, a short N=2 cell, a failed N=4 cell and a planned N=8 cell without rows.
-    fn run() -> (tempfile::TempDir, read::RunRead) {
+    fn run() -> (tempfile::TempDir, RunRead) {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("r1");
         std::fs::create_dir(&dir).unwrap();
@@ -581,7 +583,7 @@ mod tests {
     }
 
     /// The run directory `dir` read as run `r1`, with every option.
-    fn read_r1(dir: std::path::PathBuf) -> read::RunRead {
+    fn read_r1(dir: std::path::PathBuf) -> RunRead {
         read::read_run(
             RunDir {
                 run_id: "r1".into(),

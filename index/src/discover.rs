@@ -1,68 +1,13 @@
 //! Finds run directories, backups, exclusion ledgers, `cellscope.toml` and other tools' result files under the
 //! data root without leaving it.
 
-use super::formats::{DetectedRun, FORMATS, HEAD_BYTES, RunFormat};
+use super::formats::{FORMATS, HEAD_BYTES, RunFormat};
 use super::mapping::Mapping;
 use super::storage::{self, Entry, EntryKind, Storage};
+use crate::run::found::{BackupDir, DetectedRun, METRICS_NAMES, RunDir};
 use cellscope_model::api::Warning;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// A directory holding a `metrics.csv` (or, without one, a `metrics.csv.gz` or `metrics.csv.zst`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunDir {
-    /// The directory name.
-    pub run_id: String,
-    pub path: PathBuf,
-    /// `path` relative to the data root, with `/` separators.
-    pub relative: String,
-    /// The metrics file's name: one of [`METRICS_NAMES`].
-    pub metrics_name: &'static str,
-}
-
-/// The names a TR164 run's metrics file may have, in order of preference: plain, then compressed (read through
-/// [`crate::formats::tr164::read::decompressed`]).
-pub const METRICS_NAMES: [&str; 3] = ["metrics.csv", "metrics.csv.gz", "metrics.csv.zst"];
-
-/// Which of [`METRICS_NAMES`] the file `relative` (a TR164 run's one detected file) is; plain when none.
-pub fn metrics_name_of(relative: &str) -> &'static str {
-    let name = storage::file_name(relative);
-    METRICS_NAMES
-        .into_iter()
-        .find(|known| *known == name)
-        .unwrap_or(METRICS_NAMES[0])
-}
-
-impl RunDir {
-    /// A run directory whose metrics file is the plain `metrics.csv`.
-    pub fn plain(run_id: String, path: PathBuf, relative: String) -> RunDir {
-        RunDir {
-            run_id,
-            path,
-            relative,
-            metrics_name: METRICS_NAMES[0],
-        }
-    }
-
-    /// The metrics file on disk.
-    pub fn metrics_path(&self) -> PathBuf {
-        self.path.join(self.metrics_name)
-    }
-
-    /// The metrics file relative to the data root.
-    pub fn metrics_relative(&self) -> String {
-        super::storage::join(&self.relative, self.metrics_name)
-    }
-}
-
-/// `<run id>_BACKUP_<label>/`: the untouched state of a run before a splice.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackupDir {
-    pub master_run_id: String,
-    pub label: String,
-    pub path: PathBuf,
-    pub relative: String,
-}
 
 #[derive(Clone, Debug, Default)]
 pub struct Discovery {

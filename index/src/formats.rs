@@ -22,14 +22,13 @@ pub mod table;
 pub mod tr164;
 pub mod vllm;
 
-use super::CellRows;
-use super::discover::RunDir;
-use super::mapping::Mapping;
-use super::storage::{self, Storage};
-use super::{IndexOptions, Progress};
-use crate::formats::tr164::metrics_csv::{IdCount, ParsedCell, ParsedMetrics};
-use crate::formats::tr164::read::{RunRead, digest};
-use crate::formats::tr164::rows::RowsError;
+use crate::mapping::Mapping;
+use crate::run::bytes::digest;
+use crate::run::found::{DetectedRun, RunDir};
+use crate::run::parsed::{ExternalCell, IdCount, ParsedCell, ParsedMetrics};
+use crate::run::rows::{CellRows, ExternalRows, RowsError};
+use crate::run::{IndexOptions, ReadContext, RunRead};
+use crate::storage::{self, Storage};
 use cellscope_model::api::{FileDigest, Warning};
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::origin::{CellOrigin, FigureOrigin};
@@ -117,27 +116,6 @@ pub fn by_name(name: &str) -> Option<&'static dyn RunFormat> {
 
 /// How many leading bytes detection looks at.
 pub const HEAD_BYTES: u64 = 64 * 1024;
-
-/// Files of one run of one format, found by discovery.
-#[derive(Clone, Debug)]
-pub struct DetectedRun {
-    pub format: &'static str,
-    /// The run root, relative to the data root.
-    pub root: String,
-    /// The run's files, relative to the data root, in path order.
-    pub files: Vec<String>,
-    /// The run id when it is not the one [`run_id`] gives (another run already has that one: see
-    /// [`separate_run_ids`]).
-    pub id: Option<String>,
-}
-
-/// What reading a run needs besides its files.
-pub struct ReadContext<'a> {
-    pub storage: &'a dyn Storage,
-    pub mapping: &'a Mapping,
-    pub options: &'a IndexOptions,
-    pub progress: &'a dyn Progress,
-}
 
 /// A directory named for a load level (`concurrency8`, `concurrency_8`, `c8`, `n8`, `max_concurrency=8`,
 /// `request_rate_5.0`): users make one directory per level, and the sweep is the directory above.
@@ -751,21 +729,6 @@ fn status_of(error: &str) -> String {
     }
 }
 
-/// What a cell of another tool's file carries beyond the TR164 census.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct ExternalCell {
-    #[serde(with = "super::cache::wire::format_name")]
-    pub format: crate::formats::tr164::metrics_csv::StaticName,
-    /// The file, relative to the data root.
-    pub file: String,
-    /// Its length when indexed: reading rows back from a file of another length is refused.
-    pub file_bytes: u64,
-    pub record: u32,
-    pub expected_rows: Option<u32>,
-    pub figures: FigureOrigin,
-    pub origin: CellOrigin,
-}
-
 /// Where a cell of another tool's file keeps its requests, once its file is checked to be the length it had when
 /// indexed (rows read from a file that has changed since are refused, never mixed into the snapshot's cell);
 /// `None` for a cell that has no such file.
@@ -845,16 +808,6 @@ pub fn request_row(source_run_id: &str, index: usize, request: &Request, line: u
         },
         error: request.error.clone().filter(|error| !error.is_empty()),
     }
-}
-
-/// Where the rows of a cell of another tool's file are.
-#[derive(Clone, Debug, Default)]
-pub struct ExternalRows {
-    pub format: &'static str,
-    pub run_id: String,
-    /// Relative to the data root.
-    pub file: String,
-    pub record: u32,
 }
 
 /// The coordinates a record was given, for `cellscope index --explain`.

@@ -17,7 +17,10 @@ pub mod mapping;
 pub mod read;
 pub mod storage;
 
-pub use formats::tr164::rows::RowsError;
+pub mod run;
+
+pub use run::rows::{CellRows, RowsError};
+pub use run::{IndexOptions, Progress, Quiet};
 
 use cellscope_model::api::{CellProvenance, LedgerEntry, RunFacts, Warning};
 use cellscope_model::summary::fill_scaling;
@@ -37,59 +40,6 @@ pub enum IndexError {
     RootMissing(PathBuf),
     #[error("{0} is not a directory")]
     RootNotDirectory(PathBuf),
-}
-
-/// What to compute besides the cells.
-#[derive(Clone, Copy, Debug)]
-pub struct IndexOptions {
-    /// md5 and sha256 of every metrics.csv.
-    pub hashes: bool,
-    /// Compare spliced masters with their backups row by row.
-    pub backup_diff: bool,
-}
-
-impl IndexOptions {
-    /// What the cells table needs: the backup comparison (for refilled cells' pre-refill state) but no
-    /// checksums (`cellscope cells` and `cellscope compare`).
-    pub const CELLS: IndexOptions = IndexOptions {
-        hashes: false,
-        backup_diff: true,
-    };
-}
-
-impl Default for IndexOptions {
-    fn default() -> Self {
-        IndexOptions {
-            hashes: true,
-            backup_diff: true,
-        }
-    }
-}
-
-/// Progress events, for a progress bar on long indexing.
-pub trait Progress: Sync {
-    fn files_found(&self, _files: u64, _bytes: u64) {}
-    fn file_done(&self, _bytes: u64) {}
-}
-
-/// No progress reporting.
-pub struct Quiet;
-impl Progress for Quiet {}
-
-/// Where a cell's rows are, so `/api/requests` can read exactly them back without re-parsing whole files.
-#[derive(Clone, Debug, Default)]
-pub struct CellRows {
-    pub file: PathBuf,
-    /// The file length when indexed; a different length means the file changed since.
-    pub file_bytes: u64,
-    pub offsets: Vec<u64>,
-    /// The 1-based line of the row at `offsets[0]`, when the index counted it: the rows are then read from
-    /// their own stretch of the file, not the whole file.
-    pub first_line: Option<u64>,
-    /// The backup file and the offsets of the rows a refill replaced, for refilled cells.
-    pub backup: Option<(PathBuf, u64, Vec<u64>)>,
-    /// For a cell of another tool's file: the format, file and record that hold its requests.
-    pub external: Option<formats::ExternalRows>,
 }
 
 /// The request rows of one cell, read back by the format that indexed it.
@@ -182,7 +132,7 @@ fn build_with(
     let total_bytes: u64 = discovery
         .runs
         .iter()
-        .map(discover::RunDir::metrics_path)
+        .map(run::found::RunDir::metrics_path)
         .chain(
             discovery
                 .backups
@@ -234,7 +184,7 @@ fn build_with(
 /// The last stage: every run's cells and facts into one index, sorted, with scaling metrics filled in.
 fn assemble(
     root: &Path,
-    mut runs: Vec<formats::tr164::read::RunRead>,
+    mut runs: Vec<run::RunRead>,
     relations: &lineage::Relations,
     ledger: &mut [LedgerEntry],
     mut warnings: Vec<Warning>,

@@ -2,8 +2,9 @@
 //! copies (the rule is `cellscope_model::lineage`; this stage gathers its evidence from the files and turns its
 //! findings into warnings with file and line), and what each master's backup comparison found.
 
-use crate::formats::tr164::read::{BackupRead, RunRead, lines_in_file};
-use crate::formats::tr164::splice::SpliceDiff;
+use crate::formats::tr164::read::lines_in_file;
+use crate::run::parsed::ParsedMetrics;
+use crate::run::{BackupRead, RunRead, SpliceDiff};
 use cellscope_model::api::{BackupFacts, Warning};
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::lineage::{self, Finding, IdRows, Lineage, RunEvidence};
@@ -21,7 +22,7 @@ pub struct Relations {
     /// Master run id → where the replaced rows are in its backup.
     pub replaced: BTreeMap<String, ReplacedRows>,
     /// Master run id → the backup's own parse, for the pre-refill cells.
-    pub backup_cells: BTreeMap<String, crate::formats::tr164::metrics_csv::ParsedMetrics>,
+    pub backup_cells: BTreeMap<String, ParsedMetrics>,
     pub warnings: Vec<Warning>,
 }
 
@@ -268,7 +269,7 @@ fn finding_warning(finding: &Finding, runs: &BTreeMap<&str, &RunRead>) -> Warnin
 type FoldedBackups = (
     BTreeMap<String, Vec<BackupFacts>>,
     BTreeMap<String, ReplacedRows>,
-    BTreeMap<String, crate::formats::tr164::metrics_csv::ParsedMetrics>,
+    BTreeMap<String, ParsedMetrics>,
 );
 
 /// Backup comparisons per master, with their problems as warnings on the master's file and line.
@@ -368,13 +369,13 @@ fn fold_backups(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::discover::RunDir;
     use crate::formats::tr164::read;
-    use crate::{IndexOptions, Quiet};
+    use crate::run::found::RunDir;
+    use crate::run::{IndexOptions, Quiet, RunRead};
 
     const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status";
 
-    fn run(root: &std::path::Path, id: &str, rows: &[&str], note: Option<&str>) -> read::RunRead {
+    fn run(root: &std::path::Path, id: &str, rows: &[&str], note: Option<&str>) -> RunRead {
         let dir = root.join(id);
         std::fs::create_dir_all(&dir).unwrap();
         let body: Vec<String> = rows

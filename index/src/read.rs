@@ -1,12 +1,12 @@
 //! Stage 2 of indexing: read every run found by discovery (each through its format) and every TR164 backup, in
 //! parallel, each on its own. Nothing here relates runs to each other; that is the lineage stage's work.
 
-use crate::discover::{Discovery, RunDir};
-use crate::formats::tr164::read::{BackupRead, RunRead, read_backup};
-use crate::formats::{self, DetectedRun, ReadContext};
+use crate::discover::Discovery;
+use crate::formats::{self, tr164::read::read_backup};
 use crate::mapping::Mapping;
+use crate::run::found::{DetectedRun, RunDir};
+use crate::run::{BackupRead, IndexOptions, Progress, ReadContext, RunRead};
 use crate::storage::Storage;
-use crate::{IndexOptions, Progress};
 use rayon::prelude::*;
 use std::collections::HashMap;
 

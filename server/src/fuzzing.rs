@@ -4,7 +4,8 @@
 //!
 //! Each function panics when its property fails: that is how libFuzzer and the tests see a finding.
 
-use cellscope_index::formats::tr164::metrics_csv::{self, ParsedMetrics};
+use cellscope_index::formats::tr164::metrics_csv;
+use cellscope_index::run::parsed::ParsedMetrics;
 use cellscope_model::api::Warning;
 
 /// A target's body: arbitrary bytes in, a panic when its property fails.

@@ -1,11 +1,426 @@
-//! How the read results that are not plain data go into a cache entry: names the code keeps as `&'static str`
-//! (a format, a rejection kind) are written as text and read back only when the running code knows them, JSON
-//! values as their text, and row offsets as differences (they grow through a file, so the differences are small
-//! numbers, which the entry's variable-length integers keep to a byte or two).
+//! How read results go into a cache entry. The readers' types carry no serde of their own: each has its mirror
+//! here, field for field, converted both ways, so the entry's layout is the cache's alone. Names the code keeps as
+//! `&'static str` (a format, a rejection kind) are written as text and read back only when the running code knows
+//! them, JSON values as their text, and row offsets as differences (they grow through a file, so the differences
+//! are small numbers, which the entry's variable-length integers keep to a byte or two).
+
+use crate::run::SpliceDiff;
+use crate::run::expected::{Manifest, ManifestCell, Plan};
+use crate::run::parsed::{ExternalCell, FileRejected, IdCount, ParsedCell, ParsedMetrics};
+use cellscope_model::api::{BackupComparison, HistoryEvent};
+use cellscope_model::key::CellCoordinates;
+use cellscope_model::origin::{CellOrigin, FigureOrigin};
+use cellscope_model::stats::CellStats;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A name the code holds as a `&'static str` (a rejection kind, a format). Spelled as an alias in the mirrors
+/// because serde takes a field written `&'static str` for text borrowed from its input, which a cache entry read
+/// into a buffer cannot lend; such fields go through [`format_name`] or [`rejection_kind`] instead.
+type StaticName = &'static str;
+
+/// [`ParsedMetrics`] as an entry holds it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Metrics {
+    cells: Vec<(CellCoordinates, Cell)>,
+    records: u64,
+    malformed_rows: u64,
+    header: Vec<String>,
+}
+
+/// [`ParsedCell`] as an entry holds it: its row offsets as differences.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Cell {
+    rows: u32,
+    ok_rows: u32,
+    failed_rows: u32,
+    skip_rows: u32,
+    malformed_rows: u32,
+    failed_by_status: BTreeMap<String, u32>,
+    row_run_ids: BTreeMap<String, Count>,
+    first_line: u64,
+    first_row_line: u64,
+    #[serde(with = "increasing")]
+    row_offsets: Vec<u64>,
+    stats: CellStats,
+    external: Option<Box<External>>,
+}
+
+/// [`IdCount`] as an entry holds it.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+struct Count {
+    rows: u32,
+    first_offset: u64,
+}
+
+/// [`ExternalCell`] as an entry holds it: its format by name.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct External {
+    #[serde(with = "format_name")]
+    format: StaticName,
+    file: String,
+    file_bytes: u64,
+    record: u32,
+    expected_rows: Option<u32>,
+    figures: FigureOrigin,
+    origin: CellOrigin,
+}
+
+/// [`FileRejected`] as an entry holds it: its kind by name.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Rejected {
+    #[serde(with = "rejection_kind")]
+    kind: StaticName,
+    line: Option<u64>,
+    message: String,
+}
+
+/// [`Manifest`] as an entry holds it: its JSON values as text.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ManifestEntry {
+    status: Option<String>,
+    #[serde(with = "json_text")]
+    environment: Option<serde_json::Value>,
+    #[serde(with = "json_text")]
+    max_model_len: Option<serde_json::Value>,
+    cells: BTreeMap<CellCoordinates, ManifestCellEntry>,
+}
+
+/// [`ManifestCell`] as an entry holds it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct ManifestCellEntry {
+    status: Option<String>,
+    expected_rows: Option<u32>,
+    rows_written: Option<u32>,
+    fallback: bool,
+    history: Vec<HistoryEvent>,
+}
+
+/// [`Plan`] as an entry holds it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PlanEntry {
+    cells: BTreeMap<CellCoordinates, Option<u32>>,
+    unselected: usize,
+}
+
+/// [`SpliceDiff`] as an entry holds it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Splice {
+    comparison: BackupComparison,
+    replaced_cells: BTreeMap<CellCoordinates, u32>,
+    replaced_offsets: BTreeMap<CellCoordinates, Vec<u64>>,
+}
+
+impl From<ParsedMetrics> for Metrics {
+    fn from(parsed: ParsedMetrics) -> Metrics {
+        let ParsedMetrics {
+            cells,
+            records,
+            malformed_rows,
+            header,
+        } = parsed;
+        Metrics {
+            cells: cells
+                .into_iter()
+                .map(|(coordinates, cell)| (coordinates, Cell::from(cell)))
+                .collect(),
+            records,
+            malformed_rows,
+            header,
+        }
+    }
+}
+
+impl From<Metrics> for ParsedMetrics {
+    fn from(entry: Metrics) -> ParsedMetrics {
+        let Metrics {
+            cells,
+            records,
+            malformed_rows,
+            header,
+        } = entry;
+        ParsedMetrics {
+            cells: cells
+                .into_iter()
+                .map(|(coordinates, cell)| (coordinates, ParsedCell::from(cell)))
+                .collect(),
+            records,
+            malformed_rows,
+            header,
+        }
+    }
+}
+
+impl From<ParsedCell> for Cell {
+    fn from(cell: ParsedCell) -> Cell {
+        let ParsedCell {
+            rows,
+            ok_rows,
+            failed_rows,
+            skip_rows,
+            malformed_rows,
+            failed_by_status,
+            row_run_ids,
+            first_line,
+            first_row_line,
+            row_offsets,
+            stats,
+            external,
+        } = cell;
+        Cell {
+            rows,
+            ok_rows,
+            failed_rows,
+            skip_rows,
+            malformed_rows,
+            failed_by_status,
+            row_run_ids: row_run_ids
+                .into_iter()
+                .map(|(id, count)| {
+                    let IdCount { rows, first_offset } = count;
+                    (id, Count { rows, first_offset })
+                })
+                .collect(),
+            first_line,
+            first_row_line,
+            row_offsets,
+            stats,
+            external: external.map(|external| Box::new(External::from(*external))),
+        }
+    }
+}
+
+impl From<Cell> for ParsedCell {
+    fn from(entry: Cell) -> ParsedCell {
+        let Cell {
+            rows,
+            ok_rows,
+            failed_rows,
+            skip_rows,
+            malformed_rows,
+            failed_by_status,
+            row_run_ids,
+            first_line,
+            first_row_line,
+            row_offsets,
+            stats,
+            external,
+        } = entry;
+        ParsedCell {
+            rows,
+            ok_rows,
+            failed_rows,
+            skip_rows,
+            malformed_rows,
+            failed_by_status,
+            row_run_ids: row_run_ids
+                .into_iter()
+                .map(|(id, Count { rows, first_offset })| (id, IdCount { rows, first_offset }))
+                .collect(),
+            first_line,
+            first_row_line,
+            row_offsets,
+            stats,
+            external: external.map(|external| Box::new(ExternalCell::from(*external))),
+        }
+    }
+}
+
+impl From<ExternalCell> for External {
+    fn from(cell: ExternalCell) -> External {
+        let ExternalCell {
+            format,
+            file,
+            file_bytes,
+            record,
+            expected_rows,
+            figures,
+            origin,
+        } = cell;
+        External {
+            format,
+            file,
+            file_bytes,
+            record,
+            expected_rows,
+            figures,
+            origin,
+        }
+    }
+}
+
+impl From<External> for ExternalCell {
+    fn from(entry: External) -> ExternalCell {
+        let External {
+            format,
+            file,
+            file_bytes,
+            record,
+            expected_rows,
+            figures,
+            origin,
+        } = entry;
+        ExternalCell {
+            format,
+            file,
+            file_bytes,
+            record,
+            expected_rows,
+            figures,
+            origin,
+        }
+    }
+}
+
+impl From<FileRejected> for Rejected {
+    fn from(rejected: FileRejected) -> Rejected {
+        let FileRejected {
+            kind,
+            line,
+            message,
+        } = rejected;
+        Rejected {
+            kind,
+            line,
+            message,
+        }
+    }
+}
+
+impl From<Rejected> for FileRejected {
+    fn from(entry: Rejected) -> FileRejected {
+        let Rejected {
+            kind,
+            line,
+            message,
+        } = entry;
+        FileRejected {
+            kind,
+            line,
+            message,
+        }
+    }
+}
+
+impl From<Manifest> for ManifestEntry {
+    fn from(manifest: Manifest) -> ManifestEntry {
+        let Manifest {
+            status,
+            environment,
+            max_model_len,
+            cells,
+        } = manifest;
+        ManifestEntry {
+            status,
+            environment,
+            max_model_len,
+            cells: cells
+                .into_iter()
+                .map(|(coordinates, cell)| {
+                    let ManifestCell {
+                        status,
+                        expected_rows,
+                        rows_written,
+                        fallback,
+                        history,
+                    } = cell;
+                    let entry = ManifestCellEntry {
+                        status,
+                        expected_rows,
+                        rows_written,
+                        fallback,
+                        history,
+                    };
+                    (coordinates, entry)
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<ManifestEntry> for Manifest {
+    fn from(entry: ManifestEntry) -> Manifest {
+        let ManifestEntry {
+            status,
+            environment,
+            max_model_len,
+            cells,
+        } = entry;
+        Manifest {
+            status,
+            environment,
+            max_model_len,
+            cells: cells
+                .into_iter()
+                .map(|(coordinates, entry)| {
+                    let ManifestCellEntry {
+                        status,
+                        expected_rows,
+                        rows_written,
+                        fallback,
+                        history,
+                    } = entry;
+                    let cell = ManifestCell {
+                        status,
+                        expected_rows,
+                        rows_written,
+                        fallback,
+                        history,
+                    };
+                    (coordinates, cell)
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<Plan> for PlanEntry {
+    fn from(plan: Plan) -> PlanEntry {
+        let Plan { cells, unselected } = plan;
+        PlanEntry { cells, unselected }
+    }
+}
+
+impl From<PlanEntry> for Plan {
+    fn from(entry: PlanEntry) -> Plan {
+        let PlanEntry { cells, unselected } = entry;
+        Plan { cells, unselected }
+    }
+}
+
+impl From<SpliceDiff> for Splice {
+    fn from(diff: SpliceDiff) -> Splice {
+        let SpliceDiff {
+            comparison,
+            replaced_cells,
+            replaced_offsets,
+        } = diff;
+        Splice {
+            comparison,
+            replaced_cells,
+            replaced_offsets,
+        }
+    }
+}
+
+impl From<Splice> for SpliceDiff {
+    fn from(entry: Splice) -> SpliceDiff {
+        let Splice {
+            comparison,
+            replaced_cells,
+            replaced_offsets,
+        } = entry;
+        SpliceDiff {
+            comparison,
+            replaced_cells,
+            replaced_offsets,
+        }
+    }
+}
 
 /// `Option<serde_json::Value>` as its JSON text: a compact binary format cannot hold a self-describing value.
 /// serde_json's `float_roundtrip` (a workspace feature) makes the text give back the same numbers.
-pub mod json_text {
+mod json_text {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(
@@ -28,7 +443,7 @@ pub mod json_text {
 }
 
 /// A format's name, read back as the name of a format this build has.
-pub mod format_name {
+mod format_name {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(name: &&'static str, serializer: S) -> Result<S::Ok, S::Error> {
@@ -45,8 +460,8 @@ pub mod format_name {
     }
 }
 
-/// A [`FileRejected`](crate::formats::tr164::metrics_csv::FileRejected) kind, read back as one the parser gives.
-pub mod rejection_kind {
+/// A [`FileRejected`] kind, read back as one the parser gives.
+mod rejection_kind {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(kind: &&'static str, serializer: S) -> Result<S::Ok, S::Error> {
@@ -57,7 +472,7 @@ pub mod rejection_kind {
         deserializer: D,
     ) -> Result<&'static str, D::Error> {
         let kind = String::deserialize(deserializer)?;
-        crate::formats::tr164::metrics_csv::REJECTION_KINDS
+        crate::run::parsed::REJECTION_KINDS
             .iter()
             .copied()
             .find(|known| *known == kind)
@@ -66,7 +481,7 @@ pub mod rejection_kind {
 }
 
 /// Offsets in file order as the difference to the one before (wrapping, so any sequence comes back exactly).
-pub mod increasing {
+mod increasing {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(offsets: &[u64], serializer: S) -> Result<S::Ok, S::Error> {

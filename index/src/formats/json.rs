@@ -77,7 +77,7 @@ pub fn prepare(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 }
 
 fn strip_bom(bytes: &[u8]) -> &[u8] {
-    crate::formats::tr164::metrics_csv::without_boms(bytes)
+    crate::run::bytes::without_boms(bytes)
 }
 
 /// Every top-level JSON value of a file that holds one or several (appended objects, JSON Lines), each with the

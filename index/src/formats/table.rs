@@ -11,10 +11,9 @@
 //! claimed.
 
 use super::{KeyParts, Part, Request, RunFormat, RunRecord, STAT_COLUMNS, request_row};
-use crate::CellRows;
-use crate::formats::tr164::rows::RowsError;
 use crate::mapping::Mapping;
 use crate::mapping::table::{Grain, RawTable, Source, TableEntry, Unit};
+use crate::run::rows::{CellRows, RowsError};
 use crate::storage::Storage;
 use arrow_array::Array;
 use arrow_array::cast::AsArray;

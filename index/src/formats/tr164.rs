@@ -11,14 +11,13 @@ pub mod rows;
 pub mod run_files;
 pub mod splice;
 
-use super::{DetectedRun, ReadContext, RunFormat, RunRecord};
-use crate::CellRows;
-use crate::discover::RunDir;
+use super::{RunFormat, RunRecord};
+use crate::run::found::{DetectedRun, RunDir, metrics_name_of};
+use crate::run::rows::{CellRows, RowsError};
+use crate::run::{ReadContext, RunRead};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use cellscope_model::requests::RequestRow;
-use read::RunRead;
-use rows::RowsError;
 
 pub struct Tr164;
 
@@ -44,8 +43,7 @@ impl RunFormat for Tr164 {
     fn read_run(&self, context: &ReadContext<'_>, run: &DetectedRun) -> RunRead {
         let name = storage::file_name(&run.root);
         // Discovery named the metrics file (plain or compressed) as the run's one file.
-        let metrics_name =
-            crate::discover::metrics_name_of(run.files.first().map_or("", String::as_str));
+        let metrics_name = metrics_name_of(run.files.first().map_or("", String::as_str));
         let dir = RunDir {
             run_id: if name.is_empty() {
                 "root".to_string()

@@ -4,11 +4,12 @@
 //! quoting are accepted. A malformed row is reported with its line and left out; the rest of the file still
 //! counts. Only `ok` rows that are not skip sentinels enter statistics.
 
+use crate::run::bytes::without_boms;
+use crate::run::parsed::{FileRejected, IdCount, ParsedCell, ParsedMetrics};
 use cellscope_model::api::Warning;
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::requests::RowClass;
-use cellscope_model::stats::{CellAccumulator, CellStats, RequestSample};
-use serde::{Deserialize, Serialize};
+use cellscope_model::stats::{CellAccumulator, RequestSample};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
@@ -41,80 +42,9 @@ pub const REQUIRED_COLUMNS: [&str; 17] = [
     "status",
 ];
 
-/// A name the code holds as a `&'static str` (a rejection kind, a format). Spelled as an alias in serialized
-/// types because serde takes a field written `&'static str` for text borrowed from its input, which a cache entry
-/// read into a buffer cannot lend; such fields go through a `with` module of `cache::wire` instead.
-pub type StaticName = &'static str;
-
-/// Every [`FileRejected::kind`]: a kind read back from the cache must be one of them.
-pub const REJECTION_KINDS: [&str; 4] = [
-    "empty_file",
-    "unreadable_header",
-    "missing_column",
-    "bare_cr_line_endings",
-];
-
 /// Detailed per-row warnings per file; further problems are summarised in one line so a broken file cannot
 /// drown the report.
 const MAX_ROW_WARNINGS: usize = 20;
-
-/// What one file says about one cell.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct ParsedCell {
-    pub rows: u32,
-    pub ok_rows: u32,
-    pub failed_rows: u32,
-    pub skip_rows: u32,
-    /// Rows of this cell left out as malformed (a bad number, a run id that is not UTF-8): not counted in `rows`.
-    /// Such a cell does not vote on the rows a run's cells are expected to have.
-    pub malformed_rows: u32,
-    /// Non-ok status value → row count.
-    pub failed_by_status: BTreeMap<String, u32>,
-    /// `run_id` column value → its rows (skip sentinels included), for the refill lineage.
-    pub row_run_ids: BTreeMap<String, IdCount>,
-    /// 1-based line of the cell's first row; computed only for cells a warning names (0 otherwise).
-    pub first_line: u64,
-    /// 1-based line of the row at `row_offsets[0]` (0 for another tool's file), so its rows can be read back
-    /// with their line numbers without counting the lines before them.
-    pub first_row_line: u64,
-    /// Byte offsets of the cell's rows (as the csv reader reports them), for reading them back on demand; for
-    /// another tool's file, the requests' positions in their record.
-    #[serde(with = "crate::cache::wire::increasing")]
-    pub row_offsets: Vec<u64>,
-    pub stats: CellStats,
-    /// For a cell of another tool's file: its file and record, expected rows, reported and inferred marks.
-    pub external: Option<Box<crate::formats::ExternalCell>>,
-}
-
-/// The rows of one cell that carry one `run_id`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IdCount {
-    pub rows: u32,
-    /// Byte offset of the first of them (as the csv reader reports it).
-    pub first_offset: u64,
-}
-
-/// The parse of one file.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct ParsedMetrics {
-    /// Cells in the order they first appear in the file.
-    pub cells: Vec<(CellCoordinates, ParsedCell)>,
-    /// Data records read (excluding the header), whether or not they were usable.
-    pub records: u64,
-    /// Records left out because they were malformed.
-    pub malformed_rows: u64,
-    pub header: Vec<String>,
-}
-
-/// Why a file could not be indexed at all.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileRejected {
-    /// One of [`REJECTION_KINDS`].
-    #[serde(with = "crate::cache::wire::rejection_kind")]
-    pub kind: StaticName,
-    pub line: Option<u64>,
-    pub message: String,
-}
 
 struct Columns {
     key: [usize; 7],
@@ -1559,16 +1489,6 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
     out.unknown_statuses = unknown_statuses;
     out.warnings = row_warning_list;
     out
-}
-
-/// `bytes` without the UTF-8 byte-order marks they start with. Every one is taken: the csv crate takes one more
-/// than a single strip would, so the two splitters would otherwise read a file with two marks differently (found
-/// by fuzzing). Row offsets count from after them.
-pub(crate) fn without_boms(mut bytes: &[u8]) -> &[u8] {
-    while let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
-        bytes = rest;
-    }
-    bytes
 }
 
 /// The 1-based line of the record that the parser reports at byte `offset` of `bytes` (the file without its BOM).

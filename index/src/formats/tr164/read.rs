@@ -1,66 +1,17 @@
 //! Reads one TR164 run directory (its metrics file and side files) or one backup, each on its own.
 
 use super::environment;
-use super::metrics_csv::{self, FileRejected, ParsedMetrics};
-use super::run_files::{self, Manifest, Plan};
-use super::splice::{self, SpliceDiff};
-use crate::discover::{BackupDir, RunDir};
-use crate::{IndexOptions, Progress};
-use cellscope_model::api::{EnvironmentField, FileDigest, Warning};
+use super::metrics_csv;
+use super::run_files;
+use super::splice;
+use crate::run::bytes::{decompressed, digest, is_compressed, without_boms};
+use crate::run::expected::{Manifest, Plan};
+use crate::run::found::{BackupDir, RunDir};
+use crate::run::parsed::{FileRejected, ParsedMetrics};
+use crate::run::{BackupRead, IndexOptions, Progress, RunRead};
+use cellscope_model::api::{FileDigest, Warning};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-
-/// Everything read from one run directory, before runs are related to each other.
-pub struct RunRead {
-    pub dir: RunDir,
-    pub metrics: Result<ParsedMetrics, FileRejected>,
-    pub digest: FileDigest,
-    pub manifest: Option<Manifest>,
-    pub plan: Option<Plan>,
-    /// `REFILL_NOTE.md` as written.
-    pub refill_note: Option<String>,
-    /// Run ids the note names, with the line of their first mention.
-    pub note_names: BTreeMap<String, u64>,
-    pub files: Vec<String>,
-    /// How the run was made, from its manifest's capture and its `config.yaml`.
-    pub environment: BTreeMap<EnvironmentField, String>,
-    pub warnings: Vec<Warning>,
-    /// The format's name (`tr164`, `vllm-bench`, …).
-    pub format: &'static str,
-}
-
-impl RunRead {
-    /// `<run path>/<file name>`, relative to the data root.
-    pub fn relative(&self, name: &str) -> String {
-        format!("{}/{name}", self.dir.relative)
-    }
-}
-
-/// One backup directory and its comparison with the master.
-pub struct BackupRead {
-    pub dir: BackupDir,
-    pub digest: FileDigest,
-    pub diff: Option<Result<SpliceDiff, String>>,
-    /// The backup's own cells, for the pre-refill what-if.
-    pub parsed: Option<ParsedMetrics>,
-}
-
-pub fn digest(relative: String, bytes: &[u8], hashes: bool) -> FileDigest {
-    use md5::Digest as _;
-    let (md5, sha256) = if hashes {
-        let md5 = md5::Md5::digest(bytes);
-        let sha256 = sha2::Sha256::digest(bytes);
-        (Some(crate::hex::hex(&md5)), Some(crate::hex::hex(&sha256)))
-    } else {
-        (None, None)
-    };
-    FileDigest {
-        path: relative,
-        bytes: bytes.len() as u64,
-        md5,
-        sha256,
-    }
-}
 
 /// The names in a run directory, sorted, sub-directories ending with `/`.
 pub(crate) fn list_files(path: &Path) -> Vec<String> {
@@ -183,10 +134,7 @@ fn read_whole(
     options: &IndexOptions,
     warnings: &mut Vec<Warning>,
     unread: &mut bool,
-) -> (
-    Result<metrics_csv::ParsedMetrics, metrics_csv::FileRejected>,
-    FileDigest,
-) {
+) -> (Result<ParsedMetrics, FileRejected>, FileDigest) {
     with_file_bytes(&dir.metrics_path(), |read| {
         let bytes = read.unwrap_or_else(|error| {
             *unread = true;
@@ -428,7 +376,7 @@ fn read_side_files(dir: &RunDir, run_id: &str) -> SideFiles {
     });
     for (scope, status, count) in manifest
         .as_ref()
-        .map(run_files::Manifest::unknown_statuses)
+        .map(run_files::unknown_statuses)
         .unwrap_or_default()
     {
         let known = if scope == "run" {
@@ -556,28 +504,6 @@ pub fn run_ids_in(text: &str) -> BTreeMap<String, u64> {
     found
 }
 
-/// The 1-based lines of the records at byte `offsets` of a metrics.csv (offsets as the parser reports them),
-/// read again from disk: only warnings need them, so indexing does not count lines.
-/// Whether a metrics file of this name is stored compressed (and read through [`decompressed`]).
-pub fn is_compressed(name: &str) -> bool {
-    name.ends_with(".gz") || name.ends_with(".zst")
-}
-
-/// The bytes of a metrics file named `name` as the index parses them: `None` when it is stored plain, the
-/// decompressed bytes for `.gz` (gzip) and `.zst` (zstd).
-pub fn decompressed(name: &str, stored: &[u8]) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read as _;
-    let mut out = Vec::new();
-    if name.ends_with(".gz") {
-        flate2::read::MultiGzDecoder::new(stored).read_to_end(&mut out)?;
-    } else if name.ends_with(".zst") {
-        zstd::stream::read::Decoder::new(stored)?.read_to_end(&mut out)?;
-    } else {
-        return Ok(None);
-    }
-    Ok(Some(out))
-}
-
 /// A metrics file's bytes as the index parses them (decompressed when it is stored compressed).
 pub fn metrics_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
     let stored = std::fs::read(path)?;
@@ -592,7 +518,7 @@ pub fn lines_in_file(path: &Path, offsets: &[u64]) -> Vec<Option<u64>> {
     let Ok(bytes) = metrics_bytes(path) else {
         return vec![None; offsets.len()];
     };
-    let bytes = metrics_csv::without_boms(&bytes);
+    let bytes = without_boms(&bytes);
     offsets
         .iter()
         .map(|offset| Some(metrics_csv::line_at(bytes, *offset)))

@@ -2,23 +2,11 @@
 //! the rows a refill replaced (from the backup) so both sides of a splice can be shown.
 
 use super::metrics_csv::{parse_count, parse_number, record_start};
-use crate::CellRows;
+use crate::run::bytes::{decompressed, is_compressed, without_boms};
+use crate::run::rows::{CellRows, RowsError};
 use cellscope_model::requests::{Lineage, RequestRow, RowClass};
 use std::collections::HashMap;
 use std::path::Path;
-
-#[derive(Debug, thiserror::Error)]
-pub enum RowsError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("{0} changed since it was indexed; the index is being rebuilt")]
-    Changed(String),
-    #[error("{path}: {message}")]
-    Malformed { path: String, message: String },
-}
 
 /// All rows of a cell: the current ones (master), then the replaced ones (backup), each in file order.
 pub fn read(cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
@@ -77,12 +65,12 @@ fn read_stretch(
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let inflated = if !super::read::is_compressed(&name) {
+    let inflated = if !is_compressed(&name) {
         None
     } else {
         let mut stored = Vec::new();
         file.read_to_end(&mut stored).map_err(unreadable)?;
-        super::read::decompressed(&name, &stored).map_err(unreadable)?
+        decompressed(&name, &stored).map_err(unreadable)?
     };
     let length = inflated
         .as_ref()
@@ -103,7 +91,7 @@ fn read_stretch(
     };
     // Offsets count from after the UTF-8 BOMs, as the index parsed the file without them.
     let mut head = read_range(0, CHUNK_BYTES)?;
-    let bom = (head.len() - super::metrics_csv::without_boms(&head).len()) as u64;
+    let bom = (head.len() - without_boms(&head).len()) as u64;
     while !head.contains(&b'\n') && (head.len() as u64) < length {
         let more = read_range(head.len() as u64, head.len() as u64 + CHUNK_BYTES)?;
         head.extend(more);

@@ -1,9 +1,10 @@
 //! The JSON side files of a run directory: `manifest.json` and `execution_plan.json` (formats in
 //! docs/run-format.md). Both are optional; an invalid one is reported with its line and column and ignored.
 
+use crate::run::expected::{Manifest, ManifestCell, Plan};
 use cellscope_model::api::HistoryEvent;
 use cellscope_model::key::CellCoordinates;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// One cell object of a manifest or an execution plan: its coordinates field by field, and what either file
@@ -67,27 +68,6 @@ struct RawManifest {
     max_model_len: Option<serde_json::Value>,
 }
 
-/// What the indexer keeps of a manifest cell.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ManifestCell {
-    pub status: Option<String>,
-    pub expected_rows: Option<u32>,
-    pub rows_written: Option<u32>,
-    pub fallback: bool,
-    pub history: Vec<HistoryEvent>,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Manifest {
-    pub status: Option<String>,
-    #[serde(with = "crate::cache::wire::json_text")]
-    pub environment: Option<serde_json::Value>,
-    /// `default_max_model_len`, else `max_model_len`.
-    #[serde(with = "crate::cache::wire::json_text")]
-    pub max_model_len: Option<serde_json::Value>,
-    pub cells: BTreeMap<CellCoordinates, ManifestCell>,
-}
-
 /// A JSON file that could not be read, with the position serde_json reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JsonProblem {
@@ -124,31 +104,29 @@ pub const CELL_STATUSES: [&str; 5] = [
     "group_failed",
 ];
 
-impl Manifest {
-    /// Statuses outside the vocabulary: `(where, status, how many)`, `where` being `run` or `cells`. They are kept
-    /// and shown as written; the caller warns, so a typo or a new dispatcher state is never taken in silence.
-    pub fn unknown_statuses(&self) -> Vec<(&'static str, String, usize)> {
-        let mut unknown = Vec::new();
-        if let Some(status) = &self.status
-            && !RUN_STATUSES.contains(&status.as_str())
-        {
-            unknown.push(("run", status.clone(), 1));
-        }
-        let mut cells: BTreeMap<&str, usize> = BTreeMap::new();
-        for cell in self.cells.values() {
-            if let Some(status) = &cell.status
-                && !CELL_STATUSES.contains(&status.as_str())
-            {
-                *cells.entry(status).or_default() += 1;
-            }
-        }
-        unknown.extend(
-            cells
-                .into_iter()
-                .map(|(status, count)| ("cells", status.to_string(), count)),
-        );
-        unknown
+/// Statuses outside the vocabulary: `(where, status, how many)`, `where` being `run` or `cells`. They are kept
+/// and shown as written; the caller warns, so a typo or a new dispatcher state is never taken in silence.
+pub fn unknown_statuses(manifest: &Manifest) -> Vec<(&'static str, String, usize)> {
+    let mut unknown = Vec::new();
+    if let Some(status) = &manifest.status
+        && !RUN_STATUSES.contains(&status.as_str())
+    {
+        unknown.push(("run", status.clone(), 1));
     }
+    let mut cells: BTreeMap<&str, usize> = BTreeMap::new();
+    for cell in manifest.cells.values() {
+        if let Some(status) = &cell.status
+            && !CELL_STATUSES.contains(&status.as_str())
+        {
+            *cells.entry(status).or_default() += 1;
+        }
+    }
+    unknown.extend(
+        cells
+            .into_iter()
+            .map(|(status, count)| ("cells", status.to_string(), count)),
+    );
+    unknown
 }
 
 pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
@@ -192,14 +170,6 @@ struct RawPlan {
     requests_per_agent: Option<u32>,
     #[serde(default)]
     cells: Vec<RawCell>,
-}
-
-/// Planned (selected) cells with their expected row counts, where known.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Plan {
-    pub cells: BTreeMap<CellCoordinates, Option<u32>>,
-    /// Entries present in the plan but not selected for this run (e.g. other backends of a 1,800-cell plan).
-    pub unselected: usize,
 }
 
 pub fn parse_plan(bytes: &[u8]) -> Result<Plan, JsonProblem> {

@@ -5,25 +5,16 @@
 //! reported as a problem, loudly, because it means the splice touched data it should not have.
 
 use super::metrics_csv::line_at;
-use cellscope_model::api::BackupComparison;
+use crate::run::SpliceDiff;
+use crate::run::bytes::without_boms;
 use cellscope_model::key::CellCoordinates;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 const KEY_COLUMNS: [&str; 7] = [
     "suite", "phase", "backend", "model", "workload", "n_agents", "rep",
 ];
 /// Problems listed one by one; beyond this they are counted.
 const MAX_LISTED_PROBLEMS: usize = 20;
-
-/// The comparison of a master with its backup, plus where the replaced rows are (for reading them back).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct SpliceDiff {
-    pub comparison: BackupComparison,
-    /// Replaced rows per cell.
-    pub replaced_cells: BTreeMap<CellCoordinates, u32>,
-    /// Byte offsets in the backup of the replaced rows, per cell (the rows the inspector shows as `replaced`).
-    pub replaced_offsets: BTreeMap<CellCoordinates, Vec<u64>>,
-}
 
 /// Where a record is: the file's bytes (without BOM) and the record's byte offset, as the csv reader reports it.
 /// Lines are counted from the offset, and only for the problems that are listed: the reader's own line count
@@ -49,7 +40,7 @@ impl SpliceDiff {
 }
 
 fn without_bom(bytes: &[u8]) -> &[u8] {
-    super::metrics_csv::without_boms(bytes)
+    without_boms(bytes)
 }
 
 fn reader(bytes: &[u8]) -> csv::Reader<&[u8]> {

@@ -1,0 +1,73 @@
+//! What discovery finds: TR164 run directories and their backups, and the files of other tools' runs.
+
+use crate::storage;
+use std::path::PathBuf;
+
+/// The names a TR164 run's metrics file may have, in order of preference: plain, then compressed (read through
+/// [`super::bytes::decompressed`]).
+pub const METRICS_NAMES: [&str; 3] = ["metrics.csv", "metrics.csv.gz", "metrics.csv.zst"];
+
+/// Which of [`METRICS_NAMES`] the file `relative` (a TR164 run's one detected file) is; plain when none.
+pub fn metrics_name_of(relative: &str) -> &'static str {
+    let name = storage::file_name(relative);
+    METRICS_NAMES
+        .into_iter()
+        .find(|known| *known == name)
+        .unwrap_or(METRICS_NAMES[0])
+}
+
+/// A directory holding a `metrics.csv` (or, without one, a `metrics.csv.gz` or `metrics.csv.zst`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunDir {
+    /// The directory name.
+    pub run_id: String,
+    pub path: PathBuf,
+    /// `path` relative to the data root, with `/` separators.
+    pub relative: String,
+    /// The metrics file's name: one of [`METRICS_NAMES`].
+    pub metrics_name: &'static str,
+}
+
+impl RunDir {
+    /// A run directory whose metrics file is the plain `metrics.csv`.
+    pub fn plain(run_id: String, path: PathBuf, relative: String) -> RunDir {
+        RunDir {
+            run_id,
+            path,
+            relative,
+            metrics_name: METRICS_NAMES[0],
+        }
+    }
+
+    /// The metrics file on disk.
+    pub fn metrics_path(&self) -> PathBuf {
+        self.path.join(self.metrics_name)
+    }
+
+    /// The metrics file relative to the data root.
+    pub fn metrics_relative(&self) -> String {
+        storage::join(&self.relative, self.metrics_name)
+    }
+}
+
+/// `<run id>_BACKUP_<label>/`: the untouched state of a run before a splice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackupDir {
+    pub master_run_id: String,
+    pub label: String,
+    pub path: PathBuf,
+    pub relative: String,
+}
+
+/// Files of one run of one format, found by discovery.
+#[derive(Clone, Debug)]
+pub struct DetectedRun {
+    pub format: &'static str,
+    /// The run root, relative to the data root.
+    pub root: String,
+    /// The run's files, relative to the data root, in path order.
+    pub files: Vec<String>,
+    /// The run id when it is not the one the format's files give (another run already has that one: see
+    /// `formats::separate_run_ids`).
+    pub id: Option<String>,
+}

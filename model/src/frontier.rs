@@ -8,22 +8,12 @@
 //! the frontier is the same on linear and log axes.
 
 use crate::metric::Metric;
-
-/// Which end of an axis is the better one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Better {
-    Higher,
-    Lower,
-}
+pub use crate::stat::Better;
 
 impl Better {
     /// The metric's direction: lower for latencies and multipliers, higher for the rest.
     pub fn of(metric: Metric) -> Better {
-        if metric.lower_is_better() {
-            Better::Lower
-        } else {
-            Better::Higher
-        }
+        metric.better()
     }
 
     /// Whether `a` is at least as good as `b`.

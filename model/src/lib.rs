@@ -26,6 +26,7 @@ pub mod requests;
 pub mod runs;
 pub mod scaling;
 pub mod schema;
+pub mod stat;
 pub mod stats;
 pub mod status;
 pub mod suggest;

@@ -2,47 +2,47 @@
 //! better, and how its numbers are written (times in ms, s or min as fits), so every view and export says a
 //! number the same way.
 
+pub use crate::stat::Unit;
+use crate::stat::{Better, Stat};
 use crate::summary::CellSummary;
 use serde::{Deserialize, Serialize};
 
+/// A figure the views colour by, plot and compare: a statistic column of the cells ([`Stat`]), or one read over a
+/// whole curve (breakdown N) or its rows (the ok rate).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
+    /// Parallel efficiency ([`Stat::Efficiency`]).
     #[default]
     Efficiency,
+    /// The p95 latency multiplier ([`Stat::P95Multiplier`]).
     P95Multiplier,
     /// Breakdown N under the criterion (matrix only; curves mark it on the curve of any metric).
     Breakdown,
     /// Σ ok rows / Σ expected rows (matrix only).
     OkRate,
+    /// Median wall latency ([`Stat::P50WallMs`]).
     P50WallMs,
+    /// p95 wall latency ([`Stat::P95WallMs`]).
     P95WallMs,
+    /// p99 wall latency ([`Stat::P99WallMs`]).
     P99WallMs,
+    /// Median time to first token ([`Stat::P50TtftMs`]).
     P50TtftMs,
+    /// p95 time to first token ([`Stat::P95TtftMs`]).
     P95TtftMs,
     /// Σ completion tokens / (max complete time − min submit time) of the cell.
     AggregateTps,
+    /// Mean prompt tokens ([`Stat::MeanPromptTokens`]).
     MeanPromptTokens,
+    /// Mean completion tokens ([`Stat::MeanCompletionTokens`]).
     MeanCompletionTokens,
 }
 
-/// What a metric's numbers are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Unit {
-    /// A ratio on [0, 1] (efficiency, ok rate).
-    Ratio,
-    /// A multiple of the N = 1 value.
-    Multiple,
-    /// A concurrency level.
-    Concurrency,
-    Milliseconds,
-    TokensPerSecond,
-    Tokens,
-}
-
 impl Metric {
+    /// Every metric, in the order the pickers list them.
     pub const ALL: [Metric; 12] = [
         Metric::Efficiency,
         Metric::P95Multiplier,
@@ -58,57 +58,59 @@ impl Metric {
         Metric::MeanCompletionTokens,
     ];
 
+    /// The statistic column a per-cell metric is (`None` for breakdown N and the ok rate, which are read over a
+    /// whole curve or its rows).
+    pub fn stat(self) -> Option<Stat> {
+        Some(match self {
+            Metric::Efficiency => Stat::Efficiency,
+            Metric::P95Multiplier => Stat::P95Multiplier,
+            Metric::Breakdown | Metric::OkRate => return None,
+            Metric::P50WallMs => Stat::P50WallMs,
+            Metric::P95WallMs => Stat::P95WallMs,
+            Metric::P99WallMs => Stat::P99WallMs,
+            Metric::P50TtftMs => Stat::P50TtftMs,
+            Metric::P95TtftMs => Stat::P95TtftMs,
+            Metric::AggregateTps => Stat::AggregateTps,
+            Metric::MeanPromptTokens => Stat::MeanPromptTokens,
+            Metric::MeanCompletionTokens => Stat::MeanCompletionTokens,
+        })
+    }
+
+    /// The `metric=` value: the statistic's column name, or `breakdown`, `ok_rate`.
     pub fn name(self) -> &'static str {
-        match self {
-            Metric::Efficiency => "efficiency",
-            Metric::P95Multiplier => "p95_multiplier",
-            Metric::Breakdown => "breakdown",
-            Metric::OkRate => "ok_rate",
-            Metric::P50WallMs => "p50_wall_ms",
-            Metric::P95WallMs => "p95_wall_ms",
-            Metric::P99WallMs => "p99_wall_ms",
-            Metric::P50TtftMs => "p50_ttft_ms",
-            Metric::P95TtftMs => "p95_ttft_ms",
-            Metric::AggregateTps => "aggregate_tps",
-            Metric::MeanPromptTokens => "mean_prompt_tokens",
-            Metric::MeanCompletionTokens => "mean_completion_tokens",
+        match (self, self.stat()) {
+            (_, Some(stat)) => stat.name(),
+            (Metric::Breakdown, None) => "breakdown",
+            (_, None) => "ok_rate",
         }
     }
 
+    /// How a picker, an axis and a heading say it.
     pub fn label(self) -> &'static str {
-        match self {
-            Metric::Efficiency => "parallel efficiency",
-            Metric::P95Multiplier => "p95 latency multiplier",
-            Metric::Breakdown => "breakdown N",
-            Metric::OkRate => "ok rate",
-            Metric::P50WallMs => "p50 latency",
-            Metric::P95WallMs => "p95 latency",
-            Metric::P99WallMs => "p99 latency",
-            Metric::P50TtftMs => "p50 time to first token",
-            Metric::P95TtftMs => "p95 time to first token",
-            Metric::AggregateTps => "aggregate throughput (tok/s)",
-            Metric::MeanPromptTokens => "mean prompt tokens",
-            Metric::MeanCompletionTokens => "mean completion tokens",
+        match (self, self.stat()) {
+            (_, Some(stat)) => stat.label(),
+            (Metric::Breakdown, None) => "breakdown N",
+            (_, None) => "ok rate",
         }
     }
 
+    /// The metric a `metric=` value names.
     pub fn parse(text: &str) -> Option<Metric> {
         Metric::ALL.into_iter().find(|metric| metric.name() == text)
     }
 
+    /// What its numbers are.
     pub fn unit(self) -> Unit {
-        match self {
-            Metric::Efficiency | Metric::OkRate => Unit::Ratio,
-            Metric::P95Multiplier => Unit::Multiple,
-            Metric::Breakdown => Unit::Concurrency,
-            Metric::P50WallMs
-            | Metric::P95WallMs
-            | Metric::P99WallMs
-            | Metric::P50TtftMs
-            | Metric::P95TtftMs => Unit::Milliseconds,
-            Metric::AggregateTps => Unit::TokensPerSecond,
-            Metric::MeanPromptTokens | Metric::MeanCompletionTokens => Unit::Tokens,
+        match (self, self.stat()) {
+            (_, Some(stat)) => stat.unit(),
+            (Metric::Breakdown, None) => Unit::Concurrency,
+            (_, None) => Unit::Ratio,
         }
+    }
+
+    /// Which way is better: the statistic's direction; a later breakdown and a higher ok rate are better.
+    pub fn better(self) -> Better {
+        self.stat().map_or(Better::Higher, Stat::better)
     }
 
     /// The metrics that have a value per cell, and so a value per curve point: all but breakdown N and the ok
@@ -125,20 +127,7 @@ impl Metric {
     /// The value of a per-cell metric for one cell (`None` for a cell without data, and for breakdown N and
     /// the ok rate, which are not per cell).
     pub fn of_cell(self, cell: &CellSummary) -> Option<f64> {
-        let stats = &cell.stats;
-        match self {
-            Metric::Efficiency => cell.efficiency,
-            Metric::P95Multiplier => cell.p95_multiplier,
-            Metric::Breakdown | Metric::OkRate => None,
-            Metric::P50WallMs => stats.p50_wall_ms,
-            Metric::P95WallMs => stats.p95_wall_ms,
-            Metric::P99WallMs => stats.p99_wall_ms,
-            Metric::P50TtftMs => stats.p50_ttft_ms,
-            Metric::P95TtftMs => stats.p95_ttft_ms,
-            Metric::AggregateTps => stats.aggregate_tps,
-            Metric::MeanPromptTokens => stats.mean_prompt_tokens,
-            Metric::MeanCompletionTokens => stats.mean_completion_tokens,
-        }
+        cell.stat(self.stat()?)
     }
 
     /// Whether values are measured quantities (times, throughputs, tokens) rather than ratios to a baseline, so
@@ -152,7 +141,7 @@ impl Metric {
 
     /// Whether a smaller value is the better one (latencies and multipliers).
     pub fn lower_is_better(self) -> bool {
-        matches!(self.unit(), Unit::Multiple | Unit::Milliseconds)
+        self.better() == Better::Lower
     }
 
     /// Whether charts and colour scales read it on a log scale: latencies and their multiples span orders of

@@ -4,120 +4,15 @@
 //!
 //! TR164 cells have an empty [`FigureOrigin`]: every figure is recomputed and every key part is read.
 
-use crate::stats::CellStats;
+pub use crate::stat::FigureOrigin;
+use crate::stat::Stat;
 use crate::summary::CellSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The statistics columns of the cells table a file of another tool can fill, in cells-table order: from its
 /// request rows (recomputed) or, where they cannot give it, from the tool's own figure (reported).
-pub const STAT_COLUMNS: [&str; 9] = [
-    "mean_wall_ms",
-    "p50_wall_ms",
-    "p95_wall_ms",
-    "p99_wall_ms",
-    "p50_ttft_ms",
-    "p95_ttft_ms",
-    "mean_prompt_tokens",
-    "mean_completion_tokens",
-    "aggregate_tps",
-];
-
-impl CellStats {
-    /// The statistic a cells-table column names (`None` for a column that is not one of [`STAT_COLUMNS`]).
-    pub fn column(&self, column: &str) -> Option<f64> {
-        match column {
-            "mean_wall_ms" => self.mean_wall_ms,
-            "p50_wall_ms" => self.p50_wall_ms,
-            "p95_wall_ms" => self.p95_wall_ms,
-            "p99_wall_ms" => self.p99_wall_ms,
-            "p50_ttft_ms" => self.p50_ttft_ms,
-            "p95_ttft_ms" => self.p95_ttft_ms,
-            "mean_prompt_tokens" => self.mean_prompt_tokens,
-            "mean_completion_tokens" => self.mean_completion_tokens,
-            "aggregate_tps" => self.aggregate_tps,
-            _ => None,
-        }
-    }
-
-    /// The slot of a statistic by its cells-table column, to fill it from a reported figure.
-    pub fn column_mut(&mut self, column: &str) -> Option<&mut Option<f64>> {
-        Some(match column {
-            "mean_wall_ms" => &mut self.mean_wall_ms,
-            "p50_wall_ms" => &mut self.p50_wall_ms,
-            "p95_wall_ms" => &mut self.p95_wall_ms,
-            "p99_wall_ms" => &mut self.p99_wall_ms,
-            "p50_ttft_ms" => &mut self.p50_ttft_ms,
-            "p95_ttft_ms" => &mut self.p95_ttft_ms,
-            "mean_prompt_tokens" => &mut self.mean_prompt_tokens,
-            "mean_completion_tokens" => &mut self.mean_completion_tokens,
-            "aggregate_tps" => &mut self.aggregate_tps,
-            _ => return None,
-        })
-    }
-}
-
-/// The per-cell marks that travel in the cells table (three text columns, `;`-separated names).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FigureOrigin {
-    /// Cells-table columns whose value is the tool's reported figure (no request rows to recompute it from).
-    #[serde(default)]
-    pub reported: Vec<String>,
-    /// Cells-table columns computed from a reconstructed per-request value (e.g. wall latency rebuilt as
-    /// TTFT + Σ inter-token latencies when the file has no end-to-end latency).
-    #[serde(default)]
-    pub derived: Vec<String>,
-    /// Key dimensions whose value was inferred (a default rule or `cellscope.toml`) rather than read.
-    #[serde(default)]
-    pub inferred: Vec<String>,
-}
-
-impl FigureOrigin {
-    pub fn is_empty(&self) -> bool {
-        self.reported.is_empty() && self.derived.is_empty() && self.inferred.is_empty()
-    }
-
-    /// Whether the value shown for a cells-table `column` is the tool's figure. Scaling metrics are reported
-    /// when the figure they are computed from is.
-    pub fn is_reported(&self, column: &str) -> bool {
-        let source = scaling_source(column);
-        self.reported
-            .iter()
-            .any(|name| name == column || name == source)
-    }
-
-    /// Whether the value shown for `column` rests on a reconstructed per-request value.
-    pub fn is_derived(&self, column: &str) -> bool {
-        let source = scaling_source(column);
-        self.derived
-            .iter()
-            .any(|name| name == column || name == source)
-    }
-
-    /// `a;b;c` for the cells table.
-    pub fn join(names: &[String]) -> String {
-        names.join(";")
-    }
-
-    /// The inverse of [`FigureOrigin::join`].
-    pub fn split(text: &str) -> Vec<String> {
-        if text.is_empty() {
-            Vec::new()
-        } else {
-            text.split(';').map(str::to_string).collect()
-        }
-    }
-}
-
-/// Efficiency is computed from aggregate throughput and the p95 multiplier from p95 wall latency, so they carry
-/// the mark of their source.
-fn scaling_source(column: &str) -> &str {
-    match column {
-        "efficiency" => "aggregate_tps",
-        "p95_multiplier" => "p95_wall_ms",
-        other => other,
-    }
-}
+pub const STAT_COLUMNS: [&str; 9] = crate::stat::names(Stat::REQUEST);
 
 /// One inferred key part with the rule that produced it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,6 +4,7 @@
 use crate::api::HistoryEvent;
 use crate::exclusions::ExclusionScope;
 use crate::metric::Metric;
+use crate::stat::Stat;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion};
 
@@ -26,10 +27,10 @@ pub fn skip_reason(status: CellStatus, history: &[HistoryEvent]) -> String {
 pub enum ScalingAbsent {
     /// The series has no N = 1 cell with data; `smallest_n` is its smallest measured N.
     NoBaseline { smallest_n: u32 },
-    /// The cell itself has no value of `column` (`aggregate_tps` or `p95_wall_ms`).
-    NoOwnFigure { column: &'static str },
+    /// The cell itself has no value of `column` (aggregate throughput or p95 wall latency).
+    NoOwnFigure { column: Stat },
     /// The N = 1 cell has no value of `column`.
-    NoBaselineFigure { column: &'static str },
+    NoBaselineFigure { column: Stat },
 }
 
 impl ScalingAbsent {
@@ -42,8 +43,9 @@ impl ScalingAbsent {
         series_cells: &[&CellSummary],
     ) -> Option<ScalingAbsent> {
         let (value, column) = match metric {
-            Metric::Efficiency => (cell.efficiency, "aggregate_tps"),
-            Metric::P95Multiplier => (cell.p95_multiplier, "p95_wall_ms"),
+            Metric::Efficiency | Metric::P95Multiplier => {
+                (metric.of_cell(cell), metric.stat()?.source())
+            }
             _ => return None,
         };
         if value.is_some() || !cell.has_data() {
@@ -67,12 +69,12 @@ impl ScalingAbsent {
                 .unwrap_or(cell.key.n);
             return Some(ScalingAbsent::NoBaseline { smallest_n });
         }
-        if cell.stats.column(column).is_none() {
+        if cell.stats.get(column).is_none() {
             return Some(ScalingAbsent::NoOwnFigure { column });
         }
         if baselines
             .iter()
-            .all(|base| base.stats.column(column).is_none())
+            .all(|base| base.stats.get(column).is_none())
         {
             return Some(ScalingAbsent::NoBaselineFigure { column });
         }
@@ -84,7 +86,7 @@ impl ScalingAbsent {
         match self {
             ScalingAbsent::NoBaseline { .. } => "no N=1",
             ScalingAbsent::NoOwnFigure { column } | ScalingAbsent::NoBaselineFigure { column } => {
-                if *column == "aggregate_tps" {
+                if *column == Stat::AggregateTps {
                     "no tps"
                 } else {
                     "no p95"
@@ -95,8 +97,8 @@ impl ScalingAbsent {
 
     /// The sentence the hover text and the inspector show.
     pub fn sentence(&self) -> String {
-        let what = |column: &str| {
-            if column == "aggregate_tps" {
+        let what = |column: &Stat| {
+            if *column == Stat::AggregateTps {
                 "aggregate throughput (the file has neither per-request tokens and times nor the tool's throughput)"
             } else {
                 "p95 wall latency (the file has neither per-request latencies nor the tool's p95)"

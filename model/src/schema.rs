@@ -4,6 +4,7 @@
 use crate::exclusions::ExclusionScope;
 use crate::key::CellKey;
 use crate::origin::FigureOrigin;
+use crate::stat::Stat;
 use crate::stats::CellStats;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, ExpectedSource};
@@ -36,26 +37,6 @@ pub enum SchemaError {
     #[error("row {row}: `{column}` is null but required")]
     Null { row: usize, column: &'static str },
 }
-
-/// A float column: its name and how to read it from a summary.
-type FloatColumn = (&'static str, fn(&CellSummary) -> Option<f64>);
-
-/// The float columns in order, with the accessor that reads each from a summary.
-const FLOAT_COLUMNS: [FloatColumn; 11] = [
-    ("mean_wall_ms", |cell| cell.stats.mean_wall_ms),
-    ("p50_wall_ms", |cell| cell.stats.p50_wall_ms),
-    ("p95_wall_ms", |cell| cell.stats.p95_wall_ms),
-    ("p99_wall_ms", |cell| cell.stats.p99_wall_ms),
-    ("p50_ttft_ms", |cell| cell.stats.p50_ttft_ms),
-    ("p95_ttft_ms", |cell| cell.stats.p95_ttft_ms),
-    ("mean_prompt_tokens", |cell| cell.stats.mean_prompt_tokens),
-    ("mean_completion_tokens", |cell| {
-        cell.stats.mean_completion_tokens
-    }),
-    ("aggregate_tps", |cell| cell.stats.aggregate_tps),
-    ("efficiency", |cell| cell.efficiency),
-    ("p95_multiplier", |cell| cell.p95_multiplier),
-];
 
 /// The type of every text column of cellscope's tables (cells and request rows): dictionary-encoded UTF-8 with
 /// 32-bit keys (Arrow's default key type, which every Arrow reader takes). Each column holds a few distinct texts
@@ -94,11 +75,7 @@ pub fn cells_schema() -> SchemaRef {
                 count("failed_rows"),
                 count("skip_rows"),
             ];
-            fields.extend(
-                FLOAT_COLUMNS
-                    .iter()
-                    .map(|(name, _)| Field::new(*name, DataType::Float64, true)),
-            );
+            fields.extend(Stat::ALL.map(|stat| Field::new(stat.name(), DataType::Float64, true)));
             fields.extend([
                 text("expected_source"),
                 Field::new("exclusion_scope", text_type(), true),
@@ -171,10 +148,10 @@ pub fn cells_to_batch(cells: &[CellSummary]) -> Result<RecordBatch, ArrowError> 
         counts(|cell| Some(cell.failed_rows)),
         counts(|cell| Some(cell.skip_rows)),
     ];
-    for (_, value) in FLOAT_COLUMNS {
+    for stat in Stat::ALL {
         let mut builder = Float64Builder::with_capacity(cells.len());
         for cell in cells {
-            builder.append_option(value(cell));
+            builder.append_option(cell.stat(stat));
         }
         columns.push(Arc::new(builder.finish()));
     }
@@ -226,9 +203,9 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
     let (expected_rows, rows, ok_rows) =
         (count("expected_rows")?, count("rows")?, count("ok_rows")?);
     let (failed_rows, skip_rows) = (count("failed_rows")?, count("skip_rows")?);
-    let floats: Vec<_> = FLOAT_COLUMNS
+    let floats: Vec<_> = Stat::ALL
         .iter()
-        .map(|(name, _)| float(name))
+        .map(|stat| float(stat.name()))
         .collect::<Result<_, _>>()?;
     let (expected_source, exclusion_scope) = (text("expected_source")?, text("exclusion_scope")?);
     let (baseline_fallback, source_run_id) = (flag("baseline_fallback")?, text("source_run_id")?);
@@ -269,7 +246,7 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
                 )
             };
             let excluded_text = excluded.value(row);
-            let f = |index: usize| floats[index].get(row);
+            let f = |stat: Stat| floats[stat as usize].get(row);
             Ok(CellSummary {
                 key: CellKey {
                     run_id: run_id.value(row).to_string(),
@@ -298,18 +275,18 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
                 skip_rows: skip_rows.value(row),
                 stats: CellStats {
                     ok_rows: ok_rows.value(row),
-                    mean_wall_ms: f(0),
-                    p50_wall_ms: f(1),
-                    p95_wall_ms: f(2),
-                    p99_wall_ms: f(3),
-                    p50_ttft_ms: f(4),
-                    p95_ttft_ms: f(5),
-                    mean_prompt_tokens: f(6),
-                    mean_completion_tokens: f(7),
-                    aggregate_tps: f(8),
+                    mean_wall_ms: f(Stat::MeanWallMs),
+                    p50_wall_ms: f(Stat::P50WallMs),
+                    p95_wall_ms: f(Stat::P95WallMs),
+                    p99_wall_ms: f(Stat::P99WallMs),
+                    p50_ttft_ms: f(Stat::P50TtftMs),
+                    p95_ttft_ms: f(Stat::P95TtftMs),
+                    mean_prompt_tokens: f(Stat::MeanPromptTokens),
+                    mean_completion_tokens: f(Stat::MeanCompletionTokens),
+                    aggregate_tps: f(Stat::AggregateTps),
                 },
-                efficiency: f(9),
-                p95_multiplier: f(10),
+                efficiency: f(Stat::Efficiency),
+                p95_multiplier: f(Stat::P95Multiplier),
                 baseline_fallback: baseline_fallback.value(row),
                 source_run_id: (!source_run_id.is_null(row))
                     .then(|| source_run_id.value(row).to_string()),
@@ -374,9 +351,9 @@ pub fn cells_to_csv(cells: &[CellSummary]) -> String {
             ",{},{},{},{}",
             cell.rows, cell.ok_rows, cell.failed_rows, cell.skip_rows
         ));
-        for (_, value) in FLOAT_COLUMNS {
+        for stat in Stat::ALL {
             out.push(',');
-            number(&mut out, value(cell));
+            number(&mut out, cell.stat(stat));
         }
         out.push(',');
         out.push_str(cell.expected_source.as_str());

@@ -3,8 +3,8 @@
 
 use crate::exclusions::ExclusionScope;
 use crate::key::{CellKey, SeriesKey};
-use crate::origin::FigureOrigin;
 use crate::scaling::{self, BaselineCandidate};
+use crate::stat::{FigureOrigin, Stat};
 use crate::stats::CellStats;
 use crate::status::CellStatus;
 use serde::{Deserialize, Serialize};
@@ -142,6 +142,15 @@ impl CellSummary {
             baseline_fallback: false,
             source_run_id: None,
             origin: FigureOrigin::default(),
+        }
+    }
+
+    /// The value of one statistic column: a request statistic or a scaling metric.
+    pub fn stat(&self, stat: Stat) -> Option<f64> {
+        match stat {
+            Stat::Efficiency => self.efficiency,
+            Stat::P95Multiplier => self.p95_multiplier,
+            other => self.stats.get(other),
         }
     }
 

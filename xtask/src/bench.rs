@@ -717,6 +717,42 @@ pub(crate) fn wrk(
     Ok((requests_per_s, p50, p99, errors, text))
 }
 
+/// The targets of `bench http`: (label, path, `Accept-Encoding`).
+const HTTP_TARGETS: [(&str, &str, Option<&str>); 5] = [
+    ("GET /api/cells, identity", "/api/cells", None),
+    (
+        "same bytes as a static file (tower-http ServeDir), identity",
+        "/bench-static/cells.arrow",
+        None,
+    ),
+    ("GET /api/cells, zstd", "/api/cells", Some("zstd")),
+    (
+        "same bytes as a static file (tower-http ServeDir), zstd",
+        "/bench-static/cells.arrow",
+        Some("zstd"),
+    ),
+    // A slice: built and compressed on its first request, then served from the snapshot's bodies.
+    (
+        "GET /api/cells?backend=vllm&workload=long_decode, zstd",
+        "/api/cells?backend=vllm&workload=long_decode",
+        Some("zstd"),
+    ),
+];
+
+/// One wrk round of one target: requests/s, p50 (ms), p99 (ms) and errors.
+type Round = (f64, f64, f64, u64);
+
+/// How `bench http` loads the server: rounds, seconds per target and round, connections, the server's answering
+/// threads (its default when `None`) and wrk's threads.
+#[derive(Clone, Copy)]
+struct HttpLoad {
+    runs: u32,
+    seconds: u32,
+    connections: u32,
+    http_threads: Option<u16>,
+    wrk_threads: u32,
+}
+
 /// `/api/cells` (V3 demo data, 1,800 cells) under 64 connections for 10 s, beside the same bytes served as a
 /// static file by the same server; `runs` rounds over every target, the verdict on the median.
 fn http(
@@ -726,7 +762,13 @@ fn http(
     http_threads: Option<u16>,
     wrk_threads: Option<u32>,
 ) -> anyhow::Result<()> {
-    let wrk_threads = wrk_threads.unwrap_or_else(|| default_wrk_threads(http_threads));
+    let load = HttpLoad {
+        runs: runs.max(1),
+        seconds,
+        connections,
+        http_threads,
+        wrk_threads: wrk_threads.unwrap_or_else(|| default_wrk_threads(http_threads)),
+    };
     let demo = ensure_demo_data()?;
     let v3 = demo.join("tr164-v3");
     ensure_wrk()?;
@@ -755,127 +797,131 @@ fn http(
         .env("CELLSCOPE_LOG", "warn")
         .spawn()
         .context("starting cellscope serve")?;
-    let result = (|| -> anyhow::Result<String> {
-        // Wait for the server, and for its second indexing stage, so the load test measures a settled server.
-        let started = std::time::Instant::now();
-        loop {
-            if let Ok(body) = output("curl", &["-sf", &format!("http://{addr}/api/index")])
-                && body.contains("\"complete\":true")
-            {
-                break;
-            }
-            if started.elapsed().as_secs() > 60 {
-                bail!("the server did not come up within 60 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
-        let cells_file = static_dir.join("cells.arrow");
-        process::run(
-            "curl",
-            &[
-                "-sf",
-                "-o",
-                &cells_file.to_string_lossy(),
-                &format!("http://{addr}/api/cells"),
-            ],
-        )?;
-        let bytes = std::fs::metadata(&cells_file)?.len();
-        let zstd_bytes = output(
-            "sh",
-            &[
-                "-c",
-                &format!("curl -sf -H 'Accept-Encoding: zstd' http://{addr}/api/cells | wc -c"),
-            ],
-        )?
-        .trim()
-        .to_string();
-        let runs = runs.max(1);
-        let threads_flag = http_threads
-            .map(|threads| format!(" --http-threads {threads}"))
-            .unwrap_or_default()
-            + &if wrk_threads == default_wrk_threads(http_threads) {
-                String::new()
-            } else {
-                format!(" --wrk-threads {wrk_threads}")
-            };
-        let threads_text = http_threads.map_or_else(
-            || "its default answering threads".to_string(),
-            |threads| format!("{threads} answering threads"),
-        );
-        let mut table = format!(
-            "`cargo xtask bench http --runs {runs}{threads_flag}`: wrk -t {wrk_threads} -c {connections} -d {seconds}s --latency, server ({threads_text}) and wrk on this machine's 2 cores, body {bytes} bytes (1,800 cells, Arrow IPC); `zstd` rows send `Accept-Encoding: zstd` (cellscope answers from its per-snapshot precompressed body, {zstd_bytes} bytes; the static file is compressed per request by tower-http). {runs} rounds, each target once per round in the order below; medians over the rounds, every round's p99 in the last column but one.\n\n| target | requests/s | p50 | p99 | errors | p99 of each round | budget |\n|---|---|---|---|---|---|---|\n"
-        );
-        let targets = [
-            ("GET /api/cells, identity", "/api/cells", None),
-            (
-                "same bytes as a static file (tower-http ServeDir), identity",
-                "/bench-static/cells.arrow",
-                None,
-            ),
-            ("GET /api/cells, zstd", "/api/cells", Some("zstd")),
-            (
-                "same bytes as a static file (tower-http ServeDir), zstd",
-                "/bench-static/cells.arrow",
-                Some("zstd"),
-            ),
-            // A slice: built and compressed on its first request, then served from the snapshot's bodies.
-            (
-                "GET /api/cells?backend=vllm&workload=long_decode, zstd",
-                "/api/cells?backend=vllm&workload=long_decode",
-                Some("zstd"),
-            ),
-        ];
-        // Per target, every round's requests/s, p50, p99 and errors.
-        let mut rounds: Vec<Vec<(f64, f64, f64, u64)>> = vec![Vec::new(); targets.len()];
-        for round in 1..=runs {
-            for ((label, path, encoding), figures) in targets.iter().zip(&mut rounds) {
-                eprintln!("round {round} of {runs}: {label}");
-                let (requests_per_s, p50, p99, errors, raw) = wrk(
-                    &format!("http://{addr}{path}"),
-                    *encoding,
-                    (wrk_threads, seconds, connections),
-                    None,
-                )?;
-                eprintln!("{raw}");
-                figures.push((requests_per_s, p50, p99, errors));
-            }
-        }
-        for ((label, path, encoding), figures) in targets.iter().zip(&rounds) {
-            let column = |pick: fn(&(f64, f64, f64, u64)) -> f64| {
-                median(&mut figures.iter().map(pick).collect::<Vec<f64>>())
-            };
-            let (requests_per_s, p50, p99) = (
-                column(|figure| figure.0),
-                column(|figure| figure.1),
-                column(|figure| figure.2),
-            );
-            let errors: u64 = figures.iter().map(|figure| figure.3).sum();
-            let each = figures
-                .iter()
-                .map(|figure| format!("{:.2}", figure.2))
-                .collect::<Vec<_>>()
-                .join(", ");
-            // The budget (median p99 ≤ 5 ms, no errors in any round) is for the API's compressed bodies, not the
-            // static-file peer.
-            let budget = if path.starts_with("/api/") && encoding.is_some() {
-                if p99 <= 5.0 && errors == 0 {
-                    "median p99 ≤ 5 ms, 0 errors: met"
-                } else {
-                    "median p99 ≤ 5 ms, 0 errors: **not met**"
-                }
-            } else {
-                "—"
-            };
-            table.push_str(&format!(
-                "| {label} | {requests_per_s:.0} | {p50:.2} ms | {p99:.2} ms | {errors} | {each} ms | {budget} |\n"
-            ));
-        }
-        Ok(table)
-    })();
+    let result = http_table(&addr, &static_dir, load);
     let _ = server.kill();
     let _ = server.wait();
     let table = result?;
     std::fs::write(out_dir.join("http.md"), &table)?;
     println!("{table}\n(written to target/bench/http.md)");
     Ok(())
+}
+
+/// Waits for the server at `addr` to settle, copies its cells table into `static_dir` for the static-file peer,
+/// and measures every target: the table of `bench http`.
+fn http_table(addr: &str, static_dir: &Path, load: HttpLoad) -> anyhow::Result<String> {
+    // Wait for the server, and for its second indexing stage, so the load test measures a settled server.
+    let started = std::time::Instant::now();
+    loop {
+        if let Ok(body) = output("curl", &["-sf", &format!("http://{addr}/api/index")])
+            && body.contains("\"complete\":true")
+        {
+            break;
+        }
+        if started.elapsed().as_secs() > 60 {
+            bail!("the server did not come up within 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let cells_file = static_dir.join("cells.arrow");
+    process::run(
+        "curl",
+        &[
+            "-sf",
+            "-o",
+            &cells_file.to_string_lossy(),
+            &format!("http://{addr}/api/cells"),
+        ],
+    )?;
+    let bytes = std::fs::metadata(&cells_file)?.len();
+    let zstd_bytes = output(
+        "sh",
+        &[
+            "-c",
+            &format!("curl -sf -H 'Accept-Encoding: zstd' http://{addr}/api/cells | wc -c"),
+        ],
+    )?
+    .trim()
+    .to_string();
+    let mut table = http_table_head(load, bytes, &zstd_bytes);
+    let rounds = http_rounds(addr, load)?;
+    for ((label, path, encoding), figures) in HTTP_TARGETS.iter().zip(&rounds) {
+        table.push_str(&http_table_row(label, path, encoding.is_some(), figures));
+    }
+    Ok(table)
+}
+
+/// The sentence above the table (the command, the load, the body sizes) and the table's header.
+fn http_table_head(load: HttpLoad, bytes: u64, zstd_bytes: &str) -> String {
+    let HttpLoad {
+        runs,
+        seconds,
+        connections,
+        http_threads,
+        wrk_threads,
+    } = load;
+    let threads_flag = http_threads
+        .map(|threads| format!(" --http-threads {threads}"))
+        .unwrap_or_default()
+        + &if wrk_threads == default_wrk_threads(http_threads) {
+            String::new()
+        } else {
+            format!(" --wrk-threads {wrk_threads}")
+        };
+    let threads_text = http_threads.map_or_else(
+        || "its default answering threads".to_string(),
+        |threads| format!("{threads} answering threads"),
+    );
+    format!(
+        "`cargo xtask bench http --runs {runs}{threads_flag}`: wrk -t {wrk_threads} -c {connections} -d {seconds}s --latency, server ({threads_text}) and wrk on this machine's 2 cores, body {bytes} bytes (1,800 cells, Arrow IPC); `zstd` rows send `Accept-Encoding: zstd` (cellscope answers from its per-snapshot precompressed body, {zstd_bytes} bytes; the static file is compressed per request by tower-http). {runs} rounds, each target once per round in the order below; medians over the rounds, every round's p99 in the last column but one.\n\n| target | requests/s | p50 | p99 | errors | p99 of each round | budget |\n|---|---|---|---|---|---|---|\n"
+    )
+}
+
+/// Every round of every target, each target once per round in the order of [`HTTP_TARGETS`].
+fn http_rounds(addr: &str, load: HttpLoad) -> anyhow::Result<Vec<Vec<Round>>> {
+    let mut rounds: Vec<Vec<Round>> = vec![Vec::new(); HTTP_TARGETS.len()];
+    for round in 1..=load.runs {
+        for ((label, path, encoding), figures) in HTTP_TARGETS.iter().zip(&mut rounds) {
+            eprintln!("round {round} of {}: {label}", load.runs);
+            let (requests_per_s, p50, p99, errors, raw) = wrk(
+                &format!("http://{addr}{path}"),
+                *encoding,
+                (load.wrk_threads, load.seconds, load.connections),
+                None,
+            )?;
+            eprintln!("{raw}");
+            figures.push((requests_per_s, p50, p99, errors));
+        }
+    }
+    Ok(rounds)
+}
+
+/// One target's row: the medians over its rounds, the errors of all, every round's p99 and the verdict.
+fn http_table_row(label: &str, path: &str, compressed: bool, figures: &[Round]) -> String {
+    let column =
+        |pick: fn(&Round) -> f64| median(&mut figures.iter().map(pick).collect::<Vec<f64>>());
+    let (requests_per_s, p50, p99) = (
+        column(|figure| figure.0),
+        column(|figure| figure.1),
+        column(|figure| figure.2),
+    );
+    let errors: u64 = figures.iter().map(|figure| figure.3).sum();
+    let each = figures
+        .iter()
+        .map(|figure| format!("{:.2}", figure.2))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // The budget (median p99 ≤ 5 ms, no errors in any round) is for the API's compressed bodies, not the
+    // static-file peer.
+    let budget = if path.starts_with("/api/") && compressed {
+        if p99 <= 5.0 && errors == 0 {
+            "median p99 ≤ 5 ms, 0 errors: met"
+        } else {
+            "median p99 ≤ 5 ms, 0 errors: **not met**"
+        }
+    } else {
+        "—"
+    };
+    format!(
+        "| {label} | {requests_per_s:.0} | {p50:.2} ms | {p99:.2} ms | {errors} | {each} ms | {budget} |\n"
+    )
 }

@@ -287,17 +287,7 @@ pub fn run() -> anyhow::Result<()> {
     // about 2.5 GB of `target/debug/incremental` that nothing reads again. Set before any thread exists.
     // SAFETY: nothing else runs yet, so no other thread can be reading the environment.
     unsafe { std::env::set_var("CARGO_INCREMENTAL", "0") };
-    if let Some(free) = free_disk_bytes() {
-        eprintln!(
-            "ci: {:.1} GB free on the disk of target/",
-            free as f64 / 1e9
-        );
-        if free < LOW_DISK_BYTES {
-            eprintln!(
-                "ci: warning: a clean-clone run needs about 5 GB; the build may fail in the linker"
-            );
-        }
-    }
+    warn_on_low_disk();
     let steps = Steps::default();
     let lint_env = lint_env()?;
     steps.run("wasm32 target", ensure_wasm_target)?;
@@ -327,60 +317,7 @@ pub fn run() -> anyhow::Result<()> {
         } else {
             "wasm32 build (linted) and bundle, beside the S3 server and the xtask's tests"
         },
-        || {
-            std::thread::scope(|scope| {
-                let web = scope.spawn(|| {
-                    let announcer = bundle_ready.as_ref().map(BundleReady::announcer);
-                    // The bundle's profile, so that `build-web` finds the app already built.
-                    let log = logs.join("wasm32-build.log");
-                    // With clippy (the same wrapper as the native test build): the app is linted only here.
-                    let built = steps
-                        .run_beside("model, draw and app build for wasm32, with clippy", || {
-                            web::compile_for_wasm_logged(&log, &lint_env)
-                        })
-                        .and_then(|()| {
-                            eprintln!("(the wasm32 build's output: {})", log.display());
-                            steps.run_beside("build-web", || web::build_with(false, &lint_env))
-                        });
-                    if let Some(announcer) = announcer {
-                        announcer.announce(built.is_ok())?;
-                    }
-                    built
-                });
-                let beside = (|| {
-                    steps.run_beside("chromium", browser::ensure_installed)?;
-                    let moto_server =
-                        steps.run_beside("S3 API server (moto)", crate::s3::ensure_moto_server)?;
-                    // The xtask itself, linted and tested on its own: cargo already built its dependencies,
-                    // with its own features, to run this command, and this reuses them. In the workspace-wide
-                    // build below, feature unification with the other packages would compile wasm-bindgen's
-                    // CLI support, walrus and gimli again. It depends on no crate of the workspace, so nothing
-                    // here is compiled twice. Before the test build, which holds the lock on `target/` for
-                    // minutes.
-                    // At the lowest priority: the wasm32 build is the longer of the two sides, and this should
-                    // only take the core its single-threaded stretches leave idle.
-                    steps.run_beside("xtask lint and tests", || {
-                        process::run_with_env(
-                            "nice",
-                            &["-n", "19", "cargo", "test", "-p", "xtask"],
-                            &lint_env,
-                        )
-                    })?;
-                    let binaries = match bundle_ready {
-                        Some(_) => Some(steps.run_beside("test build with clippy", test_build)?),
-                        None => None,
-                    };
-                    anyhow::Ok((moto_server, binaries))
-                })();
-                let built = web
-                    .join()
-                    .map_err(|_| anyhow::anyhow!("the wasm32 build panicked"))?;
-                // The wasm32 build's failure first: a test build that failed waiting for its bundle says less.
-                let built = built?;
-                let (moto_server, binaries) = beside?;
-                anyhow::Ok((built, moto_server, binaries))
-            })
-        },
+        || build_beside(&steps, bundle_ready.as_ref(), &lint_env, &logs, &test_build),
     )?;
     let binaries = match binaries {
         Some(binaries) => binaries,
@@ -396,49 +333,10 @@ pub fn run() -> anyhow::Result<()> {
         ))
     })?;
     let roots = [data.clone(), mixed];
-    let before = steps.run("data checksum", || {
-        roots
-            .iter()
-            .map(|root| {
-                let checksum = Checksum::of(root)?;
-                eprintln!(
-                    "{}: {} entries, checksum {}",
-                    root.display(),
-                    checksum.len(),
-                    checksum.digest()
-                );
-                Ok(checksum)
-            })
-            .collect::<anyhow::Result<Vec<Checksum>>>()
-    })?;
+    let before = steps.run("data checksum", || checksums(&roots))?;
     let counts = steps.run(
         "tests (unit, golden, CLI, HTTP; browser beside them) and the soak",
-        || {
-            let mut env = e2e::test_env(&e2e::debug_server(), &data);
-            env.push((
-                "CELLSCOPE_MOTO_SERVER",
-                moto_server.to_string_lossy().into_owned(),
-            ));
-            // The same environment as the build, so that the doc tests' `cargo test` finds it fresh.
-            env.extend(lint_env.iter().cloned());
-            let mut doc_tests = WORKSPACE_TESTS_NO_RUN[..6].to_vec();
-            doc_tests.push("--doc");
-            lanes::run(
-                &binaries,
-                2,
-                test_lane,
-                &doc_tests,
-                &env,
-                &logs.join("tests"),
-                // A short soak on the debug server the tests used: live re-indexing under load stays correct
-                // (its timing budgets are held by `cargo xtask soak` on a release server).
-                || {
-                    steps.run_beside("soak (20 s)", || {
-                        crate::soak::run_with(&e2e::debug_server(), 20, false)
-                    })
-                },
-            )
-        },
+        || run_tests(&steps, &binaries, &data, &moto_server, &lint_env, &logs),
     )?;
     steps.run("data unchanged", || {
         before
@@ -455,4 +353,138 @@ pub fn run() -> anyhow::Result<()> {
         built.wasm_gzip as f64 / 1e3
     );
     Ok(())
+}
+
+/// Says how much disk the build has, and warns when a clean-clone run may not fit.
+fn warn_on_low_disk() {
+    if let Some(free) = free_disk_bytes() {
+        eprintln!(
+            "ci: {:.1} GB free on the disk of target/",
+            free as f64 / 1e9
+        );
+        if free < LOW_DISK_BYTES {
+            eprintln!(
+                "ci: warning: a clean-clone run needs about 5 GB; the build may fail in the linker"
+            );
+        }
+    }
+}
+
+/// The wasm32 build and the bundle on one thread; Chromium, the S3 server, the xtask's lint and tests and, with
+/// `bundle_ready` (a fresh clone), the native test build on the other. Returns the bundle, the S3 server and the
+/// test binaries if they were built here.
+fn build_beside(
+    steps: &Steps,
+    bundle_ready: Option<&BundleReady>,
+    lint_env: &[(&'static str, String)],
+    logs: &std::path::Path,
+    test_build: &(dyn Fn() -> anyhow::Result<Vec<lanes::TestBinary>> + Sync),
+) -> anyhow::Result<(
+    web::Built,
+    std::path::PathBuf,
+    Option<Vec<lanes::TestBinary>>,
+)> {
+    std::thread::scope(|scope| {
+        let web = scope.spawn(|| {
+            let announcer = bundle_ready.map(BundleReady::announcer);
+            // The bundle's profile, so that `build-web` finds the app already built.
+            let log = logs.join("wasm32-build.log");
+            // With clippy (the same wrapper as the native test build): the app is linted only here.
+            let built = steps
+                .run_beside("model, draw and app build for wasm32, with clippy", || {
+                    web::compile_for_wasm_logged(&log, lint_env)
+                })
+                .and_then(|()| {
+                    eprintln!("(the wasm32 build's output: {})", log.display());
+                    steps.run_beside("build-web", || web::build_with(false, lint_env))
+                });
+            if let Some(announcer) = announcer {
+                announcer.announce(built.is_ok())?;
+            }
+            built
+        });
+        let beside = (|| {
+            steps.run_beside("chromium", browser::ensure_installed)?;
+            let moto_server =
+                steps.run_beside("S3 API server (moto)", crate::s3::ensure_moto_server)?;
+            // The xtask itself, linted and tested on its own: cargo already built its dependencies, with its own
+            // features, to run this command, and this reuses them. In the workspace-wide build below, feature
+            // unification with the other packages would compile wasm-bindgen's CLI support, walrus and gimli
+            // again. It depends on no crate of the workspace, so nothing here is compiled twice. Before the test
+            // build, which holds the lock on `target/` for minutes.
+            // At the lowest priority: the wasm32 build is the longer of the two sides, and this should only take
+            // the core its single-threaded stretches leave idle.
+            steps.run_beside("xtask lint and tests", || {
+                process::run_with_env(
+                    "nice",
+                    &["-n", "19", "cargo", "test", "-p", "xtask"],
+                    lint_env,
+                )
+            })?;
+            let binaries = match bundle_ready {
+                Some(_) => Some(steps.run_beside("test build with clippy", test_build)?),
+                None => None,
+            };
+            anyhow::Ok((moto_server, binaries))
+        })();
+        let built = web
+            .join()
+            .map_err(|_| anyhow::anyhow!("the wasm32 build panicked"))?;
+        // The wasm32 build's failure first: a test build that failed waiting for its bundle says less.
+        let built = built?;
+        let (moto_server, binaries) = beside?;
+        anyhow::Ok((built, moto_server, binaries))
+    })
+}
+
+/// The checksum of each data root, printed, to compare after the tests.
+fn checksums(roots: &[std::path::PathBuf]) -> anyhow::Result<Vec<Checksum>> {
+    roots
+        .iter()
+        .map(|root| {
+            let checksum = Checksum::of(root)?;
+            eprintln!(
+                "{}: {} entries, checksum {}",
+                root.display(),
+                checksum.len(),
+                checksum.digest()
+            );
+            Ok(checksum)
+        })
+        .collect()
+}
+
+/// Every test binary in two lanes (the browser tests in one), the doc tests, and the short soak beside them.
+fn run_tests(
+    steps: &Steps,
+    binaries: &[lanes::TestBinary],
+    data: &std::path::Path,
+    moto_server: &std::path::Path,
+    lint_env: &[(&'static str, String)],
+    logs: &std::path::Path,
+) -> anyhow::Result<lanes::Counts> {
+    let mut env = e2e::test_env(&e2e::debug_server(), data);
+    env.push((
+        "CELLSCOPE_MOTO_SERVER",
+        moto_server.to_string_lossy().into_owned(),
+    ));
+    // The same environment as the build, so that the doc tests' `cargo test` finds it fresh.
+    env.extend(lint_env.iter().cloned());
+    let mut doc_tests = WORKSPACE_TESTS_NO_RUN[..6].to_vec();
+    doc_tests.push("--doc");
+    lanes::run(
+        binaries,
+        2,
+        test_lane,
+        &doc_tests,
+        &env,
+        &logs.join("tests"),
+        // A short soak on the debug server the tests used: live re-indexing under load stays correct (its timing
+        // budgets are held by `cargo xtask soak` on a release server).
+        || {
+            steps.run_beside("soak (20 s)", || {
+                crate::soak::run_with(&e2e::debug_server(), 20, false)
+            })
+        },
+    )
 }

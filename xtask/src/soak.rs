@@ -78,6 +78,185 @@ pub fn run_with(binary: &Path, seconds: u64, timing: bool) -> anyhow::Result<()>
     outcome
 }
 
+/// Resident memory and open files of the server, sampled twice a second: (seconds since start, RSS MB,
+/// descriptors).
+type Sample = (f64, f64, usize);
+
+/// What the connections, the subscribers and the writer did over the soak, and the server's samples.
+struct Drive {
+    seen: Seen,
+    events: u64,
+    changes: u64,
+    samples: Vec<Sample>,
+}
+
+/// Resident memory and descriptors after warm-up: their ranges and the medians of the first and last quarter.
+struct Resources {
+    rss_min: f64,
+    rss_max: f64,
+    rss_early: f64,
+    rss_late: f64,
+    fds_min: usize,
+    fds_max: usize,
+    fds_first: usize,
+    fds_last: usize,
+}
+
+impl Resources {
+    fn of(samples: &[Sample]) -> Resources {
+        let after_warm_up: Vec<&Sample> = samples
+            .iter()
+            .filter(|(at, ..)| *at >= WARM_UP.as_secs_f64())
+            .collect();
+        let rss = |pick: fn(f64, f64) -> f64| {
+            after_warm_up
+                .iter()
+                .map(|(_, rss, _)| *rss)
+                .fold(f64::NAN, pick)
+        };
+        // Flat: no growth from the first quarter of the measured span to the last (medians), beyond 20%. Each
+        // re-index allocates and frees tens of megabytes, so single samples swing more than that without any leak.
+        let quarter = (after_warm_up.len() / 4).max(1);
+        let median_rss = |samples: &[&Sample]| {
+            let mut values: Vec<f64> = samples.iter().map(|(_, rss, _)| *rss).collect();
+            values.sort_by(f64::total_cmp);
+            values.get(values.len() / 2).copied().unwrap_or(0.0)
+        };
+        // Flat: what is open in the last quarter is no more than in the first plus a few descriptors (medians, as
+        // for memory: a single sample counts the files that requests in flight and a re-index hold open at that
+        // instant, which swings by ten without any leak; a leak grows with the 20,000 requests of a short soak).
+        let median_fds = |samples: &[&Sample]| {
+            let mut values: Vec<usize> = samples.iter().map(|(.., fds)| *fds).collect();
+            values.sort_unstable();
+            values.get(values.len() / 2).copied().unwrap_or(0)
+        };
+        let first = &after_warm_up[..quarter.min(after_warm_up.len())];
+        let last = &after_warm_up[after_warm_up.len().saturating_sub(quarter)..];
+        Resources {
+            rss_min: rss(f64::min),
+            rss_max: rss(f64::max),
+            rss_early: median_rss(first),
+            rss_late: median_rss(last),
+            fds_min: after_warm_up
+                .iter()
+                .map(|(.., fds)| *fds)
+                .min()
+                .unwrap_or(0),
+            fds_max: after_warm_up
+                .iter()
+                .map(|(.., fds)| *fds)
+                .max()
+                .unwrap_or(0),
+            fds_first: median_fds(first),
+            fds_last: median_fds(last),
+        }
+    }
+
+    fn rss_flat(&self) -> bool {
+        self.rss_late <= self.rss_early * 1.2
+    }
+
+    fn fds_flat(&self) -> bool {
+        self.fds_last <= self.fds_first + 8
+    }
+}
+
+/// Everything the report states, and the verdicts on it.
+struct Findings<'a> {
+    seconds: u64,
+    timing: bool,
+    drive: &'a Drive,
+    /// (path, ETag) pairs answered with more than one body.
+    mixed: usize,
+    p50_ms: f64,
+    p99_ms: f64,
+    resources: Resources,
+    settled: f64,
+    final_equal: bool,
+}
+
+impl Findings<'_> {
+    /// Whatever the machine, these always hold: no errors, no mixed snapshots, no descriptor leak, the right
+    /// final table.
+    fn correct(&self) -> bool {
+        let seen = &self.drive.seen;
+        seen.errors.is_empty()
+            && seen.stream_errors.is_empty()
+            && self.mixed == 0
+            && self.resources.fds_flat()
+            && self.final_equal
+    }
+
+    /// The latency and memory budgets, held only with `timing`.
+    fn timely(&self) -> bool {
+        self.drive.seen.slowest_ms < 1000.0 && self.resources.rss_flat()
+    }
+
+    /// The report's table.
+    fn report(&self) -> String {
+        let Findings {
+            seconds,
+            timing,
+            drive,
+            settled,
+            ..
+        } = self;
+        let (seen, changes, resources) = (&drive.seen, drive.changes, &self.resources);
+        let Resources {
+            rss_min,
+            rss_max,
+            rss_early,
+            rss_late,
+            fds_min,
+            fds_max,
+            fds_first,
+            fds_last,
+        } = resources;
+        let requests_total: u64 = seen.statuses.values().sum();
+        let verdict = |ok: bool| if ok { "met" } else { "**not met**" };
+        format!(
+            "Soak of {seconds} s (`cargo xtask soak --seconds {seconds}{}`): {} server on loopback, {CONNECTIONS} \
+             keep-alive connections, {SUBSCRIBERS} live-update subscribers, {changes} changes to the data root (one \
+             every {} s).\n\n\
+             | check | measured | budget |\n|---|---|---|\n\
+             | requests answered | {requests_total} ({}) | — |\n\
+             | errors (any status but 200/304, or a broken connection) | {} | 0 — {} |\n\
+             | bodies differing under one ETag | {} | 0 — {} |\n\
+             | slowest request | {:.0} ms (p50 {:.1} ms, p99 {:.1} ms) | < 1,000 ms — {} |\n\
+             | resident memory after {} s of warm-up | median {rss_early:.0} MB in the first quarter, {rss_late:.0} MB in \
+             the last (samples {rss_min:.0}–{rss_max:.0} MB) | growth within 20% — {} |\n\
+             | open file descriptors after warm-up | median {fds_first} in the first quarter, {fds_last} in the last \
+             (samples {fds_min}–{fds_max}) | flat (at most 8 more) — {} |\n\
+             | live-update events received | {} by {SUBSCRIBERS} subscribers, {} stream errors | — |\n\
+             | final cells table equals a cold index of the final tree | {} (server settled {settled:.1} s after the last \
+             change) | — {} |\n",
+            if *timing { "" } else { " --debug" },
+            if *timing { "release" } else { "debug" },
+            WRITE_EVERY.as_secs(),
+            seen.statuses
+                .iter()
+                .map(|(status, count)| format!("{status}: {count}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            seen.errors.len(),
+            verdict(seen.errors.is_empty() && seen.stream_errors.is_empty()),
+            self.mixed,
+            verdict(self.mixed == 0),
+            seen.slowest_ms,
+            self.p50_ms,
+            self.p99_ms,
+            verdict(seen.slowest_ms < 1000.0),
+            WARM_UP.as_secs(),
+            verdict(resources.rss_flat()),
+            verdict(resources.fds_flat()),
+            drive.events,
+            seen.stream_errors.len(),
+            if self.final_equal { "yes" } else { "no" },
+            verdict(self.final_equal),
+        )
+    }
+}
+
 fn soak(
     addr: &str,
     pid: u32,
@@ -90,6 +269,58 @@ fn soak(
     wait_for(addr, "/api/index", |body| {
         body.contains("\"complete\":true")
     })?;
+    let drive = drive(addr, pid, data, good, seconds)?;
+    // The final tree, once the server has taken it in, against a cold index of the same tree.
+    let settled = settle(addr)?;
+    let served = get(addr, "/api/cells?format=csv")?.2;
+    let cold = process::output(
+        &binary.to_string_lossy(),
+        &[
+            "cells",
+            &data.to_string_lossy(),
+            "--format",
+            "csv",
+            "--no-cache",
+        ],
+    )?;
+    let final_equal = served == cold.as_bytes();
+
+    let seen = &drive.seen;
+    let mixed = seen
+        .bodies
+        .values()
+        .filter(|hashes| hashes.len() > 1)
+        .count();
+    let mut latencies = seen.latencies_ms.clone();
+    latencies.sort_by(f64::total_cmp);
+    let percentile = |p: f64| {
+        latencies
+            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let findings = Findings {
+        seconds,
+        timing,
+        drive: &drive,
+        mixed,
+        p50_ms: percentile(0.5),
+        p99_ms: percentile(0.99),
+        resources: Resources::of(&drive.samples),
+        settled,
+        final_equal,
+    };
+    write_report(&findings.report(), &drive)?;
+    let failed = !findings.correct() || (timing && !findings.timely());
+    if failed {
+        bail!("the soak missed a budget (see target/soak/report.md)");
+    }
+    Ok(())
+}
+
+/// Runs the connections, the subscribers and the writer for `seconds`, sampling the server's memory and
+/// descriptors, and gathers what they saw.
+fn drive(addr: &str, pid: u32, data: &Path, good: &Path, seconds: u64) -> anyhow::Result<Drive> {
     let requests = request_paths(addr)?;
     let stop = Arc::new(AtomicBool::new(false));
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -118,8 +349,7 @@ fn soak(
         let (data, good, stop) = (data.to_path_buf(), good.to_path_buf(), stop.clone());
         std::thread::spawn(move || writer(&data, &good, &stop))
     };
-    // Resident memory and open files, sampled twice a second: (seconds since start, RSS MB, descriptors).
-    let mut samples: Vec<(f64, f64, usize)> = Vec::new();
+    let mut samples: Vec<Sample> = Vec::new();
     while started.elapsed() < Duration::from_secs(seconds) {
         std::thread::sleep(Duration::from_millis(500));
         if let Some(sample) = sample(pid) {
@@ -135,127 +365,23 @@ fn soak(
             .join()
             .map_err(|_| anyhow::anyhow!("a load thread panicked"))?;
     }
-    // The final tree, once the server has taken it in, against a cold index of the same tree.
-    let settled = settle(addr)?;
-    let served = get(addr, "/api/cells?format=csv")?.2;
-    let cold = process::output(
-        &binary.to_string_lossy(),
-        &[
-            "cells",
-            &data.to_string_lossy(),
-            "--format",
-            "csv",
-            "--no-cache",
-        ],
-    )?;
-    let final_equal = served == cold.as_bytes();
+    let seen = std::mem::take(&mut *seen.lock().map_err(|_| anyhow::anyhow!("poisoned"))?);
+    Ok(Drive {
+        seen,
+        events: events.load(Ordering::Relaxed),
+        changes,
+        samples,
+    })
+}
 
-    let seen = seen.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
-    let mixed: Vec<&(String, String)> = seen
-        .bodies
-        .iter()
-        .filter(|(_, hashes)| hashes.len() > 1)
-        .map(|(key, _)| key)
-        .collect();
-    let after_warm_up: Vec<&(f64, f64, usize)> = samples
-        .iter()
-        .filter(|(at, ..)| *at >= WARM_UP.as_secs_f64())
-        .collect();
-    let rss = |pick: fn(f64, f64) -> f64| {
-        after_warm_up
-            .iter()
-            .map(|(_, rss, _)| *rss)
-            .fold(f64::NAN, pick)
-    };
-    let (rss_min, rss_max) = (rss(f64::min), rss(f64::max));
-    let fds_min = after_warm_up
-        .iter()
-        .map(|(.., fds)| *fds)
-        .min()
-        .unwrap_or(0);
-    let fds_max = after_warm_up
-        .iter()
-        .map(|(.., fds)| *fds)
-        .max()
-        .unwrap_or(0);
-    let mut latencies = seen.latencies_ms.clone();
-    latencies.sort_by(f64::total_cmp);
-    let percentile = |p: f64| {
-        latencies
-            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
-            .copied()
-            .unwrap_or(0.0)
-    };
-    let requests_total: u64 = seen.statuses.values().sum();
-    // Flat: no growth from the first quarter of the measured span to the last (medians), beyond 20%. Each
-    // re-index allocates and frees tens of megabytes, so single samples swing more than that without any leak.
-    let quarter = (after_warm_up.len() / 4).max(1);
-    let median_rss = |samples: &[&(f64, f64, usize)]| {
-        let mut values: Vec<f64> = samples.iter().map(|(_, rss, _)| *rss).collect();
-        values.sort_by(f64::total_cmp);
-        values.get(values.len() / 2).copied().unwrap_or(0.0)
-    };
-    let rss_early = median_rss(&after_warm_up[..quarter.min(after_warm_up.len())]);
-    let rss_late = median_rss(&after_warm_up[after_warm_up.len().saturating_sub(quarter)..]);
-    let rss_flat = rss_late <= rss_early * 1.2;
-    // Flat: what is open in the last quarter is no more than in the first plus a few descriptors (medians, as for
-    // memory: a single sample counts the files that requests in flight and a re-index hold open at that instant,
-    // which swings by ten without any leak; a leak grows with the 20,000 requests of a short soak).
-    let median_fds = |samples: &[&(f64, f64, usize)]| {
-        let mut values: Vec<usize> = samples.iter().map(|(.., fds)| *fds).collect();
-        values.sort_unstable();
-        values.get(values.len() / 2).copied().unwrap_or(0)
-    };
-    let fds_first = median_fds(&after_warm_up[..quarter.min(after_warm_up.len())]);
-    let fds_last = median_fds(&after_warm_up[after_warm_up.len().saturating_sub(quarter)..]);
-    let fds_flat = fds_last <= fds_first + 8;
-    let verdict = |ok: bool| if ok { "met" } else { "**not met**" };
-    let report = format!(
-        "Soak of {seconds} s (`cargo xtask soak --seconds {seconds}{}`): {} server on loopback, {CONNECTIONS} \
-         keep-alive connections, {SUBSCRIBERS} live-update subscribers, {changes} changes to the data root (one \
-         every {} s).\n\n\
-         | check | measured | budget |\n|---|---|---|\n\
-         | requests answered | {requests_total} ({}) | — |\n\
-         | errors (any status but 200/304, or a broken connection) | {} | 0 — {} |\n\
-         | bodies differing under one ETag | {} | 0 — {} |\n\
-         | slowest request | {:.0} ms (p50 {:.1} ms, p99 {:.1} ms) | < 1,000 ms — {} |\n\
-         | resident memory after {} s of warm-up | median {rss_early:.0} MB in the first quarter, {rss_late:.0} MB in \
-         the last (samples {rss_min:.0}–{rss_max:.0} MB) | growth within 20% — {} |\n\
-         | open file descriptors after warm-up | median {fds_first} in the first quarter, {fds_last} in the last \
-         (samples {fds_min}–{fds_max}) | flat (at most 8 more) — {} |\n\
-         | live-update events received | {} by {SUBSCRIBERS} subscribers, {} stream errors | — |\n\
-         | final cells table equals a cold index of the final tree | {} (server settled {settled:.1} s after the last \
-         change) | — {} |\n",
-        if timing { "" } else { " --debug" },
-        if timing { "release" } else { "debug" },
-        WRITE_EVERY.as_secs(),
-        seen.statuses
-            .iter()
-            .map(|(status, count)| format!("{status}: {count}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        seen.errors.len(),
-        verdict(seen.errors.is_empty() && seen.stream_errors.is_empty()),
-        mixed.len(),
-        verdict(mixed.is_empty()),
-        seen.slowest_ms,
-        percentile(0.5),
-        percentile(0.99),
-        verdict(seen.slowest_ms < 1000.0),
-        WARM_UP.as_secs(),
-        verdict(rss_flat),
-        verdict(fds_flat),
-        events.load(Ordering::Relaxed),
-        seen.stream_errors.len(),
-        if final_equal { "yes" } else { "no" },
-        verdict(final_equal),
-    );
+/// Writes `target/soak/report.md` (the table and the first errors) and `samples.csv`, and prints the report.
+fn write_report(report: &str, drive: &Drive) -> anyhow::Result<()> {
     let work = workspace_root().join("target/soak");
-    let mut details = report.clone();
-    for (path, status, body) in seen.errors.iter().take(20) {
+    let mut details = report.to_string();
+    for (path, status, body) in drive.seen.errors.iter().take(20) {
         details.push_str(&format!("\n- {status} on {path}: {body}"));
     }
-    for error in seen.stream_errors.iter().take(20) {
+    for error in drive.seen.stream_errors.iter().take(20) {
         details.push_str(&format!("\n- stream: {error}"));
     }
     std::fs::write(work.join("report.md"), &details)?;
@@ -263,7 +389,8 @@ fn soak(
         work.join("samples.csv"),
         std::iter::once("seconds,rss_mb,open_fds".to_string())
             .chain(
-                samples
+                drive
+                    .samples
                     .iter()
                     .map(|(at, rss, fds)| format!("{at:.1},{rss:.1},{fds}")),
             )
@@ -271,15 +398,6 @@ fn soak(
             .join("\n"),
     )?;
     println!("{details}");
-    let correct = seen.errors.is_empty()
-        && seen.stream_errors.is_empty()
-        && mixed.is_empty()
-        && fds_flat
-        && final_equal;
-    let failed = !correct || (timing && !(seen.slowest_ms < 1000.0 && rss_flat));
-    if failed {
-        bail!("the soak missed a budget (see target/soak/report.md)");
-    }
     Ok(())
 }
 

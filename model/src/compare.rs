@@ -19,9 +19,10 @@ use crate::metric::Metric;
 use crate::paired::{
     BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Wilcoxon, bootstrap_mean_ci, holm, rank_biserial, wilcoxon,
 };
+use crate::query::{CompareChoice, Endpoint, Query, QueryError, WhatIf};
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion};
-use crate::view_state::{ViewState, WhatIf};
+use crate::view_state::ViewState;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -50,15 +51,7 @@ pub fn repeated_dimensions(by: Dimension, per: Option<Dimension>) -> Vec<Dimensi
         .collect()
 }
 
-/// The dimensions `by` can contrast (N and rep are what pairs are made of).
-pub const CONTRASTABLE: [Dimension; 6] = [
-    Dimension::Backend,
-    Dimension::Model,
-    Dimension::Run,
-    Dimension::Suite,
-    Dimension::Phase,
-    Dimension::Workload,
-];
+pub use crate::query::CONTRASTABLE;
 
 /// A comparison that cannot be made, naming the parameter and the valid choices.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -86,10 +79,9 @@ pub enum CompareError {
     PerIsBy(&'static str),
     #[error("`{0}` is required: the two values to compare")]
     Missing(&'static str),
-    #[error("unknown parameter `{name}`; accepted: {accepted}")]
-    UnknownParameter { name: String, accepted: String },
-    #[error("`{parameter}`: {message}")]
-    BadValue { parameter: String, message: String },
+    /// A parameter the comparison does not take, or a value it cannot use.
+    #[error(transparent)]
+    Query(#[from] QueryError),
 }
 
 /// A comparison as a query asks for it: what to compare, which cells, which toggles.
@@ -100,108 +92,45 @@ pub struct CompareQuery {
     pub what_if: WhatIf,
 }
 
-/// The parameters [`parse_query`] takes besides the dimension filters.
-pub const QUERY_PARAMETERS: [&str; 8] =
-    ["by", "a", "b", "per", "metric", "alpha", "include", "omit"];
-
-/// Reads a comparison from name/value pairs, as `/api/compare` and `cellscope compare` both receive them:
-/// `by`, `a`, `b`, `per` (or `none`), `metric`, `alpha`, `include` (excluded, pre_refill, partial), `omit`
-/// (partial), and the dimension filters of `/api/cells` (`run`, …, `rep`, `n`; comma-separated values).
+/// Reads a comparison from decoded name/value pairs, as `/api/compare` takes them ([`Endpoint::Compare`]):
+/// `by`, `a`, `b`, `per` (or `none`), `metric`, `alpha`, `include`, `omit`, and the dimension filters.
 pub fn parse_query(pairs: &[(String, String)]) -> Result<CompareQuery, CompareError> {
-    let mut by = Dimension::Backend;
-    let (mut a, mut b) = (None, None);
-    let mut per = Some(Dimension::Workload);
-    let mut metric = Metric::Efficiency;
-    let mut alpha = 0.05;
-    let mut what_if = WhatIf::DEFAULT;
-    let mut filter = crate::filter::DimensionFilter::default();
-    let list = |value: &str| -> Vec<String> {
-        value
-            .split(',')
-            .map(str::trim)
-            .filter(|part| !part.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
-    for (name, value) in pairs {
-        match name.as_str() {
-            "by" => by = contrastable_dimension(value)?,
-            "a" => a = Some(value.clone()),
-            "b" => b = Some(value.clone()),
-            "per" => per = group_dimension(value)?,
-            "metric" => metric = comparable_metric(value)?,
-            "alpha" => {
-                alpha = value
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|alpha| *alpha > 0.0 && *alpha < 1.0)
-                    .ok_or_else(|| CompareError::BadValue {
-                        parameter: "alpha".into(),
-                        message: format!("expected a number between 0 and 1, got `{value}`"),
-                    })?;
-            }
-            "include" => {
-                for toggle in list(value) {
-                    match toggle.as_str() {
-                        "excluded" => what_if.excluded = true,
-                        "pre_refill" => what_if.pre_refill = true,
-                        "partial" => what_if.partial = true,
-                        other => {
-                            return Err(CompareError::UnknownChoice {
-                                parameter: "include",
-                                value: other.into(),
-                                choices: "excluded, pre_refill, partial".into(),
-                            });
-                        }
-                    }
-                }
-            }
-            "omit" => {
-                for toggle in list(value) {
-                    if toggle != "partial" {
-                        return Err(CompareError::UnknownChoice {
-                            parameter: "omit",
-                            value: toggle,
-                            choices: "partial".into(),
-                        });
-                    }
-                    what_if.partial = false;
-                }
-            }
-            other => {
-                let dimension =
-                    Dimension::parse(other).ok_or_else(|| CompareError::UnknownParameter {
-                        name: other.into(),
-                        accepted: format!(
-                            "{}, {}",
-                            QUERY_PARAMETERS.join(", "),
-                            Dimension::ALL.map(Dimension::name).join(", ")
-                        ),
-                    })?;
-                filter
-                    .accept(dimension, list(value))
-                    .map_err(|error| CompareError::BadValue {
-                        parameter: other.into(),
-                        message: error.to_string(),
-                    })?;
-            }
-        }
-    }
-    Ok(CompareQuery {
-        spec: CompareSpec {
-            by,
-            a: a.ok_or(CompareError::Missing("a"))?,
-            b: b.ok_or(CompareError::Missing("b"))?,
-            per,
-            metric,
-            alpha,
-        },
-        filter,
-        what_if,
-    })
+    CompareQuery::from_query(&Query::from_pairs(pairs, Endpoint::Compare)?)
 }
 
 impl CompareQuery {
+    /// The comparison a typed query asks for: its choices (`a` and `b` required), its metric (one a comparison
+    /// takes), its filters and toggles.
+    pub fn from_query(query: &Query) -> Result<CompareQuery, CompareError> {
+        let choice = &query.compare;
+        // A query read from text has these checked already; one built from typed values (the CLI) is checked here.
+        contrastable_dimension(choice.by.name())?;
+        if let Some(per) = choice.per {
+            group_dimension(per.name())?;
+        }
+        if !(choice.alpha > 0.0 && choice.alpha < 1.0) {
+            return Err(CompareError::Query(QueryError::Bad(
+                crate::query::IgnoredParameter {
+                    name: "alpha".into(),
+                    value: choice.alpha.to_string(),
+                    reason: "expected a number between 0 and 1".into(),
+                },
+            )));
+        }
+        Ok(CompareQuery {
+            spec: CompareSpec {
+                by: choice.by,
+                a: choice.a.clone().ok_or(CompareError::Missing("a"))?,
+                b: choice.b.clone().ok_or(CompareError::Missing("b"))?,
+                per: choice.per,
+                metric: comparable(query.metric)?,
+                alpha: choice.alpha,
+            },
+            filter: query.filter.clone(),
+            what_if: query.what_if,
+        })
+    }
+
     /// Checks the query against the cells and compares: the one path of the CLI and the API.
     pub fn run(&self, cells: &[CellSummary]) -> Result<Comparison, CompareError> {
         self.spec.validate(cells)?;
@@ -290,7 +219,7 @@ pub fn compare_these(state: &ViewState) -> ViewState {
     ViewState {
         view: View::Compare,
         metric,
-        compare: crate::view_state::CompareChoice {
+        compare: CompareChoice {
             by,
             a,
             b,
@@ -303,13 +232,25 @@ pub fn compare_these(state: &ViewState) -> ViewState {
 
 /// Reads a metric name for a comparison.
 pub fn comparable_metric(name: &str) -> Result<Metric, CompareError> {
-    Metric::parse(name)
-        .filter(|metric| COMPARABLE.contains(metric))
-        .ok_or_else(|| CompareError::UnknownChoice {
+    let unknown = || CompareError::UnknownChoice {
+        parameter: "metric",
+        value: name.into(),
+        choices: COMPARABLE.map(Metric::name).join(", "),
+    };
+    Metric::parse(name).ok_or_else(unknown).and_then(comparable)
+}
+
+/// The metric, if a comparison can be made on it.
+fn comparable(metric: Metric) -> Result<Metric, CompareError> {
+    if COMPARABLE.contains(&metric) {
+        Ok(metric)
+    } else {
+        Err(CompareError::UnknownChoice {
             parameter: "metric",
-            value: name.into(),
+            value: metric.name().into(),
             choices: COMPARABLE.map(Metric::name).join(", "),
         })
+    }
 }
 
 /// Reads the `by` dimension of a comparison.

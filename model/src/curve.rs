@@ -11,13 +11,49 @@
 
 use crate::key::SeriesKey;
 use crate::metric::Metric;
-use crate::pooling::Pooling;
+use crate::pooling::{Aggregation, Pooling};
 use crate::scaling::breakdown_n;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion};
-use crate::view_state::{Aggregation, BandSpan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// What the band around a curve value spans.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BandSpan {
+    /// The smallest and largest value among all the cells behind the point (every pooled series and rep).
+    #[default]
+    Cells,
+    /// Only the spread over reps: the point's value computed from each rep alone, smallest to largest. For a
+    /// point of one series this is the same as `Cells`.
+    Reps,
+}
+
+impl BandSpan {
+    /// The name `band=` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            BandSpan::Cells => "cells",
+            BandSpan::Reps => "reps",
+        }
+    }
+    /// The span a name names.
+    pub fn parse(text: &str) -> Option<BandSpan> {
+        match text {
+            "cells" => Some(BandSpan::Cells),
+            "reps" => Some(BandSpan::Reps),
+            _ => None,
+        }
+    }
+    /// How a chart labels the band.
+    pub fn label(self) -> &'static str {
+        match self {
+            BandSpan::Cells => "band = min–max over the cells behind each point",
+            BandSpan::Reps => "band = min–max over reps (each rep's value, pooled like the point)",
+        }
+    }
+}
 
 /// How cells become curve values.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -8,11 +8,13 @@ use crate::curve::{Breakdown, CurveCells, CurveOptions, curves_with_cells};
 use crate::exclusions::ExclusionScope;
 use crate::frontier::{Better, staircase};
 use crate::key::{CellKey, Dimension, DimensionValue};
+use crate::metric::Metric;
 use crate::origin::Mark;
+use crate::query::WhatIf;
 use crate::reasons::NoPoint;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion, fill_scaling};
-use crate::view_state::{Metric, View, ViewState, WhatIf, XAxis};
+use crate::view_state::{View, ViewState, XAxis};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::key::Value;
@@ -979,10 +981,11 @@ pub fn marks_note(facets: &[Facet]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::curve::BandSpan;
     use crate::exclusions::ExclusionScope;
+    use crate::pooling::Aggregation;
     use crate::reasons::ScalingAbsent;
     use crate::stats::CellStats;
-    use crate::view_state::{Aggregation, BandSpan};
 
     fn cell(backend: &str, workload: &str, n: u32, rep: u32, tps: f64, p95: f64) -> CellSummary {
         let mut cell = CellSummary::empty(

@@ -242,17 +242,26 @@ impl fmt::Display for SeriesKey {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Dimension {
+    /// The run (sweep directory) a cell belongs to.
     Run,
+    /// The suite of the sweep.
     Suite,
+    /// The phase (`scaling`, `ttft`, …).
     Phase,
+    /// The serving backend.
     Backend,
+    /// The model served.
     Model,
+    /// The workload sent.
     Workload,
+    /// Concurrency N.
     N,
+    /// The repetition.
     Rep,
 }
 
 impl Dimension {
+    /// Every dimension, in key order.
     pub const ALL: [Dimension; 8] = [
         Dimension::Run,
         Dimension::Suite,
@@ -264,7 +273,8 @@ impl Dimension {
         Dimension::Rep,
     ];
 
-    pub fn name(self) -> &'static str {
+    /// The name URLs, filters, exports and exclusion selectors use: the one spelling of each dimension.
+    pub const fn name(self) -> &'static str {
         match self {
             Dimension::Run => "run",
             Dimension::Suite => "suite",

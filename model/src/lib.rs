@@ -6,12 +6,15 @@
 
 pub mod api;
 pub mod audit;
+#[cfg(feature = "clap")]
+pub mod cli_values;
 pub mod compare;
 pub mod curve;
 pub mod distribution;
 pub mod exclusions;
 pub mod explore;
 pub mod export;
+pub mod facts;
 pub mod filter;
 pub mod frontier;
 pub mod key;
@@ -21,6 +24,7 @@ pub mod order;
 pub mod origin;
 pub mod paired;
 pub mod pooling;
+pub mod query;
 pub mod reasons;
 pub mod requests;
 pub mod runs;

@@ -2,8 +2,50 @@
 //! chart and square says it ("mean of 18 cells: 3 models × 2 phases × 3 reps"; docs/definitions.md#pooling).
 
 use crate::key::{CellKey, Dimension, DimensionValue};
-use crate::view_state::Aggregation;
 use serde::{Deserialize, Serialize};
+
+/// How reps (and then the series a curve pools) are aggregated into one curve value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregation {
+    /// The arithmetic mean.
+    #[default]
+    Mean,
+    /// The median (numpy's linear quantile at one half).
+    Median,
+}
+
+impl Aggregation {
+    /// The name `agg=` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Aggregation::Mean => "mean",
+            Aggregation::Median => "median",
+        }
+    }
+    /// The aggregation a name names.
+    pub fn parse(text: &str) -> Option<Aggregation> {
+        match text {
+            "mean" => Some(Aggregation::Mean),
+            "median" => Some(Aggregation::Median),
+            _ => None,
+        }
+    }
+    /// The aggregate of some values (`None` for none).
+    pub fn apply(self, values: &[f64]) -> Option<f64> {
+        if values.is_empty() {
+            return None;
+        }
+        match self {
+            Aggregation::Mean => Some(values.iter().sum::<f64>() / values.len() as f64),
+            Aggregation::Median => {
+                let mut sorted = values.to_vec();
+                crate::order::sort_floats(&mut sorted);
+                crate::stats::quantile_linear(&sorted, 0.5)
+            }
+        }
+    }
+}
 
 /// The cells behind one value: their count and, per dimension on which they differ, how many values.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

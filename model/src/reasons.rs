@@ -1,8 +1,8 @@
 //! The wording of why a cell is not clean: one sentence per status, used by the provenance body, the audit
 //! table, the curves' end markers and the inspector, so the same cell reads the same everywhere.
 
-use crate::api::HistoryEvent;
 use crate::exclusions::ExclusionScope;
+use crate::facts::HistoryEvent;
 use crate::metric::Metric;
 use crate::stat::Stat;
 use crate::status::CellStatus;

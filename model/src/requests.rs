@@ -8,21 +8,10 @@ use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
 
-/// The query of `GET /api/requests` for one cell, as the app asks it and an offline copy stores it: every key
-/// field, so that no two cells share it.
+/// The query of `GET /api/requests` for one cell, as the app asks it and an offline copy stores it: the cell's
+/// key in its text form, so that no two cells share it.
 pub fn requests_query(key: &crate::CellKey) -> String {
-    let text = |value: &str| crate::view_state::encode(value, false);
-    format!(
-        "run={}&suite={}&phase={}&backend={}&model={}&workload={}&n={}&rep={}",
-        text(&key.run_id),
-        text(&key.suite),
-        text(&key.phase),
-        text(&key.backend),
-        text(&key.model),
-        text(&key.workload),
-        key.n,
-        key.rep
-    )
+    format!("cell={}", crate::query::encode(&key.to_string(), true))
 }
 
 /// Whether a row stands in the data now or was replaced by a refill (it comes from the backup).

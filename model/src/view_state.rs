@@ -5,8 +5,12 @@
 //! differs from [`ViewState::DEFAULT`]) and parsed. Parsing never fails: a parameter that cannot be used is
 //! left at its default and reported in the list of ignored parameters, which the app shows as a notice.
 
+pub use crate::curve::BandSpan;
 use crate::filter::{DimensionFilter, is_whole_number};
 use crate::key::{CellKey, Dimension};
+pub use crate::pooling::Aggregation;
+use crate::query::{self, Field, Params, Target, target_accessors};
+pub use crate::query::{CompareChoice, IgnoredParameter, Include, WhatIf, encode};
 use crate::scaling::Criterion;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -55,79 +59,6 @@ impl View {
 }
 
 pub use crate::metric::Metric;
-
-/// How reps (and then the series a curve pools) are aggregated into one curve value.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Aggregation {
-    #[default]
-    Mean,
-    Median,
-}
-
-impl Aggregation {
-    pub fn name(self) -> &'static str {
-        match self {
-            Aggregation::Mean => "mean",
-            Aggregation::Median => "median",
-        }
-    }
-    pub fn parse(text: &str) -> Option<Aggregation> {
-        match text {
-            "mean" => Some(Aggregation::Mean),
-            "median" => Some(Aggregation::Median),
-            _ => None,
-        }
-    }
-    pub fn apply(self, values: &[f64]) -> Option<f64> {
-        if values.is_empty() {
-            return None;
-        }
-        match self {
-            Aggregation::Mean => Some(values.iter().sum::<f64>() / values.len() as f64),
-            Aggregation::Median => {
-                let mut sorted = values.to_vec();
-                crate::order::sort_floats(&mut sorted);
-                crate::stats::quantile_linear(&sorted, 0.5)
-            }
-        }
-    }
-}
-
-/// What the band around a curve value spans.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BandSpan {
-    /// The smallest and largest value among all the cells behind the point (every pooled series and rep).
-    #[default]
-    Cells,
-    /// Only the spread over reps: the point's value computed from each rep alone, smallest to largest. For a
-    /// point of one series this is the same as `Cells`.
-    Reps,
-}
-
-impl BandSpan {
-    pub fn name(self) -> &'static str {
-        match self {
-            BandSpan::Cells => "cells",
-            BandSpan::Reps => "reps",
-        }
-    }
-    pub fn parse(text: &str) -> Option<BandSpan> {
-        match text {
-            "cells" => Some(BandSpan::Cells),
-            "reps" => Some(BandSpan::Reps),
-            _ => None,
-        }
-    }
-    /// How a chart labels the band.
-    pub fn label(self) -> &'static str {
-        match self {
-            BandSpan::Cells => "band = min–max over the cells behind each point",
-            BandSpan::Reps => "band = min–max over reps (each rep's value, pooled like the point)",
-        }
-    }
-}
 
 /// What the curves put on the x axis: concurrency N (log₂, the default), or a per-cell metric, so a sweep reads
 /// as throughput against latency the way vLLM, SGLang and AIPerf benchmarks are read.
@@ -185,97 +116,6 @@ impl XAxis {
                     .join(", ")
             )),
         }
-    }
-}
-
-/// One what-if toggle, by name (for controls, labels and the `include` parameter).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Include {
-    /// Cells an exclusion ledger takes out.
-    Excluded,
-    /// Partial cells (in by default).
-    Partial,
-    /// Replace refilled cells by their pre-refill state from the backup.
-    PreRefill,
-}
-
-impl Include {
-    pub const ALL: [Include; 3] = [Include::Excluded, Include::Partial, Include::PreRefill];
-    pub fn name(self) -> &'static str {
-        match self {
-            Include::Excluded => "excluded",
-            Include::Partial => "partial",
-            Include::PreRefill => "pre_refill",
-        }
-    }
-    pub fn label(self) -> &'static str {
-        match self {
-            Include::Excluded => "include excluded cells",
-            Include::Partial => "include partial cells",
-            Include::PreRefill => "use pre-refill rows",
-        }
-    }
-    pub fn parse(text: &str) -> Option<Include> {
-        Include::ALL
-            .into_iter()
-            .find(|include| include.name() == text)
-    }
-}
-
-/// The what-if toggles. Refilled cells are current data and always in; `pre_refill` swaps in the rows a refill
-/// replaced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WhatIf {
-    /// Cells the exclusion ledger takes out are put back.
-    pub excluded: bool,
-    /// Partial cells enter aggregates (the default).
-    pub partial: bool,
-    pub pre_refill: bool,
-}
-
-impl WhatIf {
-    pub const DEFAULT: WhatIf = WhatIf {
-        excluded: false,
-        partial: true,
-        pre_refill: false,
-    };
-
-    pub fn get(&self, include: Include) -> bool {
-        match include {
-            Include::Excluded => self.excluded,
-            Include::Partial => self.partial,
-            Include::PreRefill => self.pre_refill,
-        }
-    }
-
-    pub fn set(&mut self, include: Include, on: bool) {
-        match include {
-            Include::Excluded => self.excluded = on,
-            Include::Partial => self.partial = on,
-            Include::PreRefill => self.pre_refill = on,
-        }
-    }
-
-    /// The toggles that differ from the defaults, as the header says them.
-    pub fn active(&self) -> Vec<&'static str> {
-        let mut active = Vec::new();
-        if self.excluded {
-            active.push("excluded cells included");
-        }
-        if !self.partial {
-            active.push("partial cells left out");
-        }
-        if self.pre_refill {
-            active.push("pre-refill rows");
-        }
-        active
-    }
-}
-
-impl Default for WhatIf {
-    fn default() -> Self {
-        WhatIf::DEFAULT
     }
 }
 
@@ -351,28 +191,6 @@ impl fmt::Display for AuditSort {
     }
 }
 
-/// The Compare view's choices: contrast `a` with `b`, two values of `by`, one group per value of `per`, at
-/// significance level `alpha` (the metric is the view's). `a` and `b` unset: the two values of `by` with the
-/// most cells ([`crate::compare::spec_of_view`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CompareChoice {
-    pub by: Dimension,
-    pub a: Option<String>,
-    pub b: Option<String>,
-    pub per: Option<Dimension>,
-    pub alpha: f64,
-}
-
-impl CompareChoice {
-    pub const DEFAULT: CompareChoice = CompareChoice {
-        by: Dimension::Backend,
-        a: None,
-        b: None,
-        per: Some(Dimension::Workload),
-        alpha: 0.05,
-    };
-}
-
 /// The whole view (the filter takes every dimension but N by value, N by range: [`Dimension::is_filterable`]).
 /// Defaults are what a first visit shows; only non-defaults are written to the URL.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -440,152 +258,17 @@ impl Default for ViewState {
     }
 }
 
-/// A query parameter the view state could not use, and why. The app lists these in a notice.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IgnoredParameter {
-    pub name: String,
-    pub value: String,
-    pub reason: String,
-}
-
-impl fmt::Display for IgnoredParameter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}={}`: {}", self.name, self.value, self.reason)
-    }
-}
-
-/// Percent-encodes a value for a query string (this app's links and its API requests), keeping the characters
-/// that read well in a link. `keep_commas` is false for list items, whose commas would otherwise split them.
-pub fn encode(text: &str, keep_commas: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        match byte {
-            b'A'..=b'Z'
-            | b'a'..=b'z'
-            | b'0'..=b'9'
-            | b'-'
-            | b'_'
-            | b'.'
-            | b'~'
-            | b'/'
-            | b'='
-            | b'|' => out.push(byte as char),
-            b',' if keep_commas => out.push(','),
-            b' ' => out.push('+'),
-            other => out.push_str(&format!("%{other:02X}")),
-        }
-    }
-    out
-}
-
-fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        match bytes[index] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let byte = bytes
-                    .get(index + 1..index + 3)
-                    .and_then(|hex| std::str::from_utf8(hex).ok())
-                    .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-                match byte {
-                    Some(byte) => {
-                        out.push(byte);
-                        index += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            byte => out.push(byte),
-        }
-        index += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The items of a list value (`vllm,sglang`): split before decoding, so an encoded comma stays in its item;
-/// items are trimmed and empty ones dropped.
-fn list_items(raw: &str) -> Vec<String> {
-    raw.split(',')
-        .map(|item| decode(item).trim().to_string())
-        .filter(|item| !item.is_empty())
-        .collect()
-}
-
-fn list_value(items: &[String]) -> String {
-    items
-        .iter()
-        .map(|item| encode(item, false))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// The parameters of one query string while fields take them.
-struct Params {
-    /// `(name, raw value)` in query order; taken ones are removed.
-    pairs: Vec<(String, String)>,
-    ignored: Vec<IgnoredParameter>,
-}
-
-impl Params {
-    /// Every raw value given for `name`, in order.
-    fn take_all(&mut self, name: &str) -> Vec<String> {
-        let mut taken = Vec::new();
-        self.pairs.retain(|(pair_name, value)| {
-            if pair_name == name {
-                taken.push(value.clone());
-                false
-            } else {
-                true
-            }
-        });
-        taken
-    }
-
-    /// The decoded value of a parameter that takes one value: the last one given (earlier ones are reported).
-    fn take(&mut self, name: &str) -> Option<String> {
-        let mut values = self.take_all(name);
-        let last = values.pop()?;
-        for earlier in values {
-            self.ignore(
-                name,
-                &decode(&earlier),
-                "given more than once; the last value is used",
-            );
-        }
-        Some(decode(&last))
-    }
-
-    fn ignore(&mut self, name: &str, value: &str, reason: impl Into<String>) {
-        self.ignored.push(IgnoredParameter {
-            name: name.to_string(),
-            value: value.to_string(),
-            reason: reason.into(),
-        });
-    }
-}
-
-/// One or more query parameters: how they are written from the state and read into it.
-struct Field {
-    /// Writes `(name, encoded value)` pairs, only for values that differ from the default.
-    print: fn(&ViewState, &mut Vec<(&'static str, String)>),
-    /// Takes its parameters and sets the state, reporting values it cannot use.
-    parse: fn(&mut ViewState, &mut Params),
-}
-
 /// A field with one parameter holding one value. `$print` writes the value (called only when it differs from
 /// the default), `$parse` reads it back or says why it cannot.
 macro_rules! scalar {
     ($name:literal, $field:ident, $print:expr, $parse:expr) => {
         Field {
-            print: |state, out| {
+            print: |state: &ViewState, out| {
                 if state.$field != ViewState::DEFAULT.$field {
                     out.push(($name, encode(&($print)(&state.$field), true)));
                 }
             },
-            parse: |state, params| {
+            parse: |state: &mut ViewState, params| {
                 if let Some(text) = params.take($name) {
                     match ($parse)(text.as_str()) {
                         Ok(value) => state.$field = value,
@@ -605,37 +288,122 @@ fn positive_number(text: &str) -> Result<f64, String> {
         .ok_or_else(|| "expected a positive number".to_string())
 }
 
-fn whole_number(text: &str) -> Result<u32, String> {
-    let text = text.trim();
-    if is_whole_number(text) && text != "0" && text.bytes().any(|byte| byte != b'0') {
-        text.parse().map_err(|_| String::new())
-    } else {
-        Err("expected a whole number from 1".into())
-    }
-}
-
-fn optional_whole_number(text: &str) -> Result<Option<u32>, String> {
-    if text.trim().is_empty() {
-        return Ok(None);
-    }
-    whole_number(text).map(Some)
-}
-
-fn dimension(text: &str) -> Result<Dimension, String> {
-    Dimension::ALL
-        .into_iter()
-        .find(|dimension| dimension.name() == text)
-        .ok_or_else(|| {
-            "expected one of run, suite, phase, backend, model, workload, n, rep".to_string()
-        })
-}
-
 fn print_threshold(value: f64) -> String {
     value.to_string()
 }
 
-/// Every parameter, in the order a link writes them.
-const FIELDS: &[Field] = &[
+/// A dimension picker's parameter (`rows`, `cols`, `grid`, `color`).
+macro_rules! dimension {
+    ($name:literal, $field:ident) => {
+        scalar!(
+            $name,
+            $field,
+            |dimension: &Dimension| dimension.name().to_string(),
+            query::dimension
+        )
+    };
+}
+
+/// The criterion and its thresholds: `criterion=v3`, or `criterion=custom&eff_below=0.7&p95_above=none`.
+const CRITERION: Field<ViewState> = Field {
+    print: |state, out| {
+        let criterion = state.criterion;
+        if criterion != ViewState::DEFAULT.criterion {
+            out.push(("criterion", criterion.name().to_string()));
+        }
+        if let Criterion::Custom {
+            efficiency_below,
+            p95_multiplier_above,
+        } = criterion
+        {
+            out.push(("eff_below", print_threshold(efficiency_below)));
+            out.push((
+                "p95_above",
+                p95_multiplier_above.map_or_else(|| "none".to_string(), print_threshold),
+            ));
+        }
+    },
+    parse: |state, params| {
+        let name = params.take("criterion");
+        let efficiency = params.take("eff_below").and_then(|text| {
+            positive_number(&text)
+                .map_err(|reason| params.ignore("eff_below", &text, reason))
+                .ok()
+                .map(|value| (text, value))
+        });
+        let p95 = params.take("p95_above").and_then(|text| {
+            let value = if text.trim() == "none" {
+                Ok(None)
+            } else {
+                positive_number(&text).map(Some)
+            };
+            value
+                .map_err(|reason| params.ignore("p95_above", &text, format!("{reason} or none")))
+                .ok()
+                .map(|value| (text, value))
+        });
+        let named = match name.as_deref() {
+            None | Some("custom") => None,
+            Some(text) => match Criterion::named(text) {
+                Some(named) => Some(named),
+                None => {
+                    params.ignore("criterion", text, "expected one of v1, v3, custom");
+                    None
+                }
+            },
+        };
+        state.criterion = match named {
+            // A named criterion fixes both thresholds; values that repeat them are fine, others are not used.
+            Some(named) => {
+                if let Some((text, value)) = &efficiency
+                    && *value != named.efficiency_below()
+                {
+                    params.ignore(
+                        "eff_below",
+                        text,
+                        format!(
+                            "criterion={} fixes efficiency < {}; use criterion=custom to change it",
+                            named.name(),
+                            named.efficiency_below()
+                        ),
+                    );
+                }
+                if let Some((text, value)) = &p95
+                    && *value != named.p95_multiplier_above()
+                {
+                    params.ignore("p95_above", text, format!("criterion={} fixes the p95 threshold; use criterion=custom to change it", named.name()));
+                }
+                named
+            }
+            None => {
+                let efficiency_below =
+                    efficiency.map_or(Criterion::V1.efficiency_below(), |(_, value)| value);
+                let p95_multiplier_above =
+                    p95.map_or(Criterion::V1.p95_multiplier_above(), |(_, value)| value);
+                if name.as_deref() == Some("custom") {
+                    Criterion::Custom {
+                        efficiency_below,
+                        p95_multiplier_above,
+                    }
+                } else {
+                    // Thresholds without a name are a custom criterion unless they equal the default one.
+                    Criterion::from_thresholds(efficiency_below, p95_multiplier_above)
+                }
+            }
+        };
+    },
+};
+
+impl Target for ViewState {
+    const EXACT_N: bool = false;
+    target_accessors!();
+    fn compare_shown(&self) -> bool {
+        self.view == View::Compare
+    }
+}
+
+/// Every parameter, in the order a link writes them; the ones every surface shares are [`crate::query`]'s.
+const FIELDS: &[Field<ViewState>] = &[
     scalar!(
         "view",
         view,
@@ -644,78 +412,8 @@ const FIELDS: &[Field] = &[
             View::parse(text).ok_or("expected one of matrix, curves, compare, inspector, audit")
         }
     ),
-    // The Compare view's sides and groups. A compare link names every choice, defaults included, so that it
-    // reads as the question it asks (`view=compare&by=backend&a=vllm&b=sglang&per=workload&metric=…`).
-    Field {
-        print: |state, out| {
-            let choice = &state.compare;
-            let default = &CompareChoice::DEFAULT;
-            let shown = state.view == View::Compare;
-            if shown || choice.by != default.by {
-                out.push(("by", choice.by.name().to_string()));
-            }
-            for (name, side) in [("a", &choice.a), ("b", &choice.b)] {
-                if let Some(value) = side {
-                    out.push((name, encode(value, false)));
-                }
-            }
-            if shown || choice.per != default.per {
-                out.push((
-                    "per",
-                    choice.per.map_or("none", Dimension::name).to_string(),
-                ));
-            }
-        },
-        parse: |state, params| {
-            let contrastable = "expected one of backend, model, run, suite, phase, workload";
-            if let Some(text) = params.take("by") {
-                match crate::compare::contrastable_dimension(&text) {
-                    Ok(by) => state.compare.by = by,
-                    Err(_) => params.ignore("by", &text, contrastable),
-                }
-            }
-            for name in ["a", "b"] {
-                if let Some(text) = params.take(name) {
-                    let value = text.trim().to_string();
-                    if value.is_empty() {
-                        params.ignore(name, &text, "expected a value of the compared dimension");
-                    } else if name == "a" {
-                        state.compare.a = Some(value);
-                    } else {
-                        state.compare.b = Some(value);
-                    }
-                }
-            }
-            if let Some(text) = params.take("per") {
-                match crate::compare::group_dimension(&text) {
-                    Ok(per) => state.compare.per = per,
-                    Err(_) => params.ignore("per", &text, format!("{contrastable} or none")),
-                }
-            }
-        },
-    },
-    Field {
-        print: |state, out| {
-            if state.view == View::Compare || state.metric != ViewState::DEFAULT.metric {
-                out.push(("metric", state.metric.name().to_string()));
-            }
-        },
-        parse: |state, params| {
-            if let Some(text) = params.take("metric") {
-                match Metric::parse(&text) {
-                    Some(metric) => state.metric = metric,
-                    None => params.ignore(
-                        "metric",
-                        &text,
-                        format!(
-                            "expected one of {}",
-                            Metric::ALL.map(Metric::name).join(", ")
-                        ),
-                    ),
-                }
-            }
-        },
-    },
+    query::sides(),
+    query::metric(),
     // The curves' x axis and frontier, beside the metric they plot against it (`metric=aggregate_tps&x=p95_ttft_ms`).
     scalar!("x", x, |x: &XAxis| x.name().to_string(), XAxis::parse),
     scalar!(
@@ -728,183 +426,15 @@ const FIELDS: &[Field] = &[
             _ => Err("expected 1 (draw each series' Pareto frontier) or 0"),
         }
     ),
-    Field {
-        print: |state, out| {
-            let alpha = state.compare.alpha;
-            if state.view == View::Compare || alpha != CompareChoice::DEFAULT.alpha {
-                out.push(("alpha", alpha.to_string()));
-            }
-        },
-        parse: |state, params| {
-            if let Some(text) = params.take("alpha") {
-                match text.trim().parse::<f64>() {
-                    Ok(alpha) if alpha > 0.0 && alpha < 1.0 => state.compare.alpha = alpha,
-                    _ => params.ignore("alpha", &text, "expected a number between 0 and 1"),
-                }
-            }
-        },
-    },
-    // One parameter per filtered dimension with comma-separated values; a dimension given twice adds up.
-    Field {
-        print: |state, out| {
-            for (dimension, values) in &state.filter.values {
-                out.push((dimension.name(), list_value(values)));
-            }
-        },
-        parse: |state, params| {
-            for dimension in Dimension::ALL
-                .into_iter()
-                .filter(|dimension| dimension.is_filterable())
-            {
-                let name = dimension.name();
-                let mut accepted = Vec::new();
-                for raw in params.take_all(name) {
-                    for item in list_items(&raw) {
-                        if dimension.is_numeric() && !is_whole_number(&item) {
-                            params.ignore(name, &item, "expected whole numbers");
-                        } else {
-                            accepted.push(item);
-                        }
-                    }
-                }
-                // Checked above, so this cannot fail.
-                let _ = state.filter.accept(dimension, accepted);
-            }
-            for raw in params.take_all("n") {
-                params.ignore("n", &decode(&raw), "N is chosen with n_min and n_max");
-            }
-        },
-    },
-    Field {
-        print: |state, out| {
-            if let Some(n_min) = state.filter.n_min {
-                out.push(("n_min", n_min.to_string()));
-            }
-            if let Some(n_max) = state.filter.n_max {
-                out.push(("n_max", n_max.to_string()));
-            }
-        },
-        parse: |state, params| {
-            for name in ["n_min", "n_max"] {
-                let Some(text) = params.take(name) else {
-                    continue;
-                };
-                match optional_whole_number(&text) {
-                    Ok(value) if name == "n_min" => state.filter.n_min = value,
-                    Ok(value) => state.filter.n_max = value,
-                    Err(reason) => params.ignore(name, &text, reason),
-                }
-            }
-        },
-    },
-    scalar!("at_n", at_n, |n: &u32| n.to_string(), whole_number),
-    // The criterion and its thresholds: `criterion=v3`, or `criterion=custom&eff_below=0.7&p95_above=none`.
-    Field {
-        print: |state, out| {
-            let criterion = state.criterion;
-            if criterion != ViewState::DEFAULT.criterion {
-                out.push(("criterion", criterion.name().to_string()));
-            }
-            if let Criterion::Custom {
-                efficiency_below,
-                p95_multiplier_above,
-            } = criterion
-            {
-                out.push(("eff_below", print_threshold(efficiency_below)));
-                out.push((
-                    "p95_above",
-                    p95_multiplier_above.map_or_else(|| "none".to_string(), print_threshold),
-                ));
-            }
-        },
-        parse: |state, params| {
-            let name = params.take("criterion");
-            let efficiency = params.take("eff_below").and_then(|text| {
-                positive_number(&text)
-                    .map_err(|reason| params.ignore("eff_below", &text, reason))
-                    .ok()
-                    .map(|value| (text, value))
-            });
-            let p95 = params.take("p95_above").and_then(|text| {
-                let value = if text.trim() == "none" {
-                    Ok(None)
-                } else {
-                    positive_number(&text).map(Some)
-                };
-                value
-                    .map_err(|reason| {
-                        params.ignore("p95_above", &text, format!("{reason} or none"))
-                    })
-                    .ok()
-                    .map(|value| (text, value))
-            });
-            let named = match name.as_deref() {
-                None | Some("custom") => None,
-                Some(text) => match Criterion::named(text) {
-                    Some(named) => Some(named),
-                    None => {
-                        params.ignore("criterion", text, "expected one of v1, v3, custom");
-                        None
-                    }
-                },
-            };
-            state.criterion = match named {
-                // A named criterion fixes both thresholds; values that repeat them are fine, others are not used.
-                Some(named) => {
-                    if let Some((text, value)) = &efficiency
-                        && *value != named.efficiency_below()
-                    {
-                        params.ignore("eff_below", text, format!("criterion={} fixes efficiency < {}; use criterion=custom to change it", named.name(), named.efficiency_below()));
-                    }
-                    if let Some((text, value)) = &p95
-                        && *value != named.p95_multiplier_above()
-                    {
-                        params.ignore("p95_above", text, format!("criterion={} fixes the p95 threshold; use criterion=custom to change it", named.name()));
-                    }
-                    named
-                }
-                None => {
-                    let efficiency_below =
-                        efficiency.map_or(Criterion::V1.efficiency_below(), |(_, value)| value);
-                    let p95_multiplier_above =
-                        p95.map_or(Criterion::V1.p95_multiplier_above(), |(_, value)| value);
-                    if name.as_deref() == Some("custom") {
-                        Criterion::Custom {
-                            efficiency_below,
-                            p95_multiplier_above,
-                        }
-                    } else {
-                        // Thresholds without a name are a custom criterion unless they equal the default one.
-                        Criterion::from_thresholds(efficiency_below, p95_multiplier_above)
-                    }
-                }
-            };
-        },
-    },
-    scalar!(
-        "rows",
-        rows,
-        |dimension: &Dimension| dimension.name().to_string(),
-        dimension
-    ),
-    scalar!(
-        "cols",
-        cols,
-        |dimension: &Dimension| dimension.name().to_string(),
-        dimension
-    ),
-    scalar!(
-        "grid",
-        grid,
-        |dimension: &Dimension| dimension.name().to_string(),
-        dimension
-    ),
-    scalar!(
-        "color",
-        color,
-        |dimension: &Dimension| dimension.name().to_string(),
-        dimension
-    ),
+    query::alpha(),
+    query::dimensions(),
+    query::n_range(),
+    scalar!("at_n", at_n, |n: &u32| n.to_string(), query::whole_number),
+    CRITERION,
+    dimension!("rows", rows),
+    dimension!("cols", cols),
+    dimension!("grid", grid),
+    dimension!("color", color),
     scalar!(
         "facet",
         facet,
@@ -912,7 +442,7 @@ const FIELDS: &[Field] = &[
         |text| if text == "none" {
             Ok(None)
         } else {
-            dimension(text)
+            query::dimension(text)
                 .map(Some)
                 .map_err(|reason| format!("{reason} or none"))
         }
@@ -929,65 +459,8 @@ const FIELDS: &[Field] = &[
         |band: &BandSpan| band.name().to_string(),
         |text| { BandSpan::parse(text).ok_or("expected cells or reps") }
     ),
-    scalar!(
-        "cell",
-        cell,
-        |cell: &Option<CellKey>| cell.as_ref().map(ToString::to_string).unwrap_or_default(),
-        |text: &str| {
-            if text.is_empty() {
-                Ok(None)
-            } else {
-                text.parse::<CellKey>()
-                    .map(Some)
-                    .map_err(|error| error.to_string())
-            }
-        }
-    ),
-    // `include` adds to the default set (partial cells are in by default, refilled cells always are); `omit`
-    // takes the default `partial` out.
-    Field {
-        print: |state, out| {
-            let what_if = state.what_if;
-            let mut include = Vec::new();
-            if what_if.excluded {
-                include.push(Include::Excluded.name());
-            }
-            if what_if.pre_refill {
-                include.push(Include::PreRefill.name());
-            }
-            if !include.is_empty() {
-                out.push(("include", include.join(",")));
-            }
-            if !what_if.partial {
-                out.push(("omit", Include::Partial.name().to_string()));
-            }
-        },
-        parse: |state, params| {
-            for raw in params.take_all("include") {
-                for item in list_items(&raw) {
-                    match Include::parse(&item) {
-                        Some(include) => state.what_if.set(include, true),
-                        // Refilled cells are current data, so they are always in.
-                        None if item == "refilled" => {}
-                        None => params.ignore(
-                            "include",
-                            &item,
-                            "expected excluded, partial, pre_refill or refilled",
-                        ),
-                    }
-                }
-            }
-            for raw in params.take_all("omit") {
-                for item in list_items(&raw) {
-                    if item == Include::Partial.name() {
-                        state.what_if.partial = false;
-                    } else {
-                        params.ignore("omit", &item, "only partial cells can be omitted");
-                    }
-                }
-            }
-        },
-    },
+    query::cell(),
+    query::toggles(),
     scalar!(
         "q",
         query,
@@ -1008,12 +481,7 @@ const FIELDS: &[Field] = &[
             }
         }
     ),
-    scalar!(
-        "at",
-        at,
-        |at: &Option<String>| at.clone().unwrap_or_default(),
-        |text: &str| { Ok::<_, String>((!text.is_empty()).then(|| text.to_string())) }
-    ),
+    query::at(),
 ];
 
 impl ViewState {
@@ -1025,40 +493,16 @@ impl ViewState {
 
     /// Writes the state as a query string (without `?`), non-default values only, in a fixed order.
     pub fn to_query(&self) -> String {
-        let mut pairs = Vec::new();
-        for field in FIELDS {
-            (field.print)(self, &mut pairs);
-        }
-        pairs
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect::<Vec<_>>()
-            .join("&")
+        query::print(FIELDS, self)
     }
 
     /// Reads a query string (with or without `?`). Never fails: what cannot be used is left at its default and
     /// listed, so an old or hand-edited link still opens and says what it ignored.
     pub fn parse_query(query: &str) -> (ViewState, Vec<IgnoredParameter>) {
-        let query = query.strip_prefix('?').unwrap_or(query);
-        let mut params = Params {
-            pairs: query
-                .split('&')
-                .filter(|pair| !pair.is_empty())
-                .map(|pair| {
-                    let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-                    (decode(name), value.to_string())
-                })
-                .collect(),
-            ignored: Vec::new(),
-        };
+        let mut params = Params::of_query(query);
         let mut state = ViewState::default();
-        for field in FIELDS {
-            (field.parse)(&mut state, &mut params);
-        }
-        for (name, value) in std::mem::take(&mut params.pairs) {
-            params.ignore(&name, &decode(&value), "unknown parameter");
-        }
-        (state, params.ignored)
+        query::parse(FIELDS, &mut state, &mut params);
+        (state, params.finish())
     }
 
     /// The state of a query string, ignoring what it cannot use.
@@ -1087,11 +531,11 @@ impl ViewState {
             && positive(self.criterion.efficiency_below())
             && self.criterion.p95_multiplier_above().is_none_or(positive)
             && self.at.as_ref().is_none_or(|at| !at.is_empty())
-            && crate::compare::CONTRASTABLE.contains(&self.compare.by)
+            && query::CONTRASTABLE.contains(&self.compare.by)
             && self
                 .compare
                 .per
-                .is_none_or(|per| crate::compare::CONTRASTABLE.contains(&per))
+                .is_none_or(|per| query::CONTRASTABLE.contains(&per))
             && [&self.compare.a, &self.compare.b]
                 .into_iter()
                 .flatten()

@@ -1,44 +1,15 @@
-//! Writes the cells table in the three export formats, all from one Arrow record batch so the columns agree.
+//! Writes the cells table in the three export formats ([`Format`]), all from one Arrow record batch so the
+//! columns agree.
 
 use arrow_array::RecordBatch;
 use cellscope_model::CellSummary;
+pub use cellscope_model::query::Format;
 use cellscope_model::schema::{cells_schema, cells_to_batch, cells_to_csv, write_ipc_stream};
-use std::str::FromStr;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Csv,
-    Json,
-    Arrow,
-}
-
-impl Format {
-    /// The name `format=` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Csv => "csv",
-            Format::Json => "json",
-            Format::Arrow => "arrow",
-        }
-    }
-}
-
-impl FromStr for Format {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "csv" => Ok(Format::Csv),
-            "json" => Ok(Format::Json),
-            "arrow" => Ok(Format::Arrow),
-            other => Err(format!(
-                "unknown format `{other}`; expected csv, json or arrow"
-            )),
-        }
-    }
-}
-
+/// An export that could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
+    /// Arrow could not build or write the table.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
 }

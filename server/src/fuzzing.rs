@@ -359,20 +359,14 @@ pub fn view_state(data: &[u8]) {
     assert_eq!(again.to_query(), printed);
 }
 
-/// The API's query parser answers any query with parameters or a 400 naming the problem, never a panic.
+/// The API's query parser answers any query with a typed query or an error naming the problem, on every
+/// endpoint, never a panic.
 pub fn api_query(data: &[u8]) {
+    use cellscope_model::query::{Endpoint, Query};
     let text = String::from_utf8_lossy(data);
-    let Ok(uri) = format!("/api/cells?{text}").parse::<axum::http::Uri>() else {
-        return;
-    };
-    let Ok(axum::extract::Query(params)) =
-        axum::extract::Query::<Vec<(String, String)>>::try_from_uri(&uri)
-    else {
-        return;
-    };
-    let mut accepted = crate::http::api::DIMENSIONS.to_vec();
-    accepted.extend(["status", "lineage", "at"]);
-    if let Err(error) = crate::http::api::parse(&params, &accepted) {
-        assert!(!error.to_string().is_empty());
+    for endpoint in Endpoint::ALL {
+        if let Err(error) = Query::parse(&text, endpoint) {
+            assert!(!error.to_string().is_empty());
+        }
     }
 }

@@ -7,8 +7,8 @@
 //! refilled cell the refill run whose rows stand in it (`source_run_id`; its key names the master run). Dropped
 //! pairs contribute nothing, so a refill whose cells the ledger leaves out of the comparison does not show.
 
-use crate::api::{EnvironmentField, RunFacts};
 use crate::compare::{CompareSpec, Comparison, Side};
+use crate::facts::{EnvironmentField, RunFacts};
 use crate::key::CellKey;
 use crate::summary::CellSummary;
 use serde::{Deserialize, Serialize};

@@ -4,15 +4,19 @@
 //! [`MatrixBase::grids`] reads the values of the metric and criterion off it.
 
 use super::{Value, applied_comparisons, filtered, inclusion_of, matrix_dimensions, part_of};
+use crate::curve::BandSpan;
 use crate::curve::{Breakdown, Curve, CurveOptions, CurvePoint, curves_with_cells};
 use crate::key::{CellKey, Dimension, DimensionValue};
+use crate::metric::Metric;
 use crate::order::sorted_distinct;
 use crate::origin::Mark;
+use crate::pooling::Aggregation;
 use crate::pooling::Pooling;
+use crate::query::WhatIf;
 use crate::reasons::ScalingAbsent;
 use crate::status::CellStatus;
 use crate::summary::CellSummary;
-use crate::view_state::{Aggregation, BandSpan, Metric, ViewState, WhatIf};
+use crate::view_state::ViewState;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Status and flag counts of a group of cells, for glyphs and hover text.

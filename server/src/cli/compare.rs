@@ -1,10 +1,15 @@
-//! `cellscope compare`: the head-to-head of two values of one dimension, read by the parser `/api/compare` uses.
+//! `cellscope compare`: the head-to-head of two values of one dimension, as the model's typed query asks it (the
+//! one `/api/compare` reads).
 
 use super::{CacheArgs, DataRoot, load_root};
 use anyhow::Context;
 use cellscope::terminal::printable;
 use cellscope_index::IndexOptions;
 use cellscope_model::Dimension;
+use cellscope_model::cli_values::Per;
+use cellscope_model::compare::CompareQuery;
+use cellscope_model::metric::Metric;
+use cellscope_model::query::{CompareChoice, Include, Query};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,25 +19,25 @@ pub(super) struct CompareArgs {
     #[arg(default_value = ".")]
     data_dir: PathBuf,
     /// The dimension whose values are compared: backend, model, run, suite, phase or workload.
-    #[arg(long, default_value = "backend")]
-    by: String,
+    #[arg(long, value_enum, default_value_t = CompareChoice::DEFAULT.by)]
+    by: Dimension,
     #[arg(long)]
     a: String,
     #[arg(long)]
     b: String,
     /// One group per value of this dimension, or `none`.
-    #[arg(long, default_value = "workload")]
-    per: String,
+    #[arg(long, value_enum, default_value_t = Per(CompareChoice::DEFAULT.per))]
+    per: Per,
     /// efficiency, p95_multiplier, aggregate_tps, p50_wall_ms, p95_wall_ms, p99_wall_ms, p50_ttft_ms,
     /// p95_ttft_ms.
-    #[arg(long, default_value = "efficiency")]
-    metric: String,
+    #[arg(long, value_enum, default_value_t = Query::DEFAULT.metric)]
+    metric: Metric,
     /// Significance level for claiming an edge (Holm-adjusted).
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = CompareChoice::DEFAULT.alpha)]
     alpha: f64,
     /// What-if toggles, comma-separated: excluded (put ledger exclusions back), pre_refill, partial.
-    #[arg(long, value_delimiter = ',')]
-    include: Vec<String>,
+    #[arg(long, value_enum, value_delimiter = ',')]
+    include: Vec<Include>,
     /// Leave partial cells out.
     #[arg(long)]
     omit_partial: bool,
@@ -69,7 +74,7 @@ struct Filters {
 
 pub(super) fn run(arguments: CompareArgs) -> anyhow::Result<ExitCode> {
     let root = DataRoot::open(arguments.data_dir.clone(), &arguments.cache)?;
-    let query = cellscope_model::compare::parse_query(&query_pairs(&arguments))?;
+    let query = CompareQuery::from_query(&typed_query(&arguments)?)?;
     let index = load_root(&root, &arguments.cache, &IndexOptions::CELLS)?;
     let cells = cellscope_model::explore::working_cells(
         &index.cells,
@@ -93,21 +98,24 @@ pub(super) fn run(arguments: CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The same name/value pairs `/api/compare` takes.
-fn query_pairs(arguments: &CompareArgs) -> Vec<(String, String)> {
-    let mut pairs: Vec<(String, String)> = vec![
-        ("by".into(), arguments.by.clone()),
-        ("a".into(), arguments.a.clone()),
-        ("b".into(), arguments.b.clone()),
-        ("per".into(), arguments.per.clone()),
-        ("metric".into(), arguments.metric.clone()),
-        ("alpha".into(), arguments.alpha.to_string()),
-    ];
-    if !arguments.include.is_empty() {
-        pairs.push(("include".into(), arguments.include.join(",")));
+/// The typed query of the arguments, as `/api/compare` reads its parameters into one.
+fn typed_query(arguments: &CompareArgs) -> anyhow::Result<Query> {
+    let mut query = Query {
+        compare: CompareChoice {
+            by: arguments.by,
+            a: Some(arguments.a.clone()),
+            b: Some(arguments.b.clone()),
+            per: arguments.per.0,
+            alpha: arguments.alpha,
+        },
+        metric: arguments.metric,
+        ..Query::DEFAULT
+    };
+    for include in &arguments.include {
+        query.what_if.set(*include, true);
     }
     if arguments.omit_partial {
-        pairs.push(("omit".into(), "partial".into()));
+        query.what_if.partial = false;
     }
     let filters = &arguments.filters;
     for (dimension, values) in [
@@ -120,9 +128,11 @@ fn query_pairs(arguments: &CompareArgs) -> Vec<(String, String)> {
         (Dimension::N, &filters.n),
         (Dimension::Rep, &filters.rep),
     ] {
-        if !values.is_empty() {
-            pairs.push((dimension.name().into(), values.join(",")));
-        }
+        // As in a query string: items trimmed, empty ones dropped.
+        let items = values.iter().map(|value| value.trim().to_string());
+        query
+            .filter
+            .accept(dimension, items.filter(|item| !item.is_empty()))?;
     }
-    pairs
+    Ok(query)
 }

@@ -1,31 +1,34 @@
-//! The JSON and Arrow API: `/api/index`, `/api/cells`, `/api/requests`, `/api/provenance`, `/api/events`.
+//! The JSON and Arrow API: `/api/index`, `/api/cells`, `/api/requests`, `/api/provenance`, `/api/compare`,
+//! `/api/events`, `/api/bundle`. Every handler reads its parameters through [`ApiQuery`], the model's typed query.
 
 use super::archive::Archived;
 use super::bodies;
+use super::encoding::accepted_encoding;
 use super::error::ApiError;
-use super::snapshot::{Snapshot, Store};
+use super::query::{ApiQuery, refused};
+use super::snapshot::{Snapshot, Store, name_snapshot};
 use crate::export::{self, Format};
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, RawQuery, State};
+use axum::extract::State;
 use axum::http::header::{
-    ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
+    CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
 };
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use cellscope_model::api::{CompareBody, IndexBody};
-use cellscope_model::filter::{DimensionFilter, dimension_counts};
+use cellscope_model::compare::CompareQuery;
+use cellscope_model::filter::dimension_counts;
 use cellscope_model::key::Value;
+use cellscope_model::query::{Endpoint, IgnoredParameter, Query, QueryError};
 use cellscope_model::requests::{requests_schema, requests_to_batch};
 use cellscope_model::schema::{ARROW_STREAM_MEDIA_TYPE, cells_from_ipc, write_ipc_stream};
-use cellscope_model::{CellKey, CellStatus, CellSummary, Dimension};
+use cellscope_model::{CellKey, CellSummary, Dimension};
 use futures_util::StreamExt as _;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use tokio_stream::wrappers::BroadcastStream;
-
-pub type Params = Query<Vec<(String, String)>>;
 
 fn media_type(format: Format) -> &'static str {
     match format {
@@ -67,17 +70,6 @@ fn not_modified(headers: &HeaderMap, snapshot: &Snapshot) -> Option<Response> {
     })
 }
 
-/// Names on `response` the snapshot it was made from (`x-cellscope-snapshot`), as every answer from a snapshot
-/// does: the app pins links to it.
-pub(crate) fn name_snapshot(response: &mut Response, id: &str) {
-    if let Ok(value) = HeaderValue::from_str(id) {
-        response.headers_mut().insert(
-            axum::http::HeaderName::from_static("x-cellscope-snapshot"),
-            value,
-        );
-    }
-}
-
 fn respond(snapshot: &Snapshot, content_type: &'static str, body: impl Into<Body>) -> Response {
     let mut response = (
         [
@@ -92,74 +84,23 @@ fn respond(snapshot: &Snapshot, content_type: &'static str, body: impl Into<Body
     response
 }
 
-/// Parsed query parameters: `format` plus the parameters a handler accepts, comma-separated lists merged.
-pub(crate) struct Parsed {
-    format: Option<Format>,
-    values: BTreeMap<String, Vec<String>>,
-}
-
-pub(crate) fn parse(params: &[(String, String)], accepted: &[&str]) -> Result<Parsed, ApiError> {
-    let mut parsed = Parsed {
-        format: None,
-        values: BTreeMap::new(),
-    };
-    for (name, value) in params {
-        if name == "format" {
-            parsed.format = Some(
-                value
-                    .parse()
-                    .map_err(|message: String| ApiError::bad_request("bad_parameter", message))?,
-            );
-            continue;
-        }
-        if !accepted.contains(&name.as_str()) {
-            return Err(ApiError::bad_request(
-                "unknown_parameter",
-                format!(
-                    "unknown query parameter `{name}`; accepted: format, {}",
-                    accepted.join(", ")
-                ),
-            ));
-        }
-        let entry = parsed.values.entry(name.clone()).or_default();
-        entry.extend(
-            value
-                .split(',')
-                .map(str::trim)
-                .filter(|part| !part.is_empty())
-                .map(str::to_string),
-        );
-    }
-    Ok(parsed)
-}
-
-pub(crate) const DIMENSIONS: [&str; 8] = [
-    "run", "suite", "phase", "backend", "model", "workload", "n", "rep",
-];
-
 /// Which snapshot a request reads: the current one, or a kept one named by `at=` (a pinned link).
 enum Pinned {
     Current,
     Kept(String, Archived),
 }
 
-/// Takes `at` out of the parameters and finds that snapshot; a snapshot no longer kept is a 404 that says so.
-fn pinned(store: &Store, parsed: &mut Parsed) -> Result<Pinned, ApiError> {
-    let Some(values) = parsed.values.remove("at") else {
+/// The snapshot `at` names; a snapshot no longer kept is a 404 that says so.
+fn pinned(store: &Store, at: Option<&str>) -> Result<Pinned, ApiError> {
+    let Some(at) = at else {
         return Ok(Pinned::Current);
     };
-    let [at] = values.as_slice() else {
-        return Err(ApiError::bad_request(
-            "bad_parameter",
-            "`at` takes one snapshot id",
-        ));
-    };
     let current = store.load().id.clone();
-    if *at == current {
+    if at == current {
         return Ok(Pinned::Current);
     }
     match store.archive.as_ref().and_then(|archive| archive.load(at)) {
-        Some(archived) => Ok(Pinned::Kept(at.clone(), archived)),
+        Some(archived) => Ok(Pinned::Kept(at.to_string(), archived)),
         None => Err(ApiError::not_found(
             "snapshot_gone",
             format!(
@@ -220,21 +161,10 @@ enum JsonBody {
 fn precomputed_json(
     store: &Store,
     headers: &HeaderMap,
-    params: &[(String, String)],
+    query: &Query,
     which: JsonBody,
 ) -> Result<Response, ApiError> {
-    let route = match which {
-        JsonBody::Index => "/api/index",
-        JsonBody::Provenance => "/api/provenance",
-    };
-    let mut parsed = parse(params, &["at"])?;
-    if matches!(parsed.format, Some(Format::Csv | Format::Arrow)) {
-        return Err(ApiError::bad_request(
-            "bad_parameter",
-            format!("{route} is JSON only (format=json)"),
-        ));
-    }
-    if let Pinned::Kept(id, archived) = pinned(store, &mut parsed)? {
+    if let Pinned::Kept(id, archived) = pinned(store, query.at.as_deref())? {
         let body = match which {
             JsonBody::Index => archived.index_json,
             JsonBody::Provenance => archived.provenance_json,
@@ -256,52 +186,70 @@ fn precomputed_json(
 pub async fn index(
     State(store): State<Arc<Store>>,
     headers: HeaderMap,
-    Query(params): Params,
+    ApiQuery { query, .. }: ApiQuery,
 ) -> Result<Response, ApiError> {
-    precomputed_json(&store, &headers, &params, JsonBody::Index)
+    precomputed_json(&store, &headers, &query, JsonBody::Index)
 }
 
 /// The cells a `/api/cells` query selects: the model's dimension filter plus `status=`. A value no cell of the
 /// data has (`known`: each dimension's values) is refused with the dimension's values, and the one meant when
 /// it is close, rather than answered with no cells.
 fn cell_filter(
-    parsed: &Parsed,
+    query: &Query,
     known: &BTreeMap<Dimension, Vec<Value>>,
 ) -> Result<impl Fn(&CellSummary) -> bool + Send + use<>, ApiError> {
-    let mut filter = DimensionFilter::default();
-    let mut statuses: Option<BTreeSet<CellStatus>> = None;
-    for (name, values) in &parsed.values {
-        if name == "status" {
-            let mut set = BTreeSet::new();
-            for value in values {
-                set.insert(CellStatus::parse(value).ok_or_else(|| {
-                    ApiError::bad_request(
-                        "bad_parameter",
-                        format!("status `{value}` is not one of clean, partial, failed, skipped, not_run"),
-                    )
-                })?);
-            }
-            statuses = Some(set);
-            continue;
-        }
-        let dimension = Dimension::parse(name).ok_or_else(|| {
-            ApiError::bad_request("unknown_parameter", format!("unknown dimension `{name}`"))
-        })?;
-        filter
-            .accept(dimension, values.iter().cloned())
-            .map_err(|error| ApiError::bad_request("bad_parameter", error.to_string()))?;
-    }
+    let filter = query.filter.clone();
     let unknown = filter.unknown_values(known);
     if !unknown.is_empty() {
         let message: Vec<String> = unknown.iter().map(ToString::to_string).collect();
         return Err(ApiError::bad_request("unknown_value", message.join("; ")));
     }
-    Ok(move |cell: &CellSummary| {
-        statuses
-            .as_ref()
-            .is_none_or(|set| set.contains(&cell.status))
-            && filter.admits(&cell.key)
-    })
+    let query = query.clone();
+    Ok(move |cell: &CellSummary| query.keeps_status(cell.status) && filter.admits(&cell.key))
+}
+
+/// Whether a `/api/cells` query selects a slice rather than the whole table.
+fn selects_slice(query: &Query) -> bool {
+    !query.filter.values.is_empty() || !query.status.is_empty()
+}
+
+/// The values that shape a slice's body, by parameter name, for its key among the kept bodies.
+fn slice_values(query: &Query) -> BTreeMap<String, Vec<String>> {
+    let mut values: BTreeMap<String, Vec<String>> = query
+        .filter
+        .values
+        .iter()
+        .map(|(dimension, values)| (dimension.name().to_string(), values.clone()))
+        .collect();
+    if !query.status.is_empty() {
+        let statuses = query
+            .status
+            .iter()
+            .map(|status| status.as_str().to_string());
+        values.insert("status".into(), statuses.collect());
+    }
+    values
+}
+
+/// `/api/cells` lists every cell with its status and exclusions whatever the toggles, which decide only what
+/// enters aggregates; of the toggles, only `pre_refill` changes its answer. The others are refused rather than
+/// answered as if they had been applied.
+fn cells_toggles(query: &Query) -> Result<bool, ApiError> {
+    let what_if = query.what_if;
+    let refused_toggle = match (what_if.excluded, what_if.partial) {
+        (true, _) => Some(("include", "excluded")),
+        (_, false) => Some(("omit", "partial")),
+        _ => None,
+    };
+    if let Some((name, value)) = refused_toggle {
+        let error = QueryError::Bad(IgnoredParameter {
+            name: name.into(),
+            value: value.into(),
+            reason: "/api/cells lists every cell with its status and exclusions; of the toggles only pre_refill changes it".into(),
+        });
+        return Err(refused(Endpoint::Cells, &error));
+    }
+    Ok(what_if.pre_refill)
 }
 
 /// How long a request that needs the second indexing stage waits for it before answering 503.
@@ -332,92 +280,28 @@ async fn complete_snapshot(store: &Store) -> Result<Arc<Snapshot>, ApiError> {
 pub async fn cells(
     State(store): State<Arc<Store>>,
     headers: HeaderMap,
-    Query(params): Params,
+    ApiQuery { query, .. }: ApiQuery,
 ) -> Result<Response, ApiError> {
-    let mut accepted = DIMENSIONS.to_vec();
-    accepted.extend(["status", "lineage", "at"]);
-    let mut parsed = parse(&params, &accepted)?;
-    let format = parsed.format.unwrap_or(Format::Arrow);
-    let pinned = pinned(&store, &mut parsed)?;
-    // `lineage=pre_refill`: the refilled cells as they were before the refill (the what-if of the app).
-    let pre_refill = match parsed.values.remove("lineage").as_deref() {
-        None => false,
-        Some([value]) if value == "current" => false,
-        Some([value]) if value == "pre_refill" => true,
-        Some(other) => {
-            return Err(ApiError::bad_request(
-                "bad_parameter",
-                format!(
-                    "lineage must be `current` or `pre_refill`, got `{}`",
-                    other.join(",")
-                ),
-            ));
-        }
-    };
-    if let Pinned::Kept(id, archived) = pinned {
-        let arrow = if pre_refill {
-            archived.pre_refill_arrow
-        } else {
-            archived.cells_arrow
-        };
-        if parsed.values.is_empty() && format == Format::Arrow {
-            return Ok(respond_kept(&headers, &id, media_type(format), arrow));
-        }
-        let kept = kept_cells(&arrow)?;
-        let known = dimension_counts(&kept)
-            .into_iter()
-            .map(|(dimension, counts)| {
-                (
-                    dimension,
-                    counts.into_iter().map(|(value, _)| value).collect(),
-                )
-            })
-            .collect();
-        let filter = cell_filter(&parsed, &known)?;
-        let selected: Vec<CellSummary> = kept.into_iter().filter(|cell| filter(cell)).collect();
-        let body = export::encode(&selected, format)
-            .map_err(|error| ApiError::Internal(error.to_string()))?;
-        return Ok(respond_kept(&headers, &id, media_type(format), body));
+    let format = query.format.unwrap_or(Format::Arrow);
+    // `include=pre_refill`: the refilled cells as they were before the refill (the what-if of the app).
+    let pre_refill = cells_toggles(&query)?;
+    if let Pinned::Kept(id, archived) = pinned(&store, query.at.as_deref())? {
+        return kept_cells_body(&headers, &query, &id, archived, pre_refill);
     }
     let snapshot = if pre_refill {
         complete_snapshot(&store).await?
     } else {
         store.load()
     };
-    let filter = cell_filter(&parsed, &snapshot.dimension_values)?;
+    let filter = cell_filter(&query, &snapshot.dimension_values)?;
     if let Some(response) = not_modified(&headers, &snapshot) {
         return Ok(response);
     }
-    if parsed.values.is_empty() && format == Format::Arrow && !pre_refill {
-        // The whole table, precompressed per snapshot in the encodings the client accepts.
-        let compressed = &snapshot.cells_arrow_compressed;
-        let response = if accepted_encoding(&headers).is_some_and(|encoding| encoding != "zstd") {
-            // Brotli or gzip is made on the first request that needs it: off the async workers.
-            let building = snapshot.clone();
-            tokio::task::spawn_blocking(move || {
-                respond_encoded(
-                    &building,
-                    &headers,
-                    media_type(format),
-                    &building.cells_arrow,
-                    |encoding| building.cells_arrow_compressed.get(encoding),
-                )
-            })
-            .await
-            .map_err(|error| ApiError::Internal(error.to_string()))?
-        } else {
-            respond_encoded(
-                &snapshot,
-                &headers,
-                media_type(format),
-                &snapshot.cells_arrow,
-                |encoding| compressed.get(encoding),
-            )
-        };
-        return Ok(response);
+    if !selects_slice(&query) && format == Format::Arrow && !pre_refill {
+        return whole_table(snapshot, headers).await;
     }
     // A slice: built and compressed once per snapshot and normalised query, then served from memory.
-    let key = bodies::key(format.name(), pre_refill, &parsed.values);
+    let key = bodies::key(format.name(), pre_refill, &slice_values(&query));
     let building = snapshot.clone();
     let body = snapshot
         .filtered_cells
@@ -448,23 +332,64 @@ pub async fn cells(
     ))
 }
 
-/// The best of the bodies' encodings ([`ENCODINGS`](super::snapshot::ENCODINGS), best first) the client
-/// accepts.
-pub(crate) fn accepted_encoding(headers: &HeaderMap) -> Option<&'static str> {
-    let accepted = headers
-        .get(ACCEPT_ENCODING)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or("");
-    let accepts = |encoding: &str| {
-        accepted.split(',').any(|part| {
-            let mut pieces = part.trim().split(';');
-            pieces.next() == Some(encoding)
-                && !pieces.any(|parameter| parameter.trim().replace(' ', "") == "q=0")
-        })
+/// The cells of a kept snapshot (a pinned link), whole or sliced.
+fn kept_cells_body(
+    headers: &HeaderMap,
+    query: &Query,
+    id: &str,
+    archived: Archived,
+    pre_refill: bool,
+) -> Result<Response, ApiError> {
+    let format = query.format.unwrap_or(Format::Arrow);
+    let arrow = if pre_refill {
+        archived.pre_refill_arrow
+    } else {
+        archived.cells_arrow
     };
-    super::snapshot::ENCODINGS
+    if !selects_slice(query) && format == Format::Arrow {
+        return Ok(respond_kept(headers, id, media_type(format), arrow));
+    }
+    let kept = kept_cells(&arrow)?;
+    let known = dimension_counts(&kept)
         .into_iter()
-        .find(|encoding| accepts(encoding))
+        .map(|(dimension, counts)| {
+            (
+                dimension,
+                counts.into_iter().map(|(value, _)| value).collect(),
+            )
+        })
+        .collect();
+    let filter = cell_filter(query, &known)?;
+    let selected: Vec<CellSummary> = kept.into_iter().filter(|cell| filter(cell)).collect();
+    let body =
+        export::encode(&selected, format).map_err(|error| ApiError::Internal(error.to_string()))?;
+    Ok(respond_kept(headers, id, media_type(format), body))
+}
+
+/// The whole cells table, precompressed per snapshot in the encodings the client accepts.
+async fn whole_table(snapshot: Arc<Snapshot>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let media_type = media_type(Format::Arrow);
+    if accepted_encoding(&headers).is_some_and(|encoding| encoding != "zstd") {
+        // Brotli or gzip is made on the first request that needs it: off the async workers.
+        return tokio::task::spawn_blocking(move || {
+            respond_encoded(
+                &snapshot,
+                &headers,
+                media_type,
+                &snapshot.cells_arrow,
+                |encoding| snapshot.cells_arrow_compressed.get(encoding),
+            )
+        })
+        .await
+        .map_err(|error| ApiError::Internal(error.to_string()));
+    }
+    Ok(respond_encoded(
+        &snapshot,
+        &headers,
+        media_type,
+        &snapshot.cells_arrow,
+        |encoding| snapshot.cells_arrow_compressed.get(encoding),
+    ))
 }
 
 /// A body in the best encoding the client accepts of those `compressed` gives (`Vary: accept-encoding`), else
@@ -494,115 +419,56 @@ fn respond_encoded(
     response
 }
 
-fn one<'a>(parsed: &'a Parsed, name: &str) -> Result<Option<&'a str>, ApiError> {
-    match parsed.values.get(name).map(Vec::as_slice) {
-        None | Some([]) => Ok(None),
-        Some([value]) => Ok(Some(value.as_str())),
-        Some(_) => Err(ApiError::bad_request(
-            "bad_parameter",
-            format!("`{name}` takes one value"),
-        )),
-    }
-}
-
-fn number(parsed: &Parsed, name: &str) -> Result<Option<u32>, ApiError> {
-    one(parsed, name)?
-        .map(|value| {
-            value.parse::<u32>().map_err(|_| {
-                ApiError::bad_request(
-                    "bad_parameter",
-                    format!("`{name}` must be a non-negative integer, got `{value}`"),
-                )
-            })
-        })
-        .transpose()
-}
-
-/// `GET /api/requests?run=…&phase=…&model=…&workload=…&n=…&rep=…` (`suite`, `backend` when ambiguous).
-pub async fn requests(
-    State(store): State<Arc<Store>>,
-    headers: HeaderMap,
-    Query(params): Params,
-) -> Result<Response, ApiError> {
-    let parsed = parse(&params, &DIMENSIONS)?;
-    let format = parsed.format.unwrap_or(Format::Arrow);
-    let required = ["run", "phase", "model", "workload", "n", "rep"];
-    let missing: Vec<&str> = required
-        .iter()
-        .copied()
-        .filter(|name| !parsed.values.contains_key(*name))
-        .collect();
-    if !missing.is_empty() {
-        return Err(ApiError::bad_request(
-            "missing_parameter",
-            format!(
-                "missing {}; a cell is named by run, phase, model, workload, n and rep (and suite, backend when ambiguous)",
-                missing.join(", ")
-            ),
-        ));
-    }
-    let (n, rep) = (number(&parsed, "n")?, number(&parsed, "rep")?);
-    let text = |name: &str| one(&parsed, name);
-    let (run, phase, model, workload, suite, backend) = (
-        text("run")?,
-        text("phase")?,
-        text("model")?,
-        text("workload")?,
-        text("suite")?,
-        text("backend")?,
-    );
-    let mut snapshot = store.load();
-    if let Some(response) = not_modified(&headers, &snapshot) {
-        return Ok(response);
-    }
-    let matches = |key: &CellKey| {
-        Some(key.run_id.as_str()) == run
-            && Some(key.phase.as_str()) == phase
-            && Some(key.model.as_str()) == model
-            && Some(key.workload.as_str()) == workload
-            && Some(key.n) == n
-            && Some(key.rep) == rep
-            && suite.is_none_or(|suite| key.suite == suite)
-            && backend.is_none_or(|backend| key.backend == backend)
-    };
+/// The one cell a request for rows names in `snapshot`: none is a 404; several (suite or backend left out where
+/// they tell cells apart) a 400 naming what to add.
+fn requested_cell(snapshot: &Snapshot, query: &Query) -> Result<CellKey, ApiError> {
+    let request = query
+        .cell_request()
+        .map_err(|error| refused(Endpoint::Requests, &error))?;
     // Keys sort by run first: only the run's own cells are looked at, not every cell of the index.
-    let first_of_run = CellKey {
-        run_id: run.unwrap_or_default().to_string(),
-        suite: String::new(),
-        phase: String::new(),
-        backend: String::new(),
-        model: String::new(),
-        workload: String::new(),
-        n: 0,
-        rep: 0,
-    };
     let found: Vec<&CellKey> = snapshot
         .index
         .rows
-        .range(&first_of_run..)
+        .range(&request.first_of_run()..)
         .map(|(key, _)| key)
-        .take_while(|key| Some(key.run_id.as_str()) == run)
-        .filter(|key| matches(key))
+        .take_while(|key| key.run_id == request.run)
+        .filter(|key| request.matches(key))
         .collect();
-    let key = match found.as_slice() {
-        [] => {
-            return Err(ApiError::not_found(
-                "unknown_cell",
-                "no cell with this run, phase, model, workload, n and rep",
-            ));
-        }
-        [key] => (*key).clone(),
+    match found.as_slice() {
+        [] => Err(ApiError::not_found(
+            "unknown_cell",
+            "no cell with this run, phase, model, workload, n and rep",
+        )),
+        [key] => Ok((*key).clone()),
         many => {
             let choices: Vec<String> = many
                 .iter()
                 .map(|key| format!("suite={} backend={}", key.suite, key.backend))
                 .collect();
-            return Err(ApiError::bad_request(
+            Err(ApiError::bad_request(
                 "ambiguous_cell",
                 format!("several cells match; add one of: {}", choices.join("; ")),
-            ));
+            ))
         }
-    };
+    }
+}
+
+/// `GET /api/requests?cell=run/suite/phase/backend/model/workload/n=N/rep=R`, or the cell's dimensions
+/// (`run`, `phase`, `model`, `workload`, `n`, `rep`; `suite`, `backend` when ambiguous).
+pub async fn requests(
+    State(store): State<Arc<Store>>,
+    headers: HeaderMap,
+    ApiQuery { query, .. }: ApiQuery,
+) -> Result<Response, ApiError> {
+    let format = query.format.unwrap_or(Format::Arrow);
+    query
+        .cell_request()
+        .map_err(|error| refused(Endpoint::Requests, &error))?;
+    let mut snapshot = store.load();
+    if let Some(response) = not_modified(&headers, &snapshot) {
+        return Ok(response);
+    }
+    let key = requested_cell(&snapshot, &query)?;
     // The cells table is sorted by key.
     let refilled = snapshot
         .index
@@ -635,68 +501,55 @@ pub async fn requests(
 pub async fn provenance(
     State(store): State<Arc<Store>>,
     headers: HeaderMap,
-    Query(params): Params,
+    ApiQuery { query, .. }: ApiQuery,
 ) -> Result<Response, ApiError> {
-    precomputed_json(&store, &headers, &params, JsonBody::Provenance)
+    precomputed_json(&store, &headers, &query, JsonBody::Provenance)
 }
 
-/// `GET /api/compare`: the head-to-head as JSON, from the same parameters as `cellscope compare`
-/// (`by`, `a`, `b`, `per`, `metric`, `alpha`, `include`, `omit`, dimension filters, `at`).
-pub async fn compare(
-    State(store): State<Arc<Store>>,
-    Query(params): Params,
-) -> Result<Response, ApiError> {
-    let mut pairs = Vec::new();
-    let mut at = None;
-    for (name, value) in params {
-        match name.as_str() {
-            "at" => at = Some(value),
-            "format" if value == "json" => {}
-            "format" => {
-                return Err(ApiError::bad_request(
-                    "bad_parameter",
-                    "/api/compare is JSON only (format=json)",
-                ));
-            }
-            _ => pairs.push((name, value)),
-        }
-    }
-    let query = cellscope_model::compare::parse_query(&pairs)
-        .map_err(|error| ApiError::bad_request("bad_parameter", error.to_string()))?;
-    // A pinned link compares the cells of its snapshot while the server keeps it (404 once it is gone).
-    let mut pin = Parsed {
-        format: None,
-        values: at
-            .map(|at| ("at".to_string(), vec![at]))
-            .into_iter()
-            .collect(),
-    };
-    // The runs come with the cells, from the same snapshot: the confounders name the runs behind each side.
-    let (cells, runs) = match pinned(&store, &mut pin)? {
+/// The working cells of the snapshot a comparison reads (the current one, or a kept one for a pinned link, while
+/// the server keeps it), with its runs: the confounders name the runs behind each side.
+async fn compared_cells(
+    store: &Store,
+    query: &Query,
+) -> Result<(Vec<CellSummary>, Vec<cellscope_model::api::RunFacts>), ApiError> {
+    let what_if = &query.what_if;
+    match pinned(store, query.at.as_deref())? {
         Pinned::Kept(_, archived) => {
             let index: IndexBody = serde_json::from_slice(&archived.index_json)
                 .map_err(|error| ApiError::Internal(error.to_string()))?;
             let cells = cellscope_model::explore::working_cells(
                 &kept_cells(&archived.cells_arrow)?,
                 &kept_cells(&archived.pre_refill_arrow)?,
-                &query.what_if,
+                what_if,
             );
-            (cells, index.runs)
+            Ok((cells, index.runs))
         }
         Pinned::Current => {
-            let snapshot = if query.what_if.pre_refill {
-                complete_snapshot(&store).await?
+            let snapshot = if what_if.pre_refill {
+                complete_snapshot(store).await?
             } else {
                 store.load()
             };
             let cells = cellscope_model::explore::working_cells(
                 &snapshot.index.cells,
                 &snapshot.index.pre_refill_cells,
-                &query.what_if,
+                what_if,
             );
-            (cells, snapshot.index.runs.clone())
+            Ok((cells, snapshot.index.runs.clone()))
         }
-    };
+    }
+}
+
+/// `GET /api/compare`: the head-to-head as JSON, from the same parameters as `cellscope compare`
+/// (`by`, `a`, `b`, `per`, `metric`, `alpha`, `include`, `omit`, dimension filters, `at`).
+pub async fn compare(
+    State(store): State<Arc<Store>>,
+    ApiQuery { query, .. }: ApiQuery,
+) -> Result<Response, ApiError> {
+    let compared = CompareQuery::from_query(&query)
+        .map_err(|error| ApiError::bad_request("bad_parameter", error.to_string()))?;
+    let (cells, runs) = compared_cells(&store, &query).await?;
+    let query = compared;
     let comparison = query
         .run(&cells)
         .map_err(|error| ApiError::bad_request("bad_parameter", error.to_string()))?;
@@ -717,6 +570,7 @@ pub async fn compare(
 /// `GET /api/events`: `event: snapshot` with the current id at once, then one per new snapshot.
 pub async fn events(
     State(store): State<Arc<Store>>,
+    _query: ApiQuery,
     axum::Extension(subscribers): axum::Extension<super::limits::EventSubscribers>,
 ) -> Result<impl IntoResponse, ApiError> {
     let subscription = subscribers.subscribe()?;
@@ -745,22 +599,17 @@ pub async fn unknown() -> ApiError {
 /// made from the complete snapshot (refilled cells' rows need the backup comparison).
 pub async fn bundle(
     State(store): State<Arc<Store>>,
-    RawQuery(query): RawQuery,
+    ApiQuery { raw, .. }: ApiQuery,
 ) -> Result<Response, ApiError> {
     let snapshot = complete_snapshot(&store).await?;
     let made_at_unix_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_millis() as u64);
     let building = snapshot.clone();
-    let built = tokio::task::spawn_blocking(move || {
-        crate::bundle::build(
-            &building,
-            query.as_deref().unwrap_or_default(),
-            made_at_unix_ms,
-        )
-    })
-    .await
-    .map_err(|error| ApiError::Internal(error.to_string()))?;
+    let built =
+        tokio::task::spawn_blocking(move || crate::bundle::build(&building, &raw, made_at_unix_ms))
+            .await
+            .map_err(|error| ApiError::Internal(error.to_string()))?;
     let bundle = built.map_err(|error| match error {
         crate::bundle::BundleError::NoApp => ApiError::not_found("no_app", error.to_string()),
         other => ApiError::Internal(other.to_string()),

@@ -7,10 +7,22 @@
 //! [`super::start::inputs_fingerprint`]), so that a start on the same files can answer `/api/cells` from the kept
 //! body before its index is built.
 
-use super::snapshot::Snapshot;
 use axum::body::Bytes;
+use cellscope_model::CellSummary;
 use sha2::Digest as _;
 use std::path::{Path, PathBuf};
+
+/// What the archive keeps of a snapshot: its id, whether it is complete, and its bodies.
+pub struct Saved<'a> {
+    pub id: &'a str,
+    /// Whether the backup comparison (second indexing stage) is in it.
+    pub complete: bool,
+    pub index_json: &'a [u8],
+    pub provenance_json: &'a [u8],
+    pub cells_arrow: &'a [u8],
+    /// The pre-refill cells, encoded when they are written.
+    pub pre_refill_cells: &'a [CellSummary],
+}
 
 /// The bodies a view needs to show a snapshot as it was.
 pub struct Archived {
@@ -89,8 +101,8 @@ impl Archive {
     /// Writes a snapshot's bodies (replacing an earlier, less complete version of the same id), then drops the
     /// oldest snapshots beyond the bounds. A version as complete as this one is kept as it is (only marked as
     /// used): it holds the same data, indexed earlier, and the answers of a start are checked against its bytes.
-    pub fn save(&self, snapshot: &Snapshot) -> std::io::Result<()> {
-        let target = self.dir.join(&snapshot.id);
+    pub fn save(&self, snapshot: Saved<'_>) -> std::io::Result<()> {
+        let target = self.dir.join(snapshot.id);
         let marker = target.join(COMPLETE);
         let kept_index = target.join(format!("{}.zst", PARTS[0]));
         let all_kept = PARTS
@@ -108,17 +120,15 @@ impl Archive {
                 .write(true)
                 .open(used)?
                 .set_modified(std::time::SystemTime::now())?;
-            return self.prune(&snapshot.id);
+            return self.prune(snapshot.id);
         }
-        let pre_refill = crate::export::encode(
-            &snapshot.index.pre_refill_cells,
-            crate::export::Format::Arrow,
-        )
-        .map_err(|error| std::io::Error::other(error.to_string()))?;
+        let pre_refill =
+            crate::export::encode(snapshot.pre_refill_cells, crate::export::Format::Arrow)
+                .map_err(|error| std::io::Error::other(error.to_string()))?;
         let bodies: [&[u8]; 4] = [
-            &snapshot.index_json,
-            &snapshot.provenance_json,
-            &snapshot.cells_arrow,
+            snapshot.index_json,
+            snapshot.provenance_json,
+            snapshot.cells_arrow,
             &pre_refill,
         ];
         std::fs::create_dir_all(&target)?;
@@ -131,7 +141,7 @@ impl Archive {
         if snapshot.complete {
             std::fs::write(&marker, b"")?;
         }
-        self.prune(&snapshot.id)
+        self.prune(snapshot.id)
     }
 
     /// Remembers that files with `fingerprint` indexed to snapshot `id`, which must be kept here already (and

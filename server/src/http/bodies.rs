@@ -22,7 +22,7 @@ pub struct Body {
 
 impl Body {
     pub fn new(plain: Vec<u8>) -> Body {
-        let compressed = super::snapshot::compress_all(&plain);
+        let compressed = super::encoding::compress_all(&plain);
         Body {
             plain: Bytes::from(plain),
             compressed,

@@ -1,6 +1,8 @@
 //! A snapshot: one immutable index plus the response bodies precomputed from it, identified by a content hash.
 //! The server holds the current snapshot in an `ArcSwap`; a request loads it once and keeps it to the end.
 
+use super::encoding::{Compressed, complete_zstd_level};
+pub use super::encoding::{ENCODINGS, compress_all};
 use crate::export::{self, Format};
 use arc_swap::ArcSwap;
 use axum::body::Bytes;
@@ -328,88 +330,14 @@ fn json<T: serde::Serialize>(value: &T) -> Vec<u8> {
     serde_json::to_vec(value).unwrap_or_default()
 }
 
-/// The content encodings bodies are compressed in, best first.
-pub const ENCODINGS: [&str; 3] = ["zstd", "br", "gzip"];
-
-/// zstd's level for bodies kept per snapshot: their size matters more than the few milliseconds.
-const ZSTD_LEVEL: i32 = 6;
-
-/// zstd's level for the cells table of a complete snapshot, which every client fetches and which is compressed
-/// once, in the background: level 19 where it takes well under a second (the demo's 449 KB table: 125 KB in about
-/// 70 ms, against 141 KB at level 6; fewer bytes per answer is what lowers `/api/cells`' latency under load,
-/// most of which is the loopback's copying), level 6 for larger tables (19 takes about 0.15 s a megabyte).
-fn complete_zstd_level(table_bytes: usize) -> i32 {
-    if table_bytes <= 4 << 20 {
-        19
-    } else {
-        ZSTD_LEVEL
-    }
-}
-
-/// `body` compressed in `encoding` (one of [`ENCODINGS`]); `None` if the encoder fails.
-fn compress(body: &[u8], encoding: &str) -> Option<Vec<u8>> {
-    use std::io::Write as _;
-    match encoding {
-        "zstd" => zstd::bulk::compress(body, ZSTD_LEVEL).ok(),
-        "br" => {
-            let mut brotli = Vec::new();
-            let mut writer = brotli::CompressorWriter::new(&mut brotli, 4096, 6, 22);
-            let written = writer.write_all(body).is_ok() && writer.flush().is_ok();
-            drop(writer);
-            written.then_some(brotli)
-        }
-        "gzip" => {
-            let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
-            gzip.write_all(body).ok()?;
-            gzip.finish().ok()
-        }
-        _ => None,
-    }
-}
-
-/// zstd, brotli and gzip versions of `body`. Compressing 0.4 MB per request would dominate the cost of
-/// `/api/cells`; once per snapshot it is a few milliseconds.
-pub fn compress_all(body: &[u8]) -> Vec<(&'static str, Bytes)> {
-    ENCODINGS
-        .into_iter()
-        .filter_map(|encoding| Some((encoding, Bytes::from(compress(body, encoding)?))))
-        .collect()
-}
-
-/// The unfiltered cells table of a snapshot, compressed once per snapshot and encoding. zstd (what browsers,
-/// curl `--compressed` and Python clients take first) is made with the snapshot; brotli and gzip, five to ten
-/// times slower to make, the first time a client that takes no zstd asks, so that a (warm) start does not wait
-/// for encodings few clients use. Each is sealed ([`super::zero_copy::sealed`]), so answers send it without
-/// copying.
-pub struct Compressed {
-    plain: Bytes,
-    zstd: Option<Bytes>,
-    later: [(&'static str, std::sync::OnceLock<Option<Bytes>>); 2],
-}
-
-impl Compressed {
-    /// `plain` with its zstd version at `zstd_level` made now.
-    pub fn new(plain: Bytes, zstd_level: i32) -> Compressed {
-        Compressed {
-            zstd: zstd::bulk::compress(&plain, zstd_level)
-                .ok()
-                .map(super::zero_copy::sealed),
-            plain,
-            later: [
-                ("br", std::sync::OnceLock::new()),
-                ("gzip", std::sync::OnceLock::new()),
-            ],
-        }
-    }
-
-    /// The body in `encoding`, compressed now if it is the first time it is asked for.
-    pub fn get(&self, encoding: &str) -> Option<Bytes> {
-        if encoding == "zstd" {
-            return self.zstd.clone();
-        }
-        let (_, slot) = self.later.iter().find(|(name, _)| *name == encoding)?;
-        slot.get_or_init(|| compress(&self.plain, encoding).map(super::zero_copy::sealed))
-            .clone()
+/// Names on `response` the snapshot it was made from (`x-cellscope-snapshot`), as every answer from a snapshot
+/// does: the app pins links to it.
+pub(crate) fn name_snapshot(response: &mut axum::response::Response, id: &str) {
+    if let Ok(value) = axum::http::HeaderValue::from_str(id) {
+        response.headers_mut().insert(
+            axum::http::HeaderName::from_static("x-cellscope-snapshot"),
+            value,
+        );
     }
 }
 
@@ -449,7 +377,7 @@ impl Store {
 
     /// A store that keeps recent snapshots in `archive` and re-indexes with the cache of read results `runs`.
     /// `inputs` is the fingerprint of the data root's files taken before the snapshot was made
-    /// ([`super::start::inputs_fingerprint`]): once the complete snapshot of the same data (the second stage) is
+    /// ([`super::inputs::inputs_fingerprint`]): once the complete snapshot of the same data (the second stage) is
     /// kept and the files still have that fingerprint, the archive remembers it for a start on the same files.
     /// One check at the end suffices: any write to a file changes its change time, which cannot be set back.
     pub fn with_caches(
@@ -510,7 +438,15 @@ impl Store {
         let Some(archive) = &self.archive else {
             return false;
         };
-        match archive.save(snapshot) {
+        let saved = super::archive::Saved {
+            id: &snapshot.id,
+            complete: snapshot.complete,
+            index_json: &snapshot.index_json,
+            provenance_json: &snapshot.provenance_json,
+            cells_arrow: &snapshot.cells_arrow,
+            pre_refill_cells: &snapshot.index.pre_refill_cells,
+        };
+        match archive.save(saved) {
             Ok(()) => true,
             Err(error) => {
                 tracing::warn!(%error, dir = %archive.dir().display(), "cannot keep the snapshot for pinned links");
@@ -533,7 +469,8 @@ impl Store {
         let Some(archive) = &self.archive else {
             return;
         };
-        let unchanged = super::start::inputs_fingerprint(&self.root).is_ok_and(|now| now == inputs);
+        let unchanged =
+            super::inputs::inputs_fingerprint(&self.root).is_ok_and(|now| now == inputs);
         if first != kept || !unchanged {
             return;
         }

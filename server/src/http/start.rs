@@ -9,9 +9,10 @@
 //! contents; a snapshot that differs from the one answered is announced on `/api/events` like any change.
 
 use super::archive::KeptBodies;
+pub use super::inputs::inputs_fingerprint;
 use super::limits::EventSubscribers;
+use super::routes::{HttpOptions, api_routes, with_middleware};
 use super::snapshot::Store;
-use super::{HttpOptions, api_routes, with_middleware};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Request, State};
@@ -19,99 +20,42 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, VARY};
 use axum::http::{HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use sha2::Digest as _;
+use cellscope_model::query::{Endpoint, Query, WhatIf};
 use std::convert::Infallible;
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
 /// The kept body that answers `GET path?query` before the store is ready, with its media type: the app's first
-/// requests, each without query (the pre-refill cells being the one query it sends there).
+/// requests, each without query but the pre-refill cells (`include=pre_refill`, or `lineage=pre_refill` as older
+/// pages ask).
 fn kept_answer<'a>(
     kept: &'a KeptBodies,
     path: &str,
     query: Option<&str>,
 ) -> Option<(&'a Bytes, &'static str)> {
     let arrow = cellscope_model::schema::ARROW_STREAM_MEDIA_TYPE;
-    match (path, query.unwrap_or_default()) {
+    let query = query.unwrap_or_default();
+    match (path, query) {
         ("/api/index", "") => Some((&kept.index_json_zstd, "application/json")),
         ("/api/provenance", "") => Some((&kept.provenance_json_zstd, "application/json")),
-        ("/api/cells", "") => Some((&kept.cells_arrow_zstd, arrow)),
-        ("/api/cells", "lineage=pre_refill") => Some((&kept.pre_refill_arrow_zstd, arrow)),
-        _ => None,
-    }
-}
-
-/// A fingerprint of everything an index of `root` can read and of the code that would read it: the cellscope
-/// version, the hash of the indexer's sources and the running executable's size and times, then every entry under
-/// the root in name order (symbolic links not followed, as discovery does not follow them) with its kind, size,
-/// modification time and, on Unix, permissions and change time. An added, removed, rewritten, touched or
-/// re-permissioned file changes it; so does a new build of cellscope.
-pub fn inputs_fingerprint(root: &Path) -> std::io::Result<String> {
-    let mut hash = sha2::Sha256::new();
-    hash.update(b"cellscope inputs 1\0");
-    hash.update(env!("CARGO_PKG_VERSION").as_bytes());
-    hash.update(cellscope_index::READ_CODE.as_bytes());
-    let executable = std::fs::metadata(std::env::current_exe()?)?;
-    update_with_metadata(&mut hash, &executable);
-    hash.update(root.as_os_str().as_encoded_bytes());
-    hash.update([0]);
-    walk(root, "", &mut hash)?;
-    Ok(cellscope_index::hex::hex(&hash.finalize()))
-}
-
-fn walk(directory: &Path, relative: &str, hash: &mut sha2::Sha256) -> std::io::Result<()> {
-    let mut entries = std::fs::read_dir(directory)?.collect::<Result<Vec<_>, _>>()?;
-    entries.sort_by_key(std::fs::DirEntry::file_name);
-    for entry in entries {
-        let name = entry.file_name();
-        let path = format!("{relative}/{}", name.to_string_lossy());
-        // `DirEntry::metadata` does not follow symbolic links.
-        let metadata = entry.metadata()?;
-        hash.update(path.as_bytes());
-        hash.update([0]);
-        let kind = metadata.file_type();
-        hash.update([if kind.is_dir() {
-            b'd'
-        } else if kind.is_symlink() {
-            b'l'
-        } else if kind.is_file() {
-            b'f'
-        } else {
-            b'o'
-        }]);
-        if kind.is_dir() {
-            // A directory that cannot be listed is part of what an index sees (it warns about it).
-            match walk(&entry.path(), &path, hash) {
-                Ok(()) => {}
-                Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => {
-                    hash.update(b"unreadable\0");
-                }
-                Err(error) => return Err(error),
+        ("/api/cells", _) => {
+            let asked = Query::parse(query, Endpoint::Cells).ok()?;
+            let pre_refill = Query {
+                what_if: WhatIf {
+                    pre_refill: true,
+                    ..WhatIf::DEFAULT
+                },
+                ..Query::DEFAULT
+            };
+            if asked == Query::DEFAULT {
+                Some((&kept.cells_arrow_zstd, arrow))
+            } else if asked == pre_refill {
+                Some((&kept.pre_refill_arrow_zstd, arrow))
+            } else {
+                None
             }
-        } else {
-            update_with_metadata(hash, &metadata);
         }
-    }
-    hash.update(b"end\0");
-    Ok(())
-}
-
-fn update_with_metadata(hash: &mut sha2::Sha256, metadata: &std::fs::Metadata) {
-    hash.update(metadata.len().to_le_bytes());
-    let modified_ns = metadata
-        .modified()
-        .ok()
-        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |elapsed| elapsed.as_nanos());
-    hash.update(modified_ns.to_le_bytes());
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        hash.update(metadata.mode().to_le_bytes());
-        hash.update(metadata.ctime().to_le_bytes());
-        hash.update(metadata.ctime_nsec().to_le_bytes());
-        hash.update(metadata.ino().to_le_bytes());
+        _ => None,
     }
 }
 
@@ -280,7 +224,7 @@ async fn wait(State(shared): State<Arc<Shared>>, request: Request) -> Response {
 async fn kept_or_wait(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let kept = shared.kept.as_ref().filter(|_| {
         request.method() == Method::GET
-            && super::api::accepted_encoding(request.headers()) == Some("zstd")
+            && super::encoding::accepted_encoding(request.headers()) == Some("zstd")
     });
     match kept.and_then(|kept| {
         let (body, media_type) = kept_answer(kept, request.uri().path(), request.uri().query())?;
@@ -304,32 +248,6 @@ fn kept_response(id: &str, body: &Bytes, media_type: &'static str) -> Response {
         body.clone(),
     )
         .into_response();
-    super::api::name_snapshot(&mut response, id);
+    super::snapshot::name_snapshot(&mut response, id);
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::inputs_fingerprint;
-
-    #[test]
-    fn the_fingerprint_follows_names_sizes_times_and_permissions_but_not_reads() {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::create_dir(root.path().join("run")).unwrap();
-        let file = root.path().join("run/metrics.csv");
-        std::fs::write(&file, "a,b\n1,2\n").unwrap();
-        let first = inputs_fingerprint(root.path()).unwrap();
-        std::fs::read(&file).unwrap();
-        assert_eq!(inputs_fingerprint(root.path()).unwrap(), first);
-        // An empty directory is seen by an index (a run without metrics.csv is warned about).
-        std::fs::create_dir(root.path().join("empty")).unwrap();
-        let with_directory = inputs_fingerprint(root.path()).unwrap();
-        assert_ne!(with_directory, first);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o200)).unwrap();
-            assert_ne!(inputs_fingerprint(root.path()).unwrap(), with_directory);
-        }
-    }
 }

@@ -725,3 +725,97 @@ async fn compare_answers_the_same_json_as_the_cli_and_names_bad_parameters() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_cell_is_named_by_its_key_or_by_its_dimensions_alike() {
+    let eight = "run=20260612_212816_266127&suite=cloud_core&phase=scaling&backend=sglang&model=mistral-7b\
+                 &workload=long_prefill_8k&n=32&rep=1";
+    let key: cellscope_model::CellKey =
+        "20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=1"
+            .parse()
+            .unwrap();
+    let by_key = format!(
+        "/api/requests?{}",
+        cellscope_model::requests::requests_query(&key)
+    );
+    assert!(by_key.starts_with("/api/requests?cell="), "{by_key}");
+    for format in ["", "&format=csv", "&format=json"] {
+        let named = get(&format!("{by_key}{format}")).await;
+        assert_eq!(named.status, StatusCode::OK, "{format}");
+        let aliased = get(&format!("/api/requests?{eight}{format}")).await;
+        assert_eq!(named.body, aliased.body, "{format}");
+        assert_eq!(named.header("content-type"), aliased.header("content-type"));
+    }
+    // Both at once is refused; a text that is no cell key is refused with the form it takes.
+    let both = get(&format!("{by_key}&run=20260612_212816_266127")).await;
+    assert_eq!(both.status, StatusCode::BAD_REQUEST);
+    let bad = get("/api/requests?cell=nope").await.json();
+    assert_eq!(bad["error"]["code"], "bad_parameter");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("run/suite/phase/backend/model/workload/n=N/rep=R")
+    );
+    // The pre-refill cells under `include`, the name every endpoint uses, and under `lineage`, its older one.
+    let included = get("/api/cells?include=pre_refill").await;
+    assert_eq!(included.status, StatusCode::OK);
+    assert_eq!(
+        included.body,
+        get("/api/cells?lineage=pre_refill").await.body
+    );
+    assert_ne!(included.body, get("/api/cells").await.body);
+}
+
+#[tokio::test]
+async fn a_bad_value_is_refused_with_the_same_words_on_every_endpoint() {
+    let cell =
+        "run=20260612_212816_266127&phase=scaling&model=mistral-7b&workload=long_prefill_8k&n=32";
+    for (parameter, routes) in [
+        (
+            "rep=one",
+            vec![
+                "/api/cells?".to_string(),
+                format!("/api/requests?{cell}&"),
+                "/api/compare?a=vllm&b=sglang&".to_string(),
+            ],
+        ),
+        (
+            "include=refill",
+            vec![
+                "/api/cells?".to_string(),
+                "/api/compare?a=vllm&b=sglang&".to_string(),
+            ],
+        ),
+        (
+            "at=a&at=b",
+            vec![
+                "/api/index?".to_string(),
+                "/api/provenance?".to_string(),
+                "/api/cells?".to_string(),
+                "/api/compare?a=vllm&b=sglang&".to_string(),
+            ],
+        ),
+    ] {
+        let mut bodies = Vec::new();
+        for route in &routes {
+            let reply = get(&format!("{route}{parameter}")).await;
+            assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{route}{parameter}");
+            bodies.push(reply.json());
+        }
+        assert!(
+            bodies.iter().all(|body| *body == bodies[0]),
+            "{parameter}: {bodies:?}"
+        );
+        assert_eq!(bodies[0]["error"]["code"], "bad_parameter");
+    }
+    // The toggles that decide only what enters aggregates do not change the cells listed, so they are refused there.
+    for toggle in ["include=excluded", "omit=partial"] {
+        let reply = get(&format!("/api/cells?{toggle}")).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{toggle}");
+    }
+    assert_eq!(
+        get("/api/cells?include=refilled&format=csv").await.body,
+        get("/api/cells?format=csv").await.body
+    );
+}

@@ -1,0 +1,336 @@
+//! What the indexer found out about runs, as the API carries it: each run's facts (census, digests, role, refill,
+//! backup, environment), the warnings naming run, file and line, the exclusion ledger's entries and a manifest
+//! cell's history. The comparison's confounders and the reasons read them as well as the bodies of
+//! [`crate::api`], which re-exports every one.
+
+use crate::exclusions::ExclusionEntry;
+use crate::status::CellStatus;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// How loud a warning is. `Error` means data was lost from the index (a row, a file, a run); `Warning` means
+/// data is kept but something about it is suspicious.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+/// One finding of the indexer. `run` is the run id (or `None` for root-level files such as `exclusions.toml`);
+/// `file` is the path relative to the data root; `line` is 1-based where it applies.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Warning {
+    pub severity: Severity,
+    /// A stable machine-readable kind, e.g. `ragged_row`, `missing_column`, `splice_problem`.
+    pub kind: String,
+    pub run: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(severity: Severity, kind: &str, message: impl Into<String>) -> Warning {
+        Warning {
+            severity,
+            kind: kind.to_string(),
+            run: None,
+            file: None,
+            line: None,
+            message: message.into(),
+        }
+    }
+
+    pub fn warn(kind: &str, message: impl Into<String>) -> Warning {
+        Warning::new(Severity::Warning, kind, message)
+    }
+
+    pub fn error(kind: &str, message: impl Into<String>) -> Warning {
+        Warning::new(Severity::Error, kind, message)
+    }
+
+    pub fn run(mut self, run: &str) -> Warning {
+        self.run = Some(run.to_string());
+        self
+    }
+
+    pub fn file(mut self, file: &str) -> Warning {
+        self.file = Some(file.to_string());
+        self
+    }
+
+    pub fn line(mut self, line: u64) -> Warning {
+        self.line = Some(line);
+        self
+    }
+
+    /// Sets the line when there is one.
+    pub fn at_line(mut self, line: Option<u64>) -> Warning {
+        self.line = line;
+        self
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let severity = match self.severity {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        };
+        write!(f, "{severity}[{}]", self.kind)?;
+        if let Some(run) = &self.run {
+            write!(f, " run {run}")?;
+        }
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, " {file}:{line}")?,
+            (Some(file), None) => write!(f, " {file}")?,
+            _ => {}
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// A file's size and checksums (checksums are computed in the second indexing stage).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDigest {
+    /// Relative to the data root.
+    pub path: String,
+    pub bytes: u64,
+    pub md5: Option<String>,
+    pub sha256: Option<String>,
+}
+
+/// Cells and rows of one run by status.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Census {
+    pub cells: u32,
+    /// Every status, zero counts included, so a reader sees what is absent.
+    pub cells_by_status: BTreeMap<String, u32>,
+    pub refilled_cells: u32,
+    pub fallback_cells: u32,
+    pub excluded_cells: u32,
+    /// Real request rows (skip sentinels excluded).
+    pub rows: u64,
+    pub ok_rows: u64,
+    pub failed_rows: u64,
+    pub failed_by_status: BTreeMap<String, u64>,
+    pub skip_rows: u64,
+    /// Rows left out as malformed.
+    pub malformed_rows: u64,
+    /// Σ expected rows over the cells that have an expectation, and Σ real rows of those cells.
+    pub expected_rows: u64,
+    pub observed_rows: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunRole {
+    /// An ordinary run (or a master that received a refill).
+    Run,
+    /// A targeted re-run whose rows were spliced into a master; its spliced cells belong to the master.
+    Refill,
+    /// A copy of another run directory (its rows carry the other run's id): set aside, no cells.
+    Copy,
+}
+
+/// What the row-by-row comparison of a spliced master with its pre-refill backup found.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BackupComparison {
+    pub master_rows: u64,
+    pub backup_rows: u64,
+    /// Rows at the same position whose common columns differ.
+    pub replaced_rows: u64,
+    /// Status in the backup of each replaced row → count (all non-ok for an honest refill).
+    pub replaced_backup_status: BTreeMap<String, u64>,
+    /// `run_id` of the replacing master rows → count.
+    pub replacement_run_ids: BTreeMap<String, u64>,
+    /// Replaced rows that were `ok` in the backup (data that was fine got overwritten).
+    pub replaced_ok_rows: u64,
+    /// Replaced rows whose cell differs between master and backup.
+    pub moved_rows: u64,
+    /// `(line in the master, message)` of each problem, the first few of them.
+    pub problems: Vec<(u64, String)>,
+    pub problem_count: u64,
+}
+
+/// A backup of a master and what the comparison found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BackupFacts {
+    pub path: String,
+    pub label: String,
+    pub metrics: FileDigest,
+    pub diff: Option<BackupComparison>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RefillFacts {
+    /// Refill runs whose rows stand in this master.
+    pub refill_runs: Vec<String>,
+    pub refilled_cells: u32,
+    /// Rows in this master that carry a refill run's id.
+    pub refill_rows: u64,
+    /// `REFILL_NOTE.md` as written (markdown).
+    pub note: Option<String>,
+}
+
+/// A fact about how a run was made that may differ between the runs behind a comparison's two sides: hardware,
+/// software stack, serving configuration. The indexer reads them from the run's `manifest.json` (`environment`)
+/// and `config.yaml` (docs/run-format.md); the order here is the order they are shown in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvironmentField {
+    Gpu,
+    GpuMemoryMib,
+    Driver,
+    /// The CUDA version the driver reports (nvidia-smi), not the one a wheel was built for (that is in `Torch`).
+    Cuda,
+    /// Forward-compatibility libraries that let a newer CUDA run on an older driver.
+    CudaCompat,
+    Python,
+    Torch,
+    /// The version of the run's serving backend (vLLM, SGLang, …).
+    BackendVersion,
+    /// How the backend was installed: a native venv, a native launcher, a container image.
+    Install,
+    /// The context ceiling the server was started with (`default_max_model_len`; a refill may override it).
+    MaxModelLen,
+    /// The run's backend's extra launch arguments, as written in the config.
+    BackendExtraArgs,
+    /// Launch arguments the config adds for particular models on the run's backend (`model: args; …`).
+    ModelExtraArgs,
+}
+
+impl EnvironmentField {
+    pub const ALL: [EnvironmentField; 12] = [
+        EnvironmentField::Gpu,
+        EnvironmentField::GpuMemoryMib,
+        EnvironmentField::Driver,
+        EnvironmentField::Cuda,
+        EnvironmentField::CudaCompat,
+        EnvironmentField::Python,
+        EnvironmentField::Torch,
+        EnvironmentField::BackendVersion,
+        EnvironmentField::Install,
+        EnvironmentField::MaxModelLen,
+        EnvironmentField::BackendExtraArgs,
+        EnvironmentField::ModelExtraArgs,
+    ];
+
+    /// How the field is named on screen.
+    pub fn label(self) -> &'static str {
+        match self {
+            EnvironmentField::Gpu => "GPU",
+            EnvironmentField::GpuMemoryMib => "GPU memory (MiB)",
+            EnvironmentField::Driver => "driver",
+            EnvironmentField::Cuda => "CUDA",
+            EnvironmentField::CudaCompat => "CUDA compat",
+            EnvironmentField::Python => "Python",
+            EnvironmentField::Torch => "torch",
+            EnvironmentField::BackendVersion => "backend version",
+            EnvironmentField::Install => "install",
+            EnvironmentField::MaxModelLen => "max model length",
+            EnvironmentField::BackendExtraArgs => "backend extra args",
+            EnvironmentField::ModelExtraArgs => "model extra args",
+        }
+    }
+}
+
+/// Everything known about one run directory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunFacts {
+    pub run_id: String,
+    /// Relative to the data root.
+    pub path: String,
+    pub role: RunRole,
+    /// For a refill run: the master it was spliced into.
+    pub refill_of: Option<String>,
+    /// For a copy: the run it copies.
+    pub copy_of: Option<String>,
+    pub manifest_status: Option<String>,
+    pub has_plan: bool,
+    pub census: Census,
+    pub metrics: FileDigest,
+    /// Names of the files in the run directory (sub-directories end with `/`), for the inventory.
+    pub files: Vec<String>,
+    pub refill: Option<RefillFacts>,
+    pub backups: Vec<BackupFacts>,
+    /// Exclusion ledger id → cells of this run it matches.
+    pub exclusions: BTreeMap<String, u32>,
+    pub suites: Vec<String>,
+    /// How the run was made, for the fields its side files state (absent = not stated). Defaults to empty when
+    /// reading a body written before the field existed (a snapshot kept in the cache).
+    #[serde(default)]
+    pub environment: BTreeMap<EnvironmentField, String>,
+    /// For another tool's files: each key value that was inferred (a default rule or `cellscope.toml`) rather
+    /// than read, with its rule and how many cells carry it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inferred: Vec<crate::origin::InferredCount>,
+}
+
+/// One ledger entry with where it came from and how many cells it matched.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    #[serde(flatten)]
+    pub entry: ExclusionEntry,
+    /// The ledger file, relative to the data root.
+    pub file: String,
+    /// The directory (relative, `""` = the root) whose runs the entry applies to.
+    pub applies_under: String,
+    pub matched_cells: u32,
+}
+
+/// One event of a manifest cell's history, kept as written for display.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEvent {
+    #[serde(default)]
+    pub at: Option<String>,
+    #[serde(default)]
+    pub event: String,
+    #[serde(default)]
+    pub generation: Option<String>,
+    #[serde(default)]
+    pub pid: Option<u64>,
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+impl Census {
+    /// The census of one run's cells. `malformed_rows` and the failed rows by status come from the file, not
+    /// from the summaries.
+    pub fn of<'a>(
+        cells: impl IntoIterator<Item = &'a crate::summary::CellSummary>,
+        malformed_rows: u64,
+        failed_by_status: BTreeMap<String, u64>,
+    ) -> Census {
+        let mut census = Census {
+            cells_by_status: CellStatus::ALL
+                .iter()
+                .map(|status| (status.as_str().to_string(), 0))
+                .collect(),
+            malformed_rows,
+            failed_by_status,
+            ..Census::default()
+        };
+        for cell in cells {
+            census.cells += 1;
+            *census
+                .cells_by_status
+                .entry(cell.status.as_str().to_string())
+                .or_default() += 1;
+            census.refilled_cells += u32::from(cell.refilled);
+            census.fallback_cells += u32::from(cell.fallback);
+            census.excluded_cells += u32::from(!cell.excluded.is_empty());
+            census.rows += u64::from(cell.rows);
+            census.ok_rows += u64::from(cell.ok_rows);
+            census.failed_rows += u64::from(cell.failed_rows);
+            census.skip_rows += u64::from(cell.skip_rows);
+            if let Some(expected) = cell.expected_rows {
+                census.expected_rows += u64::from(expected);
+                census.observed_rows += u64::from(cell.rows);
+            }
+        }
+        census
+    }
+}

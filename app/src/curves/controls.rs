@@ -1,0 +1,145 @@
+//! The curves' controls: what is plotted against what, the frontier, colour and small multiples, the criterion,
+//! pooling and band, and the exports.
+
+use super::Curves;
+use crate::controls::{
+    aggregation_control, compare_these_button, criterion_controls, export_slice_csv, slice_count,
+};
+use cellscope_model::Dimension;
+use cellscope_model::view_state::{BandSpan, Metric, XAxis};
+use leptos::prelude::*;
+
+pub(super) fn controls(curves: Curves) -> impl IntoView {
+    let ctx = curves.ctx;
+    let x_axis = curves.x_axis;
+    let frontier = ctx.part(|state| state.frontier);
+    let facet = ctx.part(|state| state.facet);
+    view! {
+        <section class="controls">
+            {metric_choice(curves)}
+            {x_choice(curves)}
+            // The frontier needs a metric on x: against N every point is a different load, not a trade-off.
+            <label title=move || if x_axis.get() == XAxis::N { "Choose a metric for x to draw each series' Pareto frontier" } else { "Each series' points that no other point of it beats on both axes" }>
+                <input type="checkbox" id="curve-frontier"
+                    prop:checked=move || frontier.get()
+                    prop:disabled=move || x_axis.get() == XAxis::N
+                    on:change=move |event| {
+                        let on = event_target_checked(&event);
+                        ctx.update(|state| state.frontier = on);
+                    }/>
+                " Pareto frontier"
+            </label>
+            {dimension_choice(curves, facet, "color", "colour by", false)}
+            {dimension_choice(curves, facet, "facet", "small multiples by", true)}
+            // The criterion sets the threshold line of efficiency and p95× and the breakdown rings of every metric.
+            {criterion_controls()}
+            {aggregation_control()}
+            {band_choice(curves)}
+            {slice_count()}
+            {compare_these_button()}
+            <span class="exports">
+                <button id="export-series-csv" title="The plotted series, with the view in comment lines" on:click=move |_| curves.export_series()>"series CSV"</button>
+                <button id="export-csv" title="Every cell of the slice" on:click=move |_| export_slice_csv()>"cells CSV"</button>
+                <button id="export-png" on:click=move |_| curves.export_png()>"PNG"</button>
+                <button id="export-svg" on:click=move |_| curves.export_svg()>"SVG"</button>
+            </span>
+        </section>
+    }
+}
+
+/// The metric plotted.
+fn metric_choice(curves: Curves) -> impl IntoView {
+    let Curves {
+        ctx, chart_metric, ..
+    } = curves;
+    view! {
+        <label>"plot "
+            <select id="curve-metric" on:change=move |event| {
+                if let Some(metric) = Metric::parse(&event_target_value(&event)) {
+                    ctx.update(|state| state.metric = metric);
+                }
+            }>
+                {Metric::curves().map(|metric| view! {
+                    <option value=metric.name() selected=move || chart_metric.get() == metric>{metric.label()}</option>
+                }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+/// What the x axis shows: N, or a metric.
+fn x_choice(curves: Curves) -> impl IntoView {
+    let Curves { ctx, x_axis, .. } = curves;
+    view! {
+        <label>"against "
+            <select id="curve-x" on:change=move |event| {
+                if let Ok(x) = XAxis::parse(&event_target_value(&event)) {
+                    ctx.update(|state| state.x = x);
+                }
+            }>
+                {XAxis::choices().map(|x| view! {
+                    <option value=x.name() selected=move || x_axis.get() == x>{match x {
+                        XAxis::N => "N (log₂)",
+                        XAxis::Metric(metric) => metric.label(),
+                    }}</option>
+                }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+/// The dimension that colours the series (`color`) or splits the panels (`facet`, which may be none).
+fn dimension_choice(
+    curves: Curves,
+    facet: Memo<Option<Dimension>>,
+    id: &'static str,
+    label: &'static str,
+    optional: bool,
+) -> impl IntoView {
+    let Curves {
+        ctx,
+        color_dimension,
+        ..
+    } = curves;
+    let choices = [
+        Dimension::Backend,
+        Dimension::Model,
+        Dimension::Workload,
+        Dimension::Phase,
+        Dimension::Run,
+        Dimension::Rep,
+        Dimension::Suite,
+    ];
+    view! {
+        <label>{label} " "
+            <select id=id on:change=move |event| {
+                let value = event_target_value(&event);
+                let dimension = Dimension::parse(&value);
+                ctx.update(|state| if id == "color" { if let Some(dimension) = dimension { state.color = dimension; } } else { state.facet = dimension; });
+            }>
+                {optional.then(|| view! { <option value="none" selected=move || facet.get().is_none()>"none"</option> })}
+                {choices.into_iter().map(|dimension| view! {
+                    <option value=dimension.name() selected=move || if id == "color" { color_dimension.get() == dimension } else { facet.get() == Some(dimension) }>{dimension.name()}</option>
+                }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+/// What a point's band spans: all its cells, or its reps only.
+fn band_choice(curves: Curves) -> impl IntoView {
+    let ctx = curves.ctx;
+    let band = ctx.part(|state| state.band);
+    view! {
+        <label>"band "
+            <select id="band" on:change=move |event| {
+                if let Some(band) = BandSpan::parse(&event_target_value(&event)) {
+                    ctx.update(|state| state.band = band);
+                }
+            }>
+                <option value="cells" selected=move || band.get() == BandSpan::Cells>"over all cells"</option>
+                <option value="reps" selected=move || band.get() == BandSpan::Reps>"over reps only"</option>
+            </select>
+        </label>
+    }
+}

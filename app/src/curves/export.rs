@@ -1,0 +1,80 @@
+//! The curves' exports: the plotted series as CSV and the chart as PNG or SVG, each carrying the view in words
+//! with the link that reopens it pinned to its snapshot (the images with the legend too).
+
+use super::{Curves, chart_warnings, draw_on};
+use crate::browser;
+use cellscope_draw::chart::{ExportFrame, curves_height, export_header_height};
+use cellscope_model::explore::{Facet, marks_note};
+use cellscope_model::export::{describe_view, file_name, series_csv};
+use leptos::prelude::*;
+use plotters::prelude::*;
+
+impl Curves {
+    /// What an export carries: the view in words, with the link that reopens it pinned to its snapshot.
+    fn export_lines(self) -> Vec<String> {
+        let metric = self.chart_metric.get_untracked();
+        self.ctx
+            .state
+            .with_untracked(|state| describe_view(state, metric, &browser::href()))
+    }
+
+    fn export_name(self, extension: &str) -> String {
+        let metric = self.chart_metric.get_untracked();
+        self.ctx
+            .state
+            .with_untracked(|state| file_name(state, metric, extension))
+    }
+
+    pub(super) fn export_series(self) {
+        let metric = self.chart_metric.get_untracked();
+        let csv = self.facets.with_untracked(|facets| {
+            self.ctx
+                .state
+                .with_untracked(|state| series_csv(facets, state, metric, &self.export_lines()))
+        });
+        browser::download(&self.export_name("csv"), "text/csv", csv.as_bytes());
+    }
+
+    /// The image exports are drawn afresh at the page's size with the description and legend above the chart.
+    fn export_size(self, facets: &[Facet], lines: usize) -> (f64, f64) {
+        let width = self.width.get_untracked();
+        let header = f64::from(export_header_height(lines, 1.0));
+        (width, curves_height(facets.len(), width) + header)
+    }
+
+    /// The images carry the note on reported and derived figures as a line of their header (the CSV as a
+    /// comment, written by `series_csv`).
+    fn image_lines(self) -> Vec<String> {
+        let mut lines = self.export_lines();
+        lines.extend(self.facets.with_untracked(|facets| marks_note(facets)));
+        lines.extend(chart_warnings(self.facets, self.unequal, true));
+        lines
+    }
+
+    pub(super) fn export_png(self) {
+        let lines = self.image_lines();
+        let frame = ExportFrame { lines: &lines };
+        let url = self.facets.with_untracked(|facets| {
+            let (width, height) = self.export_size(facets, lines.len());
+            crate::chart::png_data_url(width, height, |root, scale| {
+                draw_on(root, facets, &self.look(), scale, Some(&frame))
+            })
+        });
+        if let Some(url) = url {
+            browser::download_url(&self.export_name("png"), &url);
+        }
+    }
+
+    pub(super) fn export_svg(self) {
+        let lines = self.image_lines();
+        let frame = ExportFrame { lines: &lines };
+        let mut svg = String::new();
+        self.facets.with_untracked(|facets| {
+            let (width, height) = self.export_size(facets, lines.len());
+            let root = SVGBackend::with_string(&mut svg, (width as u32, height as u32))
+                .into_drawing_area();
+            let _ = draw_on(&root, facets, &self.look(), 1.0, Some(&frame));
+        });
+        browser::download(&self.export_name("svg"), "image/svg+xml", svg.as_bytes());
+    }
+}

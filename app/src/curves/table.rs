@@ -1,0 +1,66 @@
+//! The numbers behind the curves, as a table: each series' points, breakdown N, end and what it leaves out.
+
+use crate::perf;
+use cellscope_model::explore::Facet;
+use cellscope_model::view_state::{Metric, XAxis};
+use leptos::prelude::*;
+
+/// The numbers behind the chart, as a table (readable without the canvas, and checked by the browser tests).
+#[component]
+pub(super) fn SeriesTable(
+    facets: Memo<Vec<Facet>>,
+    chart_metric: Memo<Metric>,
+    x: Memo<XAxis>,
+) -> impl IntoView {
+    let frontier = move || {
+        facets.with(|facets| {
+            facets
+                .iter()
+                .flat_map(|facet| &facet.series)
+                .any(|series| series.frontier.is_some())
+        })
+    };
+    view! {
+        <table class="series-table" id="series-table">
+            <thead><tr><th>"facet"</th><th>"series"</th><th>{move || {
+                    let metric = chart_metric.get();
+                    let in_ms = |metric: Metric| if metric.unit() == cellscope_model::metric::Unit::Milliseconds { " in ms" } else { "" };
+                    match x.get() {
+                        XAxis::N => format!("points (N: {}{})", metric.label(), in_ms(metric)),
+                        XAxis::Metric(x) => format!("points (N: {}{} → {}{})", x.label(), in_ms(x), metric.label(), in_ms(metric)),
+                    }
+                }}</th><th>"breakdown N"</th><th>"ends"</th><th>"left out"</th>
+                {move || frontier().then(|| view! { <th>"frontier (N)"</th> })}</tr></thead>
+            <tbody>
+                {move || perf::timed("series-table-view", || facets.get().into_iter().flat_map(|facet| {
+                    let title = facet.title.as_ref().map(ToString::to_string).unwrap_or_default();
+                    let x = x.get();
+                    facet.series.into_iter().map(move |series| {
+                        let points: Vec<String> = series.points.iter().map(|point| point.table_text(x)).collect();
+                        let partial = series.points.iter().filter(|point| point.partial > 0).map(|point| point.n.to_string()).collect::<Vec<_>>().join(",");
+                        let ends = series.skipped_at.map(|n| format!("skipped at N={n}")).unwrap_or_default();
+                        let left_out = if series.without_value > 0 {
+                            format!("{} ({} without a value)", series.left_out, series.without_value)
+                        } else {
+                            series.left_out.to_string()
+                        };
+                        let frontier = series.frontier.is_some().then(|| series.frontier_ns().iter().map(ToString::to_string).collect::<Vec<_>>().join(","));
+                        let frontier_cell = frontier.clone();
+                        view! {
+                            <tr data-facet=title.clone() data-series=series.label.to_string() data-skipped-at=series.skipped_at.map(|n| n.to_string()).unwrap_or_default()
+                                data-frontier=frontier data-partial=partial>
+                                <td>{title.clone()}</td>
+                                <td>{series.label.to_string()}</td>
+                                <td class="points">{points.join(" · ")}</td>
+                                <td>{series.breakdown_label()}</td>
+                                <td class="ends">{ends}</td>
+                                <td>{left_out}</td>
+                                {frontier_cell.map(|ns| view! { <td class="frontier">{ns}</td> })}
+                            </tr>
+                        }
+                    })
+                }).collect_view())}
+            </tbody>
+        </table>
+    }
+}

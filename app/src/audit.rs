@@ -5,7 +5,7 @@
 
 mod runs;
 
-use crate::state::ctx;
+use crate::state::{Ctx, ctx};
 use cellscope_model::api::{Provenance, Severity};
 use cellscope_model::audit as model_audit;
 use cellscope_model::exclusions::ExclusionScope;
@@ -171,6 +171,23 @@ fn grouped(rows: Vec<AuditRow>) -> Vec<Line> {
 #[component]
 pub fn AuditView() -> impl IntoView {
     let ctx = ctx();
+    let rows = shown_rows(ctx);
+    view! {
+        <section class="controls">
+            <label>"filter " <input id="audit-query" type="search" placeholder="status, model, reason…"
+                prop:value=move || ctx.state.with(|state| state.query.clone())
+                on:input=move |event| { let text = event_target_value(&event); ctx.state.update(|state| state.query = text); }/></label>
+            <span class="count" id="audit-count">{move || format!("{} cells", rows.with(Vec::len))}</span>
+        </section>
+        {problems_table(ctx, rows)}
+        {ledger(ctx)}
+        <runs::RunsSection/>
+        {warnings(ctx)}
+    }
+}
+
+/// The cells the audit lists, after the view's filter and the query, in the sorted order.
+fn shown_rows(ctx: Ctx) -> Memo<Vec<AuditRow>> {
     let all_rows = Memo::new(move |_| {
         let provenance = ctx
             .data
@@ -178,7 +195,7 @@ pub fn AuditView() -> impl IntoView {
         ctx.working
             .with(|cells| audit_rows(cells, provenance.as_ref()))
     });
-    let rows = Memo::new(move |_| {
+    Memo::new(move |_| {
         let (query, sort, filter) = ctx
             .state
             .with(|state| (state.query.to_lowercase(), state.sort, state.filter.clone()));
@@ -198,34 +215,91 @@ pub fn AuditView() -> impl IntoView {
             .collect();
         sort_rows(&mut rows, sort);
         rows
-    });
-    // Each header is a button, so the table is sorted by keyboard as well as by pointer; the sorted column says
-    // its direction with an arrow and, for screen readers, `aria-sort`.
-    let header = move |column: AuditColumn, label: &'static str| {
-        let direction = move || {
-            ctx.state
-                .with(|state| state.sort)
-                .filter(|sort| sort.column == column)
-                .map(|sort| sort.descending)
-        };
-        view! {
-            <th aria-sort=move || match direction() {
-                Some(true) => "descending",
-                Some(false) => "ascending",
-                None => "none",
-            }>
-                <button type="button" class="sort" data-column=column.name()
-                    on:click=move |_| ctx.update(|state| state.sort = Some(AuditSort::toggled(state.sort, column)))>
-                    {label}
-                    {move || match direction() {
-                        Some(true) => " ▼",
-                        Some(false) => " ▲",
-                        None => "",
-                    }}
-                </button>
-            </th>
-        }
+    })
+}
+
+/// A column's header. Each header is a button, so the table is sorted by keyboard as well as by pointer; the
+/// sorted column says its direction with an arrow and, for screen readers, `aria-sort`.
+fn header(ctx: Ctx, column: AuditColumn, label: &'static str) -> impl IntoView {
+    let direction = move || {
+        ctx.state
+            .with(|state| state.sort)
+            .filter(|sort| sort.column == column)
+            .map(|sort| sort.descending)
     };
+    view! {
+        <th aria-sort=move || match direction() {
+            Some(true) => "descending",
+            Some(false) => "ascending",
+            None => "none",
+        }>
+            <button type="button" class="sort" data-column=column.name()
+                on:click=move |_| ctx.update(|state| state.sort = Some(AuditSort::toggled(state.sort, column)))>
+                {label}
+                {move || match direction() {
+                    Some(true) => " ▼",
+                    Some(false) => " ▲",
+                    None => "",
+                }}
+            </button>
+        </th>
+    }
+}
+
+/// The cells that are not clean, grouped by run and status, each linked to the inspector.
+fn problems_table(ctx: Ctx, rows: Memo<Vec<AuditRow>>) -> impl IntoView {
+    view! {
+        <table class="audit" id="audit-table">
+            <thead><tr>
+                {header(ctx, AuditColumn::Key, "cell")}
+                {header(ctx, AuditColumn::Status, "status")}
+                {header(ctx, AuditColumn::Flags, "flags")}
+                {header(ctx, AuditColumn::Reason, "reason")}
+                {header(ctx, AuditColumn::Rows, "evidence")}
+            </tr></thead>
+            <tbody>
+                {move || grouped(rows.get()).into_iter().map(|line| line_view(ctx, line)).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// One line of the problems table: a group's heading or a cell.
+fn line_view(ctx: Ctx, line: Line) -> AnyView {
+    match line {
+        Line::Group(run, status, cells) => {
+            let (shown_run, shown_status) = (run.clone(), status.clone());
+            view! {
+                <tr class="audit-group" data-group-run=run data-group-status=status data-cells=cells.to_string()>
+                    <th colspan="5" scope="rowgroup">
+                        "run " <code>{shown_run}</code> " · " {shown_status} " · "
+                        {format!("{cells} cell{}", if cells == 1 { "" } else { "s" })}
+                    </th>
+                </tr>
+            }.into_any()
+        }
+        Line::Row(row) => {
+            let next = ctx.state.with_untracked(|state| ViewState {
+                cell: Some(row.cell.clone()),
+                view: View::Inspector,
+                ..state.clone()
+            });
+            let link = next.href();
+            view! {
+                <tr data-status=row.status.clone() data-flags=row.flags.clone() data-cell=row.key.clone()>
+                    <td><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{row.key.clone()}</a></td>
+                    <td>{row.status.clone()}</td>
+                    <td>{row.flags.clone()}</td>
+                    <td>{row.reason.clone()}</td>
+                    <td>{row.evidence.clone()}</td>
+                </tr>
+            }.into_any()
+        }
+    }
+}
+
+/// The exclusion ledger: each entry with the cells it matches (a link to them), then each scope it uses in words.
+fn ledger(ctx: Ctx) -> impl IntoView {
     let ledger = move || {
         ctx.data.with(|data| {
             data.as_ref()
@@ -234,62 +308,7 @@ pub fn AuditView() -> impl IntoView {
                 .unwrap_or_default()
         })
     };
-    // The indexer's warnings and the contradicted REFILL_NOTE claims: what the header counts.
-    let warnings = move || {
-        ctx.data.with(|data| {
-            data.as_ref()
-                .map(|data| model_audit::warnings(&data.index))
-                .unwrap_or_default()
-        })
-    };
     view! {
-        <section class="controls">
-            <label>"filter " <input id="audit-query" type="search" placeholder="status, model, reason…"
-                prop:value=move || ctx.state.with(|state| state.query.clone())
-                on:input=move |event| { let text = event_target_value(&event); ctx.state.update(|state| state.query = text); }/></label>
-            <span class="count" id="audit-count">{move || format!("{} cells", rows.with(Vec::len))}</span>
-        </section>
-        <table class="audit" id="audit-table">
-            <thead><tr>
-                {header(AuditColumn::Key, "cell")}
-                {header(AuditColumn::Status, "status")}
-                {header(AuditColumn::Flags, "flags")}
-                {header(AuditColumn::Reason, "reason")}
-                {header(AuditColumn::Rows, "evidence")}
-            </tr></thead>
-            <tbody>
-                {move || grouped(rows.get()).into_iter().map(|line| match line {
-                    Line::Group(run, status, cells) => {
-                        let (shown_run, shown_status) = (run.clone(), status.clone());
-                        view! {
-                            <tr class="audit-group" data-group-run=run data-group-status=status data-cells=cells.to_string()>
-                                <th colspan="5" scope="rowgroup">
-                                    "run " <code>{shown_run}</code> " · " {shown_status} " · "
-                                    {format!("{cells} cell{}", if cells == 1 { "" } else { "s" })}
-                                </th>
-                            </tr>
-                        }.into_any()
-                    }
-                    Line::Row(row) => {
-                        let next = ctx.state.with_untracked(|state| ViewState {
-                            cell: Some(row.cell.clone()),
-                            view: View::Inspector,
-                            ..state.clone()
-                        });
-                        let link = next.href();
-                        view! {
-                            <tr data-status=row.status.clone() data-flags=row.flags.clone() data-cell=row.key.clone()>
-                                <td><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{row.key.clone()}</a></td>
-                                <td>{row.status.clone()}</td>
-                                <td>{row.flags.clone()}</td>
-                                <td>{row.reason.clone()}</td>
-                                <td>{row.evidence.clone()}</td>
-                            </tr>
-                        }.into_any()
-                    }
-                }).collect_view()}
-            </tbody>
-        </table>
         <h3>"Exclusion ledger"</h3>
         <table class="audit" id="ledger-table">
             <thead><tr><th>"id"</th><th>"scope"</th><th>"selects"</th><th>"reason"</th><th>"source / decided"</th><th>"matched cells"</th></tr></thead>
@@ -328,7 +347,19 @@ pub fn AuditView() -> impl IntoView {
                 <p class="hint scope-meaning" data-scope=scope.as_str()>{scope.meaning()}</p>
             }).collect_view()
         }}
-        <runs::RunsSection/>
+    }
+}
+
+/// The indexer's warnings and the contradicted REFILL_NOTE claims: what the header counts.
+fn warnings(ctx: Ctx) -> impl IntoView {
+    let warnings = move || {
+        ctx.data.with(|data| {
+            data.as_ref()
+                .map(|data| model_audit::warnings(&data.index))
+                .unwrap_or_default()
+        })
+    };
+    view! {
         <h3 id="warnings">"Warnings"</h3>
         <ul class="warnings" id="warnings-list">
             {move || {

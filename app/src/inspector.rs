@@ -2,9 +2,10 @@
 //! provenance story: skip reason and manifest history, refill lineage, matching exclusion entries.
 
 use crate::chart::canvas::CanvasBackend;
-use crate::state::ctx;
+use crate::state::{Ctx, ctx};
 use crate::{api, browser};
 use cellscope_draw::chart::{Sample, draw_cdf, draw_histogram};
+use cellscope_model::api::Provenance;
 use cellscope_model::distribution::no_rows_message;
 use cellscope_model::explore::{PICKER_ORDER, Value, pick, picker_choices};
 use cellscope_model::metric::Metric;
@@ -110,34 +111,25 @@ fn CellPicker() -> impl IntoView {
     }
 }
 
+/// The working cells of `key`'s series: its reps at its N (`at_n`), or every cell of it.
+fn series_cells(ctx: Ctx, key: CellKey, at_n: bool) -> Memo<Vec<CellSummary>> {
+    Memo::new(move |_| {
+        ctx.working.with(|cells| {
+            cells
+                .iter()
+                .filter(|cell| cell.key.series() == key.series() && (!at_n || cell.key.n == key.n))
+                .cloned()
+                .collect::<Vec<CellSummary>>()
+        })
+    })
+}
+
 #[component]
 fn CellInspector(key: CellKey) -> impl IntoView {
     let ctx = ctx();
-    let reps = {
-        let key = key.clone();
-        Memo::new(move |_| {
-            ctx.working.with(|cells| {
-                cells
-                    .iter()
-                    .filter(|cell| cell.key.series() == key.series() && cell.key.n == key.n)
-                    .cloned()
-                    .collect::<Vec<CellSummary>>()
-            })
-        })
-    };
+    let reps = series_cells(ctx, key.clone(), true);
     // Every cell of the series at every N: efficiency and the p95 multiplier are measured against its N = 1.
-    let series = {
-        let key = key.clone();
-        Memo::new(move |_| {
-            ctx.working.with(|cells| {
-                cells
-                    .iter()
-                    .filter(|cell| cell.key.series() == key.series())
-                    .cloned()
-                    .collect::<Vec<CellSummary>>()
-            })
-        })
-    };
+    let series = series_cells(ctx, key.clone(), false);
     let rows: RwSignal<Option<Result<Vec<RequestRow>, String>>> = RwSignal::new(None);
     let query = requests_query(&key);
     let fetch_rows = move || {
@@ -152,15 +144,8 @@ fn CellInspector(key: CellKey) -> impl IntoView {
         .data
         .with_untracked(|data| data.as_ref().and_then(|data| data.provenance.clone()))
         .unwrap_or_default();
-    let history = provenance
-        .history(&key)
-        .map(|history| history.history.clone())
-        .unwrap_or_default();
-    let skip = provenance.skipped(&key).cloned();
-    let refill = provenance.refill_of(&key.run_id).cloned();
     let origin = provenance.origin_of(&key).cloned();
     let origin_tool = origin.as_ref().map(|origin| origin.format.clone());
-    let exclusions: Vec<_> = provenance.exclusions_of(&key).cloned().collect();
     let this = ctx
         .working
         .with_untracked(|cells| cells.iter().find(|cell| cell.key == key).cloned());
@@ -182,46 +167,7 @@ fn CellInspector(key: CellKey) -> impl IntoView {
             <p class="hint" id="rep-shown" data-rep=key.rep.to_string()>
                 {format!("Rep {} is shown (request rows, histogram, CDF, lineage); pick another rep in the table.", key.rep)}
             </p>
-            <table class="reps" id="reps-table">
-                <thead><tr>
-                    <th>"rep"</th><th>"status"</th><th>"flags"</th><th>"rows / expected"</th><th>"ok"</th><th>"failed"</th>
-                    <th>"mean wall ms"</th><th>"p50"</th><th>"p95"</th><th>"p99"</th><th>"p50 TTFT"</th><th>"p95 TTFT"</th>
-                    <th>"agg tps"</th><th>"efficiency"</th><th>"p95×"</th>
-                    <th>"mean prompt tok"</th><th>"mean completion tok"</th><th>"expected from"</th>
-                </tr></thead>
-                <tbody>
-                    {move || { let series = series.get(); reps.get().into_iter().map(|cell| {
-                        let series: Vec<&CellSummary> = series.iter().collect();
-                        let mut flags = Vec::new();
-                        if cell.refilled { flags.push(format!("refilled from {}", cell.source_run_id.clone().unwrap_or_default())); }
-                        if cell.fallback { flags.push("fallback".to_string()); }
-                        if !cell.excluded.is_empty() { flags.push(format!("excluded: {}", cell.excluded.join(", "))); }
-                        if cell.baseline_fallback { flags.push("baseline = mean of N=1 reps".to_string()); }
-                        let current = cell.key.rep == key.rep;
-                        let stats = cell.stats;
-                        // Another rep is one click away; the shown one says so.
-                        let next = ctx.state.with_untracked(|state| ViewState { cell: Some(cell.key.clone()), ..state.clone() });
-                        let link = next.href();
-                        let rep_label = if current { format!("{} (shown)", cell.key.rep) } else { cell.key.rep.to_string() };
-                        view! {
-                            <tr class:current=current data-rep=cell.key.rep.to_string() data-status=cell.status.as_str()>
-                                <td><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{rep_label}</a></td>
-                                <td>{cell.status.as_str()}</td><td>{flags.join("; ")}</td>
-                                <td>{format!("{}/{}", cell.rows, cell.expected_rows.map_or("?".to_string(), |e| e.to_string()))}</td>
-                                <td>{cell.ok_rows}</td><td>{cell.failed_rows}</td>
-                                {figure(&cell, "mean_wall_ms", stats.mean_wall_ms, 1)}{figure(&cell, "p50_wall_ms", stats.p50_wall_ms, 1)}
-                                {figure(&cell, "p95_wall_ms", stats.p95_wall_ms, 1)}{figure(&cell, "p99_wall_ms", stats.p99_wall_ms, 1)}
-                                {figure(&cell, "p50_ttft_ms", stats.p50_ttft_ms, 1)}{figure(&cell, "p95_ttft_ms", stats.p95_ttft_ms, 1)}
-                                {figure(&cell, "aggregate_tps", stats.aggregate_tps, 2)}
-                                {scaling_figure(&cell, Metric::Efficiency, &series, 3)}{scaling_figure(&cell, Metric::P95Multiplier, &series, 3)}
-                                {figure(&cell, "mean_prompt_tokens", stats.mean_prompt_tokens, 1)}
-                                {figure(&cell, "mean_completion_tokens", stats.mean_completion_tokens, 1)}
-                                <td>{cell.expected_source.as_str()}</td>
-                            </tr>
-                        }
-                    }).collect_view() }}
-                </tbody>
-            </table>
+            {reps_table(ctx, key.rep, reps, series)}
             {move || {
                 // Why efficiency (and the p95 multiplier) is absent for the shown rep, in words.
                 let series = series.get();
@@ -241,40 +187,138 @@ fn CellInspector(key: CellKey) -> impl IntoView {
             })}
             {origin.zip(this.clone()).map(|(origin, cell)| view! { <OriginStory origin=origin cell=cell/> })}
             <Distributions rows=rows retry=Callback::new(move |()| fetch_rows()) tool=origin_tool/>
-            <section class="story" id="provenance-story">
-                <h3>"Provenance"</h3>
-                {skip.map(|skip| view! {
-                    <p class="skip" id="skip-reason">"Skipped: " {skip.reason}</p>
-                })}
-                {this.as_ref().filter(|cell| cell.refilled).map(|cell| {
-                    let note = refill.as_ref().and_then(|refill| refill.note_html.clone()).unwrap_or_default();
-                    view! {
-                        <div class="lineage" id="refill-lineage">
-                            <p>"Refilled: the rows now in this cell come from run " <code>{cell.source_run_id.clone().unwrap_or_default()}</code>
-                               "; the rows they replaced are kept in the backup and listed below as " <em>"replaced"</em> "."</p>
-                            <LineageCounts rows=rows/>
-                            <details><summary>"REFILL_NOTE.md"</summary><div class="note" inner_html=note></div></details>
-                        </div>
-                    }
-                })}
-                {(!exclusions.is_empty()).then(|| view! {
-                    <ul class="exclusions" id="cell-exclusions">
-                        {exclusions.iter().map(|matches| {
-                            let entry = &matches.entry.entry;
-                            view! { <li><code>{entry.id.clone()}</code> " (" {entry.scope.as_str()} "): "
-                                {entry.reason.clone()} " — " {entry.source.clone().unwrap_or_default()}</li> }
-                        }).collect_view()}
-                    </ul>
-                })}
-                {(!history.is_empty()).then(|| view! {
-                    <ol class="history" id="manifest-history">
-                        {history.iter().map(|event| view! {
-                            <li><code>{event.at.clone().unwrap_or_default()}</code> " " <strong>{event.event.clone()}</strong>
-                                {event.generation.as_ref().map(|generation| format!(" [{generation}]"))} " " {event.detail.clone().unwrap_or_default()}</li>
-                        }).collect_view()}
-                    </ol>
-                })}
-            </section>
+            {provenance_story(&provenance, &key, this.as_ref(), rows)}
+        </section>
+    }
+}
+
+/// Every rep of the cell at its N with its figures; the shown one (`shown_rep`) says so, another is one click
+/// away.
+fn reps_table(
+    ctx: Ctx,
+    shown_rep: u32,
+    reps: Memo<Vec<CellSummary>>,
+    series: Memo<Vec<CellSummary>>,
+) -> impl IntoView {
+    view! {
+        <table class="reps" id="reps-table">
+            <thead><tr>
+                <th>"rep"</th><th>"status"</th><th>"flags"</th><th>"rows / expected"</th><th>"ok"</th><th>"failed"</th>
+                <th>"mean wall ms"</th><th>"p50"</th><th>"p95"</th><th>"p99"</th><th>"p50 TTFT"</th><th>"p95 TTFT"</th>
+                <th>"agg tps"</th><th>"efficiency"</th><th>"p95×"</th>
+                <th>"mean prompt tok"</th><th>"mean completion tok"</th><th>"expected from"</th>
+            </tr></thead>
+            <tbody>
+                {move || { let series = series.get(); reps.get().into_iter().map(|cell| rep_row(ctx, cell, &series, shown_rep)).collect_view() }}
+            </tbody>
+        </table>
+    }
+}
+
+/// One rep's row of the reps table; `series` is every cell of its series, which its scaling figures rest on.
+fn rep_row(
+    ctx: Ctx,
+    cell: CellSummary,
+    series: &[CellSummary],
+    shown_rep: u32,
+) -> impl IntoView + use<> {
+    let series: Vec<&CellSummary> = series.iter().collect();
+    let mut flags = Vec::new();
+    if cell.refilled {
+        flags.push(format!(
+            "refilled from {}",
+            cell.source_run_id.clone().unwrap_or_default()
+        ));
+    }
+    if cell.fallback {
+        flags.push("fallback".to_string());
+    }
+    if !cell.excluded.is_empty() {
+        flags.push(format!("excluded: {}", cell.excluded.join(", ")));
+    }
+    if cell.baseline_fallback {
+        flags.push("baseline = mean of N=1 reps".to_string());
+    }
+    let current = cell.key.rep == shown_rep;
+    let stats = cell.stats;
+    // Another rep is one click away; the shown one says so.
+    let next = ctx.state.with_untracked(|state| ViewState {
+        cell: Some(cell.key.clone()),
+        ..state.clone()
+    });
+    let link = next.href();
+    let rep_label = if current {
+        format!("{} (shown)", cell.key.rep)
+    } else {
+        cell.key.rep.to_string()
+    };
+    view! {
+        <tr class:current=current data-rep=cell.key.rep.to_string() data-status=cell.status.as_str()>
+            <td><a href=link on:click=move |event| { event.prevent_default(); ctx.go(next.clone()); }>{rep_label}</a></td>
+            <td>{cell.status.as_str()}</td><td>{flags.join("; ")}</td>
+            <td>{format!("{}/{}", cell.rows, cell.expected_rows.map_or("?".to_string(), |e| e.to_string()))}</td>
+            <td>{cell.ok_rows}</td><td>{cell.failed_rows}</td>
+            {figure(&cell, "mean_wall_ms", stats.mean_wall_ms, 1)}{figure(&cell, "p50_wall_ms", stats.p50_wall_ms, 1)}
+            {figure(&cell, "p95_wall_ms", stats.p95_wall_ms, 1)}{figure(&cell, "p99_wall_ms", stats.p99_wall_ms, 1)}
+            {figure(&cell, "p50_ttft_ms", stats.p50_ttft_ms, 1)}{figure(&cell, "p95_ttft_ms", stats.p95_ttft_ms, 1)}
+            {figure(&cell, "aggregate_tps", stats.aggregate_tps, 2)}
+            {scaling_figure(&cell, Metric::Efficiency, &series, 3)}{scaling_figure(&cell, Metric::P95Multiplier, &series, 3)}
+            {figure(&cell, "mean_prompt_tokens", stats.mean_prompt_tokens, 1)}
+            {figure(&cell, "mean_completion_tokens", stats.mean_completion_tokens, 1)}
+            <td>{cell.expected_source.as_str()}</td>
+        </tr>
+    }
+}
+
+/// Where the cell's rows come from: its skip reason, its refill lineage (`this` is the cell), the ledger entries
+/// that match it and its manifest history.
+fn provenance_story(
+    provenance: &Provenance,
+    key: &CellKey,
+    this: Option<&CellSummary>,
+    rows: RwSignal<Option<Result<Vec<RequestRow>, String>>>,
+) -> impl IntoView + use<> {
+    let history = provenance
+        .history(key)
+        .map(|history| history.history.clone())
+        .unwrap_or_default();
+    let skip = provenance.skipped(key).cloned();
+    let refill = provenance.refill_of(&key.run_id).cloned();
+    let exclusions: Vec<_> = provenance.exclusions_of(key).cloned().collect();
+    view! {
+        <section class="story" id="provenance-story">
+            <h3>"Provenance"</h3>
+            {skip.map(|skip| view! {
+                <p class="skip" id="skip-reason">"Skipped: " {skip.reason}</p>
+            })}
+            {this.filter(|cell| cell.refilled).map(|cell| {
+                let note = refill.as_ref().and_then(|refill| refill.note_html.clone()).unwrap_or_default();
+                view! {
+                    <div class="lineage" id="refill-lineage">
+                        <p>"Refilled: the rows now in this cell come from run " <code>{cell.source_run_id.clone().unwrap_or_default()}</code>
+                           "; the rows they replaced are kept in the backup and listed below as " <em>"replaced"</em> "."</p>
+                        <LineageCounts rows=rows/>
+                        <details><summary>"REFILL_NOTE.md"</summary><div class="note" inner_html=note></div></details>
+                    </div>
+                }
+            })}
+            {(!exclusions.is_empty()).then(|| view! {
+                <ul class="exclusions" id="cell-exclusions">
+                    {exclusions.iter().map(|matches| {
+                        let entry = &matches.entry.entry;
+                        view! { <li><code>{entry.id.clone()}</code> " (" {entry.scope.as_str()} "): "
+                            {entry.reason.clone()} " — " {entry.source.clone().unwrap_or_default()}</li> }
+                    }).collect_view()}
+                </ul>
+            })}
+            {(!history.is_empty()).then(|| view! {
+                <ol class="history" id="manifest-history">
+                    {history.iter().map(|event| view! {
+                        <li><code>{event.at.clone().unwrap_or_default()}</code> " " <strong>{event.event.clone()}</strong>
+                            {event.generation.as_ref().map(|generation| format!(" [{generation}]"))} " " {event.detail.clone().unwrap_or_default()}</li>
+                    }).collect_view()}
+                </ol>
+            })}
         </section>
     }
 }

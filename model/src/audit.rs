@@ -4,6 +4,7 @@
 //! the same words; each only lays them out (padding in the terminal, monospace checksums in the browser).
 
 pub mod note;
+pub mod report;
 
 use crate::api::{
     BackupComparison, BackupFacts, CellFailures, Census, FileDigest, IndexBody, RefillFacts,

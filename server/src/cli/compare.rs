@@ -1,5 +1,5 @@
 //! `cellscope compare`: the head-to-head of two values of one dimension, as the model's typed query asks it (the
-//! one `/api/compare` reads).
+//! one `/api/compare` reads) and as the model lays it out.
 
 use super::{CacheArgs, DataRoot, load_root};
 use anyhow::Context;
@@ -84,16 +84,17 @@ pub(super) fn run(arguments: CompareArgs) -> anyhow::Result<ExitCode> {
     let comparison = query.run(&cells)?;
     let confounders =
         cellscope_model::compare::confounders::confounders(&comparison, &cells, &index.runs);
-    let body = cellscope_model::api::CompareBody {
-        comparison,
-        confounders,
-    };
     let mut stdout = std::io::stdout().lock();
     if arguments.json {
+        let body = cellscope_model::api::CompareBody {
+            comparison,
+            confounders,
+        };
         serde_json::to_writer_pretty(&mut stdout, &body).context("writing JSON")?;
         writeln!(stdout)?;
     } else {
-        stdout.write_all(printable(&cellscope::compare::render_body(&body)).as_bytes())?;
+        let text = cellscope_model::compare::text::render_report(&comparison, &confounders);
+        stdout.write_all(printable(&text).as_bytes())?;
     }
     Ok(ExitCode::SUCCESS)
 }

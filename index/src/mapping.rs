@@ -12,9 +12,7 @@ use serde_json::Value as Json;
 use table::{RawTable, TableEntry};
 
 /// The key dimensions a mapping can set, in the order they are shown.
-pub const DIMENSIONS: [&str; 8] = [
-    "run", "suite", "phase", "backend", "model", "workload", "n", "rep",
-];
+pub const DIMENSIONS: [cellscope_model::Dimension; 8] = cellscope_model::Dimension::ALL;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -394,6 +394,16 @@ fn serve_refuses_a_cache_directory_inside_the_data_root() {
 #[test]
 fn compare_prints_the_head_to_head_and_refuses_bad_parameters() {
     let root = common::demo_root().to_str().unwrap();
+    compare_text_pairs_groups_and_names_the_confounders(root);
+    compare_json_with_exclusions_put_back(root);
+    compare_without_a_phase_averages_the_phases(root);
+    compare_an_absolute_metric_shows_its_unit(root);
+    compare_refuses_bad_parameters(root);
+}
+
+/// The text report on the scaling phase: pairs per workload, what the ledger dropped, and the confounders above
+/// the table.
+fn compare_text_pairs_groups_and_names_the_confounders(root: &str) {
     let output = cellscope(&[
         "compare", root, "--a", "vllm", "--b", "sglang", "--phase", "scaling",
     ]);
@@ -471,7 +481,10 @@ fn compare_prints_the_head_to_head_and_refuses_bad_parameters() {
         "{confounders}"
     );
     assert!(table.contains("long_prefill_8k"));
-    // JSON carries the same groups, with every pair's cells.
+}
+
+/// JSON carries the same groups, with every pair's cells, and the confounders with the refill run behind a side.
+fn compare_json_with_exclusions_put_back(root: &str) {
     let output = cellscope(&[
         "compare",
         root,
@@ -535,7 +548,10 @@ fn compare_prints_the_head_to_head_and_refuses_bad_parameters() {
         field("equal", "gpu")["b"][0]["value"],
         "NVIDIA A100 80GB PCIe"
     );
-    // Without a phase filter each (model, workload, N) is one pair of a group, its phases averaged.
+}
+
+/// Without a phase filter each (model, workload, N) is one pair of a group, its phases averaged.
+fn compare_without_a_phase_averages_the_phases(root: &str) {
     let output = cellscope(&["compare", root, "--a", "sglang", "--b", "vllm", "--json"]);
     assert!(output.status.success());
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -563,7 +579,10 @@ fn compare_prints_the_head_to_head_and_refuses_bad_parameters() {
         text.contains("\neach pair: mean of 2 phases × 3 reps per side\n"),
         "{text}"
     );
-    // An absolute metric's differences carry its unit, beside the ratio a / b.
+}
+
+/// An absolute metric's differences carry its unit, beside the ratio a / b.
+fn compare_an_absolute_metric_shows_its_unit(root: &str) {
     let output = cellscope(&[
         "compare",
         root,
@@ -585,7 +604,10 @@ fn compare_prints_the_head_to_head_and_refuses_bad_parameters() {
         long_decode.contains(" ms ") && long_decode.contains("×1.0"),
         "{long_decode}"
     );
-    // Bad parameters: exit 2 and a message naming the parameter and the choices.
+}
+
+/// Bad parameters: exit 2 and a message naming the parameter and the choices.
+fn compare_refuses_bad_parameters(root: &str) {
     for (args, message) in [
         (
             vec!["--a", "VLLM", "--b", "sglang"],

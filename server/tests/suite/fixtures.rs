@@ -824,45 +824,20 @@ fn unknown_manifest_statuses_are_named_escaped_and_change_no_number() {
 /// the checkout lies.
 #[test]
 fn files_and_directories_without_read_permission_are_named_and_the_rest_is_read() {
-    use std::os::unix::fs::PermissionsExt;
-    let set_mode = |path: &Path, mode: u32| {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
-    };
     let work = tempfile::tempdir().unwrap();
     set_mode(work.path(), 0o755);
     let binary = work.path().join("cellscope");
     std::fs::copy(env!("CARGO_BIN_EXE_cellscope"), &binary).unwrap();
     set_mode(&binary, 0o755);
-    // Good's rows under another run id (the id is a column), so that no run is a copy of another.
-    let good_metrics =
-        std::fs::read_to_string(fixtures().join("good/20260101_000000_000001/metrics.csv"))
-            .unwrap();
-    let make_root = |name: &str| -> PathBuf {
-        let root = work.path().join(name);
-        copy_tree(&fixtures().join("good"), &root.join("good"));
-        root
+    let reader = Reader {
+        binary,
+        home: work.path().to_path_buf(),
     };
-    let alone = make_root("alone");
-    let root = make_root("locked");
-    // A run directory at `relative` (its last part the run id) holding good's rows under that id.
-    let add_run = |relative: &str| -> PathBuf {
-        let run = root.join(relative);
-        std::fs::create_dir_all(&run).unwrap();
-        let run_id = run.file_name().unwrap().to_str().unwrap();
-        let metrics = good_metrics.replace("20260101_000000_000001", run_id);
-        std::fs::write(run.join("metrics.csv"), metrics).unwrap();
-        run
-    };
-    // A metrics.csv, a manifest beside a readable metrics.csv, a whole directory of runs, and the root's ledger.
-    let run = add_run("locked/20260401_000000_000001");
-    set_mode(&run.join("metrics.csv"), 0o000);
-    let side = add_run("side/20260402_000000_000002");
-    std::fs::write(side.join("manifest.json"), b"{}").unwrap();
-    set_mode(&side.join("manifest.json"), 0o000);
-    add_run("shut/20260403_000000_000003");
-    set_mode(&root.join("shut"), 0o000);
-    std::fs::write(root.join("exclusions.toml"), b"").unwrap();
-    set_mode(&root.join("exclusions.toml"), 0o000);
+    let (alone, root) = (
+        good_root(work.path(), "alone"),
+        good_root(work.path(), "locked"),
+    );
+    let run = lock_beside_good(&root);
     for tree in [&alone, &root] {
         for entry in walk(&tree.join("good")) {
             set_mode(&entry, 0o644);
@@ -876,7 +851,103 @@ fn files_and_directories_without_read_permission_are_named_and_the_rest_is_read(
         }
     }
 
-    let as_reader = |args: &[&str]| -> std::process::Output {
+    let audit: serde_json::Value = serde_json::from_slice(
+        &reader
+            .run(&["audit", root.to_str().unwrap(), "--json", "--no-cache"])
+            .stdout,
+    )
+    .unwrap();
+    let expected = [
+        ("unreadable_directory", "shut"),
+        ("unreadable_file", "exclusions.toml"),
+        (
+            "unreadable_file",
+            "locked/20260401_000000_000001/metrics.csv",
+        ),
+        (
+            "unreadable_file",
+            "side/20260402_000000_000002/manifest.json",
+        ),
+    ];
+    assert_eq!(
+        named_warnings(&audit),
+        expected.map(|(kind, file)| (kind.to_string(), file.to_string())),
+        "each unreadable thing is named once, and nothing else is said (an unread metrics.csv is not also \
+         called empty): {audit:#}"
+    );
+    // The good run's rows, and the readable run beside the unreadable manifest, give the same numbers as the
+    // good run alone.
+    let cache = work.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    set_mode(&cache, 0o777);
+    let good_alone = reader.cells(&alone, &cache);
+    let with_locked = reader.cells(&root, &cache);
+    let baseline = of_run(&good_alone, "20260101_000000_000001");
+    assert!(!baseline.is_empty());
+    assert_eq!(of_run(&with_locked, "20260101_000000_000001"), baseline);
+    assert_eq!(of_run(&with_locked, "20260402_000000_000002"), baseline);
+    assert!(of_run(&with_locked, "20260401_000000_000001").is_empty());
+    assert!(of_run(&with_locked, "20260403_000000_000003").is_empty());
+    // Made readable (which changes no size or modification time), every run is read: a read that failed was not
+    // kept in the cache to be trusted later.
+    set_mode(&root.join("shut"), 0o755);
+    set_mode(&run.join("metrics.csv"), 0o644);
+    let readable = reader.cells(&root, &cache);
+    for run in ["20260401_000000_000001", "20260403_000000_000003"] {
+        assert_eq!(of_run(&readable, run), baseline, "{run}");
+    }
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+}
+
+/// A data root `work/name` holding the good fixture.
+fn good_root(work: &Path, name: &str) -> PathBuf {
+    let root = work.join(name);
+    copy_tree(&fixtures().join("good"), &root.join("good"));
+    root
+}
+
+/// Beside the good run in `root`: a metrics.csv, a manifest beside a readable metrics.csv, a whole directory of
+/// runs, and the root's ledger, each unreadable. Returns the run whose metrics.csv is locked.
+fn lock_beside_good(root: &Path) -> PathBuf {
+    // Good's rows under another run id (the id is a column), so that no run is a copy of another.
+    let good_metrics =
+        std::fs::read_to_string(fixtures().join("good/20260101_000000_000001/metrics.csv"))
+            .unwrap();
+    // A run directory at `relative` (its last part the run id) holding good's rows under that id.
+    let add_run = |relative: &str| -> PathBuf {
+        let run = root.join(relative);
+        std::fs::create_dir_all(&run).unwrap();
+        let run_id = run.file_name().unwrap().to_str().unwrap();
+        let metrics = good_metrics.replace("20260101_000000_000001", run_id);
+        std::fs::write(run.join("metrics.csv"), metrics).unwrap();
+        run
+    };
+    let run = add_run("locked/20260401_000000_000001");
+    set_mode(&run.join("metrics.csv"), 0o000);
+    let side = add_run("side/20260402_000000_000002");
+    std::fs::write(side.join("manifest.json"), b"{}").unwrap();
+    set_mode(&side.join("manifest.json"), 0o000);
+    add_run("shut/20260403_000000_000003");
+    set_mode(&root.join("shut"), 0o000);
+    std::fs::write(root.join("exclusions.toml"), b"").unwrap();
+    set_mode(&root.join("exclusions.toml"), 0o000);
+    run
+}
+
+/// The copied binary, run as a user who cannot read the locked files.
+struct Reader {
+    binary: PathBuf,
+    /// `HOME` of the runs (the test's directory, so that the default cache is writable).
+    home: PathBuf,
+}
+
+impl Reader {
+    /// Runs the binary with `args`, asserting that it succeeds.
+    fn run(&self, args: &[&str]) -> std::process::Output {
         // The effective user id, from /proc (libc is not a dependency of the tests).
         let root_user = std::fs::read_to_string("/proc/self/status")
             .unwrap()
@@ -887,14 +958,14 @@ fn files_and_directories_without_read_permission_are_named_and_the_rest_is_read(
             let mut command = std::process::Command::new("setpriv");
             command
                 .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-                .arg(&binary);
+                .arg(&self.binary);
             command
         } else {
-            std::process::Command::new(&binary)
+            std::process::Command::new(&self.binary)
         };
         let output = command
             .args(args)
-            .env("HOME", work.path())
+            .env("HOME", &self.home)
             .output()
             .expect("cellscope runs (as root: through setpriv)");
         assert!(
@@ -903,11 +974,24 @@ fn files_and_directories_without_read_permission_are_named_and_the_rest_is_read(
             String::from_utf8_lossy(&output.stderr)
         );
         output
-    };
-    let audit: serde_json::Value = serde_json::from_slice(
-        &as_reader(&["audit", root.to_str().unwrap(), "--json", "--no-cache"]).stdout,
-    )
-    .unwrap();
+    }
+
+    /// The lines of `cells ROOT --format csv` with the cache in `cache`.
+    fn cells(&self, root: &Path, cache: &Path) -> Vec<String> {
+        let args = ["cells", root.to_str().unwrap(), "--format", "csv"];
+        let csv = self
+            .run(&[&args[..], &["--cache", cache.to_str().unwrap()]].concat())
+            .stdout;
+        String::from_utf8(csv)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// The kind and file of every warning of an `audit --json` report (the root's and each run's), sorted.
+fn named_warnings(audit: &serde_json::Value) -> Vec<(String, String)> {
     let mut named: Vec<(String, String)> = audit["warnings"]
         .as_array()
         .unwrap()
@@ -927,58 +1011,13 @@ fn files_and_directories_without_read_permission_are_named_and_the_rest_is_read(
         })
         .collect();
     named.sort();
-    let expected = [
-        ("unreadable_directory", "shut"),
-        ("unreadable_file", "exclusions.toml"),
-        (
-            "unreadable_file",
-            "locked/20260401_000000_000001/metrics.csv",
-        ),
-        (
-            "unreadable_file",
-            "side/20260402_000000_000002/manifest.json",
-        ),
-    ];
-    assert_eq!(
-        named,
-        expected.map(|(kind, file)| (kind.to_string(), file.to_string())),
-        "each unreadable thing is named once, and nothing else is said (an unread metrics.csv is not also \
-         called empty): {audit:#}"
-    );
-    // The good run's rows, and the readable run beside the unreadable manifest, give the same numbers as the
-    // good run alone.
-    let cache = work.path().join("cache");
-    std::fs::create_dir(&cache).unwrap();
-    set_mode(&cache, 0o777);
-    let cells = |root: &Path| -> Vec<String> {
-        let args = ["cells", root.to_str().unwrap(), "--format", "csv"];
-        let csv = as_reader(&[&args[..], &["--cache", cache.to_str().unwrap()]].concat()).stdout;
-        String::from_utf8(csv)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect()
-    };
-    let good_alone = cells(&alone);
-    let with_locked = cells(&root);
-    let of_run = |lines: &[String], run: &str| -> Vec<String> {
-        lines
-            .iter()
-            .filter_map(|line| line.strip_prefix(&format!("{run},")).map(str::to_string))
-            .collect()
-    };
-    let baseline = of_run(&good_alone, "20260101_000000_000001");
-    assert!(!baseline.is_empty());
-    assert_eq!(of_run(&with_locked, "20260101_000000_000001"), baseline);
-    assert_eq!(of_run(&with_locked, "20260402_000000_000002"), baseline);
-    assert!(of_run(&with_locked, "20260401_000000_000001").is_empty());
-    assert!(of_run(&with_locked, "20260403_000000_000003").is_empty());
-    // Made readable (which changes no size or modification time), every run is read: a read that failed was not
-    // kept in the cache to be trusted later.
-    set_mode(&root.join("shut"), 0o755);
-    set_mode(&run.join("metrics.csv"), 0o644);
-    let readable = cells(&root);
-    for run in ["20260401_000000_000001", "20260403_000000_000003"] {
-        assert_eq!(of_run(&readable, run), baseline, "{run}");
-    }
+    named
+}
+
+/// The cells of run `run` among the lines of a cells CSV, without the run id.
+fn of_run(lines: &[String], run: &str) -> Vec<String> {
+    lines
+        .iter()
+        .filter_map(|line| line.strip_prefix(&format!("{run},")).map(str::to_string))
+        .collect()
 }

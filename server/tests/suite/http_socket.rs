@@ -573,39 +573,75 @@ fn unzstd(body: &[u8]) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_snapshot_while_it_indexes()
  {
-    use cellscope::http::archive::Archive;
     use cellscope::http::start::inputs_fingerprint;
     let root = tempfile::tempdir().unwrap();
     copy_tree(&fixtures().join("good"), root.path());
     let cache = tempfile::tempdir().unwrap();
-    let archive = || Archive::new(cache.path().to_path_buf(), 20, 1 << 30);
+    let (root, cache) = (root.path(), cache.path());
 
-    // A first start: nothing kept for these files yet. Its first snapshot is not remembered for them; the
-    // complete one (second stage, same data) is, once kept.
-    let before = inputs_fingerprint(root.path()).unwrap();
-    assert!(archive().kept_for_inputs(&before).is_none());
-    // A start's store: its first snapshot, kept in the archive, with the files' fingerprint at start.
-    let start_store = |fingerprint: &str| {
-        Store::with_caches(
-            root.path().to_path_buf(),
-            first_snapshot(root.path(), None).unwrap(),
-            Some(archive()),
-            None,
-            Some(fingerprint.to_string()),
-        )
-    };
-    let first = start_store(&before);
+    let before = inputs_fingerprint(root).unwrap();
+    let complete = a_first_start_keeps_its_complete_snapshot(root, cache, &before).await;
+    let first_id = complete.id.clone();
+
+    // A second start on the same files: the app's first requests answer before the store exists, the rest
+    // waits for it.
+    let now = inputs_fingerprint(root).unwrap();
+    assert_eq!(now, before, "reading the files did not change them");
+    let kept = kept_archive(cache).kept_for_inputs(&now).unwrap();
+    let (addr, starting) = serve_starting(Some(kept), &HttpOptions::default()).await;
+    the_kept_bodies_answer_before_the_store_exists(addr, &complete).await;
+    let second = the_rest_waits_for_the_store(addr, starting, root).await;
+    // Once ready, the routes answer from the index: the same table.
+    let (status, head, body) =
+        common::raw_response(addr, "GET /api/cells HTTP/1.1\r\nAccept-Encoding: zstd")
+            .await
+            .unwrap();
+    assert_eq!(status, 200);
+    assert!(head.contains("etag:"), "the route's own answer: {head}");
+    assert_eq!(unzstd(&body), second.load().cells_arrow.to_vec());
+
+    a_restart_keeps_the_kept_bodies(root, cache, &now).await;
+    a_changed_root_or_a_damaged_body_is_not_answered_from_the_archive(
+        root, cache, &before, &first_id,
+    );
+}
+
+/// The archive of kept snapshots in `cache`, as `serve` opens it.
+fn kept_archive(cache: &Path) -> cellscope::http::archive::Archive {
+    cellscope::http::archive::Archive::new(cache.to_path_buf(), 20, 1 << 30)
+}
+
+/// A start's store: its first snapshot, kept in the archive, with the files' fingerprint at start.
+fn start_store(root: &Path, cache: &Path, fingerprint: &str) -> Arc<Store> {
+    Store::with_caches(
+        root.to_path_buf(),
+        first_snapshot(root, None).unwrap(),
+        Some(kept_archive(cache)),
+        None,
+        Some(fingerprint.to_string()),
+    )
+}
+
+/// A first start: nothing kept for these files yet. Its first snapshot is not remembered for them; the complete
+/// one (second stage, same data) is, once kept. Returns the complete snapshot.
+async fn a_first_start_keeps_its_complete_snapshot(
+    root: &Path,
+    cache: &Path,
+    before: &str,
+) -> Arc<cellscope::http::snapshot::Snapshot> {
+    assert!(kept_archive(cache).kept_for_inputs(before).is_none());
+    let first = start_store(root, cache, before);
     let first_id = first.load().id.clone();
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
-        archive().kept_for_inputs(&before).is_none(),
+        kept_archive(cache).kept_for_inputs(before).is_none(),
         "a first-stage snapshot is never remembered for a start"
     );
     reindex(&first).await;
     let complete = first.load();
     assert!(complete.complete);
     assert_eq!(complete.id, first_id);
-    let kept = remembered(&archive(), &before).await;
+    let kept = remembered(&kept_archive(cache), before).await;
     assert_eq!(kept.id, first_id);
     assert_eq!(
         unzstd(&kept.cells_arrow_zstd),
@@ -616,13 +652,16 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
         unzstd(&kept.provenance_json_zstd),
         complete.provenance_json.to_vec()
     );
+    complete
+}
 
-    // A second start on the same files: the app's first requests answer before the store exists, the rest
-    // waits for it.
-    let now = inputs_fingerprint(root.path()).unwrap();
-    assert_eq!(now, before, "reading the files did not change them");
-    let kept = archive().kept_for_inputs(&now).unwrap();
-    let (addr, starting) = serve_starting(Some(kept), &HttpOptions::default()).await;
+/// The app's first requests (the cells, index, provenance and pre-refill bodies in zstd) and its files are
+/// answered from the kept snapshot `complete` while no store exists.
+async fn the_kept_bodies_answer_before_the_store_exists(
+    addr: SocketAddr,
+    complete: &cellscope::http::snapshot::Snapshot,
+) {
+    let first_id = &complete.id;
     let pre_refill = cellscope::export::encode(
         &complete.index.pre_refill_cells,
         cellscope::export::Format::Arrow,
@@ -653,8 +692,15 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
     // The app's files do not wait either.
     let (status, _) = raw_get(addr, "/").await;
     assert_eq!(status, 200);
-    // Everything else waits for the index: a filter, another format, another route, a client that does not
-    // take zstd.
+}
+
+/// Everything else waits for the index (a filter, another format, another route, a client that does not take
+/// zstd) and is answered from the store once it is ready. Returns that store.
+async fn the_rest_waits_for_the_store(
+    addr: SocketAddr,
+    starting: cellscope::http::start::Starting,
+    root: &Path,
+) -> Arc<Store> {
     let waiting: Vec<_> = [
         "GET /api/cells?format=json HTTP/1.1",
         "GET /api/cells HTTP/1.1",
@@ -670,10 +716,7 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
         waiting.iter().all(|request| !request.is_finished()),
         "no request the kept bodies cannot answer was answered before the store was ready"
     );
-    let second = Store::new(
-        root.path().to_path_buf(),
-        first_snapshot(root.path(), None).unwrap(),
-    );
+    let second = Store::new(root.to_path_buf(), first_snapshot(root, None).unwrap());
     starting.ready(second.clone()).unwrap();
     let answers: Vec<_> = futures_util::future::join_all(waiting)
         .await
@@ -684,22 +727,17 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
     assert_eq!(answers[1].2, second.load().cells_arrow.to_vec());
     assert_eq!(answers[2].2, second.load().index_json.to_vec());
     assert_ne!(answers[4].0, 0, "the held request got the API's own answer");
-    // Once ready, the routes answer from the index: the same table.
-    let (status, head, body) =
-        common::raw_response(addr, "GET /api/cells HTTP/1.1\r\nAccept-Encoding: zstd")
-            .await
-            .unwrap();
-    assert_eq!(status, 200);
-    assert!(head.contains("etag:"), "the route's own answer: {head}");
-    assert_eq!(unzstd(&body), second.load().cells_arrow.to_vec());
+    second
+}
 
-    // The restart keeps its own snapshots of the same data (first stage, then complete) without replacing the
-    // kept bodies, whose bytes the next start checks.
-    let kept_before = archive().kept_for_inputs(&now).unwrap();
-    let restarted = start_store(&now);
+/// The restart keeps its own snapshots of the same data (first stage, then complete) without replacing the kept
+/// bodies, whose bytes the next start checks.
+async fn a_restart_keeps_the_kept_bodies(root: &Path, cache: &Path, now: &str) {
+    let kept_before = kept_archive(cache).kept_for_inputs(now).unwrap();
+    let restarted = start_store(root, cache, now);
     reindex(&restarted).await;
     assert!(restarted.load().complete);
-    let kept_after = archive().kept_for_inputs(&now).unwrap();
+    let kept_after = kept_archive(cache).kept_for_inputs(now).unwrap();
     assert_eq!(kept_after.index_json_zstd, kept_before.index_json_zstd);
     assert_eq!(
         kept_after.provenance_json_zstd,
@@ -709,26 +747,34 @@ async fn a_start_on_unchanged_files_answers_the_first_requests_from_the_kept_sna
         kept_after.pre_refill_arrow_zstd,
         kept_before.pre_refill_arrow_zstd
     );
+}
 
-    // Touching a file, adding one, or a damaged kept body: nothing is answered from the archive.
-    let metrics = root.path().join("20260101_000000_000001/metrics.csv");
+/// Touching a file, adding one, or a damaged kept body: nothing is answered from the archive.
+fn a_changed_root_or_a_damaged_body_is_not_answered_from_the_archive(
+    root: &Path,
+    cache: &Path,
+    before: &str,
+    first_id: &str,
+) {
+    use cellscope::http::start::inputs_fingerprint;
+    let metrics = root.join("20260101_000000_000001/metrics.csv");
     let file = std::fs::File::options()
         .append(true)
         .open(&metrics)
         .unwrap();
     file.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
         .unwrap();
-    let touched = inputs_fingerprint(root.path()).unwrap();
+    let touched = inputs_fingerprint(root).unwrap();
     assert_ne!(touched, before);
-    assert!(archive().kept_for_inputs(&touched).is_none());
-    std::fs::write(root.path().join("notes.txt"), "a new file").unwrap();
-    assert_ne!(inputs_fingerprint(root.path()).unwrap(), touched);
-    let kept_body = cache.path().join(&first_id).join("provenance.json.zst");
+    assert!(kept_archive(cache).kept_for_inputs(&touched).is_none());
+    std::fs::write(root.join("notes.txt"), "a new file").unwrap();
+    assert_ne!(inputs_fingerprint(root).unwrap(), touched);
+    let kept_body = cache.join(first_id).join("provenance.json.zst");
     let mut damaged = std::fs::read(&kept_body).unwrap();
     let last = damaged.len() - 1;
     damaged[last] ^= 1;
     std::fs::write(&kept_body, damaged).unwrap();
-    assert!(archive().kept_for_inputs(&before).is_none());
+    assert!(kept_archive(cache).kept_for_inputs(before).is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

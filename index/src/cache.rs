@@ -34,7 +34,7 @@ use cellscope_model::api::{EnvironmentField, FileDigest, Warning};
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::UNIX_EPOCH;
 
@@ -210,10 +210,10 @@ fn decode<T: for<'de> Deserialize<'de>>(key: &str, bytes: &[u8]) -> Result<T, En
     Ok(value)
 }
 
-fn stamp_of(metadata: &std::fs::Metadata) -> Option<Stamp> {
-    let modified = metadata.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
+fn stamp_of(meta: &storage::Meta) -> Option<Stamp> {
+    let modified = meta.modified?.duration_since(UNIX_EPOCH).ok()?;
     Some(Stamp {
-        bytes: metadata.len(),
+        bytes: meta.bytes,
         modified_ns: u64::try_from(modified.as_nanos()).ok()?,
     })
 }
@@ -442,14 +442,19 @@ impl<'a> Session<'a> {
             return run_read(entry, context, format, run);
         }
         // Other tools' formats read through the data root's storage, which notes what they open beyond the run's
-        // own files; TR164's reader opens its fixed side files, already inputs.
+        // own files; TR164's reader opens its fixed side files, already inputs, and lists its directory, which is
+        // listed again on every use of the entry rather than made one of its inputs.
         let recording = Recording {
             inner: context.storage,
             files: Mutex::default(),
             directories: Mutex::default(),
         };
         let recorded = ReadContext {
-            storage: &recording,
+            storage: if format.name() == "tr164" {
+                context.storage
+            } else {
+                &recording
+            },
             mapping: context.mapping,
             options: context.options,
             progress: context.progress,
@@ -504,20 +509,23 @@ impl<'a> Session<'a> {
     ) -> BackupRead {
         // Neither checksums nor the comparison: nothing is read, so there is nothing to save.
         if !options.hashes && !options.backup_diff {
-            return read::read_backup(dir.clone(), master, options, progress);
+            return read::read_backup(self.storage, dir.clone(), master, options, progress);
         }
         let mut inputs: Inputs = vec![(
             storage::join(&dir.relative, "metrics.csv"),
-            stamp_at(&dir.path.join("metrics.csv")),
+            stamp_at(self.storage, &storage::join(&dir.relative, "metrics.csv")),
         )];
         if let Some(master) = master {
             inputs.push((
                 storage::join(&master.relative, "metrics.csv"),
-                stamp_at(&master.path.join("metrics.csv")),
+                stamp_at(
+                    self.storage,
+                    &storage::join(&master.relative, "metrics.csv"),
+                ),
             ));
         }
         if inputs.iter().any(|(_, stamp)| stamp.is_none()) {
-            return read::read_backup(dir.clone(), master, options, progress);
+            return read::read_backup(self.storage, dir.clone(), master, options, progress);
         }
         let files = [dir.label.clone(), dir.master_run_id.clone()];
         let material = KeyMaterial {
@@ -533,7 +541,7 @@ impl<'a> Session<'a> {
             inputs: &inputs,
         };
         let Some(key) = self.key(&material) else {
-            return read::read_backup(dir.clone(), master, options, progress);
+            return read::read_backup(self.storage, dir.clone(), master, options, progress);
         };
         let what = format!("backup `{}`", dir.relative);
         if let Some(entry) = self.get::<BackupEntry>(&key, &what)
@@ -562,7 +570,7 @@ impl<'a> Session<'a> {
                 parsed,
             };
         }
-        let read = read::read_backup(dir.clone(), master, options, progress);
+        let read = read::read_backup(self.storage, dir.clone(), master, options, progress);
         self.count(|report| report.read += 1);
         if options.hashes && options.backup_diff {
             if let Some(hash) = read.digest.sha256.as_deref().and_then(hex_to_bytes) {
@@ -570,12 +578,7 @@ impl<'a> Session<'a> {
             }
             let unchanged = inputs
                 .iter()
-                .zip(
-                    [Some(&dir.path), master.map(|master| &master.path)]
-                        .into_iter()
-                        .flatten(),
-                )
-                .all(|((_, stamp), path)| stamp_at(&path.join("metrics.csv")) == *stamp);
+                .all(|(path, stamp)| stamp_at(self.storage, path) == *stamp);
             if let Some(hashes) = self.hashes_of(&inputs)
                 && unchanged
             {
@@ -649,6 +652,14 @@ impl Storage for Recording<'_> {
     fn display(&self, path: &str) -> String {
         self.inner.display(path)
     }
+    fn read_into(&self, path: &str, buffer: &mut Vec<u8>) -> std::io::Result<()> {
+        Recording::note(&self.files, path);
+        self.inner.read_into(path, buffer)
+    }
+    fn local_file(&self, path: &str) -> Option<std::io::Result<std::fs::File>> {
+        Recording::note(&self.files, path);
+        self.inner.local_file(path)
+    }
 }
 
 /// `companion` as it is now on `storage` (same path, current stamp or listing).
@@ -656,17 +667,7 @@ fn companion_now(storage: &dyn Storage, companion: &Companion) -> Companion {
     match companion {
         Companion::File { path, .. } => Companion::File {
             path: path.clone(),
-            stamp: storage
-                .stat(path)
-                .ok()
-                .filter(|meta| meta.is_file)
-                .and_then(|meta| {
-                    let modified = meta.modified?.duration_since(UNIX_EPOCH).ok()?;
-                    Some(Stamp {
-                        bytes: meta.bytes,
-                        modified_ns: u64::try_from(modified.as_nanos()).ok()?,
-                    })
-                }),
+            stamp: stamp_at(storage, path),
         },
         Companion::Listing { path, .. } => {
             let mut hasher = sha2::Sha256::new();
@@ -688,12 +689,12 @@ fn companion_now(storage: &dyn Storage, companion: &Companion) -> Companion {
     }
 }
 
-/// The stamp of a file on the local disk, following a symbolic link as the TR164 reader does; `None` when it is
-/// not a regular file.
-fn stamp_at(path: &Path) -> Option<Stamp> {
-    std::fs::metadata(path)
+/// The stamp of a file of the data root; `None` when it is not a regular file (or has no modification time).
+fn stamp_at(storage: &dyn Storage, path: &str) -> Option<Stamp> {
+    storage
+        .stat(path)
         .ok()
-        .filter(std::fs::Metadata::is_file)
+        .filter(storage::Meta::is_file)
         .as_ref()
         .and_then(stamp_of)
 }
@@ -702,20 +703,18 @@ fn stamp_at(path: &Path) -> Option<Stamp> {
 /// modification time, a metrics file that is not there).
 fn run_inputs(storage: &dyn Storage, format: &dyn RunFormat, run: &DetectedRun) -> Option<Inputs> {
     if format.name() == "tr164" {
-        let directory = PathBuf::from(storage.display(&run.root));
         // The metrics file under the name discovery found (plain or compressed), then the side files.
         let metrics_name = metrics_name_of(run.files.first().map_or("", String::as_str));
         let inputs: Inputs = std::iter::once(metrics_name)
             .chain(TR164_INPUTS[1..].iter().copied())
             .map(|name| {
-                let metadata = std::fs::metadata(directory.join(name))
-                    .ok()
-                    .filter(std::fs::Metadata::is_file);
-                let stamp = match &metadata {
-                    Some(metadata) => Some(stamp_of(metadata)?),
+                let path = storage::join(&run.root, name);
+                let meta = storage.stat(&path).ok().filter(storage::Meta::is_file);
+                let stamp = match &meta {
+                    Some(meta) => Some(stamp_of(meta)?),
                     None => None,
                 };
-                Some((storage::join(&run.root, name), stamp))
+                Some((path, stamp))
             })
             .collect::<Option<_>>()?;
         return inputs[0].1.is_some().then_some(inputs);
@@ -723,15 +722,8 @@ fn run_inputs(storage: &dyn Storage, format: &dyn RunFormat, run: &DetectedRun) 
     run.files
         .iter()
         .map(|file| {
-            let meta = storage.stat(file).ok().filter(|meta| meta.is_file)?;
-            let modified = meta.modified?.duration_since(UNIX_EPOCH).ok()?;
-            Some((
-                file.clone(),
-                Some(Stamp {
-                    bytes: meta.bytes,
-                    modified_ns: u64::try_from(modified.as_nanos()).ok()?,
-                }),
-            ))
+            let meta = storage.stat(file).ok().filter(storage::Meta::is_file)?;
+            Some((file.clone(), Some(stamp_of(&meta)?)))
         })
         .collect()
 }
@@ -743,7 +735,6 @@ fn run_read(
     format: &dyn RunFormat,
     run: &DetectedRun,
 ) -> RunRead {
-    let path = PathBuf::from(context.storage.display(&run.root));
     let mut digest = entry.digest;
     if !context.options.hashes {
         digest.md5 = None;
@@ -752,14 +743,13 @@ fn run_read(
     context.progress.file_done(digest.bytes);
     // A TR164 run lists its directory, which files other than its inputs can change: listed again, not cached.
     let files = if format.name() == "tr164" {
-        read::list_files(&path)
+        read::list_files(context.storage, &run.root)
     } else {
         entry.files
     };
     RunRead {
         dir: RunDir {
             run_id: entry.run_id,
-            path,
             relative: run.root.clone(),
             metrics_name: metrics_name_of(run.files.first().map_or("", String::as_str)),
         },

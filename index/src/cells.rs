@@ -91,7 +91,6 @@ pub fn run_cells(
     let refills: BTreeSet<&String> = relations.lineage.refills_of(run_id).collect();
     let replaced = relations.replaced.get(run_id);
 
-    let metrics_path = read.dir.metrics_path();
     for (coordinates, parsed_cell) in &parsed.cells {
         if parsed_cell.skip_rows > 0 && parsed_cell.rows > 0 {
             out.warnings.push(
@@ -155,12 +154,7 @@ pub fn run_cells(
         let rows = match &parsed_cell.external {
             // Another tool's cell: its rows are a record of one of the run's files.
             Some(external) => CellRows {
-                file: read.dir.path.join(
-                    external
-                        .file
-                        .strip_prefix(&format!("{}/", read.dir.relative))
-                        .unwrap_or(&external.file),
-                ),
+                file: external.file.clone(),
                 file_bytes: external.file_bytes,
                 offsets,
                 first_line: None,
@@ -173,7 +167,7 @@ pub fn run_cells(
                 }),
             },
             None => CellRows {
-                file: metrics_path.clone(),
+                file: metrics_file.clone(),
                 file_bytes: read.digest.bytes,
                 first_line: (!offsets.is_empty()).then_some(parsed_cell.first_row_line),
                 offsets,
@@ -557,6 +551,7 @@ mod tests {
     use crate::lineage;
     use crate::run::found::RunDir;
     use crate::run::{IndexOptions, Quiet, RunRead};
+    use crate::storage::LocalDisk;
     use cellscope_model::exclusions::{ExclusionEntry, Selector, SelectorValue};
 
     const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status";
@@ -579,15 +574,16 @@ mod tests {
             r#"{"cells": [{"suite": "s", "phase": "scaling", "backend": "b", "model": "m", "workload": "w", "n_agents": 8, "rep": 0}]}"#,
         )
         .unwrap();
-        (root, read_r1(dir))
+        let read = read_r1(root.path());
+        (root, read)
     }
 
-    /// The run directory `dir` read as run `r1`, with every option.
-    fn read_r1(dir: std::path::PathBuf) -> RunRead {
+    /// The run directory `r1` under `root` read as run `r1`, with every option.
+    fn read_r1(root: &std::path::Path) -> RunRead {
         read::read_run(
+            &LocalDisk::new(root),
             RunDir {
                 run_id: "r1".into(),
-                path: dir,
                 relative: "r1".into(),
                 metrics_name: "metrics.csv",
             },
@@ -598,9 +594,10 @@ mod tests {
 
     #[test]
     fn a_runs_cells_get_statuses_expectations_exclusions_and_facts() {
-        let (_root, mut read) = run();
+        let (root, mut read) = run();
         assert!(read.warnings.is_empty(), "{:?}", read.warnings);
-        let relations = lineage::relate(std::slice::from_ref(&read), Vec::new());
+        let disk = LocalDisk::new(root.path());
+        let relations = lineage::relate(&disk, std::slice::from_ref(&read), Vec::new());
         let mut ledger = vec![LedgerEntry {
             entry: ExclusionEntry {
                 id: "n4".into(),
@@ -692,8 +689,9 @@ mod tests {
             ),
         )
         .unwrap();
-        let mut read = read_r1(dir);
-        let relations = lineage::relate(std::slice::from_ref(&read), Vec::new());
+        let mut read = read_r1(root.path());
+        let disk = LocalDisk::new(root.path());
+        let relations = lineage::relate(&disk, std::slice::from_ref(&read), Vec::new());
         let cells = run_cells(&mut read, &relations, &mut []);
         let ns: Vec<u32> = cells.own.iter().map(|cell| cell.key.n).collect();
         assert_eq!(ns, [1, 2, 4, 8]);

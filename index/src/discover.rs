@@ -7,7 +7,7 @@ use super::storage::{self, Entry, EntryKind, Storage};
 use crate::run::found::{BackupDir, DetectedRun, METRICS_NAMES, RunDir};
 use cellscope_model::api::Warning;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Clone, Debug, Default)]
 pub struct Discovery {
@@ -15,8 +15,9 @@ pub struct Discovery {
     pub backups: Vec<BackupDir>,
     /// Runs of the other tools' formats, each with its files.
     pub external: Vec<DetectedRun>,
-    /// `exclusions.toml` files with the directory (relative, `""` = root) whose subtree they apply to.
-    pub ledgers: Vec<(String, PathBuf)>,
+    /// `exclusions.toml` files (relative to the data root) with the directory (`""` = root) whose subtree they
+    /// apply to.
+    pub ledgers: Vec<(String, String)>,
     /// `cellscope.toml` at the root, as text.
     pub mapping: Option<String>,
     pub warnings: Vec<Warning>,
@@ -56,7 +57,7 @@ const NOT_RESULTS: [&str; 3] = ["cellscope.toml", "exclusions.toml", "metrics.cs
 /// ledgers, `cellscope.toml`, and the files of other tools' formats, detected by their content and grouped into
 /// runs by each format's run root. Runs are ordered by relative path; of several TR164 directories with the same
 /// run id only the first counts.
-pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
+pub fn discover(storage: &dyn Storage) -> Discovery {
     let mut discovery = Discovery::default();
     let mut candidates = Vec::new();
     let mut external: BTreeMap<(String, &'static str), Vec<String>> = BTreeMap::new();
@@ -159,9 +160,9 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
                         .file(&path),
                     );
                 }
-                EntryKind::File if entry.name == "exclusions.toml" => discovery
-                    .ledgers
-                    .push((directory.clone(), root.join(&path))),
+                EntryKind::File if entry.name == "exclusions.toml" => {
+                    discovery.ledgers.push((directory.clone(), path))
+                }
                 EntryKind::File if entry.name == "cellscope.toml" && directory.is_empty() => {
                     match storage.read(&path) {
                         Ok(bytes) => {
@@ -224,12 +225,10 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
     let mut runs_by_id: BTreeMap<String, RunDir> = BTreeMap::new();
     for (relative, metrics_name) in candidates {
         let name = storage::file_name(&relative).to_string();
-        let directory = root.join(&relative);
         if let Some((master, label)) = backup_name(&name) {
             discovery.backups.push(BackupDir {
                 master_run_id: master.to_string(),
                 label: label.to_string(),
-                path: directory.clone(),
                 relative,
             });
             continue;
@@ -258,7 +257,6 @@ pub fn discover(root: &Path, storage: &dyn Storage) -> Discovery {
             run_id.clone(),
             RunDir {
                 run_id,
-                path: directory,
                 relative,
                 metrics_name,
             },

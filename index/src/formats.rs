@@ -533,11 +533,7 @@ pub fn read_records(
         format!("{}/", run.root)
     };
     RunRead {
-        dir: RunDir::plain(
-            run_id,
-            std::path::PathBuf::from(context.storage.display(&run.root)),
-            run.root.clone(),
-        ),
+        dir: RunDir::plain(run_id, run.root.clone()),
         metrics: Ok(parsed),
         digest,
         manifest: None,

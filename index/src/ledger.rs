@@ -1,5 +1,6 @@
 //! Loads `exclusions.toml` ledgers and applies them to cells.
 
+use crate::storage::Storage;
 use cellscope_model::api::{LedgerEntry, Warning};
 use cellscope_model::exclusions::ExclusionEntry;
 
@@ -138,18 +139,18 @@ fn entry_error_offset(entry_text: &str) -> Option<usize> {
     error.span().map(|span| span.start)
 }
 
-/// Loads every ledger found by discovery (`(directory it applies under, path)`), reporting unreadable files and
-/// ids used by more than one entry.
+/// Loads every ledger found by discovery (`(directory it applies under, path relative to the data root)`),
+/// reporting unreadable files and ids used by more than one entry.
 pub fn load_all(
-    root: &std::path::Path,
-    ledgers: &[(String, std::path::PathBuf)],
+    storage: &dyn Storage,
+    ledgers: &[(String, String)],
     warnings: &mut Vec<Warning>,
 ) -> Vec<LedgerEntry> {
     let mut entries: Vec<LedgerEntry> = Vec::new();
     let mut texts: Vec<(String, String)> = Vec::new();
-    for (applies_under, path) in ledgers {
-        let file = super::discover::relative_path(root, path);
-        match std::fs::read_to_string(path) {
+    for (applies_under, file) in ledgers {
+        let file = file.clone();
+        match read_text(storage, &file) {
             Ok(text) => {
                 entries.extend(load(&text, &file, applies_under, warnings));
                 texts.push((file, text));
@@ -190,6 +191,16 @@ pub fn load_all(
         }
     }
     entries
+}
+
+/// A ledger's text; text that is not UTF-8 is refused as the standard library's reading of a file as text does.
+fn read_text(storage: &dyn Storage, file: &str) -> std::io::Result<String> {
+    String::from_utf8(storage.read(file)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
 }
 
 /// Whether a run at `run_relative` lies under the ledger directory `applies_under`.

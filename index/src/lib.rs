@@ -25,6 +25,7 @@ pub use run::{IndexOptions, Progress, Quiet};
 use cellscope_model::api::{CellProvenance, LedgerEntry, RunFacts, Warning};
 use cellscope_model::summary::fill_scaling;
 use cellscope_model::{CellKey, CellSummary};
+use formats::RunFormat as _;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -42,20 +43,22 @@ pub enum IndexError {
     RootNotDirectory(PathBuf),
 }
 
-/// The request rows of one cell, read back by the format that indexed it.
+/// The request rows of one cell, read back by the format that indexed it (a cell that names no other tool's file
+/// is a TR164 metrics file's).
 pub fn read_rows(
     storage: &dyn storage::Storage,
     cell: &CellRows,
 ) -> Result<Vec<cellscope_model::requests::RequestRow>, RowsError> {
-    match &cell.external {
-        Some(external) => formats::by_name(external.format)
-            .ok_or_else(|| RowsError::Malformed {
-                path: external.file.clone(),
-                message: format!("no reader for the format {}", external.format),
-            })?
-            .read_rows(storage, cell),
-        None => formats::tr164::rows::read(cell),
-    }
+    let (format, file) = match &cell.external {
+        Some(external) => (external.format, &external.file),
+        None => (formats::tr164::Tr164.name(), &cell.file),
+    };
+    formats::by_name(format)
+        .ok_or_else(|| RowsError::Malformed {
+            path: file.clone(),
+            message: format!("no reader for the format {format}"),
+        })?
+        .read_rows(storage, cell)
 }
 
 pub struct Index {
@@ -122,7 +125,7 @@ fn build_with(
         return Err(IndexError::RootNotDirectory(root.to_path_buf()));
     }
     let disk = storage::LocalDisk::new(root);
-    let discovery = discover::discover(root, &disk);
+    let discovery = discover::discover(&disk);
     let mut warnings = discovery.warnings.clone();
     let mapping = discovery
         .mapping
@@ -132,23 +135,17 @@ fn build_with(
     let total_bytes: u64 = discovery
         .runs
         .iter()
-        .map(run::found::RunDir::metrics_path)
+        .map(run::found::RunDir::metrics_relative)
         .chain(
             discovery
                 .backups
                 .iter()
-                .map(|backup| backup.path.join("metrics.csv")),
+                .map(|backup| storage::join(&backup.relative, "metrics.csv")),
         )
-        .filter_map(|path| std::fs::metadata(path).ok())
-        .map(|metadata| metadata.len())
-        .sum::<u64>()
-        + discovery
-            .external
-            .iter()
-            .flat_map(|run| &run.files)
-            .filter_map(|file| storage::Storage::stat(&disk, file).ok())
-            .map(|meta| meta.bytes)
-            .sum::<u64>();
+        .chain(discovery.external.iter().flat_map(|run| run.files.clone()))
+        .filter_map(|file| storage::Storage::stat(&disk, &file).ok())
+        .map(|meta| meta.bytes)
+        .sum();
     let external_files: usize = discovery.external.iter().map(|run| run.files.len()).sum();
     progress.files_found(
         (discovery.runs.len() + discovery.backups.len() + external_files) as u64,
@@ -171,9 +168,9 @@ fn build_with(
         warnings.extend(stale);
         report
     });
-    let relations = lineage::relate(&reads.runs, reads.backups);
+    let relations = lineage::relate(&disk, &reads.runs, reads.backups);
     warnings.extend(relations.warnings.iter().cloned());
-    let mut exclusions = ledger::load_all(root, &discovery.ledgers, &mut warnings);
+    let mut exclusions = ledger::load_all(&disk, &discovery.ledgers, &mut warnings);
     let mut index = assemble(root, reads.runs, &relations, &mut exclusions, warnings);
     index.exclusions = exclusions;
     index.cache = report;

@@ -5,14 +5,15 @@
 use crate::formats::tr164::read::lines_in_file;
 use crate::run::parsed::ParsedMetrics;
 use crate::run::{BackupRead, RunRead, SpliceDiff};
+use crate::storage::{self, Storage};
 use cellscope_model::api::{BackupFacts, Warning};
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::lineage::{self, Finding, IdRows, Lineage, RunEvidence};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
-/// A master's backup file, its length, and the byte offsets of the rows a refill replaced, per cell.
-pub type ReplacedRows = (PathBuf, u64, BTreeMap<CellCoordinates, Vec<u64>>);
+/// A master's backup file (relative to the data root), its length, and the byte offsets of the rows a refill
+/// replaced, per cell.
+pub type ReplacedRows = (String, u64, BTreeMap<CellCoordinates, Vec<u64>>);
 
 /// What this stage decided and found.
 pub struct Relations {
@@ -73,8 +74,8 @@ pub fn evidence(read: &RunRead, backed_up: &BTreeSet<&str>) -> RunEvidence {
     }
 }
 
-/// Decides lineage and folds in the backup comparisons.
-pub fn relate(runs: &[RunRead], backups: Vec<BackupRead>) -> Relations {
+/// Decides lineage and folds in the backup comparisons; `storage` is read only for the lines warnings name.
+pub fn relate(storage: &dyn Storage, runs: &[RunRead], backups: Vec<BackupRead>) -> Relations {
     let backed_up: BTreeSet<&str> = backups
         .iter()
         .map(|backup| backup.dir.master_run_id.as_str())
@@ -93,7 +94,7 @@ pub fn relate(runs: &[RunRead], backups: Vec<BackupRead>) -> Relations {
     let mut warnings: Vec<Warning> = lineage
         .findings
         .iter()
-        .map(|finding| finding_warning(finding, &by_id))
+        .map(|finding| finding_warning(storage, finding, &by_id))
         .collect();
     // A note is the account of a splice and a backup its evidence; each without the other is worth a word.
     for read in runs {
@@ -142,7 +143,12 @@ pub fn relate(runs: &[RunRead], backups: Vec<BackupRead>) -> Relations {
 }
 
 /// The line of the first row of `cell` carrying `id` in `read`'s metrics.csv.
-fn first_line_of(read: &RunRead, cell: Option<&CellCoordinates>, id: &str) -> Option<u64> {
+fn first_line_of(
+    storage: &dyn Storage,
+    read: &RunRead,
+    cell: Option<&CellCoordinates>,
+    id: &str,
+) -> Option<u64> {
     let parsed = read.metrics.as_ref().ok()?;
     let offset = parsed
         .cells
@@ -151,10 +157,14 @@ fn first_line_of(read: &RunRead, cell: Option<&CellCoordinates>, id: &str) -> Op
         .filter_map(|(_, parsed_cell)| parsed_cell.row_run_ids.get(id))
         .map(|count| count.first_offset)
         .min()?;
-    lines_in_file(&read.dir.metrics_path(), &[offset])[0]
+    lines_in_file(storage, &read.dir.metrics_relative(), &[offset])[0]
 }
 
-fn finding_warning(finding: &Finding, runs: &BTreeMap<&str, &RunRead>) -> Warning {
+fn finding_warning(
+    storage: &dyn Storage,
+    finding: &Finding,
+    runs: &BTreeMap<&str, &RunRead>,
+) -> Warning {
     let path = |run: &str| {
         runs.get(run)
             .map_or(run.to_string(), |read| read.dir.relative.clone())
@@ -189,7 +199,7 @@ fn finding_warning(finding: &Finding, runs: &BTreeMap<&str, &RunRead>) -> Warnin
             Warning::warn("foreign_run_id", message)
                 .run(run)
                 .file(&metrics(run))
-                .at_line(runs.get(run.as_str()).and_then(|read| first_line_of(read, None, id)))
+                .at_line(runs.get(run.as_str()).and_then(|read| first_line_of(storage, read, None, id)))
         }
         Finding::NoteWithoutRows { run, named, line } => Warning::warn(
             "refill_note_without_rows",
@@ -230,7 +240,7 @@ fn finding_warning(finding: &Finding, runs: &BTreeMap<&str, &RunRead>) -> Warnin
         )
         .run(master)
         .file(&metrics(master))
-        .at_line(runs.get(master.as_str()).and_then(|read| first_line_of(read, Some(cell), refill))),
+        .at_line(runs.get(master.as_str()).and_then(|read| first_line_of(storage, read, Some(cell), refill))),
         Finding::NotSpliced {
             refill,
             master,
@@ -247,7 +257,7 @@ fn finding_warning(finding: &Finding, runs: &BTreeMap<&str, &RunRead>) -> Warnin
         .run(refill)
         .file(&metrics(refill))
         .at_line(runs.get(refill.as_str()).and_then(|read| {
-            first_line_of(read, cells.first(), refill)
+            first_line_of(storage, read, cells.first(), refill)
         })),
         Finding::ClaimedTwice {
             refill,
@@ -262,7 +272,7 @@ fn finding_warning(finding: &Finding, runs: &BTreeMap<&str, &RunRead>) -> Warnin
         )
         .run(other)
         .file(&metrics(other))
-        .at_line(runs.get(other.as_str()).and_then(|read| first_line_of(read, None, refill))),
+        .at_line(runs.get(other.as_str()).and_then(|read| first_line_of(storage, read, None, refill))),
     }
 }
 
@@ -336,7 +346,7 @@ fn fold_backups(
                 replaced.insert(
                     master.clone(),
                     (
-                        backup.dir.path.join("metrics.csv"),
+                        storage::join(&backup.dir.relative, "metrics.csv"),
                         backup.digest.bytes,
                         replaced_offsets,
                     ),
@@ -397,9 +407,9 @@ mod tests {
             std::fs::write(dir.join("REFILL_NOTE.md"), note).unwrap();
         }
         read::read_run(
+            &crate::storage::LocalDisk::new(root),
             RunDir {
                 run_id: id.into(),
-                path: dir,
                 relative: id.into(),
                 metrics_name: "metrics.csv",
             },
@@ -422,7 +432,8 @@ mod tests {
         assert_eq!(evidence.rows_by_id["20260101_000000"].rows(), 2);
         assert_eq!(evidence.rows_by_id["stray"].rows(), 1);
         assert_eq!(evidence.note_names["20260102_000000"], 3);
-        let relations = relate(&[master, other], Vec::new());
+        let disk = crate::storage::LocalDisk::new(root.path());
+        let relations = relate(&disk, &[master, other], Vec::new());
         assert!(relations.lineage.refill_of.is_empty());
         let kinds: Vec<(&str, Option<&str>, Option<u64>)> = relations
             .warnings

@@ -71,7 +71,7 @@ pub fn read_all(
                     let master = runs_by_id.get(dir.master_run_id.as_str()).copied();
                     match cache {
                         Some(cache) => cache.read_backup(dir, master, options, progress),
-                        None => read_backup(dir.clone(), master, options, progress),
+                        None => read_backup(storage, dir.clone(), master, options, progress),
                     }
                 })
                 .collect()

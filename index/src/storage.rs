@@ -2,7 +2,8 @@
 //!
 //! Every reader reaches the data through [`Storage`] with paths relative to the data root and `/`-separated, so
 //! no reader builds an absolute path and a different backend (a bucket prefix) can stand in without touching
-//! them. Nothing here can write.
+//! them. A backend that is a local disk also hands out the file itself ([`Storage::local_file`]), which the TR164
+//! reader maps or reads in pieces on every core; every other backend is read by bytes. Nothing here can write.
 
 #[cfg(target_os = "linux")]
 pub(crate) mod mapped;
@@ -31,12 +32,18 @@ pub struct Entry {
     pub modified: Option<SystemTime>,
 }
 
-/// Size and modification time of one file.
+/// Size, modification time and kind of one entry (a symbolic link is itself, not what it points to).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Meta {
     pub bytes: u64,
     pub modified: Option<SystemTime>,
-    pub is_file: bool,
+    pub kind: EntryKind,
+}
+
+impl Meta {
+    pub fn is_file(&self) -> bool {
+        self.kind == EntryKind::File
+    }
 }
 
 /// Read-only access to a data root. Paths are relative to the root, `/`-separated; `""` is the root itself.
@@ -49,6 +56,33 @@ pub trait Storage: Send + Sync {
     fn read_range(&self, path: &str, range: Range<u64>) -> io::Result<Vec<u8>>;
     /// How to name `path` to a user (an absolute path on disk, a URL in a bucket).
     fn display(&self, path: &str) -> String;
+
+    /// The whole file into `buffer` (its contents replaced), so that a reader of many files can keep one buffer
+    /// and its pages between them.
+    fn read_into(&self, path: &str, buffer: &mut Vec<u8>) -> io::Result<()> {
+        *buffer = self.read(path)?;
+        Ok(())
+    }
+
+    /// The file opened, when the backend is a local disk: a reader may then map it or read it in pieces at any
+    /// offset. `None` for a backend that is not (the file is read with the methods above).
+    fn local_file(&self, path: &str) -> Option<io::Result<std::fs::File>> {
+        let _ = path;
+        None
+    }
+}
+
+/// The kind of a local directory entry or file, as its own metadata says (a link is not followed).
+fn kind_of(file_type: std::fs::FileType) -> EntryKind {
+    if file_type.is_symlink() {
+        EntryKind::Symlink
+    } else if file_type.is_dir() {
+        EntryKind::Directory
+    } else if file_type.is_file() {
+        EntryKind::File
+    } else {
+        EntryKind::Other
+    }
 }
 
 /// `a/b` + `c` → `a/b/c`; the root (`""`) joins to the bare name.
@@ -111,16 +145,7 @@ impl Storage for LocalDisk {
             let entry = entry?;
             // `file_type` of a directory entry does not follow symbolic links, which is what keeps the walk
             // inside the root.
-            let file_type = entry.file_type()?;
-            let kind = if file_type.is_symlink() {
-                EntryKind::Symlink
-            } else if file_type.is_dir() {
-                EntryKind::Directory
-            } else if file_type.is_file() {
-                EntryKind::File
-            } else {
-                EntryKind::Other
-            };
+            let kind = kind_of(entry.file_type()?);
             let metadata = (kind == EntryKind::File)
                 .then(|| entry.metadata().ok())
                 .flatten();
@@ -140,7 +165,7 @@ impl Storage for LocalDisk {
         Ok(Meta {
             bytes: metadata.len(),
             modified: metadata.modified().ok(),
-            is_file: metadata.is_file(),
+            kind: kind_of(metadata.file_type()),
         })
     }
 
@@ -161,6 +186,17 @@ impl Storage for LocalDisk {
     fn display(&self, path: &str) -> String {
         self.absolute(path)
             .map_or_else(|_| path.to_string(), |path| path.display().to_string())
+    }
+
+    fn read_into(&self, path: &str, buffer: &mut Vec<u8>) -> io::Result<()> {
+        use std::io::Read;
+        buffer.clear();
+        std::fs::File::open(self.absolute(path)?)?.read_to_end(buffer)?;
+        Ok(())
+    }
+
+    fn local_file(&self, path: &str) -> Option<io::Result<std::fs::File>> {
+        Some(self.absolute(path).and_then(std::fs::File::open))
     }
 }
 
@@ -192,6 +228,12 @@ mod tests {
         assert_eq!(disk.read_range("run/b.json", 3..6).unwrap(), b"345");
         assert_eq!(disk.read_range("run/b.json", 8..100).unwrap(), b"89");
         assert_eq!(disk.stat("run/b.json").unwrap().bytes, 10);
+        assert_eq!(disk.stat("run").unwrap().kind, EntryKind::Directory);
+        let mut buffer = b"left over".to_vec();
+        disk.read_into("run/a.json", &mut buffer).unwrap();
+        assert_eq!(buffer, b"{}");
+        assert!(disk.local_file("run/b.json").unwrap().is_ok());
+        assert!(disk.local_file("../etc/passwd").unwrap().is_err());
         assert!(disk.read("../etc/passwd").is_err());
         assert!(disk.read("run/../../x").is_err());
         assert_eq!(join("", "a"), "a");

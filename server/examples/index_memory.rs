@@ -76,10 +76,10 @@ fn size_of_dropped<T>(part: T) -> isize {
 /// How many stretches of consecutive rows of one cell the located rows make, file by file: what a locator of
 /// spans (first and last offset) instead of one offset per row would hold.
 fn row_spans(index: &cellscope_index::Index) -> usize {
-    let mut by_file: std::collections::HashMap<&std::path::Path, Vec<(u64, usize)>> =
+    let mut by_file: std::collections::HashMap<&str, Vec<(u64, usize)>> =
         std::collections::HashMap::new();
     for (cell, rows) in index.rows.values().enumerate() {
-        let file = by_file.entry(rows.file.as_path()).or_default();
+        let file = by_file.entry(rows.file.as_str()).or_default();
         file.extend(rows.offsets.iter().map(|&offset| (offset, cell)));
     }
     by_file

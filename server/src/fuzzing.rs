@@ -198,7 +198,7 @@ impl cellscope_index::storage::Storage for OneFile<'_> {
             Ok(cellscope_index::storage::Meta {
                 bytes: self.bytes.len() as u64,
                 modified: None,
-                is_file: true,
+                kind: cellscope_index::storage::EntryKind::File,
             })
         } else {
             Err(std::io::ErrorKind::NotFound.into())

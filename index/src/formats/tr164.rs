@@ -1,8 +1,9 @@
 //! TR164 run directories (`metrics.csv` plus manifest, plan, refill note, config and backups) behind the
 //! [`RunFormat`] seam: [`read`] reads a run and a backup, [`metrics_csv`] parses the metrics file, [`run_files`]
 //! and [`environment`] the side files, [`splice`] compares a master with its backup and [`rows`] reads a cell's
-//! rows back. Refill lineage is TR164's own and is decided in the lineage stage. TR164 files are still opened by
-//! their path on the local disk (the run directory's `display` path), not through [`Storage`].
+//! rows back. Refill lineage is TR164's own and is decided in the lineage stage. Every file is read through
+//! [`Storage`] by its path relative to the data root; on a local disk the metrics file is mapped or read in pieces
+//! ([`Storage::local_file`]).
 
 pub mod environment;
 pub mod metrics_csv;
@@ -50,15 +51,18 @@ impl RunFormat for Tr164 {
             } else {
                 name.to_string()
             },
-            path: std::path::PathBuf::from(context.storage.display(&run.root)),
             relative: run.root.clone(),
             metrics_name,
         };
-        read::read_run(dir, context.options, context.progress)
+        read::read_run(context.storage, dir, context.options, context.progress)
     }
 
     /// TR164 rows are read back by their byte offsets in `metrics.csv` (and the backup for replaced rows).
-    fn read_rows(&self, _: &dyn Storage, cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
-        rows::read(cell)
+    fn read_rows(
+        &self,
+        storage: &dyn Storage,
+        cell: &CellRows,
+    ) -> Result<Vec<RequestRow>, RowsError> {
+        rows::read(storage, cell)
     }
 }

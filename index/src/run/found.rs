@@ -1,7 +1,6 @@
 //! What discovery finds: TR164 run directories and their backups, and the files of other tools' runs.
 
 use crate::storage;
-use std::path::PathBuf;
 
 /// The names a TR164 run's metrics file may have, in order of preference: plain, then compressed (read through
 /// [`super::bytes::decompressed`]).
@@ -21,8 +20,7 @@ pub fn metrics_name_of(relative: &str) -> &'static str {
 pub struct RunDir {
     /// The directory name.
     pub run_id: String,
-    pub path: PathBuf,
-    /// `path` relative to the data root, with `/` separators.
+    /// The directory relative to the data root, with `/` separators.
     pub relative: String,
     /// The metrics file's name: one of [`METRICS_NAMES`].
     pub metrics_name: &'static str,
@@ -30,18 +28,12 @@ pub struct RunDir {
 
 impl RunDir {
     /// A run directory whose metrics file is the plain `metrics.csv`.
-    pub fn plain(run_id: String, path: PathBuf, relative: String) -> RunDir {
+    pub fn plain(run_id: String, relative: String) -> RunDir {
         RunDir {
             run_id,
-            path,
             relative,
             metrics_name: METRICS_NAMES[0],
         }
-    }
-
-    /// The metrics file on disk.
-    pub fn metrics_path(&self) -> PathBuf {
-        self.path.join(self.metrics_name)
     }
 
     /// The metrics file relative to the data root.
@@ -55,7 +47,7 @@ impl RunDir {
 pub struct BackupDir {
     pub master_run_id: String,
     pub label: String,
-    pub path: PathBuf,
+    /// The directory relative to the data root.
     pub relative: String,
 }
 

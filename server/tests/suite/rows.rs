@@ -3,12 +3,14 @@
 //! BOM, CRLF endings, blank lines, quoted fields and gzip- or zstd-compressed files.
 
 use cellscope_index::formats::tr164::rows;
+use cellscope_index::storage::LocalDisk;
 use cellscope_index::{self as index, CellRows, IndexOptions, Quiet};
 use std::path::Path;
 
 /// Every cell of `root` read both ways; returns how many cells had rows.
 fn both_ways_agree(root: &Path) -> usize {
     let index = index::build(root, &IndexOptions::CELLS, &Quiet).expect("index");
+    let disk = LocalDisk::new(root);
     let mut compared = 0;
     for (key, cell) in &index.rows {
         if cell.external.is_some() || cell.offsets.is_empty() {
@@ -22,12 +24,13 @@ fn both_ways_agree(root: &Path) -> usize {
             first_line: None,
             ..cell.clone()
         };
-        let stretch = rows::read(cell).expect("rows, the line counted by the index");
-        let expected = rows::read(&whole_file).expect("rows, the lines counted by the reader");
+        let stretch = rows::read(&disk, cell).expect("rows, the line counted by the index");
+        let expected =
+            rows::read(&disk, &whole_file).expect("rows, the lines counted by the reader");
         assert_eq!(stretch, expected, "{key}");
         // Each row is the one on its line of the file: same request id and wall time.
         // As the index read it: decompressed when the file is stored compressed.
-        let text = index::formats::tr164::read::metrics_bytes(&cell.file).unwrap();
+        let text = index::formats::tr164::read::metrics_bytes(&disk, &cell.file).unwrap();
         let text = String::from_utf8_lossy(text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text));
         let lines: Vec<&str> = text.split('\n').collect();
         let header: Vec<&str> = lines[0].trim_end_matches('\r').split(',').collect();

@@ -9,23 +9,22 @@ use crate::run::expected::{Manifest, Plan};
 use crate::run::found::{BackupDir, RunDir};
 use crate::run::parsed::{FileRejected, ParsedMetrics};
 use crate::run::{BackupRead, IndexOptions, Progress, RunRead};
+use crate::storage::{self, EntryKind, Storage};
 use cellscope_model::api::{FileDigest, Warning};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
-/// The names in a run directory, sorted, sub-directories ending with `/`.
-pub(crate) fn list_files(path: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(path) else {
+/// The names in a run directory (relative to the data root), sorted, sub-directories ending with `/`.
+pub(crate) fn list_files(storage: &dyn Storage, directory: &str) -> Vec<String> {
+    let Ok(entries) = storage.list(directory) else {
         return Vec::new();
     };
     let mut files: Vec<String> = entries
-        .filter_map(Result::ok)
+        .into_iter()
         .map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                format!("{name}/")
+            if entry.kind == EntryKind::Directory {
+                format!("{}/", entry.name)
             } else {
-                name
+                entry.name
             }
         })
         .collect();
@@ -45,37 +44,33 @@ const BUFFER_STEP_BYTES: usize = 8 << 20;
 /// the kernel fault in and zero every page of it again, a fifth of the cold index's time at the 10-million-row
 /// scale; a reused buffer is faulted in once per thread.
 fn with_file_bytes<R>(
-    path: &Path,
+    storage: &dyn Storage,
+    path: &str,
     use_bytes: impl FnOnce(Result<&[u8], std::io::Error>) -> R,
 ) -> R {
     use std::cell::RefCell;
-    use std::io::Read as _;
     thread_local! {
         static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     }
     BUFFER.with(|buffer| {
         let Ok(mut buffer) = buffer.try_borrow_mut() else {
             // `use_bytes` read another file on this thread: that one gets a buffer of its own.
-            return match std::fs::read(path) {
+            return match storage.read(path) {
                 Ok(bytes) => use_bytes(Ok(&bytes)),
                 Err(error) => use_bytes(Err(error)),
             };
         };
         buffer.clear();
-        let read = std::fs::File::open(path).and_then(|mut file| {
-            // Growing the buffer with `reserve` would have the allocator copy the old capacity's stale bytes
-            // (`realloc` knows no length): a larger file gets a fresh buffer instead. The extra byte lets
-            // `read_to_end` see the end of the file without growing it.
-            let size = file
-                .metadata()
-                .map_or(0, |metadata| metadata.len() as usize);
-            // Rounded up to whole 8 MB, so that files of about one size (the masters of a sweep differ by a few
-            // hundred KB) all fit the buffer the first of them made, and the next index faults in no new pages.
-            if buffer.capacity() <= size {
-                *buffer = Vec::with_capacity((size + 1).next_multiple_of(BUFFER_STEP_BYTES));
-            }
-            file.read_to_end(&mut buffer)
-        });
+        // Growing the buffer with `reserve` would have the allocator copy the old capacity's stale bytes
+        // (`realloc` knows no length): a larger file gets a fresh buffer instead. The extra byte lets the read see
+        // the end of the file without growing it.
+        let size = storage.stat(path).map_or(0, |meta| meta.bytes as usize);
+        // Rounded up to whole 8 MB, so that files of about one size (the masters of a sweep differ by a few
+        // hundred KB) all fit the buffer the first of them made, and the next index faults in no new pages.
+        if buffer.capacity() <= size {
+            *buffer = Vec::with_capacity((size + 1).next_multiple_of(BUFFER_STEP_BYTES));
+        }
+        let read = storage.read_into(path, &mut buffer);
         let result = use_bytes(read.map(|_| buffer.as_slice()));
         if buffer.capacity() > KEPT_BUFFER_BYTES {
             *buffer = Vec::new();
@@ -87,11 +82,11 @@ fn with_file_bytes<R>(
 /// What reading a metrics.csv for its cells gives: the file's size, its parse and the warnings about its rows.
 type CellsReading = (u64, Result<ParsedMetrics, FileRejected>, Vec<Warning>);
 
-/// A metrics.csv read for its cells without copying it whole into memory: through a map where the system allows
-/// (`storage/mapped.rs`), else in pieces (`metrics_csv::parse_source`). `None` when it cannot be read that way (or
-/// changed while it was read), and it is read whole.
-fn read_for_cells(path: &Path) -> Option<CellsReading> {
-    let file = std::fs::File::open(path).ok()?;
+/// A metrics.csv on a local disk read for its cells without copying it whole into memory: through a map where the
+/// system allows (`storage/mapped.rs`), else in pieces (`metrics_csv::parse_source`). `None` when it cannot be
+/// read that way (another backend, or the file changed while it was read), and it is read whole.
+fn read_for_cells(storage: &dyn Storage, path: &str) -> Option<CellsReading> {
+    let file = storage.local_file(path)?.ok()?;
     let metadata = file.metadata().ok()?;
     if !metadata.is_file() {
         return None;
@@ -128,6 +123,7 @@ fn parse_mapped(mapped: &crate::storage::mapped::Mapped, size: u64) -> Option<Ce
 /// A metrics.csv read whole (and decompressed, for a compressed one) and parsed: the parse and the file's digest;
 /// `warnings` receive what reading it found, `unread` is set when it could not be read or decompressed.
 fn read_whole(
+    storage: &dyn Storage,
     dir: &RunDir,
     run_id: &str,
     metrics_relative: &str,
@@ -135,7 +131,7 @@ fn read_whole(
     warnings: &mut Vec<Warning>,
     unread: &mut bool,
 ) -> (Result<ParsedMetrics, FileRejected>, FileDigest) {
-    with_file_bytes(&dir.metrics_path(), |read| {
+    with_file_bytes(storage, metrics_relative, |read| {
         let bytes = read.unwrap_or_else(|error| {
             *unread = true;
             warnings.push(
@@ -171,14 +167,19 @@ fn read_whole(
     })
 }
 
-pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) -> RunRead {
+pub fn read_run(
+    storage: &dyn Storage,
+    dir: RunDir,
+    options: &IndexOptions,
+    progress: &dyn Progress,
+) -> RunRead {
     let run_id = dir.run_id.clone();
     // The side files (manifest, plan, note, config; about a megabyte of JSON per TR164 run) are read and parsed
     // beside the metrics, not after them: the last run's were a serial tail of a cold index. Each half keeps its
     // own warnings, joined in the order one pass after the other gave.
     let ((metrics, digest, mut warnings), side) = rayon::join(
-        || read_run_metrics(&dir, &run_id, options, progress),
-        || read_side_files(&dir, &run_id),
+        || read_run_metrics(storage, &dir, &run_id, options, progress),
+        || read_side_files(storage, &dir, &run_id),
     );
     let SideFiles {
         manifest,
@@ -210,7 +211,7 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
     );
     let refill_note = note_bytes.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let note_names = refill_note.as_deref().map(run_ids_in).unwrap_or_default();
-    let files = list_files(&dir.path);
+    let files = list_files(storage, &dir.relative);
     RunRead {
         dir,
         metrics,
@@ -228,6 +229,7 @@ pub fn read_run(dir: RunDir, options: &IndexOptions, progress: &dyn Progress) ->
 
 /// A TR164 run's metrics.csv read and parsed, with what reading it found.
 fn read_run_metrics(
+    storage: &dyn Storage,
     dir: &RunDir,
     run_id: &str,
     options: &IndexOptions,
@@ -245,7 +247,7 @@ fn read_run_metrics(
     // pieces; a file that reading leaves (a quote, a changed file, a header not found) is read whole, as are the
     // others.
     let for_cells = (!options.hashes && !is_compressed(dir.metrics_name))
-        .then(|| read_for_cells(&dir.metrics_path()))
+        .then(|| read_for_cells(storage, &metrics_relative))
         .flatten();
     let (metrics, digest) = match for_cells {
         Some((size, parsed, row_warnings)) => {
@@ -263,6 +265,7 @@ fn read_run_metrics(
             )
         }
         None => read_whole(
+            storage,
             dir,
             run_id,
             &metrics_relative,
@@ -304,26 +307,24 @@ struct SideFiles {
 
 /// A TR164 run's manifest, plan, refill note and config, each left out with a warning when it cannot be read or
 /// parsed.
-fn read_side_files(dir: &RunDir, run_id: &str) -> SideFiles {
+fn read_side_files(storage: &dyn Storage, dir: &RunDir, run_id: &str) -> SideFiles {
     let mut warnings = Vec::new();
     let mut read_side_file = |name: &str| -> Option<Vec<u8>> {
-        let path = dir.path.join(name);
+        let path = storage::join(&dir.relative, name);
         // The entry itself, not what a link points to: a link is not followed out of the data root.
-        let entry = std::fs::symlink_metadata(&path);
-        if !entry.as_ref().is_ok_and(|metadata| metadata.is_file()) {
+        let entry = storage.stat(&path);
+        if !entry.as_ref().is_ok_and(storage::Meta::is_file) {
             // A directory, FIFO, device or link under a side file's name is said, not taken as "no such file".
-            if let Ok(metadata) = entry {
+            if let Ok(meta) = entry {
                 warnings.push(
                     Warning::error(
                         "not_a_file",
                         format!(
                             "`{name}` is {}, not a regular file; it is not read",
-                            if metadata.is_dir() {
-                                "a directory"
-                            } else if metadata.file_type().is_symlink() {
-                                "a symbolic link (links are not followed)"
-                            } else {
-                                "a FIFO, socket or device"
+                            match meta.kind {
+                                EntryKind::Directory => "a directory",
+                                EntryKind::Symlink => "a symbolic link (links are not followed)",
+                                _ => "a FIFO, socket or device",
                             }
                         ),
                     )
@@ -333,7 +334,7 @@ fn read_side_files(dir: &RunDir, run_id: &str) -> SideFiles {
             }
             return None;
         }
-        match std::fs::read(&path) {
+        match storage.read(&path) {
             Ok(bytes) => Some(bytes),
             Err(error) => {
                 warnings.push(
@@ -431,6 +432,7 @@ fn read_side_files(dir: &RunDir, run_id: &str) -> SideFiles {
 }
 
 pub fn read_backup(
+    storage: &dyn Storage,
     dir: BackupDir,
     master: Option<&RunDir>,
     options: &IndexOptions,
@@ -439,18 +441,17 @@ pub fn read_backup(
     let relative = format!("{}/metrics.csv", dir.relative);
     // Neither a hash nor the comparison is wanted (`--cells-only`): the backup's bytes are not needed at all.
     let bytes = if options.hashes || options.backup_diff {
-        std::fs::read(dir.path.join("metrics.csv")).unwrap_or_default()
+        storage.read(&relative).unwrap_or_default()
     } else {
         Vec::new()
     };
     let mut digest = digest(relative, &bytes, options.hashes);
     if bytes.is_empty() {
-        digest.bytes =
-            std::fs::metadata(dir.path.join("metrics.csv")).map_or(0, |metadata| metadata.len());
+        digest.bytes = storage.stat(&digest.path).map_or(0, |meta| meta.bytes);
     }
     let diff = match master {
         Some(master) if options.backup_diff => Some(
-            metrics_bytes(&master.metrics_path())
+            metrics_bytes(storage, &master.metrics_relative())
                 .map_err(|error| format!("cannot read the master {}: {error}", master.metrics_name))
                 .and_then(|master_bytes| splice::diff(&master_bytes, &bytes)),
         ),
@@ -504,18 +505,17 @@ pub fn run_ids_in(text: &str) -> BTreeMap<String, u64> {
     found
 }
 
-/// A metrics file's bytes as the index parses them (decompressed when it is stored compressed).
-pub fn metrics_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
-    let stored = std::fs::read(path)?;
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(decompressed(&name, &stored)?.unwrap_or(stored))
+/// A metrics file's bytes (`path` relative to the data root) as the index parses them: decompressed when it is
+/// stored compressed.
+pub fn metrics_bytes(storage: &dyn Storage, path: &str) -> std::io::Result<Vec<u8>> {
+    let stored = storage.read(path)?;
+    Ok(decompressed(storage::file_name(path), &stored)?.unwrap_or(stored))
 }
 
-pub fn lines_in_file(path: &Path, offsets: &[u64]) -> Vec<Option<u64>> {
-    let Ok(bytes) = metrics_bytes(path) else {
+/// The 1-based lines of the records at byte `offsets` of a metrics.csv (offsets as the parser reports them),
+/// read again from the file: only warnings need them, so indexing does not count lines.
+pub fn lines_in_file(storage: &dyn Storage, path: &str, offsets: &[u64]) -> Vec<Option<u64>> {
+    let Ok(bytes) = metrics_bytes(storage, path) else {
         return vec![None; offsets.len()];
     };
     let bytes = without_boms(&bytes);
@@ -562,7 +562,8 @@ mod tests {
         assert!(mapped.damaged());
         drop(mapped);
         // Read again, the file is what is left of it: its whole lines, and a warning for the cut one.
-        let (read_size, parsed, warnings) = read_for_cells(&path).unwrap();
+        let disk = crate::storage::LocalDisk::new(directory.path());
+        let (read_size, parsed, warnings) = read_for_cells(&disk, "metrics.csv").unwrap();
         assert_eq!(read_size, kept);
         let parsed = parsed.unwrap();
         let whole_lines = text.as_bytes()[..kept as usize]
@@ -611,11 +612,11 @@ mod tests {
         .unwrap();
         let dir = RunDir {
             run_id: "r1".into(),
-            path: run.clone(),
             relative: "r1".into(),
             metrics_name: "metrics.csv",
         };
-        let read = read_run(dir, &IndexOptions::default(), &crate::Quiet);
+        let disk = crate::storage::LocalDisk::new(root.path());
+        let read = read_run(&disk, dir, &IndexOptions::default(), &crate::run::Quiet);
         let parsed = read.metrics.as_ref().unwrap();
         assert_eq!(parsed.cells.len(), 1);
         assert_eq!(
@@ -639,9 +640,6 @@ mod tests {
             ["REFILL_NOTE.md", "manifest.json", "metrics.csv"]
         );
         let offset = parsed.cells[0].1.row_offsets[0];
-        assert_eq!(
-            lines_in_file(&run.join("metrics.csv"), &[offset]),
-            [Some(2)]
-        );
+        assert_eq!(lines_in_file(&disk, "r1/metrics.csv", &[offset]), [Some(2)]);
     }
 }

@@ -1,16 +1,17 @@
-//! Reads the request rows of one cell back from disk, using the byte offsets recorded while indexing, plus
-//! the rows a refill replaced (from the backup) so both sides of a splice can be shown.
+//! Reads the request rows of one cell back from its file through [`Storage`], using the byte offsets recorded
+//! while indexing, plus the rows a refill replaced (from the backup) so both sides of a splice can be shown.
 
 use super::metrics_csv::{parse_count, parse_number, record_start};
 use crate::run::bytes::{decompressed, is_compressed, without_boms};
 use crate::run::rows::{CellRows, RowsError};
+use crate::storage::{self, Storage};
 use cellscope_model::requests::{Lineage, RequestRow, RowClass};
 use std::collections::HashMap;
-use std::path::Path;
 
 /// All rows of a cell: the current ones (master), then the replaced ones (backup), each in file order.
-pub fn read(cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
+pub fn read(storage: &dyn Storage, cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
     let mut rows = read_stretch(
+        storage,
         &cell.file,
         cell.file_bytes,
         &cell.offsets,
@@ -19,6 +20,7 @@ pub fn read(cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
     )?;
     if let Some((path, bytes, offsets)) = &cell.backup {
         rows.extend(read_stretch(
+            storage,
             path,
             *bytes,
             offsets,
@@ -33,61 +35,115 @@ pub fn read(cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
 /// bytes), and while counting the lines before a cell whose first line the index did not count.
 const CHUNK_BYTES: u64 = 64 << 10;
 
+/// Where the stretches of one file are read from: the file itself on a local disk (positioned reads), the storage
+/// by byte range, or the whole file decompressed in memory (a compressed file cannot be read from an offset, and
+/// the offsets count decompressed bytes).
+enum Ranges<'a> {
+    Local(std::fs::File),
+    Stored {
+        storage: &'a dyn Storage,
+        path: &'a str,
+    },
+    Inflated(Vec<u8>),
+}
+
+impl Ranges<'_> {
+    /// `[start, end)` of the file (`end` already clamped to its length).
+    fn read(&mut self, start: u64, end: u64) -> std::io::Result<Vec<u8>> {
+        use std::io::{Read as _, Seek as _, SeekFrom};
+        match self {
+            Ranges::Local(file) => {
+                let mut bytes = vec![0; end.saturating_sub(start) as usize];
+                file.seek(SeekFrom::Start(start))?;
+                file.read_exact(&mut bytes)?;
+                Ok(bytes)
+            }
+            Ranges::Stored { storage, path } => storage.read_range(path, start..end),
+            Ranges::Inflated(inflated) => Ok(inflated
+                .get(start as usize..end as usize)
+                .unwrap_or_default()
+                .to_vec()),
+        }
+    }
+}
+
+/// The file at `path` ready for reading stretches of it, once it is checked to have the length it had when
+/// indexed; `None` when the file is unchanged but no row is wanted.
+fn open_ranges<'a>(
+    storage: &'a dyn Storage,
+    path: &'a str,
+    expected_bytes: u64,
+    wanted: bool,
+    unreadable: impl Fn(std::io::Error) -> RowsError,
+) -> Result<Option<Ranges<'a>>, RowsError> {
+    use std::io::Read as _;
+    let local = storage.local_file(path).transpose().map_err(&unreadable)?;
+    let bytes = match &local {
+        Some(file) => file.metadata().map_err(&unreadable)?.len(),
+        None => storage.stat(path).map_err(&unreadable)?.bytes,
+    };
+    if bytes != expected_bytes {
+        return Err(RowsError::Changed(storage.display(path)));
+    }
+    if !wanted {
+        return Ok(None);
+    }
+    let name = storage::file_name(path);
+    if !is_compressed(name) {
+        return Ok(Some(match local {
+            Some(file) => Ranges::Local(file),
+            None => Ranges::Stored { storage, path },
+        }));
+    }
+    let stored = match local {
+        Some(mut file) => {
+            let mut stored = Vec::new();
+            file.read_to_end(&mut stored).map_err(&unreadable)?;
+            stored
+        }
+        None => storage.read(path).map_err(&unreadable)?,
+    };
+    let inflated = decompressed(name, &stored).map_err(&unreadable)?;
+    Ok(Some(Ranges::Inflated(inflated.unwrap_or(stored))))
+}
+
 /// The rows at `offsets`, reading only the header line and the stretch of the file from the first row to the
 /// end of the last, so a cell of a large file costs a few kilobytes of reading instead of the whole file (64
 /// requests at once each reading a 25 MB file held 1.6 GB). `first_line` is the line of the first row when the
 /// index counted it; otherwise the lines before it are counted in chunks (a backup's replaced rows).
 fn read_stretch(
-    path: &Path,
+    storage: &dyn Storage,
+    path: &str,
     expected_bytes: u64,
     offsets: &[u64],
     first_line: Option<u64>,
     lineage: Lineage,
 ) -> Result<Vec<RequestRow>, RowsError> {
-    use std::io::{Read as _, Seek as _, SeekFrom};
-    let display = path.display().to_string();
+    let display = storage.display(path);
     let unreadable = |source| RowsError::Read {
         path: display.clone(),
         source,
     };
-    let mut file = std::fs::File::open(path).map_err(unreadable)?;
-    if file.metadata().map_err(unreadable)?.len() != expected_bytes {
-        return Err(RowsError::Changed(display));
-    }
     let mut sorted = offsets.to_vec();
     sorted.sort_unstable();
-    let (Some(&first), Some(&last)) = (sorted.first(), sorted.last()) else {
+    let ranges = open_ranges(
+        storage,
+        path,
+        expected_bytes,
+        !sorted.is_empty(),
+        unreadable,
+    )?;
+    let (Some(mut ranges), Some(&first), Some(&last)) = (ranges, sorted.first(), sorted.last())
+    else {
         return Ok(Vec::new());
     };
-    // A compressed file cannot be read from an offset: it is decompressed whole, and the offsets (which count
-    // decompressed bytes) are read from memory.
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let inflated = if !is_compressed(&name) {
-        None
-    } else {
-        let mut stored = Vec::new();
-        file.read_to_end(&mut stored).map_err(unreadable)?;
-        decompressed(&name, &stored).map_err(unreadable)?
+    let length = match &ranges {
+        Ranges::Inflated(bytes) => bytes.len() as u64,
+        _ => expected_bytes,
     };
-    let length = inflated
-        .as_ref()
-        .map_or(expected_bytes, |bytes| bytes.len() as u64);
     // Reads `[start, end)` of the file, clamped to its length.
     let mut read_range = |start: u64, end: u64| -> Result<Vec<u8>, RowsError> {
-        let end = end.min(length);
-        if let Some(inflated) = &inflated {
-            return Ok(inflated
-                .get(start as usize..end as usize)
-                .unwrap_or_default()
-                .to_vec());
-        }
-        let mut bytes = vec![0; end.saturating_sub(start) as usize];
-        file.seek(SeekFrom::Start(start)).map_err(unreadable)?;
-        file.read_exact(&mut bytes).map_err(unreadable)?;
-        Ok(bytes)
+        ranges.read(start, end.min(length)).map_err(unreadable)
     };
     // Offsets count from after the UTF-8 BOMs, as the index parsed the file without them.
     let mut head = read_range(0, CHUNK_BYTES)?;

@@ -12,7 +12,7 @@ use wasm_bindgen::{JsCast, JsValue};
 pub use cellscope_model::api::OfflineMeta as Meta;
 
 fn handle() -> Option<JsValue> {
-    let window = crate::browser::window()?;
+    let window = web_sys::window()?;
     let handle = js_sys::Reflect::get(&window, &JsValue::from_str("__cellscopeOffline")).ok()?;
     (!handle.is_undefined() && !handle.is_null()).then_some(handle)
 }

@@ -83,6 +83,8 @@ pub const V1_WORKLOADS: [Workload; 4] = [
 pub const V1_NS: [u32; 5] = [1, 2, 4, 8, 16];
 pub const PHASES: [&str; 2] = ["scaling", "ttft"];
 pub const REPS: [u32; 3] = [0, 1, 2];
+/// Requests each agent of a V3 cell sends (10N rows per cell, the one rule that gives every stated V3 row count).
+pub const V3_REQUESTS_PER_AGENT: u32 = 10;
 
 /// V3 models (hf ids, tiers and sizes are not in the seeds: public ids; tiers read as production_small = 7B/8B,
 /// upper_single_gpu = 14B).

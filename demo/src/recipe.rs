@@ -81,7 +81,7 @@ impl Recipe {
             toml::from_str(RECIPE_TOML).map_err(|error| DemoError::Recipe(error.to_string()))?;
         let partial = &recipe.v1.partial;
         let consistent = recipe.v1.requests_per_agent == 12
-            && recipe.v3.requests_per_agent == crate::v3::REQUESTS_PER_AGENT
+            && recipe.v3.requests_per_agent == crate::catalog::V3_REQUESTS_PER_AGENT
             && recipe.v1.cells.len() == 72
             && recipe.v3.vllm.cells.len() == 25
             && recipe.v3.sglang.cells.len() == 25

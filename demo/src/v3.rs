@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 pub const SUITE: &str = "cloud_core";
-pub const REQUESTS_PER_AGENT: u32 = 10;
+pub use crate::catalog::V3_REQUESTS_PER_AGENT as REQUESTS_PER_AGENT;
 const VLLM_RUN: &str = "20260612_204254_036590";
 const SGLANG_RUN: &str = "20260612_212816_266127";
 const REFILL_RUN: &str = "20260613_055519_963364";

@@ -2,15 +2,20 @@
 //!
 //! `bench index` times the cold index of the V3 demo data (until `/api/cells` could answer) against pandas,
 //! polars and DuckDB doing the same per-cell aggregation on the same two 94,500-row files, and checks that all
-//! four agree on every number; then (`bench_vllm.rs`) the same against pandas and polars on a large vLLM sweep.
+//! four agree on every number; then (`bench/vllm.rs`) the same against pandas and polars on a large vLLM sweep.
 //!
-//! `bench start` (`bench_start.rs`) times `serve` from start to its first `/api/cells`, cold and warm.
+//! `bench start` (`bench/start.rs`) times `serve` from start to its first `/api/cells`, cold and warm.
 //!
 //! `bench compare` times the Compare view's computation in headless Chromium (all cells, vllm vs sglang per
 //! workload, five 10,000-resample bootstraps) against pandas + SciPy computing the same table, in alternating
 //! runs, and checks that the peer's pair counts, means and p-values equal cellscope's.
 
-use crate::paired::{self, measured};
+mod scale;
+mod start;
+mod vllm;
+
+use crate::demo::ensure_demo_data;
+use crate::paired::{self, measured, median, number};
 use crate::process::{self, output};
 use crate::workspace_root;
 use anyhow::{Context, bail};
@@ -102,7 +107,7 @@ pub fn run(which: Which) -> anyhow::Result<()> {
                 index(runs)?;
             }
             if only != Some(IndexPart::Tr164) {
-                crate::bench_vllm::index(runs)?;
+                vllm::index(runs)?;
             }
             Ok(())
         }
@@ -117,19 +122,9 @@ pub fn run(which: Which) -> anyhow::Result<()> {
             runs,
             seconds,
             connections,
-        } => crate::bench_scale::scale(runs, seconds, connections),
+        } => scale::scale(runs, seconds, connections),
         Which::Compare { runs, repeat } => compare_view(runs, repeat),
-        Which::Start { runs, data, chart } => crate::bench_start::start(runs, data, chart),
-    }
-}
-
-pub(crate) fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let middle = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[middle]
-    } else {
-        (values[middle - 1] + values[middle]) / 2.0
+        Which::Start { runs, data, chart } => start::start(runs, data, chart),
     }
 }
 
@@ -340,30 +335,9 @@ fn check_peer_numbers(ours: &Value, peer: &Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The demo data root, generated when absent.
-pub fn ensure_demo_data() -> anyhow::Result<PathBuf> {
-    let demo = workspace_root().join("data/demo");
-    if !demo
-        .join("tr164-v3")
-        .join("20260612_212816_266127")
-        .join("metrics.csv")
-        .is_file()
-    {
-        crate::demo::tr164(Path::new("data/demo"), 164, 1)?;
-    }
-    Ok(demo)
-}
-
 /// A Python virtual environment under `target/` with the peers installed from the package registry.
 pub(crate) fn python_with_peers() -> anyhow::Result<PathBuf> {
     process::python_venv("bench-venv", &PYTHON_PACKAGES, &PYTHON_PACKAGES)
-}
-
-pub(crate) fn number(value: &Value, key: &str) -> anyhow::Result<f64> {
-    value
-        .get(key)
-        .and_then(Value::as_f64)
-        .with_context(|| format!("`{key}` missing in {value}"))
 }
 
 /// cellscope's cells keyed like the peers' (`run|suite|phase|backend|model|workload|n|rep`).

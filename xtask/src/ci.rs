@@ -12,7 +12,7 @@ pub mod wrapper;
 
 use crate::checksum::{self, Checksum};
 use crate::process::{ensure_wasm_target, run as sh};
-use crate::{bench, browser, e2e, process, web};
+use crate::{browser, e2e, process, web};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -328,8 +328,8 @@ pub fn run() -> anyhow::Result<()> {
     let (data, mixed) = steps.run("demo data", || {
         crate::demo::use_built_generator()?;
         anyhow::Ok((
-            bench::ensure_demo_data()?,
-            crate::serve::ensure_mixed_demo_data()?,
+            crate::demo::ensure_demo_data()?,
+            crate::demo::ensure_mixed_demo_data()?,
         ))
     })?;
     let roots = [data.clone(), mixed];

@@ -97,3 +97,29 @@ pub fn mixed_sibling(out: &Path) -> PathBuf {
         .map_or_else(|| "demo".into(), |name| name.to_string_lossy().into_owned());
     out.with_file_name(format!("{name}-mixed"))
 }
+
+/// The demo data root, generated when absent.
+pub fn ensure_demo_data() -> anyhow::Result<PathBuf> {
+    let demo = workspace_root().join("data/demo");
+    if !demo
+        .join("tr164-v3")
+        .join("20260612_212816_266127")
+        .join("metrics.csv")
+        .is_file()
+    {
+        tr164(Path::new("data/demo"), 164, 1)?;
+    }
+    Ok(demo)
+}
+
+/// `data/demo-mixed/`, generated (with `data/demo/` first, when that is missing too) unless it is complete.
+pub fn ensure_mixed_demo_data() -> anyhow::Result<PathBuf> {
+    let mixed = crate::workspace_root().join("data/demo-mixed");
+    // The mapping file is written last into the staging directory, and the tree only appears once complete, so
+    // its presence means the whole root is there.
+    if mixed.join("cellscope.toml").is_file() {
+        return Ok(mixed);
+    }
+    ensure_demo_data()?;
+    crate::demo::mixed(Path::new("data/demo"), Path::new("data/demo-mixed"), 164)
+}

@@ -68,8 +68,8 @@ pub fn ensure_scale_data() -> anyhow::Result<PathBuf> {
 /// the README) rather than the debug one, `scale` adds the tests that need the `--scale 34` data (ignored
 /// otherwise).
 pub fn run(dev: bool, release: bool, scale: bool, extra: &[String]) -> anyhow::Result<()> {
-    let data = crate::bench::ensure_demo_data()?;
-    crate::serve::ensure_mixed_demo_data()?;
+    let data = crate::demo::ensure_demo_data()?;
+    crate::demo::ensure_mixed_demo_data()?;
     let scale_data = if scale {
         Some(ensure_scale_data()?)
     } else {

@@ -17,9 +17,6 @@
 //!   and polars on a large generated vLLM detailed-JSON sweep.
 
 mod bench;
-mod bench_scale;
-mod bench_start;
-mod bench_vllm;
 mod browser;
 mod checksum;
 mod ci;

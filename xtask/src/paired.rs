@@ -2,7 +2,6 @@
 //! cellscope, …), each run a fresh process, and the verdict is the median of the per-run ratios, so a burst of
 //! load on this shared machine moves one pair, not the verdict.
 
-use crate::bench::{median, number};
 use anyhow::{Context, bail};
 use serde_json::Value;
 use std::path::Path;
@@ -309,4 +308,23 @@ pub fn table(peers: &[(String, String)], pairs: &[Pair], budget: f64) -> (String
         }
     }
     (table, median_ratio)
+}
+
+/// The median (the mean of the middle two for an even count); sorts `values`.
+pub(crate) fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let middle = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[middle]
+    } else {
+        (values[middle - 1] + values[middle]) / 2.0
+    }
+}
+
+/// A number field of a JSON object, or an error naming the key.
+pub(crate) fn number(value: &Value, key: &str) -> anyhow::Result<f64> {
+    value
+        .get(key)
+        .and_then(Value::as_f64)
+        .with_context(|| format!("`{key}` missing in {value}"))
 }

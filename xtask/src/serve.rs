@@ -3,24 +3,12 @@
 
 use crate::{e2e, web};
 use anyhow::Context;
-use std::path::{Path, PathBuf};
-
-/// `data/demo-mixed/`, generated (with `data/demo/` first, when that is missing too) unless it is complete.
-pub fn ensure_mixed_demo_data() -> anyhow::Result<PathBuf> {
-    let mixed = crate::workspace_root().join("data/demo-mixed");
-    // The mapping file is written last into the staging directory, and the tree only appears once complete, so
-    // its presence means the whole root is there.
-    if mixed.join("cellscope.toml").is_file() {
-        return Ok(mixed);
-    }
-    crate::bench::ensure_demo_data()?;
-    crate::demo::mixed(Path::new("data/demo"), Path::new("data/demo-mixed"), 164)
-}
+use std::path::PathBuf;
 
 pub fn run(addr: &str, data: Option<PathBuf>, dev: bool) -> anyhow::Result<()> {
     let data = match data {
         Some(data) => data,
-        None => ensure_mixed_demo_data()?,
+        None => crate::demo::ensure_mixed_demo_data()?,
     };
     web::build(dev)?;
     let bin = e2e::release_server()?;

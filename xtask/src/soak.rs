@@ -49,7 +49,7 @@ pub fn run(seconds: u64) -> anyhow::Result<()> {
 /// descriptors and the final index always are.
 pub fn run_with(binary: &Path, seconds: u64, timing: bool) -> anyhow::Result<()> {
     let root = workspace_root();
-    let demo = crate::bench::ensure_demo_data()?;
+    let demo = crate::demo::ensure_demo_data()?;
     let work = root.join("target/soak");
     let data = work.join("data");
     if data.exists() {

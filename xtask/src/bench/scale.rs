@@ -245,9 +245,9 @@ pub fn scale(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
     let restart_cells: Vec<String> = restarts.iter().map(|run| format!("{:.3}", run.0)).collect();
     let restart_api: Vec<String> = restarts.iter().map(|run| format!("{:.2}", run.1)).collect();
     let restart_first_cells_s =
-        crate::bench::median(&mut restarts.iter().map(|run| run.0).collect::<Vec<_>>());
+        crate::paired::median(&mut restarts.iter().map(|run| run.0).collect::<Vec<_>>());
     let restart_api_s =
-        crate::bench::median(&mut restarts.iter().map(|run| run.1).collect::<Vec<_>>());
+        crate::paired::median(&mut restarts.iter().map(|run| run.1).collect::<Vec<_>>());
 
     let verdict = |met: bool| if met { "met" } else { "**not met**" };
     let rss_text = peak_rss_mb.map_or("?".to_string(), |mb| format!("{mb:.0} MB"));

@@ -21,7 +21,7 @@ pub fn start(runs: u32, data: Option<PathBuf>, chart: bool) -> anyhow::Result<()
     let default_data = data.is_none();
     let data = match data {
         Some(data) => workspace_root().join(data),
-        None => crate::bench::ensure_demo_data()?,
+        None => crate::demo::ensure_demo_data()?,
     };
     let binary = crate::e2e::release_server()?;
     let out_dir = workspace_root().join("target/bench");
@@ -70,7 +70,7 @@ pub fn start(runs: u32, data: Option<PathBuf>, chart: bool) -> anyhow::Result<()
             .iter()
             .map(|run| if second { run.1 } else { run.0 })
             .collect();
-        crate::bench::median(&mut values)
+        crate::paired::median(&mut values)
     };
     let warm_cells = column(&warm, false);
     // The budgets: 50 ms on the demo data, 1 s at `--scale 34` (any other root is held to the latter).

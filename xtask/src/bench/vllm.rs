@@ -7,8 +7,9 @@
 //! are timed inside the process after their imports. Every run of every peer is checked, cell by cell, against
 //! cellscope's `cells --format json` to 1e-9 relative. Peak RSS comes from the kernel's accounting of each child.
 
-use crate::bench::{number, python_with_peers};
+use crate::bench::python_with_peers;
 use crate::paired;
+use crate::paired::number;
 use crate::process;
 use crate::workspace_root;
 use anyhow::{Context, bail};

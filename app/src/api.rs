@@ -199,7 +199,8 @@ pub async fn load(at: Option<String>) -> Result<Dataset, String> {
 pub async fn load_details(at: Option<String>) -> Result<(Provenance, Vec<CellSummary>), String> {
     let provenance_url = format!("/api/provenance{}", at_query(at.as_deref(), '?'));
     let pre_refill_url = format!(
-        "/api/cells?lineage=pre_refill{}",
+        "/api/cells?{}{}",
+        cellscope_model::query::PRE_REFILL_CELLS,
         at_query(at.as_deref(), '&')
     );
     let (provenance, pre_refill) =

@@ -13,6 +13,7 @@ use cellscope_model::order::{sort_floats, sorted_distinct};
 use cellscope_model::origin::{CellOrigin, Mark, compare_figures};
 use cellscope_model::reasons::ScalingAbsent;
 use cellscope_model::requests::{Lineage, RequestRow, RowClass, requests_query};
+use cellscope_model::stat::Stat;
 use cellscope_model::view_state::{View, ViewState};
 use cellscope_model::{CellKey, CellSummary, quantile_linear};
 use leptos::html::Canvas;
@@ -25,16 +26,11 @@ fn number(value: Option<f64>, decimals: usize) -> String {
 }
 
 /// One figure of the reps table with its sign (`†` reported by the tool, `‡` derived) and what the sign means
-/// on hover; `column` is the cells-table column it shows.
-fn figure(
-    cell: &CellSummary,
-    column: &'static str,
-    value: Option<f64>,
-    decimals: usize,
-) -> impl IntoView + use<> {
-    let mark = Mark::of(&cell.origin, column);
+/// on hover.
+fn figure(cell: &CellSummary, stat: Stat, decimals: usize) -> impl IntoView + use<> {
+    let mark = Mark::of(&cell.origin, stat.name());
     let title = (mark != Mark::Recomputed).then(|| mark.meaning());
-    view! { <td title=title data-mark=mark.sign()>{number(value, decimals)}{mark.sign()}</td> }
+    view! { <td title=title data-mark=mark.sign()>{number(cell.stat(stat), decimals)}{mark.sign()}</td> }
 }
 
 /// A scaling figure of the reps table: its value, or `—` with why it is absent on hover.
@@ -240,7 +236,6 @@ fn rep_row(
         flags.push("baseline = mean of N=1 reps".to_string());
     }
     let current = cell.key.rep == shown_rep;
-    let stats = cell.stats;
     // Another rep is one click away; the shown one says so.
     let next = ctx.state.with_untracked(|state| ViewState {
         cell: Some(cell.key.clone()),
@@ -258,13 +253,13 @@ fn rep_row(
             <td>{cell.status.as_str()}</td><td>{flags.join("; ")}</td>
             <td>{format!("{}/{}", cell.rows, cell.expected_rows.map_or("?".to_string(), |e| e.to_string()))}</td>
             <td>{cell.ok_rows}</td><td>{cell.failed_rows}</td>
-            {figure(&cell, "mean_wall_ms", stats.mean_wall_ms, 1)}{figure(&cell, "p50_wall_ms", stats.p50_wall_ms, 1)}
-            {figure(&cell, "p95_wall_ms", stats.p95_wall_ms, 1)}{figure(&cell, "p99_wall_ms", stats.p99_wall_ms, 1)}
-            {figure(&cell, "p50_ttft_ms", stats.p50_ttft_ms, 1)}{figure(&cell, "p95_ttft_ms", stats.p95_ttft_ms, 1)}
-            {figure(&cell, "aggregate_tps", stats.aggregate_tps, 2)}
+            {figure(&cell, Stat::MeanWallMs, 1)}{figure(&cell, Stat::P50WallMs, 1)}
+            {figure(&cell, Stat::P95WallMs, 1)}{figure(&cell, Stat::P99WallMs, 1)}
+            {figure(&cell, Stat::P50TtftMs, 1)}{figure(&cell, Stat::P95TtftMs, 1)}
+            {figure(&cell, Stat::AggregateTps, 2)}
             {scaling_figure(&cell, Metric::Efficiency, &series, 3)}{scaling_figure(&cell, Metric::P95Multiplier, &series, 3)}
-            {figure(&cell, "mean_prompt_tokens", stats.mean_prompt_tokens, 1)}
-            {figure(&cell, "mean_completion_tokens", stats.mean_completion_tokens, 1)}
+            {figure(&cell, Stat::MeanPromptTokens, 1)}
+            {figure(&cell, Stat::MeanCompletionTokens, 1)}
             <td>{cell.expected_source.as_str()}</td>
         </tr>
     }

@@ -103,6 +103,11 @@ impl std::str::FromStr for Format {
     }
 }
 
+/// The query of the pre-refill cells on `/api/cells` (`include=pre_refill`), as the app asks for them and an offline
+/// copy stores them: [`Query::to_query`] of the default query with the `pre_refill` toggle on, written out so that
+/// the browser links no query writer for it.
+pub const PRE_REFILL_CELLS: &str = "include=pre_refill";
+
 /// A request as the API and the CLI take it: which cells, which statuses, the what-if toggles, the comparison's
 /// choices and metric, one cell, the snapshot and the encoding. Its text form is what [`Query::to_query`] writes
 /// and [`Query::parse`] reads back.

@@ -379,3 +379,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_pre_refill_cells_query_is_the_typed_query_with_pre_refill_on() {
+    let query = Query {
+        what_if: WhatIf {
+            pre_refill: true,
+            ..WhatIf::DEFAULT
+        },
+        ..Query::DEFAULT
+    };
+    assert_eq!(query.to_query(), cellscope_model::query::PRE_REFILL_CELLS);
+    assert_eq!(
+        Query::parse(cellscope_model::query::PRE_REFILL_CELLS, Endpoint::Cells),
+        Ok(query)
+    );
+}

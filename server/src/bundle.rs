@@ -94,7 +94,7 @@ pub fn build(
     bodies.insert("/api/cells".into(), snapshot.cells_arrow.to_vec());
     bodies.insert("/api/provenance".into(), snapshot.provenance_json.to_vec());
     bodies.insert(
-        "/api/cells?lineage=pre_refill".into(),
+        format!("/api/cells?{}", cellscope_model::query::PRE_REFILL_CELLS),
         encode(
             "the pre-refill cells",
             export::encode(&index.pre_refill_cells, Format::Arrow)

@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 /// came from.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CellProvenance {
+    /// The manifest's status of the cell, when the run has a manifest.
     pub manifest_status: Option<String>,
+    /// The manifest's events of the cell, in order.
     pub history: Vec<HistoryEvent>,
     /// For a cell of another tool's file: its file and record, inferred key parts, reported figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -28,8 +30,10 @@ pub struct CellProvenance {
 /// The statuses of one cell's non-ok rows, now and before a refill: what the audit's search finds a cell by.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CellFailures {
+    /// The cell.
     pub key: CellKey,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// The statuses of its non-ok rows now, and how many of each.
     pub failed_by_status: BTreeMap<String, u32>,
     /// For a refilled cell: the statuses of the non-ok rows it had before the refill (from the backup).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -39,7 +43,9 @@ pub struct CellFailures {
 /// A distinct value of a dimension and how many cells have it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DimensionCount {
+    /// The value.
     pub value: Value,
+    /// How many cells have it.
     pub cells: u32,
 }
 
@@ -47,26 +53,38 @@ pub struct DimensionCount {
 /// it carries, read by the app's banner.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OfflineMeta {
+    /// The snapshot the copy holds.
     pub snapshot: String,
+    /// When the copy was made.
     pub made_at_unix_ms: u64,
     /// The query of the view the copy opens on (without `at=`: the copy is of one snapshot).
     pub view: String,
+    /// The cells in that view.
     pub cells_in_view: usize,
+    /// Those of them whose request rows the copy carries.
     pub cells_with_rows: usize,
 }
 
 /// `GET /api/index`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IndexBody {
+    /// The snapshot the body describes (a content hash).
     pub snapshot: String,
     /// Whether the second indexing stage (checksums, backup comparison) is in.
     pub complete: bool,
+    /// When the index was built.
     pub indexed_at_unix_ms: u64,
+    /// How long building it took.
     pub index_ms: f64,
+    /// How many cells it holds.
     pub cells: usize,
+    /// Every run's facts.
     pub runs: Vec<RunFacts>,
+    /// The exclusion ledger's entries.
     pub exclusions: Vec<LedgerEntry>,
+    /// Every warning of the index.
     pub warnings: Vec<Warning>,
+    /// Every value of every dimension with its cell count.
     pub dimensions: BTreeMap<Dimension, Vec<DimensionCount>>,
 }
 
@@ -75,57 +93,82 @@ pub struct IndexBody {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CompareBody {
     #[serde(flatten)]
+    /// The comparison.
     pub comparison: crate::compare::Comparison,
+    /// What else differs between the runs behind its two sides.
     pub confounders: crate::compare::confounders::Confounders,
 }
 
 /// A skipped or not-run cell and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SkippedCell {
+    /// The cell.
     pub key: CellKey,
+    /// Skipped or not run.
     pub status: CellStatus,
+    /// Why it has no data.
     pub reason: String,
+    /// The manifest's status of the cell.
     pub manifest_status: Option<String>,
+    /// The manifest's events of the cell.
     pub history: Vec<HistoryEvent>,
 }
 
 /// A master that received a refill, with its note and backups.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RefillProvenance {
+    /// The master's run id.
     pub run: String,
+    /// The master's directory, relative to the data root.
     pub path: String,
+    /// The refill runs whose rows stand in it.
     pub refill_runs: Vec<String>,
+    /// Cells whose rows a refill replaced.
     pub refilled_cells: u32,
+    /// Rows that carry a refill run's id.
     pub refill_rows: u64,
+    /// `REFILL_NOTE.md` as written.
     pub note_markdown: Option<String>,
     /// The note rendered to HTML and sanitised.
     pub note_html: Option<String>,
+    /// The master's backups and what comparing them found.
     pub backups: Vec<BackupFacts>,
 }
 
 /// A ledger entry and the cells it matches.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExclusionMatches {
+    /// The entry.
     pub entry: LedgerEntry,
+    /// The cells it matches.
     pub matched: Vec<CellKey>,
 }
 
 /// The manifest history of one cell.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ManifestHistory {
+    /// The cell.
     pub key: CellKey,
+    /// The manifest's status of the cell.
     pub manifest_status: Option<String>,
+    /// The manifest's events of the cell, in order.
     pub history: Vec<HistoryEvent>,
 }
 
 /// `GET /api/provenance`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
+    /// The snapshot the body describes.
     pub snapshot: String,
+    /// Skipped and not-run cells with why.
     pub skipped: Vec<SkippedCell>,
+    /// Masters that received a refill.
     pub refills: Vec<RefillProvenance>,
+    /// Each ledger entry with the cells it matches.
     pub exclusions: Vec<ExclusionMatches>,
+    /// Manifest histories of the cells that have one.
     pub manifest_histories: Vec<ManifestHistory>,
+    /// Every warning of the index.
     pub warnings: Vec<Warning>,
     /// Where each cell of another tool's file came from (file, record, inferred key parts, the tool's figures).
     #[serde(default)]
@@ -138,21 +181,26 @@ pub struct Provenance {
 /// The origin of one cell of another tool's file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KeyedOrigin {
+    /// The cell.
     pub key: CellKey,
+    /// Where it came from.
     pub origin: crate::origin::CellOrigin,
 }
 
 impl Provenance {
+    /// The skipped or not-run entry of a cell.
     pub fn skipped(&self, key: &CellKey) -> Option<&SkippedCell> {
         self.skipped.iter().find(|skipped| &skipped.key == key)
     }
 
+    /// The manifest history of a cell.
     pub fn history(&self, key: &CellKey) -> Option<&ManifestHistory> {
         self.manifest_histories
             .iter()
             .find(|history| &history.key == key)
     }
 
+    /// Where a cell of another tool's file came from.
     pub fn origin_of(&self, key: &CellKey) -> Option<&crate::origin::CellOrigin> {
         self.origins
             .iter()
@@ -160,6 +208,7 @@ impl Provenance {
             .map(|keyed| &keyed.origin)
     }
 
+    /// The statuses of a cell's non-ok rows.
     pub fn failures_of(&self, key: &CellKey) -> Option<&CellFailures> {
         self.failures
             .binary_search_by(|failures| failures.key.cmp(key))
@@ -167,6 +216,7 @@ impl Provenance {
             .map(|at| &self.failures[at])
     }
 
+    /// The refill facts of a master run.
     pub fn refill_of(&self, run_id: &str) -> Option<&RefillProvenance> {
         self.refills.iter().find(|refill| refill.run == run_id)
     }
@@ -185,11 +235,15 @@ impl Provenance {
 /// The body of every error response: `{"error": {"code", "message"}}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {
+    /// What went wrong.
     pub error: ErrorDetail,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// An error's code and message.
 pub struct ErrorDetail {
+    /// A stable code (`bad_parameter`, `unknown_cell`, …).
     pub code: String,
+    /// What to change, in words.
     pub message: String,
 }

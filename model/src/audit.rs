@@ -18,14 +18,18 @@ pub use note::{ClaimKind, HashAlgorithm, NoteClaim, NoteFile, Verdict, check_ref
 /// browser).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Part {
+    /// Words.
     Text(String),
+    /// A value shown verbatim (a checksum).
     Code(String),
 }
 
 /// One labelled line of a run's audit (`cells`, `rows`, `metrics`, …).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuditLine {
+    /// The line's label (`cells`, `rows`, `metrics`, …).
     pub label: &'static str,
+    /// Its value, in pieces.
     pub parts: Vec<Part>,
 }
 

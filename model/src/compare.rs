@@ -57,27 +57,39 @@ pub use crate::query::CONTRASTABLE;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CompareError {
     #[error("`{parameter}` must be one of {choices}, got `{value}`")]
+    /// A value that is none of the parameter's choices.
     UnknownChoice {
+        /// The parameter.
         parameter: &'static str,
+        /// The value given.
         value: String,
+        /// The choices, joined.
         choices: String,
     },
     #[error(
         "`{parameter}` = `{value}` is not a {dimension} in the data{hint}; the {dimension} values are {choices}"
     )]
+    /// A side's value that no cell of the data has in the compared dimension.
     AbsentValue {
+        /// `a` or `b`.
         parameter: &'static str,
+        /// The compared dimension.
         dimension: &'static str,
+        /// The value given.
         value: String,
+        /// The dimension's values in the data, joined.
         choices: String,
         /// ` (did you mean `vllm`?)` when a value is close, else empty.
         hint: String,
     },
     #[error("`a` and `b` are both `{0}`: a comparison needs two different values")]
+    /// Both sides are the same value.
     SameSides(String),
     #[error("`per` cannot be `{0}`, the dimension being compared")]
+    /// The groups are the compared dimension.
     PerIsBy(&'static str),
     #[error("`{0}` is required: the two values to compare")]
+    /// A side is not given.
     Missing(&'static str),
     /// A parameter the comparison does not take, or a value it cannot use.
     #[error(transparent)]
@@ -87,8 +99,11 @@ pub enum CompareError {
 /// A comparison as a query asks for it: what to compare, which cells, which toggles.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompareQuery {
+    /// What to compare.
     pub spec: CompareSpec,
+    /// Which cells.
     pub filter: crate::filter::DimensionFilter,
+    /// The what-if toggles.
     pub what_if: WhatIf,
 }
 
@@ -282,11 +297,15 @@ pub fn group_dimension(name: &str) -> Result<Option<Dimension>, CompareError> {
 /// What to compare.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CompareSpec {
+    /// The dimension whose two values are compared.
     pub by: Dimension,
+    /// The first side's value.
     pub a: String,
+    /// The second side's value.
     pub b: String,
     /// One group per value of this dimension; `None`: one group.
     pub per: Option<Dimension>,
+    /// The metric compared.
     pub metric: Metric,
     /// Significance level of the verdict (Holm-adjusted p below it).
     pub alpha: f64,
@@ -345,19 +364,26 @@ impl CompareSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
+    /// The side of `a`.
     A,
+    /// The side of `b`.
     B,
 }
 
 /// One formed pair: the coordinates both cells share, each side's rep mean, and the cells behind them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pair {
+    /// The dimensions and values both sides share.
     pub coordinates: Vec<(Dimension, Value)>,
+    /// Side a's value (the mean of its cells).
     pub a: f64,
+    /// Side b's value (the mean of its cells).
     pub b: f64,
     /// a − b.
     pub delta: f64,
+    /// The cells behind side a.
     pub a_cells: Vec<CellKey>,
+    /// The cells behind side b.
     pub b_cells: Vec<CellKey>,
 }
 
@@ -367,34 +393,45 @@ pub struct Pair {
 pub enum DropReason {
     /// Left out by these ledger entries.
     Excluded {
+        /// The side lacking a value.
         side: Side,
+        /// The ledger entries.
         ledger: Vec<String>,
     },
     /// Partial cells left out by the toggle.
     PartialLeftOut {
+        /// The side lacking a value.
         side: Side,
     },
+    /// Skipped cells (sentinel only).
     Skipped {
+        /// The side lacking a value.
         side: Side,
     },
+    /// Cells planned but not run.
     NotRun {
+        /// The side lacking a value.
         side: Side,
     },
     /// Every row failed.
     Failed {
+        /// The side lacking a value.
         side: Side,
     },
     /// No cell with these coordinates on that side.
     Missing {
+        /// The side lacking a value.
         side: Side,
     },
     /// Cells with data but no value of the metric (e.g. no N = 1 baseline for efficiency).
     NoValue {
+        /// The side lacking a value.
         side: Side,
     },
 }
 
 impl DropReason {
+    /// The side that lacks a value.
     pub fn side(&self) -> Side {
         match self {
             DropReason::Excluded { side, .. }
@@ -430,7 +467,9 @@ impl DropReason {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A pair that could not be formed, and why.
 pub struct DroppedPair {
+    /// The dimensions and values the pair would share.
     pub coordinates: Vec<(Dimension, Value)>,
     /// The reason on the first side that lacks a value (a, else b).
     pub reason: DropReason,
@@ -457,11 +496,15 @@ impl DroppedPair {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
+    /// Side a is better: Holm's p below α and the interval excluding zero.
     AEdge,
+    /// Side b is better, on the same terms.
     BEdge,
+    /// Neither side is shown better.
     NoClearDifference,
     /// So few pairs that even the most lopsided outcome could not reach p < α.
     TooFewPairs,
+    /// No pair was formed.
     NoPairs,
 }
 
@@ -497,12 +540,17 @@ impl Verdict {
 /// One group's pairs, statistics and verdict.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Group {
+    /// The group's value of `per`, `None` for one group.
     pub group: Option<Value>,
+    /// How many pairs were formed.
     pub n_pairs: u32,
+    /// The mean of the pairs' a − b.
     pub mean_delta: Option<f64>,
+    /// The median of the pairs' a − b.
     pub median_delta: Option<f64>,
     /// Percentile bootstrap 95% interval of the mean delta.
     pub ci: Option<(f64, f64)>,
+    /// The Wilcoxon signed-rank test of the deltas.
     pub wilcoxon: Option<Wilcoxon>,
     /// Holm-adjusted across the groups with a p-value.
     pub holm_p: Option<f64>,
@@ -513,16 +561,24 @@ pub struct Group {
     pub ratio: Option<f64>,
     /// Pairs where a is better, worse, equal (better = higher, or lower for latencies and multipliers).
     pub wins: u32,
+    /// Pairs where a is worse.
     pub losses: u32,
+    /// Pairs where both are equal.
     pub ties: u32,
+    /// What the numbers support.
     pub verdict: Verdict,
+    /// The pairs formed.
     pub pairs: Vec<Pair>,
+    /// The pairs that could not be formed, with why.
     pub dropped: Vec<DroppedPair>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A comparison: its spec and one group per value of `per`.
 pub struct Comparison {
+    /// What was compared.
     pub spec: CompareSpec,
+    /// One group per value of `per`, in value order.
     pub groups: Vec<Group>,
 }
 

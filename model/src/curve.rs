@@ -60,6 +60,7 @@ impl BandSpan {
 pub struct CurveOptions {
     /// Applied over the reps of a series, then over the series of a group.
     pub aggregation: Aggregation,
+    /// Which cells are admitted.
     pub inclusion: Inclusion,
     /// What the band around each value spans.
     pub band: BandSpan,
@@ -94,14 +95,18 @@ impl CurveOptions {
 /// behind it, or of the value computed from each rep alone).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Band {
+    /// The aggregated value.
     pub value: f64,
+    /// The band's lower end.
     pub min: f64,
+    /// The band's upper end.
     pub max: f64,
 }
 
 /// One N of a curve: aggregates of the admitted cells, and what is missing there.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
+    /// The concurrency.
     pub n: u32,
     /// The value of every per-cell metric ([`Metric::per_cell`]) that some admitted cell has here (of those
     /// [`CurveOptions::metrics`] asks for).
@@ -121,16 +126,20 @@ pub struct CurvePoint {
     /// Σ ok rows / Σ expected rows over the cells the inclusion admits, with or without data, so a failed cell
     /// shows as `0/320` rather than vanishing from the denominator.
     pub ok_rows: u64,
+    /// Σ expected rows over the same cells.
     pub expected_rows: u64,
 }
 
 impl CurvePoint {
+    /// The value and band of a metric here.
     pub fn band(&self, metric: Metric) -> Option<Band> {
         self.bands.get(&metric).copied()
     }
+    /// The efficiency and its band here.
     pub fn efficiency(&self) -> Option<Band> {
         self.band(Metric::Efficiency)
     }
+    /// The p95 multiplier and its band here.
     pub fn p95_multiplier(&self) -> Option<Band> {
         self.band(Metric::P95Multiplier)
     }
@@ -141,14 +150,21 @@ impl CurvePoint {
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Breakdown {
     /// The first N (ascending) at which the criterion holds.
-    At { n: u32 },
-    /// The criterion never holds at the measured N; `max_n` is the largest N with a value.
-    Never { max_n: u32 },
+    At {
+        /// The N.
+        n: u32,
+    },
+    /// The criterion never holds at the measured N.
+    Never {
+        /// The largest N with a value.
+        max_n: u32,
+    },
     /// No N has a value to test (every cell skipped, failed, excluded or without a baseline).
     NoData,
 }
 
 impl Breakdown {
+    /// The breakdown N, when the criterion holds at a measured N.
     pub fn n(self) -> Option<u32> {
         match self {
             Breakdown::At { n } => Some(n),
@@ -169,7 +185,9 @@ impl Breakdown {
 /// A curve: its group (what the caller grouped by) and its points in ascending N, every N that has any cell.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Curve<G> {
+    /// What the caller grouped by.
     pub group: G,
+    /// Every N with a cell, ascending.
     pub points: Vec<CurvePoint>,
 }
 
@@ -197,6 +215,7 @@ impl<G> Curve<G> {
         }
     }
 
+    /// The point at N.
     pub fn point(&self, n: u32) -> Option<&CurvePoint> {
         self.points.iter().find(|point| point.n == n)
     }
@@ -209,6 +228,7 @@ type SeriesRef<'a> = [&'a str; 6];
 /// searching the slice again.
 #[derive(Clone, Debug)]
 pub struct CurveCells<'a, G> {
+    /// The curve.
     pub curve: Curve<G>,
     /// `cells[i]`: every cell of the group at `curve.points[i].n` (admitted or not, with data or not), in the
     /// order they were given.

@@ -311,23 +311,32 @@ pub fn pick(
 /// One N of a plotted series.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeriesPoint {
+    /// The concurrency.
     pub n: u32,
     /// Where the point sits on the x axis ([`XAxis`]): N itself, or the x metric's aggregate and band, pooled
     /// like the plotted value.
     pub x: f64,
+    /// The lower end of the x band.
     pub x_min: f64,
+    /// The upper end of the x band.
     pub x_max: f64,
     /// The plotted metric: aggregate, and the band (min–max over the pooled cells).
     pub value: f64,
+    /// The lower end of the band.
     pub min: f64,
+    /// The upper end of the band.
     pub max: f64,
+    /// The pooled efficiency.
     pub efficiency: Option<f64>,
+    /// The pooled p95 multiplier.
     pub p95_multiplier: Option<f64>,
     /// Cells (reps × pooled series) behind the value.
     pub cells: u32,
     /// Series pooled at this N.
     pub series: u32,
+    /// Σ ok rows of the cells behind it.
     pub ok_rows: u64,
+    /// Σ expected rows of the cells behind it.
     pub expected_rows: u64,
     /// Partial cells among them (drawn hollow: the value rests on fewer rows than planned).
     pub partial: u32,
@@ -336,6 +345,7 @@ pub struct SeriesPoint {
     /// Cells behind the point whose value on either axis is the tool's reported figure ([`Mark::Reported`]),
     /// and those resting on a derived one ([`Mark::Derived`]).
     pub reported: u32,
+    /// Cells behind the point resting on a derived figure.
     pub derived: u32,
 }
 
@@ -352,13 +362,17 @@ impl SeriesPoint {
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// One plotted series: a value of the colour dimension, with its points.
 pub struct Series {
+    /// The series' value of the colour dimension.
     pub label: Value,
+    /// Its points, in ascending N.
     pub points: Vec<SeriesPoint>,
     /// Where the aggregated curve breaks under the criterion.
     pub breakdown: Breakdown,
     /// The first N past the last data point where the series' cells are skipped: the curve ends there.
     pub skipped_at: Option<u32>,
+    /// The skipped cells there.
     pub skipped_cells: Vec<CellKey>,
     /// Cells with data the inclusion policy leaves out (exclusions, partial toggle).
     pub left_out: u32,
@@ -411,8 +425,11 @@ impl Series {
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// One panel of the curves: a value of the facet dimension, with its series.
 pub struct Facet {
+    /// The facet's value, `None` without facets.
     pub title: Option<Value>,
+    /// Its series.
     pub series: Vec<Series>,
 }
 
@@ -654,6 +671,7 @@ const POOLED_SET_DIMENSIONS: [Dimension; 3] =
 pub struct UnequalSets {
     /// The panel (facet value), `None` without facets.
     pub facet: Option<Value>,
+    /// The dimension the series pool unequal sets of.
     pub dimension: Dimension,
     /// Each series with the values it pools, in series order.
     pub sets: Vec<(Value, Vec<Value>)>,

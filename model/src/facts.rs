@@ -14,7 +14,9 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
+    /// Data is kept but something about it is suspicious.
     Warning,
+    /// Data was lost from the index (a row, a file, a run).
     Error,
 }
 
@@ -22,16 +24,22 @@ pub enum Severity {
 /// `file` is the path relative to the data root; `line` is 1-based where it applies.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Warning {
+    /// How loud it is.
     pub severity: Severity,
     /// A stable machine-readable kind, e.g. `ragged_row`, `missing_column`, `splice_problem`.
     pub kind: String,
+    /// The run it concerns, `None` for files at the root.
     pub run: Option<String>,
+    /// The file, relative to the data root.
     pub file: Option<String>,
+    /// The 1-based line where it applies.
     pub line: Option<u64>,
+    /// What was found and what it means for the data, in words.
     pub message: String,
 }
 
 impl Warning {
+    /// A finding of `kind` with no run, file or line yet.
     pub fn new(severity: Severity, kind: &str, message: impl Into<String>) -> Warning {
         Warning {
             severity,
@@ -43,24 +51,29 @@ impl Warning {
         }
     }
 
+    /// A [`Severity::Warning`].
     pub fn warn(kind: &str, message: impl Into<String>) -> Warning {
         Warning::new(Severity::Warning, kind, message)
     }
 
+    /// A [`Severity::Error`].
     pub fn error(kind: &str, message: impl Into<String>) -> Warning {
         Warning::new(Severity::Error, kind, message)
     }
 
+    /// The finding, naming its run.
     pub fn run(mut self, run: &str) -> Warning {
         self.run = Some(run.to_string());
         self
     }
 
+    /// The finding, naming its file.
     pub fn file(mut self, file: &str) -> Warning {
         self.file = Some(file.to_string());
         self
     }
 
+    /// The finding, naming its line.
     pub fn line(mut self, line: u64) -> Warning {
         self.line = Some(line);
         self
@@ -97,35 +110,48 @@ impl fmt::Display for Warning {
 pub struct FileDigest {
     /// Relative to the data root.
     pub path: String,
+    /// The file's size.
     pub bytes: u64,
+    /// Its MD5, once the second indexing stage has computed it.
     pub md5: Option<String>,
+    /// Its SHA-256, once the second indexing stage has computed it.
     pub sha256: Option<String>,
 }
 
 /// Cells and rows of one run by status.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Census {
+    /// Every cell of the run.
     pub cells: u32,
     /// Every status, zero counts included, so a reader sees what is absent.
     pub cells_by_status: BTreeMap<String, u32>,
+    /// Cells whose rows a refill replaced.
     pub refilled_cells: u32,
+    /// Cells completed through a fallback path (from the manifest).
     pub fallback_cells: u32,
+    /// Cells an exclusion ledger entry matches.
     pub excluded_cells: u32,
     /// Real request rows (skip sentinels excluded).
     pub rows: u64,
+    /// Rows with an ok status.
     pub ok_rows: u64,
+    /// Rows with a failing status.
     pub failed_rows: u64,
+    /// Failed rows by their status (`http_400`, `timeout`, …).
     pub failed_by_status: BTreeMap<String, u64>,
+    /// Skip sentinel rows.
     pub skip_rows: u64,
     /// Rows left out as malformed.
     pub malformed_rows: u64,
     /// Σ expected rows over the cells that have an expectation, and Σ real rows of those cells.
     pub expected_rows: u64,
+    /// Σ real rows of the cells that have an expectation.
     pub observed_rows: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+/// What a run directory is to the others.
 pub enum RunRole {
     /// An ordinary run (or a master that received a refill).
     Run,
@@ -138,7 +164,9 @@ pub enum RunRole {
 /// What the row-by-row comparison of a spliced master with its pre-refill backup found.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BackupComparison {
+    /// Rows of the spliced master.
     pub master_rows: u64,
+    /// Rows of the backup.
     pub backup_rows: u64,
     /// Rows at the same position whose common columns differ.
     pub replaced_rows: u64,
@@ -152,22 +180,29 @@ pub struct BackupComparison {
     pub moved_rows: u64,
     /// `(line in the master, message)` of each problem, the first few of them.
     pub problems: Vec<(u64, String)>,
+    /// How many problems there are, beyond the few listed.
     pub problem_count: u64,
 }
 
 /// A backup of a master and what the comparison found.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BackupFacts {
+    /// The backup file, relative to the data root.
     pub path: String,
+    /// How the backup is named where it is shown.
     pub label: String,
+    /// Its size and checksums.
     pub metrics: FileDigest,
+    /// The row-by-row comparison with the master, once the second indexing stage has made it.
     pub diff: Option<BackupComparison>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// What a master run received from refill runs.
 pub struct RefillFacts {
     /// Refill runs whose rows stand in this master.
     pub refill_runs: Vec<String>,
+    /// Cells of this master whose rows a refill replaced.
     pub refilled_cells: u32,
     /// Rows in this master that carry a refill run's id.
     pub refill_rows: u64,
@@ -181,14 +216,19 @@ pub struct RefillFacts {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EnvironmentField {
+    /// The GPU model.
     Gpu,
+    /// The GPU's memory.
     GpuMemoryMib,
+    /// The NVIDIA driver version.
     Driver,
     /// The CUDA version the driver reports (nvidia-smi), not the one a wheel was built for (that is in `Torch`).
     Cuda,
     /// Forward-compatibility libraries that let a newer CUDA run on an older driver.
     CudaCompat,
+    /// The Python version.
     Python,
+    /// The torch version, with the CUDA it was built for.
     Torch,
     /// The version of the run's serving backend (vLLM, SGLang, …).
     BackendVersion,
@@ -203,6 +243,7 @@ pub enum EnvironmentField {
 }
 
 impl EnvironmentField {
+    /// Every field, in the order they are shown.
     pub const ALL: [EnvironmentField; 12] = [
         EnvironmentField::Gpu,
         EnvironmentField::GpuMemoryMib,
@@ -240,24 +281,33 @@ impl EnvironmentField {
 /// Everything known about one run directory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunFacts {
+    /// The run's id (its directory name for TR164 runs).
     pub run_id: String,
     /// Relative to the data root.
     pub path: String,
+    /// What the run is to the others.
     pub role: RunRole,
     /// For a refill run: the master it was spliced into.
     pub refill_of: Option<String>,
     /// For a copy: the run it copies.
     pub copy_of: Option<String>,
+    /// The manifest's status of the run, when it has a manifest.
     pub manifest_status: Option<String>,
+    /// Whether the run has a plan of its cells.
     pub has_plan: bool,
+    /// Its cells and rows by status.
     pub census: Census,
+    /// The size and checksums of its metrics file.
     pub metrics: FileDigest,
     /// Names of the files in the run directory (sub-directories end with `/`), for the inventory.
     pub files: Vec<String>,
+    /// What the run received from refill runs.
     pub refill: Option<RefillFacts>,
+    /// Its backups and what comparing them found.
     pub backups: Vec<BackupFacts>,
     /// Exclusion ledger id → cells of this run it matches.
     pub exclusions: BTreeMap<String, u32>,
+    /// The suites its cells belong to.
     pub suites: Vec<String>,
     /// How the run was made, for the fields its side files state (absent = not stated). Defaults to empty when
     /// reading a body written before the field existed (a snapshot kept in the cache).
@@ -273,11 +323,13 @@ pub struct RunFacts {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LedgerEntry {
     #[serde(flatten)]
+    /// The entry as the ledger writes it.
     pub entry: ExclusionEntry,
     /// The ledger file, relative to the data root.
     pub file: String,
     /// The directory (relative, `""` = the root) whose runs the entry applies to.
     pub applies_under: String,
+    /// How many cells it matched.
     pub matched_cells: u32,
 }
 
@@ -285,14 +337,19 @@ pub struct LedgerEntry {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HistoryEvent {
     #[serde(default)]
+    /// When it happened, as written.
     pub at: Option<String>,
     #[serde(default)]
+    /// What happened (`started`, `completed`, `skipped`, …).
     pub event: String,
     #[serde(default)]
+    /// The generation of the sweep it belongs to.
     pub generation: Option<String>,
     #[serde(default)]
+    /// The process that wrote it.
     pub pid: Option<u64>,
     #[serde(default)]
+    /// Why, when the manifest says.
     pub detail: Option<String>,
 }
 

@@ -10,14 +10,21 @@ use std::fmt;
 /// not the refill run (the refill run id is kept on the summary as `source_run_id`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CellKey {
+    /// The run (a refilled cell's master run).
     pub run_id: String,
+    /// The suite.
     pub suite: String,
+    /// The phase (`scaling`, `ttft`, …).
     pub phase: String,
+    /// The serving backend.
     pub backend: String,
+    /// The model served.
     pub model: String,
+    /// The workload sent.
     pub workload: String,
     /// Concurrency N (`n_agents` in metrics.csv).
     pub n: u32,
+    /// The repetition.
     pub rep: u32,
 }
 
@@ -26,11 +33,17 @@ pub struct CellKey {
 /// Efficiency and p95 multipliers are normalised within a series against its N=1 cells.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SeriesKey {
+    /// The run.
     pub run_id: String,
+    /// The suite.
     pub suite: String,
+    /// The phase.
     pub phase: String,
+    /// The serving backend.
     pub backend: String,
+    /// The model served.
     pub model: String,
+    /// The workload sent.
     pub workload: String,
 }
 
@@ -38,14 +51,20 @@ pub struct SeriesKey {
 /// differs between rows of one cell (refill rows carry the refill run's id), so files are read by coordinates.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CellCoordinates {
+    /// The suite.
     pub suite: String,
+    /// The phase.
     pub phase: String,
+    /// The serving backend.
     pub backend: String,
+    /// The model served.
     pub model: String,
+    /// The workload sent.
     pub workload: String,
     /// `n_agents` in metrics.csv, manifests and plans.
     #[serde(alias = "n_agents")]
     pub n: u32,
+    /// The repetition.
     pub rep: u32,
 }
 
@@ -64,6 +83,7 @@ impl CellKey {
         }
     }
 
+    /// The key without its run.
     pub fn coordinates(&self) -> CellCoordinates {
         CellCoordinates {
             suite: self.suite.clone(),
@@ -89,6 +109,7 @@ impl CellKey {
         ]
     }
 
+    /// The series the cell belongs to.
     pub fn series(&self) -> SeriesKey {
         SeriesKey {
             run_id: self.run_id.clone(),
@@ -167,6 +188,7 @@ impl fmt::Display for CellKey {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("`{text}` is not a cell (expected run/suite/phase/backend/model/workload/n=N/rep=R)")]
 pub struct CellKeyError {
+    /// The text that was read.
     pub text: String,
 }
 
@@ -322,7 +344,9 @@ impl fmt::Display for Dimension {
 /// One dimension value of a cell (ordered text before numbers; one dimension holds only one kind).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DimensionValue<'a> {
+    /// A text dimension's value.
     Text(&'a str),
+    /// N or rep.
     Number(u32),
 }
 
@@ -353,11 +377,14 @@ impl fmt::Display for DimensionValue<'_> {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Value {
+    /// N or rep.
     Number(u32),
+    /// A text dimension's value.
     Text(String),
 }
 
 impl Value {
+    /// A cell's value of one dimension.
     pub fn of(key: &CellKey, dimension: Dimension) -> Value {
         Value::from(key.value(dimension))
     }

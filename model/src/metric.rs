@@ -180,8 +180,11 @@ pub fn format_ms(ms: f64) -> String {
 /// The unit a time axis or a time value is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimeUnit {
+    /// Milliseconds, below one second.
     Milliseconds,
+    /// Seconds, below one minute.
     Seconds,
+    /// Minutes.
     Minutes,
 }
 
@@ -198,6 +201,7 @@ impl TimeUnit {
         }
     }
 
+    /// How many milliseconds one of the unit is.
     pub fn ms(self) -> f64 {
         match self {
             TimeUnit::Milliseconds => 1.0,
@@ -206,6 +210,7 @@ impl TimeUnit {
         }
     }
 
+    /// The unit's symbol (`ms`, `s`, `min`).
     pub fn symbol(self) -> &'static str {
         match self {
             TimeUnit::Milliseconds => "ms",

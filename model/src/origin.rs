@@ -17,8 +17,11 @@ pub const STAT_COLUMNS: [&str; 9] = crate::stat::names(Stat::REQUEST);
 /// One inferred key part with the rule that produced it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InferredPart {
+    /// The dimension it is a value of.
     pub dimension: String,
+    /// The value.
     pub value: String,
+    /// The rule (or `cellscope.toml` entry) that inferred it.
     pub rule: String,
 }
 
@@ -34,6 +37,7 @@ pub struct CellOrigin {
     pub record: u32,
     /// 1-based line of the record when the file is line-oriented (JSONL, appended objects).
     pub line: Option<u64>,
+    /// The key parts that were inferred, with their rules.
     pub inferred: Vec<InferredPart>,
     /// The tool's own aggregates, by cells-table column name (times in ms, throughput in tok/s), shown next to
     /// the recomputed values with their difference.
@@ -55,6 +59,7 @@ pub enum Mark {
 }
 
 impl Mark {
+    /// How the value shown for `column` was obtained.
     pub fn of(origin: &FigureOrigin, column: &str) -> Mark {
         if origin.is_reported(column) {
             Mark::Reported
@@ -169,9 +174,13 @@ pub fn compare_figures(cell: &CellSummary, origin: &CellOrigin) -> Vec<FigureCom
 /// One inferred key value of a run and the cells that carry it, for the audit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InferredCount {
+    /// The dimension.
     pub dimension: String,
+    /// The inferred value.
     pub value: String,
+    /// The rule that inferred it.
     pub rule: String,
+    /// How many cells carry it.
     pub cells: u32,
 }
 

@@ -50,6 +50,7 @@ impl Aggregation {
 /// The cells behind one value: their count and, per dimension on which they differ, how many values.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pooling {
+    /// How many cells.
     pub cells: u32,
     /// Dimensions with more than one value among the cells, in [`ORDER`], with the number of values.
     pub spans: Vec<(Dimension, u32)>,

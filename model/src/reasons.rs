@@ -25,12 +25,21 @@ pub fn skip_reason(status: CellStatus, history: &[HistoryEvent]) -> String {
 /// figure they compare must exist on both sides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScalingAbsent {
-    /// The series has no N = 1 cell with data; `smallest_n` is its smallest measured N.
-    NoBaseline { smallest_n: u32 },
-    /// The cell itself has no value of `column` (aggregate throughput or p95 wall latency).
-    NoOwnFigure { column: Stat },
-    /// The N = 1 cell has no value of `column`.
-    NoBaselineFigure { column: Stat },
+    /// The series has no N = 1 cell with data.
+    NoBaseline {
+        /// The series' smallest measured N.
+        smallest_n: u32,
+    },
+    /// The cell itself has no value of the figure the metric is computed from.
+    NoOwnFigure {
+        /// Aggregate throughput or p95 wall latency.
+        column: Stat,
+    },
+    /// The N = 1 cell has no value of the figure the metric is computed from.
+    NoBaselineFigure {
+        /// Aggregate throughput or p95 wall latency.
+        column: Stat,
+    },
 }
 
 impl ScalingAbsent {
@@ -124,24 +133,36 @@ impl ScalingAbsent {
 /// scaling metric, no value of the plotted metrics.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NoPoint {
-    /// No cell has a successful row (skipped, failed, not run); `cells` of them.
-    NoData { cells: usize },
-    /// Every cell with data is left out by the view: `excluded` by the ledger entries `entries`, `partial` by
-    /// the what-if toggle that leaves partial cells out.
+    /// No cell has a successful row (skipped, failed, not run).
+    NoData {
+        /// How many cells the group has.
+        cells: usize,
+    },
+    /// Every cell with data is left out by the view.
     LeftOut {
+        /// Cells the ledger leaves out.
         excluded: usize,
+        /// The ledger entries that do.
         entries: Vec<String>,
+        /// Partial cells the what-if toggle leaves out.
         partial: usize,
     },
-    /// A scaling metric, and no series of the group has an N = 1 cell; `series` of them, the smallest measured
-    /// N `smallest_n`.
+    /// A scaling metric, and no series of the group has an N = 1 cell.
     NoBaseline {
+        /// The scaling metric.
         metric: Metric,
+        /// How many series the group has.
         series: usize,
+        /// The smallest measured N among them.
         smallest_n: u32,
     },
-    /// The admitted cells have no value of `of` (the metrics' labels, joined).
-    NoValue { of: String, cells: usize },
+    /// The admitted cells have no value of the plotted metrics.
+    NoValue {
+        /// The metrics' labels, joined.
+        of: String,
+        /// How many admitted cells there are.
+        cells: usize,
+    },
 }
 
 impl NoPoint {

@@ -18,11 +18,14 @@ pub fn requests_query(key: &crate::CellKey) -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Lineage {
+    /// The row stands in the data.
     Current,
+    /// A refill replaced the row; it comes from the backup.
     Replaced,
 }
 
 impl Lineage {
+    /// The name the `lineage` column holds.
     pub fn as_str(self) -> &'static str {
         match self {
             Lineage::Current => "current",
@@ -30,6 +33,7 @@ impl Lineage {
         }
     }
 
+    /// The lineage a name names.
     pub fn parse(text: &str) -> Option<Lineage> {
         match text {
             "current" => Some(Lineage::Current),
@@ -43,8 +47,11 @@ impl Lineage {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RowClass {
+    /// A request with an ok status.
     Ok,
+    /// A request with a failing status.
     Failed,
+    /// A skip sentinel: a cell that was not run, not a request.
     Skip,
 }
 
@@ -68,6 +75,7 @@ impl RowClass {
         }
     }
 
+    /// The name the `class` column holds.
     pub fn as_str(self) -> &'static str {
         match self {
             RowClass::Ok => "ok",
@@ -76,6 +84,7 @@ impl RowClass {
         }
     }
 
+    /// The class a name names.
     pub fn parse(text: &str) -> Option<RowClass> {
         match text {
             "ok" => Some(RowClass::Ok),
@@ -90,25 +99,39 @@ impl RowClass {
 /// field of a failed row) are `None`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RequestRow {
+    /// Whether the row stands in the data or a refill replaced it.
     pub lineage: Lineage,
+    /// Ok, failed or skip sentinel.
     pub class: RowClass,
     /// The `run_id` column of the row (a refill run's id for spliced rows).
     pub source_run_id: String,
     /// 1-based line in the file the row was read from (the master, or the backup for replaced rows).
     pub line: u64,
+    /// The agent that sent the request.
     pub agent_id: Option<u32>,
+    /// The request's id.
     pub request_id: Option<u32>,
+    /// Its position in its agent's sequence.
     pub request_sequence: Option<u32>,
+    /// Wall latency.
     pub wall_ms: Option<f64>,
+    /// Time to first token.
     pub ttft_ms: Option<f64>,
+    /// Prompt tokens.
     pub prompt_tokens: Option<f64>,
+    /// Completion tokens.
     pub completion_tokens: Option<f64>,
+    /// When it was submitted, in seconds.
     pub submit_time_s: Option<f64>,
+    /// When it completed, in seconds.
     pub complete_time_s: Option<f64>,
+    /// The status as written (`ok`, `http_400`, …).
     pub status: String,
+    /// The error message, when the row has one.
     pub error: Option<String>,
 }
 
+/// The Arrow schema of the request rows `/api/requests` serves.
 pub fn requests_schema() -> SchemaRef {
     static SCHEMA: OnceLock<SchemaRef> = OnceLock::new();
     SCHEMA
@@ -148,6 +171,7 @@ const FLOATS: [FloatColumn; 6] = [
     ("complete_time_s", |row| row.complete_time_s),
 ];
 
+/// The request rows as one Arrow record batch of [`requests_schema`].
 pub fn requests_to_batch(rows: &[RequestRow]) -> Result<RecordBatch, ArrowError> {
     let texts = |value: fn(&RequestRow) -> Option<&str>| text_array(rows.iter().map(value));
     let ids = |value: fn(&RequestRow) -> Option<u32>| -> ArrayRef {

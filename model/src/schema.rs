@@ -24,18 +24,30 @@ pub const ARROW_STREAM_MEDIA_TYPE: &str = "application/vnd.apache.arrow.stream";
 /// Errors decoding a cells table that does not follow [`cells_schema`].
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
+    /// Arrow could not read the stream.
     #[error("arrow: {0}")]
     Arrow(#[from] ArrowError),
+    /// A column is absent or of another type.
     #[error("column `{0}` is missing or has the wrong type")]
     Column(&'static str),
+    /// A text column holds a value its type does not know.
     #[error("row {row}: `{column}` has the unknown value `{value}`")]
     Value {
+        /// The row, from 0.
         row: usize,
+        /// The column.
         column: &'static str,
+        /// The value as written.
         value: String,
     },
+    /// A required column is null.
     #[error("row {row}: `{column}` is null but required")]
-    Null { row: usize, column: &'static str },
+    Null {
+        /// The row, from 0.
+        row: usize,
+        /// The column.
+        column: &'static str,
+    },
 }
 
 /// The type of every text column of cellscope's tables (cells and request rows): dictionary-encoded UTF-8 with

@@ -27,6 +27,7 @@ pub enum ExpectedSource {
 }
 
 impl ExpectedSource {
+    /// The name the `expected_source` column holds.
     pub fn as_str(self) -> &'static str {
         match self {
             ExpectedSource::Plan => "plan",
@@ -37,6 +38,7 @@ impl ExpectedSource {
         }
     }
 
+    /// The source a name names.
     pub fn parse(text: &str) -> Option<ExpectedSource> {
         match text {
             "plan" => Some(ExpectedSource::Plan),
@@ -90,7 +92,9 @@ pub fn inferred_requests_per_agent(
 /// One cell: key, status and flags, row census, request statistics over `ok` rows, and scaling metrics.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CellSummary {
+    /// The cell's key.
     pub key: CellKey,
+    /// One status from its row census.
     pub status: CellStatus,
     /// The cell's rows were replaced by a targeted re-run (lineage in `source_run_id` and the backup).
     pub refilled: bool,
@@ -100,15 +104,23 @@ pub struct CellSummary {
     pub excluded: Vec<String>,
     /// The widest scope among the matching entries (`all` wins over `comparison`).
     pub exclusion_scope: Option<ExclusionScope>,
+    /// Rows the plan or manifest expects, when it says.
     pub expected_rows: Option<u32>,
+    /// Where `expected_rows` came from.
     pub expected_source: ExpectedSource,
     /// Real request rows; skip sentinels are not counted.
     pub rows: u32,
+    /// Requests with an ok status.
     pub ok_rows: u32,
+    /// Requests with a failing status.
     pub failed_rows: u32,
+    /// Skip sentinel rows.
     pub skip_rows: u32,
+    /// Statistics over the ok rows.
     pub stats: CellStats,
+    /// Parallel efficiency against the series' N = 1 cell.
     pub efficiency: Option<f64>,
+    /// The p95 multiplier against the series' N = 1 cell.
     pub p95_multiplier: Option<f64>,
     /// The same-rep N=1 baseline was missing; the mean of the available N=1 reps was used.
     pub baseline_fallback: bool,
@@ -210,6 +222,7 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
 /// separates against each other (`comparisons`, decided per view by [`crate::explore::applied_comparisons`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Inclusion {
+    /// Partial cells enter (the default).
     pub partial: bool,
     /// The what-if "include excluded cells": every ledger exclusion is lifted.
     pub excluded: bool,
@@ -228,6 +241,7 @@ impl Default for Inclusion {
 }
 
 impl Inclusion {
+    /// Whether a cell enters aggregates.
     pub fn admits(&self, cell: &CellSummary) -> bool {
         if cell.status == CellStatus::Partial && !self.partial {
             return false;

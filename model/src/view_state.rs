@@ -17,16 +17,23 @@ use std::fmt;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+/// The tab a view state shows.
 pub enum View {
     #[default]
+    /// Cells as squares: rows × columns, one grid per value of a third dimension.
     Matrix,
+    /// A metric against N (or another metric), one panel per facet.
     Curves,
+    /// The head-to-head of two values of one dimension.
     Compare,
+    /// One cell: its reps, request rows and provenance.
     Inspector,
+    /// Every cell's status and reason, and the runs' audit.
     Audit,
 }
 
 impl View {
+    /// Every tab, in the order they are shown.
     pub const ALL: [View; 5] = [
         View::Matrix,
         View::Curves,
@@ -34,6 +41,7 @@ impl View {
         View::Inspector,
         View::Audit,
     ];
+    /// The name `view=` takes.
     pub fn name(self) -> &'static str {
         match self {
             View::Matrix => "matrix",
@@ -53,6 +61,7 @@ impl View {
             View::Audit => "Audit",
         }
     }
+    /// The view a name names.
     pub fn parse(text: &str) -> Option<View> {
         View::ALL.into_iter().find(|view| view.name() == text)
     }
@@ -66,6 +75,7 @@ pub use crate::metric::Metric;
 #[serde(rename_all = "snake_case")]
 pub enum XAxis {
     #[default]
+    /// Concurrency N, on a log₂ axis.
     N,
     /// A metric with a value per cell ([`Metric::per_cell`]).
     Metric(Metric),
@@ -123,14 +133,20 @@ impl XAxis {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditColumn {
+    /// The cell's key.
     Key,
+    /// Its status.
     Status,
+    /// Its flags (refilled, fallback, excluded).
     Flags,
+    /// Why it is not clean.
     Reason,
+    /// Its rows against the expected rows.
     Rows,
 }
 
 impl AuditColumn {
+    /// Every column, in the order they are shown.
     pub const ALL: [AuditColumn; 5] = [
         AuditColumn::Key,
         AuditColumn::Status,
@@ -138,6 +154,7 @@ impl AuditColumn {
         AuditColumn::Reason,
         AuditColumn::Rows,
     ];
+    /// The name `sort=` takes.
     pub fn name(self) -> &'static str {
         match self {
             AuditColumn::Key => "key",
@@ -147,6 +164,7 @@ impl AuditColumn {
             AuditColumn::Rows => "rows",
         }
     }
+    /// The column a name names.
     pub fn parse(text: &str) -> Option<AuditColumn> {
         AuditColumn::ALL
             .into_iter()
@@ -157,11 +175,14 @@ impl AuditColumn {
 /// How the audit table is sorted: a column, ascending or descending (written `-column`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditSort {
+    /// The column sorted by.
     pub column: AuditColumn,
+    /// Whether the largest value comes first.
     pub descending: bool,
 }
 
 impl AuditSort {
+    /// `column` or `-column` (descending).
     pub fn parse(text: &str) -> Option<AuditSort> {
         let (descending, name) = match text.strip_prefix('-') {
             Some(name) => (true, name),
@@ -195,19 +216,27 @@ impl fmt::Display for AuditSort {
 /// Defaults are what a first visit shows; only non-defaults are written to the URL.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ViewState {
+    /// The tab shown.
     pub view: View,
     /// Selected values per dimension and the N range.
     pub filter: DimensionFilter,
+    /// What the matrix colours by, the curves plot and Compare compares.
     pub metric: Metric,
     /// The N the matrix shows efficiency / p95 multiplier at.
     pub at_n: u32,
+    /// The breakdown criterion.
     pub criterion: Criterion,
+    /// The matrix's rows.
     pub rows: Dimension,
+    /// The matrix's columns.
     pub cols: Dimension,
     /// One matrix grid per value of this dimension, side by side.
     pub grid: Dimension,
+    /// What the curves' series are coloured by.
     pub color: Dimension,
+    /// One curves panel per value of this dimension; `None`: one panel.
     pub facet: Option<Dimension>,
+    /// How reps, then the series of a curve, are pooled.
     pub aggregation: Aggregation,
     /// What the curves' bands span.
     pub band: BandSpan,
@@ -217,17 +246,20 @@ pub struct ViewState {
     pub frontier: bool,
     /// The inspected cell.
     pub cell: Option<CellKey>,
+    /// The what-if toggles.
     pub what_if: WhatIf,
     /// The snapshot the link was made for.
     pub at: Option<String>,
     /// Audit table: free-text filter and sort column.
     pub query: String,
+    /// The audit table's sort.
     pub sort: Option<AuditSort>,
     /// The Compare view's choices.
     pub compare: CompareChoice,
 }
 
 impl ViewState {
+    /// What a first visit shows; only what differs from it is written to the URL.
     pub const DEFAULT: ViewState = ViewState {
         view: View::Matrix,
         filter: DimensionFilter::ALL,
@@ -558,6 +590,7 @@ impl ViewState {
         }
     }
 
+    /// Whether a what-if toggle is on.
     pub fn includes(&self, include: Include) -> bool {
         self.what_if.get(include)
     }

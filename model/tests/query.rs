@@ -15,7 +15,7 @@ use proptest::prelude::*;
 fn cell() -> CellKey {
     "20260612_212816_266127/cloud_core/scaling/sglang/meta-llama%2FLlama 3,1/long_prefill_8k/n=32/rep=1"
         .parse()
-        .unwrap()
+        .expect("a cell key")
 }
 
 #[test]
@@ -355,7 +355,10 @@ fn compare_query() -> impl Strategy<Value = Query> {
                     ..Query::DEFAULT
                 };
                 for (dimension, values) in filters {
-                    query.filter.accept(dimension, values).unwrap();
+                    query
+                        .filter
+                        .accept(dimension, values)
+                        .expect("whole numbers for numeric dimensions");
                 }
                 query
             },

@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// A run behind one side of a comparison.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SideRun {
+    /// The run's id.
     pub run_id: String,
     /// For a refill run: the master its rows were spliced into (the run id its cells carry).
     pub refill_of: Option<String>,
@@ -36,7 +37,9 @@ impl SideRun {
 /// that do not state the field (shown as `—`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldValue {
+    /// The value, `None` where the runs do not state the field.
     pub value: Option<String>,
+    /// The runs with this value.
     pub runs: Vec<String>,
 }
 
@@ -54,16 +57,19 @@ impl FieldValue {
 /// One field on both sides: every run of a side appears under exactly one of its values.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldContrast {
+    /// The field.
     pub field: EnvironmentField,
     /// `field.label()`, for readers of the JSON.
     pub label: String,
     /// The distinct values on side a, in the order of the first run having each (runs are in id order, which
     /// for TR164's timestamp ids is the order they ran in: a master before its refill).
     pub a: Vec<FieldValue>,
+    /// The distinct values on side b, in the same order.
     pub b: Vec<FieldValue>,
 }
 
 impl FieldContrast {
+    /// One side's values.
     pub fn side(&self, side: Side) -> &[FieldValue] {
         match side {
             Side::A => &self.a,
@@ -84,7 +90,9 @@ impl FieldContrast {
 /// What else differs between the runs behind side a and side b.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Confounders {
+    /// The runs behind side a.
     pub a_runs: Vec<SideRun>,
+    /// The runs behind side b.
     pub b_runs: Vec<SideRun>,
     /// Fields whose values differ between the sides, a field only one side states included, in
     /// [`EnvironmentField::ALL`] order.
@@ -95,6 +103,7 @@ pub struct Confounders {
 }
 
 impl Confounders {
+    /// The runs behind one side.
     pub fn runs(&self, side: Side) -> &[SideRun] {
         match side {
             Side::A => &self.a_runs,

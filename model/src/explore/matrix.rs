@@ -22,18 +22,26 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Status and flag counts of a group of cells, for glyphs and hover text.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Flags {
+    /// Skipped cells.
     pub skipped: u32,
+    /// Partial cells.
     pub partial: u32,
+    /// Failed cells.
     pub failed: u32,
+    /// Cells planned but not run.
     pub not_run: u32,
+    /// Refilled cells.
     pub refilled: u32,
+    /// Cells completed through a fallback path.
     pub fallback: u32,
+    /// Cells an exclusion ledger entry matches.
     pub excluded: u32,
     /// Cells with data that the current view leaves out (exclusions, the partial toggle).
     pub left_out: u32,
 }
 
 impl Flags {
+    /// Counts one cell; `admitted` says whether the view lets it enter aggregates.
     pub fn count(&mut self, cell: &CellSummary, admitted: bool) {
         match cell.status {
             CellStatus::Skipped => self.skipped += 1,
@@ -79,14 +87,18 @@ pub struct MatrixCell {
     pub cells: u32,
     /// What they span.
     pub pooling: crate::pooling::Pooling,
+    /// Σ ok rows of the pooled cells.
     pub ok_rows: u64,
+    /// Σ expected rows of the pooled cells.
     pub expected_rows: u64,
+    /// Status and flag counts of the square's cells.
     pub flags: Flags,
     /// The square's one cell, when it holds exactly one (it then opens in the inspector).
     pub only_cell: Option<CellKey>,
     /// How many of the pooled cells show the metric as the tool's reported figure, and how many as a derived
     /// one ([`Mark`]): the square carries the sign so reported and recomputed figures are never mixed silently.
     pub reported: u32,
+    /// How many show it as a derived one.
     pub derived: u32,
     /// Why a scaling metric is absent where the cells have data (no N = 1 cell in the series, …).
     pub absent: Option<ScalingAbsent>,
@@ -143,9 +155,13 @@ impl MatrixCell {
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// One matrix grid: a value of the grid dimension, its rows and columns, and a square where a cell has those values.
 pub struct MatrixGrid {
+    /// The grid's value of the grid dimension.
     pub title: Value,
+    /// The rows' values.
     pub rows: Vec<Value>,
+    /// The columns' values.
     pub cols: Vec<Value>,
     /// `squares[row][col]`; `None` where no cell has these values.
     pub squares: Vec<Vec<Option<MatrixCell>>>,
@@ -182,8 +198,11 @@ pub fn matrix_of(
 /// the comparison entries: two states with the same layout share one [`MatrixBase`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatrixLayout {
+    /// One grid per value of this dimension.
     pub grid: Dimension,
+    /// The rows' dimension.
     pub rows: Dimension,
+    /// The columns' dimension.
     pub cols: Dimension,
     /// The one N shown ([`uses_at_n`]); `None` when every N is.
     pub at_n: Option<u32>,
@@ -191,6 +210,7 @@ pub struct MatrixLayout {
     /// every per-cell metric, so switching among them reads the same base; breakdown N and the ok rate need
     /// only efficiency and the p95 multiplier, at every N.
     pub per_cell: bool,
+    /// How reps, then series, are pooled.
     pub aggregation: Aggregation,
     /// The what-if toggles: partial cells and ledger exclusions decide which cells are pooled. (The pre-refill
     /// toggle changes the cells themselves, which rebuilds the base anyway.)
@@ -198,6 +218,7 @@ pub struct MatrixLayout {
 }
 
 impl MatrixLayout {
+    /// The layout of a view state.
     pub fn of(state: &ViewState) -> MatrixLayout {
         MatrixLayout {
             grid: state.grid,

@@ -13,7 +13,7 @@ const TIMEOUT_MS: u32 = 20_000;
 
 /// Why a request failed, in words a user can act on, with the server's error code when it gave one.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub message: String,
     pub code: Option<String>,
     /// Worth one more try: no answer in time, no connection, or the server said it is busy.
@@ -102,12 +102,12 @@ async fn json<T: DeserializeOwned>(url: &str) -> Result<T, Failure> {
     serde_json::from_slice(&body).map_err(|error| decoding(url, error))
 }
 
-pub async fn cells(url: &str) -> Result<Vec<CellSummary>, Failure> {
+pub(crate) async fn cells(url: &str) -> Result<Vec<CellSummary>, Failure> {
     let body = fetch(url).await?;
     cells_from_ipc(&body).map_err(|error| decoding(url, error))
 }
 
-pub async fn requests(query: &str) -> Result<Vec<RequestRow>, String> {
+pub(crate) async fn requests(query: &str) -> Result<Vec<RequestRow>, String> {
     let url = format!("/api/requests?{query}");
     let body = fetch(&url).await.map_err(|failure| {
         if failure.code.as_deref() == Some("not_in_offline_copy") {
@@ -130,19 +130,19 @@ fn rows_not_in_copy() -> String {
 }
 
 /// `GET /api/index`.
-pub async fn index() -> Result<IndexBody, String> {
+pub(crate) async fn index() -> Result<IndexBody, String> {
     json("/api/index").await.map_err(|failure| failure.message)
 }
 
 /// `GET /api/index` of snapshot `at` (the current one when `None`).
-pub async fn index_at(at: Option<&str>) -> Result<IndexBody, String> {
+pub(crate) async fn index_at(at: Option<&str>) -> Result<IndexBody, String> {
     json(&format!("/api/index{}", at_query(at, '?')))
         .await
         .map_err(|failure| failure.message)
 }
 
 /// `GET /api/provenance` of snapshot `at` (the current one when `None`).
-pub async fn provenance_at(at: Option<&str>) -> Result<Provenance, String> {
+pub(crate) async fn provenance_at(at: Option<&str>) -> Result<Provenance, String> {
     json(&format!("/api/provenance{}", at_query(at, '?')))
         .await
         .map_err(|failure| failure.message)
@@ -150,7 +150,7 @@ pub async fn provenance_at(at: Option<&str>) -> Result<Provenance, String> {
 
 /// Everything the app loads at start (and again when the data changes).
 #[derive(Clone, Debug)]
-pub struct Dataset {
+pub(crate) struct Dataset {
     pub snapshot: String,
     pub index: IndexBody,
     /// Arrives after the first view is drawn.
@@ -170,7 +170,7 @@ fn at_query(at: Option<&str>, separator: char) -> String {
 /// What the first view needs: the index and the cells of snapshot `at` (the current one when `None`), fetched
 /// concurrently. A snapshot the server no longer keeps falls back to the current data, saying so in `gone`.
 /// Provenance and the pre-refill cells follow in [`load_details`], so the first chart does not wait for them.
-pub async fn load(at: Option<String>) -> Result<Dataset, String> {
+pub(crate) async fn load(at: Option<String>) -> Result<Dataset, String> {
     let index_url = format!("/api/index{}", at_query(at.as_deref(), '?'));
     let cells_url = format!("/api/cells{}", at_query(at.as_deref(), '?'));
     let (index, cells) = futures::join!(json::<IndexBody>(&index_url), cells(&cells_url));
@@ -196,7 +196,9 @@ pub async fn load(at: Option<String>) -> Result<Dataset, String> {
 
 /// Provenance (skip reasons, refill notes, ledger matches, manifest histories) and the pre-refill cells of
 /// snapshot `at`.
-pub async fn load_details(at: Option<String>) -> Result<(Provenance, Vec<CellSummary>), String> {
+pub(crate) async fn load_details(
+    at: Option<String>,
+) -> Result<(Provenance, Vec<CellSummary>), String> {
     let provenance_url = format!("/api/provenance{}", at_query(at.as_deref(), '?'));
     let pre_refill_url = format!(
         "/api/cells?{}{}",

@@ -7,8 +7,9 @@ use cellscope_model::Dimension;
 use cellscope_model::view_state::{Include, View};
 use leptos::prelude::*;
 
+#[allow(unreachable_pub)] // `#[component]` makes the props type `pub` whatever the function's visibility.
 #[component]
-pub fn App() -> impl IntoView {
+pub(crate) fn App() -> impl IntoView {
     let ctx = Ctx::provide();
     // Which view is shown, alone: a change of anything else in the view state keeps the matrix and the curves
     // mounted (their parts follow the state reactively) instead of building them again.

@@ -168,8 +168,9 @@ fn grouped(rows: Vec<AuditRow>) -> Vec<Line> {
     out
 }
 
+#[allow(unreachable_pub)] // `#[component]` makes the props type `pub` whatever the function's visibility.
 #[component]
-pub fn AuditView() -> impl IntoView {
+pub(crate) fn AuditView() -> impl IntoView {
     let ctx = ctx();
     let rows = shown_rows(ctx);
     view! {

@@ -2,12 +2,12 @@
 
 use wasm_bindgen::JsCast;
 
-pub fn window() -> Option<web_sys::Window> {
+pub(crate) fn window() -> Option<web_sys::Window> {
     web_sys::window()
 }
 
 /// The current query string, with its `?`. An offline copy opened without one shows the view it was made for.
-pub fn search() -> String {
+pub(crate) fn search() -> String {
     let search = window()
         .and_then(|window| window.location().search().ok())
         .unwrap_or_default();
@@ -17,14 +17,14 @@ pub fn search() -> String {
     }
 }
 
-pub fn href() -> String {
+pub(crate) fn href() -> String {
     window()
         .and_then(|window| window.location().href().ok())
         .unwrap_or_default()
 }
 
 /// Puts `query` into the address bar: a new history entry (`push`) or in place.
-pub fn set_query(query: &str, push: bool) {
+pub(crate) fn set_query(query: &str, push: bool) {
     let Some(window) = window() else { return };
     let Ok(history) = window.history() else {
         return;
@@ -43,7 +43,7 @@ pub fn set_query(query: &str, push: bool) {
 }
 
 /// Offers `bytes` as a file download.
-pub fn download(name: &str, mime: &str, bytes: &[u8]) {
+pub(crate) fn download(name: &str, mime: &str, bytes: &[u8]) {
     let array = js_sys::Uint8Array::from(bytes);
     let parts = js_sys::Array::of1(&array);
     let options = web_sys::BlobPropertyBag::new();
@@ -59,7 +59,7 @@ pub fn download(name: &str, mime: &str, bytes: &[u8]) {
 }
 
 /// Follows `url` as a download named `name` (also used for canvas data URLs).
-pub fn download_url(name: &str, url: &str) {
+pub(crate) fn download_url(name: &str, url: &str) {
     let Some(document) = window().and_then(|window| window.document()) else {
         return;
     };
@@ -76,7 +76,7 @@ pub fn download_url(name: &str, url: &str) {
 
 /// Whether "Copy link" got the text onto the clipboard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Copied {
+pub(crate) enum Copied {
     Yes,
     /// Neither the clipboard API nor the copy command worked: the user copies by hand.
     No,
@@ -84,7 +84,7 @@ pub enum Copied {
 
 /// Copies `text`: through the clipboard API where the page may use it (secure origins: https, localhost),
 /// otherwise (plain HTTP on a shared host) by selecting it in a hidden text field and running the copy command.
-pub async fn copy_to_clipboard(text: &str) -> Copied {
+pub(crate) async fn copy_to_clipboard(text: &str) -> Copied {
     let Some(window) = window() else {
         return Copied::No;
     };
@@ -127,20 +127,20 @@ fn copy_with_command(text: &str) -> Copied {
     if copied { Copied::Yes } else { Copied::No }
 }
 
-pub fn device_pixel_ratio() -> f64 {
+pub(crate) fn device_pixel_ratio() -> f64 {
     window()
         .map_or(1.0, |window| window.device_pixel_ratio())
         .max(1.0)
 }
 
 /// A unix time in milliseconds as a local date-time string.
-pub fn local_time(unix_ms: f64) -> String {
+pub(crate) fn local_time(unix_ms: f64) -> String {
     let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix_ms));
     String::from(date.to_locale_string("sv-SE", &wasm_bindgen::JsValue::UNDEFINED))
 }
 
 /// Gives the keyboard focus to the first element matching `css`, if there is one.
-pub fn focus(css: &str) {
+pub(crate) fn focus(css: &str) {
     use wasm_bindgen::JsCast;
     if let Some(element) = window()
         .and_then(|window| window.document())

@@ -5,7 +5,7 @@ use cellscope_draw::chart::Hit;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-pub mod canvas;
+pub(crate) mod canvas;
 
 /// Bounds of a chart's width in CSS pixels: narrower is unreadable, wider wastes the screen.
 const MIN_WIDTH: f64 = 480.0;
@@ -13,7 +13,7 @@ const MAX_WIDTH: f64 = 2400.0;
 
 /// The width a chart can take: the client width of the element `container_id`, within bounds, or `default`
 /// before the page has been laid out.
-pub fn available_width(container_id: &str, default: f64) -> f64 {
+pub(crate) fn available_width(container_id: &str, default: f64) -> f64 {
     crate::browser::window()
         .and_then(|window| window.document())
         .and_then(|document| document.get_element_by_id(container_id))
@@ -28,7 +28,10 @@ pub fn available_width(container_id: &str, default: f64) -> f64 {
 /// after the browser's own layout, where reading the width costs nothing; a drawing that read it itself in the
 /// middle of an update made the browser lay the page out there and again for the frame (the largest part of a
 /// curves repaint). The observer goes with the view.
-pub fn follow_width(container_id: &'static str, default: f64) -> leptos::prelude::RwSignal<f64> {
+pub(crate) fn follow_width(
+    container_id: &'static str,
+    default: f64,
+) -> leptos::prelude::RwSignal<f64> {
     use leptos::prelude::*;
     use wasm_bindgen::JsCast;
     let width = RwSignal::new(0.0);
@@ -63,7 +66,7 @@ pub fn follow_width(container_id: &'static str, default: f64) -> leptos::prelude
 
 /// The width to draw at: the one `width` follows, or, before anything was measured, the container's width now
 /// (kept in `width`, so the observer's first report of the same width draws nothing again).
-pub fn width_to_draw(
+pub(crate) fn width_to_draw(
     width: leptos::prelude::RwSignal<f64>,
     container_id: &str,
     default: f64,
@@ -79,7 +82,7 @@ pub fn width_to_draw(
 }
 
 /// Sizes `canvas` to `width` × `height` CSS pixels at the page's pixel density and draws on it.
-pub fn draw_on_canvas(
+pub(crate) fn draw_on_canvas(
     canvas: web_sys::HtmlCanvasElement,
     width: f64,
     height: f64,
@@ -95,7 +98,7 @@ pub fn draw_on_canvas(
 }
 
 /// The drawn point nearest the mouse on `canvas`, within 14 CSS pixels.
-pub fn nearest_hit(
+pub(crate) fn nearest_hit(
     canvas: &web_sys::HtmlCanvasElement,
     hits: &[Hit],
     event: &web_sys::MouseEvent,
@@ -114,7 +117,7 @@ pub fn nearest_hit(
 
 /// A PNG export: `draw` on a fresh canvas of `width` × `height` CSS pixels at twice the page's pixel density (at
 /// least), as a data URL to download.
-pub fn png_data_url(
+pub(crate) fn png_data_url(
     width: f64,
     height: f64,
     draw: impl FnOnce(&DrawingArea<canvas::CanvasBackend, Shift>, f64) -> Result<Vec<Hit>, String>,
@@ -139,7 +142,7 @@ pub fn png_data_url(
 /// Moves `tooltip`, shown for the point at `point` (CSS pixels on `canvas`), to where
 /// [`cellscope_draw::chart::tooltip_position`] puts it inside the canvas's box, from the tooltip's size as laid
 /// out. The tooltip and the canvas share their positioned parent.
-pub fn place_tooltip(
+pub(crate) fn place_tooltip(
     tooltip: &web_sys::HtmlElement,
     canvas: &web_sys::HtmlElement,
     point: (f64, f64),

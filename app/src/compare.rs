@@ -204,8 +204,9 @@ impl Compare {
     }
 }
 
+#[allow(unreachable_pub)] // `#[component]` makes the props type `pub` whatever the function's visibility.
 #[component]
-pub fn CompareView() -> impl IntoView {
+pub(crate) fn CompareView() -> impl IntoView {
     let compare = Compare::new(ctx());
     compare.draw_on_change();
     let comparison = compare.comparison;

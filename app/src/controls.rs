@@ -11,7 +11,7 @@ use cellscope_model::view_state::{Aggregation, ViewState};
 use leptos::prelude::*;
 
 /// Criterion and thresholds, shared by the matrix (breakdown N) and the curves (threshold line, breakdown ring).
-pub fn criterion_controls() -> impl IntoView {
+pub(crate) fn criterion_controls() -> impl IntoView {
     let ctx = ctx();
     let criterion = ctx.part(|state| state.criterion);
     let criterion = move || criterion.get();
@@ -55,7 +55,7 @@ pub fn criterion_controls() -> impl IntoView {
 }
 
 /// How reps (then pooled series) are aggregated.
-pub fn aggregation_control() -> impl IntoView {
+pub(crate) fn aggregation_control() -> impl IntoView {
     let ctx = ctx();
     let aggregation = ctx.part(|state| state.aggregation);
     view! {
@@ -72,7 +72,7 @@ pub fn aggregation_control() -> impl IntoView {
 }
 
 /// A `<select>` of dimensions bound to one field of the view state.
-pub fn dimension_select(
+pub(crate) fn dimension_select(
     label: &'static str,
     id: &'static str,
     choices: &'static [Dimension],
@@ -98,7 +98,7 @@ pub fn dimension_select(
 }
 
 /// `<p class="empty">` with the reason the filters left nothing, or nothing.
-pub fn empty_notice() -> impl IntoView {
+pub(crate) fn empty_notice() -> impl IntoView {
     let ctx = ctx();
     move || {
         let message = ctx.with_filtered(|cells, filtered| {
@@ -114,7 +114,7 @@ pub fn empty_notice() -> impl IntoView {
 
 /// "N cells in view": the slice of the current view (filters, what-if toggles and exclusions applied), which is
 /// what the CSV export writes.
-pub fn slice_count() -> impl IntoView {
+pub(crate) fn slice_count() -> impl IntoView {
     let ctx = ctx();
     // A memo, so that a change which keeps the count (a metric, an axis) leaves the element alone; it reads the
     // what-if toggles through a memo of their own, so such a change does not count the slice again either.
@@ -136,7 +136,7 @@ pub fn slice_count() -> impl IntoView {
 
 /// Downloads the slice of the current view as CSV, under `#` lines saying which view it is, in a file named
 /// after the view, its filters and its snapshot.
-pub fn export_slice_csv() {
+pub(crate) fn export_slice_csv() {
     let ctx = ctx();
     let (name, csv) = ctx.working.with_untracked(|cells| {
         ctx.state.with_untracked(|state| {
@@ -151,7 +151,7 @@ pub fn export_slice_csv() {
 }
 
 /// "Compare these": opens the Compare view on this view's slice, contrasting the dimension that splits it.
-pub fn compare_these_button() -> impl IntoView {
+pub(crate) fn compare_these_button() -> impl IntoView {
     let ctx = ctx();
     let target = ctx.part(cellscope_model::compare::compare_these);
     let target = move || target.get();

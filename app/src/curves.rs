@@ -222,8 +222,9 @@ impl Curves {
     }
 }
 
+#[allow(unreachable_pub)] // `#[component]` makes the props type `pub` whatever the function's visibility.
 #[component]
-pub fn CurvesView() -> impl IntoView {
+pub(crate) fn CurvesView() -> impl IntoView {
     let curves = Curves::new(ctx());
     let chart = Chart::new(curves);
     chart.draw_on_change();

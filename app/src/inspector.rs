@@ -50,8 +50,9 @@ fn scaling_figure(
     view! { <td title=title data-mark=mark.sign() data-absent=absent.as_ref().map(ScalingAbsent::short)>{number(value, decimals)}{mark.sign()}</td> }
 }
 
+#[allow(unreachable_pub)] // `#[component]` makes the props type `pub` whatever the function's visibility.
 #[component]
-pub fn InspectorView() -> impl IntoView {
+pub(crate) fn InspectorView() -> impl IntoView {
     let ctx = ctx();
     let selected = Memo::new(move |_| ctx.state.with(|state| state.cell.clone()));
     view! {

@@ -14,7 +14,7 @@ use wasm_bindgen::closure::Closure;
 const POLL_MS: i32 = 15_000;
 
 /// Calls `on_snapshot` with every snapshot id the server announces, for as long as the page lives.
-pub fn listen(on_snapshot: impl Fn(String) + 'static) {
+pub(crate) fn listen(on_snapshot: impl Fn(String) + 'static) {
     connect(Rc::new(on_snapshot));
 }
 

@@ -26,8 +26,9 @@ const AXES: [Dimension; 8] = [
     Dimension::Suite,
 ];
 
+#[allow(unreachable_pub)] // `#[component]` makes the props type `pub` whatever the function's visibility.
 #[component]
-pub fn MatrixView() -> impl IntoView {
+pub(crate) fn MatrixView() -> impl IntoView {
     let ctx = ctx();
     // The matrix in two steps: the base (squares, pooled curves, flags) depends on the filter, the layout and
     // the inclusion, not on the metric or the criterion, so changing those only reads new values off it. At

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use wasm_bindgen::{JsCast, JsValue};
 
 /// What an offline copy is of: the model's type, which the server writes into the page.
-pub use cellscope_model::api::OfflineMeta as Meta;
+pub(crate) use cellscope_model::api::OfflineMeta as Meta;
 
 fn handle() -> Option<JsValue> {
     let window = web_sys::window()?;
@@ -18,7 +18,7 @@ fn handle() -> Option<JsValue> {
 }
 
 /// The copy's description, or `None` for the served app.
-pub fn meta() -> Option<&'static Meta> {
+pub(crate) fn meta() -> Option<&'static Meta> {
     // The page is one or the other for its whole life: read once. (The app is single-threaded; `OnceLock` is
     // simply the standard lazily set cell.)
     static META: OnceLock<Option<Meta>> = OnceLock::new();
@@ -31,13 +31,13 @@ pub fn meta() -> Option<&'static Meta> {
 }
 
 /// Whether this page is an offline copy.
-pub fn is_offline() -> bool {
+pub(crate) fn is_offline() -> bool {
     meta().is_some()
 }
 
 /// The body the copy holds for `path` (an API path and query, as the app asks it), or `None`. Bodies are
 /// stored compressed; the page's script unpacks one when asked.
-pub async fn body(path: &str) -> Option<Vec<u8>> {
+pub(crate) async fn body(path: &str) -> Option<Vec<u8>> {
     let handle = handle()?;
     let bytes = js_sys::Reflect::get(&handle, &JsValue::from_str("bytes")).ok()?;
     let bytes: js_sys::Function = bytes.dyn_into().ok()?;

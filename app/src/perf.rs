@@ -19,7 +19,7 @@ fn with_performance(work: impl FnOnce(&web_sys::Performance)) {
     });
 }
 
-pub fn mark(name: &str) {
+pub(crate) fn mark(name: &str) {
     with_performance(|performance| {
         let _ = performance.mark(name);
     });
@@ -27,7 +27,7 @@ pub fn mark(name: &str) {
 
 /// Marks `first-chart` the first time a chart is drawn on this page, and only then: a mark made on every drawing
 /// would pile up in the page's timeline for as long as it stays open.
-pub fn mark_first_chart() {
+pub(crate) fn mark_first_chart() {
     if !FIRST_CHART_MARKED.with(|marked| marked.replace(true)) {
         mark("first-chart");
     }
@@ -35,19 +35,19 @@ pub fn mark_first_chart() {
 
 /// Measures from the mark `start` to now under `name`. Without a mark `start` the browser refuses, and nothing
 /// is measured. (Looking the mark up first would cost a search of the page's whole timeline on every measure.)
-pub fn measure(name: &str, start: &str) {
+pub(crate) fn measure(name: &str, start: &str) {
     with_performance(|performance| {
         let _ = performance.measure_with_start_mark(name, start);
     });
 }
 
-pub fn clear(name: &str) {
+pub(crate) fn clear(name: &str) {
     with_performance(|performance| performance.clear_marks_with_mark_name(name));
 }
 
 /// Runs `work` between the marks `<name>-start` and a measure `name`, so a profile of the page shows how long
 /// each phase of a repaint took.
-pub fn timed<T>(name: &str, work: impl FnOnce() -> T) -> T {
+pub(crate) fn timed<T>(name: &str, work: impl FnOnce() -> T) -> T {
     let start = format!("{name}-start");
     clear(&start);
     mark(&start);
@@ -61,7 +61,7 @@ pub fn timed<T>(name: &str, work: impl FnOnce() -> T) -> T {
 ///   effects, which Leptos runs as microtasks after the change; a zero-delay timeout set now runs after all of
 ///   them, so it sees the work done (and any style and layout the browser did in between).
 /// - `painted`: until the first task after the next frame, which adds the wait for the display's frame.
-pub fn measure_repaint() {
+pub(crate) fn measure_repaint() {
     leptos::prelude::set_timeout(
         || {
             measure("repaint", "filter-change");

@@ -14,7 +14,7 @@ use wasm_bindgen::closure::Closure;
 
 /// Shared state, provided as context to every view.
 #[derive(Clone, Copy)]
-pub struct Ctx {
+pub(crate) struct Ctx {
     pub state: RwSignal<ViewState>,
     /// Parameters of the current URL that the view state could not use (shown as a notice).
     pub ignored: RwSignal<Vec<IgnoredParameter>>,
@@ -42,13 +42,13 @@ fn filtered_cells<'a>(cells: &'a [CellSummary], indices: &[usize]) -> Vec<&'a Ce
         .collect()
 }
 
-pub fn ctx() -> Ctx {
+pub(crate) fn ctx() -> Ctx {
     use_context::<Ctx>().expect("the app context is provided by App")
 }
 
 impl Ctx {
     /// Creates the context from the current URL, provides it, and starts loading, live updates and URL sync.
-    pub fn provide() -> Ctx {
+    pub(crate) fn provide() -> Ctx {
         let (initial, ignored) = ViewState::parse_query(&browser::search());
         let state = RwSignal::new(initial);
         let data: RwSignal<Option<Arc<Dataset>>> = RwSignal::new(None);
@@ -113,7 +113,7 @@ impl Ctx {
     }
 
     /// Every value of `dimension` in the data, in the index's order (tracked: a new snapshot updates it).
-    pub fn values_of(&self, dimension: cellscope_model::Dimension) -> Vec<String> {
+    pub(crate) fn values_of(&self, dimension: cellscope_model::Dimension) -> Vec<String> {
         self.data.with(|data| {
             data.as_ref()
                 .and_then(|data| data.index.dimensions.get(&dimension))
@@ -126,7 +126,7 @@ impl Ctx {
     /// state is one signal, so a closure reading it directly runs on every change of anything in it: on a
     /// metric change, every checkbox of the filter bar and every option of every select set its property
     /// again, which was most of the script time of that repaint.
-    pub fn part<T>(&self, read: impl Fn(&ViewState) -> T + Send + Sync + 'static) -> Memo<T>
+    pub(crate) fn part<T>(&self, read: impl Fn(&ViewState) -> T + Send + Sync + 'static) -> Memo<T>
     where
         T: PartialEq + Send + Sync + 'static,
     {
@@ -135,7 +135,10 @@ impl Ctx {
     }
 
     /// Calls `view` with the working cells and those of them passing the filter (both tracked).
-    pub fn with_filtered<T>(&self, view: impl FnOnce(&[CellSummary], &[&CellSummary]) -> T) -> T {
+    pub(crate) fn with_filtered<T>(
+        &self,
+        view: impl FnOnce(&[CellSummary], &[&CellSummary]) -> T,
+    ) -> T {
         self.working.with(|cells| {
             self.filtered
                 .with(|indices| view(cells, &filtered_cells(cells, indices)))
@@ -143,7 +146,7 @@ impl Ctx {
     }
 
     /// [`Ctx::with_filtered`] without tracking: for event handlers.
-    pub fn with_filtered_untracked<T>(
+    pub(crate) fn with_filtered_untracked<T>(
         &self,
         view: impl FnOnce(&[CellSummary], &[&CellSummary]) -> T,
     ) -> T {
@@ -154,7 +157,7 @@ impl Ctx {
     }
 
     /// Changes the view state (one history entry) and marks the time for the repaint measurement.
-    pub fn update(&self, change: impl FnOnce(&mut ViewState)) {
+    pub(crate) fn update(&self, change: impl FnOnce(&mut ViewState)) {
         perf::clear("filter-change");
         perf::mark("filter-change");
         self.state.update(change);
@@ -162,13 +165,13 @@ impl Ctx {
     }
 
     /// Goes to another view state (one history entry), as a link within the app does.
-    pub fn go(&self, target: ViewState) {
+    pub(crate) fn go(&self, target: ViewState) {
         self.update(move |state| *state = target);
     }
 
     /// Loads the snapshot the link names (`at=`; the server keeps recent ones), else the current one and pins it
     /// in the URL so a copied link names the data it was made with; then provenance and the pre-refill cells.
-    pub fn load(self) {
+    pub(crate) fn load(self) {
         let ctx = self;
         let at = ctx.state.with_untracked(|state| state.at.clone());
         leptos::task::spawn_local(async move {
@@ -264,7 +267,7 @@ impl Ctx {
     }
 
     /// Shows the server's current data and pins the link to it.
-    pub fn show_latest(self) {
+    pub(crate) fn show_latest(self) {
         self.state.update(|state| state.at = None);
         self.load();
     }

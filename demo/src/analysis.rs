@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 
 /// A planned cell of a run: its key, how many rows it should have, and whether the manifest calls it a fallback.
 #[derive(Clone, Debug)]
-pub struct PlannedCell {
+pub(crate) struct PlannedCell {
     pub key: CellKey,
     pub expected_rows: u32,
     pub fallback: bool,
@@ -34,7 +34,11 @@ fn key_of(run_id: &str, row: &MetricsRow) -> CellKey {
 }
 
 /// One summary per planned cell, in plan order, with efficiency and p95 multipliers filled in.
-pub fn summarize(run_id: &str, planned: &[PlannedCell], rows: &[MetricsRow]) -> Vec<CellSummary> {
+pub(crate) fn summarize(
+    run_id: &str,
+    planned: &[PlannedCell],
+    rows: &[MetricsRow],
+) -> Vec<CellSummary> {
     struct Collected {
         accumulator: CellAccumulator,
         census: RowCensus,
@@ -119,7 +123,7 @@ fn ok_rate(cell: &CellSummary) -> f64 {
 
 /// analysis.json: the sections the report names (cell_summary, aggregate_summary, breakdown_boundaries,
 /// backend_rankings, nsys_traces, coverage accounting).
-pub fn analysis_json(
+pub(crate) fn analysis_json(
     run_id: &str,
     cells: &[CellSummary],
     criterion_name: &str,
@@ -352,7 +356,7 @@ const SUMMARY_COLUMNS: [&str; 25] = [
 
 /// cell_summary.csv: one row per planned cell; cells without data are zero-valued, as analyze.py left the
 /// skip-marked ones, so consumers filter on `mean_wall_ms > 0`.
-pub fn cell_summary_csv(cells: &[CellSummary]) -> String {
+pub(crate) fn cell_summary_csv(cells: &[CellSummary]) -> String {
     let mut text = csv_record(SUMMARY_COLUMNS);
     for cell in cells {
         let stats = &cell.stats;
@@ -396,7 +400,7 @@ pub fn cell_summary_csv(cells: &[CellSummary]) -> String {
 }
 
 /// Pretty JSON the way `json.dump(..., indent=2)` lays it out, with a final newline.
-pub fn pretty(value: &Value) -> Result<Vec<u8>, serde_json::Error> {
+pub(crate) fn pretty(value: &Value) -> Result<Vec<u8>, serde_json::Error> {
     let mut bytes = serde_json::to_vec_pretty(value)?;
     bytes.push(b'\n');
     Ok(bytes)

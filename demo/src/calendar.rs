@@ -33,17 +33,17 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 /// A wall-clock time in a zone with a fixed UTC offset (EDT for TR164 V1; UTC for the V3 pods, whose zone is not
 /// stated).
 #[derive(Clone, Copy, Debug)]
-pub struct Zone {
+pub(crate) struct Zone {
     pub offset_s: i64,
 }
 
-pub const EDT: Zone = Zone {
+pub(crate) const EDT: Zone = Zone {
     offset_s: -4 * 3600,
 };
-pub const UTC: Zone = Zone { offset_s: 0 };
+pub(crate) const UTC: Zone = Zone { offset_s: 0 };
 
 /// Unix epoch seconds of a local wall-clock time.
-pub fn epoch(zone: Zone, date: (i64, u32, u32), time: (u32, u32, f64)) -> f64 {
+pub(crate) fn epoch(zone: Zone, date: (i64, u32, u32), time: (u32, u32, f64)) -> f64 {
     let days = days_from_civil(date.0, date.1, date.2);
     (days * 86_400 - zone.offset_s) as f64 + f64::from(time.0 * 3600 + time.1 * 60) + time.2
 }
@@ -66,7 +66,7 @@ fn split(zone: Zone, epoch_s: f64) -> (i64, u32, u32, u32, u32, u32, u32) {
 }
 
 /// ISO 8601 with the zone's offset, to the second: `2026-05-31T12:04:28-04:00`.
-pub fn iso(zone: Zone, epoch_s: f64) -> String {
+pub(crate) fn iso(zone: Zone, epoch_s: f64) -> String {
     let (year, month, day, hour, minute, second, _) = split(zone, epoch_s);
     let sign = if zone.offset_s < 0 { '-' } else { '+' };
     let offset = zone.offset_s.unsigned_abs();
@@ -78,26 +78,26 @@ pub fn iso(zone: Zone, epoch_s: f64) -> String {
 }
 
 /// A TR164 run id, `YYYYMMDD_HHMMSS_ffffff`: the local launch time with microseconds.
-pub fn run_id(zone: Zone, epoch_s: f64) -> String {
+pub(crate) fn run_id(zone: Zone, epoch_s: f64) -> String {
     let (year, month, day, hour, minute, second, micros) = split(zone, epoch_s);
     format!("{year:04}{month:02}{day:02}_{hour:02}{minute:02}{second:02}_{micros:06}")
 }
 
 /// Python's `datetime.isoformat()` of a naive local time with microseconds: `2026-06-18T08:31:17.250113` (AIPerf's
 /// `start_time` / `end_time`).
-pub fn iso_naive_micros(zone: Zone, epoch_s: f64) -> String {
+pub(crate) fn iso_naive_micros(zone: Zone, epoch_s: f64) -> String {
     let (year, month, day, hour, minute, second, micros) = split(zone, epoch_s);
     format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{micros:06}")
 }
 
 /// `strftime("%Y%m%d-%H%M%S")` (the `date` field of a vLLM benchmark result).
-pub fn compact_stamp(zone: Zone, epoch_s: f64) -> String {
+pub(crate) fn compact_stamp(zone: Zone, epoch_s: f64) -> String {
     let (year, month, day, hour, minute, second, _) = split(zone, epoch_s.floor());
     format!("{year:04}{month:02}{day:02}-{hour:02}{minute:02}{second:02}")
 }
 
 /// Parses a run id back into epoch seconds in `zone`.
-pub fn parse_run_id(zone: Zone, id: &str) -> Option<f64> {
+pub(crate) fn parse_run_id(zone: Zone, id: &str) -> Option<f64> {
     let digits =
         |range: std::ops::Range<usize>| id.get(range).and_then(|text| text.parse::<u32>().ok());
     let date = (i64::from(digits(0..4)?), digits(4..6)?, digits(6..8)?);

@@ -2,7 +2,7 @@
 
 /// A model as metrics.csv identifies it.
 #[derive(Clone, Copy, Debug)]
-pub struct Model {
+pub(crate) struct Model {
     pub name: &'static str,
     pub hf_id: &'static str,
     pub tier: &'static str,
@@ -15,7 +15,7 @@ pub struct Model {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub struct Workload {
+pub(crate) struct Workload {
     pub name: &'static str,
     pub prompt_target_tokens: u32,
     pub max_new_tokens: u32,
@@ -25,7 +25,7 @@ pub struct Workload {
 
 /// V1 models (App. B; the report does not map models to tiers: the two smallest are `small`, llama3.2-3b
 /// `small_plus`).
-pub const V1_MODELS: [Model; 3] = [
+pub(crate) const V1_MODELS: [Model; 3] = [
     Model {
         name: "llama3.2-1b",
         hf_id: "unsloth/Llama-3.2-1B-Instruct",
@@ -53,7 +53,7 @@ pub const V1_MODELS: [Model; 3] = [
 ];
 
 /// V1 workloads in plan order (App. B budgets).
-pub const V1_WORKLOADS: [Workload; 4] = [
+pub(crate) const V1_WORKLOADS: [Workload; 4] = [
     Workload {
         name: "short_decode",
         prompt_target_tokens: 256,
@@ -80,15 +80,15 @@ pub const V1_WORKLOADS: [Workload; 4] = [
     },
 ];
 
-pub const V1_NS: [u32; 5] = [1, 2, 4, 8, 16];
-pub const PHASES: [&str; 2] = ["scaling", "ttft"];
-pub const REPS: [u32; 3] = [0, 1, 2];
+pub(crate) const V1_NS: [u32; 5] = [1, 2, 4, 8, 16];
+pub(crate) const PHASES: [&str; 2] = ["scaling", "ttft"];
+pub(crate) const REPS: [u32; 3] = [0, 1, 2];
 /// Requests each agent of a V3 cell sends (10N rows per cell, the one rule that gives every stated V3 row count).
-pub const V3_REQUESTS_PER_AGENT: u32 = 10;
+pub(crate) const V3_REQUESTS_PER_AGENT: u32 = 10;
 
 /// V3 models (hf ids, tiers and sizes are not in the seeds: public ids; tiers read as production_small = 7B/8B,
 /// upper_single_gpu = 14B).
-pub const V3_MODELS: [Model; 5] = [
+pub(crate) const V3_MODELS: [Model; 5] = [
     Model {
         name: "qwen2.5-7b",
         hf_id: "Qwen/Qwen2.5-7B-Instruct",
@@ -133,7 +133,7 @@ pub const V3_MODELS: [Model; 5] = [
 
 /// V3 workloads in plan order; the four shared ones reuse V1 budgets, long_prefill_8k is 8704/64 (the V3
 /// report states no other budget).
-pub const V3_WORKLOADS: [Workload; 5] = [
+pub(crate) const V3_WORKLOADS: [Workload; 5] = [
     Workload {
         name: "short_decode",
         prompt_target_tokens: 256,
@@ -166,8 +166,8 @@ pub const V3_WORKLOADS: [Workload; 5] = [
     },
 ];
 
-pub const V3_NS: [u32; 6] = [1, 2, 4, 8, 16, 32];
+pub(crate) const V3_NS: [u32; 6] = [1, 2, 4, 8, 16, 32];
 
-pub fn n_index(ns: &[u32], n: u32) -> usize {
+pub(crate) fn n_index(ns: &[u32], n: u32) -> usize {
     ns.iter().position(|value| *value == n).unwrap_or(0)
 }

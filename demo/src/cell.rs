@@ -12,7 +12,7 @@ use cellscope_model::quantile_linear;
 
 /// One planned request, agent-major (agent 1's requests first).
 #[derive(Clone, Copy, Debug)]
-pub struct RequestPlan {
+pub(crate) struct RequestPlan {
     pub prompt_tokens: u32,
     pub completion_tokens: u32,
     /// Service demand in decode-token equivalents (prompt × prefill cost + completion): longer answers take longer.
@@ -23,7 +23,11 @@ pub struct RequestPlan {
 
 impl RequestPlan {
     /// A request whose prefill costs `prefill_cost` decode-token equivalents per prompt token.
-    pub fn new(prompt_tokens: u32, completion_tokens: u32, prefill_cost: f64) -> RequestPlan {
+    pub(crate) fn new(
+        prompt_tokens: u32,
+        completion_tokens: u32,
+        prefill_cost: f64,
+    ) -> RequestPlan {
         let prefill = f64::from(prompt_tokens) * prefill_cost;
         let work = prefill + f64::from(completion_tokens);
         RequestPlan {
@@ -37,7 +41,7 @@ impl RequestPlan {
 
 /// How agents pace their requests.
 #[derive(Clone, Copy, Debug)]
-pub struct Pacing {
+pub(crate) struct Pacing {
     pub stagger_max_s: f64,
     pub gap_min_s: f64,
     pub gap_max_s: f64,
@@ -45,14 +49,14 @@ pub struct Pacing {
 
 /// The tail target of a cell.
 #[derive(Clone, Copy, Debug)]
-pub enum Spread {
+pub(crate) enum Spread {
     /// p95 / mean of the latencies (for baselines, whose p95 is free).
     P95OverMean(f64),
     /// An absolute p95 of wall_ms.
     P95WallMs(f64),
 }
 
-pub struct CellTarget {
+pub(crate) struct CellTarget {
     pub n_agents: u32,
     pub requests_per_agent: u32,
     pub span_s: f64,
@@ -69,7 +73,7 @@ struct Layout {
 }
 
 /// Relative submit and complete times (seconds from the cell start) per request, agent-major.
-pub struct Schedule {
+pub(crate) struct Schedule {
     pub times: Vec<(f64, f64)>,
 }
 
@@ -172,7 +176,7 @@ fn ratio(target: &CellTarget, demand_powers: &[f64], layout: &Layout, sigma: f64
 }
 
 /// Solves the tail shape and lays the requests out in time.
-pub fn schedule(target: &CellTarget, plans: &[RequestPlan], rng: &mut DemoRng) -> Schedule {
+pub(crate) fn schedule(target: &CellTarget, plans: &[RequestPlan], rng: &mut DemoRng) -> Schedule {
     let layout = layout(target, rng);
     // Token-count differences alone already spread latencies; when the target is tighter than that, damp the
     // token dependence (beta < 1) instead of widening the tail.
@@ -237,7 +241,7 @@ pub fn schedule(target: &CellTarget, plans: &[RequestPlan], rng: &mut DemoRng) -
 
 /// Turns a schedule into request rows (completion order, as a dispatcher appends them), with epoch timestamps
 /// rounded to microseconds and every derived timing consistent with them.
-pub fn measurements(
+pub(crate) fn measurements(
     start_epoch_s: f64,
     target: &CellTarget,
     plans: &[RequestPlan],

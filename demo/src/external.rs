@@ -14,7 +14,7 @@
 
 mod aiperf;
 mod pyjson;
-pub mod scale;
+pub(crate) mod scale;
 mod sglang;
 mod vllm;
 
@@ -28,33 +28,33 @@ use std::collections::BTreeMap;
 
 /// The two V3 models of the sweep: the first two of the V3 plan, so that regenerating their V3 rows runs only the
 /// first two fifths of the plan.
-pub const MODELS: [&str; 2] = ["qwen2.5-7b", "llama3.1-8b"];
+pub(crate) const MODELS: [&str; 2] = ["qwen2.5-7b", "llama3.1-8b"];
 /// The two V3 workloads: SGLang leads vLLM on short_decode and trails it on long_prefill_8k in the V3 head-to-head,
 /// so the engines differ visibly in both directions.
-pub const WORKLOADS: [&str; 2] = ["short_decode", "long_prefill_8k"];
-pub const NS: [u32; 5] = [1, 2, 4, 8, 16];
-pub const REPS: [u32; 3] = [0, 1, 2];
-pub const REQUESTS_PER_AGENT: u32 = 4;
+pub(crate) const WORKLOADS: [&str; 2] = ["short_decode", "long_prefill_8k"];
+pub(crate) const NS: [u32; 5] = [1, 2, 4, 8, 16];
+pub(crate) const REPS: [u32; 3] = [0, 1, 2];
+pub(crate) const REQUESTS_PER_AGENT: u32 = 4;
 /// Every server streams its output in chunks of this many tokens (SGLang's and vLLM's `--stream-interval`), which
 /// keeps the per-request inter-token arrays short; the first token always arrives alone.
-pub const STREAM_INTERVAL_TOKENS: u32 = 16;
+pub(crate) const STREAM_INTERVAL_TOKENS: u32 = 16;
 /// The TGI sweep reuses the SGLang rows with every latency (and so every offset within a cell) 15 % longer and
 /// token counts unchanged: a third engine with its own level but the same scaling shape.
-pub const TGI_LATENCY_FACTOR: f64 = 1.15;
+pub(crate) const TGI_LATENCY_FACTOR: f64 = 1.15;
 
 /// The mapping of the external trees to cell keys, written at the root of the mixed data root.
-pub const CELLSCOPE_TOML: &str = include_str!("external/cellscope.toml");
+pub(crate) const CELLSCOPE_TOML: &str = include_str!("external/cellscope.toml");
 
 /// The engines of the sweep and where their requests come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
+pub(crate) enum Engine {
     Vllm,
     Sglang,
     Tgi,
 }
 
 impl Engine {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Engine::Vllm => "vllm",
             Engine::Sglang => "sglang",
@@ -88,7 +88,7 @@ const FAILURES: [(Engine, &str, &str, u32, u32, usize); 3] = [
 
 /// What happened to a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Streamed to the end: the first token after `ttft_ns`, then one chunk after each of `itls_ns`.
     Ok { ttft_ns: i64, itls_ns: Vec<i64> },
     /// Failed `after_ns` after it was sent, before any token arrived.
@@ -98,7 +98,7 @@ pub enum Outcome {
 /// One request, with times in nanoseconds from the first request of its run (so a writer places it on its clock
 /// by adding the run's start).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Request {
+pub(crate) struct Request {
     pub start_ns: i64,
     pub prompt_tokens: u32,
     pub completion_tokens: u32,
@@ -106,19 +106,19 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn is_ok(&self) -> bool {
+    pub(crate) fn is_ok(&self) -> bool {
         matches!(self.outcome, Outcome::Ok { .. })
     }
 
     /// Time from sending to the last chunk (or to the failure).
-    pub fn duration_ns(&self) -> i64 {
+    pub(crate) fn duration_ns(&self) -> i64 {
         match &self.outcome {
             Outcome::Ok { ttft_ns, itls_ns } => ttft_ns + itls_ns.iter().sum::<i64>(),
             Outcome::Failed { after_ns } => *after_ns,
         }
     }
 
-    pub fn end_ns(&self) -> i64 {
+    pub(crate) fn end_ns(&self) -> i64 {
         self.start_ns + self.duration_ns()
     }
 }
@@ -126,7 +126,7 @@ impl Request {
 /// One cell of one engine: its measured requests in dispatch order and the warm-up requests a tool sends before
 /// them (one per agent, from the V3 rows the 4-per-agent selection leaves out).
 #[derive(Clone, Debug)]
-pub struct Cell {
+pub(crate) struct Cell {
     pub model: Model,
     pub workload: Workload,
     pub n: u32,
@@ -138,31 +138,31 @@ pub struct Cell {
 impl Cell {
     /// From the first request sent to the last one finished.
     #[cfg(test)]
-    pub fn span_ns(&self) -> i64 {
+    pub(crate) fn span_ns(&self) -> i64 {
         let first = self.requests.iter().map(|r| r.start_ns).min().unwrap_or(0);
         let last = self.requests.iter().map(Request::end_ns).max().unwrap_or(0);
         last - first
     }
 
     /// Directory and file stem of a (model, workload) pair in every external tree.
-    pub fn series_name(&self) -> String {
+    pub(crate) fn series_name(&self) -> String {
         format!("{}-{}", self.model.name, self.workload.name)
     }
 }
 
 /// Files as (path relative to the data root, contents).
-pub type Files = Vec<(String, Vec<u8>)>;
+pub(crate) type Files = Vec<(String, Vec<u8>)>;
 
 /// What [`files`] produced, besides the files.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub cells: usize,
     pub requests: usize,
 }
 
 /// Every file of the external sweep (paths relative to the data root, `/`-separated) and `cellscope.toml`, in a
 /// fixed order. Regenerates the V3 rows of the two models for both backends, which is most of the work.
-pub fn files(seed: u64, recipe: &Recipe) -> Result<(Files, Counts), DemoError> {
+pub(crate) fn files(seed: u64, recipe: &Recipe) -> Result<(Files, Counts), DemoError> {
     let vllm_rows = v3::backend_rows(seed, recipe, "vllm", MODELS[1])?;
     let sglang_rows = v3::backend_rows(seed, recipe, "sglang", MODELS[1])?;
     let mut out = Vec::new();
@@ -219,7 +219,11 @@ struct Source {
 }
 
 /// The engine's 60 cells in (model, workload, N, rep) order.
-pub fn cells(engine: Engine, seed: u64, rows: &[MetricsRow]) -> Result<Vec<Cell>, DemoError> {
+pub(crate) fn cells(
+    engine: Engine,
+    seed: u64,
+    rows: &[MetricsRow],
+) -> Result<Vec<Cell>, DemoError> {
     let mut by_cell: BTreeMap<(&str, &str, u32, u32), Vec<Source>> = BTreeMap::new();
     for row in rows {
         let cell = &row.cell;
@@ -576,12 +580,12 @@ fn request(source: &Source, start_ns: i64, factor: f64, rng: &mut DemoRng) -> Re
 }
 
 /// numpy's statistics of a list as the tools call them (`np.mean(x or 0)`: an empty list counts as `[0]`).
-pub struct Stats {
+pub(crate) struct Stats {
     sorted: Vec<f64>,
 }
 
 impl Stats {
-    pub fn of(values: impl IntoIterator<Item = f64>) -> Stats {
+    pub(crate) fn of(values: impl IntoIterator<Item = f64>) -> Stats {
         let mut sorted: Vec<f64> = values.into_iter().collect();
         if sorted.is_empty() {
             sorted.push(0.0);
@@ -590,37 +594,37 @@ impl Stats {
         Stats { sorted }
     }
 
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         self.sum() / self.sorted.len() as f64
     }
 
-    pub fn sum(&self) -> f64 {
+    pub(crate) fn sum(&self) -> f64 {
         self.sorted.iter().sum()
     }
 
     /// `np.std` (population, ddof = 0).
-    pub fn std(&self) -> f64 {
+    pub(crate) fn std(&self) -> f64 {
         let mean = self.mean();
         let squares: f64 = self.sorted.iter().map(|v| (v - mean) * (v - mean)).sum();
         (squares / self.sorted.len() as f64).sqrt()
     }
 
     /// `np.percentile(x, p)` with numpy's default linear interpolation, `p` in percent.
-    pub fn percentile(&self, p: f64) -> f64 {
+    pub(crate) fn percentile(&self, p: f64) -> f64 {
         quantile_linear(&self.sorted, p / 100.0).unwrap_or(0.0)
     }
 
-    pub fn min(&self) -> f64 {
+    pub(crate) fn min(&self) -> f64 {
         self.sorted.first().copied().unwrap_or(0.0)
     }
 
-    pub fn max(&self) -> f64 {
+    pub(crate) fn max(&self) -> f64 {
         self.sorted.last().copied().unwrap_or(0.0)
     }
 }
 
 /// Filler output text: one short word per generated token (random-dataset outputs are gibberish anyway).
-pub fn generated_text(tokens: u32, rng: &mut DemoRng) -> String {
+pub(crate) fn generated_text(tokens: u32, rng: &mut DemoRng) -> String {
     const WORDS: [&str; 24] = [
         " the", " of", " and", " to", " in", " a", " is", " that", " for", " it", " as", " with",
         " on", " was", " by", " at", " be", " this", " from", " or", " an", " are", " which",
@@ -632,14 +636,14 @@ pub fn generated_text(tokens: u32, rng: &mut DemoRng) -> String {
 }
 
 /// A random lower-case hex string (AIPerf ids, UUIDs).
-pub fn hex(rng: &mut DemoRng, digits: usize) -> String {
+pub(crate) fn hex(rng: &mut DemoRng, digits: usize) -> String {
     (0..digits)
         .map(|_| char::from_digit(rng.int_range(0, 15), 16).unwrap_or('0'))
         .collect()
 }
 
 /// A version-4 UUID string from the demo's random stream.
-pub fn uuid4(rng: &mut DemoRng) -> String {
+pub(crate) fn uuid4(rng: &mut DemoRng) -> String {
     let variant = char::from_digit(8 + rng.int_range(0, 3), 16).unwrap_or('8');
     format!(
         "{}-{}-4{}-{variant}{}-{}",
@@ -652,7 +656,7 @@ pub fn uuid4(rng: &mut DemoRng) -> String {
 }
 
 /// Nanoseconds since the Unix epoch of a UTC wall-clock time.
-pub fn epoch_ns(date: (i64, u32, u32), time: (u32, u32, u32)) -> i64 {
+pub(crate) fn epoch_ns(date: (i64, u32, u32), time: (u32, u32, u32)) -> i64 {
     let seconds = crate::calendar::epoch(
         crate::calendar::UTC,
         date,
@@ -662,12 +666,12 @@ pub fn epoch_ns(date: (i64, u32, u32), time: (u32, u32, u32)) -> i64 {
 }
 
 /// Seconds (as a float) of an epoch in nanoseconds, for the calendar helpers.
-pub fn seconds(ns: i64) -> f64 {
+pub(crate) fn seconds(ns: i64) -> f64 {
     ns as f64 / 1e9
 }
 
 /// A random duration in nanoseconds between `low_s` and `high_s` seconds.
-pub fn pause_ns(rng: &mut DemoRng, low_s: f64, high_s: f64) -> i64 {
+pub(crate) fn pause_ns(rng: &mut DemoRng, low_s: f64, high_s: f64) -> i64 {
     (rng.range(low_s, high_s) * 1e9).round() as i64
 }
 

@@ -58,13 +58,13 @@ pub fn py_float(value: f64) -> String {
 }
 
 /// Rounds to `decimals` places the way a measurement is stored (`round(x, 3)` for milliseconds).
-pub fn round_to(value: f64, decimals: i32) -> f64 {
+pub(crate) fn round_to(value: f64, decimals: i32) -> f64 {
     let factor = 10f64.powi(decimals);
     (value * factor).round() / factor
 }
 
 /// Appends one CSV field with Python's `QUOTE_MINIMAL` rule: quoted only when it holds a comma, a quote or a line break.
-pub fn push_field(line: &mut String, field: &str) {
+pub(crate) fn push_field(line: &mut String, field: &str) {
     if field.contains([',', '"', '\r', '\n']) {
         line.push('"');
         line.push_str(&field.replace('"', "\"\""));
@@ -75,7 +75,7 @@ pub fn push_field(line: &mut String, field: &str) {
 }
 
 /// Builds one CRLF-terminated CSV record from already formatted fields.
-pub fn csv_record<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn csv_record<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
     let mut line = String::new();
     for (position, field) in fields.into_iter().enumerate() {
         if position > 0 {
@@ -88,7 +88,7 @@ pub fn csv_record<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
 }
 
 /// Appends an integer without allocating.
-pub fn push_int(line: &mut String, value: impl std::fmt::Display) {
+pub(crate) fn push_int(line: &mut String, value: impl std::fmt::Display) {
     let _ = write!(line, "{value}");
 }
 

@@ -5,10 +5,10 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 
 /// A deterministic random stream. Every cell, run and table draws from its own stream, derived from the user's
 /// seed and a label (for example `"v1/cell/283"`), so adding or reordering work elsewhere never changes it.
-pub struct DemoRng(ChaCha8Rng);
+pub(crate) struct DemoRng(ChaCha8Rng);
 
 impl DemoRng {
-    pub fn new(seed: u64, label: &str) -> DemoRng {
+    pub(crate) fn new(seed: u64, label: &str) -> DemoRng {
         // FNV-1a over the label, mixed with the seed: cheap, stable across platforms and Rust versions.
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         for byte in label.bytes() {
@@ -19,32 +19,32 @@ impl DemoRng {
     }
 
     /// Uniform in `[0, 1)` with 53 random bits.
-    pub fn uniform(&mut self) -> f64 {
+    pub(crate) fn uniform(&mut self) -> f64 {
         (self.0.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    pub fn range(&mut self, low: f64, high: f64) -> f64 {
+    pub(crate) fn range(&mut self, low: f64, high: f64) -> f64 {
         low + (high - low) * self.uniform()
     }
 
     /// Uniform integer in `[low, high]`.
-    pub fn int_range(&mut self, low: u32, high: u32) -> u32 {
+    pub(crate) fn int_range(&mut self, low: u32, high: u32) -> u32 {
         let width = u64::from(high - low) + 1;
         low + (self.0.next_u64() % width) as u32
     }
 
-    pub fn chance(&mut self, probability: f64) -> bool {
+    pub(crate) fn chance(&mut self, probability: f64) -> bool {
         self.uniform() < probability
     }
 
     /// Standard normal by Box–Muller (one value per call; simplicity beats speed here).
-    pub fn normal(&mut self) -> f64 {
+    pub(crate) fn normal(&mut self) -> f64 {
         let u1 = 1.0 - self.uniform();
         let u2 = self.uniform();
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
 
-    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+    pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
         for index in (1..items.len()).rev() {
             let other = (self.0.next_u64() % (index as u64 + 1)) as usize;
             items.swap(index, other);
@@ -55,7 +55,7 @@ impl DemoRng {
 /// The inverse standard normal CDF (Acklam's rational approximation, relative error below 1.2e-9), used to lay
 /// out stratified latency quantiles.
 #[allow(clippy::excessive_precision)] // the published coefficients, kept verbatim
-pub fn normal_quantile(p: f64) -> f64 {
+pub(crate) fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
         -3.969683028665376e1,
         2.209460984245205e2,

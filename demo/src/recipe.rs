@@ -6,13 +6,13 @@ use serde::Deserialize;
 const RECIPE_TOML: &str = include_str!("../../data/demo-recipe.toml");
 
 #[derive(Debug, Deserialize)]
-pub struct Recipe {
+pub(crate) struct Recipe {
     pub v1: V1Recipe,
     pub v3: V3Recipe,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct V1Recipe {
+pub(crate) struct V1Recipe {
     pub requests_per_agent: u32,
     pub partial: PartialTarget,
     pub cells: Vec<V1SeriesRep>,
@@ -20,7 +20,7 @@ pub struct V1Recipe {
 
 /// One (phase, model, workload, rep): the N=1 throughput and the targets at N = 2, 4, 8, 16 (16 absent when skipped).
 #[derive(Debug, Deserialize)]
-pub struct V1SeriesRep {
+pub(crate) struct V1SeriesRep {
     pub phase: String,
     pub model: String,
     pub workload: String,
@@ -31,7 +31,7 @@ pub struct V1SeriesRep {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct PartialTarget {
+pub(crate) struct PartialTarget {
     pub phase: String,
     pub model: String,
     pub workload: String,
@@ -44,7 +44,7 @@ pub struct PartialTarget {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct V3Recipe {
+pub(crate) struct V3Recipe {
     pub requests_per_agent: u32,
     pub mistral_long_prefill_prompt_tokens: TokenStats,
     pub vllm: V3Backend,
@@ -53,20 +53,20 @@ pub struct V3Recipe {
 
 /// `[min, mean, max]` of prompt_tokens per backend over `n` requests of one phase (the published tokenizer asymmetry).
 #[derive(Debug, Deserialize)]
-pub struct TokenStats {
+pub(crate) struct TokenStats {
     pub n: u32,
     pub vllm: [u32; 3],
     pub sglang: [u32; 3],
 }
 
 #[derive(Debug, Deserialize)]
-pub struct V3Backend {
+pub(crate) struct V3Backend {
     pub cells: Vec<V3Cell>,
 }
 
 /// One (model, workload) of a backend: rep-mean targets at N = 1, 2, 4, 8, 16, 32.
 #[derive(Debug, Deserialize)]
-pub struct V3Cell {
+pub(crate) struct V3Cell {
     pub model: String,
     pub workload: String,
     pub tps_n1: f64,
@@ -76,7 +76,7 @@ pub struct V3Cell {
 
 impl Recipe {
     /// Parses the embedded recipe and checks that it describes the grids this crate generates.
-    pub fn load() -> Result<Recipe, DemoError> {
+    pub(crate) fn load() -> Result<Recipe, DemoError> {
         let recipe: Recipe =
             toml::from_str(RECIPE_TOML).map_err(|error| DemoError::Recipe(error.to_string()))?;
         let partial = &recipe.v1.partial;
@@ -101,7 +101,7 @@ impl Recipe {
         }
     }
 
-    pub fn v1_series(
+    pub(crate) fn v1_series(
         &self,
         phase: &str,
         model: &str,
@@ -126,7 +126,7 @@ impl Recipe {
 }
 
 impl V3Backend {
-    pub fn cell(&self, model: &str, workload: &str) -> Result<&V3Cell, DemoError> {
+    pub(crate) fn cell(&self, model: &str, workload: &str) -> Result<&V3Cell, DemoError> {
         self.cells
             .iter()
             .find(|cell| cell.model == model && cell.workload == workload)

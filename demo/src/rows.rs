@@ -6,7 +6,7 @@ use cellscope_model::RequestSample;
 use std::sync::Arc;
 
 /// The 29 columns in Appendix B order (the real order is unknown, readers go by header name).
-pub const COLUMNS: [&str; 29] = [
+pub(crate) const COLUMNS: [&str; 29] = [
     "run_id",
     "suite",
     "phase",
@@ -40,7 +40,7 @@ pub const COLUMNS: [&str; 29] = [
 
 /// Where a cell sits: everything that is constant over its rows.
 #[derive(Clone, Debug)]
-pub struct CellIdentity {
+pub(crate) struct CellIdentity {
     pub run_id: Arc<str>,
     pub suite: &'static str,
     pub phase: &'static str,
@@ -53,7 +53,7 @@ pub struct CellIdentity {
 
 /// The measured part of a real request row.
 #[derive(Clone, Debug)]
-pub struct Measurement {
+pub(crate) struct Measurement {
     pub agent_id: u32,
     pub request_id: u32,
     pub request_sequence: u32,
@@ -74,21 +74,21 @@ pub struct Measurement {
 }
 
 #[derive(Clone, Debug)]
-pub enum RowBody {
+pub(crate) enum RowBody {
     Request(Measurement),
     /// The V1 skip sentinel: identity fields set, every synthetic field its App. B zero or empty string.
     Skip,
 }
 
 #[derive(Clone, Debug)]
-pub struct MetricsRow {
+pub(crate) struct MetricsRow {
     pub cell: Arc<CellIdentity>,
     pub body: RowBody,
 }
 
 impl Measurement {
     /// The model crate's view of the request (whatever its status).
-    pub fn sample(&self) -> RequestSample {
+    pub(crate) fn sample(&self) -> RequestSample {
         RequestSample {
             wall_ms: self.wall_ms,
             ttft_ms: self.ttft_ms,
@@ -102,14 +102,14 @@ impl Measurement {
 
 impl MetricsRow {
     /// The model crate's view of an `ok` request row (`None` for skip rows and failures).
-    pub fn sample(&self) -> Option<RequestSample> {
+    pub(crate) fn sample(&self) -> Option<RequestSample> {
         match &self.body {
             RowBody::Request(m) if m.status == "ok" => Some(m.sample()),
             _ => None,
         }
     }
 
-    pub fn measurement(&self) -> Option<&Measurement> {
+    pub(crate) fn measurement(&self) -> Option<&Measurement> {
         match &self.body {
             RowBody::Request(m) => Some(m),
             RowBody::Skip => None,
@@ -117,7 +117,7 @@ impl MetricsRow {
     }
 
     /// Appends the CSV record (CRLF). With `error_column`, a trailing `error` field follows (empty unless set).
-    pub fn write_csv(&self, line: &mut String, error_column: bool) {
+    pub(crate) fn write_csv(&self, line: &mut String, error_column: bool) {
         let cell = &self.cell;
         for text in [
             &*cell.run_id,
@@ -197,7 +197,7 @@ impl MetricsRow {
 
     /// The same row as one JSON object (the cell_worker sidecar format, whose rows the report says match
     /// metrics.csv's): numbers as numbers, nulls as null.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         let cell = &self.cell;
         let mut object = serde_json::Map::new();
         let mut put = |key: &str, value: serde_json::Value| {
@@ -233,7 +233,7 @@ impl MetricsRow {
 }
 
 /// The header line; `error_column` adds the backup-only trailing `error` column.
-pub fn header(error_column: bool) -> String {
+pub(crate) fn header(error_column: bool) -> String {
     let mut line = COLUMNS.join(",");
     if error_column {
         line.push_str(",error");
@@ -243,7 +243,7 @@ pub fn header(error_column: bool) -> String {
 }
 
 /// A whole metrics.csv.
-pub fn metrics_csv(rows: &[MetricsRow], error_column: bool) -> String {
+pub(crate) fn metrics_csv(rows: &[MetricsRow], error_column: bool) -> String {
     let mut text = String::with_capacity(rows.len() * 330 + 400);
     text.push_str(&header(error_column));
     for row in rows {

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Files written so far under a staging root, with counts for the [`crate::Summary`].
-pub struct Tree {
+pub(crate) struct Tree {
     pub root: PathBuf,
     pub files: usize,
     pub bytes: u64,
@@ -13,12 +13,12 @@ pub struct Tree {
 
 /// How [`Tree::link_all`] placed the files.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Linked {
+pub(crate) struct Linked {
     pub linked: usize,
     pub copied: usize,
 }
 
-pub fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> DemoError + '_ {
+pub(crate) fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> DemoError + '_ {
     move |source| DemoError::Io {
         path: path.to_path_buf(),
         source,
@@ -27,7 +27,7 @@ pub fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> DemoError + '_ {
 
 impl Tree {
     /// Creates a fresh staging directory beside `out_dir` (removing a stale one left by a crashed run).
-    pub fn stage(out_dir: &Path) -> Result<Tree, DemoError> {
+    pub(crate) fn stage(out_dir: &Path) -> Result<Tree, DemoError> {
         let name = out_dir
             .file_name()
             .and_then(|name| name.to_str())
@@ -50,7 +50,7 @@ impl Tree {
         })
     }
 
-    pub fn write(&mut self, relative: &str, contents: &[u8]) -> Result<(), DemoError> {
+    pub(crate) fn write(&mut self, relative: &str, contents: &[u8]) -> Result<(), DemoError> {
         let path = self.root.join(relative);
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(io_error(parent))?;
@@ -63,7 +63,7 @@ impl Tree {
 
     /// Hard-links every file under `source` to `relative` inside the tree, keeping the directory structure (copies a
     /// file when linking fails, for example across file systems). Linked files are not counted as written.
-    pub fn link_all(&mut self, source: &Path, relative: &str) -> Result<Linked, DemoError> {
+    pub(crate) fn link_all(&mut self, source: &Path, relative: &str) -> Result<Linked, DemoError> {
         let mut linked = Linked::default();
         let metadata = fs::symlink_metadata(source).map_err(io_error(source))?;
         let target = self.root.join(relative);
@@ -100,7 +100,7 @@ impl Tree {
 
     /// Moves the finished tree into place. An existing `out_dir` is first renamed aside and removed afterwards,
     /// so at every instant `out_dir` is either the old complete tree or the new complete tree.
-    pub fn commit(self, out_dir: &Path) -> Result<(), DemoError> {
+    pub(crate) fn commit(self, out_dir: &Path) -> Result<(), DemoError> {
         let old = out_dir.with_file_name(format!(
             ".{}.old-{}",
             out_dir

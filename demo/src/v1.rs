@@ -20,16 +20,17 @@ use manifest::{Event, Generation};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub const SUITE: &str = "local_core";
-pub const BACKEND: &str = "pytorch_direct";
+pub(crate) const SUITE: &str = "local_core";
+pub(crate) const BACKEND: &str = "pytorch_direct";
 /// The five backends of the 1,800-cell plan; only pytorch_direct was selected (`--backends pytorch_direct`;
 /// the report does not say which of the two the plan file holds).
-pub const PLANNED_BACKENDS: [&str; 5] = ["pytorch_direct", "ollama", "vllm", "sglang", "tgi"];
+pub(crate) const PLANNED_BACKENDS: [&str; 5] =
+    ["pytorch_direct", "ollama", "vllm", "sglang", "tgi"];
 
 /// One of the 360 planned cells, in plan order: model → phase → workload → N → rep (so that cell 283, 1-based,
 /// is scaling × long_decode × N=16 × rep 0 on llama3.2-3b, as the V1 timeline says).
 #[derive(Clone, Copy, Debug)]
-pub struct PlanCell {
+pub(crate) struct PlanCell {
     pub index: usize,
     pub model: Model,
     pub phase: &'static str,
@@ -39,7 +40,7 @@ pub struct PlanCell {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Real,
     /// V5's in-flight rows of ttft × balanced_2k × N=16 × rep 0.
     Partial,
@@ -48,7 +49,7 @@ pub enum Kind {
 }
 
 impl PlanCell {
-    pub fn kind(&self) -> Kind {
+    pub(crate) fn kind(&self) -> Kind {
         if self.model.name != "llama3.2-3b" || self.n != 16 {
             return Kind::Real;
         }
@@ -61,7 +62,7 @@ impl PlanCell {
     }
 
     /// The three fallback-completed cells (the report counts three but names them only in part).
-    pub fn fallback(&self) -> bool {
+    pub(crate) fn fallback(&self) -> bool {
         self.model.name == "llama3.2-3b"
             && self.n == 8
             && matches!(
@@ -72,7 +73,7 @@ impl PlanCell {
             )
     }
 
-    pub fn expected_rows(&self) -> u32 {
+    pub(crate) fn expected_rows(&self) -> u32 {
         12 * self.n
     }
 
@@ -84,7 +85,7 @@ impl PlanCell {
     }
 }
 
-pub fn plan() -> Vec<PlanCell> {
+pub(crate) fn plan() -> Vec<PlanCell> {
     let mut cells = Vec::with_capacity(360);
     for model in V1_MODELS {
         for phase in PHASES {
@@ -465,7 +466,7 @@ impl Replay<'_> {
 }
 
 /// Writes `tr164-v1/<run id>/` and returns its counts.
-pub fn write(tree: &mut Tree, seed: u64, recipe: &Recipe) -> Result<RunCounts, DemoError> {
+pub(crate) fn write(tree: &mut Tree, seed: u64, recipe: &Recipe) -> Result<RunCounts, DemoError> {
     let launch = edt(5, 31, 12, 4, 28.552237);
     let run_id: Arc<str> = calendar::run_id(EDT, launch).into();
     let plan = plan();

@@ -18,16 +18,16 @@ use cellscope_model::{CellAccumulator, CellKey};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub const SUITE: &str = "cloud_core";
-pub use crate::catalog::V3_REQUESTS_PER_AGENT as REQUESTS_PER_AGENT;
+pub(crate) const SUITE: &str = "cloud_core";
+pub(crate) use crate::catalog::V3_REQUESTS_PER_AGENT as REQUESTS_PER_AGENT;
 const VLLM_RUN: &str = "20260612_204254_036590";
 const SGLANG_RUN: &str = "20260612_212816_266127";
 const REFILL_RUN: &str = "20260613_055519_963364";
-pub const DEFAULT_MAX_MODEL_LEN: u32 = 8768;
-pub const REFILL_MAX_MODEL_LEN: u32 = 11264;
+pub(crate) const DEFAULT_MAX_MODEL_LEN: u32 = 8768;
+pub(crate) const REFILL_MAX_MODEL_LEN: u32 = 11264;
 
 #[derive(Clone, Copy, Debug)]
-pub struct PlanCell {
+pub(crate) struct PlanCell {
     pub model: Model,
     pub phase: &'static str,
     pub workload: Workload,
@@ -43,15 +43,15 @@ impl PlanCell {
         )
     }
 
-    pub fn is_mistral_long_prefill(&self) -> bool {
+    pub(crate) fn is_mistral_long_prefill(&self) -> bool {
         self.model.name == "mistral-7b" && self.workload.name == "long_prefill_8k"
     }
 
-    pub fn expected_rows(&self) -> u32 {
+    pub(crate) fn expected_rows(&self) -> u32 {
         REQUESTS_PER_AGENT * self.n
     }
 
-    pub fn key(&self, run_id: &str, backend: &str) -> CellKey {
+    pub(crate) fn key(&self, run_id: &str, backend: &str) -> CellKey {
         CellKey {
             run_id: run_id.into(),
             suite: SUITE.into(),
@@ -66,7 +66,7 @@ impl PlanCell {
 }
 
 /// The 900 cells of one backend in plan order: model → phase → workload → N → rep (one server launch per model).
-pub fn plan() -> Vec<PlanCell> {
+pub(crate) fn plan() -> Vec<PlanCell> {
     let mut cells = Vec::with_capacity(900);
     for model in V3_MODELS {
         for phase in PHASES {
@@ -500,7 +500,7 @@ pub(crate) fn backend_rows(
 }
 
 /// Writes one copy of the V3 tree (copy 1 is `tr164-v3/`, copy K is `tr164-v3-copy-00K/`, shifted K−1 days).
-pub fn write(
+pub(crate) fn write(
     tree: &mut Tree,
     seed: u64,
     copy: u32,

@@ -55,7 +55,9 @@ fn cells(run: &str) -> &'static [CellSummary] {
     static CACHE: std::sync::OnceLock<std::sync::Mutex<BTreeMap<String, &'static [CellSummary]>>> =
         std::sync::OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    let mut guard = cache.lock().unwrap();
+    let mut guard = cache
+        .lock()
+        .expect("no test panics while holding the cache");
     guard
         .entry(run.to_string())
         .or_insert_with(|| Box::leak(summaries(run, 10).into_boxed_slice()))

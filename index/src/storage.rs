@@ -5,7 +5,9 @@
 //! them. A backend that is a local disk also hands out the file itself ([`Storage::local_file`]), which the TR164
 //! reader maps or reads in pieces on every core; every other backend is read by bytes. Nothing here can write.
 
+// The memory map and its SIGBUS guard are system calls on raw memory; each unsafe block there says why it holds.
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
 pub(crate) mod mapped;
 
 use std::io;

@@ -17,6 +17,7 @@ struct Counting;
 static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
 
 // SAFETY: every call is forwarded to the system allocator unchanged; only a counter is updated beside it.
+#[allow(unsafe_code)] // a counting allocator must implement the unsafe GlobalAlloc trait.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);

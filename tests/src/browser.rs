@@ -165,6 +165,7 @@ impl Browser {
 }
 
 impl Drop for Browser {
+    #[allow(unsafe_code)] // kill(2) of the driver's process group; see the SAFETY comment.
     fn drop(&mut self) {
         #[cfg(unix)]
         if let Ok(group) = libc::pid_t::try_from(self.driver.id()) {

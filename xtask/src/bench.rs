@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Subcommand)]
-pub enum Which {
+pub(crate) enum Which {
     /// Cold index vs pandas, polars and DuckDB (TR164 CSV), then vs pandas and polars on a large vLLM sweep.
     Index {
         /// Paired runs (cellscope, pandas, polars, …, cellscope, …), each contender a fresh process.
@@ -89,7 +89,7 @@ pub enum Which {
 
 /// The two halves of `bench index`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum IndexPart {
+pub(crate) enum IndexPart {
     /// The V3 demo's TR164 CSV files against pandas, polars and DuckDB.
     Tr164,
     /// The large vLLM detailed-JSON sweep against pandas and polars.
@@ -100,7 +100,7 @@ pub enum IndexPart {
 pub(crate) const PEERS: [&str; 3] = ["pandas", "polars", "duckdb"];
 const PYTHON_PACKAGES: [&str; 6] = ["pandas", "polars", "duckdb", "pyarrow", "scipy", "orjson"];
 
-pub fn run(which: Which) -> anyhow::Result<()> {
+pub(crate) fn run(which: Which) -> anyhow::Result<()> {
     match which {
         Which::Index { runs, only } => {
             if only != Some(IndexPart::Vllm) {

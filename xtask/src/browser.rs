@@ -7,11 +7,11 @@ use crate::process::{self, output};
 use anyhow::{Context, bail};
 use std::path::Path;
 
-pub const CHROMIUM: &str = "/usr/bin/chromium";
-pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
+pub(crate) const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
 /// Installs `chromium` and `chromium-driver` when either binary is missing; prints both versions.
-pub fn ensure_installed() -> anyhow::Result<()> {
+pub(crate) fn ensure_installed() -> anyhow::Result<()> {
     if !Path::new(CHROMIUM).is_file() || !Path::new(CHROMEDRIVER).is_file() {
         let env = [("DEBIAN_FRONTEND", "noninteractive")];
         process::run_with_env("apt-get", &["update", "-q"], &env)

@@ -10,20 +10,20 @@ use std::time::UNIX_EPOCH;
 /// One entry per path below the root, directories included (their mtime changes when a file is created and
 /// deleted again).
 #[derive(PartialEq, Eq)]
-pub struct Checksum {
+pub(crate) struct Checksum {
     entries: BTreeMap<String, String>,
 }
 
 impl Checksum {
     /// Walks `root` without following symbolic links (a link is recorded by its target).
-    pub fn of(root: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn of(root: &Path) -> anyhow::Result<Self> {
         let mut entries = BTreeMap::new();
         walk(root, root, &mut entries)?;
         Ok(Self { entries })
     }
 
     /// One hash over every entry, for the log.
-    pub fn digest(&self) -> String {
+    pub(crate) fn digest(&self) -> String {
         let mut hasher = Sha256::new();
         for (path, entry) in &self.entries {
             hasher.update(path.as_bytes());
@@ -37,12 +37,12 @@ impl Checksum {
             .collect()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// The paths that were added, removed or changed from `self` to `after`, each with what changed.
-    pub fn differences(&self, after: &Self) -> Vec<String> {
+    pub(crate) fn differences(&self, after: &Self) -> Vec<String> {
         let mut out = Vec::new();
         for (path, before) in &self.entries {
             match after.entries.get(path) {
@@ -63,7 +63,7 @@ impl Checksum {
 }
 
 /// Fails, listing every difference, when `root` no longer has the checksum `before`.
-pub fn verify_unchanged(before: &Checksum, root: &Path) -> anyhow::Result<()> {
+pub(crate) fn verify_unchanged(before: &Checksum, root: &Path) -> anyhow::Result<()> {
     let after = Checksum::of(root)?;
     let differences = before.differences(&after);
     if !differences.is_empty() {

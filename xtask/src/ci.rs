@@ -8,7 +8,7 @@
 //! `BundleReady`); the browser tests beside every other test binary (see `ci/lanes.rs`).
 
 mod lanes;
-pub mod wrapper;
+pub(crate) mod wrapper;
 
 use crate::checksum::{self, Checksum};
 use crate::process::{ensure_wasm_target, run as sh};
@@ -35,6 +35,7 @@ struct Done {
 /// CPU time (user + system) of every child process waited for so far, grandchildren included: the compile work
 /// of a step independent of whatever else the machine is doing, which wall-clock time is not.
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // a libc call; see the SAFETY comment.
 fn children_cpu_seconds() -> f64 {
     // SAFETY: getrusage only writes into the zeroed struct we pass.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -155,6 +156,7 @@ const LOW_DISK_BYTES: u64 = 5_000_000_000;
 
 /// Free bytes on the filesystem holding `target/`, as an unprivileged user may use them.
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // a libc call; see the SAFETY comment.
 fn free_disk_bytes() -> Option<u64> {
     let target = std::ffi::CString::new("target").ok()?;
     // SAFETY: statvfs only writes into the zeroed struct we pass, and the path is a valid C string.
@@ -282,7 +284,8 @@ fn backdate(path: &std::path::Path, time: std::time::SystemTime) -> anyhow::Resu
         .with_context(|| format!("dating back {}", path.display()))
 }
 
-pub fn run() -> anyhow::Result<()> {
+#[allow(unsafe_code)] // a libc call; see the SAFETY comment.
+pub(crate) fn run() -> anyhow::Result<()> {
     // A CI run starts from a fresh clone and builds everything once: incremental compilation only adds work and
     // about 2.5 GB of `target/debug/incremental` that nothing reads again. Set before any thread exists.
     // SAFETY: nothing else runs yet, so no other thread can be reading the environment.

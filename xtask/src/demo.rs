@@ -16,7 +16,7 @@ fn built_generator() -> PathBuf {
 
 /// Takes the generator a `cargo test --workspace` already built, instead of building it again with another
 /// feature resolution (CI, whose test build compiles the demo crate anyway).
-pub fn use_built_generator() -> anyhow::Result<()> {
+pub(crate) fn use_built_generator() -> anyhow::Result<()> {
     let binary = built_generator();
     anyhow::ensure!(
         binary.is_file(),
@@ -50,7 +50,7 @@ fn run_generator(args: &[&str]) -> anyhow::Result<()> {
 }
 
 /// Generates the TR164 demo root into `out` (relative paths are taken from the workspace root).
-pub fn tr164(out: &Path, seed: u64, scale: u32) -> anyhow::Result<PathBuf> {
+pub(crate) fn tr164(out: &Path, seed: u64, scale: u32) -> anyhow::Result<PathBuf> {
     let out = workspace_root().join(out);
     run_generator(&[
         "tr164",
@@ -65,7 +65,7 @@ pub fn tr164(out: &Path, seed: u64, scale: u32) -> anyhow::Result<PathBuf> {
 
 /// Generates the mixed-format root into `mixed` from the demo root `demo` (relative paths are taken from the
 /// workspace root); `seed` must be the one `demo` was generated with.
-pub fn mixed(demo: &Path, mixed: &Path, seed: u64) -> anyhow::Result<PathBuf> {
+pub(crate) fn mixed(demo: &Path, mixed: &Path, seed: u64) -> anyhow::Result<PathBuf> {
     let demo = workspace_root().join(demo);
     let mixed = workspace_root().join(mixed);
     run_generator(&[
@@ -79,7 +79,7 @@ pub fn mixed(demo: &Path, mixed: &Path, seed: u64) -> anyhow::Result<PathBuf> {
 }
 
 /// Generates the large vLLM sweep into `root` and the list of its files (and the cell each holds) into `list`.
-pub fn vllm_sweep(root: &Path, list: &Path, seed: u64) -> anyhow::Result<()> {
+pub(crate) fn vllm_sweep(root: &Path, list: &Path, seed: u64) -> anyhow::Result<()> {
     run_generator(&[
         "vllm-sweep",
         &root.to_string_lossy(),
@@ -91,7 +91,7 @@ pub fn vllm_sweep(root: &Path, list: &Path, seed: u64) -> anyhow::Result<()> {
 }
 
 /// The default mixed-format root for a demo root: its sibling `<name>-mixed`.
-pub fn mixed_sibling(out: &Path) -> PathBuf {
+pub(crate) fn mixed_sibling(out: &Path) -> PathBuf {
     let name = out
         .file_name()
         .map_or_else(|| "demo".into(), |name| name.to_string_lossy().into_owned());
@@ -99,7 +99,7 @@ pub fn mixed_sibling(out: &Path) -> PathBuf {
 }
 
 /// The demo data root, generated when absent.
-pub fn ensure_demo_data() -> anyhow::Result<PathBuf> {
+pub(crate) fn ensure_demo_data() -> anyhow::Result<PathBuf> {
     let demo = workspace_root().join("data/demo");
     if !demo
         .join("tr164-v3")
@@ -113,7 +113,7 @@ pub fn ensure_demo_data() -> anyhow::Result<PathBuf> {
 }
 
 /// `data/demo-mixed/`, generated (with `data/demo/` first, when that is missing too) unless it is complete.
-pub fn ensure_mixed_demo_data() -> anyhow::Result<PathBuf> {
+pub(crate) fn ensure_mixed_demo_data() -> anyhow::Result<PathBuf> {
     let mixed = crate::workspace_root().join("data/demo-mixed");
     // The mapping file is written last into the staging directory, and the tree only appears once complete, so
     // its presence means the whole root is there.

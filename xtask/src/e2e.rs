@@ -7,19 +7,19 @@ use crate::{browser, process, target_dir, web};
 use std::path::{Path, PathBuf};
 
 /// `cargo build --release -p cellscope` (embedding whatever `target/web/` holds); returns the binary.
-pub fn release_server() -> anyhow::Result<PathBuf> {
+pub(crate) fn release_server() -> anyhow::Result<PathBuf> {
     process::run("cargo", &["build", "--release", "-p", "cellscope"])?;
     Ok(target_dir().join("release/cellscope"))
 }
 
 /// The debug `cellscope` that `cargo test` builds for the CLI tests (embedding whatever `target/web/` held when
 /// it was compiled).
-pub fn debug_server() -> PathBuf {
+pub(crate) fn debug_server() -> PathBuf {
     target_dir().join("debug/cellscope")
 }
 
 /// The environment through which the browser tests find the server, the data, Chromium and the screenshot folder.
-pub fn test_env(bin: &Path, data: &Path) -> Vec<(&'static str, String)> {
+pub(crate) fn test_env(bin: &Path, data: &Path) -> Vec<(&'static str, String)> {
     vec![
         ("CELLSCOPE_BIN", bin.to_string_lossy().into_owned()),
         ("CELLSCOPE_DATA", data.to_string_lossy().into_owned()),
@@ -46,12 +46,12 @@ pub fn test_env(bin: &Path, data: &Path) -> Vec<(&'static str, String)> {
 }
 
 /// The copies of the V3 sweep in the large data root (`cargo xtask demo-data --scale 34`: 61,560 cells).
-pub const SCALE: u32 = 34;
+pub(crate) const SCALE: u32 = 34;
 
 /// The `--scale 34` data root for the browser tests at scale: `CELLSCOPE_SCALE_DATA` when it names one,
 /// else `target/bench/scale-34/data`, generated once (about 2.9 GB) and marked complete by a `.complete` file so
 /// an interrupted generation is never taken for data.
-pub fn ensure_scale_data() -> anyhow::Result<PathBuf> {
+pub(crate) fn ensure_scale_data() -> anyhow::Result<PathBuf> {
     if let Some(root) = std::env::var_os("CELLSCOPE_SCALE_DATA").filter(|root| !root.is_empty()) {
         return Ok(PathBuf::from(root));
     }
@@ -67,7 +67,7 @@ pub fn ensure_scale_data() -> anyhow::Result<PathBuf> {
 /// Everything `cargo xtask e2e` does; `dev` skips wasm-opt, `release` tests a release server (for the timings in
 /// the README) rather than the debug one, `scale` adds the tests that need the `--scale 34` data (ignored
 /// otherwise).
-pub fn run(dev: bool, release: bool, scale: bool, extra: &[String]) -> anyhow::Result<()> {
+pub(crate) fn run(dev: bool, release: bool, scale: bool, extra: &[String]) -> anyhow::Result<()> {
     let data = crate::demo::ensure_demo_data()?;
     crate::demo::ensure_mixed_demo_data()?;
     let scale_data = if scale {

@@ -29,7 +29,7 @@ struct Outcome {
     crashes: Vec<String>,
 }
 
-pub fn run(minutes: f64, only: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn run(minutes: f64, only: Option<&str>) -> anyhow::Result<()> {
     let targets: Vec<&str> = TARGETS
         .into_iter()
         .filter(|target| only.is_none_or(|only| only == *target))

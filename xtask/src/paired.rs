@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::path::Path;
 
 /// What one child process did: its standard output, wall-clock seconds from spawn to exit, and peak RSS in KB.
-pub struct Measured {
+pub(crate) struct Measured {
     pub stdout: String,
     pub wall_s: f64,
     pub max_rss_kb: Option<u64>,
@@ -15,7 +15,8 @@ pub struct Measured {
 
 /// Runs a program to completion, timing it and reading its peak RSS from `wait4`.
 #[cfg(target_os = "linux")]
-pub fn measured(program: &str, args: &[&str]) -> anyhow::Result<Measured> {
+#[allow(unsafe_code)] // a libc call; see the SAFETY comment.
+pub(crate) fn measured(program: &str, args: &[&str]) -> anyhow::Result<Measured> {
     use std::io::Read;
     eprintln!("$ {program} {}", shortened(args));
     let started = std::time::Instant::now();
@@ -62,7 +63,7 @@ pub fn measured(program: &str, args: &[&str]) -> anyhow::Result<Measured> {
 
 /// One run of a peer script: what it wrote to its output file (its `version`, its in-process `seconds` and its
 /// cells), and the peak RSS of its process.
-pub struct PeerRun {
+pub(crate) struct PeerRun {
     pub result: Value,
     pub version: String,
     /// The median of its timed runs (one unless it was asked for more).
@@ -73,7 +74,7 @@ pub struct PeerRun {
 }
 
 /// Runs a peer script (`python args…`, which writes its report to `out`) and reads the report back.
-pub fn run_peer(python: &str, args: &[&str], out: &Path) -> anyhow::Result<PeerRun> {
+pub(crate) fn run_peer(python: &str, args: &[&str], out: &Path) -> anyhow::Result<PeerRun> {
     let ran = measured(python, args)?;
     let result: Value = serde_json::from_slice(&std::fs::read(out)?)
         .with_context(|| format!("reading {}", out.display()))?;
@@ -117,7 +118,7 @@ fn shortened(args: &[&str]) -> String {
 
 /// One paired run: cellscope's process wall time, its own index time cold and warm, each peer's seconds (timed
 /// inside its process after an untimed warm-up run), and peak RSS of each.
-pub struct Pair {
+pub(crate) struct Pair {
     pub cellscope_wall_s: f64,
     /// The index's own time in a fresh process (the first index it builds).
     pub cellscope_index_s: f64,
@@ -142,13 +143,13 @@ impl Pair {
     }
 
     /// Like for like: cellscope's in-process time after a warm-up over the fastest peer's, timed the same way.
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         self.cellscope_warm_s / self.fastest_peer_s()
     }
 
     /// The strict reading: cellscope's whole process (spawn to exit, cold) over the fastest peer's in-process time
     /// after its warm-up, which leaves out the peer's interpreter start and imports.
-    pub fn strict_ratio(&self) -> f64 {
+    pub(crate) fn strict_ratio(&self) -> f64 {
         self.cellscope_wall_s / self.fastest_peer_s()
     }
 }
@@ -156,7 +157,11 @@ impl Pair {
 /// One cellscope run of a pair: `cellscope index ROOT --cells-only --json --no-cache` timed from spawn to exit,
 /// then the same with `--repeat` one more than `timed` for the warm figure: the median of the indexes after the
 /// first. Returns the pair without peers and the first report.
-pub fn cellscope_index(binary: &str, root: &str, timed: u32) -> anyhow::Result<(Pair, Value)> {
+pub(crate) fn cellscope_index(
+    binary: &str,
+    root: &str,
+    timed: u32,
+) -> anyhow::Result<(Pair, Value)> {
     // Cold, like the peers' files: no cache of read results (which would time a warm start instead).
     let args = ["index", root, "--cells-only", "--json", "--no-cache"];
     let cold = measured(binary, &args)?;
@@ -193,7 +198,7 @@ fn megabytes(kb: Option<u64>) -> String {
 /// The table of every pair, the medians and the verdicts against `budget` (the largest acceptable median
 /// ratio), like for like and strict. `peers` are `(name, version)` in the order of each pair's figures. Returns the
 /// table and the like-for-like median ratio.
-pub fn table(peers: &[(String, String)], pairs: &[Pair], budget: f64) -> (String, f64) {
+pub(crate) fn table(peers: &[(String, String)], pairs: &[Pair], budget: f64) -> (String, f64) {
     let seconds = |value: f64| {
         if value < 1.0 {
             format!("{:.1} ms", value * 1e3)

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// Runs `program args…`, inheriting stdio; fails with the command line if it exits non-zero.
-pub fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
+pub(crate) fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
     eprintln!("$ {program} {}", args.join(" "));
     let status = Command::new(program)
         .args(args)
@@ -19,7 +19,7 @@ pub fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
 
 /// Runs `program args…` like [`run`], with extra environment variables (echoed too, so a failing step can be
 /// re-run by hand).
-pub fn run_with_env(
+pub(crate) fn run_with_env(
     program: &str,
     args: &[&str],
     env: &[(&str, impl AsRef<str>)],
@@ -43,7 +43,7 @@ pub fn run_with_env(
 /// Runs `program args…` like [`run_with_env`], with its standard output and error written to `log` (created or
 /// truncated) instead of the terminal: for a command that runs beside others. On failure the error carries the
 /// log's last lines, so the cause is in the message wherever it is printed.
-pub fn run_logged(
+pub(crate) fn run_logged(
     program: &str,
     args: &[&str],
     env: &[(&str, impl AsRef<str>)],
@@ -69,7 +69,7 @@ pub fn run_logged(
 }
 
 /// Creates (or truncates) the log file at `path`, with its directory, for a command's output.
-pub fn create_log(path: &Path) -> anyhow::Result<std::fs::File> {
+pub(crate) fn create_log(path: &Path) -> anyhow::Result<std::fs::File> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("creating {}", parent.display()))?;
@@ -78,14 +78,14 @@ pub fn create_log(path: &Path) -> anyhow::Result<std::fs::File> {
 }
 
 /// The last `count` lines of the log at `path` (empty when it cannot be read), for an error message.
-pub fn log_tail(path: &Path, count: usize) -> String {
+pub(crate) fn log_tail(path: &Path, count: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(count)..].join("\n")
 }
 
 /// Runs a command and returns its standard output.
-pub fn output(program: &str, args: &[&str]) -> anyhow::Result<String> {
+pub(crate) fn output(program: &str, args: &[&str]) -> anyhow::Result<String> {
     let output = Command::new(program)
         .args(args)
         .output()
@@ -102,7 +102,7 @@ pub fn output(program: &str, args: &[&str]) -> anyhow::Result<String> {
 }
 
 /// Installs the wasm32 target with rustup when it is missing.
-pub fn ensure_wasm_target() -> anyhow::Result<()> {
+pub(crate) fn ensure_wasm_target() -> anyhow::Result<()> {
     let installed = output("rustup", &["target", "list", "--installed"])?;
     if !installed
         .lines()
@@ -115,7 +115,7 @@ pub fn ensure_wasm_target() -> anyhow::Result<()> {
 
 /// The Python of a virtual environment under `target/<name>`, made when missing, with `packages` installed from
 /// the package registry unless `import <modules>` already succeeds there.
-pub fn python_venv(
+pub(crate) fn python_venv(
     name: &str,
     packages: &[&str],
     modules: &[&str],

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 const PACKAGES: [&str; 3] = ["moto[s3]==5.2.5", "flask==3.1.3", "flask-cors==6.0.5"];
 
 /// The `moto_server` executable, installed when missing.
-pub fn ensure_moto_server() -> anyhow::Result<PathBuf> {
+pub(crate) fn ensure_moto_server() -> anyhow::Result<PathBuf> {
     let python = process::python_venv("moto-venv", &PACKAGES, &["moto", "flask", "flask_cors"])?;
     Ok(python.with_file_name("moto_server"))
 }

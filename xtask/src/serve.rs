@@ -5,7 +5,7 @@ use crate::{e2e, web};
 use anyhow::Context;
 use std::path::PathBuf;
 
-pub fn run(addr: &str, data: Option<PathBuf>, dev: bool) -> anyhow::Result<()> {
+pub(crate) fn run(addr: &str, data: Option<PathBuf>, dev: bool) -> anyhow::Result<()> {
     let data = match data {
         Some(data) => data,
         None => crate::demo::ensure_mixed_demo_data()?,

@@ -39,7 +39,7 @@ struct Seen {
     stream_errors: Vec<String>,
 }
 
-pub fn run(seconds: u64) -> anyhow::Result<()> {
+pub(crate) fn run(seconds: u64) -> anyhow::Result<()> {
     let binary = crate::e2e::release_server()?;
     run_with(&binary, seconds, true)
 }
@@ -47,7 +47,7 @@ pub fn run(seconds: u64) -> anyhow::Result<()> {
 /// The soak with `binary`. Without `timing` (CI's short run on the debug server, sharing the machine with other
 /// steps) the latency and memory figures are reported, not held to their budgets; errors, ETag consistency,
 /// descriptors and the final index always are.
-pub fn run_with(binary: &Path, seconds: u64, timing: bool) -> anyhow::Result<()> {
+pub(crate) fn run_with(binary: &Path, seconds: u64, timing: bool) -> anyhow::Result<()> {
     let root = workspace_root();
     let demo = crate::demo::ensure_demo_data()?;
     let work = root.join("target/soak");

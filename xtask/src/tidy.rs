@@ -50,7 +50,7 @@ const TEXT_EXTENSIONS: [&str; 9] = ["rs", "md", "toml", "py", "js", "css", "html
 
 /// One problem, at a line of a file (1-based).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Problem {
+pub(crate) struct Problem {
     pub file: String,
     pub line: usize,
     pub message: String,
@@ -63,7 +63,7 @@ impl std::fmt::Display for Problem {
 }
 
 /// Runs both checks on the workspace and fails listing every problem.
-pub fn run() -> anyhow::Result<()> {
+pub(crate) fn run() -> anyhow::Result<()> {
     let root = crate::workspace_root();
     let files = known_files(&root)?;
     let mut problems = check(&root, &files)?;
@@ -116,7 +116,7 @@ fn known_files(root: &Path) -> anyhow::Result<Vec<String>> {
 }
 
 /// Both checks over `files` (relative to `root`).
-pub fn check(root: &Path, files: &[String]) -> anyhow::Result<Vec<Problem>> {
+pub(crate) fn check(root: &Path, files: &[String]) -> anyhow::Result<Vec<Problem>> {
     let mut problems = Vec::new();
     for file in files {
         let scanned = scanned_for_references(file);
@@ -174,7 +174,7 @@ fn checked_for_links(file: &str) -> bool {
 
 /// The citations of outside documents, numbered issues and places in the source reports in `text`, and the diary
 /// words in user-facing Markdown.
-pub fn references(file: &str, text: &str) -> Vec<Problem> {
+pub(crate) fn references(file: &str, text: &str) -> Vec<Problem> {
     let user_facing = is_user_facing(file);
     let mut problems = Vec::new();
     let mut previous = "";
@@ -278,7 +278,7 @@ fn cites_an_issue(lower: &str) -> bool {
 }
 
 /// The relative links of the Markdown `text` of `file` that do not resolve.
-pub fn broken_links(root: &Path, file: &str, text: &str) -> anyhow::Result<Vec<Problem>> {
+pub(crate) fn broken_links(root: &Path, file: &str, text: &str) -> anyhow::Result<Vec<Problem>> {
     let directory = Path::new(file).parent().unwrap_or(Path::new(""));
     let mut problems = Vec::new();
     for (line, target) in links(text) {
@@ -344,7 +344,7 @@ fn normalise(path: &Path) -> PathBuf {
 }
 
 /// The targets of the inline links and images of Markdown `text`, with their lines; code is not read.
-pub fn links(text: &str) -> Vec<(usize, String)> {
+pub(crate) fn links(text: &str) -> Vec<(usize, String)> {
     let mut found = Vec::new();
     for (index, line) in prose_lines(text) {
         let line = without_code_spans(line);
@@ -391,7 +391,7 @@ fn without_code_spans(line: &str) -> String {
 
 /// The anchors the headings of Markdown `text` get, as GitHub makes them: lower case, punctuation dropped, spaces
 /// as hyphens, a repeated anchor numbered `-1`, `-2`, ….
-pub fn anchors(text: &str) -> BTreeSet<String> {
+pub(crate) fn anchors(text: &str) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     for (_, line) in prose_lines(text) {
         let Some(heading) = line.strip_prefix('#') else {

@@ -19,15 +19,15 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
-pub const WASM_PROFILE: &str = "wasm-release";
+pub(crate) const WASM_TARGET: &str = "wasm32-unknown-unknown";
+pub(crate) const WASM_PROFILE: &str = "wasm-release";
 
 /// Marks a complete entry of the wasm-bindgen/wasm-opt cache.
 const CACHE_DONE: &str = ".complete";
 
 /// The first 16 hex digits of the SHA-256 of `bytes`: the content hash in file names (the server caches names
 /// with a 16-hex-digit part for a year).
-pub fn hash16(bytes: &[u8]) -> String {
+pub(crate) fn hash16(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest[..8]
         .iter()
@@ -36,14 +36,14 @@ pub fn hash16(bytes: &[u8]) -> String {
 }
 
 /// Where the server's build script reads the bundle from (the same rule as `server/build.rs`).
-pub fn web_dir() -> PathBuf {
+pub(crate) fn web_dir() -> PathBuf {
     std::env::var_os("CELLSCOPE_WEB_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target/web"))
 }
 
 /// What `build` produced.
-pub struct Built {
+pub(crate) struct Built {
     pub wasm_raw: u64,
     pub wasm_gzip: u64,
     /// Whether `target/web/` changed (so the server needs a rebuild to embed it).
@@ -55,7 +55,7 @@ pub struct Built {
 /// way round; in its own directory it runs beside them (`ci` overlaps it with the xtask's tests). Nothing is lost:
 /// a wasm32 build in the bundle's profile shares no artifact with the native builds, not even its build scripts
 /// and proc-macros, which cargo keeps per profile.
-pub fn wasm_target_dir() -> PathBuf {
+pub(crate) fn wasm_target_dir() -> PathBuf {
     target_dir().join("wasm")
 }
 
@@ -82,7 +82,7 @@ fn wasm_build_args() -> Vec<String> {
 }
 
 /// `cargo build` of `model` and `app` for wasm32 (see [`wasm_build_args`]).
-pub fn compile_for_wasm(env: &[(&str, String)]) -> anyhow::Result<()> {
+pub(crate) fn compile_for_wasm(env: &[(&str, String)]) -> anyhow::Result<()> {
     let args = wasm_build_args();
     process::run_with_env(
         "cargo",
@@ -93,7 +93,7 @@ pub fn compile_for_wasm(env: &[(&str, String)]) -> anyhow::Result<()> {
 
 /// [`compile_for_wasm`] with cargo's output written to `log` instead of the terminal, for a build that runs
 /// beside other steps whose output it would otherwise interleave with.
-pub fn compile_for_wasm_logged(log: &Path, env: &[(&str, String)]) -> anyhow::Result<()> {
+pub(crate) fn compile_for_wasm_logged(log: &Path, env: &[(&str, String)]) -> anyhow::Result<()> {
     let args = wasm_build_args();
     process::run_logged(
         "cargo",
@@ -104,13 +104,13 @@ pub fn compile_for_wasm_logged(log: &Path, env: &[(&str, String)]) -> anyhow::Re
 }
 
 /// Builds the bundle into `target/web/`; `dev` skips wasm-opt.
-pub fn build(dev: bool) -> anyhow::Result<Built> {
+pub(crate) fn build(dev: bool) -> anyhow::Result<Built> {
     build_with(dev, &[])
 }
 
 /// [`build`] with `env` set for the wasm32 build: CI's, which lints while it compiles. The environment is part
 /// of what cargo compares to find a build fresh, so CI passes the same one to both of its wasm32 builds.
-pub fn build_with(dev: bool, env: &[(&str, String)]) -> anyhow::Result<Built> {
+pub(crate) fn build_with(dev: bool, env: &[(&str, String)]) -> anyhow::Result<Built> {
     let started = Instant::now();
     ensure_wasm_target()?;
     let bindgen_version = bindgen::check_pin()?;

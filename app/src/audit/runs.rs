@@ -173,8 +173,9 @@ fn run_view(audit: RunAudit, label: String) -> impl IntoView {
 }
 
 /// The runs section: one block per run, in index order.
+#[allow(unreachable_pub)] // `#[component]` makes the props type `pub` whatever the function's visibility.
 #[component]
-pub fn RunsSection() -> impl IntoView {
+pub(super) fn RunsSection() -> impl IntoView {
     let ctx = ctx();
     let audits = Memo::new(move |_| {
         ctx.data.with(|data| {

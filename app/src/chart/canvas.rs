@@ -17,7 +17,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 /// What a drawing call on the canvas failed with.
 #[derive(Debug)]
-pub struct CanvasError(String);
+pub(crate) struct CanvasError(String);
 
 impl std::fmt::Display for CanvasError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -44,7 +44,7 @@ enum Open {
 }
 
 /// A plotters backend drawing on a canvas (see the module documentation).
-pub struct CanvasBackend {
+pub(crate) struct CanvasBackend {
     canvas: HtmlCanvasElement,
     context: CanvasRenderingContext2d,
     open: Open,
@@ -82,7 +82,7 @@ impl Color {
 }
 
 impl CanvasBackend {
-    pub fn with_canvas_object(canvas: HtmlCanvasElement) -> Option<CanvasBackend> {
+    pub(crate) fn with_canvas_object(canvas: HtmlCanvasElement) -> Option<CanvasBackend> {
         let context: CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
         Some(CanvasBackend {
             canvas,

@@ -6,6 +6,7 @@ use cellscope_model::view_state::{Metric, XAxis};
 use leptos::prelude::*;
 
 /// The numbers behind the chart, as a table (readable without the canvas, and checked by the browser tests).
+#[allow(unreachable_pub)] // `#[component]` makes the props type `pub` whatever the function's visibility.
 #[component]
 pub(super) fn SeriesTable(
     facets: Memo<Vec<Facet>>,

@@ -26,7 +26,7 @@ const FAILED_TYPE: &str = "Failed Dependency";
 const FAILED_MESSAGE: &str = "{\"error\":\"Request failed during generation: Server error: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.25 GiB of which 12.75 MiB is free.\",\"error_type\":\"generation\"}";
 
 /// Every file of the AIPerf trees.
-pub fn files(cells: &[Cell], seed: u64) -> super::Files {
+pub(super) fn files(cells: &[Cell], seed: u64) -> super::Files {
     let mut rng = DemoRng::new(seed, "external/aiperf/sweeps");
     let mut clock_ns = epoch_ns(SWEEPS_START.0, SWEEPS_START.1);
     let mut out = Vec::new();

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 /// A JSON value whose objects keep their keys in insertion order, like a Python dict.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Json {
+pub(super) enum Json {
     Null,
     Bool(bool),
     Int(i64),
@@ -22,21 +22,21 @@ pub enum Json {
 
 /// An ordered JSON object.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Obj(Vec<(String, Json)>);
+pub(super) struct Obj(Vec<(String, Json)>);
 
 impl Obj {
-    pub fn new() -> Obj {
+    pub(super) fn new() -> Obj {
         Obj(Vec::new())
     }
 
     /// Appends a key (the caller knows it is new: this is a dict literal being written out in order).
-    pub fn put(&mut self, key: &str, value: impl Into<Json>) -> &mut Obj {
+    pub(super) fn put(&mut self, key: &str, value: impl Into<Json>) -> &mut Obj {
         self.0.push((key.to_string(), value.into()));
         self
     }
 
     /// Python's `d[key] = value`: an existing key keeps its position and takes the new value, a new key goes last.
-    pub fn set(&mut self, key: &str, value: impl Into<Json>) -> &mut Obj {
+    pub(super) fn set(&mut self, key: &str, value: impl Into<Json>) -> &mut Obj {
         let value = value.into();
         match self.0.iter_mut().find(|(existing, _)| existing == key) {
             Some(entry) => entry.1 = value,
@@ -46,7 +46,7 @@ impl Obj {
     }
 
     /// The value of `key`, if present.
-    pub fn get(&self, key: &str) -> Option<&Json> {
+    pub(super) fn get(&self, key: &str) -> Option<&Json> {
         self.0
             .iter()
             .find(|(existing, _)| existing == key)
@@ -110,7 +110,7 @@ impl<T: Into<Json>> From<Vec<T>> for Json {
 
 /// How a writer lays JSON out.
 #[derive(Clone, Copy, Debug)]
-pub struct Style {
+pub(super) struct Style {
     /// `None`: one line; `Some(k)`: one item per line, nested `k` spaces deeper per level.
     pub indent: Option<usize>,
     /// Between items on one line (`json.dumps` uses `", "`; with an indent Python switches to `","`).
@@ -119,28 +119,28 @@ pub struct Style {
 }
 
 /// `json.dumps(value)`: one line, `", "` and `": "`.
-pub const PYTHON_LINE: Style = Style {
+pub(super) const PYTHON_LINE: Style = Style {
     indent: None,
     item_separator: ", ",
     key_separator: ": ",
 };
 
 /// `json.dump(value, f, indent=4)`.
-pub const PYTHON_INDENT_4: Style = Style {
+pub(super) const PYTHON_INDENT_4: Style = Style {
     indent: Some(4),
     item_separator: ",",
     key_separator: ": ",
 };
 
 /// pydantic's `model_dump_json(indent=2)`.
-pub const PYDANTIC_INDENT_2: Style = Style {
+pub(super) const PYDANTIC_INDENT_2: Style = Style {
     indent: Some(2),
     item_separator: ",",
     key_separator: ": ",
 };
 
 /// pydantic's `model_dump_json()`: no whitespace at all.
-pub const PYDANTIC_LINE: Style = Style {
+pub(super) const PYDANTIC_LINE: Style = Style {
     indent: None,
     item_separator: ",",
     key_separator: ":",
@@ -148,7 +148,7 @@ pub const PYDANTIC_LINE: Style = Style {
 
 impl Json {
     /// The JSON text in `style` (no trailing newline).
-    pub fn to_text(&self, style: Style) -> String {
+    pub(super) fn to_text(&self, style: Style) -> String {
         let mut out = String::new();
         write_value(&mut out, self, style, 0);
         out

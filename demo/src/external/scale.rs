@@ -25,13 +25,13 @@ use std::path::Path;
 
 /// The engines served (each benchmarked with the same `vllm bench serve` client, `--backend openai`), with their
 /// latency relative to vLLM's.
-pub const ENGINES: [(&str, f64); 3] = [("vllm", 1.0), ("sglang", 0.93), ("tgi", 1.18)];
+pub(crate) const ENGINES: [(&str, f64); 3] = [("vllm", 1.0), ("sglang", 0.93), ("tgi", 1.18)];
 /// V3 models (served under these names), with their latency relative to the first.
-pub const MODELS: [(&str, f64); 2] = [("qwen2.5-7b", 1.0), ("llama3.1-8b", 1.09)];
-pub const NS: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
-pub const REPS: u32 = 3;
+pub(crate) const MODELS: [(&str, f64); 2] = [("qwen2.5-7b", 1.0), ("llama3.1-8b", 1.09)];
+pub(crate) const NS: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+pub(crate) const REPS: u32 = 3;
 /// `--dataset-name random --random-input-len 256 --random-output-len 32 --random-range-ratio 0.25`.
-pub const WORKLOAD: Workload = Workload {
+pub(crate) const WORKLOAD: Workload = Workload {
     name: "chat_256x32",
     prompt_target_tokens: 256,
     max_new_tokens: 32,
@@ -40,7 +40,7 @@ pub const WORKLOAD: Workload = Workload {
 const RANGE_RATIO: f64 = 0.25;
 
 /// `--num-prompts` of a run at concurrency `n`: enough for every client to send a few hundred requests.
-pub fn num_prompts(n: u32) -> u32 {
+pub(crate) fn num_prompts(n: u32) -> u32 {
     1000 + 200 * n
 }
 
@@ -86,7 +86,7 @@ backend = "tgi"
 "#;
 
 /// Writes the sweep to `out_dir` (through a staging directory, replacing what is there) and lists its files.
-pub fn generate(out_dir: &Path, seed: u64) -> Result<Vec<SweepFile>, DemoError> {
+pub(crate) fn generate(out_dir: &Path, seed: u64) -> Result<Vec<SweepFile>, DemoError> {
     let mut tree = Tree::stage(out_dir)?;
     let result = write(&mut tree, seed);
     match result {

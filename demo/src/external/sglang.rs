@@ -22,7 +22,7 @@ const RUNS_START: ((i64, u32, u32), (u32, u32, u32)) = ((2026, 6, 17), (10, 2, 4
 const ABORTED: &str = "Internal Server Error: {\"object\": \"error\", \"message\": \"The request was aborted: it was retracted because the KV cache ran out and it timed out waiting to be scheduled again.\", \"type\": \"InternalServerError\", \"param\": null, \"code\": 500}";
 
 /// Every file of the SGLang tree.
-pub fn files(cells: &[Cell], seed: u64) -> super::Files {
+pub(super) fn files(cells: &[Cell], seed: u64) -> super::Files {
     let mut rng = DemoRng::new(seed, "external/sglang/runs");
     let mut clock_ns = epoch_ns(RUNS_START.0, RUNS_START.1);
     let mut out = Vec::new();

@@ -31,7 +31,7 @@ const UPTIME_AT_START_NS: i64 = 264_437_118_503_221;
 const DISCONNECTED: &str = "Traceback (most recent call last):\n  File \"/usr/local/lib/python3.12/dist-packages/vllm/benchmarks/lib/endpoint_request_func.py\", line 146, in async_request_openai_completions\n    async with session.post(url=api_url, json=payload, headers=headers) as response:\n               ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File \"/usr/local/lib/python3.12/dist-packages/aiohttp/client.py\", line 1425, in __aenter__\n    self._resp: _RetType = await self._coro\n                           ^^^^^^^^^^^^^^^^\n  File \"/usr/local/lib/python3.12/dist-packages/aiohttp/client.py\", line 730, in _request\n    await resp.start(conn)\n  File \"/usr/local/lib/python3.12/dist-packages/aiohttp/client_reqrep.py\", line 1059, in start\n    message, payload = await protocol.read()  # type: ignore[union-attr]\n                       ^^^^^^^^^^^^^^^^^^^^^\n  File \"/usr/local/lib/python3.12/dist-packages/aiohttp/streams.py\", line 672, in read\n    await self._waiter\naiohttp.client_exceptions.ServerDisconnectedError: Server disconnected\n";
 
 /// Every file of the vLLM tree, in sweep order.
-pub fn files(cells: &[Cell], seed: u64) -> super::Files {
+pub(super) fn files(cells: &[Cell], seed: u64) -> super::Files {
     let mut rng = DemoRng::new(seed, "external/vllm/sweep");
     let start_ns = epoch_ns(SWEEP_START.0, SWEEP_START.1);
     let boot_ns = start_ns - UPTIME_AT_START_NS;
@@ -91,7 +91,7 @@ fn text(value: &Json) -> Vec<u8> {
 
 /// How the per-request times of a result are turned into the floats the file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Times {
+pub(super) enum Times {
     /// Each interval in seconds from its exact nanoseconds (`0.011874916`): short, readable demo files.
     Exact,
     /// As `endpoint_request_func.py` computes them: differences of `time.perf_counter()` readings as floats
@@ -145,7 +145,7 @@ impl RunClock {
 
 /// One `vllm bench serve --save-result --save-detailed` run starting at `bench_start_ns` (epoch): the result dict
 /// as `main_async` writes it, and when the run ended. `boot_ns` is the epoch at which `time.perf_counter()` read 0.
-pub fn result(
+pub(super) fn result(
     cell: &Cell,
     requests: &[Request],
     bench_start_ns: i64,

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 /// One dispatcher generation of the V1 timeline.
 #[derive(Clone, Debug, Serialize)]
-pub struct Generation {
+pub(super) struct Generation {
     pub generation: &'static str,
     pub pid: Option<u32>,
     #[serde(skip)]
@@ -24,7 +24,7 @@ pub struct Generation {
 }
 
 impl Generation {
-    pub fn new(generation: &'static str, pid: Option<u32>, launched: f64) -> Generation {
+    pub(super) fn new(generation: &'static str, pid: Option<u32>, launched: f64) -> Generation {
         Generation {
             generation,
             pid,
@@ -35,7 +35,7 @@ impl Generation {
         }
     }
 
-    pub fn finish(&mut self, ended: f64, outcome: &str) {
+    pub(super) fn finish(&mut self, ended: f64, outcome: &str) {
         self.ended_at = calendar::iso(EDT, ended);
         self.outcome = outcome.to_string();
     }
@@ -43,7 +43,7 @@ impl Generation {
 
 /// One entry of a cell's history.
 #[derive(Clone, Debug, Serialize)]
-pub struct Event {
+pub(super) struct Event {
     pub at: String,
     pub event: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -54,7 +54,7 @@ pub struct Event {
 }
 
 impl Event {
-    pub fn new(
+    pub(super) fn new(
         at: f64,
         event: &'static str,
         generation: Option<&Generation>,
@@ -86,7 +86,7 @@ struct ManifestCell<'a> {
     history: &'a [Event],
 }
 
-pub fn manifest(
+pub(super) fn manifest(
     plan: &[PlanCell],
     histories: &[Vec<Event>],
     rows_written: &[u32],
@@ -177,7 +177,7 @@ fn environment() -> Value {
 }
 
 /// The 1,800-cell plan: 5 backends × 2 phases × 3 models × 4 workloads × 5 N × 3 reps; only pytorch_direct selected.
-pub fn execution_plan(run_id: &str) -> Value {
+pub(super) fn execution_plan(run_id: &str) -> Value {
     let mut cells = Vec::with_capacity(1800);
     for backend in PLANNED_BACKENDS {
         for model in V1_MODELS {
@@ -206,7 +206,7 @@ pub fn execution_plan(run_id: &str) -> Value {
     })
 }
 
-pub const CONFIG_YAML: &str = "\
+pub(super) const CONFIG_YAML: &str = "\
 # TR164 local_core configuration (V1 run 20260531_120428_552237)
 version: 0.1_local_core
 seed: 164
@@ -247,7 +247,7 @@ vendor_images:  # digest-pinned by commit 2bb70d2d (2026-06-03); not used by pyt
 ";
 
 /// A short generated report in the spirit of `generate_report`: counts and the breakdown table.
-pub fn report(run_id: &str, cells: &[CellSummary], completed: f64) -> String {
+pub(super) fn report(run_id: &str, cells: &[CellSummary], completed: f64) -> String {
     let real = cells.iter().filter(|c| c.has_data()).count();
     let skipped = cells
         .iter()

@@ -337,7 +337,7 @@ const CAPTURES: [Capture; 25] = [
 
 /// A manifest `nsys_captures` entry (docs/run-format.md plus `artifact`, `on_disk`, `sidecar`, `note`).
 #[derive(Clone, Debug, Serialize)]
-pub struct CaptureEntry {
+pub(super) struct CaptureEntry {
     pub cell: serde_json::Value,
     pub path: String,
     pub artifact: &'static str,
@@ -356,7 +356,7 @@ fn stem(model: &str, workload: &str, n: u32, rep: u32) -> String {
 }
 
 /// Whether a cell ran under nsys (it owns an inventory entry other than `skipped`).
-pub fn captured(cell: &PlanCell) -> Option<&'static str> {
+pub(super) fn captured(cell: &PlanCell) -> Option<&'static str> {
     CAPTURES
         .iter()
         .find(|c| {
@@ -371,7 +371,7 @@ pub fn captured(cell: &PlanCell) -> Option<&'static str> {
         .map(|c| c.artifact)
 }
 
-pub fn inventory(plan: &[PlanCell]) -> Vec<CaptureEntry> {
+pub(super) fn inventory(plan: &[PlanCell]) -> Vec<CaptureEntry> {
     CAPTURES
         .iter()
         .filter_map(|c| {
@@ -396,7 +396,7 @@ pub fn inventory(plan: &[PlanCell]) -> Vec<CaptureEntry> {
 }
 
 /// The `nsys_traces` section of analysis.json: the inventory at aggregate level.
-pub fn analysis_section(captures: &[CaptureEntry]) -> serde_json::Value {
+pub(super) fn analysis_section(captures: &[CaptureEntry]) -> serde_json::Value {
     let on_disk = |artifact: &'static str| {
         captures
             .iter()
@@ -411,7 +411,7 @@ pub fn analysis_section(captures: &[CaptureEntry]) -> serde_json::Value {
     })
 }
 
-pub fn write(
+pub(super) fn write(
     tree: &mut Tree,
     dir: &str,
     captures: &[CaptureEntry],

@@ -14,7 +14,7 @@ use cellscope_model::summary::CellSummary;
 use serde_json::{Value, json};
 
 /// Where the refill rows of the master came from.
-pub struct RefillInfo<'a> {
+pub(super) struct RefillInfo<'a> {
     pub refill_id: &'a str,
     pub refill_end: f64,
     pub rows: usize,
@@ -28,7 +28,7 @@ fn json_bytes(value: &Value) -> Result<Vec<u8>, DemoError> {
 /// arguments and Mistral's `backend_extra_args.vllm` are as the V3 report quotes them; the
 /// Mistral ones sit in its model entry, where that key path puts them. The indexer reads the ceiling and the
 /// arguments as confounders of a comparison (docs/run-format.md).
-pub fn config_yaml(max_model_len: u32) -> String {
+pub(super) fn config_yaml(max_model_len: u32) -> String {
     let models: String = V3_MODELS
         .iter()
         .map(|m| {
@@ -149,7 +149,7 @@ fn coverage(backend: &str) -> Value {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn write_main_run(
+pub(super) fn write_main_run(
     tree: &mut Tree,
     dir: &str,
     run_id: &str,
@@ -219,7 +219,7 @@ fn write_derived(
 
 /// The pre-refill state, untouched: metrics.csv with the http_400 rows and the extra `error` column (the report
 /// documents no error column).
-pub fn write_backup(
+pub(super) fn write_backup(
     tree: &mut Tree,
     dir: &str,
     run_id: &str,
@@ -246,7 +246,7 @@ pub fn write_backup(
     Ok(())
 }
 
-pub fn write_refill_run(
+pub(super) fn write_refill_run(
     tree: &mut Tree,
     dir: &str,
     run_id: &str,

@@ -13,14 +13,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-pub const V1_RUN: &str = "tr164-v1/20260531_120428_552237";
-pub const VLLM_RUN: &str = "tr164-v3/20260612_204254_036590";
-pub const SGLANG_RUN: &str = "tr164-v3/20260612_212816_266127";
-pub const BACKUP_RUN: &str = "tr164-v3/20260612_212816_266127_BACKUP_preRefill";
-pub const REFILL_RUN: &str = "tr164-v3/20260613_055519_963364";
+pub(crate) const V1_RUN: &str = "tr164-v1/20260531_120428_552237";
+pub(crate) const VLLM_RUN: &str = "tr164-v3/20260612_204254_036590";
+pub(crate) const SGLANG_RUN: &str = "tr164-v3/20260612_212816_266127";
+pub(crate) const BACKUP_RUN: &str = "tr164-v3/20260612_212816_266127_BACKUP_preRefill";
+pub(crate) const REFILL_RUN: &str = "tr164-v3/20260613_055519_963364";
 
 /// The default data set, generated once per test binary into a temporary directory.
-pub fn data_root() -> &'static Path {
+pub(crate) fn data_root() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
         // Under target/tmp, reused (and atomically replaced) by the next run instead of piling up in /tmp.
@@ -40,26 +40,26 @@ pub fn data_root() -> &'static Path {
 }
 
 /// One metrics.csv row as text fields by header name.
-pub struct Row {
+pub(crate) struct Row {
     pub fields: BTreeMap<String, String>,
 }
 
 impl Row {
-    pub fn get(&self, name: &str) -> &str {
+    pub(crate) fn get(&self, name: &str) -> &str {
         self.fields.get(name).map(String::as_str).unwrap_or("")
     }
-    pub fn num(&self, name: &str) -> f64 {
+    pub(crate) fn num(&self, name: &str) -> f64 {
         self.get(name)
             .parse()
             .unwrap_or_else(|_| panic!("{name} = {:?}", self.get(name)))
     }
-    pub fn is_skip(&self) -> bool {
+    pub(crate) fn is_skip(&self) -> bool {
         self.num("wall_ms") == 0.0
             && self.num("agent_id") == 0.0
             && self.num("request_id") == 0.0
             && self.num("request_sequence") == 0.0
     }
-    pub fn key(&self, run_id: &str) -> CellKey {
+    pub(crate) fn key(&self, run_id: &str) -> CellKey {
         CellKey {
             run_id: run_id.to_string(),
             suite: self.get("suite").into(),
@@ -73,7 +73,7 @@ impl Row {
     }
 }
 
-pub fn read_rows(run: &str) -> Vec<Row> {
+pub(crate) fn read_rows(run: &str) -> Vec<Row> {
     let path = data_root().join(run).join("metrics.csv");
     let mut reader = csv::Reader::from_path(&path).expect("open metrics.csv");
     let headers: Vec<String> = reader
@@ -99,7 +99,7 @@ pub fn read_rows(run: &str) -> Vec<Row> {
 }
 
 /// Cell summaries of a run recomputed from its rows (expected rows = requests per agent × N).
-pub fn summaries(run: &str, requests_per_agent: u32) -> Vec<CellSummary> {
+pub(crate) fn summaries(run: &str, requests_per_agent: u32) -> Vec<CellSummary> {
     let run_id = run.rsplit('/').next().unwrap_or(run);
     let mut cells: BTreeMap<CellKey, (RowCensus, CellAccumulator)> = BTreeMap::new();
     for row in read_rows(run) {
@@ -144,7 +144,7 @@ pub fn summaries(run: &str, requests_per_agent: u32) -> Vec<CellSummary> {
     out
 }
 
-pub fn curves_by_series(cells: &[CellSummary]) -> BTreeMap<(String, String, String), Curve> {
+pub(crate) fn curves_by_series(cells: &[CellSummary]) -> BTreeMap<(String, String, String), Curve> {
     series_curves(cells, &CurveOptions::default())
         .into_iter()
         .map(|curve| {
@@ -181,7 +181,7 @@ fn rep_mean(
 }
 
 /// Rep-mean efficiency of a (phase, model, workload) at N.
-pub fn mean_efficiency(
+pub(crate) fn mean_efficiency(
     curves: &BTreeMap<(String, String, String), Curve>,
     phase: &str,
     model: &str,
@@ -192,7 +192,7 @@ pub fn mean_efficiency(
 }
 
 /// Rep-mean p95 multiplier of a (phase, model, workload) at N.
-pub fn mean_p95x(
+pub(crate) fn mean_p95x(
     curves: &BTreeMap<(String, String, String), Curve>,
     phase: &str,
     model: &str,

@@ -180,7 +180,7 @@ fn requests_script(cells: &[Value]) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-pub fn scale(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
+pub(super) fn scale(runs: u32, seconds: u32, connections: u32) -> anyhow::Result<()> {
     let root = crate::e2e::ensure_scale_data()?;
     crate::bench::ensure_wrk()?;
     process::run("cargo", &["build", "--release", "-p", "cellscope"])?;

@@ -17,7 +17,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Runs the benchmark: `runs` cold and `runs` warm starts on `data` (default: the demo data), then with `chart`
 /// `runs` pairs of warm restarts timed to the first chart.
-pub fn start(runs: u32, data: Option<PathBuf>, chart: bool) -> anyhow::Result<()> {
+pub(super) fn start(runs: u32, data: Option<PathBuf>, chart: bool) -> anyhow::Result<()> {
     let default_data = data.is_none();
     let data = match data {
         Some(data) => workspace_root().join(data),

@@ -138,7 +138,7 @@ fn check(sweep: &Sweep, ours: &BTreeMap<String, &Value>, peer: &Value) -> anyhow
     Ok(worst)
 }
 
-pub fn index(runs: u32) -> anyhow::Result<()> {
+pub(super) fn index(runs: u32) -> anyhow::Result<()> {
     let sweep = ensure_sweep()?;
     process::run("cargo", &["build", "--release", "-p", "cellscope"])?;
     let binary = workspace_root()

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 /// A test executable cargo built (a unit-test harness, an integration test or a bin's tests).
 #[derive(Debug, Clone)]
-pub struct TestBinary {
+pub(super) struct TestBinary {
     pub package: String,
     /// The target's kind and name as cargo prints them: `lib cellscope`, `test suite`, `bin cellscope`.
     pub target: String,
@@ -70,7 +70,11 @@ fn package_name(package_id: &str, manifest_path: &Path) -> String {
 /// the test executables it built, in cargo's order. It runs at the lowest priority: on a fresh clone it runs beside
 /// the wasm32 build, whose cores it should only take when that build leaves one idle. The compiler's messages go to
 /// `log`, so they do not interleave with the other side's, and a failure carries their last lines.
-pub fn build(args: &[&str], env: &[(&str, String)], log: &Path) -> anyhow::Result<Vec<TestBinary>> {
+pub(super) fn build(
+    args: &[&str],
+    env: &[(&str, String)],
+    log: &Path,
+) -> anyhow::Result<Vec<TestBinary>> {
     let mut all_args = vec!["-n", "19", "cargo"];
     all_args.extend_from_slice(args);
     all_args.push("--message-format=json-render-diagnostics");
@@ -137,7 +141,7 @@ pub fn build(args: &[&str], env: &[(&str, String)], log: &Path) -> anyhow::Resul
 
 /// Counts from the `test result:` lines of one binary's output.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
-pub struct Counts {
+pub(super) struct Counts {
     pub passed: u64,
     pub failed: u64,
     pub ignored: u64,
@@ -145,7 +149,7 @@ pub struct Counts {
 
 impl Counts {
     /// Sums every `test result: … N passed; M failed; K ignored; …` line of `output`.
-    pub fn of(output: &str) -> Counts {
+    pub(super) fn of(output: &str) -> Counts {
         let mut counts = Counts::default();
         for line in output.lines() {
             let Some(rest) = line.trim().strip_prefix("test result: ") else {
@@ -238,7 +242,7 @@ fn binary_command(binary: &TestBinary, env: &[(&str, String)]) -> Command {
 /// cargo's order), the lanes side by side, and the doc tests (`doc_test_args`, a `cargo test --doc`) at the end of
 /// the last lane; `after` runs in whichever lane finishes first. Fails naming every binary that failed; returns
 /// the summed counts.
-pub fn run(
+pub(super) fn run(
     binaries: &[TestBinary],
     lanes: usize,
     lane_of: impl Fn(&TestBinary) -> usize,

@@ -22,7 +22,7 @@ const WRAPPING: &str = "CELLSCOPE_CI_RUSTC_WRAPPER";
 
 /// The environment that makes cargo compile the workspace's own crates through this wrapper, with clippy's
 /// warnings denied. `wrapper` is a copy of this binary (see [`install`]).
-pub fn env(wrapper: &Path) -> Vec<(&'static str, String)> {
+pub(crate) fn env(wrapper: &Path) -> Vec<(&'static str, String)> {
     vec![
         (
             "RUSTC_WORKSPACE_WRAPPER",
@@ -38,7 +38,7 @@ pub fn env(wrapper: &Path) -> Vec<(&'static str, String)> {
 
 /// Copies this binary to `target/ci/rustc-wrapper`: cargo may rebuild the xtask's own binary while the copy is
 /// in use, and the wrapper's path is part of every workspace crate's fingerprint, so it must not move either.
-pub fn install() -> anyhow::Result<PathBuf> {
+pub(crate) fn install() -> anyhow::Result<PathBuf> {
     use anyhow::Context;
     let wrapper = crate::target_dir().join("ci/rustc-wrapper");
     if let Some(parent) = wrapper.parent() {
@@ -89,7 +89,7 @@ fn unoptimised(args: &[OsString]) -> Vec<OsString> {
 
 /// When cargo started this process as the compiler wrapper: runs the compiler it asked for and never returns.
 /// Otherwise returns, and the xtask goes on as usual.
-pub fn run_if_wrapping() {
+pub(crate) fn run_if_wrapping() {
     if std::env::var_os(WRAPPING).is_none() {
         return;
     }

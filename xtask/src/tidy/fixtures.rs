@@ -4,10 +4,10 @@ use super::Problem;
 use std::path::Path;
 
 /// The fixture folders whose sub-directories each need a row in the folder's README.md.
-pub const DESCRIBED: [&str; 2] = ["data/fixtures", "data/fixtures/formats"];
+pub(super) const DESCRIBED: [&str; 2] = ["data/fixtures", "data/fixtures/formats"];
 
 /// A problem per fixture directory that its README.md does not name.
-pub fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
+pub(super) fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
     let mut problems = Vec::new();
     for folder in DESCRIBED {
         let readme = format!("{folder}/README.md");

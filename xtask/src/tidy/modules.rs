@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use syn::visit::Visit;
 
 /// The crate roots checked, relative to the workspace root.
-pub const CRATE_ROOTS: [&str; 10] = [
+pub(super) const CRATE_ROOTS: [&str; 10] = [
     "model/src/lib.rs",
     "index/src/lib.rs",
     "server/src/lib.rs",
@@ -37,7 +37,7 @@ struct Graph {
 }
 
 /// The cycles of every crate root that exists under `root`.
-pub fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
+pub(super) fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
     let mut problems = Vec::new();
     for crate_root in CRATE_ROOTS {
         let path = root.join(crate_root);

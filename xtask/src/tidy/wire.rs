@@ -7,13 +7,13 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 /// The crates that read what the server sends, and their sources.
-pub const DECODERS: [&str; 1] = ["app/src"];
+pub(super) const DECODERS: [&str; 1] = ["app/src"];
 
 /// The functions that decode JSON into the type of their turbofish.
 const DECODING_FUNCTIONS: [&str; 4] = ["json", "from_slice", "from_str", "from_value"];
 
 /// A problem per own `Deserialize` type and per decoded type that does not come from `cellscope_model::api`.
-pub fn check(root: &Path, files: &[String]) -> anyhow::Result<Vec<Problem>> {
+pub(super) fn check(root: &Path, files: &[String]) -> anyhow::Result<Vec<Problem>> {
     let mut problems = Vec::new();
     for file in files {
         if !file.ends_with(".rs")

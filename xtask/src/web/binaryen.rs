@@ -9,11 +9,11 @@ use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 
 /// The pinned npm version (binaryen's release number is its major version).
-pub const VERSION: &str = "132.0.0";
+pub(super) const VERSION: &str = "132.0.0";
 
 /// `-Oz` plus the features rustc's wasm32 target emits by default (LLVM's `generic` CPU) and wasm-bindgen's
 /// output keeps: wasm-opt must be told about every feature the module already uses or it rejects it.
-pub const FLAGS: &[&str] = &[
+pub(super) const FLAGS: &[&str] = &[
     "-Oz",
     "--enable-bulk-memory",
     "--enable-bulk-memory-opt",
@@ -38,7 +38,7 @@ fn installed_version(tools: &Path) -> Option<String> {
 }
 
 /// The `wasm-opt` script, installed with npm when missing or at another version.
-pub fn wasm_opt() -> anyhow::Result<PathBuf> {
+pub(super) fn wasm_opt() -> anyhow::Result<PathBuf> {
     let tools = tools_dir();
     let script = tools.join("node_modules/binaryen/bin/wasm-opt");
     if installed_version(&tools).as_deref() != Some(VERSION) || !script.is_file() {
@@ -68,7 +68,7 @@ pub fn wasm_opt() -> anyhow::Result<PathBuf> {
 }
 
 /// Optimises `wasm` for size in place.
-pub fn optimize(wasm: &Path) -> anyhow::Result<()> {
+pub(super) fn optimize(wasm: &Path) -> anyhow::Result<()> {
     let script = wasm_opt()?;
     let optimized = wasm.with_extension("opt.wasm");
     let script_text = script.to_string_lossy();

@@ -9,10 +9,10 @@ use std::path::Path;
 use wasm_bindgen_cli_support::Bindgen;
 
 /// The stem of the generated files: `cellscope.js` and `cellscope_bg.wasm`.
-pub const OUT_NAME: &str = "cellscope";
+pub(super) const OUT_NAME: &str = "cellscope";
 
 /// The one version of `name` in a Cargo.lock text; an error when it is absent or locked at several versions.
-pub fn locked_version(lock: &str, name: &str) -> anyhow::Result<String> {
+pub(super) fn locked_version(lock: &str, name: &str) -> anyhow::Result<String> {
     let wanted = format!("name = \"{name}\"");
     let mut versions = Vec::new();
     let mut lines = lock.lines();
@@ -37,7 +37,7 @@ pub fn locked_version(lock: &str, name: &str) -> anyhow::Result<String> {
 
 /// Fails with what to do when Cargo.lock's wasm-bindgen differs from the cli-support this xtask is built with;
 /// returns that version.
-pub fn check_pin() -> anyhow::Result<String> {
+pub(super) fn check_pin() -> anyhow::Result<String> {
     let path = crate::workspace_root().join("Cargo.lock");
     let lock =
         std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
@@ -58,7 +58,7 @@ fn check_lock(lock: &str) -> anyhow::Result<String> {
 }
 
 /// Writes `cellscope.js` (ES module, `--target web`), `cellscope_bg.wasm` and any `snippets/` into `out_dir`.
-pub fn generate(input: &Path, out_dir: &Path, keep_names: bool) -> anyhow::Result<()> {
+pub(super) fn generate(input: &Path, out_dir: &Path, keep_names: bool) -> anyhow::Result<()> {
     let mut bindgen = Bindgen::new();
     bindgen
         .input_path(input)

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The file names the bundle ended up with.
-pub struct Assembled {
+pub(super) struct Assembled {
     pub glue: String,
     pub wasm: String,
     pub stylesheet: String,
@@ -130,6 +130,7 @@ fn swap_into_place(staging: &Path, target: &Path) -> anyhow::Result<()> {
 }
 
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // a libc call; see the SAFETY comment.
 fn exchange(a: &Path, b: &Path) -> anyhow::Result<()> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
@@ -163,7 +164,7 @@ fn exchange(a: &Path, b: &Path) -> anyhow::Result<()> {
 }
 
 /// Builds the bundle from wasm-bindgen's (and wasm-opt's) output in `processed` and puts it at `web_dir`.
-pub fn assemble(processed: &Path, web_dir: &Path) -> anyhow::Result<Assembled> {
+pub(super) fn assemble(processed: &Path, web_dir: &Path) -> anyhow::Result<Assembled> {
     let root = workspace_root();
     let glue_path = processed.join(format!("{OUT_NAME}.js"));
     let wasm_path = processed.join(format!("{OUT_NAME}_bg.wasm"));

@@ -367,6 +367,7 @@ fn block_masks(bytes: &[u8], base: usize) -> BlockMasks {
 /// compares against each byte sought, their byte masks gathered into bits.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
+#[allow(unsafe_code)] // SSE2 intrinsics; see the SAFETY comments.
 fn full_block_masks(block: &[u8]) -> BlockMasks {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
@@ -1132,6 +1133,7 @@ impl Accumulating {
 /// instructions (a population count is a dozen instructions without `popcnt`, clearing the lowest bit two
 /// without `blsr`). Where the processor has them (every x86-64 processor since about 2013), the same code is
 /// compiled a second time with them enabled and taken instead.
+#[allow(unsafe_code)] // a call of a `target_feature` function; see the SAFETY comment.
 fn parse_rows(context: &RowContext<'_>, splitter: Splitter<'_>) -> RowsOut {
     #[cfg(target_arch = "x86_64")]
     if !context.portable

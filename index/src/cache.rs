@@ -26,7 +26,7 @@ pub mod wire;
 pub use store::{CacheStore, DirectoryStore};
 
 use crate::formats::RunFormat;
-use crate::formats::tr164::read;
+use crate::formats::tr164::{self, backups::read_backup};
 use crate::run::found::{BackupDir, DetectedRun, RunDir, metrics_name_of};
 use crate::run::{BackupRead, IndexOptions, Progress, ReadContext, RunRead};
 use crate::storage::{self, Storage};
@@ -37,6 +37,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::UNIX_EPOCH;
+
+/// A hash of the code that reads run files (its sources, the model's and the locked dependencies): read results
+/// cached by a build with another hash are not used.
+pub const READ_CODE: &str = env!("CELLSCOPE_READ_CODE");
 
 /// Bumped when the entry layout changes in a way the source hash would not show (it changes with every source
 /// file of the indexer and the model, so in practice this stays).
@@ -417,7 +421,7 @@ impl<'a> Session<'a> {
         let material = KeyMaterial {
             schema: SCHEMA,
             version: env!("CARGO_PKG_VERSION"),
-            code: crate::READ_CODE,
+            code: READ_CODE,
             kind: "run",
             format: format.name(),
             root: &run.root,
@@ -509,7 +513,7 @@ impl<'a> Session<'a> {
     ) -> BackupRead {
         // Neither checksums nor the comparison: nothing is read, so there is nothing to save.
         if !options.hashes && !options.backup_diff {
-            return read::read_backup(self.storage, dir.clone(), master, options, progress);
+            return read_backup(self.storage, dir.clone(), master, options, progress);
         }
         let mut inputs: Inputs = vec![(
             storage::join(&dir.relative, "metrics.csv"),
@@ -525,13 +529,13 @@ impl<'a> Session<'a> {
             ));
         }
         if inputs.iter().any(|(_, stamp)| stamp.is_none()) {
-            return read::read_backup(self.storage, dir.clone(), master, options, progress);
+            return read_backup(self.storage, dir.clone(), master, options, progress);
         }
         let files = [dir.label.clone(), dir.master_run_id.clone()];
         let material = KeyMaterial {
             schema: SCHEMA,
             version: env!("CARGO_PKG_VERSION"),
-            code: crate::READ_CODE,
+            code: READ_CODE,
             kind: "backup",
             format: "tr164",
             root: &dir.relative,
@@ -541,7 +545,7 @@ impl<'a> Session<'a> {
             inputs: &inputs,
         };
         let Some(key) = self.key(&material) else {
-            return read::read_backup(self.storage, dir.clone(), master, options, progress);
+            return read_backup(self.storage, dir.clone(), master, options, progress);
         };
         let what = format!("backup `{}`", dir.relative);
         if let Some(entry) = self.get::<BackupEntry>(&key, &what)
@@ -570,7 +574,7 @@ impl<'a> Session<'a> {
                 parsed,
             };
         }
-        let read = read::read_backup(self.storage, dir.clone(), master, options, progress);
+        let read = read_backup(self.storage, dir.clone(), master, options, progress);
         self.count(|report| report.read += 1);
         if options.hashes && options.backup_diff {
             if let Some(hash) = read.digest.sha256.as_deref().and_then(hex_to_bytes) {
@@ -743,7 +747,7 @@ fn run_read(
     context.progress.file_done(digest.bytes);
     // A TR164 run lists its directory, which files other than its inputs can change: listed again, not cached.
     let files = if format.name() == "tr164" {
-        read::list_files(context.storage, &run.root)
+        tr164::list_files(context.storage, &run.root)
     } else {
         entry.files
     };

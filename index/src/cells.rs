@@ -547,7 +547,7 @@ pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> Run
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::tr164::read;
+    use crate::formats::tr164;
     use crate::lineage;
     use crate::run::found::RunDir;
     use crate::run::{IndexOptions, Quiet, RunRead};
@@ -580,7 +580,7 @@ mod tests {
 
     /// The run directory `r1` under `root` read as run `r1`, with every option.
     fn read_r1(root: &std::path::Path) -> RunRead {
-        read::read_run(
+        tr164::read_run(
             &LocalDisk::new(root),
             RunDir {
                 run_id: "r1".into(),

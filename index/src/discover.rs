@@ -1,7 +1,6 @@
 //! Finds run directories, backups, exclusion ledgers, `cellscope.toml` and other tools' result files under the
 //! data root without leaving it.
 
-use super::formats::{FORMATS, HEAD_BYTES, RunFormat};
 use super::mapping::Mapping;
 use super::storage::{self, Entry, EntryKind, Storage};
 use crate::run::found::{BackupDir, DetectedRun, METRICS_NAMES, RunDir};
@@ -52,12 +51,17 @@ const CANDIDATE_EXTENSIONS: [&str; 4] = ["json", "jsonl", "csv", "parquet"];
 /// Files discovery never offers to a format: cellscope's own, and TR164 side files.
 const NOT_RESULTS: [&str; 3] = ["cellscope.toml", "exclusions.toml", "metrics.csv"];
 
+/// Which other tool's format a file is in: given the data root, `cellscope.toml` and the file's path, the format's
+/// name and the root of the run the file belongs to. Discovery is the stage below reading and knows no format: the
+/// formats hand it this.
+pub type Detect<'a> = dyn Fn(&dyn Storage, &Mapping, &str) -> Option<(&'static str, String)> + 'a;
+
 /// Walks the data root through `storage` (symbolic links are listed, never followed, so nothing outside it is
 /// reached) and classifies what it finds: TR164 run directories and backups (a `metrics.csv`), exclusion
-/// ledgers, `cellscope.toml`, and the files of other tools' formats, detected by their content and grouped into
-/// runs by each format's run root. Runs are ordered by relative path; of several TR164 directories with the same
-/// run id only the first counts.
-pub fn discover(storage: &dyn Storage) -> Discovery {
+/// ledgers, `cellscope.toml`, and the files of other tools' formats, detected by their content (`detect`) and
+/// grouped into runs by each format's run root. Runs are ordered by relative path; of several TR164 directories
+/// with the same run id only the first counts.
+pub fn discover(storage: &dyn Storage, detect: &Detect<'_>) -> Discovery {
     let mut discovery = Discovery::default();
     let mut candidates = Vec::new();
     let mut external: BTreeMap<(String, &'static str), Vec<String>> = BTreeMap::new();
@@ -177,12 +181,9 @@ pub fn discover(storage: &dyn Storage) -> Discovery {
                         ),
                     }
                 }
-                EntryKind::File if !is_tr164_run => {
-                    if let Some(format) = detect(storage, &mapping, &path, entry) {
-                        external
-                            .entry((format.run_root(&path), format.name()))
-                            .or_default()
-                            .push(path);
+                EntryKind::File if !is_tr164_run && may_be_a_result(entry) => {
+                    if let Some((format, run_root)) = detect(storage, &mapping, &path) {
+                        external.entry((run_root, format)).or_default().push(path);
                     }
                 }
                 _ => {}
@@ -281,28 +282,11 @@ pub fn discover(storage: &dyn Storage) -> Discovery {
     discovery
 }
 
-/// The format whose content a file has, looking at its first [`HEAD_BYTES`] only.
-fn detect(
-    storage: &dyn Storage,
-    mapping: &Mapping,
-    path: &str,
-    entry: &Entry,
-) -> Option<&'static dyn RunFormat> {
-    let extension = entry
-        .name
-        .rsplit_once('.')
-        .map(|(_, extension)| extension)?;
-    if !CANDIDATE_EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
-        || NOT_RESULTS.contains(&entry.name.as_str())
-    {
-        return None;
-    }
-    let head = storage.read_range(path, 0..HEAD_BYTES).ok()?;
-    FORMATS
-        .iter()
-        .copied()
-        .filter(|format| format.name() != "tr164")
-        .find(|format| format.detect_in(storage, path, &head, mapping))
+/// Whether a file may be another tool's result, by its name: only such files are opened to detect their format.
+fn may_be_a_result(entry: &Entry) -> bool {
+    entry.name.rsplit_once('.').is_some_and(|(_, extension)| {
+        CANDIDATE_EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
+    }) && !NOT_RESULTS.contains(&entry.name.as_str())
 }
 
 #[cfg(test)]

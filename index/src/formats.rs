@@ -109,6 +109,21 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &table::Table,
 ];
 
+/// The other tool's format whose content the file at `path` has, looking at its first [`HEAD_BYTES`] only; TR164
+/// run directories are found by discovery, by their metrics file's name.
+pub fn detect(
+    storage: &dyn Storage,
+    mapping: &Mapping,
+    path: &str,
+) -> Option<&'static dyn RunFormat> {
+    let head = storage.read_range(path, 0..HEAD_BYTES).ok()?;
+    FORMATS
+        .iter()
+        .copied()
+        .filter(|format| format.name() != tr164::Tr164.name())
+        .find(|format| format.detect_in(storage, path, &head, mapping))
+}
+
 /// The format called `name`.
 pub fn by_name(name: &str) -> Option<&'static dyn RunFormat> {
     FORMATS.iter().copied().find(|format| format.name() == name)

@@ -1,10 +1,15 @@
 //! The index: every run under a data root, its cells with statuses and metrics, provenance and warnings.
 //!
 //! Indexing never fails as a whole. [`build`] returns an [`Index`] plus warnings naming run, file and line;
-//! only a missing data root is an error. It runs in named stages, each in its own module with its own tests:
-//! discover ([`discover`]) → read runs and backups ([`read`]) → relate them: refill lineage, copies, backup
-//! comparisons ([`lineage`]) → each run's cells and facts ([`cells`]) → the assembled, scaled index
-//! ([`assemble`]). Files are parsed in parallel; the data root is only ever read.
+//! only a missing data root is an error. It runs in named stages, each in its own modules with their own tests:
+//! discover ([`discover`]: run directories, backups, ledgers, other tools' files) → read every run through its
+//! format and every backup ([`read`]; one module per format in [`formats`], TR164's in [`formats::tr164`], with
+//! the [`cache`] of read results) → relate them: refill lineage, copies, backup comparisons ([`lineage`]) → each
+//! run's cells and facts ([`cells`]) → the assembled, scaled index ([`assemble`]). Below every stage are the
+//! [`storage`] seam every file is read through, by its path relative to the data root, and [`run`], the types the
+//! stages hand each other, with the [`mapping`] of `cellscope.toml` and the exclusion [`ledger`]s. A module
+//! imports only from its own stage or the ones below it. Files are parsed in parallel; the data root is only ever
+//! read.
 
 pub mod cache;
 mod cells;
@@ -15,10 +20,10 @@ pub mod ledger;
 mod lineage;
 pub mod mapping;
 pub mod read;
+pub mod run;
 pub mod storage;
 
-pub mod run;
-
+pub use cache::READ_CODE;
 pub use run::rows::{CellRows, RowsError};
 pub use run::{IndexOptions, Progress, Quiet};
 
@@ -29,10 +34,6 @@ use formats::RunFormat as _;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// A hash of the code that reads run files (its sources, the model's and the locked dependencies): read results
-/// cached by a build with another hash are not used.
-pub const READ_CODE: &str = env!("CELLSCOPE_READ_CODE");
 
 /// Errors that stop indexing altogether.
 #[derive(Debug, thiserror::Error)]
@@ -125,7 +126,10 @@ fn build_with(
         return Err(IndexError::RootNotDirectory(root.to_path_buf()));
     }
     let disk = storage::LocalDisk::new(root);
-    let discovery = discover::discover(&disk);
+    let detect = |storage: &dyn storage::Storage, mapping: &mapping::Mapping, path: &str| {
+        formats::detect(storage, mapping, path).map(|format| (format.name(), format.run_root(path)))
+    };
+    let discovery = discover::discover(&disk, &detect);
     let mut warnings = discovery.warnings.clone();
     let mapping = discovery
         .mapping

@@ -2,7 +2,7 @@
 //! copies (the rule is `cellscope_model::lineage`; this stage gathers its evidence from the files and turns its
 //! findings into warnings with file and line), and what each master's backup comparison found.
 
-use crate::formats::tr164::read::lines_in_file;
+use crate::formats::tr164::metrics::lines_in_file;
 use crate::run::parsed::ParsedMetrics;
 use crate::run::{BackupRead, RunRead, SpliceDiff};
 use crate::storage::{self, Storage};
@@ -379,7 +379,7 @@ fn fold_backups(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::tr164::read;
+    use crate::formats::tr164;
     use crate::run::found::RunDir;
     use crate::run::{IndexOptions, Quiet, RunRead};
 
@@ -406,7 +406,7 @@ mod tests {
         if let Some(note) = note {
             std::fs::write(dir.join("REFILL_NOTE.md"), note).unwrap();
         }
-        read::read_run(
+        tr164::read_run(
             &crate::storage::LocalDisk::new(root),
             RunDir {
                 run_id: id.into(),

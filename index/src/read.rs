@@ -2,7 +2,7 @@
 //! parallel, each on its own. Nothing here relates runs to each other; that is the lineage stage's work.
 
 use crate::discover::Discovery;
-use crate::formats::{self, tr164::read::read_backup};
+use crate::formats::{self, tr164::backups::read_backup};
 use crate::mapping::Mapping;
 use crate::run::found::{DetectedRun, RunDir};
 use crate::run::{BackupRead, IndexOptions, Progress, ReadContext, RunRead};

@@ -30,7 +30,7 @@ fn both_ways_agree(root: &Path) -> usize {
         assert_eq!(stretch, expected, "{key}");
         // Each row is the one on its line of the file: same request id and wall time.
         // As the index read it: decompressed when the file is stored compressed.
-        let text = index::formats::tr164::read::metrics_bytes(&disk, &cell.file).unwrap();
+        let text = index::formats::tr164::metrics::metrics_bytes(&disk, &cell.file).unwrap();
         let text = String::from_utf8_lossy(text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text));
         let lines: Vec<&str> = text.split('\n').collect();
         let header: Vec<&str> = lines[0].trim_end_matches('\r').split(',').collect();

@@ -5,6 +5,9 @@
 //! root (`common::demo_root`). Tests in different modules now run on threads of one process, so none may change
 //! process-wide state (environment variables, the working directory).
 
+// A test fails by panicking, and so may the helpers the tests share.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 mod bundle;

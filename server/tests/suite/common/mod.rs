@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 /// The demo data root (default seed, scale 1), generated on first use under cargo's per-target temporary
 /// directory (inside `target/`). A static is never dropped, so each binary instead removes what earlier test
 /// processes that have ended left behind.
-pub fn demo_root() -> &'static Path {
+pub(crate) fn demo_root() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
         let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
@@ -26,7 +26,7 @@ pub fn demo_root() -> &'static Path {
 
 /// The `cellscope` binary, with its default cache directory (`$XDG_CACHE_HOME/cellscope`) inside this test
 /// process's own directory under `target/`, so that tests never write to the user's cache.
-pub fn cellscope_command() -> std::process::Command {
+pub(crate) fn cellscope_command() -> std::process::Command {
     static CACHE_HOME: OnceLock<PathBuf> = OnceLock::new();
     let home = CACHE_HOME.get_or_init(|| {
         let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
@@ -61,7 +61,7 @@ fn remove_stale_demo_dirs(parent: &Path) {
 }
 
 /// The index of the demo data (hashes and backup diff included).
-pub fn demo_index() -> &'static cellscope_index::Index {
+pub(crate) fn demo_index() -> &'static cellscope_index::Index {
     static INDEX: OnceLock<cellscope_index::Index> = OnceLock::new();
     INDEX.get_or_init(|| {
         cellscope_index::build(
@@ -74,7 +74,7 @@ pub fn demo_index() -> &'static cellscope_index::Index {
 }
 
 /// Copies a directory tree (regular files only).
-pub fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).unwrap() {
         let path = entry.unwrap().path();
         let target = to.join(path.file_name().unwrap());
@@ -90,7 +90,7 @@ pub fn copy_tree(from: &Path, to: &Path) {
 /// Sends `head` (a request line, optionally with headers, without the blank line) on a fresh loopback connection
 /// with `Host` and `Connection: close`, and reads the whole answer: its status (0 for no complete response) and
 /// body.
-pub async fn raw_exchange(
+pub(crate) async fn raw_exchange(
     addr: std::net::SocketAddr,
     head: &str,
 ) -> std::io::Result<(u16, Vec<u8>)> {
@@ -100,7 +100,7 @@ pub async fn raw_exchange(
 
 /// [`raw_exchange`] that also returns the response head (status line and headers; empty, with status 0 and the
 /// whole answer as the body, when no complete head came).
-pub async fn raw_response(
+pub(crate) async fn raw_response(
     addr: std::net::SocketAddr,
     head: &str,
 ) -> std::io::Result<(u16, String, Vec<u8>)> {

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// One run's contribution to the index.
 #[derive(Default)]
-pub struct RunCells {
+pub(crate) struct RunCells {
     /// Cells of the main table (a refill run keeps here the cells that were not spliced into its master).
     pub own: Vec<CellSummary>,
     /// A refill run's cells that stand in its master, kept for provenance.
@@ -41,7 +41,7 @@ pub struct RunCells {
 ///
 /// Each cell's row offsets are moved out of `read` into the index's [`CellRows`] (they are the largest part of
 /// a parse, 8 bytes a row, and nothing after this stage reads them from `read`).
-pub fn run_cells(
+pub(crate) fn run_cells(
     read: &mut RunRead,
     relations: &Relations,
     ledger: &mut [LedgerEntry],
@@ -458,7 +458,7 @@ impl<'a, K: Ord, V> SortedLookup<'a, K, V> {
 }
 
 /// The facts of one run: census over all its cells, refill lineage, backups and ledger matches.
-pub fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> RunFacts {
+pub(crate) fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> RunFacts {
     let run_id = read.dir.run_id.as_str();
     let all: Vec<&CellSummary> = cells.own.iter().chain(&cells.spliced).collect();
     let (malformed_rows, failed_by_status) = match &read.metrics {

@@ -13,10 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// A master's backup file (relative to the data root), its length, and the byte offsets of the rows a refill
 /// replaced, per cell.
-pub type ReplacedRows = (String, u64, BTreeMap<CellCoordinates, Vec<u64>>);
+pub(crate) type ReplacedRows = (String, u64, BTreeMap<CellCoordinates, Vec<u64>>);
 
 /// What this stage decided and found.
-pub struct Relations {
+pub(crate) struct Relations {
     pub lineage: Lineage,
     /// Master run id → its backups with their comparisons.
     pub backups: BTreeMap<String, Vec<BackupFacts>>,
@@ -28,7 +28,7 @@ pub struct Relations {
 }
 
 /// The lineage evidence of one run: its rows by run id per cell, its note's mentions, whether it has a backup.
-pub fn evidence(read: &RunRead, backed_up: &BTreeSet<&str>) -> RunEvidence {
+pub(crate) fn evidence(read: &RunRead, backed_up: &BTreeSet<&str>) -> RunEvidence {
     // Each id's cells are gathered in a list and made into their map at once (sorted, then built in one pass),
     // not inserted one by one: a master's own id alone has a row in every one of its cells.
     /// One id's rows per cell, and the offset of its first row.
@@ -75,7 +75,11 @@ pub fn evidence(read: &RunRead, backed_up: &BTreeSet<&str>) -> RunEvidence {
 }
 
 /// Decides lineage and folds in the backup comparisons; `storage` is read only for the lines warnings name.
-pub fn relate(storage: &dyn Storage, runs: &[RunRead], backups: Vec<BackupRead>) -> Relations {
+pub(crate) fn relate(
+    storage: &dyn Storage,
+    runs: &[RunRead],
+    backups: Vec<BackupRead>,
+) -> Relations {
     let backed_up: BTreeSet<&str> = backups
         .iter()
         .map(|backup| backup.dir.master_run_id.as_str())

@@ -423,7 +423,7 @@ impl From<Splice> for SpliceDiff {
 mod json_text {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub fn serialize<S: Serializer>(
+    pub(super) fn serialize<S: Serializer>(
         value: &Option<serde_json::Value>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
@@ -433,7 +433,7 @@ mod json_text {
             .serialize(serializer)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Option<serde_json::Value>, D::Error> {
         Option::<String>::deserialize(deserializer)?
@@ -446,11 +446,14 @@ mod json_text {
 mod format_name {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(name: &&'static str, serializer: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        name: &&'static str,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(name)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<&'static str, D::Error> {
         let name = String::deserialize(deserializer)?;
@@ -464,11 +467,14 @@ mod format_name {
 mod rejection_kind {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(kind: &&'static str, serializer: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        kind: &&'static str,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(kind)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<&'static str, D::Error> {
         let kind = String::deserialize(deserializer)?;
@@ -484,7 +490,10 @@ mod rejection_kind {
 mod increasing {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(offsets: &[u64], serializer: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        offsets: &[u64],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         let mut previous = 0u64;
         serializer.collect_seq(offsets.iter().map(|offset| {
             let difference = offset.wrapping_sub(previous);
@@ -493,7 +502,9 @@ mod increasing {
         }))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u64>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<u64>, D::Error> {
         let mut offsets = Vec::<u64>::deserialize(deserializer)?;
         let mut previous = 0u64;
         for offset in &mut offsets {

@@ -60,7 +60,7 @@ pub fn explain_rules(keyed: &KeyedRecord) -> Vec<(String, String, String)> {
 
 /// The last component of a model path or repository id (`meta-llama/Llama-3.1-8B` → `Llama-3.1-8B`), so the
 /// same model served from a local directory and from a hub id line up.
-pub fn model_name(raw: &str) -> String {
+pub(super) fn model_name(raw: &str) -> String {
     let trimmed = raw.trim().trim_end_matches('/');
     trimmed
         .rsplit('/')
@@ -115,7 +115,7 @@ fn n_in_path(path: &str) -> Option<(u32, String)> {
 
 /// Resolves the key of every record of one run. Records without a concurrency are left out with a warning;
 /// `rep`s not stated are numbered in file and record order among records with the same other key.
-pub fn resolve(
+pub(super) fn resolve(
     format: &str,
     mapping: &Mapping,
     run_id: &str,

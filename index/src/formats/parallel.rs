@@ -16,7 +16,7 @@ use std::fmt;
 
 /// One per-request array of a result object, as found.
 #[derive(Debug, Default)]
-pub enum Column<T> {
+pub(super) enum Column<T> {
     /// The key is not in the object.
     #[default]
     Missing,
@@ -56,7 +56,7 @@ impl<T> Column<T> {
 /// not one. `itl_sums` holds Σ of each request's inter-token gaps (`None` where the entry is not an array);
 /// `errors` each request's error text when it is a non-empty string.
 #[derive(Debug, Default)]
-pub struct Columns {
+pub(super) struct Columns {
     pub(super) latencies: Column<Option<f64>>,
     pub(super) ttfts: Column<Option<f64>>,
     pub(super) itl_sums: Column<Option<f64>>,
@@ -67,7 +67,7 @@ pub struct Columns {
 }
 
 /// Why the arrays of an object cannot be used.
-pub enum ArraysProblem {
+pub(super) enum ArraysProblem {
     /// `key` is present but is not an array.
     NotAnArray(&'static str),
     /// The arrays disagree on the number of requests.
@@ -75,7 +75,7 @@ pub enum ArraysProblem {
 }
 
 impl ArraysProblem {
-    pub fn message(&self) -> String {
+    pub(super) fn message(&self) -> String {
         match self {
             ArraysProblem::NotAnArray(key) => {
                 format!("`{key}` is not an array of per-request values")
@@ -99,7 +99,7 @@ fn gap_sum(gaps: impl Iterator<Item = f64>) -> f64 {
 
 impl Columns {
     /// The arrays of a parsed result object.
-    pub fn from_json(object: &Json) -> Columns {
+    pub(super) fn from_json(object: &Json) -> Columns {
         let numbers = |key: &str| Column::from_json(object.get(key), number);
         Columns {
             latencies: numbers("latencies"),
@@ -121,12 +121,12 @@ impl Columns {
     }
 
     /// Whether the object has an `errors` key (even `null`).
-    pub fn has_errors_key(&self) -> bool {
+    pub(super) fn has_errors_key(&self) -> bool {
         !matches!(self.errors, Column::Missing)
     }
 
     /// The arrays, checked; `Ok(None)` when the object has none (an aggregate-only result).
-    pub fn arrays(self) -> Result<Option<Arrays>, ArraysProblem> {
+    pub(super) fn arrays(self) -> Result<Option<Arrays>, ArraysProblem> {
         // In the order the keys are checked (and the first one that is not an array named).
         let shapes: [(&'static str, Option<usize>, bool); 7] = [
             (
@@ -196,12 +196,12 @@ impl Columns {
 }
 
 /// The arrays of a parsed result object, checked; `Ok(None)` when it has none (an aggregate-only result).
-pub fn arrays(object: &Json) -> Result<Option<Arrays>, ArraysProblem> {
+pub(super) fn arrays(object: &Json) -> Result<Option<Arrays>, ArraysProblem> {
     Columns::from_json(object).arrays()
 }
 
 /// The arrays found in one result object, all of `count` requests.
-pub struct Arrays {
+pub(super) struct Arrays {
     pub count: usize,
     latencies: Option<Vec<Option<f64>>>,
     ttfts: Option<Vec<Option<f64>>>,
@@ -214,13 +214,13 @@ pub struct Arrays {
 
 impl Arrays {
     /// Whether wall latency has to be rebuilt as TTFT + Σ ITL (no `latencies` array).
-    pub fn wall_derived(&self) -> bool {
+    pub(super) fn wall_derived(&self) -> bool {
         self.latencies.is_none() && self.ttfts.is_some() && self.itl_sums.is_some()
     }
 
     /// The requests, in cellscope's units. A request fails when its error text is non-empty; without an
     /// `errors` array, a latency of exactly 0.0 is how vLLM marks a failed request.
-    pub fn requests(self) -> Vec<Request> {
+    pub(super) fn requests(self) -> Vec<Request> {
         let at = |values: &Option<Vec<Option<f64>>>, index: usize| -> Option<f64> {
             values.as_ref().and_then(|values| values[index])
         };
@@ -263,7 +263,7 @@ impl Arrays {
 /// into `fields` (an object, for the mapping's `{field}` templates and the scalar fields the reader looks up).
 /// `generated_texts` and `queue_times` are skipped unread. A document that is not an object is read whole and
 /// left with `is_object` false, so the reader can say so.
-pub struct ResultObject {
+pub(super) struct ResultObject {
     pub fields: Json,
     pub columns: Columns,
     pub is_object: bool,
@@ -610,7 +610,7 @@ const REPORTED: [(&str, &[&str]); 6] = [
 /// The reported aggregates of a vLLM or SGLang result object, by cells-table column. Means of tokens are the
 /// totals over the completed requests; throughput is the tool's `output_throughput` (its output tokens over its
 /// duration, the same definition cellscope uses when requests carry no timestamps).
-pub fn reported(object: &Json) -> BTreeMap<String, f64> {
+pub(super) fn reported(object: &Json) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     for (column, keys) in REPORTED {
         if let Some(value) = keys.iter().find_map(|key| field_number(object, key)) {

@@ -13,7 +13,7 @@ use serde::de::IgnoredAny;
 use serde_json::Value as Json;
 
 /// The file's one result object and the line where it starts, when the fast reading applies.
-pub fn single_result(bytes: &[u8]) -> Option<(u64, ResultObject)> {
+pub(super) fn single_result(bytes: &[u8]) -> Option<(u64, ResultObject)> {
     let mut scan = Scan { bytes, at: 0 };
     scan.skip_whitespace();
     let line = line_of(bytes, scan.at);

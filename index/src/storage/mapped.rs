@@ -46,7 +46,7 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 static PAGE_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// A file mapped read-only. Its bytes are the file's as long as [`Mapped::damaged`] is false after reading them.
-pub struct Mapped {
+pub(crate) struct Mapped {
     start: *mut std::ffi::c_void,
     length: usize,
     slot: usize,
@@ -60,7 +60,7 @@ unsafe impl Sync for Mapped {}
 impl Mapped {
     /// Maps the first `length` bytes of `file` (its size when reading began). `None` when the file cannot be
     /// mapped or every slot is taken: the caller reads it another way.
-    pub fn new(file: &File, length: u64) -> Option<Mapped> {
+    pub(crate) fn new(file: &File, length: u64) -> Option<Mapped> {
         let length = usize::try_from(length).ok().filter(|length| *length > 0)?;
         install();
         if !INSTALLED.load(Ordering::Acquire) {
@@ -98,14 +98,14 @@ impl Mapped {
         })
     }
 
-    pub fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: `length` bytes are mapped readable at `start` until `drop`; pages a fault replaced read as zeros.
         unsafe { std::slice::from_raw_parts(self.start.cast::<u8>(), self.length) }
     }
 
     /// A fault in the map was caught while it was read (the file became shorter, or a page could not be read):
     /// what was read from it is not the file.
-    pub fn damaged(&self) -> bool {
+    pub(crate) fn damaged(&self) -> bool {
         REGISTRY[self.slot].damaged.load(Ordering::Acquire)
     }
 }

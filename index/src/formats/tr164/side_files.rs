@@ -146,7 +146,7 @@ pub(super) fn read_side_files(storage: &dyn Storage, dir: &RunDir, run_id: &str)
 
 /// Run ids (`YYYYMMDD_HHMMSS_ffffff` or `YYYYMMDD_HHMMSS`) a note mentions, each with the 1-based line of its
 /// first mention.
-pub fn run_ids_in(text: &str) -> BTreeMap<String, u64> {
+pub(super) fn run_ids_in(text: &str) -> BTreeMap<String, u64> {
     let mut found = BTreeMap::new();
     for (line_index, line) in text.lines().enumerate() {
         let bytes = line.as_bytes();

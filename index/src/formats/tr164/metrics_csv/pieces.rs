@@ -55,7 +55,7 @@ pub(super) struct PieceReader<'s> {
 }
 
 impl<'s> PieceReader<'s> {
-    pub fn new(source: &'s dyn Source, position: u64, end: u64, piece_bytes: usize) -> Self {
+    pub(super) fn new(source: &'s dyn Source, position: u64, end: u64, piece_bytes: usize) -> Self {
         let piece_bytes = piece_bytes.max(1);
         let mut buffer = BUFFER
             .with(|kept| {
@@ -79,7 +79,7 @@ impl<'s> PieceReader<'s> {
     /// Reads one more piece after the buffered bytes (moving the buffered ones to the front first when that
     /// makes room, growing the buffer when a line is longer than it). `Ok(false)` at the end of the source; an
     /// error when the source is shorter than it was (a file truncated while read).
-    pub fn fill(&mut self) -> io::Result<bool> {
+    pub(super) fn fill(&mut self) -> io::Result<bool> {
         let at = self.position + self.filled as u64;
         if at >= self.end {
             return Ok(false);
@@ -109,7 +109,7 @@ impl<'s> PieceReader<'s> {
     }
 
     /// Forgets the first `count` buffered bytes: the rest moves to the front.
-    pub fn consume(&mut self, count: usize) {
+    pub(super) fn consume(&mut self, count: usize) {
         let count = count.min(self.filled);
         self.buffer.copy_within(count..self.filled, 0);
         self.filled -= count;

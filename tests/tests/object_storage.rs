@@ -289,9 +289,29 @@ fn serve_follows_the_bucket_and_replicas_agree() -> anyhow::Result<()> {
         .map(|(key, value)| (*key, value.as_str()))
         .collect();
     let local = Server::start(&config)?;
+    let replicas = start_replicas_sharing_a_bucket_cache(&config, &moto, &env_refs)?;
+    let local_snapshot = the_replicas_answer_as_the_local_server(&replicas, &local)?;
+    let (changed_local, local_changed) =
+        a_cut_object_reaches_both_replicas(&config, &moto, &replicas, &local_snapshot)?;
+    a_deleted_object_leaves_the_index(
+        &config,
+        &moto,
+        &replicas,
+        changed_local.path(),
+        local_changed,
+    )
+}
+
+/// Two replicas over `s3://runs/tr164` keeping their read results in the bucket: the first writes them, the
+/// second starts warm from them.
+fn start_replicas_sharing_a_bucket_cache(
+    config: &Config,
+    moto: &Moto,
+    env_refs: &[(&str, &str)],
+) -> anyhow::Result<[Server; 2]> {
     // Both replicas keep their read results in the bucket: the first writes them, the second starts warm.
     let args = ["--poll", "0.5", "--cache", "s3://runs/cellscope-cache"];
-    let first = Server::start_with(&config, "s3://runs/tr164".as_ref(), &args, &env_refs)?;
+    let first = Server::start_with(config, "s3://runs/tr164".as_ref(), &args, env_refs)?;
     let entries = |listing: &str| listing.matches(".entry</Key>").count();
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut written = 0;
@@ -308,7 +328,7 @@ fn serve_follows_the_bucket_and_replicas_agree() -> anyhow::Result<()> {
             first.log()
         );
     }
-    let second = Server::start_with(&config, "s3://runs/tr164".as_ref(), &args, &env_refs)?;
+    let second = Server::start_with(config, "s3://runs/tr164".as_ref(), &args, env_refs)?;
     let warm_line = second
         .log()
         .lines()
@@ -329,7 +349,15 @@ fn serve_follows_the_bucket_and_replicas_agree() -> anyhow::Result<()> {
         used > 0 && used <= written,
         "the second replica took {used} runs from the {written} cached entries: `{warm_line}`"
     );
-    let replicas = [first, second];
+    Ok([first, second])
+}
+
+/// Each replica answers the cells table, the index's snapshot and two cells' request rows as the local server
+/// does; returns that snapshot id.
+fn the_replicas_answer_as_the_local_server(
+    replicas: &[Server; 2],
+    local: &Server,
+) -> anyhow::Result<serde_json::Value> {
     let local_cells = local.get("/api/cells")?;
     ensure!(local_cells.status == 200 && local_cells.body.len() > 10_000);
     let local_snapshot = local.get("/api/index")?.json()?["snapshot"].clone();
@@ -341,7 +369,7 @@ fn serve_follows_the_bucket_and_replicas_agree() -> anyhow::Result<()> {
         "/api/requests?run=20260612_212816_266127&suite=cloud_core&phase=scaling&backend=sglang\
          &model=mistral-7b&workload=long_prefill_8k&n=1&rep=0",
     ];
-    for replica in &replicas {
+    for replica in replicas {
         for path in requests {
             let expected = local.get(path)?;
             ensure!(
@@ -364,7 +392,18 @@ fn serve_follows_the_bucket_and_replicas_agree() -> anyhow::Result<()> {
             "a replica's snapshot id differs from the local server's"
         );
     }
+    Ok(local_snapshot)
+}
 
+/// One run's metrics.csv loses its last rows in the bucket: both replicas see it within a few polls and agree on
+/// the new snapshot, which is what a local directory with the same change gives. Returns that directory and its
+/// server.
+fn a_cut_object_reaches_both_replicas(
+    config: &Config,
+    moto: &Moto,
+    replicas: &[Server; 2],
+    local_snapshot: &serde_json::Value,
+) -> anyhow::Result<(tempfile::TempDir, Server)> {
     // One run's metrics.csv loses its last rows in the bucket: both replicas see it within a few polls and agree
     // on the new snapshot, which is what a local directory with the same change gives.
     let changed_local = tempfile::tempdir()?;
@@ -376,14 +415,14 @@ fn serve_follows_the_bucket_and_replicas_agree() -> anyhow::Result<()> {
     shorter.push(b'\n');
     std::fs::write(changed_local.path().join(run), &shorter)?;
     moto.put("runs", &format!("tr164/{run}"), &shorter)?;
-    let local_changed = Server::start_with(&config, changed_local.path().as_os_str(), &[], &[])?;
+    let local_changed = Server::start_with(config, changed_local.path().as_os_str(), &[], &[])?;
     let expected_snapshot = local_changed.get("/api/index")?.json()?["snapshot"].clone();
     ensure!(
-        expected_snapshot != local_snapshot,
+        expected_snapshot != *local_snapshot,
         "cutting a metrics.csv did not change the snapshot"
     );
     let deadline = Instant::now() + Duration::from_secs(60);
-    for replica in &replicas {
+    for replica in replicas {
         loop {
             if replica.get("/api/index")?.json()?["snapshot"] == expected_snapshot {
                 break;
@@ -408,18 +447,28 @@ fn serve_follows_the_bucket_and_replicas_agree() -> anyhow::Result<()> {
             "the replica did not log the change it saw"
         );
     }
-    // A deleted object leaves the index as a deleted file does.
+    Ok((changed_local, local_changed))
+}
+
+/// A deleted object leaves the index as a deleted file does.
+fn a_deleted_object_leaves_the_index(
+    config: &Config,
+    moto: &Moto,
+    replicas: &[Server; 2],
+    changed_local: &Path,
+    local_changed: Server,
+) -> anyhow::Result<()> {
     let gone = "tr164-v1";
-    for entry in walk(&changed_local.path().join(gone))? {
+    for entry in walk(&changed_local.join(gone))? {
         let relative = entry
-            .strip_prefix(changed_local.path())?
+            .strip_prefix(changed_local)?
             .to_string_lossy()
             .into_owned();
         moto.delete("runs", &format!("tr164/{relative}"))?;
     }
-    std::fs::remove_dir_all(changed_local.path().join(gone))?;
+    std::fs::remove_dir_all(changed_local.join(gone))?;
     drop(local_changed);
-    let local_removed = Server::start_with(&config, changed_local.path().as_os_str(), &[], &[])?;
+    let local_removed = Server::start_with(config, changed_local.as_os_str(), &[], &[])?;
     let removed_snapshot = local_removed.get("/api/index")?.json()?["snapshot"].clone();
     let deadline = Instant::now() + Duration::from_secs(60);
     while replicas[0].get("/api/index")?.json()?["snapshot"] != removed_snapshot {

@@ -24,8 +24,11 @@ async fn coloured_around(page: &Harness, canvas: &str, x: f64, y: f64) -> anyhow
     .await
 }
 
+/// A row of the table: (group, pairs, verdict, dropped).
+type TableRow = (String, u32, String, u32);
+
 /// The table's rows as (group, pairs, verdict, dropped) from their data attributes.
-async fn table_rows(page: &Harness) -> anyhow::Result<Vec<(String, u32, String, u32)>> {
+async fn table_rows(page: &Harness) -> anyhow::Result<Vec<TableRow>> {
     let rows: Vec<(String, String, String, String)> = page
         .eval(
             "Array.from(document.querySelectorAll('#compare-table tbody tr')).map(r => \
@@ -42,6 +45,23 @@ async fn table_rows(page: &Harness) -> anyhow::Result<Vec<(String, u32, String, 
 #[tokio::test]
 async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> anyhow::Result<()> {
     let page = Harness::start("compare").await?;
+    open_the_scaling_comparison(&page).await?;
+    the_forest_plot_draws_five_rows(&page).await?;
+    let table = the_table_says_what_the_api_says(&page).await?;
+    the_confounders_name_what_else_differs(&page).await?;
+    long_prefill_names_its_dropped_pairs(&page, &table).await?;
+    the_exports_are_named_for_the_view(&page).await?;
+    the_link_reopens_the_comparison(&page, &table).await?;
+    including_the_exclusions_gives_back_the_pairs(&page).await?;
+    a_pair_opens_its_cells_in_the_inspector(&page).await?;
+    compare_these_opens_from_the_curves(&page).await?;
+    hand_edited_links_are_explained(&page).await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+/// Opens the Compare tab, chooses vllm against sglang and narrows the phase to scaling.
+async fn open_the_scaling_comparison(page: &Harness) -> anyhow::Result<()> {
     page.open("/").await?;
     page.wait_for("button.tab[data-view=compare]").await?;
     page.click("button.tab[data-view=compare]").await?;
@@ -62,7 +82,11 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
         .await?;
     page.wait_for_attr("#forest-canvas", "data-drawn", "true")
         .await?;
+    Ok(())
+}
 
+/// The forest plot's five rows, each marker drawn where the page says it is.
+async fn the_forest_plot_draws_five_rows(page: &Harness) -> anyhow::Result<()> {
     // Five rows in the forest plot, each with its marker drawn where the page says it is.
     let rows: String = page
         .eval("document.querySelector('#forest-canvas').dataset.rows")
@@ -86,7 +110,7 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
         ]
     );
     for (group, x, y) in &rows {
-        let pixels = coloured_around(&page, "#forest-canvas", *x, *y).await?;
+        let pixels = coloured_around(page, "#forest-canvas", *x, *y).await?;
         assert!(
             pixels > 20,
             "{group}: only {pixels} coloured pixels at its marker"
@@ -97,7 +121,11 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
         rows.windows(2).all(|pair| pair[1].2 > pair[0].2 + 10.0),
         "{rows:?}"
     );
+    Ok(())
+}
 
+/// The table against /api/compare; returns its rows.
+async fn the_table_says_what_the_api_says(page: &Harness) -> anyhow::Result<Vec<TableRow>> {
     // The table says what /api/compare says for the same parameters.
     let link: String = page.eval("location.search").await?;
     assert!(
@@ -111,7 +139,7 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
             "/api/compare?by=backend&a=vllm&b=sglang&per=workload&metric=efficiency&phase=scaling",
         )?
         .json()?;
-    let table = table_rows(&page).await?;
+    let table = table_rows(page).await?;
     let groups = api["groups"]
         .as_array()
         .ok_or_else(|| anyhow::anyhow!("no groups in {api}"))?;
@@ -144,7 +172,11 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
         .and_then(|group| group["mean_delta"].as_f64())
         .ok_or_else(|| anyhow::anyhow!("no long_prefill_8k mean in {api}"))?;
     assert_eq!(mean_text, format!("{api_mean:+.4}"));
+    Ok(table)
+}
 
+/// The confounders above the table.
+async fn the_confounders_name_what_else_differs(page: &Harness) -> anyhow::Result<()> {
     // What else differs: the drivers, torch and the backends' versions, each with its runs; the GPU is the same.
     // The refill run's context override is not among them: the ledger leaves its cells out of this comparison.
     let confounders = page.text("#compare-confounders").await?;
@@ -170,7 +202,14 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
             .contains("A100"),
         "the shared GPU is counted, not listed"
     );
+    Ok(())
+}
 
+/// long_prefill_8k's dropped pairs, then the view's screenshots.
+async fn long_prefill_names_its_dropped_pairs(
+    page: &Harness,
+    table: &[TableRow],
+) -> anyhow::Result<()> {
     // long_prefill_8k: 20 pairs, the 5 Mistral pairs named with the ledger entry that drops them.
     let long_prefill = table
         .iter()
@@ -211,7 +250,11 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
     )
     .await?;
     page.screenshot("view-compare-forest").await?;
+    Ok(())
+}
 
+/// The table and forest plot exports.
+async fn the_exports_are_named_for_the_view(page: &Harness) -> anyhow::Result<()> {
     // Exports: the table as CSV under the view in words, the forest plot as PNG and SVG, named for the view.
     page.capture_downloads().await?;
     page.click("#export-compare-csv").await?;
@@ -252,7 +295,11 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
         names[1].ends_with(".svg") && names[2].ends_with(".png"),
         "{names:?}"
     );
+    Ok(())
+}
 
+/// The link's round trip.
+async fn the_link_reopens_the_comparison(page: &Harness, table: &[TableRow]) -> anyhow::Result<()> {
     // The link reopens exactly this comparison: a fresh load of the app from it alone.
     let href: String = page.eval("location.pathname + location.search").await?;
     page.open("/").await?;
@@ -260,10 +307,14 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
     page.open(&href).await?;
     page.until("document.querySelectorAll('#compare-table tbody tr').length === 5")
         .await?;
-    assert_eq!(table_rows(&page).await?, table);
+    assert_eq!(table_rows(page).await?, table);
     let reopened: String = page.eval("location.pathname + location.search").await?;
     assert_eq!(reopened, href);
+    Ok(())
+}
 
+/// "include excluded", and the refill run it brings in.
+async fn including_the_exclusions_gives_back_the_pairs(page: &Harness) -> anyhow::Result<()> {
     // Putting the ledger's exclusions back gives long_prefill_8k its 25 pairs.
     page.click("input[data-include=excluded]").await?;
     page.wait_for_attr(
@@ -285,7 +336,11 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
         confounders.contains("20260613_055519_963364"),
         "{confounders}"
     );
+    Ok(())
+}
 
+/// A pair clicked in the paired view.
+async fn a_pair_opens_its_cells_in_the_inspector(page: &Harness) -> anyhow::Result<()> {
     // A pair of the paired view opens its cells in the Inspector.
     page.wait_for_attr("#paired-canvas", "data-drawn", "true")
         .await?;
@@ -319,7 +374,11 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
     page.click("#pair-cells li a").await?;
     page.until("location.search.includes('view=inspector') && location.search.includes('cell=')")
         .await?;
+    Ok(())
+}
 
+/// "compare these" from the Curves.
+async fn compare_these_opens_from_the_curves(page: &Harness) -> anyhow::Result<()> {
     // "compare these" from the Curves: its colour dimension becomes the contrast, its facet the groups.
     page.open("/?view=curves&backend=vllm,sglang&phase=scaling&color=backend&facet=workload")
         .await?;
@@ -332,7 +391,11 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
         link.contains("view=compare&by=backend&a=vllm&b=sglang&per=workload"),
         "{link}"
     );
+    Ok(())
+}
 
+/// Hand-edited links with a bad side or an uncontrastable dimension.
+async fn hand_edited_links_are_explained(page: &Harness) -> anyhow::Result<()> {
     // Hand-edited links: a side absent from the data is named with the values there are; a dimension that cannot
     // be contrasted is set aside and listed in the notice, and the default contrast is shown.
     page.open("/?view=compare&by=backend&a=vllm&b=tgi").await?;
@@ -348,8 +411,7 @@ async fn the_compare_tab_draws_the_head_to_head_and_its_link_reopens_it() -> any
         .await?;
     page.until("document.querySelectorAll('#compare-table tbody tr').length === 5")
         .await?;
-    page.assert_no_console_errors().await?;
-    page.close().await
+    Ok(())
 }
 
 /// Each label of the exported forest SVG with the y of its row and whether a two-pixel horizontal interval

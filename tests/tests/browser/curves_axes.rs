@@ -60,6 +60,19 @@ fn expected_frontier(points: &[(u32, f64, f64)]) -> Vec<u32> {
 async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_reported()
 -> anyhow::Result<()> {
     let page = Harness::start("curves-axes").await?;
+    the_axes_and_controls_say_what_the_link_chose(&page).await?;
+    let on_frontier = every_frontier_is_the_one_the_numbers_give(&page).await?;
+    hovering_a_point_names_both_numbers(&page).await?;
+    the_exports_carry_both_axes_and_the_frontier(&page, on_frontier).await?;
+    a_narrower_view_for_the_screenshot(&page).await?;
+    back_to_n_the_frontier_cannot_be_drawn(&page).await?;
+    an_unknown_x_is_reported_and_n_used(&page).await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+/// One model and phase against p95 TTFT: the axes, the controls and the table header.
+async fn the_axes_and_controls_say_what_the_link_chose(page: &Harness) -> anyhow::Result<()> {
     // One model and phase: each point is one configuration's reps, a real operating point.
     page.open("/?view=curves&x=p95_ttft_ms&metric=aggregate_tps&frontier=1&model=llama3.1-8b&phase=scaling")
         .await?;
@@ -96,9 +109,13 @@ async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_repor
             && header.contains("frontier (N)"),
         "{header}"
     );
+    Ok(())
+}
 
+/// Every series' frontier against its shown numbers, and the drawn counts; returns the points on a frontier.
+async fn every_frontier_is_the_one_the_numbers_give(page: &Harness) -> anyhow::Result<usize> {
     // Every series lists a frontier, and it is the one the shown numbers give.
-    let rows = table_rows(&page).await?;
+    let rows = table_rows(page).await?;
     assert!(
         rows.len() >= 10,
         "five workloads × the backends: {}",
@@ -122,7 +139,11 @@ async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_repor
     assert_eq!(drawn_dominated, (points - on_frontier).to_string());
     let legend = page.text("#curves-legend").await?;
     assert!(legend.contains("bold line = Pareto frontier"), "{legend}");
+    Ok(on_frontier)
+}
 
+/// The tooltip of a hovered point, then the screenshot.
+async fn hovering_a_point_names_both_numbers(page: &Harness) -> anyhow::Result<()> {
     // Hovering a point still names its series and N, and now both numbers that place it.
     page.wait_for_details().await?;
     let hovered: bool = page
@@ -144,7 +165,14 @@ async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_repor
         "{tooltip}"
     );
     page.screenshot("view-curves-frontier").await?;
+    Ok(())
+}
 
+/// The CSV and SVG exports with `on_frontier` frontier points.
+async fn the_exports_carry_both_axes_and_the_frontier(
+    page: &Harness,
+    on_frontier: usize,
+) -> anyhow::Result<()> {
     // The exports carry both axes and the frontier.
     page.capture_downloads().await?;
     page.click("#export-series-csv").await?;
@@ -181,7 +209,11 @@ async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_repor
             .all(|name| name.starts_with("cellscope-curves-aggregate_tps-vs-p95_ttft_ms-")),
         "{names:?}"
     );
+    Ok(())
+}
 
+/// vLLM against SGLang on one workload, for the screenshot.
+async fn a_narrower_view_for_the_screenshot(page: &Harness) -> anyhow::Result<()> {
     // A narrower view reads well enough to show: vLLM against SGLang on one workload.
     page.open("/?view=curves&x=p95_ttft_ms&metric=aggregate_tps&frontier=1&backend=vllm,sglang&phase=scaling&workload=long_decode")
         .await?;
@@ -189,7 +221,11 @@ async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_repor
         .await?;
     assert_eq!(page.count("#series-table tbody tr").await?, 2);
     page.screenshot("view-curves-frontier-one-workload").await?;
+    Ok(())
+}
 
+/// The x picker back to N.
+async fn back_to_n_the_frontier_cannot_be_drawn(page: &Harness) -> anyhow::Result<()> {
     // Back to N: the link drops x, the axis is N again and the frontier cannot be drawn.
     page.eval::<bool>("(() => { const s = document.querySelector('#curve-x'); s.value = 'n'; s.dispatchEvent(new Event('change')); return true; })()")
         .await?;
@@ -204,7 +240,11 @@ async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_repor
             .await?,
         "0"
     );
+    Ok(())
+}
 
+/// A hand-edited link with an unknown x and frontier value.
+async fn an_unknown_x_is_reported_and_n_used(page: &Harness) -> anyhow::Result<()> {
     // A hand-edited link with an x (and a frontier value) the app does not know: reported, N used.
     page.open("/?view=curves&x=ttft&metric=aggregate_tps&frontier=yes&workload=long_decode")
         .await?;
@@ -230,8 +270,7 @@ async fn throughput_against_ttft_draws_each_series_frontier_and_a_bad_x_is_repor
             .await?,
         "n"
     );
-    page.assert_no_console_errors().await?;
-    page.close().await
+    Ok(())
 }
 
 /// Over points that pool several models and phases, a frontier would join means nobody can run: it is not

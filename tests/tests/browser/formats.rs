@@ -31,7 +31,16 @@ async fn a_mixed_root_shows_every_format_side_by_side_compares_across_them_and_a
 -> anyhow::Result<()> {
     let mixed = Config::from_env()?.mixed_root()?;
     let page = Harness::start_on("mixed-root", &mixed).await?;
+    one_grid_per_suite_with_derived_marks(&page).await?;
+    compare_across_formats(&page).await?;
+    the_audit_lists_inferred_parts(&page).await?;
+    the_inspector_shows_an_sglang_cell_origin(&page).await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
 
+/// The matrix of the mixed root: one grid per suite, SGLang's derived wall times marked.
+async fn one_grid_per_suite_with_derived_marks(page: &Harness) -> anyhow::Result<()> {
     // One grid per suite: the two TR164 suites and the external sweep, backends as rows.
     page.open(
         "/?grid=suite&rows=backend&cols=model&workload=short_decode&metric=p95_wall_ms&at_n=4",
@@ -79,7 +88,11 @@ async fn a_mixed_root_shows_every_format_side_by_side_compares_across_them_and_a
         "{sglang_hover}"
     );
     page.screenshot("formats-mixed-matrix").await?;
+    Ok(())
+}
 
+/// vLLM's JSON against SGLang's JSONL in the Compare view, as /api/compare gives it.
+async fn compare_across_formats(page: &Harness) -> anyhow::Result<()> {
     // Compare across formats: vLLM's JSON against SGLang's JSONL, the same table /api/compare gives.
     page.open(
         "/?view=compare&by=backend&a=vllm&b=sglang&per=workload&metric=p95_wall_ms&suite=external",
@@ -111,7 +124,11 @@ async fn a_mixed_root_shows_every_format_side_by_side_compares_across_them_and_a
     assert_eq!(table, expected);
     assert_eq!(table.len(), 2, "both workloads of the external sweep");
     assert!(table.iter().all(|(_, pairs, _)| pairs != "0"), "{table:?}");
+    Ok(())
+}
 
+/// The audit's inferred key parts and their rules.
+async fn the_audit_lists_inferred_parts(page: &Harness) -> anyhow::Result<()> {
     // The audit lists what was inferred for each run, with the rule.
     page.open("/?view=audit").await?;
     let inferred = "article.audit-run[data-run='external/sglang'] dd[data-line=inferred]";
@@ -127,7 +144,11 @@ async fn a_mixed_root_shows_every_format_side_by_side_compares_across_them_and_a
         .count("article.audit-run[data-run='20260612_212816_266127'] dd[data-line=inferred]")
         .await?;
     assert_eq!(tr164, 0, "TR164 runs read every key part");
+    Ok(())
+}
 
+/// The origin of an SGLang cell and its reported figures in the Inspector.
+async fn the_inspector_shows_an_sglang_cell_origin(page: &Harness) -> anyhow::Result<()> {
     // The inspector tells where an SGLang cell came from and sets the tool's figures against cellscope's.
     let provenance = page.get("/api/provenance")?.json()?;
     let origin = provenance["origins"]
@@ -179,8 +200,7 @@ async fn a_mixed_root_shows_every_format_side_by_side_compares_across_them_and_a
         "mean, p50, p95 and p99 wall are derived, and the p95 multiplier computed from p95 wall"
     );
     page.screenshot("formats-mixed-inspector").await?;
-    page.assert_no_console_errors().await?;
-    page.close().await
+    Ok(())
 }
 
 #[tokio::test]

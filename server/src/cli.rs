@@ -23,7 +23,7 @@ use std::process::ExitCode;
     version,
     about = "Explore LLM serving-benchmark sweeps: index run directories, audit them, export cells."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -46,7 +46,7 @@ enum Command {
 }
 
 /// Runs the parsed command; the exit code is 1 for a failed `audit --strict`, errors are the caller's to print.
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Audit(arguments) => audit::run(arguments),
         Command::Index(arguments) => index::run(arguments),

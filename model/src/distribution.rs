@@ -6,6 +6,7 @@
 pub struct Histogram {
     /// The lower edge of the first bin.
     pub low: f64,
+    /// Width of every bin, in the samples' unit (ms for request latencies).
     pub bin_width: f64,
     /// `counts[sample][bin]`.
     pub counts: Vec<Vec<u32>>,
@@ -43,6 +44,7 @@ impl Histogram {
         })
     }
 
+    /// How many bins the histogram has (0 when it holds no sample).
     pub fn bins(&self) -> usize {
         self.counts.first().map_or(0, Vec::len)
     }
@@ -84,11 +86,15 @@ pub fn cdf(values: &[f64]) -> Vec<(f64, f64)> {
 /// `0.30000000000000004`). With `whole`, the step is at least 1 (counts).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ticks {
+    /// The tick positions, ascending, each rounded to its step's decimals.
     pub values: Vec<f64>,
+    /// Each tick's text, in the order of `values`.
     pub labels: Vec<String>,
 }
 
 impl Ticks {
+    /// About `target` ticks from `low` to `high` (a single tick at `low` when the range is empty); with `whole`,
+    /// a step of at least 1.
     pub fn linear(low: f64, high: f64, target: usize, whole: bool) -> Ticks {
         let span = (high - low).abs();
         if !span.is_finite() || span == 0.0 || target == 0 {

@@ -11,15 +11,20 @@ use std::collections::BTreeMap;
 /// schema leaves the others in force).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExclusionEntry {
+    /// The entry's identifier, by which an excluded cell names the entries that matched it.
     pub id: String,
     /// Dimension name → accepted value(s). Omitted dimensions match everything.
     #[serde(default)]
     pub select: BTreeMap<String, Selector>,
+    /// How far the selected cells are taken out: of comparisons, or of every aggregate.
     pub scope: ExclusionScope,
+    /// Why the cells are excluded, in the ledger's words (empty when not given).
     #[serde(default)]
     pub reason: String,
+    /// Where the decision is documented (a report and its section), when the entry says.
     #[serde(default)]
     pub source: Option<String>,
+    /// When the exclusion was decided, as the ledger writes it (`2026-06-13`), when the entry says.
     #[serde(default)]
     pub decided: Option<String>,
 }
@@ -28,14 +33,19 @@ pub struct ExclusionEntry {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Selector {
+    /// A single accepted value.
     One(SelectorValue),
+    /// Any of several accepted values.
     Many(Vec<SelectorValue>),
 }
 
+/// One accepted value as the TOML writes it; it is compared with a cell's value by its text.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SelectorValue {
+    /// A string value (`"mistral-7b"`).
     Text(String),
+    /// A whole-number value (`16`).
     Number(i64),
 }
 
@@ -52,11 +62,14 @@ impl SelectorValue {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExclusionScope {
+    /// Out of cross-backend comparisons, on every side.
     Comparison,
+    /// Out of every aggregate of every view.
     All,
 }
 
 impl ExclusionScope {
+    /// The ledger's spelling: `comparison` or `all`.
     pub fn as_str(self) -> &'static str {
         match self {
             ExclusionScope::Comparison => "comparison",
@@ -64,6 +77,7 @@ impl ExclusionScope {
         }
     }
 
+    /// The scope spelled `comparison` or `all`; `None` for any other text.
     pub fn parse(text: &str) -> Option<ExclusionScope> {
         match text {
             "comparison" => Some(ExclusionScope::Comparison),
@@ -121,6 +135,8 @@ impl ExclusionEntry {
             .join(" and ")
     }
 
+    /// Whether the entry selects `key`: every selected dimension accepts the key's value. Never when a selector
+    /// key names no dimension.
     pub fn matches(&self, key: &CellKey) -> bool {
         if !self.unknown_dimensions().is_empty() {
             return false;

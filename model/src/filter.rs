@@ -9,8 +9,11 @@ use std::collections::BTreeMap;
 /// Accepted values per dimension (an absent dimension accepts every value) and an inclusive N range.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DimensionFilter {
+    /// Dimension → the values it accepts; a dimension absent here accepts every value.
     pub values: BTreeMap<Dimension, Vec<String>>,
+    /// The smallest N (concurrency) admitted, inclusive; `None` for no lower bound.
     pub n_min: Option<u32>,
+    /// The largest N (concurrency) admitted, inclusive; `None` for no upper bound.
     pub n_max: Option<u32>,
 }
 
@@ -18,7 +21,9 @@ pub struct DimensionFilter {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("`{dimension}` takes whole numbers, got `{value}`")]
 pub struct FilterError {
+    /// The numeric dimension the value was given for.
     pub dimension: Dimension,
+    /// The value as given, which is not a whole number.
     pub value: String,
 }
 
@@ -30,6 +35,7 @@ impl DimensionFilter {
         n_max: None,
     };
 
+    /// Whether the filter admits every cell: no accepted values and no N bound.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty() && self.n_min.is_none() && self.n_max.is_none()
     }
@@ -104,7 +110,9 @@ impl DimensionFilter {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{dimension} has no value `{value}` in this data{}; its values: {}", suggestion_text(.suggestion.as_deref()), .valid.join(", "))]
 pub struct UnknownValue {
+    /// The dimension the value was given for.
     pub dimension: Dimension,
+    /// The value as given, which no cell of the data has.
     pub value: String,
     /// The value it is close to, ignoring case.
     pub suggestion: Option<String>,

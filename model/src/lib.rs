@@ -4,6 +4,8 @@
 //! compute every number from one implementation. The definitions are written out in docs/definitions.md; where a
 //! choice was needed it is written next to the code that makes it.
 
+#![warn(missing_docs)]
+
 pub mod api;
 pub mod audit;
 #[cfg(feature = "clap")]

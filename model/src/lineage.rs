@@ -26,6 +26,7 @@ pub struct IdRows {
 }
 
 impl IdRows {
+    /// How many rows carry the id, over every cell.
     pub fn rows(&self) -> u64 {
         self.cells.values().map(|rows| u64::from(*rows)).sum()
     }
@@ -34,6 +35,7 @@ impl IdRows {
 /// What one run directory shows about its lineage.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunEvidence {
+    /// The run's own id, which its own rows carry in their `run_id` column.
     pub run_id: String,
     /// Rows by the id in their `run_id` column (this run's own id included), skip sentinels counted.
     pub rows_by_id: BTreeMap<String, IdRows>,
@@ -66,40 +68,64 @@ pub enum Finding {
     /// `rows` rows of `run` carry `id`, which is not recognised as a refill of `run`; they count for `run`.
     /// `id_is_run` says whether a run directory of that name exists.
     ForeignRows {
+        /// The run whose metrics.csv holds the rows.
         run: String,
+        /// The other run id the rows carry.
         id: String,
+        /// How many of `run`'s rows carry `id`.
         rows: u64,
+        /// Byte offset of the first such row in `run`'s metrics.csv, so the warning can name its line.
         first_offset: u64,
+        /// Whether a run directory named `id` exists.
         id_is_run: bool,
         /// Why it is not a refill, when `id` is a run directory.
         why_not_refill: Option<&'static str>,
     },
     /// `run`'s REFILL_NOTE.md names `named` (a run directory), but no row of `run` carries that id.
     NoteWithoutRows {
+        /// The run whose REFILL_NOTE.md names the other run.
         run: String,
+        /// The run directory the note names.
         named: String,
+        /// 1-based line of the note's first mention of `named`.
         line: u64,
     },
     /// Every row of `copy` carries other runs' ids, most of them `original`'s: `copy` is set aside.
-    CopyOf { copy: String, original: String },
+    CopyOf {
+        /// The run directory set aside as a copy.
+        copy: String,
+        /// The run whose id most of `copy`'s rows carry.
+        original: String,
+    },
     /// A cell of the master holds some, but not all, of the refill's rows of that cell.
     PartialSplice {
+        /// The master the rows were spliced into.
         master: String,
+        /// The refill run the rows come from.
         refill: String,
+        /// The cell spliced only in part.
         cell: CellCoordinates,
+        /// Rows of the master's cell that carry the refill's id.
         rows_in_master: u32,
+        /// Rows the refill run's cell holds, over every id.
         rows_in_refill: u32,
     },
     /// Cells of the refill run that are not spliced into its master: they stay the refill run's own cells.
     NotSpliced {
+        /// The refill run.
         refill: String,
+        /// The master the refill's other cells were spliced into.
         master: String,
+        /// The refill run's cells not spliced whole into `master`.
         cells: Vec<CellCoordinates>,
     },
     /// Two masters have spliced rows of the same refill; the first one keeps it.
     ClaimedTwice {
+        /// The refill run both masters claim.
         refill: String,
+        /// The master that keeps the refill: the first to claim it.
         kept: String,
+        /// The other master, whose claim is reported and not followed.
         other: String,
     },
 }
@@ -113,6 +139,7 @@ pub struct Lineage {
     pub spliced: BTreeMap<String, BTreeSet<CellCoordinates>>,
     /// Copy → the run it copies (copies are set aside).
     pub copy_of: BTreeMap<String, String>,
+    /// What the indexer reports about lineage, in the order it was found.
     pub findings: Vec<Finding>,
 }
 

@@ -14,20 +14,26 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WilcoxonMethod {
+    /// The exact null distribution (n ≤ 50, neither ties nor zeros).
     Exact,
+    /// The exhaustive sign-flip permutation test (ties or zeros, n ≤ 13).
     Permutation,
+    /// The normal approximation with the tie correction (every other case).
     Normal,
 }
 
+/// The Wilcoxon signed-rank test of paired deltas, as `scipy.stats.wilcoxon(d)` reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Wilcoxon {
     /// min(R+, R−), SciPy's two-sided statistic.
     pub statistic: f64,
     /// Sum of the ranks of the positive deltas.
     pub rank_sum_positive: f64,
+    /// Sum of the ranks of the negative deltas.
     pub rank_sum_negative: f64,
     /// Two-sided p-value; `None` where SciPy has none (no deltas, one zero delta, or only zeros with n > 13).
     pub p_value: Option<f64>,
+    /// How `p_value` was obtained.
     pub method: WilcoxonMethod,
 }
 
@@ -228,10 +234,12 @@ pub struct SplitMix64 {
 }
 
 impl SplitMix64 {
+    /// A generator whose state starts at `seed`.
     pub fn new(seed: u64) -> SplitMix64 {
         SplitMix64 { state: seed }
     }
 
+    /// The next 64-bit output: the state advances by the golden-ratio increment and is mixed.
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.state;
@@ -246,8 +254,9 @@ impl SplitMix64 {
     }
 }
 
-/// The bootstrap's fixed parameters (docs/definitions.md#head-to-head).
+/// How many resamples the head-to-head bootstrap draws (docs/definitions.md#head-to-head).
 pub const BOOTSTRAP_RESAMPLES: usize = 10_000;
+/// The seed of the bootstrap's [`SplitMix64`], so every platform draws the same resamples.
 pub const BOOTSTRAP_SEED: u64 = 164;
 
 /// Percentile bootstrap 95% interval of the mean of `d`: `resamples` resamples of `d.len()` indices drawn

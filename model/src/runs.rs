@@ -48,6 +48,7 @@ pub fn run_label(run_id: &str, cells: &[CellSummary]) -> String {
 /// others by what they are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunTally {
+    /// Runs holding at least one cell (the run filter's values).
     pub with_cells: usize,
     /// Refill runs, whose rows stand in their master's cells.
     pub refills: usize,
@@ -58,6 +59,7 @@ pub struct RunTally {
 }
 
 impl RunTally {
+    /// Counts the runs of `index`.
     pub fn of(index: &IndexBody) -> RunTally {
         let holding: Vec<String> = index
             .dimensions

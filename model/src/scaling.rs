@@ -17,15 +17,20 @@ pub fn p95_multiplier(p95_wall_ms: f64, baseline_p95_wall_ms: f64) -> Option<f64
 /// One N=1 cell of a series as a baseline candidate.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BaselineCandidate {
+    /// The repetition this N=1 cell belongs to.
     pub rep: u32,
+    /// The cell's aggregate throughput, tokens/s; `None` when undefined.
     pub aggregate_tps: Option<f64>,
+    /// The cell's p95 end-to-end latency, ms; `None` without an ok row.
     pub p95_wall_ms: Option<f64>,
 }
 
 /// The N=1 values a cell is normalised against.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Baseline {
+    /// N=1 aggregate throughput, tokens/s, that efficiency divides by; `None` when no N=1 cell has one.
     pub aggregate_tps: Option<f64>,
+    /// N=1 p95 end-to-end latency, ms, that the p95 multiplier divides by; `None` when no N=1 cell has one.
     pub p95_wall_ms: Option<f64>,
     /// True when the same-rep N=1 value was missing and the mean of the available N=1 reps was used.
     pub fallback: bool,
@@ -68,7 +73,9 @@ pub enum Criterion {
     V1,
     /// TR164 V3 `first_n_below_0.65`: efficiency < 0.65 only.
     V3,
+    /// Any other pair of thresholds.
     Custom {
+        /// The curve breaks at the first N whose efficiency is below this.
         efficiency_below: f64,
         /// `None`: the tail never breaks a curve.
         p95_multiplier_above: Option<f64>,
@@ -76,8 +83,10 @@ pub enum Criterion {
 }
 
 impl Criterion {
+    /// Every criterion's name, as [`Criterion::name`] spells it.
     pub const NAMES: [&'static str; 3] = ["v1", "v3", "custom"];
 
+    /// The criterion's name: `v1`, `v3` or `custom`.
     pub fn name(&self) -> &'static str {
         match self {
             Criterion::V1 => "v1",
@@ -95,6 +104,7 @@ impl Criterion {
         }
     }
 
+    /// The efficiency below which a curve breaks (0.65 for both published criteria).
     pub fn efficiency_below(&self) -> f64 {
         match self {
             Criterion::V1 | Criterion::V3 => 0.65,
@@ -104,6 +114,7 @@ impl Criterion {
         }
     }
 
+    /// The p95 multiplier above which a curve breaks; `None` when only efficiency counts.
     pub fn p95_multiplier_above(&self) -> Option<f64> {
         match self {
             Criterion::V1 => Some(2.0),

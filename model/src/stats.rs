@@ -78,26 +78,43 @@ pub fn aggregate_tps(
 /// The fields of one `ok` request row that statistics use.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RequestSample {
+    /// End-to-end latency of the request, ms.
     pub wall_ms: f64,
+    /// Time to first token, ms; `None` when the row has none.
     pub ttft_ms: Option<f64>,
+    /// Tokens in the request's prompt.
     pub prompt_tokens: f64,
+    /// Tokens the request generated.
     pub completion_tokens: f64,
+    /// When the request was submitted, s.
     pub submit_time_s: f64,
+    /// When the request completed, s, on the clock of `submit_time_s`.
     pub complete_time_s: f64,
 }
 
 /// The statistics of one cell's `ok` rows. Every field is `None` when the cell has no `ok` row.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CellStats {
+    /// How many `ok` rows the statistics are over.
     pub ok_rows: u32,
+    /// Mean end-to-end latency, ms.
     pub mean_wall_ms: Option<f64>,
+    /// Median end-to-end latency, ms.
     pub p50_wall_ms: Option<f64>,
+    /// 95th percentile of end-to-end latency, ms.
     pub p95_wall_ms: Option<f64>,
+    /// 99th percentile of end-to-end latency, ms.
     pub p99_wall_ms: Option<f64>,
+    /// Median time to first token, ms, over the rows that have one.
     pub p50_ttft_ms: Option<f64>,
+    /// 95th percentile of time to first token, ms, over the rows that have one.
     pub p95_ttft_ms: Option<f64>,
+    /// Mean prompt tokens per request.
     pub mean_prompt_tokens: Option<f64>,
+    /// Mean completion tokens per request.
     pub mean_completion_tokens: Option<f64>,
+    /// Completion tokens per second from the first submit to the last completion; `None` when that span is not
+    /// positive.
     pub aggregate_tps: Option<f64>,
 }
 
@@ -119,6 +136,7 @@ pub struct CellAccumulator {
 }
 
 impl CellAccumulator {
+    /// An accumulator holding no row.
     pub fn new() -> Self {
         CellAccumulator {
             min_submit_time_s: f64::INFINITY,
@@ -127,6 +145,7 @@ impl CellAccumulator {
         }
     }
 
+    /// Adds one `ok` row, after those already pushed.
     pub fn push(&mut self, sample: &RequestSample) {
         self.wall_ms.push(sample.wall_ms);
         if let Some(ttft_ms) = sample.ttft_ms {
@@ -148,14 +167,17 @@ impl CellAccumulator {
         self.max_complete_time_s = self.max_complete_time_s.max(later.max_complete_time_s);
     }
 
+    /// How many rows were pushed.
     pub fn len(&self) -> usize {
         self.wall_ms.len()
     }
 
+    /// Whether no row was pushed.
     pub fn is_empty(&self) -> bool {
         self.wall_ms.is_empty()
     }
 
+    /// The statistics of the rows pushed ([`CellStats::default`] when there is none).
     pub fn finish(mut self) -> CellStats {
         let count = self.wall_ms.len();
         if count == 0 {

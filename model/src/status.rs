@@ -20,6 +20,7 @@ pub enum CellStatus {
 }
 
 impl CellStatus {
+    /// Every status, in declaration order.
     pub const ALL: [CellStatus; 5] = [
         CellStatus::Clean,
         CellStatus::Partial,
@@ -28,6 +29,7 @@ impl CellStatus {
         CellStatus::NotRun,
     ];
 
+    /// The status's stable name (`clean`, `not_run`, …), as it is serialised.
     pub fn as_str(self) -> &'static str {
         match self {
             CellStatus::Clean => "clean",
@@ -38,6 +40,7 @@ impl CellStatus {
         }
     }
 
+    /// The status with this stable name; `None` for any other text.
     pub fn parse(text: &str) -> Option<CellStatus> {
         CellStatus::ALL
             .into_iter()
@@ -78,11 +81,15 @@ impl fmt::Display for CellStatus {
 /// How many rows of each kind a cell has; the input of [`CellStatus::classify`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RowCensus {
+    /// Rows the cell should have, when a source says (docs/definitions.md#expected-rows).
     pub expected_rows: Option<u32>,
     /// Real request rows (skip sentinels excluded).
     pub rows: u32,
+    /// Real rows with status `ok`.
     pub ok_rows: u32,
+    /// Real rows with any other status.
     pub failed_rows: u32,
+    /// Skip-sentinel rows (the V1 all-zero row).
     pub skip_rows: u32,
 }
 

@@ -13,7 +13,9 @@ use std::collections::BTreeSet;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HashAlgorithm {
+    /// An MD5 checksum, which the second indexing stage computes.
     Md5,
+    /// A SHA-256 checksum, which the second indexing stage computes.
     Sha256,
     /// Named by the note but not computed by cellscope (`sha1`, `sha512`).
     Other(String),
@@ -41,11 +43,16 @@ pub enum NoteFile {
 pub enum ClaimKind {
     /// A checksum (or its prefix) of a file.
     Hash {
+        /// The checksum the note names, or that it names none.
         algorithm: HashAlgorithm,
+        /// The file the note says the checksum is of.
         file: NoteFile,
     },
     /// Rows the splice replaced, with the status they had when the note gives one.
-    ReplacedRows { status: Option<String> },
+    ReplacedRows {
+        /// The status the replaced rows had (`http_400`), when the note gives one.
+        status: Option<String>,
+    },
     /// Cells the refill covered.
     RefilledCells,
     /// Ok rows the refill run produced (`3,780 ok rows`, `3780 / 3,780 ok`).
@@ -56,7 +63,9 @@ pub enum ClaimKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
+    /// What the files say agrees with the note's value.
     Matches,
+    /// What the files say differs from the note's value.
     Mismatch,
     /// The note says the value was not recorded.
     NotRecorded,
@@ -83,6 +92,7 @@ pub struct NoteClaim {
     pub line: u64,
     /// That line as written, trimmed.
     pub text: String,
+    /// What the claim is about: a checksum of which file, or which count.
     pub kind: ClaimKind,
     /// The value as the note writes it (`5fd15755...`, `3,780`, `3780 / 3,780`), or `not recorded`.
     pub claimed: String,
@@ -92,6 +102,7 @@ pub struct NoteClaim {
     pub source: Option<String>,
     /// Why a claim cannot be checked.
     pub why: Option<String>,
+    /// Whether the files bear out `claimed`, and if they cannot, why not.
     pub verdict: Verdict,
 }
 

@@ -93,6 +93,7 @@ pub struct TextColumn {
 }
 
 impl TextColumn {
+    /// Whether `row` is null.
     pub fn is_null(&self, row: usize) -> bool {
         self.validity.is_null(row)
     }
@@ -126,6 +127,7 @@ pub struct ValueColumn<T> {
 }
 
 impl<T: Copy + Default> ValueColumn<T> {
+    /// Whether `row` is null.
     pub fn is_null(&self, row: usize) -> bool {
         self.validity.is_null(row)
     }
@@ -153,6 +155,7 @@ enum Column {
 /// One record batch: its row count and its columns by name.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
+    /// How many rows the batch holds.
     pub rows: usize,
     columns: Vec<(String, Column)>,
 }
@@ -165,6 +168,7 @@ impl Table {
             .map(|(_, column)| column)
     }
 
+    /// The column `name` when it holds text; `None` when absent or of another type.
     pub fn text(&self, name: &str) -> Option<&TextColumn> {
         match self.column(name)? {
             Column::Text(column) => Some(column),
@@ -172,6 +176,7 @@ impl Table {
         }
     }
 
+    /// The column `name` when it holds `u32` values; `None` when absent or of another type.
     pub fn uint32(&self, name: &str) -> Option<&ValueColumn<u32>> {
         match self.column(name)? {
             Column::UInt32(column) => Some(column),
@@ -179,6 +184,7 @@ impl Table {
         }
     }
 
+    /// The column `name` when it holds `u64` values; `None` when absent or of another type.
     pub fn uint64(&self, name: &str) -> Option<&ValueColumn<u64>> {
         match self.column(name)? {
             Column::UInt64(column) => Some(column),
@@ -186,6 +192,7 @@ impl Table {
         }
     }
 
+    /// The column `name` when it holds `f64` values; `None` when absent or of another type.
     pub fn float64(&self, name: &str) -> Option<&ValueColumn<f64>> {
         match self.column(name)? {
             Column::Float64(column) => Some(column),
@@ -193,6 +200,7 @@ impl Table {
         }
     }
 
+    /// The column `name` when it holds booleans; `None` when absent or of another type.
     pub fn boolean(&self, name: &str) -> Option<&ValueColumn<bool>> {
         match self.column(name)? {
             Column::Boolean(column) => Some(column),

@@ -46,13 +46,44 @@ pub(crate) fn run_cells(
     relations: &Relations,
     ledger: &mut [LedgerEntry],
 ) -> RunCells {
-    let run_id = read.dir.run_id.as_str();
-    let metrics_file = read.dir.metrics_relative();
     let mut out = RunCells::default();
-    if relations.lineage.copy_of.contains_key(run_id) {
+    if relations
+        .lineage
+        .copy_of
+        .contains_key(read.dir.run_id.as_str())
+    {
         return out;
     }
-    let mut row_offsets: Vec<Vec<u64>> = read.metrics.as_mut().map_or_else(
+    let (mut row_offsets, mut histories) = take_offsets_and_histories(read);
+    let empty = ParsedMetrics::default();
+    let run = Run::new(read, relations, &empty);
+    run.warn_skip_rows_with_data(&mut out.warnings);
+    let mut cells = run.cells_with_rows(&mut row_offsets, &mut out.provenance);
+    run.add_not_run(&mut cells);
+    run.expect_and_classify(&mut cells, &mut histories, ledger, &mut out);
+    run.pre_refill(&cells, &mut out);
+    // Taken in order of coordinates, which within one run is the order of keys: the row locators come out sorted,
+    // as the index's merge of every run's expects (see `assemble`).
+    out.rows.reserve(run.parsed.cells.len());
+    for (coordinates, RunCell { summary, parsed }) in cells {
+        if let Some((_, rows)) = parsed {
+            out.rows.push((summary.key.clone(), rows));
+        }
+        if run.spliced_away(&coordinates) {
+            out.spliced.push(summary);
+        } else {
+            out.own.push(summary);
+        }
+    }
+    out
+}
+
+/// Each parsed cell's row offsets, and each manifest cell's history, moved out of `read`: the offsets go to the
+/// row locators, the histories to the cells' provenance, and nothing after this stage reads either from `read`
+/// (copying every event's texts was a tenth of this stage). Histories are in the manifest's order (by
+/// coordinates), so that the walk over the run's cells finds each by the manifest cell's position.
+fn take_offsets_and_histories(read: &mut RunRead) -> (Vec<Vec<u64>>, Vec<Vec<HistoryEvent>>) {
+    let row_offsets = read.metrics.as_mut().map_or_else(
         |_| Vec::new(),
         |parsed| {
             parsed
@@ -62,10 +93,7 @@ pub(crate) fn run_cells(
                 .collect()
         },
     );
-    // Each manifest cell's history goes to the cell's provenance, and nothing after this stage reads it from
-    // `read`: it is moved, not copied (copying every event's texts was a tenth of this function).
-    // In the manifest's order (by coordinates), so the walk below finds each by the manifest cell's position.
-    let mut histories: Vec<Vec<HistoryEvent>> = read
+    let histories = read
         .manifest
         .as_mut()
         .map(|manifest| {
@@ -76,59 +104,102 @@ pub(crate) fn run_cells(
                 .collect()
         })
         .unwrap_or_default();
-    let read: &RunRead = read;
-    let empty = ParsedMetrics::default();
-    let parsed = read.metrics.as_ref().unwrap_or(&empty);
-    // A cell that lost rows as malformed counts as one with failures: its remaining rows say nothing about how
-    // many the run meant each agent to send.
-    let inferred = inferred_requests_per_agent(parsed.cells.iter().map(|(coordinates, cell)| {
-        (
-            coordinates.n,
-            cell.rows,
-            cell.failed_rows + cell.malformed_rows,
-        )
-    }));
-    let refills: BTreeSet<&String> = relations.lineage.refills_of(run_id).collect();
-    let replaced = relations.replaced.get(run_id);
+    (row_offsets, histories)
+}
 
-    for (coordinates, parsed_cell) in &parsed.cells {
-        if parsed_cell.skip_rows > 0 && parsed_cell.rows > 0 {
-            out.warnings.push(
-                Warning::warn(
-                    "skip_row_with_data",
-                    format!(
-                        "cell {} has a skip sentinel and {} real rows; the real rows are used",
-                        CellKey::new(run_id, coordinates),
-                        parsed_cell.rows
-                    ),
-                )
-                .run(run_id)
-                .file(&metrics_file)
-                .line(parsed_cell.first_line),
-            );
+/// One run while its cells are made: its read, its parse (empty when its file was rejected) and what lineage
+/// says of it.
+struct Run<'r> {
+    read: &'r RunRead,
+    relations: &'r Relations,
+    parsed: &'r ParsedMetrics,
+    run_id: &'r str,
+    metrics_file: String,
+}
+
+impl<'r> Run<'r> {
+    fn new(read: &'r RunRead, relations: &'r Relations, empty: &'r ParsedMetrics) -> Run<'r> {
+        Run {
+            read,
+            relations,
+            parsed: read.metrics.as_ref().unwrap_or(empty),
+            run_id: read.dir.run_id.as_str(),
+            metrics_file: read.dir.metrics_relative(),
         }
     }
-    // Made in order of coordinates, so that the run's cells can be walked beside the plan's and the manifest's
-    // (all three sorted) instead of being looked up in each other cell by cell. The parse's order is sorted by
-    // position (the summaries are too large to move about in a sort). A TR164 parse holds each cell once; another
-    // tool's files can name one twice, and then the later one stands, as in a map filled in parse order (the
-    // stable sort keeps parse order among equals, and the last of them is kept).
-    let mut order: Vec<usize> = (0..parsed.cells.len()).collect();
-    order.sort_by(|&left, &right| parsed.cells[left].0.cmp(&parsed.cells[right].0));
-    order.dedup_by(|later, earlier| {
-        let same = parsed.cells[*later].0 == parsed.cells[*earlier].0;
-        if same {
-            *earlier = *later;
+
+    /// Whether a refill run's cell at `coordinates` is spliced into its master (and so not in the main table).
+    fn spliced_away(&self, coordinates: &CellCoordinates) -> bool {
+        self.relations.lineage.is_spliced(self.run_id, coordinates)
+    }
+
+    /// A cell with a skip sentinel and real rows: said, and its real rows used.
+    fn warn_skip_rows_with_data(&self, warnings: &mut Vec<Warning>) {
+        for (coordinates, parsed_cell) in &self.parsed.cells {
+            if parsed_cell.skip_rows > 0 && parsed_cell.rows > 0 {
+                warnings.push(
+                    Warning::warn(
+                        "skip_row_with_data",
+                        format!(
+                            "cell {} has a skip sentinel and {} real rows; the real rows are used",
+                            CellKey::new(self.run_id, coordinates),
+                            parsed_cell.rows
+                        ),
+                    )
+                    .run(self.run_id)
+                    .file(&self.metrics_file)
+                    .line(parsed_cell.first_line),
+                );
+            }
         }
-        same
-    });
-    // The run's cells by coordinates, each with where its rows are (`None` for a planned cell without rows) and its
-    // place in the parse (for naming the first of them in a warning).
-    let mut cells: Vec<(CellCoordinates, RunCell)> = Vec::with_capacity(order.len());
-    for parse_index in order {
-        let (coordinates, parsed_cell) = &parsed.cells[parse_index];
-        let offsets = std::mem::take(&mut row_offsets[parse_index]);
-        let mut summary = CellSummary::empty(CellKey::new(run_id, coordinates), CellStatus::NotRun);
+    }
+
+    /// The run's cells with rows, by coordinates, each with where its rows are and its place in the parse (for
+    /// naming the first of them in a warning); another tool's cells' origin and every failed cell's statuses go
+    /// to `provenance`.
+    ///
+    /// Made in order of coordinates, so that the run's cells can be walked beside the plan's and the manifest's
+    /// (all three sorted) instead of being looked up in each other cell by cell. The parse's order is sorted by
+    /// position (the summaries are too large to move about in a sort). A TR164 parse holds each cell once;
+    /// another tool's files can name one twice, and then the later one stands, as in a map filled in parse order
+    /// (the stable sort keeps parse order among equals, and the last of them is kept).
+    fn cells_with_rows(
+        &self,
+        row_offsets: &mut [Vec<u64>],
+        provenance: &mut BTreeMap<CellKey, CellProvenance>,
+    ) -> Vec<(CellCoordinates, RunCell)> {
+        let cells = &self.parsed.cells;
+        let mut order: Vec<usize> = (0..cells.len()).collect();
+        order.sort_by(|&left, &right| cells[left].0.cmp(&cells[right].0));
+        order.dedup_by(|later, earlier| {
+            let same = cells[*later].0 == cells[*earlier].0;
+            if same {
+                *earlier = *later;
+            }
+            same
+        });
+        let refills: BTreeSet<&String> = self.relations.lineage.refills_of(self.run_id).collect();
+        order
+            .into_iter()
+            .map(|parse_index| {
+                let offsets = std::mem::take(&mut row_offsets[parse_index]);
+                let cell = self.cell_with_rows(parse_index, offsets, &refills, provenance);
+                (cells[parse_index].0.clone(), cell)
+            })
+            .collect()
+    }
+
+    /// The cell at `parse_index` of the parse, with its rows at `offsets`.
+    fn cell_with_rows(
+        &self,
+        parse_index: usize,
+        offsets: Vec<u64>,
+        refills: &BTreeSet<&String>,
+        provenance: &mut BTreeMap<CellKey, CellProvenance>,
+    ) -> RunCell {
+        let (coordinates, parsed_cell) = &self.parsed.cells[parse_index];
+        let mut summary =
+            CellSummary::empty(CellKey::new(self.run_id, coordinates), CellStatus::NotRun);
         summary.rows = parsed_cell.rows;
         summary.ok_rows = parsed_cell.ok_rows;
         summary.failed_rows = parsed_cell.failed_rows;
@@ -141,19 +212,38 @@ pub(crate) fn run_cells(
         summary.source_run_id = parsed_cell
             .row_run_ids
             .keys()
-            .find(|id| refills.contains(id) && relations.lineage.is_spliced(id, coordinates))
+            .find(|id| refills.contains(id) && self.relations.lineage.is_spliced(id, coordinates))
             .cloned();
         summary.refilled = summary.source_run_id.is_some();
-        let backup = replaced
-            .filter(|_| summary.refilled)
-            .and_then(|(path, bytes, offsets)| {
-                offsets
-                    .get(coordinates)
-                    .map(|offsets| (path.clone(), *bytes, offsets.clone()))
-            });
-        let rows = match &parsed_cell.external {
-            // Another tool's cell: its rows are a record of one of the run's files.
-            Some(external) => CellRows {
+        let rows = self.rows_of(coordinates, parse_index, offsets, summary.refilled);
+        if let Some(external) = &parsed_cell.external {
+            provenance.entry(summary.key.clone()).or_default().origin =
+                Some(external.origin.clone());
+        }
+        if !parsed_cell.failed_by_status.is_empty() {
+            provenance
+                .entry(summary.key.clone())
+                .or_default()
+                .failed_by_status = parsed_cell.failed_by_status.clone();
+        }
+        RunCell {
+            summary,
+            parsed: Some((parse_index, rows)),
+        }
+    }
+
+    /// Where the rows of the cell at `parse_index` are: its rows of the metrics file (and, refilled, those the
+    /// refill replaced in the backup), or the record of another tool's file that holds them.
+    fn rows_of(
+        &self,
+        coordinates: &CellCoordinates,
+        parse_index: usize,
+        offsets: Vec<u64>,
+        refilled: bool,
+    ) -> CellRows {
+        let parsed_cell = &self.parsed.cells[parse_index].1;
+        if let Some(external) = &parsed_cell.external {
+            return CellRows {
                 file: external.file.clone(),
                 file_bytes: external.file_bytes,
                 offsets,
@@ -161,50 +251,46 @@ pub(crate) fn run_cells(
                 backup: None,
                 external: Some(ExternalRows {
                     format: external.format,
-                    run_id: run_id.to_string(),
+                    run_id: self.run_id.to_string(),
                     file: external.file.clone(),
                     record: external.record,
                 }),
-            },
-            None => CellRows {
-                file: metrics_file.clone(),
-                file_bytes: read.digest.bytes,
-                first_line: (!offsets.is_empty()).then_some(parsed_cell.first_row_line),
-                offsets,
-                backup,
-                external: None,
-            },
-        };
-        if let Some(external) = &parsed_cell.external {
-            out.provenance
-                .entry(summary.key.clone())
-                .or_default()
-                .origin = Some(external.origin.clone());
+            };
         }
-        if !parsed_cell.failed_by_status.is_empty() {
-            out.provenance
-                .entry(summary.key.clone())
-                .or_default()
-                .failed_by_status = parsed_cell.failed_by_status.clone();
+        let backup = self
+            .relations
+            .replaced
+            .get(self.run_id)
+            .filter(|_| refilled)
+            .and_then(|(path, bytes, offsets)| {
+                offsets
+                    .get(coordinates)
+                    .map(|offsets| (path.clone(), *bytes, offsets.clone()))
+            });
+        CellRows {
+            file: self.metrics_file.clone(),
+            file_bytes: self.read.digest.bytes,
+            first_line: (!offsets.is_empty()).then_some(parsed_cell.first_row_line),
+            offsets,
+            backup,
+            external: None,
         }
-        cells.push((
-            coordinates.clone(),
-            RunCell {
-                summary,
-                parsed: Some((parse_index, rows)),
-            },
-        ));
     }
-    // Planned and manifest cells that metrics.csv lacks are `not_run`.
-    let planned = read.plan.iter().flat_map(|plan| plan.cells.keys());
-    let in_manifest = read
-        .manifest
-        .iter()
-        .flat_map(|manifest| manifest.cells.keys());
-    let mut missing: Vec<&CellCoordinates> = Vec::new();
-    not_among(&cells, planned, &mut missing);
-    not_among(&cells, in_manifest, &mut missing);
-    if !missing.is_empty() {
+
+    /// Planned and manifest cells that the metrics file lacks: added as `not_run`, in order of coordinates.
+    fn add_not_run(&self, cells: &mut Vec<(CellCoordinates, RunCell)>) {
+        let planned = self.read.plan.iter().flat_map(|plan| plan.cells.keys());
+        let in_manifest = self
+            .read
+            .manifest
+            .iter()
+            .flat_map(|manifest| manifest.cells.keys());
+        let mut missing: Vec<&CellCoordinates> = Vec::new();
+        not_among(cells, planned, &mut missing);
+        not_among(cells, in_manifest, &mut missing);
+        if missing.is_empty() {
+            return;
+        }
         missing.sort_unstable();
         missing.dedup();
         cells.extend(missing.into_iter().map(|coordinates| {
@@ -212,7 +298,7 @@ pub(crate) fn run_cells(
                 coordinates.clone(),
                 RunCell {
                     summary: CellSummary::empty(
-                        CellKey::new(run_id, coordinates),
+                        CellKey::new(self.run_id, coordinates),
                         CellStatus::NotRun,
                     ),
                     parsed: None,
@@ -221,64 +307,122 @@ pub(crate) fn run_cells(
         }));
         cells.sort_by(|left, right| left.0.cmp(&right.0));
     }
-    let spliced_away =
-        |coordinates: &CellCoordinates| relations.lineage.is_spliced(run_id, coordinates);
-    // The request count another tool's file states for a cell (the first cell read at those coordinates), looked
-    // up once per cell: a scan of the run's cells for each would cost a TR164 sweep of 900 cells 800,000
-    // comparisons, and TR164 files state none.
-    let mut expected_in_file: BTreeMap<&CellCoordinates, Option<u32>> = BTreeMap::new();
-    if parsed.cells.iter().any(|(_, cell)| cell.external.is_some()) {
-        for (coordinates, cell) in &parsed.cells {
-            expected_in_file.entry(coordinates).or_insert_with(|| {
-                cell.external
-                    .as_ref()
-                    .and_then(|external| external.expected_rows)
-            });
+
+    /// The request count another tool's file states for each cell (the first cell read at those coordinates),
+    /// looked up once per cell: a scan of the run's cells for each would cost a TR164 sweep of 900 cells 800,000
+    /// comparisons, and TR164 files state none.
+    fn expected_in_file(&self) -> BTreeMap<&'r CellCoordinates, Option<u32>> {
+        let mut expected: BTreeMap<&CellCoordinates, Option<u32>> = BTreeMap::new();
+        if self
+            .parsed
+            .cells
+            .iter()
+            .any(|(_, cell)| cell.external.is_some())
+        {
+            for (coordinates, cell) in &self.parsed.cells {
+                expected.entry(coordinates).or_insert_with(|| {
+                    cell.external
+                        .as_ref()
+                        .and_then(|external| external.expected_rows)
+                });
+            }
+        }
+        expected
+    }
+
+    /// Every cell's expected rows, status, fallback, manifest status and history and exclusions, walking the run's
+    /// cells beside the plan's and the manifest's; cells with rows that the plan does not list are said in one
+    /// warning, before the walk's own.
+    fn expect_and_classify(
+        &self,
+        cells: &mut [(CellCoordinates, RunCell)],
+        histories: &mut [Vec<HistoryEvent>],
+        ledger: &mut [LedgerEntry],
+        out: &mut RunCells,
+    ) {
+        // A cell that lost rows as malformed counts as one with failures: its remaining rows say nothing about
+        // how many the run meant each agent to send.
+        let inferred =
+            inferred_requests_per_agent(self.parsed.cells.iter().map(|(coordinates, cell)| {
+                (
+                    coordinates.n,
+                    cell.rows,
+                    cell.failed_rows + cell.malformed_rows,
+                )
+            }));
+        let expected_in_file = self.expected_in_file();
+        let has_plan = self
+            .read
+            .plan
+            .as_ref()
+            .is_some_and(|plan| !plan.cells.is_empty());
+        let unplanned_at = out.warnings.len();
+        // How many cells ran unplanned, and the place in the parse of the first of them in the file.
+        let mut unplanned_cells = 0usize;
+        let mut first_unplanned: Option<usize> = None;
+        let mut manifest_cells =
+            SortedLookup::new(self.read.manifest.as_ref().map(|manifest| &manifest.cells));
+        let mut plan_cells = SortedLookup::new(self.read.plan.as_ref().map(|plan| &plan.cells));
+        for (coordinates, RunCell { summary, parsed }) in cells.iter_mut() {
+            let manifest_cell: Option<&ManifestCell> = manifest_cells.get(coordinates);
+            let in_plan = plan_cells.get(coordinates);
+            if has_plan
+                && in_plan.is_none()
+                && let Some((parse_index, _)) = parsed
+            {
+                unplanned_cells += 1;
+                first_unplanned =
+                    Some(first_unplanned.map_or(*parse_index, |first| first.min(*parse_index)));
+            }
+            let expected = Expected {
+                from_plan: in_plan.copied().flatten(),
+                // Another tool's own request count (vLLM `num_prompts`) stands where a manifest's would.
+                from_file: expected_in_file.get(coordinates).copied().flatten(),
+                inferred,
+            };
+            self.classify(
+                summary,
+                coordinates,
+                manifest_cell,
+                expected,
+                &mut out.warnings,
+            );
+            if let Some(cell) = manifest_cell {
+                let history = histories
+                    .get_mut(manifest_cells.passed.saturating_sub(1))
+                    .map(std::mem::take)
+                    .unwrap_or_default();
+                let provenance = out.provenance.entry(summary.key.clone()).or_default();
+                provenance.manifest_status = cell.status.clone();
+                provenance.history = history;
+            }
+            self.exclude(summary, coordinates, ledger);
+        }
+        if let Some(first) = first_unplanned {
+            out.warnings
+                .insert(unplanned_at, self.unplanned(unplanned_cells, first));
         }
     }
-    // Rows of cells the plan does not list: the run did more than it planned (or the plan is not this run's). The
-    // warning names the first such cell in the file, and comes before the warnings of the walk below.
-    let has_plan = read
-        .plan
-        .as_ref()
-        .is_some_and(|plan| !plan.cells.is_empty());
-    let unplanned_at = out.warnings.len();
-    // How many cells ran unplanned, and the place in the parse of the first of them in the file.
-    let mut unplanned_cells = 0usize;
-    let mut first_unplanned: Option<usize> = None;
-    let mut manifest_cells =
-        SortedLookup::new(read.manifest.as_ref().map(|manifest| &manifest.cells));
-    let mut plan_cells = SortedLookup::new(read.plan.as_ref().map(|plan| &plan.cells));
-    for (
-        coordinates,
-        RunCell {
-            summary,
-            parsed: parsed_here,
-        },
-    ) in cells.iter_mut()
-    {
-        let manifest_cell: Option<&ManifestCell> = manifest_cells.get(coordinates);
-        let in_plan = plan_cells.get(coordinates);
-        if has_plan
-            && in_plan.is_none()
-            && let Some((parse_index, _)) = parsed_here
-        {
-            unplanned_cells += 1;
-            first_unplanned =
-                Some(first_unplanned.map_or(*parse_index, |first| first.min(*parse_index)));
-        }
-        let from_plan = in_plan.copied().flatten();
-        // Another tool's own request count (vLLM `num_prompts`) stands where a manifest's would.
-        let from_file = expected_in_file.get(coordinates).copied().flatten();
+
+    /// A cell's expected rows (from the plan, the manifest or the file, else inferred), fallback and status, with
+    /// a warning when it has more rows than expected.
+    fn classify(
+        &self,
+        summary: &mut CellSummary,
+        coordinates: &CellCoordinates,
+        manifest_cell: Option<&ManifestCell>,
+        expected: Expected,
+        warnings: &mut Vec<Warning>,
+    ) {
         (summary.expected_rows, summary.expected_source) = expected_rows(
-            from_plan,
+            expected.from_plan,
             manifest_cell
                 .and_then(|cell| cell.expected_rows)
-                .or(from_file),
-            inferred,
+                .or(expected.from_file),
+            expected.inferred,
             coordinates.n,
         );
-        if from_file.is_some() && summary.expected_source == ExpectedSource::Manifest {
+        if expected.from_file.is_some() && summary.expected_source == ExpectedSource::Manifest {
             summary.expected_source = ExpectedSource::File;
         }
         summary.fallback = manifest_cell.is_some_and(|cell| cell.fallback);
@@ -292,7 +436,7 @@ pub(crate) fn run_cells(
         if let Some(expected) = summary.expected_rows
             && summary.rows > expected
         {
-            out.warnings.push(
+            warnings.push(
                 Warning::warn(
                     "more_rows_than_expected",
                     format!(
@@ -303,23 +447,23 @@ pub(crate) fn run_cells(
                         summary.expected_source.as_str()
                     ),
                 )
-                .run(run_id)
-                .file(&metrics_file),
+                .run(self.run_id)
+                .file(&self.metrics_file),
             );
         }
-        if let Some(cell) = manifest_cell {
-            let history = histories
-                .get_mut(manifest_cells.passed.saturating_sub(1))
-                .map(std::mem::take)
-                .unwrap_or_default();
-            let provenance = out.provenance.entry(summary.key.clone()).or_default();
-            provenance.manifest_status = cell.status.clone();
-            provenance.history = history;
-        }
-        let in_main_table = !spliced_away(coordinates);
+    }
+
+    /// The ledger entries that apply to a cell, each counting it when the cell is in the main table.
+    fn exclude(
+        &self,
+        summary: &mut CellSummary,
+        coordinates: &CellCoordinates,
+        ledger: &mut [LedgerEntry],
+    ) {
+        let in_main_table = !self.spliced_away(coordinates);
         let mut matched: Vec<(String, ExclusionScope)> = Vec::new();
         for entry in ledger.iter_mut() {
-            if ledger::applies_to(&entry.applies_under, &read.dir.relative)
+            if ledger::applies_to(&entry.applies_under, &self.read.dir.relative)
                 && entry.entry.matches(&summary.key)
             {
                 entry.matched_cells += u32::from(in_main_table);
@@ -329,24 +473,29 @@ pub(crate) fn run_cells(
         summary.excluded = matched.iter().map(|(id, _)| id.clone()).collect();
         summary.exclusion_scope = matched.iter().map(|(_, scope)| *scope).max();
     }
-    if let Some(first) = first_unplanned {
-        let (coordinates, first_cell) = &parsed.cells[first];
-        out.warnings.insert(
-            unplanned_at,
-            Warning::warn(
-                "unplanned_cells",
-                format!(
-                    "{unplanned_cells} cell(s) have rows but are not in execution_plan.json (the first: {}); they \
-                     are indexed from their rows, with expected rows from the manifest or inferred",
-                    CellKey::new(run_id, coordinates)
-                ),
-            )
-            .run(run_id)
-            .file(&metrics_file)
-            .line(first_cell.first_row_line),
-        );
+
+    /// The warning that `count` cells have rows but are not in the plan, naming the first in the file.
+    fn unplanned(&self, count: usize, first: usize) -> Warning {
+        let (coordinates, first_cell) = &self.parsed.cells[first];
+        Warning::warn(
+            "unplanned_cells",
+            format!(
+                "{count} cell(s) have rows but are not in execution_plan.json (the first: {}); they are indexed \
+                 from their rows, with expected rows from the manifest or inferred",
+                CellKey::new(self.run_id, coordinates)
+            ),
+        )
+        .run(self.run_id)
+        .file(&self.metrics_file)
+        .line(first_cell.first_row_line)
     }
-    if let Some(backup) = relations.backup_cells.get(run_id) {
+
+    /// Refilled cells as they were before the refill, from the master's backup, with the statuses of their
+    /// non-ok rows then.
+    fn pre_refill(&self, cells: &[(CellCoordinates, RunCell)], out: &mut RunCells) {
+        let Some(backup) = self.relations.backup_cells.get(self.run_id) else {
+            return;
+        };
         for (coordinates, parsed_cell) in &backup.cells {
             let Ok(at) = cells.binary_search_by(|(candidate, _)| candidate.cmp(coordinates)) else {
                 continue;
@@ -380,20 +529,15 @@ pub(crate) fn run_cells(
             out.pre_refill.push(before);
         }
     }
-    // Taken in order of coordinates, which within one run is the order of keys: the row locators come out sorted,
-    // as the index's merge of every run's expects (see `assemble`).
-    out.rows.reserve(parsed.cells.len());
-    for (coordinates, RunCell { summary, parsed }) in cells {
-        if let Some((_, rows)) = parsed {
-            out.rows.push((summary.key.clone(), rows));
-        }
-        if spliced_away(&coordinates) {
-            out.spliced.push(summary);
-        } else {
-            out.own.push(summary);
-        }
-    }
-    out
+}
+
+/// Where a cell's expected rows may come from besides its manifest: the plan, another tool's file, the run's
+/// inferred requests per agent.
+#[derive(Clone, Copy)]
+struct Expected {
+    from_plan: Option<u32>,
+    from_file: Option<u32>,
+    inferred: Option<u32>,
 }
 
 /// Pushes to `missing` each of `listed` (ascending) that is not among `cells` (sorted by coordinates): one walk

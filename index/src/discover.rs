@@ -62,25 +62,51 @@ pub type Detect<'a> = dyn Fn(&dyn Storage, &Mapping, &str) -> Option<(&'static s
 /// grouped into runs by each format's run root. Runs are ordered by relative path; of several TR164 directories
 /// with the same run id only the first counts.
 pub fn discover(storage: &dyn Storage, detect: &Detect<'_>) -> Discovery {
-    let mut discovery = Discovery::default();
-    let mut candidates = Vec::new();
-    let mut external: BTreeMap<(String, &'static str), Vec<String>> = BTreeMap::new();
+    let mut walk = Walk {
+        storage,
+        detect,
+        // Detection needs `[[table]]` globs before the walk reaches the files; the index reports the file's
+        // problems once, from the text kept in the discovery.
+        mapping: Mapping::load(storage),
+        discovery: Discovery::default(),
+        candidates: Vec::new(),
+        external: BTreeMap::new(),
+    };
     let mut pending = vec![String::new()];
-    // Detection needs `[[table]]` globs before the walk reaches the files; the index reports the file's
-    // problems once, from the text kept below.
-    let mapping = Mapping::load(storage);
     while let Some(directory) = pending.pop() {
-        let entries = match storage.list(&directory) {
+        let subdirectories = walk.directory(&directory);
+        // Depth-first in name order, like the sorted walk before it.
+        pending.extend(subdirectories.into_iter().rev());
+    }
+    walk.finish()
+}
+
+/// The walk of a data root: what it has found so far.
+struct Walk<'a> {
+    storage: &'a dyn Storage,
+    detect: &'a Detect<'a>,
+    mapping: Mapping,
+    discovery: Discovery,
+    /// Directories with a TR164 metrics file (runs and backups), with its name.
+    candidates: Vec<(String, &'static str)>,
+    /// Other tools' files by run root and format.
+    external: BTreeMap<(String, &'static str), Vec<String>>,
+}
+
+impl Walk<'_> {
+    /// One directory's entries classified; its sub-directories, in name order, to walk next.
+    fn directory(&mut self, directory: &str) -> Vec<String> {
+        let entries = match self.storage.list(directory) {
             Ok(entries) => entries,
             Err(error) => {
-                discovery.warnings.push(
+                self.discovery.warnings.push(
                     Warning::warn(
                         "unreadable_directory",
                         format!("cannot read this part of the data root: {error}"),
                     )
-                    .file(&directory),
+                    .file(directory),
                 );
-                continue;
+                return Vec::new();
             }
         };
         // The run's metrics file: plain if there is one, else compressed (backups are read plain only).
@@ -89,197 +115,232 @@ pub fn discover(storage: &dyn Storage, detect: &Detect<'_>) -> Discovery {
                 .iter()
                 .any(|entry| entry.name == *name && entry.kind == EntryKind::File)
         });
-        let is_backup = backup_name(storage::file_name(&directory)).is_some();
+        let is_backup = backup_name(storage::file_name(directory)).is_some();
         let metrics_name = metrics_name.filter(|name| *name == METRICS_NAMES[0] || !is_backup);
-        let is_tr164_run = metrics_name.is_some();
         if let Some(name) = metrics_name {
-            candidates.push((directory.clone(), name));
+            self.candidates.push((directory.to_string(), name));
         }
         let mut subdirectories = Vec::new();
         for entry in &entries {
-            let path = storage::join(&directory, &entry.name);
-            // cellscope's own file names that are not regular files: a directory or a FIFO named metrics.csv
-            // would otherwise make its run (or ledger, or mapping) vanish without a word, and reading a FIFO
-            // would block the index.
-            if NOT_RESULTS.contains(&entry.name.as_str())
-                && matches!(entry.kind, EntryKind::Directory | EntryKind::Other)
-            {
-                let what = if entry.kind == EntryKind::Directory {
-                    "a directory"
-                } else {
-                    "a FIFO, socket or device"
-                };
-                discovery.warnings.push(
-                    Warning::error(
-                        "not_a_file",
-                        format!(
-                            "`{}` is {what}, not a regular file; it is not read ({})",
-                            entry.name,
-                            match entry.name.as_str() {
-                                "metrics.csv" => "this directory is not indexed as a run",
-                                "exclusions.toml" => "no exclusion of this directory applies",
-                                _ => "no mapping is applied",
-                            }
-                        ),
-                    )
-                    .file(&path),
-                );
-            }
-            // Compressed metrics that are not read (another codec, a backup's, or beside a plain metrics.csv):
-            // said, rather than left out in silence.
-            if let Some(suffix) = [".gz", ".zst", ".bz2", ".xz"]
-                .into_iter()
-                .find(|suffix| entry.name == format!("metrics.csv{suffix}"))
-                .filter(|_| metrics_name != Some(entry.name.as_str()))
-            {
-                let why = if metrics_name.is_some() {
-                    "this directory's metrics.csv is read instead".to_string()
-                } else if is_backup && matches!(suffix, ".gz" | ".zst") {
-                    "a backup is compared only from a plain metrics.csv".to_string()
-                } else {
-                    format!(
-                        "cellscope reads metrics.csv, .gz and .zst, not {suffix}; decompress it to index the run"
-                    )
-                };
-                discovery.warnings.push(
-                    Warning::warn(
-                        "compressed_metrics",
-                        format!("`metrics.csv{suffix}` is not read: {why}"),
-                    )
-                    .file(&path),
-                );
-            }
+            let path = storage::join(directory, &entry.name);
+            self.warn_not_a_file(entry, &path);
+            self.warn_unread_metrics(entry, &path, metrics_name, is_backup);
             match entry.kind {
                 EntryKind::Directory => subdirectories.push(path),
-                // Any link, not only one named like cellscope's files: a run directory linked into the root
-                // would otherwise be left out without a word.
-                EntryKind::Symlink => {
-                    discovery.warnings.push(
-                        Warning::warn(
-                            "symlink_ignored",
-                            "this is a symbolic link, which is not followed, so nothing outside the data root is \
-                             read (a run linked into the root is not indexed: copy it, or serve the directory it \
-                             points to)",
-                        )
-                        .file(&path),
-                    );
-                }
-                EntryKind::File if entry.name == "exclusions.toml" => {
-                    discovery.ledgers.push((directory.clone(), path))
-                }
-                EntryKind::File if entry.name == "cellscope.toml" && directory.is_empty() => {
-                    match storage.read(&path) {
-                        Ok(bytes) => {
-                            discovery.mapping = Some(String::from_utf8_lossy(&bytes).into_owned());
-                        }
-                        Err(error) => discovery.warnings.push(
-                            Warning::error(
-                                "unreadable_file",
-                                format!("cannot read the file: {error}; no mapping is applied"),
-                            )
-                            .file(&path),
-                        ),
-                    }
-                }
-                EntryKind::File if !is_tr164_run && may_be_a_result(entry) => {
-                    if let Some((format, run_root)) = detect(storage, &mapping, &path) {
-                        external.entry((run_root, format)).or_default().push(path);
-                    }
-                }
-                _ => {}
+                EntryKind::Symlink => self.warn_symlink(&path),
+                EntryKind::File => self.file(directory, entry, path, metrics_name.is_some()),
+                EntryKind::Other => {}
             }
         }
-        // A directory named like a TR164 run with no metrics file at all (not even a compressed or linked one,
-        // which are reported above) is a run that never wrote a row, or a copy that lost its data.
-        let name = storage::file_name(&directory);
-        if looks_like_run_id(backup_name(name).map_or(name, |(master, _)| master))
-            && !entries
+        self.warn_no_metrics(directory, &entries);
+        subdirectories
+    }
+
+    /// A regular file: a ledger, the root's `cellscope.toml`, or (outside a TR164 run directory) maybe another
+    /// tool's result.
+    fn file(&mut self, directory: &str, entry: &Entry, path: String, in_tr164_run: bool) {
+        if entry.name == "exclusions.toml" {
+            self.discovery.ledgers.push((directory.to_string(), path));
+        } else if entry.name == "cellscope.toml" && directory.is_empty() {
+            match self.storage.read(&path) {
+                Ok(bytes) => {
+                    self.discovery.mapping = Some(String::from_utf8_lossy(&bytes).into_owned());
+                }
+                Err(error) => self.discovery.warnings.push(
+                    Warning::error(
+                        "unreadable_file",
+                        format!("cannot read the file: {error}; no mapping is applied"),
+                    )
+                    .file(&path),
+                ),
+            }
+        } else if !in_tr164_run
+            && may_be_a_result(entry)
+            && let Some((format, run_root)) = (self.detect)(self.storage, &self.mapping, &path)
+        {
+            self.external
+                .entry((run_root, format))
+                .or_default()
+                .push(path);
+        }
+    }
+
+    /// cellscope's own file names that are not regular files: a directory or a FIFO named metrics.csv would
+    /// otherwise make its run (or ledger, or mapping) vanish without a word, and reading a FIFO would block the
+    /// index.
+    fn warn_not_a_file(&mut self, entry: &Entry, path: &str) {
+        if !NOT_RESULTS.contains(&entry.name.as_str())
+            || !matches!(entry.kind, EntryKind::Directory | EntryKind::Other)
+        {
+            return;
+        }
+        let what = if entry.kind == EntryKind::Directory {
+            "a directory"
+        } else {
+            "a FIFO, socket or device"
+        };
+        self.discovery.warnings.push(
+            Warning::error(
+                "not_a_file",
+                format!(
+                    "`{}` is {what}, not a regular file; it is not read ({})",
+                    entry.name,
+                    match entry.name.as_str() {
+                        "metrics.csv" => "this directory is not indexed as a run",
+                        "exclusions.toml" => "no exclusion of this directory applies",
+                        _ => "no mapping is applied",
+                    }
+                ),
+            )
+            .file(path),
+        );
+    }
+
+    /// Compressed metrics that are not read (another codec, a backup's, or beside a plain metrics.csv): said,
+    /// rather than left out in silence.
+    fn warn_unread_metrics(
+        &mut self,
+        entry: &Entry,
+        path: &str,
+        metrics_name: Option<&str>,
+        is_backup: bool,
+    ) {
+        let Some(suffix) = [".gz", ".zst", ".bz2", ".xz"]
+            .into_iter()
+            .find(|suffix| entry.name == format!("metrics.csv{suffix}"))
+            .filter(|_| metrics_name != Some(entry.name.as_str()))
+        else {
+            return;
+        };
+        let why = if metrics_name.is_some() {
+            "this directory's metrics.csv is read instead".to_string()
+        } else if is_backup && matches!(suffix, ".gz" | ".zst") {
+            "a backup is compared only from a plain metrics.csv".to_string()
+        } else {
+            format!(
+                "cellscope reads metrics.csv, .gz and .zst, not {suffix}; decompress it to index the run"
+            )
+        };
+        self.discovery.warnings.push(
+            Warning::warn(
+                "compressed_metrics",
+                format!("`metrics.csv{suffix}` is not read: {why}"),
+            )
+            .file(path),
+        );
+    }
+
+    /// Any link, not only one named like cellscope's files: a run directory linked into the root would otherwise
+    /// be left out without a word.
+    fn warn_symlink(&mut self, path: &str) {
+        self.discovery.warnings.push(
+            Warning::warn(
+                "symlink_ignored",
+                "this is a symbolic link, which is not followed, so nothing outside the data root is read (a run \
+                 linked into the root is not indexed: copy it, or serve the directory it points to)",
+            )
+            .file(path),
+        );
+    }
+
+    /// A directory named like a TR164 run with no metrics file at all (not even a compressed or linked one, which
+    /// are reported by the entry) is a run that never wrote a row, or a copy that lost its data.
+    fn warn_no_metrics(&mut self, directory: &str, entries: &[Entry]) {
+        let name = storage::file_name(directory);
+        if !looks_like_run_id(backup_name(name).map_or(name, |(master, _)| master))
+            || entries
                 .iter()
                 .any(|entry| entry.name.starts_with("metrics.csv"))
         {
-            discovery.warnings.push(
-                Warning::warn(
-                    "no_metrics_file",
-                    format!(
-                        "this directory is named like a run but holds no metrics.csv ({}); nothing of it is indexed",
-                        if entries.is_empty() {
-                            "it is empty".to_string()
-                        } else {
-                            format!(
-                                "it holds {}",
-                                entries
-                                    .iter()
-                                    .map(|entry| entry.name.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            )
-                        }
-                    ),
-                )
-                // No `.run(…)`: there is no run of this id in the index to list the warning under.
-                .file(&directory),
-            );
+            return;
         }
-        // Depth-first in name order, like the sorted walk before it.
-        pending.extend(subdirectories.into_iter().rev());
-    }
-    let mut runs_by_id: BTreeMap<String, RunDir> = BTreeMap::new();
-    for (relative, metrics_name) in candidates {
-        let name = storage::file_name(&relative).to_string();
-        if let Some((master, label)) = backup_name(&name) {
-            discovery.backups.push(BackupDir {
-                master_run_id: master.to_string(),
-                label: label.to_string(),
-                relative,
-            });
-            continue;
-        }
-        let run_id = if name.is_empty() {
-            "root".to_string()
+        let holds = if entries.is_empty() {
+            "it is empty".to_string()
         } else {
-            name
+            format!(
+                "it holds {}",
+                entries
+                    .iter()
+                    .map(|entry| entry.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         };
-        if let Some(first) = runs_by_id.get(&run_id) {
-            discovery.warnings.push(
-                Warning::error(
-                    "duplicate_run",
-                    format!(
-                        "run id {run_id} is also the directory {}; this copy is ignored so its cells are not \
-                         counted twice",
-                        first.relative
-                    ),
-                )
-                .run(&run_id)
-                .file(&storage::join(&relative, metrics_name)),
-            );
-            continue;
-        }
-        runs_by_id.insert(
-            run_id.clone(),
-            RunDir {
-                run_id,
-                relative,
-                metrics_name,
-            },
+        self.discovery.warnings.push(
+            Warning::warn(
+                "no_metrics_file",
+                format!(
+                    "this directory is named like a run but holds no metrics.csv ({holds}); nothing of it is indexed"
+                ),
+            )
+            // No `.run(…)`: there is no run of this id in the index to list the warning under.
+            .file(directory),
         );
     }
-    discovery.runs = runs_by_id.into_values().collect();
-    discovery
-        .runs
-        .sort_by(|left, right| left.relative.cmp(&right.relative));
-    discovery.external = external
-        .into_iter()
-        .map(|((root, format), mut files)| {
-            files.sort();
-            DetectedRun {
-                format,
-                root,
-                files,
-                id: None,
+
+    /// The discovery once the walk is done: TR164 runs (the first of each id) and backups, and other tools' runs
+    /// with their files in path order.
+    fn finish(mut self) -> Discovery {
+        let mut runs_by_id: BTreeMap<String, RunDir> = BTreeMap::new();
+        for (relative, metrics_name) in std::mem::take(&mut self.candidates) {
+            let name = storage::file_name(&relative).to_string();
+            if let Some((master, label)) = backup_name(&name) {
+                self.discovery.backups.push(BackupDir {
+                    master_run_id: master.to_string(),
+                    label: label.to_string(),
+                    relative,
+                });
+                continue;
             }
-        })
-        .collect();
-    discovery
+            let run_id = if name.is_empty() {
+                "root".to_string()
+            } else {
+                name
+            };
+            if let Some(first) = runs_by_id.get(&run_id) {
+                self.discovery.warnings.push(
+                    Warning::error(
+                        "duplicate_run",
+                        format!(
+                            "run id {run_id} is also the directory {}; this copy is ignored so its cells are not \
+                             counted twice",
+                            first.relative
+                        ),
+                    )
+                    .run(&run_id)
+                    .file(&storage::join(&relative, metrics_name)),
+                );
+                continue;
+            }
+            runs_by_id.insert(
+                run_id.clone(),
+                RunDir {
+                    run_id,
+                    relative,
+                    metrics_name,
+                },
+            );
+        }
+        let mut discovery = self.discovery;
+        discovery.runs = runs_by_id.into_values().collect();
+        discovery
+            .runs
+            .sort_by(|left, right| left.relative.cmp(&right.relative));
+        discovery.external = self
+            .external
+            .into_iter()
+            .map(|((root, format), mut files)| {
+                files.sort();
+                DetectedRun {
+                    format,
+                    root,
+                    files,
+                    id: None,
+                }
+            })
+            .collect();
+        discovery
+    }
 }
 
 /// Whether a file may be another tool's result, by its name: only such files are opened to detect their format.

@@ -30,10 +30,9 @@ use crate::run::rows::{CellRows, ExternalRows, RowsError};
 use crate::run::{IndexOptions, ReadContext, RunRead};
 use crate::storage::{self, Storage};
 use cellscope_model::api::{FileDigest, Warning};
-use cellscope_model::key::CellCoordinates;
 use cellscope_model::origin::{CellOrigin, FigureOrigin};
 use cellscope_model::requests::{Lineage, RequestRow, RowClass};
-use cellscope_model::stats::{CellAccumulator, RequestSample};
+use cellscope_model::stats::{CellAccumulator, CellStats, RequestSample};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -575,14 +574,61 @@ fn cell_of(
     file_bytes: u64,
 ) -> ParsedCell {
     let record = &keyed.record;
-    let mut cell = ParsedCell::default();
-    let mut accumulator = CellAccumulator::new();
     // Without per-request timestamps the tool's duration is the span (formats.md: how vLLM and SGLang define
     // throughput); with them the product's rule applies.
     let timestamps = record
         .requests
         .iter()
         .any(|request| request.start_s.is_some() && request.end_s.is_some());
+    let (mut cell, accumulator, tokens_known) = census(record, timestamps);
+    let mut stats = accumulator.finish();
+    leave_out_unmeasured(record, &cell, tokens_known, &mut stats);
+    let figures = figures_of(keyed, &cell, &mut stats);
+    if !record.has_requests {
+        stats.ok_rows = cell.ok_rows;
+    }
+    cell.stats = stats;
+    cell.row_run_ids.insert(
+        run_id.to_string(),
+        IdCount {
+            rows: cell.rows,
+            first_offset: 0,
+        },
+    );
+    let mut notes = record.notes.clone();
+    if record.has_requests && !timestamps && stats.aggregate_tps.is_some() {
+        notes.push(
+            "aggregate tps = Σ completion tokens of ok requests / the tool's duration (the requests carry no \
+             timestamps)"
+                .to_string(),
+        );
+    }
+    cell.external = Some(Box::new(ExternalCell {
+        format,
+        file: keyed.file.clone(),
+        file_bytes,
+        record: record.record,
+        expected_rows: record.expected_rows,
+        figures,
+        origin: CellOrigin {
+            format: format.to_string(),
+            file: keyed.file.clone(),
+            record: record.record,
+            line: record.line,
+            inferred: keyed.inferred.clone(),
+            reported: record.reported.clone(),
+            notes,
+        },
+    }));
+    cell
+}
+
+/// A record's census (rows, ok and failed by status, the requests' positions) and the statistics of its `ok`
+/// requests, and whether every one of those states its completion tokens. Without per-request `timestamps` the
+/// tool's duration stands for each request's span. A record of aggregates only is counted by the tool's counts.
+fn census(record: &RunRecord, timestamps: bool) -> (ParsedCell, CellAccumulator, bool) {
+    let mut cell = ParsedCell::default();
+    let mut accumulator = CellAccumulator::new();
     let mut tokens_known = true;
     for (index, request) in record.requests.iter().enumerate() {
         cell.row_offsets.push(index as u64);
@@ -642,6 +688,17 @@ fn cell_of(
         cell.rows += missing;
         cell.failed_by_status.insert("failed".to_string(), missing);
     }
+    (cell, accumulator, tokens_known)
+}
+
+/// Statistics the requests cannot give left out: TTFT when no `ok` request has one, prompt tokens when none
+/// states them, completion tokens and throughput unless every `ok` request states its completion tokens.
+fn leave_out_unmeasured(
+    record: &RunRecord,
+    cell: &ParsedCell,
+    tokens_known: bool,
+    stats: &mut CellStats,
+) {
     let with_ttft = record
         .requests
         .iter()
@@ -650,7 +707,6 @@ fn cell_of(
         .requests
         .iter()
         .any(|request| request.error.is_none() && request.prompt_tokens.is_some());
-    let mut stats = accumulator.finish();
     if !with_ttft {
         stats.p50_ttft_ms = None;
         stats.p95_ttft_ms = None;
@@ -662,8 +718,13 @@ fn cell_of(
         stats.mean_completion_tokens = stats.mean_completion_tokens.filter(|_| tokens_known);
         stats.aggregate_tps = stats.aggregate_tps.filter(|_| tokens_known);
     }
+}
+
+/// Where a cell's figures come from: what the requests could not give, the tool's figure gives, marked as
+/// reported; latencies rebuilt from TTFT and ITL are marked derived, and key parts that were not read inferred.
+fn figures_of(keyed: &key::KeyedRecord, cell: &ParsedCell, stats: &mut CellStats) -> FigureOrigin {
+    let record = &keyed.record;
     let mut figures = FigureOrigin::default();
-    // What the requests could not give, the tool's figure gives, marked as reported.
     for column in STAT_COLUMNS {
         let Some(slot) = stats.column_mut(column) else {
             continue;
@@ -678,9 +739,6 @@ fn cell_of(
             figures.reported.push(column.to_string());
         }
     }
-    if !record.has_requests {
-        stats.ok_rows = cell.ok_rows;
-    }
     if record.wall_derived {
         figures.derived = ["mean_wall_ms", "p50_wall_ms", "p95_wall_ms", "p99_wall_ms"]
             .into_iter()
@@ -693,40 +751,7 @@ fn cell_of(
         .iter()
         .map(|part| part.dimension.clone())
         .collect();
-    cell.stats = stats;
-    cell.row_run_ids.insert(
-        run_id.to_string(),
-        IdCount {
-            rows: cell.rows,
-            first_offset: 0,
-        },
-    );
-    let mut notes = record.notes.clone();
-    if record.has_requests && !timestamps && stats.aggregate_tps.is_some() {
-        notes.push(
-            "aggregate tps = Σ completion tokens of ok requests / the tool's duration (the requests carry no \
-             timestamps)"
-                .to_string(),
-        );
-    }
-    cell.external = Some(Box::new(ExternalCell {
-        format,
-        file: keyed.file.clone(),
-        file_bytes,
-        record: record.record,
-        expected_rows: record.expected_rows,
-        figures,
-        origin: CellOrigin {
-            format: format.to_string(),
-            file: keyed.file.clone(),
-            record: record.record,
-            line: record.line,
-            inferred: keyed.inferred.clone(),
-            reported: record.reported.clone(),
-            notes,
-        },
-    }));
-    cell
+    figures
 }
 
 /// The status word of a failed request: `http_<code>` when the error text starts with an HTTP status code,
@@ -819,20 +844,6 @@ pub fn request_row(source_run_id: &str, index: usize, request: &Request, line: u
         },
         error: request.error.clone().filter(|error| !error.is_empty()),
     }
-}
-
-/// The coordinates a record was given, for `cellscope index --explain`.
-pub fn coordinates_text(coordinates: &CellCoordinates) -> String {
-    format!(
-        "suite={} phase={} backend={} model={} workload={} n={} rep={}",
-        coordinates.suite,
-        coordinates.phase,
-        coordinates.backend,
-        coordinates.model,
-        coordinates.workload,
-        coordinates.n,
-        coordinates.rep
-    )
 }
 
 /// How one file of the data root is read and keyed, for `cellscope index --explain FILE`: its format, each

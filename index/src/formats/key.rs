@@ -25,6 +25,20 @@ pub struct KeyedRecord {
     pub read: Vec<(String, String)>,
 }
 
+/// The coordinates a record was given, as warnings name them.
+pub(super) fn coordinates_text(coordinates: &CellCoordinates) -> String {
+    format!(
+        "suite={} phase={} backend={} model={} workload={} n={} rep={}",
+        coordinates.suite,
+        coordinates.phase,
+        coordinates.backend,
+        coordinates.model,
+        coordinates.workload,
+        coordinates.n,
+        coordinates.rep
+    )
+}
+
 /// The text `--explain` prints for each dimension of a keyed record: `(dimension, value, how)`.
 pub fn explain_rules(keyed: &KeyedRecord) -> Vec<(String, String, String)> {
     let coordinates = &keyed.coordinates;
@@ -122,67 +136,172 @@ pub(super) fn resolve(
     records: Vec<(String, RunRecord)>,
     warnings: &mut Vec<Warning>,
 ) -> Vec<KeyedRecord> {
-    let mut keyed = Vec::new();
-    let mut next_rep: BTreeMap<(String, String, String, String, String, u32), u32> =
-        BTreeMap::new();
-    let mut seen: BTreeSet<CellCoordinates> = BTreeSet::new();
-    for (file, record) in records {
-        let context = TemplateContext {
-            path: &file,
-            record: &record.fields,
+    let mut keying = Keying {
+        format,
+        mapping,
+        run_id,
+        next_rep: BTreeMap::new(),
+        seen: BTreeSet::new(),
+    };
+    records
+        .into_iter()
+        .filter_map(|(file, record)| keying.key(file, record, warnings))
+        .collect()
+}
+
+/// The key of every record of a run: what it takes to number repetitions and refuse a cell twice.
+struct Keying<'a> {
+    format: &'a str,
+    mapping: &'a Mapping,
+    run_id: &'a str,
+    /// The next repetition of each key without its rep, for records that state none.
+    next_rep: BTreeMap<(String, String, String, String, String, u32), u32>,
+    seen: BTreeSet<CellCoordinates>,
+}
+
+impl Keying<'_> {
+    /// One record keyed; `None` (with a warning) when its concurrency or repetition is not a whole number or its
+    /// cell was already keyed.
+    fn key(
+        &mut self,
+        file: String,
+        record: RunRecord,
+        warnings: &mut Vec<Warning>,
+    ) -> Option<KeyedRecord> {
+        let mut parts = Parts {
+            mapping: self.mapping,
+            context: TemplateContext {
+                path: &file,
+                record: &record.fields,
+            },
+            run_id: self.run_id,
+            line: record.line,
+            inferred: Vec::new(),
+            read: Vec::new(),
         };
-        let mut inferred = Vec::new();
-        let mut read = Vec::new();
-        let mut take = |dimension: &str,
-                        stated: Option<Part>,
-                        default: &dyn Fn() -> Option<Part>,
-                        warnings: &mut Vec<Warning>|
-         -> Option<String> {
-            let mapped = match mapping.value(dimension, &context) {
-                Some(Ok(mapped)) => Part::inferred(mapped.value, mapped.rule),
-                Some(Err(reason)) => {
-                    warnings.push(
-                        Warning::warn(
-                            "mapping_field_missing",
-                            format!("{reason}; the default rule for {dimension} is used instead"),
-                        )
-                        .run(run_id)
-                        .file(&file)
-                        .at_line(record.line),
-                    );
-                    None
-                }
-                None => None,
-            };
-            let part = mapped.or(stated).or_else(default)?;
-            match part.how {
-                How::Read(field) => read.push((dimension.to_string(), field)),
-                How::Inferred(rule) => inferred.push(InferredPart {
-                    dimension: dimension.to_string(),
-                    value: part.value.clone(),
-                    rule,
-                }),
+        let [suite, phase, backend, model, workload] =
+            parts.named_dimensions(self.format, &record, warnings);
+        let n = parts.concurrency(&record, warnings)?;
+        let order_key = (
+            suite.clone(),
+            phase.clone(),
+            backend.clone(),
+            model.clone(),
+            workload.clone(),
+            n,
+        );
+        let order = *self.next_rep.get(&order_key).unwrap_or(&0);
+        let rep = parts.repetition(&record, order, warnings)?;
+        self.next_rep.insert(order_key, order + 1);
+        let coordinates = CellCoordinates {
+            suite,
+            phase,
+            backend,
+            model,
+            workload,
+            n,
+            rep,
+        };
+        let (inferred, read) = (parts.inferred, parts.read);
+        if !self.seen.insert(coordinates.clone()) {
+            warnings.push(
+                Warning::error(
+                    "duplicate_cell",
+                    format!(
+                        "record {} has the same cell key as an earlier record of this run ({}); it is left out \
+                         so no cell is counted twice (map rep in cellscope.toml to tell them apart)",
+                        record.record,
+                        coordinates_text(&coordinates)
+                    ),
+                )
+                .run(self.run_id)
+                .file(&file)
+                .at_line(record.line),
+            );
+            return None;
+        }
+        Some(KeyedRecord {
+            file,
+            record,
+            coordinates,
+            inferred,
+            read,
+        })
+    }
+}
+
+/// The parts of one record's key as they are decided, each noted as read (with its field) or inferred (with its
+/// rule).
+struct Parts<'a> {
+    mapping: &'a Mapping,
+    context: TemplateContext<'a>,
+    run_id: &'a str,
+    line: Option<u64>,
+    inferred: Vec<InferredPart>,
+    read: Vec<(String, String)>,
+}
+
+impl Parts<'_> {
+    /// A dimension's value: `cellscope.toml`'s, else the record's own, else the default rule's.
+    fn take(
+        &mut self,
+        dimension: &str,
+        stated: Option<Part>,
+        default: &dyn Fn() -> Option<Part>,
+        warnings: &mut Vec<Warning>,
+    ) -> Option<String> {
+        let mapped = match self.mapping.value(dimension, &self.context) {
+            Some(Ok(mapped)) => Part::inferred(mapped.value, mapped.rule),
+            Some(Err(reason)) => {
+                warnings.push(
+                    Warning::warn(
+                        "mapping_field_missing",
+                        format!("{reason}; the default rule for {dimension} is used instead"),
+                    )
+                    .run(self.run_id)
+                    .file(self.context.path)
+                    .at_line(self.line),
+                );
+                None
             }
-            Some(part.value)
+            None => None,
         };
-        let suite = take(
+        let part = mapped.or(stated).or_else(default)?;
+        match part.how {
+            How::Read(field) => self.read.push((dimension.to_string(), field)),
+            How::Inferred(rule) => self.inferred.push(InferredPart {
+                dimension: dimension.to_string(),
+                value: part.value.clone(),
+                rule,
+            }),
+        }
+        Some(part.value)
+    }
+
+    /// Suite, phase, backend, model and workload, each with its default rule.
+    fn named_dimensions(
+        &mut self,
+        format: &str,
+        record: &RunRecord,
+        warnings: &mut Vec<Warning>,
+    ) -> [String; 5] {
+        let file = self.context.path;
+        let suite = self.take(
             "suite",
             record.key.suite.clone(),
             &|| Part::inferred(format, "the format's name (the file records no suite)"),
             warnings,
-        )
-        .unwrap_or_default();
-        let phase = take(
+        );
+        let phase = self.take(
             "phase",
             record.key.phase.clone(),
             &|| Part::inferred("sweep", "`sweep` (the file records no phase)"),
             warnings,
-        )
-        .unwrap_or_default();
-        let backend = take(
+        );
+        let backend = self.take(
             "backend",
             record.key.backend.clone(),
-            &|| match engine_in_path(&file) {
+            &|| match engine_in_path(file) {
                 Some(engine) => Part::inferred(
                     engine,
                     "an engine name in the file's path (the tool's `backend` field is the request protocol)",
@@ -193,9 +312,8 @@ pub(super) fn resolve(
                 ),
             },
             warnings,
-        )
-        .unwrap_or_default();
-        let model = take(
+        );
+        let model = self.take(
             "model",
             record.key.model.clone(),
             &|| {
@@ -205,9 +323,8 @@ pub(super) fn resolve(
                 )
             },
             warnings,
-        )
-        .unwrap_or_default();
-        let workload = take(
+        );
+        let workload = self.take(
             "workload",
             record.key.workload.clone(),
             // Measured token means differ from cell to cell, so they would split one sweep into as many
@@ -219,22 +336,28 @@ pub(super) fn resolve(
                 )
             },
             warnings,
-        )
-        .unwrap_or_default();
-        let n_text = take(
+        );
+        [suite, phase, backend, model, workload].map(Option::unwrap_or_default)
+    }
+
+    /// The concurrency (`n`): stated, mapped or a load level in the path; `None` (with a warning) when there is
+    /// none or it is not a whole number.
+    fn concurrency(&mut self, record: &RunRecord, warnings: &mut Vec<Warning>) -> Option<u32> {
+        let file = self.context.path;
+        let n_text = self.take(
             "n",
             record.key.n.clone(),
             &|| {
-                n_in_path(&file).and_then(|(n, place)| {
+                n_in_path(file).and_then(|(n, place)| {
                     Part::inferred(n.to_string(), format!("the load level in {place}"))
                 })
             },
             warnings,
         );
-        let Some(n) = n_text
+        let n = n_text
             .as_deref()
-            .and_then(|text| text.trim().parse::<u32>().ok())
-        else {
+            .and_then(|text| text.trim().parse::<u32>().ok());
+        if n.is_none() {
             warnings.push(
                 Warning::warn(
                     "no_concurrency",
@@ -250,22 +373,23 @@ pub(super) fn resolve(
                         ),
                     },
                 )
-                .run(run_id)
-                .file(&file)
+                .run(self.run_id)
+                .file(file)
                 .at_line(record.line),
             );
-            continue;
-        };
-        let order_key = (
-            suite.clone(),
-            phase.clone(),
-            backend.clone(),
-            model.clone(),
-            workload.clone(),
-            n,
-        );
-        let order = *next_rep.get(&order_key).unwrap_or(&0);
-        let rep_text = take(
+        }
+        n
+    }
+
+    /// The repetition: stated or mapped, else `order`, the place of the record among those with the same other
+    /// key; `None` (with a warning) when it is not a whole number.
+    fn repetition(
+        &mut self,
+        record: &RunRecord,
+        order: u32,
+        warnings: &mut Vec<Warning>,
+    ) -> Option<u32> {
+        let rep_text = self.take(
             "rep",
             record.key.rep.clone(),
             &|| {
@@ -276,10 +400,10 @@ pub(super) fn resolve(
             },
             warnings,
         );
-        let Some(rep) = rep_text
+        let rep = rep_text
             .as_deref()
-            .and_then(|text| text.trim().parse::<u32>().ok())
-        else {
+            .and_then(|text| text.trim().parse::<u32>().ok());
+        if rep.is_none() {
             warnings.push(
                 Warning::warn(
                     "bad_rep",
@@ -289,48 +413,13 @@ pub(super) fn resolve(
                         rep_text.unwrap_or_default()
                     ),
                 )
-                .run(run_id)
-                .file(&file)
+                .run(self.run_id)
+                .file(self.context.path)
                 .at_line(record.line),
             );
-            continue;
-        };
-        next_rep.insert(order_key, order + 1);
-        let coordinates = CellCoordinates {
-            suite,
-            phase,
-            backend,
-            model,
-            workload,
-            n,
-            rep,
-        };
-        if !seen.insert(coordinates.clone()) {
-            warnings.push(
-                Warning::error(
-                    "duplicate_cell",
-                    format!(
-                        "record {} has the same cell key as an earlier record of this run ({}); it is left out \
-                         so no cell is counted twice (map rep in cellscope.toml to tell them apart)",
-                        record.record,
-                        super::coordinates_text(&coordinates)
-                    ),
-                )
-                .run(run_id)
-                .file(&file)
-                .at_line(record.line),
-            );
-            continue;
         }
-        keyed.push(KeyedRecord {
-            file,
-            record,
-            coordinates,
-            inferred,
-            read,
-        });
+        rep
     }
-    keyed
 }
 
 #[cfg(test)]

@@ -474,80 +474,23 @@ impl Columns {
             Some(entry) => entry.spec.grain,
             None => canonical_grain(columns)?,
         };
-        let rule = entry.map_or_else(
-            || "the canonical column names (no [[table]] entry)".to_string(),
-            TableEntry::rule,
-        );
-        let position = |name: &str| columns.iter().position(|column| column == name);
-        let mut missing = Vec::new();
-        // A named column must exist; an unnamed one is the first canonical name the file has.
-        let mut column = |key: &str, named: Option<&String>, canonical: &[&str]| -> Option<usize> {
-            match named {
-                Some(name) => {
-                    let found = position(name);
-                    if found.is_none() {
-                        missing.push(format!("`{name}` ({key})"));
-                    }
-                    found
-                }
-                None => canonical.iter().find_map(|name| position(name)),
-            }
+        let mut lookup = Lookup {
+            columns,
+            rule: entry.map_or_else(
+                || "the canonical column names (no [[table]] entry)".to_string(),
+                TableEntry::rule,
+            ),
+            missing: Vec::new(),
+            notes: Vec::new(),
         };
-        let mut source =
-            |key: &str, named: Option<&Source>, canonical: &[&str]| -> Option<Binding> {
-                match named {
-                    Some(Source::Column(name)) => {
-                        column(key, Some(name), &[]).map(|index| Binding::Column {
-                            index,
-                            name: name.clone(),
-                        })
-                    }
-                    Some(constant @ Source::Constant { .. }) => {
-                        let value = constant.constant().unwrap_or_default();
-                        Some(Binding::Constant {
-                            rule: format!("{rule}: {key} = \"{value}\" (a constant)"),
-                            value,
-                        })
-                    }
-                    None => column(key, None, canonical).map(|index| Binding::Column {
-                        index,
-                        name: columns[index].clone(),
-                    }),
-                }
-            };
-        let mut dimensions = Vec::new();
-        for (dimension, named, canonical) in [
-            ("suite", &spec.suite, &["suite"][..]),
-            ("phase", &spec.phase, &["phase"][..]),
-            ("backend", &spec.backend, &["backend"][..]),
-            ("model", &spec.model, &["model"][..]),
-            ("workload", &spec.workload, &["workload"][..]),
-            ("n", &spec.n, &N_COLUMNS[..]),
-            ("rep", &spec.rep, &["rep"][..]),
-        ] {
-            if let Some(binding) = source(dimension, named.as_ref(), canonical) {
-                dimensions.push((dimension, binding));
-            }
-        }
-        let requests = source("requests", spec.requests.as_ref(), &["requests"]);
-        let ok_requests = source("ok_requests", spec.ok_requests.as_ref(), &["ok_requests"]);
-        let failed_requests = source(
+        let dimensions = lookup.dimensions(spec);
+        let requests = lookup.source("requests", spec.requests.as_ref(), &["requests"]);
+        let ok_requests = lookup.source("ok_requests", spec.ok_requests.as_ref(), &["ok_requests"]);
+        let failed_requests = lookup.source(
             "failed_requests",
             spec.failed_requests.as_ref(),
             &["failed_requests"],
         );
-        let wall_unit = spec.wall_unit.unwrap_or(Unit::Ms);
-        let ttft_unit = spec.ttft_unit.unwrap_or(Unit::Ms);
-        let time_unit = spec.time_unit.unwrap_or(Unit::S);
-        let mut notes = Vec::new();
-        let mut unit_note = |what: &str, name: &str, unit: Unit, target: &str| {
-            if unit.name() != target {
-                notes.push(format!(
-                    "{what} read from column `{name}` in {}, converted to {target}",
-                    unit.name()
-                ));
-            }
-        };
         let mut result = Columns {
             grain,
             dimensions,
@@ -570,141 +513,17 @@ impl Columns {
             notes: Vec::new(),
         };
         match grain {
-            Grain::Request => {
-                result.wall = column("wall", spec.wall.as_ref(), &["wall_ms"]).map(|index| {
-                    unit_note("wall latency", &columns[index], wall_unit, "ms");
-                    (index, wall_unit)
-                });
-                result.ttft = column("ttft", spec.ttft.as_ref(), &["ttft_ms"]).map(|index| {
-                    unit_note("TTFT", &columns[index], ttft_unit, "ms");
-                    (index, ttft_unit)
-                });
-                result.prompt_tokens = column(
-                    "prompt_tokens",
-                    spec.prompt_tokens.as_ref(),
-                    &["prompt_tokens"],
-                );
-                result.completion_tokens = column(
-                    "completion_tokens",
-                    spec.completion_tokens.as_ref(),
-                    &["completion_tokens"],
-                );
-                result.start = column("start", spec.start.as_ref(), &["start_s", "submit_time_s"])
-                    .map(|index| {
-                        unit_note("start times", &columns[index], time_unit, "s");
-                        (index, time_unit)
-                    });
-                result.end = column("end", spec.end.as_ref(), &["end_s", "complete_time_s"])
-                    .map(|index| (index, time_unit));
-                result.status = column("status", spec.status.as_ref(), &["status"]);
-                result.error = column("error", spec.error.as_ref(), &["error"]);
-                if result.wall.is_none() && missing.is_empty() {
-                    missing.push("a wall latency column (`wall`, or `wall_ms`)".to_string());
-                }
-            }
-            Grain::Cell => {
-                for (key, named, canonical, reported, unit) in [
-                    (
-                        "mean_wall",
-                        &spec.mean_wall,
-                        "mean_wall_ms",
-                        "mean_wall_ms",
-                        Some(wall_unit),
-                    ),
-                    (
-                        "p50_wall",
-                        &spec.p50_wall,
-                        "p50_wall_ms",
-                        "p50_wall_ms",
-                        Some(wall_unit),
-                    ),
-                    (
-                        "p95_wall",
-                        &spec.p95_wall,
-                        "p95_wall_ms",
-                        "p95_wall_ms",
-                        Some(wall_unit),
-                    ),
-                    (
-                        "p99_wall",
-                        &spec.p99_wall,
-                        "p99_wall_ms",
-                        "p99_wall_ms",
-                        Some(wall_unit),
-                    ),
-                    (
-                        "mean_ttft",
-                        &spec.mean_ttft,
-                        "mean_ttft_ms",
-                        "mean_ttft_ms",
-                        Some(ttft_unit),
-                    ),
-                    (
-                        "p50_ttft",
-                        &spec.p50_ttft,
-                        "p50_ttft_ms",
-                        "p50_ttft_ms",
-                        Some(ttft_unit),
-                    ),
-                    (
-                        "p95_ttft",
-                        &spec.p95_ttft,
-                        "p95_ttft_ms",
-                        "p95_ttft_ms",
-                        Some(ttft_unit),
-                    ),
-                    (
-                        "p99_ttft",
-                        &spec.p99_ttft,
-                        "p99_ttft_ms",
-                        "p99_ttft_ms",
-                        Some(ttft_unit),
-                    ),
-                    ("tps", &spec.tps, "aggregate_tps", "aggregate_tps", None),
-                    (
-                        "efficiency",
-                        &spec.efficiency,
-                        "efficiency",
-                        "efficiency",
-                        None,
-                    ),
-                    (
-                        "mean_prompt_tokens",
-                        &spec.mean_prompt_tokens,
-                        "mean_prompt_tokens",
-                        "mean_prompt_tokens",
-                        None,
-                    ),
-                    (
-                        "mean_completion_tokens",
-                        &spec.mean_completion_tokens,
-                        "mean_completion_tokens",
-                        "mean_completion_tokens",
-                        None,
-                    ),
-                ] {
-                    if let Some(index) = column(key, named.as_ref(), &[canonical]) {
-                        let factor = unit.map_or(1.0, Unit::to_ms);
-                        if let Some(unit) = unit {
-                            unit_note(reported, &columns[index], unit, "ms");
-                        }
-                        result.figures.push((reported.to_string(), index, factor));
-                    }
-                }
-                for name in &spec.keep {
-                    if let Some(index) = column("keep", Some(name), &[]) {
-                        result.figures.push((name.clone(), index, 1.0));
-                    }
-                }
-            }
+            Grain::Request => lookup.request_columns(spec, &mut result),
+            Grain::Cell => lookup.cell_figures(spec, &mut result),
         }
-        if !missing.is_empty() {
+        if !lookup.missing.is_empty() {
             warnings.push(
                 Warning::error(
                     "missing_column",
                     format!(
-                        "{rule} names columns the file does not have: {}; the file is left out",
-                        missing.join(", ")
+                        "{} names columns the file does not have: {}; the file is left out",
+                        lookup.rule,
+                        lookup.missing.join(", ")
                     ),
                 )
                 .file(path)
@@ -712,8 +531,179 @@ impl Columns {
             );
             return None;
         }
-        result.notes = notes;
+        result.notes = lookup.notes;
         Some(result)
+    }
+}
+
+/// A `[[table]]` entry's names looked up among a file's columns: the ones it names that the file lacks, and notes
+/// on the units converted.
+struct Lookup<'a> {
+    columns: &'a [String],
+    /// The entry (or the canonical names), as warnings and notes name it.
+    rule: String,
+    missing: Vec<String>,
+    notes: Vec<String>,
+}
+
+impl Lookup<'_> {
+    /// The column of `key`: a named column must exist; an unnamed one is the first canonical name the file has.
+    fn column(&mut self, key: &str, named: Option<&String>, canonical: &[&str]) -> Option<usize> {
+        let position = |name: &str| self.columns.iter().position(|column| column == name);
+        match named {
+            Some(name) => {
+                let found = position(name);
+                if found.is_none() {
+                    self.missing.push(format!("`{name}` ({key})"));
+                }
+                found
+            }
+            None => canonical.iter().find_map(|name| position(name)),
+        }
+    }
+
+    /// Where `key` comes from: a column (named, or the first canonical name the file has) or a constant.
+    fn source(&mut self, key: &str, named: Option<&Source>, canonical: &[&str]) -> Option<Binding> {
+        match named {
+            Some(Source::Column(name)) => {
+                self.column(key, Some(name), &[])
+                    .map(|index| Binding::Column {
+                        index,
+                        name: name.clone(),
+                    })
+            }
+            Some(constant @ Source::Constant { .. }) => {
+                let value = constant.constant().unwrap_or_default();
+                Some(Binding::Constant {
+                    rule: format!("{}: {key} = \"{value}\" (a constant)", self.rule),
+                    value,
+                })
+            }
+            None => self
+                .column(key, None, canonical)
+                .map(|index| Binding::Column {
+                    index,
+                    name: self.columns[index].clone(),
+                }),
+        }
+    }
+
+    /// The key dimensions the file gives, in key order.
+    fn dimensions(&mut self, spec: &RawTable) -> Vec<(&'static str, Binding)> {
+        let mut dimensions = Vec::new();
+        for (dimension, named, canonical) in [
+            ("suite", &spec.suite, &["suite"][..]),
+            ("phase", &spec.phase, &["phase"][..]),
+            ("backend", &spec.backend, &["backend"][..]),
+            ("model", &spec.model, &["model"][..]),
+            ("workload", &spec.workload, &["workload"][..]),
+            ("n", &spec.n, &N_COLUMNS[..]),
+            ("rep", &spec.rep, &["rep"][..]),
+        ] {
+            if let Some(binding) = self.source(dimension, named.as_ref(), canonical) {
+                dimensions.push((dimension, binding));
+            }
+        }
+        dimensions
+    }
+
+    /// Notes that `what`, read from column `index`, was converted from `unit` to `target`.
+    fn unit_note(&mut self, what: &str, index: usize, unit: Unit, target: &str) {
+        if unit.name() != target {
+            self.notes.push(format!(
+                "{what} read from column `{}` in {}, converted to {target}",
+                self.columns[index],
+                unit.name()
+            ));
+        }
+    }
+
+    /// A request table's columns: latencies, tokens, times, status and error.
+    fn request_columns(&mut self, spec: &RawTable, result: &mut Columns) {
+        let wall_unit = spec.wall_unit.unwrap_or(Unit::Ms);
+        let ttft_unit = spec.ttft_unit.unwrap_or(Unit::Ms);
+        let time_unit = spec.time_unit.unwrap_or(Unit::S);
+        result.wall = self
+            .column("wall", spec.wall.as_ref(), &["wall_ms"])
+            .map(|index| {
+                self.unit_note("wall latency", index, wall_unit, "ms");
+                (index, wall_unit)
+            });
+        result.ttft = self
+            .column("ttft", spec.ttft.as_ref(), &["ttft_ms"])
+            .map(|index| {
+                self.unit_note("TTFT", index, ttft_unit, "ms");
+                (index, ttft_unit)
+            });
+        result.prompt_tokens = self.column(
+            "prompt_tokens",
+            spec.prompt_tokens.as_ref(),
+            &["prompt_tokens"],
+        );
+        result.completion_tokens = self.column(
+            "completion_tokens",
+            spec.completion_tokens.as_ref(),
+            &["completion_tokens"],
+        );
+        result.start = self
+            .column("start", spec.start.as_ref(), &["start_s", "submit_time_s"])
+            .map(|index| {
+                self.unit_note("start times", index, time_unit, "s");
+                (index, time_unit)
+            });
+        result.end = self
+            .column("end", spec.end.as_ref(), &["end_s", "complete_time_s"])
+            .map(|index| (index, time_unit));
+        result.status = self.column("status", spec.status.as_ref(), &["status"]);
+        result.error = self.column("error", spec.error.as_ref(), &["error"]);
+        if result.wall.is_none() && self.missing.is_empty() {
+            self.missing
+                .push("a wall latency column (`wall`, or `wall_ms`)".to_string());
+        }
+    }
+
+    /// A cell table's figures, each with the factor to cellscope's unit, then the columns `keep` names.
+    fn cell_figures(&mut self, spec: &RawTable, result: &mut Columns) {
+        let wall = Some(spec.wall_unit.unwrap_or(Unit::Ms));
+        let ttft = Some(spec.ttft_unit.unwrap_or(Unit::Ms));
+        // (key of the entry, its value there, the canonical column and cells-table name, the unit when a time)
+        for (key, named, reported, unit) in [
+            ("mean_wall", &spec.mean_wall, "mean_wall_ms", wall),
+            ("p50_wall", &spec.p50_wall, "p50_wall_ms", wall),
+            ("p95_wall", &spec.p95_wall, "p95_wall_ms", wall),
+            ("p99_wall", &spec.p99_wall, "p99_wall_ms", wall),
+            ("mean_ttft", &spec.mean_ttft, "mean_ttft_ms", ttft),
+            ("p50_ttft", &spec.p50_ttft, "p50_ttft_ms", ttft),
+            ("p95_ttft", &spec.p95_ttft, "p95_ttft_ms", ttft),
+            ("p99_ttft", &spec.p99_ttft, "p99_ttft_ms", ttft),
+            ("tps", &spec.tps, "aggregate_tps", None),
+            ("efficiency", &spec.efficiency, "efficiency", None),
+            (
+                "mean_prompt_tokens",
+                &spec.mean_prompt_tokens,
+                "mean_prompt_tokens",
+                None,
+            ),
+            (
+                "mean_completion_tokens",
+                &spec.mean_completion_tokens,
+                "mean_completion_tokens",
+                None,
+            ),
+        ] {
+            if let Some(index) = self.column(key, named.as_ref(), &[reported]) {
+                let factor = unit.map_or(1.0, Unit::to_ms);
+                if let Some(unit) = unit {
+                    self.unit_note(reported, index, unit, "ms");
+                }
+                result.figures.push((reported.to_string(), index, factor));
+            }
+        }
+        for name in &spec.keep {
+            if let Some(index) = self.column("keep", Some(name), &[]) {
+                result.figures.push((name.clone(), index, 1.0));
+            }
+        }
     }
 }
 
@@ -761,27 +751,109 @@ fn groups(
     else {
         return Vec::new();
     };
-    let place = sheet.place;
-    let mut groups: Vec<Group> = Vec::new();
-    let mut by_key: BTreeMap<Vec<String>, usize> = BTreeMap::new();
-    let mut no_counts = false;
+    let mut grouping = Grouping {
+        sheet: &sheet,
+        columns: &columns,
+        groups: Vec::new(),
+        by_key: BTreeMap::new(),
+        no_counts: false,
+    };
     for (line, values) in &sheet.rows {
-        let line = *line;
-        let bad = |warnings: &mut Vec<Warning>, what: String| {
+        if let Err(what) = grouping.add(*line, values) {
             warnings.push(
                 Warning::warn(
                     "invalid_row",
-                    format!("{place} {line}: {what}; the row is left out"),
+                    format!("{} {line}: {what}; the row is left out", sheet.place),
                 )
                 .file(path)
-                .line(line),
+                .line(*line),
             );
-        };
-        // The key as written, and how each part was found.
+        }
+    }
+    if grouping.no_counts {
+        warnings.push(
+            Warning::warn(
+                "no_request_counts",
+                "the table gives no request counts (`requests`, `ok_requests` or `failed_requests`, a column or \
+                 a constant), so its cells have no rows and show as not run; their figures are kept",
+            )
+            .file(path),
+        );
+    }
+    grouping.groups
+}
+
+/// A table's rows being grouped into records.
+struct Grouping<'a> {
+    sheet: &'a Sheet,
+    columns: &'a Columns,
+    groups: Vec<Group>,
+    /// Request grain: each cell's group, by its key as written.
+    by_key: BTreeMap<Vec<String>, usize>,
+    /// A cell-grain row gave neither a completed nor a failed count.
+    no_counts: bool,
+}
+
+impl Grouping<'_> {
+    /// One row at `line`: into its cell's group (request grain) or a record of its own (cell grain); `Err` says
+    /// why it is left out.
+    fn add(&mut self, line: u64, values: &[Option<String>]) -> Result<(), String> {
+        let (key, key_text) = self.key_of(values)?;
+        let fields = Json::Object(
+            self.sheet
+                .columns
+                .iter()
+                .zip(values)
+                .filter_map(|(name, value)| {
+                    value
+                        .as_ref()
+                        .map(|value| (name.clone(), Json::String(value.clone())))
+                })
+                .collect(),
+        );
+        match self.columns.grain {
+            Grain::Request => {
+                let request = self.request_of(values)?;
+                let groups = &mut self.groups;
+                let group = *self.by_key.entry(key_text).or_insert_with(|| {
+                    groups.push(Group {
+                        record: RunRecord {
+                            record: groups.len() as u32,
+                            line: Some(line),
+                            fields,
+                            key,
+                            has_requests: true,
+                            notes: self.columns.notes.clone(),
+                            ..RunRecord::default()
+                        },
+                        lines: Vec::new(),
+                    });
+                    groups.len() - 1
+                });
+                self.groups[group].record.requests.push(request);
+                self.groups[group].lines.push(line);
+            }
+            Grain::Cell => {
+                let mut record = self.cell_record(values)?;
+                record.record = self.groups.len() as u32;
+                record.line = Some(line);
+                record.fields = fields;
+                record.key = key;
+                self.groups.push(Group {
+                    record,
+                    lines: Vec::new(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The row's key as written (with how each part was found), and its parts' text; `Err` when a key column is
+    /// empty.
+    fn key_of(&self, values: &[Option<String>]) -> Result<(KeyParts, Vec<String>), String> {
         let mut key = KeyParts::default();
         let mut key_text = Vec::new();
-        let mut missing_key = None;
-        for (dimension, binding) in &columns.dimensions {
+        for (dimension, binding) in &self.columns.dimensions {
             let part = match binding {
                 Binding::Column { index, name } => match &values[*index] {
                     Some(value) => {
@@ -792,10 +864,7 @@ fn groups(
                         };
                         Part::read(value, format!("column `{name}`"))
                     }
-                    None => {
-                        missing_key = Some(format!("the {dimension} column `{name}` is empty"));
-                        break;
-                    }
+                    None => return Err(format!("the {dimension} column `{name}` is empty")),
                 },
                 Binding::Constant { value, rule } => Part::inferred(value.clone(), rule.clone()),
             };
@@ -814,206 +883,150 @@ fn groups(
                 _ => key.rep = part,
             }
         }
-        if let Some(what) = missing_key {
-            bad(warnings, what);
-            continue;
-        }
-        let fields = Json::Object(
-            sheet
-                .columns
-                .iter()
-                .zip(values)
-                .filter_map(|(name, value)| {
-                    value
-                        .as_ref()
-                        .map(|value| (name.clone(), Json::String(value.clone())))
-                })
-                .collect(),
-        );
+        Ok((key, key_text))
+    }
+
+    /// A request-grain row's request, in cellscope's units; `Err` names the first column of an `ok` request that
+    /// holds no number.
+    fn request_of(&self, values: &[Option<String>]) -> Result<Request, String> {
+        let columns = self.columns;
         let value = |index: Option<usize>| index.and_then(|index| values[index].as_ref());
-        let name = |index: usize| sheet.columns[index].as_str();
-        match columns.grain {
-            Grain::Request => {
-                let error_text = value(columns.error).cloned();
-                let status_text = value(columns.status).cloned();
-                let failed = error_text.is_some()
-                    || status_text.as_ref().is_some_and(|status| {
-                        !columns.ok.iter().any(|ok| ok.eq_ignore_ascii_case(status))
-                    });
-                let mut request = Request::default();
-                let mut wrong = None;
-                let mut read =
-                    |slot: &mut Option<f64>, index: Option<usize>, factor: f64| match number(value(
-                        index,
-                    )) {
-                        Ok(number) => *slot = number.map(|number| number * factor),
-                        Err(text) if wrong.is_none() && !failed => {
-                            wrong = Some(format!(
-                                "column `{}` holds `{text}`, not a number",
-                                index.map(name).unwrap_or_default()
-                            ));
-                        }
-                        Err(_) => {}
-                    };
-                read(
-                    &mut request.wall_ms,
-                    columns.wall.map(|(index, _)| index),
-                    columns.wall.map_or(1.0, |(_, unit)| unit.to_ms()),
-                );
-                read(
-                    &mut request.ttft_ms,
-                    columns.ttft.map(|(index, _)| index),
-                    columns.ttft.map_or(1.0, |(_, unit)| unit.to_ms()),
-                );
-                read(&mut request.prompt_tokens, columns.prompt_tokens, 1.0);
-                read(
-                    &mut request.completion_tokens,
-                    columns.completion_tokens,
-                    1.0,
-                );
-                read(
-                    &mut request.start_s,
-                    columns.start.map(|(index, _)| index),
-                    columns.start.map_or(1.0, |(_, unit)| unit.to_ms() / 1e3),
-                );
-                read(
-                    &mut request.end_s,
-                    columns.end.map(|(index, _)| index),
-                    columns.end.map_or(1.0, |(_, unit)| unit.to_ms() / 1e3),
-                );
-                if let Some(what) = wrong {
-                    bad(warnings, what);
-                    continue;
-                }
-                if request.start_s.is_none() || request.end_s.is_none() {
-                    request.start_s = None;
-                    request.end_s = None;
-                }
-                if failed {
-                    request.error = Some(error_text.or(status_text).unwrap_or_default());
-                }
-                let group = *by_key.entry(key_text).or_insert_with(|| {
-                    groups.push(Group {
-                        record: RunRecord {
-                            record: groups.len() as u32,
-                            line: Some(line),
-                            fields,
-                            key,
-                            has_requests: true,
-                            notes: columns.notes.clone(),
-                            ..RunRecord::default()
-                        },
-                        lines: Vec::new(),
-                    });
-                    groups.len() - 1
-                });
-                groups[group].record.requests.push(request);
-                groups[group].lines.push(line);
+        let error_text = value(columns.error).cloned();
+        let status_text = value(columns.status).cloned();
+        let failed = error_text.is_some()
+            || status_text
+                .as_ref()
+                .is_some_and(|status| !columns.ok.iter().any(|ok| ok.eq_ignore_ascii_case(status)));
+        let mut request = Request::default();
+        let mut wrong = None;
+        let mut read = |slot: &mut Option<f64>, index: Option<usize>, factor: f64| match number(
+            value(index),
+        ) {
+            Ok(number) => *slot = number.map(|number| number * factor),
+            Err(text) if wrong.is_none() && !failed => {
+                wrong = Some(format!(
+                    "column `{}` holds `{text}`, not a number",
+                    index.map_or("", |index| self.sheet.columns[index].as_str())
+                ));
             }
-            Grain::Cell => {
-                let mut reported = BTreeMap::new();
-                let mut wrong = None;
-                for (reported_name, index, factor) in &columns.figures {
-                    match number(values[*index].as_ref()) {
-                        Ok(Some(number)) => {
-                            reported.insert(reported_name.clone(), number * factor);
-                        }
-                        Ok(None) => {}
-                        Err(text) => {
-                            wrong = Some(format!(
-                                "column `{}` holds `{text}`, not a number",
-                                name(*index)
-                            ));
-                            break;
-                        }
-                    }
+            Err(_) => {}
+        };
+        let time = |column: Option<(usize, Unit)>| {
+            (
+                column.map(|(index, _)| index),
+                column.map_or(1.0, |(_, unit)| unit.to_ms()),
+            )
+        };
+        let (wall, wall_factor) = time(columns.wall);
+        read(&mut request.wall_ms, wall, wall_factor);
+        let (ttft, ttft_factor) = time(columns.ttft);
+        read(&mut request.ttft_ms, ttft, ttft_factor);
+        read(&mut request.prompt_tokens, columns.prompt_tokens, 1.0);
+        read(
+            &mut request.completion_tokens,
+            columns.completion_tokens,
+            1.0,
+        );
+        let (start, start_factor) = time(columns.start);
+        read(&mut request.start_s, start, start_factor / 1e3);
+        let (end, end_factor) = time(columns.end);
+        read(&mut request.end_s, end, end_factor / 1e3);
+        if let Some(what) = wrong {
+            return Err(what);
+        }
+        if request.start_s.is_none() || request.end_s.is_none() {
+            request.start_s = None;
+            request.end_s = None;
+        }
+        if failed {
+            request.error = Some(error_text.or(status_text).unwrap_or_default());
+        }
+        Ok(request)
+    }
+
+    /// A cell-grain row's record: its counts and the table's figures, as reported; `Err` for a count that is not a
+    /// whole number (said first) or a figure that is not a number.
+    fn cell_record(&mut self, values: &[Option<String>]) -> Result<RunRecord, String> {
+        let figures = self.figures(values);
+        let count = |binding: &Option<Binding>| -> Result<Option<u32>, String> {
+            let text = match binding {
+                None => return Ok(None),
+                Some(Binding::Constant { value, .. }) => Some(value.clone()),
+                Some(Binding::Column { index, .. }) => values[*index].clone(),
+            };
+            match text {
+                None => Ok(None),
+                Some(text) => whole(&text)
+                    .parse::<u32>()
+                    .map(Some)
+                    .map_err(|_| format!("the request count `{text}` is not a whole number")),
+            }
+        };
+        let (requests, ok, failed) = match (
+            count(&self.columns.requests),
+            count(&self.columns.ok_requests),
+            count(&self.columns.failed_requests),
+        ) {
+            (Ok(requests), Ok(ok), Ok(failed)) => (requests, ok, failed),
+            (Err(what), _, _) | (_, Err(what), _) | (_, _, Err(what)) => return Err(what),
+        };
+        let reported = figures?;
+        let completed =
+            ok.or_else(|| requests.map(|requests| requests - failed.unwrap_or(0).min(requests)));
+        let failed = failed.or_else(|| {
+            requests
+                .zip(ok)
+                .map(|(requests, ok)| requests.saturating_sub(ok))
+        });
+        if completed.is_none() && failed.is_none() {
+            self.no_counts = true;
+        }
+        let mut notes = self.columns.notes.clone();
+        let extra: Vec<&String> = reported
+            .keys()
+            .filter(|name| !STAT_COLUMNS.contains(&name.as_str()))
+            .collect();
+        if !extra.is_empty() {
+            notes.push(format!(
+                "the table's own figures without a cells-table column are kept here as reported: {}",
+                extra
+                    .iter()
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(RunRecord {
+            requests: Vec::new(),
+            has_requests: false,
+            expected_rows: requests,
+            completed,
+            failed,
+            reported,
+            notes,
+            ..RunRecord::default()
+        })
+    }
+
+    /// A cell-grain row's figures in cellscope's units; `Err` names the first that is not a number.
+    fn figures(&self, values: &[Option<String>]) -> Result<BTreeMap<String, f64>, String> {
+        let mut reported = BTreeMap::new();
+        for (reported_name, index, factor) in &self.columns.figures {
+            match number(values[*index].as_ref()) {
+                Ok(Some(number)) => {
+                    reported.insert(reported_name.clone(), number * factor);
                 }
-                let count = |binding: &Option<Binding>| -> Result<Option<u32>, String> {
-                    let text = match binding {
-                        None => return Ok(None),
-                        Some(Binding::Constant { value, .. }) => Some(value.clone()),
-                        Some(Binding::Column { index, .. }) => values[*index].clone(),
-                    };
-                    match text {
-                        None => Ok(None),
-                        Some(text) => whole(&text).parse::<u32>().map(Some).map_err(|_| {
-                            format!("the request count `{text}` is not a whole number")
-                        }),
-                    }
-                };
-                let counts = (
-                    count(&columns.requests),
-                    count(&columns.ok_requests),
-                    count(&columns.failed_requests),
-                );
-                let (requests, ok, failed) = match counts {
-                    (Ok(requests), Ok(ok), Ok(failed)) => (requests, ok, failed),
-                    (Err(what), _, _) | (_, Err(what), _) | (_, _, Err(what)) => {
-                        bad(warnings, what);
-                        continue;
-                    }
-                };
-                if let Some(what) = wrong {
-                    bad(warnings, what);
-                    continue;
-                }
-                let completed = ok.or_else(|| {
-                    requests.map(|requests| requests - failed.unwrap_or(0).min(requests))
-                });
-                let failed = failed.or_else(|| {
-                    requests
-                        .zip(ok)
-                        .map(|(requests, ok)| requests.saturating_sub(ok))
-                });
-                if completed.is_none() && failed.is_none() {
-                    no_counts = true;
-                }
-                let mut notes = columns.notes.clone();
-                let extra: Vec<&String> = reported
-                    .keys()
-                    .filter(|name| !STAT_COLUMNS.contains(&name.as_str()))
-                    .collect();
-                if !extra.is_empty() {
-                    notes.push(format!(
-                        "the table's own figures without a cells-table column are kept here as reported: {}",
-                        extra
-                            .iter()
-                            .map(|name| format!("`{name}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                Ok(None) => {}
+                Err(text) => {
+                    return Err(format!(
+                        "column `{}` holds `{text}`, not a number",
+                        self.sheet.columns[*index]
                     ));
                 }
-                groups.push(Group {
-                    record: RunRecord {
-                        record: groups.len() as u32,
-                        line: Some(line),
-                        fields,
-                        key,
-                        requests: Vec::new(),
-                        has_requests: false,
-                        expected_rows: requests,
-                        completed,
-                        failed,
-                        reported,
-                        notes,
-                        ..RunRecord::default()
-                    },
-                    lines: Vec::new(),
-                });
             }
         }
+        Ok(reported)
     }
-    if no_counts {
-        warnings.push(
-            Warning::warn(
-                "no_request_counts",
-                "the table gives no request counts (`requests`, `ok_requests` or `failed_requests`, a column or \
-                 a constant), so its cells have no rows and show as not run; their figures are kept",
-            )
-            .file(path),
-        );
-    }
-    groups
 }
 
 #[cfg(test)]

@@ -1153,127 +1153,205 @@ fn parse_rows_with_bit_instructions(context: &RowContext<'_>, splitter: Splitter
     parse_rows_portably(context, splitter)
 }
 
-/// The body of [`parse_rows`], inlined into each of its two compilations.
+/// The body of [`parse_rows`], inlined into each of its two compilations: each record the splitter gives, until
+/// its end (or a quote, which hands the file to the csv crate: the rest of this reading would be thrown away).
 #[inline(always)]
 fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> RowsOut {
-    let RowContext {
-        bytes,
-        base_offset,
-        columns,
-        width,
-        ends_with_newline,
-        portable: _,
-    } = *context;
+    let mut parse = RowParse::new(context, splitter.is_plain());
     let mut fields = Fields::new();
-    let mut out = RowsOut {
-        cells: Vec::new(),
-        records: 0,
-        malformed_rows: 0,
-        warnings: Vec::new(),
-        row_warnings: 0,
-        unknown_statuses: BTreeMap::new(),
-        lines: 0,
-        saw_quote: false,
-        lines_counted: splitter.is_plain(),
-        read_failed: false,
-    };
-    let mut cells: Vec<(CellCoordinates, Accumulating)> = Vec::new();
-    let mut index_by_key: foldhash::HashMap<Vec<u8>, usize> = HashMap::default();
-    let mut index_by_coordinates: foldhash::HashMap<CellCoordinates, usize> = HashMap::default();
-    let mut composite: Vec<u8> = Vec::with_capacity(128);
-    // The previous row's key fields and cell: consecutive rows almost always share a cell, so a field-by-field
-    // comparison usually replaces the hash lookup.
-    let mut last_key: Vec<Vec<u8>> = vec![Vec::new(); columns.key.len()];
-    let mut last_cell: Option<usize> = None;
-    let mut last_key_span: Vec<u8> = Vec::with_capacity(256);
-    let plain = splitter.is_plain();
-    let key_span_columns = (
-        columns.key.iter().copied().min().unwrap_or(0),
-        columns.key.iter().copied().max().unwrap_or(0),
-    );
-    // Run ids are counted per cell in runs of equal bytes, flushed into the cell's map when they change:
-    // (cell, run id, rows, offset of the first of them).
-    let mut pending_run: Option<(usize, Vec<u8>, u32, u64)> = None;
-    let mut row_warnings = 0usize;
-    let mut unknown_statuses: BTreeMap<Vec<u8>, (u64, u64)> = BTreeMap::new();
-    let mut row_warning_list: Vec<Warning> = Vec::new();
-    let warnings = &mut row_warning_list;
-
-    let mut report = |warnings: &mut Vec<Warning>, warning: Warning| {
-        row_warnings += 1;
-        if row_warnings <= MAX_ROW_WARNINGS {
-            warnings.push(warning);
-        }
-    };
-    let flush_run = |cells: &mut Vec<(CellCoordinates, Accumulating)>,
-                     pending: Option<(usize, Vec<u8>, u32, u64)>| {
-        if let Some((cell_index, run_id, count, first_offset)) = pending {
-            let text = String::from_utf8_lossy(&run_id).into_owned();
-            let entry = cells[cell_index]
-                .1
-                .cell
-                .row_run_ids
-                .entry(text)
-                .or_insert(IdCount {
-                    rows: 0,
-                    first_offset,
-                });
-            entry.rows += count;
-        }
-    };
-
-    loop {
-        // A quote means the file is read again by the csv crate: the rest of this reading would be thrown away.
-        if splitter.saw_quote() {
-            break;
-        }
+    while !splitter.saw_quote() {
         let (base, offset, record_line, terminated) = match splitter.next(&mut fields) {
             Ok(Some(next)) => next,
             Ok(None) => break,
             Err(error) => {
-                let line = error.position().map(|position| {
-                    LazyLine {
-                        bytes,
-                        offset: position.byte(),
-                    }
-                    .get()
-                });
-                let mut warning = Warning::error(
-                    "unreadable_row",
-                    format!(
-                        "cannot read the file past this point: {error}; the rows before it are indexed"
-                    ),
-                );
-                warning.line = line;
-                warnings.push(warning);
+                parse.unreadable(&error);
                 break;
             }
         };
-        let field = |index: usize| &base[fields.range(index)];
-        let number = |index: usize| parse_number(field(index));
-        out.records += 1;
+        parse.row(&Row {
+            base,
+            fields: &fields,
+            offset,
+            record_line,
+            terminated,
+        });
+    }
+    parse.finish(&splitter)
+}
+
+/// One record as a splitter gives it: its fields' bytes in `base`, its offset, the line the plain split counted
+/// and whether a line terminator ended it (`None`: the csv crate does not say).
+struct Row<'r> {
+    base: &'r [u8],
+    fields: &'r Fields,
+    offset: u64,
+    record_line: u64,
+    terminated: Option<bool>,
+}
+
+impl<'r> Row<'r> {
+    #[inline(always)]
+    fn field(&self, index: usize) -> &'r [u8] {
+        &self.base[self.fields.range(index)]
+    }
+
+    #[inline(always)]
+    fn number(&self, index: usize) -> Option<f64> {
+        parse_number(self.field(index))
+    }
+}
+
+/// A run of consecutive rows of one cell carrying one run id: the cell, the id, how many rows, the offset of the
+/// first. Run ids are counted per cell in such runs, flushed into the cell's map when they change.
+type PendingRun = (usize, Vec<u8>, u32, u64);
+
+/// What parsing one chunk's rows keeps from one row to the next.
+struct RowParse<'c> {
+    context: &'c RowContext<'c>,
+    plain: bool,
+    /// The first and last key column: in a plain split the bytes between them are one slice of the file.
+    key_span_columns: (usize, usize),
+    /// What the chunk gives; its cells are gathered here too.
+    out: RowsOut,
+    index_by_key: foldhash::HashMap<Vec<u8>, usize>,
+    index_by_coordinates: foldhash::HashMap<CellCoordinates, usize>,
+    /// The key fields of the row being looked up, joined.
+    composite: Vec<u8>,
+    /// The previous row's key fields and cell: consecutive rows almost always share a cell, so a field-by-field
+    /// comparison usually replaces the hash lookup.
+    last_key: Vec<Vec<u8>>,
+    last_cell: Option<usize>,
+    last_key_span: Vec<u8>,
+    pending_run: Option<PendingRun>,
+}
+
+impl<'c> RowParse<'c> {
+    #[inline(always)]
+    fn new(context: &'c RowContext<'c>, plain: bool) -> Self {
+        let columns = context.columns;
+        RowParse {
+            context,
+            plain,
+            key_span_columns: (
+                columns.key.iter().copied().min().unwrap_or(0),
+                columns.key.iter().copied().max().unwrap_or(0),
+            ),
+            out: RowsOut {
+                cells: Vec::new(),
+                records: 0,
+                malformed_rows: 0,
+                warnings: Vec::new(),
+                row_warnings: 0,
+                unknown_statuses: BTreeMap::new(),
+                lines: 0,
+                saw_quote: false,
+                lines_counted: plain,
+                read_failed: false,
+            },
+            index_by_key: HashMap::default(),
+            index_by_coordinates: HashMap::default(),
+            composite: Vec::with_capacity(128),
+            last_key: vec![Vec::new(); columns.key.len()],
+            last_cell: None,
+            last_key_span: Vec::with_capacity(256),
+            pending_run: None,
+        }
+    }
+
+    /// A row-level warning, kept while there are at most [`MAX_ROW_WARNINGS`].
+    #[inline(always)]
+    fn report(&mut self, warning: Warning) {
+        self.out.row_warnings += 1;
+        if self.out.row_warnings <= MAX_ROW_WARNINGS {
+            self.out.warnings.push(warning);
+        }
+    }
+
+    /// The splitter could go no further: the rows before are kept, and the error is said at its line.
+    #[cold]
+    fn unreadable(&mut self, error: &csv::Error) {
+        let line = error.position().map(|position| {
+            LazyLine {
+                bytes: self.context.bytes,
+                offset: position.byte(),
+            }
+            .get()
+        });
+        let mut warning = Warning::error(
+            "unreadable_row",
+            format!(
+                "cannot read the file past this point: {error}; the rows before it are indexed"
+            ),
+        );
+        warning.line = line;
+        self.out.warnings.push(warning);
+    }
+
+    /// One record: left out when malformed, else counted in its cell, and an `ok` row's numbers taken into the
+    /// cell's statistics.
+    #[inline(always)]
+    fn row(&mut self, row: &Row<'_>) {
+        self.out.records += 1;
         // The record's line: counted by the plain split as it went (from 0 at a later chunk's start, made
         // absolute when the chunks are merged), else found by counting the line feeds before it.
         let line = RecordLine {
-            counted: plain.then_some(record_line),
-            lazy: LazyLine { bytes, offset },
+            counted: self.plain.then_some(row.record_line),
+            lazy: LazyLine {
+                bytes: self.context.bytes,
+                offset: row.offset,
+            },
         };
+        if self.is_misshapen(row, line) {
+            return;
+        }
+        let Some(cell_index) = self.cell_of(row, line) else {
+            return;
+        };
+        let Some(same_run_id) = self.run_id_checked(row, cell_index, line) else {
+            return;
+        };
+        let columns = self.context.columns;
+        let status = row.field(columns.status);
+        let wall_ms = row.number(columns.wall_ms);
+        let class = RowClass::classify(status, wall_ms, || {
+            [
+                columns.agent_id,
+                columns.request_id,
+                columns.request_sequence,
+            ]
+            .map(|column| row.number(column))
+        });
+        let sample = if class == RowClass::Ok {
+            match self.sample(row, wall_ms, cell_index, line) {
+                Some(sample) => Some(sample),
+                None => return,
+            }
+        } else {
+            None
+        };
+        self.count(row, cell_index, same_run_id, (class, status, sample), line);
+    }
+
+    /// Whether the record is left out for its shape (with a warning): a quote that swallowed the lines after it,
+    /// or another number of fields than the header has.
+    #[inline(always)]
+    fn is_misshapen(&mut self, row: &Row<'_>, line: RecordLine<'_>) -> bool {
+        let width = self.context.width;
         // A line break inside a field means a quote opened on this line was closed only lines later: every line
         // in between was read into this one record (which may even have the header's width by chance), and
         // goes with it. No metrics.csv column holds a line break.
         // A plain split ends every record at a line feed, so only the quoted path can hold one in a field.
-        let swallowed: usize = if plain {
+        let swallowed: usize = if self.plain {
             0
         } else {
-            fields
+            row.fields
                 .ranges()
-                .map(|range| memchr::memchr_iter(b'\n', &base[range]).count())
+                .map(|range| memchr::memchr_iter(b'\n', &row.base[range]).count())
                 .sum()
         };
         if swallowed > 0 {
-            out.malformed_rows += swallowed as u64 + 1;
-            report(
-                warnings,
+            self.out.malformed_rows += swallowed as u64 + 1;
+            self.report(
                 Warning::error(
                     "unclosed_quote",
                     format!(
@@ -1284,185 +1362,231 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
                 )
                 .line(line.get()),
             );
-            continue;
+            return true;
         }
-        if fields.len() != width {
-            out.malformed_rows += 1;
-            // A short final line without a terminator is what a run that is still writing looks like. (Only the
-            // file's last line can lack one; the csv crate does not say, so its record is looked for.)
-            let is_last_line = terminated.map_or_else(
-                || {
-                    let start = record_start(bytes, offset);
-                    !bytes.get(start..).unwrap_or_default().contains(&b'\n')
-                },
-                |terminated| !terminated,
-            );
-            let found = if fields.len() >= MAX_FIELDS {
-                format!("more than {MAX_FIELDS}")
-            } else {
-                fields.len().to_string()
-            };
-            let warning = if is_last_line && !ends_with_newline && fields.len() < width {
-                Warning::error(
-                    "truncated_last_line",
-                    format!(
-                        "the last line is incomplete ({found} of {width} fields, no line terminator): the run may \
-                         still be writing; the line is left out"
-                    ),
-                )
-            } else {
-                Warning::error(
-                    "ragged_row",
-                    format!(
-                        "expected {width} fields as in the header, found {found}; the row is left out"
-                    ),
-                )
-            };
-            report(warnings, warning.line(line.get()));
-            continue;
+        if row.fields.len() != width {
+            self.out.malformed_rows += 1;
+            let warning = self.ragged_row(row);
+            self.report(warning.line(line.get()));
+            return true;
         }
+        false
+    }
 
+    /// The warning for a row of another width than the header's.
+    #[cold]
+    fn ragged_row(&self, row: &Row<'_>) -> Warning {
+        let (bytes, width, count) = (self.context.bytes, self.context.width, row.fields.len());
+        // A short final line without a terminator is what a run that is still writing looks like. (Only the
+        // file's last line can lack one; the csv crate does not say, so its record is looked for.)
+        let is_last_line = row.terminated.map_or_else(
+            || {
+                let start = record_start(bytes, row.offset);
+                !bytes.get(start..).unwrap_or_default().contains(&b'\n')
+            },
+            |terminated| !terminated,
+        );
+        let found = if count >= MAX_FIELDS {
+            format!("more than {MAX_FIELDS}")
+        } else {
+            count.to_string()
+        };
+        if is_last_line && !self.context.ends_with_newline && count < width {
+            Warning::error(
+                "truncated_last_line",
+                format!(
+                    "the last line is incomplete ({found} of {width} fields, no line terminator): the run may \
+                     still be writing; the line is left out"
+                ),
+            )
+        } else {
+            Warning::error(
+                "ragged_row",
+                format!(
+                    "expected {width} fields as in the header, found {found}; the row is left out"
+                ),
+            )
+        }
+    }
+
+    /// The row's cell (its place in `out.cells`), remembered for the next row; `None` when its key fields are not
+    /// a cell's (the row is left out with a warning).
+    #[inline(always)]
+    fn cell_of(&mut self, row: &Row<'_>, line: RecordLine<'_>) -> Option<usize> {
+        let columns = self.context.columns;
         // In a plain split the bytes from the first key column to the last, delimiters included, are one slice
         // of the file; when it equals the previous row's, every key field does (the same bytes split at the same
         // commas), so one comparison usually decides. Otherwise the key fields are compared one by one (the
         // columns between them may differ while the key does not).
-        let key_span = if plain {
-            &base[fields.span(key_span_columns.0, key_span_columns.1)]
+        let key_span = if self.plain {
+            &row.base[row
+                .fields
+                .span(self.key_span_columns.0, self.key_span_columns.1)]
         } else {
             &[][..]
         };
-        let same_cell = last_cell.is_some()
-            && ((plain && key_span == last_key_span.as_slice())
+        let same_cell = self.last_cell.is_some()
+            && ((self.plain && key_span == self.last_key_span.as_slice())
                 || columns
                     .key
                     .iter()
-                    .zip(&last_key)
-                    .all(|(&column, previous)| field(column) == previous.as_slice()));
+                    .zip(&self.last_key)
+                    .all(|(&column, previous)| row.field(column) == previous.as_slice()));
         let cell_index = if same_cell {
-            last_cell
+            self.last_cell?
         } else {
-            composite.clear();
-            for (position, &column) in columns.key.iter().enumerate() {
-                if position > 0 {
-                    composite.push(0x1f);
-                }
-                composite.extend_from_slice(field(column));
-            }
-            match index_by_key.get(&composite).copied() {
-                Some(index) => Some(index),
-                None => match row_cell_key(&field, columns) {
-                    // Other bytes can name a cell already seen (`01` and `1` are both N = 1; found by comparing
-                    // chunked and one-pass parsing): the cell is found by its coordinates, not its bytes.
-                    Ok(key) => {
-                        let index = match index_by_coordinates.get(&key) {
-                            Some(&index) => index,
-                            None => {
-                                let index = cells.len();
-                                index_by_coordinates.insert(key.clone(), index);
-                                cells.push((
-                                    key,
-                                    Accumulating {
-                                        cell: ParsedCell {
-                                            first_line: if plain { record_line } else { offset },
-                                            ..ParsedCell::default()
-                                        },
-                                        accumulator: CellAccumulator::new(),
-                                    },
-                                ));
-                                index
-                            }
-                        };
-                        index_by_key.insert(composite.clone(), index);
-                        Some(index)
-                    }
-                    Err(message) => {
-                        out.malformed_rows += 1;
-                        report(
-                            warnings,
-                            Warning::error("bad_key_field", message).line(line.get()),
-                        );
-                        None
-                    }
-                },
-            }
+            self.look_up_cell(row, line)?
         };
-        let Some(cell_index) = cell_index else {
-            continue;
-        };
-        if !same_cell || key_span != last_key_span.as_slice() {
-            for (&column, previous) in columns.key.iter().zip(last_key.iter_mut()) {
+        if !same_cell || key_span != self.last_key_span.as_slice() {
+            for (&column, previous) in columns.key.iter().zip(self.last_key.iter_mut()) {
                 previous.clear();
-                previous.extend_from_slice(field(column));
+                previous.extend_from_slice(row.field(column));
             }
-            last_key_span.clear();
-            last_key_span.extend_from_slice(key_span);
-            last_cell = Some(cell_index);
+            self.last_key_span.clear();
+            self.last_key_span.extend_from_slice(key_span);
+            self.last_cell = Some(cell_index);
         }
+        Some(cell_index)
+    }
 
-        let run_id = field(columns.run_id);
+    /// The cell of a row whose key is not the previous row's: by its key's bytes, else by its coordinates (a cell
+    /// made for it when it is the first of its cell).
+    #[inline(always)]
+    fn look_up_cell(&mut self, row: &Row<'_>, line: RecordLine<'_>) -> Option<usize> {
+        let columns = self.context.columns;
+        self.composite.clear();
+        for (position, &column) in columns.key.iter().enumerate() {
+            if position > 0 {
+                self.composite.push(0x1f);
+            }
+            self.composite.extend_from_slice(row.field(column));
+        }
+        if let Some(index) = self.index_by_key.get(&self.composite).copied() {
+            return Some(index);
+        }
+        match row_cell_key(&|index| row.field(index), columns) {
+            // Other bytes can name a cell already seen (`01` and `1` are both N = 1; found by comparing chunked
+            // and one-pass parsing): the cell is found by its coordinates, not its bytes.
+            Ok(key) => {
+                let index = match self.index_by_coordinates.get(&key) {
+                    Some(&index) => index,
+                    None => self.new_cell(key, row),
+                };
+                self.index_by_key.insert(self.composite.clone(), index);
+                Some(index)
+            }
+            Err(message) => {
+                self.out.malformed_rows += 1;
+                self.report(Warning::error("bad_key_field", message).line(line.get()));
+                None
+            }
+        }
+    }
+
+    /// A cell first met at `row`.
+    fn new_cell(&mut self, key: CellCoordinates, row: &Row<'_>) -> usize {
+        let index = self.out.cells.len();
+        self.index_by_coordinates.insert(key.clone(), index);
+        self.out.cells.push((
+            key,
+            Accumulating {
+                cell: ParsedCell {
+                    first_line: if self.plain {
+                        row.record_line
+                    } else {
+                        row.offset
+                    },
+                    ..ParsedCell::default()
+                },
+                accumulator: CellAccumulator::new(),
+            },
+        ));
+        index
+    }
+
+    /// Whether the row's run id is the pending run's (`Some(true)`); `None` when it is not UTF-8, and the row is
+    /// left out with a warning.
+    #[inline(always)]
+    fn run_id_checked(
+        &mut self,
+        row: &Row<'_>,
+        cell_index: usize,
+        line: RecordLine<'_>,
+    ) -> Option<bool> {
+        let run_id = row.field(self.context.columns.run_id);
         // The id of the previous row (the usual case) was checked when it was first seen.
-        let same_run_id = pending_run
-            .as_ref()
-            .is_some_and(|(pending_cell, pending_id, _, _)| {
-                *pending_cell == cell_index && pending_id.as_slice() == run_id
-            });
+        let same_run_id =
+            self.pending_run
+                .as_ref()
+                .is_some_and(|(pending_cell, pending_id, _, _)| {
+                    *pending_cell == cell_index && pending_id.as_slice() == run_id
+                });
         if !same_run_id && std::str::from_utf8(run_id).is_err() {
-            out.malformed_rows += 1;
-            cells[cell_index].1.cell.malformed_rows += 1;
-            report(
-                warnings,
+            self.out.malformed_rows += 1;
+            self.out.cells[cell_index].1.cell.malformed_rows += 1;
+            self.report(
                 Warning::error(
                     "invalid_utf8",
                     "column `run_id` is not valid UTF-8; the row is left out",
                 )
                 .line(line.get()),
             );
-            continue;
+            return None;
         }
-        let status = field(columns.status);
-        let wall_ms = number(columns.wall_ms);
-        let class = RowClass::classify(status, wall_ms, || {
-            [
-                columns.agent_id,
-                columns.request_id,
-                columns.request_sequence,
-            ]
-            .map(number)
-        });
+        Some(same_run_id)
+    }
 
-        let sample = if class != RowClass::Ok {
-            None
-        } else {
-            let sample = usual_sample(&field, &number, columns, wall_ms)
-                .map_or_else(|| request_sample(&field, &number, columns, wall_ms), Ok);
-            match sample {
-                Ok(sample) => Some(sample),
-                Err(message) => {
-                    out.malformed_rows += 1;
-                    cells[cell_index].1.cell.malformed_rows += 1;
-                    report(
-                        warnings,
-                        Warning::error("bad_number", message).line(line.get()),
-                    );
-                    continue;
-                }
+    /// An `ok` row's numbers; `None` when one is not a number (the row is left out with a warning).
+    #[inline(always)]
+    fn sample(
+        &mut self,
+        row: &Row<'_>,
+        wall_ms: Option<f64>,
+        cell_index: usize,
+        line: RecordLine<'_>,
+    ) -> Option<RequestSample> {
+        let columns = self.context.columns;
+        let field = |index| row.field(index);
+        let number = |index| row.number(index);
+        let sample = usual_sample(&field, &number, columns, wall_ms)
+            .map_or_else(|| request_sample(&field, &number, columns, wall_ms), Ok);
+        match sample {
+            Ok(sample) => Some(sample),
+            Err(message) => {
+                self.out.malformed_rows += 1;
+                self.out.cells[cell_index].1.cell.malformed_rows += 1;
+                self.report(Warning::error("bad_number", message).line(line.get()));
+                None
             }
-        };
+        }
+    }
 
-        match &mut pending_run {
+    /// Counts a kept row in its cell: its run id, its offset, and as a skip sentinel, an `ok` row (its `sample`
+    /// into the statistics) or a failed one by status.
+    #[inline(always)]
+    fn count(
+        &mut self,
+        row: &Row<'_>,
+        cell_index: usize,
+        same_run_id: bool,
+        (class, status, sample): (RowClass, &[u8], Option<RequestSample>),
+        line: RecordLine<'_>,
+    ) {
+        let offset = self.context.base_offset + row.offset;
+        match &mut self.pending_run {
             Some((_, _, count, _)) if same_run_id => *count += 1,
             _ => {
-                let previous =
-                    pending_run.replace((cell_index, run_id.to_vec(), 1, base_offset + offset));
-                flush_run(&mut cells, previous);
+                let run_id = row.field(self.context.columns.run_id).to_vec();
+                let previous = self.pending_run.replace((cell_index, run_id, 1, offset));
+                flush_run(&mut self.out.cells, previous);
             }
         }
-        let (_, accumulating) = &mut cells[cell_index];
+        let (_, accumulating) = &mut self.out.cells[cell_index];
         let cell = &mut accumulating.cell;
         if cell.row_offsets.is_empty() {
-            cell.first_row_line = record_line;
+            cell.first_row_line = row.record_line;
         }
-        cell.row_offsets.push(base_offset + offset);
+        cell.row_offsets.push(offset);
         if class == RowClass::Skip {
             cell.skip_rows += 1;
         } else if let Some(sample) = sample {
@@ -1475,22 +1599,43 @@ fn parse_rows_portably(context: &RowContext<'_>, mut splitter: Splitter<'_>) -> 
             let status_text = String::from_utf8_lossy(status).into_owned();
             *cell.failed_by_status.entry(status_text).or_default() += 1;
             if !is_known_status(status) {
-                let entry = unknown_statuses
+                let entry = self
+                    .out
+                    .unknown_statuses
                     .entry(status.to_vec())
                     .or_insert_with(|| (line.get(), 0));
                 entry.1 += 1;
             }
         }
     }
-    flush_run(&mut cells, pending_run.take());
-    out.lines = splitter.line();
-    out.saw_quote = splitter.saw_quote();
-    out.read_failed = splitter.read_failed();
-    out.cells = cells;
-    out.row_warnings = row_warnings;
-    out.unknown_statuses = unknown_statuses;
-    out.warnings = row_warning_list;
-    out
+
+    /// The chunk's rows, once the splitter has given its last.
+    #[inline(always)]
+    fn finish(mut self, splitter: &Splitter<'_>) -> RowsOut {
+        flush_run(&mut self.out.cells, self.pending_run.take());
+        self.out.lines = splitter.line();
+        self.out.saw_quote = splitter.saw_quote();
+        self.out.read_failed = splitter.read_failed();
+        self.out
+    }
+}
+
+/// Adds a run of rows with one run id to its cell's count of that id.
+#[inline(always)]
+fn flush_run(cells: &mut [(CellCoordinates, Accumulating)], pending: Option<PendingRun>) {
+    if let Some((cell_index, run_id, count, first_offset)) = pending {
+        let text = String::from_utf8_lossy(&run_id).into_owned();
+        let entry = cells[cell_index]
+            .1
+            .cell
+            .row_run_ids
+            .entry(text)
+            .or_insert(IdCount {
+                rows: 0,
+                first_offset,
+            });
+        entry.rows += count;
+    }
 }
 
 /// The 1-based line of the record that the parser reports at byte `offset` of `bytes` (the file without its BOM).

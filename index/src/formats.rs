@@ -32,6 +32,7 @@ use crate::storage::{self, Storage};
 use cellscope_model::api::{FileDigest, Warning};
 use cellscope_model::origin::{CellOrigin, FigureOrigin};
 use cellscope_model::requests::{Lineage, RequestRow, RowClass};
+use cellscope_model::stat::Stat;
 use cellscope_model::stats::{CellAccumulator, CellStats, RequestSample};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -725,26 +726,32 @@ fn leave_out_unmeasured(
 fn figures_of(keyed: &key::KeyedRecord, cell: &ParsedCell, stats: &mut CellStats) -> FigureOrigin {
     let record = &keyed.record;
     let mut figures = FigureOrigin::default();
-    for column in STAT_COLUMNS {
-        let Some(slot) = stats.column_mut(column) else {
+    for stat in Stat::REQUEST {
+        let Some(slot) = stats.get_mut(stat) else {
             continue;
         };
         if slot.is_none()
-            && let Some(value) = record.reported.get(column)
+            && let Some(value) = record.reported.get(stat.name())
             && value.is_finite()
             // An all-failed run writes its aggregates as 0.0: never a measurement.
             && !(cell.ok_rows == 0 && *value == 0.0)
         {
             *slot = Some(*value);
-            figures.reported.push(column.to_string());
+            figures.reported.push(stat.name().to_string());
         }
     }
     if record.wall_derived {
-        figures.derived = ["mean_wall_ms", "p50_wall_ms", "p95_wall_ms", "p99_wall_ms"]
-            .into_iter()
-            .filter(|column| !figures.reported.iter().any(|name| name == column))
-            .map(str::to_string)
-            .collect();
+        figures.derived = [
+            Stat::MeanWallMs,
+            Stat::P50WallMs,
+            Stat::P95WallMs,
+            Stat::P99WallMs,
+        ]
+        .into_iter()
+        .map(Stat::name)
+        .filter(|column| !figures.reported.iter().any(|name| name == column))
+        .map(str::to_string)
+        .collect();
     }
     figures.inferred = keyed
         .inferred

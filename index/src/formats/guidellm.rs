@@ -10,6 +10,7 @@ use super::key::model_name;
 use super::{KeyParts, Part, Request, RunFormat, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
+use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -386,33 +387,36 @@ fn reported(benchmark: &Json) -> BTreeMap<String, f64> {
     };
     let figures = [
         (
-            "mean_wall_ms",
+            Stat::MeanWallMs,
             stat("request_latency", "mean").map(|s| s * 1000.0),
         ),
         (
-            "p50_wall_ms",
+            Stat::P50WallMs,
             stat("request_latency", "median").map(|s| s * 1000.0),
         ),
         (
-            "p95_wall_ms",
+            Stat::P95WallMs,
             stat("request_latency", "p95").map(|s| s * 1000.0),
         ),
         (
-            "p99_wall_ms",
+            Stat::P99WallMs,
             stat("request_latency", "p99").map(|s| s * 1000.0),
         ),
-        ("p50_ttft_ms", stat("time_to_first_token_ms", "median")),
-        ("p95_ttft_ms", stat("time_to_first_token_ms", "p95")),
-        ("mean_prompt_tokens", stat("prompt_token_count", "mean")),
-        ("mean_completion_tokens", stat("output_token_count", "mean")),
-        ("aggregate_tps", stat("output_tokens_per_second", "mean")),
+        (Stat::P50TtftMs, stat("time_to_first_token_ms", "median")),
+        (Stat::P95TtftMs, stat("time_to_first_token_ms", "p95")),
+        (Stat::MeanPromptTokens, stat("prompt_token_count", "mean")),
+        (
+            Stat::MeanCompletionTokens,
+            stat("output_token_count", "mean"),
+        ),
+        (Stat::AggregateTps, stat("output_tokens_per_second", "mean")),
     ];
     figures
         .into_iter()
         .filter_map(|(column, value)| {
             value
                 .filter(|value| value.is_finite())
-                .map(|value| (column.to_string(), value))
+                .map(|value| (column.name().to_string(), value))
         })
         .collect()
 }

@@ -9,6 +9,7 @@
 
 use super::Request;
 use super::json::{field_number, number, number_text};
+use cellscope_model::stat::Stat;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -582,13 +583,13 @@ impl<'de> Visitor<'de> for ErrorTextVisitor {
 
 /// The tool's aggregates as cells-table columns: `(column, keys to try in order)`. vLLM's end-to-end latency
 /// is `*_e2el_ms` (older files `*_latency_ms`), SGLang's `*_e2e_latency_ms`.
-const REPORTED: [(&str, &[&str]); 6] = [
+const REPORTED: [(Stat, &[&str]); 6] = [
     (
-        "mean_wall_ms",
+        Stat::MeanWallMs,
         &["mean_e2el_ms", "mean_e2e_latency_ms", "mean_latency_ms"],
     ),
     (
-        "p50_wall_ms",
+        Stat::P50WallMs,
         &[
             "median_e2el_ms",
             "median_e2e_latency_ms",
@@ -596,15 +597,15 @@ const REPORTED: [(&str, &[&str]); 6] = [
         ],
     ),
     (
-        "p95_wall_ms",
+        Stat::P95WallMs,
         &["p95_e2el_ms", "p95_e2e_latency_ms", "p95_latency_ms"],
     ),
     (
-        "p99_wall_ms",
+        Stat::P99WallMs,
         &["p99_e2el_ms", "p99_e2e_latency_ms", "p99_latency_ms"],
     ),
-    ("p50_ttft_ms", &["median_ttft_ms"]),
-    ("p95_ttft_ms", &["p95_ttft_ms"]),
+    (Stat::P50TtftMs, &["median_ttft_ms"]),
+    (Stat::P95TtftMs, &["p95_ttft_ms"]),
 ];
 
 /// The reported aggregates of a vLLM or SGLang result object, by cells-table column. Means of tokens are the
@@ -614,19 +615,19 @@ pub(super) fn reported(object: &Json) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     for (column, keys) in REPORTED {
         if let Some(value) = keys.iter().find_map(|key| field_number(object, key)) {
-            out.insert(column.to_string(), value);
+            out.insert(column.name().to_string(), value);
         }
     }
     if let Some(value) = field_number(object, "output_throughput") {
-        out.insert("aggregate_tps".to_string(), value);
+        out.insert(Stat::AggregateTps.name().to_string(), value);
     }
     if let Some(completed) = field_number(object, "completed").filter(|count| *count > 0.0) {
         for (column, key) in [
-            ("mean_prompt_tokens", "total_input_tokens"),
-            ("mean_completion_tokens", "total_output_tokens"),
+            (Stat::MeanPromptTokens, "total_input_tokens"),
+            (Stat::MeanCompletionTokens, "total_output_tokens"),
         ] {
             if let Some(total) = field_number(object, key) {
-                out.insert(column.to_string(), total / completed);
+                out.insert(column.name().to_string(), total / completed);
             }
         }
     }

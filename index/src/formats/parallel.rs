@@ -7,8 +7,9 @@
 //! request's inter-token gaps are summed as they are read), or from an already parsed object
 //! ([`Columns::from_json`], SGLang's lines). Either way the same [`Arrays`] turn them into requests.
 
-use super::Request;
-use super::json::{field_number, number, number_text};
+use super::json::{self, field_number, number, number_text};
+use super::{Part, Request, RunRecord};
+use cellscope_model::api::Warning;
 use cellscope_model::stat::Stat;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value as Json;
@@ -578,6 +579,56 @@ impl<'de> Visitor<'de> for ErrorTextVisitor {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<String>, A::Error> {
         skip_map(map)?;
         Ok(None)
+    }
+}
+
+/// The concurrency a result object states in `max_concurrency` (`None` when absent or null); `Err` when it is
+/// not a whole number of at least 1.
+pub(super) fn max_concurrency(object: &Json) -> Result<Option<Part>, String> {
+    match object.get("max_concurrency") {
+        None | Some(Json::Null) => Ok(None),
+        Some(value) => match json::number(value) {
+            Some(n) if n.fract() == 0.0 && n >= 1.0 => Ok(Part::read(
+                (n as u64).to_string(),
+                "field `max_concurrency`",
+            )),
+            _ => Err(format!("`max_concurrency` is not a whole number: {value}")),
+        },
+    }
+}
+
+/// What a vLLM and an SGLang result object's record share: where it is, its fields, and the tool's duration and
+/// figures.
+pub(super) fn result_record(object: &Json, index: u32, line: u64) -> RunRecord {
+    RunRecord {
+        record: index,
+        line: Some(line),
+        fields: object.clone(),
+        duration_s: field_number(object, "duration"),
+        reported: reported(object),
+        ..RunRecord::default()
+    }
+}
+
+/// Keeps a result object's record, or warns at its line that the object `label` names is left out (the file's
+/// other objects are still read).
+pub(super) fn keep(
+    records: &mut Vec<RunRecord>,
+    parsed: Result<RunRecord, String>,
+    label: &str,
+    (path, line): (&str, u64),
+    warnings: &mut Vec<Warning>,
+) {
+    match parsed {
+        Ok(record) => records.push(record),
+        Err(message) => warnings.push(
+            Warning::error(
+                "invalid_result",
+                format!("{label}: {message}; it is left out"),
+            )
+            .file(path)
+            .line(line),
+        ),
     }
 }
 

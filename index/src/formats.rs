@@ -282,10 +282,9 @@ pub fn read_object(
     what: &str,
     warnings: &mut Vec<Warning>,
 ) -> Option<Json> {
-    let bytes = read_file(storage, path, warnings)?;
-    match json::parse(&bytes) {
-        Ok(object @ Json::Object(_)) => Some(object),
-        Ok(_) => {
+    match read_json(storage, path, what, warnings)? {
+        object @ Json::Object(_) => Some(object),
+        _ => {
             warnings.push(
                 Warning::error(
                     "invalid_result",
@@ -295,6 +294,20 @@ pub fn read_object(
             );
             None
         }
+    }
+}
+
+/// A file that holds one JSON document, or `None` with a warning naming the file (and the line of a syntax
+/// error): `what` names the document in the message.
+pub fn read_json(
+    storage: &dyn Storage,
+    path: &str,
+    what: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<Json> {
+    let bytes = read_file(storage, path, warnings)?;
+    match json::parse(&bytes) {
+        Ok(document) => Some(document),
         Err(error) => {
             warnings.push(
                 Warning::error(
@@ -310,6 +323,18 @@ pub fn read_object(
             None
         }
     }
+}
+
+/// The first [`HEAD_BYTES`] of a file under `data/fixtures/formats`, as detection sees them.
+#[cfg(test)]
+pub(crate) fn fixture_head(relative: &str) -> Vec<u8> {
+    let bytes = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../data/fixtures/formats")
+            .join(relative),
+    )
+    .expect("fixture file");
+    bytes[..bytes.len().min(HEAD_BYTES as usize)].to_vec()
 }
 
 /// A top-level document as a format reads it: a [`Json`] tree, or a typed reader of the format's objects.

@@ -314,19 +314,11 @@ fn records_only(
         ..KeyParts::default()
     };
     Some(RunRecord {
-        record: 0,
-        line: None,
-        fields: Json::Null,
         key,
         requests,
         has_requests: true,
-        expected_rows: None,
-        completed: None,
-        failed: None,
-        duration_s: None,
-        reported: BTreeMap::new(),
-        wall_derived: false,
         notes,
+        ..RunRecord::default()
     })
 }
 
@@ -682,15 +674,10 @@ fn requests(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     fn fixture(relative: &str) -> (String, Vec<u8>) {
-        let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../data/fixtures/formats")
-            .join(relative);
-        let bytes = std::fs::read(&path).expect("fixture file");
-        let head = bytes[..bytes.len().min(super::super::HEAD_BYTES as usize)].to_vec();
-        (relative.to_string(), head)
+        (relative.to_string(), super::super::fixture_head(relative))
     }
 
     #[test]

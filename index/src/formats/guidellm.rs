@@ -40,9 +40,7 @@ impl RunFormat for Guidellm {
     /// `guidellm_version` metadata, whatever `--output-path` named it. The version is not looked at here, so a
     /// report of an unknown version is claimed and reported rather than silently ignored.
     fn detect(&self, path: &str, head: &[u8]) -> bool {
-        let starts_with_object = json::starts_with_object(head);
-        storage::file_name(path).ends_with(".json")
-            && starts_with_object
+        json::is_object_file(path, head)
             && head_has_key(head, "benchmarks")
             && (memchr::memmem::find(head, b"\"generative_benchmark\"").is_some()
                 || head_has_key(head, "guidellm_version"))
@@ -423,18 +421,8 @@ fn reported(benchmark: &Json) -> BTreeMap<String, f64> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture_head as head;
     use super::*;
-    use std::path::Path;
-
-    fn head(relative: &str) -> Vec<u8> {
-        let bytes = std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../data/fixtures/formats")
-                .join(relative),
-        )
-        .expect("fixture file");
-        bytes[..bytes.len().min(super::super::HEAD_BYTES as usize)].to_vec()
-    }
 
     #[test]
     fn reports_are_detected_whatever_their_version() {

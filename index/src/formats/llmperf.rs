@@ -25,9 +25,7 @@ impl RunFormat for Llmperf {
     /// A JSON object with `num_concurrent_requests` and flattened `results_…` statistics: the summary, whatever
     /// its name (leaderboard files do not follow the default naming).
     fn detect(&self, path: &str, head: &[u8]) -> bool {
-        let starts_with_object = json::starts_with_object(head);
-        storage::file_name(path).ends_with(".json")
-            && starts_with_object
+        json::is_object_file(path, head)
             && head_has_key(head, "num_concurrent_requests")
             && memchr::memmem::find(head, b"\"results_").is_some()
     }
@@ -327,18 +325,8 @@ fn reported(summary: &Json) -> BTreeMap<String, f64> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture_head as head;
     use super::*;
-    use std::path::Path;
-
-    fn head(relative: &str) -> Vec<u8> {
-        let bytes = std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../data/fixtures/formats")
-                .join(relative),
-        )
-        .expect("fixture file");
-        bytes[..bytes.len().min(super::super::HEAD_BYTES as usize)].to_vec()
-    }
 
     #[test]
     fn the_summary_is_detected_and_the_requests_file_is_not() {

@@ -10,6 +10,7 @@
 //! [`FORMATS`].
 
 pub mod aiperf;
+pub mod config;
 pub mod genai_perf;
 pub mod guidellm;
 pub mod json;

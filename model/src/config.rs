@@ -112,8 +112,9 @@ pub static PARAMS: &[ConfigParam] = &[
     },
 ];
 
-/// Bench parameters that are never configuration: the load, sizes that scale with it, and the client's
-/// bookkeeping (where it writes, which server it calls, how it seeds its sampling).
+/// Bench parameters that are never configuration: the load, sizes that scale with it, the workload sent (a
+/// dimension of its own), and the client's bookkeeping (where it writes, which server it calls, how it seeds
+/// its sampling).
 pub static NOT_CONFIGURATION: &[&str] = &[
     "max_concurrency",
     "request_rate",
@@ -134,6 +135,14 @@ pub static NOT_CONFIGURATION: &[&str] = &[
     "base_url",
     "endpoint",
     "dataset_path",
+    "dataset_name",
+    "random_input_len",
+    "random_output_len",
+    "random_range_ratio",
+    "random_prefix_len",
+    "sharegpt_output_len",
+    "input_len",
+    "output_len",
     "run_number",
     "metadata",
     "label",
@@ -178,7 +187,8 @@ pub fn is_configuration(name: &str) -> bool {
 }
 
 /// A value as the configuration keeps it: trimmed; numbers as written without leading zeros; `true`/`false` in
-/// lowercase; precisions, dtypes, accelerators and engines in lowercase (`FP8` and `fp8` are one precision).
+/// lowercase; precisions, dtypes, accelerators and engines in lowercase (`FP8` and `fp8` are one precision), and
+/// a precision's long dtype name as its short one (`bfloat16` is `bf16`).
 pub fn normalise_value(name: &str, value: &str) -> String {
     let value = value.trim();
     if value.eq_ignore_ascii_case("true") || value.eq_ignore_ascii_case("false") {
@@ -188,9 +198,21 @@ pub fn normalise_value(name: &str, value: &str) -> String {
         return number;
     }
     match canonical_name(name).as_str() {
-        "precision" | "kv_cache_dtype" | "accelerator" | "engine" => value.to_ascii_lowercase(),
+        "precision" => short_dtype(&value.to_ascii_lowercase()),
+        "kv_cache_dtype" | "accelerator" | "engine" => value.to_ascii_lowercase(),
         _ => value.to_string(),
     }
+}
+
+/// The short name of a dtype the tools also spell out (PyTorch's `bfloat16`, `float16`, `half`, `float32`).
+fn short_dtype(lowered: &str) -> String {
+    match lowered {
+        "bfloat16" => "bf16",
+        "float16" | "half" => "fp16",
+        "float32" | "float" => "fp32",
+        other => other,
+    }
+    .to_string()
 }
 
 /// A decimal number (`-`, digits, an optional fraction) without the leading zeros of its whole part; `None` for
@@ -416,6 +438,8 @@ mod tests {
             ("enable_dp_attention", "FALSE", "false"),
             ("precision", "FP8", "fp8"),
             ("quantization", "NVFP4", "nvfp4"),
+            ("dtype", "bfloat16", "bf16"),
+            ("dtype", "Float16", "fp16"),
             ("kv_cache_dtype", "FP8_E4M3", "fp8_e4m3"),
             ("gpu", "H100", "h100"),
             ("engine", "SGLang", "sglang"),

@@ -954,6 +954,9 @@ pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String>
         for note in &record.record.notes {
             let _ = writeln!(out, "    note: {note}");
         }
+        for line in config::explain_lines(format.name(), relative, &record.record.fields) {
+            let _ = writeln!(out, "    {line}");
+        }
     }
     for warning in &warnings {
         let _ = writeln!(out, "  {warning}");

@@ -117,6 +117,24 @@ impl Resolved {
     }
 }
 
+/// The `--explain` lines of a record's configuration: the text form, each parameter with where it was found,
+/// and each conflict between path and file.
+pub fn explain_lines(format: &str, path: &str, record: &Json) -> Vec<String> {
+    let resolved = resolve(&config_from_path(path), &config_from_fields(format, record));
+    if resolved.config.is_empty() {
+        return vec!["configuration: none stated by the path or the file".to_string()];
+    }
+    let mut lines = vec![format!("configuration: {}", resolved.config)];
+    for (name, value) in resolved.config.iter() {
+        let how = resolved.how.get(name).map(how_text).unwrap_or_default();
+        lines.push(format!("  {name:<22} = {value:<16} {how}"));
+    }
+    for conflict in &resolved.conflicts {
+        lines.push(format!("  conflict: {}", conflict.message()));
+    }
+    lines
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The path
 

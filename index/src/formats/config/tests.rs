@@ -314,3 +314,26 @@ fn the_fixtures_configurations_are_the_oracles() {
         );
     }
 }
+
+#[test]
+fn explain_shows_each_parameter_where_it_was_found_and_the_conflicts() {
+    let path = "SERVE--max_num_seqs=4-BENCH--max_concurrency=2/run=0.json";
+    let lines = explain_lines("vllm-bench", path, &json!({"max_num_seqs": 8}));
+    assert_eq!(lines[0], "configuration: max_num_seqs=8");
+    assert!(
+        lines[1].contains("max_num_seqs") && lines[1].contains("field `max_num_seqs`"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].starts_with("  conflict: the path says max_num_seqs=4"),
+        "{lines:?}"
+    );
+    assert_eq!(
+        explain_lines(
+            "aiperf",
+            "artifacts/x/profile_export_aiperf.json",
+            &json!({})
+        ),
+        ["configuration: none stated by the path or the file"]
+    );
+}

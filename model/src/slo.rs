@@ -9,18 +9,21 @@ pub mod presets;
 
 pub use capacity::{Level, LoadAxis, Outcome, RepRange, RepValues};
 
+use crate::stat::Stat;
 use crate::suggest::hint;
 use std::fmt;
 use std::str::FromStr;
 
-/// The statistics a bound may name, as cells-table columns (all in milliseconds).
+/// The statistics a bound may name, as cells-table columns (all in milliseconds). Those the cells table has are
+/// written through [`Stat`] so the names cannot drift apart; the time-per-output-token, inter-token and the other
+/// time-to-first-token statistics are named here until the cells table carries them.
 pub const COLUMNS: [&str; 11] = [
     "p99_ttft_ms",
     "p99_tpot_ms",
-    "p99_wall_ms",
-    "p95_ttft_ms",
-    "p95_wall_ms",
-    "p50_ttft_ms",
+    Stat::P99WallMs.name(),
+    Stat::P95TtftMs.name(),
+    Stat::P95WallMs.name(),
+    Stat::P50TtftMs.name(),
     "mean_ttft_ms",
     "mean_tpot_ms",
     "p99_itl_ms",

@@ -33,6 +33,7 @@ pub mod requests;
 pub mod runs;
 pub mod scaling;
 pub mod schema;
+pub mod slo;
 pub mod stat;
 pub mod stats;
 pub mod status;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// The statistics columns of the cells table a file of another tool can fill, in cells-table order: from its
 /// request rows (recomputed) or, where they cannot give it, from the tool's own figure (reported).
-pub const STAT_COLUMNS: [&str; 9] = crate::stat::names(Stat::REQUEST);
+pub const STAT_COLUMNS: [&str; Stat::REQUEST.len()] = crate::stat::names(Stat::REQUEST);
 
 /// One inferred key part with the rule that produced it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -264,6 +264,7 @@ fn record(
         failed,
         duration_s,
         reported,
+        reported_figures: super::metric_figures(metrics),
         wall_derived: false,
         notes,
     }
@@ -324,6 +325,7 @@ fn records_only(
         failed: None,
         duration_s: None,
         reported: BTreeMap::new(),
+        reported_figures: BTreeMap::new(),
         wall_derived: false,
         notes,
     })
@@ -490,6 +492,7 @@ fn seconds_per_unit(metric: &Json) -> Option<f64> {
 
 /// Metric tags per figure: AIPerf's current names, its pre-October-2025 ones and early GenAI-Perf's.
 const TTFT_TAGS: [&str; 2] = ["time_to_first_token", "ttft"];
+const ITL_TAGS: [&str; 2] = ["inter_token_latency", "itl"];
 const PROMPT_TAGS: [&str; 2] = ["input_sequence_length", "num_input_token"];
 const COMPLETION_TAGS: [&str; 2] = ["output_sequence_length", "num_output_token"];
 
@@ -517,6 +520,17 @@ pub fn reported(metrics: &Json) -> BTreeMap<String, f64> {
         ("mean_prompt_tokens", plain(&PROMPT_TAGS, "avg")),
         ("mean_completion_tokens", plain(&COMPLETION_TAGS, "avg")),
         ("aggregate_tps", plain(&["output_token_throughput"], "avg")),
+        ("mean_ttft_ms", time(&TTFT_TAGS, "avg")),
+        ("p99_ttft_ms", time(&TTFT_TAGS, "p99")),
+        // The tool's per-request inter-token latency is (latency − TTFT) / (output tokens − 1): a TPOT.
+        ("mean_tpot_ms", time(&ITL_TAGS, "avg")),
+        ("p50_tpot_ms", time(&ITL_TAGS, "p50")),
+        ("p95_tpot_ms", time(&ITL_TAGS, "p95")),
+        ("p99_tpot_ms", time(&ITL_TAGS, "p99")),
+        (
+            "p50_interactivity_tps",
+            plain(&["output_token_throughput_per_user"], "p50"),
+        ),
     ];
     for (column, value) in figures {
         if let Some(value) = value.filter(|value| value.is_finite()) {
@@ -549,6 +563,19 @@ fn metric_ms(metrics: &Json, tags: &[&str]) -> Option<f64> {
         .get("value")
         .and_then(number)
         .map(|value| value * factor)
+}
+
+/// The gaps of a per-request list metric (`{"value": [25.0, 20.7, …], "unit": "ms"}`) in ms.
+fn metric_gaps_ms(metrics: &Json, tag: &str) -> Option<Vec<f64>> {
+    let metric = metrics.get(tag)?;
+    let factor = ms_per_unit(json::field_text(metric, "unit").unwrap_or("ms"))?;
+    let gaps = metric.get("value")?.as_array()?;
+    Some(
+        gaps.iter()
+            .filter_map(number)
+            .map(|gap| gap * factor)
+            .collect(),
+    )
 }
 
 fn metric_value(metrics: &Json, tags: &[&str]) -> Option<f64> {
@@ -637,6 +664,7 @@ fn requests(
         let request = Request {
             wall_ms: metric_ms(metrics, &["request_latency"]),
             ttft_ms: metric_ms(metrics, &TTFT_TAGS),
+            itl_ms: metric_gaps_ms(metrics, "inter_chunk_latency"),
             prompt_tokens: metric_value(metrics, &["input_sequence_length"]),
             completion_tokens: metric_value(
                 metrics,

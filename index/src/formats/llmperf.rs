@@ -171,6 +171,7 @@ fn record(
         },
         duration_s,
         reported: reported(summary),
+        reported_figures: super::top_level_figures(summary),
         wall_derived: false,
         notes,
     })
@@ -236,6 +237,8 @@ fn read_requests(bytes: &[u8], path: &str, warnings: &mut Vec<Warning>) -> Optio
         let request = Request {
             wall_ms: seconds("end_to_end_latency_s"),
             ttft_ms: seconds("ttft_s"),
+            // `inter_token_latency_s` is one request's mean, not its gaps.
+            itl_ms: None,
             prompt_tokens: field_number(element, "number_input_tokens"),
             completion_tokens: field_number(element, "number_output_tokens"),
             start_s: None,
@@ -294,6 +297,8 @@ fn reported(summary: &Json) -> BTreeMap<String, f64> {
         ),
         ("p50_ttft_ms", "results_ttft_s_quantiles_p50", 1000.0),
         ("p95_ttft_ms", "results_ttft_s_quantiles_p95", 1000.0),
+        ("mean_ttft_ms", "results_ttft_s_mean", 1000.0),
+        ("p99_ttft_ms", "results_ttft_s_quantiles_p99", 1000.0),
         (
             "mean_prompt_tokens",
             "results_number_input_tokens_mean",

@@ -113,6 +113,7 @@ fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
         failed: None,
         duration_s: field_number(object, "duration"),
         reported: parallel::reported(object),
+        reported_figures: super::top_level_figures(object),
         wall_derived: has_requests,
         notes,
     })

@@ -197,6 +197,7 @@ fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRe
         failed,
         duration_s: field_number(object, "duration"),
         reported: parallel::reported(object),
+        reported_figures: super::top_level_figures(object),
         wall_derived,
         notes,
     })

@@ -287,10 +287,9 @@ pub fn read_object(
     what: &str,
     warnings: &mut Vec<Warning>,
 ) -> Option<Json> {
-    let bytes = read_file(storage, path, warnings)?;
-    match json::parse(&bytes) {
-        Ok(object @ Json::Object(_)) => Some(object),
-        Ok(_) => {
+    match read_json(storage, path, what, warnings)? {
+        object @ Json::Object(_) => Some(object),
+        _ => {
             warnings.push(
                 Warning::error(
                     "invalid_result",
@@ -300,6 +299,20 @@ pub fn read_object(
             );
             None
         }
+    }
+}
+
+/// A file that holds one JSON document, or `None` with a warning naming the file (and the line of a syntax
+/// error): `what` names the document in the message.
+pub fn read_json(
+    storage: &dyn Storage,
+    path: &str,
+    what: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<Json> {
+    let bytes = read_file(storage, path, warnings)?;
+    match json::parse(&bytes) {
+        Ok(document) => Some(document),
         Err(error) => {
             warnings.push(
                 Warning::error(
@@ -315,6 +328,18 @@ pub fn read_object(
             None
         }
     }
+}
+
+/// The first [`HEAD_BYTES`] of a file under `data/fixtures/formats`, as detection sees them.
+#[cfg(test)]
+pub(crate) fn fixture_head(relative: &str) -> Vec<u8> {
+    let bytes = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../data/fixtures/formats")
+            .join(relative),
+    )
+    .expect("fixture file");
+    bytes[..bytes.len().min(HEAD_BYTES as usize)].to_vec()
 }
 
 /// A top-level document as a format reads it: a [`Json`] tree, or a typed reader of the format's objects.
@@ -816,25 +841,31 @@ fn figure(value: &Json) -> Option<f64> {
 fn figures_of(keyed: &key::KeyedRecord, cell: &ParsedCell, stats: &mut CellStats) -> FigureOrigin {
     let record = &keyed.record;
     let mut figures = FigureOrigin::default();
-    for column in STAT_COLUMNS {
-        let Some(slot) = stats.column_mut(column) else {
+    for stat in Stat::REQUEST {
+        let Some(slot) = stats.get_mut(stat) else {
             continue;
         };
         if slot.is_none()
-            && let Some(value) = record.reported.get(column)
+            && let Some(value) = record.reported.get(stat.name())
             && value.is_finite()
             // An all-failed run writes its aggregates as 0.0: never a measurement.
             && !(cell.ok_rows == 0 && *value == 0.0)
         {
             *slot = Some(*value);
-            figures.reported.push(column.to_string());
+            figures.reported.push(stat.name().to_string());
         }
     }
     if record.wall_derived {
-        let wall = ["mean_wall_ms", "p50_wall_ms", "p95_wall_ms", "p99_wall_ms"];
+        let wall = [
+            Stat::MeanWallMs,
+            Stat::P50WallMs,
+            Stat::P95WallMs,
+            Stat::P99WallMs,
+        ];
         figures.derived = wall
             .into_iter()
-            .chain(TOKEN_RATES.map(Stat::name))
+            .chain(TOKEN_RATES)
+            .map(Stat::name)
             .filter(|column| !figures.reported.iter().any(|name| name == column))
             .map(str::to_string)
             .collect();

@@ -173,6 +173,12 @@ pub fn starts_with_object(head: &[u8]) -> bool {
         .is_some_and(|byte| *byte == b'{')
 }
 
+/// Whether `path` names a `.json` file whose head opens an object: where the detection of every export that is
+/// one JSON object starts.
+pub fn is_object_file(path: &str, head: &[u8]) -> bool {
+    crate::storage::file_name(path).ends_with(".json") && starts_with_object(head)
+}
+
 /// Whether the first bytes of a file (possibly cut mid-document) contain `"key"` as a JSON key.
 pub fn head_has_key(head: &[u8], key: &str) -> bool {
     let quoted = format!("\"{key}\"");

@@ -10,6 +10,7 @@
 //! [`FORMATS`].
 
 pub mod aiperf;
+pub mod config;
 pub mod genai_perf;
 pub mod guidellm;
 pub mod json;
@@ -1069,6 +1070,9 @@ pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String>
         }
         for note in &record.record.notes {
             let _ = writeln!(out, "    note: {note}");
+        }
+        for line in config::explain_lines(format.name(), relative, &record.record.fields) {
+            let _ = writeln!(out, "    {line}");
         }
     }
     for warning in &warnings {

@@ -11,6 +11,7 @@ pub mod audit;
 #[cfg(feature = "clap")]
 pub mod cli_values;
 pub mod compare;
+pub mod config;
 pub mod curve;
 pub mod distribution;
 pub mod exclusions;

@@ -226,6 +226,24 @@ pub const fn names<const N: usize>(stats: [Stat; N]) -> [&'static str; N] {
     out
 }
 
+/// Some statistics without the two scaling metrics, in their order (`N` must be how many remain).
+const fn without_scaling<const N: usize, const M: usize>(stats: [Stat; M]) -> [Stat; N] {
+    let mut out = [Stat::MeanWallMs; N];
+    let (mut from, mut to) = (0, 0);
+    while from < M {
+        if !matches!(stats[from], Stat::Efficiency | Stat::P95Multiplier) {
+            out[to] = stats[from];
+            to += 1;
+        }
+        from += 1;
+    }
+    assert!(
+        to == N,
+        "N is the count of the statistics that are not scaling metrics"
+    );
+    out
+}
+
 impl Stat {
     /// Every statistic column, in cells-table order.
     pub const ALL: [Stat; 23] = [
@@ -255,30 +273,8 @@ impl Stat {
     ];
 
     /// The statistics computed from a cell's own request rows (or reported by another tool in their place):
-    /// every one but the two scaling metrics.
-    pub const REQUEST: [Stat; 21] = [
-        Stat::MeanWallMs,
-        Stat::P50WallMs,
-        Stat::P95WallMs,
-        Stat::P99WallMs,
-        Stat::P50TtftMs,
-        Stat::P95TtftMs,
-        Stat::MeanPromptTokens,
-        Stat::MeanCompletionTokens,
-        Stat::AggregateTps,
-        Stat::MeanTtftMs,
-        Stat::P99TtftMs,
-        Stat::MeanTpotMs,
-        Stat::P50TpotMs,
-        Stat::P95TpotMs,
-        Stat::P99TpotMs,
-        Stat::MeanItlMs,
-        Stat::P50ItlMs,
-        Stat::P95ItlMs,
-        Stat::P99ItlMs,
-        Stat::TotalTps,
-        Stat::P50InteractivityTps,
-    ];
+    /// every one but the two scaling metrics, in cells-table order.
+    pub const REQUEST: [Stat; 21] = without_scaling(Stat::ALL);
 
     /// The serving statistics: TTFT mean and p99, TPOT, ITL, total throughput and interactivity. Tables written
     /// before they existed read them as absent.

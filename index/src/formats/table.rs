@@ -20,7 +20,7 @@ use arrow_array::cast::AsArray;
 use arrow_schema::DataType;
 use cellscope_model::api::Warning;
 use cellscope_model::requests::RequestRow;
-use cellscope_model::stat::{Stat, names};
+use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -30,15 +30,6 @@ const PARQUET_MAGIC: &[u8] = b"PAR1";
 
 /// Canonical column names, first the preferred one.
 const N_COLUMNS: [&str; 3] = ["n", "concurrency", "max_concurrency"];
-const CELL_FIGURES: [&str; 7] = names([
-    Stat::MeanWallMs,
-    Stat::P50WallMs,
-    Stat::P95WallMs,
-    Stat::P99WallMs,
-    Stat::P50TtftMs,
-    Stat::P95TtftMs,
-    Stat::AggregateTps,
-]);
 /// TR164's `metrics.csv` columns that no other table has: such a file belongs to the TR164 reader.
 const TR164_MARKERS: [&str; 3] = ["agent_id", "request_sequence", "n_agents"];
 /// Columns of `cellscope cells` output: reading it back would count every cell twice.
@@ -167,7 +158,12 @@ fn canonical_grain(columns: &[String]) -> Option<Grain> {
     }
     if has("wall_ms") {
         Some(Grain::Request)
-    } else if CELL_FIGURES.iter().any(|name| has(name)) {
+    } else if Stat::REQUEST
+        .into_iter()
+        // Token means alone do not make a table one row per cell: a latency or the throughput does.
+        .filter(|stat| !matches!(stat, Stat::MeanPromptTokens | Stat::MeanCompletionTokens))
+        .any(|stat| has(stat.name()))
+    {
         Some(Grain::Cell)
     } else {
         None

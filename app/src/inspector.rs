@@ -329,7 +329,8 @@ fn capitalised(text: &str) -> String {
 }
 
 /// Where a cell of another tool's file came from: the file and record, the key parts that were inferred and by
-/// which rule, the tool's own figures next to cellscope's with their difference, and how figures were obtained.
+/// which rule, the tool's own figures next to cellscope's with their difference, every number the tool reported
+/// under its own name, and how figures were obtained.
 #[component]
 fn OriginStory(origin: CellOrigin, cell: CellSummary) -> impl IntoView {
     let comparisons = compare_figures(&cell, &origin);
@@ -382,6 +383,18 @@ fn OriginStory(origin: CellOrigin, cell: CellSummary) -> impl IntoView {
                         }).collect_view()}
                     </tbody>
                 </table>
+            })}
+            {(!origin.reported_figures.is_empty()).then(|| view! {
+                <details class="reported-figures" id="reported-figures">
+                    <summary>{format!("Every figure the tool reported ({}), under its own names and units", origin.reported_figures.len())}</summary>
+                    <table>
+                        <tbody>
+                            {origin.reported_figures.iter().map(|(name, figure)| view! {
+                                <tr data-figure=name.clone()><td><code>{name.clone()}</code></td><td>{figure.to_string()}</td></tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </details>
             })}
             {(!origin.notes.is_empty()).then(|| view! {
                 <ul class="notes" id="origin-notes">{origin.notes.iter().map(|note| view! { <li>{note.clone()}</li> }).collect_view()}</ul>

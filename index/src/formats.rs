@@ -217,6 +217,8 @@ pub struct KeyParts {
 pub struct Request {
     pub wall_ms: Option<f64>,
     pub ttft_ms: Option<f64>,
+    /// The inter-token gaps in order, ms, when the file records them per request.
+    pub itl_ms: Option<Vec<f64>>,
     pub prompt_tokens: Option<f64>,
     pub completion_tokens: Option<f64>,
     /// Start and end on one clock, in seconds (epoch or monotonic); both or neither.
@@ -249,6 +251,9 @@ pub struct RunRecord {
     pub duration_s: Option<f64>,
     /// The tool's own aggregates by cells-table column name (ms, tokens, tok/s).
     pub reported: BTreeMap<String, f64>,
+    /// Every number the tool reports for the record, under its own key ([`top_level_figures`],
+    /// [`metric_figures`]), whether or not a cells-table column corresponds to it.
+    pub reported_figures: BTreeMap<String, f64>,
     /// Wall latency was rebuilt (TTFT + Σ ITL) rather than read.
     pub wall_derived: bool,
     pub notes: Vec<String>,
@@ -644,6 +649,7 @@ fn cell_of(
             line: record.line,
             inferred: keyed.inferred.clone(),
             reported: record.reported.clone(),
+            reported_figures: record.reported_figures.clone(),
             notes,
         },
     }));
@@ -692,6 +698,9 @@ fn census(record: &RunRecord, timestamps: bool) -> (ParsedCell, CellAccumulator,
             submit_time_s,
             complete_time_s,
         });
+        if let Some(gaps) = &request.itl_ms {
+            accumulator.push_gaps(gaps.iter().copied());
+        }
     }
     if !record.has_requests {
         // Aggregates only: the tool's counts are the census.
@@ -745,6 +754,87 @@ fn leave_out_unmeasured(
         stats.mean_completion_tokens = stats.mean_completion_tokens.filter(|_| tokens_known);
         stats.aggregate_tps = stats.aggregate_tps.filter(|_| tokens_known);
     }
+    // TPOT divides by each request's tokens: a cell where some are unknown would mix requests silently.
+    if !tokens_known {
+        for stat in TOKEN_RATES {
+            if let Some(slot) = stats.get_mut(stat) {
+                *slot = None;
+            }
+        }
+    }
+    if !prompt_known || !tokens_known {
+        stats.total_tps = None;
+    }
+}
+
+/// The statistics computed from each request's TPOT, and so from its wall latency and token count.
+const TOKEN_RATES: [Stat; 5] = [
+    Stat::MeanTpotMs,
+    Stat::P50TpotMs,
+    Stat::P95TpotMs,
+    Stat::P99TpotMs,
+    Stat::P50InteractivityTps,
+];
+
+/// Every number among an object's top-level values, under its key: the tool's figures as it names them (a
+/// number written as text, as LLMPerf writes numpy integers, is read too).
+pub fn top_level_figures(object: &Json) -> BTreeMap<String, f64> {
+    let Some(object) = object.as_object() else {
+        return BTreeMap::new();
+    };
+    object
+        .iter()
+        .filter_map(|(key, value)| Some((key.clone(), figure(value)?)))
+        .collect()
+}
+
+/// Every number among the members of an object's metric objects (those with a `unit`, `avg` or `mean`), as
+/// `metric.stat`: the statistics of AIPerf's and GenAI-Perf's metric objects (`{"unit": "ms", "avg": …}`).
+pub fn metric_figures(metrics: &Json) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for (metric, stats) in metrics.as_object().into_iter().flatten() {
+        let Some(stats) = stats.as_object() else {
+            continue;
+        };
+        // A metric object says its unit or has a mean; a configuration block is not a metric.
+        if !["unit", "avg", "mean"]
+            .iter()
+            .any(|key| stats.contains_key(*key))
+        {
+            continue;
+        }
+        for (stat, value) in stats {
+            if let Some(value) = figure(value) {
+                out.insert(format!("{metric}.{stat}"), value);
+            }
+        }
+    }
+    out
+}
+
+/// Every number under `value`, down to `depth` levels of objects, under its dotted path from `prefix`
+/// (arrays are per-request data or distributions, not figures).
+pub fn nested_figures(value: &Json, prefix: &str, depth: u32, out: &mut BTreeMap<String, f64>) {
+    match value {
+        Json::Object(members) if depth > 0 => {
+            for (key, member) in members {
+                nested_figures(member, &format!("{prefix}.{key}"), depth - 1, out);
+            }
+        }
+        _ => {
+            if let Some(number) = figure(value) {
+                out.insert(prefix.to_string(), number);
+            }
+        }
+    }
+}
+
+/// A finite number, or text that is one.
+fn figure(value: &Json) -> Option<f64> {
+    match value {
+        Json::Number(_) | Json::String(_) => json::number(value).filter(|value| value.is_finite()),
+        _ => None,
+    }
 }
 
 /// Where a cell's figures come from: what the requests could not give, the tool's figure gives, marked as
@@ -767,17 +857,19 @@ fn figures_of(keyed: &key::KeyedRecord, cell: &ParsedCell, stats: &mut CellStats
         }
     }
     if record.wall_derived {
-        figures.derived = [
+        let wall = [
             Stat::MeanWallMs,
             Stat::P50WallMs,
             Stat::P95WallMs,
             Stat::P99WallMs,
-        ]
-        .into_iter()
-        .map(Stat::name)
-        .filter(|column| !figures.reported.iter().any(|name| name == column))
-        .map(str::to_string)
-        .collect();
+        ];
+        figures.derived = wall
+            .into_iter()
+            .chain(TOKEN_RATES)
+            .map(Stat::name)
+            .filter(|column| !figures.reported.iter().any(|name| name == column))
+            .map(str::to_string)
+            .collect();
     }
     figures.inferred = keyed
         .inferred

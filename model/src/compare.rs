@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The metrics a comparison can be made on.
-pub const COMPARABLE: [Metric; 8] = [
+pub const COMPARABLE: [Metric; 20] = [
     Metric::Efficiency,
     Metric::P95Multiplier,
     Metric::AggregateTps,
@@ -37,6 +37,18 @@ pub const COMPARABLE: [Metric; 8] = [
     Metric::P99WallMs,
     Metric::P50TtftMs,
     Metric::P95TtftMs,
+    Metric::MeanTtftMs,
+    Metric::P99TtftMs,
+    Metric::MeanTpotMs,
+    Metric::P50TpotMs,
+    Metric::P95TpotMs,
+    Metric::P99TpotMs,
+    Metric::MeanItlMs,
+    Metric::P50ItlMs,
+    Metric::P95ItlMs,
+    Metric::P99ItlMs,
+    Metric::TotalTps,
+    Metric::P50InteractivityTps,
 ];
 
 /// The dimensions that repeat a measurement of one configuration rather than change it (docs/definitions.md,

@@ -941,7 +941,7 @@ fn frontier_of(points: &[SeriesPoint], x: Metric, metric: Metric) -> Frontier {
 }
 
 /// What the view says when points are left out for want of a value: "2 points without a value of p95 time to
-/// first token or aggregate throughput (tok/s) left out (never drawn as zero)". `None` when none is.
+/// first token or output tok/s left out (never drawn as zero)". `None` when none is.
 pub fn without_value_note(facets: &[Facet], metric: Metric, x: XAxis) -> Option<String> {
     let count: u32 = facets
         .iter()
@@ -1632,7 +1632,7 @@ mod tests {
         assert_eq!(
             without_value_note(&facets, Metric::AggregateTps, state.x).as_deref(),
             Some(
-                "1 point without a value of p95 latency or aggregate throughput (tok/s) left out (never drawn as zero)"
+                "1 point without a value of p95 latency or output tok/s left out (never drawn as zero)"
             )
         );
         assert_eq!(vllm.frontier_ns(), [1, 2, 8]);

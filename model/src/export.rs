@@ -485,11 +485,11 @@ mod tests {
         let lines = describe_view(&state, Metric::AggregateTps, "http://h/");
         assert_eq!(
             lines[0],
-            "cellscope curves: aggregate throughput (tok/s) vs p95 time to first token, colour by backend, small multiples by workload"
+            "cellscope curves: output tok/s vs p95 time to first token, colour by backend, small multiples by workload"
         );
         assert_eq!(
             lines[1],
-            "frontier: each series' Pareto frontier drawn bold, dominated points hollow (better: lower p95 time to first token, higher aggregate throughput (tok/s)); points joined in N order"
+            "frontier: each series' Pareto frontier drawn bold, dominated points hollow (better: lower p95 time to first token, higher output tok/s); points joined in N order"
         );
         assert_eq!(lines[2], "filters: workload = long_prefill_8k");
         let point = |n: u32, x: f64, value: f64| SeriesPoint {
@@ -531,7 +531,7 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(
             lines[0],
-            "# 2 points without a value of p95 time to first token or aggregate throughput (tok/s) left out (never drawn as zero)"
+            "# 2 points without a value of p95 time to first token or output tok/s left out (never drawn as zero)"
         );
         assert_eq!(
             lines[1],

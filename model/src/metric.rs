@@ -39,11 +39,35 @@ pub enum Metric {
     MeanPromptTokens,
     /// Mean completion tokens ([`Stat::MeanCompletionTokens`]).
     MeanCompletionTokens,
+    /// [`Stat::MeanTtftMs`].
+    MeanTtftMs,
+    /// [`Stat::P99TtftMs`].
+    P99TtftMs,
+    /// [`Stat::MeanTpotMs`].
+    MeanTpotMs,
+    /// [`Stat::P50TpotMs`].
+    P50TpotMs,
+    /// [`Stat::P95TpotMs`].
+    P95TpotMs,
+    /// [`Stat::P99TpotMs`].
+    P99TpotMs,
+    /// [`Stat::MeanItlMs`].
+    MeanItlMs,
+    /// [`Stat::P50ItlMs`].
+    P50ItlMs,
+    /// [`Stat::P95ItlMs`].
+    P95ItlMs,
+    /// [`Stat::P99ItlMs`].
+    P99ItlMs,
+    /// [`Stat::TotalTps`].
+    TotalTps,
+    /// [`Stat::P50InteractivityTps`].
+    P50InteractivityTps,
 }
 
 impl Metric {
     /// Every metric, in the order the pickers list them.
-    pub const ALL: [Metric; 12] = [
+    pub const ALL: [Metric; 24] = [
         Metric::Efficiency,
         Metric::P95Multiplier,
         Metric::Breakdown,
@@ -56,6 +80,18 @@ impl Metric {
         Metric::AggregateTps,
         Metric::MeanPromptTokens,
         Metric::MeanCompletionTokens,
+        Metric::MeanTtftMs,
+        Metric::P99TtftMs,
+        Metric::MeanTpotMs,
+        Metric::P50TpotMs,
+        Metric::P95TpotMs,
+        Metric::P99TpotMs,
+        Metric::MeanItlMs,
+        Metric::P50ItlMs,
+        Metric::P95ItlMs,
+        Metric::P99ItlMs,
+        Metric::TotalTps,
+        Metric::P50InteractivityTps,
     ];
 
     /// The statistic column a per-cell metric is (`None` for breakdown N and the ok rate, which are read over a
@@ -73,6 +109,18 @@ impl Metric {
             Metric::AggregateTps => Stat::AggregateTps,
             Metric::MeanPromptTokens => Stat::MeanPromptTokens,
             Metric::MeanCompletionTokens => Stat::MeanCompletionTokens,
+            Metric::MeanTtftMs => Stat::MeanTtftMs,
+            Metric::P99TtftMs => Stat::P99TtftMs,
+            Metric::MeanTpotMs => Stat::MeanTpotMs,
+            Metric::P50TpotMs => Stat::P50TpotMs,
+            Metric::P95TpotMs => Stat::P95TpotMs,
+            Metric::P99TpotMs => Stat::P99TpotMs,
+            Metric::MeanItlMs => Stat::MeanItlMs,
+            Metric::P50ItlMs => Stat::P50ItlMs,
+            Metric::P95ItlMs => Stat::P95ItlMs,
+            Metric::P99ItlMs => Stat::P99ItlMs,
+            Metric::TotalTps => Stat::TotalTps,
+            Metric::P50InteractivityTps => Stat::P50InteractivityTps,
         })
     }
 
@@ -135,7 +183,10 @@ impl Metric {
     pub fn is_absolute(self) -> bool {
         matches!(
             self.unit(),
-            Unit::Milliseconds | Unit::TokensPerSecond | Unit::Tokens
+            Unit::Milliseconds
+                | Unit::TokensPerSecond
+                | Unit::Tokens
+                | Unit::TokensPerSecondPerUser
         )
     }
 
@@ -160,6 +211,7 @@ impl Metric {
             Unit::Milliseconds => format_ms(value),
             Unit::TokensPerSecond => format!("{} tok/s", with_thousands(value, 0)),
             Unit::Tokens => format!("{} tokens", with_thousands(value, 1)),
+            Unit::TokensPerSecondPerUser => format!("{} tok/s/user", with_thousands(value, 1)),
         }
     }
 }
@@ -270,7 +322,7 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Metric::ALL.len());
-        assert_eq!(Metric::curves().count(), 10);
+        assert_eq!(Metric::curves().count(), 22);
     }
 
     #[test]
@@ -293,5 +345,11 @@ mod tests {
         assert_eq!(with_thousands(-1_234_567.0, 0), "-1,234,567");
         assert_eq!(with_thousands(999.0, 0), "999");
         assert!(Metric::P95TtftMs.lower_is_better() && !Metric::AggregateTps.lower_is_better());
+        assert_eq!(Metric::P50InteractivityTps.format(41.26), "41.3 tok/s/user");
+        assert_eq!(Metric::P99TpotMs.format(8.25), "8.25 ms");
+        assert!(Metric::P99ItlMs.lower_is_better() && !Metric::TotalTps.lower_is_better());
+        assert!(!Metric::P50InteractivityTps.lower_is_better());
+        assert_eq!(Metric::P99TpotMs.label(), "p99 TPOT");
+        assert_eq!(Metric::AggregateTps.label(), "output tok/s");
     }
 }

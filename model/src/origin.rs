@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// The statistics columns of the cells table a file of another tool can fill, in cells-table order: from its
 /// request rows (recomputed) or, where they cannot give it, from the tool's own figure (reported).
-pub const STAT_COLUMNS: [&str; 9] = crate::stat::names(Stat::REQUEST);
+pub const STAT_COLUMNS: [&str; Stat::REQUEST.len()] = crate::stat::names(Stat::REQUEST);
 
 /// One inferred key part with the rule that produced it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,6 +42,10 @@ pub struct CellOrigin {
     /// The tool's own aggregates, by cells-table column name (times in ms, throughput in tok/s), shown next to
     /// the recomputed values with their difference.
     pub reported: BTreeMap<String, f64>,
+    /// Every number the tool reports for the record, under the tool's own key (`p99_ttft_ms`,
+    /// `request_goodput`, `time_to_first_token.p99`, …), whether or not a cells-table column corresponds to it.
+    #[serde(default)]
+    pub reported_figures: BTreeMap<String, f64>,
     /// How figures were obtained where it is not the plain rule (a derived wall latency, the span used for
     /// throughput, requests dropped as warm-up).
     pub notes: Vec<String>,

@@ -215,9 +215,13 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
     let (expected_rows, rows, ok_rows) =
         (count("expected_rows")?, count("rows")?, count("ok_rows")?);
     let (failed_rows, skip_rows) = (count("failed_rows")?, count("skip_rows")?);
+    // The serving statistics may be absent: a kept snapshot written before they existed reads them as `None`.
     let floats: Vec<_> = Stat::ALL
         .iter()
-        .map(|stat| float(stat.name()))
+        .map(|stat| match float(stat.name()) {
+            Err(_) if Stat::SERVING.contains(stat) => Ok(None),
+            found => found.map(Some),
+        })
         .collect::<Result<_, _>>()?;
     let (expected_source, exclusion_scope) = (text("expected_source")?, text("exclusion_scope")?);
     let (baseline_fallback, source_run_id) = (flag("baseline_fallback")?, text("source_run_id")?);
@@ -258,7 +262,7 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
                 )
             };
             let excluded_text = excluded.value(row);
-            let f = |stat: Stat| floats[stat as usize].get(row);
+            let f = |stat: Stat| floats[stat as usize].and_then(|column| column.get(row));
             Ok(CellSummary {
                 key: CellKey {
                     run_id: run_id.value(row).to_string(),
@@ -296,6 +300,7 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
                     mean_prompt_tokens: f(Stat::MeanPromptTokens),
                     mean_completion_tokens: f(Stat::MeanCompletionTokens),
                     aggregate_tps: f(Stat::AggregateTps),
+                    ..serving_stats(f)
                 },
                 efficiency: f(Stat::Efficiency),
                 p95_multiplier: f(Stat::P95Multiplier),
@@ -316,6 +321,17 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
             })
         })
         .collect()
+}
+
+/// The serving statistics of one row, by their column's value.
+fn serving_stats(value: impl Fn(Stat) -> Option<f64>) -> CellStats {
+    let mut stats = CellStats::default();
+    for stat in Stat::SERVING {
+        if let Some(slot) = stats.get_mut(stat) {
+            *slot = value(stat);
+        }
+    }
+    stats
 }
 
 /// Appends one CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
@@ -637,10 +653,12 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].split(',').count(), cell_column_names().len());
+        // Every statistic empty: one comma per statistic column after `skip_rows`.
+        let empty_stats = ",".repeat(Stat::ALL.len() + 1);
         assert!(
-            lines[1].starts_with(
-                "\"r,1\",s,p,b,m,w,2,0,skipped,false,false,,24,0,0,0,1,,,,,,,,,,,,unknown,,false,"
-            ),
+            lines[1].starts_with(&format!(
+                "\"r,1\",s,p,b,m,w,2,0,skipped,false,false,,24,0,0,0,1{empty_stats}unknown,,false,"
+            )),
             "{}",
             lines[1]
         );
@@ -661,6 +679,8 @@ mod tests {
             ok_rows: 37,
             p95_wall_ms: Some(1234.5),
             aggregate_tps: Some(0.5),
+            p99_tpot_ms: Some(21.25),
+            p50_interactivity_tps: Some(47.0),
             ..CellStats::default()
         };
         partial.efficiency = Some(0.001);

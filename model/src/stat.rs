@@ -23,6 +23,8 @@ pub enum Unit {
     TokensPerSecond,
     /// A count of tokens.
     Tokens,
+    /// A throughput one request sees, in tokens per second per user (interactivity).
+    TokensPerSecondPerUser,
 }
 
 /// Which way a value is better: the direction of frontiers, verdicts and colour scales.
@@ -34,8 +36,9 @@ pub enum Better {
     Lower,
 }
 
-/// A statistic column of the cells table: the request statistics of a cell, then the two scaling metrics
-/// computed against its series' N = 1 cell.
+/// A statistic column of the cells table: the request statistics of a cell, the two scaling metrics computed
+/// against its series' N = 1 cell, then the serving statistics (after them, so the export contract's leading
+/// columns keep their order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stat {
@@ -61,6 +64,30 @@ pub enum Stat {
     Efficiency,
     /// p95 wall latency as a multiple of the series' N = 1 value.
     P95Multiplier,
+    /// Mean time to first token.
+    MeanTtftMs,
+    /// 99th percentile of time to first token.
+    P99TtftMs,
+    /// Mean time per output token after the first, over requests.
+    MeanTpotMs,
+    /// Median time per output token.
+    P50TpotMs,
+    /// 95th percentile of time per output token.
+    P95TpotMs,
+    /// 99th percentile of time per output token.
+    P99TpotMs,
+    /// Mean inter-token latency over the pooled gaps of all requests.
+    MeanItlMs,
+    /// Median inter-token latency.
+    P50ItlMs,
+    /// 95th percentile of inter-token latency.
+    P95ItlMs,
+    /// 99th percentile of inter-token latency.
+    P99ItlMs,
+    /// Σ (prompt + completion tokens) / the span of aggregate throughput.
+    TotalTps,
+    /// Median over requests of 1000 / TPOT ms: the tokens per second one user sees.
+    P50InteractivityTps,
 }
 
 /// One row of [`TABLE`].
@@ -73,7 +100,7 @@ struct Row {
 
 /// Every statistic's name (its cells-table column and its `metric=` value), label, unit and direction, in
 /// [`Stat`] order.
-const TABLE: [Row; 11] = [
+const TABLE: [Row; 23] = [
     row(
         "mean_wall_ms",
         "mean latency",
@@ -124,7 +151,7 @@ const TABLE: [Row; 11] = [
     ),
     row(
         "aggregate_tps",
-        "aggregate throughput (tok/s)",
+        "output tok/s",
         Unit::TokensPerSecond,
         Better::Higher,
     ),
@@ -139,6 +166,43 @@ const TABLE: [Row; 11] = [
         "p95 latency multiplier",
         Unit::Multiple,
         Better::Lower,
+    ),
+    row(
+        "mean_ttft_ms",
+        "mean time to first token",
+        Unit::Milliseconds,
+        Better::Lower,
+    ),
+    row(
+        "p99_ttft_ms",
+        "p99 time to first token",
+        Unit::Milliseconds,
+        Better::Lower,
+    ),
+    row(
+        "mean_tpot_ms",
+        "mean TPOT",
+        Unit::Milliseconds,
+        Better::Lower,
+    ),
+    row("p50_tpot_ms", "p50 TPOT", Unit::Milliseconds, Better::Lower),
+    row("p95_tpot_ms", "p95 TPOT", Unit::Milliseconds, Better::Lower),
+    row("p99_tpot_ms", "p99 TPOT", Unit::Milliseconds, Better::Lower),
+    row("mean_itl_ms", "mean ITL", Unit::Milliseconds, Better::Lower),
+    row("p50_itl_ms", "p50 ITL", Unit::Milliseconds, Better::Lower),
+    row("p95_itl_ms", "p95 ITL", Unit::Milliseconds, Better::Lower),
+    row("p99_itl_ms", "p99 ITL", Unit::Milliseconds, Better::Lower),
+    row(
+        "total_tps",
+        "total tok/s",
+        Unit::TokensPerSecond,
+        Better::Higher,
+    ),
+    row(
+        "p50_interactivity_tps",
+        "p50 interactivity (tok/s per user)",
+        Unit::TokensPerSecondPerUser,
+        Better::Higher,
     ),
 ];
 
@@ -162,20 +226,27 @@ pub const fn names<const N: usize>(stats: [Stat; N]) -> [&'static str; N] {
     out
 }
 
-/// The first `N` of some statistics.
-const fn first<const N: usize, const M: usize>(stats: [Stat; M]) -> [Stat; N] {
+/// Some statistics without the two scaling metrics, in their order (`N` must be how many remain).
+const fn without_scaling<const N: usize, const M: usize>(stats: [Stat; M]) -> [Stat; N] {
     let mut out = [Stat::MeanWallMs; N];
-    let mut position = 0;
-    while position < N {
-        out[position] = stats[position];
-        position += 1;
+    let (mut from, mut to) = (0, 0);
+    while from < M {
+        if !matches!(stats[from], Stat::Efficiency | Stat::P95Multiplier) {
+            out[to] = stats[from];
+            to += 1;
+        }
+        from += 1;
     }
+    assert!(
+        to == N,
+        "N is the count of the statistics that are not scaling metrics"
+    );
     out
 }
 
 impl Stat {
     /// Every statistic column, in cells-table order.
-    pub const ALL: [Stat; 11] = [
+    pub const ALL: [Stat; 23] = [
         Stat::MeanWallMs,
         Stat::P50WallMs,
         Stat::P95WallMs,
@@ -187,11 +258,40 @@ impl Stat {
         Stat::AggregateTps,
         Stat::Efficiency,
         Stat::P95Multiplier,
+        Stat::MeanTtftMs,
+        Stat::P99TtftMs,
+        Stat::MeanTpotMs,
+        Stat::P50TpotMs,
+        Stat::P95TpotMs,
+        Stat::P99TpotMs,
+        Stat::MeanItlMs,
+        Stat::P50ItlMs,
+        Stat::P95ItlMs,
+        Stat::P99ItlMs,
+        Stat::TotalTps,
+        Stat::P50InteractivityTps,
     ];
 
     /// The statistics computed from a cell's own request rows (or reported by another tool in their place):
-    /// every one but the two scaling metrics, which come last.
-    pub const REQUEST: [Stat; 9] = first(Stat::ALL);
+    /// every one but the two scaling metrics, in cells-table order.
+    pub const REQUEST: [Stat; 21] = without_scaling(Stat::ALL);
+
+    /// The serving statistics: TTFT mean and p99, TPOT, ITL, total throughput and interactivity. Tables written
+    /// before they existed read them as absent.
+    pub const SERVING: [Stat; 12] = [
+        Stat::MeanTtftMs,
+        Stat::P99TtftMs,
+        Stat::MeanTpotMs,
+        Stat::P50TpotMs,
+        Stat::P95TpotMs,
+        Stat::P99TpotMs,
+        Stat::MeanItlMs,
+        Stat::P50ItlMs,
+        Stat::P95ItlMs,
+        Stat::P99ItlMs,
+        Stat::TotalTps,
+        Stat::P50InteractivityTps,
+    ];
 
     const fn row(self) -> &'static Row {
         &TABLE[self as usize]
@@ -246,6 +346,18 @@ impl CellStats {
             Stat::MeanPromptTokens => self.mean_prompt_tokens,
             Stat::MeanCompletionTokens => self.mean_completion_tokens,
             Stat::AggregateTps => self.aggregate_tps,
+            Stat::MeanTtftMs => self.mean_ttft_ms,
+            Stat::P99TtftMs => self.p99_ttft_ms,
+            Stat::MeanTpotMs => self.mean_tpot_ms,
+            Stat::P50TpotMs => self.p50_tpot_ms,
+            Stat::P95TpotMs => self.p95_tpot_ms,
+            Stat::P99TpotMs => self.p99_tpot_ms,
+            Stat::MeanItlMs => self.mean_itl_ms,
+            Stat::P50ItlMs => self.p50_itl_ms,
+            Stat::P95ItlMs => self.p95_itl_ms,
+            Stat::P99ItlMs => self.p99_itl_ms,
+            Stat::TotalTps => self.total_tps,
+            Stat::P50InteractivityTps => self.p50_interactivity_tps,
             Stat::Efficiency | Stat::P95Multiplier => None,
         }
     }
@@ -262,6 +374,18 @@ impl CellStats {
             Stat::MeanPromptTokens => &mut self.mean_prompt_tokens,
             Stat::MeanCompletionTokens => &mut self.mean_completion_tokens,
             Stat::AggregateTps => &mut self.aggregate_tps,
+            Stat::MeanTtftMs => &mut self.mean_ttft_ms,
+            Stat::P99TtftMs => &mut self.p99_ttft_ms,
+            Stat::MeanTpotMs => &mut self.mean_tpot_ms,
+            Stat::P50TpotMs => &mut self.p50_tpot_ms,
+            Stat::P95TpotMs => &mut self.p95_tpot_ms,
+            Stat::P99TpotMs => &mut self.p99_tpot_ms,
+            Stat::MeanItlMs => &mut self.mean_itl_ms,
+            Stat::P50ItlMs => &mut self.p50_itl_ms,
+            Stat::P95ItlMs => &mut self.p95_itl_ms,
+            Stat::P99ItlMs => &mut self.p99_itl_ms,
+            Stat::TotalTps => &mut self.total_tps,
+            Stat::P50InteractivityTps => &mut self.p50_interactivity_tps,
             Stat::Efficiency | Stat::P95Multiplier => return None,
         })
     }
@@ -343,7 +467,7 @@ mod tests {
         seen.sort_unstable();
         seen.dedup();
         assert_eq!(seen.len(), Stat::ALL.len());
-        assert_eq!(names(Stat::REQUEST).len(), 9);
+        assert_eq!(names(Stat::REQUEST).len(), 21);
         assert_eq!(Stat::Efficiency.source(), Stat::AggregateTps);
     }
 

@@ -116,6 +116,56 @@ pub struct CellStats {
     /// Completion tokens per second from the first submit to the last completion; `None` when that span is not
     /// positive.
     pub aggregate_tps: Option<f64>,
+    /// Mean time to first token, ms, over the rows that have one.
+    #[serde(default)]
+    pub mean_ttft_ms: Option<f64>,
+    /// 99th percentile of time to first token, ms.
+    #[serde(default)]
+    pub p99_ttft_ms: Option<f64>,
+    /// Mean time per output token, ms, over the requests with a TPOT ([`tpot_ms`]).
+    #[serde(default)]
+    pub mean_tpot_ms: Option<f64>,
+    /// Median time per output token, ms.
+    #[serde(default)]
+    pub p50_tpot_ms: Option<f64>,
+    /// 95th percentile of time per output token, ms.
+    #[serde(default)]
+    pub p95_tpot_ms: Option<f64>,
+    /// 99th percentile of time per output token, ms.
+    #[serde(default)]
+    pub p99_tpot_ms: Option<f64>,
+    /// Mean inter-token latency, ms, over the gaps of all requests pooled.
+    #[serde(default)]
+    pub mean_itl_ms: Option<f64>,
+    /// Median inter-token latency, ms.
+    #[serde(default)]
+    pub p50_itl_ms: Option<f64>,
+    /// 95th percentile of inter-token latency, ms.
+    #[serde(default)]
+    pub p95_itl_ms: Option<f64>,
+    /// 99th percentile of inter-token latency, ms.
+    #[serde(default)]
+    pub p99_itl_ms: Option<f64>,
+    /// Prompt and completion tokens per second over the span of [`CellStats::aggregate_tps`].
+    #[serde(default)]
+    pub total_tps: Option<f64>,
+    /// Median over requests of 1000 / TPOT in ms: the tokens per second one user sees while it streams.
+    #[serde(default)]
+    pub p50_interactivity_tps: Option<f64>,
+}
+
+/// A request's time per output token after the first, `(wall − ttft) / (completion tokens − 1)`, in ms: vLLM's
+/// rule, defined only for a request with a TTFT and more than one output token.
+pub fn tpot_ms(wall_ms: f64, ttft_ms: Option<f64>, completion_tokens: f64) -> Option<f64> {
+    let ttft_ms = ttft_ms?;
+    (completion_tokens > 1.0).then(|| (wall_ms - ttft_ms) / (completion_tokens - 1.0))
+}
+
+/// The mean of `values`, summed left to right from 0.0 (as numpy's and pandas' means do for these sizes);
+/// `None` for no value.
+fn mean_in_order(values: &[f64]) -> Option<f64> {
+    (!values.is_empty())
+        .then(|| values.iter().fold(0.0, |sum, value| sum + value) / values.len() as f64)
 }
 
 /// Collects the `ok` rows of one cell in file order and turns them into [`CellStats`].
@@ -128,6 +178,10 @@ pub struct CellAccumulator {
     /// a file, appended in order, give the bits one pass gives.
     wall_ms: Vec<f64>,
     ttft_ms: Vec<f64>,
+    /// Per-request TPOT of the rows that have one ([`tpot_ms`]).
+    tpot_ms: Vec<f64>,
+    /// The inter-token gaps of every row pooled, for the files that record them.
+    itl_ms: Vec<f64>,
     /// Token counts are whole numbers below 2^32: their sums are exact (below 2^53) in any grouping.
     sum_prompt_tokens: f64,
     sum_completion_tokens: f64,
@@ -151,16 +205,26 @@ impl CellAccumulator {
         if let Some(ttft_ms) = sample.ttft_ms {
             self.ttft_ms.push(ttft_ms);
         }
+        if let Some(tpot) = tpot_ms(sample.wall_ms, sample.ttft_ms, sample.completion_tokens) {
+            self.tpot_ms.push(tpot);
+        }
         self.sum_prompt_tokens += sample.prompt_tokens;
         self.sum_completion_tokens += sample.completion_tokens;
         self.min_submit_time_s = self.min_submit_time_s.min(sample.submit_time_s);
         self.max_complete_time_s = self.max_complete_time_s.max(sample.complete_time_s);
     }
 
+    /// Adds the inter-token gaps of the `ok` row last pushed, in ms, in the order the file lists them.
+    pub fn push_gaps(&mut self, gaps_ms: impl IntoIterator<Item = f64>) {
+        self.itl_ms.extend(gaps_ms);
+    }
+
     /// Adds the samples of `later`, which came after this accumulator's in the file.
     pub fn append(&mut self, mut later: CellAccumulator) {
         self.wall_ms.append(&mut later.wall_ms);
         self.ttft_ms.append(&mut later.ttft_ms);
+        self.tpot_ms.append(&mut later.tpot_ms);
+        self.itl_ms.append(&mut later.itl_ms);
         self.sum_prompt_tokens += later.sum_prompt_tokens;
         self.sum_completion_tokens += later.sum_completion_tokens;
         self.min_submit_time_s = self.min_submit_time_s.min(later.min_submit_time_s);
@@ -183,16 +247,17 @@ impl CellAccumulator {
         if count == 0 {
             return CellStats::default();
         }
-        // Left to right from 0.0, as a running sum would (before the selection below reorders the values).
-        let sum_wall_ms = self.wall_ms.iter().fold(0.0, |sum, value| sum + value);
+        // Means first: the selections below reorder the values.
+        let mean_wall_ms = mean_in_order(&self.wall_ms);
         let [p50_wall_ms, p95_wall_ms, p99_wall_ms] =
             quantiles_linear_by_selection(&mut self.wall_ms, [0.50, 0.95, 0.99]);
-        let [p50_ttft_ms, p95_ttft_ms] =
-            quantiles_linear_by_selection(&mut self.ttft_ms, [0.50, 0.95]);
+        let mean_ttft_ms = mean_in_order(&self.ttft_ms);
+        let [p50_ttft_ms, p95_ttft_ms, p99_ttft_ms] =
+            quantiles_linear_by_selection(&mut self.ttft_ms, [0.50, 0.95, 0.99]);
         let count_f = count as f64;
-        CellStats {
+        let mut stats = CellStats {
             ok_rows: u32::try_from(count).unwrap_or(u32::MAX),
-            mean_wall_ms: Some(sum_wall_ms / count_f),
+            mean_wall_ms,
             p50_wall_ms,
             p95_wall_ms,
             p99_wall_ms,
@@ -205,7 +270,35 @@ impl CellAccumulator {
                 self.min_submit_time_s,
                 self.max_complete_time_s,
             ),
-        }
+            mean_ttft_ms,
+            p99_ttft_ms,
+            total_tps: aggregate_tps(
+                self.sum_prompt_tokens + self.sum_completion_tokens,
+                self.min_submit_time_s,
+                self.max_complete_time_s,
+            ),
+            ..CellStats::default()
+        };
+        self.finish_serving(&mut stats);
+        stats
+    }
+
+    /// TPOT, ITL and interactivity: each over its own values, `None` where there is none.
+    fn finish_serving(mut self, stats: &mut CellStats) {
+        // 1000 / TPOT is tokens per second; a zero TPOT (all tokens in the first chunk) has no finite rate.
+        let mut interactivity: Vec<f64> = self
+            .tpot_ms
+            .iter()
+            .filter(|tpot| **tpot > 0.0)
+            .map(|tpot| 1000.0 / tpot)
+            .collect();
+        stats.mean_tpot_ms = mean_in_order(&self.tpot_ms);
+        [stats.p50_tpot_ms, stats.p95_tpot_ms, stats.p99_tpot_ms] =
+            quantiles_linear_by_selection(&mut self.tpot_ms, [0.50, 0.95, 0.99]);
+        stats.mean_itl_ms = mean_in_order(&self.itl_ms);
+        [stats.p50_itl_ms, stats.p95_itl_ms, stats.p99_itl_ms] =
+            quantiles_linear_by_selection(&mut self.itl_ms, [0.50, 0.95, 0.99]);
+        [stats.p50_interactivity_tps] = quantiles_linear_by_selection(&mut interactivity, [0.50]);
     }
 }
 
@@ -314,6 +407,92 @@ mod tests {
         assert_eq!(stats.p50_ttft_ms, Some(150.0));
         assert_eq!(stats.aggregate_tps, Some(2048.0 / 4.0));
         assert_eq!(stats.mean_completion_tokens, Some(512.0));
+    }
+
+    #[test]
+    fn serving_statistics_follow_vllms_rules() {
+        let mut acc = CellAccumulator::new();
+        // (wall, ttft, completion tokens, gaps): TPOTs 10, 20, 5 and 40 ms; a one-token and a TTFT-less request
+        // have none; the gaps of every request are pooled.
+        let rows: [(f64, Option<f64>, f64, &[f64]); 6] = [
+            (1090.0, Some(100.0), 100.0, &[9.0, 11.0]),
+            (2200.0, Some(200.0), 101.0, &[20.0]),
+            (300.0, Some(300.0), 1.0, &[]),
+            (550.0, Some(50.0), 101.0, &[5.0, 5.0, 6.0]),
+            (900.0, None, 50.0, &[]),
+            (840.0, Some(40.0), 21.0, &[40.0]),
+        ];
+        for (index, (wall_ms, ttft_ms, completion_tokens, gaps)) in rows.into_iter().enumerate() {
+            acc.push(&RequestSample {
+                wall_ms,
+                ttft_ms,
+                prompt_tokens: 10.0,
+                completion_tokens,
+                submit_time_s: index as f64,
+                complete_time_s: index as f64 + 4.0,
+            });
+            acc.push_gaps(gaps.iter().copied());
+        }
+        let stats = acc.finish();
+        assert_eq!(stats.mean_tpot_ms, Some(75.0 / 4.0));
+        // numpy.percentile([5, 10, 20, 40], [50, 95, 99]) -> 15, 37, 39.4.
+        assert_eq!(stats.p50_tpot_ms, Some(15.0));
+        assert!((stats.p95_tpot_ms.unwrap() - 37.0).abs() < 1e-12);
+        assert!((stats.p99_tpot_ms.unwrap() - 39.4).abs() < 1e-12);
+        // Gaps [9, 11, 20, 5, 5, 6, 40]: mean 96 / 7, median 9.
+        assert_eq!(stats.mean_itl_ms, Some(96.0 / 7.0));
+        assert_eq!(stats.p50_itl_ms, Some(9.0));
+        // 1000 / [10, 20, 5, 40] = [100, 50, 200, 25]: median 75.
+        assert_eq!(stats.p50_interactivity_tps, Some(75.0));
+        // TTFTs [100, 200, 300, 50, 40]: mean 138, p99 = 296 (numpy).
+        assert_eq!(stats.mean_ttft_ms, Some(138.0));
+        assert!((stats.p99_ttft_ms.unwrap() - 296.0).abs() < 1e-9);
+        // (6 × 10 prompt + 374 completion tokens) over 0..9 s.
+        assert_eq!(stats.total_tps, Some(434.0 / 9.0));
+        assert_eq!(stats.aggregate_tps, Some(374.0 / 9.0));
+    }
+
+    #[test]
+    fn a_cell_without_gaps_or_tpots_has_none() {
+        let mut acc = CellAccumulator::new();
+        acc.push(&RequestSample {
+            wall_ms: 100.0,
+            ttft_ms: Some(100.0),
+            prompt_tokens: 1.0,
+            completion_tokens: 1.0,
+            submit_time_s: 0.0,
+            complete_time_s: 0.1,
+        });
+        let stats = acc.finish();
+        assert_eq!((stats.mean_tpot_ms, stats.p99_tpot_ms), (None, None));
+        assert_eq!((stats.mean_itl_ms, stats.p50_itl_ms), (None, None));
+        assert_eq!(stats.p50_interactivity_tps, None);
+        assert_eq!(tpot_ms(1090.0, Some(100.0), 100.0), Some(10.0));
+        assert_eq!(tpot_ms(1090.0, None, 100.0), None);
+    }
+
+    #[test]
+    fn appending_parts_equals_one_pass() {
+        let sample = |index: u32| RequestSample {
+            wall_ms: f64::from(index * 37 % 11) * 100.0 + 50.0,
+            ttft_ms: Some(f64::from(index % 5) * 10.0),
+            prompt_tokens: 7.0,
+            completion_tokens: f64::from(index % 4),
+            submit_time_s: f64::from(index),
+            complete_time_s: f64::from(index) + 2.5,
+        };
+        let mut whole = CellAccumulator::new();
+        let (mut first, mut second) = (CellAccumulator::new(), CellAccumulator::new());
+        for index in 0..40 {
+            let gaps = [f64::from(index) * 0.5, 3.0];
+            whole.push(&sample(index));
+            whole.push_gaps(gaps);
+            let part = if index < 17 { &mut first } else { &mut second };
+            part.push(&sample(index));
+            part.push_gaps(gaps);
+        }
+        first.append(second);
+        assert_eq!(first.finish(), whole.finish());
     }
 
     #[test]

@@ -265,6 +265,7 @@ fn record(
         failed,
         duration_s,
         reported,
+        reported_figures: super::metric_figures(metrics),
         wall_derived: false,
         notes,
     }
@@ -317,6 +318,7 @@ fn records_only(
         key,
         requests,
         has_requests: true,
+        reported_figures: BTreeMap::new(),
         notes,
         ..RunRecord::default()
     })
@@ -483,6 +485,7 @@ fn seconds_per_unit(metric: &Json) -> Option<f64> {
 
 /// Metric tags per figure: AIPerf's current names, its pre-October-2025 ones and early GenAI-Perf's.
 const TTFT_TAGS: [&str; 2] = ["time_to_first_token", "ttft"];
+const ITL_TAGS: [&str; 2] = ["inter_token_latency", "itl"];
 const PROMPT_TAGS: [&str; 2] = ["input_sequence_length", "num_input_token"];
 const COMPLETION_TAGS: [&str; 2] = ["output_sequence_length", "num_output_token"];
 
@@ -512,6 +515,17 @@ pub fn reported(metrics: &Json) -> BTreeMap<String, f64> {
         (
             Stat::AggregateTps,
             plain(&["output_token_throughput"], "avg"),
+        ),
+        (Stat::MeanTtftMs, time(&TTFT_TAGS, "avg")),
+        (Stat::P99TtftMs, time(&TTFT_TAGS, "p99")),
+        // The tool's per-request inter-token latency is (latency − TTFT) / (output tokens − 1): a TPOT.
+        (Stat::MeanTpotMs, time(&ITL_TAGS, "avg")),
+        (Stat::P50TpotMs, time(&ITL_TAGS, "p50")),
+        (Stat::P95TpotMs, time(&ITL_TAGS, "p95")),
+        (Stat::P99TpotMs, time(&ITL_TAGS, "p99")),
+        (
+            Stat::P50InteractivityTps,
+            plain(&["output_token_throughput_per_user"], "p50"),
         ),
     ];
     for (column, value) in figures {
@@ -545,6 +559,19 @@ fn metric_ms(metrics: &Json, tags: &[&str]) -> Option<f64> {
         .get("value")
         .and_then(number)
         .map(|value| value * factor)
+}
+
+/// The gaps of a per-request list metric (`{"value": [25.0, 20.7, …], "unit": "ms"}`) in ms.
+fn metric_gaps_ms(metrics: &Json, tag: &str) -> Option<Vec<f64>> {
+    let metric = metrics.get(tag)?;
+    let factor = ms_per_unit(json::field_text(metric, "unit").unwrap_or("ms"))?;
+    let gaps = metric.get("value")?.as_array()?;
+    Some(
+        gaps.iter()
+            .filter_map(number)
+            .map(|gap| gap * factor)
+            .collect(),
+    )
 }
 
 fn metric_value(metrics: &Json, tags: &[&str]) -> Option<f64> {
@@ -633,6 +660,7 @@ fn requests(
         let request = Request {
             wall_ms: metric_ms(metrics, &["request_latency"]),
             ttft_ms: metric_ms(metrics, &TTFT_TAGS),
+            itl_ms: metric_gaps_ms(metrics, "inter_chunk_latency"),
             prompt_tokens: metric_value(metrics, &["input_sequence_length"]),
             completion_tokens: metric_value(
                 metrics,

@@ -98,17 +98,19 @@ impl RunFormat for GenaiPerf {
                     .to_string(),
             ];
             // The summary aggregates the whole export, so it describes an experiment only when there is one.
-            let reported = match &summary {
-                Some(summary) if experiments.len() == 1 => reported(summary),
+            let (reported, reported_figures) = match &summary {
+                Some(summary) if experiments.len() == 1 => {
+                    (reported(summary), super::metric_figures(summary))
+                }
                 Some(_) => {
                     notes.push(
                         "the summary covers every experiment of the export, so none of its figures is shown \
                          for this one"
                             .to_string(),
                     );
-                    BTreeMap::new()
+                    (BTreeMap::new(), BTreeMap::new())
                 }
-                None => BTreeMap::new(),
+                None => (BTreeMap::new(), BTreeMap::new()),
             };
             let requests = read_requests(requests, path, record_index, warnings);
             records.push(RunRecord {
@@ -118,6 +120,7 @@ impl RunFormat for GenaiPerf {
                 requests,
                 has_requests: true,
                 reported,
+                reported_figures,
                 notes,
                 ..RunRecord::default()
             });
@@ -264,6 +267,8 @@ fn read_requests(
             Request {
                 wall_ms: last.map(ms),
                 ttft_ms: responses.first().copied().map(ms),
+                // The gaps between responses end with the stream's closing event, which is not a token.
+                itl_ms: None,
                 prompt_tokens: None,
                 completion_tokens: None,
                 start_s: last.map(|_| (start - base) as f64 / 1e9),

@@ -223,6 +223,7 @@ fn record(report: &Json, benchmark: &Json, index: u32, shape: Shape) -> Result<R
         failed: None,
         duration_s: field_number(benchmark, "duration"),
         reported: reported(benchmark),
+        reported_figures: figures(benchmark),
         wall_derived: false,
         notes,
     })
@@ -350,6 +351,8 @@ fn request(entry: &Json, list: &str, shape: Shape) -> Request {
     Request {
         wall_ms: latency_s.map(|seconds| seconds * 1000.0),
         ttft_ms: field_number(entry, "time_to_first_token_ms"),
+        // The report keeps each request's mean inter-token latency, not its gaps.
+        itl_ms: None,
         prompt_tokens: field_number(entry, "prompt_tokens"),
         completion_tokens: field_number(entry, "output_tokens"),
         start_s: start_s.filter(|_| end_s.is_some()),
@@ -367,6 +370,16 @@ fn http_status(text: &str) -> Option<&str> {
             && (code.starts_with('4') || code.starts_with('5')))
         .then_some(code)
     })
+}
+
+/// Every number of the benchmark's own figures: its top-level numbers, and each statistic of its `metrics`
+/// as `metrics.<metric>.<group>.<stat>` (percentiles as `….percentiles.p99`).
+fn figures(benchmark: &Json) -> BTreeMap<String, f64> {
+    let mut out = super::top_level_figures(benchmark);
+    if let Some(metrics) = benchmark.get("metrics") {
+        super::nested_figures(metrics, "metrics", 4, &mut out);
+    }
+    out
 }
 
 /// The benchmark's statistics of successful requests as cells-table columns (request latency s → ms).
@@ -408,6 +421,13 @@ fn reported(benchmark: &Json) -> BTreeMap<String, f64> {
             stat("output_token_count", "mean"),
         ),
         (Stat::AggregateTps, stat("output_tokens_per_second", "mean")),
+        (Stat::MeanTtftMs, stat("time_to_first_token_ms", "mean")),
+        (Stat::P99TtftMs, stat("time_to_first_token_ms", "p99")),
+        // GuideLLM's inter-token latency of a request is (last token − first token) / (output tokens − 1): a TPOT.
+        (Stat::MeanTpotMs, stat("inter_token_latency_ms", "mean")),
+        (Stat::P50TpotMs, stat("inter_token_latency_ms", "median")),
+        (Stat::P95TpotMs, stat("inter_token_latency_ms", "p95")),
+        (Stat::P99TpotMs, stat("inter_token_latency_ms", "p99")),
     ];
     figures
         .into_iter()

@@ -170,6 +170,7 @@ fn record(
         },
         duration_s,
         reported: reported(summary),
+        reported_figures: super::top_level_figures(summary),
         wall_derived: false,
         notes,
     })
@@ -235,6 +236,8 @@ fn read_requests(bytes: &[u8], path: &str, warnings: &mut Vec<Warning>) -> Optio
         let request = Request {
             wall_ms: seconds("end_to_end_latency_s"),
             ttft_ms: seconds("ttft_s"),
+            // `inter_token_latency_s` is one request's mean, not its gaps.
+            itl_ms: None,
             prompt_tokens: field_number(element, "number_input_tokens"),
             completion_tokens: field_number(element, "number_output_tokens"),
             start_s: None,
@@ -297,6 +300,8 @@ fn reported(summary: &Json) -> BTreeMap<String, f64> {
         ),
         (Stat::P50TtftMs, "results_ttft_s_quantiles_p50", 1000.0),
         (Stat::P95TtftMs, "results_ttft_s_quantiles_p95", 1000.0),
+        (Stat::MeanTtftMs, "results_ttft_s_mean", 1000.0),
+        (Stat::P99TtftMs, "results_ttft_s_quantiles_p99", 1000.0),
         (
             Stat::MeanPromptTokens,
             "results_number_input_tokens_mean",

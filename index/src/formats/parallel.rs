@@ -3,8 +3,7 @@
 //! [`Request`]s, and the aggregate keys both write (`mean_ttft_ms`, `p99_e2el_ms`, …) read as reported figures.
 //!
 //! The arrays are read into [`Columns`] of plain numbers: straight from the file's bytes for vLLM
-//! ([`ResultObject`], no JSON tree is built for the million-element arrays of a `--save-detailed` sweep, and each
-//! request's inter-token gaps are summed as they are read), or from an already parsed object
+//! ([`ResultObject`], no JSON tree is built for the million-element arrays of a `--save-detailed` sweep), or from an already parsed object
 //! ([`Columns::from_json`], SGLang's lines). Either way the same [`Arrays`] turn them into requests.
 
 use super::json::{self, field_number, number, number_text};
@@ -55,13 +54,14 @@ impl<T> Column<T> {
 }
 
 /// The per-request arrays of one result object, each value already a number: `None` where the file's value is
-/// not one. `itl_sums` holds Σ of each request's inter-token gaps (`None` where the entry is not an array);
+/// not one. `itls` holds each request's inter-token gaps, the numbers among them in order (`None` where the entry
+/// is not an array);
 /// `errors` each request's error text when it is a non-empty string.
 #[derive(Debug, Default)]
 pub(super) struct Columns {
     pub(super) latencies: Column<Option<f64>>,
     pub(super) ttfts: Column<Option<f64>>,
-    pub(super) itl_sums: Column<Option<f64>>,
+    pub(super) itls: Column<Option<Vec<f64>>>,
     pub(super) input_lens: Column<Option<f64>>,
     pub(super) output_lens: Column<Option<f64>>,
     pub(super) start_times: Column<Option<f64>>,
@@ -106,9 +106,9 @@ impl Columns {
         Columns {
             latencies: numbers("latencies"),
             ttfts: numbers("ttfts"),
-            itl_sums: Column::from_json(object.get("itls"), |gaps| {
+            itls: Column::from_json(object.get("itls"), |gaps| {
                 gaps.as_array()
-                    .map(|gaps| gap_sum(gaps.iter().filter_map(number)))
+                    .map(|gaps| gaps.iter().filter_map(number).collect())
             }),
             input_lens: numbers("input_lens"),
             output_lens: numbers("output_lens"),
@@ -143,8 +143,8 @@ impl Columns {
             ),
             (
                 "itls",
-                self.itl_sums.len(),
-                matches!(self.itl_sums, Column::NotAnArray),
+                self.itls.len(),
+                matches!(self.itls, Column::NotAnArray),
             ),
             (
                 "input_lens",
@@ -188,7 +188,7 @@ impl Columns {
             count,
             latencies: self.latencies.values(),
             ttfts: self.ttfts.values(),
-            itl_sums: self.itl_sums.values(),
+            itls: self.itls.values(),
             input_lens: self.input_lens.values(),
             output_lens: self.output_lens.values(),
             start_times: self.start_times.values(),
@@ -207,7 +207,7 @@ pub(super) struct Arrays {
     pub count: usize,
     latencies: Option<Vec<Option<f64>>>,
     ttfts: Option<Vec<Option<f64>>>,
-    itl_sums: Option<Vec<Option<f64>>>,
+    itls: Option<Vec<Option<Vec<f64>>>>,
     input_lens: Option<Vec<Option<f64>>>,
     output_lens: Option<Vec<Option<f64>>>,
     start_times: Option<Vec<Option<f64>>>,
@@ -217,20 +217,22 @@ pub(super) struct Arrays {
 impl Arrays {
     /// Whether wall latency has to be rebuilt as TTFT + Σ ITL (no `latencies` array).
     pub(super) fn wall_derived(&self) -> bool {
-        self.latencies.is_none() && self.ttfts.is_some() && self.itl_sums.is_some()
+        self.latencies.is_none() && self.ttfts.is_some() && self.itls.is_some()
     }
 
     /// The requests, in cellscope's units. A request fails when its error text is non-empty; without an
     /// `errors` array, a latency of exactly 0.0 is how vLLM marks a failed request.
-    pub(super) fn requests(self) -> Vec<Request> {
+    pub(super) fn requests(mut self) -> Vec<Request> {
         let at = |values: &Option<Vec<Option<f64>>>, index: usize| -> Option<f64> {
             values.as_ref().and_then(|values| values[index])
         };
-        let mut errors = self.errors.map(Vec::into_iter);
+        let mut errors = self.errors.take().map(Vec::into_iter);
+        let mut itls = self.itls.take().map(Vec::into_iter);
         (0..self.count)
             .map(|index| {
                 let ttft_s = at(&self.ttfts, index);
-                let itl_sum_s = at(&self.itl_sums, index);
+                let gaps_s = itls.as_mut().and_then(|itls| itls.next().flatten());
+                let itl_sum_s = gaps_s.as_ref().map(|gaps| gap_sum(gaps.iter().copied()));
                 let latency_s = at(&self.latencies, index);
                 let wall_s = match (latency_s, ttft_s, itl_sum_s) {
                     (Some(latency), _, _) => Some(latency),
@@ -248,6 +250,7 @@ impl Arrays {
                 Request {
                     wall_ms: wall_s.map(|seconds| seconds * 1000.0),
                     ttft_ms: ttft_s.map(|seconds| seconds * 1000.0),
+                    itl_ms: gaps_s.map(|gaps| gaps.iter().map(|gap| gap * 1000.0).collect()),
                     prompt_tokens: at(&self.input_lens, index),
                     completion_tokens: at(&self.output_lens, index),
                     start_s: start_s.filter(|_| latency_s.is_some()),
@@ -314,7 +317,7 @@ impl<'de> Visitor<'de> for ResultVisitor {
             match key.as_str() {
                 "latencies" => columns.latencies = map.next_value_seed(ColumnOf(Lenient))?,
                 "ttfts" => columns.ttfts = map.next_value_seed(ColumnOf(Lenient))?,
-                "itls" => columns.itl_sums = map.next_value_seed(ColumnOf(GapSum))?,
+                "itls" => columns.itls = map.next_value_seed(ColumnOf(Gaps))?,
                 "input_lens" => columns.input_lens = map.next_value_seed(ColumnOf(Lenient))?,
                 "output_lens" => columns.output_lens = map.next_value_seed(ColumnOf(Lenient))?,
                 "start_times" => columns.start_times = map.next_value_seed(ColumnOf(Lenient))?,
@@ -474,56 +477,56 @@ impl<'de> Visitor<'de> for LenientVisitor {
     }
 }
 
-/// One request's inter-token gaps, summed as they are read (the numbers among them, in order); `None` when the
-/// entry is not an array.
+/// One request's inter-token gaps (the numbers among them, in order); `None` when the entry is not an array.
 #[derive(Clone, Copy)]
-struct GapSum;
+struct Gaps;
 
-impl Element for GapSum {
-    type Value = Option<f64>;
-    fn read<'de, D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<f64>, D::Error> {
-        deserializer.deserialize_any(GapSumVisitor)
+impl Element for Gaps {
+    type Value = Option<Vec<f64>>;
+    fn read<'de, D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Option<Vec<f64>>, D::Error> {
+        deserializer.deserialize_any(GapsVisitor)
     }
 }
 
-struct GapSumVisitor;
+struct GapsVisitor;
 
-impl<'de> Visitor<'de> for GapSumVisitor {
-    type Value = Option<f64>;
+impl<'de> Visitor<'de> for GapsVisitor {
+    type Value = Option<Vec<f64>>;
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
         formatter.write_str("an array of inter-token latencies")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<f64>, A::Error> {
-        let mut sum = gap_sum(std::iter::empty());
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Vec<f64>>, A::Error> {
+        let mut gaps = Vec::with_capacity(seq.size_hint().unwrap_or(0));
         while let Some(gap) = seq.next_element_seed(ElementSeed(Lenient))? {
-            if let Some(gap) = gap {
-                sum += gap;
-            }
+            gaps.extend(gap);
         }
-        Ok(Some(sum))
+        Ok(Some(gaps))
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<f64>, E> {
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<Vec<f64>>, E> {
         Ok(None)
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<f64>, E> {
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<Vec<f64>>, E> {
         Ok(None)
     }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<f64>, E> {
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<Vec<f64>>, E> {
         Ok(None)
     }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<f64>, E> {
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<Vec<f64>>, E> {
         Ok(None)
     }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<f64>, E> {
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<Vec<f64>>, E> {
         Ok(None)
     }
-    fn visit_unit<E: de::Error>(self) -> Result<Option<f64>, E> {
+    fn visit_unit<E: de::Error>(self) -> Result<Option<Vec<f64>>, E> {
         Ok(None)
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<f64>, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<Vec<f64>>, A::Error> {
         skip_map(map)?;
         Ok(None)
     }
@@ -634,7 +637,7 @@ pub(super) fn keep(
 
 /// The tool's aggregates as cells-table columns: `(column, keys to try in order)`. vLLM's end-to-end latency
 /// is `*_e2el_ms` (older files `*_latency_ms`), SGLang's `*_e2e_latency_ms`.
-const REPORTED: [(Stat, &[&str]); 6] = [
+const REPORTED: [(Stat, &[&str]); 17] = [
     (
         Stat::MeanWallMs,
         &["mean_e2el_ms", "mean_e2e_latency_ms", "mean_latency_ms"],
@@ -657,6 +660,17 @@ const REPORTED: [(Stat, &[&str]); 6] = [
     ),
     (Stat::P50TtftMs, &["median_ttft_ms"]),
     (Stat::P95TtftMs, &["p95_ttft_ms"]),
+    (Stat::MeanTtftMs, &["mean_ttft_ms"]),
+    (Stat::P99TtftMs, &["p99_ttft_ms"]),
+    (Stat::MeanTpotMs, &["mean_tpot_ms"]),
+    (Stat::P50TpotMs, &["median_tpot_ms"]),
+    (Stat::P95TpotMs, &["p95_tpot_ms"]),
+    (Stat::P99TpotMs, &["p99_tpot_ms"]),
+    (Stat::MeanItlMs, &["mean_itl_ms"]),
+    (Stat::P50ItlMs, &["median_itl_ms"]),
+    (Stat::P95ItlMs, &["p95_itl_ms"]),
+    (Stat::P99ItlMs, &["p99_itl_ms"]),
+    (Stat::TotalTps, &["total_token_throughput"]),
 ];
 
 /// The reported aggregates of a vLLM or SGLang result object, by cells-table column. Means of tokens are the

@@ -61,7 +61,7 @@ impl<'a> Scan<'a> {
                     "input_lens" => columns.input_lens = self.numbers()?,
                     "output_lens" => columns.output_lens = self.numbers()?,
                     "start_times" => columns.start_times = self.numbers()?,
-                    "itls" => columns.itl_sums = self.gap_sums()?,
+                    "itls" => columns.itls = self.gaps()?,
                     "errors" => columns.errors = self.errors()?,
                     "generated_texts" | "queue_times" => {
                         let value = self.value()?;
@@ -236,19 +236,19 @@ impl<'a> Scan<'a> {
         Some(Column::Values(values))
     }
 
-    /// Each request's inter-token gaps, summed in order from the same start as `Iterator::sum`.
-    fn gap_sums(&mut self) -> Option<Column<Option<f64>>> {
-        let mut sums = Vec::new();
+    /// Each request's inter-token gaps, in order.
+    fn gaps(&mut self) -> Option<Column<Option<Vec<f64>>>> {
+        let mut requests = Vec::new();
         self.array(|scan| {
-            let mut sum = std::iter::empty::<f64>().sum::<f64>();
+            let mut gaps = Vec::new();
             scan.array(|scan| {
-                sum += scan.number()?;
+                gaps.push(scan.number()?);
                 Some(())
             })?;
-            sums.push(Some(sum));
+            requests.push(Some(gaps));
             Some(())
         })?;
-        Some(Column::Values(sums))
+        Some(Column::Values(requests))
     }
 
     /// Error texts: `""` is no error; any other string is decoded (and checked) by serde_json.

@@ -98,6 +98,7 @@ fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
         completed,
         // Only `--output-details` says which requests failed; without it the count is unknown, not zero.
         failed: None,
+        reported_figures: super::top_level_figures(object),
         wall_derived: has_requests,
         notes,
         ..parallel::result_record(object, index, line)

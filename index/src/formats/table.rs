@@ -160,8 +160,10 @@ fn canonical_grain(columns: &[String]) -> Option<Grain> {
         Some(Grain::Request)
     } else if Stat::REQUEST
         .into_iter()
-        // Token means alone do not make a table one row per cell: a latency or the throughput does.
+        // Token means alone do not make a table one row per cell: a latency or the throughput does. The serving
+        // statistics do not either: a tool's own summary table (a vLLM sweep's `summary.csv`) carries them.
         .filter(|stat| !matches!(stat, Stat::MeanPromptTokens | Stat::MeanCompletionTokens))
+        .filter(|stat| !Stat::SERVING.contains(stat))
         .any(|stat| has(stat.name()))
     {
         Some(Grain::Cell)

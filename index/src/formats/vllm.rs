@@ -182,6 +182,7 @@ fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRe
         expected_rows: num_prompts,
         completed,
         failed,
+        reported_figures: super::top_level_figures(object),
         wall_derived,
         notes,
         ..parallel::result_record(object, index, line)

@@ -46,7 +46,11 @@ pub(super) fn run(arguments: AuditArgs) -> anyhow::Result<ExitCode> {
     report.root = root.shown.clone();
     let mut stdout = std::io::stdout().lock();
     if json {
-        serde_json::to_writer_pretty(&mut stdout, &report).context("writing JSON")?;
+        let with_figures = AuditJson {
+            report: &report,
+            reported_figures: reported_figures(&index),
+        };
+        serde_json::to_writer_pretty(&mut stdout, &with_figures).context("writing JSON")?;
         writeln!(stdout)?;
     } else {
         stdout.write_all(printable(&audit::render_text(&report)).as_bytes())?;
@@ -56,6 +60,44 @@ pub(super) fn run(arguments: AuditArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The audit as `--json` writes it: the report, then every number the tools reported for their cells.
+#[derive(serde::Serialize)]
+struct AuditJson<'a> {
+    #[serde(flatten)]
+    report: &'a audit::AuditReport<'a>,
+    /// Absent for a root of TR164 runs only, whose figures are all recomputed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    reported_figures: Vec<CellFigures<'a>>,
+}
+
+/// Every number another tool reported for one cell, under the tool's own names.
+#[derive(serde::Serialize)]
+struct CellFigures<'a> {
+    key: String,
+    format: &'a str,
+    file: &'a str,
+    record: u32,
+    figures: &'a std::collections::BTreeMap<String, f64>,
+}
+
+/// The reported figures of every cell of another tool's file, in key order.
+fn reported_figures(index: &cellscope_index::Index) -> Vec<CellFigures<'_>> {
+    index
+        .provenance
+        .iter()
+        .filter_map(|(key, provenance)| {
+            let origin = provenance.origin.as_ref()?;
+            (!origin.reported_figures.is_empty()).then(|| CellFigures {
+                key: key.to_string(),
+                format: &origin.format,
+                file: &origin.file,
+                record: origin.record,
+                figures: &origin.reported_figures,
+            })
+        })
+        .collect()
 }
 
 /// Says on standard error why `--strict` fails.

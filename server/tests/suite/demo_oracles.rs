@@ -421,3 +421,46 @@ fn the_audit_table_and_the_app_matrix_agree_on_every_breakdown() {
         );
     }
 }
+
+/// TPOT of one V1 cell against numpy on the raw metrics.csv: the `ok` rows of (scaling, pytorch_direct,
+/// llama3.2-1b, balanced_2k, n_agents 8, rep 0) that are not skip sentinels, each with a TTFT and more than one
+/// completion token, give `(wall_ms - ttft_ms) / (completion_tokens - 1)`; `numpy.percentile(tpot, 95)`,
+/// `numpy.mean(tpot)` and `numpy.median(1000 / tpot)`. TR164 rows have no inter-token gaps: no ITL.
+#[test]
+fn tpot_of_a_tr164_cell_matches_numpy_on_the_raw_csv() {
+    let cell = demo_index()
+        .cells
+        .iter()
+        .find(|cell| {
+            let key = &cell.key;
+            key.run_id == V1
+                && key.phase == "scaling"
+                && key.backend == "pytorch_direct"
+                && key.model == "llama3.2-1b"
+                && key.workload == "balanced_2k"
+                && key.n == 8
+                && key.rep == 0
+        })
+        .expect("the V1 cell");
+    let close = |got: Option<f64>, want: f64| {
+        got.is_some_and(|got| (got - want).abs() <= 1e-9 * want.abs())
+    };
+    let stats = &cell.stats;
+    assert!(
+        close(stats.p95_tpot_ms, 102.07271628989811),
+        "{:?}",
+        stats.p95_tpot_ms
+    );
+    assert!(
+        close(stats.mean_tpot_ms, 46.149389220404636),
+        "{:?}",
+        stats.mean_tpot_ms
+    );
+    assert!(
+        close(stats.p50_interactivity_tps, 24.820597637131538),
+        "{:?}",
+        stats.p50_interactivity_tps
+    );
+    assert_eq!((stats.mean_itl_ms, stats.p99_itl_ms), (None, None));
+    assert!(cell.origin.is_empty());
+}

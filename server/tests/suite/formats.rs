@@ -32,8 +32,22 @@ fn reported_name(column: &str) -> Option<&'static str> {
         "p50_ttft_ms" => "median_ttft_ms",
         "p95_ttft_ms" => "p95_ttft_ms",
         "aggregate_tps" => "output_throughput",
+        "mean_ttft_ms" => "mean_ttft_ms",
+        "p99_ttft_ms" => "p99_ttft_ms",
+        "mean_tpot_ms" => "mean_tpot_ms",
+        "p50_tpot_ms" => "median_tpot_ms",
+        "p95_tpot_ms" => "p95_tpot_ms",
+        "p99_tpot_ms" => "p99_tpot_ms",
+        "mean_itl_ms" => "mean_itl_ms",
+        "p50_itl_ms" => "median_itl_ms",
+        "p95_itl_ms" => "p95_itl_ms",
+        "p99_itl_ms" => "p99_itl_ms",
         _ => return None,
     })
+}
+
+fn column_of(cell: &CellSummary, name: &str) -> Option<f64> {
+    column(cell, name)
 }
 
 fn column(cell: &CellSummary, name: &str) -> Option<f64> {
@@ -48,6 +62,18 @@ fn column(cell: &CellSummary, name: &str) -> Option<f64> {
         "mean_prompt_tokens" => stats.mean_prompt_tokens,
         "mean_completion_tokens" => stats.mean_completion_tokens,
         "aggregate_tps" => stats.aggregate_tps,
+        "mean_ttft_ms" => stats.mean_ttft_ms,
+        "p99_ttft_ms" => stats.p99_ttft_ms,
+        "mean_tpot_ms" => stats.mean_tpot_ms,
+        "p50_tpot_ms" => stats.p50_tpot_ms,
+        "p95_tpot_ms" => stats.p95_tpot_ms,
+        "p99_tpot_ms" => stats.p99_tpot_ms,
+        "mean_itl_ms" => stats.mean_itl_ms,
+        "p50_itl_ms" => stats.p50_itl_ms,
+        "p95_itl_ms" => stats.p95_itl_ms,
+        "p99_itl_ms" => stats.p99_itl_ms,
+        "total_tps" => stats.total_tps,
+        "p50_interactivity_tps" => stats.p50_interactivity_tps,
         other => panic!("unknown column {other}"),
     }
 }
@@ -208,6 +234,71 @@ fn vllm_results_match_the_oracle() {
         "vllm-bad",
     ] {
         check(name);
+    }
+}
+
+/// The TPOT and ITL recomputed from a vLLM file's per-request arrays agree with the means vLLM itself wrote in
+/// the same file, and every number the file reports is kept under vLLM's own key.
+#[test]
+fn vllm_tpot_and_itl_agree_with_the_tools_own_means_and_every_figure_is_kept() {
+    let name = "vllm-detailed";
+    let index = index(name);
+    let mut checked = 0;
+    for (key, provenance) in &index.provenance {
+        let Some(origin) = &provenance.origin else {
+            continue;
+        };
+        let text = std::fs::read_to_string(fixtures().join(name).join(&origin.file)).expect("file");
+        let file: Json = serde_json::from_str(&text).expect("one result object");
+        let cell = index
+            .cells
+            .iter()
+            .find(|cell| &cell.key == key)
+            .expect("cell");
+        for (column, tool_key) in [
+            ("mean_tpot_ms", "mean_tpot_ms"),
+            ("mean_itl_ms", "mean_itl_ms"),
+        ] {
+            let tool = file[tool_key].as_f64().expect("the tool's mean");
+            let ours = column_of(cell, column).expect("recomputed");
+            assert!(
+                close(tool, ours),
+                "{}: {column} {ours} != vLLM's {tool}",
+                origin.file
+            );
+            assert!(
+                !cell.origin.is_reported(column),
+                "{}: {column} is recomputed",
+                origin.file
+            );
+        }
+        for (file_key, value) in file.as_object().expect("object") {
+            if let Some(value) = value.as_f64() {
+                assert_eq!(
+                    origin.reported_figures.get(file_key),
+                    Some(&value),
+                    "{}: {file_key}",
+                    origin.file
+                );
+            }
+        }
+        assert!(origin.reported_figures.contains_key("request_throughput"));
+        checked += 1;
+    }
+    assert_eq!(checked, 3);
+}
+
+/// Where the file has no per-request TTFT, tokens or gaps, the serving figures are vLLM's own, marked reported.
+#[test]
+fn without_per_request_arrays_the_serving_figures_are_the_tools_and_marked() {
+    let index = index("vllm-plain");
+    for cell in index.cells.iter().filter(|cell| cell.ok_rows > 0) {
+        for column in ["p99_tpot_ms", "mean_itl_ms", "p99_ttft_ms"] {
+            if column_of(cell, column).is_some() {
+                assert!(cell.origin.is_reported(column), "{}: {column}", cell.key);
+            }
+        }
+        assert!(cell.stats.p50_interactivity_tps.is_none(), "{}", cell.key);
     }
 }
 

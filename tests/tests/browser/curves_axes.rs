@@ -87,9 +87,9 @@ async fn the_axes_and_controls_say_what_the_link_chose(page: &Harness) -> anyhow
         )
         .await?;
     assert_eq!(x_label, "p95 time to first token");
-    assert_eq!(y_label, "aggregate throughput (tok/s)");
+    assert_eq!(y_label, "output tok/s");
     assert!(
-        summary.starts_with("aggregate throughput (tok/s) against p95 time to first token")
+        summary.starts_with("output tok/s against p95 time to first token")
             && summary.contains("Pareto frontier drawn"),
         "{summary}"
     );
@@ -105,7 +105,7 @@ async fn the_axes_and_controls_say_what_the_link_chose(page: &Harness) -> anyhow
     );
     let header = page.text("#series-table thead").await?;
     assert!(
-        header.contains("points (N: p95 time to first token in ms → aggregate throughput (tok/s))")
+        header.contains("points (N: p95 time to first token in ms → output tok/s)")
             && header.contains("frontier (N)"),
         "{header}"
     );
@@ -160,7 +160,7 @@ async fn hovering_a_point_names_both_numbers(page: &Harness) -> anyhow::Result<(
     assert!(
         tooltip.contains(" · N=")
             && tooltip.contains("p95 time to first token")
-            && tooltip.contains("aggregate throughput (tok/s)")
+            && tooltip.contains("output tok/s")
             && (tooltip.contains("Pareto frontier") || tooltip.contains("dominated")),
         "{tooltip}"
     );
@@ -178,7 +178,7 @@ async fn the_exports_carry_both_axes_and_the_frontier(
     page.click("#export-series-csv").await?;
     let csv: String = page.eval_async("window.__blobs[0].text()").await?;
     assert!(
-        csv.contains("# cellscope curves: aggregate throughput (tok/s) vs p95 time to first token"),
+        csv.contains("# cellscope curves: output tok/s vs p95 time to first token"),
         "{csv}"
     );
     assert!(

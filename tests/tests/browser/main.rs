@@ -14,5 +14,6 @@ mod hostile;
 mod layout;
 mod offline;
 mod pooling;
+mod serving_metrics;
 mod smoke;
 mod views;

@@ -14,21 +14,19 @@ use crate::suggest::hint;
 use std::fmt;
 use std::str::FromStr;
 
-/// The statistics a bound may name, as cells-table columns (all in milliseconds). Those the cells table has are
-/// written through [`Stat`] so the names cannot drift apart; the time-per-output-token, inter-token and the other
-/// time-to-first-token statistics are named here until the cells table carries them.
+/// The statistics a bound may name, as cells-table columns (all in milliseconds, all lower-is-better).
 pub const COLUMNS: [&str; 11] = [
-    "p99_ttft_ms",
-    "p99_tpot_ms",
+    Stat::P99TtftMs.name(),
+    Stat::P99TpotMs.name(),
     Stat::P99WallMs.name(),
     Stat::P95TtftMs.name(),
     Stat::P95WallMs.name(),
     Stat::P50TtftMs.name(),
-    "mean_ttft_ms",
-    "mean_tpot_ms",
-    "p99_itl_ms",
-    "p50_tpot_ms",
-    "p95_tpot_ms",
+    Stat::MeanTtftMs.name(),
+    Stat::MeanTpotMs.name(),
+    Stat::P99ItlMs.name(),
+    Stat::P50TpotMs.name(),
+    Stat::P95TpotMs.name(),
 ];
 
 /// One upper bound: the SLO holds on this statistic when its value is at most `max`.

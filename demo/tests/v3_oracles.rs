@@ -67,7 +67,7 @@ fn cells(run: &str) -> &'static [CellSummary] {
 fn mean_eff(cells: &[CellSummary], n: u32, filter: impl Fn(&CellSummary) -> bool) -> f64 {
     let values: Vec<f64> = cells
         .iter()
-        .filter(|c| c.key.n == n && filter(c))
+        .filter(|c| c.key.n().unwrap() == n && filter(c))
         .filter_map(|c| c.efficiency)
         .collect();
     values.iter().sum::<f64>() / values.len() as f64
@@ -86,11 +86,15 @@ fn counts_match_the_final_state_audit() {
         assert!(
             cells
                 .iter()
-                .all(|c| c.status == CellStatus::Clean && c.rows == 10 * c.key.n),
+                .all(|c| c.status == CellStatus::Clean && c.rows == 10 * c.key.n().unwrap()),
             "{run}"
         );
         for n in [1, 2, 4, 8, 16, 32] {
-            let rows: u32 = cells.iter().filter(|c| c.key.n == n).map(|c| c.rows).sum();
+            let rows: u32 = cells
+                .iter()
+                .filter(|c| c.key.n().unwrap() == n)
+                .map(|c| c.rows)
+                .sum();
             assert_eq!(rows, 1_500 * n, "{run} rows at N={n}");
         }
     }
@@ -223,7 +227,7 @@ fn workload_means_at_n32_match_workload_boundary() {
             );
             let values: Vec<f64> = cells
                 .iter()
-                .filter(|c| c.key.n == 32 && c.key.workload == workload)
+                .filter(|c| c.key.n().unwrap() == 32 && c.key.workload == workload)
                 .filter_map(|c| c.p95_multiplier)
                 .collect();
             let got = values.iter().sum::<f64>() / values.len() as f64;
@@ -309,7 +313,9 @@ fn stated_boundary_matrix_values_are_followed() {
     ] {
         let values: Vec<f64> = cells(run)
             .iter()
-            .filter(|c| c.key.n == 32 && c.key.model == model && c.key.workload == workload)
+            .filter(|c| {
+                c.key.n().unwrap() == 32 && c.key.model == model && c.key.workload == workload
+            })
             .filter_map(|c| c.p95_multiplier)
             .collect();
         let got = values.iter().sum::<f64>() / values.len() as f64;

@@ -131,6 +131,9 @@ fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRe
             _ => return Err(format!("`max_concurrency` is not a whole number: {value}")),
         },
     }
+    if key.n.is_none() {
+        key.rate = super::rate_part(object, "request_rate");
+    }
     if let Some(model) = field_text(object, "model_id") {
         key.model = Part::read(model_name(model), "field `model_id`");
     }

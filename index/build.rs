@@ -2,20 +2,10 @@
 //! cached by one build are never taken for another's.
 
 use std::path::{Path, PathBuf};
+use walk::files;
 
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
-}
+#[path = "build/files.rs"]
+mod walk;
 
 /// FNV-1a, 64 bits: stable across compilers and platforms (the standard library's hasher is not), which is all
 /// a name for a set of source files needs.

@@ -4,6 +4,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use walk::files;
+
+#[path = "../index/build/files.rs"]
+mod walk;
 
 fn content_type(path: &Path) -> &'static str {
     match path
@@ -21,20 +25,6 @@ fn content_type(path: &Path) -> &'static str {
         "json" => "application/json",
         "txt" => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
-    }
-}
-
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files(&path, out);
-        } else {
-            out.push(path);
-        }
     }
 }
 

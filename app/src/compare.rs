@@ -122,31 +122,29 @@ impl Compare {
         comparison: &Comparison,
         drawn_width: f64,
     ) {
-        match draw_on_canvas(
-            canvas.clone(),
-            drawn_width,
-            plot::forest_height(comparison.groups.len()),
-            |root, scale| plot::draw_forest(root, comparison, scale),
-        ) {
-            Ok(hits) => {
-                // The rows as drawn, for automation and the browser tests: `group,x,y;…` (CSS pixels of
-                // each mean's marker; the hits follow the groups with a mean, in order).
-                let rows: Vec<String> = comparison
-                    .groups
-                    .iter()
-                    .filter(|group| group.mean_delta.is_some())
-                    .zip(&hits)
-                    .map(|(group, hit)| format!("{},{:.1},{:.1}", group.label(), hit.x, hit.y))
-                    .collect();
-                let _ = canvas.set_attribute("data-rows", &rows.join(";"));
-                let _ = canvas.set_attribute("data-drawn", "true");
-                self.forest_hits.set(hits);
-            }
-            Err(error) => self
-                .ctx
-                .error
-                .set(Some(format!("drawing the forest plot: {error}"))),
-        }
+        let height = plot::forest_height(comparison.groups.len());
+        let drawn = draw_on_canvas(canvas.clone(), drawn_width, height, |root, scale| {
+            plot::draw_forest(root, comparison, scale)
+        });
+        // The rows as drawn, for automation and the browser tests: `group,x,y;…` (CSS pixels of each mean's
+        // marker; the hits follow the groups with a mean, in order).
+        let rows = |hits: &[Hit]| -> String {
+            let rows: Vec<String> = comparison
+                .groups
+                .iter()
+                .filter(|group| group.mean_delta.is_some())
+                .zip(hits)
+                .map(|(group, hit)| format!("{},{:.1},{:.1}", group.label(), hit.x, hit.y))
+                .collect();
+            rows.join(";")
+        };
+        self.show_drawn(
+            &canvas,
+            drawn,
+            ("data-rows", rows),
+            self.forest_hits,
+            "the forest plot",
+        );
     }
 
     fn draw_paired(
@@ -155,26 +153,44 @@ impl Compare {
         comparison: &Comparison,
         drawn_width: f64,
     ) {
-        match draw_on_canvas(
-            canvas.clone(),
-            drawn_width,
-            plot::paired_height(comparison.groups.len(), drawn_width),
-            |root, scale| plot::draw_paired(root, comparison, scale),
-        ) {
-            Ok(hits) => {
-                // Where the pairs are, for automation and the browser tests: `x,y,cells;…`.
-                let points: Vec<String> = hits
-                    .iter()
-                    .map(|hit| format!("{:.1},{:.1},{}", hit.x, hit.y, hit.keys.len()))
-                    .collect();
-                let _ = canvas.set_attribute("data-points", &points.join(";"));
+        let height = plot::paired_height(comparison.groups.len(), drawn_width);
+        let drawn = draw_on_canvas(canvas.clone(), drawn_width, height, |root, scale| {
+            plot::draw_paired(root, comparison, scale)
+        });
+        // Where the pairs are, for automation and the browser tests: `x,y,cells;…`.
+        let points = |hits: &[Hit]| -> String {
+            let points: Vec<String> = hits
+                .iter()
+                .map(|hit| format!("{:.1},{:.1},{}", hit.x, hit.y, hit.keys.len()))
+                .collect();
+            points.join(";")
+        };
+        self.show_drawn(
+            &canvas,
+            drawn,
+            ("data-points", points),
+            self.paired_hits,
+            "the pairs",
+        );
+    }
+
+    /// Keeps a drawn chart's hits and marks the canvas drawn with `attribute` describing them, or shows why
+    /// drawing `what` failed.
+    fn show_drawn(
+        self,
+        canvas: &web_sys::HtmlCanvasElement,
+        drawn: Result<Vec<Hit>, String>,
+        (attribute, describe): (&str, impl FnOnce(&[Hit]) -> String),
+        hits: RwSignal<Vec<Hit>>,
+        what: &str,
+    ) {
+        match drawn {
+            Ok(drawn) => {
+                let _ = canvas.set_attribute(attribute, &describe(&drawn));
                 let _ = canvas.set_attribute("data-drawn", "true");
-                self.paired_hits.set(hits);
+                hits.set(drawn);
             }
-            Err(error) => self
-                .ctx
-                .error
-                .set(Some(format!("drawing the pairs: {error}"))),
+            Err(error) => self.ctx.error.set(Some(format!("drawing {what}: {error}"))),
         }
     }
 

@@ -24,6 +24,7 @@ use crate::recipe::Recipe;
 use crate::rows::MetricsRow;
 use crate::{DemoError, v3};
 use cellscope_model::quantile_linear;
+use pyjson::Obj;
 use std::collections::BTreeMap;
 
 /// The two V3 models of the sweep: the first two of the V3 plan, so that regenerating their V3 rows runs only the
@@ -612,6 +613,21 @@ impl Stats {
     /// `np.percentile(x, p)` with numpy's default linear interpolation, `p` in percent.
     pub(crate) fn percentile(&self, p: f64) -> f64 {
         quantile_linear(&self.sorted, p / 100.0).unwrap_or(0.0)
+    }
+
+    /// The tools' latency block of one metric, in ms from seconds: `mean_<name>_ms`, `median_…`, `std_…`, then
+    /// `p<percentile>_…` for each of `percentiles`, in that order.
+    fn put_ms(&self, result: &mut Obj, name: &str, percentiles: &[u32]) {
+        result
+            .put(&format!("mean_{name}_ms"), self.mean() * 1000.0)
+            .put(&format!("median_{name}_ms"), self.percentile(50.0) * 1000.0)
+            .put(&format!("std_{name}_ms"), self.std() * 1000.0);
+        for percentile in percentiles {
+            result.put(
+                &format!("p{percentile}_{name}_ms"),
+                self.percentile(f64::from(*percentile)) * 1000.0,
+            );
+        }
     }
 
     pub(crate) fn min(&self) -> f64 {

@@ -10,6 +10,7 @@
 //! [`FORMATS`].
 
 pub mod aiperf;
+pub mod config;
 pub mod genai_perf;
 pub mod guidellm;
 pub mod json;
@@ -32,6 +33,7 @@ use crate::storage::{self, Storage};
 use cellscope_model::api::{FileDigest, Warning};
 use cellscope_model::origin::{CellOrigin, FigureOrigin};
 use cellscope_model::requests::{Lineage, RequestRow, RowClass};
+use cellscope_model::stat::Stat;
 use cellscope_model::stats::{CellAccumulator, CellStats, RequestSample};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -293,10 +295,9 @@ pub fn read_object(
     what: &str,
     warnings: &mut Vec<Warning>,
 ) -> Option<Json> {
-    let bytes = read_file(storage, path, warnings)?;
-    match json::parse(&bytes) {
-        Ok(object @ Json::Object(_)) => Some(object),
-        Ok(_) => {
+    match read_json(storage, path, what, warnings)? {
+        object @ Json::Object(_) => Some(object),
+        _ => {
             warnings.push(
                 Warning::error(
                     "invalid_result",
@@ -306,6 +307,20 @@ pub fn read_object(
             );
             None
         }
+    }
+}
+
+/// A file that holds one JSON document, or `None` with a warning naming the file (and the line of a syntax
+/// error): `what` names the document in the message.
+pub fn read_json(
+    storage: &dyn Storage,
+    path: &str,
+    what: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<Json> {
+    let bytes = read_file(storage, path, warnings)?;
+    match json::parse(&bytes) {
+        Ok(document) => Some(document),
         Err(error) => {
             warnings.push(
                 Warning::error(
@@ -321,6 +336,18 @@ pub fn read_object(
             None
         }
     }
+}
+
+/// The first [`HEAD_BYTES`] of a file under `data/fixtures/formats`, as detection sees them.
+#[cfg(test)]
+pub(crate) fn fixture_head(relative: &str) -> Vec<u8> {
+    let bytes = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../data/fixtures/formats")
+            .join(relative),
+    )
+    .expect("fixture file");
+    bytes[..bytes.len().min(HEAD_BYTES as usize)].to_vec()
 }
 
 /// A top-level document as a format reads it: a [`Json`] tree, or a typed reader of the format's objects.
@@ -737,26 +764,32 @@ fn leave_out_unmeasured(
 fn figures_of(keyed: &key::KeyedRecord, cell: &ParsedCell, stats: &mut CellStats) -> FigureOrigin {
     let record = &keyed.record;
     let mut figures = FigureOrigin::default();
-    for column in STAT_COLUMNS {
-        let Some(slot) = stats.column_mut(column) else {
+    for stat in Stat::REQUEST {
+        let Some(slot) = stats.get_mut(stat) else {
             continue;
         };
         if slot.is_none()
-            && let Some(value) = record.reported.get(column)
+            && let Some(value) = record.reported.get(stat.name())
             && value.is_finite()
             // An all-failed run writes its aggregates as 0.0: never a measurement.
             && !(cell.ok_rows == 0 && *value == 0.0)
         {
             *slot = Some(*value);
-            figures.reported.push(column.to_string());
+            figures.reported.push(stat.name().to_string());
         }
     }
     if record.wall_derived {
-        figures.derived = ["mean_wall_ms", "p50_wall_ms", "p95_wall_ms", "p99_wall_ms"]
-            .into_iter()
-            .filter(|column| !figures.reported.iter().any(|name| name == column))
-            .map(str::to_string)
-            .collect();
+        figures.derived = [
+            Stat::MeanWallMs,
+            Stat::P50WallMs,
+            Stat::P95WallMs,
+            Stat::P99WallMs,
+        ]
+        .into_iter()
+        .map(Stat::name)
+        .filter(|column| !figures.reported.iter().any(|name| name == column))
+        .map(str::to_string)
+        .collect();
     }
     figures.inferred = keyed
         .inferred
@@ -957,6 +990,9 @@ pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String>
         }
         for note in &record.record.notes {
             let _ = writeln!(out, "    note: {note}");
+        }
+        for line in config::explain_lines(format.name(), relative, &record.record.fields) {
+            let _ = writeln!(out, "    {line}");
         }
     }
     for warning in &warnings {

@@ -11,6 +11,7 @@ pub mod audit;
 #[cfg(feature = "clap")]
 pub mod cli_values;
 pub mod compare;
+pub mod config;
 pub mod curve;
 pub mod distribution;
 pub mod exclusions;
@@ -33,6 +34,7 @@ pub mod requests;
 pub mod runs;
 pub mod scaling;
 pub mod schema;
+pub mod slo;
 pub mod stat;
 pub mod stats;
 pub mod status;

@@ -162,6 +162,17 @@ pub const fn names<const N: usize>(stats: [Stat; N]) -> [&'static str; N] {
     out
 }
 
+/// The first `N` of some statistics.
+const fn first<const N: usize, const M: usize>(stats: [Stat; M]) -> [Stat; N] {
+    let mut out = [Stat::MeanWallMs; N];
+    let mut position = 0;
+    while position < N {
+        out[position] = stats[position];
+        position += 1;
+    }
+    out
+}
+
 impl Stat {
     /// Every statistic column, in cells-table order.
     pub const ALL: [Stat; 11] = [
@@ -179,18 +190,8 @@ impl Stat {
     ];
 
     /// The statistics computed from a cell's own request rows (or reported by another tool in their place):
-    /// every one but the two scaling metrics.
-    pub const REQUEST: [Stat; 9] = [
-        Stat::MeanWallMs,
-        Stat::P50WallMs,
-        Stat::P95WallMs,
-        Stat::P99WallMs,
-        Stat::P50TtftMs,
-        Stat::P95TtftMs,
-        Stat::MeanPromptTokens,
-        Stat::MeanCompletionTokens,
-        Stat::AggregateTps,
-    ];
+    /// every one but the two scaling metrics, which come last.
+    pub const REQUEST: [Stat; 9] = first(Stat::ALL);
 
     const fn row(self) -> &'static Row {
         &TABLE[self as usize]

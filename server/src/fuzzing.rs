@@ -4,7 +4,7 @@
 //!
 //! Each function panics when its property fails: that is how libFuzzer and the tests see a finding.
 
-use cellscope_index::formats::tr164::metrics_csv;
+use cellscope_index::formats::tr164::metrics_csv::{self, Reading};
 use cellscope_index::run::parsed::ParsedMetrics;
 use cellscope_model::api::Warning;
 
@@ -37,7 +37,14 @@ pub fn metrics_csv(data: &[u8]) {
     }
     // The same file in chunks of a few bytes (the size drawn from the input) gives exactly one pass's result.
     let mut chunked_warnings = Vec::new();
-    let chunked = metrics_csv::parse_chunked(data, &mut chunked_warnings, 1 + data.len() % 61);
+    let chunked = metrics_csv::parse_as(
+        data,
+        &mut chunked_warnings,
+        Reading {
+            chunk_bytes: 1 + data.len() % 61,
+            ..Reading::default()
+        },
+    );
     assert_eq!(
         format!("{plain:?}"),
         format!("{chunked:?}"),
@@ -69,7 +76,14 @@ pub fn metrics_csv(data: &[u8]) {
     }
     // The row code compiled for every processor gives what the one with bit instructions gives.
     let mut portable_warnings = Vec::new();
-    let portable = metrics_csv::parse_portably(data, &mut portable_warnings);
+    let portable = metrics_csv::parse_as(
+        data,
+        &mut portable_warnings,
+        Reading {
+            portable: true,
+            ..Reading::default()
+        },
+    );
     assert_eq!(
         format!("{plain:?}"),
         format!("{portable:?}"),
@@ -80,7 +94,14 @@ pub fn metrics_csv(data: &[u8]) {
         "the portable row code warns differently"
     );
     let mut general_warnings = Vec::new();
-    let general = metrics_csv::parse_general(data, &mut general_warnings);
+    let general = metrics_csv::parse_as(
+        data,
+        &mut general_warnings,
+        Reading {
+            general: true,
+            ..Reading::default()
+        },
+    );
     match (&plain, &general) {
         (Ok(plain), Ok(general)) => assert_same_cells(plain, general),
         (Err(plain), Err(general)) => assert_eq!(plain, general),

@@ -466,6 +466,30 @@ pub(crate) struct Tr164Report {
     pub cells: usize,
 }
 
+/// cellscope's cells of `root` as JSON objects, written to `out_json` by a fresh `cellscope cells` process
+/// without the cache (the checks compare every peer's numbers with these).
+pub(crate) fn cellscope_cells(
+    binary: &str,
+    root: &str,
+    out_json: &Path,
+) -> anyhow::Result<Vec<Value>> {
+    let out_text = out_json.to_string_lossy();
+    process::run(
+        binary,
+        &[
+            "cells",
+            root,
+            "--format",
+            "json",
+            "-o",
+            &out_text,
+            "--no-cache",
+        ],
+    )?;
+    serde_json::from_slice(&std::fs::read(out_json)?)
+        .with_context(|| format!("reading cellscope's cells from {}", out_json.display()))
+}
+
 /// `runs` paired runs on `root`: cellscope's cells-only index (spawn to exit), then each of `peers`
 /// (`xtask/bench/peers.py`, a fresh Python process each), every peer run checked against cellscope's cells.
 pub(crate) fn paired_tr164(
@@ -479,21 +503,7 @@ pub(crate) fn paired_tr164(
     let out_dir = workspace_root().join("target/bench");
     std::fs::create_dir_all(&out_dir)?;
     let root_text = root.to_string_lossy().into_owned();
-    let cells_json = out_dir.join("tr164-cells.json");
-    process::run(
-        binary,
-        &[
-            "cells",
-            &root_text,
-            "--format",
-            "json",
-            "-o",
-            &cells_json.to_string_lossy(),
-            "--no-cache",
-        ],
-    )?;
-    let ours: Vec<Value> =
-        serde_json::from_slice(&std::fs::read(&cells_json)?).context("reading cells.json")?;
+    let ours = cellscope_cells(binary, &root_text, &out_dir.join("tr164-cells.json"))?;
     let by_key = cells_by_key(&ours);
     let files = tr164_files(root, &ours)?;
     let run_ids: Vec<String> = files.iter().map(|(run, _)| run.clone()).collect();

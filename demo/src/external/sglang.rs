@@ -196,16 +196,7 @@ fn put_latency_stats(result: &mut Obj, done: &[Done]) -> f64 {
         ("tpot", &tpot),
         ("itl", &itl),
     ] {
-        result
-            .put(&format!("mean_{name}_ms"), stats.mean() * 1000.0)
-            .put(
-                &format!("median_{name}_ms"),
-                stats.percentile(50.0) * 1000.0,
-            )
-            .put(&format!("std_{name}_ms"), stats.std() * 1000.0)
-            .put(&format!("p90_{name}_ms"), stats.percentile(90.0) * 1000.0)
-            .put(&format!("p95_{name}_ms"), stats.percentile(95.0) * 1000.0)
-            .put(&format!("p99_{name}_ms"), stats.percentile(99.0) * 1000.0);
+        stats.put_ms(result, name, &[90, 95, 99]);
     }
     e2e.sum()
 }

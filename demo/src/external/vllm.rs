@@ -336,14 +336,7 @@ fn put_metric_stats(result: &mut Obj, ok: &[OkRequest]) {
         ("e2el", Stats::of(ok.iter().map(|o| o.3))),
     ];
     for (name, stats) in metrics {
-        result
-            .put(&format!("mean_{name}_ms"), stats.mean() * 1000.0)
-            .put(
-                &format!("median_{name}_ms"),
-                stats.percentile(50.0) * 1000.0,
-            )
-            .put(&format!("std_{name}_ms"), stats.std() * 1000.0)
-            .put(&format!("p99_{name}_ms"), stats.percentile(99.0) * 1000.0);
+        stats.put_ms(result, name, &[99]);
     }
 }
 

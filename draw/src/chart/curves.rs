@@ -406,11 +406,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
     fn draw_threshold(&mut self, curves: &Curves<'_>, threshold: f64) -> Result<(), String> {
         let (x_lo, x_hi) = (curves.x_lo, curves.x_hi);
         let y = curves.axis.at(threshold);
-        let style = ShapeStyle {
-            color: RGBColor(120, 120, 120).to_rgba(),
-            filled: false,
-            stroke_width: curves.px(1.0).max(1) as u32,
-        };
+        let style = RGBColor(120, 120, 120).stroke_width(curves.px(1.0).max(1) as u32);
         let width = x_hi - x_lo;
         let dashes: Vec<_> = (0..40)
             .map(|index| {
@@ -530,37 +526,33 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         let line_style = if frontier.is_some() {
             color.mix(0.45).stroke_width(px(1.0).max(1) as u32)
         } else {
-            ShapeStyle {
-                color: color.to_rgba(),
-                filled: false,
-                stroke_width: px(2.0) as u32,
-            }
+            color.stroke_width(px(2.0) as u32)
         };
-        self.chart
-            .draw_series(LineSeries::new(
-                series
-                    .points
-                    .iter()
-                    .map(|point| curves.xy(point, point.value)),
-                line_style,
-            ))
-            .map_err(|error| error.to_string())?;
+        let points = series.points.iter();
+        self.draw_line(
+            points.map(|point| curves.xy(point, point.value)),
+            line_style,
+        )?;
         if let Some(frontier) = frontier {
-            let bold = ShapeStyle {
-                color: color.to_rgba(),
-                filled: false,
-                stroke_width: px(3.5) as u32,
-            };
-            self.chart
-                .draw_series(LineSeries::new(
-                    frontier
-                        .steps
-                        .iter()
-                        .map(|(x, y)| (curves.x_of(*x), curves.axis.at(*y))),
-                    bold,
-                ))
-                .map_err(|error| error.to_string())?;
+            let steps = frontier.steps.iter();
+            let bold = color.stroke_width(px(3.5) as u32);
+            self.draw_line(
+                steps.map(|(x, y)| (curves.x_of(*x), curves.axis.at(*y))),
+                bold,
+            )?;
         }
+        Ok(())
+    }
+
+    /// A line through `points` (plot coordinates).
+    fn draw_line(
+        &mut self,
+        points: impl Iterator<Item = (f64, f64)>,
+        style: ShapeStyle,
+    ) -> Result<(), String> {
+        self.chart
+            .draw_series(LineSeries::new(points, style))
+            .map_err(|error| error.to_string())?;
         Ok(())
     }
 
@@ -665,11 +657,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
             && let Some(point) = series.points.iter().find(|point| point.load == breakdown)
         {
             let at = curves.xy(point, point.value);
-            let ring = ShapeStyle {
-                color: color.to_rgba(),
-                filled: false,
-                stroke_width: px(2.0) as u32,
-            };
+            let ring = color.stroke_width(px(2.0) as u32);
             self.chart
                 .draw_series(std::iter::once(Circle::new(at, px(7.0), ring)))
                 .map_err(|error| error.to_string())?;
@@ -694,11 +682,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
     ) -> Result<Hit, String> {
         let px = |value: f64| curves.px(value);
         let spec = curves.spec;
-        let cross = ShapeStyle {
-            color: color.to_rgba(),
-            filled: false,
-            stroke_width: px(2.0) as u32,
-        };
+        let cross = color.stroke_width(px(2.0) as u32);
         let from = curves.xy(last, last.value);
         // The cross, in backend pixels: at the skipped N against N; against a metric the skipped cells
         // have no value to sit at, so it stands just right of the series' last point.
@@ -765,11 +749,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         to: (f64, f64),
         color: RGBColor,
     ) -> Result<(), String> {
-        let dotted = ShapeStyle {
-            color: color.mix(0.7),
-            filled: false,
-            stroke_width: curves.px(1.0).max(1) as u32,
-        };
+        let dotted = color.mix(0.7).stroke_width(curves.px(1.0).max(1) as u32);
         let steps = 12;
         let segments: Vec<_> = (0..steps)
             .filter(|step| step % 2 == 0)

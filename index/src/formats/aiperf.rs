@@ -15,6 +15,7 @@ use super::{KeyParts, Part, Request, RunFormat, RunRecord};
 use crate::mapping::Mapping;
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
+use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -316,19 +317,11 @@ fn records_only(
         ..KeyParts::default()
     };
     Some(RunRecord {
-        record: 0,
-        line: None,
-        fields: Json::Null,
         key,
         requests,
         has_requests: true,
-        expected_rows: None,
-        completed: None,
-        failed: None,
-        duration_s: None,
-        reported: BTreeMap::new(),
-        wall_derived: false,
         notes,
+        ..RunRecord::default()
     })
 }
 
@@ -535,19 +528,22 @@ pub fn reported(metrics: &Json) -> BTreeMap<String, f64> {
         field_number(metric, stat)
     };
     let figures = [
-        ("mean_wall_ms", time(&["request_latency"], "avg")),
-        ("p50_wall_ms", time(&["request_latency"], "p50")),
-        ("p95_wall_ms", time(&["request_latency"], "p95")),
-        ("p99_wall_ms", time(&["request_latency"], "p99")),
-        ("p50_ttft_ms", time(&TTFT_TAGS, "p50")),
-        ("p95_ttft_ms", time(&TTFT_TAGS, "p95")),
-        ("mean_prompt_tokens", plain(&PROMPT_TAGS, "avg")),
-        ("mean_completion_tokens", plain(&COMPLETION_TAGS, "avg")),
-        ("aggregate_tps", plain(&["output_token_throughput"], "avg")),
+        (Stat::MeanWallMs, time(&["request_latency"], "avg")),
+        (Stat::P50WallMs, time(&["request_latency"], "p50")),
+        (Stat::P95WallMs, time(&["request_latency"], "p95")),
+        (Stat::P99WallMs, time(&["request_latency"], "p99")),
+        (Stat::P50TtftMs, time(&TTFT_TAGS, "p50")),
+        (Stat::P95TtftMs, time(&TTFT_TAGS, "p95")),
+        (Stat::MeanPromptTokens, plain(&PROMPT_TAGS, "avg")),
+        (Stat::MeanCompletionTokens, plain(&COMPLETION_TAGS, "avg")),
+        (
+            Stat::AggregateTps,
+            plain(&["output_token_throughput"], "avg"),
+        ),
     ];
     for (column, value) in figures {
         if let Some(value) = value.filter(|value| value.is_finite()) {
-            out.insert(column.to_string(), value);
+            out.insert(column.name().to_string(), value);
         }
     }
     out
@@ -705,15 +701,10 @@ fn requests(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     fn fixture(relative: &str) -> (String, Vec<u8>) {
-        let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../data/fixtures/formats")
-            .join(relative);
-        let bytes = std::fs::read(&path).expect("fixture file");
-        let head = bytes[..bytes.len().min(super::super::HEAD_BYTES as usize)].to_vec();
-        (relative.to_string(), head)
+        (relative.to_string(), super::super::fixture_head(relative))
     }
 
     #[test]

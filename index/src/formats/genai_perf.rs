@@ -7,7 +7,7 @@
 use super::aiperf::{nanoseconds, reported};
 use super::json::{self, field_text, head_has_key};
 use super::key::model_name;
-use super::{KeyParts, Part, Request, RunFormat, RunRecord, read_file};
+use super::{KeyParts, Part, Request, RunFormat, RunRecord, read_json};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
@@ -23,9 +23,7 @@ impl RunFormat for GenaiPerf {
     /// A JSON object with `experiments` whose entries carry an `experiment` (mode and value) or requests with
     /// `response_timestamps`: the perf_analyzer export, whatever `--profile-export-file` named it.
     fn detect(&self, path: &str, head: &[u8]) -> bool {
-        let starts_with_object = json::starts_with_object(head);
-        storage::file_name(path).ends_with(".json")
-            && starts_with_object
+        json::is_object_file(path, head)
             && head_has_key(head, "experiments")
             && (head_has_key(head, "experiment") || head_has_key(head, "response_timestamps"))
     }
@@ -36,25 +34,8 @@ impl RunFormat for GenaiPerf {
         path: &str,
         warnings: &mut Vec<Warning>,
     ) -> Vec<RunRecord> {
-        let Some(bytes) = read_file(storage, path, warnings) else {
+        let Some(export) = read_json(storage, path, "export", warnings) else {
             return Vec::new();
-        };
-        let export = match json::parse(&bytes) {
-            Ok(export) => export,
-            Err(error) => {
-                warnings.push(
-                    Warning::error(
-                        "invalid_json",
-                        format!(
-                            "the export is not valid JSON ({}); the run is left out",
-                            error.message
-                        ),
-                    )
-                    .file(path)
-                    .line(error.line),
-                );
-                return Vec::new();
-            }
         };
         let Some(experiments) = export.get("experiments").and_then(Json::as_array) else {
             warnings.push(
@@ -140,18 +121,13 @@ impl RunFormat for GenaiPerf {
             let requests = read_requests(requests, path, record_index, warnings);
             records.push(RunRecord {
                 record: record_index,
-                line: None,
                 fields: summary.clone().unwrap_or(Json::Null),
                 key,
                 requests,
                 has_requests: true,
-                expected_rows: None,
-                completed: None,
-                failed: None,
-                duration_s: None,
                 reported,
-                wall_derived: false,
                 notes,
+                ..RunRecord::default()
             });
         }
         records
@@ -308,18 +284,8 @@ fn read_requests(
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture_head as head;
     use super::*;
-    use std::path::Path;
-
-    fn head(relative: &str) -> Vec<u8> {
-        let bytes = std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../data/fixtures/formats")
-                .join(relative),
-        )
-        .expect("fixture file");
-        bytes[..bytes.len().min(super::super::HEAD_BYTES as usize)].to_vec()
-    }
 
     const DIRECTORY: &str =
         "genai-perf/artifacts/meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency2";

@@ -10,6 +10,7 @@ use super::key::model_name;
 use super::{KeyParts, Part, Request, RunFormat, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
+use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -39,9 +40,7 @@ impl RunFormat for Guidellm {
     /// `guidellm_version` metadata, whatever `--output-path` named it. The version is not looked at here, so a
     /// report of an unknown version is claimed and reported rather than silently ignored.
     fn detect(&self, path: &str, head: &[u8]) -> bool {
-        let starts_with_object = json::starts_with_object(head);
-        storage::file_name(path).ends_with(".json")
-            && starts_with_object
+        json::is_object_file(path, head)
             && head_has_key(head, "benchmarks")
             && (memchr::memmem::find(head, b"\"generative_benchmark\"").is_some()
                 || head_has_key(head, "guidellm_version"))
@@ -418,51 +417,44 @@ fn reported(benchmark: &Json) -> BTreeMap<String, f64> {
     };
     let figures = [
         (
-            "mean_wall_ms",
+            Stat::MeanWallMs,
             stat("request_latency", "mean").map(|s| s * 1000.0),
         ),
         (
-            "p50_wall_ms",
+            Stat::P50WallMs,
             stat("request_latency", "median").map(|s| s * 1000.0),
         ),
         (
-            "p95_wall_ms",
+            Stat::P95WallMs,
             stat("request_latency", "p95").map(|s| s * 1000.0),
         ),
         (
-            "p99_wall_ms",
+            Stat::P99WallMs,
             stat("request_latency", "p99").map(|s| s * 1000.0),
         ),
-        ("p50_ttft_ms", stat("time_to_first_token_ms", "median")),
-        ("p95_ttft_ms", stat("time_to_first_token_ms", "p95")),
-        ("mean_prompt_tokens", stat("prompt_token_count", "mean")),
-        ("mean_completion_tokens", stat("output_token_count", "mean")),
-        ("aggregate_tps", stat("output_tokens_per_second", "mean")),
+        (Stat::P50TtftMs, stat("time_to_first_token_ms", "median")),
+        (Stat::P95TtftMs, stat("time_to_first_token_ms", "p95")),
+        (Stat::MeanPromptTokens, stat("prompt_token_count", "mean")),
+        (
+            Stat::MeanCompletionTokens,
+            stat("output_token_count", "mean"),
+        ),
+        (Stat::AggregateTps, stat("output_tokens_per_second", "mean")),
     ];
     figures
         .into_iter()
         .filter_map(|(column, value)| {
             value
                 .filter(|value| value.is_finite())
-                .map(|value| (column.to_string(), value))
+                .map(|value| (column.name().to_string(), value))
         })
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture_head as head;
     use super::*;
-    use std::path::Path;
-
-    fn head(relative: &str) -> Vec<u8> {
-        let bytes = std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../data/fixtures/formats")
-                .join(relative),
-        )
-        .expect("fixture file");
-        bytes[..bytes.len().min(super::super::HEAD_BYTES as usize)].to_vec()
-    }
 
     #[test]
     fn reports_are_detected_whatever_their_version() {

@@ -20,20 +20,12 @@ pub fn standardise(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         return std::borrow::Cow::Borrowed(bytes);
     }
     let mut out = Vec::with_capacity(bytes.len() + 16);
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut string = InString::default();
     let mut index = 0;
     while index < bytes.len() {
         let byte = bytes[index];
-        if in_string {
+        if string.inside(byte) {
             out.push(byte);
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-            }
             index += 1;
             continue;
         }
@@ -48,13 +40,36 @@ pub fn standardise(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
             index += token.len();
             continue;
         }
-        if byte == b'"' {
-            in_string = true;
-        }
         out.push(byte);
         index += 1;
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Follows JSON strings byte by byte, so scanners can skip what is quoted.
+#[derive(Default)]
+struct InString {
+    open: bool,
+    escaped: bool,
+}
+
+impl InString {
+    /// Whether `byte` is part of a string (its quotes included): an opening quote starts one, and an unescaped
+    /// quote inside one ends it.
+    fn inside(&mut self, byte: u8) -> bool {
+        if !self.open {
+            self.open = byte == b'"';
+            return self.open;
+        }
+        if self.escaped {
+            self.escaped = false;
+        } else if byte == b'\\' {
+            self.escaped = true;
+        } else if byte == b'"' {
+            self.open = false;
+        }
+        true
+    }
 }
 
 /// The 1-based line of byte `offset`.
@@ -173,6 +188,12 @@ pub fn starts_with_object(head: &[u8]) -> bool {
         .is_some_and(|byte| *byte == b'{')
 }
 
+/// Whether `path` names a `.json` file whose head opens an object: where the detection of every export that is
+/// one JSON object starts.
+pub fn is_object_file(path: &str, head: &[u8]) -> bool {
+    crate::storage::file_name(path).ends_with(".json") && starts_with_object(head)
+}
+
 /// Whether the first bytes of a file (possibly cut mid-document) contain `"key"` as a JSON key.
 pub fn head_has_key(head: &[u8], key: &str) -> bool {
     let quoted = format!("\"{key}\"");
@@ -191,21 +212,14 @@ pub fn array_element_lines(bytes: &[u8]) -> Vec<u64> {
     let mut lines = Vec::new();
     let mut line = 1u64;
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut string = InString::default();
     let mut expecting_element = false;
     for &byte in bytes {
         if byte == b'\n' {
             line += 1;
         }
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-            }
+        if string.open {
+            string.inside(byte);
             continue;
         }
         if byte.is_ascii_whitespace() {
@@ -219,7 +233,9 @@ pub fn array_element_lines(bytes: &[u8]) -> Vec<u64> {
             expecting_element = false;
         }
         match byte {
-            b'"' => in_string = true,
+            b'"' => {
+                string.inside(byte);
+            }
             b'[' | b'{' => {
                 depth += 1;
                 if depth == 1 {

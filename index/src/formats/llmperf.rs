@@ -8,6 +8,7 @@ use super::key::model_name;
 use super::{KeyParts, Part, Request, RunFormat, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
+use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -24,9 +25,7 @@ impl RunFormat for Llmperf {
     /// A JSON object with `num_concurrent_requests` and flattened `results_…` statistics: the summary, whatever
     /// its name (leaderboard files do not follow the default naming).
     fn detect(&self, path: &str, head: &[u8]) -> bool {
-        let starts_with_object = json::starts_with_object(head);
-        storage::file_name(path).ends_with(".json")
-            && starts_with_object
+        json::is_object_file(path, head)
             && head_has_key(head, "num_concurrent_requests")
             && memchr::memmem::find(head, b"\"results_").is_some()
     }
@@ -276,36 +275,40 @@ fn read_requests(bytes: &[u8], path: &str, warnings: &mut Vec<Warning>) -> Optio
 /// The summary's statistics as cells-table columns (seconds → ms; throughput in tok/s as written).
 fn reported(summary: &Json) -> BTreeMap<String, f64> {
     let figures = [
-        ("mean_wall_ms", "results_end_to_end_latency_s_mean", 1000.0),
         (
-            "p50_wall_ms",
+            Stat::MeanWallMs,
+            "results_end_to_end_latency_s_mean",
+            1000.0,
+        ),
+        (
+            Stat::P50WallMs,
             "results_end_to_end_latency_s_quantiles_p50",
             1000.0,
         ),
         (
-            "p95_wall_ms",
+            Stat::P95WallMs,
             "results_end_to_end_latency_s_quantiles_p95",
             1000.0,
         ),
         (
-            "p99_wall_ms",
+            Stat::P99WallMs,
             "results_end_to_end_latency_s_quantiles_p99",
             1000.0,
         ),
-        ("p50_ttft_ms", "results_ttft_s_quantiles_p50", 1000.0),
-        ("p95_ttft_ms", "results_ttft_s_quantiles_p95", 1000.0),
+        (Stat::P50TtftMs, "results_ttft_s_quantiles_p50", 1000.0),
+        (Stat::P95TtftMs, "results_ttft_s_quantiles_p95", 1000.0),
         (
-            "mean_prompt_tokens",
+            Stat::MeanPromptTokens,
             "results_number_input_tokens_mean",
             1.0,
         ),
         (
-            "mean_completion_tokens",
+            Stat::MeanCompletionTokens,
             "results_number_output_tokens_mean",
             1.0,
         ),
         (
-            "aggregate_tps",
+            Stat::AggregateTps,
             "results_mean_output_throughput_token_per_s",
             1.0,
         ),
@@ -315,25 +318,15 @@ fn reported(summary: &Json) -> BTreeMap<String, f64> {
         .filter_map(|(column, key, factor)| {
             field_number(summary, key)
                 .filter(|value| value.is_finite())
-                .map(|value| (column.to_string(), value * factor))
+                .map(|value| (column.name().to_string(), value * factor))
         })
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture_head as head;
     use super::*;
-    use std::path::Path;
-
-    fn head(relative: &str) -> Vec<u8> {
-        let bytes = std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../data/fixtures/formats")
-                .join(relative),
-        )
-        .expect("fixture file");
-        bytes[..bytes.len().min(super::super::HEAD_BYTES as usize)].to_vec()
-    }
 
     #[test]
     fn the_summary_is_detected_and_the_requests_file_is_not() {

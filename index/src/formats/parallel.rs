@@ -7,8 +7,10 @@
 //! request's inter-token gaps are summed as they are read), or from an already parsed object
 //! ([`Columns::from_json`], SGLang's lines). Either way the same [`Arrays`] turn them into requests.
 
-use super::Request;
-use super::json::{field_number, number, number_text};
+use super::json::{self, field_number, number, number_text};
+use super::{Part, Request, RunRecord};
+use cellscope_model::api::Warning;
+use cellscope_model::stat::Stat;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -580,15 +582,65 @@ impl<'de> Visitor<'de> for ErrorTextVisitor {
     }
 }
 
+/// The concurrency a result object states in `max_concurrency` (`None` when absent or null); `Err` when it is
+/// not a whole number of at least 1.
+pub(super) fn max_concurrency(object: &Json) -> Result<Option<Part>, String> {
+    match object.get("max_concurrency") {
+        None | Some(Json::Null) => Ok(None),
+        Some(value) => match json::number(value) {
+            Some(n) if n.fract() == 0.0 && n >= 1.0 => Ok(Part::read(
+                (n as u64).to_string(),
+                "field `max_concurrency`",
+            )),
+            _ => Err(format!("`max_concurrency` is not a whole number: {value}")),
+        },
+    }
+}
+
+/// What a vLLM and an SGLang result object's record share: where it is, its fields, and the tool's duration and
+/// figures.
+pub(super) fn result_record(object: &Json, index: u32, line: u64) -> RunRecord {
+    RunRecord {
+        record: index,
+        line: Some(line),
+        fields: object.clone(),
+        duration_s: field_number(object, "duration"),
+        reported: reported(object),
+        ..RunRecord::default()
+    }
+}
+
+/// Keeps a result object's record, or warns at its line that the object `label` names is left out (the file's
+/// other objects are still read).
+pub(super) fn keep(
+    records: &mut Vec<RunRecord>,
+    parsed: Result<RunRecord, String>,
+    label: &str,
+    (path, line): (&str, u64),
+    warnings: &mut Vec<Warning>,
+) {
+    match parsed {
+        Ok(record) => records.push(record),
+        Err(message) => warnings.push(
+            Warning::error(
+                "invalid_result",
+                format!("{label}: {message}; it is left out"),
+            )
+            .file(path)
+            .line(line),
+        ),
+    }
+}
+
 /// The tool's aggregates as cells-table columns: `(column, keys to try in order)`. vLLM's end-to-end latency
 /// is `*_e2el_ms` (older files `*_latency_ms`), SGLang's `*_e2e_latency_ms`.
-const REPORTED: [(&str, &[&str]); 6] = [
+const REPORTED: [(Stat, &[&str]); 6] = [
     (
-        "mean_wall_ms",
+        Stat::MeanWallMs,
         &["mean_e2el_ms", "mean_e2e_latency_ms", "mean_latency_ms"],
     ),
     (
-        "p50_wall_ms",
+        Stat::P50WallMs,
         &[
             "median_e2el_ms",
             "median_e2e_latency_ms",
@@ -596,15 +648,15 @@ const REPORTED: [(&str, &[&str]); 6] = [
         ],
     ),
     (
-        "p95_wall_ms",
+        Stat::P95WallMs,
         &["p95_e2el_ms", "p95_e2e_latency_ms", "p95_latency_ms"],
     ),
     (
-        "p99_wall_ms",
+        Stat::P99WallMs,
         &["p99_e2el_ms", "p99_e2e_latency_ms", "p99_latency_ms"],
     ),
-    ("p50_ttft_ms", &["median_ttft_ms"]),
-    ("p95_ttft_ms", &["p95_ttft_ms"]),
+    (Stat::P50TtftMs, &["median_ttft_ms"]),
+    (Stat::P95TtftMs, &["p95_ttft_ms"]),
 ];
 
 /// The reported aggregates of a vLLM or SGLang result object, by cells-table column. Means of tokens are the
@@ -614,19 +666,19 @@ pub(super) fn reported(object: &Json) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     for (column, keys) in REPORTED {
         if let Some(value) = keys.iter().find_map(|key| field_number(object, key)) {
-            out.insert(column.to_string(), value);
+            out.insert(column.name().to_string(), value);
         }
     }
     if let Some(value) = field_number(object, "output_throughput") {
-        out.insert("aggregate_tps".to_string(), value);
+        out.insert(Stat::AggregateTps.name().to_string(), value);
     }
     if let Some(completed) = field_number(object, "completed").filter(|count| *count > 0.0) {
         for (column, key) in [
-            ("mean_prompt_tokens", "total_input_tokens"),
-            ("mean_completion_tokens", "total_output_tokens"),
+            (Stat::MeanPromptTokens, "total_input_tokens"),
+            (Stat::MeanCompletionTokens, "total_output_tokens"),
         ] {
             if let Some(total) = field_number(object, key) {
-                out.insert(column.to_string(), total / completed);
+                out.insert(column.name().to_string(), total / completed);
             }
         }
     }

@@ -2,7 +2,7 @@
 //! literal for an unbounded request rate; per-request arrays only with `--output-details`, and never an
 //! end-to-end latency array, so wall latency is rebuilt as TTFT + Σ ITL and marked derived.
 
-use super::json::{self, field_count, field_number, field_text, head_has_key};
+use super::json::{self, field_count, field_text, head_has_key};
 use super::key::model_name;
 use super::parallel::{self, arrays};
 use super::{KeyParts, Part, RunFormat, RunRecord};
@@ -20,8 +20,7 @@ impl RunFormat for SglangBench {
     /// Lines with `dataset_name`, `completed` and an end-to-end latency aggregate, and no `model_id` (which
     /// would make it a vLLM result).
     fn detect(&self, _path: &str, head: &[u8]) -> bool {
-        let starts_with_object = json::starts_with_object(head);
-        starts_with_object
+        json::starts_with_object(head)
             && head_has_key(head, "dataset_name")
             && !head_has_key(head, "model_id")
             && (head_has_key(head, "mean_e2e_latency_ms")
@@ -39,17 +38,14 @@ impl RunFormat for SglangBench {
         for (record_index, line, object) in
             super::read_objects::<Json>(storage, path, |_, line| format!("line {line}"), warnings)
         {
-            match record(&object, record_index, line) {
-                Ok(record) => records.push(record),
-                Err(message) => warnings.push(
-                    Warning::error(
-                        "invalid_result",
-                        format!("line {line}: {message}; it is left out"),
-                    )
-                    .file(path)
-                    .line(line),
-                ),
-            }
+            let parsed = record(&object, record_index, line);
+            parallel::keep(
+                &mut records,
+                parsed,
+                &format!("line {line}"),
+                (path, line),
+                warnings,
+            );
         }
         records
     }
@@ -57,16 +53,10 @@ impl RunFormat for SglangBench {
 
 fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
     let arrays = arrays(object).map_err(|problem| problem.message())?;
-    let mut key = KeyParts::default();
-    match object.get("max_concurrency") {
-        None | Some(Json::Null) => {}
-        Some(value) => match json::number(value) {
-            Some(n) if n.fract() == 0.0 && n >= 1.0 => {
-                key.n = Part::read((n as u64).to_string(), "field `max_concurrency`");
-            }
-            _ => return Err(format!("`max_concurrency` is not a whole number: {value}")),
-        },
-    }
+    let mut key = KeyParts {
+        n: parallel::max_concurrency(object)?,
+        ..KeyParts::default()
+    };
     if key.n.is_none() {
         key.rate = super::rate_part(object, "request_rate");
     }
@@ -104,9 +94,6 @@ fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
     }
     let completed = field_count(object, "completed");
     Ok(RunRecord {
-        record: index,
-        line: Some(line),
-        fields: object.clone(),
         key,
         requests,
         has_requests,
@@ -114,9 +101,8 @@ fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
         completed,
         // Only `--output-details` says which requests failed; without it the count is unknown, not zero.
         failed: None,
-        duration_s: field_number(object, "duration"),
-        reported: parallel::reported(object),
         wall_derived: has_requests,
         notes,
+        ..parallel::result_record(object, index, line)
     })
 }

@@ -20,6 +20,7 @@ use arrow_array::cast::AsArray;
 use arrow_schema::DataType;
 use cellscope_model::api::Warning;
 use cellscope_model::requests::RequestRow;
+use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -29,15 +30,6 @@ const PARQUET_MAGIC: &[u8] = b"PAR1";
 
 /// Canonical column names, first the preferred one.
 const N_COLUMNS: [&str; 3] = ["n", "concurrency", "max_concurrency"];
-const CELL_FIGURES: [&str; 7] = [
-    "mean_wall_ms",
-    "p50_wall_ms",
-    "p95_wall_ms",
-    "p99_wall_ms",
-    "p50_ttft_ms",
-    "p95_ttft_ms",
-    "aggregate_tps",
-];
 /// TR164's `metrics.csv` columns that no other table has: such a file belongs to the TR164 reader.
 const TR164_MARKERS: [&str; 3] = ["agent_id", "request_sequence", "n_agents"];
 /// Columns of `cellscope cells` output: reading it back would count every cell twice.
@@ -166,7 +158,12 @@ fn canonical_grain(columns: &[String]) -> Option<Grain> {
     }
     if has("wall_ms") {
         Some(Grain::Request)
-    } else if CELL_FIGURES.iter().any(|name| has(name)) {
+    } else if Stat::REQUEST
+        .into_iter()
+        // Token means alone do not make a table one row per cell: a latency or the throughput does.
+        .filter(|stat| !matches!(stat, Stat::MeanPromptTokens | Stat::MeanCompletionTokens))
+        .any(|stat| has(stat.name()))
+    {
         Some(Grain::Cell)
     } else {
         None
@@ -668,26 +665,31 @@ impl Lookup<'_> {
         let ttft = Some(spec.ttft_unit.unwrap_or(Unit::Ms));
         // (key of the entry, its value there, the canonical column and cells-table name, the unit when a time)
         for (key, named, reported, unit) in [
-            ("mean_wall", &spec.mean_wall, "mean_wall_ms", wall),
-            ("p50_wall", &spec.p50_wall, "p50_wall_ms", wall),
-            ("p95_wall", &spec.p95_wall, "p95_wall_ms", wall),
-            ("p99_wall", &spec.p99_wall, "p99_wall_ms", wall),
+            ("mean_wall", &spec.mean_wall, Stat::MeanWallMs.name(), wall),
+            ("p50_wall", &spec.p50_wall, Stat::P50WallMs.name(), wall),
+            ("p95_wall", &spec.p95_wall, Stat::P95WallMs.name(), wall),
+            ("p99_wall", &spec.p99_wall, Stat::P99WallMs.name(), wall),
             ("mean_ttft", &spec.mean_ttft, "mean_ttft_ms", ttft),
-            ("p50_ttft", &spec.p50_ttft, "p50_ttft_ms", ttft),
-            ("p95_ttft", &spec.p95_ttft, "p95_ttft_ms", ttft),
+            ("p50_ttft", &spec.p50_ttft, Stat::P50TtftMs.name(), ttft),
+            ("p95_ttft", &spec.p95_ttft, Stat::P95TtftMs.name(), ttft),
             ("p99_ttft", &spec.p99_ttft, "p99_ttft_ms", ttft),
-            ("tps", &spec.tps, "aggregate_tps", None),
-            ("efficiency", &spec.efficiency, "efficiency", None),
+            ("tps", &spec.tps, Stat::AggregateTps.name(), None),
+            (
+                "efficiency",
+                &spec.efficiency,
+                Stat::Efficiency.name(),
+                None,
+            ),
             (
                 "mean_prompt_tokens",
                 &spec.mean_prompt_tokens,
-                "mean_prompt_tokens",
+                Stat::MeanPromptTokens.name(),
                 None,
             ),
             (
                 "mean_completion_tokens",
                 &spec.mean_completion_tokens,
-                "mean_completion_tokens",
+                Stat::MeanCompletionTokens.name(),
                 None,
             ),
         ] {

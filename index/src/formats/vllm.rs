@@ -39,8 +39,7 @@ impl RunFormat for VllmBench {
         if is_side_file(name) || !name.ends_with(".json") && !name.ends_with(".jsonl") {
             return false;
         }
-        let starts_with_object = json::starts_with_object(head);
-        starts_with_object
+        json::starts_with_object(head)
             && (head_has_key(head, "model_id") && head_has_key(head, "num_prompts")
                 || head_has_key(head, "run_number") && head_has_key(head, "error_type"))
     }
@@ -100,17 +99,14 @@ impl RunFormat for VllmBench {
                 );
                 continue;
             }
-            match record(object, columns, record_index, line) {
-                Ok(record) => records.push(record),
-                Err(message) => warnings.push(
-                    Warning::error(
-                        "invalid_result",
-                        format!("record {record_index}: {message}; it is left out"),
-                    )
-                    .file(path)
-                    .line(line),
-                ),
-            }
+            let parsed = record(object, columns, record_index, line);
+            parallel::keep(
+                &mut records,
+                parsed,
+                &format!("record {record_index}"),
+                (path, line),
+                warnings,
+            );
         }
         records
     }
@@ -121,16 +117,10 @@ fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRe
     let has_errors_key = columns.has_errors_key();
     let arrays = columns.arrays().map_err(|problem| problem.message())?;
     let object = &object;
-    let mut key = KeyParts::default();
-    match object.get("max_concurrency") {
-        None | Some(Json::Null) => {}
-        Some(value) => match json::number(value) {
-            Some(n) if n.fract() == 0.0 && n >= 1.0 => {
-                key.n = Part::read((n as u64).to_string(), "field `max_concurrency`");
-            }
-            _ => return Err(format!("`max_concurrency` is not a whole number: {value}")),
-        },
-    }
+    let mut key = KeyParts {
+        n: parallel::max_concurrency(object)?,
+        ..KeyParts::default()
+    };
     if key.n.is_none() {
         key.rate = super::rate_part(object, "request_rate");
     }
@@ -189,18 +179,14 @@ fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRe
         );
     }
     Ok(RunRecord {
-        record: index,
-        line: Some(line),
-        fields: object.clone(),
         key,
         requests,
         has_requests,
         expected_rows: num_prompts,
         completed,
         failed,
-        duration_s: field_number(object, "duration"),
-        reported: parallel::reported(object),
         wall_derived,
         notes,
+        ..parallel::result_record(object, index, line)
     })
 }

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use cellscope_index::formats::tr164::metrics_csv;
+use cellscope_index::formats::tr164::metrics_csv::{self, Reading};
 
 #[test]
 fn the_v3_masters_parsed_in_chunks_equal_one_pass() {
@@ -14,7 +14,15 @@ fn the_v3_masters_parsed_in_chunks_equal_one_pass() {
         assert!(bytes.len() > 16 << 20, "{run} is too small to be split");
         let (mut chunked_warnings, mut whole_warnings) = (Vec::new(), Vec::new());
         let chunked = metrics_csv::parse(&bytes, &mut chunked_warnings).unwrap();
-        let whole = metrics_csv::parse_chunked(&bytes, &mut whole_warnings, usize::MAX).unwrap();
+        let whole = metrics_csv::parse_as(
+            &bytes,
+            &mut whole_warnings,
+            Reading {
+                chunk_bytes: usize::MAX,
+                ..Reading::default()
+            },
+        )
+        .unwrap();
         assert_eq!(chunked.cells.len(), whole.cells.len());
         assert!(
             chunked.cells.len() >= 900,

@@ -155,21 +155,7 @@ pub(super) fn index(runs: u32) -> anyhow::Result<()> {
     let root = sweep.root.to_string_lossy().into_owned();
 
     // cellscope's figures, once (the checks compare every peer run with them).
-    let cells_json = out_dir.join("vllm-large-cells.json");
-    process::run(
-        &binary,
-        &[
-            "cells",
-            &root,
-            "--format",
-            "json",
-            "-o",
-            &cells_json.to_string_lossy(),
-            "--no-cache",
-        ],
-    )?;
-    let cells: Vec<Value> = serde_json::from_slice(&std::fs::read(&cells_json)?)
-        .context("reading cellscope's cells")?;
+    let cells = super::cellscope_cells(&binary, &root, &out_dir.join("vllm-large-cells.json"))?;
     let ours: BTreeMap<String, &Value> = cells.iter().map(|cell| (key_of(cell), cell)).collect();
     if ours.len() != sweep.files.len() || cells.len() != sweep.files.len() {
         bail!(

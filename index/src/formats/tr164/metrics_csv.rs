@@ -603,19 +603,20 @@ impl<'a> Splitter<'a> {
 /// Parses `bytes` (a whole metrics.csv). `warnings` receives row-level findings without run/file; the caller
 /// adds those.
 pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics, FileRejected> {
-    parse_split(bytes, warnings, Reading::default())
+    parse_as(bytes, warnings, Reading::default())
 }
 
-/// How [`parse_split`] reads a file. [`parse`] takes the default; the other readings exist so that the tests and
+/// How [`parse_as`] reads a file. [`parse`] takes the default; the other readings exist so that the tests and
 /// the fuzz target can check that every way of reading a file gives the same result.
 #[derive(Clone, Copy)]
-struct Reading {
+pub struct Reading {
     /// Through the csv crate even where the plain split would be taken.
-    general: bool,
-    /// A quote-free file's rows are parsed in chunks of about this many bytes.
-    chunk_bytes: usize,
-    /// With [`parse_rows_portably`] even where the processor has the bit instructions [`parse_rows`] would use.
-    portable: bool,
+    pub general: bool,
+    /// A quote-free file's rows are parsed in chunks of about this many bytes (tiny ones in the fuzz target).
+    pub chunk_bytes: usize,
+    /// With [`parse_rows_portably`] even where the processor has the bit instructions [`parse_rows`] would use
+    /// (a test run exercises only one of them otherwise).
+    pub portable: bool,
 }
 
 impl Default for Reading {
@@ -631,54 +632,6 @@ impl Default for Reading {
 /// A quote-free file's rows are parsed in chunks of about this many bytes, split at line ends, on every core
 /// rayon has (cells, counts and value lists merged in file order, so the result is the same as one pass).
 const CHUNK_BYTES: usize = 8 << 20;
-
-/// [`parse`] with chunks of `chunk_bytes`: the fuzz target compares tiny chunks with the csv crate's reading.
-pub fn parse_chunked(
-    bytes: &[u8],
-    warnings: &mut Vec<Warning>,
-    chunk_bytes: usize,
-) -> Result<ParsedMetrics, FileRejected> {
-    parse_split(
-        bytes,
-        warnings,
-        Reading {
-            chunk_bytes,
-            ..Reading::default()
-        },
-    )
-}
-
-/// [`parse`] through the csv crate even where the plain split would be taken: the fuzz target compares the two
-/// on every input both accept.
-pub fn parse_general(
-    bytes: &[u8],
-    warnings: &mut Vec<Warning>,
-) -> Result<ParsedMetrics, FileRejected> {
-    parse_split(
-        bytes,
-        warnings,
-        Reading {
-            general: true,
-            ..Reading::default()
-        },
-    )
-}
-
-/// [`parse`] with the row code compiled for every processor, where [`parse`] would take the one compiled with
-/// `popcnt` and `bmi1`: the fuzz target compares the two (a test run exercises only one of them otherwise).
-pub fn parse_portably(
-    bytes: &[u8],
-    warnings: &mut Vec<Warning>,
-) -> Result<ParsedMetrics, FileRejected> {
-    parse_split(
-        bytes,
-        warnings,
-        Reading {
-            portable: true,
-            ..Reading::default()
-        },
-    )
-}
 
 /// How a file read in pieces is read: a piece at a time, this many bytes (a quarter of a core's cache on this
 /// project's machines), and for its header the first piece of this many.
@@ -799,7 +752,8 @@ fn read_pieces(
     Some(Ok(merged_parse(header, chunks, &[], warnings)))
 }
 
-fn parse_split(
+/// [`parse`] the way `reading` says.
+pub fn parse_as(
     bytes: &[u8],
     warnings: &mut Vec<Warning>,
     reading: Reading,
@@ -1901,7 +1855,7 @@ mod tests {
     use super::*;
 
     /// A seeded xorshift generator: each call gives a number below `bound`.
-    fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
+    pub(super) fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
         move |bound| {
             state ^= state << 13;
             state ^= state >> 7;

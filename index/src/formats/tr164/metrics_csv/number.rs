@@ -45,20 +45,7 @@ fn unsigned_decimal(field: &[u8]) -> Option<f64> {
     if length > 20 {
         return None;
     }
-    let mut mantissa = 0u64;
-    let mut index = 0;
-    while let Some(four) = four_digits(field, index) {
-        mantissa = mantissa.wrapping_mul(10_000).wrapping_add(four);
-        index += 4;
-    }
-    while index < length {
-        let digit = field[index].wrapping_sub(b'0');
-        if digit >= 10 {
-            break;
-        }
-        mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(digit));
-        index += 1;
-    }
+    let (mantissa, index) = digit_run(field, 0, 0);
     if index == length {
         if length == 0 || length > 19 || mantissa > 1 << 53 {
             return None;
@@ -70,23 +57,30 @@ fn unsigned_decimal(field: &[u8]) -> Option<f64> {
         return None;
     }
     let fraction_digits = length - index - 1;
-    index += 1;
+    let (mantissa, index) = digit_run(field, index + 1, mantissa);
+    if index < length || mantissa > 1 << 53 {
+        return None;
+    }
+    Some(mantissa as f64 / EXACT_POWERS_OF_TEN[fraction_digits])
+}
+
+/// `mantissa` followed by the digits of `field` from `index` on (four at a time where it can, the sums wrapping),
+/// and the index of the first byte that is not a digit.
+#[inline(always)]
+fn digit_run(field: &[u8], mut index: usize, mut mantissa: u64) -> (u64, usize) {
     while let Some(four) = four_digits(field, index) {
         mantissa = mantissa.wrapping_mul(10_000).wrapping_add(four);
         index += 4;
     }
-    while index < length {
+    while index < field.len() {
         let digit = field[index].wrapping_sub(b'0');
         if digit >= 10 {
-            return None;
+            break;
         }
         mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(digit));
         index += 1;
     }
-    if mantissa > 1 << 53 {
-        return None;
-    }
-    Some(mantissa as f64 / EXACT_POWERS_OF_TEN[fraction_digits])
+    (mantissa, index)
 }
 
 /// The value of the four bytes of `field` from `index` if all four are ASCII digits (the first the most
@@ -151,17 +145,8 @@ pub(crate) fn plain_decimal(field: &[u8]) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::xorshift;
     use super::*;
-
-    /// A seeded xorshift generator: each call gives a number below `bound`.
-    fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
-        move |bound| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        }
-    }
 
     #[test]
     fn the_short_path_reads_what_the_full_reading_reads() {

@@ -1,0 +1,615 @@
+//! The deployment configuration a result states: in its path (a `vllm bench sweep` combination directory, an
+//! InferenceX result name, tokens such as `tp4`, `fp8`, `h100` in any component) and in its content (SGLang's
+//! `server_info`, parameters a sweep or `--metadata` wrote into a vLLM result). Pure functions over a
+//! root-relative path and a record's JSON; the content wins over the path, and a disagreement is a [`Conflict`]
+//! the caller reports.
+
+use super::How;
+use cellscope_model::config::{self, Config};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+/// One parameter found for a record: canonical name, normalised value and where it was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// The canonical name ([`config::canonical_name`]).
+    pub name: String,
+    /// The value, normalised for its parameter ([`config::normalise_value`]).
+    pub value: String,
+    /// Read from a field of the file, or inferred from a path component by a named rule.
+    pub how: How,
+}
+
+impl Setting {
+    fn new(name: &str, value: &str, how: How) -> Setting {
+        Setting {
+            name: config::canonical_name(name),
+            value: config::normalise_value(name, value),
+            how,
+        }
+    }
+}
+
+/// What a path says about its results: the configuration, the load (kept apart: it is not configuration, the
+/// load reader uses it) and the workload an InferenceX name states (`1k1k`: input and output length in K tokens).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PathSettings {
+    /// Configuration parameters, at most one per name (a deeper component wins over its parents).
+    pub config: Vec<Setting>,
+    /// `max_concurrency`, `request_rate` found in the path.
+    pub load: Vec<Setting>,
+    /// The workload an InferenceX result name states.
+    pub workload: Option<Setting>,
+}
+
+/// A parameter whose value in the file differs from the one its path states; the file's value is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    /// What the path says.
+    pub path: Setting,
+    /// What the file says (the value kept).
+    pub content: Setting,
+}
+
+impl Conflict {
+    /// The warning text: both values and where each was found.
+    pub fn message(&self) -> String {
+        format!(
+            "the path says {}={} ({}) but the file says {}={} ({}); the file's value is used",
+            self.path.name,
+            self.path.value,
+            how_text(&self.path.how),
+            self.content.name,
+            self.content.value,
+            how_text(&self.content.how),
+        )
+    }
+}
+
+/// A record's configuration: the parameters, how each was found, and the path's values the file contradicts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resolved {
+    /// The configuration that keys the record's cell.
+    pub config: Config,
+    /// Parameter name → where its value was found, for `--explain`.
+    pub how: BTreeMap<String, How>,
+    /// Each parameter whose path and file values differ.
+    pub conflicts: Vec<Conflict>,
+}
+
+/// The text `--explain` shows for how a setting was found.
+pub fn how_text(how: &How) -> String {
+    match how {
+        How::Read(field) => field.clone(),
+        How::Inferred(rule) => format!("inferred: {rule}"),
+    }
+}
+
+/// The configuration of a record whose path gave `path` and whose content gave `content`: the content wins, and
+/// every path value it contradicts is a [`Conflict`].
+pub fn resolve(path: &PathSettings, content: &[Setting]) -> Resolved {
+    let mut resolved = Resolved::default();
+    for setting in &path.config {
+        resolved.take(setting);
+    }
+    for setting in content {
+        if let Some(from_path) = path
+            .config
+            .iter()
+            .find(|from_path| from_path.name == setting.name && from_path.value != setting.value)
+        {
+            resolved.conflicts.push(Conflict {
+                path: from_path.clone(),
+                content: setting.clone(),
+            });
+        }
+        resolved.take(setting);
+    }
+    resolved
+}
+
+impl Resolved {
+    /// Sets one parameter (a later setting replaces an earlier one) and remembers where it was found.
+    fn take(&mut self, setting: &Setting) {
+        if self.config.insert(&setting.name, &setting.value).is_ok() {
+            self.how.insert(setting.name.clone(), setting.how.clone());
+        }
+    }
+}
+
+/// The `--explain` lines of a record's configuration: the text form, each parameter with where it was found,
+/// and each conflict between path and file.
+pub fn explain_lines(format: &str, path: &str, record: &Json) -> Vec<String> {
+    let resolved = resolve(&config_from_path(path), &config_from_fields(format, record));
+    if resolved.config.is_empty() {
+        return vec!["configuration: none stated by the path or the file".to_string()];
+    }
+    let mut lines = vec![format!("configuration: {}", resolved.config)];
+    for (name, value) in resolved.config.iter() {
+        let how = resolved.how.get(name).map(how_text).unwrap_or_default();
+        lines.push(format!("  {name:<22} = {value:<16} {how}"));
+    }
+    for conflict in &resolved.conflicts {
+        lines.push(format!("  conflict: {}", conflict.message()));
+    }
+    lines
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The path
+
+/// What a root-relative path states: each component (directories, then the file name without its extensions) is
+/// read by the first rule that knows its shape (a sweep combination, an InferenceX name, then single tokens).
+pub fn config_from_path(path: &str) -> PathSettings {
+    let mut settings = PathSettings::default();
+    for component in path.split('/').filter(|component| !component.is_empty()) {
+        let component = without_extensions(component);
+        let found = sweep_combination(component)
+            .or_else(|| inferencex_name(component))
+            .unwrap_or_else(|| path_tokens(component));
+        for setting in found.config {
+            settings.config.retain(|known| known.name != setting.name);
+            settings.config.push(setting);
+        }
+        for setting in found.load {
+            settings.load.retain(|known| known.name != setting.name);
+            settings.load.push(setting);
+        }
+        settings.workload = found.workload.or(settings.workload.take());
+    }
+    settings
+}
+
+/// A file name without its result and compression extensions (`run=0.json.gz` → `run=0`).
+fn without_extensions(name: &str) -> &str {
+    let mut stem = name;
+    while let Some((rest, extension)) = stem.rsplit_once('.') {
+        let known = matches!(
+            extension.to_ascii_lowercase().as_str(),
+            "json" | "jsonl" | "csv" | "parquet" | "gz" | "zst" | "txt"
+        );
+        if !known || rest.is_empty() {
+            break;
+        }
+        stem = rest;
+    }
+    stem
+}
+
+/// The setting a path component implies, marked as inferred by `rule`.
+fn inferred(component: &str, rule: &str, name: &str, value: &str) -> Setting {
+    Setting::new(
+        name,
+        value,
+        How::Inferred(format!("path component `{component}`, {rule}")),
+    )
+}
+
+/// A `vllm bench sweep serve` combination directory: `SERVE--<serve params>-BENCH--<bench params>`, or only
+/// one of the halves. Each half is `k=v` pairs joined by `-` (vLLM's `ParameterSweepItem.as_text(sep="-")`,
+/// with `/` written as `_`), or a free name when the parameter file named its combinations.
+fn sweep_combination(component: &str) -> Option<PathSettings> {
+    let (serve, bench) = if let Some(rest) = component.strip_prefix("SERVE--") {
+        match rest.split_once("-BENCH--") {
+            Some((serve, bench)) => (Some(serve), Some(bench)),
+            None => (Some(rest), None),
+        }
+    } else {
+        (None, Some(component.strip_prefix("BENCH--")?))
+    };
+    let mut settings = PathSettings::default();
+    let rule = |half: &str| format!("a `vllm bench sweep` {half} parameter");
+    if let Some(serve) = serve {
+        for (name, value) in sweep_pairs(serve, "serve") {
+            if config::is_configuration(&name) {
+                let setting = inferred(component, &rule("serve"), &name, &value);
+                settings.config.push(setting);
+            }
+        }
+    }
+    if let Some(bench) = bench {
+        for (name, value) in sweep_pairs(bench, "bench") {
+            let setting = inferred(component, &rule("bench"), &name, &value);
+            if is_load(&setting.name) {
+                settings.load.push(setting);
+            } else if config::is_configuration(&name) {
+                settings.config.push(setting);
+            }
+        }
+    }
+    Some(settings)
+}
+
+/// The load parameters of a bench command.
+fn is_load(name: &str) -> bool {
+    matches!(name, "max_concurrency" | "request_rate" | "concurrency")
+}
+
+/// Whether `name` is a parameter cellscope knows by name (configuration or not).
+fn is_known_name(name: &str) -> bool {
+    config::param(name).is_some()
+        || config::NOT_CONFIGURATION.contains(&config::canonical_name(name).as_str())
+}
+
+/// The `k=v` pairs of one half of a sweep combination name. Values may contain `-`, so a segment starts a new
+/// pair only when it reads `key=`; a key written with `-` (`max-num-seqs=8`) takes back the trailing segments of
+/// the previous value when together they spell a known parameter. A half without `=` is the combination's own
+/// name, kept as the parameter `half` (`serve`, `bench`).
+fn sweep_pairs(text: &str, half: &str) -> Vec<(String, String)> {
+    let segments: Vec<&str> = text.split('-').collect();
+    if !segments.iter().any(|segment| starts_pair(segment)) {
+        return vec![(half.to_string(), text.to_string())];
+    }
+    // Segments before the first `key=` begin its key (`max-num-seqs=8`).
+    let mut leading: Vec<&str> = Vec::new();
+    let mut pairs: Vec<(String, Vec<&str>)> = Vec::new();
+    for segment in segments {
+        let Some((key, value)) = segment.split_once('=').filter(|_| starts_pair(segment)) else {
+            match pairs.last_mut() {
+                Some((_, values)) => values.push(segment),
+                None => leading.push(segment),
+            }
+            continue;
+        };
+        let mut key = key.to_string();
+        if pairs.is_empty() && !leading.is_empty() {
+            key = format!("{}-{key}", leading.join("-"));
+        }
+        if let Some((_, values)) = pairs.last_mut() {
+            // The longest tail of the previous value that, with this key, names a known parameter.
+            for taken in (1..values.len()).rev() {
+                let candidate = format!("{}-{key}", values[values.len() - taken..].join("-"));
+                if is_known_name(&candidate) {
+                    values.truncate(values.len() - taken);
+                    key = candidate;
+                    break;
+                }
+            }
+        }
+        pairs.push((key, vec![value]));
+    }
+    pairs
+        .into_iter()
+        .map(|(key, values)| (key, values.join("-")))
+        .collect()
+}
+
+/// A segment that opens a `key=value` pair: an identifier (letters, digits, `_`, `.`), then `=`.
+fn starts_pair(segment: &str) -> bool {
+    segment.split_once('=').is_some_and(|(key, _)| {
+        key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    })
+}
+
+/// An InferenceX (InferenceMAX) result name: `<model>_<isl>k<osl>k_<precision>_<engine>_<parallelism>_conc<C>_
+/// <runner>`, the parallelism written `tp4_ep1_dpa_false` (InferenceMAX) or `tp4-pp1-dcp1-pcp1-ep1-dpafalse_
+/// disagg-false_spec-none` (InferenceX), the runner being the accelerator with an optional suffix (`b200`,
+/// `b200-trt`, `b200-nb_0`); the aggregated copy adds the prefix `agg_`.
+fn inferencex_name(component: &str) -> Option<PathSettings> {
+    let stem = component.strip_prefix("agg_").unwrap_or(component);
+    let tokens: Vec<&str> = stem.split('_').collect();
+    let lengths = tokens.iter().position(|token| is_lengths(token))?;
+    let conc = tokens
+        .iter()
+        .position(|token| digits_after(token, "conc").is_some())?;
+    if conc < lengths + 3 {
+        return None;
+    }
+    let rule = "an InferenceX result name";
+    let mut settings = PathSettings::default();
+    let mut add = |name: &str, value: &str| {
+        settings.config.push(inferred(component, rule, name, value));
+    };
+    add("precision", tokens[lengths + 1]);
+    add("engine", tokens[lengths + 2]);
+    let pieces: Vec<&str> = tokens[lengths + 3..conc]
+        .iter()
+        .flat_map(|token| token.split('-'))
+        .collect();
+    for (name, value) in parallelism(&pieces) {
+        add(&name, &value);
+    }
+    if let Some(runner) = tokens.get(conc + 1) {
+        let accelerator = runner.split('-').next().unwrap_or(runner);
+        add("accelerator", accelerator);
+    }
+    if !settings.config.iter().any(|setting| setting.name == "tp") {
+        return None;
+    }
+    let concurrency = digits_after(tokens[conc], "conc").unwrap_or_default();
+    settings
+        .load
+        .push(inferred(component, rule, "max_concurrency", concurrency));
+    settings.workload = Some(inferred(component, rule, "workload", tokens[lengths]));
+    Some(settings)
+}
+
+/// `1k1k`, `8k1k`, `1k8k`: input and output lengths in K tokens.
+fn is_lengths(token: &str) -> bool {
+    let Some(rest) = token.strip_suffix('k') else {
+        return false;
+    };
+    rest.split_once('k').is_some_and(|(input, output)| {
+        [input, output]
+            .iter()
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// The digits after `prefix` when the token is exactly the prefix and a whole number.
+fn digits_after<'a>(token: &'a str, prefix: &str) -> Option<&'a str> {
+    token
+        .strip_prefix(prefix)
+        .filter(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The parallelism pieces of an InferenceX name: `tp4`, `ep1`, `pp1`, `dcp1`, `pcp1`, `dpa` `false` or
+/// `dpafalse`, `disagg` `false`, `spec` `none`.
+fn parallelism(pieces: &[&str]) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut index = 0;
+    while index < pieces.len() {
+        let piece = pieces[index].to_ascii_lowercase();
+        let next = pieces.get(index + 1).copied();
+        let sized = ["tp", "ep", "pp", "dcp", "pcp"]
+            .into_iter()
+            .find_map(|prefix| Some((prefix, digits_after(&piece, prefix)?.to_string())));
+        if let Some((prefix, size)) = sized {
+            found.push((prefix.to_string(), size));
+        } else if let Some(flag) = piece.strip_prefix("dpa").filter(|flag| !flag.is_empty()) {
+            found.push(("dp_attention".to_string(), flag.to_string()));
+        } else if let ("dpa" | "disagg" | "spec", Some(value)) = (piece.as_str(), next) {
+            let name = match piece.as_str() {
+                "dpa" => "dp_attention",
+                "spec" => "spec_decoding",
+                other => other,
+            };
+            found.push((name.to_string(), value.to_string()));
+            index += 1;
+        }
+        index += 1;
+    }
+    found
+}
+
+/// Precision words a path may carry.
+const PRECISIONS: &[&str] = &[
+    "fp8", "fp4", "nvfp4", "mxfp4", "bf16", "fp16", "fp32", "int8", "int4", "w8a8", "w4a16",
+    "w4a8", "awq", "gptq",
+];
+
+/// Accelerator names a path may carry (TPU generations are read with or without the `tpu` word).
+const ACCELERATORS: &[&str] = &[
+    "h100", "h200", "h20", "h800", "a100", "a800", "a10g", "l4", "l40", "l40s", "b200", "b300",
+    "gb200", "gb300", "mi250x", "mi300x", "mi325x", "mi355x",
+];
+
+/// TPU generations.
+const TPUS: &[&str] = &["v4", "v5e", "v5p", "v6e"];
+
+/// Single tokens of a component split on `-`, `_`, `.` and `=`: `tp4`, `tp=4`, `tp-4` (also dp, ep, pp), a
+/// precision word, an accelerator name (`tpu v5e` too), an accelerator count (`8gpu`, `8xh100`, `h100_x8`), and
+/// a whole component `name=value` for a known parameter.
+fn path_tokens(component: &str) -> PathSettings {
+    let mut settings = PathSettings::default();
+    if let Some((name, value)) = component.split_once('=')
+        && config::param(name).is_some()
+        && starts_pair(component)
+    {
+        let setting = inferred(component, "a `name=value` directory", name, value);
+        settings.config.push(setting);
+        return settings;
+    }
+    let tokens: Vec<String> = component
+        .split(['-', '_', '.', '='])
+        .filter(|token| !token.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let mut found: Vec<(&str, String)> = Vec::new();
+    let mut index = 0;
+    while index < tokens.len() {
+        let token = tokens[index].as_str();
+        let next = tokens.get(index + 1).map(String::as_str);
+        index += 1;
+        if let Some((name, size)) = parallel_token(token, next) {
+            index += usize::from(digits_after(token, name).is_none());
+            found.push((name, size));
+        } else if PRECISIONS.contains(&token) {
+            found.push(("precision", token.to_string()));
+        } else if let Some(tpu) = tpu_token(token, next) {
+            index += usize::from(token == "tpu");
+            found.push(("accelerator", tpu));
+        } else if let Some((count, accelerator)) = count_token(token, next) {
+            found.push(("accelerators", count));
+            if let Some(accelerator) = accelerator {
+                found.push(("accelerator", accelerator));
+            }
+        } else if ACCELERATORS.contains(&token) {
+            found.push(("accelerator", token.to_string()));
+            if let Some(count) = next.and_then(|next| digits_after(next, "x")) {
+                found.push(("accelerators", count.to_string()));
+                index += 1;
+            }
+        }
+    }
+    for (name, value) in found {
+        settings.config.retain(|known| known.name != name);
+        let setting = inferred(component, "a token of the path", name, &value);
+        settings.config.push(setting);
+    }
+    settings
+}
+
+/// `tp4`, or `tp` followed by a token of digits (`tp-4`, `tp=4`), for tp, dp, ep and pp.
+fn parallel_token(token: &str, next: Option<&str>) -> Option<(&'static str, String)> {
+    ["tp", "dp", "ep", "pp"].into_iter().find_map(|name| {
+        if let Some(size) = digits_after(token, name) {
+            return Some((name, size.to_string()));
+        }
+        let size = next.filter(|next| !next.is_empty() && next.bytes().all(|b| b.is_ascii_digit()));
+        (token == name).then_some((name, size?.to_string()))
+    })
+}
+
+/// A TPU: `tpu` then a generation, `tpuv5e`, or a generation alone (`v5e`), as `tpu-v5e`.
+fn tpu_token(token: &str, next: Option<&str>) -> Option<String> {
+    let generation = match token {
+        "tpu" => next.filter(|next| TPUS.contains(next))?,
+        _ => {
+            let generation = token.strip_prefix("tpu").unwrap_or(token);
+            TPUS.iter().find(|known| **known == generation)?
+        }
+    };
+    Some(format!("tpu-{generation}"))
+}
+
+/// An accelerator count: `8gpu`, `8gpus`, `8xh100` (with the accelerator), or `8x` before an accelerator name.
+fn count_token(token: &str, next: Option<&str>) -> Option<(String, Option<String>)> {
+    let digits = token.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let (count, rest) = token.split_at(digits);
+    match rest {
+        "gpu" | "gpus" => Some((count.to_string(), None)),
+        "x" => next
+            .filter(|next| ACCELERATORS.contains(next))
+            .map(|_| (count.to_string(), None)),
+        _ => {
+            let accelerator = rest.strip_prefix('x')?;
+            ACCELERATORS
+                .contains(&accelerator)
+                .then(|| (count.to_string(), Some(accelerator.to_string())))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The content
+
+/// The server fields SGLang's `/get_server_info` reports that are configuration, in the order read (the first
+/// of two spellings of one parameter wins: `quantization` before `dtype`).
+const SGLANG_SERVER_FIELDS: &[&str] = &[
+    "tp_size",
+    "dp_size",
+    "ep_size",
+    "pp_size",
+    "enable_dp_attention",
+    "quantization",
+    "dtype",
+    "kv_cache_dtype",
+    "version",
+    "max_running_requests",
+    "context_length",
+];
+
+/// What a record of format `format` (a [`super::RunFormat`] name) states about its deployment: SGLang's
+/// `server_info` (for a prefill/decode deployment behind the router, each side's first server, prefixed
+/// `prefill_`/`decode_`, and the number of servers on each side), well-known parameters at the top of a vLLM or
+/// SGLang result (a sweep writes its serve parameters there, `--metadata` its pairs), and GuideLLM's backend
+/// object. AIPerf, GenAI-Perf and LLMPerf record nothing about the server.
+pub fn config_from_fields(format: &str, record: &Json) -> Vec<Setting> {
+    let mut settings = Vec::new();
+    match format {
+        "sglang-bench" => {
+            if let Some(info) = record.get("server_info") {
+                server_info(info, &mut settings);
+            }
+            top_level(record, "", &mut settings);
+        }
+        "vllm-bench" => top_level(record, "", &mut settings),
+        "guidellm" => {
+            if let Some(backend) = record.pointer("/config/backend") {
+                top_level(backend, "config.backend.", &mut settings);
+            }
+        }
+        _ => {}
+    }
+    settings
+}
+
+/// SGLang's `server_info`: one server's fields, or the router's `prefill`/`decode` lists.
+fn server_info(info: &Json, settings: &mut Vec<Setting>) {
+    let sides: Vec<(&str, &Vec<Json>)> = ["prefill", "decode"]
+        .into_iter()
+        .filter_map(|side| Some((side, info.get(side)?.as_array()?)))
+        .collect();
+    if sides.is_empty() {
+        server_fields(info, "server_info.", "", settings);
+        return;
+    }
+    for (side, servers) in sides {
+        let how = How::Read(format!("the length of `server_info.{side}`"));
+        settings.push(Setting::new(
+            &format!("{side}_servers"),
+            &servers.len().to_string(),
+            how,
+        ));
+        if let Some(first) = servers.first() {
+            let field = format!("server_info.{side}[0].");
+            server_fields(first, &field, &format!("{side}_"), settings);
+        }
+    }
+}
+
+/// The configuration fields of one SGLang server's info, named with `prefix` (`decode_` for a decode server).
+fn server_fields(info: &Json, field: &str, prefix: &str, settings: &mut Vec<Setting>) {
+    for key in SGLANG_SERVER_FIELDS {
+        let Some(value) = info.get(*key).and_then(value_text) else {
+            continue;
+        };
+        // `dtype: auto` says only that the model's own dtype was kept.
+        if *key == "dtype" && value == "auto" {
+            continue;
+        }
+        let name = format!("{prefix}{}", config::canonical_name(key));
+        if settings.iter().any(|known| known.name == name) {
+            continue;
+        }
+        let how = How::Read(format!("field `{field}{key}`"));
+        settings.push(Setting {
+            name,
+            value: config::normalise_value(key, &value),
+            how,
+        });
+    }
+}
+
+/// The well-known parameters among an object's own fields (`field` prefixes the names in the source text).
+fn top_level(object: &Json, field: &str, settings: &mut Vec<Setting>) {
+    let Some(object) = object.as_object() else {
+        return;
+    };
+    for (key, value) in object {
+        if config::param(key).is_none()
+            || settings
+                .iter()
+                .any(|known| config::canonical_name(key) == known.name)
+        {
+            continue;
+        }
+        if let Some(value) = value_text(value) {
+            settings.push(Setting::new(
+                key,
+                &value,
+                How::Read(format!("field `{field}{key}`")),
+            ));
+        }
+    }
+}
+
+/// A JSON value as configuration text: strings as they are, numbers and booleans as JSON writes them, lists and
+/// objects as compact JSON; `None` for null.
+fn value_text(value: &Json) -> Option<String> {
+    match value {
+        Json::Null => None,
+        Json::String(text) => Some(text.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,278 @@
+//! Service-level objectives and the capacity they give a configuration: the highest load at which every latency
+//! bound holds, interpolated between the measured load levels (definitions: docs/definitions.md, "SLO capacity").
+//!
+//! An SLO is a list of upper bounds on latency statistics, written `p99_ttft_ms<=2000,p99_tpot_ms<=100` in links
+//! and on the command line, or named by one of the MLPerf presets ([`presets`]).
+
+mod capacity;
+pub mod presets;
+
+pub use capacity::{Level, LoadAxis, Outcome, RepRange, RepValues};
+
+use crate::stat::Stat;
+use crate::suggest::hint;
+use std::fmt;
+use std::str::FromStr;
+
+/// The statistics a bound may name, as cells-table columns (all in milliseconds). Those the cells table has are
+/// written through [`Stat`] so the names cannot drift apart; the time-per-output-token, inter-token and the other
+/// time-to-first-token statistics are named here until the cells table carries them.
+pub const COLUMNS: [&str; 11] = [
+    "p99_ttft_ms",
+    "p99_tpot_ms",
+    Stat::P99WallMs.name(),
+    Stat::P95TtftMs.name(),
+    Stat::P95WallMs.name(),
+    Stat::P50TtftMs.name(),
+    "mean_ttft_ms",
+    "mean_tpot_ms",
+    "p99_itl_ms",
+    "p50_tpot_ms",
+    "p95_tpot_ms",
+];
+
+/// One upper bound: the SLO holds on this statistic when its value is at most `max`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SloBound {
+    /// The statistic, one of [`COLUMNS`].
+    pub column: &'static str,
+    /// The largest value that meets the bound, in the statistic's unit (ms).
+    pub max: f64,
+}
+
+/// A service-level objective: bounds that must all hold at once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slo {
+    /// The bounds, in the order they were written; each statistic at most once.
+    pub bounds: Vec<SloBound>,
+}
+
+/// Why a text is not an SLO or a name not a preset; each message names the bad part and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SloError {
+    /// The text has no bound at all.
+    #[error("an SLO needs at least one bound, such as `p99_ttft_ms<=2000`")]
+    Empty,
+    /// Two commas with nothing between them, or a comma at either end.
+    #[error("an empty bound in `{text}`: write bounds separated by single commas")]
+    EmptyPart {
+        /// The whole text.
+        text: String,
+    },
+    /// A part without `<=`.
+    #[error("`{part}` is not a bound: write `statistic<=max`, such as `p99_ttft_ms<=2000`")]
+    NotABound {
+        /// The part as written.
+        part: String,
+    },
+    /// A statistic no bound can name.
+    #[error("`{part}`: `{column}` is not a statistic an SLO can bound{hint}; the statistics: {}", COLUMNS.join(", "))]
+    UnknownColumn {
+        /// The part as written.
+        part: String,
+        /// The statistic as written.
+        column: String,
+        /// ` (did you mean …?)` or nothing.
+        hint: String,
+    },
+    /// A maximum that is not a finite number ≥ 0.
+    #[error("`{part}`: the maximum `{value}` is not a number of milliseconds ≥ 0")]
+    BadMax {
+        /// The part as written.
+        part: String,
+        /// The maximum as written.
+        value: String,
+    },
+    /// A statistic bounded twice.
+    #[error("`{part}`: `{column}` is bounded twice; give each statistic one bound")]
+    Repeated {
+        /// The second part naming the statistic.
+        part: String,
+        /// The statistic.
+        column: &'static str,
+    },
+    /// A preset name that is not in the table.
+    #[error("no SLO preset `{name}`{hint}; the presets: {}", presets::names().join(", "))]
+    UnknownPreset {
+        /// The name as given.
+        name: String,
+        /// ` (did you mean …?)` or nothing.
+        hint: String,
+    },
+}
+
+impl Slo {
+    /// The SLO of an MLPerf preset: its p99 TTFT and p99 TPOT bounds. The names are those of
+    /// [`presets::MLPERF_SERVER`]; `llama3_1-8b`, as MLPerf's configuration spells it, is `llama3.1-8b`.
+    pub fn preset(name: &str) -> Result<Slo, SloError> {
+        let wanted = name.trim().replace("3_1", "3.1");
+        let preset = presets::MLPERF_SERVER
+            .iter()
+            .find(|preset| preset.name == wanted)
+            .ok_or_else(|| SloError::UnknownPreset {
+                name: name.to_string(),
+                hint: hint(&wanted, presets::names()),
+            })?;
+        Ok(Slo {
+            bounds: vec![
+                SloBound {
+                    column: "p99_ttft_ms",
+                    max: preset.p99_ttft_ms,
+                },
+                SloBound {
+                    column: "p99_tpot_ms",
+                    max: preset.p99_tpot_ms,
+                },
+            ],
+        })
+    }
+}
+
+impl FromStr for Slo {
+    type Err = SloError;
+
+    /// Reads `statistic<=max` bounds separated by commas (spaces around the parts ignored, `≤` read as `<=`).
+    fn from_str(text: &str) -> Result<Slo, SloError> {
+        if text.trim().is_empty() {
+            return Err(SloError::Empty);
+        }
+        let mut bounds: Vec<SloBound> = Vec::new();
+        for part in text.split(',').map(str::trim) {
+            if part.is_empty() {
+                return Err(SloError::EmptyPart {
+                    text: text.to_string(),
+                });
+            }
+            let bound = parse_bound(part)?;
+            if bounds.iter().any(|known| known.column == bound.column) {
+                return Err(SloError::Repeated {
+                    part: part.to_string(),
+                    column: bound.column,
+                });
+            }
+            bounds.push(bound);
+        }
+        Ok(Slo { bounds })
+    }
+}
+
+/// One `statistic<=max` part.
+fn parse_bound(part: &str) -> Result<SloBound, SloError> {
+    let normalised = part.replace('≤', "<=");
+    let Some((column, value)) = normalised.split_once("<=") else {
+        return Err(SloError::NotABound {
+            part: part.to_string(),
+        });
+    };
+    let (column, value) = (column.trim(), value.trim());
+    let Some(known) = COLUMNS.iter().find(|known| **known == column) else {
+        return Err(SloError::UnknownColumn {
+            part: part.to_string(),
+            column: column.to_string(),
+            hint: hint(column, COLUMNS),
+        });
+    };
+    match value.parse::<f64>() {
+        Ok(max) if max.is_finite() && max >= 0.0 => Ok(SloBound { column: known, max }),
+        _ => Err(SloError::BadMax {
+            part: part.to_string(),
+            value: value.to_string(),
+        }),
+    }
+}
+
+impl fmt::Display for SloBound {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}<={}", self.column, self.max)
+    }
+}
+
+/// The text form `p99_ttft_ms<=2000,p99_tpot_ms<=100`, which [`FromStr`] reads back to the same SLO.
+impl fmt::Display for Slo {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (position, bound) in self.bounds.iter().enumerate() {
+            if position > 0 {
+                formatter.write_str(",")?;
+            }
+            write!(formatter, "{bound}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_form_reads_bounds_and_writes_them_back() {
+        let slo: Slo = " p99_ttft_ms <= 2000 , p99_tpot_ms≤100.5".parse().unwrap();
+        assert_eq!(
+            slo.bounds,
+            [
+                SloBound {
+                    column: "p99_ttft_ms",
+                    max: 2000.0
+                },
+                SloBound {
+                    column: "p99_tpot_ms",
+                    max: 100.5
+                },
+            ]
+        );
+        assert_eq!(slo.to_string(), "p99_ttft_ms<=2000,p99_tpot_ms<=100.5");
+    }
+
+    #[test]
+    fn each_bad_text_names_its_bad_part_and_what_was_expected() {
+        let error = |text: &str| text.parse::<Slo>().unwrap_err().to_string();
+        assert_eq!(
+            error(""),
+            "an SLO needs at least one bound, such as `p99_ttft_ms<=2000`"
+        );
+        assert!(error("p99_ttft_ms<=1,,p99_tpot_ms<=2").contains("empty bound"));
+        assert_eq!(
+            error("p99_ttft_ms<=1,p99_tpot_ms=2"),
+            "`p99_tpot_ms=2` is not a bound: write `statistic<=max`, such as `p99_ttft_ms<=2000`"
+        );
+        let unknown = error("p99_tftt_ms<=2000");
+        assert!(
+            unknown.starts_with(
+                "`p99_tftt_ms<=2000`: `p99_tftt_ms` is not a statistic an SLO can bound (did you mean \
+                 `p99_ttft_ms`?); the statistics: p99_ttft_ms, p99_tpot_ms,"
+            ),
+            "{unknown}"
+        );
+        assert_eq!(
+            error("p99_ttft_ms<=2 s"),
+            "`p99_ttft_ms<=2 s`: the maximum `2 s` is not a number of milliseconds ≥ 0"
+        );
+        for bad in ["-1", "inf", "NaN", ""] {
+            assert!(error(&format!("p99_ttft_ms<={bad}")).contains("is not a number"));
+        }
+        assert!(error("p99_ttft_ms<=1,p99_ttft_ms<=2").contains("bounded twice"));
+    }
+
+    #[test]
+    fn presets_give_p99_ttft_and_tpot_bounds_and_unknown_names_list_the_presets() {
+        assert_eq!(
+            Slo::preset("llama2-70b").unwrap().to_string(),
+            "p99_ttft_ms<=2000,p99_tpot_ms<=200"
+        );
+        assert_eq!(
+            Slo::preset("llama3_1-8b").unwrap(),
+            Slo::preset("llama3.1-8b").unwrap()
+        );
+        let error = Slo::preset("llama2-70").unwrap_err().to_string();
+        assert!(
+            error.starts_with(
+                "no SLO preset `llama2-70` (did you mean `llama2-70b`?); the presets: llama2-70b,"
+            ),
+            "{error}"
+        );
+        for preset in presets::MLPERF_SERVER {
+            let slo = Slo::preset(preset.name).unwrap();
+            assert_eq!(slo.to_string().parse::<Slo>().unwrap(), slo);
+        }
+    }
+}

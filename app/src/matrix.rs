@@ -67,14 +67,12 @@ pub(crate) fn MatrixView() -> impl IntoView {
     // Every stated load of the working cells, in load order (concurrencies, then rates).
     let loads = Memo::new(move |_| {
         ctx.working.with(|cells| {
-            let mut loads: Vec<Load> = cells
+            let loads: std::collections::BTreeSet<Load> = cells
                 .iter()
                 .map(|cell| cell.key.load)
                 .filter(|load| *load != Load::Unstated)
                 .collect();
-            loads.sort_unstable();
-            loads.dedup();
-            loads
+            loads.into_iter().collect::<Vec<Load>>()
         })
     });
     // A sweep of concurrencies alone reads "at N" as it always has.

@@ -313,11 +313,7 @@ pub mod optional_rate_json {
     use super::{RateRps, rate_json};
     use serde::{Deserialize, Deserializer, Serializer};
 
-    #[expect(
-        clippy::ref_option,
-        reason = "serde's `with` hands the field by reference"
-    )]
-    /// Writes the rate as [`rate_json`] does.
+    /// Writes the rate as [`rate_json`] does (serde's `with` hands the field by reference).
     pub fn serialize<S: Serializer>(
         rate: &Option<RateRps>,
         serializer: S,
@@ -376,15 +372,17 @@ mod tests {
 
     #[test]
     fn order_is_concurrency_then_rate_then_unstated_with_inf_last() {
-        let mut loads = vec![
+        let loads: std::collections::BTreeSet<Load> = [
             Load::Unstated,
             Load::rate(f64::INFINITY).unwrap(),
             Load::rate(4.0).unwrap(),
             Load::Concurrency(64),
             Load::rate(0.5).unwrap(),
             Load::Concurrency(1),
-        ];
-        loads.sort();
+        ]
+        .into_iter()
+        .collect();
+
         let texts: Vec<String> = loads.iter().map(ToString::to_string).collect();
         assert_eq!(
             texts,

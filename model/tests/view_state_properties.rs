@@ -54,8 +54,8 @@ fn criterion() -> impl Strategy<Value = Criterion> {
 fn load() -> impl Strategy<Value = Load> {
     prop_oneof![
         any::<u32>().prop_map(Load::Concurrency),
-        (1u32..100_000).prop_map(|milli| Load::rate(f64::from(milli) / 1000.0).unwrap()),
-        Just(Load::rate(f64::INFINITY).unwrap()),
+        (1u32..100_000).prop_map(|milli| Load::rate(f64::from(milli) / 1000.0).expect("a rate")),
+        Just(Load::rate(f64::INFINITY).expect("a rate")),
         Just(Load::Unstated),
     ]
 }
@@ -121,8 +121,8 @@ fn view_state() -> impl Strategy<Value = ViewState> {
         proptest::sample::select(Metric::ALL.to_vec()),
         prop_oneof![
             (1u32..=1024).prop_map(Load::Concurrency),
-            (1u32..10_000).prop_map(|centi| Load::rate(f64::from(centi) / 100.0).unwrap()),
-            Just(Load::rate(f64::INFINITY).unwrap()),
+            (1u32..10_000).prop_map(|centi| Load::rate(f64::from(centi) / 100.0).expect("a rate")),
+            Just(Load::rate(f64::INFINITY).expect("a rate")),
         ],
         criterion(),
         dimension(),
@@ -134,10 +134,12 @@ fn view_state() -> impl Strategy<Value = ViewState> {
     );
     let rest = (
         proptest::option::of(
-            (1u32..=51_200).prop_map(|centi| LoadBound::new(f64::from(centi) / 100.0).unwrap()),
+            (1u32..=51_200)
+                .prop_map(|centi| LoadBound::new(f64::from(centi) / 100.0).expect("a bound")),
         ),
         proptest::option::of(
-            (1u32..=51_200).prop_map(|centi| LoadBound::new(f64::from(centi) / 100.0).unwrap()),
+            (1u32..=51_200)
+                .prop_map(|centi| LoadBound::new(f64::from(centi) / 100.0).expect("a bound")),
         ),
         proptest::option::of(cell()),
         (any::<bool>(), any::<bool>(), any::<bool>()),

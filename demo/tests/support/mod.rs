@@ -129,7 +129,7 @@ pub(crate) fn summaries(run: &str, requests_per_agent: u32) -> Vec<CellSummary> 
     let mut out: Vec<CellSummary> = cells
         .into_iter()
         .map(|(key, (mut census, accumulator))| {
-            census.expected_rows = Some(requests_per_agent * key.n().unwrap());
+            census.expected_rows = Some(requests_per_agent * key.n().expect("a concurrency"));
             let mut cell = CellSummary::empty(key, CellStatus::classify(census));
             cell.expected_rows = census.expected_rows;
             cell.rows = census.rows;

@@ -179,7 +179,7 @@ fn the_default_comparison_pairs_each_configuration_once_over_its_phases_and_reps
                 cell.key.backend == backend
                     && cell.key.model == model
                     && cell.key.workload == workload
-                    && cell.key.n().unwrap() == n
+                    && cell.key.n().expect("a concurrency") == n
                     && cell.excluded.is_empty()
             })
             .filter_map(|cell| cell.efficiency)

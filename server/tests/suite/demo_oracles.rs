@@ -50,7 +50,11 @@ fn v1_census_matches_ss1_and_the_7_2_placement() {
     assert_eq!(by_status.get("not_run"), None);
     assert_eq!(v1.iter().map(|cell| cell.skip_rows).sum::<u32>(), 14);
     assert_eq!(
-        count_by(real(), |cell| cell.key.n().unwrap().to_string()),
+        count_by(real(), |cell| cell
+            .key
+            .n()
+            .expect("a concurrency")
+            .to_string()),
         map(&[("1", 72), ("2", 72), ("4", 72), ("8", 72), ("16", 58)])
     );
     assert_eq!(
@@ -83,7 +87,7 @@ fn v1_census_matches_ss1_and_the_7_2_placement() {
             partial.key.phase.as_str(),
             partial.key.model.as_str(),
             partial.key.workload.as_str(),
-            partial.key.n().unwrap(),
+            partial.key.n().expect("a concurrency"),
             partial.key.rep
         ),
         ("ttft", "llama3.2-3b", "balanced_2k", 16, 0)
@@ -236,7 +240,9 @@ fn v3_per_model_n32_efficiency_matches_the_published_table() {
                 .cells
                 .iter()
                 .filter(|cell| {
-                    cell.key.run_id == run && cell.key.model == model && cell.key.n().unwrap() == 32
+                    cell.key.run_id == run
+                        && cell.key.model == model
+                        && cell.key.n().expect("a concurrency") == 32
                 })
                 .filter_map(|cell| cell.efficiency)
                 .collect();
@@ -332,7 +338,7 @@ fn v3_workload_n32_means_match_the_published_table() {
                 .filter(|cell| {
                     cell.key.run_id == run
                         && cell.key.workload == workload
-                        && cell.key.n().unwrap() == 32
+                        && cell.key.n().expect("a concurrency") == 32
                 })
                 .filter_map(|cell| cell.efficiency)
                 .collect();

@@ -425,13 +425,24 @@ fn a_guidellm_03_report_is_read_and_a_bad_benchmark_leaves_the_others_unchanged(
         let twin = good
             .cells
             .iter()
-            .find(|other| other.key.n().unwrap() == cell.key.n().unwrap())
+            .find(|other| {
+                other.key.n().expect("a concurrency") == cell.key.n().expect("a concurrency")
+            })
             .expect("the same benchmark in the good report");
-        assert_eq!(twin.stats, cell.stats, "n={}", cell.key.n().unwrap());
+        assert_eq!(
+            twin.stats,
+            cell.stats,
+            "n={}",
+            cell.key.n().expect("a concurrency")
+        );
         assert_eq!(twin.rows, cell.rows);
         assert_eq!(twin.failed_rows, cell.failed_rows);
     }
-    assert!(bad.cells.iter().all(|cell| cell.key.n().unwrap() != 2));
+    assert!(
+        bad.cells
+            .iter()
+            .all(|cell| cell.key.n().expect("a concurrency") != 2)
+    );
 }
 
 #[test]
@@ -535,7 +546,7 @@ fn table_keys_units_and_explain() {
         .iter()
         .find(|cell| cell.failed_rows > 0)
         .expect("a cell with a failure");
-    assert_eq!(failed.key.n().unwrap(), 4);
+    assert_eq!(failed.key.n().expect("a concurrency"), 4);
     assert_eq!(failed.key.rep, 1);
     assert_eq!(failed.key.backend, "tgi");
     assert_eq!(failed.key.suite, "loadtest");
@@ -549,7 +560,7 @@ fn table_keys_units_and_explain() {
         index
             .cells
             .iter()
-            .all(|cell| cell.key.n().unwrap() == 1
+            .all(|cell| cell.key.n().expect("a concurrency") == 1
                 && cell.origin.inferred.contains(&"n".to_string()))
     );
     let root = fixtures().join("seed-tr131");

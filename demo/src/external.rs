@@ -11,9 +11,13 @@
 //!
 //! The formats themselves (file layout, key order, units, failure conventions, aggregate arithmetic) follow the
 //! producing code of each tool; `vllm.rs`, `sglang.rs` and `aiperf.rs` each say which parts.
+//!
+//! Beside that sweep, `rate_sweep.rs` writes a vLLM request-rate sweep of one model on two deployments, from a
+//! queueing model rather than the V3 rows.
 
 mod aiperf;
 mod pyjson;
+pub(crate) mod rate_sweep;
 pub(crate) mod scale;
 mod sglang;
 mod vllm;

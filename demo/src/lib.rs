@@ -8,7 +8,8 @@
 //!
 //! [`generate_mixed`] then writes a second root beside it that shows several formats at once: the TR164 trees of the
 //! first root (hard-linked) plus a small sweep of the V3 demo in vLLM, SGLang and AIPerf formats with the
-//! `cellscope.toml` that maps those files to cells, and a vLLM request-rate sweep over two deployments.
+//! `cellscope.toml` that maps those files to cells, and one model on two deployments: a vLLM request-rate sweep and
+//! InferenceX-named concurrency runs.
 
 mod analysis;
 mod calendar;
@@ -99,8 +100,8 @@ pub struct MixedSummary {
     /// Files of the external sweeps, `cellscope.toml` included.
     pub external_files: usize,
     pub external_bytes: u64,
-    /// Cells and requests of the external sweeps: the three engines' concurrency sweep and the vLLM rate sweep (one
-    /// cell per run file).
+    /// Cells and requests of the external sweeps: the three engines' concurrency sweep and the two-deployment
+    /// sweeps (one cell per run file).
     pub external_cells: usize,
     pub external_requests: usize,
 }
@@ -110,7 +111,7 @@ const SHARED: [&str; 3] = ["exclusions.toml", "tr164-v1", "tr164-v3"];
 
 /// Generates the mixed-format data root at `out_dir`, replacing what is there: `exclusions.toml`, `tr164-v1/` and
 /// `tr164-v3/` hard-linked from `demo_dir` (copied where the file system cannot link), plus `external/` and
-/// `cellscope.toml` (see `external.rs` and `external/rate_sweep.rs`). `demo_dir` must hold a demo root generated with the same `options`,
+/// `cellscope.toml` (see `external.rs`). `demo_dir` must hold a demo root generated with the same `options`,
 /// because the external requests are rebuilt from the V3 rows of `options.seed`. Written through a staging
 /// directory like [`generate`].
 pub fn generate_mixed(
@@ -135,8 +136,8 @@ pub fn generate_mixed(
             summary.linked_files += linked.linked;
             summary.copied_files += linked.copied;
         }
-        // The rate sweep goes first so that `cellscope.toml`, the last of the other files, is still written last.
-        let (rate_files, rate_counts) = external::rate_sweep::files(options.seed);
+        // The deployment sweeps go first so that `cellscope.toml`, the last of the other files, is written last.
+        let (rate_files, rate_counts) = external::deployment_files(options.seed);
         let (files, counts) = external::files(options.seed, &recipe)?;
         for (path, contents) in rate_files.iter().chain(&files) {
             tree.write(path, contents)?;
@@ -167,12 +168,12 @@ pub fn generate_vllm_sweep(out_dir: &Path, seed: u64) -> Result<Vec<VllmSweepFil
     external::scale::generate(out_dir, seed)
 }
 
-/// Writes only the mixed root's vLLM request-rate sweep (`external/vllm-rate-sweep/`, see
-/// `external/rate_sweep.rs`) under `out_dir`, replacing what is there, through a staging directory; returns the
-/// number of files. The mixed root holds the same bytes for the same seed.
-pub fn generate_rate_sweep(out_dir: &Path, seed: u64) -> Result<usize, DemoError> {
+/// Writes only the mixed root's two-deployment sweeps (`external/vllm-rate-sweep/` and `external/inferencex/`, see
+/// `external/rate_sweep.rs` and `external/inferencex.rs`) under `out_dir`, replacing what is there, through a
+/// staging directory; returns the number of files. The mixed root holds the same bytes for the same seed.
+pub fn generate_deployment_sweeps(out_dir: &Path, seed: u64) -> Result<usize, DemoError> {
     let mut tree = tree::Tree::stage(out_dir)?;
-    let (files, _) = external::rate_sweep::files(seed);
+    let (files, _) = external::deployment_files(seed);
     for (path, contents) in &files {
         if let Err(error) = tree.write(path, contents) {
             let _ = std::fs::remove_dir_all(&tree.root);

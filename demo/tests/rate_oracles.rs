@@ -1,7 +1,9 @@
-//! Oracles of the vLLM request-rate sweep: every run file read back with `serde_json` and its levels recomputed
-//! from the per-request arrays with numpy's arithmetic (`np.median`, `np.percentile` with linear interpolation),
-//! checking the file's own aggregates and the generator's intent: each deployment follows its offered rate until
-//! it saturates, TP 2 saturates and meets the SLO at a higher rate than TP 1, and one level has failed requests.
+//! Oracles of the two-deployment sweeps: every vLLM request-rate run file read back with `serde_json` and its
+//! levels recomputed from the per-request arrays with numpy's arithmetic (`np.median`, `np.percentile` with linear
+//! interpolation), checking the file's own aggregates and the generator's intent: each deployment follows its
+//! offered rate until it saturates, TP 2 saturates and meets the SLO at a higher rate than TP 1, and one level has
+//! failed requests. The InferenceX-named runs of the same deployments are checked for their names, their
+//! aggregates-only contents and their concurrency trends.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -19,7 +21,8 @@ fn root() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
         let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cellscope-demo-rate-sweep");
-        cellscope_demo::generate_rate_sweep(&root, 164).expect("generate the rate sweep");
+        cellscope_demo::generate_deployment_sweeps(&root, 164)
+            .expect("generate the deployment sweeps");
         root
     })
 }
@@ -397,4 +400,82 @@ fn one_level_has_failed_requests() {
             .values()
             .all(|error| error.contains("ServerDisconnectedError"))
     );
+}
+
+const INFERENCEX: &str = "external/inferencex";
+const CONCURRENCIES: [u32; 5] = [4, 8, 16, 32, 64];
+
+fn inferencex(tp: u32, concurrency: u32) -> Value {
+    read(&root().join(format!(
+        "{INFERENCEX}/llama8b_1k1k_bf16_vllm_tp{tp}_ep1_dpa_false_conc{concurrency}_h100.json"
+    )))
+}
+
+#[test]
+fn inferencex_runs_are_named_by_deployment_and_keep_only_the_aggregates() {
+    let names = std::fs::read_dir(root().join(INFERENCEX))
+        .expect("inferencex")
+        .count();
+    assert_eq!(names, DEPLOYMENTS.len() * CONCURRENCIES.len());
+    eprintln!("tp  conc  prompts  median_ttft_ms  median_tpot_ms  output_tok_s");
+    for (tp, _) in DEPLOYMENTS {
+        let mut previous: Option<(f64, f64)> = None;
+        for concurrency in CONCURRENCIES {
+            let file = inferencex(tp, concurrency);
+            assert_eq!(file["request_rate"], "inf");
+            assert_eq!(
+                file["max_concurrency"].as_u64(),
+                Some(u64::from(concurrency))
+            );
+            assert_eq!(
+                file["num_prompts"].as_u64(),
+                Some(u64::from(10 * concurrency))
+            );
+            assert_eq!(file["completed"], file["num_prompts"]);
+            assert_eq!(file["backend"], "vllm");
+            for detailed in [
+                "ttfts",
+                "itls",
+                "output_lens",
+                "generated_texts",
+                "errors",
+                "workload",
+            ] {
+                assert!(file.get(detailed).is_none(), "{detailed}");
+            }
+            // The kept latencies are the reported end-to-end latencies.
+            let latencies = numbers(&file, "latencies");
+            close(
+                file["median_e2el_ms"].as_f64().expect("median_e2el_ms"),
+                np_percentile(&latencies, 50.0) * 1000.0,
+                "median_e2el_ms",
+            );
+            let tpot = file["median_tpot_ms"].as_f64().expect("median_tpot_ms");
+            let throughput = file["output_throughput"]
+                .as_f64()
+                .expect("output_throughput");
+            eprintln!(
+                "{tp:<3} {concurrency:<5} {:<8} {:<15.1} {tpot:<15.2} {throughput:.0}",
+                latencies.len(),
+                file["median_ttft_ms"].as_f64().unwrap_or(f64::NAN)
+            );
+            // More concurrency: more output tokens per second, slower tokens for each request.
+            if let Some((previous_tpot, previous_throughput)) = previous {
+                assert!(tpot > previous_tpot, "tp{tp} conc{concurrency}");
+                assert!(throughput > previous_throughput, "tp{tp} conc{concurrency}");
+            }
+            previous = Some((tpot, throughput));
+        }
+    }
+    for concurrency in CONCURRENCIES {
+        let tpot = |tp| {
+            inferencex(tp, concurrency)["median_tpot_ms"]
+                .as_f64()
+                .unwrap_or(f64::NAN)
+        };
+        assert!(
+            tpot(2) < tpot(1),
+            "conc{concurrency}: TP 2 is the faster deployment"
+        );
+    }
 }

@@ -112,7 +112,8 @@ pub(crate) fn ensure_demo_data() -> anyhow::Result<PathBuf> {
     Ok(demo)
 }
 
-/// The newest part of the mixed root (`demo/src/external/rate_sweep.rs`): its absence marks a stale root.
+/// The newest part of the mixed root (`demo/src/external/rate_sweep.rs`, written with `inferencex.rs`): its
+/// absence marks a stale root.
 const RATE_SWEEP_DIR: &str = "external/vllm-rate-sweep";
 
 /// `data/demo-mixed/`, generated (with `data/demo/` first, when that is missing too) unless it is complete.

@@ -41,7 +41,7 @@ pub(crate) const RATES: [Option<u32>; 6] = [Some(1), Some(2), Some(4), Some(8), 
 pub(crate) const TRAFFIC_S: u32 = 30;
 
 /// `--model meta-llama/Llama-3.1-8B-Instruct` without `--served-model-name`: the Hugging Face id is the model id.
-const MODEL: Model = Model {
+pub(super) const MODEL: Model = Model {
     name: "meta-llama/Llama-3.1-8B-Instruct",
     hf_id: "meta-llama/Llama-3.1-8B-Instruct",
     tier: "production_small",
@@ -100,7 +100,7 @@ pub(crate) const DEPLOYMENTS: [Deployment; 2] = [
 const FAILURES: (u32, Option<u32>, u32, [usize; 3]) = (1, Some(16), 1, [301, 327, 355]);
 
 /// The client had been up this long when the first invocation started (`time.perf_counter()` counts from boot).
-const UPTIME_AT_START_NS: i64 = 517_903_441_276_094;
+pub(super) const UPTIME_AT_START_NS: i64 = 517_903_441_276_094;
 
 /// `--num-prompts` of a rate.
 pub(crate) fn num_prompts(rate: Option<u32>) -> u32 {
@@ -204,11 +204,11 @@ fn run_result(
 }
 
 /// A log-normal factor with median 1.
-fn jitter(rng: &mut DemoRng, sigma: f64) -> f64 {
+pub(super) fn jitter(rng: &mut DemoRng, sigma: f64) -> f64 {
     (sigma * rng.normal()).exp()
 }
 
-fn ns(seconds: f64) -> i64 {
+pub(super) fn ns(seconds: f64) -> i64 {
     (seconds * 1e9).round() as i64
 }
 
@@ -231,7 +231,11 @@ fn requests(
         let Reverse(free_ns) = free.pop().unwrap_or(Reverse(0));
         let begin_ns = arrival_ns.max(free_ns);
         let busy = free.iter().filter(|Reverse(end)| *end > begin_ns).count() + 1;
-        let request = serve(deployment, arrival_ns, begin_ns, busy, rng);
+        let lengths = [
+            range(WORKLOAD.prompt_target_tokens),
+            range(WORKLOAD.max_new_tokens),
+        ];
+        let request = serve(deployment, lengths, (arrival_ns, begin_ns), busy, rng);
         free.push(Reverse(request.end_ns()));
         out.push(request);
     }
@@ -248,19 +252,19 @@ fn requests(
     out
 }
 
-/// A request sent at `arrival_ns` that gets a batch slot at `begin_ns`, with `busy` slots taken (itself included).
-fn serve(
+/// A request with token counts drawn from `lengths` (prompt, output) sent at `arrival_ns` that gets a batch slot
+/// at `begin_ns`, with `busy` requests in the batch (itself included): prefill and decode slow down with the batch
+/// as a fraction of the deployment's slots.
+pub(super) fn serve(
     deployment: &Deployment,
-    arrival_ns: i64,
-    begin_ns: i64,
+    lengths: [(u32, u32); 2],
+    (arrival_ns, begin_ns): (i64, i64),
     busy: usize,
     rng: &mut DemoRng,
 ) -> Request {
     let fill = busy as f64 / deployment.slots as f64;
-    let (prompt_low, prompt_high) = range(WORKLOAD.prompt_target_tokens);
-    let (output_low, output_high) = range(WORKLOAD.max_new_tokens);
-    let prompt_tokens = rng.int_range(prompt_low, prompt_high);
-    let completion_tokens = rng.int_range(output_low, output_high);
+    let prompt_tokens = rng.int_range(lengths[0].0, lengths[0].1);
+    let completion_tokens = rng.int_range(lengths[1].0, lengths[1].1);
     let prefill_s = f64::from(prompt_tokens)
         * deployment.prefill_s_per_token
         * (1.0 + 0.5 * fill)

@@ -11,9 +11,15 @@
 //!
 //! The formats themselves (file layout, key order, units, failure conventions, aggregate arithmetic) follow the
 //! producing code of each tool; `vllm.rs`, `sglang.rs` and `aiperf.rs` each say which parts.
+//!
+//! Beside that sweep, [`deployment_files`] writes one model on two deployments, from a queueing model rather than
+//! the V3 rows: a vLLM request-rate sweep (`rate_sweep.rs`) and InferenceX-named concurrency runs
+//! (`inferencex.rs`).
 
 mod aiperf;
+mod inferencex;
 mod pyjson;
+pub(crate) mod rate_sweep;
 pub(crate) mod scale;
 mod sglang;
 mod vllm;
@@ -188,6 +194,17 @@ pub(crate) fn files(seed: u64, recipe: &Recipe) -> Result<(Files, Counts), DemoE
         CELLSCOPE_TOML.as_bytes().to_vec(),
     ));
     Ok((out, counts))
+}
+
+/// The files of the two-deployment sweeps (the vLLM request-rate sweep, then the InferenceX runs), with their
+/// cell and request counts.
+pub(crate) fn deployment_files(seed: u64) -> (Files, Counts) {
+    let (mut out, mut counts) = rate_sweep::files(seed);
+    let (more, more_counts) = inferencex::files(seed);
+    out.extend(more);
+    counts.cells += more_counts.cells;
+    counts.requests += more_counts.requests;
+    (out, counts)
 }
 
 /// The V3 model called `name` (the mixed demo and the large benchmark sweep both name their models).

@@ -8,7 +8,8 @@
 //!
 //! [`generate_mixed`] then writes a second root beside it that shows several formats at once: the TR164 trees of the
 //! first root (hard-linked) plus a small sweep of the V3 demo in vLLM, SGLang and AIPerf formats with the
-//! `cellscope.toml` that maps those files to cells.
+//! `cellscope.toml` that maps those files to cells, and one model on two deployments: a vLLM request-rate sweep and
+//! InferenceX-named concurrency runs.
 
 mod analysis;
 mod calendar;
@@ -96,10 +97,11 @@ pub struct MixedSummary {
     pub linked_files: usize,
     /// Files copied instead because the file system would not link them.
     pub copied_files: usize,
-    /// Files of the external sweep, `cellscope.toml` included.
+    /// Files of the external sweeps, `cellscope.toml` included.
     pub external_files: usize,
     pub external_bytes: u64,
-    /// Cells and requests of the external sweep over its three engines.
+    /// Cells and requests of the external sweeps: the three engines' concurrency sweep and the two-deployment
+    /// sweeps (one cell per run file).
     pub external_cells: usize,
     pub external_requests: usize,
 }
@@ -134,14 +136,16 @@ pub fn generate_mixed(
             summary.linked_files += linked.linked;
             summary.copied_files += linked.copied;
         }
+        // The deployment sweeps go first so that `cellscope.toml`, the last of the other files, is written last.
+        let (rate_files, rate_counts) = external::deployment_files(options.seed);
         let (files, counts) = external::files(options.seed, &recipe)?;
-        for (path, contents) in &files {
+        for (path, contents) in rate_files.iter().chain(&files) {
             tree.write(path, contents)?;
             summary.external_files += 1;
             summary.external_bytes += contents.len() as u64;
         }
-        summary.external_cells = counts.cells;
-        summary.external_requests = counts.requests;
+        summary.external_cells = counts.cells + rate_counts.cells;
+        summary.external_requests = counts.requests + rate_counts.requests;
         Ok::<MixedSummary, DemoError>(summary)
     })();
     let summary = match result {
@@ -162,6 +166,22 @@ pub use external::scale::SweepFile as VllmSweepFile;
 /// {1, …, 128} × 3 reps, over a million requests, plus the root's `cellscope.toml`. See `external/scale.rs`.
 pub fn generate_vllm_sweep(out_dir: &Path, seed: u64) -> Result<Vec<VllmSweepFile>, DemoError> {
     external::scale::generate(out_dir, seed)
+}
+
+/// Writes only the mixed root's two-deployment sweeps (`external/vllm-rate-sweep/` and `external/inferencex/`, see
+/// `external/rate_sweep.rs` and `external/inferencex.rs`) under `out_dir`, replacing what is there, through a
+/// staging directory; returns the number of files. The mixed root holds the same bytes for the same seed.
+pub fn generate_deployment_sweeps(out_dir: &Path, seed: u64) -> Result<usize, DemoError> {
+    let mut tree = tree::Tree::stage(out_dir)?;
+    let (files, _) = external::deployment_files(seed);
+    for (path, contents) in &files {
+        if let Err(error) = tree.write(path, contents) {
+            let _ = std::fs::remove_dir_all(&tree.root);
+            return Err(error);
+        }
+    }
+    tree.commit(out_dir)?;
+    Ok(files.len())
 }
 
 /// Generates the demo data root at `out_dir`, replacing what is there. Files are written into a temporary

@@ -45,6 +45,12 @@ impl Obj {
         self
     }
 
+    /// Python's `del d[key]` when the key is there: the other keys keep their order.
+    pub(super) fn remove(&mut self, key: &str) -> &mut Obj {
+        self.0.retain(|(existing, _)| existing != key);
+        self
+    }
+
     /// The value of `key`, if present.
     pub(super) fn get(&self, key: &str) -> Option<&Json> {
         self.0

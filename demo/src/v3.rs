@@ -59,7 +59,7 @@ impl PlanCell {
             backend: backend.into(),
             model: self.model.name.into(),
             workload: self.workload.name.into(),
-            load: cellscope_model::Load::Concurrency(self.n),
+            n: self.n,
             rep: self.rep,
         }
     }

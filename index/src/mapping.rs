@@ -34,8 +34,6 @@ struct RawEntry {
     model: Option<String>,
     workload: Option<String>,
     n: Option<String>,
-    /// An offered request rate in req/s (`inf` allowed), for rate-driven runs; `n` wins when both are set.
-    rate: Option<String>,
     rep: Option<String>,
 }
 
@@ -125,7 +123,6 @@ impl Mapping {
                 ("model", entry.model),
                 ("workload", entry.workload),
                 ("n", entry.n),
-                ("rate", entry.rate),
                 ("rep", entry.rep),
             ]
             .into_iter()

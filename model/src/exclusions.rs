@@ -168,7 +168,7 @@ mod tests {
             backend: "sglang".into(),
             model: model.into(),
             workload: workload.into(),
-            load: crate::Load::Concurrency(n),
+            n,
             rep: 0,
         }
     }

@@ -1,20 +1,14 @@
 //! Cell keys and the dimensions a user can slice by.
 
-pub use crate::load::{Load, LoadKind, RateRps};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-mod serde_form;
-
-/// The identity of one benchmark cell: `(run_id, suite, phase, backend, model, workload, load, rep)`.
+/// The identity of one benchmark cell: `(run_id, suite, phase, backend, model, workload, n, rep)`.
 ///
 /// Within one run directory `run_id` is constant; across runs it keeps cells of different sweeps apart.
 /// For a cell whose rows were refilled by a targeted re-run, `run_id` is the master run the cell belongs to,
 /// not the refill run (the refill run id is kept on the summary as `source_run_id`).
-///
-/// Serialised with the load as `"n": N` for a concurrency (the field every consumer of TR164 cells reads),
-/// `"rate_rps": R` (`"inf"` when unbounded) for a rate, and neither for an unstated load.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CellKey {
     /// The run (a refilled cell's master run).
     pub run_id: String,
@@ -28,15 +22,15 @@ pub struct CellKey {
     pub model: String,
     /// The workload sent.
     pub workload: String,
-    /// The load: concurrency N (`n_agents` in metrics.csv), an offered rate, or unstated.
-    pub load: Load,
+    /// Concurrency N (`n_agents` in metrics.csv).
+    pub n: u32,
     /// The repetition.
     pub rep: u32,
 }
 
-/// A curve: every cell of one `(run, suite, phase, backend, model, workload)` across loads and reps.
+/// A curve: every cell of one `(run, suite, phase, backend, model, workload)` across N and reps.
 ///
-/// Efficiency and p95 multipliers are normalised within a series against its lowest load (N=1 when present).
+/// Efficiency and p95 multipliers are normalised within a series against its N=1 cells.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SeriesKey {
     /// The run.
@@ -51,26 +45,11 @@ pub struct SeriesKey {
     pub model: String,
     /// The workload sent.
     pub workload: String,
-    /// How its loads are stated: a series holds one kind, so concurrency and rate points never share a curve.
-    #[serde(default = "concurrency", skip_serializing_if = "is_concurrency")]
-    pub load_kind: LoadKind,
-}
-
-fn concurrency() -> LoadKind {
-    LoadKind::Concurrency
-}
-
-#[expect(
-    clippy::trivially_copy_pass_by_ref,
-    reason = "serde's `skip_serializing_if` passes a reference"
-)]
-fn is_concurrency(kind: &LoadKind) -> bool {
-    *kind == LoadKind::Concurrency
 }
 
 /// A cell's place within one run: the cell key without `run_id`. In a spliced master the `run_id` column
 /// differs between rows of one cell (refill rows carry the refill run's id), so files are read by coordinates.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CellCoordinates {
     /// The suite.
     pub suite: String,
@@ -82,8 +61,9 @@ pub struct CellCoordinates {
     pub model: String,
     /// The workload sent.
     pub workload: String,
-    /// The load (`n_agents` in metrics.csv, manifests and plans).
-    pub load: Load,
+    /// `n_agents` in metrics.csv, manifests and plans.
+    #[serde(alias = "n_agents")]
+    pub n: u32,
     /// The repetition.
     pub rep: u32,
 }
@@ -98,7 +78,7 @@ impl CellKey {
             backend: coordinates.backend.clone(),
             model: coordinates.model.clone(),
             workload: coordinates.workload.clone(),
-            load: coordinates.load,
+            n: coordinates.n,
             rep: coordinates.rep,
         }
     }
@@ -111,14 +91,9 @@ impl CellKey {
             backend: self.backend.clone(),
             model: self.model.clone(),
             workload: self.workload.clone(),
-            load: self.load,
+            n: self.n,
             rep: self.rep,
         }
-    }
-
-    /// N of a concurrency cell.
-    pub fn n(&self) -> Option<u32> {
-        self.load.concurrency()
     }
 
     /// The text components in key order: run, suite, phase, backend, model, workload. Together they name the
@@ -143,7 +118,6 @@ impl CellKey {
             backend: self.backend.clone(),
             model: self.model.clone(),
             workload: self.workload.clone(),
-            load_kind: self.load.kind(),
         }
     }
 
@@ -156,7 +130,7 @@ impl CellKey {
             Dimension::Backend => DimensionValue::Text(&self.backend),
             Dimension::Model => DimensionValue::Text(&self.model),
             Dimension::Workload => DimensionValue::Text(&self.workload),
-            Dimension::Load => DimensionValue::Load(self.load),
+            Dimension::N => DimensionValue::Number(self.n),
             Dimension::Rep => DimensionValue::Number(self.rep),
         }
     }
@@ -193,21 +167,20 @@ fn read_component(text: &str) -> Option<String> {
     Some(out)
 }
 
-/// Writes text components separated by `/`, then the load and `rep=R`: the text form of cell keys and coordinates.
-fn write_key(f: &mut fmt::Formatter<'_>, texts: &[&str], load: Load, rep: u32) -> fmt::Result {
+/// Writes text components separated by `/`, then `n=N/rep=R`: the text form of cell keys and coordinates.
+fn write_key(f: &mut fmt::Formatter<'_>, texts: &[&str], n: u32, rep: u32) -> fmt::Result {
     for text in texts {
         write_component(f, text)?;
         f.write_str("/")?;
     }
-    write!(f, "{load}/rep={rep}")
+    write!(f, "n={n}/rep={rep}")
 }
 
-/// The text form `run/suite/phase/backend/model/workload/<load>/rep=R` (the load as `n=16`, `rate=2.5`,
-/// `rate=inf` or `load=unstated`) used in links (`cell=`), warnings and the
+/// The text form `run/suite/phase/backend/model/workload/n=N/rep=R` used in links (`cell=`), warnings and the
 /// CLI. [`CellKey::from_str`] reads exactly this form back.
 impl fmt::Display for CellKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_key(f, &self.series_components(), self.load, self.rep)
+        write_key(f, &self.series_components(), self.n, self.rep)
     }
 }
 
@@ -227,7 +200,7 @@ impl std::str::FromStr for CellKey {
             text: text.to_string(),
         };
         let parts: Vec<&str> = text.split('/').collect();
-        let [run, suite, phase, backend, model, workload, load, rep] = parts.as_slice() else {
+        let [run, suite, phase, backend, model, workload, n, rep] = parts.as_slice() else {
             return Err(error());
         };
         let number = |part: &str, prefix: &str| -> Option<u32> {
@@ -247,16 +220,9 @@ impl std::str::FromStr for CellKey {
             backend: component(backend)?,
             model: component(model)?,
             workload: component(workload)?,
-            load: load.parse().map_err(|_| error())?,
+            n: number(n, "n=").ok_or_else(error)?,
             rep: number(rep, "rep=").ok_or_else(error)?,
         })
-    }
-}
-
-impl CellCoordinates {
-    /// N of a concurrency cell.
-    pub fn n(&self) -> Option<u32> {
-        self.load.concurrency()
     }
 }
 
@@ -270,7 +236,7 @@ impl fmt::Display for CellCoordinates {
             &self.model,
             &self.workload,
         ];
-        write_key(f, &texts, self.load, self.rep)
+        write_key(f, &texts, self.n, self.rep)
     }
 }
 
@@ -290,10 +256,7 @@ impl fmt::Display for SeriesKey {
             }
             write_component(f, text)?;
         }
-        match self.load_kind {
-            LoadKind::Concurrency => Ok(()),
-            kind => write!(f, " ({})", kind.name()),
-        }
+        Ok(())
     }
 }
 
@@ -313,8 +276,8 @@ pub enum Dimension {
     Model,
     /// The workload sent.
     Workload,
-    /// The load: concurrency N, an offered rate, or unstated.
-    Load,
+    /// Concurrency N.
+    N,
     /// The repetition.
     Rep,
 }
@@ -328,7 +291,7 @@ impl Dimension {
         Dimension::Backend,
         Dimension::Model,
         Dimension::Workload,
-        Dimension::Load,
+        Dimension::N,
         Dimension::Rep,
     ];
 
@@ -341,23 +304,22 @@ impl Dimension {
             Dimension::Backend => "backend",
             Dimension::Model => "model",
             Dimension::Workload => "workload",
-            Dimension::Load => "load",
+            Dimension::N => "n",
             Dimension::Rep => "rep",
         }
     }
 
-    /// Every dimension but the load, which views select with a range rather than a list of values.
+    /// Every dimension but N, which views select with a range rather than a list of values.
     pub fn is_filterable(self) -> bool {
-        self != Dimension::Load
+        self != Dimension::N
     }
 
-    /// The load and rep are numbers; the others are text.
+    /// N and rep are whole numbers; the others are text.
     pub fn is_numeric(self) -> bool {
-        matches!(self, Dimension::Load | Dimension::Rep)
+        matches!(self, Dimension::N | Dimension::Rep)
     }
 
-    /// Parses a dimension name. `run_id` and `n_agents` (the metrics.csv column names) and `n` (the load's name
-    /// in older links and exclusion ledgers) are accepted as aliases.
+    /// Parses a dimension name. `run_id` and `n_agents` (the metrics.csv column names) are accepted as aliases.
     pub fn parse(name: &str) -> Option<Dimension> {
         Some(match name {
             "run" | "run_id" => Dimension::Run,
@@ -366,7 +328,7 @@ impl Dimension {
             "backend" => Dimension::Backend,
             "model" => Dimension::Model,
             "workload" => Dimension::Workload,
-            "load" | "n" | "n_agents" => Dimension::Load,
+            "n" | "n_agents" => Dimension::N,
             "rep" => Dimension::Rep,
             _ => return None,
         })
@@ -379,24 +341,20 @@ impl fmt::Display for Dimension {
     }
 }
 
-/// One dimension value of a cell (ordered text before numbers before loads; one dimension holds only one kind).
+/// One dimension value of a cell (ordered text before numbers; one dimension holds only one kind).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DimensionValue<'a> {
     /// A text dimension's value.
     Text(&'a str),
-    /// The rep.
+    /// N or rep.
     Number(u32),
-    /// The load.
-    Load(Load),
 }
 
 impl DimensionValue<'_> {
-    /// Whether this value equals `text` as written in a URL or a ledger (`"16"` matches N=16 and 16 req/s,
-    /// `n=16` only N=16, `rate=2.5` only 2.5 req/s).
+    /// Whether this value equals `text` as written in a URL or a ledger (`"16"` matches N=16).
     pub fn matches_text(&self, text: &str) -> bool {
         match self {
             DimensionValue::Text(value) => *value == text,
-            DimensionValue::Load(load) => load.matches_text(text),
             DimensionValue::Number(value) => text
                 .trim()
                 .parse::<u32>()
@@ -410,30 +368,17 @@ impl fmt::Display for DimensionValue<'_> {
         match self {
             DimensionValue::Text(value) => f.write_str(value),
             DimensionValue::Number(value) => write!(f, "{value}"),
-            DimensionValue::Load(load) => write_load_value(f, *load),
         }
     }
 }
 
-/// A load as a dimension value: a concurrency as its bare N (as links and ledgers have always written it), any
-/// other load in its text form.
-fn write_load_value(f: &mut fmt::Formatter<'_>, load: Load) -> fmt::Result {
-    match load {
-        Load::Concurrency(n) => write!(f, "{n}"),
-        other => write!(f, "{other}"),
-    }
-}
-
-/// An owned dimension value with an order: numbers numerically, loads by [`Load`]'s order, text alphabetically.
-/// Serialised as a JSON number or string. A concurrency load is held as its number, so within the load
-/// dimension concurrencies order before rates as [`Load`] does.
+/// An owned dimension value with an order: numbers numerically, text alphabetically. Serialised as a JSON
+/// number or string.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Value {
-    /// A concurrency N or a rep.
+    /// N or rep.
     Number(u32),
-    /// A rate or unstated load, as its text form (`rate=2.5`); read before text so that it reads back as a load.
-    Load(Load),
     /// A text dimension's value.
     Text(String),
 }
@@ -450,10 +395,7 @@ impl Value {
 impl From<DimensionValue<'_>> for Value {
     fn from(value: DimensionValue<'_>) -> Value {
         match value {
-            DimensionValue::Number(number) | DimensionValue::Load(Load::Concurrency(number)) => {
-                Value::Number(number)
-            }
-            DimensionValue::Load(load) => Value::Load(load),
+            DimensionValue::Number(number) => Value::Number(number),
             DimensionValue::Text(text) => Value::Text(text.to_string()),
         }
     }
@@ -463,7 +405,6 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Number(number) => write!(f, "{number}"),
-            Value::Load(load) => write!(f, "{load}"),
             Value::Text(text) => f.write_str(text),
         }
     }
@@ -481,7 +422,7 @@ mod tests {
             backend: "pytorch_direct".into(),
             model: "llama3.2-3b".into(),
             workload: "balanced_2k".into(),
-            load: crate::Load::Concurrency(16),
+            n: 16,
             rep: 0,
         }
     }
@@ -489,9 +430,9 @@ mod tests {
     #[test]
     fn numeric_dimensions_match_their_decimal_text() {
         let key = key();
-        assert!(key.value(Dimension::Load).matches_text("16"));
-        assert!(!key.value(Dimension::Load).matches_text("1"));
-        assert!(!key.value(Dimension::Load).matches_text("sixteen"));
+        assert!(key.value(Dimension::N).matches_text("16"));
+        assert!(!key.value(Dimension::N).matches_text("1"));
+        assert!(!key.value(Dimension::N).matches_text("sixteen"));
         assert!(key.value(Dimension::Model).matches_text("llama3.2-3b"));
     }
 
@@ -531,7 +472,7 @@ mod tests {
         for dimension in Dimension::ALL {
             assert_eq!(Dimension::parse(dimension.name()), Some(dimension));
         }
-        assert_eq!(Dimension::parse("n_agents"), Some(Dimension::Load));
+        assert_eq!(Dimension::parse("n_agents"), Some(Dimension::N));
         assert_eq!(Dimension::parse("run_id"), Some(Dimension::Run));
         assert_eq!(Dimension::parse("tier"), None);
     }

@@ -22,7 +22,6 @@ pub mod filter;
 pub mod frontier;
 pub mod key;
 pub mod lineage;
-pub mod load;
 pub mod metric;
 pub mod order;
 pub mod origin;
@@ -43,7 +42,6 @@ pub mod summary;
 pub mod view_state;
 
 pub use key::{CellKey, Dimension, SeriesKey};
-pub use load::{Load, LoadKind, RateRps};
 pub use scaling::{Criterion, breakdown_n};
 pub use stats::{CellAccumulator, CellStats, RequestSample, quantile_linear};
 pub use status::CellStatus;

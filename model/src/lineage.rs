@@ -318,7 +318,7 @@ mod tests {
             backend: "sglang".into(),
             model: model.into(),
             workload: "long_prefill_8k".into(),
-            load: crate::Load::Concurrency(n),
+            n,
             rep: 0,
         }
     }

@@ -64,7 +64,7 @@ const ORDER: [Dimension; 8] = [
     Dimension::Phase,
     Dimension::Suite,
     Dimension::Run,
-    Dimension::Load,
+    Dimension::N,
     Dimension::Rep,
 ];
 
@@ -145,7 +145,7 @@ impl Pooling {
 
 fn plural(dimension: Dimension, count: u32) -> String {
     let name = match dimension {
-        Dimension::Load => "N value",
+        Dimension::N => "N value",
         other => other.name(),
     };
     if count == 1 {
@@ -167,7 +167,7 @@ mod tests {
             backend: "pytorch_direct".into(),
             model: model.into(),
             workload: "w".into(),
-            load: crate::Load::Concurrency(2),
+            n: 2,
             rep,
         }
     }

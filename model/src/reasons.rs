@@ -73,10 +73,9 @@ impl ScalingAbsent {
         if baselines.is_empty() {
             let smallest_n = in_series
                 .iter()
-                .filter_map(|other| other.key.n())
+                .map(|other| other.key.n)
                 .min()
-                .or(cell.key.n())
-                .unwrap_or(0);
+                .unwrap_or(cell.key.n);
             return Some(ScalingAbsent::NoBaseline { smallest_n });
         }
         if cell.stats.get(column).is_none() {
@@ -231,11 +230,7 @@ impl NoPoint {
                 let series = crate::order::btree_set(
                     admitted.iter().map(|cell| cell.key.series_components()),
                 );
-                let smallest_n = admitted
-                    .iter()
-                    .filter_map(|cell| cell.key.n())
-                    .min()
-                    .unwrap_or(1);
+                let smallest_n = admitted.iter().map(|cell| cell.key.n).min().unwrap_or(1);
                 return Some(NoPoint::NoBaseline {
                     metric: scaling,
                     series: series.len(),

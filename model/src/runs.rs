@@ -145,7 +145,7 @@ mod tests {
                     backend: backend.into(),
                     model: "m".into(),
                     workload: "w".into(),
-                    load: crate::Load::Concurrency(1),
+                    n: 1,
                     rep: 0,
                 },
                 CellStatus::Clean,

@@ -200,13 +200,13 @@ impl Chart {
                     let facet = facets.get(facet)?;
                     let series = facet.series.get(series)?;
                     let point = series.points.get(point)?;
-                    Some((facet.title.clone(), series.label.clone(), point.load))
+                    Some((facet.title.clone(), series.label.clone(), point.n))
                 })
-                .map(|(title, label, load)| {
+                .map(|(title, label, n)| {
                     let comparisons = ctx.comparisons.get_untracked();
                     ctx.with_filtered_untracked(|_, filtered| {
                         ctx.state.with_untracked(|state| {
-                            point_keys(filtered, comparisons, state, title.as_ref(), &label, load)
+                            point_keys(filtered, comparisons, state, title.as_ref(), &label, n)
                         })
                     })
                 })

@@ -289,7 +289,7 @@ mod tests {
                 backend: backend.into(),
                 model: model.into(),
                 workload: "long_prefill_8k".into(),
-                load: crate::Load::Concurrency(2),
+                n: 2,
                 rep,
             },
             CellStatus::Clean,

@@ -45,7 +45,7 @@ impl RawCell {
             backend: std::mem::take(&mut self.backend),
             model: std::mem::take(&mut self.model),
             workload: std::mem::take(&mut self.workload),
-            load: cellscope_model::Load::Concurrency(self.n),
+            n: self.n,
             rep: self.rep,
         }
     }
@@ -141,10 +141,9 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
                     .history
                     .iter()
                     .any(|event| event.event == "fallback_completed");
-            let expected_rows = cell.expected_rows.or_else(|| {
-                raw.requests_per_agent
-                    .map(|per_agent| per_agent * key.load.concurrency().unwrap_or(0))
-            });
+            let expected_rows = cell
+                .expected_rows
+                .or_else(|| raw.requests_per_agent.map(|per_agent| per_agent * key.n));
             (
                 key,
                 ManifestCell {

@@ -312,38 +312,15 @@ impl Config {
     }
 }
 
-/// Writes `text` with `%`, `,`, `=` and `/` percent-escaped.
+/// The characters a configuration's text form percent-escapes: its separators, `/` (so it can sit in a key) and `%`.
+const CONFIG_SPECIAL: [char; 4] = ['%', ',', '=', '/'];
+
 fn write_escaped(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
-    for c in text.chars() {
-        match c {
-            '%' => f.write_str("%25")?,
-            ',' => f.write_str("%2C")?,
-            '=' => f.write_str("%3D")?,
-            '/' => f.write_str("%2F")?,
-            other => write!(f, "{other}")?,
-        }
-    }
-    Ok(())
+    crate::key::write_escaped(f, text, &CONFIG_SPECIAL)
 }
 
-/// The inverse of [`write_escaped`]; `None` for a `%` that starts none of its four escapes.
 fn read_escaped(text: &str) -> Option<String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(position) = rest.find('%') {
-        out.push_str(&rest[..position]);
-        let escape = rest.get(position..position + 3)?;
-        out.push(match escape.to_ascii_uppercase().as_str() {
-            "%25" => '%',
-            "%2C" => ',',
-            "%3D" => '=',
-            "%2F" => '/',
-            _ => return None,
-        });
-        rest = &rest[position + 3..];
-    }
-    out.push_str(rest);
-    Some(out)
+    crate::key::read_escaped(text, &CONFIG_SPECIAL)
 }
 
 impl fmt::Display for Config {

@@ -136,31 +136,53 @@ impl CellKey {
     }
 }
 
-/// Writes one text component of a key's text form: `%` and `/` are percent-escaped so that `/` can separate the
-/// components (Hugging Face model ids such as `meta-llama/Llama-3.1-8B` contain one).
+/// The characters a key's text component percent-escapes: `/` separates the components (Hugging Face model ids
+/// such as `meta-llama/Llama-3.1-8B` contain one), and `%` starts an escape.
+const KEY_SPECIAL: [char; 2] = ['%', '/'];
+
+/// Writes one text component of a key's text form (see [`KEY_SPECIAL`]).
 fn write_component(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
-    for part in text.split_inclusive(['%', '/']) {
-        match part.as_bytes().last() {
-            Some(b'%') => write!(f, "{}%25", &part[..part.len() - 1])?,
-            Some(b'/') => write!(f, "{}%2F", &part[..part.len() - 1])?,
+    write_escaped(f, text, &KEY_SPECIAL)
+}
+
+/// The inverse of [`write_component`]; `None` for a `%` that does not start `%25` or `%2F`.
+fn read_component(text: &str) -> Option<String> {
+    read_escaped(text, &KEY_SPECIAL)
+}
+
+/// Writes `text` with each of the ASCII characters `special` (which includes `%`) percent-escaped as `%XX`.
+pub(crate) fn write_escaped(
+    f: &mut fmt::Formatter<'_>,
+    text: &str,
+    special: &[char],
+) -> fmt::Result {
+    for part in text.split_inclusive(special) {
+        match part.chars().last() {
+            Some(last) if special.contains(&last) => {
+                write!(f, "{}%{:02X}", &part[..part.len() - 1], u32::from(last))?;
+            }
             _ => f.write_str(part)?,
         }
     }
     Ok(())
 }
 
-/// The inverse of [`write_component`]; `None` for a `%` that does not start `%25` or `%2F`.
-fn read_component(text: &str) -> Option<String> {
+/// The inverse of [`write_escaped`]: `None` for a `%` that does not start the escape of one of `special` (hex
+/// digits in either case).
+pub(crate) fn read_escaped(text: &str, special: &[char]) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(position) = rest.find('%') {
         out.push_str(&rest[..position]);
-        let escape = rest.get(position..position + 3)?;
-        out.push(match escape {
-            "%25" => '%',
-            "%2F" | "%2f" => '/',
-            _ => return None,
-        });
+        let hex = rest.get(position + 1..position + 3)?;
+        if !hex.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+            return None;
+        }
+        let escaped = char::from(u8::from_str_radix(hex, 16).ok()?);
+        if !special.contains(&escaped) {
+            return None;
+        }
+        out.push(escaped);
         rest = &rest[position + 3..];
     }
     out.push_str(rest);

@@ -244,6 +244,25 @@ const fn without_scaling<const N: usize, const M: usize>(stats: [Stat; M]) -> [S
     out
 }
 
+/// The statistics after the two scaling metrics in `stats` (the serving statistics, appended to the table).
+const fn after_scaling<const N: usize, const M: usize>(stats: [Stat; M]) -> [Stat; N] {
+    let mut out = [Stat::MeanWallMs; N];
+    let mut from = 0;
+    while !matches!(stats[from], Stat::P95Multiplier) {
+        from += 1;
+    }
+    assert!(
+        M - from - 1 == N,
+        "N is the count of the statistics after the scaling metrics"
+    );
+    let mut to = 0;
+    while to < N {
+        out[to] = stats[from + 1 + to];
+        to += 1;
+    }
+    out
+}
+
 impl Stat {
     /// Every statistic column, in cells-table order.
     pub const ALL: [Stat; 23] = [
@@ -278,20 +297,7 @@ impl Stat {
 
     /// The serving statistics: TTFT mean and p99, TPOT, ITL, total throughput and interactivity. Tables written
     /// before they existed read them as absent.
-    pub const SERVING: [Stat; 12] = [
-        Stat::MeanTtftMs,
-        Stat::P99TtftMs,
-        Stat::MeanTpotMs,
-        Stat::P50TpotMs,
-        Stat::P95TpotMs,
-        Stat::P99TpotMs,
-        Stat::MeanItlMs,
-        Stat::P50ItlMs,
-        Stat::P95ItlMs,
-        Stat::P99ItlMs,
-        Stat::TotalTps,
-        Stat::P50InteractivityTps,
-    ];
+    pub const SERVING: [Stat; 12] = after_scaling(Stat::ALL);
 
     const fn row(self) -> &'static Row {
         &TABLE[self as usize]

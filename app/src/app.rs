@@ -4,6 +4,8 @@
 use crate::browser;
 use crate::state::{Ctx, ctx};
 use cellscope_model::Dimension;
+use cellscope_model::explore::Value;
+use cellscope_model::filter::LoadBound;
 use cellscope_model::view_state::{Include, View};
 use leptos::prelude::*;
 
@@ -271,18 +273,26 @@ fn FilterBar() -> impl IntoView {
     let ns = move || {
         values.with(|values| {
             values
-                .get(&Dimension::N)
+                .get(&Dimension::Load)
                 .map(|ns| {
+                    // A range bound is a number: N for a concurrency, req/s for a finite rate.
                     ns.iter()
-                        .map(|count| count.value.to_string())
+                        .filter_map(|count| match &count.value {
+                            Value::Number(n) => Some(n.to_string()),
+                            Value::Load(load) => load
+                                .value()
+                                .filter(|value| value.is_finite())
+                                .map(|value| value.to_string()),
+                            Value::Text(_) => None,
+                        })
                         .collect::<Vec<_>>()
                 })
                 .unwrap_or_default()
         })
     };
     let (n_min, n_max) = (
-        ctx.part(|state| state.filter.n_min),
-        ctx.part(|state| state.filter.n_max),
+        ctx.part(|state| state.filter.load_min),
+        ctx.part(|state| state.filter.load_max),
     );
     view! {
         <section class="filters" id="filters">
@@ -335,13 +345,13 @@ fn FilterBar() -> impl IntoView {
                     </details>
                 }
             }).collect_view()}
-            <label class="range">"N "
-                <select id="n-min" on:change=move |event| { let value = event_target_value(&event); ctx.update(|state| state.filter.n_min = value.parse().ok()); }>
+            <label class="range">"load "
+                <select id="n-min" on:change=move |event| { let value = event_target_value(&event); ctx.update(|state| state.filter.load_min = value.parse().ok().and_then(LoadBound::new)); }>
                     <option value="" selected=move || n_min.get().is_none()>"min"</option>
                     {move || ns().into_iter().map(|n| { let (selected_n, label) = (n.clone(), n.clone()); view! { <option value=n selected=move || n_min.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
                 </select>
                 "–"
-                <select id="n-max" on:change=move |event| { let value = event_target_value(&event); ctx.update(|state| state.filter.n_max = value.parse().ok()); }>
+                <select id="n-max" on:change=move |event| { let value = event_target_value(&event); ctx.update(|state| state.filter.load_max = value.parse().ok().and_then(LoadBound::new)); }>
                     <option value="" selected=move || n_max.get().is_none()>"max"</option>
                     {move || ns().into_iter().map(|n| { let (selected_n, label) = (n.clone(), n.clone()); view! { <option value=n selected=move || n_max.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
                 </select>

@@ -369,7 +369,7 @@ fn warnings(ctx: Ctx) -> impl IntoView {
                     view! { <li>"none"</li> }.into_any()
                 } else {
                     warnings.into_iter().map(|warning| view! {
-                        <li class=match warning.severity { Severity::Error => "error", Severity::Warning => "warning" }>
+                        <li class=match warning.severity { Severity::Error => "error", Severity::Warning => "warning", Severity::Info => "info" }>
                             <code>{warning.kind.clone()}</code> " "
                             {warning.run.clone().unwrap_or_default()} " "
                             {warning.file.clone().unwrap_or_default()}

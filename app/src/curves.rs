@@ -315,7 +315,7 @@ fn chart_warnings(
 /// What the marks of the chart mean, beside the legend.
 fn legend_hint(state: &ViewState) -> String {
     let band = match state.x {
-        XAxis::N => state.band.label().to_string(),
+        XAxis::Load => state.band.label().to_string(),
         XAxis::Metric(_) => state.band.label().replacen("band", "whiskers", 1),
     };
     let points = match state.x {
@@ -325,7 +325,7 @@ fn legend_hint(state: &ViewState) -> String {
         XAxis::Metric(_) => {
             "hollow point with ◐ and its value = includes partial cells; points joined in N order"
         }
-        XAxis::N => "hollow point with ◐ and its value = includes partial cells",
+        XAxis::Load => "hollow point with ◐ and its value = includes partial cells",
     };
     format!("{band}; {points}; ring = breakdown N; ✕ = series ends at a skipped cell")
 }

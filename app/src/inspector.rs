@@ -108,13 +108,15 @@ fn CellPicker() -> impl IntoView {
     }
 }
 
-/// The working cells of `key`'s series: its reps at its N (`at_n`), or every cell of it.
-fn series_cells(ctx: Ctx, key: CellKey, at_n: bool) -> Memo<Vec<CellSummary>> {
+/// The working cells of `key`'s series: its reps at its load (`at_load`), or every cell of it.
+fn series_cells(ctx: Ctx, key: CellKey, at_load: bool) -> Memo<Vec<CellSummary>> {
     Memo::new(move |_| {
         ctx.working.with(|cells| {
             cells
                 .iter()
-                .filter(|cell| cell.key.series() == key.series() && (!at_n || cell.key.n == key.n))
+                .filter(|cell| {
+                    cell.key.series() == key.series() && (!at_load || cell.key.load == key.load)
+                })
                 .cloned()
                 .collect::<Vec<CellSummary>>()
         })

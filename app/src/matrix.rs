@@ -8,9 +8,9 @@ use crate::controls::{
 use crate::perf;
 use crate::state::ctx;
 use cellscope_draw::matrix::{ColourScale, grids_html};
-use cellscope_model::Dimension;
-use cellscope_model::explore::{MatrixBase, MatrixLayout, uses_at_n};
+use cellscope_model::explore::{MatrixBase, MatrixLayout, uses_at_load};
 use cellscope_model::view_state::{Metric, ViewState};
+use cellscope_model::{Dimension, Load, LoadKind};
 
 use leptos::prelude::*;
 
@@ -21,7 +21,7 @@ const AXES: [Dimension; 8] = [
     Dimension::Backend,
     Dimension::Phase,
     Dimension::Run,
-    Dimension::N,
+    Dimension::Load,
     Dimension::Rep,
     Dimension::Suite,
 ];
@@ -56,24 +56,44 @@ pub(crate) fn MatrixView() -> impl IntoView {
         })
     });
     let max_n = Memo::new(move |_| {
-        ctx.working
-            .with(|cells| cells.iter().map(|cell| cell.key.n).max().unwrap_or(1))
-    });
-    let ns = Memo::new(move |_| {
         ctx.working.with(|cells| {
-            let mut ns: Vec<u32> = cells.iter().map(|cell| cell.key.n).collect();
-            ns.sort_unstable();
-            ns.dedup();
-            ns
+            cells
+                .iter()
+                .filter_map(|cell| cell.key.n())
+                .max()
+                .unwrap_or(1)
         })
     });
+    // Every stated load of the working cells, in load order (concurrencies, then rates).
+    let loads = Memo::new(move |_| {
+        ctx.working.with(|cells| {
+            let loads: std::collections::BTreeSet<Load> = cells
+                .iter()
+                .map(|cell| cell.key.load)
+                .filter(|load| *load != Load::Unstated)
+                .collect();
+            loads.into_iter().collect::<Vec<Load>>()
+        })
+    });
+    // A sweep of concurrencies alone reads "at N" as it always has.
+    let at_label = move || {
+        if loads.with(|loads| {
+            loads
+                .iter()
+                .all(|load| load.kind() == LoadKind::Concurrency)
+        }) {
+            "at N "
+        } else {
+            "at load "
+        }
+    };
     // The browser tests' mark of the first paint (repaints are measured by `Ctx::update`).
     Effect::new(move |_| {
         grids.track();
         request_animation_frame(perf::mark_first_chart);
     });
     let metric = ctx.part(|state| state.metric);
-    let at_n = ctx.part(|state| state.at_n);
+    let at_load = ctx.part(|state| state.at_load);
     let metric = move || metric.get();
     let colour_scale =
         Memo::new(move |_| grids.with(|grids| ColourScale::of(metric(), max_n.get(), grids)));
@@ -88,11 +108,11 @@ pub(crate) fn MatrixView() -> impl IntoView {
             </label>
             // Only what applies to the metric and layout is shown: one N for metrics read at one N (not when N is
             // an axis), the criterion for breakdown N, the aggregation for anything but the ok rate.
-            <Show when=move || ctx.state.with(uses_at_n)>
-                <label>"at N "
-                    <select id="at-n" on:change=move |event| { if let Ok(n) = event_target_value(&event).parse() { ctx.update(|state| state.at_n = n); } }>
-                        {move || ns.get().into_iter().map(|n| view! {
-                            <option value=n.to_string() selected=move || at_n.get() == n>{n}</option>
+            <Show when=move || ctx.state.with(uses_at_load)>
+                <label>{at_label}
+                    <select id="at-n" on:change=move |event| { if let Ok(load) = event_target_value(&event).parse::<Load>() { ctx.update(|state| state.at_load = load); } }>
+                        {move || loads.get().into_iter().map(|load| view! {
+                            <option value=load.to_string() selected=move || at_load.get() == load>{match load { Load::Concurrency(n) => n.to_string(), other => other.label() }}</option>
                         }).collect_view()}
                     </select>
                 </label>

@@ -28,7 +28,7 @@ fn key_of(run_id: &str, row: &MetricsRow) -> CellKey {
         backend: cell.backend.to_string(),
         model: cell.model.name.to_string(),
         workload: cell.workload.name.to_string(),
-        n: cell.n_agents,
+        load: cellscope_model::Load::Concurrency(cell.n_agents),
         rep: cell.rep,
     }
 }
@@ -144,7 +144,7 @@ pub(crate) fn analysis_json(
             backend: curve.group.backend.clone(),
             model: curve.group.model.clone(),
             workload: curve.group.workload.clone(),
-            n: 0,
+            load: cellscope_model::Load::Concurrency(0),
             rep: 0,
         };
         for point in &curve.points {
@@ -185,7 +185,7 @@ fn cell_summary_json(cell: &CellSummary) -> Value {
     let mut object = key_json(&cell.key);
     let stats = &cell.stats;
     for (name, value) in [
-        ("n_agents", json!(cell.key.n)),
+        ("n_agents", json!(cell.key.n())),
         ("rep", json!(cell.key.rep)),
         ("status", json!(cell.status.as_str())),
         ("expected_rows", json!(cell.expected_rows)),
@@ -224,11 +224,11 @@ fn aggregate_json(
 ) -> Value {
     let tps: Vec<f64> = cells
         .iter()
-        .filter(|cell| cell.key.series() == curve.group && cell.key.n == point.n)
+        .filter(|cell| cell.key.series() == curve.group && cell.key.load == point.load)
         .filter_map(|cell| cell.stats.aggregate_tps)
         .collect();
     let mut object = key_json(series_key);
-    object.insert("n_agents".into(), json!(point.n));
+    object.insert("n_agents".into(), json!(point.load.concurrency()));
     object.insert("reps_with_data".into(), json!(point.cells));
     object.insert("reps_skipped".into(), json!(point.skipped));
     object.insert(
@@ -262,7 +262,7 @@ fn breakdown_json(
     criterion_name: &str,
 ) -> Value {
     let breakdown = curve.breakdown(criterion).n();
-    let at = breakdown.and_then(|n| curve.point(n));
+    let at = breakdown.and_then(|n| curve.point(cellscope_model::Load::Concurrency(n)));
     let mut object = key_json(series_key);
     object.insert("criterion".into(), json!(criterion_name));
     object.insert("n_agents".into(), json!(breakdown));
@@ -281,7 +281,7 @@ fn breakdown_json(
                 .points
                 .iter()
                 .filter(|p| p.cells == 0)
-                .map(|p| p.n)
+                .filter_map(|p| p.load.concurrency())
                 .collect::<Vec<_>>()
         ),
     );
@@ -300,7 +300,7 @@ fn backend_rankings(cells: &[CellSummary]) -> Vec<Value> {
                     key.phase.clone(),
                     key.model.clone(),
                     key.workload.clone(),
-                    key.n,
+                    key.n().unwrap_or(0),
                 ))
                 .or_default()
                 .entry(key.backend.clone())
@@ -367,7 +367,7 @@ pub(crate) fn cell_summary_csv(cells: &[CellSummary]) -> String {
             cell.key.backend.clone(),
             cell.key.model.clone(),
             cell.key.workload.clone(),
-            cell.key.n.to_string(),
+            cell.key.n().unwrap_or(0).to_string(),
             cell.key.rep.to_string(),
             cell.status.as_str().to_string(),
             cell.expected_rows

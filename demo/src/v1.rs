@@ -502,7 +502,7 @@ fn planned_cells(replay: &Replay<'_>) -> Vec<PlannedCell> {
                 backend: BACKEND.into(),
                 model: cell.model.name.into(),
                 workload: cell.workload.name.into(),
-                n: cell.n,
+                load: cellscope_model::Load::Concurrency(cell.n),
                 rep: cell.rep,
             },
             expected_rows: cell.expected_rows(),

@@ -44,7 +44,7 @@ fn census_matches_ss1() {
             p.phase.as_str(),
             p.model.as_str(),
             p.workload.as_str(),
-            p.n,
+            p.n().expect("a concurrency"),
             p.rep
         ),
         ("ttft", "llama3.2-3b", "balanced_2k", 16, 0)
@@ -52,7 +52,7 @@ fn census_matches_ss1() {
     assert!(partial[0].rows < 192 && partial[0].ok_rows == partial[0].rows);
     for (n, expected) in [(1, 72), (2, 72), (4, 72), (8, 72), (16, 58)] {
         assert_eq!(
-            count(&cells, |c| c.key.n == n),
+            count(&cells, |c| c.key.n().expect("a concurrency") == n),
             expected,
             "real cells at N={n}"
         );
@@ -84,7 +84,8 @@ fn census_matches_ss1() {
         ("llama3.2-3b", 10),
     ] {
         assert_eq!(
-            count(&cells, |c| c.key.model == model && c.key.n == 16),
+            count(&cells, |c| c.key.model == model
+                && c.key.n().expect("a concurrency") == 16),
             expected,
             "{model} at N=16"
         );
@@ -95,7 +96,7 @@ fn census_matches_ss1() {
         cells
             .iter()
             .filter(|c| c.status == CellStatus::Clean)
-            .all(|c| c.rows == 12 * c.key.n)
+            .all(|c| c.rows == 12 * c.key.n().expect("a concurrency"))
     );
 }
 
@@ -145,7 +146,7 @@ fn pooled(
 ) -> (f64, f64, f64, f64, f64) {
     let mut values: Vec<f64> = cells
         .iter()
-        .filter(|c| c.key.n == n)
+        .filter(|c| c.key.n().expect("a concurrency") == n)
         .filter_map(value)
         .collect();
     values.sort_by(f64::total_cmp);
@@ -230,7 +231,7 @@ fn n1_throughput_is_near_the_published_medians() {
     let median = |filter: &dyn Fn(&CellSummary) -> bool| {
         let mut values: Vec<f64> = cells
             .iter()
-            .filter(|c| c.key.n == 1 && filter(c))
+            .filter(|c| c.key.n().expect("a concurrency") == 1 && filter(c))
             .filter_map(|c| c.stats.aggregate_tps)
             .collect();
         values.sort_by(f64::total_cmp);

@@ -67,7 +67,7 @@ fn cells(run: &str) -> &'static [CellSummary] {
 fn mean_eff(cells: &[CellSummary], n: u32, filter: impl Fn(&CellSummary) -> bool) -> f64 {
     let values: Vec<f64> = cells
         .iter()
-        .filter(|c| c.key.n == n && filter(c))
+        .filter(|c| c.key.n().expect("a concurrency") == n && filter(c))
         .filter_map(|c| c.efficiency)
         .collect();
     values.iter().sum::<f64>() / values.len() as f64
@@ -84,13 +84,16 @@ fn counts_match_the_final_state_audit() {
             "{run} ok rows"
         );
         assert!(
-            cells
-                .iter()
-                .all(|c| c.status == CellStatus::Clean && c.rows == 10 * c.key.n),
+            cells.iter().all(|c| c.status == CellStatus::Clean
+                && c.rows == 10 * c.key.n().expect("a concurrency")),
             "{run}"
         );
         for n in [1, 2, 4, 8, 16, 32] {
-            let rows: u32 = cells.iter().filter(|c| c.key.n == n).map(|c| c.rows).sum();
+            let rows: u32 = cells
+                .iter()
+                .filter(|c| c.key.n().expect("a concurrency") == n)
+                .map(|c| c.rows)
+                .sum();
             assert_eq!(rows, 1_500 * n, "{run} rows at N={n}");
         }
     }
@@ -223,7 +226,7 @@ fn workload_means_at_n32_match_workload_boundary() {
             );
             let values: Vec<f64> = cells
                 .iter()
-                .filter(|c| c.key.n == 32 && c.key.workload == workload)
+                .filter(|c| c.key.n().expect("a concurrency") == 32 && c.key.workload == workload)
                 .filter_map(|c| c.p95_multiplier)
                 .collect();
             let got = values.iter().sum::<f64>() / values.len() as f64;
@@ -309,7 +312,11 @@ fn stated_boundary_matrix_values_are_followed() {
     ] {
         let values: Vec<f64> = cells(run)
             .iter()
-            .filter(|c| c.key.n == 32 && c.key.model == model && c.key.workload == workload)
+            .filter(|c| {
+                c.key.n().expect("a concurrency") == 32
+                    && c.key.model == model
+                    && c.key.workload == workload
+            })
             .filter_map(|c| c.p95_multiplier)
             .collect();
         let got = values.iter().sum::<f64>() / values.len() as f64;

@@ -169,9 +169,9 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
         .map(|line| format!("\n{line}"))
         .collect();
     format!(
-        "{} · N={}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{origin}",
+        "{} · {}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{origin}",
         series.label,
-        point.n,
+        point.load.label(),
         metric.label(),
         value_text(metric, point.value),
         band(metric, point.min, point.max),
@@ -287,7 +287,7 @@ mod tests {
 
     fn point(n: u32, value: f64) -> SeriesPoint {
         SeriesPoint {
-            n,
+            load: cellscope_model::Load::Concurrency(n),
             x: f64::from(n),
             x_min: f64::from(n),
             x_max: f64::from(n),
@@ -317,7 +317,7 @@ mod tests {
         size: (u32, u32),
         frame: Option<&ExportFrame<'_>>,
     ) -> (String, Vec<Hit>) {
-        svg_against(facets, styles, reason, (XAxis::N, metric), size, frame)
+        svg_against(facets, styles, reason, (XAxis::Load, metric), size, frame)
     }
 
     /// The curves drawn to SVG with `x` on the x axis and `metric` plotted.
@@ -369,8 +369,10 @@ mod tests {
         let series = Series {
             label: Value::Text("pytorch_direct".into()),
             points: vec![point(1, 1.0), point(2, 0.5), point(4, 0.3), point(8, 0.1)],
-            breakdown: cellscope_model::curve::Breakdown::At { n: 2 },
-            skipped_at: Some(16),
+            breakdown: cellscope_model::curve::Breakdown::At {
+                load: cellscope_model::Load::Concurrency(2),
+            },
+            skipped_at: Some(cellscope_model::Load::Concurrency(16)),
             skipped_cells: Vec::new(),
             left_out: 0,
             without_value: 0,
@@ -412,7 +414,9 @@ mod tests {
             series: vec![Series {
                 label: Value::Text("vllm".into()),
                 points: vec![point(1, 1.0), point(2, 0.5)],
-                breakdown: cellscope_model::curve::Breakdown::At { n: 2 },
+                breakdown: cellscope_model::curve::Breakdown::At {
+                    load: cellscope_model::Load::Concurrency(2),
+                },
                 skipped_at: None,
                 skipped_cells: Vec::new(),
                 left_out: 0,
@@ -477,8 +481,10 @@ mod tests {
         let series = Series {
             label: Value::Text("vllm".into()),
             points,
-            breakdown: cellscope_model::curve::Breakdown::Never { max_n: 8 },
-            skipped_at: Some(16),
+            breakdown: cellscope_model::curve::Breakdown::Never {
+                max: cellscope_model::Load::Concurrency(8),
+            },
+            skipped_at: Some(cellscope_model::Load::Concurrency(16)),
             skipped_cells: Vec::new(),
             left_out: 0,
             without_value: 0,
@@ -703,8 +709,10 @@ mod tests {
                     ..point(8, 0.0004)
                 },
             ],
-            breakdown: cellscope_model::curve::Breakdown::At { n: 2 },
-            skipped_at: Some(16),
+            breakdown: cellscope_model::curve::Breakdown::At {
+                load: cellscope_model::Load::Concurrency(2),
+            },
+            skipped_at: Some(cellscope_model::Load::Concurrency(16)),
             skipped_cells: Vec::new(),
             left_out: 0,
             without_value: 0,
@@ -732,7 +740,7 @@ mod tests {
             &facets,
             &styles,
             &reason,
-            (XAxis::N, Metric::Efficiency),
+            (XAxis::Load, Metric::Efficiency),
             (900, 300),
             None,
             &notes,
@@ -795,7 +803,7 @@ mod tests {
             &facets,
             &styles,
             &reason,
-            (XAxis::N, Metric::Efficiency),
+            (XAxis::Load, Metric::Efficiency),
             (700, 300),
             None,
             &notes,

@@ -341,15 +341,24 @@ impl<'r> Run<'r> {
         out: &mut RunCells,
     ) {
         // A cell that lost rows as malformed counts as one with failures: its remaining rows say nothing about
-        // how many the run meant each agent to send.
-        let inferred =
+        // how many the run meant each agent to send. Another tool's records expect only the count they state:
+        // their cells are independent runs, so one cell's size says nothing about another's.
+        let external = self
+            .parsed
+            .cells
+            .iter()
+            .any(|(_, cell)| cell.external.is_some());
+        let inferred = if external {
+            None
+        } else {
             inferred_requests_per_agent(self.parsed.cells.iter().map(|(coordinates, cell)| {
                 (
-                    coordinates.n,
+                    coordinates.load.concurrency().unwrap_or(0),
                     cell.rows,
                     cell.failed_rows + cell.malformed_rows,
                 )
-            }));
+            }))
+        };
         let expected_in_file = self.expected_in_file();
         let has_plan = self
             .read
@@ -420,7 +429,7 @@ impl<'r> Run<'r> {
                 .and_then(|cell| cell.expected_rows)
                 .or(expected.from_file),
             expected.inferred,
-            coordinates.n,
+            coordinates.load.concurrency().unwrap_or(0),
         );
         if expected.from_file.is_some() && summary.expected_source == ExpectedSource::Manifest {
             summary.expected_source = ExpectedSource::File;
@@ -758,8 +767,11 @@ mod tests {
             matched_cells: 0,
         }];
         let cells = run_cells(&mut read, &relations, &mut ledger);
-        let by_n: BTreeMap<u32, &CellSummary> =
-            cells.own.iter().map(|cell| (cell.key.n, cell)).collect();
+        let by_n: BTreeMap<u32, &CellSummary> = cells
+            .own
+            .iter()
+            .map(|cell| (cell.key.n().unwrap(), cell))
+            .collect();
         // One request per agent, inferred from the clean N=1 cell (the uneven N=2 and the failed N=4 do not
         // vote): the N=2 cell is short.
         assert_eq!(by_n[&1].status, CellStatus::Clean);
@@ -837,19 +849,25 @@ mod tests {
         let disk = LocalDisk::new(root.path());
         let relations = lineage::relate(&disk, std::slice::from_ref(&read), Vec::new());
         let cells = run_cells(&mut read, &relations, &mut []);
-        let ns: Vec<u32> = cells.own.iter().map(|cell| cell.key.n).collect();
+        let ns: Vec<u32> = cells.own.iter().map(|cell| cell.key.n().unwrap()).collect();
         assert_eq!(ns, [1, 2, 4, 8]);
         // The row locators come out sorted by key, one per cell with rows.
-        let located: Vec<u32> = cells.rows.iter().map(|(key, _)| key.n).collect();
+        let located: Vec<u32> = cells.rows.iter().map(|(key, _)| key.n().unwrap()).collect();
         assert_eq!(located, [1, 2, 4]);
-        let status = |n: u32| cells.own.iter().find(|cell| cell.key.n == n).unwrap();
+        let status = |n: u32| {
+            cells
+                .own
+                .iter()
+                .find(|cell| cell.key.n().unwrap() == n)
+                .unwrap()
+        };
         assert_eq!(status(8).status, CellStatus::NotRun);
         assert!(status(1).fallback && !status(2).fallback);
         let events = |n: u32| -> Vec<String> {
             cells
                 .provenance
                 .iter()
-                .find(|(key, _)| key.n == n)
+                .find(|(key, _)| key.n().unwrap() == n)
                 .map(|(_, provenance)| {
                     provenance
                         .history

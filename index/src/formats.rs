@@ -208,8 +208,20 @@ pub struct KeyParts {
     pub backend: Option<Part>,
     pub model: Option<Part>,
     pub workload: Option<Part>,
+    /// The load: a concurrency `n`, else an offered request rate (`rate`, req/s, `inf` allowed).
     pub n: Option<Part>,
+    pub rate: Option<Part>,
     pub rep: Option<Part>,
+}
+
+/// The offered request rate a record's `field` states (a number, `"inf"`, `Infinity`, a number as a string), as
+/// a key part; `None` when the field is absent, null or not a rate above zero.
+pub fn rate_part(object: &Json, field: &str) -> Option<Part> {
+    let rate = object
+        .get(field)
+        .and_then(json::number)
+        .and_then(cellscope_model::RateRps::new)?;
+    Part::read(rate.to_string(), format!("field `{field}`"))
 }
 
 /// One request as a tool recorded it, in cellscope's units (ms, tokens, seconds). Missing values stay `None`.

@@ -34,6 +34,8 @@ struct RawEntry {
     model: Option<String>,
     workload: Option<String>,
     n: Option<String>,
+    /// An offered request rate in req/s (`inf` allowed), for rate-driven runs; `n` wins when both are set.
+    rate: Option<String>,
     rep: Option<String>,
 }
 
@@ -123,6 +125,7 @@ impl Mapping {
                 ("model", entry.model),
                 ("workload", entry.workload),
                 ("n", entry.n),
+                ("rate", entry.rate),
                 ("rep", entry.rep),
             ]
             .into_iter()

@@ -366,9 +366,16 @@ impl CompareSpec {
         Ok(())
     }
 
-    /// Efficiency and the p95 multiplier are 1 by definition at N = 1: such pairs say nothing.
-    fn compares_n(&self, n: u32) -> bool {
-        n > 1 || !matches!(self.metric, Metric::Efficiency | Metric::P95Multiplier)
+    /// Efficiency and the p95 multiplier are 1 by definition at the baseline load (N = 1, or the series' lowest
+    /// load): such pairs say nothing. At an offered rate efficiency is achieved/offered, which is not.
+    fn compares_cell(&self, cell: &CellSummary) -> bool {
+        let baseline = cell.baseline_load.unwrap_or(crate::Load::Concurrency(1));
+        let trivial = match self.metric {
+            Metric::Efficiency => cell.key.load.kind() != crate::LoadKind::Rate,
+            Metric::P95Multiplier => true,
+            _ => false,
+        };
+        cell.key.load != baseline || !trivial
     }
 }
 
@@ -609,7 +616,7 @@ pub fn compare(cells: &[&CellSummary], spec: &CompareSpec, what_if: &WhatIf) -> 
     let sides: Vec<&CellSummary> = cells
         .iter()
         .copied()
-        .filter(|cell| side_of(cell).is_some() && spec.compares_n(cell.key.n))
+        .filter(|cell| side_of(cell).is_some() && spec.compares_cell(cell))
         .collect();
     let inclusion = inclusion_of(what_if, applied_comparisons(&sides, side_of));
     let dimensions = spec.match_dimensions();
@@ -867,7 +874,7 @@ mod tests {
                 backend: backend.into(),
                 model: model.into(),
                 workload: workload.into(),
-                n,
+                load: crate::Load::Concurrency(n),
                 rep,
             },
             CellStatus::Clean,
@@ -1102,10 +1109,11 @@ mod tests {
     #[test]
     fn a_missing_or_skipped_side_is_a_named_drop() {
         let mut cells = sweep();
-        cells
-            .retain(|cell| !(cell.key.backend == "b" && cell.key.model == "m2" && cell.key.n == 4));
+        cells.retain(|cell| {
+            !(cell.key.backend == "b" && cell.key.model == "m2" && cell.key.n().unwrap() == 4)
+        });
         for cell in &mut cells {
-            if cell.key.backend == "b" && cell.key.model == "m3" && cell.key.n == 4 {
+            if cell.key.backend == "b" && cell.key.model == "m3" && cell.key.n().unwrap() == 4 {
                 *cell = CellSummary::empty(cell.key.clone(), CellStatus::Skipped);
             }
         }
@@ -1176,7 +1184,7 @@ mod tests {
         assert_eq!(query.spec.metric, Metric::P95WallMs);
         assert_eq!(query.spec.alpha, 0.01);
         assert!(query.what_if.excluded && !query.what_if.partial);
-        assert_eq!(query.filter.describe(), "phase = scaling; n = 2, 4");
+        assert_eq!(query.filter.describe(), "phase = scaling; load = 2, 4");
         assert_eq!(
             parse_query(&pairs("a=vllm")),
             Err(CompareError::Missing("b"))

@@ -10,9 +10,10 @@
 //! marginals are means over models of rep-averaged values).
 
 use crate::key::SeriesKey;
+use crate::load::{Load, RateRps};
 use crate::metric::Metric;
 use crate::pooling::{Aggregation, Pooling};
-use crate::scaling::breakdown_n;
+use crate::scaling::breakdown_load;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion};
 use serde::{Deserialize, Serialize};
@@ -103,11 +104,11 @@ pub struct Band {
     pub max: f64,
 }
 
-/// One N of a curve: aggregates of the admitted cells, and what is missing there.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// One load of a curve: aggregates of the admitted cells, and what is missing there.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
-    /// The concurrency.
-    pub n: u32,
+    /// The load (concurrency N or offered rate).
+    pub load: Load,
     /// The value of every per-cell metric ([`Metric::per_cell`]) that some admitted cell has here (of those
     /// [`CurveOptions::metrics`] asks for).
     pub bands: BTreeMap<Metric, Band>,
@@ -145,38 +146,140 @@ impl CurvePoint {
     }
 }
 
-/// Where a curve breaks under a criterion.
+impl Default for CurvePoint {
+    fn default() -> CurvePoint {
+        CurvePoint {
+            load: Load::Unstated,
+            bands: BTreeMap::new(),
+            cells: 0,
+            pooling: Pooling::default(),
+            series: 0,
+            partial: 0,
+            skipped: 0,
+            left_out: 0,
+            ok_rows: 0,
+            expected_rows: 0,
+        }
+    }
+}
+
+/// Where a curve breaks (a concurrency series) or saturates (a rate series) under a criterion.
+///
+/// Serialised as `{"kind":"at","n":16}` (`"rate_rps"` for a rate) and `{"kind":"never","max_n":32}`
+/// (`"max_rate_rps"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
+#[serde(into = "BreakdownForm", try_from = "BreakdownForm")]
 pub enum Breakdown {
-    /// The first N (ascending) at which the criterion holds.
+    /// The first load (ascending) at which the criterion holds.
     At {
-        /// The N.
-        n: u32,
+        /// The load.
+        load: Load,
     },
-    /// The criterion never holds at the measured N.
+    /// The criterion never holds at the measured loads.
     Never {
-        /// The largest N with a value.
-        max_n: u32,
+        /// The largest load with a value.
+        max: Load,
     },
-    /// No N has a value to test (every cell skipped, failed, excluded or without a baseline).
+    /// No load has a value to test (every cell skipped, failed, excluded or without a baseline).
     NoData,
 }
 
+/// [`Breakdown`] as JSON writes it: the load under `n`/`rate_rps`, the largest under `max_n`/`max_rate_rps`.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+enum BreakdownForm {
+    At {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        n: Option<u32>,
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            with = "crate::load::optional_rate_json"
+        )]
+        rate_rps: Option<RateRps>,
+    },
+    Never {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_n: Option<u32>,
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            with = "crate::load::optional_rate_json"
+        )]
+        max_rate_rps: Option<RateRps>,
+    },
+    NoData,
+}
+
+impl From<Breakdown> for BreakdownForm {
+    fn from(breakdown: Breakdown) -> BreakdownForm {
+        let rate = |load: Load| match load {
+            Load::Rate(rate) => Some(rate),
+            _ => None,
+        };
+        match breakdown {
+            Breakdown::At { load } => BreakdownForm::At {
+                n: load.concurrency(),
+                rate_rps: rate(load),
+            },
+            Breakdown::Never { max } => BreakdownForm::Never {
+                max_n: max.concurrency(),
+                max_rate_rps: rate(max),
+            },
+            Breakdown::NoData => BreakdownForm::NoData,
+        }
+    }
+}
+
+impl TryFrom<BreakdownForm> for Breakdown {
+    type Error = &'static str;
+
+    fn try_from(form: BreakdownForm) -> Result<Breakdown, &'static str> {
+        let load = |n: Option<u32>, rate: Option<RateRps>| match (n, rate) {
+            (Some(n), None) => Ok(Load::Concurrency(n)),
+            (None, Some(rate)) => Ok(Load::Rate(rate)),
+            _ => Err("a breakdown names one load: n or rate_rps"),
+        };
+        Ok(match form {
+            BreakdownForm::At { n, rate_rps } => Breakdown::At {
+                load: load(n, rate_rps)?,
+            },
+            BreakdownForm::Never {
+                max_n,
+                max_rate_rps,
+            } => Breakdown::Never {
+                max: load(max_n, max_rate_rps)?,
+            },
+            BreakdownForm::NoData => Breakdown::NoData,
+        })
+    }
+}
+
 impl Breakdown {
-    /// The breakdown N, when the criterion holds at a measured N.
+    /// The breakdown N, when a concurrency series breaks at a measured N.
     pub fn n(self) -> Option<u32> {
+        self.load().and_then(Load::concurrency)
+    }
+
+    /// The load the curve breaks or saturates at.
+    pub fn load(self) -> Option<Load> {
         match self {
-            Breakdown::At { n } => Some(n),
+            Breakdown::At { load } => Some(load),
             _ => None,
         }
     }
 
-    /// How a table cell shows it: `16`, `never within N ≤ 32`, `no data`.
+    /// How a table cell shows it: `16`, `never within N ≤ 32`, `4 req/s`, `never within ≤ 8 req/s`, `no data`.
     pub fn label(self) -> String {
         match self {
-            Breakdown::At { n } => n.to_string(),
-            Breakdown::Never { max_n } => format!("never within N ≤ {max_n}"),
+            Breakdown::At {
+                load: Load::Concurrency(n),
+            } => n.to_string(),
+            Breakdown::At { load } => load.label(),
+            Breakdown::Never {
+                max: Load::Concurrency(max_n),
+            } => format!("never within N ≤ {max_n}"),
+            Breakdown::Never { max } => format!("never within ≤ {}", max.label()),
             Breakdown::NoData => "no data".into(),
         }
     }
@@ -194,30 +297,30 @@ pub struct Curve<G> {
 impl<G> Curve<G> {
     /// Breakdown N on the aggregated values: the single definition every view and the audit use.
     pub fn breakdown(&self, criterion: &crate::Criterion) -> Breakdown {
-        let measured: Vec<(u32, Option<f64>, Option<f64>)> = self
+        let measured: Vec<(Load, Option<f64>, Option<f64>)> = self
             .points
             .iter()
             .map(|point| {
                 (
-                    point.n,
+                    point.load,
                     point.efficiency().map(|band| band.value),
                     point.p95_multiplier().map(|band| band.value),
                 )
             })
             .filter(|(_, efficiency, multiplier)| efficiency.is_some() || multiplier.is_some())
             .collect();
-        match breakdown_n(&measured, criterion) {
-            Some(n) => Breakdown::At { n },
-            None => match measured.iter().map(|(n, _, _)| *n).max() {
-                Some(max_n) => Breakdown::Never { max_n },
+        match breakdown_load(&measured, criterion) {
+            Some(load) => Breakdown::At { load },
+            None => match measured.iter().map(|(load, _, _)| *load).max() {
+                Some(max) => Breakdown::Never { max },
                 None => Breakdown::NoData,
             },
         }
     }
 
-    /// The point at N.
-    pub fn point(&self, n: u32) -> Option<&CurvePoint> {
-        self.points.iter().find(|point| point.n == n)
+    /// The point at a load.
+    pub fn point(&self, load: Load) -> Option<&CurvePoint> {
+        self.points.iter().find(|point| point.load == load)
     }
 }
 
@@ -244,7 +347,7 @@ pub fn curves_with_cells<'a, G: Ord>(
 ) -> Vec<CurveCells<'a, G>> {
     // Groups in ascending order, as a sorted list: cells come sorted by key, so a cell's group is most often the
     // previous cell's, which one comparison confirms before any search.
-    let mut grouped: Vec<(G, BTreeMap<u32, Vec<&'a CellSummary>>)> = Vec::new();
+    let mut grouped: Vec<(G, BTreeMap<Load, Vec<&'a CellSummary>>)> = Vec::new();
     let mut last: Option<usize> = None;
     for cell in cells {
         let value = group(cell);
@@ -259,7 +362,11 @@ pub fn curves_with_cells<'a, G: Ord>(
             },
         };
         last = Some(index);
-        grouped[index].1.entry(cell.key.n).or_default().push(cell);
+        grouped[index]
+            .1
+            .entry(cell.key.load)
+            .or_default()
+            .push(cell);
     }
     // The metrics to pool, settled once for every point of every curve.
     let metrics = options.pooled_metrics();
@@ -268,7 +375,7 @@ pub fn curves_with_cells<'a, G: Ord>(
         .map(|(group, by_n)| {
             let (points, cells) = by_n
                 .into_iter()
-                .map(|(n, cells)| (point(n, &cells, options, &metrics), cells))
+                .map(|(load, cells)| (point(load, &cells, options, &metrics), cells))
                 .unzip();
             CurveCells {
                 curve: Curve { group, points },
@@ -313,10 +420,15 @@ pub fn curve<'a>(
 /// One series' admitted cells at one N, each with its rep, so values can be aggregated per series or per rep.
 type RepCells<'a> = Vec<(u32, &'a CellSummary)>;
 
-/// The point at `n` over `cells`, with the bands of `metrics` ([`CurveOptions::pooled_metrics`]).
-fn point(n: u32, cells: &[&CellSummary], options: &CurveOptions, metrics: &[Metric]) -> CurvePoint {
+/// The point at `load` over `cells`, with the bands of `metrics` ([`CurveOptions::pooled_metrics`]).
+fn point(
+    load: Load,
+    cells: &[&CellSummary],
+    options: &CurveOptions,
+    metrics: &[Metric],
+) -> CurvePoint {
     let mut point = CurvePoint {
-        n,
+        load,
         ..CurvePoint::default()
     };
     let mut behind: Vec<&CellSummary> = Vec::with_capacity(cells.len());
@@ -444,7 +556,7 @@ mod tests {
                 backend: "b".into(),
                 model: model.into(),
                 workload: "w".into(),
-                n,
+                load: crate::Load::Concurrency(n),
                 rep,
             },
             status,
@@ -479,7 +591,7 @@ mod tests {
         ];
         fill_scaling(&mut cells);
         let pooled = curve(&cells, &CurveOptions::default());
-        let at_2 = pooled.point(2).unwrap();
+        let at_2 = pooled.point(crate::Load::Concurrency(2)).unwrap();
         let efficiency = at_2.efficiency().unwrap();
         assert!((efficiency.value - 0.75).abs() < 1e-12, "{efficiency:?}");
         assert_eq!((efficiency.min, efficiency.max), (0.5, 0.9));
@@ -495,7 +607,7 @@ mod tests {
             ..CurveOptions::default()
         };
         let band = curve(&cells, &reps_only)
-            .point(2)
+            .point(crate::Load::Concurrency(2))
             .unwrap()
             .efficiency()
             .unwrap();
@@ -510,14 +622,28 @@ mod tests {
             |cell| cell.key.model.clone(),
             &CurveOptions::default(),
         );
-        let a = per_model[0].point(2).unwrap().efficiency().unwrap();
+        let a = per_model[0]
+            .point(crate::Load::Concurrency(2))
+            .unwrap()
+            .efficiency()
+            .unwrap();
         assert!((a.value - 0.6).abs() < 1e-12);
         let median = CurveOptions {
             aggregation: Aggregation::Median,
             ..CurveOptions::default()
         };
         let b = curves(&cells, |cell| cell.key.model.clone(), &median);
-        assert!((b[0].point(2).unwrap().efficiency().unwrap().value - 0.6).abs() < 1e-12);
+        assert!(
+            (b[0]
+                .point(crate::Load::Concurrency(2))
+                .unwrap()
+                .efficiency()
+                .unwrap()
+                .value
+                - 0.6)
+                .abs()
+                < 1e-12
+        );
     }
 
     #[test]
@@ -535,11 +661,19 @@ mod tests {
             })
             .collect();
         fill_scaling(&mut cells);
-        let sorted = curves(&cells, |cell| cell.key.n % 2, &CurveOptions::default());
+        let sorted = curves(
+            &cells,
+            |cell| cell.key.n().unwrap() % 2,
+            &CurveOptions::default(),
+        );
         let mut shuffled: Vec<&CellSummary> = cells.iter().collect();
         shuffled.reverse();
         shuffled.swap(1, 7);
-        let unsorted = curves(shuffled, |cell| cell.key.n % 2, &CurveOptions::default());
+        let unsorted = curves(
+            shuffled,
+            |cell| cell.key.n().unwrap() % 2,
+            &CurveOptions::default(),
+        );
         assert_eq!(sorted, unsorted);
         assert_eq!(sorted[0].points[0].series, 3);
     }
@@ -554,12 +688,26 @@ mod tests {
         ];
         fill_scaling(&mut cells);
         let whole = curve(&cells, &CurveOptions::default());
-        assert_eq!(whole.breakdown(&Criterion::V3), Breakdown::At { n: 2 });
-        assert_eq!(whole.point(16).unwrap().skipped, 1);
-        let above_2: Vec<CellSummary> = cells.iter().filter(|c| c.key.n != 2).cloned().collect();
+        assert_eq!(
+            whole.breakdown(&Criterion::V3),
+            Breakdown::At {
+                load: crate::Load::Concurrency(2)
+            }
+        );
+        assert_eq!(
+            whole.point(crate::Load::Concurrency(16)).unwrap().skipped,
+            1
+        );
+        let above_2: Vec<CellSummary> = cells
+            .iter()
+            .filter(|c| c.key.n().unwrap() != 2)
+            .cloned()
+            .collect();
         assert_eq!(
             curve(&above_2, &CurveOptions::default()).breakdown(&Criterion::V3),
-            Breakdown::Never { max_n: 4 }
+            Breakdown::Never {
+                max: crate::Load::Concurrency(4)
+            }
         );
         let skipped_only = [cells[3].clone()];
         assert_eq!(
@@ -567,7 +715,10 @@ mod tests {
             Breakdown::NoData
         );
         assert_eq!(
-            Breakdown::Never { max_n: 32 }.label(),
+            Breakdown::Never {
+                max: crate::Load::Concurrency(32)
+            }
+            .label(),
             "never within N ≤ 32"
         );
     }
@@ -584,7 +735,7 @@ mod tests {
         cells[2].ok_rows = 0;
         fill_scaling(&mut cells);
         let point = curve(&cells, &CurveOptions::default())
-            .point(2)
+            .point(crate::Load::Concurrency(2))
             .cloned()
             .unwrap();
         assert_eq!((point.cells, point.left_out), (1, 1));

@@ -168,7 +168,7 @@ mod tests {
             backend: "sglang".into(),
             model: model.into(),
             workload: workload.into(),
-            n,
+            load: crate::Load::Concurrency(n),
             rep: 0,
         }
     }

@@ -8,6 +8,7 @@ use crate::curve::{Breakdown, CurveCells, CurveOptions, curves_with_cells};
 use crate::exclusions::ExclusionScope;
 use crate::frontier::{Better, staircase};
 use crate::key::{CellKey, Dimension, DimensionValue};
+use crate::load::Load;
 use crate::metric::Metric;
 use crate::origin::Mark;
 use crate::query::WhatIf;
@@ -19,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::key::Value;
 pub use matrix::{
-    Flags, MatrixBase, MatrixCell, MatrixGrid, MatrixLayout, matrix, matrix_of, uses_at_n,
+    Flags, MatrixBase, MatrixCell, MatrixGrid, MatrixLayout, matrix, matrix_of, uses_at_load,
 };
 
 mod matrix;
@@ -66,15 +67,21 @@ pub fn empty_reason(cells: &[CellSummary], state: &ViewState) -> Option<String> 
             culprits.push(format!("{}={}", dimension.name(), values.join(",")));
         }
     }
-    if state.filter.n_min.is_some() || state.filter.n_max.is_some() {
+    if state.filter.load_min.is_some() || state.filter.load_max.is_some() {
         let mut lifted = state.clone();
-        lifted.filter.n_min = None;
-        lifted.filter.n_max = None;
+        lifted.filter.load_min = None;
+        lifted.filter.load_max = None;
         if !filtered(cells, &lifted).is_empty() {
             culprits.push(format!(
-                "N range {}–{}",
-                state.filter.n_min.map_or("1".into(), |n| n.to_string()),
-                state.filter.n_max.map_or("max".into(), |n| n.to_string())
+                "load range {}–{}",
+                state
+                    .filter
+                    .load_min
+                    .map_or("min".into(), |low| low.to_string()),
+                state
+                    .filter
+                    .load_max
+                    .map_or("max".into(), |high| high.to_string())
             ));
         }
     }
@@ -308,11 +315,11 @@ pub fn pick(
         .map(|cell| cell.key.clone())
 }
 
-/// One N of a plotted series.
+/// One load of a plotted series.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeriesPoint {
-    /// The concurrency.
-    pub n: u32,
+    /// The load.
+    pub load: Load,
     /// Where the point sits on the x axis ([`XAxis`]): N itself, or the x metric's aggregate and band, pooled
     /// like the plotted value.
     pub x: f64,
@@ -371,7 +378,7 @@ pub struct Series {
     /// Where the aggregated curve breaks under the criterion.
     pub breakdown: Breakdown,
     /// The first N past the last data point where the series' cells are skipped: the curve ends there.
-    pub skipped_at: Option<u32>,
+    pub skipped_at: Option<Load>,
     /// The skipped cells there.
     pub skipped_cells: Vec<CellKey>,
     /// Cells with data the inclusion policy leaves out (exclusions, partial toggle).
@@ -402,13 +409,13 @@ impl Series {
             .is_some_and(|frontier| !frontier.members.contains(&index))
     }
 
-    /// The Ns of the frontier's points, in its order (ascending x).
-    pub fn frontier_ns(&self) -> Vec<u32> {
+    /// The loads of the frontier's points, in its order (ascending x).
+    pub fn frontier_loads(&self) -> Vec<Load> {
         self.frontier.as_ref().map_or_else(Vec::new, |frontier| {
             frontier
                 .members
                 .iter()
-                .map(|index| self.points[*index].n)
+                .map(|index| self.points[*index].load)
                 .collect()
         })
     }
@@ -524,14 +531,11 @@ fn series(
         .enumerate()
         .filter_map(|(index, point)| {
             let placed = point.band(metric).zip(match state.x {
-                XAxis::N => {
-                    let n = f64::from(point.n);
-                    Some(crate::curve::Band {
-                        value: n,
-                        min: n,
-                        max: n,
-                    })
-                }
+                XAxis::Load => point.load.value().map(|value| crate::curve::Band {
+                    value,
+                    min: value,
+                    max: value,
+                }),
                 XAxis::Metric(x) => point.band(x),
             });
             let Some((band, x)) = placed else {
@@ -542,7 +546,7 @@ fn series(
             Some(SeriesPoint {
                 reported: marks_of(&cells, Mark::Reported),
                 derived: marks_of(&cells, Mark::Derived),
-                n: point.n,
+                load: point.load,
                 x: x.value,
                 x_min: x.min,
                 x_max: x.max,
@@ -568,12 +572,12 @@ fn series(
         }
         _ => None,
     };
-    let last_n = points.last().map_or(0, |point| point.n);
+    let last = points.last().map(|point| point.load);
     let skipped = curve
         .points
         .iter()
-        .position(|point| point.n > last_n && point.skipped > 0);
-    let skipped_at = skipped.map(|index| curve.points[index].n);
+        .position(|point| last.is_none_or(|last| point.load > last) && point.skipped > 0);
+    let skipped_at = skipped.map(|index| curve.points[index].load);
     let skipped_cells = skipped
         .map(|index| {
             grouped.cells[index]
@@ -610,13 +614,13 @@ pub fn point_keys(
     state: &ViewState,
     title: Option<&Value>,
     label: &Value,
-    n: u32,
+    load: Load,
 ) -> Vec<CellKey> {
     let inclusion = inclusion(state, comparisons);
     slice
         .iter()
         .filter(|cell| {
-            cell.key.n == n
+            cell.key.load == load
                 && state
                     .facet
                     .map(|facet| Value::of(&cell.key, facet))
@@ -638,7 +642,7 @@ fn pools_beyond_reps(point: &SeriesPoint) -> bool {
 /// is no operating point anyone can run). Names what the widest point pools. `None` when the frontier is not
 /// asked for, needs no reason (N on x) or is drawn.
 pub fn frontier_withheld(facets: &[Facet], state: &ViewState) -> Option<String> {
-    if !state.frontier || state.x == XAxis::N {
+    if !state.frontier || state.x == XAxis::Load {
         return None;
     }
     let widest = facets
@@ -906,10 +910,10 @@ impl SeriesPoint {
     /// `(◐ 1 of 3 cells partial)` when some of its cells are partial (the value rests on fewer rows than planned).
     pub fn table_text(&self, x: XAxis) -> String {
         let placed = match x {
-            XAxis::N => format!("{}: {}", self.n, table_number(self.value)),
+            XAxis::Load => format!("{}: {}", self.load.short_label(), table_number(self.value)),
             XAxis::Metric(_) => format!(
                 "{}: {} → {}",
-                self.n,
+                self.load.short_label(),
                 table_number(self.x),
                 table_number(self.value)
             ),
@@ -1014,7 +1018,7 @@ mod tests {
                 backend: backend.into(),
                 model: "m".into(),
                 workload: workload.into(),
-                n,
+                load: crate::Load::Concurrency(n),
                 rep,
             },
             CellStatus::Clean,
@@ -1048,6 +1052,16 @@ mod tests {
         cells
     }
 
+    /// A failed N = 1 cell: the series has an N = 1 cell, so it is normalised against N = 1 and, without data
+    /// there, has no scaling metrics (a series with no N = 1 cell at all is normalised against its lowest N).
+    fn failed_at_1(backend: &str, workload: &str) -> CellSummary {
+        let mut cell = cell(backend, workload, 1, 0, 0.0, 0.0);
+        cell.status = CellStatus::Failed;
+        cell.ok_rows = 0;
+        cell.stats = CellStats::default();
+        cell
+    }
+
     #[test]
     fn matrix_grids_follow_the_chosen_dimensions_and_metric() {
         let mut cells = sweep(
@@ -1062,7 +1076,7 @@ mod tests {
         ));
         fill_scaling(&mut cells);
         let mut state = ViewState {
-            at_n: 32,
+            at_load: crate::Load::Concurrency(32),
             ..ViewState::default()
         };
         let grids = matrix(&cells, &state);
@@ -1084,10 +1098,11 @@ mod tests {
         // vllm's sweep starts at N = 2 (no baseline); sglang's N = 32 throughput is the tool's figure in one
         // rep and its p95 derived in another.
         let mut cells = sweep("vllm", "long_decode", &[(2, 0.9), (32, 0.6)]);
+        cells.push(failed_at_1("vllm", "long_decode"));
         cells.extend(sweep("sglang", "long_decode", &[(1, 1.0), (32, 0.66)]));
         for cell in cells
             .iter_mut()
-            .filter(|cell| cell.key.backend == "sglang" && cell.key.n == 32)
+            .filter(|cell| cell.key.backend == "sglang" && cell.key.n().unwrap() == 32)
         {
             match cell.key.rep {
                 0 => cell.origin.reported.push("aggregate_tps".into()),
@@ -1097,7 +1112,7 @@ mod tests {
         }
         fill_scaling(&mut cells);
         let state = ViewState {
-            at_n: 32,
+            at_load: crate::Load::Concurrency(32),
             ..ViewState::default()
         };
         let grids = matrix(&cells, &state);
@@ -1137,6 +1152,7 @@ mod tests {
         // vllm's sweep has no N = 1 (efficiency absent), sglang's N = 32 carries a reported and a derived
         // figure, one vllm cell failed and one is partial: every part of a square that a metric changes.
         let mut cells = sweep("vllm", "long_decode", &[(2, 0.9), (16, 0.7), (32, 0.6)]);
+        cells.push(failed_at_1("vllm", "long_decode"));
         cells.extend(sweep(
             "sglang",
             "long_decode",
@@ -1144,7 +1160,11 @@ mod tests {
         ));
         cells.extend(sweep("sglang", "short", &[(1, 1.0), (16, 0.5), (32, 0.3)]));
         for cell in &mut cells {
-            match (cell.key.backend.as_str(), cell.key.n, cell.key.rep) {
+            match (
+                cell.key.backend.as_str(),
+                cell.key.n().unwrap(),
+                cell.key.rep,
+            ) {
                 ("sglang", 32, 0) => cell.origin.reported.push("aggregate_tps".into()),
                 ("sglang", 32, 1) => cell.origin.derived.push("p95_wall_ms".into()),
                 ("vllm", 16, 2) => {
@@ -1159,8 +1179,8 @@ mod tests {
         fill_scaling(&mut cells);
         let layouts = [
             (Dimension::Backend, Dimension::Model, Dimension::Workload),
-            (Dimension::Backend, Dimension::Workload, Dimension::N),
-            (Dimension::N, Dimension::Backend, Dimension::Rep),
+            (Dimension::Backend, Dimension::Workload, Dimension::Load),
+            (Dimension::Load, Dimension::Backend, Dimension::Rep),
         ];
         let criteria = [crate::Criterion::V1, crate::Criterion::V3];
         let (mut reused, mut valued, mut absent, mut marked, mut never) = (0, 0, 0, 0, 0);
@@ -1171,7 +1191,7 @@ mod tests {
                         grid,
                         rows,
                         cols,
-                        at_n,
+                        at_load: crate::Load::Concurrency(at_n),
                         metric: built_for,
                         ..ViewState::default()
                     };
@@ -1195,7 +1215,7 @@ mod tests {
                                                 criterion: *criterion,
                                                 aggregation,
                                                 band,
-                                                at_n,
+                                                at_load: crate::Load::Concurrency(at_n),
                                                 what_if: WhatIf {
                                                     partial,
                                                     ..WhatIf::DEFAULT
@@ -1227,7 +1247,7 @@ mod tests {
                                             grid.title == Value::Text(cell.key.backend.clone())
                                                 && *workload
                                                     == Value::Text(cell.key.workload.clone())
-                                                && cell.key.n == at_n
+                                                && cell.key.n().unwrap() == at_n
                                                 && admitted.admits(cell)
                                         })
                                         .filter_map(|cell| second.metric.of_cell(cell))
@@ -1407,6 +1427,7 @@ mod tests {
         }
         cells.extend(excluded);
         cells.extend(sweep("tgi", "w", &[(4, 1.0), (8, 0.5)]));
+        cells.push(failed_at_1("tgi", "w"));
         fill_scaling(&mut cells);
         let comparisons = BTreeSet::from(["tokenizer".to_string()]);
         // Facets in backend order: sglang, tgi, vllm.
@@ -1499,9 +1520,9 @@ mod tests {
         };
         let facets = curves(&cells, &state, Metric::Efficiency);
         let points = &facets[0].series[0].points;
-        assert_eq!(points[0].table_text(XAxis::N), "1: 1.000");
+        assert_eq!(points[0].table_text(XAxis::Load), "1: 1.000");
         assert_eq!(
-            points[1].table_text(XAxis::N),
+            points[1].table_text(XAxis::Load),
             "16: 0.00040 (◐ 1 of 1 cell partial)"
         );
     }
@@ -1551,7 +1572,7 @@ mod tests {
         for rep in 0..3 {
             let mut skipped = CellSummary::empty(
                 CellKey {
-                    n: 16,
+                    load: crate::Load::Concurrency(16),
                     rep,
                     ..cells[0].key.clone()
                 },
@@ -1563,10 +1584,15 @@ mod tests {
         fill_scaling(&mut cells);
         let facets = curves(&cells, &ViewState::default(), Metric::Efficiency);
         let series = &facets[0].series[0];
-        assert_eq!(series.points.last().unwrap().n, 4);
-        assert_eq!(series.skipped_at, Some(16));
+        assert_eq!(series.points.last().unwrap().load.concurrency().unwrap(), 4);
+        assert_eq!(series.skipped_at, Some(crate::Load::Concurrency(16)));
         assert_eq!(series.skipped_cells.len(), 3);
-        assert_eq!(series.breakdown, Breakdown::At { n: 2 });
+        assert_eq!(
+            series.breakdown,
+            Breakdown::At {
+                load: crate::Load::Concurrency(2)
+            }
+        );
     }
 
     #[test]
@@ -1594,7 +1620,7 @@ mod tests {
             }
         }
         // N=16 has throughput but no p95 latency: it has no place on the chart.
-        for cell in cells.iter_mut().filter(|cell| cell.key.n == 16) {
+        for cell in cells.iter_mut().filter(|cell| cell.key.n().unwrap() == 16) {
             cell.stats.p95_wall_ms = None;
         }
         // sglang's one point would beat every vllm point, but frontiers are per series.
@@ -1616,7 +1642,7 @@ mod tests {
         let placed: Vec<(u32, f64, f64)> = vllm
             .points
             .iter()
-            .map(|point| (point.n, point.x, point.value))
+            .map(|point| (point.load.concurrency().unwrap(), point.x, point.value))
             .collect();
         assert_eq!(
             placed,
@@ -1635,7 +1661,10 @@ mod tests {
                 "1 point without a value of p95 latency or output tok/s left out (never drawn as zero)"
             )
         );
-        assert_eq!(vllm.frontier_ns(), [1, 2, 8]);
+        assert_eq!(
+            vllm.frontier_loads(),
+            [1, 2, 8].map(crate::Load::Concurrency)
+        );
         assert!(vllm.is_dominated(2) && !vllm.is_dominated(1));
         let frontier = vllm.frontier.as_ref().unwrap();
         assert_eq!(
@@ -1648,14 +1677,14 @@ mod tests {
                 (405.0, 161.0)
             ]
         );
-        assert_eq!(sglang.frontier_ns(), [1]);
+        assert_eq!(sglang.frontier_loads(), [crate::Load::Concurrency(1)]);
         // Without the frontier toggle no point is dominated; with N on x, points sit at N and nothing is
         // missing but the latency-less N=16 point's plotted value, which it has.
         state.frontier = false;
         let facets = curves(&cells, &state, Metric::AggregateTps);
         assert!(facets[0].series[1].frontier.is_none());
         assert!(!facets[0].series[1].is_dominated(2));
-        state.x = XAxis::N;
+        state.x = XAxis::Load;
         state.frontier = true;
         let facets = curves(&cells, &state, Metric::AggregateTps);
         let vllm = &facets[0].series[1];
@@ -1672,7 +1701,7 @@ mod tests {
             1
         );
         assert_eq!(
-            without_value_note(&facets, Metric::AggregateTps, XAxis::N),
+            without_value_note(&facets, Metric::AggregateTps, XAxis::Load),
             None
         );
     }
@@ -1817,7 +1846,7 @@ mod tests {
         let grids = matrix(
             &cells,
             &ViewState {
-                at_n: 2,
+                at_load: crate::Load::Concurrency(2),
                 ..matrix_by_run
             },
         );
@@ -1834,7 +1863,7 @@ mod tests {
         cells.extend(sweep("sglang", "b", &[(1, 1.0), (4, 0.8)]));
         let current = cells[1].key.clone(); // vllm, a, n=2, rep 0
         assert_eq!(
-            picker_choices(&cells, &current, Dimension::N),
+            picker_choices(&cells, &current, Dimension::Load),
             vec![Value::Number(1), Value::Number(2)]
         );
         assert_eq!(
@@ -1847,14 +1876,14 @@ mod tests {
             (
                 picked.backend.as_str(),
                 picked.workload.as_str(),
-                picked.n,
+                picked.load.concurrency().unwrap(),
                 picked.rep
             ),
             ("sglang", "b", 1, 0)
         );
         // Switching rep keeps everything else.
         let picked = pick(&cells, &current, Dimension::Rep, "2").unwrap();
-        assert_eq!((picked.n, picked.rep), (2, 2));
+        assert_eq!((picked.load.concurrency().unwrap(), picked.rep), (2, 2));
         assert_eq!(pick(&cells, &current, Dimension::Rep, "7"), None);
     }
 
@@ -1863,7 +1892,7 @@ mod tests {
         let mut cells = sweep("vllm", "a", &[(1, 1.0), (2, 0.9)]);
         fill_scaling(&mut cells);
         let state = ViewState {
-            at_n: 2,
+            at_load: crate::Load::Concurrency(2),
             ..ViewState::default()
         };
         let facets = curves(&cells, &state, Metric::Efficiency);
@@ -1880,17 +1909,20 @@ mod tests {
             &state,
             facets[0].title.as_ref(),
             &series.label,
-            point.n,
+            point.load,
         );
         assert_eq!(keys.len(), 3, "three reps at N=2");
         assert_eq!(keys.len() as u32, point.cells);
-        assert!(keys.iter().all(|key| key.n == 2));
+        assert!(keys.iter().all(|key| key.n().unwrap() == 2));
         let mut by_rep = state.clone();
         by_rep.cols = Dimension::Rep;
         let grid = &matrix(&cells, &by_rep)[0];
         let square = grid.squares[0][1].as_ref().unwrap();
         assert_eq!(
-            square.only_cell.as_ref().map(|key| (key.n, key.rep)),
+            square
+                .only_cell
+                .as_ref()
+                .map(|key| (key.n().unwrap(), key.rep)),
             Some((2, 1))
         );
         let pooled = &matrix(&cells, &state)[0].squares[0][0];
@@ -1902,11 +1934,11 @@ mod tests {
         let mut cells = sweep("vllm", "a", &[(1, 1.0), (2, 0.9), (4, 0.8)]);
         fill_scaling(&mut cells);
         let state = ViewState {
-            cols: Dimension::N,
-            at_n: 16,
+            cols: Dimension::Load,
+            at_load: crate::Load::Concurrency(16),
             ..ViewState::default()
         };
-        assert!(!uses_at_n(&state));
+        assert!(!uses_at_load(&state));
         let grid = &matrix(&cells, &state)[0];
         assert_eq!(
             grid.cols,

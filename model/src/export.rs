@@ -15,7 +15,7 @@ pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<Strin
     match state.view {
         View::Curves => {
             let x = match state.x {
-                XAxis::N => "N",
+                XAxis::Load => "N",
                 XAxis::Metric(x) => x.label(),
             };
             layout.push_str(&format!(" vs {x}, colour by {}", state.color.name()));
@@ -163,10 +163,10 @@ pub fn cells_file_name(state: &ViewState) -> String {
             format!("{}={}", dimension.name(), values.join("+"))
         })
         .collect();
-    match (state.filter.n_min, state.filter.n_max) {
+    match (state.filter.load_min, state.filter.load_max) {
         (None, None) => {}
         (low, high) => parts.push(format!(
-            "N={}-{}",
+            "load={}-{}",
             low.map(|n| n.to_string()).unwrap_or_default(),
             high.map(|n| n.to_string()).unwrap_or_default()
         )),
@@ -207,8 +207,8 @@ fn frontier_line(state: &ViewState, metric: Metric) -> Option<String> {
         Better::Lower => format!("lower {}", metric.label()),
     };
     match (state.x, state.frontier) {
-        (XAxis::N, false) => None,
-        (XAxis::N, true) => Some("frontier: not drawn (it needs a metric on x, not N)".into()),
+        (XAxis::Load, false) => None,
+        (XAxis::Load, true) => Some("frontier: not drawn (it needs a metric on x, not N)".into()),
         (XAxis::Metric(_), false) => Some("frontier: off; points joined in N order".into()),
         (XAxis::Metric(x), true) => Some(format!(
             "frontier: each series' Pareto frontier drawn bold, dominated points hollow (better: {}, {}); \
@@ -323,7 +323,10 @@ pub fn series_csv(
                 csv_field(&mut out, &title);
                 out.push(',');
                 csv_field(&mut out, &label);
-                out.push_str(&format!(",{},", point.n));
+                out.push_str(&format!(
+                    ",{},",
+                    crate::key::DimensionValue::Load(point.load)
+                ));
                 if x_metric.is_some() {
                     out.push_str(&format!("{},{},{},", point.x, point.x_min, point.x_max));
                 }
@@ -418,7 +421,7 @@ mod tests {
     #[test]
     fn series_csv_has_the_view_as_comments_and_one_row_per_point() {
         let point = SeriesPoint {
-            n: 2,
+            load: crate::Load::Concurrency(2),
             x: 2.0,
             x_min: 2.0,
             x_max: 2.0,
@@ -448,7 +451,9 @@ mod tests {
             series: vec![Series {
                 label: Value::Text("vllm".into()),
                 points: vec![point],
-                breakdown: crate::curve::Breakdown::Never { max_n: 32 },
+                breakdown: crate::curve::Breakdown::Never {
+                    max: crate::Load::Concurrency(32),
+                },
                 skipped_at: None,
                 skipped_cells: Vec::new(),
                 left_out: 0,
@@ -493,7 +498,7 @@ mod tests {
         );
         assert_eq!(lines[2], "filters: workload = long_prefill_8k");
         let point = |n: u32, x: f64, value: f64| SeriesPoint {
-            n,
+            load: crate::Load::Concurrency(n),
             x,
             x_min: x - 1.0,
             x_max: x + 1.0,
@@ -516,7 +521,9 @@ mod tests {
             series: vec![Series {
                 label: Value::Text("vllm".into()),
                 points: vec![point(1, 100.0, 50.0), point(2, 90.0, 40.0)],
-                breakdown: crate::curve::Breakdown::Never { max_n: 2 },
+                breakdown: crate::curve::Breakdown::Never {
+                    max: crate::Load::Concurrency(2),
+                },
                 skipped_at: None,
                 skipped_cells: Vec::new(),
                 left_out: 0,
@@ -564,8 +571,8 @@ mod tests {
      {
         let mut state = state();
         state.select_only(Dimension::Model, "mistral-7b");
-        state.filter.n_min = Some(2);
-        state.filter.n_max = Some(16);
+        state.filter.load_min = Some(2.into());
+        state.filter.load_max = Some(16.into());
         let key: crate::CellKey =
             "20260612_212816_266127/cloud_core/scaling/vllm/mistral-7b/long_prefill_8k/n=2/rep=0"
                 .parse()
@@ -580,7 +587,7 @@ mod tests {
             &lines[..5],
             [
                 "# cellscope cells of the curves view: 1 cell",
-                "# filters: model = mistral-7b; workload = long_prefill_8k; N 2–16",
+                "# filters: model = mistral-7b; workload = long_prefill_8k; load 2–16",
                 "# cells: partial cells in, ledger exclusions applied",
                 "# snapshot: 20260613-abcdef",
                 "# link: http://h/?view=curves",
@@ -594,13 +601,13 @@ mod tests {
         let name = cells_file_name(&state);
         assert!(
             name.starts_with(
-                "cellscope-cells-curves-model=mistral-7b,workload=long_prefill_8k,N=2-16-20260613-"
+                "cellscope-cells-curves-model=mistral-7b,workload=long_prefill_8k,load=2-16-20260613-"
             ),
             "{name}"
         );
         assert!(name.ends_with(".csv"), "{name}");
         let mut other = state.clone();
-        other.filter.n_max = None;
+        other.filter.load_max = None;
         assert_ne!(cells_file_name(&other), name);
         assert!(
             cells_file_name(&ViewState::default())

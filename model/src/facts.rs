@@ -10,10 +10,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// How loud a warning is. `Error` means data was lost from the index (a row, a file, a run); `Warning` means
-/// data is kept but something about it is suspicious.
+/// data is kept but something about it is suspicious; `Info` says how data was read where nothing is wrong with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
+    /// Nothing is lost or suspicious; how the data was read (a record kept with its load unstated).
+    Info,
     /// Data is kept but something about it is suspicious.
     Warning,
     /// Data was lost from the index (a row, a file, a run).
@@ -49,6 +51,11 @@ impl Warning {
             line: None,
             message: message.into(),
         }
+    }
+
+    /// A [`Severity::Info`].
+    pub fn info(kind: &str, message: impl Into<String>) -> Warning {
+        Warning::new(Severity::Info, kind, message)
     }
 
     /// A [`Severity::Warning`].
@@ -89,6 +96,7 @@ impl Warning {
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let severity = match self.severity {
+            Severity::Info => "info",
             Severity::Warning => "warning",
             Severity::Error => "error",
         };

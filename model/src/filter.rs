@@ -6,20 +6,91 @@ use crate::summary::CellSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Accepted values per dimension (an absent dimension accepts every value) and an inclusive N range.
+/// One end of a load range: a finite number above zero, compared with a cell's [`crate::Load::value`].
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct LoadBound(f64);
+
+impl LoadBound {
+    /// The bound `value`; `None` unless it is finite and above zero.
+    pub fn new(value: f64) -> Option<LoadBound> {
+        (value.is_finite() && value > 0.0).then_some(LoadBound(value))
+    }
+
+    /// The bound as a number.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl PartialEq for LoadBound {
+    fn eq(&self, other: &LoadBound) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for LoadBound {}
+
+impl std::hash::Hash for LoadBound {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+
+impl From<LoadBound> for f64 {
+    fn from(bound: LoadBound) -> f64 {
+        bound.0
+    }
+}
+
+impl From<u32> for LoadBound {
+    fn from(n: u32) -> LoadBound {
+        LoadBound(f64::from(n.max(1)))
+    }
+}
+
+impl TryFrom<f64> for LoadBound {
+    type Error = String;
+
+    fn try_from(value: f64) -> Result<LoadBound, String> {
+        LoadBound::new(value).ok_or_else(|| "expected a number above zero".to_string())
+    }
+}
+
+/// Shortest round-trip text: `2`, `0.5`.
+impl std::fmt::Display for LoadBound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Whether a cell's load lies in the range: an unstated load lies outside any range, an unbounded rate above
+/// every upper bound.
+pub fn load_in_range(key: &CellKey, min: Option<LoadBound>, max: Option<LoadBound>) -> bool {
+    if min.is_none() && max.is_none() {
+        return true;
+    }
+    key.load.value().is_some_and(|value| {
+        min.is_none_or(|min| value >= min.get()) && max.is_none_or(|max| value <= max.get())
+    })
+}
+
+/// Accepted values per dimension (an absent dimension accepts every value) and an inclusive load range.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DimensionFilter {
     /// Dimension → the values it accepts; a dimension absent here accepts every value.
     pub values: BTreeMap<Dimension, Vec<String>>,
-    /// The smallest N (concurrency) admitted, inclusive; `None` for no lower bound.
-    pub n_min: Option<u32>,
-    /// The largest N (concurrency) admitted, inclusive; `None` for no upper bound.
-    pub n_max: Option<u32>,
+    /// The smallest load admitted (N, or an offered rate in req/s), inclusive; `None` for no lower bound.
+    #[serde(alias = "n_min")]
+    pub load_min: Option<LoadBound>,
+    /// The largest load admitted, inclusive; `None` for no upper bound.
+    #[serde(alias = "n_max")]
+    pub load_max: Option<LoadBound>,
 }
 
 /// A filter value that cannot select anything because it has the wrong form.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("`{dimension}` takes whole numbers, got `{value}`")]
+#[error("`{dimension}` takes whole numbers (the load also rates and n=N, rate=R), got `{value}`")]
 pub struct FilterError {
     /// The numeric dimension the value was given for.
     pub dimension: Dimension,
@@ -31,16 +102,16 @@ impl DimensionFilter {
     /// An empty filter, usable in constants.
     pub const ALL: DimensionFilter = DimensionFilter {
         values: BTreeMap::new(),
-        n_min: None,
-        n_max: None,
+        load_min: None,
+        load_max: None,
     };
 
-    /// Whether the filter admits every cell: no accepted values and no N bound.
+    /// Whether the filter admits every cell: no accepted values and no load bound.
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty() && self.n_min.is_none() && self.n_max.is_none()
+        self.values.is_empty() && self.load_min.is_none() && self.load_max.is_none()
     }
 
-    /// The filter as a reader says it: `backend = vllm, sglang; workload = long_prefill_8k; N 2–16`, or
+    /// The filter as a reader says it: `backend = vllm, sglang; workload = long_prefill_8k; load 2–16`, or
     /// `all cells`.
     pub fn describe(&self) -> String {
         let mut parts: Vec<String> = self
@@ -48,10 +119,10 @@ impl DimensionFilter {
             .iter()
             .map(|(dimension, values)| format!("{} = {}", dimension.name(), values.join(", ")))
             .collect();
-        match (self.n_min, self.n_max) {
-            (Some(low), Some(high)) => parts.push(format!("N {low}–{high}")),
-            (Some(low), None) => parts.push(format!("N ≥ {low}")),
-            (None, Some(high)) => parts.push(format!("N ≤ {high}")),
+        match (self.load_min, self.load_max) {
+            (Some(low), Some(high)) => parts.push(format!("load {low}–{high}")),
+            (Some(low), None) => parts.push(format!("load ≥ {low}")),
+            (None, Some(high)) => parts.push(format!("load ≤ {high}")),
             (None, None) => {}
         }
         if parts.is_empty() {
@@ -61,10 +132,9 @@ impl DimensionFilter {
         }
     }
 
-    /// Whether a cell key passes every dimension and the N range.
+    /// Whether a cell key passes every dimension and the load range.
     pub fn admits(&self, key: &CellKey) -> bool {
-        self.n_min.is_none_or(|n_min| key.n >= n_min)
-            && self.n_max.is_none_or(|n_max| key.n <= n_max)
+        load_in_range(key, self.load_min, self.load_max)
             && self.values.iter().all(|(dimension, accepted)| {
                 let value = key.value(*dimension);
                 accepted
@@ -87,7 +157,7 @@ impl DimensionFilter {
     ) -> Result<(), FilterError> {
         let mut checked = Vec::new();
         for value in values {
-            if dimension.is_numeric() && !is_whole_number(&value) {
+            if !is_valid_value(dimension, &value) {
                 return Err(FilterError { dimension, value });
             }
             checked.push(value);
@@ -148,7 +218,11 @@ impl DimensionFilter {
             for value in accepted {
                 let found = values.iter().any(|known| match known {
                     Value::Text(text) => text == value,
+                    Value::Number(number) if *dimension == Dimension::Load => {
+                        crate::Load::Concurrency(*number).matches_text(value)
+                    }
                     Value::Number(number) => value.trim().parse::<u32>() == Ok(*number),
+                    Value::Load(load) => load.matches_text(value),
                 });
                 if !found {
                     unknown.push(UnknownValue {
@@ -186,7 +260,7 @@ impl DimensionFilter {
 }
 
 /// Faceted counts: for each dimension, how many of `cells` each of its values has among the cells that pass
-/// every other part of the filter (the N range counts as N's part). A value ticked or not, its count says how
+/// every other part of the filter (the load range counts as the load's part). A value ticked or not, its count says how
 /// many cells ticking it would show alongside the other dimensions' choices.
 pub fn faceted_counts<'a>(
     cells: impl IntoIterator<Item = &'a CellSummary>,
@@ -195,10 +269,9 @@ pub fn faceted_counts<'a>(
     let mut counts: BTreeMap<Dimension, BTreeMap<Value, u32>> = BTreeMap::new();
     for cell in cells {
         let key = &cell.key;
-        let n_ok = filter.n_min.is_none_or(|n_min| key.n >= n_min)
-            && filter.n_max.is_none_or(|n_max| key.n <= n_max);
-        // The one dimension the cell fails, if it fails exactly one (N's range and values together are one).
-        let mut failed: Option<Dimension> = (!n_ok).then_some(Dimension::N);
+        let n_ok = load_in_range(key, filter.load_min, filter.load_max);
+        // The one dimension the cell fails, if it fails exactly one (the load's range and values together are one).
+        let mut failed: Option<Dimension> = (!n_ok).then_some(Dimension::Load);
         let mut failures = usize::from(!n_ok);
         for (dimension, accepted) in &filter.values {
             let value = key.value(*dimension);
@@ -237,6 +310,20 @@ pub fn faceted_counts<'a>(
         }
     }
     counts
+}
+
+/// Whether `text` can name a value of a numeric dimension: a whole number for the rep; for the load also a
+/// rate (`2.5`, `inf`) or a load's text form (`n=16`, `rate=2.5`, `load=unstated`). Text dimensions take any text.
+pub fn is_valid_value(dimension: Dimension, text: &str) -> bool {
+    match dimension {
+        Dimension::Load => {
+            is_whole_number(text)
+                || text.parse::<crate::Load>().is_ok()
+                || text.parse::<crate::RateRps>().is_ok()
+        }
+        Dimension::Rep => is_whole_number(text),
+        _ => true,
+    }
 }
 
 /// Digits only, fitting a `u32` (`u32::from_str` also takes a leading `+`, which a filter should not).
@@ -282,7 +369,7 @@ mod tests {
                 backend: backend.into(),
                 model: "m".into(),
                 workload: "w".into(),
-                n,
+                load: crate::Load::Concurrency(n),
                 rep: 0,
             },
             CellStatus::Clean,
@@ -301,9 +388,9 @@ mod tests {
             .unwrap();
         assert_eq!(filter.values[&Dimension::Backend], ["vllm", "sglang"]);
         assert_eq!(filter.apply(&cells).len(), 2);
-        filter.n_min = Some(2);
+        filter.load_min = Some(2.into());
         assert_eq!(filter.apply(&cells).len(), 1);
-        filter.accept(Dimension::N, ["16".into()]).unwrap();
+        filter.accept(Dimension::Load, ["16".into()]).unwrap();
         assert_eq!(filter.apply(&cells).len(), 1);
         assert_eq!(
             filter.accept(Dimension::Rep, ["+1".into()]),
@@ -332,7 +419,7 @@ mod tests {
         let mut filter = DimensionFilter::default();
         filter.accept(Dimension::Backend, ["vllm".into()]).unwrap();
         filter.accept(Dimension::Model, ["b".into()]).unwrap();
-        filter.n_max = Some(2);
+        filter.load_max = Some(2.into());
         let counts = faceted_counts(&cells, &filter);
         let text = |value: &str| Value::Text(value.into());
         // Backends among model b, N ≤ 2: vllm 2 (b/1, b/2), sglang 0 (its b cell is at N = 4).
@@ -343,7 +430,7 @@ mod tests {
         assert_eq!(counts[&Dimension::Model].get(&text("b")), Some(&2));
         // N among vllm and b, whatever the range: 1 and 2.
         assert_eq!(
-            counts[&Dimension::N].keys().cloned().collect::<Vec<_>>(),
+            counts[&Dimension::Load].keys().cloned().collect::<Vec<_>>(),
             [Value::Number(1), Value::Number(2)]
         );
         // Without a filter, faceted counts are the plain counts.
@@ -362,7 +449,7 @@ mod tests {
                     Value::Text("mistral-7b".into()),
                 ],
             ),
-            (Dimension::N, vec![Value::Number(1), Value::Number(16)]),
+            (Dimension::Load, vec![Value::Number(1), Value::Number(16)]),
         ]
         .into_iter()
         .collect();
@@ -374,7 +461,7 @@ mod tests {
             )
             .unwrap();
         filter
-            .accept(Dimension::N, ["16".into(), "3".into()])
+            .accept(Dimension::Load, ["16".into(), "3".into()])
             .unwrap();
         let unknown = filter.unknown_values(&known);
         assert_eq!(
@@ -395,7 +482,7 @@ mod tests {
         assert_eq!(unknown[1].reason(), "no cell has this model");
         filter.without(&unknown);
         assert_eq!(filter.values[&Dimension::Model], ["llama3.2-3b"]);
-        assert_eq!(filter.values[&Dimension::N], ["16"]);
+        assert_eq!(filter.values[&Dimension::Load], ["16"]);
         filter.without(&filter.clone().unknown_values(&known));
         let mut only_unknown = DimensionFilter::default();
         only_unknown
@@ -411,7 +498,7 @@ mod tests {
         let cells = [cell("vllm", 16), cell("vllm", 2), cell("sglang", 2)];
         let counts = dimension_counts(&cells);
         assert_eq!(
-            counts[&Dimension::N],
+            counts[&Dimension::Load],
             vec![(Value::Number(2), 2), (Value::Number(16), 1)]
         );
         assert_eq!(

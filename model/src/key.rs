@@ -1,14 +1,20 @@
 //! Cell keys and the dimensions a user can slice by.
 
+pub use crate::load::{Load, LoadKind, RateRps};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// The identity of one benchmark cell: `(run_id, suite, phase, backend, model, workload, n, rep)`.
+mod serde_form;
+
+/// The identity of one benchmark cell: `(run_id, suite, phase, backend, model, workload, load, rep)`.
 ///
 /// Within one run directory `run_id` is constant; across runs it keeps cells of different sweeps apart.
 /// For a cell whose rows were refilled by a targeted re-run, `run_id` is the master run the cell belongs to,
 /// not the refill run (the refill run id is kept on the summary as `source_run_id`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+///
+/// Serialised with the load as `"n": N` for a concurrency (the field every consumer of TR164 cells reads),
+/// `"rate_rps": R` (`"inf"` when unbounded) for a rate, and neither for an unstated load.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CellKey {
     /// The run (a refilled cell's master run).
     pub run_id: String,
@@ -22,15 +28,15 @@ pub struct CellKey {
     pub model: String,
     /// The workload sent.
     pub workload: String,
-    /// Concurrency N (`n_agents` in metrics.csv).
-    pub n: u32,
+    /// The load: concurrency N (`n_agents` in metrics.csv), an offered rate, or unstated.
+    pub load: Load,
     /// The repetition.
     pub rep: u32,
 }
 
-/// A curve: every cell of one `(run, suite, phase, backend, model, workload)` across N and reps.
+/// A curve: every cell of one `(run, suite, phase, backend, model, workload)` across loads and reps.
 ///
-/// Efficiency and p95 multipliers are normalised within a series against its N=1 cells.
+/// Efficiency and p95 multipliers are normalised within a series against its lowest load (N=1 when present).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SeriesKey {
     /// The run.
@@ -45,11 +51,26 @@ pub struct SeriesKey {
     pub model: String,
     /// The workload sent.
     pub workload: String,
+    /// How its loads are stated: a series holds one kind, so concurrency and rate points never share a curve.
+    #[serde(default = "concurrency", skip_serializing_if = "is_concurrency")]
+    pub load_kind: LoadKind,
+}
+
+fn concurrency() -> LoadKind {
+    LoadKind::Concurrency
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's `skip_serializing_if` passes a reference"
+)]
+fn is_concurrency(kind: &LoadKind) -> bool {
+    *kind == LoadKind::Concurrency
 }
 
 /// A cell's place within one run: the cell key without `run_id`. In a spliced master the `run_id` column
 /// differs between rows of one cell (refill rows carry the refill run's id), so files are read by coordinates.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CellCoordinates {
     /// The suite.
     pub suite: String,
@@ -61,9 +82,8 @@ pub struct CellCoordinates {
     pub model: String,
     /// The workload sent.
     pub workload: String,
-    /// `n_agents` in metrics.csv, manifests and plans.
-    #[serde(alias = "n_agents")]
-    pub n: u32,
+    /// The load (`n_agents` in metrics.csv, manifests and plans).
+    pub load: Load,
     /// The repetition.
     pub rep: u32,
 }
@@ -78,7 +98,7 @@ impl CellKey {
             backend: coordinates.backend.clone(),
             model: coordinates.model.clone(),
             workload: coordinates.workload.clone(),
-            n: coordinates.n,
+            load: coordinates.load,
             rep: coordinates.rep,
         }
     }
@@ -91,9 +111,14 @@ impl CellKey {
             backend: self.backend.clone(),
             model: self.model.clone(),
             workload: self.workload.clone(),
-            n: self.n,
+            load: self.load,
             rep: self.rep,
         }
+    }
+
+    /// N of a concurrency cell.
+    pub fn n(&self) -> Option<u32> {
+        self.load.concurrency()
     }
 
     /// The text components in key order: run, suite, phase, backend, model, workload. Together they name the
@@ -118,6 +143,7 @@ impl CellKey {
             backend: self.backend.clone(),
             model: self.model.clone(),
             workload: self.workload.clone(),
+            load_kind: self.load.kind(),
         }
     }
 
@@ -130,7 +156,7 @@ impl CellKey {
             Dimension::Backend => DimensionValue::Text(&self.backend),
             Dimension::Model => DimensionValue::Text(&self.model),
             Dimension::Workload => DimensionValue::Text(&self.workload),
-            Dimension::N => DimensionValue::Number(self.n),
+            Dimension::Load => DimensionValue::Load(self.load),
             Dimension::Rep => DimensionValue::Number(self.rep),
         }
     }
@@ -189,20 +215,21 @@ pub(crate) fn read_escaped(text: &str, special: &[char]) -> Option<String> {
     Some(out)
 }
 
-/// Writes text components separated by `/`, then `n=N/rep=R`: the text form of cell keys and coordinates.
-fn write_key(f: &mut fmt::Formatter<'_>, texts: &[&str], n: u32, rep: u32) -> fmt::Result {
+/// Writes text components separated by `/`, then the load and `rep=R`: the text form of cell keys and coordinates.
+fn write_key(f: &mut fmt::Formatter<'_>, texts: &[&str], load: Load, rep: u32) -> fmt::Result {
     for text in texts {
         write_component(f, text)?;
         f.write_str("/")?;
     }
-    write!(f, "n={n}/rep={rep}")
+    write!(f, "{load}/rep={rep}")
 }
 
-/// The text form `run/suite/phase/backend/model/workload/n=N/rep=R` used in links (`cell=`), warnings and the
+/// The text form `run/suite/phase/backend/model/workload/<load>/rep=R` (the load as `n=16`, `rate=2.5`,
+/// `rate=inf` or `load=unstated`) used in links (`cell=`), warnings and the
 /// CLI. [`CellKey::from_str`] reads exactly this form back.
 impl fmt::Display for CellKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_key(f, &self.series_components(), self.n, self.rep)
+        write_key(f, &self.series_components(), self.load, self.rep)
     }
 }
 
@@ -222,7 +249,7 @@ impl std::str::FromStr for CellKey {
             text: text.to_string(),
         };
         let parts: Vec<&str> = text.split('/').collect();
-        let [run, suite, phase, backend, model, workload, n, rep] = parts.as_slice() else {
+        let [run, suite, phase, backend, model, workload, load, rep] = parts.as_slice() else {
             return Err(error());
         };
         let number = |part: &str, prefix: &str| -> Option<u32> {
@@ -242,9 +269,16 @@ impl std::str::FromStr for CellKey {
             backend: component(backend)?,
             model: component(model)?,
             workload: component(workload)?,
-            n: number(n, "n=").ok_or_else(error)?,
+            load: load.parse().map_err(|_| error())?,
             rep: number(rep, "rep=").ok_or_else(error)?,
         })
+    }
+}
+
+impl CellCoordinates {
+    /// N of a concurrency cell.
+    pub fn n(&self) -> Option<u32> {
+        self.load.concurrency()
     }
 }
 
@@ -258,7 +292,7 @@ impl fmt::Display for CellCoordinates {
             &self.model,
             &self.workload,
         ];
-        write_key(f, &texts, self.n, self.rep)
+        write_key(f, &texts, self.load, self.rep)
     }
 }
 
@@ -278,7 +312,10 @@ impl fmt::Display for SeriesKey {
             }
             write_component(f, text)?;
         }
-        Ok(())
+        match self.load_kind {
+            LoadKind::Concurrency => Ok(()),
+            kind => write!(f, " ({})", kind.name()),
+        }
     }
 }
 
@@ -298,8 +335,8 @@ pub enum Dimension {
     Model,
     /// The workload sent.
     Workload,
-    /// Concurrency N.
-    N,
+    /// The load: concurrency N, an offered rate, or unstated.
+    Load,
     /// The repetition.
     Rep,
 }
@@ -313,7 +350,7 @@ impl Dimension {
         Dimension::Backend,
         Dimension::Model,
         Dimension::Workload,
-        Dimension::N,
+        Dimension::Load,
         Dimension::Rep,
     ];
 
@@ -326,22 +363,23 @@ impl Dimension {
             Dimension::Backend => "backend",
             Dimension::Model => "model",
             Dimension::Workload => "workload",
-            Dimension::N => "n",
+            Dimension::Load => "load",
             Dimension::Rep => "rep",
         }
     }
 
-    /// Every dimension but N, which views select with a range rather than a list of values.
+    /// Every dimension but the load, which views select with a range rather than a list of values.
     pub fn is_filterable(self) -> bool {
-        self != Dimension::N
+        self != Dimension::Load
     }
 
-    /// N and rep are whole numbers; the others are text.
+    /// The load and rep are numbers; the others are text.
     pub fn is_numeric(self) -> bool {
-        matches!(self, Dimension::N | Dimension::Rep)
+        matches!(self, Dimension::Load | Dimension::Rep)
     }
 
-    /// Parses a dimension name. `run_id` and `n_agents` (the metrics.csv column names) are accepted as aliases.
+    /// Parses a dimension name. `run_id` and `n_agents` (the metrics.csv column names) and `n` (the load's name
+    /// in older links and exclusion ledgers) are accepted as aliases.
     pub fn parse(name: &str) -> Option<Dimension> {
         Some(match name {
             "run" | "run_id" => Dimension::Run,
@@ -350,7 +388,7 @@ impl Dimension {
             "backend" => Dimension::Backend,
             "model" => Dimension::Model,
             "workload" => Dimension::Workload,
-            "n" | "n_agents" => Dimension::N,
+            "load" | "n" | "n_agents" => Dimension::Load,
             "rep" => Dimension::Rep,
             _ => return None,
         })
@@ -363,20 +401,24 @@ impl fmt::Display for Dimension {
     }
 }
 
-/// One dimension value of a cell (ordered text before numbers; one dimension holds only one kind).
+/// One dimension value of a cell (ordered text before numbers before loads; one dimension holds only one kind).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DimensionValue<'a> {
     /// A text dimension's value.
     Text(&'a str),
-    /// N or rep.
+    /// The rep.
     Number(u32),
+    /// The load.
+    Load(Load),
 }
 
 impl DimensionValue<'_> {
-    /// Whether this value equals `text` as written in a URL or a ledger (`"16"` matches N=16).
+    /// Whether this value equals `text` as written in a URL or a ledger (`"16"` matches N=16 and 16 req/s,
+    /// `n=16` only N=16, `rate=2.5` only 2.5 req/s).
     pub fn matches_text(&self, text: &str) -> bool {
         match self {
             DimensionValue::Text(value) => *value == text,
+            DimensionValue::Load(load) => load.matches_text(text),
             DimensionValue::Number(value) => text
                 .trim()
                 .parse::<u32>()
@@ -390,17 +432,30 @@ impl fmt::Display for DimensionValue<'_> {
         match self {
             DimensionValue::Text(value) => f.write_str(value),
             DimensionValue::Number(value) => write!(f, "{value}"),
+            DimensionValue::Load(load) => write_load_value(f, *load),
         }
     }
 }
 
-/// An owned dimension value with an order: numbers numerically, text alphabetically. Serialised as a JSON
-/// number or string.
+/// A load as a dimension value: a concurrency as its bare N (as links and ledgers have always written it), any
+/// other load in its text form.
+fn write_load_value(f: &mut fmt::Formatter<'_>, load: Load) -> fmt::Result {
+    match load {
+        Load::Concurrency(n) => write!(f, "{n}"),
+        other => write!(f, "{other}"),
+    }
+}
+
+/// An owned dimension value with an order: numbers numerically, loads by [`Load`]'s order, text alphabetically.
+/// Serialised as a JSON number or string. A concurrency load is held as its number, so within the load
+/// dimension concurrencies order before rates as [`Load`] does.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Value {
-    /// N or rep.
+    /// A concurrency N or a rep.
     Number(u32),
+    /// A rate or unstated load, as its text form (`rate=2.5`); read before text so that it reads back as a load.
+    Load(Load),
     /// A text dimension's value.
     Text(String),
 }
@@ -417,7 +472,10 @@ impl Value {
 impl From<DimensionValue<'_>> for Value {
     fn from(value: DimensionValue<'_>) -> Value {
         match value {
-            DimensionValue::Number(number) => Value::Number(number),
+            DimensionValue::Number(number) | DimensionValue::Load(Load::Concurrency(number)) => {
+                Value::Number(number)
+            }
+            DimensionValue::Load(load) => Value::Load(load),
             DimensionValue::Text(text) => Value::Text(text.to_string()),
         }
     }
@@ -427,6 +485,7 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Number(number) => write!(f, "{number}"),
+            Value::Load(load) => write!(f, "{load}"),
             Value::Text(text) => f.write_str(text),
         }
     }
@@ -444,7 +503,7 @@ mod tests {
             backend: "pytorch_direct".into(),
             model: "llama3.2-3b".into(),
             workload: "balanced_2k".into(),
-            n: 16,
+            load: crate::Load::Concurrency(16),
             rep: 0,
         }
     }
@@ -452,9 +511,9 @@ mod tests {
     #[test]
     fn numeric_dimensions_match_their_decimal_text() {
         let key = key();
-        assert!(key.value(Dimension::N).matches_text("16"));
-        assert!(!key.value(Dimension::N).matches_text("1"));
-        assert!(!key.value(Dimension::N).matches_text("sixteen"));
+        assert!(key.value(Dimension::Load).matches_text("16"));
+        assert!(!key.value(Dimension::Load).matches_text("1"));
+        assert!(!key.value(Dimension::Load).matches_text("sixteen"));
         assert!(key.value(Dimension::Model).matches_text("llama3.2-3b"));
     }
 
@@ -494,7 +553,7 @@ mod tests {
         for dimension in Dimension::ALL {
             assert_eq!(Dimension::parse(dimension.name()), Some(dimension));
         }
-        assert_eq!(Dimension::parse("n_agents"), Some(Dimension::N));
+        assert_eq!(Dimension::parse("n_agents"), Some(Dimension::Load));
         assert_eq!(Dimension::parse("run_id"), Some(Dimension::Run));
         assert_eq!(Dimension::parse("tier"), None);
     }

@@ -22,6 +22,7 @@ pub mod filter;
 pub mod frontier;
 pub mod key;
 pub mod lineage;
+pub mod load;
 pub mod metric;
 pub mod order;
 pub mod origin;
@@ -42,6 +43,7 @@ pub mod summary;
 pub mod view_state;
 
 pub use key::{CellKey, Dimension, SeriesKey};
+pub use load::{Load, LoadKind, RateRps};
 pub use scaling::{Criterion, breakdown_n};
 pub use stats::{CellAccumulator, CellStats, RequestSample, quantile_linear};
 pub use status::CellStatus;

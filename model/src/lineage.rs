@@ -318,7 +318,7 @@ mod tests {
             backend: "sglang".into(),
             model: model.into(),
             workload: "long_prefill_8k".into(),
-            n,
+            load: crate::Load::Concurrency(n),
             rep: 0,
         }
     }

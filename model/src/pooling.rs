@@ -64,7 +64,7 @@ const ORDER: [Dimension; 8] = [
     Dimension::Phase,
     Dimension::Suite,
     Dimension::Run,
-    Dimension::N,
+    Dimension::Load,
     Dimension::Rep,
 ];
 
@@ -145,7 +145,7 @@ impl Pooling {
 
 fn plural(dimension: Dimension, count: u32) -> String {
     let name = match dimension {
-        Dimension::N => "N value",
+        Dimension::Load => "N value",
         other => other.name(),
     };
     if count == 1 {
@@ -167,7 +167,7 @@ mod tests {
             backend: "pytorch_direct".into(),
             model: model.into(),
             workload: "w".into(),
-            n: 2,
+            load: crate::Load::Concurrency(2),
             rep,
         }
     }

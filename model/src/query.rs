@@ -15,7 +15,7 @@ mod toggles;
 pub(crate) use codec::{Field, Params, parse, print};
 pub use codec::{IgnoredParameter, encode};
 pub(crate) use fields::{
-    Target, alpha, at, cell, dimension, dimensions, metric, n_range, sides, target_accessors,
+    Target, alpha, at, cell, dimension, dimensions, load_range, metric, sides, target_accessors,
     toggles, whole_number,
 };
 pub use toggles::{Include, WhatIf};
@@ -178,8 +178,9 @@ pub enum Endpoint {
     Bundle,
 }
 
-/// Parameter names taken under another parameter's name: `lineage` is `include` as `/api/cells` spelled it.
-const ALIASES: [(&str, &str); 1] = [("lineage", "include")];
+/// Parameter names taken under another parameter's name: `lineage` is `include` as `/api/cells` spelled it, `n`
+/// the load as older links and calls name it.
+const ALIASES: [(&str, &str); 2] = [("lineage", "include"), ("n", "load")];
 
 /// The names of the dimension filters, in key order.
 const DIMENSIONS: [&str; 8] = [
@@ -189,7 +190,7 @@ const DIMENSIONS: [&str; 8] = [
     Dimension::Backend.name(),
     Dimension::Model.name(),
     Dimension::Workload.name(),
-    Dimension::N.name(),
+    Dimension::Load.name(),
     Dimension::Rep.name(),
 ];
 
@@ -296,7 +297,7 @@ pub enum QueryError {
     Bad(IgnoredParameter),
     /// The parameters that name a cell are incomplete.
     #[error(
-        "missing {0}; a cell is named by cell=run/suite/phase/backend/model/workload/n=N/rep=R, or by run, phase, model, workload, n and rep (and suite, backend when ambiguous)"
+        "missing {0}; a cell is named by cell=run/suite/phase/backend/model/workload/n=N/rep=R, or by run, phase, model, workload, load and rep (and suite, backend when ambiguous)"
     )]
     Missing(String),
 }
@@ -364,8 +365,8 @@ impl Query {
         self.status.is_empty() || self.status.contains(&status)
     }
 
-    /// The cell `/api/requests` names: `cell=` or the dimensions of its key (run, phase, model, workload, n and
-    /// rep, with suite and backend when those do not tell it apart), never both.
+    /// The cell `/api/requests` names: `cell=` or the dimensions of its key (run, phase, model, workload, load
+    /// and rep, with suite and backend when those do not tell it apart), never both.
     pub fn cell_request(&self) -> Result<CellRequest, QueryError> {
         let values = &self.filter.values;
         if let Some(cell) = &self.cell {
@@ -398,6 +399,18 @@ impl Query {
             }
         };
         let text = |dimension| one(dimension).map(|value| value.unwrap_or_default().to_string());
+        let load = |dimension: Dimension| -> Result<String, QueryError> {
+            let value = one(dimension)?.unwrap_or_default();
+            crate::filter::is_valid_value(dimension, value)
+                .then(|| value.to_string())
+                .ok_or_else(|| {
+                    QueryError::bad(
+                        dimension.name(),
+                        value,
+                        "expected a load (16, n=16, rate=2.5)",
+                    )
+                })
+        };
         let number = |dimension: Dimension| -> Result<u32, QueryError> {
             let value = one(dimension)?.unwrap_or_default();
             value
@@ -411,7 +424,7 @@ impl Query {
             backend: one(Dimension::Backend)?.map(str::to_string),
             model: text(Dimension::Model)?,
             workload: text(Dimension::Workload)?,
-            n: number(Dimension::N)?,
+            load: load(Dimension::Load)?,
             rep: number(Dimension::Rep)?,
         })
     }
@@ -433,8 +446,8 @@ pub struct CellRequest {
     pub model: String,
     /// The workload.
     pub workload: String,
-    /// Concurrency N.
-    pub n: u32,
+    /// The load as given (`16` names N=16 or 16 req/s; `n=16`, `rate=2.5` one of them).
+    pub load: String,
     /// The repetition.
     pub rep: u32,
 }
@@ -446,7 +459,7 @@ impl CellRequest {
         Dimension::Phase,
         Dimension::Model,
         Dimension::Workload,
-        Dimension::N,
+        Dimension::Load,
         Dimension::Rep,
     ];
 
@@ -459,7 +472,7 @@ impl CellRequest {
             backend: Some(key.backend.clone()),
             model: key.model.clone(),
             workload: key.workload.clone(),
-            n: key.n,
+            load: crate::key::DimensionValue::Load(key.load).to_string(),
             rep: key.rep,
         }
     }
@@ -470,7 +483,7 @@ impl CellRequest {
             && key.phase == self.phase
             && key.model == self.model
             && key.workload == self.workload
-            && key.n == self.n
+            && key.load.matches_text(&self.load)
             && key.rep == self.rep
             && self.suite.as_ref().is_none_or(|suite| key.suite == *suite)
             && self
@@ -488,7 +501,7 @@ impl CellRequest {
             backend: String::new(),
             model: String::new(),
             workload: String::new(),
-            n: 0,
+            load: crate::Load::Concurrency(0),
             rep: 0,
         }
     }

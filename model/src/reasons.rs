@@ -73,9 +73,10 @@ impl ScalingAbsent {
         if baselines.is_empty() {
             let smallest_n = in_series
                 .iter()
-                .map(|other| other.key.n)
+                .filter_map(|other| other.key.n())
                 .min()
-                .unwrap_or(cell.key.n);
+                .or(cell.key.n())
+                .unwrap_or(0);
             return Some(ScalingAbsent::NoBaseline { smallest_n });
         }
         if cell.stats.get(column).is_none() {
@@ -230,7 +231,11 @@ impl NoPoint {
                 let series = crate::order::btree_set(
                     admitted.iter().map(|cell| cell.key.series_components()),
                 );
-                let smallest_n = admitted.iter().map(|cell| cell.key.n).min().unwrap_or(1);
+                let smallest_n = admitted
+                    .iter()
+                    .filter_map(|cell| cell.key.n())
+                    .min()
+                    .unwrap_or(1);
                 return Some(NoPoint::NoBaseline {
                     metric: scaling,
                     series: series.len(),

@@ -145,7 +145,7 @@ mod tests {
                     backend: backend.into(),
                     model: "m".into(),
                     workload: "w".into(),
-                    n: 1,
+                    load: crate::Load::Concurrency(1),
                     rep: 0,
                 },
                 CellStatus::Clean,

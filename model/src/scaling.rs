@@ -1,12 +1,18 @@
 //! Scaling metrics against the N=1 baseline: parallel efficiency, p95 multiplier, rep aggregation and
 //! breakdown N under a named criterion (docs/definitions.md#efficiency, #breakdown).
 
+use crate::load::{Load, LoadKind};
 use serde::{Deserialize, Serialize};
 
 /// `aggregate_tps(N) / (N × aggregate_tps(N=1))`.
 pub fn efficiency(aggregate_tps: f64, n: u32, baseline_tps: f64) -> Option<f64> {
     let denominator = f64::from(n) * baseline_tps;
     (denominator > 0.0).then(|| aggregate_tps / denominator)
+}
+
+/// Achieved over offered request rate; `None` for an unbounded offered rate, which nothing keeps up with.
+pub fn achieved_over_offered(achieved_rps: f64, offered_rps: f64) -> Option<f64> {
+    (offered_rps.is_finite() && offered_rps > 0.0).then(|| achieved_rps / offered_rps)
 }
 
 /// `p95(wall_ms at N) / p95(wall_ms at N=1)`.
@@ -168,7 +174,25 @@ impl Criterion {
         };
         efficiency_breaks || tail_breaks
     }
+
+    /// Whether a rate point is saturated: achieved/offered below [`RATE_SATURATION`], or the p95 multiplier
+    /// (against the lowest rate) above the criterion's threshold.
+    pub fn saturates(
+        &self,
+        achieved_over_offered: Option<f64>,
+        p95_multiplier: Option<f64>,
+    ) -> bool {
+        let behind = achieved_over_offered.is_some_and(|value| value < RATE_SATURATION);
+        let tail_breaks = match (self.p95_multiplier_above(), p95_multiplier) {
+            (Some(threshold), Some(value)) => value > threshold,
+            _ => false,
+        };
+        behind || tail_breaks
+    }
 }
+
+/// An open-loop server keeps up with an offered rate while it completes at least this share of it.
+pub const RATE_SATURATION: f64 = 0.9;
 
 /// The first N, in ascending order, at which `criterion` holds on the rep-mean values; `None` = never within
 /// the measured N. Curves can be non-monotone, so this is a first crossing, not a threshold search.
@@ -181,6 +205,23 @@ pub fn breakdown_n(
         .iter()
         .filter(|(_, efficiency, p95_multiplier)| criterion.holds(*efficiency, *p95_multiplier))
         .map(|(n, _, _)| *n)
+        .min()
+}
+
+/// [`breakdown_n`] over loads: at a concurrency the criterion as stated; at an offered rate the curve saturates
+/// where achieved/offered falls below [`RATE_SATURATION`] or the p95 multiplier passes the criterion's threshold.
+pub fn breakdown_load(
+    points: &[(Load, Option<f64>, Option<f64>)],
+    criterion: &Criterion,
+) -> Option<Load> {
+    points
+        .iter()
+        .filter(|(load, efficiency, p95_multiplier)| match load.kind() {
+            LoadKind::Concurrency => criterion.holds(*efficiency, *p95_multiplier),
+            LoadKind::Rate => criterion.saturates(*efficiency, *p95_multiplier),
+            LoadKind::Unstated => false,
+        })
+        .map(|(load, _, _)| *load)
         .min()
 }
 

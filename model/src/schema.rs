@@ -3,6 +3,7 @@
 
 use crate::exclusions::ExclusionScope;
 use crate::key::CellKey;
+use crate::load::Load;
 use crate::origin::FigureOrigin;
 use crate::stat::Stat;
 use crate::stats::CellStats;
@@ -102,9 +103,66 @@ pub fn cells_schema() -> SchemaRef {
         .clone()
 }
 
+/// What the cells table needs beyond [`cells_schema`]: a null `n` for cells at an offered rate or without a
+/// stated load, a `rate_rps` column when some cell is at a rate, a `baseline_load` column when some cell is
+/// normalised against another load than N=1. A table of concurrency cells normalised against N=1 keeps exactly
+/// the base schema.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadColumns {
+    /// Some cell's load is not a concurrency: `n` is nullable.
+    pub nullable_n: bool,
+    /// Some cell is at an offered rate: `rate_rps` (req/s, `inf` allowed) follows the base columns.
+    pub rate_rps: bool,
+    /// Some cell has a baseline other than N=1: `baseline_load` (its text form) follows.
+    pub baseline_load: bool,
+}
+
+impl LoadColumns {
+    /// The columns `cells` need.
+    pub fn of(cells: &[CellSummary]) -> LoadColumns {
+        LoadColumns {
+            nullable_n: cells
+                .iter()
+                .any(|cell| cell.key.load.concurrency().is_none()),
+            rate_rps: cells.iter().any(|cell| cell.key.load.rate_rps().is_some()),
+            baseline_load: cells.iter().any(|cell| cell.baseline_load.is_some()),
+        }
+    }
+}
+
+/// The cells schema for a table with these load columns ([`cells_schema`] when none is needed).
+pub fn cells_schema_with(columns: LoadColumns) -> SchemaRef {
+    if columns == LoadColumns::default() {
+        return cells_schema();
+    }
+    let base = cells_schema();
+    let mut fields: Vec<Field> = base
+        .fields()
+        .iter()
+        .map(|field| {
+            let nullable = field.name() == "n" && columns.nullable_n;
+            field
+                .as_ref()
+                .clone()
+                .with_nullable(field.is_nullable() || nullable)
+        })
+        .collect();
+    if columns.rate_rps {
+        fields.push(Field::new("rate_rps", DataType::Float64, true));
+    }
+    if columns.baseline_load {
+        fields.push(Field::new("baseline_load", text_type(), true));
+    }
+    Arc::new(Schema::new(fields))
+}
+
 /// The names of the cells columns, in order.
 pub fn cell_column_names() -> Vec<String> {
-    cells_schema()
+    column_names(&cells_schema())
+}
+
+fn column_names(schema: &SchemaRef) -> Vec<String> {
+    schema
         .fields()
         .iter()
         .map(|field| field.name().clone())
@@ -148,7 +206,7 @@ pub fn cells_to_batch(cells: &[CellSummary]) -> Result<RecordBatch, ArrowError> 
         texts(|cell| &cell.key.backend),
         texts(|cell| &cell.key.model),
         texts(|cell| &cell.key.workload),
-        counts(|cell| Some(cell.key.n)),
+        counts(|cell| cell.key.load.concurrency()),
         counts(|cell| Some(cell.key.rep)),
         texts(|cell| cell.status.as_str()),
         flags(|cell| cell.refilled),
@@ -183,7 +241,22 @@ pub fn cells_to_batch(cells: &[CellSummary]) -> Result<RecordBatch, ArrowError> 
                 .map(|cell| Some(FigureOrigin::join(names(cell)))),
         ));
     }
-    RecordBatch::try_new(cells_schema(), columns)
+    let load_columns = LoadColumns::of(cells);
+    if load_columns.rate_rps {
+        let mut builder = Float64Builder::with_capacity(cells.len());
+        for cell in cells {
+            builder.append_option(cell.key.load.rate_rps());
+        }
+        columns.push(Arc::new(builder.finish()));
+    }
+    if load_columns.baseline_load {
+        columns.push(text_array(
+            cells
+                .iter()
+                .map(|cell| cell.baseline_load.map(|load| load.to_string())),
+        ));
+    }
+    RecordBatch::try_new(cells_schema_with(load_columns), columns)
 }
 
 /// Reads a cells table sent as an Arrow IPC stream back into summaries (the browser, and the server's kept
@@ -211,6 +284,27 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
         text("workload")?,
     );
     let (n, rep, status) = (count("n")?, count("rep")?, text("status")?);
+    // Only tables with a cell at an offered rate (or normalised against another load than N=1) have these.
+    let (rate_rps, baseline_load) = (batch.float64("rate_rps"), batch.text("baseline_load"));
+    let load_at = |row: usize| -> Result<Load, SchemaError> {
+        if let Some(n) = n.get(row) {
+            return Ok(Load::Concurrency(n));
+        }
+        match rate_rps.and_then(|column| column.get(row)) {
+            Some(rps) => Load::rate(rps).ok_or(SchemaError::Value {
+                row,
+                column: "rate_rps",
+                value: rps.to_string(),
+            }),
+            None => Ok(Load::Unstated),
+        }
+    };
+    let baseline_at = |row: usize| -> Option<Load> {
+        let column = baseline_load?;
+        (!column.is_null(row))
+            .then(|| column.value(row).parse().ok())
+            .flatten()
+    };
     let (refilled, fallback, excluded) = (flag("refilled")?, flag("fallback")?, text("excluded")?);
     let (expected_rows, rows, ok_rows) =
         (count("expected_rows")?, count("rows")?, count("ok_rows")?);
@@ -271,7 +365,7 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
                     backend: backend.value(row).to_string(),
                     model: model.value(row).to_string(),
                     workload: workload.value(row).to_string(),
-                    n: n.value(row),
+                    load: load_at(row)?,
                     rep: rep.value(row),
                 },
                 status: status_value,
@@ -305,6 +399,7 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
                 efficiency: f(Stat::Efficiency),
                 p95_multiplier: f(Stat::P95Multiplier),
                 baseline_fallback: baseline_fallback.value(row),
+                baseline_load: baseline_at(row),
                 source_run_id: (!source_run_id.is_null(row))
                     .then(|| source_run_id.value(row).to_string()),
                 origin: FigureOrigin {
@@ -354,7 +449,8 @@ pub fn cells_to_csv(cells: &[CellSummary]) -> String {
             out.push_str(&value.to_string());
         }
     }
-    let mut out = cell_column_names().join(",");
+    let load_columns = LoadColumns::of(cells);
+    let mut out = column_names(&cells_schema_with(load_columns)).join(",");
     out.push('\n');
     for cell in cells {
         let key = &cell.key;
@@ -364,7 +460,10 @@ pub fn cells_to_csv(cells: &[CellSummary]) -> String {
         }
         out.push_str(&format!(
             "{},{},{},{},{},",
-            key.n,
+            key.load
+                .concurrency()
+                .map(|n| n.to_string())
+                .unwrap_or_default(),
             key.rep,
             cell.status.as_str(),
             cell.refilled,
@@ -397,9 +496,26 @@ pub fn cells_to_csv(cells: &[CellSummary]) -> String {
             out.push(',');
             field(&mut out, &FigureOrigin::join(names));
         }
+        write_load_columns(&mut out, cell, load_columns);
         out.push('\n');
     }
     out
+}
+
+/// The `rate_rps` and `baseline_load` fields of one CSV row, as far as the table has them.
+fn write_load_columns(out: &mut String, cell: &CellSummary, columns: LoadColumns) {
+    if columns.rate_rps {
+        out.push(',');
+        if let Some(rate) = cell.key.load.rate_rps() {
+            out.push_str(&rate.to_string());
+        }
+    }
+    if columns.baseline_load {
+        out.push(',');
+        if let Some(load) = cell.baseline_load {
+            out.push_str(&load.to_string());
+        }
+    }
 }
 
 /// Encodes record batches as an Arrow IPC stream (uncompressed: HTTP compression does that job, and the
@@ -464,7 +580,7 @@ mod tests {
                 backend: "b".into(),
                 model: "m".into(),
                 workload: "w".into(),
-                n: 4,
+                load: crate::Load::Concurrency(4),
                 rep: 1,
             },
             CellStatus::Clean,
@@ -472,7 +588,7 @@ mod tests {
         cell.efficiency = Some(0.75);
         let mut other = cell.clone();
         other.key.backend = "vllm".into();
-        other.key.n = 8;
+        other.key.load = crate::Load::Concurrency(8);
         other.status = CellStatus::Skipped;
         other.source_run_id = Some("r0".into());
         other.exclusion_scope = Some(ExclusionScope::Comparison);
@@ -642,7 +758,7 @@ mod tests {
                 backend: "b".into(),
                 model: "m".into(),
                 workload: "w".into(),
-                n: 2,
+                load: crate::Load::Concurrency(2),
                 rep: 0,
             },
             CellStatus::Skipped,

@@ -168,6 +168,22 @@ fn mean_in_order(values: &[f64]) -> Option<f64> {
         .then(|| values.iter().fold(0.0, |sum, value| sum + value) / values.len() as f64)
 }
 
+impl CellStats {
+    /// Ok requests per second over the span [`CellStats::aggregate_tps`] uses: Σ completion tokens / span over
+    /// the mean completion tokens (Σ completion tokens / ok rows) is ok rows / span. `None` without a span or
+    /// without completion tokens.
+    pub fn request_throughput_rps(&self) -> Option<f64> {
+        let tps = self.aggregate_tps?;
+        let tokens = self.mean_completion_tokens.filter(|tokens| *tokens > 0.0)?;
+        Some(tps / tokens)
+    }
+
+    /// The mean number of requests in flight by Little's law: request throughput × mean latency in seconds.
+    pub fn mean_in_flight(&self) -> Option<f64> {
+        Some(self.request_throughput_rps()? * self.mean_wall_ms? / 1000.0)
+    }
+}
+
 /// Collects the `ok` rows of one cell in file order and turns them into [`CellStats`].
 ///
 /// Sums are accumulated in file order, so the means equal a left-to-right sum divided by the count, the

@@ -3,6 +3,7 @@
 
 use crate::exclusions::ExclusionScope;
 use crate::key::{CellKey, SeriesKey};
+use crate::load::{Load, LoadKind};
 use crate::scaling::{self, BaselineCandidate};
 use crate::stat::{FigureOrigin, Stat};
 use crate::stats::CellStats;
@@ -124,6 +125,10 @@ pub struct CellSummary {
     pub p95_multiplier: Option<f64>,
     /// The same-rep N=1 baseline was missing; the mean of the available N=1 reps was used.
     pub baseline_fallback: bool,
+    /// The load the scaling metrics are normalised against when it is not N=1: the lowest N of a concurrency
+    /// series without an N=1 cell, the lowest rate of a rate series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_load: Option<Load>,
     /// For refilled cells: the run whose rows now stand in this cell.
     pub source_run_id: Option<String>,
     /// Which figures are a tool's reported aggregates or rest on a reconstructed value, and which key parts were
@@ -152,6 +157,7 @@ impl CellSummary {
             efficiency: None,
             p95_multiplier: None,
             baseline_fallback: false,
+            baseline_load: None,
             source_run_id: None,
             origin: FigureOrigin::default(),
         }
@@ -174,39 +180,79 @@ impl CellSummary {
     /// Whether the cell can serve as an N = 1 baseline of its series: the one rule behind the scaling metrics
     /// ([`fill_scaling`]) and the reasons they are absent (`reasons::ScalingAbsent`).
     pub fn is_baseline(&self) -> bool {
-        self.key.n == 1 && self.has_data()
+        self.key.n() == Some(1) && self.has_data()
     }
 }
 
-/// Fills `efficiency`, `p95_multiplier` and `baseline_fallback` of every cell from its series' N=1 cells.
+/// The load each series (with its load kind) is normalised against: N=1 for a concurrency series that has an
+/// N=1 cell (with data or not, so a failed N=1 leaves the series without scaling metrics, as TR164 reads it),
+/// else the lowest load with data. Unstated loads have none.
+fn baseline_loads(cells: &[CellSummary]) -> BTreeMap<(SeriesKey, LoadKind), Load> {
+    let mut lowest: BTreeMap<(SeriesKey, LoadKind), Load> = BTreeMap::new();
+    for cell in cells {
+        let kind = cell.key.load.kind();
+        let has_n1 = cell.key.n() == Some(1);
+        if kind == LoadKind::Unstated || !(has_n1 || cell.has_data()) {
+            continue;
+        }
+        let entry = lowest
+            .entry((cell.key.series(), kind))
+            .or_insert(cell.key.load);
+        if has_n1 || (entry.concurrency() != Some(1) && cell.key.load < *entry) {
+            *entry = cell.key.load;
+        }
+    }
+    lowest
+}
+
+/// Fills `efficiency`, `p95_multiplier`, `baseline_fallback` and `baseline_load` of every cell from its series'
+/// baseline cells ([`baseline_loads`]). At an offered rate the efficiency is achieved/offered (the request
+/// throughput over the offered rate), which needs no baseline; an unbounded rate has none.
 pub fn fill_scaling(cells: &mut [CellSummary]) {
-    let mut baselines: BTreeMap<SeriesKey, Vec<BaselineCandidate>> = BTreeMap::new();
-    for cell in cells.iter().filter(|cell| cell.is_baseline()) {
-        baselines
-            .entry(cell.key.series())
-            .or_default()
-            .push(BaselineCandidate {
-                rep: cell.key.rep,
-                aggregate_tps: cell.stats.aggregate_tps,
-                p95_wall_ms: cell.stats.p95_wall_ms,
-            });
+    let bases = baseline_loads(cells);
+    let mut baselines: BTreeMap<(SeriesKey, LoadKind), Vec<BaselineCandidate>> = BTreeMap::new();
+    for cell in cells.iter().filter(|cell| cell.has_data()) {
+        let series = (cell.key.series(), cell.key.load.kind());
+        if bases.get(&series) == Some(&cell.key.load) {
+            baselines
+                .entry(series)
+                .or_default()
+                .push(BaselineCandidate {
+                    rep: cell.key.rep,
+                    aggregate_tps: cell.stats.aggregate_tps,
+                    p95_wall_ms: cell.stats.p95_wall_ms,
+                });
+        }
     }
     for cell in cells.iter_mut() {
         cell.efficiency = None;
         cell.p95_multiplier = None;
         cell.baseline_fallback = false;
+        cell.baseline_load = None;
         if !cell.has_data() {
             continue;
         }
-        let Some(candidates) = baselines.get(&cell.key.series()) else {
+        let series = (cell.key.series(), cell.key.load.kind());
+        let Some(candidates) = baselines.get(&series) else {
             continue;
         };
+        let base_load = bases[&series];
+        cell.baseline_load = (base_load != Load::Concurrency(1)).then_some(base_load);
         let baseline = scaling::baseline(cell.key.rep, candidates);
-        cell.efficiency = cell
-            .stats
-            .aggregate_tps
-            .zip(baseline.aggregate_tps)
-            .and_then(|(tps, base)| scaling::efficiency(tps, cell.key.n, base));
+        cell.efficiency = match (cell.key.load, base_load) {
+            (Load::Concurrency(n), Load::Concurrency(base_n)) => cell
+                .stats
+                .aggregate_tps
+                .zip(baseline.aggregate_tps)
+                .and_then(|(tps, base)| {
+                    scaling::efficiency(tps, n, base * f64::from(base_n).recip())
+                }),
+            (Load::Rate(offered), _) => cell
+                .stats
+                .request_throughput_rps()
+                .and_then(|achieved| scaling::achieved_over_offered(achieved, offered.get())),
+            _ => None,
+        };
         cell.p95_multiplier = cell
             .stats
             .p95_wall_ms
@@ -277,7 +323,7 @@ mod tests {
                 backend: "pytorch_direct".into(),
                 model: "llama3.2-1b".into(),
                 workload: "balanced_2k".into(),
-                n,
+                load: crate::Load::Concurrency(n),
                 rep,
             },
             status,
@@ -327,9 +373,11 @@ mod tests {
         fill_scaling(&mut cells);
         let curves = crate::curve::series_curves(&cells, &crate::curve::CurveOptions::default());
         assert_eq!(curves.len(), 1);
-        let last = curves[0].point(16).unwrap();
+        let last = curves[0].point(crate::Load::Concurrency(16)).unwrap();
         assert_eq!((last.efficiency(), last.skipped, last.cells), (None, 1, 0));
-        let at_2 = crate::curve::Breakdown::At { n: 2 };
+        let at_2 = crate::curve::Breakdown::At {
+            load: crate::Load::Concurrency(2),
+        };
         assert_eq!(curves[0].breakdown(&crate::Criterion::V1), at_2);
         assert_eq!(curves[0].breakdown(&crate::Criterion::V3), at_2);
     }

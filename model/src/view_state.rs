@@ -6,8 +6,9 @@
 //! left at its default and reported in the list of ignored parameters, which the app shows as a notice.
 
 pub use crate::curve::BandSpan;
-use crate::filter::{DimensionFilter, is_whole_number};
+use crate::filter::{DimensionFilter, LoadBound, is_valid_value};
 use crate::key::{CellKey, Dimension};
+use crate::load::Load;
 pub use crate::pooling::Aggregation;
 use crate::query::{self, Field, Params, Target, target_accessors};
 pub use crate::query::{CompareChoice, IgnoredParameter, Include, WhatIf, encode};
@@ -75,22 +76,22 @@ pub use crate::metric::Metric;
 #[serde(rename_all = "snake_case")]
 pub enum XAxis {
     #[default]
-    /// Concurrency N, on a log₂ axis.
-    N,
+    /// The load: concurrency N on a log₂ axis, or the offered rate.
+    Load,
     /// A metric with a value per cell ([`Metric::per_cell`]).
     Metric(Metric),
 }
 
 impl XAxis {
-    /// The choices of the x picker: N, then every metric the curves can plot.
+    /// The choices of the x picker: the load, then every metric the curves can plot.
     pub fn choices() -> impl Iterator<Item = XAxis> {
-        std::iter::once(XAxis::N).chain(Metric::curves().map(XAxis::Metric))
+        std::iter::once(XAxis::Load).chain(Metric::curves().map(XAxis::Metric))
     }
 
-    /// How the `x` parameter writes it: `n`, or the metric's name as `metric` writes it.
+    /// How the `x` parameter writes it: `load`, or the metric's name as `metric` writes it.
     pub fn name(self) -> &'static str {
         match self {
-            XAxis::N => "n",
+            XAxis::Load => "load",
             XAxis::Metric(metric) => metric.name(),
         }
     }
@@ -98,28 +99,29 @@ impl XAxis {
     /// The axis' label and the picker's wording.
     pub fn label(self) -> &'static str {
         match self {
-            XAxis::N => "concurrency N (log₂)",
+            XAxis::Load => "concurrency N (log₂)",
             XAxis::Metric(metric) => metric.label(),
         }
     }
 
-    /// The metric on the axis, `None` for N.
+    /// The metric on the axis, `None` for the load.
     pub fn metric(self) -> Option<Metric> {
         match self {
-            XAxis::N => None,
+            XAxis::Load => None,
             XAxis::Metric(metric) => Some(metric),
         }
     }
 
-    /// `n` or a per-cell metric's name; otherwise why not. Breakdown N and the ok rate have no value per point.
+    /// `load` (or `n`, its name in older links) or a per-cell metric's name; otherwise why not. Breakdown N and
+    /// the ok rate have no value per point.
     pub fn parse(text: &str) -> Result<XAxis, String> {
-        if text == "n" {
-            return Ok(XAxis::N);
+        if text == "load" || text == "n" {
+            return Ok(XAxis::Load);
         }
         match Metric::parse(text) {
             Some(metric) if metric.per_cell() => Ok(XAxis::Metric(metric)),
             _ => Err(format!(
-                "expected n or one of {}",
+                "expected load or one of {}",
                 Metric::curves()
                     .map(Metric::name)
                     .collect::<Vec<_>>()
@@ -222,8 +224,8 @@ pub struct ViewState {
     pub filter: DimensionFilter,
     /// What the matrix colours by, the curves plot and Compare compares.
     pub metric: Metric,
-    /// The N the matrix shows efficiency / p95 multiplier at.
-    pub at_n: u32,
+    /// The load the matrix shows efficiency / p95 multiplier at.
+    pub at_load: Load,
     /// The breakdown criterion.
     pub criterion: Criterion,
     /// The matrix's rows.
@@ -264,7 +266,7 @@ impl ViewState {
         view: View::Matrix,
         filter: DimensionFilter::ALL,
         metric: Metric::Efficiency,
-        at_n: 16,
+        at_load: Load::Concurrency(16),
         criterion: Criterion::V1,
         rows: Dimension::Model,
         cols: Dimension::Workload,
@@ -273,7 +275,7 @@ impl ViewState {
         facet: Some(Dimension::Workload),
         aggregation: Aggregation::Mean,
         band: BandSpan::Cells,
-        x: XAxis::N,
+        x: XAxis::Load,
         frontier: false,
         cell: None,
         what_if: WhatIf::DEFAULT,
@@ -311,6 +313,47 @@ macro_rules! scalar {
         }
     };
 }
+
+/// The matrix's load: a bare whole number is a concurrency (as `at_n` always wrote it), another bare number a
+/// rate, and `n=16`, `rate=2.5`, `rate=inf` say which.
+fn parse_at_load(text: &str) -> Result<Load, String> {
+    let text = text.trim();
+    let load = if let Ok(n) = query::whole_number(text) {
+        Some(Load::Concurrency(n))
+    } else if let Ok(load) = text.parse::<Load>() {
+        Some(load)
+    } else {
+        text.parse::<crate::RateRps>().ok().map(Load::Rate)
+    };
+    load.filter(|load| *load != Load::Unstated && load.concurrency() != Some(0))
+        .ok_or_else(|| "expected a load: N from 1, n=N, rate=R or rate=inf".to_string())
+}
+
+/// A concurrency as its bare N, any other load in its text form.
+fn print_at_load(load: &Load) -> String {
+    match load {
+        Load::Concurrency(n) => n.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// `at_load` (`at_n` in older links): the load the matrix shows its read-at-one-load metrics at.
+const AT_LOAD: Field<ViewState> = Field {
+    print: |state, out| {
+        if state.at_load != ViewState::DEFAULT.at_load {
+            out.push(("at_load", encode(&print_at_load(&state.at_load), true)));
+        }
+    },
+    parse: |state, params| {
+        let old = params.take("at_n").map(|text| ("at_n", text));
+        if let Some((name, text)) = params.take("at_load").map(|text| ("at_load", text)).or(old) {
+            match parse_at_load(&text) {
+                Ok(load) => state.at_load = load,
+                Err(reason) => params.ignore(name, &text, reason),
+            }
+        }
+    },
+};
 
 fn positive_number(text: &str) -> Result<f64, String> {
     text.trim()
@@ -460,8 +503,8 @@ const FIELDS: &[Field<ViewState>] = &[
     ),
     query::alpha(),
     query::dimensions(),
-    query::n_range(),
-    scalar!("at_n", at_n, |n: &u32| n.to_string(), query::whole_number),
+    query::load_range(),
+    AT_LOAD,
     CRITERION,
     dimension!("rows", rows),
     dimension!("cols", cols),
@@ -553,13 +596,12 @@ impl ViewState {
                     !value.is_empty()
                         && value.trim() == value
                         && !values[..position].contains(value)
-                        && (!dimension.is_numeric() || is_whole_number(value))
+                        && is_valid_value(*dimension, value)
                 })
         });
         filters_ok
-            && self.at_n >= 1
-            && self.filter.n_min.is_none_or(|n| n >= 1)
-            && self.filter.n_max.is_none_or(|n| n >= 1)
+            && self.at_load != Load::Unstated
+            && self.at_load.concurrency() != Some(0)
             && positive(self.criterion.efficiency_below())
             && self.criterion.p95_multiplier_above().is_none_or(positive)
             && self.at.as_ref().is_none_or(|at| !at.is_empty())
@@ -577,12 +619,18 @@ impl ViewState {
             && self.x.metric().is_none_or(Metric::per_cell)
     }
 
-    /// Narrows the view to one value of a dimension: N through the N range, the others through the filters.
+    /// Narrows the view to one value of a dimension: the load through the load range (an unbounded rate as
+    /// everything above the largest finite bound), the others through the filters.
     pub fn select_only(&mut self, dimension: Dimension, value: &str) {
-        if dimension == Dimension::N {
-            let n = value.parse().ok();
-            self.filter.n_min = n;
-            self.filter.n_max = n;
+        if dimension == Dimension::Load {
+            let value = parse_at_load(value).ok().and_then(Load::value);
+            let (low, high) = match value {
+                Some(value) if value.is_infinite() => (LoadBound::new(f64::MAX), None),
+                Some(value) => (LoadBound::new(value), LoadBound::new(value)),
+                None => (None, None),
+            };
+            self.filter.load_min = low;
+            self.filter.load_max = high;
         } else {
             self.filter
                 .values
@@ -721,13 +769,13 @@ mod tests {
         let mut state = ViewState {
             view: View::Inspector,
             metric: Metric::Breakdown,
-            at_n: 32,
+            at_load: crate::Load::Concurrency(32),
             criterion: Criterion::Custom {
                 efficiency_below: 0.7,
                 p95_multiplier_above: None,
             },
             rows: Dimension::Phase,
-            cols: Dimension::N,
+            cols: Dimension::Load,
             grid: Dimension::Run,
             color: Dimension::Model,
             facet: None,
@@ -751,8 +799,8 @@ mod tests {
                 ["mistral-7b".into(), "meta-llama/Llama 3,1".into()],
             )
             .unwrap();
-        state.filter.n_min = Some(2);
-        state.filter.n_max = Some(16);
+        state.filter.load_min = Some(2.into());
+        state.filter.load_max = Some(16.into());
         state.cell = "20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=0"
             .parse()
             .ok();
@@ -817,7 +865,7 @@ mod tests {
         // An unknown x, a metric without a value per point, or a frontier that is neither 1 nor 0 is left at its
         // default and reported.
         let (state, ignored) = ViewState::parse_query("view=curves&x=throughput&frontier=yes");
-        assert_eq!((state.x, state.frontier), (XAxis::N, false));
+        assert_eq!((state.x, state.frontier), (XAxis::Load, false));
         assert_eq!(
             ignored
                 .iter()
@@ -828,14 +876,14 @@ mod tests {
         assert!(
             ignored[0]
                 .reason
-                .starts_with("expected n or one of efficiency, p95_multiplier, p50_wall_ms"),
+                .starts_with("expected load or one of efficiency, p95_multiplier, p50_wall_ms"),
             "{}",
             ignored[0].reason
         );
         assert!(!ignored[0].reason.contains("breakdown"));
         for not_per_point in ["breakdown", "ok_rate"] {
             let (state, ignored) = parse(&format!("x={not_per_point}"));
-            assert_eq!((state.x, ignored), (XAxis::N, vec!["x".to_string()]));
+            assert_eq!((state.x, ignored), (XAxis::Load, vec!["x".to_string()]));
         }
         // A frontier with N on x is kept (the x picker may change next) but is no valid x by itself.
         let (state, ignored) = parse("frontier=1");

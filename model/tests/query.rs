@@ -2,6 +2,7 @@
 //! names the same cell as the dimensions do, and a bad value is refused with the same words on every endpoint
 //! and in a link.
 
+use cellscope_model::Load;
 use cellscope_model::compare::{CompareError, CompareQuery, parse_query};
 use cellscope_model::key::{CellKey, Dimension};
 use cellscope_model::metric::Metric;
@@ -48,12 +49,12 @@ fn a_query_reads_back_as_it_was_written() {
         .unwrap();
     query
         .filter
-        .accept(Dimension::N, ["2".into(), "4".into()])
+        .accept(Dimension::Load, ["2".into(), "4".into()])
         .unwrap();
     let text = query.to_query();
     assert_eq!(
         text,
-        "by=model&a=a+b&b=c%2Cd&per=none&metric=p95_ttft_ms&alpha=0.01&model=meta-llama/Llama+3%2C1,x&n=2,4\
+        "by=model&a=a+b&b=c%2Cd&per=none&metric=p95_ttft_ms&alpha=0.01&model=meta-llama/Llama+3%2C1,x&load=2,4\
          &status=failed,clean&include=excluded,pre_refill&omit=partial&at=0123456789abcdef&format=json"
     );
     // The compare endpoint takes all of it but `status`.
@@ -155,12 +156,12 @@ fn cell_names_the_cell_the_dimensions_name() {
     assert!(
         missing
             .to_string()
-            .starts_with("missing model, workload, n, rep; "),
+            .starts_with("missing model, workload, load, rep; "),
         "{missing}"
     );
     assert_eq!(
         error("run=x&phase=p&model=m&workload=w&n=1,2&rep=0").to_string(),
-        "`n=1,2`: takes one value"
+        "`load=1,2`: takes one value"
     );
     assert_eq!(
         error("cell=a/b").to_string(),
@@ -225,7 +226,7 @@ fn a_bad_value_gets_the_same_refusal_on_every_endpoint_and_in_a_link() {
     assert_eq!(unknown.code(), "unknown_parameter");
     assert_eq!(
         unknown.to_string(),
-        "unknown parameter `colour`; accepted: run, suite, phase, backend, model, workload, n, rep, status, include, \
+        "unknown parameter `colour`; accepted: run, suite, phase, backend, model, workload, load, rep, status, include, \
          omit, at, format"
     );
     assert!(matches!(
@@ -256,7 +257,7 @@ fn a_comparison_is_the_same_from_text_and_from_typed_values() {
     typed.what_if.pre_refill = true;
     typed
         .filter
-        .accept(Dimension::N, ["2".into(), "4".into()])
+        .accept(Dimension::Load, ["2".into(), "4".into()])
         .unwrap();
     assert_eq!(CompareQuery::from_query(&typed), Ok(from_text));
     // What typed values can hold but a comparison cannot take is refused as the text's choices are.
@@ -397,4 +398,41 @@ fn the_pre_refill_cells_query_is_the_typed_query_with_pre_refill_on() {
         Query::parse(cellscope_model::query::PRE_REFILL_CELLS, Endpoint::Cells),
         Ok(query)
     );
+}
+
+#[test]
+fn links_written_before_the_load_axis_reopen_the_same_view() {
+    // The load was `n`, its range `n_min`/`n_max`, the matrix's load `at_n` and the curves' x `n`.
+    let (old, ignored) = ViewState::parse_query(
+        "view=curves&n_min=2&n_max=16&at_n=32&x=n&model=m&cell=r/s/p/b/m/w/n=16/rep=0",
+    );
+    assert_eq!(ignored, []);
+    let (new, ignored) = ViewState::parse_query(
+        "view=curves&load_min=2&load_max=16&at_load=32&x=load&model=m&cell=r/s/p/b/m/w/n=16/rep=0",
+    );
+    assert_eq!(ignored, []);
+    assert_eq!(old, new);
+    assert_eq!(old.filter.load_min.map(f64::from), Some(2.0));
+    assert_eq!(old.at_load, Load::Concurrency(32));
+    assert_eq!(
+        old.cell.as_ref().map(|cell| cell.load),
+        Some(Load::Concurrency(16))
+    );
+    // Written back with the new names.
+    let text = old.to_query();
+    assert!(text.contains("load_min=2&load_max=16"), "{text}");
+    assert!(text.contains("at_load=32"), "{text}");
+    assert!(
+        !text.contains("n_min") && !text.contains("at_n") && !text.contains("x=n"),
+        "{text}"
+    );
+    // A rate sweep's loads read from links too, and an API call may still say `n=`.
+    let (rates, ignored) = ViewState::parse_query("at_load=rate%3D2.5&load_min=0.5");
+    assert_eq!(ignored, []);
+    assert_eq!(rates.at_load, Load::rate(2.5).unwrap());
+    assert_eq!(ViewState::parse_query(&rates.to_query()).0, rates);
+    let old_api = Query::parse("n=4,rate=inf", Endpoint::Cells).unwrap();
+    let new_api = Query::parse("load=4,rate=inf", Endpoint::Cells).unwrap();
+    assert_eq!(old_api, new_api);
+    assert_eq!(old_api.filter.values[&Dimension::Load], ["4", "rate=inf"]);
 }

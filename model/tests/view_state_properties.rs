@@ -1,6 +1,8 @@
 //! Properties of the link codec: any valid view state survives `to_query` → `parse_query` unchanged and with
 //! nothing ignored; any query string at all gives a valid state, and that state's own link reads back as it.
 
+use cellscope_model::Load;
+use cellscope_model::filter::LoadBound;
 use cellscope_model::key::{CellKey, Dimension};
 use cellscope_model::scaling::Criterion;
 use cellscope_model::view_state::{
@@ -48,26 +50,41 @@ fn criterion() -> impl Strategy<Value = Criterion> {
     ]
 }
 
+/// Every kind of load: any N, rates from tiny to unbounded, unstated.
+fn load() -> impl Strategy<Value = Load> {
+    prop_oneof![
+        any::<u32>().prop_map(Load::Concurrency),
+        (1u32..100_000).prop_map(|milli| Load::rate(f64::from(milli) / 1000.0).expect("a rate")),
+        Just(Load::rate(f64::INFINITY).expect("a rate")),
+        Just(Load::Unstated),
+    ]
+}
+
 fn cell() -> impl Strategy<Value = CellKey> {
-    (
-        proptest::collection::vec(text(), 6),
-        any::<u32>(),
-        any::<u32>(),
-    )
-        .prop_map(|(texts, n, rep)| CellKey {
+    (proptest::collection::vec(text(), 6), load(), any::<u32>()).prop_map(|(texts, load, rep)| {
+        CellKey {
             run_id: texts[0].clone(),
             suite: texts[1].clone(),
             phase: texts[2].clone(),
             backend: texts[3].clone(),
             model: texts[4].clone(),
             workload: texts[5].clone(),
-            n,
+            load,
             rep,
-        })
+        }
+    })
 }
 
 fn filter_values(dimension: Dimension) -> BoxedStrategy<Vec<String>> {
-    let item = if dimension.is_numeric() {
+    let item = if dimension == Dimension::Load {
+        prop_oneof![
+            any::<u32>().prop_map(|n| n.to_string()),
+            load().prop_filter_map("a stated load", |load| {
+                (load != Load::Unstated).then(|| load.to_string())
+            }),
+        ]
+        .boxed()
+    } else if dimension.is_numeric() {
         any::<u32>().prop_map(|n| n.to_string()).boxed()
     } else {
         trimmed_text().boxed()
@@ -102,7 +119,11 @@ fn view_state() -> impl Strategy<Value = ViewState> {
     let layout = (
         proptest::sample::select(View::ALL.to_vec()),
         proptest::sample::select(Metric::ALL.to_vec()),
-        1u32..=1024,
+        prop_oneof![
+            (1u32..=1024).prop_map(Load::Concurrency),
+            (1u32..10_000).prop_map(|centi| Load::rate(f64::from(centi) / 100.0).expect("a rate")),
+            Just(Load::rate(f64::INFINITY).expect("a rate")),
+        ],
         criterion(),
         dimension(),
         dimension(),
@@ -112,8 +133,14 @@ fn view_state() -> impl Strategy<Value = ViewState> {
         prop_oneof![Just(Aggregation::Mean), Just(Aggregation::Median)],
     );
     let rest = (
-        proptest::option::of(1u32..=512),
-        proptest::option::of(1u32..=512),
+        proptest::option::of(
+            (1u32..=51_200)
+                .prop_map(|centi| LoadBound::new(f64::from(centi) / 100.0).expect("a bound")),
+        ),
+        proptest::option::of(
+            (1u32..=51_200)
+                .prop_map(|centi| LoadBound::new(f64::from(centi) / 100.0).expect("a bound")),
+        ),
         proptest::option::of(cell()),
         (any::<bool>(), any::<bool>(), any::<bool>()),
         prop_oneof![Just(BandSpan::Cells), Just(BandSpan::Reps)],
@@ -144,10 +171,10 @@ fn view_state() -> impl Strategy<Value = ViewState> {
     (filters, layout, rest, compare).prop_map(
         |(
             filters,
-            (view, metric, at_n, criterion, rows, cols, grid, color, facet, aggregation),
+            (view, metric, at_load, criterion, rows, cols, grid, color, facet, aggregation),
             (
-                n_min,
-                n_max,
+                load_min,
+                load_max,
                 cell,
                 (excluded, partial, pre_refill),
                 band,
@@ -162,7 +189,7 @@ fn view_state() -> impl Strategy<Value = ViewState> {
             let mut state = ViewState {
                 view,
                 metric,
-                at_n,
+                at_load,
                 criterion,
                 rows,
                 cols,
@@ -185,8 +212,8 @@ fn view_state() -> impl Strategy<Value = ViewState> {
                 frontier,
                 ..ViewState::default()
             };
-            state.filter.n_min = n_min;
-            state.filter.n_max = n_max;
+            state.filter.load_min = load_min;
+            state.filter.load_max = load_max;
             for (dimension, values) in filters {
                 state.filter.values.insert(dimension, values);
             }

@@ -4,7 +4,7 @@
 use arrow_array::RecordBatch;
 use cellscope_model::CellSummary;
 pub use cellscope_model::query::Format;
-use cellscope_model::schema::{cells_schema, cells_to_batch, cells_to_csv, write_ipc_stream};
+use cellscope_model::schema::{cells_to_batch, cells_to_csv, write_ipc_stream};
 
 /// An export that could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -19,7 +19,10 @@ pub enum ExportError {
 pub fn encode(cells: &[CellSummary], format: Format) -> Result<Vec<u8>, ExportError> {
     let batch = cells_to_batch(cells)?;
     match format {
-        Format::Arrow => Ok(write_ipc_stream(&[batch], &cells_schema())?),
+        Format::Arrow => {
+            let schema = batch.schema();
+            Ok(write_ipc_stream(&[batch], &schema)?)
+        }
         // One CSV writer for the CLI, the API and the browser's export.
         Format::Csv => Ok(cells_to_csv(cells).into_bytes()),
         Format::Json => encode_batch(&batch, Format::Json),

@@ -161,7 +161,7 @@ fn run_view(audit: RunAudit, label: String) -> impl IntoView {
                     {(!warnings.is_empty()).then(|| view! {
                         <ul class="run-warnings">
                             {warnings.into_iter().map(|warning| view! {
-                                <li class=match warning.severity { Severity::Error => "error", Severity::Warning => "warning" }>{warning.to_string()}</li>
+                                <li class=match warning.severity { Severity::Error => "error", Severity::Warning => "warning", Severity::Info => "info" }>{warning.to_string()}</li>
                             }).collect_view()}
                         </ul>
                     })}

@@ -200,13 +200,13 @@ impl Chart {
                     let facet = facets.get(facet)?;
                     let series = facet.series.get(series)?;
                     let point = series.points.get(point)?;
-                    Some((facet.title.clone(), series.label.clone(), point.n))
+                    Some((facet.title.clone(), series.label.clone(), point.load))
                 })
-                .map(|(title, label, n)| {
+                .map(|(title, label, load)| {
                     let comparisons = ctx.comparisons.get_untracked();
                     ctx.with_filtered_untracked(|_, filtered| {
                         ctx.state.with_untracked(|state| {
-                            point_keys(filtered, comparisons, state, title.as_ref(), &label, n)
+                            point_keys(filtered, comparisons, state, title.as_ref(), &label, load)
                         })
                     })
                 })

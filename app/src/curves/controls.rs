@@ -19,10 +19,10 @@ pub(super) fn controls(curves: Curves) -> impl IntoView {
             {metric_choice(curves)}
             {x_choice(curves)}
             // The frontier needs a metric on x: against N every point is a different load, not a trade-off.
-            <label title=move || if x_axis.get() == XAxis::N { "Choose a metric for x to draw each series' Pareto frontier" } else { "Each series' points that no other point of it beats on both axes" }>
+            <label title=move || if x_axis.get() == XAxis::Load { "Choose a metric for x to draw each series' Pareto frontier" } else { "Each series' points that no other point of it beats on both axes" }>
                 <input type="checkbox" id="curve-frontier"
                     prop:checked=move || frontier.get()
-                    prop:disabled=move || x_axis.get() == XAxis::N
+                    prop:disabled=move || x_axis.get() == XAxis::Load
                     on:change=move |event| {
                         let on = event_target_checked(&event);
                         ctx.update(|state| state.frontier = on);
@@ -79,7 +79,7 @@ fn x_choice(curves: Curves) -> impl IntoView {
             }>
                 {XAxis::choices().map(|x| view! {
                     <option value=x.name() selected=move || x_axis.get() == x>{match x {
-                        XAxis::N => "N (log₂)",
+                        XAxis::Load => "N (log₂)",
                         XAxis::Metric(metric) => metric.label(),
                     }}</option>
                 }).collect_view()}

@@ -27,7 +27,7 @@ pub(super) fn SeriesTable(
                     let metric = chart_metric.get();
                     let in_ms = |metric: Metric| if metric.unit() == cellscope_model::metric::Unit::Milliseconds { " in ms" } else { "" };
                     match x.get() {
-                        XAxis::N => format!("points (N: {}{})", metric.label(), in_ms(metric)),
+                        XAxis::Load => format!("points (N: {}{})", metric.label(), in_ms(metric)),
                         XAxis::Metric(x) => format!("points (N: {}{} → {}{})", x.label(), in_ms(x), metric.label(), in_ms(metric)),
                     }
                 }}</th><th>"breakdown N"</th><th>"ends"</th><th>"left out"</th>
@@ -38,17 +38,17 @@ pub(super) fn SeriesTable(
                     let x = x.get();
                     facet.series.into_iter().map(move |series| {
                         let points: Vec<String> = series.points.iter().map(|point| point.table_text(x)).collect();
-                        let partial = series.points.iter().filter(|point| point.partial > 0).map(|point| point.n.to_string()).collect::<Vec<_>>().join(",");
-                        let ends = series.skipped_at.map(|n| format!("skipped at N={n}")).unwrap_or_default();
+                        let partial = series.points.iter().filter(|point| point.partial > 0).map(|point| point.load.short_label()).collect::<Vec<_>>().join(",");
+                        let ends = series.skipped_at.map(|load| format!("skipped at {}", load.label())).unwrap_or_default();
                         let left_out = if series.without_value > 0 {
                             format!("{} ({} without a value)", series.left_out, series.without_value)
                         } else {
                             series.left_out.to_string()
                         };
-                        let frontier = series.frontier.is_some().then(|| series.frontier_ns().iter().map(ToString::to_string).collect::<Vec<_>>().join(","));
+                        let frontier = series.frontier.is_some().then(|| series.frontier_loads().iter().map(|load| load.short_label()).collect::<Vec<_>>().join(","));
                         let frontier_cell = frontier.clone();
                         view! {
-                            <tr data-facet=title.clone() data-series=series.label.to_string() data-skipped-at=series.skipped_at.map(|n| n.to_string()).unwrap_or_default()
+                            <tr data-facet=title.clone() data-series=series.label.to_string() data-skipped-at=series.skipped_at.map(|load| load.short_label()).unwrap_or_default()
                                 data-frontier=frontier data-partial=partial>
                                 <td>{title.clone()}</td>
                                 <td>{series.label.to_string()}</td>

@@ -272,7 +272,7 @@ pub(super) fn report(run_id: &str, cells: &[CellSummary], completed: f64) -> Str
     );
     for curve in curves {
         let n = curve.breakdown(&cellscope_model::Criterion::V1).n();
-        let point = n.and_then(|n| curve.point(n));
+        let point = n.and_then(|n| curve.point(cellscope_model::Load::Concurrency(n)));
         let fmt = |value: Option<f64>| value.map_or("-".to_string(), |v| format!("{v:.3}"));
         text.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",

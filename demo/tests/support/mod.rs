@@ -67,7 +67,7 @@ impl Row {
             backend: self.get("backend").into(),
             model: self.get("model").into(),
             workload: self.get("workload").into(),
-            n: self.num("n_agents") as u32,
+            load: cellscope_model::Load::Concurrency(self.num("n_agents") as u32),
             rep: self.num("rep") as u32,
         }
     }
@@ -129,7 +129,7 @@ pub(crate) fn summaries(run: &str, requests_per_agent: u32) -> Vec<CellSummary> 
     let mut out: Vec<CellSummary> = cells
         .into_iter()
         .map(|(key, (mut census, accumulator))| {
-            census.expected_rows = Some(requests_per_agent * key.n);
+            census.expected_rows = Some(requests_per_agent * key.n().expect("a concurrency"));
             let mut cell = CellSummary::empty(key, CellStatus::classify(census));
             cell.expected_rows = census.expected_rows;
             cell.rows = census.rows;
@@ -168,7 +168,7 @@ fn rep_mean(
     p95: bool,
 ) -> f64 {
     curves[&(phase.to_string(), model.to_string(), workload.to_string())]
-        .point(n)
+        .point(cellscope_model::Load::Concurrency(n))
         .and_then(|point| {
             if p95 {
                 point.p95_multiplier()

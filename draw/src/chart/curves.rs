@@ -6,7 +6,8 @@ use super::labels::{LabelPlacer, Rect, fit_text, text_width, wrap_text};
 use super::{CurveSpec, Hit, facet_columns, rgb};
 use crate::palette;
 use cellscope_model::explore::{Facet, Series, SeriesPoint, value_text};
-use cellscope_model::view_state::Metric;
+use cellscope_model::view_state::{Metric, XAxis};
+use cellscope_model::{Load, LoadKind};
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -76,26 +77,56 @@ struct Curves<'s> {
     x_hi: f64,
     /// The ticks drawn by hand on a log x axis.
     x_ticks: Vec<f64>,
-    /// The largest N of any point or skipped end, at least 2.
+    /// The largest N of any point or skipped end, at least 2 (the largest finite rate against a rate axis).
     max_n: u32,
+    /// Against the load: the log₂ of the smallest load (at most 0, so N starts at 1), and where an unbounded
+    /// rate sits (one step right of the largest finite load), when a point is at one.
+    load_lo: f64,
+    inf_at: Option<f64>,
+    /// Against the load: its kind, which names the axis.
+    load_kind: LoadKind,
+}
+
+/// The loads on x over every point and skipped end: the smallest and largest finite value, whether an unbounded
+/// rate is among them, and the kind of the first (a chart holds one kind).
+fn load_extent(spec: &CurveSpec<'_>) -> (f64, f64, bool, LoadKind) {
+    let loads = spec
+        .facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .flat_map(|series| {
+            series
+                .points
+                .iter()
+                .map(|point| point.load)
+                .chain(series.skipped_at)
+        });
+    let (mut low, mut high, mut inf, mut kind) = (f64::INFINITY, 0.0f64, false, None);
+    for load in loads {
+        kind.get_or_insert(load.kind());
+        match load.value() {
+            Some(value) if value.is_infinite() => inf = true,
+            Some(value) => {
+                low = low.min(value);
+                high = high.max(value);
+            }
+            None => {}
+        }
+    }
+    (low, high, inf, kind.unwrap_or(LoadKind::Concurrency))
 }
 
 impl<'s> Curves<'s> {
     fn of(spec: &'s CurveSpec<'s>) -> Curves<'s> {
-        let max_n = spec
-            .facets
-            .iter()
-            .flat_map(|facet| &facet.series)
-            .flat_map(|series| {
-                series
-                    .points
-                    .iter()
-                    .map(|point| point.n)
-                    .chain(series.skipped_at)
-            })
-            .max()
-            .unwrap_or(1)
-            .max(2);
+        let (low, high, inf, load_kind) = load_extent(spec);
+        let max_n = (high.ceil() as u32).max(2);
+        let load_lo = if low.is_finite() {
+            low.log2().min(0.0)
+        } else {
+            0.0
+        };
+        let load_hi = f64::from(max_n).log2().max(high.log2());
+        let inf_at = inf.then_some(load_hi + 1.0);
         let (smallest, largest) = extent_of(spec.facets);
         let axis = Axis::for_metric(spec.metric, smallest, largest);
         let y_range = axis.range();
@@ -106,7 +137,7 @@ impl<'s> Curves<'s> {
             (x, Axis::for_metric(x, smallest, largest))
         });
         let x_range = match x_axis {
-            None => -0.25..f64::from(max_n).log2() + 0.35,
+            None => load_lo - 0.25..inf_at.unwrap_or(load_hi) + 0.35,
             Some((_, x_axis)) => x_axis.range(),
         };
         let x_ticks = x_axis.map_or_else(Vec::new, |(x, x_axis)| x_axis.log_ticks(x));
@@ -121,6 +152,9 @@ impl<'s> Curves<'s> {
             x_hi: x_range.end,
             x_ticks,
             max_n,
+            load_lo,
+            inf_at,
+            load_kind,
         }
     }
 
@@ -136,7 +170,8 @@ impl<'s> Curves<'s> {
     /// The plotted x of a point's x: log₂ N, or on the x metric's axis.
     fn x_of(&self, value: f64) -> f64 {
         match self.x_axis {
-            None => value.max(1.0).log2(),
+            None if value.is_infinite() => self.inf_at.unwrap_or(0.0),
+            None => value.max(f64::MIN_POSITIVE).log2().max(self.load_lo),
             Some((_, x_axis)) => x_axis.at(value),
         }
     }
@@ -602,10 +637,10 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
             // The breakdown ring's `N*=` label already names its N.
             for point in ends
                 .into_iter()
-                .filter(|point| series.breakdown.n() != Some(point.n))
+                .filter(|point| series.breakdown.load() != Some(point.load))
             {
                 let at = self.chart.backend_coord(&curves.xy(point, point.value));
-                self.label(curves, format!("N={}", point.n), at, px(8.0), color);
+                self.label(curves, point.load.label(), at, px(8.0), color);
             }
         }
     }
@@ -618,8 +653,8 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         color: RGBColor,
     ) -> Result<(), String> {
         let px = |value: f64| curves.px(value);
-        if let Some(breakdown) = series.breakdown.n()
-            && let Some(point) = series.points.iter().find(|point| point.n == breakdown)
+        if let Some(breakdown) = series.breakdown.load()
+            && let Some(point) = series.points.iter().find(|point| point.load == breakdown)
         {
             let at = curves.xy(point, point.value);
             let ring = color.stroke_width(px(2.0) as u32);
@@ -627,7 +662,11 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
                 .draw_series(std::iter::once(Circle::new(at, px(7.0), ring)))
                 .map_err(|error| error.to_string())?;
             let coord = self.chart.backend_coord(&at);
-            self.label(curves, format!("N*={breakdown}"), coord, px(9.0), color);
+            let text = match breakdown {
+                Load::Concurrency(n) => format!("N*={n}"),
+                other => format!("saturates at {}", other.label()),
+            };
+            self.label(curves, text, coord, px(9.0), color);
         }
         Ok(())
     }
@@ -638,7 +677,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         &mut self,
         curves: &Curves<'_>,
         series: &Series,
-        (skipped_at, last): (u32, &SeriesPoint),
+        (skipped_at, last): (Load, &SeriesPoint),
         color: RGBColor,
     ) -> Result<Hit, String> {
         let px = |value: f64| curves.px(value);
@@ -650,7 +689,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         let to = match curves.x_axis {
             None => {
                 // The curve ends at a skipped cell: a dotted stub at the last value, never a drop to 0.
-                let to = (f64::from(skipped_at).log2(), from.1);
+                let to = (curves.x_of(skipped_at.value().unwrap_or(1.0)), from.1);
                 self.draw_stub(curves, from, to, color)?;
                 self.chart.backend_coord(&to)
             }
@@ -665,7 +704,11 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
             .map_err(|error| error.to_string())?;
         let text = match curves.x_axis {
             None => format!("skipped: {}", (spec.skip_reason)(series)),
-            Some(_) => format!("skipped at N={skipped_at}: {}", (spec.skip_reason)(series)),
+            Some(_) => format!(
+                "skipped at {}: {}",
+                skipped_at.label(),
+                (spec.skip_reason)(series)
+            ),
         };
         // The reason sits on the side of the cross with room: left of it at the panel's right half (the
         // cross is at the right edge against N).
@@ -687,8 +730,9 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
             x: f64::from(to.0) / spec.scale,
             y: f64::from(to.1) / spec.scale,
             text: format!(
-                "{} · N={skipped_at}\nskipped: {}",
+                "{} · {}\nskipped: {}",
                 series.label,
+                skipped_at.label(),
                 (spec.skip_reason)(series)
             ),
             keys: series.skipped_cells.as_slice().into(),
@@ -760,9 +804,14 @@ fn draw_mesh<DB: DrawingBackend>(
     let spec = curves.spec;
     let x_axis = curves.x_axis;
     let y_formatter = |y: &f64| tick_label(spec.metric, *y);
+    let inf_at = curves.inf_at;
     let n_formatter = |x: &f64| {
-        if (x - x.round()).abs() < 1e-6 && *x >= 0.0 {
+        if inf_at.is_some_and(|at| (x - at).abs() < 1e-6) {
+            "∞".to_string()
+        } else if (x - x.round()).abs() < 1e-6 && *x >= 0.0 {
             format!("{}", 2u32.pow(x.round() as u32))
+        } else if (x - x.round()).abs() < 1e-6 && *x > -20.0 {
+            format!("{}", 2f64.powi(x.round() as i32))
         } else {
             String::new()
         }
@@ -773,12 +822,18 @@ fn draw_mesh<DB: DrawingBackend>(
     };
     let mut mesh = chart.configure_mesh();
     mesh.x_labels(match x_axis {
-        None => curves.max_n.ilog2() as usize + 1,
+        None => {
+            let steps = curves.inf_at.unwrap_or(f64::from(curves.max_n.ilog2())) - curves.load_lo;
+            steps.round() as usize + 1
+        }
         Some(_) => 6,
     })
     .x_label_formatter(&x_formatter)
     .y_label_formatter(&y_formatter)
-    .x_desc(spec.x.label())
+    .x_desc(match (spec.x, curves.load_kind) {
+        (XAxis::Load, LoadKind::Rate) => "offered rate (req/s), log₂",
+        (x, _) => x.label(),
+    })
     .y_desc(spec.metric.label())
     .label_style(curves.font(11.0))
     .axis_desc_style(curves.font(11.0))

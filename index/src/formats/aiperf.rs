@@ -216,6 +216,9 @@ fn record(
     if key.n.is_none() {
         key.n = cli_concurrency(summary);
     }
+    if key.n.is_none() {
+        key.rate = config.and_then(request_rate);
+    }
     key.rep = trial(path);
     let reported = reported(metrics);
     let requests_path = storage::join(storage::parent(path), PER_REQUEST_FILE);
@@ -365,6 +368,30 @@ fn concurrency(config: &Json) -> Option<Part> {
     }
     let n = json::at(config, "loadgen.concurrency").and_then(whole)?;
     Part::read(n.to_string(), "field `input_config.loadgen.concurrency`")
+}
+
+/// The offered request rate of the profiling phase (v0.10) or of `loadgen` (v0.1), when the run was rate-driven.
+fn request_rate(config: &Json) -> Option<Part> {
+    let phases = config.get("phases").and_then(Json::as_array);
+    let profiling = phases.and_then(|phases| {
+        phases
+            .iter()
+            .find(|phase| json::field_text(phase, "name") == Some("profiling"))
+    });
+    if let Some(phase) = profiling
+        && let Some(part) = super::rate_part(phase, "request_rate")
+    {
+        return Some(Part {
+            how: super::How::Read("field `input_config.phases[profiling].request_rate`".into()),
+            ..part
+        });
+    }
+    let loadgen = config.get("loadgen")?;
+    let part = super::rate_part(loadgen, "request_rate")?;
+    Some(Part {
+        how: super::How::Read("field `input_config.loadgen.request_rate`".into()),
+        ..part
+    })
 }
 
 /// `--concurrency N` in the recorded command line, when it names one level (`--concurrency 1,4` is a sweep).

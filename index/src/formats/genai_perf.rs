@@ -85,10 +85,18 @@ impl RunFormat for GenaiPerf {
                             format!("field `experiments[{record_index}].experiment.value`"),
                         )
                     }),
-                // A request-rate experiment has no concurrency; the default rules say so.
+                // A request-rate experiment has no concurrency: its rate is its load.
                 Some(_) => None,
                 None => configured_concurrency(config),
             };
+            if field_text(load, "mode") == Some("request_rate") {
+                key.rate = super::rate_part(load, "value").map(|part| Part {
+                    how: super::How::Read(format!(
+                        "field `experiments[{record_index}].experiment.value`"
+                    )),
+                    ..part
+                });
+            }
             let mut notes = vec![
                 "wall = last response − request start and TTFT = first response − request start, from the \
                  export's nanosecond timestamps (the last response is the stream's closing event)"

@@ -126,11 +126,15 @@ fn record(report: &Json, benchmark: &Json, index: u32, shape: Shape) -> Result<R
         Shape::V03 => "args.strategy",
         Shape::Versioned => "config.strategy",
     };
+    let strategy = json::at(benchmark, strategy_field).unwrap_or(&Json::Null);
+    let rate = offered_rate(strategy, strategy_field);
     let mut key = KeyParts {
-        n: concurrency(
-            json::at(benchmark, strategy_field).unwrap_or(&Json::Null),
-            strategy_field,
-        )?,
+        n: if rate.is_some() {
+            None
+        } else {
+            concurrency(strategy, strategy_field)?
+        },
+        rate,
         model: model(report, benchmark),
         workload: match shape {
             Shape::V03 => workload_v03(benchmark),
@@ -170,6 +174,16 @@ fn record(report: &Json, benchmark: &Json, index: u32, shape: Shape) -> Result<R
         }
     }
     let mut notes = Vec::new();
+    if let Some(kind @ ("constant" | "poisson")) = field_text(strategy, "type_") {
+        // Both offer the same mean rate; the arrival process tells them apart, and the key does not hold it.
+        notes.push(format!(
+            "GuideLLM strategy `{kind}`: requests arrive {}",
+            match kind {
+                "constant" => "evenly spaced at the offered rate",
+                _ => "as a Poisson process at the offered rate",
+            }
+        ));
+    }
     if outside > 0 {
         notes.push(format!(
             "{outside} listed requests outside the measurement window (warm-up and cool-down) were left out, as \
@@ -227,6 +241,24 @@ fn record(report: &Json, benchmark: &Json, index: u32, shape: Shape) -> Result<R
         wall_derived: false,
         notes,
     })
+}
+
+/// The offered rate of a rate-driven strategy: `throughput` sends everything at once (an unbounded rate),
+/// `constant` and `poisson` offer their `rate`. `None` for the closed-loop strategies.
+fn offered_rate(strategy: &Json, at: &str) -> Option<Part> {
+    match field_text(strategy, "type_") {
+        Some("throughput") => {
+            Part::inferred("inf", "a throughput strategy sends every request at once")
+        }
+        Some(kind @ ("constant" | "poisson")) => {
+            let part = super::rate_part(strategy, "rate")?;
+            Some(Part {
+                how: super::How::Read(format!("field `{at}.rate` (a {kind} strategy)")),
+                ..part
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The concurrency of a strategy: `streams` of a concurrent one, 1 (or its `max_concurrency`) for synchronous,

@@ -7,6 +7,7 @@ use super::{How, Part, RunRecord};
 use cellscope_model::api::Warning;
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::origin::InferredPart;
+use cellscope_model::{Load, RateRps};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Engine names recognised in a path (a component or a `-`/`_`/`.`-separated part of one).
@@ -28,13 +29,13 @@ pub struct KeyedRecord {
 /// The coordinates a record was given, as warnings name them.
 pub(super) fn coordinates_text(coordinates: &CellCoordinates) -> String {
     format!(
-        "suite={} phase={} backend={} model={} workload={} n={} rep={}",
+        "suite={} phase={} backend={} model={} workload={} {} rep={}",
         coordinates.suite,
         coordinates.phase,
         coordinates.backend,
         coordinates.model,
         coordinates.workload,
-        coordinates.n,
+        coordinates.load,
         coordinates.rep
     )
 }
@@ -48,7 +49,17 @@ pub fn explain_rules(keyed: &KeyedRecord) -> Vec<(String, String, String)> {
         ("backend", coordinates.backend.clone()),
         ("model", coordinates.model.clone()),
         ("workload", coordinates.workload.clone()),
-        ("n", coordinates.n.to_string()),
+        (
+            match coordinates.load {
+                Load::Rate(_) => "rate",
+                _ => "n",
+            },
+            match coordinates.load {
+                Load::Concurrency(n) => n.to_string(),
+                Load::Rate(rate) => rate.to_string(),
+                Load::Unstated => "unstated".to_string(),
+            },
+        ),
         ("rep", coordinates.rep.to_string()),
     ];
     values
@@ -98,6 +109,33 @@ fn engine_in_path(path: &str) -> Option<String> {
     (found.len() == 1).then(|| found.into_iter().next().unwrap_or_default())
 }
 
+/// An offered request rate in the path: `request_rate=4`, `request_rate_4`, `rate=2.5`, `rate4`, `qps8` as a
+/// component (or one ending a component after `-`/`_`). The innermost wins.
+fn rate_in_path(path: &str) -> Option<(RateRps, String)> {
+    let components: Vec<&str> = path.split('/').collect();
+    for component in components.iter().rev().skip(1) {
+        let lower = component.to_ascii_lowercase();
+        let tail = lower.rsplit(['-', '/']).next().unwrap_or(&lower);
+        for prefix in [
+            "request_rate=",
+            "request_rate_",
+            "request_rate",
+            "rate=",
+            "rate_",
+            "rate",
+            "qps",
+        ] {
+            if let Some(rate) = tail
+                .strip_prefix(prefix)
+                .and_then(|rest| rest.parse::<RateRps>().ok())
+            {
+                return Some((rate, format!("the directory name `{component}`")));
+            }
+        }
+    }
+    None
+}
+
 /// A load level in the path: `concurrency8`, `concurrency_8`, `max_concurrency=8`, `c8`, `n8` as a component,
 /// or `-concurrency8` inside a component (the AIPerf/GenAI-Perf artifact name). The innermost wins.
 fn n_in_path(path: &str) -> Option<(u32, String)> {
@@ -127,8 +165,8 @@ fn n_in_path(path: &str) -> Option<(u32, String)> {
     None
 }
 
-/// Resolves the key of every record of one run. Records without a concurrency are left out with a warning;
-/// `rep`s not stated are numbered in file and record order among records with the same other key.
+/// Resolves the key of every record of one run. A record without any load is kept at [`Load::Unstated`] (with an
+/// `info` warning); `rep`s not stated are numbered in file and record order among records with the same other key.
 pub(super) fn resolve(
     format: &str,
     mapping: &Mapping,
@@ -155,7 +193,7 @@ struct Keying<'a> {
     mapping: &'a Mapping,
     run_id: &'a str,
     /// The next repetition of each key without its rep, for records that state none.
-    next_rep: BTreeMap<(String, String, String, String, String, u32), u32>,
+    next_rep: BTreeMap<(String, String, String, String, String, Load), u32>,
     seen: BTreeSet<CellCoordinates>,
 }
 
@@ -181,14 +219,14 @@ impl Keying<'_> {
         };
         let [suite, phase, backend, model, workload] =
             parts.named_dimensions(self.format, &record, warnings);
-        let n = parts.concurrency(&record, warnings)?;
+        let load = parts.load(&record, warnings)?;
         let order_key = (
             suite.clone(),
             phase.clone(),
             backend.clone(),
             model.clone(),
             workload.clone(),
-            n,
+            load,
         );
         let order = *self.next_rep.get(&order_key).unwrap_or(&0);
         let rep = parts.repetition(&record, order, warnings)?;
@@ -199,7 +237,7 @@ impl Keying<'_> {
             backend,
             model,
             workload,
-            n,
+            load,
             rep,
         };
         let (inferred, read) = (parts.inferred, parts.read);
@@ -340,45 +378,89 @@ impl Parts<'_> {
         [suite, phase, backend, model, workload].map(Option::unwrap_or_default)
     }
 
-    /// The concurrency (`n`): stated, mapped or a load level in the path; `None` (with a warning) when there is
-    /// none or it is not a whole number.
-    fn concurrency(&mut self, record: &RunRecord, warnings: &mut Vec<Warning>) -> Option<u32> {
+    /// The load: a concurrency (`n`: mapped, stated or a load level in the path), else an offered rate (`rate`:
+    /// mapped, stated or in the path), else unstated, which keeps the record with an `info` warning. `None` (with a
+    /// warning) when the value given is neither a whole number nor a rate.
+    fn load(&mut self, record: &RunRecord, warnings: &mut Vec<Warning>) -> Option<Load> {
         let file = self.context.path;
-        let n_text = self.take(
-            "n",
-            record.key.n.clone(),
+        // A rate set in cellscope.toml outranks a concurrency the file or its path states; a mapped `n` outranks both.
+        let mapped_rate = self.mapping.value("rate", &self.context).is_some()
+            && self.mapping.value("n", &self.context).is_none();
+        let n_text = if mapped_rate {
+            None
+        } else {
+            self.take(
+                "n",
+                record.key.n.clone(),
+                &|| {
+                    n_in_path(file).and_then(|(n, place)| {
+                        Part::inferred(n.to_string(), format!("the load level in {place}"))
+                    })
+                },
+                warnings,
+            )
+        };
+        if let Some(text) = n_text {
+            let n = text.trim().parse::<u32>().ok();
+            if n.is_none() {
+                self.bad_load(
+                    record,
+                    &format!("the concurrency `{text}` is not a whole number"),
+                    warnings,
+                );
+            }
+            return n.map(Load::Concurrency);
+        }
+        let rate_text = self.take(
+            "rate",
+            record.key.rate.clone(),
             &|| {
-                n_in_path(file).and_then(|(n, place)| {
-                    Part::inferred(n.to_string(), format!("the load level in {place}"))
+                rate_in_path(file).and_then(|(rate, place)| {
+                    Part::inferred(rate.to_string(), format!("the offered rate in {place}"))
                 })
             },
             warnings,
         );
-        let n = n_text
-            .as_deref()
-            .and_then(|text| text.trim().parse::<u32>().ok());
-        if n.is_none() {
+        let Some(text) = rate_text else {
             warnings.push(
-                Warning::warn(
-                    "no_concurrency",
-                    match &n_text {
-                        Some(text) => format!(
-                            "record {}: the concurrency `{text}` is not a whole number; the record is left out",
-                            record.record
-                        ),
-                        None => format!(
-                            "record {}: no concurrency is recorded (a rate-driven run?) and none is in the path; \
-                             set n in cellscope.toml to index it",
-                            record.record
-                        ),
-                    },
+                Warning::info(
+                    "load_unstated",
+                    format!(
+                        "record {}: neither a concurrency nor a request rate is recorded or in the path; it is kept \
+                         with its load unstated (set n or rate in cellscope.toml to place it on a curve)",
+                        record.record
+                    ),
                 )
                 .run(self.run_id)
                 .file(file)
                 .at_line(record.line),
             );
+            return Some(Load::Unstated);
+        };
+        let rate = text.parse::<RateRps>().ok();
+        if rate.is_none() {
+            self.bad_load(
+                record,
+                &format!("the request rate `{text}` is not a number above zero"),
+                warnings,
+            );
         }
-        n
+        rate.map(Load::Rate)
+    }
+
+    fn bad_load(&self, record: &RunRecord, problem: &str, warnings: &mut Vec<Warning>) {
+        warnings.push(
+            Warning::warn(
+                "bad_load",
+                format!(
+                    "record {}: {problem}; the record is left out",
+                    record.record
+                ),
+            )
+            .run(self.run_id)
+            .file(self.context.path)
+            .at_line(record.line),
+        );
     }
 
     /// The repetition: stated or mapped, else `order`, the place of the record among those with the same other
@@ -447,6 +529,15 @@ mod tests {
             Some(8)
         );
         assert_eq!(n_in_path("results/out.json"), None);
+        assert_eq!(
+            rate_in_path("x/request_rate=2.5/run.json").map(|(rate, _)| rate.to_string()),
+            Some("2.5".into())
+        );
+        assert_eq!(
+            rate_in_path("x/sweep-rate_inf/run.json").map(|(rate, _)| rate.to_string()),
+            Some("inf".into())
+        );
+        assert_eq!(rate_in_path("x/rate/run.json"), None);
         assert_eq!(model_name("meta-llama/Llama-3.1-8B/"), "Llama-3.1-8B");
         assert_eq!(model_name("qwen"), "qwen");
     }

@@ -57,6 +57,9 @@ fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
         n: parallel::max_concurrency(object)?,
         ..KeyParts::default()
     };
+    if key.n.is_none() {
+        key.rate = super::rate_part(object, "request_rate");
+    }
     if let Some(model) = json::at(object, "server_info.model_path").and_then(Json::as_str) {
         key.model = Part::read(model_name(model), "field `server_info.model_path`");
         // Only an SGLang server answers `/server_info` with a model path.

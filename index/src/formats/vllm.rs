@@ -121,6 +121,9 @@ fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRe
         n: parallel::max_concurrency(object)?,
         ..KeyParts::default()
     };
+    if key.n.is_none() {
+        key.rate = super::rate_part(object, "request_rate");
+    }
     if let Some(model) = field_text(object, "model_id") {
         key.model = Part::read(model_name(model), "field `model_id`");
     }

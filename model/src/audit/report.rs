@@ -9,6 +9,7 @@ use crate::audit::{NoteClaim, check_refill_note, thousands};
 use crate::curve::{Breakdown, CurveOptions, series_curves};
 use crate::exclusions::ExclusionScope;
 use crate::key::{CellKey, SeriesKey};
+use crate::load::{Load, LoadKind};
 use crate::scaling::Criterion;
 use crate::summary::CellSummary;
 use serde::Serialize;
@@ -146,13 +147,13 @@ fn breakdown_rows(cells: &[CellSummary], criterion: &Criterion) -> Vec<Breakdown
         .into_iter()
         .map(|curve| {
             let breakdown = curve.breakdown(criterion);
-            let at = breakdown.n().and_then(|n| curve.point(n));
+            let at = breakdown.load().and_then(|load| curve.point(load));
             let n_where = |keep: fn(&crate::curve::CurvePoint) -> bool| {
                 curve
                     .points
                     .iter()
                     .filter(|point| keep(point))
-                    .map(|point| point.n)
+                    .filter_map(|point| point.load.concurrency())
                     .collect()
             };
             BreakdownRow {
@@ -337,6 +338,9 @@ fn write_breakdown(out: &mut String, report: &AuditReport<'_>) {
         if row.breakdown == Breakdown::NoData {
             notes.push("no data".to_string());
         }
+        if row.series.load_kind != LoadKind::Concurrency {
+            notes.push(format!("load: {}", row.series.load_kind.name()));
+        }
         if !row.skipped_n.is_empty() {
             let skipped: Vec<String> = row.skipped_n.iter().map(u32::to_string).collect();
             notes.push(format!("skipped at N={}", skipped.join(",")));
@@ -350,7 +354,10 @@ fn write_breakdown(out: &mut String, report: &AuditReport<'_>) {
             row.series.model,
             row.series.workload,
             match row.breakdown {
-                Breakdown::At { n } => n.to_string(),
+                Breakdown::At {
+                    load: Load::Concurrency(n),
+                } => n.to_string(),
+                Breakdown::At { load } => load.to_string(),
                 Breakdown::Never { .. } => "—".to_string(),
                 Breakdown::NoData => "n/a".to_string(),
             },

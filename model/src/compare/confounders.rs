@@ -289,7 +289,7 @@ mod tests {
                 backend: backend.into(),
                 model: model.into(),
                 workload: "long_prefill_8k".into(),
-                n: 2,
+                load: crate::Load::Concurrency(2),
                 rep,
             },
             CellStatus::Clean,

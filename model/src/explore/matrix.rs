@@ -7,6 +7,7 @@ use super::{Value, applied_comparisons, filtered, inclusion_of, matrix_dimension
 use crate::curve::BandSpan;
 use crate::curve::{Breakdown, Curve, CurveOptions, CurvePoint, curves_with_cells};
 use crate::key::{CellKey, Dimension, DimensionValue};
+use crate::load::{Load, LoadKind};
 use crate::metric::Metric;
 use crate::order::sorted_distinct;
 use crate::origin::Mark;
@@ -80,9 +81,11 @@ impl Flags {
 pub struct MatrixCell {
     /// The colour value; for `breakdown`, the N (as a number).
     pub value: Option<f64>,
-    /// For `breakdown`: data exist and the criterion never holds within the measured N; the largest N
+    /// For `breakdown`: the load the curve breaks (or, for a rate series, saturates) at.
+    pub breakdown_at: Option<Load>,
+    /// For `breakdown`: data exist and the criterion never holds within the measured loads; the largest load
     /// measured.
-    pub never_within: Option<u32>,
+    pub never_within: Option<Load>,
     /// Admitted cells with data that fed the value.
     pub cells: u32,
     /// What they span.
@@ -138,6 +141,13 @@ impl MatrixCell {
     /// What the square prints: `0.482`, `3.21×`, `845 ms`, `N=16`, `never`, `excluded`, `no data`.
     pub fn label(&self, metric: Metric) -> String {
         match (self.value, self.never_within) {
+            (Some(_), _)
+                if self
+                    .breakdown_at
+                    .is_some_and(|at| at.kind() != LoadKind::Concurrency) =>
+            {
+                self.breakdown_at.map_or_else(String::new, Load::label)
+            }
             (Some(value), _) => metric.format(value),
             (None, Some(_)) => "never".into(),
             (None, None) => self.missing().unwrap_or("no data").into(),
@@ -148,7 +158,10 @@ impl MatrixCell {
     /// measured N (≤ 32)").
     pub fn describe(&self, metric: Metric) -> String {
         match (self.value, self.never_within) {
-            (None, Some(max_n)) => format!("never within the measured N (≤ {max_n})"),
+            (None, Some(Load::Concurrency(max_n))) => {
+                format!("never within the measured N (≤ {max_n})")
+            }
+            (None, Some(max)) => format!("never within the measured rates (≤ {})", max.label()),
             _ => self.label(metric),
         }
     }
@@ -167,11 +180,11 @@ pub struct MatrixGrid {
     pub squares: Vec<Vec<Option<MatrixCell>>>,
 }
 
-/// Whether the matrix shows one N (`at_n`): for metrics read at one N, unless N is itself an axis or the grid,
-/// in which case every N is shown.
-pub fn uses_at_n(state: &ViewState) -> bool {
+/// Whether the matrix shows one load (`at_load`): for metrics read at one load, unless the load is itself an
+/// axis or the grid, in which case every load is shown.
+pub fn uses_at_load(state: &ViewState) -> bool {
     !matches!(state.metric, Metric::Breakdown | Metric::OkRate)
-        && ![state.rows, state.cols, state.grid].contains(&Dimension::N)
+        && ![state.rows, state.cols, state.grid].contains(&Dimension::Load)
 }
 
 /// The matrix: one grid per value of `state.grid`, rows × cols inside, coloured by `state.metric`. Each square
@@ -204,8 +217,8 @@ pub struct MatrixLayout {
     pub rows: Dimension,
     /// The columns' dimension.
     pub cols: Dimension,
-    /// The one N shown ([`uses_at_n`]); `None` when every N is.
-    pub at_n: Option<u32>,
+    /// The one load shown ([`uses_at_load`]); `None` when every load is.
+    pub at_load: Option<Load>,
     /// Whether the metric shown is read off each cell ([`Metric::per_cell`]). Then the base keeps the value of
     /// every per-cell metric, so switching among them reads the same base; breakdown N and the ok rate need
     /// only efficiency and the p95 multiplier, at every N.
@@ -224,7 +237,7 @@ impl MatrixLayout {
             grid: state.grid,
             rows: state.rows,
             cols: state.cols,
-            at_n: uses_at_n(state).then_some(state.at_n),
+            at_load: uses_at_load(state).then_some(state.at_load),
             per_cell: state.metric.per_cell(),
             aggregation: state.aggregation,
             what_if: state.what_if,
@@ -252,8 +265,8 @@ impl MatrixLayout {
     /// The point of a square's curve a per-cell metric is read at: the one N shown, or, with N on an axis, the
     /// square's one N.
     fn point<'p>(&self, points: &'p [CurvePoint]) -> Option<&'p CurvePoint> {
-        match self.at_n {
-            Some(n) => points.iter().find(|point| point.n == n),
+        match self.at_load {
+            Some(load) => points.iter().find(|point| point.load == load),
             None => points.first(),
         }
     }
@@ -334,7 +347,7 @@ impl MatrixBase {
         let relevant = slice
             .iter()
             .copied()
-            .filter(|cell| layout.at_n.is_none_or(|n| cell.key.n == n));
+            .filter(|cell| layout.at_load.is_none_or(|load| cell.key.load == load));
         let marked = layout.marked();
         let mut squares: BTreeMap<Value, BTreeMap<(Value, Value), BaseSquare>> = BTreeMap::new();
         // Cells by series, built only when a square needs to say why a scaling metric is absent.
@@ -472,8 +485,11 @@ impl MatrixBase {
         };
         match state.metric {
             Metric::Breakdown => match base.curve.breakdown(&state.criterion) {
-                Breakdown::At { n } => square.value = Some(f64::from(n)),
-                Breakdown::Never { max_n } => square.never_within = Some(max_n),
+                Breakdown::At { load } => {
+                    square.value = load.value();
+                    square.breakdown_at = Some(load);
+                }
+                Breakdown::Never { max } => square.never_within = Some(max),
                 Breakdown::NoData => {}
             },
             Metric::OkRate => {

@@ -1,20 +1,20 @@
 //! The parameters every surface shares, declared once: the compare choices (`by`, `a`, `b`, `per`, `alpha`),
-//! `metric`, the dimension filters and the N range, `cell`, the what-if toggles (`include`, `omit`, `lineage`)
+//! `metric`, the dimension filters and the load range, `cell`, the what-if toggles (`include`, `omit`, `lineage`)
 //! and `at`. The app's view state and the typed [`Query`] both read and write them through these functions, so
 //! a parameter means the same on every surface and a bad value gets the same reason.
 
 use super::codec::{Field, decode, encode, list_items, list_value};
 use super::toggles::{Include, WhatIf};
 use super::{CONTRASTABLE, CompareChoice, Format, Query};
-use crate::filter::{DimensionFilter, is_whole_number};
+use crate::filter::{DimensionFilter, LoadBound, is_valid_value, is_whole_number};
 use crate::key::{CellKey, Dimension};
 use crate::metric::Metric;
 use crate::status::CellStatus;
 
 /// What the shared fields read and write: the parts a view state and a query have in common.
 pub(crate) trait Target {
-    /// Whether `n=` takes exact N values (the API and the CLI) rather than being refused for `n_min`/`n_max`
-    /// (a link, whose filter bar chooses N as a range).
+    /// Whether `load=` (or `n=`) takes exact load values (the API and the CLI) rather than being refused for
+    /// `load_min`/`load_max` (a link, whose filter bar chooses the load as a range).
     const EXACT_N: bool;
     fn filter(&self) -> &DimensionFilter;
     fn filter_mut(&mut self) -> &mut DimensionFilter;
@@ -202,8 +202,8 @@ pub(crate) const fn alpha<T: Target>() -> Field<T> {
     }
 }
 
-/// One parameter per filtered dimension with comma-separated values; a dimension given twice adds up. N takes
-/// exact values only where the target says so ([`Target::EXACT_N`]).
+/// One parameter per filtered dimension with comma-separated values; a dimension given twice adds up. The load
+/// takes exact values only where the target says so ([`Target::EXACT_N`]).
 pub(crate) const fn dimensions<T: Target>() -> Field<T> {
     Field {
         print: |target, out| {
@@ -218,10 +218,20 @@ pub(crate) const fn dimensions<T: Target>() -> Field<T> {
             for dimension in taken {
                 let name = dimension.name();
                 let mut accepted = Vec::new();
-                for raw in params.take_all(name) {
+                let mut given = params.take_all(name);
+                if dimension == Dimension::Load {
+                    // `n` is the load's name in older links and API calls.
+                    given.extend(params.take_all("n"));
+                }
+                for raw in given {
                     for item in list_items(&raw) {
-                        if dimension.is_numeric() && !is_whole_number(&item) {
-                            params.ignore(name, &item, "expected whole numbers");
+                        if !is_valid_value(dimension, &item) {
+                            let reason = if dimension == Dimension::Load {
+                                "expected loads (16, 2.5, n=16, rate=2.5, rate=inf)"
+                            } else {
+                                "expected whole numbers"
+                            };
+                            params.ignore(name, &item, reason);
                         } else {
                             accepted.push(item);
                         }
@@ -230,8 +240,14 @@ pub(crate) const fn dimensions<T: Target>() -> Field<T> {
                 // Checked above, so this cannot fail.
                 let _ = target.filter_mut().accept(dimension, accepted);
             }
-            for raw in params.take_all(Dimension::N.name()) {
-                params.ignore("n", &decode(&raw), "N is chosen with n_min and n_max");
+            for name in [Dimension::Load.name(), "n"] {
+                for raw in params.take_all(name) {
+                    params.ignore(
+                        name,
+                        &decode(&raw),
+                        "the load is chosen with load_min and load_max",
+                    );
+                }
             }
         },
     }
@@ -247,32 +263,44 @@ pub(crate) fn whole_number(text: &str) -> Result<u32, String> {
     }
 }
 
-/// `n_min`, `n_max`: the N range, each end optional.
-pub(crate) const fn n_range<T: Target>() -> Field<T> {
+/// A load bound: a finite number above zero, or why not.
+pub(crate) fn load_bound(text: &str) -> Result<LoadBound, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(LoadBound::new)
+        .ok_or_else(|| "expected a number above zero".into())
+}
+
+/// `load_min`, `load_max`: the load range, each end optional; `n_min` and `n_max` (older links) are read as
+/// the same ends, and a bound given under both names is the new name's.
+pub(crate) const fn load_range<T: Target>() -> Field<T> {
     Field {
         print: |target, out| {
             let filter = target.filter();
-            if let Some(n_min) = filter.n_min {
-                out.push(("n_min", n_min.to_string()));
+            if let Some(low) = filter.load_min {
+                out.push(("load_min", low.to_string()));
             }
-            if let Some(n_max) = filter.n_max {
-                out.push(("n_max", n_max.to_string()));
+            if let Some(high) = filter.load_max {
+                out.push(("load_max", high.to_string()));
             }
         },
         parse: |target, params| {
-            for name in ["n_min", "n_max"] {
-                let Some(text) = params.take(name) else {
+            for (name, alias, is_min) in [("load_min", "n_min", true), ("load_max", "n_max", false)]
+            {
+                let old = params.take(alias).map(|text| (alias, text));
+                let Some((name, text)) = params.take(name).map(|text| (name, text)).or(old) else {
                     continue;
                 };
                 let value = if text.trim().is_empty() {
                     Ok(None)
                 } else {
-                    whole_number(&text).map(Some)
+                    load_bound(&text).map(Some)
                 };
                 let filter = target.filter_mut();
                 match value {
-                    Ok(value) if name == "n_min" => filter.n_min = value,
-                    Ok(value) => filter.n_max = value,
+                    Ok(value) if is_min => filter.load_min = value,
+                    Ok(value) => filter.load_max = value,
                     Err(reason) => params.ignore(name, &text, reason),
                 }
             }
@@ -423,7 +451,7 @@ pub(crate) fn query_fields() -> [Field<Query>; 10] {
         metric(),
         alpha(),
         dimensions(),
-        n_range(),
+        load_range(),
         status(),
         cell(),
         toggles(),

@@ -66,8 +66,9 @@ struct Filters {
     model: Vec<String>,
     #[arg(long, value_delimiter = ',')]
     workload: Vec<String>,
-    #[arg(long, value_delimiter = ',')]
-    n: Vec<String>,
+    /// Loads: `16` (N=16 or 16 req/s), `n=16`, `rate=2.5`, `rate=inf`.
+    #[arg(long, value_delimiter = ',', visible_alias = "n")]
+    load: Vec<String>,
     #[arg(long, value_delimiter = ',')]
     rep: Vec<String>,
 }
@@ -126,7 +127,7 @@ fn typed_query(arguments: &CompareArgs) -> anyhow::Result<Query> {
         (Dimension::Backend, &filters.backend),
         (Dimension::Model, &filters.model),
         (Dimension::Workload, &filters.workload),
-        (Dimension::N, &filters.n),
+        (Dimension::Load, &filters.load),
         (Dimension::Rep, &filters.rep),
     ] {
         // As in a query string: items trimmed, empty ones dropped.

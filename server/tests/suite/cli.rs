@@ -89,7 +89,7 @@ fn arrow_and_json_exports_carry_the_same_cells() {
     assert_eq!(json.len(), 2160);
     for (cell, object) in from_arrow.iter().zip(&json) {
         assert_eq!(object["run_id"], cell.key.run_id.as_str());
-        assert_eq!(object["n"], cell.key.n);
+        assert_eq!(object["n"], cell.key.n().expect("a concurrency"));
         assert_eq!(object["status"], cell.status.as_str());
         assert_eq!(object["efficiency"].as_f64(), cell.efficiency);
         assert_eq!(object["p95_wall_ms"].as_f64(), cell.stats.p95_wall_ms);

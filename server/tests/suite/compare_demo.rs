@@ -179,7 +179,7 @@ fn the_default_comparison_pairs_each_configuration_once_over_its_phases_and_reps
                 cell.key.backend == backend
                     && cell.key.model == model
                     && cell.key.workload == workload
-                    && cell.key.n == n
+                    && cell.key.n().expect("a concurrency") == n
                     && cell.excluded.is_empty()
             })
             .filter_map(|cell| cell.efficiency)
@@ -206,7 +206,7 @@ fn the_default_comparison_pairs_each_configuration_once_over_its_phases_and_reps
                     .map(|(_, value)| value.to_string())
                     .unwrap_or_else(|| panic!("no {dimension:?} in {:?}", pair.coordinates))
             };
-            let (model, n) = (value(Dimension::Model), value(Dimension::N));
+            let (model, n) = (value(Dimension::Model), value(Dimension::Load));
             assert!(
                 seen.insert((model.clone(), n.clone())),
                 "{workload}: {model} N={n} twice"

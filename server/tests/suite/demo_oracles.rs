@@ -50,7 +50,11 @@ fn v1_census_matches_ss1_and_the_7_2_placement() {
     assert_eq!(by_status.get("not_run"), None);
     assert_eq!(v1.iter().map(|cell| cell.skip_rows).sum::<u32>(), 14);
     assert_eq!(
-        count_by(real(), |cell| cell.key.n.to_string()),
+        count_by(real(), |cell| cell
+            .key
+            .n()
+            .expect("a concurrency")
+            .to_string()),
         map(&[("1", 72), ("2", 72), ("4", 72), ("8", 72), ("16", 58)])
     );
     assert_eq!(
@@ -83,7 +87,7 @@ fn v1_census_matches_ss1_and_the_7_2_placement() {
             partial.key.phase.as_str(),
             partial.key.model.as_str(),
             partial.key.workload.as_str(),
-            partial.key.n,
+            partial.key.n().expect("a concurrency"),
             partial.key.rep
         ),
         ("ttft", "llama3.2-3b", "balanced_2k", 16, 0)
@@ -114,7 +118,7 @@ fn v1_breaks_at_n2_everywhere_with_appendix_d_values() {
             Some(2),
             "{phase} {model} {workload}"
         );
-        let at_2 = curve.point(2).unwrap();
+        let at_2 = curve.point(cellscope_model::Load::Concurrency(2)).unwrap();
         assert_eq!(at_2.cells, 3);
         let measured = at_2.efficiency().unwrap().value;
         assert!(
@@ -132,7 +136,9 @@ fn v1_breaks_at_n2_everywhere_with_appendix_d_values() {
         .iter()
         .find(|curve| curve.group.model == "llama3.2-3b" && curve.group.workload == "long_decode")
         .unwrap();
-    let last = long_decode.point(16).unwrap();
+    let last = long_decode
+        .point(cellscope_model::Load::Concurrency(16))
+        .unwrap();
     assert_eq!((last.skipped, last.cells, last.efficiency()), (3, 0, None));
 }
 
@@ -234,7 +240,9 @@ fn v3_per_model_n32_efficiency_matches_the_published_table() {
                 .cells
                 .iter()
                 .filter(|cell| {
-                    cell.key.run_id == run && cell.key.model == model && cell.key.n == 32
+                    cell.key.run_id == run
+                        && cell.key.model == model
+                        && cell.key.n().expect("a concurrency") == 32
                 })
                 .filter_map(|cell| cell.efficiency)
                 .collect();
@@ -328,7 +336,9 @@ fn v3_workload_n32_means_match_the_published_table() {
                 .cells
                 .iter()
                 .filter(|cell| {
-                    cell.key.run_id == run && cell.key.workload == workload && cell.key.n == 32
+                    cell.key.run_id == run
+                        && cell.key.workload == workload
+                        && cell.key.n().expect("a concurrency") == 32
                 })
                 .filter_map(|cell| cell.efficiency)
                 .collect();
@@ -387,8 +397,10 @@ fn the_audit_table_and_the_app_matrix_agree_on_every_breakdown() {
                 .position(|value| value == &Value::Text(row.series.workload.clone()));
             let square = grid.squares[r.unwrap()][c.unwrap()].as_ref().unwrap();
             let from_matrix = match (square.value, square.never_within) {
-                (Some(n), _) => Breakdown::At { n: n as u32 },
-                (None, Some(max_n)) => Breakdown::Never { max_n },
+                (Some(n), _) => Breakdown::At {
+                    load: cellscope_model::Load::Concurrency(n as u32),
+                },
+                (None, Some(max)) => Breakdown::Never { max },
                 (None, None) => Breakdown::NoData,
             };
             let from_audit = row.breakdown;
@@ -438,7 +450,7 @@ fn tpot_of_a_tr164_cell_matches_numpy_on_the_raw_csv() {
                 && key.backend == "pytorch_direct"
                 && key.model == "llama3.2-1b"
                 && key.workload == "balanced_2k"
-                && key.n == 8
+                && key.n() == Some(8)
                 && key.rep == 0
         })
         .expect("the V1 cell");

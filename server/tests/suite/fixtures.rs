@@ -64,7 +64,12 @@ fn the_good_fixture_is_clean_and_its_numbers_follow_the_definitions() {
     // (timestamps rounded to the millisecond as written in the file).
     let n1 = &cells[0];
     assert_eq!(
-        (n1.key.n, n1.key.rep, n1.expected_rows, n1.rows),
+        (
+            n1.key.n().expect("a concurrency"),
+            n1.key.rep,
+            n1.expected_rows,
+            n1.rows
+        ),
         (1, 0, Some(2), 2)
     );
     assert_eq!(n1.stats.p50_wall_ms, Some(1030.0));
@@ -73,7 +78,10 @@ fn the_good_fixture_is_clean_and_its_numbers_follow_the_definitions() {
     assert!((n1.stats.aggregate_tps.unwrap() - 256.0 / span_s).abs() < 1e-9);
     assert_eq!(n1.efficiency, Some(1.0));
     let n2 = &cells[2];
-    assert_eq!((n2.key.n, n2.key.rep, n2.rows), (2, 0, 4));
+    assert_eq!(
+        (n2.key.n().expect("a concurrency"), n2.key.rep, n2.rows),
+        (2, 0, 4)
+    );
     let expected_efficiency =
         n2.stats.aggregate_tps.unwrap() / (2.0 * n1.stats.aggregate_tps.unwrap());
     assert_eq!(n2.efficiency, Some(expected_efficiency));
@@ -636,7 +644,11 @@ fn an_invalid_ledger_entry_is_refused_alone_and_the_valid_one_still_applies() {
         .collect();
     assert_eq!(run.len(), 4);
     for cell in &run {
-        let expected: &[&str] = if cell.key.n == 2 { &["drop-n2"] } else { &[] };
+        let expected: &[&str] = if cell.key.n().expect("a concurrency") == 2 {
+            &["drop-n2"]
+        } else {
+            &[]
+        };
         assert_eq!(cell.excluded, expected, "{}", cell.key);
     }
     // The ledger sits in the fixture's directory: the good run beside it is untouched.
@@ -656,7 +668,7 @@ fn rows_left_out_as_malformed_do_not_lower_what_the_other_cells_are_expected_to_
         .filter(|cell| cell.key.run_id == run)
         .map(|cell| {
             (
-                cell.key.n,
+                cell.key.n().expect("a concurrency"),
                 cell.rows,
                 cell.expected_rows,
                 cell.status.as_str(),
@@ -814,7 +826,12 @@ fn unknown_manifest_statuses_are_named_escaped_and_change_no_number() {
             "{}",
             cell.key
         );
-        assert_eq!(cell.rows, 2 * cell.key.n, "{}", cell.key);
+        assert_eq!(
+            cell.rows,
+            2 * cell.key.n().expect("a concurrency"),
+            "{}",
+            cell.key
+        );
     }
 }
 

@@ -4,7 +4,7 @@
 //! oracle knows it) while the good run beside them keeps its numbers.
 
 use cellscope_index::{Index, IndexOptions, Quiet, build};
-use cellscope_model::CellSummary;
+use cellscope_model::{CellSummary, Load};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
@@ -119,7 +119,18 @@ fn check(name: &str) {
             .expect("cell of the provenance key");
         let label = format!("{name} {source}#{record} ({key})");
         if let Some(n) = want["n"].as_u64() {
-            assert_eq!(u64::from(cell.key.n), n, "{label}: n");
+            assert_eq!(cell.key.load, Load::Concurrency(n as u32), "{label}: n");
+        } else if want.get("n").is_some_and(Json::is_null) {
+            // No concurrency: the offered rate the oracle read, else no load at all.
+            let load = match &want["rate_rps"] {
+                Json::String(inf) if inf == "inf" => Load::rate(f64::INFINITY),
+                rate => rate.as_f64().and_then(Load::rate),
+            };
+            assert_eq!(
+                cell.key.load,
+                load.unwrap_or(Load::Unstated),
+                "{label}: load"
+            );
         }
         if let Some(rep) = want["rep"].as_u64() {
             assert_eq!(u64::from(cell.key.rep), rep, "{label}: rep");
@@ -505,13 +516,24 @@ fn a_guidellm_03_report_is_read_and_a_bad_benchmark_leaves_the_others_unchanged(
         let twin = good
             .cells
             .iter()
-            .find(|other| other.key.n == cell.key.n)
+            .find(|other| {
+                other.key.n().expect("a concurrency") == cell.key.n().expect("a concurrency")
+            })
             .expect("the same benchmark in the good report");
-        assert_eq!(twin.stats, cell.stats, "n={}", cell.key.n);
+        assert_eq!(
+            twin.stats,
+            cell.stats,
+            "n={}",
+            cell.key.n().expect("a concurrency")
+        );
         assert_eq!(twin.rows, cell.rows);
         assert_eq!(twin.failed_rows, cell.failed_rows);
     }
-    assert!(bad.cells.iter().all(|cell| cell.key.n != 2));
+    assert!(
+        bad.cells
+            .iter()
+            .all(|cell| cell.key.n().expect("a concurrency") != 2)
+    );
 }
 
 #[test]
@@ -615,7 +637,7 @@ fn table_keys_units_and_explain() {
         .iter()
         .find(|cell| cell.failed_rows > 0)
         .expect("a cell with a failure");
-    assert_eq!(failed.key.n, 4);
+    assert_eq!(failed.key.n().expect("a concurrency"), 4);
     assert_eq!(failed.key.rep, 1);
     assert_eq!(failed.key.backend, "tgi");
     assert_eq!(failed.key.suite, "loadtest");
@@ -629,7 +651,8 @@ fn table_keys_units_and_explain() {
         index
             .cells
             .iter()
-            .all(|cell| cell.key.n == 1 && cell.origin.inferred.contains(&"n".to_string()))
+            .all(|cell| cell.key.n().expect("a concurrency") == 1
+                && cell.origin.inferred.contains(&"n".to_string()))
     );
     let root = fixtures().join("seed-tr131");
     let text = explain(&root, "tr131/per_run_summaries.csv");
@@ -806,5 +829,144 @@ fn two_runs_given_one_run_id_are_kept_apart_with_a_warning() {
             .any(|warning| warning.kind == "duplicate_run_id"),
         "{:#?}",
         index.warnings
+    );
+}
+
+/// The rate sweeps: every record is its own cell at its offered rate (never a rep of another load), and the
+/// scaling figures of a rate series are the oracle's: achieved/offered, the p95 multiplier against the lowest
+/// rate, and where the series saturates.
+#[test]
+fn rate_sweeps_match_the_oracle() {
+    for name in ["vllm-rate", "sglang-rate", "guidellm-rate"] {
+        check(name);
+        let index = index(name);
+        let expected = expected(name);
+        let loads: std::collections::BTreeSet<_> = index
+            .cells
+            .iter()
+            .map(|cell| (cell.key.series(), cell.key.load))
+            .collect();
+        assert_eq!(
+            loads.len(),
+            index.cells.len(),
+            "{name}: two records at one load are reps of one cell"
+        );
+        let curves = cellscope_model::curve::series_curves(&index.cells, &Default::default());
+        for want in expected["cells"].as_array().unwrap() {
+            if want.get("rate_rps").is_none() {
+                continue;
+            }
+            let source = want["source"].as_str().unwrap();
+            let record = want["record"].as_u64().unwrap() as u32;
+            let key = index
+                .provenance
+                .iter()
+                .find_map(|(key, provenance)| {
+                    provenance
+                        .origin
+                        .as_ref()
+                        .filter(|origin| origin.file == source && origin.record == record)
+                        .map(|_| key)
+                })
+                .unwrap();
+            let cell = index.cells.iter().find(|cell| &cell.key == key).unwrap();
+            let label = format!("{name} {source}#{record} ({key})");
+            match (want["achieved_over_offered"].as_f64(), cell.efficiency) {
+                (Some(want), Some(got)) => assert!(
+                    close(want, got),
+                    "{label}: achieved/offered {got} != {want}"
+                ),
+                (None, None) => {}
+                (want, got) => panic!("{label}: achieved/offered {got:?}, expected {want:?}"),
+            }
+            match (want["p95_multiplier"].as_f64(), cell.p95_multiplier) {
+                (Some(want), Some(got)) => {
+                    assert!(close(want, got), "{label}: p95 multiplier {got} != {want}")
+                }
+                (None, None) => {}
+                (want, got) => panic!("{label}: p95 multiplier {got:?}, expected {want:?}"),
+            }
+            let curve = curves
+                .iter()
+                .find(|curve| curve.group == key.series())
+                .unwrap();
+            let saturation = match &want["saturation_rps"] {
+                Json::Null => None,
+                Json::String(inf) if inf == "inf" => Load::rate(f64::INFINITY),
+                rate => Load::rate(rate.as_f64().unwrap()),
+            };
+            assert_eq!(
+                curve.breakdown(&cellscope_model::Criterion::V1).load(),
+                saturation,
+                "{label}: saturation"
+            );
+            assert_eq!(
+                cell.baseline_load.map(|load| load.kind()),
+                Some(cellscope_model::LoadKind::Rate)
+            );
+        }
+    }
+}
+
+/// GuideLLM's strategies: synchronous is N = 1, throughput an unbounded rate, constant and poisson their rate,
+/// and the arrival process is kept in the cell's notes.
+#[test]
+fn guidellm_strategies_give_their_loads_and_keep_the_arrival_process() {
+    let index = index("guidellm-rate");
+    let loads: Vec<String> = index
+        .cells
+        .iter()
+        .map(|cell| cell.key.load.to_string())
+        .collect();
+    assert_eq!(loads, ["n=1", "rate=2", "rate=4", "rate=inf"]);
+    let notes: Vec<String> = index
+        .provenance
+        .values()
+        .filter_map(|provenance| provenance.origin.as_ref())
+        .flat_map(|origin| origin.notes.clone())
+        .collect();
+    for kind in ["constant", "poisson"] {
+        assert!(
+            notes
+                .iter()
+                .any(|note| note.contains(&format!("strategy `{kind}`"))),
+            "{kind}: {notes:#?}"
+        );
+    }
+}
+
+/// A record without any load, per-request rows or request count is kept: unstated load, no expectation, not
+/// partial, and an `info` finding names it.
+#[test]
+fn a_record_without_a_load_is_kept_with_its_load_unstated() {
+    check("sglang-no-load");
+    let index = index("sglang-no-load");
+    let [cell] = index.cells.as_slice() else {
+        panic!("{:#?}", index.cells);
+    };
+    assert_eq!(cell.key.load, Load::Unstated);
+    assert_eq!(
+        cell.key.to_string().split('/').nth(6),
+        Some("load=unstated")
+    );
+    assert_eq!(cell.expected_rows, None);
+    assert_ne!(cell.status, cellscope_model::CellStatus::Partial);
+    assert_eq!((cell.efficiency, cell.p95_multiplier), (None, None));
+    let info = index
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "load_unstated")
+        .expect("a load_unstated finding");
+    assert_eq!(info.severity, cellscope_model::api::Severity::Info);
+    assert!(
+        info.file
+            .as_deref()
+            .is_some_and(|file| file.ends_with("sglang_aggregates.jsonl"))
+    );
+    assert!(
+        !index
+            .warnings
+            .iter()
+            .any(|warning| warning.kind == "no_concurrency")
     );
 }

@@ -97,7 +97,7 @@ async fn index_lists_runs_dimensions_and_snapshot() {
         .map(|v| v["value"].as_str().unwrap())
         .collect();
     assert_eq!(backends, ["pytorch_direct", "sglang", "vllm"]);
-    let ns: Vec<u64> = json["dimensions"]["n"]
+    let ns: Vec<u64> = json["dimensions"]["load"]
         .as_array()
         .unwrap()
         .iter()
@@ -144,7 +144,9 @@ async fn cells_filters_by_any_dimension_in_every_format() {
     let cells = cells_from_arrow(&reply.body);
     // 2 backends × 5 models × 2 N × 3 reps × 2 phases.
     assert_eq!(cells.len(), 120);
-    assert!(cells.iter().all(|cell| cell.key.workload == "long_decode" && (cell.key.n == 1 || cell.key.n == 32)));
+    assert!(cells.iter().all(|cell| cell.key.workload == "long_decode"
+        && (cell.key.n().expect("a concurrency") == 1
+            || cell.key.n().expect("a concurrency") == 32)));
     let csv = get("/api/cells?backend=vllm&n=32&format=csv").await;
     assert_eq!(csv.header("content-type"), "text/csv; charset=utf-8");
     let text = String::from_utf8(csv.body).unwrap();
@@ -328,7 +330,7 @@ async fn pre_refill_cells_show_the_failed_state_before_the_splice() {
             .iter()
             .all(|cell| cell.status == cellscope_model::CellStatus::Failed
                 && cell.ok_rows == 0
-                && cell.failed_rows == 10 * cell.key.n
+                && cell.failed_rows == 10 * cell.key.n().expect("a concurrency")
                 && cell.key.model == "mistral-7b")
     );
     let bad = get("/api/cells?lineage=old").await;
@@ -555,7 +557,10 @@ async fn a_filtered_table_is_built_once_per_query_and_served_precompressed() {
         .index
         .cells
         .iter()
-        .filter(|cell| cell.key.n == 4 && ["vllm", "sglang"].contains(&cell.key.backend.as_str()))
+        .filter(|cell| {
+            cell.key.n().expect("a concurrency") == 4
+                && ["vllm", "sglang"].contains(&cell.key.backend.as_str())
+        })
         .cloned()
         .collect();
     assert!(!expected.is_empty());

@@ -260,7 +260,10 @@ fn a_refill_cell_missing_from_the_master_stays_with_the_refill_run_and_is_named(
         .filter(|cell| cell.key.run_id == REFILL)
         .collect();
     assert_eq!(own.len(), 1);
-    assert_eq!((own[0].key.n, own[0].rows), (64, 10));
+    assert_eq!(
+        (own[0].key.n().expect("a concurrency"), own[0].rows),
+        (64, 10)
+    );
     assert_ne!(own[0].status, CellStatus::NotRun);
     let named = warnings(&index, "refill_not_spliced");
     assert_eq!(named.len(), 1, "{named:?}");

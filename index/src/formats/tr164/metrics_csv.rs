@@ -1737,7 +1737,7 @@ fn row_cell_key<'a>(
         backend: text(2, "backend")?,
         model: text(3, "model")?,
         workload: text(4, "workload")?,
-        n: count(5, "n_agents")?,
+        load: cellscope_model::Load::Concurrency(count(5, "n_agents")?),
         rep: count(6, "rep")?,
     })
 }
@@ -1912,7 +1912,7 @@ mod tests {
             let lines: Vec<(u32, u64)> = parsed
                 .cells
                 .iter()
-                .map(|(key, cell)| (key.n, cell.first_row_line))
+                .map(|(key, cell)| (key.n().unwrap(), cell.first_row_line))
                 .collect();
             assert_eq!(lines, [(1, 2), (2, 4)], "{text:?}");
         }
@@ -2047,7 +2047,10 @@ mod tests {
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(parsed.cells.len(), 1);
         let (key, cell) = &parsed.cells[0];
-        assert_eq!((key.model.as_str(), key.n, key.rep), ("llama3.2-1b", 1, 0));
+        assert_eq!(
+            (key.model.as_str(), key.n().unwrap(), key.rep),
+            ("llama3.2-1b", 1, 0)
+        );
         assert_eq!((cell.rows, cell.ok_rows), (1, 1));
         assert_eq!(cell.stats.p95_wall_ms, Some(1000.0));
         assert_eq!(cell.stats.aggregate_tps, Some(128.0));
@@ -2074,7 +2077,7 @@ mod tests {
         assert_eq!(cell.failed_by_status.get("http_400"), Some(&1));
         assert_eq!(cell.row_run_ids.get("r2").map(|ids| ids.rows), Some(1));
         let (skip_key, skip) = &parsed.cells[1];
-        assert_eq!(skip_key.n, 16);
+        assert_eq!(skip_key.n().unwrap(), 16);
         assert_eq!((skip.rows, skip.skip_rows, skip.stats.ok_rows), (0, 1, 0));
     }
 

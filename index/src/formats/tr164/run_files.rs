@@ -45,7 +45,7 @@ impl RawCell {
             backend: std::mem::take(&mut self.backend),
             model: std::mem::take(&mut self.model),
             workload: std::mem::take(&mut self.workload),
-            n: self.n,
+            load: cellscope_model::Load::Concurrency(self.n),
             rep: self.rep,
         }
     }
@@ -141,9 +141,10 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
                     .history
                     .iter()
                     .any(|event| event.event == "fallback_completed");
-            let expected_rows = cell
-                .expected_rows
-                .or_else(|| raw.requests_per_agent.map(|per_agent| per_agent * key.n));
+            let expected_rows = cell.expected_rows.or_else(|| {
+                raw.requests_per_agent
+                    .map(|per_agent| per_agent * key.load.concurrency().unwrap_or(0))
+            });
             (
                 key,
                 ManifestCell {

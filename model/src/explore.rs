@@ -832,7 +832,7 @@ pub fn panel_notes(
 /// Why panels of [`curves_of`] (same slice, comparisons, state and metric) draw nothing, in the order of
 /// `facets`: for a panel without a point, the one line [`NoPoint`] gives for all its cells; for a panel where
 /// only some series have no point, one line per such series (`tgi: …`). Drawn inside the panel, never a blank
-/// frame.
+/// frame. A panel whose scaling metric is measured against another load than N = 1 says so too.
 pub fn empty_notes(
     slice: &[&CellSummary],
     comparisons: BTreeSet<String>,
@@ -847,14 +847,6 @@ pub fn empty_notes(
     facets
         .iter()
         .map(|facet| {
-            let empty: Vec<&Series> = facet
-                .series
-                .iter()
-                .filter(|series| series.points.is_empty())
-                .collect();
-            if empty.is_empty() {
-                return Vec::new();
-            }
             let cells: Vec<&CellSummary> = slice
                 .iter()
                 .copied()
@@ -866,20 +858,32 @@ pub fn empty_notes(
                         == facet.title.as_ref()
                 })
                 .collect();
-            if empty.len() == facet.series.len() {
-                return why(&cells).into_iter().collect();
-            }
-            empty
+            let baseline = crate::summary::baseline_note(metric, cells.iter().copied())
+                .map(|note| crate::summary::baseline_sentence(metric, &note));
+            let empty: Vec<&Series> = facet
+                .series
                 .iter()
-                .filter_map(|series| {
-                    let of_series: Vec<&CellSummary> = cells
-                        .iter()
-                        .copied()
-                        .filter(|cell| Value::of(&cell.key, state.color) == series.label)
-                        .collect();
-                    why(&of_series).map(|why| format!("{}: {why}", series.label))
-                })
-                .collect()
+                .filter(|series| series.points.is_empty())
+                .collect();
+            let mut notes: Vec<String> = if empty.is_empty() {
+                Vec::new()
+            } else if empty.len() == facet.series.len() {
+                why(&cells).into_iter().collect()
+            } else {
+                empty
+                    .iter()
+                    .filter_map(|series| {
+                        let of_series: Vec<&CellSummary> = cells
+                            .iter()
+                            .copied()
+                            .filter(|cell| Value::of(&cell.key, state.color) == series.label)
+                            .collect();
+                        why(&of_series).map(|why| format!("{}: {why}", series.label))
+                    })
+                    .collect()
+            };
+            notes.extend(baseline);
+            notes
         })
         .collect()
 }

@@ -465,6 +465,16 @@ impl Value {
     pub fn of(key: &CellKey, dimension: Dimension) -> Value {
         Value::from(key.value(dimension))
     }
+
+    /// The value as a coordinate in words: `model=phi-4`, and a load in its own text form (`n=16`,
+    /// `rate=2.5`), which already names its kind.
+    pub fn coordinate(&self, dimension: Dimension) -> String {
+        match (dimension, self) {
+            (Dimension::Load, Value::Number(n)) => Load::Concurrency(*n).to_string(),
+            (Dimension::Load, Value::Load(load)) => load.to_string(),
+            _ => format!("{}={self}", dimension.name()),
+        }
+    }
 }
 
 /// The owned copy of a borrowed value. Within one dimension both order the same way (a dimension holds only

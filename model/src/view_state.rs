@@ -318,8 +318,10 @@ macro_rules! scalar {
 /// rate, and `n=16`, `rate=2.5`, `rate=inf` say which.
 fn parse_at_load(text: &str) -> Result<Load, String> {
     let text = text.trim();
-    let load = if let Ok(n) = query::whole_number(text) {
-        Some(Load::Concurrency(n))
+    let digits = !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
+    let load = if digits {
+        // A bare whole number is always an N, so one too large for N is not read as a rate instead.
+        query::whole_number(text).ok().map(Load::Concurrency)
     } else if let Ok(load) = text.parse::<Load>() {
         Some(load)
     } else {
@@ -347,7 +349,14 @@ const AT_LOAD: Field<ViewState> = Field {
     parse: |state, params| {
         let old = params.take("at_n").map(|text| ("at_n", text));
         if let Some((name, text)) = params.take("at_load").map(|text| ("at_load", text)).or(old) {
-            match parse_at_load(&text) {
+            // `at_n` only ever held an N.
+            let parsed = match name {
+                "at_n" => query::whole_number(&text)
+                    .map(Load::Concurrency)
+                    .map_err(|_| "expected a whole number N from 1".to_string()),
+                _ => parse_at_load(&text),
+            };
+            match parsed {
                 Ok(load) => state.at_load = load,
                 Err(reason) => params.ignore(name, &text, reason),
             }
@@ -894,6 +903,25 @@ mod tests {
         };
         assert!(!invalid.is_valid());
         assert_eq!(XAxis::choices().count(), 1 + Metric::curves().count());
+    }
+
+    #[test]
+    fn a_bare_number_too_large_for_n_is_no_rate() {
+        for link in [
+            "at_n=99999999999999999999",
+            "at_load=99999999999999999999",
+            "at_n=2.5",
+        ] {
+            let (state, ignored) = parse(link);
+            assert_eq!(state.at_load, ViewState::default().at_load, "{link}");
+            assert_eq!(ignored.len(), 1, "{link}");
+        }
+        assert_eq!(parse("at_load=2.5").0.at_load, Load::rate(2.5).unwrap());
+        assert_eq!(
+            parse("at_load=rate=inf").0.at_load,
+            Load::rate(f64::INFINITY).unwrap()
+        );
+        assert_eq!(parse("at_n=16").0.at_load, Load::Concurrency(16));
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub fn coordinates(coordinates: &[(Dimension, Value)], skip: Option<Dimension>) 
     coordinates
         .iter()
         .filter(|(dimension, _)| Some(*dimension) != skip)
-        .map(|(dimension, value)| format!("{}={value}", dimension.name()))
+        .map(|(dimension, value)| value.coordinate(*dimension))
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -105,6 +105,8 @@ pub struct MatrixCell {
     pub derived: u32,
     /// Why a scaling metric is absent where the cells have data (no N = 1 cell in the series, …).
     pub absent: Option<ScalingAbsent>,
+    /// What the scaling metric shown is measured against when not N = 1 (`vs N=4`).
+    pub baseline: Option<String>,
 }
 
 impl MatrixCell {
@@ -135,6 +137,9 @@ impl MatrixCell {
         if let Some(absent) = &self.absent {
             lines.push(format!("{} {}", metric.label(), absent.sentence()));
         }
+        if let Some(note) = &self.baseline {
+            lines.push(crate::summary::baseline_sentence(metric, note));
+        }
         lines
     }
 
@@ -148,7 +153,10 @@ impl MatrixCell {
             {
                 self.breakdown_at.map_or_else(String::new, Load::label)
             }
-            (Some(value), _) => metric.format(value),
+            (Some(value), _) => match &self.baseline {
+                Some(note) => format!("{} {note}", metric.format(value)),
+                None => metric.format(value),
+            },
             (None, Some(_)) => "never".into(),
             (None, None) => self.missing().unwrap_or("no data").into(),
         }
@@ -314,6 +322,8 @@ struct BaseSquare {
     marks: Vec<(Metric, u32, u32)>,
     /// Why a scaling metric the square has no value of is absent.
     absent: Vec<(Metric, ScalingAbsent)>,
+    /// What each scaling metric at the shown load is measured against, when not N = 1.
+    baselines: Vec<(Metric, String)>,
 }
 
 /// Where a cell sits in the matrix: its grid, row and column values.
@@ -400,6 +410,17 @@ impl MatrixBase {
                     }
                 }
             }
+            let shown_load = layout.point(&curve.points).map(|point| point.load);
+            let baselines = [Metric::Efficiency, Metric::P95Multiplier]
+                .into_iter()
+                .filter_map(|metric| {
+                    let at_shown = pooled
+                        .iter()
+                        .copied()
+                        .filter(|cell| Some(cell.key.load) == shown_load);
+                    Some((metric, crate::summary::baseline_note(metric, at_shown)?))
+                })
+                .collect();
             let (grid, row, col) = grouped.curve.group;
             squares.entry(Value::from(grid)).or_default().insert(
                 (Value::from(row), Value::from(col)),
@@ -410,6 +431,7 @@ impl MatrixBase {
                     only_cell,
                     marks,
                     absent,
+                    baselines,
                 },
             );
         }
@@ -511,6 +533,11 @@ impl MatrixBase {
             square.reported = *reported;
             square.derived = *derived;
         }
+        square.baseline = base
+            .baselines
+            .iter()
+            .find(|(metric, _)| *metric == state.metric)
+            .map(|(_, note)| note.clone());
         if square.value.is_none() && square.never_within.is_none() {
             square.absent = base
                 .absent

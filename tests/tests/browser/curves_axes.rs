@@ -226,12 +226,12 @@ async fn a_narrower_view_for_the_screenshot(page: &Harness) -> anyhow::Result<()
 
 /// The x picker back to N.
 async fn back_to_n_the_frontier_cannot_be_drawn(page: &Harness) -> anyhow::Result<()> {
-    // Back to N: the link drops x, the axis is N again and the frontier cannot be drawn.
-    page.eval::<bool>("(() => { const s = document.querySelector('#curve-x'); s.value = 'n'; s.dispatchEvent(new Event('change')); return true; })()")
+    // Back to the load: the link drops x, the axis is N again and the frontier cannot be drawn.
+    page.eval::<bool>("(() => { const s = document.querySelector('#curve-x'); s.value = 'load'; s.dispatchEvent(new Event('change')); return true; })()")
         .await?;
     page.until("!location.search.includes('x=p95_ttft_ms')")
         .await?;
-    page.until("document.querySelector('#curves-canvas').dataset.xAxis === 'n'")
+    page.until("document.querySelector('#curves-canvas').dataset.xAxis === 'load'")
         .await?;
     page.until("document.querySelector('#curve-frontier').disabled")
         .await?;
@@ -257,18 +257,18 @@ async fn an_unknown_x_is_reported_and_n_used(page: &Harness) -> anyhow::Result<(
     assert_eq!(ignored, ["x", "frontier"]);
     let notice = page.text("#ignored-notice").await?;
     assert!(
-        notice.contains("expected n or one of efficiency"),
+        notice.contains("expected load or one of efficiency"),
         "{notice}"
     );
     assert_eq!(
         page.eval::<String>("document.querySelector('#curves-canvas').dataset.xAxis")
             .await?,
-        "n"
+        "load"
     );
     assert_eq!(
         page.eval::<String>("document.querySelector('#curve-x').value")
             .await?,
-        "n"
+        "load"
     );
     Ok(())
 }
@@ -377,7 +377,8 @@ async fn series_pooling_different_model_sets_say_so_in_the_chart() -> anyhow::Re
 
 /// A panel with no point to draw says why inside it: mistral-7b × long_prefill_8k faceted by backend sets the
 /// backends against each other, so the ledger's `comparison` entry takes every cell out of every panel; and an
-/// AIPerf run measured only at concurrency 4 has no N = 1 cell to measure efficiency against.
+/// AIPerf run measured only at concurrency 4 has no N = 1 cell, so its one point is measured against N = 4 and
+/// the panel says so.
 #[tokio::test]
 async fn an_empty_panel_says_why_inside_the_chart() -> anyhow::Result<()> {
     let page = Harness::start("curves-empty-panels").await?;
@@ -415,12 +416,20 @@ async fn an_empty_panel_says_why_inside_the_chart() -> anyhow::Result<()> {
         .await?;
     page.wait_for_attr("#curves-canvas", "data-drawn", "true")
         .await?;
-    let notes: String = page
-        .eval("document.querySelector('#curves-canvas').dataset.notes")
+    let (points, notes): (String, String) = page
+        .eval(
+            "(() => { const c = document.querySelector('#curves-canvas'); \
+             return [c.dataset.points, c.dataset.notes]; })()",
+        )
         .await?;
+    assert!(
+        !points.is_empty() && !points.contains(';'),
+        "one point: {points}"
+    );
+    // One load and no N = 1: efficiency is measured against that load, and the panel says so.
     assert_eq!(
         notes,
-        "no parallel efficiency: no N = 1 cell in this series (measured from N = 4)"
+        "parallel efficiency vs N=4: no N = 1 cell in the series, so it is measured against the lowest load"
     );
     page.screenshot("view-curves-empty-no-baseline").await?;
     page.assert_no_console_errors().await?;

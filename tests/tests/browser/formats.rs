@@ -204,7 +204,7 @@ async fn the_inspector_shows_an_sglang_cell_origin(page: &Harness) -> anyhow::Re
 }
 
 #[tokio::test]
-async fn reported_and_derived_figures_are_marked_and_absent_efficiency_says_why()
+async fn reported_and_derived_figures_are_marked_and_a_baseline_other_than_n1_is_named()
 -> anyhow::Result<()> {
     let page = Harness::start_on("reported-figures", &fixtures_root()).await?;
 
@@ -236,21 +236,24 @@ async fn reported_and_derived_figures_are_marked_and_absent_efficiency_says_why(
         "legend"
     );
 
-    // AIPerf v0.1's one run is at concurrency 4: no N = 1 cell to measure efficiency against, and it says so.
+    // AIPerf v0.1's one run is at concurrency 4: no N = 1 cell, so efficiency is measured against N = 4, and the
+    // square and its hover say so.
     page.open(
         "/?run=aiperf-v01%2Fartifacts&metric=efficiency&at_n=4&grid=run&rows=backend&cols=model",
     )
     .await?;
     let square = "table.grid td.square";
     page.wait_for(square).await?;
-    assert_eq!(page.text(&format!("{square} .value")).await?, "no N=1");
+    assert_eq!(
+        page.text(&format!("{square} .value")).await?,
+        "1.000 vs N=4"
+    );
     let hover: String = page
         .eval(&format!("document.querySelector('{square}').title"))
         .await?;
     assert!(
         hover.contains(
-            "parallel efficiency absent: it is measured against the N = 1 cell of the same series, and this \
-             sweep starts at N = 4"
+            "parallel efficiency vs N=4: no N = 1 cell in the series, so it is measured against the lowest load"
         ),
         "{hover}"
     );

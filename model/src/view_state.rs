@@ -925,6 +925,18 @@ mod tests {
     }
 
     #[test]
+    fn older_links_name_the_load_n() {
+        let (state, ignored) = parse("cols=n&rows=n_agents");
+        assert!(ignored.is_empty(), "{ignored:?}");
+        assert_eq!((state.cols, state.rows), (Dimension::Load, Dimension::Load));
+        assert!(
+            state.to_query().contains("cols=load"),
+            "{}",
+            state.to_query()
+        );
+    }
+
+    #[test]
     fn junk_is_ignored_and_listed() {
         let (state, ignored) =
             parse("?view=nope&at_n=x&colour=red&model=&facet=sideways&rep=one&n=16&at_n=0");

@@ -85,12 +85,9 @@ fn one_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     )
 }
 
-/// Reads a dimension by its name (no alias), or says which names there are.
+/// Reads a dimension by its name or an alias (`n` in older links for the load), or says which names there are.
 pub(crate) fn dimension(text: &str) -> Result<Dimension, String> {
-    Dimension::ALL
-        .into_iter()
-        .find(|dimension| dimension.name() == text)
-        .ok_or_else(|| one_of(Dimension::ALL.map(Dimension::name)))
+    Dimension::parse(text).ok_or_else(|| one_of(Dimension::ALL.map(Dimension::name)))
 }
 
 /// Reads a dimension a comparison can contrast (`by`), or says which.

@@ -18,8 +18,8 @@ use cellscope_draw::chart::{CurveSpec, ExportFrame, Hit, draw_curves, draw_expor
 use cellscope_model::Dimension;
 use cellscope_model::api::Provenance;
 use cellscope_model::explore::{
-    Facet, Series, UnequalSets, curves_of, empty_notes, frontier_withheld, marks_note, panel_notes,
-    unequal_sentences, unequal_sets, without_value_note,
+    Facet, Series, UnequalSets, curves_of, empty_notes, frontier_withheld, marks_note,
+    off_the_load_axis, panel_notes, unequal_sentences, unequal_sets, without_value_note,
 };
 use cellscope_model::reasons::skip_reason as default_skip_reason;
 use cellscope_model::status::CellStatus;
@@ -265,6 +265,11 @@ fn notes(curves: Curves) -> impl IntoView {
     let aggregation = curves.ctx.part(|state| state.aggregation);
     view! {
         <p class="pooling-note" id="curves-pooling">{move || facets.with(|facets| pooling_note(facets, aggregation.get()))}</p>
+        {move || {
+            let ctx = curves.ctx;
+            ctx.with_filtered(|_, filtered| ctx.state.with(|state| off_the_load_axis(filtered, state)))
+                .map(|note| view! { <p class="pooling-note" id="curves-off-axis">{note}</p> })
+        }}
         {move || {
             let x = x_axis.get();
             facets.with(|facets| without_value_note(facets, chart_metric.get(), x))

@@ -8,7 +8,7 @@ use crate::curve::{Breakdown, CurveCells, CurveOptions, curves_with_cells};
 use crate::exclusions::ExclusionScope;
 use crate::frontier::{Better, staircase};
 use crate::key::{CellKey, Dimension, DimensionValue};
-use crate::load::Load;
+use crate::load::{Load, LoadKind};
 use crate::metric::Metric;
 use crate::origin::Mark;
 use crate::query::WhatIf;
@@ -450,6 +450,68 @@ pub fn curves(cells: &[CellSummary], state: &ViewState, metric: Metric) -> Vec<F
     curves_of(&slice, comparisons, state, metric)
 }
 
+/// The kind of load the curves put on x: none against a metric (every cell is a point there), else the kind
+/// the link names when the slice has it, else the kind most cells with a stated load have (concurrency on a
+/// tie). One axis never mixes concurrencies and rates: N = 2 and 2 req/s are different things.
+pub fn load_kind_on_x(slice: &[&CellSummary], state: &ViewState) -> Option<LoadKind> {
+    if state.x != XAxis::Load {
+        return None;
+    }
+    let count = |kind: LoadKind| {
+        slice
+            .iter()
+            .filter(|cell| cell.key.load.kind() == kind)
+            .count()
+    };
+    let (concurrency, rate) = (count(LoadKind::Concurrency), count(LoadKind::Rate));
+    match state.load_kind {
+        Some(LoadKind::Rate) if rate > 0 => Some(LoadKind::Rate),
+        Some(LoadKind::Concurrency) if concurrency > 0 => Some(LoadKind::Concurrency),
+        _ if rate > concurrency => Some(LoadKind::Rate),
+        _ => Some(LoadKind::Concurrency),
+    }
+}
+
+/// The cells the curves draw: against the load, only those of [`load_kind_on_x`].
+pub fn on_curves<'a>(slice: &[&'a CellSummary], state: &ViewState) -> Vec<&'a CellSummary> {
+    let kind = load_kind_on_x(slice, state);
+    slice
+        .iter()
+        .copied()
+        .filter(|cell| kind.is_none_or(|kind| cell.key.load.kind() == kind))
+        .collect()
+}
+
+/// What the load axis leaves out, in words: `7 cells at offered rates and 2 with no stated load are not on this
+/// axis (it holds one kind of load; plot against a metric to see every cell)`. `None` when nothing is left out.
+pub fn off_the_load_axis(slice: &[&CellSummary], state: &ViewState) -> Option<String> {
+    let shown = load_kind_on_x(slice, state)?;
+    let parts: Vec<String> = LoadKind::ALL
+        .into_iter()
+        .filter(|kind| *kind != shown)
+        .filter_map(|kind| {
+            let count = slice
+                .iter()
+                .filter(|cell| cell.key.load.kind() == kind)
+                .count();
+            let plural = if count == 1 { "" } else { "s" };
+            (count > 0).then(|| match kind {
+                LoadKind::Concurrency => format!("{count} cell{plural} at a concurrency N"),
+                LoadKind::Rate => format!("{count} cell{plural} at an offered rate"),
+                LoadKind::Unstated => format!("{count} cell{plural} with no stated load"),
+            })
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "{} not on this axis: it holds one kind of load ({}). Choose the kind above, or plot against a \
+             metric to see every cell.",
+            parts.join(" and "),
+            shown.axis_label()
+        )
+    })
+}
+
 /// [`curves`] from the cells already filtered and the comparison entries that apply to them in the curves
 /// ([`view_comparisons`] of a curves view).
 pub fn curves_of<'a>(
@@ -458,6 +520,7 @@ pub fn curves_of<'a>(
     state: &ViewState,
     metric: Metric,
 ) -> Vec<Facet> {
+    let slice = &on_curves(slice, state);
     // A series shows its metric against N or the x metric, and says its efficiency, p95 multiplier and
     // breakdown: only these are pooled, not every per-cell metric at every point.
     let options = CurveOptions {
@@ -739,6 +802,7 @@ pub fn unequal_sets(
     comparisons: BTreeSet<String>,
     state: &ViewState,
 ) -> Vec<UnequalSets> {
+    let slice = &on_curves(slice, state);
     type Sets<'a> = BTreeMap<Dimension, BTreeSet<DimensionValue<'a>>>;
     let inclusion = inclusion(state, comparisons);
     let dimensions: Vec<Dimension> = POOLED_SET_DIMENSIONS
@@ -840,6 +904,7 @@ pub fn empty_notes(
     metric: Metric,
     facets: &[Facet],
 ) -> Vec<Vec<String>> {
+    let slice = &on_curves(slice, state);
     let inclusion = inclusion(state, comparisons);
     let why = |cells: &[&CellSummary]| {
         NoPoint::of(cells, &inclusion, metric, state.x.metric()).map(|why| why.text())
@@ -1054,6 +1119,56 @@ mod tests {
             }
         }
         cells
+    }
+
+    #[test]
+    fn the_load_axis_holds_one_kind_and_says_what_it_leaves_out() {
+        // vllm at N = 1, 2 (6 cells); sglang at 1, 2, 4 req/s (9 cells); one cell with no stated load.
+        let mut cells = sweep("vllm", "w", &[(1, 1.0), (2, 0.9)]);
+        let mut rated = sweep("sglang", "w", &[(1, 1.0), (2, 0.9), (4, 0.8)]);
+        for cell in &mut rated {
+            cell.key.load = Load::rate(f64::from(cell.key.n().unwrap())).unwrap();
+        }
+        cells.extend(rated);
+        let mut unstated = cell("tgi", "w", 1, 0, 100.0, 1000.0);
+        unstated.key.load = Load::Unstated;
+        cells.push(unstated);
+        fill_scaling(&mut cells);
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let state = ViewState {
+            view: View::Curves,
+            ..ViewState::default()
+        };
+        // Most cells are at a rate: the axis holds rates, every series is sglang's.
+        assert_eq!(load_kind_on_x(&slice, &state), Some(LoadKind::Rate));
+        let facets = curves_of(&slice, BTreeSet::new(), &state, Metric::P95WallMs);
+        let loads: BTreeSet<LoadKind> = facets
+            .iter()
+            .flat_map(|facet| &facet.series)
+            .flat_map(|series| &series.points)
+            .map(|point| point.load.kind())
+            .collect();
+        assert_eq!(loads, BTreeSet::from([LoadKind::Rate]));
+        assert_eq!(
+            off_the_load_axis(&slice, &state).unwrap(),
+            "6 cells at a concurrency N and 1 cell with no stated load not on this axis: it holds one kind of \
+             load (offered rate (req/s)). Choose the kind above, or plot against a metric to see every cell."
+        );
+        // The link chooses concurrency; against a metric every cell is a point and nothing is left out.
+        let concurrency = ViewState {
+            load_kind: Some(LoadKind::Concurrency),
+            ..state.clone()
+        };
+        assert_eq!(
+            load_kind_on_x(&slice, &concurrency),
+            Some(LoadKind::Concurrency)
+        );
+        let against_ttft = ViewState {
+            x: XAxis::Metric(Metric::P50TtftMs),
+            ..state
+        };
+        assert_eq!(load_kind_on_x(&slice, &against_ttft), None);
+        assert_eq!(off_the_load_axis(&slice, &against_ttft), None);
     }
 
     /// A failed N = 1 cell: the series has an N = 1 cell, so it is normalised against N = 1 and, without data

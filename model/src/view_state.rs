@@ -8,7 +8,7 @@
 pub use crate::curve::BandSpan;
 use crate::filter::{DimensionFilter, LoadBound, is_valid_value};
 use crate::key::{CellKey, Dimension};
-use crate::load::Load;
+use crate::load::{Load, LoadKind};
 pub use crate::pooling::Aggregation;
 use crate::query::{self, Field, Params, Target, target_accessors};
 pub use crate::query::{CompareChoice, IgnoredParameter, Include, WhatIf, encode};
@@ -246,6 +246,8 @@ pub struct ViewState {
     pub x: XAxis,
     /// Whether the curves draw each series' Pareto frontier (with a metric on x).
     pub frontier: bool,
+    /// The kind of load the curves put on x (concurrency or offered rate); `None`: the kind most cells have.
+    pub load_kind: Option<LoadKind>,
     /// The inspected cell.
     pub cell: Option<CellKey>,
     /// The what-if toggles.
@@ -277,6 +279,7 @@ impl ViewState {
         band: BandSpan::Cells,
         x: XAxis::Load,
         frontier: false,
+        load_kind: None,
         cell: None,
         what_if: WhatIf::DEFAULT,
         at: None,
@@ -508,6 +511,15 @@ const FIELDS: &[Field<ViewState>] = &[
             "1" => Ok(true),
             "0" => Ok(false),
             _ => Err("expected 1 (draw each series' Pareto frontier) or 0"),
+        }
+    ),
+    scalar!(
+        "load_kind",
+        load_kind,
+        |kind: &Option<LoadKind>| kind.map_or("", LoadKind::name).to_string(),
+        |text: &str| match LoadKind::parse(text.trim()) {
+            Some(LoadKind::Unstated) | None => Err("expected concurrency or rate"),
+            kind => Ok(kind),
         }
     ),
     query::alpha(),

@@ -5,8 +5,9 @@ use super::Curves;
 use crate::controls::{
     aggregation_control, compare_these_button, criterion_controls, export_slice_csv, slice_count,
 };
-use cellscope_model::Dimension;
+use cellscope_model::explore::load_kind_on_x;
 use cellscope_model::view_state::{BandSpan, Metric, XAxis};
+use cellscope_model::{Dimension, LoadKind};
 use leptos::prelude::*;
 
 pub(super) fn controls(curves: Curves) -> impl IntoView {
@@ -18,6 +19,7 @@ pub(super) fn controls(curves: Curves) -> impl IntoView {
         <section class="controls">
             {metric_choice(curves)}
             {x_choice(curves)}
+            {load_kind_choice(curves)}
             // The frontier needs a metric on x: against N every point is a different load, not a trade-off.
             <label title=move || if x_axis.get() == XAxis::Load { "Choose a metric for x to draw each series' Pareto frontier" } else { "Each series' points that no other point of it beats on both axes" }>
                 <input type="checkbox" id="curve-frontier"
@@ -79,12 +81,41 @@ fn x_choice(curves: Curves) -> impl IntoView {
             }>
                 {XAxis::choices().map(|x| view! {
                     <option value=x.name() selected=move || x_axis.get() == x>{match x {
-                        XAxis::Load => "N (log₂)",
+                        XAxis::Load => "load (log₂)",
                         XAxis::Metric(metric) => metric.label(),
                     }}</option>
                 }).collect_view()}
             </select>
         </label>
+    }
+}
+
+/// Which kind of load the x axis holds, offered only when the slice has cells at a concurrency and at a rate.
+fn load_kind_choice(curves: Curves) -> impl IntoView {
+    let Curves { ctx, x_axis, .. } = curves;
+    let shown = Memo::new(move |_| {
+        ctx.with_filtered(|_, filtered| {
+            let both = [LoadKind::Concurrency, LoadKind::Rate]
+                .iter()
+                .all(|kind| filtered.iter().any(|cell| cell.key.load.kind() == *kind));
+            both.then(|| ctx.state.with(|state| load_kind_on_x(filtered, state)))
+                .flatten()
+        })
+    });
+    move || {
+        let current = shown.get().filter(|_| x_axis.get() == XAxis::Load)?;
+        Some(view! {
+            <label>"load kind "
+                <select id="curve-load-kind" on:change=move |event| {
+                    let kind = LoadKind::parse(&event_target_value(&event));
+                    ctx.update(|state| state.load_kind = kind);
+                }>
+                    {[LoadKind::Concurrency, LoadKind::Rate].map(|kind| view! {
+                        <option value=kind.name() selected=current == kind>{kind.axis_label()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+        })
     }
 }
 

@@ -14,6 +14,7 @@ use cellscope_model::origin::{CellOrigin, Mark, compare_figures};
 use cellscope_model::reasons::ScalingAbsent;
 use cellscope_model::requests::{Lineage, RequestRow, RowClass, requests_query};
 use cellscope_model::stat::Stat;
+use cellscope_model::summary::load_line;
 use cellscope_model::view_state::{View, ViewState};
 use cellscope_model::{CellKey, CellSummary, quantile_linear};
 use leptos::html::Canvas;
@@ -166,6 +167,7 @@ fn CellInspector(key: CellKey) -> impl IntoView {
             <p class="hint" id="rep-shown" data-rep=key.rep.to_string()>
                 {format!("Rep {} is shown (request rows, histogram, CDF, lineage); pick another rep in the table.", key.rep)}
             </p>
+            {this.as_ref().map(|cell| view! { <p class="hint" id="cell-load">{load_line(cell)}</p> })}
             {reps_table(ctx, key.rep, reps, series)}
             {move || {
                 // Why efficiency (and the p95 multiplier) is absent for the shown rep, in words.

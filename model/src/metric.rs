@@ -63,11 +63,13 @@ pub enum Metric {
     TotalTps,
     /// [`Stat::P50InteractivityTps`].
     P50InteractivityTps,
+    /// [`Stat::RequestThroughputRps`].
+    RequestThroughputRps,
 }
 
 impl Metric {
     /// Every metric, in the order the pickers list them.
-    pub const ALL: [Metric; 24] = [
+    pub const ALL: [Metric; 25] = [
         Metric::Efficiency,
         Metric::P95Multiplier,
         Metric::Breakdown,
@@ -92,6 +94,7 @@ impl Metric {
         Metric::P99ItlMs,
         Metric::TotalTps,
         Metric::P50InteractivityTps,
+        Metric::RequestThroughputRps,
     ];
 
     /// The statistic column a per-cell metric is (`None` for breakdown N and the ok rate, which are read over a
@@ -121,6 +124,7 @@ impl Metric {
             Metric::P99ItlMs => Stat::P99ItlMs,
             Metric::TotalTps => Stat::TotalTps,
             Metric::P50InteractivityTps => Stat::P50InteractivityTps,
+            Metric::RequestThroughputRps => Stat::RequestThroughputRps,
         })
     }
 
@@ -187,6 +191,7 @@ impl Metric {
                 | Unit::TokensPerSecond
                 | Unit::Tokens
                 | Unit::TokensPerSecondPerUser
+                | Unit::RequestsPerSecond
         )
     }
 
@@ -212,6 +217,7 @@ impl Metric {
             Unit::TokensPerSecond => format!("{} tok/s", with_thousands(value, 0)),
             Unit::Tokens => format!("{} tokens", with_thousands(value, 1)),
             Unit::TokensPerSecondPerUser => format!("{} tok/s/user", with_thousands(value, 1)),
+            Unit::RequestsPerSecond => format!("{} req/s", with_thousands(value, 2)),
         }
     }
 }
@@ -322,7 +328,7 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Metric::ALL.len());
-        assert_eq!(Metric::curves().count(), 22);
+        assert_eq!(Metric::curves().count(), 23);
     }
 
     #[test]

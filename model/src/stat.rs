@@ -25,6 +25,8 @@ pub enum Unit {
     Tokens,
     /// A throughput one request sees, in tokens per second per user (interactivity).
     TokensPerSecondPerUser,
+    /// Requests per second.
+    RequestsPerSecond,
 }
 
 /// Which way a value is better: the direction of frontiers, verdicts and colour scales.
@@ -88,6 +90,8 @@ pub enum Stat {
     TotalTps,
     /// Median over requests of 1000 / TPOT ms: the tokens per second one user sees.
     P50InteractivityTps,
+    /// Ok requests / the span of aggregate throughput: the request throughput achieved.
+    RequestThroughputRps,
 }
 
 /// One row of [`TABLE`].
@@ -100,7 +104,7 @@ struct Row {
 
 /// Every statistic's name (its cells-table column and its `metric=` value), label, unit and direction, in
 /// [`Stat`] order.
-const TABLE: [Row; 23] = [
+const TABLE: [Row; 24] = [
     row(
         "mean_wall_ms",
         "mean latency",
@@ -204,6 +208,12 @@ const TABLE: [Row; 23] = [
         Unit::TokensPerSecondPerUser,
         Better::Higher,
     ),
+    row(
+        "request_throughput_rps",
+        "request throughput",
+        Unit::RequestsPerSecond,
+        Better::Higher,
+    ),
 ];
 
 const fn row(name: &'static str, label: &'static str, unit: Unit, better: Better) -> Row {
@@ -265,7 +275,7 @@ const fn after_scaling<const N: usize, const M: usize>(stats: [Stat; M]) -> [Sta
 
 impl Stat {
     /// Every statistic column, in cells-table order.
-    pub const ALL: [Stat; 23] = [
+    pub const ALL: [Stat; 24] = [
         Stat::MeanWallMs,
         Stat::P50WallMs,
         Stat::P95WallMs,
@@ -289,15 +299,16 @@ impl Stat {
         Stat::P99ItlMs,
         Stat::TotalTps,
         Stat::P50InteractivityTps,
+        Stat::RequestThroughputRps,
     ];
 
     /// The statistics computed from a cell's own request rows (or reported by another tool in their place):
     /// every one but the two scaling metrics, in cells-table order.
-    pub const REQUEST: [Stat; 21] = without_scaling(Stat::ALL);
+    pub const REQUEST: [Stat; 22] = without_scaling(Stat::ALL);
 
     /// The serving statistics: TTFT mean and p99, TPOT, ITL, total throughput and interactivity. Tables written
     /// before they existed read them as absent.
-    pub const SERVING: [Stat; 12] = after_scaling(Stat::ALL);
+    pub const SERVING: [Stat; 13] = after_scaling(Stat::ALL);
 
     const fn row(self) -> &'static Row {
         &TABLE[self as usize]
@@ -364,6 +375,7 @@ impl CellStats {
             Stat::P99ItlMs => self.p99_itl_ms,
             Stat::TotalTps => self.total_tps,
             Stat::P50InteractivityTps => self.p50_interactivity_tps,
+            Stat::RequestThroughputRps => self.request_throughput_rps,
             Stat::Efficiency | Stat::P95Multiplier => None,
         }
     }
@@ -392,6 +404,7 @@ impl CellStats {
             Stat::P99ItlMs => &mut self.p99_itl_ms,
             Stat::TotalTps => &mut self.total_tps,
             Stat::P50InteractivityTps => &mut self.p50_interactivity_tps,
+            Stat::RequestThroughputRps => &mut self.request_throughput_rps,
             Stat::Efficiency | Stat::P95Multiplier => return None,
         })
     }
@@ -473,7 +486,7 @@ mod tests {
         seen.sort_unstable();
         seen.dedup();
         assert_eq!(seen.len(), Stat::ALL.len());
-        assert_eq!(names(Stat::REQUEST).len(), 21);
+        assert_eq!(names(Stat::REQUEST).len(), 22);
         assert_eq!(Stat::Efficiency.source(), Stat::AggregateTps);
     }
 

@@ -152,6 +152,9 @@ pub struct CellStats {
     /// Median over requests of 1000 / TPOT in ms: the tokens per second one user sees while it streams.
     #[serde(default)]
     pub p50_interactivity_tps: Option<f64>,
+    /// Ok requests per second over the span of [`CellStats::aggregate_tps`].
+    #[serde(default)]
+    pub request_throughput_rps: Option<f64>,
 }
 
 /// A request's time per output token after the first, `(wall − ttft) / (completion tokens − 1)`, in ms: vLLM's
@@ -169,18 +172,9 @@ fn mean_in_order(values: &[f64]) -> Option<f64> {
 }
 
 impl CellStats {
-    /// Ok requests per second over the span [`CellStats::aggregate_tps`] uses: Σ completion tokens / span over
-    /// the mean completion tokens (Σ completion tokens / ok rows) is ok rows / span. `None` without a span or
-    /// without completion tokens.
-    pub fn request_throughput_rps(&self) -> Option<f64> {
-        let tps = self.aggregate_tps?;
-        let tokens = self.mean_completion_tokens.filter(|tokens| *tokens > 0.0)?;
-        Some(tps / tokens)
-    }
-
     /// The mean number of requests in flight by Little's law: request throughput × mean latency in seconds.
     pub fn mean_in_flight(&self) -> Option<f64> {
-        Some(self.request_throughput_rps()? * self.mean_wall_ms? / 1000.0)
+        Some(self.request_throughput_rps? * self.mean_wall_ms? / 1000.0)
     }
 }
 
@@ -290,6 +284,11 @@ impl CellAccumulator {
             p99_ttft_ms,
             total_tps: aggregate_tps(
                 self.sum_prompt_tokens + self.sum_completion_tokens,
+                self.min_submit_time_s,
+                self.max_complete_time_s,
+            ),
+            request_throughput_rps: aggregate_tps(
+                count_f,
                 self.min_submit_time_s,
                 self.max_complete_time_s,
             ),
@@ -466,6 +465,9 @@ mod tests {
         // (6 × 10 prompt + 374 completion tokens) over 0..9 s.
         assert_eq!(stats.total_tps, Some(434.0 / 9.0));
         assert_eq!(stats.aggregate_tps, Some(374.0 / 9.0));
+        // 6 ok requests over 0..9 s; by Little's law × mean latency 5880 / 6 ms.
+        assert_eq!(stats.request_throughput_rps, Some(6.0 / 9.0));
+        assert!((stats.mean_in_flight().unwrap() - 6.0 / 9.0 * 0.98).abs() < 1e-12);
     }
 
     #[test]

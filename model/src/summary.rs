@@ -210,6 +210,33 @@ pub fn baseline_note<'a>(
     }
 }
 
+/// The cell's load in words, with what was achieved where the rows say: the offered load, the request
+/// throughput achieved (and its share of an offered rate) and the mean requests in flight by Little's law
+/// (achieved rate × mean latency), which for a concurrency N stays at or below N.
+pub fn load_line(cell: &CellSummary) -> String {
+    let mut parts = vec![match cell.key.load {
+        Load::Concurrency(n) => format!("N={n} concurrent requests"),
+        Load::Rate(rate) if rate.is_infinite() => "every request sent at once (rate ∞)".to_string(),
+        Load::Rate(rate) => format!("{rate} req/s offered"),
+        Load::Unstated => "the file states no load".to_string(),
+    }];
+    if let Some(achieved) = cell.stats.request_throughput_rps {
+        let share = match cell.key.load {
+            Load::Rate(rate) if !rate.is_infinite() => {
+                format!(" ({:.2} of offered)", achieved / rate.get())
+            }
+            _ => String::new(),
+        };
+        parts.push(format!("{achieved:.2} req/s achieved{share}"));
+    }
+    if let Some(in_flight) = cell.stats.mean_in_flight() {
+        parts.push(format!(
+            "{in_flight:.1} requests in flight on average (Little's law: achieved rate × mean latency)"
+        ));
+    }
+    format!("Load: {}.", parts.join("; "))
+}
+
 /// The sentence that explains a [`baseline_note`] in a hover or beside a chart.
 pub fn baseline_sentence(metric: crate::metric::Metric, note: &str) -> String {
     format!(
@@ -283,7 +310,7 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
                 }),
             (Load::Rate(offered), _) => cell
                 .stats
-                .request_throughput_rps()
+                .request_throughput_rps
                 .and_then(|achieved| scaling::achieved_over_offered(achieved, offered.get())),
             _ => None,
         };
@@ -341,6 +368,22 @@ impl Inclusion {
 mod tests {
     use super::*;
     use crate::stats::CellStats;
+
+    #[test]
+    fn the_load_line_says_what_was_offered_and_achieved() {
+        let mut at_rate = cell(1, 0, Some(100.0), Some(900.0), CellStatus::Clean);
+        at_rate.key.load = Load::rate(4.0).unwrap();
+        at_rate.stats.request_throughput_rps = Some(3.9);
+        at_rate.stats.mean_wall_ms = Some(1600.0);
+        // 3.9 req/s × 1.6 s = 6.24 in flight; 3.9 / 4 = 0.975 of offered.
+        assert_eq!(
+            load_line(&at_rate),
+            "Load: 4 req/s offered; 3.90 req/s achieved (0.97 of offered); 6.2 requests in flight on average \
+             (Little's law: achieved rate × mean latency)."
+        );
+        let closed = cell(16, 0, None, None, CellStatus::Clean);
+        assert_eq!(load_line(&closed), "Load: N=16 concurrent requests.");
+    }
 
     fn cell(
         n: u32,

@@ -554,6 +554,10 @@ pub fn reported(metrics: &Json) -> BTreeMap<String, f64> {
             Stat::P50InteractivityTps,
             plain(&["output_token_throughput_per_user"], "p50"),
         ),
+        (
+            Stat::RequestThroughputRps,
+            plain(&["request_throughput"], "avg"),
+        ),
     ];
     for (column, value) in figures {
         if let Some(value) = value.filter(|value| value.is_finite()) {

@@ -460,6 +460,10 @@ fn reported(benchmark: &Json) -> BTreeMap<String, f64> {
         (Stat::P50TpotMs, stat("inter_token_latency_ms", "median")),
         (Stat::P95TpotMs, stat("inter_token_latency_ms", "p95")),
         (Stat::P99TpotMs, stat("inter_token_latency_ms", "p99")),
+        (
+            Stat::RequestThroughputRps,
+            stat("requests_per_second", "mean"),
+        ),
     ];
     figures
         .into_iter()

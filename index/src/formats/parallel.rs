@@ -637,7 +637,7 @@ pub(super) fn keep(
 
 /// The tool's aggregates as cells-table columns: `(column, keys to try in order)`. vLLM's end-to-end latency
 /// is `*_e2el_ms` (older files `*_latency_ms`), SGLang's `*_e2e_latency_ms`.
-const REPORTED: [(Stat, &[&str]); 17] = [
+const REPORTED: [(Stat, &[&str]); 18] = [
     (
         Stat::MeanWallMs,
         &["mean_e2el_ms", "mean_e2e_latency_ms", "mean_latency_ms"],
@@ -671,6 +671,7 @@ const REPORTED: [(Stat, &[&str]); 17] = [
     (Stat::P95ItlMs, &["p95_itl_ms"]),
     (Stat::P99ItlMs, &["p99_itl_ms"]),
     (Stat::TotalTps, &["total_token_throughput"]),
+    (Stat::RequestThroughputRps, &["request_throughput"]),
 ];
 
 /// The reported aggregates of a vLLM or SGLang result object, by cells-table column. Means of tokens are the

@@ -42,6 +42,7 @@ fn reported_name(column: &str) -> Option<&'static str> {
         "p50_itl_ms" => "median_itl_ms",
         "p95_itl_ms" => "p95_itl_ms",
         "p99_itl_ms" => "p99_itl_ms",
+        "request_throughput_rps" => "request_throughput",
         _ => return None,
     })
 }
@@ -74,6 +75,7 @@ fn column(cell: &CellSummary, name: &str) -> Option<f64> {
         "p99_itl_ms" => stats.p99_itl_ms,
         "total_tps" => stats.total_tps,
         "p50_interactivity_tps" => stats.p50_interactivity_tps,
+        "request_throughput_rps" => stats.request_throughput_rps,
         other => panic!("unknown column {other}"),
     }
 }

@@ -923,8 +923,8 @@ pub fn empty_notes(
                         == facet.title.as_ref()
                 })
                 .collect();
-            let baseline = crate::summary::baseline_note(metric, cells.iter().copied())
-                .map(|note| crate::summary::baseline_sentence(metric, &note));
+            let baseline = crate::reasons::baseline_note(metric, cells.iter().copied())
+                .map(|note| crate::reasons::baseline_sentence(metric, &note));
             let empty: Vec<&Series> = facet
                 .series
                 .iter()

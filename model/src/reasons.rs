@@ -3,10 +3,12 @@
 
 use crate::exclusions::ExclusionScope;
 use crate::facts::HistoryEvent;
+use crate::load::{Load, LoadKind};
 use crate::metric::Metric;
 use crate::stat::Stat;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion};
+use std::collections::BTreeSet;
 
 /// Why a skipped or not-run cell has no data: the latest manifest event that says, else what the files show.
 pub fn skip_reason(status: CellStatus, history: &[HistoryEvent]) -> String {
@@ -342,6 +344,39 @@ pub fn cell_reason(cell: &CellSummary, skip_reason: Option<&str>) -> String {
         }
         CellStatus::Clean => "clean".into(),
     }
+}
+
+/// What `metric` over `cells` is measured against when it is not N = 1: `vs N=4` (or `vs 1 req/s`), or
+/// `vs each series' lowest load` when the cells' baselines differ; `None` for N = 1, for metrics without a
+/// baseline, and for efficiency at an offered rate (achieved/offered, which needs none).
+pub fn baseline_note<'a>(
+    metric: Metric,
+    cells: impl IntoIterator<Item = &'a CellSummary>,
+) -> Option<String> {
+    let baselines: BTreeSet<Option<Load>> = cells
+        .into_iter()
+        .filter(|cell| match metric {
+            Metric::Efficiency => {
+                cell.efficiency.is_some() && cell.key.load.kind() == LoadKind::Concurrency
+            }
+            Metric::P95Multiplier => cell.p95_multiplier.is_some(),
+            _ => false,
+        })
+        .map(|cell| cell.baseline_load)
+        .collect();
+    match baselines.iter().collect::<Vec<_>>().as_slice() {
+        [] | [None] => None,
+        [Some(load)] => Some(format!("vs {}", load.label())),
+        _ => Some("vs N=1 or each series' lowest load".to_string()),
+    }
+}
+
+/// The sentence that explains a [`baseline_note`] in a hover or beside a chart.
+pub fn baseline_sentence(metric: Metric, note: &str) -> String {
+    format!(
+        "{} {note}: no N = 1 cell in the series, so it is measured against the lowest load",
+        metric.label()
+    )
 }
 
 #[cfg(test)]

@@ -184,32 +184,6 @@ impl CellSummary {
     }
 }
 
-/// What `metric` over `cells` is measured against when it is not N = 1: `vs N=4` (or `vs 1 req/s`), or
-/// `vs each series' lowest load` when the cells' baselines differ; `None` for N = 1, for metrics without a
-/// baseline, and for efficiency at an offered rate (achieved/offered, which needs none).
-pub fn baseline_note<'a>(
-    metric: crate::metric::Metric,
-    cells: impl IntoIterator<Item = &'a CellSummary>,
-) -> Option<String> {
-    use crate::metric::Metric;
-    let baselines: BTreeSet<Option<Load>> = cells
-        .into_iter()
-        .filter(|cell| match metric {
-            Metric::Efficiency => {
-                cell.efficiency.is_some() && cell.key.load.kind() == LoadKind::Concurrency
-            }
-            Metric::P95Multiplier => cell.p95_multiplier.is_some(),
-            _ => false,
-        })
-        .map(|cell| cell.baseline_load)
-        .collect();
-    match baselines.iter().collect::<Vec<_>>().as_slice() {
-        [] | [None] => None,
-        [Some(load)] => Some(format!("vs {}", load.label())),
-        _ => Some("vs N=1 or each series' lowest load".to_string()),
-    }
-}
-
 /// The cell's load in words, with what was achieved where the rows say: the offered load, the request
 /// throughput achieved (and its share of an offered rate) and the mean requests in flight by Little's law
 /// (achieved rate × mean latency), which for a concurrency N stays at or below N.
@@ -235,14 +209,6 @@ pub fn load_line(cell: &CellSummary) -> String {
         ));
     }
     format!("Load: {}.", parts.join("; "))
-}
-
-/// The sentence that explains a [`baseline_note`] in a hover or beside a chart.
-pub fn baseline_sentence(metric: crate::metric::Metric, note: &str) -> String {
-    format!(
-        "{} {note}: no N = 1 cell in the series, so it is measured against the lowest load",
-        metric.label()
-    )
 }
 
 /// The load each series (with its load kind) is normalised against: N=1 for a concurrency series that has an

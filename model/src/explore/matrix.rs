@@ -138,7 +138,7 @@ impl MatrixCell {
             lines.push(format!("{} {}", metric.label(), absent.sentence()));
         }
         if let Some(note) = &self.baseline {
-            lines.push(crate::summary::baseline_sentence(metric, note));
+            lines.push(crate::reasons::baseline_sentence(metric, note));
         }
         lines
     }
@@ -418,7 +418,7 @@ impl MatrixBase {
                         .iter()
                         .copied()
                         .filter(|cell| Some(cell.key.load) == shown_load);
-                    Some((metric, crate::summary::baseline_note(metric, at_shown)?))
+                    Some((metric, crate::reasons::baseline_note(metric, at_shown)?))
                 })
                 .collect();
             let (grid, row, col) = grouped.curve.group;

@@ -1171,6 +1171,42 @@ mod tests {
         assert_eq!(off_the_load_axis(&slice, &against_ttft), None);
     }
 
+    #[test]
+    fn the_matrix_colours_by_slo_capacity_and_the_link_sets_the_slo() {
+        // One series at N = 1, 2, 4, 8, two reps: p99 TTFT 50, 80, 120, 400 ms (rep 1 10 ms higher).
+        let mut cells = sweep("vllm", "w", &[(1, 1.0), (2, 0.9), (4, 0.8), (8, 0.5)]);
+        cells.retain(|cell| cell.key.rep < 2);
+        for cell in &mut cells {
+            let ttft = match cell.key.n() {
+                Some(1) => 50.0,
+                Some(2) => 80.0,
+                Some(4) => 120.0,
+                _ => 400.0,
+            };
+            cell.stats.p99_ttft_ms = Some(ttft + 10.0 * f64::from(cell.key.rep));
+        }
+        fill_scaling(&mut cells);
+        let square = |slo: &str| {
+            let (state, ignored) = ViewState::parse_query(&format!(
+                "metric=slo_capacity&slo={slo}&grid=backend&rows=model&cols=workload"
+            ));
+            assert!(ignored.is_empty(), "{ignored:?}");
+            let grids = super::matrix::matrix(&cells, &state);
+            let square = grids[0].squares[0][0].clone().unwrap();
+            (square.value, square.label(Metric::SloCapacity))
+        };
+        // ≤ 100 ms: rep means 55, 85, 125, 405: holds at N = 2, fails at 4; 2 + (100 − 85)/(125 − 85) × 2 = 2.75.
+        let (value, label) = square("p99_ttft_ms<=100");
+        assert!((value.unwrap() - 2.75).abs() < 1e-12, "{value:?}");
+        // Each rep's own capacity: rep 0 2 + 20/40 × 2 = 3, rep 1 (60, 90, 130 ms) 2 + 10/40 × 2 = 2.5.
+        assert_eq!(label, "≈ N=2.8 (2–4; range over 2 reps 2.5–3)");
+        // A looser SLO is not reached within the measured loads; a tighter one is never met.
+        assert!(square("p99_ttft_ms<=1000").1.starts_with("≥ N=8"));
+        let (never, label) = square("p99_ttft_ms<=10");
+        assert_eq!(never, None);
+        assert!(label.starts_with("never met"), "{label}");
+    }
+
     /// A failed N = 1 cell: the series has an N = 1 cell, so it is normalised against N = 1 and, without data
     /// there, has no scaling metrics (a series with no N = 1 cell at all is normalised against its lowest N).
     fn failed_at_1(backend: &str, workload: &str) -> CellSummary {

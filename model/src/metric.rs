@@ -21,6 +21,8 @@ pub enum Metric {
     P95Multiplier,
     /// Breakdown N under the criterion (matrix only; curves mark it on the curve of any metric).
     Breakdown,
+    /// The highest load at which the view's SLO holds (matrix only), interpolated between measured loads.
+    SloCapacity,
     /// Σ ok rows / Σ expected rows (matrix only).
     OkRate,
     /// Median wall latency ([`Stat::P50WallMs`]).
@@ -69,11 +71,12 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in the order the pickers list them.
-    pub const ALL: [Metric; 25] = [
+    pub const ALL: [Metric; 26] = [
         Metric::Efficiency,
         Metric::P95Multiplier,
         Metric::Breakdown,
         Metric::OkRate,
+        Metric::SloCapacity,
         Metric::P50WallMs,
         Metric::P95WallMs,
         Metric::P99WallMs,
@@ -103,7 +106,7 @@ impl Metric {
         Some(match self {
             Metric::Efficiency => Stat::Efficiency,
             Metric::P95Multiplier => Stat::P95Multiplier,
-            Metric::Breakdown | Metric::OkRate => return None,
+            Metric::Breakdown | Metric::OkRate | Metric::SloCapacity => return None,
             Metric::P50WallMs => Stat::P50WallMs,
             Metric::P95WallMs => Stat::P95WallMs,
             Metric::P99WallMs => Stat::P99WallMs,
@@ -133,6 +136,7 @@ impl Metric {
         match (self, self.stat()) {
             (_, Some(stat)) => stat.name(),
             (Metric::Breakdown, None) => "breakdown",
+            (Metric::SloCapacity, None) => "slo_capacity",
             (_, None) => "ok_rate",
         }
     }
@@ -142,6 +146,7 @@ impl Metric {
         match (self, self.stat()) {
             (_, Some(stat)) => stat.label(),
             (Metric::Breakdown, None) => "breakdown N",
+            (Metric::SloCapacity, None) => "SLO capacity",
             (_, None) => "ok rate",
         }
     }
@@ -156,6 +161,7 @@ impl Metric {
         match (self, self.stat()) {
             (_, Some(stat)) => stat.unit(),
             (Metric::Breakdown, None) => Unit::Concurrency,
+            (Metric::SloCapacity, None) => Unit::Load,
             (_, None) => Unit::Ratio,
         }
     }
@@ -168,7 +174,10 @@ impl Metric {
     /// The metrics that have a value per cell, and so a value per curve point: all but breakdown N and the ok
     /// rate, which are read over a whole curve or its rows.
     pub fn per_cell(self) -> bool {
-        !matches!(self, Metric::Breakdown | Metric::OkRate)
+        !matches!(
+            self,
+            Metric::Breakdown | Metric::OkRate | Metric::SloCapacity
+        )
     }
 
     /// The metrics the curves view can plot against N.
@@ -218,6 +227,7 @@ impl Metric {
             Unit::Tokens => format!("{} tokens", with_thousands(value, 1)),
             Unit::TokensPerSecondPerUser => format!("{} tok/s/user", with_thousands(value, 1)),
             Unit::RequestsPerSecond => format!("{} req/s", with_thousands(value, 2)),
+            Unit::Load => format!("{}", (value * 100.0).round() / 100.0),
         }
     }
 }

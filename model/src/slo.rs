@@ -9,10 +9,15 @@ pub mod presets;
 
 pub use capacity::{Level, LoadAxis, Outcome, RepRange, RepValues};
 
+use crate::load::LoadKind;
 use crate::stat::Stat;
 use crate::suggest::hint;
+use crate::summary::CellSummary;
 use std::fmt;
 use std::str::FromStr;
+
+/// The SLO a view judges by when its link names none: MLPerf's Server bounds for Llama 3.1 8B.
+pub const DEFAULT_TEXT: &str = "p99_ttft_ms<=2000,p99_tpot_ms<=100";
 
 /// The statistics a bound may name, as cells-table columns (all in milliseconds, all lower-is-better).
 pub const COLUMNS: [&str; 11] = [
@@ -195,6 +200,58 @@ impl fmt::Display for Slo {
             write!(formatter, "{bound}")?;
         }
         Ok(())
+    }
+}
+
+impl Slo {
+    /// An SLO as a link or the command line gives it: bounds (`p99_ttft_ms<=2000,…`) or a preset's name.
+    pub fn from_link(text: &str) -> Result<Slo, SloError> {
+        if text.contains("<=") || text.contains('≤') {
+            text.parse()
+        } else {
+            Slo::preset(text)
+        }
+    }
+
+    /// The levels `cells` give this SLO: the cells at the one kind of load most of them have, grouped by load,
+    /// each cell one rep (a square that pools several series is judged on their mean). Also the kind, for labels.
+    pub fn levels(&self, cells: &[&CellSummary]) -> (Vec<Level>, LoadAxis) {
+        let rates = cells
+            .iter()
+            .filter(|cell| cell.key.load.kind() == LoadKind::Rate)
+            .count();
+        let concurrencies = cells
+            .iter()
+            .filter(|cell| cell.key.load.kind() == LoadKind::Concurrency)
+            .count();
+        let (kind, axis) = if rates > concurrencies {
+            (LoadKind::Rate, LoadAxis::RequestRate)
+        } else {
+            (LoadKind::Concurrency, LoadAxis::Concurrency)
+        };
+        let mut levels: Vec<Level> = Vec::new();
+        for cell in cells.iter().filter(|cell| cell.key.load.kind() == kind) {
+            let Some(load) = cell.key.load.value() else {
+                continue;
+            };
+            let values = self
+                .bounds
+                .iter()
+                .map(|bound| cell.stats.column(bound.column))
+                .collect();
+            let rep = RepValues {
+                rep: cell.key.rep,
+                values,
+            };
+            match levels.iter_mut().find(|level| level.load == load) {
+                Some(level) => level.reps.push(rep),
+                None => levels.push(Level {
+                    load,
+                    reps: vec![rep],
+                }),
+            }
+        }
+        (levels, axis)
     }
 }
 

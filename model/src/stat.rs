@@ -27,6 +27,8 @@ pub enum Unit {
     TokensPerSecondPerUser,
     /// Requests per second.
     RequestsPerSecond,
+    /// A load of either kind (a concurrency N or an offered rate), as a plain number.
+    Load,
 }
 
 /// Which way a value is better: the direction of frontiers, verdicts and colour scales.

@@ -246,6 +246,9 @@ pub struct ViewState {
     pub x: XAxis,
     /// Whether the curves draw each series' Pareto frontier (with a metric on x).
     pub frontier: bool,
+    /// The SLO the matrix's capacity is judged by, as the link writes it (bounds or a preset's name); empty for
+    /// the default ([`crate::slo::DEFAULT_TEXT`]).
+    pub slo: String,
     /// The kind of load the curves put on x (concurrency or offered rate); `None`: the kind most cells have.
     pub load_kind: Option<LoadKind>,
     /// The inspected cell.
@@ -279,6 +282,7 @@ impl ViewState {
         band: BandSpan::Cells,
         x: XAxis::Load,
         frontier: false,
+        slo: String::new(),
         load_kind: None,
         cell: None,
         what_if: WhatIf::DEFAULT,
@@ -287,6 +291,20 @@ impl ViewState {
         sort: None,
         compare: CompareChoice::DEFAULT,
     };
+}
+
+impl ViewState {
+    /// The SLO the view judges capacity by: the link's, else the default.
+    pub fn slo(&self) -> crate::slo::Slo {
+        let text = if self.slo.is_empty() {
+            crate::slo::DEFAULT_TEXT
+        } else {
+            &self.slo
+        };
+        crate::slo::Slo::from_link(text)
+            .or_else(|_| crate::slo::DEFAULT_TEXT.parse())
+            .unwrap_or(crate::slo::Slo { bounds: Vec::new() })
+    }
 }
 
 impl Default for ViewState {
@@ -513,6 +531,11 @@ const FIELDS: &[Field<ViewState>] = &[
             _ => Err("expected 1 (draw each series' Pareto frontier) or 0"),
         }
     ),
+    scalar!("slo", slo, |slo: &String| slo.clone(), |text: &str| {
+        crate::slo::Slo::from_link(text.trim())
+            .map(|_| text.trim().to_string())
+            .map_err(|error| error.to_string())
+    }),
     scalar!(
         "load_kind",
         load_kind,

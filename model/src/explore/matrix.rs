@@ -15,6 +15,7 @@ use crate::pooling::Aggregation;
 use crate::pooling::Pooling;
 use crate::query::WhatIf;
 use crate::reasons::ScalingAbsent;
+use crate::slo::{LoadAxis, Outcome, Slo};
 use crate::status::CellStatus;
 use crate::summary::CellSummary;
 use crate::view_state::ViewState;
@@ -107,6 +108,8 @@ pub struct MatrixCell {
     pub absent: Option<ScalingAbsent>,
     /// What the scaling metric shown is measured against when not N = 1 (`vs N=4`).
     pub baseline: Option<String>,
+    /// For `slo_capacity`: the capacity in words (`≈ 5.3 req/s (4–8)`, `never met (fails at N=1)`).
+    pub capacity: Option<String>,
 }
 
 impl MatrixCell {
@@ -145,6 +148,9 @@ impl MatrixCell {
 
     /// What the square prints: `0.482`, `3.21×`, `845 ms`, `N=16`, `never`, `excluded`, `no data`.
     pub fn label(&self, metric: Metric) -> String {
+        if let Some(capacity) = &self.capacity {
+            return capacity.clone();
+        }
         match (self.value, self.never_within) {
             (Some(_), _)
                 if self
@@ -191,8 +197,10 @@ pub struct MatrixGrid {
 /// Whether the matrix shows one load (`at_load`): for metrics read at one load, unless the load is itself an
 /// axis or the grid, in which case every load is shown.
 pub fn uses_at_load(state: &ViewState) -> bool {
-    !matches!(state.metric, Metric::Breakdown | Metric::OkRate)
-        && ![state.rows, state.cols, state.grid].contains(&Dimension::Load)
+    !matches!(
+        state.metric,
+        Metric::Breakdown | Metric::OkRate | Metric::SloCapacity
+    ) && ![state.rows, state.cols, state.grid].contains(&Dimension::Load)
 }
 
 /// The matrix: one grid per value of `state.grid`, rows × cols inside, coloured by `state.metric`. Each square
@@ -233,6 +241,8 @@ pub struct MatrixLayout {
     pub per_cell: bool,
     /// How reps, then series, are pooled.
     pub aggregation: Aggregation,
+    /// The SLO the squares' capacity is judged by, when the metric is [`Metric::SloCapacity`] (its text form).
+    pub slo: Option<String>,
     /// The what-if toggles: partial cells and ledger exclusions decide which cells are pooled. (The pre-refill
     /// toggle changes the cells themselves, which rebuilds the base anyway.)
     pub what_if: WhatIf,
@@ -248,6 +258,7 @@ impl MatrixLayout {
             at_load: uses_at_load(state).then_some(state.at_load),
             per_cell: state.metric.per_cell(),
             aggregation: state.aggregation,
+            slo: (state.metric == Metric::SloCapacity).then(|| state.slo().to_string()),
             what_if: state.what_if,
         }
     }
@@ -324,6 +335,8 @@ struct BaseSquare {
     absent: Vec<(Metric, ScalingAbsent)>,
     /// What each scaling metric at the shown load is measured against, when not N = 1.
     baselines: Vec<(Metric, String)>,
+    /// The capacity under the layout's SLO, when it has one.
+    capacity: Option<(Outcome, LoadAxis)>,
 }
 
 /// Where a cell sits in the matrix: its grid, row and column values.
@@ -421,6 +434,11 @@ impl MatrixBase {
                     Some((metric, crate::reasons::baseline_note(metric, at_shown)?))
                 })
                 .collect();
+            let capacity = layout.slo.as_ref().map(|text| {
+                let slo = Slo::from_link(text).unwrap_or(Slo { bounds: Vec::new() });
+                let (levels, axis) = slo.levels(&pooled);
+                (slo.capacity(&levels), axis)
+            });
             let (grid, row, col) = grouped.curve.group;
             squares.entry(Value::from(grid)).or_default().insert(
                 (Value::from(row), Value::from(col)),
@@ -432,6 +450,7 @@ impl MatrixBase {
                     marks,
                     absent,
                     baselines,
+                    capacity,
                 },
             );
         }
@@ -514,6 +533,16 @@ impl MatrixBase {
                 Breakdown::Never { max } => square.never_within = Some(max),
                 Breakdown::NoData => {}
             },
+            Metric::SloCapacity => {
+                if let Some((outcome, axis)) = &base.capacity {
+                    square.value = match outcome {
+                        Outcome::Capacity { load, .. } => Some(*load),
+                        Outcome::NotReached { up_to, .. } => Some(*up_to),
+                        Outcome::NeverMet { .. } | Outcome::Unjudged { .. } => None,
+                    };
+                    square.capacity = Some(outcome.label(*axis));
+                }
+            }
             Metric::OkRate => {
                 square.value = (square.expected_rows > 0)
                     .then(|| square.ok_rows as f64 / square.expected_rows as f64)

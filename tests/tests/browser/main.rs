@@ -12,6 +12,7 @@ mod curves_axes;
 mod formats;
 mod hostile;
 mod layout;
+mod load_and_slo;
 mod offline;
 mod pooling;
 mod serving_metrics;

@@ -1,0 +1,77 @@
+//! Rate sweeps in a real browser over the format fixtures: the curves hold one kind of load per axis and say what
+//! they leave out, and the matrix's SLO capacity follows the SLO typed beside it and survives its link.
+
+use cellscope_e2e::Harness;
+
+fn fixtures() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/formats")
+}
+
+/// SGLang's rate sweep (1, 2, 4 req/s and all at once) beside its plain run at concurrencies: the axis holds the
+/// rates, most of the cells, and names the concurrency cells it leaves out; choosing concurrency swaps them.
+#[tokio::test]
+async fn the_load_axis_holds_one_kind_and_the_link_chooses_it() -> anyhow::Result<()> {
+    let page = Harness::start_on("load-kind", &fixtures()).await?;
+    page.open("/?view=curves&run=sglang-rate,sglang-plain&metric=p99_ttft_ms&facet=none")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let kind: String = page
+        .eval("document.querySelector('#curve-load-kind').value")
+        .await?;
+    assert_eq!(kind, "rate");
+    let note = page.text("#curves-off-axis").await?;
+    assert!(
+        note.starts_with("2 cells at a concurrency N not on this axis"),
+        "{note}"
+    );
+    // Four rate points are drawn (1, 2, 4 req/s and ∞).
+    let points: String = page
+        .eval("document.querySelector('#curves-canvas').dataset.points")
+        .await?;
+    assert_eq!(points.split(';').count(), 4, "{points}");
+    page.screenshot("curves-rate-axis").await?;
+    page.eval::<bool>("(() => { const s = document.querySelector('#curve-load-kind'); s.value = 'concurrency'; s.dispatchEvent(new Event('change')); return true; })()")
+        .await?;
+    page.until("location.search.includes('load_kind=concurrency')")
+        .await?;
+    page.until("document.querySelector('#curves-off-axis')?.textContent.startsWith('4 cells at an offered rate')")
+        .await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+/// The SGLang rate sweep's p99 TTFT is 82.2, 82.6, 83.3 ms at 1, 2, 4 req/s and 858 ms all at once: under
+/// ≤ 100 ms the SLO holds at every finite rate (capacity ≥ 4 req/s, not interpolated towards ∞); under ≤ 82.4 ms
+/// it holds at 1 req/s only, and the capacity is 1 + (82.4 − 82.1988) / (82.5832 − 82.1988) ≈ 1.5 req/s.
+#[tokio::test]
+async fn editing_the_slo_changes_the_capacity_and_the_link_keeps_it() -> anyhow::Result<()> {
+    let page = Harness::start_on("slo-capacity", &fixtures()).await?;
+    let square = "table.grid td.square .value";
+    page.open("/?run=sglang-rate&metric=slo_capacity&slo=p99_ttft_ms%3C%3D100&grid=run&rows=backend&cols=model")
+        .await?;
+    page.wait_for(square).await?;
+    let loose = page.text(square).await?;
+    assert!(loose.starts_with("≥ 4 req/s"), "{loose}");
+    // Type a tighter bound into the SLO box, as a user would.
+    page.eval::<bool>("(() => { const i = document.querySelector('#slo'); i.value = 'p99_ttft_ms<=82.4'; i.dispatchEvent(new Event('change')); return true; })()")
+        .await?;
+    page.until("decodeURIComponent(location.search).includes('slo=p99_ttft_ms<=82.4')")
+        .await?;
+    let tight =
+        format!("document.querySelector('{square}')?.textContent.startsWith('≈ 1.5 req/s (1–2)')");
+    page.until(&tight).await?;
+    let link: String = page.eval("location.href").await?;
+    // A bound on a statistic an SLO cannot name is refused beside the box; the view stays.
+    page.eval::<bool>("(() => { const i = document.querySelector('#slo'); i.value = 'p99_ttft<=5'; i.dispatchEvent(new Event('change')); return true; })()")
+        .await?;
+    page.wait_for("#slo-error").await?;
+    assert!(page.text("#slo-error").await?.contains("p99_ttft"));
+    assert!(page.text(square).await?.starts_with("≈ 1.5 req/s"));
+    page.screenshot("matrix-slo-capacity").await?;
+    // The link reopens the same capacity.
+    page.open_url(&link).await?;
+    page.until(&tight).await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

@@ -1,5 +1,5 @@
 //! Finds run directories, backups, exclusion ledgers, `cellscope.toml` and other tools' result files under the
-//! data root without leaving it.
+//! data root without leaving it, and names the files that may have been results but that no format reads.
 
 use super::mapping::Mapping;
 use super::storage::{self, Entry, EntryKind, Storage};
@@ -414,5 +414,28 @@ mod tests {
         );
         assert_eq!(backup_name("20260612_212816_266127"), None);
         assert_eq!(backup_name("_BACKUP_x"), None);
+    }
+
+    #[test]
+    fn files_under_a_tr164_run_or_a_run_named_directory_are_the_runs_own() {
+        let runs = BTreeSet::from(["results/v3/my-run"]);
+        assert!(in_tr164_directory(
+            "results/v3/my-run/traces/a.jsonl",
+            &runs
+        ));
+        assert!(in_tr164_directory("results/v3/my-run/summary.csv", &runs));
+        assert!(in_tr164_directory(
+            "v1/20260531_120428_552237/traces/a.jsonl",
+            &runs
+        ));
+        assert!(in_tr164_directory(
+            "v1/20260531_120428_552237_BACKUP_preRefill/plan.json",
+            &runs
+        ));
+        assert!(!in_tr164_directory("results/v3/summary.csv", &runs));
+        assert!(!in_tr164_directory("results/v3/my-run-2/a.json", &runs));
+        assert!(!in_tr164_directory("a.json", &runs));
+        // A run at the data root owns every file under it.
+        assert!(in_tr164_directory("anything/a.json", &BTreeSet::from([""])));
     }
 }

@@ -77,8 +77,15 @@ fn Header() -> impl IntoView {
                     // The runs holding cells, as the run filter lists them; the others said for what they are.
                     cellscope_model::runs::RunTally::of(index),
                     data.cells.len(),
-                    // The indexer's warnings and the contradicted REFILL_NOTE claims, as the Audit lists them.
-                    cellscope_model::audit::warnings(index).len(),
+                    // The indexer's warnings and the contradicted REFILL_NOTE claims, as the Audit lists them,
+                    // and whether any is a problem (information alone does not mark the count).
+                    {
+                        let warnings = cellscope_model::audit::warnings(index);
+                        (
+                            warnings.len(),
+                            warnings.iter().any(|warning| warning.is_problem()),
+                        )
+                    },
                     at,
                 )
             })
@@ -97,14 +104,14 @@ fn Header() -> impl IntoView {
     view! {
         <header class="header">
             <h1>"cellscope"</h1>
-            {move || summary().map(|(snapshot, runs, cells, warnings, at)| view! {
+            {move || summary().map(|(snapshot, runs, cells, (warnings, problems), at)| view! {
                 <span class="snapshot" id="snapshot" data-snapshot=snapshot.clone()>
                     "snapshot " <code>{snapshot.clone()}</code>
                     " · " <span id="run-count">{runs.with_cells}</span> " runs"
                     {(!runs.others().is_empty()).then(|| view! { <span id="run-others">{format!(" (+ {})", runs.others())}</span> })}
                     " · "
                     <span id="cell-count">{cells}</span> " cells · indexed " {at} " · "
-                    <a href="#" id="warnings-link" class:warn=move || { warnings > 0 }
+                    <a href="#" id="warnings-link" class:warn=move || { problems }
                         on:click=move |event| { event.prevent_default(); ctx.update(|state| state.view = View::Audit); }>
                         {warnings} " warnings"
                     </a>

@@ -1,11 +1,11 @@
 //! Finds run directories, backups, exclusion ledgers, `cellscope.toml` and other tools' result files under the
-//! data root without leaving it.
+//! data root without leaving it, and names the files that may have been results but that no format reads.
 
 use super::mapping::Mapping;
 use super::storage::{self, Entry, EntryKind, Storage};
-use crate::run::found::{BackupDir, DetectedRun, METRICS_NAMES, RunDir};
-use cellscope_model::api::Warning;
-use std::collections::BTreeMap;
+use crate::run::found::{BackupDir, DetectedRun, METRICS_NAMES, Offered, RunDir, Unread};
+use cellscope_model::api::{NOT_RECOGNISED, Warning};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 #[derive(Clone, Debug, Default)]
@@ -52,9 +52,9 @@ const CANDIDATE_EXTENSIONS: [&str; 4] = ["json", "jsonl", "csv", "parquet"];
 const NOT_RESULTS: [&str; 3] = ["cellscope.toml", "exclusions.toml", "metrics.csv"];
 
 /// Which other tool's format a file is in: given the data root, `cellscope.toml` and the file's path, the format's
-/// name and the root of the run the file belongs to. Discovery is the stage below reading and knows no format: the
-/// formats hand it this.
-pub type Detect<'a> = dyn Fn(&dyn Storage, &Mapping, &str) -> Option<(&'static str, String)> + 'a;
+/// name and the root of the run the file belongs to, or why no format reads it. Discovery is the stage below
+/// reading and knows no format: the formats hand it this.
+pub type Detect<'a> = dyn Fn(&dyn Storage, &Mapping, &str) -> Offered + 'a;
 
 /// Walks the data root through `storage` (symbolic links are listed, never followed, so nothing outside it is
 /// reached) and classifies what it finds: TR164 run directories and backups (a `metrics.csv`), exclusion
@@ -71,6 +71,7 @@ pub fn discover(storage: &dyn Storage, detect: &Detect<'_>) -> Discovery {
         discovery: Discovery::default(),
         candidates: Vec::new(),
         external: BTreeMap::new(),
+        unread: Vec::new(),
     };
     let mut pending = vec![String::new()];
     while let Some(directory) = pending.pop() {
@@ -91,6 +92,8 @@ struct Walk<'a> {
     candidates: Vec<(String, &'static str)>,
     /// Other tools' files by run root and format.
     external: BTreeMap<(String, &'static str), Vec<String>>,
+    /// Files that may have been results but that no format reads, with why.
+    unread: Vec<(String, Unread)>,
 }
 
 impl Walk<'_> {
@@ -154,14 +157,13 @@ impl Walk<'_> {
                     .file(&path),
                 ),
             }
-        } else if !in_tr164_run
-            && may_be_a_result(entry)
-            && let Some((format, run_root)) = (self.detect)(self.storage, &self.mapping, &path)
-        {
-            self.external
-                .entry((run_root, format))
-                .or_default()
-                .push(path);
+        } else if !in_tr164_run && may_be_a_result(entry) {
+            match (self.detect)(self.storage, &self.mapping, &path) {
+                Offered::Run { format, root } => {
+                    self.external.entry((root, format)).or_default().push(path);
+                }
+                Offered::Unread(unread) => self.unread.push((path, unread)),
+            }
         }
     }
 
@@ -278,9 +280,34 @@ impl Walk<'_> {
         );
     }
 
+    /// A `not_recognised` finding for each file that may have been a result but that no format reads, unless it
+    /// is part of a TR164 run directory (its traces, notes and exports, or a run-named directory's, which
+    /// `no_metrics_file` reports) or a side file of a run that was found. It is information, not a problem: a
+    /// results folder holds other files, and the finding says why each was passed over.
+    fn warn_unread(&mut self) {
+        let tr164_directories: BTreeSet<&str> = self
+            .candidates
+            .iter()
+            .map(|(directory, _)| directory.as_str())
+            .collect();
+        for (path, unread) in std::mem::take(&mut self.unread) {
+            let side_of_a_found_run = unread
+                .side_of
+                .iter()
+                .any(|(format, root)| self.external.contains_key(&(root.clone(), *format)));
+            if side_of_a_found_run || in_tr164_directory(&path, &tr164_directories) {
+                continue;
+            }
+            self.discovery
+                .warnings
+                .push(Warning::info(NOT_RECOGNISED, message(&unread)).file(&path));
+        }
+    }
+
     /// The discovery once the walk is done: TR164 runs (the first of each id) and backups, and other tools' runs
     /// with their files in path order.
     fn finish(mut self) -> Discovery {
+        self.warn_unread();
         let mut runs_by_id: BTreeMap<String, RunDir> = BTreeMap::new();
         for (relative, metrics_name) in std::mem::take(&mut self.candidates) {
             let name = storage::file_name(&relative).to_string();
@@ -343,6 +370,31 @@ impl Walk<'_> {
     }
 }
 
+/// The `not_recognised` finding's message: why the file is not read, and where to learn more.
+fn message(unread: &Unread) -> String {
+    format!(
+        "{}; nothing of it is indexed (`cellscope index DIR --explain FILE` gives every reader's reason)",
+        unread.reason
+    )
+}
+
+/// Whether a file lies under a TR164 run or backup directory, or under a directory named like a run.
+fn in_tr164_directory(path: &str, tr164_directories: &BTreeSet<&str>) -> bool {
+    let mut directory = storage::parent(path);
+    loop {
+        let name = storage::file_name(directory);
+        if tr164_directories.contains(directory)
+            || looks_like_run_id(backup_name(name).map_or(name, |(master, _)| master))
+        {
+            return true;
+        }
+        if directory.is_empty() {
+            return false;
+        }
+        directory = storage::parent(directory);
+    }
+}
+
 /// Whether a file may be another tool's result, by its name: only such files are opened to detect their format.
 fn may_be_a_result(entry: &Entry) -> bool {
     entry.name.rsplit_once('.').is_some_and(|(_, extension)| {
@@ -362,5 +414,28 @@ mod tests {
         );
         assert_eq!(backup_name("20260612_212816_266127"), None);
         assert_eq!(backup_name("_BACKUP_x"), None);
+    }
+
+    #[test]
+    fn files_under_a_tr164_run_or_a_run_named_directory_are_the_runs_own() {
+        let runs = BTreeSet::from(["results/v3/my-run"]);
+        assert!(in_tr164_directory(
+            "results/v3/my-run/traces/a.jsonl",
+            &runs
+        ));
+        assert!(in_tr164_directory("results/v3/my-run/summary.csv", &runs));
+        assert!(in_tr164_directory(
+            "v1/20260531_120428_552237/traces/a.jsonl",
+            &runs
+        ));
+        assert!(in_tr164_directory(
+            "v1/20260531_120428_552237_BACKUP_preRefill/plan.json",
+            &runs
+        ));
+        assert!(!in_tr164_directory("results/v3/summary.csv", &runs));
+        assert!(!in_tr164_directory("results/v3/my-run-2/a.json", &runs));
+        assert!(!in_tr164_directory("a.json", &runs));
+        // A run at the data root owns every file under it.
+        assert!(in_tr164_directory("anything/a.json", &BTreeSet::from([""])));
     }
 }

@@ -21,11 +21,12 @@ mod scan;
 pub mod sglang;
 pub mod table;
 pub mod tr164;
+pub mod verdict;
 pub mod vllm;
 
 use crate::mapping::Mapping;
 use crate::run::bytes::digest;
-use crate::run::found::{DetectedRun, RunDir};
+use crate::run::found::{DetectedRun, Offered, RunDir};
 use crate::run::parsed::{ExternalCell, IdCount, ParsedCell, ParsedMetrics};
 use crate::run::rows::{CellRows, ExternalRows, RowsError};
 use crate::run::{IndexOptions, ReadContext, RunRead};
@@ -39,21 +40,39 @@ use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
 pub use key::explain_rules;
+pub use verdict::{Nearness, Verdict};
 
 /// One input format.
 pub trait RunFormat: Sync {
     /// A stable name, shown in the audit and the inspector (`tr164`, `vllm-bench`, …).
     fn name(&self) -> &'static str;
 
-    /// Whether the file at `path` (relative to the data root), whose first bytes are `head`, is one of this
-    /// format's. Decided by content: tools let users rename their files.
-    fn detect(&self, path: &str, head: &[u8]) -> bool;
+    /// What this format makes of the file at `path` (relative to the data root), whose first bytes are `head`:
+    /// it reads it, knows it as a side file of a run, or declines it and says why. Decided by content: tools let
+    /// users rename their files.
+    fn examine(&self, path: &str, head: &[u8]) -> Verdict;
 
-    /// [`RunFormat::detect`] for a format that also needs `cellscope.toml` or more of the file than its head
-    /// (a generic table named by a `[[table]]` glob, a Parquet schema in the footer). By default, `detect`.
-    fn detect_in(&self, storage: &dyn Storage, path: &str, head: &[u8], mapping: &Mapping) -> bool {
+    /// [`RunFormat::examine`] for a format that also needs `cellscope.toml` or more of the file than its head
+    /// (a generic table named by a `[[table]]` glob, a Parquet schema in the footer). By default, `examine`.
+    fn examine_in(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        head: &[u8],
+        mapping: &Mapping,
+    ) -> Verdict {
         let _ = (storage, mapping);
-        self.detect(path, head)
+        self.examine(path, head)
+    }
+
+    /// Whether the file is one of this format's: [`RunFormat::examine`] reads it.
+    fn detect(&self, path: &str, head: &[u8]) -> bool {
+        self.examine(path, head).reads()
+    }
+
+    /// Whether the file is one of this format's: [`RunFormat::examine_in`] reads it.
+    fn detect_in(&self, storage: &dyn Storage, path: &str, head: &[u8], mapping: &Mapping) -> bool {
+        self.examine_in(storage, path, head, mapping).reads()
     }
 
     /// The directory whose detected files together form one run (the sweep), relative to the data root.
@@ -110,19 +129,34 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &table::Table,
 ];
 
-/// The other tool's format whose content the file at `path` has, looking at its first [`HEAD_BYTES`] only; TR164
-/// run directories are found by discovery, by their metrics file's name.
-pub fn detect(
-    storage: &dyn Storage,
-    mapping: &Mapping,
-    path: &str,
-) -> Option<&'static dyn RunFormat> {
-    let head = storage.read_range(path, 0..HEAD_BYTES).ok()?;
-    FORMATS
+/// The other tool's format whose content the file at `path` has, looking at its first [`HEAD_BYTES`] only, and the
+/// root of its run; or, when no format reads it, why (TR164 run directories are found by discovery, by their
+/// metrics file's name). The first format in [`FORMATS`] that reads the file takes it.
+pub fn recognise(storage: &dyn Storage, mapping: &Mapping, path: &str) -> Offered {
+    let head = match storage.read_range(path, 0..HEAD_BYTES) {
+        Ok(head) => head,
+        Err(error) => {
+            return Offered::Unread(crate::run::found::Unread {
+                side_of: Vec::new(),
+                reason: format!("the file cannot be read ({error}), so no reader could look at it"),
+            });
+        }
+    };
+    let mut verdicts = Vec::new();
+    for format in FORMATS
         .iter()
-        .copied()
         .filter(|format| format.name() != tr164::Tr164.name())
-        .find(|format| format.detect_in(storage, path, &head, mapping))
+    {
+        let verdict = format.examine_in(storage, path, &head, mapping);
+        if verdict.reads() {
+            return Offered::Run {
+                format: format.name(),
+                root: format.run_root(path),
+            };
+        }
+        verdicts.push((format.name(), verdict));
+    }
+    Offered::Unread(verdict::unread(&verdicts))
 }
 
 /// The format called `name`.
@@ -1000,20 +1034,22 @@ pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String>
     let head = disk
         .read_range(relative, 0..HEAD_BYTES)
         .map_err(|error| format!("cannot read {relative}: {error}"))?;
+    let mut verdicts = Vec::new();
     let format = FORMATS
         .iter()
         .copied()
-        .find(|format| format.detect_in(&disk, relative, &head, &mapping))
+        .find(|format| {
+            let verdict = format.examine_in(&disk, relative, &head, &mapping);
+            let reads = verdict.reads();
+            verdicts.push((format.name(), verdict));
+            reads
+        })
         .ok_or_else(|| {
-            format!(
-                "{relative} is not a file of any known format (TR164 metrics.csv, {})",
-                FORMATS
-                    .iter()
-                    .skip(1)
-                    .map(|format| format.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            // TR164 runs are found by their metrics file's name; other files are offered to the others.
+            let (by_name, offered) = verdicts.split_at(1);
+            verdict::explain_unread(relative, by_name, offered)
+                .trim_end()
+                .to_string()
         })?;
     let mut out = String::new();
     let root_of_run = format.run_root(relative);

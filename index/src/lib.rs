@@ -126,10 +126,7 @@ fn build_with(
         return Err(IndexError::RootNotDirectory(root.to_path_buf()));
     }
     let disk = storage::LocalDisk::new(root);
-    let detect = |storage: &dyn storage::Storage, mapping: &mapping::Mapping, path: &str| {
-        formats::detect(storage, mapping, path).map(|format| (format.name(), format.run_root(path)))
-    };
-    let discovery = discover::discover(&disk, &detect);
+    let discovery = discover::discover(&disk, &formats::recognise);
     let mut warnings = discovery.warnings.clone();
     let mapping = discovery
         .mapping

@@ -14,13 +14,19 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
-    /// Nothing is lost or suspicious; how the data was read (a record kept with its load unstated).
+    /// Nothing is lost or suspicious; how the data was read (a record kept with its load unstated, a file no
+    /// reader recognises passed over).
     Info,
     /// Data is kept but something about it is suspicious.
     Warning,
     /// Data was lost from the index (a row, a file, a run).
     Error,
 }
+
+/// The kind of the [`Severity::Info`] finding that names a file under the data root that may have been a result
+/// (`.json`, `.jsonl`, `.csv`, `.parquet`) but that no reader recognises, with the nearest reader's reason: a
+/// results folder holds other files too, so it is information, not a problem.
+pub const NOT_RECOGNISED: &str = "not_recognised";
 
 /// One finding of the indexer. `run` is the run id (or `None` for root-level files such as `exclusions.toml`);
 /// `file` is the path relative to the data root; `line` is 1-based where it applies.
@@ -51,6 +57,12 @@ impl Warning {
             line: None,
             message: message.into(),
         }
+    }
+
+    /// Whether the finding is a problem (a warning or an error) rather than information on how data was read:
+    /// only problems mark the data root's warnings as needing attention.
+    pub fn is_problem(&self) -> bool {
+        self.severity > Severity::Info
     }
 
     /// A [`Severity::Info`].

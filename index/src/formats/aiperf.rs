@@ -11,6 +11,7 @@
 
 use super::json::{self, field_number, head_has_key, number};
 use super::key::model_name;
+use super::verdict::{self, Mark, Nearness, Signature, Verdict};
 use super::{KeyParts, Part, Request, RunFormat, RunRecord};
 use crate::mapping::Mapping;
 use crate::storage::{self, Storage};
@@ -84,14 +85,73 @@ fn trial_number(name: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// Whether `head` is the start of an AIPerf per-request file: a JSON object per line with the record's
-/// `metadata.request_start_ns` and its `metrics`.
-fn is_request_file_head(path: &str, head: &[u8]) -> bool {
-    storage::file_name(path).ends_with(".jsonl")
-        && json::starts_with_object(head)
-        && head_has_key(head, "metadata")
-        && head_has_key(head, "metrics")
-        && head_has_key(head, "request_start_ns")
+/// What makes a JSON object an AIPerf summary: its version, the v0.1 `records` map of tagged metrics, or a
+/// `request_latency` metric beside keys only AIPerf writes.
+const SUMMARY: &[Signature] = &[
+    &[&[Mark::Key("aiperf_version")]],
+    &[
+        &[Mark::Key("records")],
+        &[Mark::Key("tag")],
+        &[Mark::Key("header")],
+    ],
+    &[
+        &[Mark::Key("request_latency")],
+        &[
+            Mark::Key("request_count"),
+            Mark::Key("benchmark_duration"),
+            Mark::Key("error_summary"),
+            Mark::Key("was_cancelled"),
+        ],
+    ],
+];
+
+/// What makes a line an AIPerf per-request record: the record's `metadata.request_start_ns` and its `metrics`.
+const REQUEST_RECORD: &[Signature] = &[&[
+    &[Mark::Key("metadata")],
+    &[Mark::Key("metrics")],
+    &[Mark::Key("request_start_ns")],
+]];
+
+/// What a derived summary is, for the `not_recognised` finding and `--explain`.
+const DERIVED: &str =
+    "an AIPerf aggregate over trials or sweep values, derived from runs read on their own";
+
+/// What a file AIPerf writes beside a run's summary, and that is not read, is.
+fn side_file(name: &str) -> Option<&'static str> {
+    if name.ends_with("_aiperf.csv") || name.ends_with("_timeslices.csv") {
+        Some("AIPerf's CSV export of a summary's figures")
+    } else if name == "inputs.json" {
+        Some("the inputs AIPerf sent")
+    } else {
+        None
+    }
+}
+
+/// The run a derived summary belongs to: the one above its `aggregate` or `sweep_aggregate` directory.
+fn aggregate_run_root(path: &str) -> String {
+    let directory = storage::parent(path);
+    let above = match storage::file_name(directory) {
+        "aggregate" | "sweep_aggregate" => storage::parent(directory),
+        _ => directory,
+    };
+    Aiperf.run_root(&storage::join(above, storage::file_name(path)))
+}
+
+/// What AIPerf makes of a file as a per-request file: JSON Lines whose first object has the marks of a record.
+fn request_file_verdict(path: &str, head: &[u8]) -> Verdict {
+    if !storage::file_name(path).ends_with(".jsonl") {
+        return Verdict::declines(
+            Nearness::OtherKind,
+            "a file that is not .jsonl, which AIPerf's per-request records are",
+        );
+    }
+    if !json::starts_with_object(head) {
+        return Verdict::declines(
+            Nearness::OtherKind,
+            "a file that does not open a JSON object, where AIPerf writes one per line",
+        );
+    }
+    verdict::signature_verdict(head, "an AIPerf per-request record", REQUEST_RECORD)
 }
 
 /// Whether the directory of `path` holds a summary (any name: `--profile-export-prefix` renames it), whose
@@ -117,40 +177,64 @@ impl RunFormat for Aiperf {
         "aiperf"
     }
 
-    /// A summary ([`RunFormat::detect`]), or a per-request file with no summary beside it.
-    fn detect_in(&self, storage: &dyn Storage, path: &str, head: &[u8], mapping: &Mapping) -> bool {
+    /// A summary ([`RunFormat::examine`]), or a per-request file with no summary beside it (beside one, it is
+    /// the summary's to read).
+    fn examine_in(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        head: &[u8],
+        mapping: &Mapping,
+    ) -> Verdict {
         let _ = mapping;
-        self.detect(path, head)
-            || (is_request_file_head(path, head) && !has_summary_beside(storage, path))
+        let summary = self.examine(path, head);
+        if summary.reads() || !storage::file_name(path).ends_with(".jsonl") {
+            return summary;
+        }
+        match request_file_verdict(path, head) {
+            Verdict::Reads if has_summary_beside(storage, path) => Verdict::side_file(
+                "the per-request records of the AIPerf summary beside it",
+                self.run_root(path),
+            ),
+            verdict => verdict,
+        }
     }
 
     /// A JSON object that is an AIPerf summary: `aiperf_version`, or the v0.1 `records` map of tagged metrics,
     /// or (files without version keys, as users have committed them) a `request_latency` metric next to keys only
     /// AIPerf writes (`request_count`, `benchmark_duration`, `error_summary`, `was_cancelled`). GenAI-Perf's summary
     /// has none of those, and AIPerf's aggregates over trials (`aggregation_type`) are not runs.
-    fn detect(&self, path: &str, head: &[u8]) -> bool {
+    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
         let name = storage::file_name(path);
-        if !name.ends_with(".json") || is_derived_file(name) {
-            return false;
+        if is_derived_file(name) {
+            return Verdict::side_file(DERIVED, aggregate_run_root(path));
         }
-        let starts_with_object = json::starts_with_object(head);
-        let aggregate =
-            head_has_key(head, "aggregation_type") || head_has_key(head, "per_combination_metrics");
-        let old_shape = head_has_key(head, "records")
-            && head_has_key(head, "tag")
-            && head_has_key(head, "header");
-        let by_structure = head_has_key(head, "request_latency")
-            && [
-                "request_count",
-                "benchmark_duration",
-                "error_summary",
-                "was_cancelled",
-            ]
-            .iter()
-            .any(|key| head_has_key(head, key));
-        starts_with_object
-            && !aggregate
-            && (head_has_key(head, "aiperf_version") || old_shape || by_structure)
+        if !name.ends_with(".json") {
+            return side_file(name).map_or_else(
+                || {
+                    Verdict::declines(
+                        Nearness::OtherKind,
+                        "a file that is not .json, which an AIPerf summary is (its per-request records are \
+                         .jsonl)",
+                    )
+                },
+                |what| Verdict::side_file(what, self.run_root(path)),
+            );
+        }
+        if !json::starts_with_object(head) {
+            return Verdict::declines(
+                Nearness::OtherKind,
+                "a file that does not open a JSON object, which an AIPerf summary is",
+            );
+        }
+        if head_has_key(head, "aggregation_type") || head_has_key(head, "per_combination_metrics") {
+            return Verdict::side_file(DERIVED, aggregate_run_root(path));
+        }
+        let verdict = verdict::signature_verdict(head, "an AIPerf summary", SUMMARY);
+        match side_file(name) {
+            Some(what) if !verdict.reads() => Verdict::side_file(what, self.run_root(path)),
+            _ => verdict,
+        }
     }
 
     /// The directory above every trial and sweep-value directory: `<base>/profile_runs/trial_0001/concurrency_4`

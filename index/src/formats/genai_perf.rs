@@ -5,8 +5,9 @@
 //! throughput are the tool's, marked reported.
 
 use super::aiperf::{nanoseconds, reported};
-use super::json::{self, field_text, head_has_key};
+use super::json::{self, field_text};
 use super::key::model_name;
+use super::verdict::{self, Mark, Signature, Verdict};
 use super::{KeyParts, Part, Request, RunFormat, RunRecord, read_json};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
@@ -15,6 +16,26 @@ use std::collections::BTreeMap;
 
 pub struct GenaiPerf;
 
+/// What makes a JSON object the perf_analyzer export: its load levels, with their experiment or timestamps.
+const SIGNATURES: &[Signature] = &[&[
+    &[Mark::Key("experiments")],
+    &[Mark::Key("experiment"), Mark::Key("response_timestamps")],
+]];
+
+/// What a file GenAI-Perf writes beside its export, and that is not a run of its own, is: the summary is read
+/// with the export (`<stem>_genai_perf.json`), the rest not at all.
+fn side_file(name: &str) -> Option<&'static str> {
+    if name.ends_with("_genai_perf.json") {
+        Some("the GenAI-Perf summary read with the export beside it")
+    } else if name.ends_with("_genai_perf.csv") {
+        Some("GenAI-Perf's CSV export of a summary's figures")
+    } else if name == "inputs.json" || name == "llm_inputs.json" {
+        Some("the inputs GenAI-Perf sent")
+    } else {
+        None
+    }
+}
+
 impl RunFormat for GenaiPerf {
     fn name(&self) -> &'static str {
         "genai-perf"
@@ -22,10 +43,9 @@ impl RunFormat for GenaiPerf {
 
     /// A JSON object with `experiments` whose entries carry an `experiment` (mode and value) or requests with
     /// `response_timestamps`: the perf_analyzer export, whatever `--profile-export-file` named it.
-    fn detect(&self, path: &str, head: &[u8]) -> bool {
-        json::is_object_file(path, head)
-            && head_has_key(head, "experiments")
-            && (head_has_key(head, "experiment") || head_has_key(head, "response_timestamps"))
+    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
+        verdict::object_file_verdict(path, head, "a GenAI-Perf export", SIGNATURES)
+            .or_side_file(side_file(storage::file_name(path)), || self.run_root(path))
     }
 
     fn records(

@@ -5,8 +5,9 @@
 //! (the strategy under each benchmark's `args`, the model under its `worker`, requests with `start_time` and
 //! `end_time`, only measured requests listed); any other version is reported and skipped.
 
-use super::json::{self, field_number, field_text, head_has_key};
+use super::json::{self, field_number, field_text};
 use super::key::model_name;
+use super::verdict::{self, Mark, Signature, Verdict};
 use super::{KeyParts, Part, Request, RunFormat, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
@@ -15,6 +16,23 @@ use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
 pub struct Guidellm;
+
+/// What makes a JSON object a GuideLLM report: its benchmarks, and a generative one or GuideLLM's version.
+const SIGNATURES: &[Signature] = &[&[
+    &[Mark::Key("benchmarks")],
+    &[
+        Mark::Text("generative_benchmark"),
+        Mark::Key("guidellm_version"),
+    ],
+]];
+
+/// What a file GuideLLM writes beside its report is: the CSV summary of the same benchmarks (by its default name,
+/// or by the first cell of its header).
+fn side_file(path: &str, head: &[u8]) -> Option<&'static str> {
+    let name = storage::file_name(path);
+    (name == "benchmarks.csv" || name.ends_with(".csv") && head.starts_with(b"Run Info,"))
+        .then_some("GuideLLM's CSV summary of a report's benchmarks")
+}
 
 /// The report versions whose benchmark and request shapes this reader knows.
 const KNOWN_VERSIONS: [u64; 2] = [1, 2];
@@ -39,11 +57,9 @@ impl RunFormat for Guidellm {
     /// A JSON object with `benchmarks` and either a `generative_benchmark` entry or GuideLLM's
     /// `guidellm_version` metadata, whatever `--output-path` named it. The version is not looked at here, so a
     /// report of an unknown version is claimed and reported rather than silently ignored.
-    fn detect(&self, path: &str, head: &[u8]) -> bool {
-        json::is_object_file(path, head)
-            && head_has_key(head, "benchmarks")
-            && (memchr::memmem::find(head, b"\"generative_benchmark\"").is_some()
-                || head_has_key(head, "guidellm_version"))
+    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
+        verdict::object_file_verdict(path, head, "a GuideLLM report", SIGNATURES)
+            .or_side_file(side_file(path, head), || self.run_root(path))
     }
 
     fn records(

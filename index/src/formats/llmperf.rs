@@ -3,8 +3,9 @@
 //! sometimes written as strings). The file names carry no concurrency, so users make one directory per load
 //! level; the concurrency is read from inside the summary.
 
-use super::json::{self, array_element_lines, field_count, field_number, field_text, head_has_key};
+use super::json::{self, array_element_lines, field_count, field_number, field_text};
 use super::key::model_name;
+use super::verdict::{self, Mark, Signature, Verdict};
 use super::{KeyParts, Part, Request, RunFormat, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
@@ -17,6 +18,12 @@ pub struct Llmperf;
 const SUMMARY_SUFFIX: &str = "_summary.json";
 const REQUESTS_SUFFIX: &str = "_individual_responses.json";
 
+/// What makes a JSON object an LLMPerf summary: its concurrency and its flattened statistics.
+const SIGNATURES: &[Signature] = &[&[
+    &[Mark::Key("num_concurrent_requests")],
+    &[Mark::Text("results_*")],
+]];
+
 impl RunFormat for Llmperf {
     fn name(&self) -> &'static str {
         "llmperf"
@@ -24,10 +31,15 @@ impl RunFormat for Llmperf {
 
     /// A JSON object with `num_concurrent_requests` and flattened `results_…` statistics: the summary, whatever
     /// its name (leaderboard files do not follow the default naming).
-    fn detect(&self, path: &str, head: &[u8]) -> bool {
-        json::is_object_file(path, head)
-            && head_has_key(head, "num_concurrent_requests")
-            && memchr::memmem::find(head, b"\"results_").is_some()
+    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
+        let verdict = verdict::object_file_verdict(path, head, "an LLMPerf summary", SIGNATURES);
+        match summary_path(path) {
+            Some(summary) if !verdict.reads() => Verdict::side_file(
+                "LLMPerf's per-request responses, read with the summary beside them",
+                self.run_root(&summary),
+            ),
+            _ => verdict,
+        }
     }
 
     fn records(
@@ -50,6 +62,18 @@ impl RunFormat for Llmperf {
             }
         }
     }
+}
+
+/// Where the summary of a per-request file is ([`requests_path`] the other way round), when `path` is named or
+/// placed as one.
+fn summary_path(path: &str) -> Option<String> {
+    let name = storage::file_name(path);
+    let directory = storage::parent(path);
+    if let Some(stem) = name.strip_suffix(REQUESTS_SUFFIX) {
+        return Some(storage::join(directory, &format!("{stem}{SUMMARY_SUFFIX}")));
+    }
+    (storage::file_name(directory) == "individual")
+        .then(|| storage::join(&storage::join(storage::parent(directory), "summary"), name))
 }
 
 /// Where the per-request file of a summary is: `<stem>_individual_responses.json` beside `<stem>_summary.json`,

@@ -5,6 +5,7 @@
 use super::json::{self, field_count, field_text, head_has_key};
 use super::key::model_name;
 use super::parallel::{self, arrays};
+use super::verdict::{self, Mark, Nearness, Signature, Verdict};
 use super::{KeyParts, Part, RunFormat, RunRecord};
 use crate::storage::Storage;
 use cellscope_model::api::Warning;
@@ -12,20 +13,38 @@ use serde_json::Value as Json;
 
 pub struct SglangBench;
 
+/// What makes a JSON object an SGLang result: the dataset it ran, and its count or end-to-end latency.
+const SIGNATURES: &[Signature] = &[&[
+    &[Mark::Key("dataset_name")],
+    &[
+        Mark::Key("mean_e2e_latency_ms"),
+        Mark::Key("median_e2e_latency_ms"),
+        Mark::Key("completed"),
+    ],
+]];
+
 impl RunFormat for SglangBench {
     fn name(&self) -> &'static str {
         "sglang-bench"
     }
 
-    /// Lines with `dataset_name`, `completed` and an end-to-end latency aggregate, and no `model_id` (which
+    /// Lines with `dataset_name` and `completed` or an end-to-end latency aggregate, and no `model_id` (which
     /// would make it a vLLM result).
-    fn detect(&self, _path: &str, head: &[u8]) -> bool {
-        json::starts_with_object(head)
-            && head_has_key(head, "dataset_name")
-            && !head_has_key(head, "model_id")
-            && (head_has_key(head, "mean_e2e_latency_ms")
-                || head_has_key(head, "median_e2e_latency_ms")
-                || head_has_key(head, "completed"))
+    fn examine(&self, _path: &str, head: &[u8]) -> Verdict {
+        if !json::starts_with_object(head) {
+            return Verdict::declines(
+                Nearness::OtherKind,
+                "a file that does not open a JSON object, where an SGLang result is one object per line",
+            );
+        }
+        let verdict = verdict::signature_verdict(head, "an SGLang result", SIGNATURES);
+        if verdict.reads() && head_has_key(head, "model_id") {
+            return Verdict::declines(
+                Nearness::SomeMarks,
+                "a JSON object with the keys of an SGLang result and `model_id`, which SGLang never writes",
+            );
+        }
+        verdict
     }
 
     fn records(

@@ -10,6 +10,7 @@
 //! `aggregate_tps` (cell grain). TR164's `metrics.csv` header and cellscope's own cells export are never
 //! claimed.
 
+use super::verdict::{Nearness, Verdict};
 use super::{KeyParts, Part, Request, RunFormat, RunRecord, STAT_COLUMNS, request_row};
 use crate::mapping::Mapping;
 use crate::mapping::table::{Grain, RawTable, Source, TableEntry, Unit};
@@ -41,22 +42,46 @@ impl RunFormat for Table {
     }
 
     /// Without `cellscope.toml`: a CSV whose header has the canonical names.
-    fn detect(&self, path: &str, head: &[u8]) -> bool {
-        !head.starts_with(PARQUET_MAGIC)
-            && csv_header(head).is_some_and(|header| canonical_grain(&header).is_some())
-            && !path.ends_with(".json")
-    }
-
-    fn detect_in(&self, storage: &dyn Storage, path: &str, head: &[u8], mapping: &Mapping) -> bool {
-        let mapped = mapping.table_for(path).is_some();
+    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
         if head.starts_with(PARQUET_MAGIC) {
-            return mapped
-                || parquet_columns(storage, path)
-                    .is_some_and(|columns| canonical_grain(&columns).is_some());
+            return Verdict::declines(
+                Nearness::NoMarks,
+                "a Parquet file, whose schema is read only from the data root",
+            );
+        }
+        if path.ends_with(".json") {
+            return Verdict::declines(Nearness::OtherKind, NOT_A_TABLE);
         }
         match csv_header(head) {
-            Some(header) => mapped || canonical_grain(&header).is_some(),
-            None => false,
+            Some(header) => header_verdict(&header, "CSV header"),
+            None => Verdict::declines(Nearness::OtherKind, NOT_A_TABLE),
+        }
+    }
+
+    fn examine_in(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        head: &[u8],
+        mapping: &Mapping,
+    ) -> Verdict {
+        let mapped = mapping.table_for(path).is_some();
+        if head.starts_with(PARQUET_MAGIC) {
+            if mapped {
+                return Verdict::Reads;
+            }
+            return match parquet_columns(storage, path) {
+                Some(columns) => header_verdict(&columns, "Parquet schema"),
+                None => Verdict::declines(
+                    Nearness::SomeMarks,
+                    "a Parquet file whose schema cannot be read from its footer",
+                ),
+            };
+        }
+        match csv_header(head) {
+            Some(_) if mapped => Verdict::Reads,
+            Some(header) => header_verdict(&header, "CSV header"),
+            None => Verdict::declines(Nearness::OtherKind, NOT_A_TABLE),
         }
     }
 
@@ -147,28 +172,90 @@ fn delimiter_of(line: &str) -> u8 {
 }
 
 /// The grain a header with canonical names has, or `None` when it is not a canonical table (or is TR164's
-/// `metrics.csv` or cellscope's own export).
+/// or cellscope's own export).
 fn canonical_grain(columns: &[String]) -> Option<Grain> {
+    grain_of(columns).ok()
+}
+
+/// What a file that is neither a CSV table nor Parquet is, for the `not_recognised` finding.
+const NOT_A_TABLE: &str =
+    "a file that is neither a CSV table (a header of two or more columns) nor Parquet";
+
+/// The verdict on a table's columns (a `what`: CSV header or Parquet schema) when no `[[table]]` entry names it.
+fn header_verdict(columns: &[String], what: &str) -> Verdict {
+    match grain_of(columns) {
+        Ok(_) => Verdict::Reads,
+        Err((nearness, why)) => {
+            let shown: Vec<String> = columns
+                .iter()
+                .take(6)
+                .map(|column| format!("`{column}`"))
+                .collect();
+            let more = if columns.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            };
+            Verdict::declines(
+                nearness,
+                format!(
+                    "a table whose {what} ({}{more}) {why}, and no `[[table]]` entry of cellscope.toml names it",
+                    shown.join(", ")
+                ),
+            )
+        }
+    }
+}
+
+/// The grain of a table with the canonical names, or how near its columns come to them and what they lack.
+fn grain_of(columns: &[String]) -> Result<Grain, (Nearness, String)> {
     let has = |name: &str| columns.iter().any(|column| column == name);
-    if TR164_MARKERS.iter().any(|name| has(name)) || EXPORT_MARKERS.iter().any(|name| has(name)) {
-        return None;
+    if TR164_MARKERS.iter().any(|name| has(name)) {
+        return Err((
+            Nearness::SomeMarks,
+            "is TR164's, whose metrics are read only as a run directory's `metrics.csv`"
+                .to_string(),
+        ));
     }
-    if !N_COLUMNS.iter().any(|name| has(name)) {
-        return None;
+    if EXPORT_MARKERS.iter().any(|name| has(name)) {
+        return Err((
+            Nearness::SomeMarks,
+            "is cellscope's own cells export, which reading back would count every cell twice"
+                .to_string(),
+        ));
     }
-    if has("wall_ms") {
+    let load = N_COLUMNS.iter().any(|name| has(name));
+    let grain = if has("wall_ms") {
         Some(Grain::Request)
-    } else if Stat::REQUEST
-        .into_iter()
-        // Token means alone do not make a table one row per cell: a latency or the throughput does. The serving
-        // statistics do not either: a tool's own summary table (a vLLM sweep's `summary.csv`) carries them.
-        .filter(|stat| !matches!(stat, Stat::MeanPromptTokens | Stat::MeanCompletionTokens))
-        .filter(|stat| !Stat::SERVING.contains(stat))
-        .any(|stat| has(stat.name()))
-    {
-        Some(Grain::Cell)
     } else {
-        None
+        Stat::REQUEST
+            .into_iter()
+            // Token means alone do not make a table one row per cell: a latency or the throughput does. The
+            // serving statistics do not either: a tool's own summary table (a vLLM sweep's `summary.csv`)
+            // carries them.
+            .filter(|stat| !matches!(stat, Stat::MeanPromptTokens | Stat::MeanCompletionTokens))
+            .filter(|stat| !Stat::SERVING.contains(stat))
+            .any(|stat| has(stat.name()))
+            .then_some(Grain::Cell)
+    };
+    match (load, grain) {
+        (true, Some(grain)) => Ok(grain),
+        (true, None) => Err((
+            Nearness::SomeMarks,
+            "has a load column but neither `wall_ms` (one row per request) nor a latency or throughput such as \
+             `p95_wall_ms` or `aggregate_tps` (one row per cell)"
+                .to_string(),
+        )),
+        (false, Some(_)) => Err((
+            Nearness::SomeMarks,
+            "has figures but no load column (`n`, `concurrency` or `max_concurrency`)".to_string(),
+        )),
+        (false, None) => Err((
+            Nearness::NoMarks,
+            "has none of the canonical columns (a load `n`, `concurrency` or `max_concurrency`, with `wall_ms` \
+             or a figure such as `p95_wall_ms`)"
+                .to_string(),
+        )),
     }
 }
 

@@ -15,6 +15,7 @@ pub mod run_files;
 mod side_files;
 pub mod splice;
 
+use super::verdict::{Nearness, Verdict};
 use super::{RunFormat, RunRecord};
 use crate::run::found::{DetectedRun, RunDir, metrics_name_of};
 use crate::run::rows::{CellRows, RowsError};
@@ -34,8 +35,15 @@ impl RunFormat for Tr164 {
 
     /// A file named `metrics.csv` (a header that is not TR164's is reported by the reader, with the columns it
     /// lacks, rather than passed over in silence).
-    fn detect(&self, path: &str, _head: &[u8]) -> bool {
-        storage::file_name(path) == "metrics.csv"
+    fn examine(&self, path: &str, _head: &[u8]) -> Verdict {
+        if storage::file_name(path) == "metrics.csv" {
+            Verdict::Reads
+        } else {
+            Verdict::declines(
+                Nearness::OtherKind,
+                "a file not named `metrics.csv`, which a TR164 run directory's metrics are",
+            )
+        }
     }
 
     fn run_root(&self, path: &str) -> String {

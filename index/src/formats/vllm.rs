@@ -4,10 +4,11 @@
 //! (`SERVE-…-BENCH-…/run=<i>.json`, the experiment directory being the run; `summary.json` and `warmup.json` are
 //! not runs).
 
-use super::json::{self, field_count, field_number, field_text, head_has_key};
+use super::json::{self, field_count, field_number, field_text};
 use super::key::model_name;
 use super::parallel::{self, Columns, ResultObject};
 use super::scan;
+use super::verdict::{self, Mark, Nearness, Signature, Verdict};
 use super::{KeyParts, Part, RunFormat, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
@@ -15,11 +16,26 @@ use serde_json::Value as Json;
 
 pub struct VllmBench;
 
-/// Files next to results that are not results (`<stem>.pytorch.json` is the PyTorch benchmark-DB export; a
-/// sweep's `warmup.json` is the discarded warm-up run).
-fn is_side_file(name: &str) -> bool {
-    name == "warmup.json" || name == "summary.json" || name.ends_with(".pytorch.json")
+/// What a file next to results that is not a result is (`<stem>.pytorch.json` is the PyTorch benchmark-DB export;
+/// a sweep's `warmup.json` is the discarded warm-up run, its `summary.json` and `summary.csv` the runs again).
+fn side_file(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "warmup.json" => "a vLLM sweep's warm-up run, which is discarded",
+        "summary.json" => "a vLLM sweep's summary, its runs again",
+        "summary.csv" => "a vLLM sweep's summary table, its runs again",
+        _ if name.ends_with(".pytorch.json") => {
+            "vLLM's PyTorch benchmark-database export of a result"
+        }
+        _ => return None,
+    })
 }
+
+/// What makes a JSON object a vLLM result: the keys vLLM writes first and SGLang never writes; or, for a sweep's
+/// `run=<i>.failure.json`, the run's number and its error.
+const SIGNATURES: &[Signature] = &[
+    &[&[Mark::Key("model_id")], &[Mark::Key("num_prompts")]],
+    &[&[Mark::Key("run_number")], &[Mark::Key("error_type")]],
+];
 
 /// A sweep combination directory (`SERVE--max_num_seqs=32-BENCH--max_concurrency=8`).
 fn is_sweep_combination(name: &str) -> bool {
@@ -34,14 +50,24 @@ impl RunFormat for VllmBench {
     /// An object (not an array) with `model_id` and `num_prompts`, the keys vLLM writes first and SGLang never
     /// writes; a sweep's `run=<i>.failure.json` (`run_number` and `error_type`) too, so a failed sweep run is
     /// reported rather than missing in silence.
-    fn detect(&self, path: &str, head: &[u8]) -> bool {
+    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
         let name = storage::file_name(path);
-        if is_side_file(name) || !name.ends_with(".json") && !name.ends_with(".jsonl") {
-            return false;
+        if let Some(what) = side_file(name) {
+            return Verdict::side_file(what, self.run_root(path));
         }
-        json::starts_with_object(head)
-            && (head_has_key(head, "model_id") && head_has_key(head, "num_prompts")
-                || head_has_key(head, "run_number") && head_has_key(head, "error_type"))
+        if !name.ends_with(".json") && !name.ends_with(".jsonl") {
+            return Verdict::declines(
+                Nearness::OtherKind,
+                "a file that is neither .json nor .jsonl, which vLLM writes its results as",
+            );
+        }
+        if !json::starts_with_object(head) {
+            return Verdict::declines(
+                Nearness::OtherKind,
+                "a file that does not open a JSON object, where a vLLM result is one object per run",
+            );
+        }
+        verdict::signature_verdict(head, "a vLLM result", SIGNATURES)
     }
 
     fn run_root(&self, path: &str) -> String {

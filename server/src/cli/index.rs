@@ -6,6 +6,7 @@ use anyhow::Context;
 use cellscope::terminal::printable;
 use cellscope_index::cache::{CacheReport, Trust};
 use cellscope_index::{self as indexer, Index, IndexOptions};
+use cellscope_model::api::NOT_RECOGNISED;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -167,6 +168,14 @@ fn print_report(
                     report.unreadable.len()
                 ))
         );
+        // Files passed over are named, since a user whose results are in a shape no reader knows sees no run.
+        for warning in index
+            .warnings
+            .iter()
+            .filter(|warning| warning.kind == NOT_RECOGNISED)
+        {
+            println!("{}", printable(&warning.to_string()));
+        }
     }
     Ok(())
 }

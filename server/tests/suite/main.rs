@@ -23,4 +23,5 @@ mod http;
 mod http_socket;
 mod limits;
 mod lineage;
+mod not_recognised;
 mod rows;

@@ -382,3 +382,69 @@ async fn the_replaced_rows_are_listed_where_the_inspector_says() -> anyhow::Resu
     page.screenshot("inspector-replaced-rows").await?;
     page.close().await
 }
+
+/// Files no reader recognises are listed among the warnings, in `/api/index` and on the Audit page, each with the
+/// nearest reader's reason, and are information: the header counts them without marking the count for attention.
+#[tokio::test]
+async fn files_no_reader_recognises_are_listed_as_information_not_problems() -> anyhow::Result<()> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/not-recognised");
+    let page = Harness::start_on("not-recognised", &root).await?;
+    let expected = [
+        "chats/conversations.jsonl",
+        "exports/host_metrics.csv",
+        "notes/summary.json",
+        "unknown-tool/report.json",
+    ];
+    let mut index = page.get("/api/index")?.json()?;
+    for _ in 0..100 {
+        if index["complete"] == true {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        index = page.get("/api/index")?.json()?;
+    }
+    let listed: Vec<(String, String, String)> = index["warnings"]
+        .as_array()
+        .ok_or_else(|| anyhow::anyhow!("no warnings list"))?
+        .iter()
+        .map(|warning| {
+            let text = |key: &str| warning[key].as_str().unwrap_or_default().to_string();
+            (text("kind"), text("severity"), text("file"))
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        expected.map(|file| (
+            "not_recognised".to_string(),
+            "info".to_string(),
+            file.to_string()
+        )),
+    );
+
+    page.open("/?view=audit").await?;
+    page.wait_for_details().await?;
+    page.wait_for_text("#warnings-link", "4 warnings").await?;
+    let marked: bool = page
+        .eval("document.querySelector('#warnings-link').classList.contains('warn')")
+        .await?;
+    assert!(!marked, "information alone does not mark the warning count");
+    let items: Vec<String> = page
+        .eval(
+            "[...document.querySelectorAll('#warnings-list li.info')].map((li) => li.textContent)",
+        )
+        .await?;
+    assert_eq!(items.len(), expected.len(), "{items:?}");
+    for (item, file) in items.iter().zip(expected) {
+        assert!(
+            item.starts_with(&format!("not_recognised  {file} — ")),
+            "{item}"
+        );
+    }
+    assert!(
+        items[1].contains("the nearest, table, finds a table whose CSV header"),
+        "{}",
+        items[1]
+    );
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

@@ -874,6 +874,7 @@ mod tests {
                 backend: backend.into(),
                 model: model.into(),
                 workload: workload.into(),
+                config: Default::default(),
                 load: crate::Load::Concurrency(n),
                 rep,
             },

@@ -1018,6 +1018,7 @@ mod tests {
                 backend: backend.into(),
                 model: "m".into(),
                 workload: workload.into(),
+                config: Default::default(),
                 load: crate::Load::Concurrency(n),
                 rep,
             },

@@ -369,6 +369,7 @@ mod tests {
                 backend: backend.into(),
                 model: "m".into(),
                 workload: "w".into(),
+                config: Default::default(),
                 load: crate::Load::Concurrency(n),
                 rep: 0,
             },

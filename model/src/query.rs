@@ -426,6 +426,12 @@ impl Query {
             workload: text(Dimension::Workload)?,
             load: load(Dimension::Load)?,
             rep: number(Dimension::Rep)?,
+            config: None,
+            params: values
+                .keys()
+                .filter(|dimension| dimension.is_param())
+                .map(|dimension| Ok((*dimension, text(*dimension)?)))
+                .collect::<Result<_, QueryError>>()?,
         })
     }
 }
@@ -450,6 +456,10 @@ pub struct CellRequest {
     pub load: String,
     /// The repetition.
     pub rep: u32,
+    /// The whole configuration, for the request of exactly one cell.
+    pub config: Option<crate::config::Config>,
+    /// Configuration parameters and the value each must have, when given (two deployments otherwise alike).
+    pub params: Vec<(Dimension, String)>,
 }
 
 impl CellRequest {
@@ -474,6 +484,9 @@ impl CellRequest {
             workload: key.workload.clone(),
             load: crate::key::DimensionValue::Load(key.load).to_string(),
             rep: key.rep,
+            // An empty configuration names no parameter, as the dimensions of a cell without one do.
+            config: (!key.config.is_empty()).then(|| key.config.clone()),
+            params: Vec::new(),
         }
     }
 
@@ -485,6 +498,14 @@ impl CellRequest {
             && key.workload == self.workload
             && key.load.matches_text(&self.load)
             && key.rep == self.rep
+            && self
+                .config
+                .as_ref()
+                .is_none_or(|config| key.config == *config)
+            && self
+                .params
+                .iter()
+                .all(|(dimension, value)| key.value(*dimension).matches_text(value))
             && self.suite.as_ref().is_none_or(|suite| key.suite == *suite)
             && self
                 .backend
@@ -501,6 +522,7 @@ impl CellRequest {
             backend: String::new(),
             model: String::new(),
             workload: String::new(),
+            config: crate::config::Config::new(),
             load: crate::Load::Concurrency(0),
             rep: 0,
         }

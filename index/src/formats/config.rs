@@ -85,6 +85,19 @@ pub fn how_text(how: &How) -> String {
     }
 }
 
+/// The rule of an inferred setting without the path component it read ("an InferenceX result name"), so that
+/// the cells of many files share it; `None` for a setting read from a field.
+pub fn general_rule(how: &How) -> Option<&str> {
+    match how {
+        How::Read(_) => None,
+        How::Inferred(rule) => Some(
+            rule.strip_prefix("path component `")
+                .and_then(|rest| rest.split_once("`, "))
+                .map_or(rule.as_str(), |(_, general)| general),
+        ),
+    }
+}
+
 /// The configuration of a record whose path gave `path` and whose content gave `content`: the content wins, and
 /// every path value it contradicts is a [`Conflict`].
 pub fn resolve(path: &PathSettings, content: &[Setting]) -> Resolved {

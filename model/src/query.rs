@@ -15,8 +15,8 @@ mod toggles;
 pub(crate) use codec::{Field, Params, parse, print};
 pub use codec::{IgnoredParameter, encode};
 pub(crate) use fields::{
-    Target, alpha, at, cell, dimension, dimensions, load_range, metric, sides, target_accessors,
-    toggles, whole_number,
+    Target, alpha, at, cell, dimension, dimensions, load_range, metric, params, sides,
+    target_accessors, toggles, whole_number,
 };
 pub use toggles::{Include, WhatIf};
 
@@ -35,6 +35,11 @@ pub const CONTRASTABLE: [Dimension; 6] = [
     Dimension::Phase,
     Dimension::Workload,
 ];
+
+/// Whether a comparison can contrast or group by `dimension`: one of [`CONTRASTABLE`] or a deployment parameter.
+pub fn is_contrastable(dimension: Dimension) -> bool {
+    CONTRASTABLE.contains(&dimension) || dimension.is_param()
+}
 
 /// A comparison's choices: contrast `a` with `b`, two values of `by`, one group per value of `per`, at
 /// significance level `alpha` (the metric is the query's or the view's). `a` and `b` unset in a view: the two
@@ -271,13 +276,16 @@ impl Endpoint {
         }
     }
 
-    /// Whether it takes `name`, directly or as an alias.
+    /// Whether it takes `name`, directly or as an alias; an endpoint filtering cells also takes a deployment
+    /// parameter as a dimension filter.
     fn takes(self, name: &str) -> bool {
         let name = ALIASES
             .iter()
             .find(|(alias, _)| *alias == name)
             .map_or(name, |(_, canonical)| canonical);
         self.parameters().contains(&name)
+            || (self.parameters().contains(&Dimension::Workload.name())
+                && Dimension::parse(name).is_some_and(Dimension::is_param))
     }
 }
 

@@ -85,18 +85,19 @@ fn one_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     )
 }
 
-/// Reads a dimension by its name (no alias), or says which names there are.
+/// Reads a dimension by its name (no alias) or a deployment parameter's, or says which names there are.
 pub(crate) fn dimension(text: &str) -> Result<Dimension, String> {
     Dimension::ALL
         .into_iter()
         .find(|dimension| dimension.name() == text)
+        .or_else(|| Dimension::parse(text).filter(|dimension| dimension.is_param()))
         .ok_or_else(|| one_of(Dimension::ALL.map(Dimension::name)))
 }
 
 /// Reads a dimension a comparison can contrast (`by`), or says which.
 pub(crate) fn contrastable(text: &str) -> Result<Dimension, String> {
     Dimension::parse(text)
-        .filter(|dimension| CONTRASTABLE.contains(dimension))
+        .filter(|dimension| crate::query::is_contrastable(*dimension))
         .ok_or_else(|| one_of(CONTRASTABLE.map(Dimension::name)))
 }
 
@@ -248,6 +249,31 @@ pub(crate) const fn dimensions<T: Target>() -> Field<T> {
                         "the load is chosen with load_min and load_max",
                     );
                 }
+            }
+        },
+    }
+}
+
+/// The deployment parameters as filters (`tp=4,8`, any spelling of a well-known parameter or the name of one
+/// the data has), written by [`dimensions`] with the others. Taken after every other field, so that a parameter
+/// of the query keeps its meaning whatever a deployment parameter is called.
+pub(crate) const fn params<T: Target>() -> Field<T> {
+    Field {
+        print: |_, _| {},
+        parse: |target, params| {
+            let names: Vec<String> = params.pairs.iter().map(|(name, _)| name.clone()).collect();
+            for name in names {
+                let Some(dimension) = Dimension::parse(&name).filter(|found| found.is_param())
+                else {
+                    continue;
+                };
+                let accepted: Vec<String> = params
+                    .take_all(&name)
+                    .iter()
+                    .flat_map(|raw| list_items(raw))
+                    .collect();
+                // Text dimensions take any value, so this cannot fail.
+                let _ = target.filter_mut().accept(dimension, accepted);
             }
         },
     }
@@ -445,7 +471,7 @@ fn format() -> Field<Query> {
 }
 
 /// Every parameter of a [`Query`], in the order its text form writes them.
-pub(crate) fn query_fields() -> [Field<Query>; 10] {
+pub(crate) fn query_fields() -> [Field<Query>; 11] {
     [
         sides(),
         metric(),
@@ -457,5 +483,6 @@ pub(crate) fn query_fields() -> [Field<Query>; 10] {
         toggles(),
         at(),
         format(),
+        params(),
     ]
 }

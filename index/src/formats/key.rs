@@ -25,6 +25,8 @@ pub struct KeyedRecord {
     pub inferred: Vec<InferredPart>,
     /// Dimension → the field it was read from, for `--explain`.
     pub read: Vec<(String, String)>,
+    /// The configuration with where each parameter was found, for `--explain`.
+    pub config: config::Resolved,
 }
 
 /// The coordinates a record was given, as warnings name them.
@@ -227,7 +229,7 @@ impl Keying<'_> {
         let [suite, phase, backend, model, workload] =
             parts.named_dimensions(self.format, &record, warnings);
         let load = parts.load(&record, warnings)?;
-        let config = parts.config(self.format, &record, warnings);
+        let resolved = parts.config(self.format, &record, warnings);
         // The coordinates at rep 0 stand for the key without its rep.
         let mut coordinates = CellCoordinates {
             suite,
@@ -235,7 +237,7 @@ impl Keying<'_> {
             backend,
             model,
             workload,
-            config,
+            config: resolved.config.clone(),
             load,
             rep: 0,
         };
@@ -267,6 +269,7 @@ impl Keying<'_> {
             coordinates,
             inferred,
             read,
+            config: resolved,
         })
     }
 }
@@ -452,14 +455,34 @@ impl Parts<'_> {
     }
 
     /// The deployment's configuration: what the path states, overridden by what the file states (each
-    /// disagreement a `config_conflict` warning naming both values). Parameters found by a rule rather than read
-    /// from a field are marked inferred (`--explain` names each one's source).
-    fn config(&mut self, format: &str, record: &RunRecord, warnings: &mut Vec<Warning>) -> Config {
+    /// disagreement a `config_conflict` warning naming both values), overridden by `cellscope.toml`'s
+    /// `config.<name>`. Parameters found by a rule rather than read from a field are marked inferred
+    /// (`--explain` names each one's source).
+    fn config(
+        &mut self,
+        format: &str,
+        record: &RunRecord,
+        warnings: &mut Vec<Warning>,
+    ) -> config::Resolved {
         let file = self.context.path;
-        let resolved = config::resolve(
+        let mut resolved = config::resolve(
             &config::config_from_path(file),
             &config::config_from_fields(format, &record.fields),
         );
+        for (name, mapped) in self.mapping.config(&self.context) {
+            match mapped {
+                Ok(mapped) => resolved.set(&name, &mapped.value, How::Inferred(mapped.rule)),
+                Err(reason) => warnings.push(
+                    Warning::warn(
+                        "mapping_field_missing",
+                        format!("{reason}; {name} is left as the file and its path state it"),
+                    )
+                    .run(self.run_id)
+                    .file(file)
+                    .at_line(self.line),
+                ),
+            }
+        }
         for conflict in &resolved.conflicts {
             warnings.push(
                 Warning::warn(
@@ -490,7 +513,7 @@ impl Parts<'_> {
                 rule: rules.join("; "),
             });
         }
-        resolved.config
+        resolved
     }
 
     fn bad_load(&self, record: &RunRecord, problem: &str, warnings: &mut Vec<Warning>) {
@@ -678,6 +701,72 @@ mod tests {
         assert!(
             message.contains("tp=4") && message.contains("tp=8"),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn cellscope_toml_states_a_configuration_the_files_do_not() {
+        let mut warnings = Vec::new();
+        let mapping = Mapping::parse(
+            r#"
+[[map]]
+glob = "runs/**"
+config.tp = 4
+config.precision = "FP8"
+
+[[map]]
+glob = "runs/big/**"
+config = { tp = 8, max_num_seqs = "{limits.seqs}" }
+
+[[map]]
+glob = "other/**"
+config.max_concurrency = 2
+"#,
+            "cellscope.toml",
+            &mut warnings,
+        );
+        assert_eq!(warnings.len(), 1, "{warnings:#?}");
+        assert!(
+            warnings[0].message.contains("config.max_concurrency"),
+            "{}",
+            warnings[0].message
+        );
+        let records = vec![
+            (
+                "runs/small/a.json".to_string(),
+                record(serde_json::json!({})),
+            ),
+            (
+                "runs/big/a.json".to_string(),
+                record(serde_json::json!({"limits": {"seqs": 64}})),
+            ),
+            ("runs/big/b.json".to_string(), record(serde_json::json!({}))),
+        ];
+        let mut warnings = Vec::new();
+        let keyed = resolve("vllm-bench", &mapping, "r", records, &mut warnings);
+        let configs: Vec<String> = keyed
+            .iter()
+            .map(|keyed| keyed.coordinates.config.text())
+            .collect();
+        assert_eq!(
+            configs,
+            [
+                "precision=fp8,tp=4",
+                "max_num_seqs=64,precision=fp8,tp=8",
+                "precision=fp8,tp=8"
+            ]
+        );
+        assert!(keyed.iter().all(|keyed| keyed.coordinates.rep == 0));
+        let missing: Vec<_> = warnings
+            .iter()
+            .filter(|warning| warning.kind == "mapping_field_missing")
+            .collect();
+        assert_eq!(missing.len(), 1, "{warnings:#?}");
+        assert_eq!(missing[0].file.as_deref(), Some("runs/big/b.json"));
+        let explained = keyed[0].config.explain_lines();
+        assert!(
+            explained[1].contains("cellscope.toml [[map]] #1"),
+            "{explained:?}"
         );
     }
 }

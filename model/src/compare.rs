@@ -325,7 +325,7 @@ pub struct CompareSpec {
 
 impl CompareSpec {
     /// The dimensions a pair's two sides agree on: the configuration (the group's dimension included), with
-    /// every deployment parameter `params` names (those some compared cell states) but the one compared.
+    /// every deployment parameter `params` names (those every compared cell states) but the one compared.
     pub fn match_dimensions(&self, params: &[Dimension]) -> Vec<Dimension> {
         let repeated = self.repeated_dimensions();
         Dimension::with_params(params)
@@ -620,7 +620,11 @@ pub fn compare(cells: &[&CellSummary], spec: &CompareSpec, what_if: &WhatIf) -> 
         .filter(|cell| side_of(cell).is_some() && spec.compares_cell(cell))
         .collect();
     let inclusion = inclusion_of(what_if, applied_comparisons(&sides, side_of));
-    let dimensions = spec.match_dimensions(&Dimension::params(sides.iter().map(|cell| &cell.key)));
+    // A parameter some compared cell does not state cannot tell its deployments apart (an engine's own setting
+    // when engines are compared), so pairs agree on the parameters every compared cell states.
+    let dimensions = spec.match_dimensions(&Dimension::shared_params(
+        sides.iter().map(|cell| &cell.key),
+    ));
     // Group → coordinates → the cells of each side.
     type Coordinates = Vec<(Dimension, Value)>;
     let mut grouped: BTreeMap<Option<Value>, BTreeMap<Coordinates, [Vec<&CellSummary>; 2]>> =

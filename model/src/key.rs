@@ -467,6 +467,20 @@ impl Dimension {
         crate::order::sorted_distinct(names.into_iter().filter_map(Dimension::param))
     }
 
+    /// The configuration parameters every one of `keys` states, in name order (none for no keys).
+    pub fn shared_params<'a>(
+        keys: impl IntoIterator<Item = &'a CellKey> + Clone,
+    ) -> Vec<Dimension> {
+        Dimension::params(keys.clone())
+            .into_iter()
+            .filter(|dimension| {
+                keys.clone()
+                    .into_iter()
+                    .all(|key| key.config.get(dimension.name()).is_some())
+            })
+            .collect()
+    }
+
     /// The configuration parameters whose value differs between some of `keys` (a parameter some state and others
     /// do not differs too): the ones a data root's dimension list shows.
     pub fn varying_params<'a>(

@@ -301,17 +301,6 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
     let (rate_rps, baseline_load) = (batch.float64("rate_rps"), batch.text("baseline_load"));
     // Only tables with a cell whose configuration states something have `config`.
     let config = batch.text("config");
-    let config_at = |row: usize| -> Result<Config, SchemaError> {
-        let Some(column) = config else {
-            return Ok(Config::new());
-        };
-        let text = column.value(row);
-        text.parse().map_err(|_| SchemaError::Value {
-            row,
-            column: "config",
-            value: text.to_string(),
-        })
-    };
     let load_at = |row: usize| -> Result<Load, SchemaError> {
         if let Some(n) = n.get(row) {
             return Ok(Load::Concurrency(n));
@@ -391,7 +380,7 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
                     backend: backend.value(row).to_string(),
                     model: model.value(row).to_string(),
                     workload: workload.value(row).to_string(),
-                    config: config_at(row)?,
+                    config: config_at(config, row)?,
                     load: load_at(row)?,
                     rep: rep.value(row),
                 },
@@ -443,6 +432,19 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
             })
         })
         .collect()
+}
+
+/// The configuration of one row: read from its text form in the `config` column, empty without the column.
+fn config_at(column: Option<&ipc::TextColumn>, row: usize) -> Result<Config, SchemaError> {
+    let Some(column) = column else {
+        return Ok(Config::new());
+    };
+    let text = column.value(row);
+    text.parse().map_err(|_| SchemaError::Value {
+        row,
+        column: "config",
+        value: text.to_string(),
+    })
 }
 
 /// The serving statistics of one row, by their column's value.
@@ -845,5 +847,39 @@ mod tests {
         let bytes = write_ipc_stream(&[batch.clone(), batch], &cells_schema()).unwrap();
         let read = cells_from_ipc(&bytes).unwrap();
         assert_eq!(read, [cells.clone(), cells].concat());
+    }
+
+    #[test]
+    fn a_configuration_is_a_last_column_only_when_some_cell_states_one() {
+        let plain: CellKey = "r/s/p/b/m/w/n=1/rep=0".parse().unwrap();
+        let configured: CellKey = "r/s/p/b/m/w/model_path=%2Fa%2Cb,tp=4/n=1/rep=0"
+            .parse()
+            .unwrap();
+        assert_eq!(configured.config.get("model_path"), Some("/a,b"));
+        let cells = vec![
+            CellSummary::empty(plain.clone(), CellStatus::Clean),
+            CellSummary::empty(configured, CellStatus::Clean),
+        ];
+        assert!(
+            !cells_to_csv(&cells[..1])
+                .lines()
+                .next()
+                .unwrap()
+                .contains("config")
+        );
+        let csv = cells_to_csv(&cells);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(",config"), "{}", lines[0]);
+        assert!(lines[1].ends_with(','), "{}", lines[1]);
+        // The text form's commas are quoted as any CSV field's.
+        assert!(
+            lines[2].ends_with(",\"model_path=%2Fa%2Cb,tp=4\""),
+            "{}",
+            lines[2]
+        );
+        let batch = cells_to_batch(&cells).unwrap();
+        assert_eq!(batch.schema().fields().last().unwrap().name(), "config");
+        let bytes = write_ipc_stream(std::slice::from_ref(&batch), &batch.schema()).unwrap();
+        assert_eq!(cells_from_ipc(&bytes).unwrap(), cells);
     }
 }

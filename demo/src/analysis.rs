@@ -28,6 +28,7 @@ fn key_of(run_id: &str, row: &MetricsRow) -> CellKey {
         backend: cell.backend.to_string(),
         model: cell.model.name.to_string(),
         workload: cell.workload.name.to_string(),
+        config: Default::default(),
         load: cellscope_model::Load::Concurrency(cell.n_agents),
         rep: cell.rep,
     }
@@ -144,6 +145,7 @@ pub(crate) fn analysis_json(
             backend: curve.group.backend.clone(),
             model: curve.group.model.clone(),
             workload: curve.group.workload.clone(),
+            config: curve.group.config.clone(),
             load: cellscope_model::Load::Concurrency(0),
             rep: 0,
         };

@@ -8,8 +8,8 @@
 //!
 //! [`generate_mixed`] then writes a second root beside it that shows several formats at once: the TR164 trees of the
 //! first root (hard-linked) plus a small sweep of the V3 demo in vLLM, SGLang and AIPerf formats with the
-//! `cellscope.toml` that maps those files to cells. [`generate_deployment_sweeps`] writes one model on two
-//! deployments (a vLLM request-rate sweep and InferenceX-named concurrency runs) into a root of its own.
+//! `cellscope.toml` that maps those files to cells, and one model on two deployments: a vLLM request-rate sweep and
+//! InferenceX-named concurrency runs.
 
 mod analysis;
 mod calendar;
@@ -97,10 +97,11 @@ pub struct MixedSummary {
     pub linked_files: usize,
     /// Files copied instead because the file system would not link them.
     pub copied_files: usize,
-    /// Files of the external sweep, `cellscope.toml` included.
+    /// Files of the external sweeps, `cellscope.toml` included.
     pub external_files: usize,
     pub external_bytes: u64,
-    /// Cells and requests of the external sweep over its three engines.
+    /// Cells and requests of the external sweeps: the three engines' concurrency sweep and the two-deployment
+    /// sweeps (one cell per run file).
     pub external_cells: usize,
     pub external_requests: usize,
 }
@@ -135,14 +136,16 @@ pub fn generate_mixed(
             summary.linked_files += linked.linked;
             summary.copied_files += linked.copied;
         }
+        // The deployment sweeps go first so that `cellscope.toml`, the last of the other files, is written last.
+        let (rate_files, rate_counts) = external::deployment_files(options.seed);
         let (files, counts) = external::files(options.seed, &recipe)?;
-        for (path, contents) in &files {
+        for (path, contents) in rate_files.iter().chain(&files) {
             tree.write(path, contents)?;
             summary.external_files += 1;
             summary.external_bytes += contents.len() as u64;
         }
-        summary.external_cells = counts.cells;
-        summary.external_requests = counts.requests;
+        summary.external_cells = counts.cells + rate_counts.cells;
+        summary.external_requests = counts.requests + rate_counts.requests;
         Ok::<MixedSummary, DemoError>(summary)
     })();
     let summary = match result {
@@ -165,10 +168,9 @@ pub fn generate_vllm_sweep(out_dir: &Path, seed: u64) -> Result<Vec<VllmSweepFil
     external::scale::generate(out_dir, seed)
 }
 
-/// Writes the two-deployment sweeps (`vllm-rate-sweep/` and `inferencex/`, see `external/rate_sweep.rs` and
-/// `external/inferencex.rs`) under `out_dir`, replacing what is there, through a staging directory; returns the
-/// number of files. They join the mixed root once a cell's key holds its deployment's configuration, since today
-/// the two deployments of one model would collide.
+/// Writes only the mixed root's two-deployment sweeps (`external/vllm-rate-sweep/` and `external/inferencex/`, see
+/// `external/rate_sweep.rs` and `external/inferencex.rs`) under `out_dir`, replacing what is there, through a
+/// staging directory; returns the number of files. The mixed root holds the same bytes for the same seed.
 pub fn generate_deployment_sweeps(out_dir: &Path, seed: u64) -> Result<usize, DemoError> {
     let mut tree = tree::Tree::stage(out_dir)?;
     let (files, _) = external::deployment_files(seed);

@@ -502,6 +502,7 @@ fn planned_cells(replay: &Replay<'_>) -> Vec<PlannedCell> {
                 backend: BACKEND.into(),
                 model: cell.model.name.into(),
                 workload: cell.workload.name.into(),
+                config: Default::default(),
                 load: cellscope_model::Load::Concurrency(cell.n),
                 rep: cell.rep,
             },

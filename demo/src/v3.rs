@@ -59,6 +59,7 @@ impl PlanCell {
             backend: backend.into(),
             model: self.model.name.into(),
             workload: self.workload.name.into(),
+            config: Default::default(),
             load: cellscope_model::Load::Concurrency(self.n),
             rep: self.rep,
         }

@@ -44,7 +44,7 @@ pub const READ_CODE: &str = env!("CELLSCOPE_READ_CODE");
 
 /// Bumped when the entry layout changes in a way the source hash would not show (it changes with every source
 /// file of the indexer and the model, so in practice this stays).
-const SCHEMA: u32 = 2;
+const SCHEMA: u32 = 3;
 /// The first bytes of every entry.
 const MAGIC: &[u8; 8] = b"cscache1";
 /// Entries kept in a directory store by default: a warm start of 100 runs and 10 million rows needs about
@@ -846,6 +846,7 @@ mod tests {
             backend: "b".into(),
             model: "m".into(),
             workload: "w".into(),
+            config: Default::default(),
             load: cellscope_model::Load::Concurrency(1),
             rep: 0,
         };

@@ -1119,7 +1119,7 @@ pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String>
         for note in &record.record.notes {
             let _ = writeln!(out, "    note: {note}");
         }
-        for line in config::explain_lines(format.name(), relative, &record.record.fields) {
+        for line in record.config.explain_lines() {
             let _ = writeln!(out, "    {line}");
         }
     }

@@ -37,6 +37,30 @@ struct RawEntry {
     /// An offered request rate in req/s (`inf` allowed), for rate-driven runs; `n` wins when both are set.
     rate: Option<String>,
     rep: Option<String>,
+    /// Deployment parameters (`config.tp = 4`), each a literal or a `{field}` template.
+    #[serde(default)]
+    config: std::collections::BTreeMap<String, ConfigValue>,
+}
+
+/// A configuration value as TOML writes it: text (a template allowed), a number or a boolean.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ConfigValue {
+    Text(String),
+    Integer(i64),
+    Float(f64),
+    Flag(bool),
+}
+
+impl ConfigValue {
+    fn text(&self) -> String {
+        match self {
+            ConfigValue::Text(text) => text.clone(),
+            ConfigValue::Integer(number) => number.to_string(),
+            ConfigValue::Float(number) => number.to_string(),
+            ConfigValue::Flag(flag) => flag.to_string(),
+        }
+    }
 }
 
 /// One `[[map]]` entry.
@@ -48,6 +72,8 @@ pub struct MapEntry {
     glob: globset::GlobMatcher,
     /// `(dimension, template)` for every dimension the entry sets.
     pub values: Vec<(&'static str, String)>,
+    /// `(canonical parameter name, template)` for every deployment parameter the entry sets.
+    pub config: Vec<(String, String)>,
 }
 
 /// The parsed `cellscope.toml` (empty when the file is absent).
@@ -131,11 +157,13 @@ impl Mapping {
             .into_iter()
             .filter_map(|(dimension, value)| value.map(|value| (dimension, value)))
             .collect();
+            let config = config_templates(&entry.config, index + 1, file, warnings);
             entries.push(MapEntry {
                 number: index + 1,
                 glob_text: entry.glob,
                 glob,
                 values,
+                config,
             });
         }
         let mut tables = Vec::new();
@@ -211,6 +239,65 @@ impl Mapping {
                 context.path
             )),
         })
+    }
+}
+
+/// The deployment parameters of `[[map]]` entry `number`, by canonical name; a name that is the load or the
+/// bench client's bookkeeping is reported and left out.
+fn config_templates(
+    config: &std::collections::BTreeMap<String, ConfigValue>,
+    number: usize,
+    file: &str,
+    warnings: &mut Vec<Warning>,
+) -> Vec<(String, String)> {
+    let mut templates = Vec::new();
+    for (name, value) in config {
+        if cellscope_model::config::is_configuration(name) {
+            templates.push((cellscope_model::config::canonical_name(name), value.text()));
+        } else {
+            warnings.push(
+                Warning::error(
+                    "invalid_mapping",
+                    format!(
+                        "[[map]] entry {number} sets config.{name}, which is not configuration (the load or the \
+                         bench client's own setting; set n or rate for the load); it is ignored"
+                    ),
+                )
+                .file(file),
+            );
+        }
+    }
+    templates
+}
+
+impl Mapping {
+    /// The deployment parameters `cellscope.toml` gives a record of the file at `context.path`: for each
+    /// parameter, the last matching entry that sets it, expanded, with the rule naming that entry; a template
+    /// naming a field the record lacks gives the reason instead.
+    pub fn config(&self, context: &TemplateContext<'_>) -> Vec<(String, Result<Mapped, String>)> {
+        let mut found: Vec<(String, Result<Mapped, String>)> = Vec::new();
+        for entry in self
+            .entries
+            .iter()
+            .filter(|entry| entry.glob.is_match(context.path))
+        {
+            for (name, template) in &entry.config {
+                let rule = format!(
+                    "cellscope.toml [[map]] #{} (glob `{}`): config.{name} = \"{template}\"",
+                    entry.number, entry.glob_text
+                );
+                let value = match expand(template, context) {
+                    Ok(value) => Ok(Mapped { value, rule }),
+                    Err(missing) => Err(format!(
+                        "{rule} names `{missing}`, which {} lacks",
+                        context.path
+                    )),
+                };
+                found.retain(|(known, _)| known != name);
+                found.push((name.clone(), value));
+            }
+        }
+        found
     }
 }
 

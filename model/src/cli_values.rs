@@ -49,3 +49,48 @@ impl ValueEnum for Per {
         Some(PossibleValue::new(self.0.map_or("none", Dimension::name)))
     }
 }
+
+impl std::fmt::Display for Per {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.map_or("none", Dimension::name))
+    }
+}
+
+/// `--by`: a dimension, or a deployment parameter by name (`tp`, `max_num_seqs`). The data is read after the
+/// arguments, so any parameter name is taken here and a value no cell has is refused then, as is a dimension a
+/// comparison cannot contrast.
+pub fn contrasted(text: &str) -> Result<Dimension, String> {
+    Dimension::parse(text)
+        .or_else(|| Dimension::param(text))
+        .ok_or_else(|| {
+            format!(
+                "expected one of {}, or a deployment parameter (tp, precision, …)",
+                CONTRASTABLE.map(Dimension::name).join(", ")
+            )
+        })
+}
+
+/// `--per`: as [`contrasted`], or `none` for one group.
+pub fn grouped(text: &str) -> Result<Per, String> {
+    if text == "none" {
+        return Ok(Per(None));
+    }
+    contrasted(text)
+        .map(|dimension| Per(Some(dimension)))
+        .map_err(|reason| format!("{reason}, or none"))
+}
+
+/// `--param NAME=VALUES`: a deployment parameter and the values a filter on it accepts (comma-separated).
+pub fn param_filter(text: &str) -> Result<(Dimension, Vec<String>), String> {
+    let (name, values) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}`: expected NAME=VALUES (tp=4,8)"))?;
+    let dimension = Dimension::param(name.trim())
+        .ok_or_else(|| format!("`{name}` cannot be a deployment parameter"))?;
+    let values: Vec<String> = values
+        .split(',')
+        .map(|value| value.trim().to_string())
+        .filter(|value| !value.is_empty())
+        .collect();
+    Ok((dimension, values))
+}

@@ -63,7 +63,7 @@ pub fn repeated_dimensions(by: Dimension, per: Option<Dimension>) -> Vec<Dimensi
         .collect()
 }
 
-pub use crate::query::CONTRASTABLE;
+pub use crate::query::{CONTRASTABLE, is_contrastable};
 
 /// A comparison that cannot be made, naming the parameter and the valid choices.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -224,7 +224,7 @@ pub fn compare_view(state: &ViewState, cells: &[CellSummary]) -> Result<Comparis
 /// per column or facet. A filter that keeps exactly two values of that dimension names the sides.
 pub fn compare_these(state: &ViewState) -> ViewState {
     use crate::view_state::View;
-    let contrastable = |dimension: Dimension| CONTRASTABLE.contains(&dimension);
+    let contrastable = is_contrastable;
     let (split, group) = match state.view {
         View::Matrix => (Some(state.grid), Some(state.cols)),
         View::Curves => (Some(state.color), state.facet),
@@ -280,10 +280,10 @@ fn comparable(metric: Metric) -> Result<Metric, CompareError> {
     }
 }
 
-/// Reads the `by` dimension of a comparison.
+/// Reads the `by` dimension of a comparison: a dimension of [`CONTRASTABLE`] or a deployment parameter.
 pub fn contrastable_dimension(name: &str) -> Result<Dimension, CompareError> {
     Dimension::parse(name)
-        .filter(|dimension| CONTRASTABLE.contains(dimension))
+        .filter(|dimension| is_contrastable(*dimension))
         .ok_or_else(|| CompareError::UnknownChoice {
             parameter: "by",
             value: name.into(),
@@ -297,7 +297,7 @@ pub fn group_dimension(name: &str) -> Result<Option<Dimension>, CompareError> {
         return Ok(None);
     }
     Dimension::parse(name)
-        .filter(|dimension| CONTRASTABLE.contains(dimension))
+        .filter(|dimension| is_contrastable(*dimension))
         .map(Some)
         .ok_or_else(|| CompareError::UnknownChoice {
             parameter: "per",
@@ -324,10 +324,11 @@ pub struct CompareSpec {
 }
 
 impl CompareSpec {
-    /// The dimensions a pair's two sides agree on: the configuration (the group's dimension included).
-    pub fn match_dimensions(&self) -> Vec<Dimension> {
+    /// The dimensions a pair's two sides agree on: the configuration (the group's dimension included), with
+    /// every deployment parameter `params` names (those every compared cell states) but the one compared.
+    pub fn match_dimensions(&self, params: &[Dimension]) -> Vec<Dimension> {
         let repeated = self.repeated_dimensions();
-        Dimension::ALL
+        Dimension::with_params(params)
             .into_iter()
             .filter(|dimension| *dimension != self.by && !repeated.contains(dimension))
             .collect()
@@ -619,7 +620,11 @@ pub fn compare(cells: &[&CellSummary], spec: &CompareSpec, what_if: &WhatIf) -> 
         .filter(|cell| side_of(cell).is_some() && spec.compares_cell(cell))
         .collect();
     let inclusion = inclusion_of(what_if, applied_comparisons(&sides, side_of));
-    let dimensions = spec.match_dimensions();
+    // A parameter some compared cell does not state cannot tell its deployments apart (an engine's own setting
+    // when engines are compared), so pairs agree on the parameters every compared cell states.
+    let dimensions = spec.match_dimensions(&Dimension::shared_params(
+        sides.iter().map(|cell| &cell.key),
+    ));
     // Group → coordinates → the cells of each side.
     type Coordinates = Vec<(Dimension, Value)>;
     let mut grouped: BTreeMap<Option<Value>, BTreeMap<Coordinates, [Vec<&CellSummary>; 2]>> =
@@ -874,6 +879,7 @@ mod tests {
                 backend: backend.into(),
                 model: model.into(),
                 workload: workload.into(),
+                config: Default::default(),
                 load: crate::Load::Concurrency(n),
                 rep,
             },

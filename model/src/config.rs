@@ -7,8 +7,9 @@
 //! bookkeeping are not configuration: [`NOT_CONFIGURATION`] lists them.
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::{Mutex, PoisonError};
 
 /// One well-known configuration parameter: its canonical name and the other spellings tools use for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,6 +239,92 @@ fn without_leading_zeros(value: &str) -> Option<String> {
     })
 }
 
+/// A parameter's canonical name as a dimension holds it ([`crate::Dimension::Param`]): a `&'static str`, so a
+/// dimension stays `Copy`. A well-known parameter's name is the table's own; any other name found in the data
+/// is interned once, and only [`INTERNED_MAX`] names ever are, so the names a request makes up cannot grow the set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ParamName(&'static str);
+
+/// The most names [`ParamName::intern`] keeps beyond the well-known ones (a data root has a few dozen at most).
+pub const INTERNED_MAX: usize = 1024;
+
+/// The longest name that can be a dimension.
+const NAME_MAX_BYTES: usize = 64;
+
+/// The names interned so far, beyond the well-known ones.
+static INTERNED: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+
+impl ParamName {
+    /// The canonical name.
+    pub const fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    /// The parameter named `name` (any spelling) when it is well known or already interned; `None` otherwise, so
+    /// a link or a query naming no parameter of the data is refused as an unknown name.
+    pub fn known(name: &str) -> Option<ParamName> {
+        if let Some(param) = param(name) {
+            return Some(ParamName(param.name));
+        }
+        let name = canonical_name(name);
+        let interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
+        interned.get(name.as_str()).copied().map(ParamName)
+    }
+
+    /// The parameter named `name`, interned if new: for names found in the data. `None` for a name that cannot be
+    /// a dimension (not configuration, too long, characters other than lowercase letters, digits, `_` and `.`,
+    /// not starting with a letter) or when [`INTERNED_MAX`] names are kept already.
+    pub fn intern(name: &str) -> Option<ParamName> {
+        if let Some(known) = ParamName::known(name) {
+            return Some(known);
+        }
+        let name = canonical_name(name);
+        let shaped = name.len() <= NAME_MAX_BYTES
+            && name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.');
+        if !shaped || !is_configuration(&name) {
+            return None;
+        }
+        let mut interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(kept) = interned.get(name.as_str()).copied() {
+            return Some(ParamName(kept));
+        }
+        if interned.len() >= INTERNED_MAX {
+            return None;
+        }
+        // Leaked once per distinct name, bounded by `INTERNED_MAX`: the price of a `Copy` dimension.
+        let leaked: &'static str = Box::leak(name.into_boxed_str());
+        interned.insert(leaked);
+        Some(ParamName(leaked))
+    }
+
+    /// The readable label of a well-known parameter (`tensor parallel`), else the name.
+    pub fn label(self) -> &'static str {
+        PARAMS
+            .iter()
+            .find(|param| param.name == self.0)
+            .map_or(self.0, |param| param.label)
+    }
+
+    /// Whether the parameter's values are whole numbers by definition (parallel sizes, counts, token limits).
+    pub fn is_numeric(self) -> bool {
+        PARAMS
+            .iter()
+            .any(|param| param.name == self.0 && param.numeric)
+    }
+}
+
+impl fmt::Display for ParamName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// The text a cell whose configuration does not state a parameter has for that parameter's dimension.
+pub const UNSTATED: &str = "unstated";
+
 /// A deployment's configuration: canonical parameter name → normalised value, in name order.
 ///
 /// The text form is `name=value` pairs joined by `,` (`precision=fp8,tp=4`), with `%`, `,`, `=` and `/`
@@ -316,11 +403,11 @@ impl Config {
 const CONFIG_SPECIAL: [char; 4] = ['%', ',', '=', '/'];
 
 fn write_escaped(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
-    crate::key::write_escaped(f, text, &CONFIG_SPECIAL)
+    crate::escape::write_escaped(f, text, &CONFIG_SPECIAL)
 }
 
 fn read_escaped(text: &str) -> Option<String> {
-    crate::key::read_escaped(text, &CONFIG_SPECIAL)
+    crate::escape::read_escaped(text, &CONFIG_SPECIAL)
 }
 
 impl fmt::Display for Config {

@@ -325,7 +325,7 @@ impl<G> Curve<G> {
 }
 
 /// The series a cell belongs to, borrowed: cells are pooled per series without cloning keys.
-type SeriesRef<'a> = [&'a str; 6];
+type SeriesRef<'a> = crate::key::SeriesParts<'a>;
 
 /// A curve with the cells grouped at each of its points: what a view needs to list a point's cells without
 /// searching the slice again.
@@ -471,13 +471,13 @@ fn point(
 fn by_series<'a>(cells: &[&'a CellSummary]) -> Vec<(SeriesRef<'a>, RepCells<'a>)> {
     let mut grouped: Vec<(SeriesRef<'a>, RepCells<'a>)> = Vec::new();
     for cell in cells {
-        let series = cell.key.series_components();
+        let series = cell.key.series_parts();
         match grouped.last_mut() {
             Some((last, reps)) if *last == series => reps.push((cell.key.rep, cell)),
             Some((last, _)) if *last > series => {
                 let mut map: BTreeMap<SeriesRef<'a>, RepCells<'a>> = BTreeMap::new();
                 for cell in cells {
-                    map.entry(cell.key.series_components())
+                    map.entry(cell.key.series_parts())
                         .or_default()
                         .push((cell.key.rep, cell));
                 }
@@ -556,6 +556,7 @@ mod tests {
                 backend: "b".into(),
                 model: model.into(),
                 workload: "w".into(),
+                config: Default::default(),
                 load: crate::Load::Concurrency(n),
                 rep,
             },

@@ -168,6 +168,7 @@ mod tests {
             backend: "sglang".into(),
             model: model.into(),
             workload: workload.into(),
+            config: Default::default(),
             load: crate::Load::Concurrency(n),
             rep: 0,
         }

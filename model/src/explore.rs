@@ -309,8 +309,10 @@ pub fn pick(
             let agreeing: Vec<bool> = later
                 .map(|picked| cell.key.value(picked) == current.value(picked))
                 .collect();
-            // Earlier dimensions weigh more: compare as a sequence, then prefer the first in key order.
-            (agreeing, std::cmp::Reverse(&cell.key))
+            // Earlier dimensions weigh more: compare as a sequence, then keep the current deployment, then prefer
+            // the first in key order.
+            let same_config = cell.key.config == current.config;
+            (agreeing, same_config, std::cmp::Reverse(&cell.key))
         })
         .map(|cell| cell.key.clone())
 }
@@ -1087,6 +1089,7 @@ mod tests {
                 backend: backend.into(),
                 model: "m".into(),
                 workload: workload.into(),
+                config: Default::default(),
                 load: crate::Load::Concurrency(n),
                 rep,
             },
@@ -1246,6 +1249,59 @@ mod tests {
         assert_eq!(grids[1].squares[0][0].as_ref().unwrap().value, Some(32.0));
         let sglang = grids[0].squares[0][0].as_ref().unwrap();
         assert_eq!((sglang.value, sglang.never_within.is_some()), (None, true));
+    }
+
+    /// `sweep`'s cells at tensor parallelism `tp`.
+    fn deployment(tp: &str, efficiencies: &[(u32, f64)]) -> Vec<CellSummary> {
+        let mut cells = sweep("vllm", "long_decode", efficiencies);
+        for cell in &mut cells {
+            cell.key.config.insert("tp", tp).unwrap();
+        }
+        cells
+    }
+
+    #[test]
+    fn a_deployment_parameter_splits_the_matrix_the_curves_and_the_filter() {
+        let mut cells = deployment("4", &[(1, 1.0), (16, 0.5)]);
+        cells.extend(deployment("8", &[(1, 1.0), (16, 0.8)]));
+        crate::order::sort_stable_by(&mut cells, |a, b| a.key.cmp(&b.key));
+        fill_scaling(&mut cells);
+        // Each deployment is normalised against its own N = 1: never pooled with the other as reps.
+        let (state, ignored) =
+            ViewState::parse_query("view=matrix&grid=tp&rows=workload&cols=load&at_load=16");
+        assert!(ignored.is_empty(), "{ignored:?}");
+        assert_eq!(
+            ViewState::parse_query(&state.to_query()),
+            (state.clone(), vec![])
+        );
+        let grids = matrix(&cells, &state);
+        let titles: Vec<&Value> = grids.iter().map(|grid| &grid.title).collect();
+        assert_eq!(titles, [&Value::Number(4), &Value::Number(8)]);
+        let at_16 = |grid: &MatrixGrid| {
+            let row = &grid.squares[0];
+            row.iter().flatten().last().and_then(|square| square.value)
+        };
+        assert!((at_16(&grids[0]).unwrap() - 0.5).abs() < 1e-12);
+        assert!((at_16(&grids[1]).unwrap() - 0.8).abs() < 1e-12);
+        let (curves_state, _) = ViewState::parse_query("view=curves&color=tp&metric=efficiency");
+        let facets = curves(&cells, &curves_state, Metric::Efficiency);
+        let labels: Vec<&Value> = facets[0]
+            .series
+            .iter()
+            .map(|series| &series.label)
+            .collect();
+        assert_eq!(labels, [&Value::Number(4), &Value::Number(8)]);
+        let (filtered_state, ignored) = ViewState::parse_query("view=curves&tp=8");
+        assert!(ignored.is_empty(), "{ignored:?}");
+        let kept = filtered(&cells, &filtered_state);
+        assert_eq!(kept.len(), 6);
+        assert!(
+            kept.iter()
+                .all(|cell| cell.key.config.get("tp") == Some("8"))
+        );
+        let counts = crate::filter::faceted_counts(&cells, &filtered_state.filter);
+        let tp = Dimension::parse("tp").unwrap();
+        assert_eq!(counts[&tp][&Value::Number(4)], 6);
     }
 
     #[test]

@@ -259,13 +259,24 @@ impl DimensionFilter {
     }
 }
 
+/// The dimensions a data root lists: the key's own, with the deployment parameters whose value differs between
+/// some of `cells` in their place (a parameter every cell has alike says nothing a filter could use).
+pub fn listed_dimensions(cells: &[&CellSummary]) -> Vec<Dimension> {
+    Dimension::with_params(&Dimension::varying_params(
+        cells.iter().map(|cell| &cell.key),
+    ))
+}
+
 /// Faceted counts: for each dimension, how many of `cells` each of its values has among the cells that pass
 /// every other part of the filter (the load range counts as the load's part). A value ticked or not, its count says how
-/// many cells ticking it would show alongside the other dimensions' choices.
+/// many cells ticking it would show alongside the other dimensions' choices. The dimensions are
+/// [`listed_dimensions`].
 pub fn faceted_counts<'a>(
     cells: impl IntoIterator<Item = &'a CellSummary>,
     filter: &DimensionFilter,
 ) -> BTreeMap<Dimension, BTreeMap<Value, u32>> {
+    let cells: Vec<&CellSummary> = cells.into_iter().collect();
+    let dimensions = listed_dimensions(&cells);
     let mut counts: BTreeMap<Dimension, BTreeMap<Value, u32>> = BTreeMap::new();
     for cell in cells {
         let key = &cell.key;
@@ -289,7 +300,7 @@ pub fn faceted_counts<'a>(
         }
         match failures {
             0 => {
-                for dimension in Dimension::ALL {
+                for &dimension in &dimensions {
                     *counts
                         .entry(dimension)
                         .or_default()
@@ -333,14 +344,16 @@ pub fn is_whole_number(text: &str) -> bool {
         && text.parse::<u32>().is_ok()
 }
 
-/// Distinct values of every dimension with their cell counts, numbers ascending then text alphabetically: the
-/// filter bar's choices and the `dimensions` of `/api/index`.
+/// Distinct values of every dimension ([`listed_dimensions`]) with their cell counts, numbers ascending then text
+/// alphabetically: the filter bar's choices and the `dimensions` of `/api/index`.
 pub fn dimension_counts<'a>(
     cells: impl IntoIterator<Item = &'a CellSummary>,
 ) -> BTreeMap<Dimension, Vec<(Value, u32)>> {
+    let cells: Vec<&CellSummary> = cells.into_iter().collect();
+    let dimensions = listed_dimensions(&cells);
     let mut counts: BTreeMap<Dimension, BTreeMap<Value, u32>> = BTreeMap::new();
     for cell in cells {
-        for dimension in Dimension::ALL {
+        for &dimension in &dimensions {
             *counts
                 .entry(dimension)
                 .or_default()
@@ -369,6 +382,7 @@ mod tests {
                 backend: backend.into(),
                 model: "m".into(),
                 workload: "w".into(),
+                config: Default::default(),
                 load: crate::Load::Concurrency(n),
                 rep: 0,
             },

@@ -1,19 +1,21 @@
 //! Cell keys and the dimensions a user can slice by.
 
+pub use crate::config::{Config, ParamName};
 pub use crate::load::{Load, LoadKind, RateRps};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 mod serde_form;
 
-/// The identity of one benchmark cell: `(run_id, suite, phase, backend, model, workload, load, rep)`.
+/// The identity of one benchmark cell: `(run_id, suite, phase, backend, model, workload, config, load, rep)`.
 ///
 /// Within one run directory `run_id` is constant; across runs it keeps cells of different sweeps apart.
 /// For a cell whose rows were refilled by a targeted re-run, `run_id` is the master run the cell belongs to,
 /// not the refill run (the refill run id is kept on the summary as `source_run_id`).
 ///
-/// Serialised with the load as `"n": N` for a concurrency (the field every consumer of TR164 cells reads),
-/// `"rate_rps": R` (`"inf"` when unbounded) for a rate, and neither for an unstated load.
+/// Serialised with the configuration as `"config": {…}` when it states anything, and the load as `"n": N` for a
+/// concurrency (the field every consumer of TR164 cells reads), `"rate_rps": R` (`"inf"` when unbounded) for a
+/// rate, and neither for an unstated load.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CellKey {
     /// The run (a refilled cell's master run).
@@ -28,13 +30,15 @@ pub struct CellKey {
     pub model: String,
     /// The workload sent.
     pub workload: String,
+    /// The deployment's configuration (empty when nothing is stated): two deployments are two cells.
+    pub config: Config,
     /// The load: concurrency N (`n_agents` in metrics.csv), an offered rate, or unstated.
     pub load: Load,
     /// The repetition.
     pub rep: u32,
 }
 
-/// A curve: every cell of one `(run, suite, phase, backend, model, workload)` across loads and reps.
+/// A curve: every cell of one `(run, suite, phase, backend, model, workload, config)` across loads and reps.
 ///
 /// Efficiency and p95 multipliers are normalised within a series against its lowest load (N=1 when present).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -51,6 +55,9 @@ pub struct SeriesKey {
     pub model: String,
     /// The workload sent.
     pub workload: String,
+    /// The deployment's configuration: each deployment is its own curve.
+    #[serde(default, skip_serializing_if = "Config::is_empty")]
+    pub config: Config,
     /// How its loads are stated: a series holds one kind, so concurrency and rate points never share a curve.
     #[serde(default = "concurrency", skip_serializing_if = "is_concurrency")]
     pub load_kind: LoadKind,
@@ -82,6 +89,8 @@ pub struct CellCoordinates {
     pub model: String,
     /// The workload sent.
     pub workload: String,
+    /// The deployment's configuration.
+    pub config: Config,
     /// The load (`n_agents` in metrics.csv, manifests and plans).
     pub load: Load,
     /// The repetition.
@@ -98,6 +107,7 @@ impl CellKey {
             backend: coordinates.backend.clone(),
             model: coordinates.model.clone(),
             workload: coordinates.workload.clone(),
+            config: coordinates.config.clone(),
             load: coordinates.load,
             rep: coordinates.rep,
         }
@@ -111,6 +121,7 @@ impl CellKey {
             backend: self.backend.clone(),
             model: self.model.clone(),
             workload: self.workload.clone(),
+            config: self.config.clone(),
             load: self.load,
             rep: self.rep,
         }
@@ -134,6 +145,12 @@ impl CellKey {
         ]
     }
 
+    /// The series the cell belongs to, borrowed: its text components, then its configuration (ordered as
+    /// [`SeriesKey`] orders them, so cells sorted by key arrive series by series).
+    pub fn series_parts(&self) -> SeriesParts<'_> {
+        (self.series_components(), &self.config)
+    }
+
     /// The series the cell belongs to.
     pub fn series(&self) -> SeriesKey {
         SeriesKey {
@@ -143,6 +160,7 @@ impl CellKey {
             backend: self.backend.clone(),
             model: self.model.clone(),
             workload: self.workload.clone(),
+            config: self.config.clone(),
             load_kind: self.load.kind(),
         }
     }
@@ -156,9 +174,28 @@ impl CellKey {
             Dimension::Backend => DimensionValue::Text(&self.backend),
             Dimension::Model => DimensionValue::Text(&self.model),
             Dimension::Workload => DimensionValue::Text(&self.workload),
+            Dimension::Param(name) => param_value(&self.config, name),
             Dimension::Load => DimensionValue::Load(self.load),
             Dimension::Rep => DimensionValue::Number(self.rep),
         }
+    }
+}
+
+/// A series' identity borrowed from a cell key: run, suite, phase, backend, model, workload, and configuration.
+pub type SeriesParts<'a> = ([&'a str; 6], &'a Config);
+
+/// A cell's value of one configuration parameter: a whole number as a number (so `tp` orders 1, 2, 4, 8, 16), any
+/// other value as text, and [`crate::config::UNSTATED`] when the configuration does not state it.
+fn param_value(config: &Config, name: ParamName) -> DimensionValue<'_> {
+    match config.get(name.as_str()) {
+        // Digits only: `u32::from_str` would also read a leading `+`.
+        Some(value) if !value.is_empty() && value.bytes().all(|byte| byte.is_ascii_digit()) => {
+            value
+                .parse()
+                .map_or(DimensionValue::Text(value), DimensionValue::Number)
+        }
+        Some(value) => DimensionValue::Text(value),
+        None => DimensionValue::Text(crate::config::UNSTATED),
     }
 }
 
@@ -168,68 +205,46 @@ const KEY_SPECIAL: [char; 2] = ['%', '/'];
 
 /// Writes one text component of a key's text form (see [`KEY_SPECIAL`]).
 fn write_component(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
-    write_escaped(f, text, &KEY_SPECIAL)
+    crate::escape::write_escaped(f, text, &KEY_SPECIAL)
 }
 
 /// The inverse of [`write_component`]; `None` for a `%` that does not start `%25` or `%2F`.
 fn read_component(text: &str) -> Option<String> {
-    read_escaped(text, &KEY_SPECIAL)
+    crate::escape::read_escaped(text, &KEY_SPECIAL)
 }
 
-/// Writes `text` with each of the ASCII characters `special` (which includes `%`) percent-escaped as `%XX`.
-pub(crate) fn write_escaped(
+/// Writes text components separated by `/`, the configuration when it states anything (its text form escapes
+/// `/`), then the load and `rep=R`: the text form of cell keys and coordinates.
+fn write_key(
     f: &mut fmt::Formatter<'_>,
-    text: &str,
-    special: &[char],
+    texts: &[&str],
+    config: &Config,
+    load: Load,
+    rep: u32,
 ) -> fmt::Result {
-    for part in text.split_inclusive(special) {
-        match part.chars().last() {
-            Some(last) if special.contains(&last) => {
-                write!(f, "{}%{:02X}", &part[..part.len() - 1], u32::from(last))?;
-            }
-            _ => f.write_str(part)?,
-        }
-    }
-    Ok(())
-}
-
-/// The inverse of [`write_escaped`]: `None` for a `%` that does not start the escape of one of `special` (hex
-/// digits in either case).
-pub(crate) fn read_escaped(text: &str, special: &[char]) -> Option<String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(position) = rest.find('%') {
-        out.push_str(&rest[..position]);
-        let hex = rest.get(position + 1..position + 3)?;
-        if !hex.bytes().all(|byte| byte.is_ascii_hexdigit()) {
-            return None;
-        }
-        let escaped = char::from(u8::from_str_radix(hex, 16).ok()?);
-        if !special.contains(&escaped) {
-            return None;
-        }
-        out.push(escaped);
-        rest = &rest[position + 3..];
-    }
-    out.push_str(rest);
-    Some(out)
-}
-
-/// Writes text components separated by `/`, then the load and `rep=R`: the text form of cell keys and coordinates.
-fn write_key(f: &mut fmt::Formatter<'_>, texts: &[&str], load: Load, rep: u32) -> fmt::Result {
     for text in texts {
         write_component(f, text)?;
         f.write_str("/")?;
     }
+    if !config.is_empty() {
+        write!(f, "{config}/")?;
+    }
     write!(f, "{load}/rep={rep}")
 }
 
-/// The text form `run/suite/phase/backend/model/workload/<load>/rep=R` (the load as `n=16`, `rate=2.5`,
-/// `rate=inf` or `load=unstated`) used in links (`cell=`), warnings and the
-/// CLI. [`CellKey::from_str`] reads exactly this form back.
+/// The text form `run/suite/phase/backend/model/workload[/config]/<load>/rep=R` (the configuration's text form
+/// `precision=fp8,tp=4` only when it states anything; the load as `n=16`, `rate=2.5`, `rate=inf` or
+/// `load=unstated`) used in links (`cell=`), warnings and the CLI. [`CellKey::from_str`] reads exactly this form
+/// back.
 impl fmt::Display for CellKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_key(f, &self.series_components(), self.load, self.rep)
+        write_key(
+            f,
+            &self.series_components(),
+            &self.config,
+            self.load,
+            self.rep,
+        )
     }
 }
 
@@ -249,7 +264,19 @@ impl std::str::FromStr for CellKey {
             text: text.to_string(),
         };
         let parts: Vec<&str> = text.split('/').collect();
-        let [run, suite, phase, backend, model, workload, load, rep] = parts.as_slice() else {
+        // Nine parts hold a configuration between the workload and the load; it is never written empty.
+        let (texts, config, load, rep) = match parts.as_slice() {
+            [texts @ .., load, rep] if texts.len() == 6 => (texts, Config::new(), load, rep),
+            [texts @ .., config, load, rep] if texts.len() == 6 => {
+                let config: Config = config.parse().map_err(|_| error())?;
+                if config.is_empty() {
+                    return Err(error());
+                }
+                (texts, config, load, rep)
+            }
+            _ => return Err(error()),
+        };
+        let [run, suite, phase, backend, model, workload] = texts else {
             return Err(error());
         };
         let number = |part: &str, prefix: &str| -> Option<u32> {
@@ -269,6 +296,7 @@ impl std::str::FromStr for CellKey {
             backend: component(backend)?,
             model: component(model)?,
             workload: component(workload)?,
+            config,
             load: load.parse().map_err(|_| error())?,
             rep: number(rep, "rep=").ok_or_else(error)?,
         })
@@ -292,7 +320,7 @@ impl fmt::Display for CellCoordinates {
             &self.model,
             &self.workload,
         ];
-        write_key(f, &texts, self.load, self.rep)
+        write_key(f, &texts, &self.config, self.load, self.rep)
     }
 }
 
@@ -312,6 +340,9 @@ impl fmt::Display for SeriesKey {
             }
             write_component(f, text)?;
         }
+        if !self.config.is_empty() {
+            write!(f, "/{}", self.config)?;
+        }
         match self.load_kind {
             LoadKind::Concurrency => Ok(()),
             kind => write!(f, " ({})", kind.name()),
@@ -320,8 +351,12 @@ impl fmt::Display for SeriesKey {
 }
 
 /// The dimensions of the cell key, with the readable names used in URLs, filters and exclusion selectors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+///
+/// A configuration parameter is a dimension too ([`Dimension::Param`]), named by its canonical name (`tp`,
+/// `max_num_seqs`): it carries a [`ParamName`], an interned `&'static str`, so that a dimension stays `Copy` and
+/// every view, filter and comparison that takes a dimension takes a parameter unchanged. Parameters sit between the
+/// workload and the load, as the configuration does in the key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Dimension {
     /// The run (sweep directory) a cell belongs to.
     Run,
@@ -335,6 +370,9 @@ pub enum Dimension {
     Model,
     /// The workload sent.
     Workload,
+    /// One parameter of the deployment's configuration; a cell whose configuration does not state it has the
+    /// value [`crate::config::UNSTATED`].
+    Param(ParamName),
     /// The load: concurrency N, an offered rate, or unstated.
     Load,
     /// The repetition.
@@ -342,7 +380,8 @@ pub enum Dimension {
 }
 
 impl Dimension {
-    /// Every dimension, in key order.
+    /// Every dimension of the key but the configuration's parameters, in key order (the parameters of a data root
+    /// are [`Dimension::params`]).
     pub const ALL: [Dimension; 8] = [
         Dimension::Run,
         Dimension::Suite,
@@ -363,6 +402,7 @@ impl Dimension {
             Dimension::Backend => "backend",
             Dimension::Model => "model",
             Dimension::Workload => "workload",
+            Dimension::Param(name) => name.as_str(),
             Dimension::Load => "load",
             Dimension::Rep => "rep",
         }
@@ -373,14 +413,25 @@ impl Dimension {
         self != Dimension::Load
     }
 
-    /// The load and rep are numbers; the others are text.
+    /// The load and rep are numbers; the others (configuration parameters too) are text.
     pub fn is_numeric(self) -> bool {
         matches!(self, Dimension::Load | Dimension::Rep)
     }
 
+    /// Whether this is a configuration parameter.
+    pub fn is_param(self) -> bool {
+        matches!(self, Dimension::Param(_))
+    }
+
     /// Parses a dimension name. `run_id` and `n_agents` (the metrics.csv column names) and `n` (the load's name
-    /// in older links and exclusion ledgers) are accepted as aliases.
+    /// in older links and exclusion ledgers) are accepted as aliases. Any other name is a configuration parameter
+    /// when it is a well-known one (by any spelling) or one found in the data ([`ParamName::known`]).
     pub fn parse(name: &str) -> Option<Dimension> {
+        Dimension::builtin(name).or_else(|| ParamName::known(name).map(Dimension::Param))
+    }
+
+    /// A dimension of the key's own, by name or alias (no configuration parameter).
+    fn builtin(name: &str) -> Option<Dimension> {
         Some(match name {
             "run" | "run_id" => Dimension::Run,
             "suite" => Dimension::Suite,
@@ -392,6 +443,89 @@ impl Dimension {
             "rep" => Dimension::Rep,
             _ => return None,
         })
+    }
+
+    /// The parameter named `name` as a dimension, interned when new (for names found in the data, and the CLI's
+    /// own arguments); `None` when a dimension of the key's own has that name or it cannot be a parameter.
+    pub fn param(name: &str) -> Option<Dimension> {
+        if Dimension::builtin(name).is_some() {
+            return None;
+        }
+        ParamName::intern(name).map(Dimension::Param)
+    }
+
+    /// Every configuration parameter some of `keys` state, in name order.
+    pub fn params<'a>(keys: impl IntoIterator<Item = &'a CellKey>) -> Vec<Dimension> {
+        let mut names: Vec<&str> = Vec::new();
+        for key in keys {
+            for (name, _) in key.config.iter() {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        crate::order::sorted_distinct(names.into_iter().filter_map(Dimension::param))
+    }
+
+    /// The configuration parameters every one of `keys` states, in name order (none for no keys).
+    pub fn shared_params<'a>(
+        keys: impl IntoIterator<Item = &'a CellKey> + Clone,
+    ) -> Vec<Dimension> {
+        Dimension::params(keys.clone())
+            .into_iter()
+            .filter(|dimension| {
+                keys.clone()
+                    .into_iter()
+                    .all(|key| key.config.get(dimension.name()).is_some())
+            })
+            .collect()
+    }
+
+    /// The configuration parameters whose value differs between some of `keys` (a parameter some state and others
+    /// do not differs too): the ones a data root's dimension list shows.
+    pub fn varying_params<'a>(
+        keys: impl IntoIterator<Item = &'a CellKey> + Clone,
+    ) -> Vec<Dimension> {
+        Dimension::params(keys.clone())
+            .into_iter()
+            .filter(|dimension| {
+                let mut values = keys.clone().into_iter().map(|key| key.value(*dimension));
+                let first = values.next();
+                values.any(|value| Some(value) != first)
+            })
+            .collect()
+    }
+
+    /// [`Dimension::ALL`] with `params` in their place, between the workload and the load.
+    pub fn with_params(params: &[Dimension]) -> Vec<Dimension> {
+        let mut dimensions = Dimension::ALL[..6].to_vec();
+        dimensions.extend(
+            params
+                .iter()
+                .copied()
+                .filter(|dimension| dimension.is_param()),
+        );
+        dimensions.extend(Dimension::ALL[6..].iter().copied());
+        dimensions
+    }
+}
+
+/// A dimension is written as its name.
+impl Serialize for Dimension {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+/// A dimension is read from its name; a configuration parameter's name is taken as one (bodies list the
+/// parameters of their data).
+impl<'de> Deserialize<'de> for Dimension {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Dimension, D::Error> {
+        let name = std::borrow::Cow::<str>::deserialize(deserializer)?;
+        Dimension::builtin(&name)
+            .filter(|dimension| dimension.name() == name)
+            .or_else(|| Dimension::param(&name))
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown dimension `{name}`")))
     }
 }
 
@@ -513,6 +647,7 @@ mod tests {
             backend: "pytorch_direct".into(),
             model: "llama3.2-3b".into(),
             workload: "balanced_2k".into(),
+            config: Default::default(),
             load: crate::Load::Concurrency(16),
             rep: 0,
         }
@@ -566,5 +701,130 @@ mod tests {
         assert_eq!(Dimension::parse("n_agents"), Some(Dimension::Load));
         assert_eq!(Dimension::parse("run_id"), Some(Dimension::Run));
         assert_eq!(Dimension::parse("tier"), None);
+    }
+
+    fn configured(pairs: &[(&str, &str)]) -> CellKey {
+        let mut config = Config::new();
+        for (name, value) in pairs {
+            config.insert(name, value).unwrap();
+        }
+        CellKey { config, ..key() }
+    }
+
+    #[test]
+    fn a_configuration_sits_between_the_workload_and_the_load_and_orders_there() {
+        let tp4 = configured(&[("tensor_parallel_size", "4"), ("quantization", "FP8")]);
+        assert_eq!(
+            tp4.to_string(),
+            "20260531_120428_552237/local_core/ttft/pytorch_direct/llama3.2-3b/balanced_2k/precision=fp8,tp=4/n=16/rep=0"
+        );
+        assert_eq!(tp4.to_string().parse::<CellKey>(), Ok(tp4.clone()));
+        assert_eq!(
+            tp4.coordinates().to_string(),
+            "local_core/ttft/pytorch_direct/llama3.2-3b/balanced_2k/precision=fp8,tp=4/n=16/rep=0"
+        );
+        assert_eq!(
+            tp4.series().to_string(),
+            "20260531_120428_552237/local_core/ttft/pytorch_direct/llama3.2-3b/balanced_2k/precision=fp8,tp=4"
+        );
+        // An empty configuration is never written, so a nine-part text with an empty one is not a key.
+        assert!(
+            "r/s/p/b/m/w//n=1/rep=0".parse::<CellKey>().is_err(),
+            "an empty configuration component"
+        );
+        assert!("r/s/p/b/m/w/tp/n=1/rep=0".parse::<CellKey>().is_err());
+        // The configuration orders after the workload and before the load: at one workload every deployment's
+        // loads come together.
+        let tp8 = configured(&[("tp", "8")]);
+        let plain_at_32 = CellKey {
+            load: Load::Concurrency(32),
+            ..key()
+        };
+        let mut keys = vec![tp8.clone(), plain_at_32.clone(), tp4.clone(), key()];
+        crate::order::sort_stable_by(&mut keys, CellKey::cmp);
+        assert_eq!(keys, [key(), plain_at_32, tp4.clone(), tp8.clone()]);
+        assert_ne!(tp4.series(), tp8.series());
+        let json = serde_json::to_string(&tp4).unwrap();
+        assert!(
+            json.contains(
+                r#""workload":"balanced_2k","config":{"precision":"fp8","tp":"4"},"n":16"#
+            ),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<CellKey>(&json).unwrap(), tp4);
+        assert!(!serde_json::to_string(&key()).unwrap().contains("config"));
+    }
+
+    #[test]
+    fn a_parameter_is_a_dimension_with_numbers_ordered_as_numbers() {
+        let tp = Dimension::parse("tp").unwrap();
+        assert_eq!(tp, Dimension::parse("tensor_parallel_size").unwrap());
+        assert_eq!(tp.name(), "tp");
+        assert!(tp.is_param() && tp.is_filterable() && !tp.is_numeric());
+        assert!(Dimension::Workload < tp && tp < Dimension::Load);
+        let (tp4, tp16) = (configured(&[("tp", "4")]), configured(&[("tp", "16")]));
+        assert_eq!(tp4.value(tp), DimensionValue::Number(4));
+        assert!(tp4.value(tp) < tp16.value(tp));
+        assert!(tp4.value(tp).matches_text("4"));
+        assert_eq!(
+            key().value(tp),
+            DimensionValue::Text(crate::config::UNSTATED)
+        );
+        let precision = Dimension::parse("precision").unwrap();
+        assert_eq!(
+            configured(&[("dtype", "bfloat16")]).value(precision),
+            DimensionValue::Text("bf16")
+        );
+        // A name that is not a parameter of the table nor of any data is no dimension; once found, it is.
+        assert_eq!(Dimension::parse("swap_space_gib_in_tests"), None);
+        let found = Dimension::params([&configured(&[("swap_space_gib_in_tests", "4")])]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(Dimension::parse("swap_space_gib_in_tests"), Some(found[0]));
+        // The key's own names stay the key's; the load and bookkeeping are never parameters.
+        assert_eq!(Dimension::param("model"), None);
+        assert_eq!(Dimension::param("max_concurrency"), None);
+        assert_eq!(Dimension::param("Bad Name!"), None);
+        // Only parameters whose value differs between cells are listed for a root.
+        let (a, b) = (
+            configured(&[("tp", "4"), ("ep", "1")]),
+            configured(&[("tp", "8"), ("ep", "1")]),
+        );
+        assert_eq!(Dimension::params([&a, &b]).len(), 2);
+        assert_eq!(Dimension::varying_params([&a, &b]), [tp]);
+        assert_eq!(
+            Dimension::varying_params([&a, &key()]),
+            [Dimension::parse("ep").unwrap(), tp]
+        );
+        let json = serde_json::to_string(&tp).unwrap();
+        assert_eq!(json, r#""tp""#);
+        assert_eq!(serde_json::from_str::<Dimension>(&json).unwrap(), tp);
+        assert!(serde_json::from_str::<Dimension>(r#""run_id""#).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_key_with_any_configuration_reads_back_exactly(
+            pairs in proptest::collection::vec(
+                (
+                    proptest::prop_oneof![
+                        proptest::strategy::Just("tp".to_string()),
+                        proptest::strategy::Just("model_path".to_string()),
+                        "[a-z][a-z0-9_./%,=]{0,10}",
+                    ],
+                    "[ -~]{0,12}",
+                ),
+                0..5,
+            ),
+            workload in "[ -~]{0,12}",
+        ) {
+            let mut config = Config::new();
+            for (name, value) in &pairs {
+                let _ = config.insert(name, value);
+            }
+            let key = CellKey { config, workload, ..key() };
+            let text = key.to_string();
+            proptest::prop_assert_eq!(text.parse::<CellKey>(), Ok(key.clone()));
+            proptest::prop_assert_eq!(text.split('/').count(), if key.config.is_empty() { 8 } else { 9 });
+        }
     }
 }

@@ -14,6 +14,7 @@ pub mod compare;
 pub mod config;
 pub mod curve;
 pub mod distribution;
+mod escape;
 pub mod exclusions;
 pub mod explore;
 pub mod export;

@@ -318,6 +318,7 @@ mod tests {
             backend: "sglang".into(),
             model: model.into(),
             workload: "long_prefill_8k".into(),
+            config: Default::default(),
             load: crate::Load::Concurrency(n),
             rep: 0,
         }

@@ -167,6 +167,7 @@ mod tests {
             backend: "pytorch_direct".into(),
             model: model.into(),
             workload: "w".into(),
+            config: Default::default(),
             load: crate::Load::Concurrency(2),
             rep,
         }

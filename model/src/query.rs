@@ -15,8 +15,8 @@ mod toggles;
 pub(crate) use codec::{Field, Params, parse, print};
 pub use codec::{IgnoredParameter, encode};
 pub(crate) use fields::{
-    Target, alpha, at, cell, dimension, dimensions, load_range, metric, sides, target_accessors,
-    toggles, whole_number,
+    Target, alpha, at, cell, dimension, dimensions, load_range, metric, params, sides,
+    target_accessors, toggles, whole_number,
 };
 pub use toggles::{Include, WhatIf};
 
@@ -35,6 +35,11 @@ pub const CONTRASTABLE: [Dimension; 6] = [
     Dimension::Phase,
     Dimension::Workload,
 ];
+
+/// Whether a comparison can contrast or group by `dimension`: one of [`CONTRASTABLE`] or a deployment parameter.
+pub fn is_contrastable(dimension: Dimension) -> bool {
+    CONTRASTABLE.contains(&dimension) || dimension.is_param()
+}
 
 /// A comparison's choices: contrast `a` with `b`, two values of `by`, one group per value of `per`, at
 /// significance level `alpha` (the metric is the query's or the view's). `a` and `b` unset in a view: the two
@@ -271,13 +276,16 @@ impl Endpoint {
         }
     }
 
-    /// Whether it takes `name`, directly or as an alias.
+    /// Whether it takes `name`, directly or as an alias; an endpoint filtering cells also takes a deployment
+    /// parameter as a dimension filter.
     fn takes(self, name: &str) -> bool {
         let name = ALIASES
             .iter()
             .find(|(alias, _)| *alias == name)
             .map_or(name, |(_, canonical)| canonical);
         self.parameters().contains(&name)
+            || (self.parameters().contains(&Dimension::Workload.name())
+                && Dimension::parse(name).is_some_and(Dimension::is_param))
     }
 }
 
@@ -426,6 +434,12 @@ impl Query {
             workload: text(Dimension::Workload)?,
             load: load(Dimension::Load)?,
             rep: number(Dimension::Rep)?,
+            config: None,
+            params: values
+                .keys()
+                .filter(|dimension| dimension.is_param())
+                .map(|dimension| Ok((*dimension, text(*dimension)?)))
+                .collect::<Result<_, QueryError>>()?,
         })
     }
 }
@@ -450,6 +464,10 @@ pub struct CellRequest {
     pub load: String,
     /// The repetition.
     pub rep: u32,
+    /// The whole configuration, for the request of exactly one cell.
+    pub config: Option<crate::config::Config>,
+    /// Configuration parameters and the value each must have, when given (two deployments otherwise alike).
+    pub params: Vec<(Dimension, String)>,
 }
 
 impl CellRequest {
@@ -474,6 +492,9 @@ impl CellRequest {
             workload: key.workload.clone(),
             load: crate::key::DimensionValue::Load(key.load).to_string(),
             rep: key.rep,
+            // An empty configuration names no parameter, as the dimensions of a cell without one do.
+            config: (!key.config.is_empty()).then(|| key.config.clone()),
+            params: Vec::new(),
         }
     }
 
@@ -485,6 +506,14 @@ impl CellRequest {
             && key.workload == self.workload
             && key.load.matches_text(&self.load)
             && key.rep == self.rep
+            && self
+                .config
+                .as_ref()
+                .is_none_or(|config| key.config == *config)
+            && self
+                .params
+                .iter()
+                .all(|(dimension, value)| key.value(*dimension).matches_text(value))
             && self.suite.as_ref().is_none_or(|suite| key.suite == *suite)
             && self
                 .backend
@@ -501,6 +530,7 @@ impl CellRequest {
             backend: String::new(),
             model: String::new(),
             workload: String::new(),
+            config: crate::config::Config::new(),
             load: crate::Load::Concurrency(0),
             rep: 0,
         }

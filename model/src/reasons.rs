@@ -62,11 +62,11 @@ impl ScalingAbsent {
         if value.is_some() || !cell.has_data() {
             return None;
         }
-        let series = cell.key.series_components();
+        let series = cell.key.series_parts();
         let in_series: Vec<&CellSummary> = series_cells
             .iter()
             .copied()
-            .filter(|other| other.key.series_components() == series && other.has_data())
+            .filter(|other| other.key.series_parts() == series && other.has_data())
             .collect();
         let baselines: Vec<&&CellSummary> = in_series
             .iter()
@@ -230,9 +230,8 @@ impl NoPoint {
                     .iter()
                     .all(|why| matches!(why, ScalingAbsent::NoBaseline { .. }))
             {
-                let series = crate::order::btree_set(
-                    admitted.iter().map(|cell| cell.key.series_components()),
-                );
+                let series =
+                    crate::order::btree_set(admitted.iter().map(|cell| cell.key.series_parts()));
                 let smallest_n = admitted
                     .iter()
                     .filter_map(|cell| cell.key.n())

@@ -145,6 +145,7 @@ mod tests {
                     backend: backend.into(),
                     model: "m".into(),
                     workload: "w".into(),
+                    config: Default::default(),
                     load: crate::Load::Concurrency(1),
                     rep: 0,
                 },

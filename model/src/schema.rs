@@ -1,6 +1,7 @@
 //! The Arrow schema of the cells table and its (de)serialisation, shared by the server (writer) and the
 //! browser (reader). Column names are a contract: the CLI's CSV/JSON exports use the same ones.
 
+use crate::config::Config;
 use crate::exclusions::ExclusionScope;
 use crate::key::CellKey;
 use crate::load::Load;
@@ -105,34 +106,38 @@ pub fn cells_schema() -> SchemaRef {
 
 /// What the cells table needs beyond [`cells_schema`]: a null `n` for cells at an offered rate or without a
 /// stated load, a `rate_rps` column when some cell is at a rate, a `baseline_load` column when some cell is
-/// normalised against another load than N=1. A table of concurrency cells normalised against N=1 keeps exactly
-/// the base schema.
+/// normalised against another load than N=1, a `config` column (the configuration's text form) when some cell's
+/// configuration states anything. A table of concurrency cells normalised against N=1 without configurations
+/// keeps exactly the base schema.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LoadColumns {
+pub struct ExtraColumns {
     /// Some cell's load is not a concurrency: `n` is nullable.
     pub nullable_n: bool,
     /// Some cell is at an offered rate: `rate_rps` (req/s, `inf` allowed) follows the base columns.
     pub rate_rps: bool,
     /// Some cell has a baseline other than N=1: `baseline_load` (its text form) follows.
     pub baseline_load: bool,
+    /// Some cell's configuration states something: `config` (its text form, empty for none) comes last.
+    pub config: bool,
 }
 
-impl LoadColumns {
+impl ExtraColumns {
     /// The columns `cells` need.
-    pub fn of(cells: &[CellSummary]) -> LoadColumns {
-        LoadColumns {
+    pub fn of(cells: &[CellSummary]) -> ExtraColumns {
+        ExtraColumns {
             nullable_n: cells
                 .iter()
                 .any(|cell| cell.key.load.concurrency().is_none()),
             rate_rps: cells.iter().any(|cell| cell.key.load.rate_rps().is_some()),
             baseline_load: cells.iter().any(|cell| cell.baseline_load.is_some()),
+            config: cells.iter().any(|cell| !cell.key.config.is_empty()),
         }
     }
 }
 
 /// The cells schema for a table with these load columns ([`cells_schema`] when none is needed).
-pub fn cells_schema_with(columns: LoadColumns) -> SchemaRef {
-    if columns == LoadColumns::default() {
+pub fn cells_schema_with(columns: ExtraColumns) -> SchemaRef {
+    if columns == ExtraColumns::default() {
         return cells_schema();
     }
     let base = cells_schema();
@@ -152,6 +157,9 @@ pub fn cells_schema_with(columns: LoadColumns) -> SchemaRef {
     }
     if columns.baseline_load {
         fields.push(Field::new("baseline_load", text_type(), true));
+    }
+    if columns.config {
+        fields.push(Field::new("config", text_type(), false));
     }
     Arc::new(Schema::new(fields))
 }
@@ -241,22 +249,27 @@ pub fn cells_to_batch(cells: &[CellSummary]) -> Result<RecordBatch, ArrowError> 
                 .map(|cell| Some(FigureOrigin::join(names(cell)))),
         ));
     }
-    let load_columns = LoadColumns::of(cells);
-    if load_columns.rate_rps {
+    let extra_columns = ExtraColumns::of(cells);
+    if extra_columns.rate_rps {
         let mut builder = Float64Builder::with_capacity(cells.len());
         for cell in cells {
             builder.append_option(cell.key.load.rate_rps());
         }
         columns.push(Arc::new(builder.finish()));
     }
-    if load_columns.baseline_load {
+    if extra_columns.baseline_load {
         columns.push(text_array(
             cells
                 .iter()
                 .map(|cell| cell.baseline_load.map(|load| load.to_string())),
         ));
     }
-    RecordBatch::try_new(cells_schema_with(load_columns), columns)
+    if extra_columns.config {
+        columns.push(text_array(
+            cells.iter().map(|cell| Some(cell.key.config.text())),
+        ));
+    }
+    RecordBatch::try_new(cells_schema_with(extra_columns), columns)
 }
 
 /// Reads a cells table sent as an Arrow IPC stream back into summaries (the browser, and the server's kept
@@ -286,6 +299,8 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
     let (n, rep, status) = (count("n")?, count("rep")?, text("status")?);
     // Only tables with a cell at an offered rate (or normalised against another load than N=1) have these.
     let (rate_rps, baseline_load) = (batch.float64("rate_rps"), batch.text("baseline_load"));
+    // Only tables with a cell whose configuration states something have `config`.
+    let config = batch.text("config");
     let load_at = |row: usize| -> Result<Load, SchemaError> {
         if let Some(n) = n.get(row) {
             return Ok(Load::Concurrency(n));
@@ -365,6 +380,7 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
                     backend: backend.value(row).to_string(),
                     model: model.value(row).to_string(),
                     workload: workload.value(row).to_string(),
+                    config: config_at(config, row)?,
                     load: load_at(row)?,
                     rep: rep.value(row),
                 },
@@ -418,6 +434,19 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
         .collect()
 }
 
+/// The configuration of one row: read from its text form in the `config` column, empty without the column.
+fn config_at(column: Option<&ipc::TextColumn>, row: usize) -> Result<Config, SchemaError> {
+    let Some(column) = column else {
+        return Ok(Config::new());
+    };
+    let text = column.value(row);
+    text.parse().map_err(|_| SchemaError::Value {
+        row,
+        column: "config",
+        value: text.to_string(),
+    })
+}
+
 /// The serving statistics of one row, by their column's value.
 fn serving_stats(value: impl Fn(Stat) -> Option<f64>) -> CellStats {
     let mut stats = CellStats::default();
@@ -449,8 +478,8 @@ pub fn cells_to_csv(cells: &[CellSummary]) -> String {
             out.push_str(&value.to_string());
         }
     }
-    let load_columns = LoadColumns::of(cells);
-    let mut out = column_names(&cells_schema_with(load_columns)).join(",");
+    let extra_columns = ExtraColumns::of(cells);
+    let mut out = column_names(&cells_schema_with(extra_columns)).join(",");
     out.push('\n');
     for cell in cells {
         let key = &cell.key;
@@ -496,14 +525,14 @@ pub fn cells_to_csv(cells: &[CellSummary]) -> String {
             out.push(',');
             field(&mut out, &FigureOrigin::join(names));
         }
-        write_load_columns(&mut out, cell, load_columns);
+        write_extra_columns(&mut out, cell, extra_columns);
         out.push('\n');
     }
     out
 }
 
-/// The `rate_rps` and `baseline_load` fields of one CSV row, as far as the table has them.
-fn write_load_columns(out: &mut String, cell: &CellSummary, columns: LoadColumns) {
+/// The `rate_rps`, `baseline_load` and `config` fields of one CSV row, as far as the table has them.
+fn write_extra_columns(out: &mut String, cell: &CellSummary, columns: ExtraColumns) {
     if columns.rate_rps {
         out.push(',');
         if let Some(rate) = cell.key.load.rate_rps() {
@@ -515,6 +544,10 @@ fn write_load_columns(out: &mut String, cell: &CellSummary, columns: LoadColumns
         if let Some(load) = cell.baseline_load {
             out.push_str(&load.to_string());
         }
+    }
+    if columns.config {
+        out.push(',');
+        csv_field(out, &cell.key.config.text());
     }
 }
 
@@ -580,6 +613,7 @@ mod tests {
                 backend: "b".into(),
                 model: "m".into(),
                 workload: "w".into(),
+                config: Default::default(),
                 load: crate::Load::Concurrency(4),
                 rep: 1,
             },
@@ -758,6 +792,7 @@ mod tests {
                 backend: "b".into(),
                 model: "m".into(),
                 workload: "w".into(),
+                config: Default::default(),
                 load: crate::Load::Concurrency(2),
                 rep: 0,
             },
@@ -812,5 +847,39 @@ mod tests {
         let bytes = write_ipc_stream(&[batch.clone(), batch], &cells_schema()).unwrap();
         let read = cells_from_ipc(&bytes).unwrap();
         assert_eq!(read, [cells.clone(), cells].concat());
+    }
+
+    #[test]
+    fn a_configuration_is_a_last_column_only_when_some_cell_states_one() {
+        let plain: CellKey = "r/s/p/b/m/w/n=1/rep=0".parse().unwrap();
+        let configured: CellKey = "r/s/p/b/m/w/model_path=%2Fa%2Cb,tp=4/n=1/rep=0"
+            .parse()
+            .unwrap();
+        assert_eq!(configured.config.get("model_path"), Some("/a,b"));
+        let cells = vec![
+            CellSummary::empty(plain.clone(), CellStatus::Clean),
+            CellSummary::empty(configured, CellStatus::Clean),
+        ];
+        assert!(
+            !cells_to_csv(&cells[..1])
+                .lines()
+                .next()
+                .unwrap()
+                .contains("config")
+        );
+        let csv = cells_to_csv(&cells);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(",config"), "{}", lines[0]);
+        assert!(lines[1].ends_with(','), "{}", lines[1]);
+        // The text form's commas are quoted as any CSV field's.
+        assert!(
+            lines[2].ends_with(",\"model_path=%2Fa%2Cb,tp=4\""),
+            "{}",
+            lines[2]
+        );
+        let batch = cells_to_batch(&cells).unwrap();
+        assert_eq!(batch.schema().fields().last().unwrap().name(), "config");
+        let bytes = write_ipc_stream(std::slice::from_ref(&batch), &batch.schema()).unwrap();
+        assert_eq!(cells_from_ipc(&bytes).unwrap(), cells);
     }
 }

@@ -366,6 +366,7 @@ mod tests {
                 backend: "pytorch_direct".into(),
                 model: "llama3.2-1b".into(),
                 workload: "balanced_2k".into(),
+                config: Default::default(),
                 load: crate::Load::Concurrency(n),
                 rep,
             },

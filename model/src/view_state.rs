@@ -601,6 +601,7 @@ const FIELDS: &[Field<ViewState>] = &[
         }
     ),
     query::at(),
+    query::params(),
 ];
 
 impl ViewState {
@@ -649,11 +650,8 @@ impl ViewState {
             && positive(self.criterion.efficiency_below())
             && self.criterion.p95_multiplier_above().is_none_or(positive)
             && self.at.as_ref().is_none_or(|at| !at.is_empty())
-            && query::CONTRASTABLE.contains(&self.compare.by)
-            && self
-                .compare
-                .per
-                .is_none_or(|per| query::CONTRASTABLE.contains(&per))
+            && crate::query::is_contrastable(self.compare.by)
+            && self.compare.per.is_none_or(crate::query::is_contrastable)
             && [&self.compare.a, &self.compare.b]
                 .into_iter()
                 .flatten()

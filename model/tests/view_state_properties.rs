@@ -69,6 +69,7 @@ fn cell() -> impl Strategy<Value = CellKey> {
             backend: texts[3].clone(),
             model: texts[4].clone(),
             workload: texts[5].clone(),
+            config: Default::default(),
             load,
             rep,
         }

@@ -112,12 +112,16 @@ pub(crate) fn ensure_demo_data() -> anyhow::Result<PathBuf> {
     Ok(demo)
 }
 
+/// The newest part of the mixed root (`demo/src/external/rate_sweep.rs`, written with `inferencex.rs`): a root
+/// without it is stale.
+const RATE_SWEEP_DIR: &str = "external/vllm-rate-sweep";
+
 /// `data/demo-mixed/`, generated (with `data/demo/` first, when that is missing too) unless it is complete.
 pub(crate) fn ensure_mixed_demo_data() -> anyhow::Result<PathBuf> {
     let mixed = crate::workspace_root().join("data/demo-mixed");
-    // The mapping file is written last into the staging directory, and the tree only appears once complete, so
-    // its presence means the whole root is there.
-    if mixed.join("cellscope.toml").is_file() {
+    // The tree only appears once complete, so the mapping file means the whole root is there; a root without the
+    // request-rate sweep's directory is stale and regenerated.
+    if mixed.join("cellscope.toml").is_file() && mixed.join(RATE_SWEEP_DIR).is_dir() {
         return Ok(mixed);
     }
     ensure_demo_data()?;

@@ -67,6 +67,7 @@ impl Row {
             backend: self.get("backend").into(),
             model: self.get("model").into(),
             workload: self.get("workload").into(),
+            config: Default::default(),
             load: cellscope_model::Load::Concurrency(self.num("n_agents") as u32),
             rep: self.num("rep") as u32,
         }

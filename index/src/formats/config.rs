@@ -85,6 +85,19 @@ pub fn how_text(how: &How) -> String {
     }
 }
 
+/// The rule of an inferred setting without the path component it read ("an InferenceX result name"), so that
+/// the cells of many files share it; `None` for a setting read from a field.
+pub fn general_rule(how: &How) -> Option<&str> {
+    match how {
+        How::Read(_) => None,
+        How::Inferred(rule) => Some(
+            rule.strip_prefix("path component `")
+                .and_then(|rest| rest.split_once("`, "))
+                .map_or(rule.as_str(), |(_, general)| general),
+        ),
+    }
+}
+
 /// The configuration of a record whose path gave `path` and whose content gave `content`: the content wins, and
 /// every path value it contradicts is a [`Conflict`].
 pub fn resolve(path: &PathSettings, content: &[Setting]) -> Resolved {
@@ -111,8 +124,14 @@ pub fn resolve(path: &PathSettings, content: &[Setting]) -> Resolved {
 impl Resolved {
     /// Sets one parameter (a later setting replaces an earlier one) and remembers where it was found.
     fn take(&mut self, setting: &Setting) {
-        if self.config.insert(&setting.name, &setting.value).is_ok() {
-            self.how.insert(setting.name.clone(), setting.how.clone());
+        self.set(&setting.name, &setting.value, setting.how.clone());
+    }
+
+    /// Sets parameter `name` (any spelling) to `value` over whatever was found before, found as `how` (a
+    /// `cellscope.toml` entry); a name that cannot be configuration is left out.
+    pub fn set(&mut self, name: &str, value: &str, how: How) {
+        if self.config.insert(name, value).is_ok() {
+            self.how.insert(config::canonical_name(name), how);
         }
     }
 }
@@ -120,19 +139,25 @@ impl Resolved {
 /// The `--explain` lines of a record's configuration: the text form, each parameter with where it was found,
 /// and each conflict between path and file.
 pub fn explain_lines(format: &str, path: &str, record: &Json) -> Vec<String> {
-    let resolved = resolve(&config_from_path(path), &config_from_fields(format, record));
-    if resolved.config.is_empty() {
-        return vec!["configuration: none stated by the path or the file".to_string()];
+    resolve(&config_from_path(path), &config_from_fields(format, record)).explain_lines()
+}
+
+impl Resolved {
+    /// The `--explain` lines of this configuration (see [`explain_lines`]).
+    pub fn explain_lines(&self) -> Vec<String> {
+        if self.config.is_empty() {
+            return vec!["configuration: none stated by the path or the file".to_string()];
+        }
+        let mut lines = vec![format!("configuration: {}", self.config)];
+        for (name, value) in self.config.iter() {
+            let how = self.how.get(name).map(how_text).unwrap_or_default();
+            lines.push(format!("  {name:<22} = {value:<16} {how}"));
+        }
+        for conflict in &self.conflicts {
+            lines.push(format!("  conflict: {}", conflict.message()));
+        }
+        lines
     }
-    let mut lines = vec![format!("configuration: {}", resolved.config)];
-    for (name, value) in resolved.config.iter() {
-        let how = resolved.how.get(name).map(how_text).unwrap_or_default();
-        lines.push(format!("  {name:<22} = {value:<16} {how}"));
-    }
-    for conflict in &resolved.conflicts {
-        lines.push(format!("  conflict: {}", conflict.message()));
-    }
-    lines
 }
 
 // ---------------------------------------------------------------------------------------------------------------

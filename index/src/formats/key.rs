@@ -3,8 +3,9 @@
 //! and `cellscope index --explain` can show it.
 
 use super::super::mapping::{Mapping, TemplateContext};
-use super::{How, Part, RunRecord};
+use super::{How, Part, RunRecord, config};
 use cellscope_model::api::Warning;
+use cellscope_model::config::Config;
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::origin::InferredPart;
 use cellscope_model::{Load, RateRps};
@@ -24,12 +25,19 @@ pub struct KeyedRecord {
     pub inferred: Vec<InferredPart>,
     /// Dimension → the field it was read from, for `--explain`.
     pub read: Vec<(String, String)>,
+    /// The configuration with where each parameter was found, for `--explain`.
+    pub config: config::Resolved,
 }
 
 /// The coordinates a record was given, as warnings name them.
 pub(super) fn coordinates_text(coordinates: &CellCoordinates) -> String {
+    let config = if coordinates.config.is_empty() {
+        String::new()
+    } else {
+        format!(" config={}", coordinates.config)
+    };
     format!(
-        "suite={} phase={} backend={} model={} workload={} {} rep={}",
+        "suite={} phase={} backend={} model={} workload={}{config} {} rep={}",
         coordinates.suite,
         coordinates.phase,
         coordinates.backend,
@@ -166,7 +174,8 @@ fn n_in_path(path: &str) -> Option<(u32, String)> {
 }
 
 /// Resolves the key of every record of one run. A record without any load is kept at [`Load::Unstated`] (with an
-/// `info` warning); `rep`s not stated are numbered in file and record order among records with the same other key.
+/// `info` warning); `rep`s not stated are numbered in file and record order among records with the same other key,
+/// the configuration included (two deployments are never reps of one cell).
 pub(super) fn resolve(
     format: &str,
     mapping: &Mapping,
@@ -193,7 +202,7 @@ struct Keying<'a> {
     mapping: &'a Mapping,
     run_id: &'a str,
     /// The next repetition of each key without its rep, for records that state none.
-    next_rep: BTreeMap<(String, String, String, String, String, Load), u32>,
+    next_rep: BTreeMap<CellCoordinates, u32>,
     seen: BTreeSet<CellCoordinates>,
 }
 
@@ -220,26 +229,22 @@ impl Keying<'_> {
         let [suite, phase, backend, model, workload] =
             parts.named_dimensions(self.format, &record, warnings);
         let load = parts.load(&record, warnings)?;
-        let order_key = (
-            suite.clone(),
-            phase.clone(),
-            backend.clone(),
-            model.clone(),
-            workload.clone(),
-            load,
-        );
-        let order = *self.next_rep.get(&order_key).unwrap_or(&0);
-        let rep = parts.repetition(&record, order, warnings)?;
-        self.next_rep.insert(order_key, order + 1);
-        let coordinates = CellCoordinates {
+        let resolved = parts.config(self.format, &record, warnings);
+        // The coordinates at rep 0 stand for the key without its rep.
+        let mut coordinates = CellCoordinates {
             suite,
             phase,
             backend,
             model,
             workload,
+            config: resolved.config.clone(),
             load,
-            rep,
+            rep: 0,
         };
+        let order = *self.next_rep.get(&coordinates).unwrap_or(&0);
+        let rep = parts.repetition(&record, order, warnings)?;
+        self.next_rep.insert(coordinates.clone(), order + 1);
+        coordinates.rep = rep;
         let (inferred, read) = (parts.inferred, parts.read);
         if !self.seen.insert(coordinates.clone()) {
             warnings.push(
@@ -264,6 +269,7 @@ impl Keying<'_> {
             coordinates,
             inferred,
             read,
+            config: resolved,
         })
     }
 }
@@ -448,6 +454,68 @@ impl Parts<'_> {
         rate.map(Load::Rate)
     }
 
+    /// The deployment's configuration: what the path states, overridden by what the file states (each
+    /// disagreement a `config_conflict` warning naming both values), overridden by `cellscope.toml`'s
+    /// `config.<name>`. Parameters found by a rule rather than read from a field are marked inferred
+    /// (`--explain` names each one's source).
+    fn config(
+        &mut self,
+        format: &str,
+        record: &RunRecord,
+        warnings: &mut Vec<Warning>,
+    ) -> config::Resolved {
+        let file = self.context.path;
+        let mut resolved = config::resolve(
+            &config::config_from_path(file),
+            &config::config_from_fields(format, &record.fields),
+        );
+        for (name, mapped) in self.mapping.config(&self.context) {
+            match mapped {
+                Ok(mapped) => resolved.set(&name, &mapped.value, How::Inferred(mapped.rule)),
+                Err(reason) => warnings.push(
+                    Warning::warn(
+                        "mapping_field_missing",
+                        format!("{reason}; {name} is left as the file and its path state it"),
+                    )
+                    .run(self.run_id)
+                    .file(file)
+                    .at_line(self.line),
+                ),
+            }
+        }
+        for conflict in &resolved.conflicts {
+            warnings.push(
+                Warning::warn(
+                    "config_conflict",
+                    format!("record {}: {}", record.record, conflict.message()),
+                )
+                .run(self.run_id)
+                .file(file)
+                .at_line(record.line),
+            );
+        }
+        // The parameters a rule found make one inferred part, named by the rules alone (not the file each was
+        // applied to), so that the audit tallies a deployment's cells under one line.
+        let mut inferred = Config::new();
+        let mut rules: Vec<&str> = Vec::new();
+        for (name, value) in resolved.config.iter() {
+            if let Some(rule) = resolved.how.get(name).and_then(config::general_rule) {
+                let _ = inferred.insert(name, value);
+                if !rules.contains(&rule) {
+                    rules.push(rule);
+                }
+            }
+        }
+        if !inferred.is_empty() {
+            self.inferred.push(InferredPart {
+                dimension: "config".to_string(),
+                value: inferred.text(),
+                rule: rules.join("; "),
+            });
+        }
+        resolved
+    }
+
     fn bad_load(&self, record: &RunRecord, problem: &str, warnings: &mut Vec<Warning>) {
         warnings.push(
             Warning::warn(
@@ -540,5 +608,165 @@ mod tests {
         assert_eq!(rate_in_path("x/rate/run.json"), None);
         assert_eq!(model_name("meta-llama/Llama-3.1-8B/"), "Llama-3.1-8B");
         assert_eq!(model_name("qwen"), "qwen");
+    }
+
+    /// A vLLM record of `model` at N = 4 whose file carries `fields`.
+    fn record(fields: serde_json::Value) -> RunRecord {
+        RunRecord {
+            fields,
+            key: super::super::KeyParts {
+                model: Part::read("Qwen3-8B", "model_id"),
+                n: Part::read("4", "max_concurrency"),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn records_differing_only_in_their_configuration_are_two_cells_each_rep_0() {
+        let mut warnings = Vec::new();
+        let records = vec![
+            (
+                "x/SERVE--max_num_seqs=4-BENCH--max_concurrency=4/run=0.json".to_string(),
+                record(serde_json::json!({})),
+            ),
+            (
+                "x/SERVE--max_num_seqs=8-BENCH--max_concurrency=4/run=0.json".to_string(),
+                record(serde_json::json!({})),
+            ),
+            (
+                "x/SERVE--max_num_seqs=8-BENCH--max_concurrency=4/run=1.json".to_string(),
+                record(serde_json::json!({})),
+            ),
+        ];
+        let keyed = resolve(
+            "vllm-bench",
+            &Mapping::default(),
+            "r",
+            records,
+            &mut warnings,
+        );
+        let keys: Vec<String> = keyed
+            .iter()
+            .map(|keyed| keyed.coordinates.to_string())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "vllm-bench/sweep/unknown/Qwen3-8B/unknown/max_num_seqs=4/n=4/rep=0",
+                "vllm-bench/sweep/unknown/Qwen3-8B/unknown/max_num_seqs=8/n=4/rep=0",
+                "vllm-bench/sweep/unknown/Qwen3-8B/unknown/max_num_seqs=8/n=4/rep=1",
+            ]
+        );
+        assert!(
+            warnings
+                .iter()
+                .all(|warning| warning.kind != "duplicate_cell"),
+            "{warnings:#?}"
+        );
+        assert!(
+            keyed[0]
+                .inferred
+                .iter()
+                .any(|part| part.dimension == "config"
+                    && part.value == "max_num_seqs=4"
+                    && part.rule == "a `vllm bench sweep` serve parameter")
+        );
+    }
+
+    #[test]
+    fn a_file_contradicting_its_path_wins_with_a_warning_naming_file_and_both_values() {
+        let mut warnings = Vec::new();
+        let file = "runs/llama-tp4-h100/result.json".to_string();
+        let records = vec![(
+            file.clone(),
+            record(serde_json::json!({"tensor_parallel_size": 8})),
+        )];
+        let keyed = resolve(
+            "vllm-bench",
+            &Mapping::default(),
+            "r",
+            records,
+            &mut warnings,
+        );
+        assert_eq!(keyed[0].coordinates.config.text(), "accelerator=h100,tp=8");
+        let conflict: Vec<_> = warnings
+            .iter()
+            .filter(|warning| warning.kind == "config_conflict")
+            .collect();
+        assert_eq!(conflict.len(), 1, "{warnings:#?}");
+        assert_eq!(conflict[0].file.as_deref(), Some(file.as_str()));
+        let message = &conflict[0].message;
+        assert!(
+            message.contains("tp=4") && message.contains("tp=8"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn cellscope_toml_states_a_configuration_the_files_do_not() {
+        let mut warnings = Vec::new();
+        let mapping = Mapping::parse(
+            r#"
+[[map]]
+glob = "runs/**"
+config.tp = 4
+config.precision = "FP8"
+
+[[map]]
+glob = "runs/big/**"
+config = { tp = 8, max_num_seqs = "{limits.seqs}" }
+
+[[map]]
+glob = "other/**"
+config.max_concurrency = 2
+"#,
+            "cellscope.toml",
+            &mut warnings,
+        );
+        assert_eq!(warnings.len(), 1, "{warnings:#?}");
+        assert!(
+            warnings[0].message.contains("config.max_concurrency"),
+            "{}",
+            warnings[0].message
+        );
+        let records = vec![
+            (
+                "runs/small/a.json".to_string(),
+                record(serde_json::json!({})),
+            ),
+            (
+                "runs/big/a.json".to_string(),
+                record(serde_json::json!({"limits": {"seqs": 64}})),
+            ),
+            ("runs/big/b.json".to_string(), record(serde_json::json!({}))),
+        ];
+        let mut warnings = Vec::new();
+        let keyed = resolve("vllm-bench", &mapping, "r", records, &mut warnings);
+        let configs: Vec<String> = keyed
+            .iter()
+            .map(|keyed| keyed.coordinates.config.text())
+            .collect();
+        assert_eq!(
+            configs,
+            [
+                "precision=fp8,tp=4",
+                "max_num_seqs=64,precision=fp8,tp=8",
+                "precision=fp8,tp=8"
+            ]
+        );
+        assert!(keyed.iter().all(|keyed| keyed.coordinates.rep == 0));
+        let missing: Vec<_> = warnings
+            .iter()
+            .filter(|warning| warning.kind == "mapping_field_missing")
+            .collect();
+        assert_eq!(missing.len(), 1, "{warnings:#?}");
+        assert_eq!(missing[0].file.as_deref(), Some("runs/big/b.json"));
+        let explained = keyed[0].config.explain_lines();
+        assert!(
+            explained[1].contains("cellscope.toml [[map]] #1"),
+            "{explained:?}"
+        );
     }
 }

@@ -289,6 +289,7 @@ mod tests {
                 backend: backend.into(),
                 model: model.into(),
                 workload: "long_prefill_8k".into(),
+                config: Default::default(),
                 load: crate::Load::Concurrency(2),
                 rep,
             },

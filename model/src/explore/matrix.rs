@@ -374,7 +374,7 @@ impl MatrixBase {
         let marked = layout.marked();
         let mut squares: BTreeMap<Value, BTreeMap<(Value, Value), BaseSquare>> = BTreeMap::new();
         // Cells by series, built only when a square needs to say why a scaling metric is absent.
-        let mut by_series: Option<BTreeMap<[&str; 6], Vec<&CellSummary>>> = None;
+        let mut by_series: Option<BTreeMap<crate::key::SeriesParts<'_>, Vec<&CellSummary>>> = None;
         for grouped in curves_with_cells(relevant, position, &options) {
             let mut flags = Flags::default();
             let mut pooled: Vec<&CellSummary> = Vec::new();
@@ -416,7 +416,7 @@ impl MatrixBase {
                     }
                     let by_series = by_series.get_or_insert_with(|| cells_by_series(cells));
                     if let Some(reason) = pooled.iter().find_map(|cell| {
-                        let series = by_series.get(&cell.key.series_components())?;
+                        let series = by_series.get(&cell.key.series_parts())?;
                         ScalingAbsent::of(metric, cell, series)
                     }) {
                         absent.push((metric, reason));
@@ -580,14 +580,14 @@ impl MatrixBase {
 
 /// `cells` by series, keyed by borrowed components, each run of consecutive cells of one series added at once:
 /// the cells are sorted by key, so this is one comparison per cell and no copied text.
-fn cells_by_series(cells: &[CellSummary]) -> BTreeMap<[&str; 6], Vec<&CellSummary>> {
-    let mut by_series: BTreeMap<[&str; 6], Vec<&CellSummary>> = BTreeMap::new();
-    for run in
-        cells.chunk_by(|left, right| left.key.series_components() == right.key.series_components())
-    {
+fn cells_by_series(
+    cells: &[CellSummary],
+) -> BTreeMap<crate::key::SeriesParts<'_>, Vec<&CellSummary>> {
+    let mut by_series: BTreeMap<crate::key::SeriesParts<'_>, Vec<&CellSummary>> = BTreeMap::new();
+    for run in cells.chunk_by(|left, right| left.key.series_parts() == right.key.series_parts()) {
         if let Some(first) = run.first() {
             by_series
-                .entry(first.key.series_components())
+                .entry(first.key.series_parts())
                 .or_default()
                 .extend(run);
         }

@@ -1,7 +1,7 @@
 //! How keys and coordinates are serialised: to people-readable formats (JSON) with the load as `"n": N` or
 //! `"rate_rps": R` in the place `n` has always held, to compact formats (the cache's) with the load as one field.
 
-use super::{CellCoordinates, CellKey, Load, RateRps};
+use super::{CellCoordinates, CellKey, Config, Load, RateRps};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The load as readable fields: `n` for a concurrency, `rate_rps` for a rate, neither when unstated.
@@ -68,7 +68,7 @@ impl CompactLoad {
 
 /// The fields of a key or of coordinates (`run` is `None` for coordinates), with the load in the form `L`.
 #[derive(Serialize, Deserialize)]
-struct Fields<T, L> {
+struct Fields<T, C, L> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     run_id: Option<T>,
     suite: T,
@@ -76,20 +76,35 @@ struct Fields<T, L> {
     backend: T,
     model: T,
     workload: T,
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        bound(
+            serialize = "C: Serialize + std::borrow::Borrow<Config>",
+            deserialize = "C: Deserialize<'de> + Default"
+        )
+    )]
+    config: C,
     #[serde(flatten)]
     load: L,
     rep: u32,
 }
 
+/// Whether a configuration (owned or borrowed) states nothing: an empty one is left out of the readable form.
+fn is_empty<C: std::borrow::Borrow<Config>>(config: &C) -> bool {
+    config.borrow().is_empty()
+}
+
 /// The readable form flattens [`LoadFields`]; the compact form cannot flatten, so it names the load field.
 #[derive(Serialize, Deserialize)]
-struct CompactFields<T> {
+struct CompactFields<T, C> {
     run_id: Option<T>,
     suite: T,
     phase: T,
     backend: T,
     model: T,
     workload: T,
+    config: C,
     load: CompactLoad,
     rep: u32,
 }
@@ -98,6 +113,7 @@ fn serialize_parts<S: Serializer>(
     serializer: S,
     run_id: Option<&str>,
     texts: [&str; 5],
+    config: &Config,
     load: Load,
     rep: u32,
 ) -> Result<S::Ok, S::Error> {
@@ -111,6 +127,7 @@ fn serialize_parts<S: Serializer>(
             backend,
             model,
             workload,
+            config,
             load,
             rep,
         }
@@ -124,6 +141,7 @@ fn serialize_parts<S: Serializer>(
             backend,
             model,
             workload,
+            config,
             load,
             rep,
         }
@@ -134,19 +152,21 @@ fn serialize_parts<S: Serializer>(
 type Parts = (Option<String>, CellCoordinates);
 
 fn deserialize_parts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Parts, D::Error> {
-    let (run_id, texts, load, rep) = if deserializer.is_human_readable() {
-        let at = Fields::<String, LoadFields>::deserialize(deserializer)?;
+    let (run_id, texts, config, load, rep) = if deserializer.is_human_readable() {
+        let at = Fields::<String, Config, LoadFields>::deserialize(deserializer)?;
         (
             at.run_id,
             [at.suite, at.phase, at.backend, at.model, at.workload],
+            at.config,
             at.load.load()?,
             at.rep,
         )
     } else {
-        let at = CompactFields::<String>::deserialize(deserializer)?;
+        let at = CompactFields::<String, Config>::deserialize(deserializer)?;
         (
             at.run_id,
             [at.suite, at.phase, at.backend, at.model, at.workload],
+            at.config,
             at.load.load()?,
             at.rep,
         )
@@ -160,6 +180,7 @@ fn deserialize_parts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Parts
             backend,
             model,
             workload,
+            config,
             load,
             rep,
         },
@@ -170,7 +191,14 @@ impl Serialize for CellKey {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let [run_id, suite, phase, backend, model, workload] = self.series_components();
         let texts = [suite, phase, backend, model, workload];
-        serialize_parts(serializer, Some(run_id), texts, self.load, self.rep)
+        serialize_parts(
+            serializer,
+            Some(run_id),
+            texts,
+            &self.config,
+            self.load,
+            self.rep,
+        )
     }
 }
 
@@ -191,7 +219,7 @@ impl Serialize for CellCoordinates {
             &self.model,
             &self.workload,
         ];
-        serialize_parts(serializer, None, texts, self.load, self.rep)
+        serialize_parts(serializer, None, texts, &self.config, self.load, self.rep)
     }
 }
 
@@ -213,6 +241,7 @@ mod tests {
             backend: "b".into(),
             model: "m".into(),
             workload: "w".into(),
+            config: Config::new(),
             load,
             rep: 0,
         }

@@ -85,7 +85,8 @@ fn one_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     )
 }
 
-/// Reads a dimension by its name or an alias (`n` in older links for the load), or says which names there are.
+/// Reads a dimension by its name, an alias (`n` in older links for the load) or a deployment parameter's name,
+/// or says which names there are.
 pub(crate) fn dimension(text: &str) -> Result<Dimension, String> {
     Dimension::parse(text).ok_or_else(|| one_of(Dimension::ALL.map(Dimension::name)))
 }
@@ -93,7 +94,7 @@ pub(crate) fn dimension(text: &str) -> Result<Dimension, String> {
 /// Reads a dimension a comparison can contrast (`by`), or says which.
 pub(crate) fn contrastable(text: &str) -> Result<Dimension, String> {
     Dimension::parse(text)
-        .filter(|dimension| CONTRASTABLE.contains(dimension))
+        .filter(|dimension| crate::query::is_contrastable(*dimension))
         .ok_or_else(|| one_of(CONTRASTABLE.map(Dimension::name)))
 }
 
@@ -245,6 +246,31 @@ pub(crate) const fn dimensions<T: Target>() -> Field<T> {
                         "the load is chosen with load_min and load_max",
                     );
                 }
+            }
+        },
+    }
+}
+
+/// The deployment parameters as filters (`tp=4,8`, any spelling of a well-known parameter or the name of one
+/// the data has), written by [`dimensions`] with the others. Taken after every other field, so that a parameter
+/// of the query keeps its meaning whatever a deployment parameter is called.
+pub(crate) const fn params<T: Target>() -> Field<T> {
+    Field {
+        print: |_, _| {},
+        parse: |target, params| {
+            let names: Vec<String> = params.pairs.iter().map(|(name, _)| name.clone()).collect();
+            for name in names {
+                let Some(dimension) = Dimension::parse(&name).filter(|found| found.is_param())
+                else {
+                    continue;
+                };
+                let accepted: Vec<String> = params
+                    .take_all(&name)
+                    .iter()
+                    .flat_map(|raw| list_items(raw))
+                    .collect();
+                // Text dimensions take any value, so this cannot fail.
+                let _ = target.filter_mut().accept(dimension, accepted);
             }
         },
     }
@@ -442,7 +468,7 @@ fn format() -> Field<Query> {
 }
 
 /// Every parameter of a [`Query`], in the order its text form writes them.
-pub(crate) fn query_fields() -> [Field<Query>; 10] {
+pub(crate) fn query_fields() -> [Field<Query>; 11] {
     [
         sides(),
         metric(),
@@ -454,5 +480,6 @@ pub(crate) fn query_fields() -> [Field<Query>; 10] {
         toggles(),
         at(),
         format(),
+        params(),
     ]
 }

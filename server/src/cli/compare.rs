@@ -6,7 +6,7 @@ use anyhow::Context;
 use cellscope::terminal::printable;
 use cellscope_index::IndexOptions;
 use cellscope_model::Dimension;
-use cellscope_model::cli_values::Per;
+use cellscope_model::cli_values::{self, Per};
 use cellscope_model::compare::CompareQuery;
 use cellscope_model::metric::Metric;
 use cellscope_model::query::{CompareChoice, Include, Query};
@@ -18,15 +18,16 @@ use std::process::ExitCode;
 pub(super) struct CompareArgs {
     #[arg(default_value = ".")]
     data_dir: PathBuf,
-    /// The dimension whose values are compared: backend, model, run, suite, phase or workload.
-    #[arg(long, value_enum, default_value_t = CompareChoice::DEFAULT.by)]
+    /// The dimension whose values are compared: backend, model, run, suite, phase, workload, or a deployment
+    /// parameter (tp, precision, max_num_seqs, …).
+    #[arg(long, value_parser = cli_values::contrasted, default_value_t = CompareChoice::DEFAULT.by)]
     by: Dimension,
     #[arg(long)]
     a: String,
     #[arg(long)]
     b: String,
-    /// One group per value of this dimension, or `none`.
-    #[arg(long, value_enum, default_value_t = Per(CompareChoice::DEFAULT.per))]
+    /// One group per value of this dimension (a deployment parameter too), or `none`.
+    #[arg(long, value_parser = cli_values::grouped, default_value_t = Per(CompareChoice::DEFAULT.per))]
     per: Per,
     /// efficiency, p95_multiplier, aggregate_tps, p50_wall_ms, p95_wall_ms, p99_wall_ms, p50_ttft_ms,
     /// p95_ttft_ms.
@@ -71,6 +72,9 @@ struct Filters {
     load: Vec<String>,
     #[arg(long, value_delimiter = ',')]
     rep: Vec<String>,
+    /// A deployment parameter's values, as NAME=VALUES (`--param tp=4,8`); repeat for more parameters.
+    #[arg(long = "param", value_name = "NAME=VALUES", value_parser = cli_values::param_filter)]
+    params: Vec<(Dimension, Vec<String>)>,
 }
 
 pub(super) fn run(arguments: CompareArgs) -> anyhow::Result<ExitCode> {
@@ -135,6 +139,9 @@ fn typed_query(arguments: &CompareArgs) -> anyhow::Result<Query> {
         query
             .filter
             .accept(dimension, items.filter(|item| !item.is_empty()))?;
+    }
+    for (dimension, values) in &filters.params {
+        query.filter.accept(*dimension, values.iter().cloned())?;
     }
     Ok(query)
 }

@@ -443,7 +443,14 @@ fn requested_cell(snapshot: &Snapshot, query: &Query) -> Result<CellKey, ApiErro
         many => {
             let choices: Vec<String> = many
                 .iter()
-                .map(|key| format!("suite={} backend={}", key.suite, key.backend))
+                .map(|key| {
+                    let params: String = key
+                        .config
+                        .iter()
+                        .map(|(name, value)| format!(" {name}={value}"))
+                        .collect();
+                    format!("suite={} backend={}{params}", key.suite, key.backend)
+                })
                 .collect();
             Err(ApiError::bad_request(
                 "ambiguous_cell",

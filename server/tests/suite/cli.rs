@@ -814,3 +814,63 @@ fn a_restart_on_unchanged_files_answers_from_the_kept_snapshot_and_a_touched_fil
         "{seen:#?}"
     );
 }
+
+/// `cellscope compare --by tp` contrasts two deployments, and `--param` filters on a parameter, as the API does.
+#[test]
+fn compare_contrasts_and_filters_deployment_parameters() {
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../data/fixtures/formats/vllm-sweep-config"
+    );
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut full = vec!["compare", root, "--no-cache", "--json", "--per", "none"];
+        full.extend(args);
+        let output = cellscope(&full);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let both = json(&[
+        "--by",
+        "max_num_seqs",
+        "--a",
+        "4",
+        "--b",
+        "8",
+        "--metric",
+        "p95_wall_ms",
+    ]);
+    assert_eq!(both["spec"]["by"], "max_num_seqs");
+    assert_eq!(both["groups"][0]["n_pairs"], 2, "{both}");
+    let at_2 = json(&[
+        "--by",
+        "max-num-seqs",
+        "--a",
+        "4",
+        "--b",
+        "8",
+        "--metric",
+        "p95_wall_ms",
+        "--param",
+        "max_num_seqs=4,8",
+        "--load",
+        "2",
+    ]);
+    assert_eq!(at_2["groups"][0]["n_pairs"], 1, "{at_2}");
+    let absent = cellscope(&[
+        "compare",
+        root,
+        "--no-cache",
+        "--by",
+        "tp",
+        "--a",
+        "4",
+        "--b",
+        "8",
+    ]);
+    assert_eq!(absent.status.code(), Some(2));
+    assert!(
+        text(&absent.stderr).contains("is not a tp in the data"),
+        "{}",
+        text(&absent.stderr)
+    );
+}

@@ -137,6 +137,16 @@ fn check(name: &str) {
         if let Some(rep) = want["rep"].as_u64() {
             assert_eq!(u64::from(cell.key.rep), rep, "{label}: rep");
         }
+        if let Some(config) = want["config"].as_object() {
+            let want: Vec<(&str, &str)> = config
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.as_str().expect("config value")))
+                .collect::<std::collections::BTreeMap<_, _>>()
+                .into_iter()
+                .collect();
+            let got: Vec<(&str, &str)> = cell.key.config.iter().collect();
+            assert_eq!(got, want, "{label}: config");
+        }
         assert_eq!(
             cell.key.model,
             want["model"].as_str().unwrap_or("unknown"),
@@ -708,6 +718,36 @@ fn rows_read_back_from_the_sibling_files_match_the_cells() {
     }
 }
 
+/// Two deployments of one model in one folder (InferenceX at TP4 and TP8; a `vllm bench sweep` over
+/// `max_num_seqs`) are cells of their own, each rep 0, keyed by the configuration its path states.
+#[test]
+fn each_deployment_is_its_own_cell_with_the_configuration_its_path_states() {
+    for (name, configurations) in [("vllm-inferencex", 2), ("vllm-sweep-config", 2)] {
+        check(name);
+        let index = index(name);
+        assert!(index.cells.iter().all(|cell| cell.key.rep == 0), "{name}");
+        let distinct = cellscope_model::order::sorted_distinct(
+            index.cells.iter().map(|cell| cell.key.config.text()),
+        );
+        assert_eq!(distinct.len(), configurations, "{name}: {distinct:?}");
+        assert!(
+            !index
+                .warnings
+                .iter()
+                .any(|warning| warning.kind == "duplicate_cell"),
+            "{name}: {:#?}",
+            index.warnings
+        );
+    }
+    let index = index("vllm-inferencex");
+    let tp: Vec<&str> = index
+        .cells
+        .iter()
+        .filter_map(|cell| cell.key.config.get("tp"))
+        .collect();
+    assert_eq!(tp, ["4", "8"]);
+}
+
 #[test]
 fn a_sweep_is_one_run_and_its_side_files_are_not_cells() {
     let index = index("vllm-sweep");
@@ -948,7 +988,7 @@ fn a_record_without_a_load_is_kept_with_its_load_unstated() {
     };
     assert_eq!(cell.key.load, Load::Unstated);
     assert_eq!(
-        cell.key.to_string().split('/').nth(6),
+        cell.key.to_string().split('/').rev().nth(1),
         Some("load=unstated")
     );
     assert_eq!(cell.expected_rows, None);

@@ -824,3 +824,136 @@ async fn a_bad_value_is_refused_with_the_same_words_on_every_endpoint() {
         get("/api/cells?format=csv").await.body
     );
 }
+
+/// A reply of the router over `store`.
+async fn get_from(store: &Arc<Store>, uri: &str) -> Reply {
+    let app = router(store.clone(), &HttpOptions::default()).unwrap();
+    let response = app
+        .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let (status, headers) = (response.status(), response.headers().clone());
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    Reply {
+        status,
+        headers,
+        body: body.to_vec(),
+    }
+}
+
+/// A deployment parameter is a dimension of the API: `/api/index` lists the ones that vary, `/api/cells` filters
+/// on them in every format (the `config` column carrying the whole configuration), and `/api/compare` contrasts
+/// two of their values on pairs that agree on every other parameter.
+#[tokio::test]
+async fn a_deployment_parameter_filters_groups_and_is_compared_through_the_api() {
+    let formats = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/formats");
+    let inferencex = store_for(&formats.join("vllm-inferencex"));
+    let index = get_from(&inferencex, "/api/index").await.json();
+    let values = |dimension: &str| -> Vec<(u64, u64)> {
+        index["dimensions"][dimension]
+            .as_array()
+            .unwrap_or_else(|| panic!("{dimension} listed: {}", index["dimensions"]))
+            .iter()
+            .map(|count| {
+                (
+                    count["value"].as_u64().unwrap(),
+                    count["cells"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(values("tp"), [(4, 1), (8, 1)]);
+    // Parameters both deployments share are not listed.
+    for same in ["ep", "precision", "accelerator"] {
+        assert!(index["dimensions"].get(same).is_none(), "{same}");
+    }
+    let tp8 = get_from(&inferencex, "/api/cells?tp=8&format=json")
+        .await
+        .json();
+    let cells = tp8.as_array().unwrap();
+    assert_eq!(cells.len(), 1);
+    assert_eq!(
+        cells[0]["config"],
+        "accelerator=b200,dp_attention=false,engine=sglang,ep=1,precision=fp4,tp=8"
+    );
+    let csv = get_from(&inferencex, "/api/cells?tensor_parallel_size=4&format=csv").await;
+    let text = String::from_utf8(csv.body).unwrap();
+    assert!(text.lines().next().unwrap().ends_with(",config"), "{text}");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.ends_with(",tp=4\"\n"), "{text}");
+    let arrow = get_from(&inferencex, "/api/cells?tp=4,8").await;
+    let decoded = cells_from_arrow(&arrow.body);
+    assert_eq!(decoded.len(), 2);
+    assert_eq!(decoded[1].key.config.get("tp"), Some("8"));
+    // A value no deployment has is refused with the ones there are.
+    let refused = get_from(&inferencex, "/api/cells?tp=16").await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let message = refused.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.starts_with("tp has no value `16`") && message.ends_with("4, 8"),
+        "{message}"
+    );
+
+    let compared = get_from(
+        &inferencex,
+        "/api/compare?by=tp&a=4&b=8&per=none&metric=p95_wall_ms",
+    )
+    .await;
+    assert_eq!(
+        compared.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&compared.body)
+    );
+    let body: cellscope_model::api::CompareBody = serde_json::from_slice(&compared.body).unwrap();
+    let [group] = body.comparison.groups.as_slice() else {
+        panic!("{:#?}", body.comparison.groups);
+    };
+    let [pair] = group.pairs.as_slice() else {
+        panic!("{:#?}", group.pairs);
+    };
+    let tp = cellscope_model::Dimension::parse("tp").unwrap();
+    assert!(
+        pair.coordinates
+            .iter()
+            .all(|(dimension, _)| *dimension != tp)
+    );
+    let names: Vec<&str> = pair
+        .coordinates
+        .iter()
+        .map(|(dimension, _)| dimension.name())
+        .collect();
+    assert!(
+        names.contains(&"precision") && names.contains(&"ep"),
+        "{names:?}"
+    );
+    assert_eq!(pair.a_cells[0].config.get("tp"), Some("4"));
+    assert_eq!(pair.b_cells[0].config.get("tp"), Some("8"));
+
+    // A serve parameter a sweep varies groups the comparison's pairs by load, one pair per concurrency.
+    let sweep = store_for(&formats.join("vllm-sweep-config"));
+    let by_seqs = get_from(
+        &sweep,
+        "/api/compare?by=max_num_seqs&a=4&b=8&per=none&metric=p95_wall_ms",
+    )
+    .await
+    .json();
+    assert_eq!(by_seqs["groups"][0]["n_pairs"], 2, "{by_seqs}");
+    let grouped = get_from(
+        &sweep,
+        "/api/compare?by=max_num_seqs&a=4&b=8&per=max_num_seqs&metric=p95_wall_ms",
+    )
+    .await;
+    assert_eq!(grouped.status, StatusCode::BAD_REQUEST, "per is by");
+    let eight = get_from(&sweep, "/api/cells?max_num_seqs=8&n=4&format=json")
+        .await
+        .json();
+    assert_eq!(eight.as_array().unwrap().len(), 1);
+    // An unknown name is still an unknown parameter, not a filter that selects nothing.
+    let bogus = get_from(&sweep, "/api/cells?bogus=1&format=json").await;
+    assert_eq!(bogus.status, StatusCode::BAD_REQUEST);
+    assert_eq!(bogus.json()["error"]["code"], "unknown_parameter");
+}

@@ -93,9 +93,11 @@ async fn one_grid_per_suite_with_derived_marks(page: &Harness) -> anyhow::Result
 
 /// vLLM's JSON against SGLang's JSONL in the Compare view, as /api/compare gives it.
 async fn compare_across_formats(page: &Harness) -> anyhow::Result<()> {
-    // Compare across formats: vLLM's JSON against SGLang's JSONL, the same table /api/compare gives.
+    // Compare across formats: vLLM's JSON against SGLang's JSONL, the same table /api/compare gives (on the two
+    // workloads of the sweep both engines ran: the vLLM-only deployment sweeps beside it have no SGLang side).
     page.open(
-        "/?view=compare&by=backend&a=vllm&b=sglang&per=workload&metric=p95_wall_ms&suite=external",
+        "/?view=compare&by=backend&a=vllm&b=sglang&per=workload&metric=p95_wall_ms&suite=external\
+         &workload=long_prefill_8k,short_decode",
     )
     .await?;
     page.wait_for("#compare-table tbody tr").await?;
@@ -106,7 +108,10 @@ async fn compare_across_formats(page: &Harness) -> anyhow::Result<()> {
         )
         .await?;
     let api = page
-        .get("/api/compare?by=backend&a=vllm&b=sglang&per=workload&metric=p95_wall_ms&suite=external")?
+        .get(
+            "/api/compare?by=backend&a=vllm&b=sglang&per=workload&metric=p95_wall_ms&suite=external\
+             &workload=long_prefill_8k,short_decode",
+        )?
         .json()?;
     let groups = api["groups"]
         .as_array()
@@ -164,8 +169,9 @@ async fn the_inspector_shows_an_sglang_cell_origin(page: &Harness) -> anyhow::Re
         })
         .ok_or_else(|| anyhow::anyhow!("no origin for the SGLang cell"))?
         .clone();
-    // The key's text escapes the `/` of the run id (`%2F`), and the link percent-encodes that `%`.
-    page.open("/?view=inspector&cell=external%252Fsglang/external/scaling/sglang/qwen2.5-7b/short_decode/n=4/rep=0")
+    // The key's text escapes the `/` of the run id (`%2F`), and the link percent-encodes that `%`; the
+    // configuration SGLang's `server_info` states sits between the workload and the load.
+    page.open("/?view=inspector&cell=external%252Fsglang/external/scaling/sglang/qwen2.5-7b/short_decode/dp=1,engine_version=0.5.1,tp=1/n=4/rep=0")
         .await?;
     page.wait_for("#cell-origin").await?;
     assert_eq!(
@@ -260,7 +266,7 @@ async fn reported_and_derived_figures_are_marked_and_a_baseline_other_than_n1_is
     page.screenshot("formats-no-baseline").await?;
 
     // The inspector marks each reported figure and shows the tool's figure with nothing recomputed beside it.
-    page.open("/?view=inspector&cell=sglang-plain/sglang-bench/sweep/sglang/Llama-3.1-8B-Instruct/random_1024x128/n=1/rep=0")
+    page.open("/?view=inspector&cell=sglang-plain/sglang-bench/sweep/sglang/Llama-3.1-8B-Instruct/random_1024x128/dp=1,engine_version=0.5.5,max_model_len=1024,tp=1/n=1/rep=0")
         .await?;
     page.wait_for("#reported-vs-recomputed").await?;
     let marked = page
@@ -284,7 +290,7 @@ async fn reported_and_derived_figures_are_marked_and_a_baseline_other_than_n1_is
     );
 
     // With --output-details, cellscope recomputes from the requests and shows the tool's figure and the difference.
-    page.open("/?view=inspector&cell=sglang-detailed/sglang-bench/sweep/sglang/Qwen3-8B/random_1024x128/n=2/rep=0")
+    page.open("/?view=inspector&cell=sglang-detailed/sglang-bench/sweep/sglang/Qwen3-8B/random_1024x128/dp=1,engine_version=0.5.5,max_model_len=1024,tp=1/n=2/rep=0")
         .await?;
     page.wait_for("#reported-vs-recomputed").await?;
     let file_p99 = sglang_reported(
@@ -346,7 +352,7 @@ async fn reported_and_derived_figures_are_marked_and_a_baseline_other_than_n1_is
 #[tokio::test]
 async fn a_reported_only_cell_says_it_has_no_rows_instead_of_empty_charts() -> anyhow::Result<()> {
     let page = Harness::start_on("reported-only-rows", &fixtures_root()).await?;
-    page.open("/?view=inspector&cell=sglang-plain/sglang-bench/sweep/sglang/Llama-3.1-8B-Instruct/random_1024x128/n=1/rep=0")
+    page.open("/?view=inspector&cell=sglang-plain/sglang-bench/sweep/sglang/Llama-3.1-8B-Instruct/random_1024x128/dp=1,engine_version=0.5.5,max_model_len=1024,tp=1/n=1/rep=0")
         .await?;
     page.wait_for("#no-rows").await?;
     let message = page.text("#no-rows").await?;

@@ -1737,6 +1737,7 @@ fn row_cell_key<'a>(
         backend: text(2, "backend")?,
         model: text(3, "model")?,
         workload: text(4, "workload")?,
+        config: cellscope_model::config::Config::new(),
         load: cellscope_model::Load::Concurrency(count(5, "n_agents")?),
         rep: count(6, "rep")?,
     })

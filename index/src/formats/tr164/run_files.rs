@@ -45,6 +45,7 @@ impl RawCell {
             backend: std::mem::take(&mut self.backend),
             model: std::mem::take(&mut self.model),
             workload: std::mem::take(&mut self.workload),
+            config: cellscope_model::config::Config::new(),
             load: cellscope_model::Load::Concurrency(self.n),
             rep: self.rep,
         }

@@ -74,6 +74,7 @@ fn key_of(record: &csv::ByteRecord, key_positions: &[usize; 7]) -> Option<CellCo
         backend: text(2)?,
         model: text(3)?,
         workload: text(4)?,
+        config: cellscope_model::config::Config::new(),
         load: cellscope_model::Load::Concurrency(text(5)?.trim().parse().ok()?),
         rep: text(6)?.trim().parse().ok()?,
     })

@@ -6,6 +6,12 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 pub(crate) mod canvas;
+pub(crate) mod surface;
+
+pub(crate) use surface::Surface;
+
+/// The area every chart of the app is drawn on.
+pub(crate) type Area<'a> = DrawingArea<Surface<'a>, Shift>;
 
 /// Bounds of a chart's width in CSS pixels: narrower is unreadable, wider wastes the screen.
 const MIN_WIDTH: f64 = 480.0;
@@ -86,15 +92,14 @@ pub(crate) fn draw_on_canvas(
     canvas: web_sys::HtmlCanvasElement,
     width: f64,
     height: f64,
-    draw: impl FnOnce(&DrawingArea<canvas::CanvasBackend, Shift>, f64) -> Result<Vec<Hit>, String>,
+    draw: impl FnOnce(&Area<'static>, f64) -> Result<Vec<Hit>, String>,
 ) -> Result<Vec<Hit>, String> {
     let scale = crate::browser::device_pixel_ratio();
     canvas.set_width((width * scale) as u32);
     canvas.set_height((height * scale) as u32);
     let _ = canvas.set_attribute("style", &format!("width:{width}px;height:{height}px"));
-    let backend =
-        canvas::CanvasBackend::with_canvas_object(canvas).ok_or("the canvas has no 2D context")?;
-    draw(&backend.into_drawing_area(), scale)
+    let surface = Surface::canvas(canvas).ok_or("the canvas has no 2D context")?;
+    draw(&surface.into_drawing_area(), scale)
 }
 
 /// The drawn point nearest the mouse on `canvas`, within 14 CSS pixels.
@@ -120,7 +125,7 @@ pub(crate) fn nearest_hit(
 pub(crate) fn png_data_url(
     width: f64,
     height: f64,
-    draw: impl FnOnce(&DrawingArea<canvas::CanvasBackend, Shift>, f64) -> Result<Vec<Hit>, String>,
+    draw: impl FnOnce(&Area<'static>, f64) -> Result<Vec<Hit>, String>,
 ) -> Option<String> {
     use wasm_bindgen::JsCast;
     let scale = crate::browser::device_pixel_ratio().max(2.0);
@@ -132,7 +137,7 @@ pub(crate) fn png_data_url(
         .ok()?;
     canvas.set_width((width * scale) as u32);
     canvas.set_height((height * scale) as u32);
-    let root = canvas::CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
+    let root = Surface::canvas(canvas.clone())?.into_drawing_area();
     draw(&root, scale).ok()?;
     // The backend gathers strokes and fills into paths: draw what is still gathered before reading the pixels.
     root.present().ok()?;

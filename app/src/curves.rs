@@ -25,7 +25,6 @@ use cellscope_model::reasons::skip_reason as default_skip_reason;
 use cellscope_model::status::CellStatus;
 use cellscope_model::view_state::{Aggregation, Metric, ViewState, XAxis};
 use leptos::prelude::*;
-use plotters::prelude::*;
 use table::SeriesTable;
 
 /// The skip reason of a series' end marker, from the provenance (manifest history) of its skipped cells.
@@ -68,8 +67,8 @@ struct Look {
 
 /// Draws `facets` on any backend: the page's canvas and the exports are the same drawing; an export adds the
 /// view's description and the legend above it.
-fn draw_on<DB: DrawingBackend>(
-    root: &DrawingArea<DB, plotters::coord::Shift>,
+fn draw_on(
+    root: &crate::chart::Area<'_>,
     facets: &[Facet],
     look: &Look,
     scale: f64,

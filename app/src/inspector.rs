@@ -1,7 +1,7 @@
 //! The inspector: one cell (all its reps), its request latency distributions from `/api/requests`, and its
 //! provenance story: skip reason and manifest history, refill lineage, matching exclusion entries.
 
-use crate::chart::canvas::CanvasBackend;
+use crate::chart::Surface;
 use crate::state::{Ctx, ctx};
 use crate::{api, browser};
 use cellscope_draw::chart::{Sample, draw_cdf, draw_histogram};
@@ -323,12 +323,17 @@ fn provenance_story(
     }
 }
 
-/// `Parallel efficiency` from `parallel efficiency`.
+/// `Parallel efficiency` from `parallel efficiency`: metric names are ASCII, and ASCII case mapping spares the
+/// bundle the Unicode case tables.
 fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
     chars
         .next()
-        .map(|first| first.to_uppercase().chain(chars).collect())
+        .map(|first| {
+            std::iter::once(first.to_ascii_uppercase())
+                .chain(chars)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -496,7 +501,7 @@ fn Distributions(
             if let Some(canvas) = histogram_ref.get() {
                 let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
                 prepare(&canvas);
-                if let Some(backend) = CanvasBackend::with_canvas_object(canvas) {
+                if let Some(backend) = Surface::canvas(canvas) {
                     let _ = draw_histogram(
                         &backend.into_drawing_area(),
                         "request latency histogram",
@@ -509,7 +514,7 @@ fn Distributions(
             if let Some(canvas) = cdf_ref.get() {
                 let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
                 prepare(&canvas);
-                if let Some(backend) = CanvasBackend::with_canvas_object(canvas) {
+                if let Some(backend) = Surface::canvas(canvas) {
                     // p50, p95 and p99 of the current wall times, as the cell's statistics define them.
                     let mut sorted = wall.clone();
                     sort_floats(&mut sorted);

@@ -186,7 +186,7 @@ impl Compare {
         if svg {
             let mut text = String::new();
             {
-                let root = SVGBackend::with_string(&mut text, (width as u32, height as u32))
+                let root = crate::chart::Surface::svg(&mut text, (width as u32, height as u32))
                     .into_drawing_area();
                 if let Ok(chart) = draw_frame(&root, &lines, &legend, 1.0) {
                     let _ = plot::draw_forest(&chart, &comparison, 1.0);

@@ -71,7 +71,7 @@ impl Curves {
         let mut svg = String::new();
         self.facets.with_untracked(|facets| {
             let (width, height) = self.export_size(facets, lines.len());
-            let root = SVGBackend::with_string(&mut svg, (width as u32, height as u32))
+            let root = crate::chart::Surface::svg(&mut svg, (width as u32, height as u32))
                 .into_drawing_area();
             let _ = draw_on(&root, facets, &self.look(), 1.0, Some(&frame));
         });

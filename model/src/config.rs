@@ -393,6 +393,30 @@ impl Config {
             .map(|(name, value)| (name.as_str(), value.as_str()))
     }
 
+    /// How many accelerators serve the deployment: `accelerators` where stated, else tensor × pipeline × data
+    /// parallel sizes (a size not stated is the engines' default 1; data parallelism does not add accelerators
+    /// under DP attention, which runs inside the tensor-parallel group); `None` when none of them is stated.
+    pub fn accelerator_count(&self) -> Option<u32> {
+        let size = |name: &str| self.get(name).and_then(|value| value.parse::<u32>().ok());
+        if let Some(count) = size("accelerators") {
+            return (count > 0).then_some(count);
+        }
+        let dp = if self.get("dp_attention") == Some("true") {
+            None
+        } else {
+            size("dp")
+        };
+        let sizes = [size("tp"), size("pp"), dp];
+        if sizes.iter().all(Option::is_none) {
+            return None;
+        }
+        let count = sizes
+            .into_iter()
+            .map(|size| size.unwrap_or(1))
+            .try_fold(1u32, u32::checked_mul)?;
+        (count > 0).then_some(count)
+    }
+
     /// The text form (`precision=fp8,tp=4`; empty for the empty configuration).
     pub fn text(&self) -> String {
         self.to_string()
@@ -452,6 +476,26 @@ impl std::str::FromStr for Config {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn accelerator_count_from_the_count_or_the_parallel_sizes() {
+        let config = |pairs: &[(&str, &str)]| {
+            let mut config = Config::new();
+            for (name, value) in pairs {
+                config.insert(name, value).unwrap();
+            }
+            config.accelerator_count()
+        };
+        assert_eq!(config(&[]), None);
+        assert_eq!(config(&[("precision", "fp8")]), None);
+        assert_eq!(config(&[("tp", "4")]), Some(4));
+        assert_eq!(config(&[("tp", "4"), ("pp", "2"), ("dp", "2")]), Some(16));
+        assert_eq!(config(&[("tp", "8"), ("dp", "8"), ("dp_attention", "true")]), Some(8));
+        assert_eq!(config(&[("tp", "8"), ("ep", "8")]), Some(8));
+        assert_eq!(config(&[("gpus", "2"), ("tp", "8")]), Some(2));
+        assert_eq!(config(&[("tp", "0")]), None);
+        assert_eq!(config(&[("tp", "x")]), None);
+    }
 
     #[test]
     fn aliases_meet_at_one_name() {

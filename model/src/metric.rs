@@ -67,11 +67,15 @@ pub enum Metric {
     P50InteractivityTps,
     /// [`Stat::RequestThroughputRps`].
     RequestThroughputRps,
+    /// [`Stat::GoodputRps`].
+    GoodputRps,
+    /// [`Stat::OutputTpsPerAccelerator`].
+    OutputTpsPerAccelerator,
 }
 
 impl Metric {
     /// Every metric, in the order the pickers list them.
-    pub const ALL: [Metric; 26] = [
+    pub const ALL: [Metric; 28] = [
         Metric::Efficiency,
         Metric::P95Multiplier,
         Metric::Breakdown,
@@ -98,6 +102,8 @@ impl Metric {
         Metric::TotalTps,
         Metric::P50InteractivityTps,
         Metric::RequestThroughputRps,
+        Metric::GoodputRps,
+        Metric::OutputTpsPerAccelerator,
     ];
 
     /// The statistic column a per-cell metric is (`None` for breakdown N and the ok rate, which are read over a
@@ -128,6 +134,8 @@ impl Metric {
             Metric::TotalTps => Stat::TotalTps,
             Metric::P50InteractivityTps => Stat::P50InteractivityTps,
             Metric::RequestThroughputRps => Stat::RequestThroughputRps,
+            Metric::GoodputRps => Stat::GoodputRps,
+            Metric::OutputTpsPerAccelerator => Stat::OutputTpsPerAccelerator,
         })
     }
 
@@ -338,7 +346,7 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Metric::ALL.len());
-        assert_eq!(Metric::curves().count(), 23);
+        assert_eq!(Metric::curves().count(), 25);
     }
 
     #[test]

@@ -94,6 +94,12 @@ pub enum Stat {
     P50InteractivityTps,
     /// Ok requests / the span of aggregate throughput: the request throughput achieved.
     RequestThroughputRps,
+    /// Ok requests within the goodput bounds ([`crate::stats::GOODPUT_TTFT_MS`], [`crate::stats::GOODPUT_TPOT_MS`])
+    /// per second, over the span of aggregate throughput.
+    GoodputRps,
+    /// Aggregate (output) throughput divided by the deployment's accelerator count
+    /// ([`crate::config::Config::accelerator_count`]).
+    OutputTpsPerAccelerator,
 }
 
 /// One row of [`TABLE`].
@@ -106,7 +112,7 @@ struct Row {
 
 /// Every statistic's name (its cells-table column and its `metric=` value), label, unit and direction, in
 /// [`Stat`] order.
-const TABLE: [Row; 24] = [
+const TABLE: [Row; 26] = [
     row(
         "mean_wall_ms",
         "mean latency",
@@ -216,6 +222,18 @@ const TABLE: [Row; 24] = [
         Unit::RequestsPerSecond,
         Better::Higher,
     ),
+    row(
+        "goodput_rps",
+        "goodput (TTFT ≤ 2 s, TPOT ≤ 100 ms)",
+        Unit::RequestsPerSecond,
+        Better::Higher,
+    ),
+    row(
+        "output_tps_per_accelerator",
+        "output tok/s per accelerator",
+        Unit::TokensPerSecond,
+        Better::Higher,
+    ),
 ];
 
 const fn row(name: &'static str, label: &'static str, unit: Unit, better: Better) -> Row {
@@ -277,7 +295,7 @@ const fn after_scaling<const N: usize, const M: usize>(stats: [Stat; M]) -> [Sta
 
 impl Stat {
     /// Every statistic column, in cells-table order.
-    pub const ALL: [Stat; 24] = [
+    pub const ALL: [Stat; 26] = [
         Stat::MeanWallMs,
         Stat::P50WallMs,
         Stat::P95WallMs,
@@ -302,15 +320,17 @@ impl Stat {
         Stat::TotalTps,
         Stat::P50InteractivityTps,
         Stat::RequestThroughputRps,
+        Stat::GoodputRps,
+        Stat::OutputTpsPerAccelerator,
     ];
 
     /// The statistics computed from a cell's own request rows (or reported by another tool in their place):
     /// every one but the two scaling metrics, in cells-table order.
-    pub const REQUEST: [Stat; 22] = without_scaling(Stat::ALL);
+    pub const REQUEST: [Stat; 24] = without_scaling(Stat::ALL);
 
     /// The serving statistics: TTFT mean and p99, TPOT, ITL, total throughput and interactivity. Tables written
     /// before they existed read them as absent.
-    pub const SERVING: [Stat; 13] = after_scaling(Stat::ALL);
+    pub const SERVING: [Stat; 15] = after_scaling(Stat::ALL);
 
     const fn row(self) -> &'static Row {
         &TABLE[self as usize]
@@ -347,6 +367,7 @@ impl Stat {
         match self {
             Stat::Efficiency => Stat::AggregateTps,
             Stat::P95Multiplier => Stat::P95WallMs,
+            Stat::OutputTpsPerAccelerator => Stat::AggregateTps,
             other => other,
         }
     }
@@ -378,6 +399,8 @@ impl CellStats {
             Stat::TotalTps => self.total_tps,
             Stat::P50InteractivityTps => self.p50_interactivity_tps,
             Stat::RequestThroughputRps => self.request_throughput_rps,
+            Stat::GoodputRps => self.goodput_rps,
+            Stat::OutputTpsPerAccelerator => self.output_tps_per_accelerator,
             Stat::Efficiency | Stat::P95Multiplier => None,
         }
     }
@@ -407,6 +430,8 @@ impl CellStats {
             Stat::TotalTps => &mut self.total_tps,
             Stat::P50InteractivityTps => &mut self.p50_interactivity_tps,
             Stat::RequestThroughputRps => &mut self.request_throughput_rps,
+            Stat::GoodputRps => &mut self.goodput_rps,
+            Stat::OutputTpsPerAccelerator => &mut self.output_tps_per_accelerator,
             Stat::Efficiency | Stat::P95Multiplier => return None,
         })
     }
@@ -488,7 +513,7 @@ mod tests {
         seen.sort_unstable();
         seen.dedup();
         assert_eq!(seen.len(), Stat::ALL.len());
-        assert_eq!(names(Stat::REQUEST).len(), 22);
+        assert_eq!(names(Stat::REQUEST).len(), 24);
         assert_eq!(Stat::Efficiency.source(), Stat::AggregateTps);
     }
 

@@ -155,6 +155,26 @@ pub struct CellStats {
     /// Ok requests per second over the span of [`CellStats::aggregate_tps`].
     #[serde(default)]
     pub request_throughput_rps: Option<f64>,
+    /// Ok requests within [`GOODPUT_TTFT_MS`] and [`GOODPUT_TPOT_MS`] per second, over the span of
+    /// [`CellStats::aggregate_tps`]; `None` when a request has no TTFT to judge.
+    #[serde(default)]
+    pub goodput_rps: Option<f64>,
+    /// [`CellStats::aggregate_tps`] divided by the deployment's accelerator count; `None` where the count is
+    /// not known.
+    #[serde(default)]
+    pub output_tps_per_accelerator: Option<f64>,
+}
+
+/// The TTFT bound of goodput, ms: a request counts when its TTFT is at most this (and its TPOT within
+/// [`GOODPUT_TPOT_MS`]), the bounds of the default SLO.
+pub const GOODPUT_TTFT_MS: f64 = 2000.0;
+
+/// The TPOT bound of goodput, ms. A request of one output token has no TPOT and meets it, as in vLLM's rule.
+pub const GOODPUT_TPOT_MS: f64 = 100.0;
+
+/// Whether a request meets the goodput bounds; `None` when it has no TTFT to judge.
+pub fn within_goodput(ttft_ms: Option<f64>, tpot_ms: Option<f64>) -> Option<bool> {
+    Some(ttft_ms? <= GOODPUT_TTFT_MS && tpot_ms.unwrap_or(0.0) <= GOODPUT_TPOT_MS)
 }
 
 /// A request's time per output token after the first, `(wall − ttft) / (completion tokens − 1)`, in ms: vLLM's
@@ -195,6 +215,9 @@ pub struct CellAccumulator {
     /// Token counts are whole numbers below 2^32: their sums are exact (below 2^53) in any grouping.
     sum_prompt_tokens: f64,
     sum_completion_tokens: f64,
+    /// Rows within the goodput bounds, and rows without a TTFT to judge them by.
+    good_rows: u32,
+    unjudged_rows: u32,
     min_submit_time_s: f64,
     max_complete_time_s: f64,
 }
@@ -215,8 +238,14 @@ impl CellAccumulator {
         if let Some(ttft_ms) = sample.ttft_ms {
             self.ttft_ms.push(ttft_ms);
         }
-        if let Some(tpot) = tpot_ms(sample.wall_ms, sample.ttft_ms, sample.completion_tokens) {
+        let tpot = tpot_ms(sample.wall_ms, sample.ttft_ms, sample.completion_tokens);
+        if let Some(tpot) = tpot {
             self.tpot_ms.push(tpot);
+        }
+        match within_goodput(sample.ttft_ms, tpot) {
+            Some(true) => self.good_rows += 1,
+            Some(false) => {}
+            None => self.unjudged_rows += 1,
         }
         self.sum_prompt_tokens += sample.prompt_tokens;
         self.sum_completion_tokens += sample.completion_tokens;
@@ -237,6 +266,8 @@ impl CellAccumulator {
         self.itl_ms.append(&mut later.itl_ms);
         self.sum_prompt_tokens += later.sum_prompt_tokens;
         self.sum_completion_tokens += later.sum_completion_tokens;
+        self.good_rows += later.good_rows;
+        self.unjudged_rows += later.unjudged_rows;
         self.min_submit_time_s = self.min_submit_time_s.min(later.min_submit_time_s);
         self.max_complete_time_s = self.max_complete_time_s.max(later.max_complete_time_s);
     }
@@ -292,6 +323,15 @@ impl CellAccumulator {
                 self.min_submit_time_s,
                 self.max_complete_time_s,
             ),
+            goodput_rps: (self.unjudged_rows == 0)
+                .then(|| {
+                    aggregate_tps(
+                        f64::from(self.good_rows),
+                        self.min_submit_time_s,
+                        self.max_complete_time_s,
+                    )
+                })
+                .flatten(),
             ..CellStats::default()
         };
         self.finish_serving(&mut stats);
@@ -422,6 +462,41 @@ mod tests {
         assert_eq!(stats.p50_ttft_ms, Some(150.0));
         assert_eq!(stats.aggregate_tps, Some(2048.0 / 4.0));
         assert_eq!(stats.mean_completion_tokens, Some(512.0));
+    }
+
+    #[test]
+    fn goodput_counts_requests_within_both_bounds_as_vllm_does() {
+        // (wall, ttft, completion tokens): TPOT 90 ms (good); TTFT 2500 ms (too slow); TPOT 200 ms (too slow);
+        // one token with no TPOT (good, as vLLM counts it); TTFT and TPOT exactly at their bounds (good).
+        let rows = [
+            (1000.0, 100.0, 11.0),
+            (3000.0, 2500.0, 11.0),
+            (2100.0, 100.0, 11.0),
+            (500.0, 500.0, 1.0),
+            (3000.0, 2000.0, 11.0),
+        ];
+        let mut acc = CellAccumulator::new();
+        for (index, (wall_ms, ttft_ms, completion_tokens)) in rows.into_iter().enumerate() {
+            acc.push(&RequestSample {
+                wall_ms,
+                ttft_ms: Some(ttft_ms),
+                prompt_tokens: 1.0,
+                completion_tokens,
+                submit_time_s: index as f64,
+                complete_time_s: index as f64 + 4.0,
+            });
+        }
+        // Three good requests over 0..8 s.
+        assert_eq!(acc.clone().finish().goodput_rps, Some(3.0 / 8.0));
+        acc.push(&RequestSample {
+            wall_ms: 100.0,
+            ttft_ms: None,
+            prompt_tokens: 1.0,
+            completion_tokens: 2.0,
+            submit_time_s: 0.0,
+            complete_time_s: 1.0,
+        });
+        assert_eq!(acc.finish().goodput_rps, None, "a request without TTFT");
     }
 
     #[test]

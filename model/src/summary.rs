@@ -252,6 +252,7 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
         }
     }
     for cell in cells.iter_mut() {
+        fill_per_accelerator(cell);
         cell.efficiency = None;
         cell.p95_multiplier = None;
         cell.baseline_fallback = false;
@@ -287,6 +288,19 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
             .and_then(|(p95, base)| scaling::p95_multiplier(p95, base));
         cell.baseline_fallback =
             baseline.fallback && (cell.efficiency.is_some() || cell.p95_multiplier.is_some());
+    }
+}
+
+/// Output throughput per accelerator, from the cell's throughput and its configuration's accelerator count; a
+/// figure the tool reported stays where either is unknown.
+fn fill_per_accelerator(cell: &mut CellSummary) {
+    let computed = cell
+        .stats
+        .aggregate_tps
+        .zip(cell.key.config.accelerator_count())
+        .map(|(tps, count)| tps / f64::from(count));
+    if computed.is_some() {
+        cell.stats.output_tps_per_accelerator = computed;
     }
 }
 

@@ -661,6 +661,20 @@ impl ViewState {
             && self.x.metric().is_none_or(Metric::per_cell)
     }
 
+    /// Turns the view into the throughput–interactivity trade-off (InferenceX's and `vllm bench sweep
+    /// plot_pareto`'s view): curves of output throughput per accelerator (plain output throughput when no cell
+    /// knows its accelerator count) against p50 interactivity, each series with its Pareto frontier.
+    pub fn show_pareto(&mut self, per_accelerator_known: bool) {
+        self.view = View::Curves;
+        self.metric = if per_accelerator_known {
+            Metric::OutputTpsPerAccelerator
+        } else {
+            Metric::AggregateTps
+        };
+        self.x = XAxis::Metric(Metric::P50InteractivityTps);
+        self.frontier = true;
+    }
+
     /// Narrows the view to one value of a dimension: the load through the load range (an unbounded rate as
     /// everything above the largest finite bound), the others through the filters.
     pub fn select_only(&mut self, dimension: Dimension, value: &str) {
@@ -717,6 +731,24 @@ mod tests {
             state,
             ignored.iter().map(|ignored| ignored.name.clone()).collect(),
         )
+    }
+
+    #[test]
+    fn the_pareto_view_is_a_link_of_its_own() {
+        let mut state = ViewState::default();
+        state.show_pareto(true);
+        let query = state.to_query();
+        for part in [
+            "view=curves",
+            "metric=output_tps_per_accelerator",
+            "x=p50_interactivity_tps",
+            "frontier=1",
+        ] {
+            assert!(query.contains(part), "{query} lacks {part}");
+        }
+        assert_eq!(ViewState::parse_query(&query), (state.clone(), Vec::new()));
+        state.show_pareto(false);
+        assert_eq!(state.metric, Metric::AggregateTps);
     }
 
     #[test]

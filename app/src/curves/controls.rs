@@ -31,6 +31,14 @@ pub(super) fn controls(curves: Curves) -> impl IntoView {
                     }/>
                 " Pareto frontier"
             </label>
+            <button id="curve-pareto"
+                title="Output tok/s per accelerator against p50 interactivity, with each series' Pareto frontier"
+                on:click=move |_| {
+                    let known = ctx.working.with_untracked(|cells| {
+                        cells.iter().any(|cell| cell.stats.output_tps_per_accelerator.is_some())
+                    });
+                    ctx.update(|state| state.show_pareto(known));
+                }>"throughput vs interactivity"</button>
             {dimension_choice(curves, facet, "color", "colour by", false)}
             {dimension_choice(curves, facet, "facet", "small multiples by", true)}
             // The criterion sets the threshold line of efficiency and p95× and the breakdown rings of every metric.

@@ -47,37 +47,9 @@ fn reported_name(column: &str) -> Option<&'static str> {
     })
 }
 
-fn column_of(cell: &CellSummary, name: &str) -> Option<f64> {
-    column(cell, name)
-}
-
+/// The value of a cells-table column, by the model's own column names.
 fn column(cell: &CellSummary, name: &str) -> Option<f64> {
-    let stats = &cell.stats;
-    match name {
-        "mean_wall_ms" => stats.mean_wall_ms,
-        "p50_wall_ms" => stats.p50_wall_ms,
-        "p95_wall_ms" => stats.p95_wall_ms,
-        "p99_wall_ms" => stats.p99_wall_ms,
-        "p50_ttft_ms" => stats.p50_ttft_ms,
-        "p95_ttft_ms" => stats.p95_ttft_ms,
-        "mean_prompt_tokens" => stats.mean_prompt_tokens,
-        "mean_completion_tokens" => stats.mean_completion_tokens,
-        "aggregate_tps" => stats.aggregate_tps,
-        "mean_ttft_ms" => stats.mean_ttft_ms,
-        "p99_ttft_ms" => stats.p99_ttft_ms,
-        "mean_tpot_ms" => stats.mean_tpot_ms,
-        "p50_tpot_ms" => stats.p50_tpot_ms,
-        "p95_tpot_ms" => stats.p95_tpot_ms,
-        "p99_tpot_ms" => stats.p99_tpot_ms,
-        "mean_itl_ms" => stats.mean_itl_ms,
-        "p50_itl_ms" => stats.p50_itl_ms,
-        "p95_itl_ms" => stats.p95_itl_ms,
-        "p99_itl_ms" => stats.p99_itl_ms,
-        "total_tps" => stats.total_tps,
-        "p50_interactivity_tps" => stats.p50_interactivity_tps,
-        "request_throughput_rps" => stats.request_throughput_rps,
-        other => panic!("unknown column {other}"),
-    }
+    cell.stats.column(name)
 }
 
 fn close(left: f64, right: f64) -> bool {
@@ -283,7 +255,7 @@ fn vllm_tpot_and_itl_agree_with_the_tools_own_means_and_every_figure_is_kept() {
             ("mean_itl_ms", "mean_itl_ms"),
         ] {
             let tool = file[tool_key].as_f64().expect("the tool's mean");
-            let ours = column_of(cell, column).expect("recomputed");
+            let ours = cell.stats.column(column).expect("recomputed");
             assert!(
                 close(tool, ours),
                 "{}: {column} {ours} != vLLM's {tool}",
@@ -317,7 +289,7 @@ fn without_per_request_arrays_the_serving_figures_are_the_tools_and_marked() {
     let index = index("vllm-plain");
     for cell in index.cells.iter().filter(|cell| cell.ok_rows > 0) {
         for column in ["p99_tpot_ms", "mean_itl_ms", "p99_ttft_ms"] {
-            if column_of(cell, column).is_some() {
+            if cell.stats.column(column).is_some() {
                 assert!(cell.origin.is_reported(column), "{}: {column}", cell.key);
             }
         }

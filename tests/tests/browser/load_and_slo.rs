@@ -75,3 +75,40 @@ async fn editing_the_slo_changes_the_capacity_and_the_link_keeps_it() -> anyhow:
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// The mixed demo's two vLLM deployments (TP1 and TP2, swept in request rate) and its InferenceX runs: the
+/// throughput–interactivity button turns the curves into output tok/s per accelerator against p50
+/// interactivity, each configuration a series with its frontier, and the link it writes reopens that view.
+#[tokio::test]
+async fn the_throughput_interactivity_view_draws_a_frontier_per_deployment() -> anyhow::Result<()> {
+    let mixed = cellscope_e2e::Config::from_env()?.mixed_root()?;
+    let page = Harness::start_on("pareto", &mixed).await?;
+    page.open("/?view=curves&backend=vllm&tp=1,2&facet=none")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    page.eval::<bool>("(() => { document.querySelector('#curve-pareto').click(); return true; })()")
+        .await?;
+    page.until("location.search.includes('metric=output_tps_per_accelerator') && location.search.includes('x=p50_interactivity_tps') && location.search.includes('frontier=1')")
+        .await?;
+    page.until("document.querySelector('#curves-canvas')?.dataset.yLabel === 'output tok/s per accelerator'")
+        .await?;
+    let canvas = "document.querySelector('#curves-canvas').dataset";
+    let points: String = page.eval(&format!("{canvas}.points")).await?;
+    let frontier: String = page.eval(&format!("{canvas}.frontierPoints")).await?;
+    let frontier: usize = frontier.parse()?;
+    let drawn = points.split(';').count();
+    // Two deployments, each with several operating points: each series has a frontier of at least one point,
+    // and a sweep that saturates has dominated points too.
+    assert!(drawn >= 4, "{points}");
+    assert!(frontier >= 2 && frontier < drawn, "{frontier} of {drawn}");
+    let legend: String = page.eval("document.querySelector('#curves-legend')?.textContent ?? document.body.textContent").await?;
+    assert!(legend.contains("tp=1") && legend.contains("tp=2"), "{legend}");
+    page.screenshot("curves-pareto").await?;
+    let link: String = page.eval("location.href").await?;
+    page.open_url(&link).await?;
+    page.until("document.querySelector('#curves-canvas')?.dataset.xAxis === 'p50_interactivity_tps'")
+        .await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

@@ -201,6 +201,13 @@ fn Notices() -> impl IntoView {
                 <button on:click=move |_| ctx.show_latest()>"Show latest"</button>
             </div>
         })}
+        {move || ctx.opening.get().map(|why| view! {
+            <div class="notice" id="opening-notice">
+                <span>{why}</span>
+                " "
+                <button on:click=move |_| ctx.opening.set(None)>"Dismiss"</button>
+            </div>
+        })}
         {move || {
             let ignored = ctx.ignored.get();
             (!ignored.is_empty()).then(|| view! {

@@ -86,8 +86,7 @@ pub(crate) fn dimension_select(
             <select id=id on:change=move |event| {
                 if let Some(dimension) = Dimension::parse(&event_target_value(&event)) { ctx.update(|state| set(state, dimension)); }
             }>
-                {choices.iter().map(|dimension| {
-                    let dimension = *dimension;
+                {move || ctx.dimension_choices(choices).into_iter().map(|dimension| {
                     view! {
                         <option value=dimension.name() selected=move || current.get() == dimension>{dimension.name()}</option>
                     }

@@ -4,7 +4,7 @@
 use crate::api::{self, Dataset};
 use crate::{browser, perf};
 use cellscope_model::CellSummary;
-use cellscope_model::explore::{split_dimensions, view_comparisons, working_cells};
+use cellscope_model::explore::{opening_metric, split_dimensions, view_comparisons, working_cells};
 use cellscope_model::view_state::{IgnoredParameter, ViewState};
 use leptos::prelude::*;
 use std::collections::BTreeSet;
@@ -32,6 +32,18 @@ pub(crate) struct Ctx {
     /// The server's current snapshot, as last announced or loaded.
     pub latest: RwSignal<Option<String>>,
     pub error: RwSignal<Option<String>>,
+    /// Why the view opened on another metric than the default (shown as a notice until dismissed).
+    pub opening: RwSignal<Option<String>>,
+    /// The link names no metric, so the first data loaded chooses one ([`opening_metric`]); cleared once done.
+    choose_metric: StoredValue<bool>,
+}
+
+/// Whether a query string has a `metric` parameter.
+fn names_a_metric(search: &str) -> bool {
+    search
+        .trim_start_matches('?')
+        .split('&')
+        .any(|pair| pair.split('=').next() == Some("metric"))
 }
 
 /// The cells at `indices`.
@@ -49,7 +61,9 @@ pub(crate) fn ctx() -> Ctx {
 impl Ctx {
     /// Creates the context from the current URL, provides it, and starts loading, live updates and URL sync.
     pub(crate) fn provide() -> Ctx {
-        let (initial, ignored) = ViewState::parse_query(&browser::search());
+        let search = browser::search();
+        let (initial, ignored) = ViewState::parse_query(&search);
+        let choose_metric = !names_a_metric(&search);
         let state = RwSignal::new(initial);
         let data: RwSignal<Option<Arc<Dataset>>> = RwSignal::new(None);
         let what_if = Memo::new(move |_| state.with(|state| state.what_if.pre_refill));
@@ -104,6 +118,8 @@ impl Ctx {
             newer: RwSignal::new(None),
             latest: RwSignal::new(None),
             error: RwSignal::new(None),
+            opening: RwSignal::new(None),
+            choose_metric: StoredValue::new(choose_metric),
         };
         provide_context(ctx);
         ctx.load();
@@ -120,6 +136,27 @@ impl Ctx {
                 .map(|values| values.iter().map(|count| count.value.to_string()).collect())
                 .unwrap_or_default()
         })
+    }
+
+    /// `fixed`, then the deployment parameters of the data (tracked): the choices of a dimension picker, so a
+    /// parameter the link or the filter bar can name can be picked too.
+    pub(crate) fn dimension_choices(
+        &self,
+        fixed: &[cellscope_model::Dimension],
+    ) -> Vec<cellscope_model::Dimension> {
+        let params: Vec<cellscope_model::Dimension> = self.data.with(|data| {
+            data.as_ref()
+                .map(|data| {
+                    data.index
+                        .dimensions
+                        .keys()
+                        .copied()
+                        .filter(|dimension| dimension.is_param())
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        fixed.iter().copied().chain(params).collect()
     }
 
     /// One part of the view state, as a memo: what reads it runs again only when that part changes. The view
@@ -195,6 +232,7 @@ impl Ctx {
                         ctx.state.update(|state| state.at = Some(snapshot.clone()));
                     }
                     ctx.drop_unknown_values();
+                    ctx.choose_opening_metric();
                     match api::load_details(shown.clone()).await {
                         Ok((provenance, pre_refill)) => ctx.data.update(|data| {
                             if let Some(data) =
@@ -235,6 +273,19 @@ impl Ctx {
                 Err(error) => ctx.error.set(Some(error)),
             }
         });
+    }
+
+    /// On the first data of a link that names no metric, opens on one the data can show when the default has
+    /// nothing to show, and says why. The choice is written into the link, so a copy reopens it.
+    fn choose_opening_metric(self) {
+        if !self.choose_metric.get_value() {
+            return;
+        }
+        self.choose_metric.set_value(false);
+        if let Some((metric, why)) = self.working.with_untracked(|cells| opening_metric(cells)) {
+            self.state.update(|state| state.metric = metric);
+            self.opening.set(Some(why));
+        }
     }
 
     /// Takes the filter values no cell of the loaded data has out of the view state and lists them in the

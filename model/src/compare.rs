@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The metrics a comparison can be made on.
-pub const COMPARABLE: [Metric; 20] = [
+pub const COMPARABLE: [Metric; 23] = [
     Metric::Efficiency,
     Metric::P95Multiplier,
     Metric::AggregateTps,
@@ -49,6 +49,9 @@ pub const COMPARABLE: [Metric; 20] = [
     Metric::P99ItlMs,
     Metric::TotalTps,
     Metric::P50InteractivityTps,
+    Metric::RequestThroughputRps,
+    Metric::GoodputRps,
+    Metric::OutputTpsPerAccelerator,
 ];
 
 /// The dimensions that repeat a measurement of one configuration rather than change it (docs/definitions.md,

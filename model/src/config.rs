@@ -490,7 +490,10 @@ mod tests {
         assert_eq!(config(&[("precision", "fp8")]), None);
         assert_eq!(config(&[("tp", "4")]), Some(4));
         assert_eq!(config(&[("tp", "4"), ("pp", "2"), ("dp", "2")]), Some(16));
-        assert_eq!(config(&[("tp", "8"), ("dp", "8"), ("dp_attention", "true")]), Some(8));
+        assert_eq!(
+            config(&[("tp", "8"), ("dp", "8"), ("dp_attention", "true")]),
+            Some(8)
+        );
         assert_eq!(config(&[("tp", "8"), ("ep", "8")]), Some(8));
         assert_eq!(config(&[("gpus", "2"), ("tp", "8")]), Some(2));
         assert_eq!(config(&[("tp", "0")]), None);

@@ -24,6 +24,8 @@ pub use matrix::{
 };
 
 mod matrix;
+mod opening;
+pub use opening::{opening_metric, show_pareto};
 
 /// The cells as the what-if toggles want them: refilled cells swapped for their pre-refill state when asked,
 /// then efficiency and p95 multipliers recomputed against the (possibly changed) baselines.
@@ -1122,6 +1124,62 @@ mod tests {
             }
         }
         cells
+    }
+
+    #[test]
+    fn the_pareto_view_colours_by_the_parameter_that_varies() {
+        let mut cells = sweep("vllm", "w", &[(1, 1.0), (2, 0.9)]);
+        for (index, cell) in cells.iter_mut().enumerate() {
+            cell.key.config.insert("accelerator", "h100").unwrap();
+            cell.key
+                .config
+                .insert("tp", if index % 2 == 0 { "1" } else { "2" })
+                .unwrap();
+        }
+        fill_scaling(&mut cells);
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let mut state = ViewState::default();
+        show_pareto(&mut state, &slice);
+        assert_eq!(state.color, Dimension::parse("tp").unwrap());
+        assert_eq!(state.metric, Metric::OutputTpsPerAccelerator);
+        // Without a parameter that varies, the colour stays.
+        let one: Vec<&CellSummary> = cells.iter().step_by(2).collect();
+        let mut state = ViewState::default();
+        show_pareto(&mut state, &one);
+        assert_eq!(state.color, Dimension::Backend);
+    }
+
+    #[test]
+    fn single_load_results_open_on_throughput_and_say_why() {
+        // A concurrency sweep keeps the default.
+        let mut swept = sweep("vllm", "w", &[(1, 1.0), (4, 0.8)]);
+        fill_scaling(&mut swept);
+        assert_eq!(opening_metric(&swept), None);
+        // One concurrency per configuration (two workloads, one N each): every efficiency is 1.000 against
+        // itself, so the view opens on output throughput.
+        let mut single = vec![
+            cell("vllm", "a", 4, 0, 400.0, 900.0),
+            cell("vllm", "b", 8, 0, 700.0, 1500.0),
+        ];
+        fill_scaling(&mut single);
+        assert!(single.iter().all(|cell| cell.efficiency == Some(1.0)));
+        let (metric, why) = opening_metric(&single).expect("another metric");
+        assert_eq!(metric, Metric::AggregateTps);
+        assert!(why.contains("two loads"), "{why}");
+        // An offered rate has achieved/offered, which means something at one load.
+        let mut rated = single.clone();
+        rated[0].key.load = Load::rate(4.0).unwrap();
+        rated[0].stats.request_throughput_rps = Some(3.5);
+        fill_scaling(&mut rated);
+        assert_eq!(opening_metric(&rated), None);
+        // No throughput: the first metric any cell has.
+        for cell in &mut single {
+            cell.stats.aggregate_tps = None;
+        }
+        fill_scaling(&mut single);
+        let (metric, why) = opening_metric(&single).expect("another metric");
+        assert_eq!(metric, Metric::P95WallMs);
+        assert!(why.contains("no cell has a parallel efficiency"), "{why}");
     }
 
     #[test]

@@ -663,8 +663,10 @@ impl ViewState {
 
     /// Turns the view into the throughput–interactivity trade-off (InferenceX's and `vllm bench sweep
     /// plot_pareto`'s view): curves of output throughput per accelerator (plain output throughput when no cell
-    /// knows its accelerator count) against p50 interactivity, each series with its Pareto frontier.
-    pub fn show_pareto(&mut self, per_accelerator_known: bool) {
+    /// knows its accelerator count) against p50 interactivity, each series with its Pareto frontier; coloured
+    /// by `colour` when given (a deployment parameter, so that configurations are series of their own rather
+    /// than pooled into one point per load).
+    pub fn show_pareto(&mut self, per_accelerator_known: bool, colour: Option<Dimension>) {
         self.view = View::Curves;
         self.metric = if per_accelerator_known {
             Metric::OutputTpsPerAccelerator
@@ -673,6 +675,9 @@ impl ViewState {
         };
         self.x = XAxis::Metric(Metric::P50InteractivityTps);
         self.frontier = true;
+        if let Some(colour) = colour {
+            self.color = colour;
+        }
     }
 
     /// Narrows the view to one value of a dimension: the load through the load range (an unbounded rate as
@@ -736,19 +741,22 @@ mod tests {
     #[test]
     fn the_pareto_view_is_a_link_of_its_own() {
         let mut state = ViewState::default();
-        state.show_pareto(true);
+        let tp = Dimension::parse("tp").unwrap();
+        state.show_pareto(true, Some(tp));
         let query = state.to_query();
         for part in [
             "view=curves",
             "metric=output_tps_per_accelerator",
             "x=p50_interactivity_tps",
             "frontier=1",
+            "color=tp",
         ] {
             assert!(query.contains(part), "{query} lacks {part}");
         }
         assert_eq!(ViewState::parse_query(&query), (state.clone(), Vec::new()));
-        state.show_pareto(false);
+        state.show_pareto(false, None);
         assert_eq!(state.metric, Metric::AggregateTps);
+        assert_eq!(state.color, tp);
     }
 
     #[test]

@@ -88,7 +88,7 @@ fn by_choice(compare: Compare) -> impl IntoView {
                     });
                 }
             }>
-                {CONTRASTABLE.into_iter().map(|dimension| view! {
+                {move || ctx.dimension_choices(&CONTRASTABLE).into_iter().map(|dimension| view! {
                     <option value=dimension.name() selected=move || ctx.state.with(|state| state.compare.by == dimension)>{dimension.name()}</option>
                 }).collect_view()}
             </select>
@@ -139,7 +139,7 @@ fn per_choice(compare: Compare) -> impl IntoView {
                 ctx.update(|state| state.compare.per = Dimension::parse(&value));
             }>
                 <option value="none" selected=move || ctx.state.with(|state| state.compare.per.is_none())>"none (one group)"</option>
-                {CONTRASTABLE.into_iter().map(|dimension| view! {
+                {move || ctx.dimension_choices(&CONTRASTABLE).into_iter().map(|dimension| view! {
                     <option value=dimension.name() selected=move || ctx.state.with(|state| state.compare.per == Some(dimension))>{dimension.name()}</option>
                 }).collect_view()}
             </select>

@@ -5,7 +5,7 @@ use super::Curves;
 use crate::controls::{
     aggregation_control, compare_these_button, criterion_controls, export_slice_csv, slice_count,
 };
-use cellscope_model::explore::load_kind_on_x;
+use cellscope_model::explore::{load_kind_on_x, show_pareto};
 use cellscope_model::view_state::{BandSpan, Metric, XAxis};
 use cellscope_model::{Dimension, LoadKind};
 use leptos::prelude::*;
@@ -34,10 +34,9 @@ pub(super) fn controls(curves: Curves) -> impl IntoView {
             <button id="curve-pareto"
                 title="Output tok/s per accelerator against p50 interactivity, with each series' Pareto frontier"
                 on:click=move |_| {
-                    let known = ctx.working.with_untracked(|cells| {
-                        cells.iter().any(|cell| cell.stats.output_tps_per_accelerator.is_some())
-                    });
-                    ctx.update(|state| state.show_pareto(known));
+                    let mut state = ctx.state.get_untracked();
+                    ctx.with_filtered_untracked(|_, cells| show_pareto(&mut state, cells));
+                    ctx.go(state);
                 }>"throughput vs interactivity"</button>
             {dimension_choice(curves, facet, "color", "colour by", false)}
             {dimension_choice(curves, facet, "facet", "small multiples by", true)}
@@ -157,7 +156,7 @@ fn dimension_choice(
                 ctx.update(|state| if id == "color" { if let Some(dimension) = dimension { state.color = dimension; } } else { state.facet = dimension; });
             }>
                 {optional.then(|| view! { <option value="none" selected=move || facet.get().is_none()>"none"</option> })}
-                {choices.into_iter().map(|dimension| view! {
+                {move || ctx.dimension_choices(&choices).into_iter().map(|dimension| view! {
                     <option value=dimension.name() selected=move || if id == "color" { color_dimension.get() == dimension } else { facet.get() == Some(dimension) }>{dimension.name()}</option>
                 }).collect_view()}
             </select>

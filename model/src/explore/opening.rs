@@ -1,0 +1,78 @@
+//! The metric a view opens on when its link names none (one the data can show), and the throughput–
+//! interactivity view's choices for a slice.
+//!
+//! Parallel efficiency, the default, means something only where a series was measured at two or more
+//! concurrencies (or at an offered rate, where it is achieved/offered). A folder of single-load results (one
+//! InferenceX run per configuration, a lone `vllm bench serve`) would open on a matrix of 1.000s; such data
+//! opens on output throughput instead, and the page says why.
+
+use crate::key::{Dimension, SeriesKey};
+use crate::load::{Load, LoadKind};
+use crate::metric::Metric;
+use crate::summary::CellSummary;
+use crate::view_state::ViewState;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The metric to open on instead of the default, and the sentence saying why; `None` when the default
+/// (efficiency) has something to show.
+pub fn opening_metric(cells: &[CellSummary]) -> Option<(Metric, String)> {
+    if efficiency_shows_something(cells) {
+        return None;
+    }
+    // Not the p95 multiplier either: it is measured against the same baseline.
+    let metric = [Metric::AggregateTps]
+        .into_iter()
+        .chain(Metric::curves())
+        .filter(|metric| !matches!(metric, Metric::Efficiency | Metric::P95Multiplier))
+        .find(|metric| cells.iter().any(|cell| metric.of_cell(cell).is_some()))?;
+    let why = if cells.iter().any(|cell| cell.efficiency.is_some()) {
+        "no series was measured at two loads, so parallel efficiency would be 1.000 for every cell"
+    } else {
+        "no cell has a parallel efficiency (it needs a concurrency sweep or an offered rate)"
+    };
+    Some((
+        metric,
+        format!(
+            "Opened on {}: {why}. Choose another metric above.",
+            metric.label()
+        ),
+    ))
+}
+
+/// Whether some cell's efficiency says something: at an offered rate (achieved/offered), or in a series with
+/// efficiency at two or more concurrencies.
+fn efficiency_shows_something(cells: &[CellSummary]) -> bool {
+    let mut loads: BTreeMap<(SeriesKey, LoadKind), BTreeSet<Load>> = BTreeMap::new();
+    for cell in cells.iter().filter(|cell| cell.efficiency.is_some()) {
+        if matches!(cell.key.load, Load::Rate(_)) {
+            return true;
+        }
+        let series = (cell.key.series(), cell.key.load.kind());
+        let seen = loads.entry(series).or_default();
+        seen.insert(cell.key.load);
+        if seen.len() >= 2 {
+            return true;
+        }
+    }
+    false
+}
+
+/// Turns `state` into the throughput–interactivity view of `cells` ([`ViewState::show_pareto`]): per
+/// accelerator where any cell knows its count, coloured by the first deployment parameter (in name order) that
+/// takes two or more values among them.
+pub fn show_pareto(state: &mut ViewState, cells: &[&CellSummary]) {
+    let per_accelerator = cells
+        .iter()
+        .any(|cell| cell.stats.output_tps_per_accelerator.is_some());
+    let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for cell in cells {
+        for (name, value) in cell.key.config.iter() {
+            values.entry(name).or_default().insert(value);
+        }
+    }
+    let colour = values
+        .into_iter()
+        .find(|(_, seen)| seen.len() >= 2)
+        .and_then(|(name, _)| Dimension::parse(name));
+    state.show_pareto(per_accelerator, colour);
+}

@@ -160,3 +160,27 @@ pub(crate) fn compare_these_button() -> impl IntoView {
             on:click=move |event| { event.prevent_default(); ctx.go(target()); }>"compare these"</a>
     }
 }
+
+/// The SLO the capacity is judged by: bounds such as `p99_ttft_ms<=2000,p99_tpot_ms<=100`, or a preset's name.
+/// A text that is no SLO is said beside the box and leaves the view as it is.
+pub(crate) fn slo_control() -> impl IntoView {
+    let ctx = ctx();
+    let error = RwSignal::new(None::<String>);
+    let current = ctx.part(|state| state.slo().to_string());
+    view! {
+        <label title="Every bound must hold; a preset name (llama3.1-8b, …) gives MLPerf's Server bounds">"SLO "
+            <input type="text" id="slo" size="34" prop:value=move || current.get()
+                on:change=move |event| {
+                    let text = event_target_value(&event);
+                    match cellscope_model::slo::Slo::from_link(text.trim()) {
+                        Ok(_) => {
+                            error.set(None);
+                            ctx.update(|state| state.slo = text.trim().to_string());
+                        }
+                        Err(reason) => error.set(Some(reason.to_string())),
+                    }
+                }/>
+        </label>
+        {move || error.get().map(|reason| view! { <span class="notice" id="slo-error">{reason}</span> })}
+    }
+}

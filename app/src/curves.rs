@@ -324,14 +324,16 @@ fn legend_hint(state: &ViewState) -> String {
     };
     let points = match state.x {
         XAxis::Metric(_) if state.frontier => {
-            "bold line = Pareto frontier of each series; hollow point = dominated (another N of its series is better on both axes); ◐ = includes partial cells; thin line joins the points in N order"
+            "bold line = Pareto frontier of each series; hollow point = dominated (another load of its series is better on both axes); ◐ = includes partial cells; thin line joins the points in load order"
         }
         XAxis::Metric(_) => {
-            "hollow point with ◐ and its value = includes partial cells; points joined in N order"
+            "hollow point with ◐ and its value = includes partial cells; points joined in load order"
         }
         XAxis::Load => "hollow point with ◐ and its value = includes partial cells",
     };
-    format!("{band}; {points}; ring = breakdown N; ✕ = series ends at a skipped cell")
+    format!(
+        "{band}; {points}; ring = breakdown N or saturation rate; ✕ = series ends at a skipped cell"
+    )
 }
 
 /// The chart in words, for screen readers: what is plotted against what, the series and panels, and the

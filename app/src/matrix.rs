@@ -9,7 +9,6 @@ use crate::perf;
 use crate::state::ctx;
 use cellscope_draw::matrix::{ColourScale, grids_html};
 use cellscope_model::explore::{MatrixBase, MatrixLayout, uses_at_load};
-use cellscope_model::slo::Slo;
 use cellscope_model::view_state::{Metric, ViewState};
 use cellscope_model::{Dimension, Load, LoadKind};
 
@@ -119,7 +118,7 @@ pub(crate) fn MatrixView() -> impl IntoView {
                 </label>
             </Show>
             <Show when=move || metric() == Metric::Breakdown>{criterion_controls()}</Show>
-            <Show when=move || metric() == Metric::SloCapacity>{slo_control()}</Show>
+            <Show when=move || metric() == Metric::SloCapacity>{crate::controls::slo_control()}</Show>
             <Show when=move || metric() != Metric::OkRate>{aggregation_control()}</Show>
             {dimension_select("rows", "rows", &AXES, |state| state.rows, |state, dimension| state.rows = dimension)}
             {dimension_select("columns", "cols", &AXES, |state| state.cols, |state, dimension| state.cols = dimension)}
@@ -181,28 +180,4 @@ fn follow_square_link(event: web_sys::MouseEvent) {
     event.prevent_default();
     let (target, _) = ViewState::parse_query(&query);
     ctx().go(target);
-}
-
-/// The SLO the capacity is judged by: bounds such as `p99_ttft_ms<=2000,p99_tpot_ms<=100`, or a preset's name.
-/// A text that is no SLO is said beside the box and leaves the view as it is.
-fn slo_control() -> impl IntoView {
-    let ctx = ctx();
-    let error = RwSignal::new(None::<String>);
-    let current = ctx.part(|state| state.slo().to_string());
-    view! {
-        <label title="Every bound must hold; a preset name (llama3.1-8b, …) gives MLPerf's Server bounds">"SLO "
-            <input type="text" id="slo" size="34" prop:value=move || current.get()
-                on:change=move |event| {
-                    let text = event_target_value(&event);
-                    match Slo::from_link(text.trim()) {
-                        Ok(_) => {
-                            error.set(None);
-                            ctx.update(|state| state.slo = text.trim().to_string());
-                        }
-                        Err(reason) => error.set(Some(reason.to_string())),
-                    }
-                }/>
-        </label>
-        {move || error.get().map(|reason| view! { <span class="notice" id="slo-error">{reason}</span> })}
-    }
 }

@@ -159,7 +159,7 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
     let frontier = match &series.frontier {
         None => "",
         Some(_) if series.is_dominated(index) => {
-            "\nhollow: dominated (another N of this series is better on both axes)"
+            "\nhollow: dominated (another load of this series is better on both axes)"
         }
         Some(_) => "\non the Pareto frontier of this series",
     };

@@ -406,6 +406,7 @@ mod tests {
                 per: Some(Dimension::Workload),
                 metric: Metric::Efficiency,
                 alpha: 0.05,
+                slo: String::new(),
             },
             groups: vec![
                 group("w1", -0.035, (-0.054, -0.018), Verdict::BEdge),

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The metrics a comparison can be made on.
-pub const COMPARABLE: [Metric; 23] = [
+pub const COMPARABLE: [Metric; 24] = [
     Metric::Efficiency,
     Metric::P95Multiplier,
     Metric::AggregateTps,
@@ -52,6 +52,7 @@ pub const COMPARABLE: [Metric; 23] = [
     Metric::RequestThroughputRps,
     Metric::GoodputRps,
     Metric::OutputTpsPerAccelerator,
+    Metric::SloCapacity,
 ];
 
 /// The dimensions that repeat a measurement of one configuration rather than change it (docs/definitions.md,
@@ -155,6 +156,7 @@ impl CompareQuery {
                 per: choice.per,
                 metric: comparable(query.metric)?,
                 alpha: choice.alpha,
+                slo: query.slo.clone(),
             },
             filter: query.filter.clone(),
             what_if: query.what_if,
@@ -208,6 +210,7 @@ pub fn spec_of_view(state: &ViewState, cells: &[CellSummary]) -> Result<CompareS
         per: choice.per,
         metric,
         alpha: choice.alpha,
+        slo: state.slo.clone(),
     })
 }
 
@@ -324,6 +327,9 @@ pub struct CompareSpec {
     pub metric: Metric,
     /// Significance level of the verdict (Holm-adjusted p below it).
     pub alpha: f64,
+    /// The SLO an SLO-capacity comparison judges by (its text form); empty is the default SLO.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub slo: String,
 }
 
 impl CompareSpec {
@@ -335,6 +341,11 @@ impl CompareSpec {
             .into_iter()
             .filter(|dimension| *dimension != self.by && !repeated.contains(dimension))
             .collect()
+    }
+
+    /// The SLO a capacity comparison judges by: the spec's, else the default.
+    pub fn slo(&self) -> crate::slo::Slo {
+        crate::slo::Slo::or_default(&self.slo)
     }
 
     /// The dimensions whose values are repeated measurements of one configuration, averaged within a pair:
@@ -451,6 +462,16 @@ pub enum DropReason {
         /// The side lacking a value.
         side: Side,
     },
+    /// The SLO holds at every load measured: the capacity is only a lower bound.
+    CapacityNotReached {
+        /// The side lacking a value.
+        side: Side,
+    },
+    /// The SLO holds at no load measured.
+    CapacityNeverMet {
+        /// The side lacking a value.
+        side: Side,
+    },
 }
 
 impl DropReason {
@@ -463,7 +484,9 @@ impl DropReason {
             | DropReason::NotRun { side }
             | DropReason::Failed { side }
             | DropReason::Missing { side }
-            | DropReason::NoValue { side } => *side,
+            | DropReason::NoValue { side }
+            | DropReason::CapacityNotReached { side }
+            | DropReason::CapacityNeverMet { side } => *side,
         }
     }
 
@@ -484,6 +507,10 @@ impl DropReason {
             DropReason::Failed { .. } => "every row failed".into(),
             DropReason::Missing { .. } => "no such cell".into(),
             DropReason::NoValue { .. } => format!("no {} value", spec.metric.label()),
+            DropReason::CapacityNotReached { .. } => {
+                "SLO capacity not reached within the measured loads".into()
+            }
+            DropReason::CapacityNeverMet { .. } => "SLO never met".into(),
         };
         format!("{what} on the {side} side")
     }
@@ -625,9 +652,13 @@ pub fn compare(cells: &[&CellSummary], spec: &CompareSpec, what_if: &WhatIf) -> 
     let inclusion = inclusion_of(what_if, applied_comparisons(&sides, side_of));
     // A parameter some compared cell does not state cannot tell its deployments apart (an engine's own setting
     // when engines are compared), so pairs agree on the parameters every compared cell states.
-    let dimensions = spec.match_dimensions(&Dimension::shared_params(
+    let mut dimensions = spec.match_dimensions(&Dimension::shared_params(
         sides.iter().map(|cell| &cell.key),
     ));
+    // A capacity is read over a configuration's loads: its sides pair across them.
+    if spec.metric == Metric::SloCapacity {
+        dimensions.retain(|dimension| *dimension != Dimension::Load);
+    }
     // Group → coordinates → the cells of each side.
     type Coordinates = Vec<(Dimension, Value)>;
     let mut grouped: BTreeMap<Option<Value>, BTreeMap<Coordinates, [Vec<&CellSummary>; 2]>> =
@@ -652,8 +683,8 @@ pub fn compare(cells: &[&CellSummary], spec: &CompareSpec, what_if: &WhatIf) -> 
             let mut pairs = Vec::new();
             let mut dropped = Vec::new();
             for (coordinates, [a_cells, b_cells]) in by_coordinates {
-                let a = side_value(&a_cells, spec.metric, &inclusion, Side::A);
-                let b = side_value(&b_cells, spec.metric, &inclusion, Side::B);
+                let a = side_value(&a_cells, spec, &inclusion, Side::A);
+                let b = side_value(&b_cells, spec, &inclusion, Side::B);
                 match (a, b) {
                     (Ok((a, a_cells)), Ok((b, b_cells))) => pairs.push(Pair {
                         coordinates,
@@ -706,10 +737,14 @@ pub fn compare(cells: &[&CellSummary], spec: &CompareSpec, what_if: &WhatIf) -> 
 /// why there is none.
 fn side_value(
     cells: &[&CellSummary],
-    metric: Metric,
+    spec: &CompareSpec,
     inclusion: &Inclusion,
     side: Side,
 ) -> Result<(f64, Vec<CellKey>), DropReason> {
+    if spec.metric == Metric::SloCapacity {
+        return side_capacity(cells, spec, inclusion, side);
+    }
+    let metric = spec.metric;
     let admitted: Vec<(&CellSummary, f64)> = cells
         .iter()
         .filter(|cell| inclusion.admits(cell))
@@ -722,11 +757,17 @@ fn side_value(
             admitted.iter().map(|(cell, _)| cell.key.clone()).collect(),
         ));
     }
+    Err(why_no_value(cells, inclusion, side))
+}
+
+/// Why a side's cells give no value: none there, left out (by the ledger or the partial toggle), or none with
+/// data, else no value of the metric.
+fn why_no_value(cells: &[&CellSummary], inclusion: &Inclusion, side: Side) -> DropReason {
     let left_out: Vec<&&CellSummary> = cells
         .iter()
         .filter(|cell| !inclusion.admits(cell))
         .collect();
-    Err(if cells.is_empty() {
+    if cells.is_empty() {
         DropReason::Missing { side }
     } else if let Some(cell) = left_out.iter().find(|cell| !cell.excluded.is_empty()) {
         DropReason::Excluded {
@@ -743,7 +784,34 @@ fn side_value(
         DropReason::Failed { side }
     } else {
         DropReason::NoValue { side }
-    })
+    }
+}
+
+/// One side's SLO capacity over the loads of its admitted cells (their reps within each load), or why there is
+/// none: a capacity not reached within the loads, or never met, is no number to pair.
+fn side_capacity(
+    cells: &[&CellSummary],
+    spec: &CompareSpec,
+    inclusion: &Inclusion,
+    side: Side,
+) -> Result<(f64, Vec<CellKey>), DropReason> {
+    let admitted: Vec<&CellSummary> = cells
+        .iter()
+        .copied()
+        .filter(|cell| inclusion.admits(cell) && cell.has_data())
+        .collect();
+    if admitted.is_empty() {
+        return Err(why_no_value(cells, inclusion, side));
+    }
+    let slo = spec.slo();
+    let (levels, _) = slo.levels(&admitted);
+    let keys = || admitted.iter().map(|cell| cell.key.clone()).collect();
+    match slo.capacity(&levels) {
+        crate::slo::Outcome::Capacity { load, .. } => Ok((load, keys())),
+        crate::slo::Outcome::NotReached { .. } => Err(DropReason::CapacityNotReached { side }),
+        crate::slo::Outcome::NeverMet { .. } => Err(DropReason::CapacityNeverMet { side }),
+        crate::slo::Outcome::Unjudged { .. } => Err(DropReason::NoValue { side }),
+    }
 }
 
 fn group_statistics(
@@ -923,6 +991,52 @@ mod tests {
         cells
     }
 
+    /// SLO capacity pairs each configuration's two sides over their loads. Under p99 TTFT ≤ 100 ms, with p99
+    /// TTFT = 50 × N (a) and 60 × N (b) ms at N = 1, 2, 4: a holds to N = 2 (100 ms) and fails at 4 (200 ms),
+    /// so its capacity is 2 (exactly at the bound); b holds at 1 (60 ms) and fails at 2 (120 ms): 1 + (100 −
+    /// 60) / (120 − 60) = 5/3. A model whose b side meets the SLO nowhere is dropped, and says so.
+    #[test]
+    fn slo_capacity_pairs_configurations_across_their_loads() {
+        let mut cells = Vec::new();
+        for (backend, per_n_ms) in [("a", 50.0), ("b", 60.0)] {
+            for model in ["m1", "m2", "m3"] {
+                for n in [1, 2, 4] {
+                    let mut cell = cell(backend, "w1", model, n, 0, 100.0);
+                    let slow = backend == "b" && model == "m3";
+                    cell.stats.p99_ttft_ms =
+                        Some(if slow { 500.0 } else { per_n_ms * f64::from(n) });
+                    cells.push(cell);
+                }
+            }
+        }
+        let spec = CompareSpec {
+            metric: Metric::SloCapacity,
+            per: None,
+            slo: "p99_ttft_ms<=100".into(),
+            ..spec()
+        };
+        let refs: Vec<&CellSummary> = cells.iter().collect();
+        let comparison = compare(&refs, &spec, &WhatIf::DEFAULT);
+        let group = &comparison.groups[0];
+        assert_eq!(group.pairs.len(), 2);
+        for pair in &group.pairs {
+            assert!((pair.a - 2.0).abs() < 1e-12, "{pair:?}");
+            assert!((pair.b - 5.0 / 3.0).abs() < 1e-12, "{pair:?}");
+            assert_eq!(pair.a_cells.len(), 3, "one pair spans the loads");
+            assert!(
+                !pair
+                    .coordinates
+                    .iter()
+                    .any(|(dimension, _)| *dimension == Dimension::Load)
+            );
+        }
+        assert_eq!(group.dropped.len(), 1);
+        assert_eq!(
+            group.dropped[0].describe(&spec),
+            "SLO never met on the b side"
+        );
+    }
+
     fn spec() -> CompareSpec {
         CompareSpec {
             by: Dimension::Backend,
@@ -931,6 +1045,7 @@ mod tests {
             per: Some(Dimension::Workload),
             metric: Metric::Efficiency,
             alpha: 0.05,
+            slo: String::new(),
         }
     }
 

@@ -952,9 +952,41 @@ pub fn empty_notes(
                     .collect()
             };
             notes.extend(baseline);
+            notes.extend(slo_capacity_note(&cells, &inclusion, state, facet));
             notes
         })
         .collect()
+}
+
+/// Each series' capacity under the link's SLO, as one line of its panel (`SLO capacity (p99_ttft_ms<=2000):
+/// vllm ≥ 16 req/s; sglang ≈ 5.3 req/s (4–8)`), when the link names an SLO and the curves are against the
+/// load. Each series is judged over its admitted cells, pooled as a matrix square pools them.
+fn slo_capacity_note(
+    cells: &[&CellSummary],
+    inclusion: &Inclusion,
+    state: &ViewState,
+    facet: &Facet,
+) -> Option<String> {
+    if state.slo.is_empty() || state.x != XAxis::Load {
+        return None;
+    }
+    let slo = state.slo();
+    let parts: Vec<String> = facet
+        .series
+        .iter()
+        .map(|series| {
+            let of_series: Vec<&CellSummary> = cells
+                .iter()
+                .copied()
+                .filter(|cell| {
+                    inclusion.admits(cell) && Value::of(&cell.key, state.color) == series.label
+                })
+                .collect();
+            let (levels, axis) = slo.levels(&of_series);
+            format!("{} {}", series.label, slo.capacity(&levels).label(axis))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("SLO capacity ({slo}): {}", parts.join("; ")))
 }
 
 /// A number as the series table writes it: three decimals, or significant digits when three decimals would

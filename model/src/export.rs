@@ -209,10 +209,10 @@ fn frontier_line(state: &ViewState, metric: Metric) -> Option<String> {
     match (state.x, state.frontier) {
         (XAxis::Load, false) => None,
         (XAxis::Load, true) => Some("frontier: not drawn (it needs a metric on x, not N)".into()),
-        (XAxis::Metric(_), false) => Some("frontier: off; points joined in N order".into()),
+        (XAxis::Metric(_), false) => Some("frontier: off; points joined in load order".into()),
         (XAxis::Metric(x), true) => Some(format!(
             "frontier: each series' Pareto frontier drawn bold, dominated points hollow (better: {}, {}); \
-             points joined in N order",
+             points joined in load order",
             better(x),
             better(metric)
         )),
@@ -494,7 +494,7 @@ mod tests {
         );
         assert_eq!(
             lines[1],
-            "frontier: each series' Pareto frontier drawn bold, dominated points hollow (better: lower p95 time to first token, higher output tok/s); points joined in N order"
+            "frontier: each series' Pareto frontier drawn bold, dominated points hollow (better: lower p95 time to first token, higher output tok/s); points joined in load order"
         );
         assert_eq!(lines[2], "filters: workload = long_prefill_8k");
         let point = |n: u32, x: f64, value: f64| SeriesPoint {
@@ -557,7 +557,7 @@ mod tests {
         // Frontier off: said so, and no column for it.
         state.frontier = false;
         let lines = describe_view(&state, Metric::AggregateTps, "http://h/");
-        assert_eq!(lines[1], "frontier: off; points joined in N order");
+        assert_eq!(lines[1], "frontier: off; points joined in load order");
         let csv = series_csv(&facets, &state, Metric::AggregateTps, &[]);
         assert!(
             csv.lines()

@@ -145,7 +145,7 @@ impl Pooling {
 
 fn plural(dimension: Dimension, count: u32) -> String {
     let name = match dimension {
-        Dimension::Load => "N value",
+        Dimension::Load => "load",
         other => other.name(),
     };
     if count == 1 {

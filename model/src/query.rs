@@ -15,7 +15,7 @@ mod toggles;
 pub(crate) use codec::{Field, Params, parse, print};
 pub use codec::{IgnoredParameter, encode};
 pub(crate) use fields::{
-    Target, alpha, at, cell, dimension, dimensions, load_range, metric, params, sides,
+    Target, alpha, at, cell, dimension, dimensions, load_range, metric, params, sides, slo,
     target_accessors, toggles, whole_number,
 };
 pub use toggles::{Include, WhatIf};
@@ -134,6 +134,8 @@ pub struct Query {
     pub at: Option<String>,
     /// The encoding asked for; each endpoint has its default.
     pub format: Option<Format>,
+    /// The SLO a comparison of SLO capacity judges by (its text form); empty is the default SLO.
+    pub slo: String,
 }
 
 impl Query {
@@ -147,6 +149,7 @@ impl Query {
         cell: None,
         at: None,
         format: None,
+        slo: String::new(),
     };
 }
 
@@ -220,8 +223,11 @@ const fn joined<const A: usize, const B: usize, const N: usize>(
 const CELLS_PARAMETERS: [&str; 13] =
     joined(DIMENSIONS, ["status", "include", "omit", "at", "format"]);
 const REQUESTS_PARAMETERS: [&str; 10] = joined(joined::<1, 8, 9>(["cell"], DIMENSIONS), ["format"]);
-const COMPARE_PARAMETERS: [&str; 18] = joined(
-    joined::<6, 8, 14>(["by", "a", "b", "per", "metric", "alpha"], DIMENSIONS),
+const COMPARE_PARAMETERS: [&str; 19] = joined(
+    joined::<7, 8, 15>(
+        ["by", "a", "b", "per", "metric", "slo", "alpha"],
+        DIMENSIONS,
+    ),
     ["include", "omit", "at", "format"],
 );
 

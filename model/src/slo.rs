@@ -204,6 +204,15 @@ impl fmt::Display for Slo {
 }
 
 impl Slo {
+    /// The SLO a view or a comparison judges by: `text` (as [`Slo::from_link`] reads it), else the default
+    /// ([`DEFAULT_TEXT`]) when `text` is empty or no SLO.
+    pub fn or_default(text: &str) -> Slo {
+        let text = if text.is_empty() { DEFAULT_TEXT } else { text };
+        Slo::from_link(text)
+            .or_else(|_| DEFAULT_TEXT.parse())
+            .unwrap_or(Slo { bounds: Vec::new() })
+    }
+
     /// An SLO as a link or the command line gives it: bounds (`p99_ttft_ms<=2000,…`) or a preset's name.
     pub fn from_link(text: &str) -> Result<Slo, SloError> {
         if text.contains("<=") || text.contains('≤') {

@@ -296,14 +296,7 @@ impl ViewState {
 impl ViewState {
     /// The SLO the view judges capacity by: the link's, else the default.
     pub fn slo(&self) -> crate::slo::Slo {
-        let text = if self.slo.is_empty() {
-            crate::slo::DEFAULT_TEXT
-        } else {
-            &self.slo
-        };
-        crate::slo::Slo::from_link(text)
-            .or_else(|_| crate::slo::DEFAULT_TEXT.parse())
-            .unwrap_or(crate::slo::Slo { bounds: Vec::new() })
+        crate::slo::Slo::or_default(&self.slo)
     }
 }
 
@@ -531,11 +524,7 @@ const FIELDS: &[Field<ViewState>] = &[
             _ => Err("expected 1 (draw each series' Pareto frontier) or 0"),
         }
     ),
-    scalar!("slo", slo, |slo: &String| slo.clone(), |text: &str| {
-        crate::slo::Slo::from_link(text.trim())
-            .map(|_| text.trim().to_string())
-            .map_err(|error| error.to_string())
-    }),
+    query::slo(),
     scalar!(
         "load_kind",
         load_kind,

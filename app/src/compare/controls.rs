@@ -47,6 +47,9 @@ pub(super) fn controls(compare: Compare) -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
+            <Show when=move || comparison.with(|result| result.as_ref().map(|c| c.spec.metric).ok()) == Some(cellscope_model::metric::Metric::SloCapacity)>
+                {crate::controls::slo_control()}
+            </Show>
             <label>"α "
                 <input id="compare-alpha" type="number" step="0.01" min="0.001" max="0.5"
                     prop:value=move || ctx.state.with(|state| state.compare.alpha.to_string())

@@ -42,6 +42,8 @@ pub(super) fn controls(curves: Curves) -> impl IntoView {
             {dimension_choice(curves, facet, "facet", "small multiples by", true)}
             // The criterion sets the threshold line of efficiency and p95× and the breakdown rings of every metric.
             {criterion_controls()}
+            // Against the load, an SLO typed here marks each series' capacity in its panel.
+            <Show when=move || x_axis.get() == XAxis::Load>{crate::controls::slo_control()}</Show>
             {aggregation_control()}
             {band_choice(curves)}
             {slice_count()}

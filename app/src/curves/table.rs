@@ -27,11 +27,11 @@ pub(super) fn SeriesTable(
                     let metric = chart_metric.get();
                     let in_ms = |metric: Metric| if metric.unit() == cellscope_model::metric::Unit::Milliseconds { " in ms" } else { "" };
                     match x.get() {
-                        XAxis::Load => format!("points (N: {}{})", metric.label(), in_ms(metric)),
-                        XAxis::Metric(x) => format!("points (N: {}{} → {}{})", x.label(), in_ms(x), metric.label(), in_ms(metric)),
+                        XAxis::Load => format!("points (load: {}{})", metric.label(), in_ms(metric)),
+                        XAxis::Metric(x) => format!("points (load: {}{} → {}{})", x.label(), in_ms(x), metric.label(), in_ms(metric)),
                     }
-                }}</th><th>"breakdown N"</th><th>"ends"</th><th>"left out"</th>
-                {move || frontier().then(|| view! { <th>"frontier (N)"</th> })}</tr></thead>
+                }}</th><th>"breakdown / saturation"</th><th>"ends"</th><th>"left out"</th>
+                {move || frontier().then(|| view! { <th>"frontier (loads)"</th> })}</tr></thead>
             <tbody>
                 {move || perf::timed("series-table-view", || facets.get().into_iter().flat_map(|facet| {
                     let title = facet.title.as_ref().map(ToString::to_string).unwrap_or_default();

@@ -330,6 +330,7 @@ mod tests {
             per: Some(Dimension::Workload),
             metric: Metric::AggregateTps,
             alpha: 0.05,
+            slo: String::new(),
         }
     }
 

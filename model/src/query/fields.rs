@@ -28,6 +28,8 @@ pub(crate) trait Target {
     fn cell_mut(&mut self) -> &mut Option<CellKey>;
     fn at(&self) -> &Option<String>;
     fn at_mut(&mut self) -> &mut Option<String>;
+    fn slo(&self) -> &String;
+    fn slo_mut(&mut self) -> &mut String;
     /// Whether the compare choices and the metric are written even at their defaults (a Compare view's link
     /// reads as the question it asks).
     fn compare_shown(&self) -> bool;
@@ -72,6 +74,12 @@ macro_rules! target_accessors {
         }
         fn at_mut(&mut self) -> &mut Option<String> {
             &mut self.at
+        }
+        fn slo(&self) -> &String {
+            &self.slo
+        }
+        fn slo_mut(&mut self) -> &mut String {
+            &mut self.slo
         }
     };
 }
@@ -174,6 +182,26 @@ pub(crate) const fn metric<T: Target>() -> Field<T> {
                 match Metric::parse(&text) {
                     Some(metric) => *target.metric_mut() = metric,
                     None => params.ignore("metric", &text, one_of(Metric::ALL.map(Metric::name))),
+                }
+            }
+        },
+    }
+}
+
+/// `slo`: the SLO capacity is judged by (bounds such as `p99_ttft_ms<=2000`, or a preset's name); empty is
+/// the default SLO.
+pub(crate) const fn slo<T: Target>() -> Field<T> {
+    Field {
+        print: |target, out| {
+            if !target.slo().is_empty() {
+                out.push(("slo", target.slo().clone()));
+            }
+        },
+        parse: |target, params| {
+            if let Some(text) = params.take("slo") {
+                match crate::slo::Slo::from_link(text.trim()) {
+                    Ok(_) => *target.slo_mut() = text.trim().to_string(),
+                    Err(error) => params.ignore("slo", &text, error.to_string()),
                 }
             }
         },
@@ -468,10 +496,11 @@ fn format() -> Field<Query> {
 }
 
 /// Every parameter of a [`Query`], in the order its text form writes them.
-pub(crate) fn query_fields() -> [Field<Query>; 11] {
+pub(crate) fn query_fields() -> [Field<Query>; 12] {
     [
         sides(),
         metric(),
+        slo(),
         alpha(),
         dimensions(),
         load_range(),

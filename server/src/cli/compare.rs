@@ -29,10 +29,13 @@ pub(super) struct CompareArgs {
     /// One group per value of this dimension (a deployment parameter too), or `none`.
     #[arg(long, value_parser = cli_values::grouped, default_value_t = Per(CompareChoice::DEFAULT.per))]
     per: Per,
-    /// efficiency, p95_multiplier, aggregate_tps, p50_wall_ms, p95_wall_ms, p99_wall_ms, p50_ttft_ms,
-    /// p95_ttft_ms.
+    /// A per-cell metric (efficiency, aggregate_tps, p99_ttft_ms, goodput_rps, …) or slo_capacity.
     #[arg(long, value_enum, default_value_t = Query::DEFAULT.metric)]
     metric: Metric,
+    /// The SLO of `--metric slo_capacity`: bounds (`p99_ttft_ms<=2000,p99_tpot_ms<=100`, the default) or an
+    /// MLPerf preset's name.
+    #[arg(long, value_parser = slo_text, default_value = "")]
+    slo: String,
     /// Significance level for claiming an edge (Holm-adjusted).
     #[arg(long, default_value_t = CompareChoice::DEFAULT.alpha)]
     alpha: f64,
@@ -104,6 +107,17 @@ pub(super) fn run(arguments: CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// An SLO as `--slo` takes it (empty: the default), refused with the reason when it is none.
+fn slo_text(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(String::new());
+    }
+    cellscope_model::slo::Slo::from_link(text)
+        .map(|_| text.to_string())
+        .map_err(|error| error.to_string())
+}
+
 /// The typed query of the arguments, as `/api/compare` reads its parameters into one.
 fn typed_query(arguments: &CompareArgs) -> anyhow::Result<Query> {
     let mut query = Query {
@@ -115,6 +129,7 @@ fn typed_query(arguments: &CompareArgs) -> anyhow::Result<Query> {
             alpha: arguments.alpha,
         },
         metric: arguments.metric,
+        slo: arguments.slo.clone(),
         ..Query::DEFAULT
     };
     for include in &arguments.include {

@@ -75,6 +75,7 @@ fn spec() -> CompareSpec {
         per: Some(Dimension::Workload),
         metric: Metric::Efficiency,
         alpha: 0.05,
+        slo: String::new(),
     }
 }
 

@@ -105,8 +105,8 @@ async fn the_axes_and_controls_say_what_the_link_chose(page: &Harness) -> anyhow
     );
     let header = page.text("#series-table thead").await?;
     assert!(
-        header.contains("points (N: p95 time to first token in ms → output tok/s)")
-            && header.contains("frontier (N)"),
+        header.contains("points (load: p95 time to first token in ms → output tok/s)")
+            && header.contains("frontier (loads)"),
         "{header}"
     );
     Ok(())
@@ -296,7 +296,7 @@ async fn a_view_pooling_models_draws_no_frontier_and_says_why() -> anyhow::Resul
         "{warnings}"
     );
     let header = page.text("#series-table thead").await?;
-    assert!(!header.contains("frontier (N)"), "{header}");
+    assert!(!header.contains("frontier (loads)"), "{header}");
     page.screenshot("view-curves-frontier-withheld").await?;
     page.close().await
 }

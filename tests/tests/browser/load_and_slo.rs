@@ -114,3 +114,69 @@ async fn the_throughput_interactivity_view_draws_a_frontier_per_deployment() -> 
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// The same SLO typed into the curves' box marks the capacity in the panel: SGLang's rate sweep holds p99 TTFT
+/// ≤ 82.4 ms up to ≈ 1.5 req/s (between 1 and 2 req/s), as in the matrix.
+#[tokio::test]
+async fn the_curves_mark_each_series_capacity_under_the_slo() -> anyhow::Result<()> {
+    let page = Harness::start_on("slo-curves", &fixtures()).await?;
+    page.open("/?view=curves&run=sglang-rate&metric=p99_ttft_ms&facet=none")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let notes = "document.querySelector('#curves-canvas').dataset.notes";
+    let before: String = page.eval(notes).await?;
+    assert!(!before.contains("SLO capacity"), "{before}");
+    page.eval::<bool>("(() => { const i = document.querySelector('#slo'); i.value = 'p99_ttft_ms<=82.4'; i.dispatchEvent(new Event('change')); return true; })()")
+        .await?;
+    page.until(&format!(
+        "({notes}).includes('SLO capacity (p99_ttft_ms<=82.4): sglang ≈ 1.5 req/s (1–2)')"
+    ))
+    .await?;
+    page.screenshot("curves-slo-capacity").await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+/// Compare on SLO capacity: the mixed demo's TP1 and TP2 deployments, each judged over its own loads under the
+/// link's SLO, form one pair; the configurations whose capacity is no number (never met, not reached) are listed
+/// with the reason, and the numbers agree with `/api/compare` on the same parameters.
+#[tokio::test]
+async fn compare_pairs_deployments_on_slo_capacity() -> anyhow::Result<()> {
+    let mixed = cellscope_e2e::Config::from_env()?.mixed_root()?;
+    let page = Harness::start_on("slo-compare", &mixed).await?;
+    let query = "by=tp&a=1&b=2&per=none&metric=slo_capacity&slo=p99_ttft_ms%3C%3D500";
+    page.open(&format!("/?view=compare&{query}")).await?;
+    page.wait_for("#compare-table tbody tr").await?;
+    let row: (String, String) = page
+        .eval("(() => { const r = document.querySelector('#compare-table tbody tr'); return [r.dataset.pairs, r.dataset.dropped]; })()")
+        .await?;
+    let api = page.get(&format!("/api/compare?{query}"))?.json()?;
+    let group = &api["groups"][0];
+    assert_eq!(
+        row.0,
+        group["pairs"].as_array().map_or(0, Vec::len).to_string()
+    );
+    assert_eq!(
+        row.1,
+        group["dropped"].as_array().map_or(0, Vec::len).to_string()
+    );
+    assert_eq!(
+        row.0, "1",
+        "one pair: TP1 against TP2 of the rate-swept model"
+    );
+    let delta = group["pairs"][0]["delta"].as_f64().expect("delta");
+    assert!(delta < 0.0, "TP2 holds the SLO to a higher rate: {delta}");
+    assert!(
+        page.text("body")
+            .await?
+            .contains("SLO never met on the 1 side")
+    );
+    assert!(
+        page.eval::<bool>("!!document.querySelector('#slo')")
+            .await?
+    );
+    page.screenshot("compare-slo-capacity").await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

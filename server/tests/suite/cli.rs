@@ -874,3 +874,72 @@ fn compare_contrasts_and_filters_deployment_parameters() {
         text(&absent.stderr)
     );
 }
+
+/// `cellscope compare --metric slo_capacity --slo …` pairs each configuration's two sides across their loads:
+/// under p99 TTFT ≤ 70 ms, max_num_seqs=4 holds at N = 2 and fails at 4, and so does 8; each capacity is the
+/// linear crossing of 70 ms between the two loads, from the numpy oracle's p99 TTFTs of the fixture. An SLO the
+/// command cannot read is refused with its reason.
+#[test]
+fn compare_on_slo_capacity_pairs_configurations_over_their_loads() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/fixtures/formats");
+    let root = format!("{fixtures}/vllm-sweep-config");
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{fixtures}/vllm-sweep-config.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let p99 = |seqs: &str, n: u64| -> f64 {
+        expected["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|cell| cell["config"]["max_num_seqs"] == seqs && cell["n"] == n)
+            .and_then(|cell| cell["p99_ttft_ms"].as_f64())
+            .unwrap()
+    };
+    let capacity = |seqs: &str| {
+        let (low, high) = (p99(seqs, 2), p99(seqs, 4));
+        2.0 + (70.0 - low) / (high - low) * 2.0
+    };
+    let args = [
+        "compare",
+        root.as_str(),
+        "--no-cache",
+        "--json",
+        "--per",
+        "none",
+        "--by",
+        "max_num_seqs",
+        "--a",
+        "4",
+        "--b",
+        "8",
+        "--metric",
+        "slo_capacity",
+        "--slo",
+        "p99_ttft_ms<=70",
+    ];
+    let output = cellscope(&args);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let body: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(body["spec"]["slo"], "p99_ttft_ms<=70");
+    let pairs = body["groups"][0]["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 1, "{body}");
+    for (side, seqs) in [("a", "4"), ("b", "8")] {
+        let got = pairs[0][side].as_f64().unwrap();
+        assert!(
+            (got - capacity(seqs)).abs() < 1e-9,
+            "{side}: {got} vs {}",
+            capacity(seqs)
+        );
+    }
+    let mut bad = args.to_vec();
+    bad.pop();
+    bad.push("p99_ttft<=70");
+    let refused = cellscope(&bad);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("p99_ttft"),
+        "{}",
+        text(&refused.stderr)
+    );
+}

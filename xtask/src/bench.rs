@@ -360,9 +360,35 @@ fn cells_by_key(ours: &[Value]) -> BTreeMap<String, &Value> {
     by_key
 }
 
+/// The per-cell figures cellscope computes from TR164 rows that every peer computes too (`FIGURES` in
+/// `bench/peers.py`), named as in cellscope's cells. ITL (not in these files), accelerator throughput (no
+/// configuration) and the cross-cell efficiency and p95 multiplier are left out.
+const TR164_FIGURES: [&str; 19] = [
+    "mean_wall_ms",
+    "p50_wall_ms",
+    "p95_wall_ms",
+    "p99_wall_ms",
+    "mean_ttft_ms",
+    "p50_ttft_ms",
+    "p95_ttft_ms",
+    "p99_ttft_ms",
+    "mean_tpot_ms",
+    "p50_tpot_ms",
+    "p95_tpot_ms",
+    "p99_tpot_ms",
+    "mean_prompt_tokens",
+    "mean_completion_tokens",
+    "p50_interactivity_tps",
+    "aggregate_tps",
+    "total_tps",
+    "request_throughput_rps",
+    "goodput_rps",
+];
+
 /// Checks a peer's cells against cellscope's: every peer cell is one of cellscope's, with the same ok-row count
-/// and p50/p95/p99/aggregate tps within 1e-9 relative; the peer has every cellscope cell of the files it read.
-/// Returns the largest relative difference.
+/// and every one of [`TR164_FIGURES`] within 1e-9 relative (missing in both, as null, is equal; missing in one
+/// only is a mismatch); the peer has every cellscope cell of the files it read. Returns the largest relative
+/// difference.
 fn check_tr164(
     ours: &BTreeMap<String, &Value>,
     run_ids: &[String],
@@ -390,13 +416,32 @@ fn check_tr164(
         let Some(mine) = ours.get(&key) else {
             bail!("peer cell {key} is not in cellscope's cells");
         };
-        for name in ["p50_wall_ms", "p95_wall_ms", "p99_wall_ms", "aggregate_tps"] {
-            let (a, b) = (number(mine, name)?, number(cell, name)?);
-            let difference = (a - b).abs() / a.abs().max(b.abs()).max(1e-300);
-            if difference > 1e-9 {
-                bail!("{key}: {name} {a} in cellscope, {b} in the peer");
+        // A missing figure is a null; a figure that is absent altogether is a fault of the output.
+        let figure = |source: &Value, name: &str, whose: &str| -> anyhow::Result<Option<f64>> {
+            match source.get(name) {
+                Some(Value::Null) => Ok(None),
+                Some(value) => value
+                    .as_f64()
+                    .map(Some)
+                    .with_context(|| format!("{key}: {name} is {value} in {whose}")),
+                None => bail!("{key}: {name} absent in {whose}"),
             }
-            worst = worst.max(difference);
+        };
+        for name in TR164_FIGURES {
+            match (
+                figure(mine, name, "cellscope")?,
+                figure(cell, name, "the peer")?,
+            ) {
+                (None, None) => {}
+                (Some(a), Some(b)) => {
+                    let difference = (a - b).abs() / a.abs().max(b.abs()).max(1e-300);
+                    if difference > 1e-9 {
+                        bail!("{key}: {name} {a} in cellscope, {b} in the peer");
+                    }
+                    worst = worst.max(difference);
+                }
+                (a, b) => bail!("{key}: {name} {a:?} in cellscope, {b:?} in the peer"),
+            }
         }
         if number(mine, "ok_rows")? != number(cell, "ok_rows")? {
             bail!("ok_rows differ for {key}");

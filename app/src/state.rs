@@ -4,7 +4,9 @@
 use crate::api::{self, Dataset};
 use crate::{browser, perf};
 use cellscope_model::CellSummary;
-use cellscope_model::explore::{opening_metric, split_dimensions, view_comparisons, working_cells};
+use cellscope_model::explore::{
+    opening_at_load, opening_metric, split_dimensions, view_comparisons, working_cells,
+};
 use cellscope_model::view_state::{IgnoredParameter, ViewState};
 use leptos::prelude::*;
 use std::collections::BTreeSet;
@@ -36,14 +38,17 @@ pub(crate) struct Ctx {
     pub opening: RwSignal<Option<String>>,
     /// The link names no metric, so the first data loaded chooses one ([`opening_metric`]); cleared once done.
     choose_metric: StoredValue<bool>,
+    /// The link names no load for the matrix, so the first data loaded may choose one ([`opening_at_load`]).
+    choose_at_load: StoredValue<bool>,
 }
 
-/// Whether a query string has a `metric` parameter.
-fn names_a_metric(search: &str) -> bool {
-    search
-        .trim_start_matches('?')
-        .split('&')
-        .any(|pair| pair.split('=').next() == Some("metric"))
+/// Whether a query string has one of the parameters `names`.
+fn names_any(search: &str, names: &[&str]) -> bool {
+    search.trim_start_matches('?').split('&').any(|pair| {
+        pair.split('=')
+            .next()
+            .is_some_and(|name| names.contains(&name))
+    })
 }
 
 /// The cells at `indices`.
@@ -63,7 +68,8 @@ impl Ctx {
     pub(crate) fn provide() -> Ctx {
         let search = browser::search();
         let (initial, ignored) = ViewState::parse_query(&search);
-        let choose_metric = !names_a_metric(&search);
+        let choose_metric = !names_any(&search, &["metric"]);
+        let choose_at_load = !names_any(&search, &["at_load", "at_n"]);
         let state = RwSignal::new(initial);
         let data: RwSignal<Option<Arc<Dataset>>> = RwSignal::new(None);
         let what_if = Memo::new(move |_| state.with(|state| state.what_if.pre_refill));
@@ -120,6 +126,7 @@ impl Ctx {
             error: RwSignal::new(None),
             opening: RwSignal::new(None),
             choose_metric: StoredValue::new(choose_metric),
+            choose_at_load: StoredValue::new(choose_at_load),
         };
         provide_context(ctx);
         ctx.load();
@@ -232,7 +239,7 @@ impl Ctx {
                         ctx.state.update(|state| state.at = Some(snapshot.clone()));
                     }
                     ctx.drop_unknown_values();
-                    ctx.choose_opening_metric();
+                    ctx.choose_opening_view();
                     match api::load_details(shown.clone()).await {
                         Ok((provenance, pre_refill)) => ctx.data.update(|data| {
                             if let Some(data) =
@@ -277,7 +284,14 @@ impl Ctx {
 
     /// On the first data of a link that names no metric, opens on one the data can show when the default has
     /// nothing to show, and says why. The choice is written into the link, so a copy reopens it.
-    fn choose_opening_metric(self) {
+    /// Likewise the matrix opens at a load the data has when no cell is at the default N = 16.
+    fn choose_opening_view(self) {
+        if self.choose_at_load.get_value() {
+            self.choose_at_load.set_value(false);
+            if let Some(load) = self.working.with_untracked(|cells| opening_at_load(cells)) {
+                self.state.update(|state| state.at_load = load);
+            }
+        }
         if !self.choose_metric.get_value() {
             return;
         }

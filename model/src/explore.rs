@@ -25,7 +25,7 @@ pub use matrix::{
 
 mod matrix;
 mod opening;
-pub use opening::{opening_metric, show_pareto};
+pub use opening::{opening_at_load, opening_metric, show_pareto};
 
 /// The cells as the what-if toggles want them: refilled cells swapped for their pre-refill state when asked,
 /// then efficiency and p95 multipliers recomputed against the (possibly changed) baselines.
@@ -1179,6 +1179,36 @@ mod tests {
         let mut state = ViewState::default();
         show_pareto(&mut state, &one);
         assert_eq!(state.color, Dimension::Backend);
+    }
+
+    #[test]
+    fn two_deployments_at_one_load_each_fill_the_matrix() {
+        let mut cells = vec![
+            cell("vllm", "w", 4, 0, 400.0, 900.0),
+            cell("vllm", "w", 4, 0, 700.0, 1500.0),
+        ];
+        cells[0].key.config.insert("tp", "4").unwrap();
+        cells[1].key.config.insert("tp", "8").unwrap();
+        fill_scaling(&mut cells);
+        // Nothing at the default N = 16: the matrix opens at N = 4, where both deployments are, in one square.
+        assert!(matrix(&cells, &ViewState::default()).is_empty());
+        let at = opening_at_load(&cells).expect("another load");
+        assert_eq!(at, Load::Concurrency(4));
+        let state = ViewState {
+            at_load: at,
+            ..ViewState::default()
+        };
+        let grids = matrix(&cells, &state);
+        assert_eq!(grids.len(), 1, "{grids:?}");
+        // A TR164-like root with N = 16 keeps the default.
+        let swept = sweep("vllm", "w", &[(1, 1.0), (16, 0.5)]);
+        assert_eq!(opening_at_load(&swept), None);
+        // A rate sweep opens at its largest finite rate when every rate has as many cells.
+        let mut rated = sweep("sglang", "w", &[(1, 1.0), (2, 0.9), (4, 0.8)]);
+        for cell in &mut rated {
+            cell.key.load = Load::rate(f64::from(cell.key.n().unwrap())).unwrap();
+        }
+        assert_eq!(opening_at_load(&rated), Load::rate(4.0));
     }
 
     #[test]

@@ -57,6 +57,28 @@ fn efficiency_shows_something(cells: &[CellSummary]) -> bool {
     false
 }
 
+/// The load the matrix opens at when its link names none and no cell is at the default (N = 16): the finite
+/// load most cells share, the larger on a tie, so that a root of other tools' sweeps does not open on an empty
+/// matrix; `None` when the default has cells or nothing has a finite load.
+pub fn opening_at_load(cells: &[CellSummary]) -> Option<Load> {
+    let default = ViewState::DEFAULT.at_load;
+    if cells.iter().any(|cell| cell.key.load == default) {
+        return None;
+    }
+    let mut counts: BTreeMap<Load, usize> = BTreeMap::new();
+    for cell in cells {
+        if cell.key.load.value().is_some_and(f64::is_finite) {
+            *counts.entry(cell.key.load).or_default() += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .max_by(|(left_load, left), (right_load, right)| {
+            left.cmp(right).then(left_load.cmp(right_load))
+        })
+        .map(|(load, _)| load)
+}
+
 /// Turns `state` into the throughput–interactivity view of `cells` ([`ViewState::show_pareto`]): per
 /// accelerator where any cell knows its count, coloured by the first deployment parameter (in name order) that
 /// takes two or more values among them.

@@ -180,3 +180,27 @@ async fn compare_pairs_deployments_on_slo_capacity() -> anyhow::Result<()> {
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// Two InferenceX runs at one concurrency each (TP4 and TP8): efficiency would be 1.000 against itself in every
+/// square, so a link without a metric opens on output tok/s and says why; the link then names that metric.
+#[tokio::test]
+async fn single_load_results_open_on_throughput_and_say_why() -> anyhow::Result<()> {
+    let page = Harness::start_on("opening", &fixtures().join("vllm-inferencex")).await?;
+    page.open("/").await?;
+    page.wait_for("#opening-notice").await?;
+    let notice = page.text("#opening-notice").await?;
+    assert!(
+        notice.starts_with("Opened on output tok/s: no series was measured at two loads"),
+        "{notice}"
+    );
+    page.until("location.search.includes('metric=aggregate_tps')")
+        .await?;
+    page.wait_for("table.grid td.square .value").await?;
+    page.screenshot("opening-metric").await?;
+    // A link that names a metric keeps it, and says nothing.
+    page.open("/?metric=efficiency").await?;
+    page.wait_for("table.grid td.square .value").await?;
+    assert_eq!(page.count("#opening-notice").await?, 0);
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

@@ -70,25 +70,35 @@ fn key_of(value: &Value) -> String {
 }
 
 /// The statistics of a cell of cellscope's `cells --format json`: its columns that carry a unit in their name
-/// (`_ms`, `_tokens`, `_tps`), which are exactly the figures computed from request rows; the counts, concurrency
-/// and ratios (`rows`, `n`, `efficiency`, …) carry none. Taken from cellscope's own output, so a statistic added
-/// to the cells table is checked against every peer without a list here to keep in step. A statistic cellscope
-/// left empty is still named, so that the check fails on it rather than passing it over.
+/// (`_ms`, `_tokens`, `_tps`, `_rps`), which are exactly the figures computed from request rows; the counts,
+/// concurrency and ratios (`rows`, `n`, `efficiency`, …) carry none. Taken from cellscope's own output, so a
+/// statistic added to the cells table is checked against every peer without a list here to keep in step. A
+/// statistic cellscope left empty is still named, so that the check requires the peer to leave it empty too
+/// rather than passing it over.
 fn statistics(cell: &Value) -> Vec<&str> {
     cell.as_object()
         .into_iter()
         .flatten()
         .map(|(name, _)| name.as_str())
         .filter(|name| {
-            ["_ms", "_tokens", "_tps"]
+            ["_ms", "_tokens", "_tps", "_rps"]
                 .iter()
                 .any(|unit| name.ends_with(unit))
         })
         .collect()
 }
 
+/// A figure of a cell: `None` where it is null; an error where it is absent or not a number.
+fn nullable(cell: &Value, name: &str) -> anyhow::Result<Option<f64>> {
+    match cell.get(name) {
+        Some(Value::Null) => Ok(None),
+        _ => number(cell, name).map(Some),
+    }
+}
+
 /// Checks a peer's cells against cellscope's: every file of the sweep once, the same request counts, every figure
-/// within [`TOLERANCE`]. Returns the largest relative difference.
+/// within [`TOLERANCE`] (empty in both, as null, is equal; empty in one only is a mismatch). Returns the largest
+/// relative difference.
 fn check(sweep: &Sweep, ours: &BTreeMap<String, &Value>, peer: &Value) -> anyhow::Result<f64> {
     let by_path: BTreeMap<&str, &Value> = sweep
         .files
@@ -125,14 +135,20 @@ fn check(sweep: &Sweep, ours: &BTreeMap<String, &Value>, peer: &Value) -> anyhow
                 bail!("{path}: {count} {a} in cellscope, {b} in the peer");
             }
         }
-        // Every statistic cellscope's cell carries, besides the request counts.
+        // Every statistic cellscope's cell carries, besides the request counts; one it cannot compute from these
+        // files (throughput per accelerator, with no accelerator count) is null, and the peer must say so too.
         for figure in statistics(mine) {
-            let (a, b) = (number(mine, figure)?, number(cell, figure)?);
-            let difference = (a - b).abs() / a.abs().max(b.abs()).max(1e-300);
-            if difference > TOLERANCE {
-                bail!("{path}: {figure} {a} in cellscope, {b} in the peer");
+            match (nullable(mine, figure)?, nullable(cell, figure)?) {
+                (None, None) => {}
+                (Some(a), Some(b)) => {
+                    let difference = (a - b).abs() / a.abs().max(b.abs()).max(1e-300);
+                    if difference > TOLERANCE {
+                        bail!("{path}: {figure} {a} in cellscope, {b} in the peer");
+                    }
+                    worst = worst.max(difference);
+                }
+                (a, b) => bail!("{path}: {figure} {a:?} in cellscope, {b:?} in the peer"),
             }
-            worst = worst.max(difference);
         }
     }
     Ok(worst)
@@ -231,7 +247,8 @@ mod tests {
             "expected_rows": 10, "rows": 10, "ok_rows": 10, "failed_rows": 0, "skip_rows": 0,
             "mean_wall_ms": 3495.6528, "p50_wall_ms": 3353.6225, "p95_wall_ms": 4951.07835, "p99_wall_ms": 5366.01327,
             "p50_ttft_ms": 76.5595, "p95_ttft_ms": 113.36745, "mean_prompt_tokens": 1030.7,
-            "mean_completion_tokens": 512.0, "aggregate_tps": 146.3, "efficiency": 1.0, "p95_multiplier": 1.0,
+            "mean_completion_tokens": 512.0, "aggregate_tps": 146.3, "request_throughput_rps": 0.29,
+            "efficiency": 1.0, "p95_multiplier": 1.0,
             "expected_source": "plan", "exclusion_scope": null, "reported_metrics": "",
         });
         let mut names = statistics(&cell);
@@ -248,9 +265,10 @@ mod tests {
                 "p95_ttft_ms",
                 "p95_wall_ms",
                 "p99_wall_ms",
+                "request_throughput_rps",
             ]
         );
-        // An empty statistic is still one to compare (and fails the check).
+        // An empty statistic is still one to compare (the peer's must be empty too).
         assert_eq!(
             statistics(&serde_json::json!({"p95_ttft_ms": null, "status": "clean"})),
             ["p95_ttft_ms"]

@@ -41,14 +41,45 @@ pub struct CellOrigin {
     pub inferred: Vec<InferredPart>,
     /// The tool's own aggregates, by cells-table column name (times in ms, throughput in tok/s), shown next to
     /// the recomputed values with their difference.
+    #[serde(deserialize_with = "exact::figures")]
     pub reported: BTreeMap<String, f64>,
     /// Every number the tool reports for the record, under the tool's own key (`p99_ttft_ms`,
     /// `request_goodput`, `time_to_first_token.p99`, …), whether or not a cells-table column corresponds to it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "exact::figures")]
     pub reported_figures: BTreeMap<String, f64>,
     /// How figures were obtained where it is not the plain rule (a derived wall latency, the span used for
     /// throughput, requests dropped as warm-up).
     pub notes: Vec<String>,
+}
+
+/// Figures read back exactly as they were written. The tools' figures are shown in full, to the last digit, and
+/// compared with recomputed ones; from JSON text each is parsed by the standard library's correctly rounded
+/// parser, so the browser bundle can leave out serde_json's own exact float parser (its tables are large) without
+/// a digit changing. Binary formats (the cache) carry the numbers themselves.
+mod exact {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer};
+    use serde_json::value::RawValue;
+    use std::collections::BTreeMap;
+
+    pub(super) fn figures<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<BTreeMap<String, f64>, D::Error> {
+        // JSON is the only text format these are read from.
+        if !deserializer.is_human_readable() {
+            return BTreeMap::deserialize(deserializer);
+        }
+        let written = BTreeMap::<String, Box<RawValue>>::deserialize(deserializer)?;
+        written
+            .into_iter()
+            .map(|(name, text)| {
+                let figure = text.get().trim().parse::<f64>().map_err(|_| {
+                    D::Error::custom(format!("figure `{name}` is {}, not a number", text.get()))
+                })?;
+                Ok((name, figure))
+            })
+            .collect()
+    }
 }
 
 /// How the figure shown for a column was obtained, as the UI marks it.
@@ -213,6 +244,48 @@ pub fn tally_inferred<'a>(origins: impl IntoIterator<Item = &'a CellOrigin>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reported_figures_read_back_from_json_to_the_last_bit() {
+        // Doubles whose shortest form has 17 significant digits, the ones a float parser that is not correctly
+        // rounded can miss by a unit in the last place, and a few plain ones.
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut values = vec![0.1, 38.194_622_553_884_98, 9_007_199_254_740_992.0, 1e-300, 123.0];
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let value = f64::from_bits(state);
+            if value.is_finite() {
+                values.push(value);
+            }
+        }
+        let origin = CellOrigin {
+            reported: values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (format!("r{i}"), *v))
+                .collect(),
+            reported_figures: values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (format!("f{i}"), *v))
+                .collect(),
+            ..CellOrigin::default()
+        };
+        let text = serde_json::to_string(&origin).unwrap();
+        let back: CellOrigin = serde_json::from_str(&text).unwrap();
+        for (name, value) in &origin.reported_figures {
+            assert_eq!(
+                back.reported_figures[name].to_bits(),
+                value.to_bits(),
+                "{name}"
+            );
+        }
+        assert_eq!(back, origin);
+        let bad = text.replacen("\"f0\":", "\"f0\":\"x\",\"g\":", 1);
+        assert!(serde_json::from_str::<CellOrigin>(&bad).is_err());
+    }
 
     #[test]
     fn scaling_metrics_carry_the_mark_of_their_source() {

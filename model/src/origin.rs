@@ -250,7 +250,13 @@ mod tests {
         // Doubles whose shortest form has 17 significant digits, the ones a float parser that is not correctly
         // rounded can miss by a unit in the last place, and a few plain ones.
         let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut values = vec![0.1, 38.194_622_553_884_98, 9_007_199_254_740_992.0, 1e-300, 123.0];
+        let mut values = vec![
+            0.1,
+            38.194_622_553_884_98,
+            9_007_199_254_740_992.0,
+            1e-300,
+            123.0,
+        ];
         for _ in 0..2000 {
             state ^= state << 13;
             state ^= state >> 7;

@@ -204,3 +204,31 @@ async fn single_load_results_open_on_throughput_and_say_why() -> anyhow::Result<
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// The filter bar lists the mixed demo's tensor-parallel sizes: choosing TP2 there writes `tp=2` into the link
+/// and keeps exactly the cells `/api/cells?tp=2` gives, and the colour picker offers `tp` beside the fixed
+/// dimensions.
+#[tokio::test]
+async fn the_filter_bar_narrows_to_one_tensor_parallel_size() -> anyhow::Result<()> {
+    let mixed = cellscope_e2e::Config::from_env()?.mixed_root()?;
+    let page = Harness::start_on("tp-filter", &mixed).await?;
+    page.open("/?view=curves&facet=none").await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    page.click("details.filter[data-dimension=tp] summary")
+        .await?;
+    page.click("details.filter[data-dimension=tp] input[data-value='2']")
+        .await?;
+    page.until("location.search.includes('tp=2')").await?;
+    let api = page.get("/api/cells?tp=2&format=json")?.json()?;
+    let expected = api.as_array().map_or(0, Vec::len);
+    assert!(expected > 0, "the mixed demo has TP2 cells");
+    page.wait_for_attr("#slice-count", "data-cells", &expected.to_string())
+        .await?;
+    let colours: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#color option')).map(o => o.value)")
+        .await?;
+    assert!(colours.iter().any(|name| name == "tp"), "{colours:?}");
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

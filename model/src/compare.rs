@@ -1035,6 +1035,10 @@ mod tests {
             group.dropped[0].describe(&spec),
             "SLO never met on the b side"
         );
+        assert_eq!(
+            comparison.pair_pooling(),
+            "each pair: capacity over 3 loads per side"
+        );
     }
 
     fn spec() -> CompareSpec {

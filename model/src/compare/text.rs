@@ -105,6 +105,12 @@ impl Comparison {
         let Some(first) = poolings.first() else {
             return "no pairs".into();
         };
+        // A capacity is read over a side's loads, not averaged over its cells.
+        let how = if self.spec.metric == crate::metric::Metric::SloCapacity {
+            "capacity over"
+        } else {
+            "mean of"
+        };
         let complete = |pooling: &Pooling| {
             pooling
                 .spans
@@ -118,7 +124,7 @@ impl Comparison {
                 "each pair: one cell per side".into()
             } else {
                 format!(
-                    "each pair: mean of {} per side",
+                    "each pair: {how} {} per side",
                     first.span_parts().join(" × ")
                 )
             };
@@ -154,7 +160,7 @@ impl Comparison {
             format!("{fewest} to {most} cells")
         };
         format!(
-            "each pair: mean of {cells} per side (up to {})",
+            "each pair: {how} {cells} per side (up to {})",
             widest.span_parts().join(" × ")
         )
     }

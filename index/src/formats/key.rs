@@ -387,6 +387,29 @@ impl Parts<'_> {
     /// The load: a concurrency (`n`: mapped, stated or a load level in the path), else an offered rate (`rate`:
     /// mapped, stated or in the path), else unstated, which keeps the record with an `info` warning. `None` (with a
     /// warning) when the value given is neither a whole number nor a rate.
+    /// One load dimension's text: as the file or `cellscope.toml` states it, else as `in_path` finds it in the
+    /// path (inferred, with the rule named `what` in `place`).
+    fn take_load<T: ToString>(
+        &mut self,
+        dimension: &str,
+        stated: Option<Part>,
+        in_path: fn(&str) -> Option<(T, String)>,
+        what: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Option<String> {
+        let file = self.context.path;
+        self.take(
+            dimension,
+            stated,
+            &|| {
+                in_path(file).and_then(|(value, place)| {
+                    Part::inferred(value.to_string(), format!("{what} in {place}"))
+                })
+            },
+            warnings,
+        )
+    }
+
     fn load(&mut self, record: &RunRecord, warnings: &mut Vec<Warning>) -> Option<Load> {
         let file = self.context.path;
         // A rate set in cellscope.toml outranks a concurrency the file or its path states; a mapped `n` outranks both.
@@ -395,14 +418,11 @@ impl Parts<'_> {
         let n_text = if mapped_rate {
             None
         } else {
-            self.take(
+            self.take_load(
                 "n",
                 record.key.n.clone(),
-                &|| {
-                    n_in_path(file).and_then(|(n, place)| {
-                        Part::inferred(n.to_string(), format!("the load level in {place}"))
-                    })
-                },
+                n_in_path,
+                "the load level",
                 warnings,
             )
         };
@@ -417,14 +437,11 @@ impl Parts<'_> {
             }
             return n.map(Load::Concurrency);
         }
-        let rate_text = self.take(
+        let rate_text = self.take_load(
             "rate",
             record.key.rate.clone(),
-            &|| {
-                rate_in_path(file).and_then(|(rate, place)| {
-                    Part::inferred(rate.to_string(), format!("the offered rate in {place}"))
-                })
-            },
+            rate_in_path,
+            "the offered rate",
             warnings,
         );
         let Some(text) = rate_text else {

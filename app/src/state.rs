@@ -42,15 +42,6 @@ pub(crate) struct Ctx {
     choose_at_load: StoredValue<bool>,
 }
 
-/// Whether a query string has one of the parameters `names`.
-fn names_any(search: &str, names: &[&str]) -> bool {
-    search.trim_start_matches('?').split('&').any(|pair| {
-        pair.split('=')
-            .next()
-            .is_some_and(|name| names.contains(&name))
-    })
-}
-
 /// The cells at `indices`.
 fn filtered_cells<'a>(cells: &'a [CellSummary], indices: &[usize]) -> Vec<&'a CellSummary> {
     indices
@@ -68,8 +59,8 @@ impl Ctx {
     pub(crate) fn provide() -> Ctx {
         let search = browser::search();
         let (initial, ignored) = ViewState::parse_query(&search);
-        let choose_metric = !names_any(&search, &["metric"]);
-        let choose_at_load = !names_any(&search, &["at_load", "at_n"]);
+        let choose_metric = !cellscope_model::query::names_any(&search, &["metric"]);
+        let choose_at_load = !cellscope_model::query::names_any(&search, &["at_load", "at_n"]);
         let state = RwSignal::new(initial);
         let data: RwSignal<Option<Arc<Dataset>>> = RwSignal::new(None);
         let what_if = Memo::new(move |_| state.with(|state| state.what_if.pre_refill));

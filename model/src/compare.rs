@@ -803,10 +803,8 @@ fn side_capacity(
     if admitted.is_empty() {
         return Err(why_no_value(cells, inclusion, side));
     }
-    let slo = spec.slo();
-    let (levels, _) = slo.levels(&admitted);
     let keys = || admitted.iter().map(|cell| cell.key.clone()).collect();
-    match slo.capacity(&levels) {
+    match spec.slo().capacity_of(&admitted).0 {
         crate::slo::Outcome::Capacity { load, .. } => Ok((load, keys())),
         crate::slo::Outcome::NotReached { .. } => Err(DropReason::CapacityNotReached { side }),
         crate::slo::Outcome::NeverMet { .. } => Err(DropReason::CapacityNeverMet { side }),

@@ -982,8 +982,8 @@ fn slo_capacity_note(
                     inclusion.admits(cell) && Value::of(&cell.key, state.color) == series.label
                 })
                 .collect();
-            let (levels, axis) = slo.levels(&of_series);
-            format!("{} {}", series.label, slo.capacity(&levels).label(axis))
+            let (outcome, axis) = slo.capacity_of(&of_series);
+            format!("{} {}", series.label, outcome.label(axis))
         })
         .collect();
     (!parts.is_empty()).then(|| format!("SLO capacity ({slo}): {}", parts.join("; ")))

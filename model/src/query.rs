@@ -36,6 +36,15 @@ pub const CONTRASTABLE: [Dimension; 6] = [
     Dimension::Workload,
 ];
 
+/// Whether a query string (with or without `?`) has a parameter called one of `names`, its name decoded as every
+/// surface decodes names: a link that states a choice, as against one that leaves it to the data.
+pub fn names_any(query: &str, names: &[&str]) -> bool {
+    Params::of_query(query)
+        .pairs
+        .iter()
+        .any(|(name, _)| names.contains(&name.as_str()))
+}
+
 /// Whether a comparison can contrast or group by `dimension`: one of [`CONTRASTABLE`] or a deployment parameter.
 pub fn is_contrastable(dimension: Dimension) -> bool {
     CONTRASTABLE.contains(&dimension) || dimension.is_param()

@@ -222,6 +222,13 @@ impl Slo {
         }
     }
 
+    /// What this SLO says of `cells` ([`Slo::levels`], then [`Slo::capacity`]), with the kind of load for labels:
+    /// the one reading of capacity the matrix, the curves and Compare share.
+    pub fn capacity_of(&self, cells: &[&CellSummary]) -> (Outcome, LoadAxis) {
+        let (levels, axis) = self.levels(cells);
+        (self.capacity(&levels), axis)
+    }
+
     /// The levels `cells` give this SLO: the cells at the one kind of load most of them have, grouped by load,
     /// each cell one rep (a square that pools several series is judged on their mean). Also the kind, for labels.
     pub fn levels(&self, cells: &[&CellSummary]) -> (Vec<Level>, LoadAxis) {

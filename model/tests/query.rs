@@ -436,3 +436,14 @@ fn links_written_before_the_load_axis_reopen_the_same_view() {
     assert_eq!(old_api, new_api);
     assert_eq!(old_api.filter.values[&Dimension::Load], ["4", "rate=inf"]);
 }
+
+#[test]
+fn a_link_names_a_choice_under_any_spelling_of_its_name() {
+    use cellscope_model::query::names_any;
+    assert!(names_any("?view=matrix&metric=p95_wall_ms", &["metric"]));
+    assert!(names_any("at_n=8", &["at_load", "at_n"]));
+    // Names are decoded as every surface decodes them; a value that mentions a name is no parameter.
+    assert!(names_any("?%6Detric=aggregate_tps", &["metric"]));
+    assert!(!names_any("?view=curves&x=metric", &["metric"]));
+    assert!(!names_any("", &["metric"]));
+}

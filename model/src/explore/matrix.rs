@@ -435,9 +435,9 @@ impl MatrixBase {
                 })
                 .collect();
             let capacity = layout.slo.as_ref().map(|text| {
-                let slo = Slo::from_link(text).unwrap_or(Slo { bounds: Vec::new() });
-                let (levels, axis) = slo.levels(&pooled);
-                (slo.capacity(&levels), axis)
+                Slo::from_link(text)
+                    .unwrap_or(Slo { bounds: Vec::new() })
+                    .capacity_of(&pooled)
             });
             let (grid, row, col) = grouped.curve.group;
             squares.entry(Value::from(grid)).or_default().insert(

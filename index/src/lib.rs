@@ -28,7 +28,7 @@ pub use run::rows::{CellRows, RowsError};
 pub use run::{IndexOptions, Progress, Quiet};
 
 use cellscope_model::api::{CellProvenance, LedgerEntry, RunFacts, Warning};
-use cellscope_model::summary::fill_scaling;
+use cellscope_model::summary::{fill_output_per_accelerator, fill_scaling};
 use cellscope_model::{CellKey, CellSummary};
 use formats::RunFormat as _;
 use std::collections::BTreeMap;
@@ -278,6 +278,13 @@ fn assemble(
     index
         .pre_refill_cells
         .sort_by(|left, right| left.key.cmp(&right.key));
+    for cells in [
+        &mut index.cells,
+        &mut index.refill_cells,
+        &mut index.pre_refill_cells,
+    ] {
+        fill_output_per_accelerator(cells);
+    }
     fill_scaling(&mut index.cells);
     fill_scaling(&mut index.refill_cells);
     warnings.sort_by(|left, right| {

@@ -1168,6 +1168,7 @@ mod tests {
                 .insert("tp", if index % 2 == 0 { "1" } else { "2" })
                 .unwrap();
         }
+        crate::summary::fill_output_per_accelerator(&mut cells);
         fill_scaling(&mut cells);
         let slice: Vec<&CellSummary> = cells.iter().collect();
         let mut state = ViewState::default();

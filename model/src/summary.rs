@@ -252,7 +252,6 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
         }
     }
     for cell in cells.iter_mut() {
-        fill_per_accelerator(cell);
         cell.efficiency = None;
         cell.p95_multiplier = None;
         cell.baseline_fallback = false;
@@ -291,16 +290,19 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
     }
 }
 
-/// Output throughput per accelerator, from the cell's throughput and its configuration's accelerator count; a
-/// figure the tool reported stays where either is unknown.
-fn fill_per_accelerator(cell: &mut CellSummary) {
-    let computed = cell
-        .stats
-        .aggregate_tps
-        .zip(cell.key.config.accelerator_count())
-        .map(|(tps, count)| tps / f64::from(count));
-    if computed.is_some() {
-        cell.stats.output_tps_per_accelerator = computed;
+/// Fills every cell's output throughput per accelerator from its throughput and its configuration's accelerator
+/// count; a figure the tool reported stays where either is unknown. Done once by the indexer: the figure depends
+/// on the cell alone, so the browser's recomputation of the scaling metrics need not repeat it.
+pub fn fill_output_per_accelerator(cells: &mut [CellSummary]) {
+    for cell in cells {
+        let computed = cell
+            .stats
+            .aggregate_tps
+            .zip(cell.key.config.accelerator_count())
+            .map(|(tps, count)| tps / f64::from(count));
+        if computed.is_some() {
+            cell.stats.output_tps_per_accelerator = computed;
+        }
     }
 }
 

@@ -303,6 +303,12 @@ pub struct RunRecord {
     /// Wall latency was rebuilt (TTFT + Σ ITL) rather than read.
     pub wall_derived: bool,
     pub notes: Vec<String>,
+    /// Deployment parameters the record states in its own structure (a stack description, a name field), each
+    /// with the field it was read from; they join those [`config::config_from_fields`] finds.
+    pub settings: Vec<config::Setting>,
+    /// The tool judged the whole record invalid (an MLPerf `INVALID` result): the status word its requests are
+    /// counted under as failed, and why. Its figures stay, marked reported, but never as a clean cell's.
+    pub rejected: Option<(String, String)>,
 }
 
 /// The statistics columns a record can fill, in cells-table order (the model's list).
@@ -674,6 +680,9 @@ fn cell_of(
         },
     );
     let mut notes = record.notes.clone();
+    if let Some((status, why)) = &record.rejected {
+        notes.push(format!("the tool judged this result {status}: {why}"));
+    }
     if record.has_requests && !timestamps && stats.aggregate_tps.is_some() {
         notes.push(
             "aggregate tps = Σ completion tokens of ok requests / the tool's duration (the requests carry no \
@@ -748,7 +757,14 @@ fn census(record: &RunRecord, timestamps: bool) -> (ParsedCell, CellAccumulator,
             accumulator.push_gaps(gaps.iter().copied());
         }
     }
-    if !record.has_requests {
+    if let Some((status, _)) = &record.rejected {
+        // The tool rejected the record as a whole: every request it counts fails under its status word.
+        let all = record.completed.unwrap_or(0) + record.failed.unwrap_or(0);
+        cell.rows = all.max(cell.rows);
+        cell.failed_rows = cell.rows;
+        cell.ok_rows = 0;
+        cell.failed_by_status = BTreeMap::from([(status.clone(), cell.rows)]);
+    } else if !record.has_requests {
         // Aggregates only: the tool's counts are the census.
         cell.ok_rows = record.completed.unwrap_or(0);
         cell.failed_rows = record.failed.unwrap_or(0);

@@ -355,6 +355,7 @@ fn record(
         reported_figures: super::metric_figures(metrics),
         wall_derived: false,
         notes,
+        ..RunRecord::default()
     }
 }
 

@@ -21,7 +21,7 @@ pub struct Setting {
 }
 
 impl Setting {
-    fn new(name: &str, value: &str, how: How) -> Setting {
+    pub fn new(name: &str, value: &str, how: How) -> Setting {
         Setting {
             name: config::canonical_name(name),
             value: config::normalise_value(name, value),

@@ -256,6 +256,7 @@ fn record(report: &Json, benchmark: &Json, index: u32, shape: Shape) -> Result<R
         reported_figures: figures(benchmark),
         wall_derived: false,
         notes,
+        ..RunRecord::default()
     })
 }
 

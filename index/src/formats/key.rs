@@ -484,7 +484,11 @@ impl Parts<'_> {
         let file = self.context.path;
         let mut resolved = config::resolve(
             &config::config_from_path(file),
-            &config::config_from_fields(format, &record.fields),
+            &[
+                config::config_from_fields(format, &record.fields),
+                record.settings.clone(),
+            ]
+            .concat(),
         );
         for (name, mapped) in self.mapping.config(&self.context) {
             match mapped {

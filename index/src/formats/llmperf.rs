@@ -197,6 +197,7 @@ fn record(
         reported_figures: super::top_level_figures(summary),
         wall_derived: false,
         notes,
+        ..RunRecord::default()
     })
 }
 

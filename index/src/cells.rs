@@ -442,6 +442,13 @@ impl<'r> Run<'r> {
             failed_rows: summary.failed_rows,
             skip_rows: summary.skip_rows,
         });
+        // A tool's figures without a request count (an aggregate row) are a measurement, not a cell never run.
+        if summary.status == CellStatus::NotRun
+            && summary.rows == 0
+            && !summary.origin.reported.is_empty()
+        {
+            summary.status = CellStatus::Clean;
+        }
         if let Some(expected) = summary.expected_rows
             && summary.rows > expected
         {

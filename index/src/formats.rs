@@ -13,6 +13,7 @@ pub mod aiperf;
 pub mod config;
 pub mod genai_perf;
 pub mod guidellm;
+pub mod inferencex;
 pub mod json;
 mod key;
 pub mod llmperf;
@@ -126,6 +127,7 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &genai_perf::GenaiPerf,
     &llmperf::Llmperf,
     &guidellm::Guidellm,
+    &inferencex::InferencexAggregate,
     &table::Table,
 ];
 
@@ -303,6 +305,9 @@ pub struct RunRecord {
     /// Wall latency was rebuilt (TTFT + Σ ITL) rather than read.
     pub wall_derived: bool,
     pub notes: Vec<String>,
+    /// Figures the reader computed from the tool's (a per-GPU throughput times the GPUs it was divided by), by
+    /// cells-table column; shown marked derived, and only where neither the requests nor `reported` give one.
+    pub derived: BTreeMap<String, f64>,
     /// Deployment parameters the record states in its own structure (a stack description, a name field), each
     /// with the field it was read from; they join those [`config::config_from_fields`] finds.
     pub settings: Vec<config::Setting>,
@@ -918,6 +923,16 @@ fn figures_of(keyed: &key::KeyedRecord, cell: &ParsedCell, stats: &mut CellStats
             figures.reported.push(stat.name().to_string());
         }
     }
+    for stat in Stat::REQUEST {
+        if let Some(slot) = stats.get_mut(stat)
+            && slot.is_none()
+            && let Some(value) = record.derived.get(stat.name())
+            && value.is_finite()
+        {
+            *slot = Some(*value);
+            figures.derived.push(stat.name().to_string());
+        }
+    }
     if record.wall_derived {
         let wall = [
             Stat::MeanWallMs,
@@ -925,13 +940,13 @@ fn figures_of(keyed: &key::KeyedRecord, cell: &ParsedCell, stats: &mut CellStats
             Stat::P95WallMs,
             Stat::P99WallMs,
         ];
-        figures.derived = wall
-            .into_iter()
-            .chain(TOKEN_RATES)
-            .map(Stat::name)
-            .filter(|column| !figures.reported.iter().any(|name| name == column))
-            .map(str::to_string)
-            .collect();
+        figures.derived.extend(
+            wall.into_iter()
+                .chain(TOKEN_RATES)
+                .map(Stat::name)
+                .filter(|column| !figures.reported.iter().any(|name| name == column))
+                .map(str::to_string),
+        );
     }
     figures.inferred = keyed
         .inferred

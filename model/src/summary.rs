@@ -295,6 +295,11 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
 /// on the cell alone, so the browser's recomputation of the scaling metrics need not repeat it.
 pub fn fill_output_per_accelerator(cells: &mut [CellSummary]) {
     for cell in cells {
+        // A tool's own per-accelerator figure stays: its denominator is the tool's to define.
+        let column = Stat::OutputTpsPerAccelerator.name();
+        if cell.origin.reported.iter().any(|name| name == column) {
+            continue;
+        }
         let computed = cell
             .stats
             .aggregate_tps

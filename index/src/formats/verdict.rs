@@ -34,7 +34,13 @@ pub enum Verdict {
     /// A file the format's tool writes beside a run's results that is not a run of its own (a sweep's summary, a
     /// warm-up run, the same figures as CSV, the per-request file its summary reads): `what` it is, and the root
     /// of the run it belongs to, which must have been found for the file to be passed over in silence.
-    SideFile { what: String, run_root: String },
+    SideFile {
+        what: String,
+        run_root: String,
+        /// The format of the run it belongs to, when not the format that knows it (an InferenceX aggregate of a
+        /// vLLM-format result beside it).
+        of_format: Option<&'static str>,
+    },
     /// The format does not read the file.
     Declines { nearness: Nearness, reason: String },
 }
@@ -55,6 +61,20 @@ impl Verdict {
         Verdict::SideFile {
             what: what.into(),
             run_root: run_root.into(),
+            of_format: None,
+        }
+    }
+
+    /// A side file of a run that another format reads: `what` it is, and the root and format of that run.
+    pub fn side_file_of(
+        format: &'static str,
+        what: impl Into<String>,
+        run_root: impl Into<String>,
+    ) -> Verdict {
+        Verdict::SideFile {
+            what: what.into(),
+            run_root: run_root.into(),
+            of_format: Some(format),
         }
     }
 
@@ -223,12 +243,20 @@ pub fn unread(verdicts: &[(&'static str, Verdict)]) -> Unread {
     let side_of: Vec<(&'static str, String)> = verdicts
         .iter()
         .filter_map(|(format, verdict)| match verdict {
-            Verdict::SideFile { run_root, .. } => Some((*format, run_root.clone())),
+            Verdict::SideFile {
+                run_root,
+                of_format,
+                ..
+            } => Some((of_format.unwrap_or(*format), run_root.clone())),
             _ => None,
         })
         .collect();
     let side = verdicts.iter().find_map(|(format, verdict)| match verdict {
-        Verdict::SideFile { what, run_root } => Some((format, what, run_root)),
+        Verdict::SideFile {
+            what,
+            run_root,
+            of_format,
+        } => Some((of_format.as_ref().unwrap_or(format), what, run_root)),
         _ => None,
     });
     let why = match (side, nearest(verdicts)) {
@@ -289,7 +317,7 @@ pub fn explain_unread(
     for (format, verdict) in by_name.iter().chain(offered) {
         let _ = match verdict {
             Verdict::Reads => writeln!(out, "  {format:<13} reads it"),
-            Verdict::SideFile { what, run_root } => writeln!(
+            Verdict::SideFile { what, run_root, .. } => writeln!(
                 out,
                 "  {format:<13} knows it as {what}, a side file of the run at {}",
                 shown_root(run_root)

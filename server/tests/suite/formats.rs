@@ -984,3 +984,80 @@ fn a_record_without_a_load_is_kept_with_its_load_unstated() {
             .any(|warning| warning.kind == "no_concurrency")
     );
 }
+
+#[test]
+fn inferencex_aggregates_match_the_oracle() {
+    for name in ["inferencex-agg", "inferencex-agg-bad"] {
+        check(name);
+    }
+}
+
+/// An aggregate row states every dimension in its fields; the figures per GPU and the interactivity stay the
+/// tool's, output tok/s is derived from them, and a status comes from the figures although no count is given.
+#[test]
+fn inferencex_aggregates_explain_their_dimensions_and_keep_the_tools_figures() {
+    let root = fixtures().join("inferencex-agg");
+    let text = explain(&root, "agg_bmk.json");
+    assert!(text.contains("format: inferencex-agg"), "{text}");
+    for (dimension, source) in [
+        ("backend", "read from field `framework`"),
+        ("model", "read from field `model`"),
+        ("workload", "read from fields `isl`, `osl`"),
+        ("n", "read from field `conc`"),
+    ] {
+        assert!(dimension_line(&text, dimension).contains(source), "{text}");
+    }
+    assert!(
+        text.contains("accelerator            = b200             field `hw`"),
+        "{text}"
+    );
+    let index = index("inferencex-agg");
+    for cell in &index.cells {
+        assert_eq!(
+            cell.status,
+            cellscope_model::CellStatus::Clean,
+            "{}",
+            cell.key
+        );
+        assert!(cell.origin.is_reported("output_tps_per_accelerator"));
+        assert!(cell.origin.is_reported("p50_ttft_ms"));
+    }
+    let single = index
+        .cells
+        .iter()
+        .find(|cell| {
+            cell.key.config.get("tp") == Some("8") && cell.key.load == Load::Concurrency(16)
+        })
+        .expect("the TP8 row at conc 16");
+    assert!(single.origin.is_derived("aggregate_tps"));
+    // The name's workload and configuration agree with the content of a single-object file.
+    let text = explain(
+        &root,
+        "agg_70b_1k1k_fp8_vllm_tp2_ep1_dpa_false_conc8_h200.json",
+    );
+    assert!(!text.contains("config_conflict"), "{text}");
+}
+
+/// `agg_<name>.json` beside the result `<name>.json` it was made from is that result's figures again: the result
+/// (with its requests) is the cell, and the aggregate adds none.
+#[test]
+fn an_inferencex_aggregate_beside_its_result_adds_no_cell() {
+    let name = "dsr1_1k1k_fp4_sglang_tp4_ep1_dpa_false_conc4_b200.json";
+    let aggregate =
+        std::fs::read_to_string(fixtures().join("inferencex-agg-bad/good/agg_bmk.json"))
+            .expect("aggregate");
+    let row = serde_json::from_str::<Json>(&aggregate).expect("rows")[0].to_string();
+    let dir = root_with(&[(&format!("vllm-inferencex/{name}"), name)], None);
+    std::fs::write(dir.path().join(format!("agg_{name}")), row).expect("aggregate written");
+    let index = build(dir.path(), &IndexOptions::default(), &Quiet).expect("indexes");
+    assert_eq!(index.cells.len(), 1, "{:#?}", index.cells);
+    assert_eq!(index.cells[0].rows, 10);
+    assert!(
+        index
+            .warnings
+            .iter()
+            .all(|warning| warning.kind != "not_recognised"),
+        "{:#?}",
+        index.warnings
+    );
+}

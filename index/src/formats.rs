@@ -18,6 +18,7 @@ pub mod json;
 mod key;
 pub mod llmperf;
 mod parallel;
+pub mod perf_csv;
 mod scan;
 pub mod sglang;
 pub mod table;
@@ -128,6 +129,7 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &llmperf::Llmperf,
     &guidellm::Guidellm,
     &inferencex::InferencexAggregate,
+    &perf_csv::PerfCsv,
     &table::Table,
 ];
 

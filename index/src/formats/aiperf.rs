@@ -305,6 +305,7 @@ fn record(
     }
     key.rep = trial(path);
     let reported = reported(metrics);
+    super::perf_csv::check_against(storage, path, &reported, warnings);
     let requests_path = storage::join(storage::parent(path), PER_REQUEST_FILE);
     let (requests, has_requests) = match storage.read(&requests_path) {
         Ok(bytes) => (requests(&bytes, &requests_path, warnings, &mut notes), true),
@@ -416,7 +417,7 @@ fn records_only(
 /// (`meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency4`): the text before `-openai-` (the one service
 /// kind AIPerf has), where AIPerf wrote the model's `/` as `_`; the first `_` is taken for it, and the name is
 /// reduced to its last component like a recorded one.
-fn directory_model(directory: &str) -> Option<Part> {
+pub(super) fn directory_model(directory: &str) -> Option<Part> {
     let (model, _) = directory.split_once("-openai-")?;
     if model.is_empty() {
         return None;

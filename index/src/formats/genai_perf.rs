@@ -140,6 +140,7 @@ impl RunFormat for GenaiPerf {
                 }
                 None => (BTreeMap::new(), BTreeMap::new()),
             };
+            super::perf_csv::check_against(storage, path, &reported, warnings);
             let requests = read_requests(requests, path, record_index, warnings);
             records.push(RunRecord {
                 record: record_index,

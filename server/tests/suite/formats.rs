@@ -1061,3 +1061,61 @@ fn an_inferencex_aggregate_beside_its_result_adds_no_cell() {
         index.warnings
     );
 }
+
+#[test]
+fn csv_exports_read_alone_match_the_oracle() {
+    for name in ["perf-csv", "perf-csv-bad"] {
+        check(name);
+    }
+}
+
+/// With the JSON of its run beside it, a CSV export is no cell of its own: the JSON is read, and a figure of
+/// the export that differs from it beyond its two printed decimals is a warning naming both files.
+#[test]
+fn a_csv_export_beside_its_json_is_checked_against_it() {
+    let directory =
+        "aiperf-v01/artifacts/meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency4";
+    let files = [
+        "profile_export_aiperf.json",
+        "profile_export.jsonl",
+        "profile_export_aiperf.csv",
+    ];
+    let copies: Vec<(String, String)> = files
+        .iter()
+        .map(|file| (format!("{directory}/{file}"), format!("run/{file}")))
+        .collect();
+    let pairs: Vec<(&str, &str)> = copies
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = root_with(&pairs, None);
+    let index = build(dir.path(), &IndexOptions::default(), &Quiet).expect("indexes");
+    assert_eq!(index.cells.len(), 1);
+    let kinds: Vec<&str> = index.warnings.iter().map(|w| w.kind.as_str()).collect();
+    assert!(
+        !kinds.contains(&"export_disagrees"),
+        "{:#?}",
+        index.warnings
+    );
+    assert!(!kinds.contains(&"not_recognised"), "{:#?}", index.warnings);
+    // The same export with the TTFT p50 changed from 106.92 to 116.92 ms.
+    let csv_path = dir.path().join("run/profile_export_aiperf.csv");
+    let text = std::fs::read_to_string(&csv_path).expect("export");
+    std::fs::write(&csv_path, text.replace(",106.92,", ",116.92,")).expect("edited");
+    let index = build(dir.path(), &IndexOptions::default(), &Quiet).expect("indexes");
+    assert_eq!(index.cells.len(), 1);
+    let warning = index
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "export_disagrees")
+        .unwrap_or_else(|| panic!("{:#?}", index.warnings));
+    assert_eq!(
+        warning.file.as_deref(),
+        Some("run/profile_export_aiperf.json")
+    );
+    assert!(
+        warning.message.contains("p50_ttft_ms 116.92 (CSV)"),
+        "{}",
+        warning.message
+    );
+}

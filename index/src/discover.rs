@@ -298,6 +298,12 @@ impl Walk<'_> {
             if side_of_a_found_run || in_tr164_directory(&path, &tr164_directories) {
                 continue;
             }
+            if unread.empty {
+                self.discovery
+                    .warnings
+                    .push(Warning::warn("empty_file", unread.reason).file(&path));
+                continue;
+            }
             self.discovery
                 .warnings
                 .push(Warning::info(NOT_RECOGNISED, message(&unread)).file(&path));

@@ -143,9 +143,19 @@ pub fn recognise(storage: &dyn Storage, mapping: &Mapping, path: &str) -> Offere
             return Offered::Unread(crate::run::found::Unread {
                 side_of: Vec::new(),
                 reason: format!("the file cannot be read ({error}), so no reader could look at it"),
+                empty: false,
             });
         }
     };
+    if is_result_name(path) && head.iter().all(u8::is_ascii_whitespace) {
+        return Offered::Unread(crate::run::found::Unread {
+            side_of: Vec::new(),
+            reason: "the file is empty (a result cut before its first byte, or never written): there is \
+                     nothing to read"
+                .to_string(),
+            empty: true,
+        });
+    }
     let mut verdicts = Vec::new();
     for format in FORMATS
         .iter()
@@ -161,6 +171,14 @@ pub fn recognise(storage: &dyn Storage, mapping: &Mapping, path: &str) -> Offere
         verdicts.push((format.name(), verdict));
     }
     Offered::Unread(verdict::unread(&verdicts))
+}
+
+/// Whether a file's name is one results are written under (`.json`, `.jsonl`, `.csv`, `.yaml`, `.txt`, `.log`).
+fn is_result_name(path: &str) -> bool {
+    let name = storage::file_name(path).to_ascii_lowercase();
+    [".json", ".jsonl", ".csv", ".yaml", ".yml", ".txt", ".log"]
+        .iter()
+        .any(|extension| name.ends_with(extension))
 }
 
 /// The format called `name`.

@@ -40,6 +40,8 @@ pub struct PathSettings {
     pub load: Vec<Setting>,
     /// The workload an InferenceX result name states.
     pub workload: Option<Setting>,
+    /// The model prefix an InferenceX result name opens with (`dsr1`, `gptoss`), as written.
+    pub model_prefix: Option<String>,
 }
 
 /// A parameter whose value in the file differs from the one its path states; the file's value is kept.
@@ -181,8 +183,46 @@ pub fn config_from_path(path: &str) -> PathSettings {
             settings.load.push(setting);
         }
         settings.workload = found.workload.or(settings.workload.take());
+        settings.model_prefix = found.model_prefix.or(settings.model_prefix.take());
     }
     settings
+}
+
+/// The model families InferenceX's model prefixes name, as the letters and digits of the model's name contain
+/// them (`dsr1` → DeepSeek-R1). A prefix missing here is compared as written.
+const MODEL_PREFIXES: [(&str, &str); 6] = [
+    ("dsr1", "deepseekr1"),
+    ("dsv3", "deepseekv3"),
+    ("dsv4", "deepseekv4"),
+    ("70b", "70b"),
+    ("llama70b", "llama"),
+    ("kimik2", "kimik2"),
+];
+
+/// Whether the model a file records (`DeepSeek-R1-0528`) can be the one an InferenceX name's prefix names;
+/// `None` when the prefix is not one this can judge (neither known nor found in the name).
+pub fn prefix_names_model(prefix: &str, model: &str) -> Option<bool> {
+    let letters = |text: &str| -> String {
+        text.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let model = letters(model);
+    let written = letters(prefix);
+    if written.is_empty() || model.contains(&written) {
+        return Some(true);
+    }
+    let family = MODEL_PREFIXES
+        .iter()
+        .find(|(known, _)| *known == prefix.to_ascii_lowercase())
+        .map(|(_, family)| *family);
+    match family {
+        Some(family) => Some(model.contains(family)),
+        // Short letter-and-digit prefixes of a family name (`gptoss`, `qwen3.5`, `glm5`) are judged as written.
+        None if prefix.len() >= 4 => Some(false),
+        None => None,
+    }
 }
 
 /// A file name without its result and compression extensions (`run=0.json.gz` → `run=0`).
@@ -349,6 +389,7 @@ fn inferencex_name(component: &str) -> Option<PathSettings> {
         .load
         .push(inferred(component, rule, "max_concurrency", concurrency));
     settings.workload = Some(inferred(component, rule, "workload", tokens[lengths]));
+    settings.model_prefix = Some(tokens[..lengths].join("_")).filter(|prefix| !prefix.is_empty());
     Some(settings)
 }
 

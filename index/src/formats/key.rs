@@ -9,6 +9,7 @@ use cellscope_model::config::Config;
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::origin::InferredPart;
 use cellscope_model::{Load, RateRps};
+use config::how_text;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Engine names recognised in a path (a component or a `-`/`_`/`.`-separated part of one).
@@ -381,7 +382,51 @@ impl Parts<'_> {
             },
             warnings,
         );
+        self.warn_path_disagreements(record, warnings);
         [suite, phase, backend, model, workload].map(Option::unwrap_or_default)
+    }
+
+    /// A path that names another engine or model than the file states: the file's value is kept, and the
+    /// disagreement is a `path_disagrees` warning naming both.
+    fn warn_path_disagreements(&self, record: &RunRecord, warnings: &mut Vec<Warning>) {
+        let file = self.context.path;
+        let mut disagreements = Vec::new();
+        if let (Some(stated), Some(engine)) = (&record.key.backend, engine_in_path(file))
+            && !stated.value.eq_ignore_ascii_case(&engine)
+            && !stated.value.to_ascii_lowercase().contains(&engine)
+        {
+            disagreements.push(format!(
+                "the path names the engine {engine} but the file says {} ({})",
+                stated.value,
+                how_text(&stated.how)
+            ));
+        }
+        if let (Some(stated), Some(prefix)) = (
+            &record.key.model,
+            config::config_from_path(file).model_prefix,
+        ) && config::prefix_names_model(&prefix, &stated.value) == Some(false)
+        {
+            disagreements.push(format!(
+                "the InferenceX name's model prefix `{prefix}` does not name the model the file records, {} \
+                 ({})",
+                stated.value,
+                how_text(&stated.how)
+            ));
+        }
+        for disagreement in disagreements {
+            warnings.push(
+                Warning::warn(
+                    "path_disagrees",
+                    format!(
+                        "record {}: {disagreement}; the file's value is used",
+                        record.record
+                    ),
+                )
+                .run(self.run_id)
+                .file(file)
+                .at_line(record.line),
+            );
+        }
     }
 
     /// The load: a concurrency (`n`: mapped, stated or a load level in the path), else an offered rate (`rate`:

@@ -51,8 +51,9 @@ impl RunFormat for PerfCsv {
         }
         let text = String::from_utf8_lossy(crate::run::bytes::without_boms(head));
         if !text.trim_start().starts_with(HEADER) {
+            // Any other table is the generic table reader's to judge, so this reader is never the nearest.
             return Verdict::declines(
-                Nearness::NoMarks,
+                Nearness::OtherKind,
                 format!(
                     "a CSV file whose header does not start `{HEADER}…`, as GenAI-Perf's and AIPerf's exports do"
                 ),

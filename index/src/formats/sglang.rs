@@ -57,6 +57,13 @@ impl RunFormat for SglangBench {
         for (record_index, line, object) in
             super::read_objects::<Json>(storage, path, |_, line| format!("line {line}"), warnings)
         {
+            if let Some(disagreement) = backend_disagreement(&object) {
+                warnings.push(
+                    Warning::warn("backend_disagrees", disagreement)
+                        .file(path)
+                        .line(line),
+                );
+            }
             let parsed = record(&object, record_index, line);
             parallel::keep(
                 &mut records,
@@ -68,6 +75,20 @@ impl RunFormat for SglangBench {
         }
         records
     }
+}
+
+/// A `backend` field naming another engine than the SGLang server whose `server_info` the result carries (the
+/// client was told `--backend vllm` against an SGLang server): the server is the engine, and that is said.
+fn backend_disagreement(object: &Json) -> Option<String> {
+    json::at(object, "server_info.model_path")?;
+    let backend = field_text(object, "backend")?;
+    let engine = ["vllm", "tgi", "trtllm", "lmdeploy", "ollama"]
+        .into_iter()
+        .find(|engine| backend.to_ascii_lowercase().starts_with(engine))?;
+    Some(format!(
+        "the field `backend` says {backend} but `server_info` comes from an SGLang server; the backend is sglang \
+         ({engine} was the client's request protocol)"
+    ))
 }
 
 fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {

@@ -272,6 +272,7 @@ pub fn unread(verdicts: &[(&'static str, Verdict)]) -> Unread {
     Unread {
         side_of,
         reason: why,
+        empty: false,
     }
 }
 

@@ -81,4 +81,6 @@ pub struct Unread {
     pub side_of: Vec<(&'static str, String)>,
     /// Why no format reads it, in words, for the `not_recognised` finding.
     pub reason: String,
+    /// The file has no content at all: a result cut before its first byte is a warning, not an unknown file.
+    pub empty: bool,
 }

@@ -1119,3 +1119,47 @@ fn a_csv_export_beside_its_json_is_checked_against_it() {
         warning.message
     );
 }
+
+/// A path or a field that contradicts what the content says is a warning naming both; the content's value keys
+/// the cell.
+#[test]
+fn a_path_or_a_field_that_contradicts_the_content_is_a_warning_and_the_content_wins() {
+    let raw = "vllm-inferencex/dsr1_1k1k_fp4_sglang_tp4_ep1_dpa_false_conc4_b200.json";
+    let dir = root_with(
+        &[(
+            raw,
+            "gptoss_1k1k_fp4_sglang_tp4_ep1_dpa_false_conc4_b200.json",
+        )],
+        None,
+    );
+    let index = build(dir.path(), &IndexOptions::default(), &Quiet).expect("indexes");
+    assert_eq!(index.cells[0].key.model, "DeepSeek-R1-0528");
+    let warning = index
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "path_disagrees")
+        .unwrap_or_else(|| panic!("{:#?}", index.warnings));
+    assert!(
+        warning.message.contains("`gptoss`") && warning.message.contains("DeepSeek-R1-0528"),
+        "{}",
+        warning.message
+    );
+    // SGLang's client told to speak vLLM's protocol to an SGLang server.
+    let source = "sglang-plain/sglang_0302_16_1024_128.jsonl";
+    let dir = root_with(&[(source, "run/results.jsonl")], None);
+    let path = dir.path().join("run/results.jsonl");
+    let text = std::fs::read_to_string(&path).expect("results");
+    std::fs::write(
+        &path,
+        text.replacen("\"backend\": \"sglang\"", "\"backend\": \"vllm\"", 1),
+    )
+    .expect("edited");
+    let index = build(dir.path(), &IndexOptions::default(), &Quiet).expect("indexes");
+    assert!(index.cells.iter().all(|cell| cell.key.backend == "sglang"));
+    let warning = index
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "backend_disagrees")
+        .unwrap_or_else(|| panic!("{:#?}", index.warnings));
+    assert_eq!(warning.line, Some(1));
+}

@@ -13,8 +13,10 @@ pub mod aiperf;
 pub mod config;
 pub mod genai_perf;
 pub mod guidellm;
+pub mod inference_perf;
 pub mod json;
 mod key;
+pub mod llmd_report;
 pub mod llmperf;
 mod parallel;
 mod scan;
@@ -23,6 +25,7 @@ pub mod table;
 pub mod tr164;
 pub mod verdict;
 pub mod vllm;
+pub mod yaml;
 
 use crate::mapping::Mapping;
 use crate::run::bytes::digest;
@@ -126,6 +129,8 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &genai_perf::GenaiPerf,
     &llmperf::Llmperf,
     &guidellm::Guidellm,
+    &llmd_report::LlmdReport,
+    &inference_perf::InferencePerf,
     &table::Table,
 ];
 

@@ -22,7 +22,10 @@ pub struct InferencePerf;
 const SIGNATURES: &[Signature] = &[&[
     &[Mark::Key("successes")],
     &[Mark::Key("failures")],
-    &[Mark::Key("load_summary"), Mark::Key("benchmark_time_seconds")],
+    &[
+        Mark::Key("load_summary"),
+        Mark::Key("benchmark_time_seconds"),
+    ],
 ]];
 
 /// The file names the tool's report files end with (after the configured `report_file_prefix`).
@@ -103,7 +106,8 @@ impl RunFormat for InferencePerf {
                 "a file that does not open a JSON object, which an inference-perf stage report is",
             );
         }
-        let verdict = super::verdict::signature_verdict(head, "an inference-perf report", SIGNATURES);
+        let verdict =
+            super::verdict::signature_verdict(head, "an inference-perf report", SIGNATURES);
         if !verdict.reads() {
             return if stage_named && json::head_has_key(head, "successes") {
                 Verdict::Reads
@@ -146,8 +150,11 @@ impl RunFormat for InferencePerf {
             Ok(report @ Json::Object(_)) => report,
             Ok(_) => {
                 warnings.push(
-                    Warning::error("invalid_result", "the stage report is not a JSON object; it is left out")
-                        .file(path),
+                    Warning::error(
+                        "invalid_result",
+                        "the stage report is not a JSON object; it is left out",
+                    )
+                    .file(path),
                 );
                 return Vec::new();
             }
@@ -178,7 +185,11 @@ impl RunFormat for InferencePerf {
 
 /// The run's `config.yaml` (or `.yml`) beside a stage report, as JSON values: `None` when there is none, or when
 /// it cannot be read (with a warning on it).
-fn configuration(storage: &dyn Storage, path: &str, warnings: &mut Vec<Warning>) -> Option<Configuration> {
+fn configuration(
+    storage: &dyn Storage,
+    path: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<Configuration> {
     let directory = storage::parent(path);
     let (file, bytes) = ["config.yaml", "config.yml"].into_iter().find_map(|name| {
         let file = storage::join(directory, name);
@@ -224,19 +235,39 @@ impl Configuration {
 const LATENCY: [(&str, [Stat; 4]); 4] = [
     (
         "request_latency",
-        [Stat::MeanWallMs, Stat::P50WallMs, Stat::P95WallMs, Stat::P99WallMs],
+        [
+            Stat::MeanWallMs,
+            Stat::P50WallMs,
+            Stat::P95WallMs,
+            Stat::P99WallMs,
+        ],
     ),
     (
         "time_to_first_token",
-        [Stat::MeanTtftMs, Stat::P50TtftMs, Stat::P95TtftMs, Stat::P99TtftMs],
+        [
+            Stat::MeanTtftMs,
+            Stat::P50TtftMs,
+            Stat::P95TtftMs,
+            Stat::P99TtftMs,
+        ],
     ),
     (
         "time_per_output_token",
-        [Stat::MeanTpotMs, Stat::P50TpotMs, Stat::P95TpotMs, Stat::P99TpotMs],
+        [
+            Stat::MeanTpotMs,
+            Stat::P50TpotMs,
+            Stat::P95TpotMs,
+            Stat::P99TpotMs,
+        ],
     ),
     (
         "inter_token_latency",
-        [Stat::MeanItlMs, Stat::P50ItlMs, Stat::P95ItlMs, Stat::P99ItlMs],
+        [
+            Stat::MeanItlMs,
+            Stat::P50ItlMs,
+            Stat::P95ItlMs,
+            Stat::P99ItlMs,
+        ],
     ),
 ];
 
@@ -270,9 +301,18 @@ impl Reading<'_> {
             .unwrap_or("prompt_tokens");
         for (field, column) in [
             (format!("successes.{prompt}.mean"), Stat::MeanPromptTokens),
-            ("successes.output_len.mean".to_string(), Stat::MeanCompletionTokens),
-            ("successes.throughput.output_tokens_per_sec".to_string(), Stat::AggregateTps),
-            ("successes.throughput.total_tokens_per_sec".to_string(), Stat::TotalTps),
+            (
+                "successes.output_len.mean".to_string(),
+                Stat::MeanCompletionTokens,
+            ),
+            (
+                "successes.throughput.output_tokens_per_sec".to_string(),
+                Stat::AggregateTps,
+            ),
+            (
+                "successes.throughput.total_tokens_per_sec".to_string(),
+                Stat::TotalTps,
+            ),
             (
                 "successes.throughput.requests_per_sec".to_string(),
                 Stat::RequestThroughputRps,
@@ -338,7 +378,13 @@ impl Reading<'_> {
             }
         };
         for (statistic, column) in LATENCY_STATISTICS.into_iter().zip(columns) {
-            self.number(block, statistic, &format!("{key_path}.{statistic}"), *column, 1000.0);
+            self.number(
+                block,
+                statistic,
+                &format!("{key_path}.{statistic}"),
+                *column,
+                1000.0,
+            );
         }
     }
 
@@ -350,11 +396,15 @@ impl Reading<'_> {
         };
         match json::number(found).filter(|number| number.is_finite()) {
             Some(number) => {
-                self.reported.insert(column.name().to_string(), number * factor);
+                self.reported
+                    .insert(column.name().to_string(), number * factor);
             }
             None => self.problem(Warning::error(
                 "invalid_metric",
-                format!("`{key_path}` is {}, not a number; it is left out", json::shown(found)),
+                format!(
+                    "`{key_path}` is {}, not a number; it is left out",
+                    json::shown(found)
+                ),
             )),
         }
     }
@@ -368,7 +418,10 @@ impl Reading<'_> {
         if count.is_none() {
             self.problem(Warning::error(
                 "invalid_metric",
-                format!("`{path}` is {}, not a count of requests; it is unknown", json::shown(value)),
+                format!(
+                    "`{path}` is {}, not a count of requests; it is unknown",
+                    json::shown(value)
+                ),
             ));
         }
         count
@@ -376,11 +429,20 @@ impl Reading<'_> {
 
     /// The stage's load: `load_summary.concurrency` (a concurrent stage), else `load_summary.requested_rate`.
     /// A report without them takes its stage's configured level from `config.yaml` (inferred), else none.
-    fn load(&mut self, report: &Json, config: Option<&Configuration>) -> (Option<Part>, Option<Part>) {
-        let summary = report.get("load_summary").filter(|summary| summary.is_object());
+    fn load(
+        &mut self,
+        report: &Json,
+        config: Option<&Configuration>,
+    ) -> (Option<Part>, Option<Part>) {
+        let summary = report
+            .get("load_summary")
+            .filter(|summary| summary.is_object());
         if let Some(summary) = summary {
             if let Some(n) = json::field_count(summary, "concurrency").filter(|n| *n >= 1) {
-                return (Part::read(n.to_string(), "field `load_summary.concurrency`"), None);
+                return (
+                    Part::read(n.to_string(), "field `load_summary.concurrency`"),
+                    None,
+                );
             }
             if let Some(rate) = summary
                 .get("requested_rate")
@@ -395,15 +457,25 @@ impl Reading<'_> {
         }
         let stage = stage_of(storage::file_name(self.path));
         let configured = stage.zip(config).and_then(|(stage, config)| {
-            let level = at(&config.document, "load.stages")?.as_array()?.get(stage)?;
+            let level = at(&config.document, "load.stages")?
+                .as_array()?
+                .get(stage)?;
             let name = storage::file_name(&config.file);
             let rule = |field: &str| {
-                format!("{name}'s `load.stages[{stage}].{field}` (the report states no load of its own)")
+                format!(
+                    "{name}'s `load.stages[{stage}].{field}` (the report states no load of its own)"
+                )
             };
             if let Some(n) = json::field_count(level, "concurrency_level").filter(|n| *n >= 1) {
-                return Some((Part::inferred(n.to_string(), rule("concurrency_level")), None));
+                return Some((
+                    Part::inferred(n.to_string(), rule("concurrency_level")),
+                    None,
+                ));
             }
-            let rate = level.get("rate").and_then(json::number).and_then(RateRps::new)?;
+            let rate = level
+                .get("rate")
+                .and_then(json::number)
+                .and_then(RateRps::new)?;
             Some((None, Part::inferred(rate.to_string(), rule("rate"))))
         });
         let missing = if summary.is_some() {
@@ -412,7 +484,10 @@ impl Reading<'_> {
             "no `load_summary`"
         };
         let (load, what) = match configured {
-            Some(load) => (load, "its load is the level configured for its stage in config.yaml"),
+            Some(load) => (
+                load,
+                "its load is the level configured for its stage in config.yaml",
+            ),
             None => ((None, None), "its load is unknown"),
         };
         self.problem(Warning::warn(

@@ -29,8 +29,9 @@ impl RunFormat for LlmdReport {
     }
 
     /// A YAML or JSON document whose top level has a schema `version` (`0.1`, `0.2`, …) with `scenario` and
-    /// `metrics` (schema 0.1) or `run` and `results` (0.2); a YAML head cut before its `version` (the harness
-    /// writes keys in sorted order, `results` first) is read when it opens `results` with `request_performance`.
+    /// `metrics` (schema 0.1) or `run` and `results` (0.2); a document whose `version` is not in its head (the
+    /// harness writes keys in sorted order, `version` last) is read when it has `results` with
+    /// `request_performance`, or `scenario` and `metrics` with `time_to_first_token`.
     /// An empty file named as the harness names its reports is read, so that it is reported.
     fn examine(&self, path: &str, head: &[u8]) -> Verdict {
         let name = storage::file_name(path);
@@ -57,7 +58,7 @@ impl RunFormat for LlmdReport {
             Syntax::Json => Marks::of_json(head),
             Syntax::Yaml => Marks::of_yaml(head),
         };
-        marks.verdict(head.len() as u64 >= super::HEAD_BYTES)
+        marks.verdict()
     }
 
     /// [`RunFormat::examine`], and a schema 0.1 report whose result also has a 0.2 report beside it is that
@@ -72,7 +73,9 @@ impl RunFormat for LlmdReport {
         let verdict = self.examine(path, head);
         match newer_report(storage, path) {
             Some(newer) if verdict.reads() => Verdict::side_file(
-                format!("the schema 0.1 report of a result whose newer report `{newer}` is read instead"),
+                format!(
+                    "the schema 0.1 report of a result whose newer report `{newer}` is read instead"
+                ),
                 self.run_root(path),
             ),
             _ => verdict,
@@ -157,8 +160,10 @@ struct Marks {
     metrics: bool,
     results: bool,
     run: bool,
-    /// `request_performance` under a top-level key (a YAML head cut before its `version`).
+    /// `request_performance` (schema 0.2) or `time_to_first_token` (0.1) below the top level: with `results`,
+    /// or with `scenario` and `metrics`, they make a report whose `version` is cut off or not yet seen.
     request_performance: bool,
+    time_to_first_token: bool,
 }
 
 impl Marks {
@@ -170,6 +175,7 @@ impl Marks {
             results: json::head_has_key(head, "results"),
             run: json::head_has_key(head, "run"),
             request_performance: json::head_has_key(head, "request_performance"),
+            time_to_first_token: json::head_has_key(head, "time_to_first_token"),
         }
     }
 
@@ -187,15 +193,18 @@ impl Marks {
             results: has("results"),
             run: has("run"),
             request_performance: yaml::has_nested_key(head, "request_performance"),
+            time_to_first_token: yaml::has_nested_key(head, "time_to_first_token"),
         }
     }
 
-    fn verdict(&self, head_cut: bool) -> Verdict {
+    fn verdict(&self) -> Verdict {
         let v01 = self.scenario && self.metrics;
         let v02 = self.results && (self.run || self.scenario);
-        if self.version.is_some() && (v01 || v02)
-            || head_cut && self.results && self.request_performance
-        {
+        // The harness sorts a YAML report's keys, so `version` comes last: a head or a file cut before it still
+        // shows the report's results.
+        let unversioned =
+            self.results && self.request_performance || v01 && self.time_to_first_token;
+        if self.version.is_some() && (v01 || v02) || unversioned {
             return Verdict::Reads;
         }
         let found: Vec<String> = [
@@ -354,12 +363,7 @@ impl Quantity {
 }
 
 /// The statistics of a latency metric that have a cells-table column: mean, median, p95, p99.
-const fn latency_columns(
-    mean: Stat,
-    p50: Stat,
-    p95: Stat,
-    p99: Stat,
-) -> [(&'static str, Stat); 4] {
+const fn latency_columns(mean: Stat, p50: Stat, p95: Stat, p99: Stat) -> [(&'static str, Stat); 4] {
     [("mean", mean), ("p50", p50), ("p95", p95), ("p99", p99)]
 }
 
@@ -406,7 +410,11 @@ const LATENCY: [(&str, Quantity, &[(&str, Stat)]); 5] = [
         ),
     ),
     // Normalised TPOT counts the first token too: no column is that figure, but its units are checked.
-    ("normalized_time_per_output_token", Quantity::TimePerToken, &[]),
+    (
+        "normalized_time_per_output_token",
+        Quantity::TimePerToken,
+        &[],
+    ),
 ];
 
 /// The request-length statistics and the column each mean fills.
@@ -482,14 +490,19 @@ impl Reading<'_> {
                 columns,
             );
         }
-        let (completed, failed) = self.counts(aggregate.get("requests"), &format!("{base}.requests"));
+        let (completed, failed) =
+            self.counts(aggregate.get("requests"), &format!("{base}.requests"));
         let standardized = at(document, "scenario.load.standardized");
         let mut key = self.stack_v02(document.pointer("/scenario/stack"));
         (key.parts.n, key.parts.rate) = self.load_v02(standardized);
         let mut settings = std::mem::take(&mut key.settings);
         let eid = at(document, "run.eid").and_then(Json::as_str);
         if let Some(eid) = eid {
-            settings.push(Setting::new("eid", eid, How::Read("field `run.eid`".into())));
+            settings.push(Setting::new(
+                "eid",
+                eid,
+                How::Read("field `run.eid`".into()),
+            ));
         }
         let mut notes = vec![UNITS_NOTE.to_string()];
         if let Some(stage) = standardized.and_then(|load| json::field_count(load, "stage")) {
@@ -551,7 +564,12 @@ impl Reading<'_> {
             ("total_tokens_per_sec", Stat::TotalTps),
             ("requests_per_sec", Stat::RequestThroughputRps),
         ] {
-            self.plain_number(metrics.get("throughput"), "metrics.throughput", field, column);
+            self.plain_number(
+                metrics.get("throughput"),
+                "metrics.throughput",
+                field,
+                column,
+            );
         }
         let (completed, failed) = self.counts(metrics.get("requests"), "metrics.requests");
         let scenario = document.get("scenario");
@@ -560,9 +578,12 @@ impl Reading<'_> {
             .and_then(Json::as_str)
             .filter(|name| !name.trim().is_empty() && *name != "unknown")
             .and_then(|name| Part::read(model_name(name), "field `scenario.model.name`"));
-        (key.parts.n, key.parts.rate) = self.load_v01(scenario.and_then(|scenario| scenario.get("load")));
+        (key.parts.n, key.parts.rate) =
+            self.load_v01(scenario.and_then(|scenario| scenario.get("load")));
         let mut settings = std::mem::take(&mut key.settings);
-        if let Some(quantization) = at(document, "scenario.model.quantization").and_then(Json::as_str) {
+        if let Some(quantization) =
+            at(document, "scenario.model.quantization").and_then(Json::as_str)
+        {
             settings.push(Setting::new(
                 "precision",
                 quantization,
@@ -573,7 +594,11 @@ impl Reading<'_> {
             .and_then(Json::as_str)
             .filter(|eid| !eid.is_empty())
         {
-            settings.push(Setting::new("eid", eid, How::Read("field `metadata.eid`".into())));
+            settings.push(Setting::new(
+                "eid",
+                eid,
+                How::Read("field `metadata.eid`".into()),
+            ));
         }
         let mut notes = vec![UNITS_NOTE.to_string()];
         if let Some(stage) = at(document, "scenario.load.metadata.stage").and_then(json::number) {
@@ -723,9 +748,8 @@ impl Reading<'_> {
         let concurrency = load.get("concurrency").filter(|value| !value.is_null());
         let concurrency_value = concurrency.and_then(json::number);
         if let Some(value) = concurrency
-            && concurrency_value.is_none_or(|number| {
-                number.is_finite() && (number < 1.0 || number.fract() != 0.0)
-            })
+            && concurrency_value
+                .is_none_or(|number| number.is_finite() && (number < 1.0 || number.fract() != 0.0))
         {
             self.problem(Warning::error(
                 "invalid_load",
@@ -735,13 +759,22 @@ impl Reading<'_> {
                 ),
             ));
         }
-        if let Some(n) = concurrency_value.filter(|n| n.is_finite() && *n >= 1.0 && n.fract() == 0.0) {
+        if let Some(n) =
+            concurrency_value.filter(|n| n.is_finite() && *n >= 1.0 && n.fract() == 0.0)
+        {
             return (
-                Part::read((n as u64).to_string(), format!("field `{field}.concurrency`")),
+                Part::read(
+                    (n as u64).to_string(),
+                    format!("field `{field}.concurrency`"),
+                ),
                 None,
             );
         }
-        if let Some(rate) = load.get("rate_qps").and_then(json::number).and_then(RateRps::new) {
+        if let Some(rate) = load
+            .get("rate_qps")
+            .and_then(json::number)
+            .and_then(RateRps::new)
+        {
             return (
                 None,
                 Part::read(rate.to_string(), format!("field `{field}.rate_qps`")),
@@ -828,9 +861,12 @@ impl Reading<'_> {
         let Some(&(first, engine)) = engines.first() else {
             return stack;
         };
-        let field = |index: usize, rest: &str| format!("field `scenario.stack[{index}].standardized.{rest}`");
+        let field = |index: usize, rest: &str| {
+            format!("field `scenario.stack[{index}].standardized.{rest}`")
+        };
         if let Some(tool) = engine.get("tool").and_then(Json::as_str) {
-            stack.parts.backend = Part::read(tool.trim().to_ascii_lowercase(), field(first, "tool"));
+            stack.parts.backend =
+                Part::read(tool.trim().to_ascii_lowercase(), field(first, "tool"));
         }
         if let Some(model) = at(engine, "model.name").and_then(Json::as_str) {
             stack.parts.model = Part::read(model_name(model), field(first, "model.name"));
@@ -843,7 +879,9 @@ impl Reading<'_> {
                     .and_then(Json::as_str)
                     .unwrap_or("replica")
                     .to_string(),
-                accelerator: at(engine, "accelerator.model").and_then(Json::as_str).map(str::to_string),
+                accelerator: at(engine, "accelerator.model")
+                    .and_then(Json::as_str)
+                    .map(str::to_string),
                 count: at(engine, "accelerator.count").and_then(json::number),
                 parallelism: at(engine, "accelerator.parallelism").cloned(),
                 replicas: engine.get("replicas").and_then(json::number),
@@ -889,7 +927,10 @@ impl Reading<'_> {
             .enumerate()
             .map(|(index, accelerator)| Host {
                 role: types.get(index).copied().unwrap_or("replica").to_string(),
-                accelerator: accelerator.get("model").and_then(Json::as_str).map(str::to_string),
+                accelerator: accelerator
+                    .get("model")
+                    .and_then(Json::as_str)
+                    .map(str::to_string),
                 count: accelerator.get("count").and_then(json::number),
                 parallelism: accelerator.get("parallelism").cloned(),
                 replicas: Some(1.0),
@@ -909,8 +950,7 @@ impl Reading<'_> {
 }
 
 /// The note every report's cells carry.
-const UNITS_NOTE: &str =
-    "the report's aggregates, each converted from the units it declares (times to ms, rates as tokens/s and req/s)";
+const UNITS_NOTE: &str = "the report's aggregates, each converted from the units it declares (times to ms, rates as tokens/s and req/s)";
 
 /// [`json::at`] where a numeric part indexes a list (`load.stages.2.rate`).
 fn stage_aware_at<'a>(value: &'a Json, path: &str) -> Option<&'a Json> {
@@ -1011,7 +1051,9 @@ fn deployment(hosts: &[Host], fields: HostFields) -> Vec<Setting> {
             }
         }
         let replicas: Option<f64> = of_role.iter().map(|host| host.replicas).sum();
-        if let Some(replicas) = replicas.filter(|replicas| replicas.fract() == 0.0 && *replicas >= 1.0) {
+        if let Some(replicas) =
+            replicas.filter(|replicas| replicas.fract() == 0.0 && *replicas >= 1.0)
+        {
             let how = if of_role.len() == 1 && first.field.starts_with("scenario.stack") {
                 read("replicas")
             } else {
@@ -1025,12 +1067,18 @@ fn deployment(hosts: &[Host], fields: HostFields) -> Vec<Setting> {
         }
     }
     let counts: Option<f64> = hosts.iter().map(|host| host.count).sum();
-    if let Some(count) = counts.filter(|count| !hosts.is_empty() && count.fract() == 0.0 && *count >= 1.0) {
+    if let Some(count) =
+        counts.filter(|count| !hosts.is_empty() && count.fract() == 0.0 && *count >= 1.0)
+    {
         let how = match hosts {
             [only] => How::Read(format!("field `{}.{}`", only.field, fields.count)),
             _ => How::Read(format!("the sum of every host's `{}`", fields.count)),
         };
-        settings.push(Setting::new("accelerators", &(count as u64).to_string(), how));
+        settings.push(Setting::new(
+            "accelerators",
+            &(count as u64).to_string(),
+            how,
+        ));
     }
     settings
 }
@@ -1045,25 +1093,36 @@ mod tests {
         for file in [
             "llmd-report-v01/benchmark_report,_stage_0_lifecycle_metrics.json.yaml",
             "llmd-report-v02/benchmark_report_v0.2,_stage_0_lifecycle_metrics.json.yaml",
-            "llmd-report-v02/json/benchmark_report_v0.2,_results.json",
+            "llmd-report-v02/json/benchmark_report_v0.2,_results_c8.json",
         ] {
             assert!(LlmdReport.detect(file, &head(file)), "{file}");
             for format in super::super::FORMATS {
                 if format.name() != "llmd-report" {
-                    assert!(!format.detect(file, &head(file)), "{} reads {file}", format.name());
+                    assert!(
+                        !format.detect(file, &head(file)),
+                        "{} reads {file}",
+                        format.name()
+                    );
                 }
             }
         }
-        assert!(!LlmdReport.detect("x/config.yaml", b"load:\n  type: constant\nserver:\n  type: vllm\n"));
+        assert!(!LlmdReport.detect(
+            "x/config.yaml",
+            b"load:\n  type: constant\nserver:\n  type: vllm\n"
+        ));
     }
 
     #[test]
     fn a_head_cut_before_its_version_is_read_by_its_results() {
-        let head = b"results:\n  request_performance:\n    aggregate:\n";
-        assert!(!LlmdReport.detect("r.yaml", head));
-        let mut cut = head.to_vec();
-        cut.resize(super::super::HEAD_BYTES as usize, b' ');
-        assert!(LlmdReport.detect("r.yaml", &cut));
+        assert!(LlmdReport.detect(
+            "r.yaml",
+            b"results:\n  request_performance:\n    aggregate:\n"
+        ));
+        assert!(!LlmdReport.detect("r.yaml", b"results:\n  accuracy: 1\nrun:\n  id: 3\n"));
+        assert!(LlmdReport.detect(
+            "r.yaml",
+            b"version: '0.2'\nrun:\n  uid: x\nresults:\n  a: 1\n"
+        ));
     }
 
     #[test]

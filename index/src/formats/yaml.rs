@@ -126,7 +126,8 @@ mod tests {
 
     #[test]
     fn top_level_keys_are_read_from_a_cut_head() {
-        let head = b"results:\n  request_performance:\n    aggregate:\nversion: '0.2'\nrun:\n  eid: x";
+        let head =
+            b"results:\n  request_performance:\n    aggregate:\nversion: '0.2'\nrun:\n  eid: x";
         let keys = top_level_keys(head);
         assert_eq!(
             keys,

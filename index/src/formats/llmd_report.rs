@@ -1092,7 +1092,7 @@ mod tests {
     fn reports_are_recognised_by_their_top_level_and_nothing_else_reads_them() {
         for file in [
             "llmd-report-v01/benchmark_report,_stage_0_lifecycle_metrics.json.yaml",
-            "llmd-report-v02/benchmark_report_v0.2,_stage_0_lifecycle_metrics.json.yaml",
+            "llmd-report-v02/yaml/benchmark_report_v0.2,_stage_0_lifecycle_metrics.json.yaml",
             "llmd-report-v02/json/benchmark_report_v0.2,_results_c8.json",
         ] {
             assert!(LlmdReport.detect(file, &head(file)), "{file}");

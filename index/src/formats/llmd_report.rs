@@ -367,8 +367,11 @@ const fn latency_columns(mean: Stat, p50: Stat, p95: Stat, p99: Stat) -> [(&'sta
     [("mean", mean), ("p50", p50), ("p95", p95), ("p99", p99)]
 }
 
+/// A metric of a report: its key, what it measures, and the column each of its statistics fills.
+type Metric = (&'static str, Quantity, &'static [(&'static str, Stat)]);
+
 /// Every latency metric of a report, its quantity and the columns its statistics fill.
-const LATENCY: [(&str, Quantity, &[(&str, Stat)]); 5] = [
+const LATENCY: [Metric; 5] = [
     (
         "request_latency",
         Quantity::Time,
@@ -464,7 +467,7 @@ impl Reading<'_> {
                 &[("mean", column)],
             );
         }
-        let rates: [(&str, Quantity, &[(&str, Stat)]); 4] = [
+        let rates: [Metric; 4] = [
             (
                 "output_token_rate",
                 Quantity::TokenRate,

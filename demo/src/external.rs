@@ -14,10 +14,13 @@
 //!
 //! Beside that sweep, [`deployment_files`] writes one model on two deployments, from a queueing model rather than
 //! the V3 rows: a vLLM request-rate sweep (`rate_sweep.rs`) and InferenceX-named concurrency runs
-//! (`inferencex.rs`).
+//! (`inferencex.rs`); and, from simple queueing models of their own, a small llm-d benchmark experiment
+//! (`llmd_report.rs`) and an inference-perf run (`inference_perf.rs`).
 
 mod aiperf;
+mod inference_perf;
 mod inferencex;
+mod llmd_report;
 mod pyjson;
 pub(crate) mod rate_sweep;
 pub(crate) mod scale;
@@ -200,10 +203,15 @@ pub(crate) fn files(seed: u64, recipe: &Recipe) -> Result<(Files, Counts), DemoE
 /// cell and request counts.
 pub(crate) fn deployment_files(seed: u64) -> (Files, Counts) {
     let (mut out, mut counts) = rate_sweep::files(seed);
-    let (more, more_counts) = inferencex::files(seed);
-    out.extend(more);
-    counts.cells += more_counts.cells;
-    counts.requests += more_counts.requests;
+    for (more, more_counts) in [
+        inferencex::files(seed),
+        llmd_report::files(),
+        inference_perf::files(),
+    ] {
+        out.extend(more);
+        counts.cells += more_counts.cells;
+        counts.requests += more_counts.requests;
+    }
     (out, counts)
 }
 

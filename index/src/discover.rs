@@ -45,8 +45,9 @@ fn looks_like_run_id(name: &str) -> bool {
             && [date, time, micros].iter().all(|part| part.bytes().all(|byte| byte.is_ascii_digit())))
 }
 
-/// Extensions of files another tool's format may be in; nothing else is opened during discovery.
-const CANDIDATE_EXTENSIONS: [&str; 4] = ["json", "jsonl", "csv", "parquet"];
+/// Extensions of files another tool's format may be in; nothing else is opened during discovery (YAML for the
+/// llm-d benchmark reports, which are written as YAML or JSON).
+const CANDIDATE_EXTENSIONS: [&str; 6] = ["json", "jsonl", "csv", "parquet", "yaml", "yml"];
 
 /// Files discovery never offers to a format: cellscope's own, and TR164 side files.
 const NOT_RESULTS: [&str; 3] = ["cellscope.toml", "exclusions.toml", "metrics.csv"];

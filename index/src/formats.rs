@@ -13,9 +13,11 @@ pub mod aiperf;
 pub mod config;
 pub mod genai_perf;
 pub mod guidellm;
+pub mod inference_perf;
 pub mod inferencex;
 pub mod json;
 mod key;
+pub mod llmd_report;
 pub mod llmperf;
 mod parallel;
 pub mod perf_csv;
@@ -25,6 +27,7 @@ pub mod table;
 pub mod tr164;
 pub mod verdict;
 pub mod vllm;
+pub mod yaml;
 
 use crate::mapping::Mapping;
 use crate::run::bytes::digest;
@@ -130,6 +133,8 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &guidellm::Guidellm,
     &inferencex::InferencexAggregate,
     &perf_csv::PerfCsv,
+    &llmd_report::LlmdReport,
+    &inference_perf::InferencePerf,
     &table::Table,
 ];
 

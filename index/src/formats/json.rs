@@ -157,6 +157,24 @@ pub fn number_text(text: &str) -> Option<f64> {
     }
 }
 
+/// A value as a warning shows it: its kind and, when short, itself (`a string ("fast")`).
+pub fn shown(value: &Json) -> String {
+    let text = value.to_string();
+    let kind = match value {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "a mapping",
+    };
+    if text.len() <= 40 {
+        format!("{kind} ({text})")
+    } else {
+        kind.to_string()
+    }
+}
+
 /// `value[key]` as a number.
 pub fn field_number(value: &Json, key: &str) -> Option<f64> {
     value.get(key).and_then(number)

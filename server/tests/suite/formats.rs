@@ -210,6 +210,20 @@ fn explain(root: &Path, file: &str) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// What `cellscope index ROOT --explain ROOT/FILE` prints, out and err together, whether or not the file is read.
+fn explain_any(root: &Path, file: &str) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
+        .args(["index", &root.to_string_lossy(), "--explain"])
+        .arg(root.join(file))
+        .output()
+        .expect("cellscope runs");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
 /// The line of `--explain` output that says how `dimension` was found.
 fn dimension_line(text: &str, dimension: &str) -> String {
     text.lines()
@@ -1162,4 +1176,253 @@ fn a_path_or_a_field_that_contradicts_the_content_is_a_warning_and_the_content_w
         .find(|warning| warning.kind == "backend_disagrees")
         .unwrap_or_else(|| panic!("{:#?}", index.warnings));
     assert_eq!(warning.line, Some(1));
+}
+
+/// Every figure the oracle reads from an aggregate-only report is a column of the cell, marked reported.
+fn check_reported_figures_are_all_read(name: &str) {
+    let index = index(name);
+    let expected = expected(name);
+    for want in expected["cells"].as_array().expect("cells") {
+        let source = want["source"].as_str().expect("source");
+        let (key, _) = index
+            .provenance
+            .iter()
+            .find(|(_, provenance)| {
+                provenance
+                    .origin
+                    .as_ref()
+                    .is_some_and(|origin| origin.file == source)
+            })
+            .unwrap_or_else(|| panic!("{name}: no cell from {source}"));
+        let cell = index
+            .cells
+            .iter()
+            .find(|cell| &cell.key == key)
+            .expect("cell");
+        for column in cellscope_model::origin::STAT_COLUMNS {
+            let tool = reported_name(column)
+                .and_then(|key| want["reported"][key].as_f64())
+                .or_else(|| want["reported"][column].as_f64());
+            if let Some(tool) = tool {
+                let got = cell
+                    .stats
+                    .column(column)
+                    .unwrap_or_else(|| panic!("{name} {source}: {column} not read ({tool})"));
+                assert!(
+                    close(tool, got),
+                    "{name} {source}: {column} {got} != {tool}"
+                );
+                assert!(cell.origin.is_reported(column), "{name} {source}: {column}");
+            }
+        }
+    }
+}
+
+#[test]
+fn llmd_benchmark_reports_match_the_oracle() {
+    for name in ["llmd-report-v01", "llmd-report-v02", "llmd-report-bad"] {
+        check(name);
+        check_reported_figures_are_all_read(name);
+    }
+    // Two experiments gathered in one folder: one run, their cells kept apart by the experiment id.
+    let index = index("llmd-report-v01");
+    assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);
+    let eids = cellscope_model::order::sorted_distinct(
+        index
+            .cells
+            .iter()
+            .filter_map(|cell| cell.key.config.get("eid").map(str::to_string)),
+    );
+    assert_eq!(eids.len(), 2, "{eids:?}");
+    assert!(index.cells.iter().all(|cell| cell.key.rep == 0));
+    assert!(
+        !index
+            .warnings
+            .iter()
+            .any(|warning| warning.kind == "duplicate_cell"),
+        "{:#?}",
+        index.warnings
+    );
+    // The schema 0.1 copy of a result read in its 0.2 report is neither a cell nor a finding.
+    let index = self::index("llmd-report-v02");
+    assert_eq!(index.cells.len(), 6);
+    assert!(
+        index.warnings.iter().all(|warning| warning.severity
+            != cellscope_model::api::Severity::Error
+            && warning.kind != "not_recognised"),
+        "{:#?}",
+        index.warnings
+    );
+    let loads: Vec<String> = index
+        .cells
+        .iter()
+        .map(|cell| cell.key.load.to_string())
+        .collect();
+    for load in ["n=8", "n=16", "rate=2.5", "rate=5", "rate=10", "rate=inf"] {
+        assert!(loads.contains(&load.to_string()), "{load}: {loads:?}");
+    }
+    // Each broken report is named with what is wrong; the good stage keeps its figures.
+    let bad = self::index("llmd-report-bad");
+    let kinds: std::collections::BTreeSet<&str> = bad
+        .warnings
+        .iter()
+        .map(|warning| warning.kind.as_str())
+        .collect();
+    for kind in [
+        "invalid_yaml",
+        "invalid_metric",
+        "missing_units",
+        "unknown_unit",
+        "empty_file",
+        "unknown_version",
+    ] {
+        assert!(kinds.contains(kind), "{kind}: {:#?}", bad.warnings);
+    }
+    let unit = bad
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "unknown_unit")
+        .expect("unknown unit");
+    assert!(
+        unit.message
+            .contains("results.request_performance.aggregate.latency.time_to_first_token.units")
+            && unit.message.contains("minutes"),
+        "{}",
+        unit.message
+    );
+    let good = bad
+        .cells
+        .iter()
+        .find(|cell| cell.key.load.to_string() == "rate=1")
+        .expect("the good stage");
+    assert!(good.stats.p50_ttft_ms.is_some() && good.stats.p95_wall_ms.is_some());
+}
+
+#[test]
+fn explain_names_where_a_report_states_each_dimension() {
+    let root = fixtures().join("llmd-report-v02");
+    let text = explain(
+        &root,
+        "yaml/benchmark_report_v0.2,_stage_1_lifecycle_metrics.json.yaml",
+    );
+    assert!(text.contains("format: llmd-report"), "{text}");
+    assert!(text.contains("run root: yaml"), "{text}");
+    let line = |dimension: &str| dimension_line(&text, dimension);
+    assert!(
+        line("rate").contains("= 10")
+            && line("rate").contains("read from field `scenario.load.standardized.rate_qps`"),
+        "{text}"
+    );
+    assert!(
+        line("model").contains("= Qwen3-0.6B")
+            && line("model")
+                .contains("read from field `scenario.stack[0].standardized.model.name`"),
+        "{text}"
+    );
+    assert!(
+        line("backend").contains("= vllm")
+            && line("backend").contains("read from field `scenario.stack[0].standardized.tool`"),
+        "{text}"
+    );
+    assert!(text.contains("field `run.eid`"), "{text}");
+    assert!(text.contains("decode_tp"), "{text}");
+    let text = explain(&root, "json/benchmark_report_v0.2,_results_c8.json");
+    assert!(
+        dimension_line(&text, "n")
+            .contains("read from field `scenario.load.standardized.concurrency`"),
+        "{text}"
+    );
+    // The schema 0.1 copy beside a 0.2 report says which report is read instead.
+    let text = explain_any(
+        &root,
+        "yaml/benchmark_report,_stage_0_lifecycle_metrics.json.yaml",
+    );
+    assert!(
+        text.contains("is not read") && text.contains("is read instead"),
+        "{text}"
+    );
+}
+
+#[test]
+fn inference_perf_stage_reports_match_the_oracle() {
+    for name in ["inference-perf", "inference-perf-bad"] {
+        check(name);
+        check_reported_figures_are_all_read(name);
+    }
+    // One run of three stages; the summary over all stages and the configuration are side files, in silence.
+    let index = index("inference-perf");
+    assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);
+    assert!(index.warnings.is_empty(), "{:#?}", index.warnings);
+    assert!(index.cells.iter().all(|cell| cell.key.backend == "vllm"));
+    // The achieved rate is kept as the tool's figure, the requested rate is the load.
+    let (_, provenance) = index.provenance.iter().next().expect("a cell");
+    let origin = provenance.origin.as_ref().expect("origin");
+    assert!(
+        origin
+            .reported_figures
+            .contains_key("load_summary.achieved_rate")
+    );
+    assert!(
+        origin
+            .notes
+            .iter()
+            .any(|note| note.contains("achieved_rate")),
+        "{:#?}",
+        origin.notes
+    );
+    // A stage without its load summary takes its stage's configured rate, inferred and said.
+    let bad = self::index("inference-perf-bad");
+    let stage3 = bad
+        .provenance
+        .values()
+        .filter_map(|provenance| provenance.origin.as_ref())
+        .find(|origin| origin.file.ends_with("stage_3_lifecycle_metrics.json"))
+        .expect("stage 3 kept");
+    assert!(
+        stage3
+            .inferred
+            .iter()
+            .any(|part| part.dimension == "rate" && part.rule.contains("load.stages[3].rate")),
+        "{:#?}",
+        stage3.inferred
+    );
+    let messages: Vec<&str> = bad
+        .warnings
+        .iter()
+        .map(|warning| warning.message.as_str())
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|message| message.contains("`successes.latency.time_to_first_token.mean`")),
+        "{messages:#?}"
+    );
+}
+
+#[test]
+fn explain_says_the_model_of_an_inference_perf_stage_comes_from_its_config() {
+    let root = fixtures().join("inference-perf");
+    let text = explain(
+        &root,
+        "reports-20260310-101500/stage_1_lifecycle_metrics.json",
+    );
+    assert!(text.contains("format: inference-perf"), "{text}");
+    let line = |dimension: &str| dimension_line(&text, dimension);
+    assert!(
+        line("rate").contains("= 5")
+            && line("rate").contains("read from field `load_summary.requested_rate`"),
+        "{text}"
+    );
+    assert!(
+        line("model").contains("= Qwen3-0.6B")
+            && line("model")
+                .contains("read from config.yaml beside the file, field `server.model_name`"),
+        "{text}"
+    );
+    assert!(line("workload").contains("field `data.type`"), "{text}");
+    let text = explain_any(
+        &root,
+        "reports-20260310-101500/summary_lifecycle_metrics.json",
+    );
+    assert!(text.contains("summary over every stage"), "{text}");
 }

@@ -15,45 +15,12 @@ pub struct YamlProblem {
     pub message: String,
 }
 
-/// Reads a YAML document into JSON values, so the manifest and the config are looked into the same way. Keys that
-/// are not strings (YAML allows numbers and booleans as keys) become their text.
+/// Reads a YAML document into JSON values, so the manifest and the config are looked into the same way.
 pub fn parse_config(bytes: &[u8]) -> Result<Value, YamlProblem> {
-    let document: serde_yaml_ng::Value =
-        serde_yaml_ng::from_slice(bytes).map_err(|error| YamlProblem {
-            line: error.location().map(|location| location.line() as u64),
-            message: error.to_string(),
-        })?;
-    Ok(yaml_to_json(document))
-}
-
-fn yaml_to_json(value: serde_yaml_ng::Value) -> Value {
-    use serde_yaml_ng::Value as Yaml;
-    match value {
-        Yaml::Null => Value::Null,
-        Yaml::Bool(flag) => Value::Bool(flag),
-        Yaml::Number(number) => {
-            if let Some(integer) = number.as_i64() {
-                Value::from(integer)
-            } else if let Some(integer) = number.as_u64() {
-                Value::from(integer)
-            } else {
-                // NaN and infinities have no JSON number; their text keeps what the file said.
-                number
-                    .as_f64()
-                    .and_then(serde_json::Number::from_f64)
-                    .map_or_else(|| Value::String(number.to_string()), Value::Number)
-            }
-        }
-        Yaml::String(text) => Value::String(text),
-        Yaml::Sequence(items) => Value::Array(items.into_iter().map(yaml_to_json).collect()),
-        Yaml::Mapping(entries) => Value::Object(
-            entries
-                .into_iter()
-                .filter_map(|(key, value)| Some((scalar(&yaml_to_json(key))?, yaml_to_json(value))))
-                .collect(),
-        ),
-        Yaml::Tagged(tagged) => yaml_to_json(tagged.value),
-    }
+    crate::formats::yaml::parse(bytes).map_err(|error| YamlProblem {
+        line: error.line,
+        message: error.message,
+    })
 }
 
 /// A scalar as text (`None` for null, empty text, arrays and objects).

@@ -20,7 +20,9 @@
 mod aiperf;
 mod inference_perf;
 mod inferencex;
+mod inferencex_agg;
 mod llmd_report;
+mod perf_csv;
 mod pyjson;
 pub(crate) mod rate_sweep;
 pub(crate) mod scale;
@@ -207,6 +209,8 @@ pub(crate) fn deployment_files(seed: u64) -> (Files, Counts) {
         inferencex::files(seed),
         llmd_report::files(),
         inference_perf::files(),
+        inferencex_agg::files(),
+        perf_csv::files(),
     ] {
         out.extend(more);
         counts.cells += more_counts.cells;

@@ -16,6 +16,7 @@ pub mod guidellm;
 pub mod json;
 mod key;
 pub mod llmperf;
+pub mod mlperf;
 mod parallel;
 mod scan;
 pub mod sglang;
@@ -126,6 +127,7 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &genai_perf::GenaiPerf,
     &llmperf::Llmperf,
     &guidellm::Guidellm,
+    &mlperf::MlperfLoadgen,
     &table::Table,
 ];
 

@@ -984,3 +984,104 @@ fn a_record_without_a_load_is_kept_with_its_load_unstated() {
             .any(|warning| warning.kind == "no_concurrency")
     );
 }
+
+#[test]
+fn mlperf_loadgen_logs_match_the_oracle() {
+    for name in ["mlperf-server", "mlperf-summary-only", "mlperf-bad"] {
+        check(name);
+    }
+    // The summary beside a detail log and the accuracy logs are side files: two cells, no findings.
+    let server = index("mlperf-server");
+    assert_eq!(server.cells.len(), 2);
+    assert!(server.warnings.is_empty(), "{:#?}", server.warnings);
+    // An INVALID result is the tool's rejection, never a clean cell; the interactive variant keeps its scenario.
+    let summaries = index("mlperf-summary-only");
+    let invalid = summaries
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "mlperf_invalid")
+        .expect("an mlperf_invalid warning");
+    assert!(
+        invalid
+            .message
+            .contains("Performance constraints satisfied: NO")
+    );
+    assert!(
+        summaries
+            .cells
+            .iter()
+            .any(|cell| cell.key.phase == "Interactive")
+    );
+    let bad = index("mlperf-bad");
+    let disagree = bad
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "logs_disagree")
+        .expect("a logs_disagree warning");
+    assert!(disagree.message.contains("mlperf_log_summary.txt"));
+    assert!(disagree.message.contains("Tokens per second"));
+}
+
+#[test]
+fn mlperf_explain_names_the_log_and_the_results_path_behind_each_dimension() {
+    let root = fixtures().join("mlperf-server");
+    let run = "closed/Acme/results/8xH100-SXM-80GB_TRT/llama2-70b-99";
+    let text = explain(
+        &root,
+        &format!("{run}/Server/performance/run_1/mlperf_log_detail.txt"),
+    );
+    assert!(text.contains("format: mlperf-loadgen"), "{text}");
+    assert!(text.contains(&format!("run root: {run}")), "{text}");
+    let line = |dimension: &str| dimension_line(&text, dimension);
+    assert!(
+        line("phase").contains("= Server")
+            && line("phase").contains("read from key `effective_scenario`")
+    );
+    assert!(
+        line("rate").contains("= 4")
+            && line("rate").contains("read from key `effective_target_qps`")
+    );
+    assert!(
+        line("model").contains("= llama2-70b-99")
+            && line("model").contains("inferred: the MLPerf results path")
+    );
+    assert!(line("rep").contains("= 0") && line("rep").contains("`run_1`"));
+    assert!(text.contains("note: slo=llama2-70b"), "{text}");
+    assert!(
+        text.contains("system                 = 8xH100-SXM-80GB_TRT"),
+        "{text}"
+    );
+    let offline = explain(
+        &root,
+        &format!("{run}/Offline/performance/run_1/mlperf_log_detail.txt"),
+    );
+    assert!(
+        dimension_line(&offline, "rate").contains("= inf"),
+        "{offline}"
+    );
+    // The summary beside the detail log is its check, and the accuracy log a side file: not read.
+    let summary = explain_unread(
+        &root,
+        &format!("{run}/Server/performance/run_1/mlperf_log_summary.txt"),
+    );
+    assert!(
+        summary.contains("checked against the detail log"),
+        "{summary}"
+    );
+    let accuracy = explain_unread(
+        &root,
+        &format!("{run}/Server/accuracy/mlperf_log_accuracy.json"),
+    );
+    assert!(accuracy.contains("LoadGen's accuracy log"), "{accuracy}");
+}
+
+/// What `cellscope index ROOT --explain ROOT/FILE` says of a file it does not read (the command fails).
+fn explain_unread(root: &Path, file: &str) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
+        .args(["index", &root.to_string_lossy(), "--explain"])
+        .arg(root.join(file))
+        .output()
+        .expect("cellscope runs");
+    assert!(!output.status.success(), "{file} is read");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}

@@ -11,6 +11,7 @@
 
 pub mod aiperf;
 pub mod config;
+pub mod console_log;
 pub mod genai_perf;
 pub mod guidellm;
 pub mod json;
@@ -128,6 +129,7 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &llmperf::Llmperf,
     &guidellm::Guidellm,
     &mlperf::MlperfLoadgen,
+    &console_log::ConsoleLog,
     &table::Table,
 ];
 

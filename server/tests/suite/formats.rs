@@ -1085,3 +1085,77 @@ fn explain_unread(root: &Path, file: &str) -> String {
     assert!(!output.status.success(), "{file} is read");
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+#[test]
+fn console_logs_match_the_oracle() {
+    for name in [
+        "console-vllm",
+        "console-sglang",
+        "console-trtllm",
+        "console-bad",
+    ] {
+        check(name);
+    }
+    // A dead run and a cut block are warnings at their lines, never cells; the good log beside them is unchanged.
+    let bad = index("console-bad");
+    let kinds = |file: &str| -> Vec<&str> {
+        bad.warnings
+            .iter()
+            .filter(|warning| {
+                warning
+                    .file
+                    .as_deref()
+                    .is_some_and(|path| path == file || path.ends_with(&format!("/{file}")))
+            })
+            .map(|warning| warning.kind.as_str())
+            .collect()
+    };
+    assert_eq!(kinds("dead.log"), ["dead_run"]);
+    assert_eq!(kinds("cut.log"), ["block_cut"]);
+    assert_eq!(kinds("sweep_with_dead.log"), ["dead_run"]);
+    assert_eq!(kinds("garbled.txt"), ["invalid_figure", "invalid_figure"]);
+    assert!(kinds("good.log").is_empty());
+}
+
+#[test]
+fn console_log_explain_names_the_line_behind_each_dimension() {
+    let root = fixtures().join("console-vllm");
+    let text = explain(&root, "sweep.log");
+    assert!(text.contains("format: console-log"), "{text}");
+    let records = text.matches("  record ").count();
+    assert_eq!(records, 3, "{text}");
+    let line = |dimension: &str| dimension_line(&text, dimension);
+    assert!(line("n").contains("= 1") && line("n").contains("`Maximum request concurrency`"));
+    assert!(line("model").contains("= Qwen3-8B") && line("model").contains("argument dump"));
+    assert!(line("workload").contains("= random_1024x128"));
+    let rate = explain(&root, "logs/rate4.txt");
+    assert!(
+        dimension_line(&rate, "rate").contains("= 4")
+            && dimension_line(&rate, "rate").contains("`request_rate` of the argument dump"),
+        "{rate}"
+    );
+    let trtllm = explain(&fixtures().join("console-trtllm"), "throughput_c64.log");
+    assert!(dimension_line(&trtllm, "n").contains("= 64"), "{trtllm}");
+    assert!(
+        dimension_line(&trtllm, "n").contains("command line echoed"),
+        "{trtllm}"
+    );
+    assert!(
+        dimension_line(&trtllm, "backend").contains("= trtllm"),
+        "{trtllm}"
+    );
+    assert!(
+        dimension_line(&trtllm, "model").contains("`Model:` line"),
+        "{trtllm}"
+    );
+    let old = explain(
+        &fixtures().join("console-trtllm"),
+        "old/throughput_llama2.txt",
+    );
+    assert!(dimension_line(&old, "rate").contains("= inf"), "{old}");
+    let sglang = explain(&fixtures().join("console-sglang"), "bench_serving.out");
+    assert!(
+        dimension_line(&sglang, "backend").contains("= sglang"),
+        "{sglang}"
+    );
+}

@@ -7,7 +7,7 @@
 
 use super::config::Setting;
 use super::key::model_name;
-use super::verdict::{Nearness, Verdict};
+use super::verdict::{self, Nearness, Verdict};
 use super::{How, KeyParts, Part, RunFormat, RunRecord};
 use crate::storage::Storage;
 use cellscope_model::api::Warning;
@@ -64,11 +64,11 @@ impl RunFormat for ConsoleLog {
 
     /// Text (not JSON) with a `Serving Benchmark Result` block, a trtllm-bench report, or a bench run's argument
     /// dump or progress lines (so a run that died before its block is reported).
-    fn examine(&self, _path: &str, head: &[u8]) -> Verdict {
-        if is_json(head) {
+    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
+        if is_json(head) || verdict::is_structured(path) {
             return Verdict::declines(
                 Nearness::OtherKind,
-                "a JSON file, where a console log is the text a bench printed",
+                "a JSON, CSV or Parquet file, where a console log is the text a bench printed",
             );
         }
         if has_marks(head) {

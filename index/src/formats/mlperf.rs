@@ -7,7 +7,7 @@
 //! milliseconds in cells.
 
 use super::config::Setting;
-use super::verdict::{Nearness, Verdict};
+use super::verdict::{self, Nearness, Verdict};
 use super::{How, KeyParts, Part, RunFormat, RunRecord};
 use crate::storage::{self, EntryKind, Storage};
 use cellscope_model::api::Warning;
@@ -90,6 +90,10 @@ impl RunFormat for MlperfLoadgen {
             ),
             Some(_) => Verdict::Reads,
             None if name == DETAIL_NAME || name == SUMMARY_NAME => Verdict::Reads,
+            None if verdict::is_structured(path) => Verdict::declines(
+                Nearness::OtherKind,
+                "a JSON, CSV or Parquet file, where LoadGen's logs are text",
+            ),
             None => Verdict::declines(
                 Nearness::NoMarks,
                 "a file without `:::MLLOG` records or the `MLPerf Results Summary` banner of a LoadGen log",

@@ -212,9 +212,14 @@ fn label_value(line: &str) -> Option<(&str, &str)> {
     (!label.is_empty()).then_some((label, value.trim()))
 }
 
-/// A number as the benches print it: `1.50`, `inf`, `2.9766E+13`.
+/// A number as the benches print it: `1.50`, `inf`, `2.9766E+13`, `inf RPS.` (its first word).
 fn number(text: &str) -> Option<f64> {
-    match text.trim() {
+    let trimmed = text.trim();
+    let word = match trimmed.split_once(' ') {
+        Some((first, _)) => first.trim_end_matches('.'),
+        None => trimmed,
+    };
+    match word {
         "inf" | "Infinity" => Some(f64::INFINITY),
         other => other.parse::<f64>().ok().filter(|value| value.is_finite()),
     }
@@ -263,8 +268,25 @@ impl<'a> Log<'a> {
         while at < lines.len() {
             let line = &lines[at];
             if let Some(start) = line.find("Namespace(") {
-                log.dumps
-                    .push((at, namespace(&line[start + "Namespace(".len()..])));
+                let arguments = namespace(&line[start + "Namespace(".len()..]);
+                // SGLang prints each run's arguments twice (`benchmark_args=Namespace(...)`, then
+                // `Namespace(...)`): a dump repeating the one just before, with no block between, is that run's.
+                let repeats = log.dumps.last().is_some_and(|(previous, earlier)| {
+                    at - previous <= 10
+                        && log
+                            .blocks
+                            .last()
+                            .is_none_or(|block| block.start < *previous)
+                        && log.cut.last().is_none_or(|cut| cut < previous)
+                        && same_run(earlier, &arguments)
+                });
+                if repeats {
+                    if let Some(last) = log.dumps.last_mut() {
+                        last.1 = arguments;
+                    }
+                } else {
+                    log.dumps.push((at, arguments));
+                }
             }
             if line.contains(BANNER) {
                 at = log.serving_block(at, path, warnings);
@@ -645,6 +667,20 @@ impl<'a> Log<'a> {
         }
         (None, None)
     }
+}
+
+/// Whether two argument dumps are of one run: the same model, load, prompt count, dataset and output file.
+fn same_run(left: &Map<String, Json>, right: &Map<String, Json>) -> bool {
+    [
+        "model",
+        "request_rate",
+        "max_concurrency",
+        "num_prompts",
+        "dataset_name",
+        "output_file",
+    ]
+    .iter()
+    .all(|name| left.get(*name) == right.get(*name))
 }
 
 /// The workload an argument dump states: a random dataset with its lengths (`random_1024x128`), else the dataset.
@@ -1100,6 +1136,26 @@ mod tests {
         assert_eq!(arguments["num_prompts"], 200);
         assert_eq!(arguments["ratio"], 0.5);
         assert_eq!(arguments["flag"], true);
+    }
+
+    #[test]
+    fn sglangs_two_dumps_of_one_run_are_one_run() {
+        let lines: Vec<String> = [
+            "benchmark_args=Namespace(backend='sglang', port=None, model='m', request_rate=inf, max_concurrency=8)",
+            "Server ready in 0.0s.",
+            "Namespace(backend='sglang', port=30000, model='m', request_rate=inf, max_concurrency=8)",
+            "Traceback (most recent call last):",
+        ]
+        .iter()
+        .map(|line| clean(line))
+        .collect();
+        let mut warnings = Vec::new();
+        let log = Log::read(&lines, "x.log", &mut warnings);
+        assert_eq!(log.dumps.len(), 1);
+        assert!(log.records("x.log", &mut warnings).is_empty());
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].line, Some(1));
+        assert_eq!(number("inf RPS."), Some(f64::INFINITY));
     }
 
     #[test]

@@ -14,10 +14,13 @@
 //!
 //! Beside that sweep, [`deployment_files`] writes one model on two deployments, from a queueing model rather than
 //! the V3 rows: a vLLM request-rate sweep (`rate_sweep.rs`) and InferenceX-named concurrency runs
-//! (`inferencex.rs`).
+//! (`inferencex.rs`); and, from simple models of their own, an MLPerf LoadGen results tree (`mlperf.rs`) and
+//! console logs of a vLLM sweep and a trtllm-bench run (`console_log.rs`).
 
 mod aiperf;
+mod console_log;
 mod inferencex;
+mod mlperf;
 mod pyjson;
 pub(crate) mod rate_sweep;
 pub(crate) mod scale;
@@ -200,10 +203,15 @@ pub(crate) fn files(seed: u64, recipe: &Recipe) -> Result<(Files, Counts), DemoE
 /// cell and request counts.
 pub(crate) fn deployment_files(seed: u64) -> (Files, Counts) {
     let (mut out, mut counts) = rate_sweep::files(seed);
-    let (more, more_counts) = inferencex::files(seed);
-    out.extend(more);
-    counts.cells += more_counts.cells;
-    counts.requests += more_counts.requests;
+    for (more, more_counts) in [
+        inferencex::files(seed),
+        mlperf::files(seed),
+        console_log::files(seed),
+    ] {
+        out.extend(more);
+        counts.cells += more_counts.cells;
+        counts.requests += more_counts.requests;
+    }
     (out, counts)
 }
 

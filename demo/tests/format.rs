@@ -256,10 +256,14 @@ fn the_mixed_root_links_the_tr164_trees_and_adds_the_external_sweep() {
         scale: 2,
     };
     let summary = cellscope_demo::generate_mixed(demo, &mixed, &options).expect("generate_mixed");
-    // The V3-shaped sweep, then the vLLM rate sweep (18 runs, 30 files) and the InferenceX runs (10 files).
-    assert_eq!(summary.external_cells, 180 + 18 + 10);
-    assert_eq!(summary.external_requests, 4464 + 4230 + 2480);
-    assert_eq!(summary.external_files, 225 + 30 + 10);
+    // The V3-shaped sweep, then the vLLM rate sweep (18 runs, 30 files), the InferenceX runs (10 files), the MLPerf
+    // results tree (5 summaries, 3 detail logs) and the console logs (5 result blocks in 2 files).
+    assert_eq!(summary.external_cells, 180 + 18 + 10 + 5 + 5);
+    assert_eq!(
+        summary.external_requests,
+        4464 + 4230 + 2480 + 119_018 + 1216
+    );
+    assert_eq!(summary.external_files, 225 + 30 + 10 + 8 + 2);
     let demo_files = files(demo);
     let mixed_files = files(&mixed);
     let shared: Vec<&String> = demo_files

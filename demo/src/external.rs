@@ -14,14 +14,18 @@
 //!
 //! Beside that sweep, [`deployment_files`] writes one model on two deployments, from a queueing model rather than
 //! the V3 rows: a vLLM request-rate sweep (`rate_sweep.rs`) and InferenceX-named concurrency runs
-//! (`inferencex.rs`); and, from simple queueing models of their own, a small llm-d benchmark experiment
-//! (`llmd_report.rs`) and an inference-perf run (`inference_perf.rs`).
+//! (`inferencex.rs`); and, from simple models of their own, a small llm-d benchmark experiment (`llmd_report.rs`),
+//! an inference-perf run (`inference_perf.rs`), an InferenceX aggregate (`inferencex_agg.rs`), GenAI-Perf CSV
+//! exports (`perf_csv.rs`), an MLPerf LoadGen results tree (`mlperf.rs`) and console logs of a vLLM sweep and a
+//! trtllm-bench run (`console_log.rs`).
 
 mod aiperf;
+mod console_log;
 mod inference_perf;
 mod inferencex;
 mod inferencex_agg;
 mod llmd_report;
+mod mlperf;
 mod perf_csv;
 mod pyjson;
 pub(crate) mod rate_sweep;
@@ -211,6 +215,8 @@ pub(crate) fn deployment_files(seed: u64) -> (Files, Counts) {
         inference_perf::files(),
         inferencex_agg::files(),
         perf_csv::files(),
+        mlperf::files(seed),
+        console_log::files(seed),
     ] {
         out.extend(more);
         counts.cells += more_counts.cells;

@@ -258,10 +258,20 @@ fn the_mixed_root_links_the_tr164_trees_and_adds_the_external_sweep() {
     let summary = cellscope_demo::generate_mixed(demo, &mixed, &options).expect("generate_mixed");
     // The V3-shaped sweep, then the vLLM rate sweep (18 runs, 30 files), the InferenceX runs (10 files), the llm-d
     // experiment (3 stage reports), the inference-perf run (4 stages, its summary and its config.yaml), the
-    // InferenceX aggregate (6 rows, no request counts) and the GenAI-Perf CSV exports (2, no request counts).
-    assert_eq!(summary.external_cells, 180 + 18 + 10 + 3 + 4 + 6 + 2);
-    assert_eq!(summary.external_requests, 4464 + 4230 + 2480 + 850 + 780);
-    assert_eq!(summary.external_files, 225 + 30 + 10 + 3 + 6 + 1 + 2);
+    // InferenceX aggregate (6 rows, no request counts), the GenAI-Perf CSV exports (2, no request counts), the
+    // MLPerf results tree (5 summaries, 3 detail logs) and the console logs (5 result blocks in 2 files).
+    assert_eq!(
+        summary.external_cells,
+        180 + 18 + 10 + 3 + 4 + 6 + 2 + 5 + 5
+    );
+    assert_eq!(
+        summary.external_requests,
+        4464 + 4230 + 2480 + 850 + 780 + 119_018 + 1216
+    );
+    assert_eq!(
+        summary.external_files,
+        225 + 30 + 10 + 3 + 6 + 1 + 2 + 8 + 2
+    );
     let demo_files = files(demo);
     let mixed_files = files(&mixed);
     let shared: Vec<&String> = demo_files

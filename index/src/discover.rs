@@ -46,8 +46,14 @@ fn looks_like_run_id(name: &str) -> bool {
 }
 
 /// Extensions of files another tool's format may be in; nothing else is opened during discovery (YAML for the
-/// llm-d benchmark reports, which are written as YAML or JSON).
-const CANDIDATE_EXTENSIONS: [&str; 6] = ["json", "jsonl", "csv", "parquet", "yaml", "yml"];
+/// llm-d benchmark reports, text for the logs some tools leave).
+const CANDIDATE_EXTENSIONS: [&str; 9] = [
+    "json", "jsonl", "csv", "parquet", "yaml", "yml", "txt", "log", "out",
+];
+
+/// Text extensions offered for the logs some tools leave (LoadGen's, console logs): a results folder holds many
+/// other texts (notes, READMEs), so one no format reads is passed over without a `not_recognised` finding.
+const TEXT_EXTENSIONS: [&str; 3] = ["txt", "log", "out"];
 
 /// Files discovery never offers to a format: cellscope's own, and TR164 side files.
 const NOT_RESULTS: [&str; 3] = ["cellscope.toml", "exclusions.toml", "metrics.csv"];
@@ -296,7 +302,10 @@ impl Walk<'_> {
                 .side_of
                 .iter()
                 .any(|(format, root)| self.external.contains_key(&(root.clone(), *format)));
-            if side_of_a_found_run || in_tr164_directory(&path, &tr164_directories) {
+            if side_of_a_found_run
+                || in_tr164_directory(&path, &tr164_directories)
+                || is_text(&path)
+            {
                 continue;
             }
             if unread.empty {
@@ -400,6 +409,13 @@ fn in_tr164_directory(path: &str, tr164_directories: &BTreeSet<&str>) -> bool {
         }
         directory = storage::parent(directory);
     }
+}
+
+/// Whether a file has one of the [`TEXT_EXTENSIONS`].
+fn is_text(path: &str) -> bool {
+    path.rsplit_once('.').is_some_and(|(_, extension)| {
+        TEXT_EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
+    })
 }
 
 /// Whether a file may be another tool's result, by its name: only such files are opened to detect their format.

@@ -11,6 +11,7 @@
 
 pub mod aiperf;
 pub mod config;
+pub mod console_log;
 pub mod genai_perf;
 pub mod guidellm;
 pub mod inference_perf;
@@ -19,6 +20,7 @@ pub mod json;
 mod key;
 pub mod llmd_report;
 pub mod llmperf;
+pub mod mlperf;
 mod parallel;
 pub mod perf_csv;
 mod scan;
@@ -135,6 +137,8 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &perf_csv::PerfCsv,
     &llmd_report::LlmdReport,
     &inference_perf::InferencePerf,
+    &mlperf::MlperfLoadgen,
+    &console_log::ConsoleLog,
     &table::Table,
 ];
 

@@ -105,10 +105,23 @@ pub enum SloError {
 }
 
 impl Slo {
-    /// The SLO of an MLPerf preset: its p99 TTFT and p99 TPOT bounds. The names are those of
-    /// [`presets::MLPERF_SERVER`]; `llama3_1-8b`, as MLPerf's configuration spells it, is `llama3.1-8b`.
+    /// The SLO of an MLPerf preset: its p99 TTFT and p99 TPOT bounds, or for a benchmark bounded on whole
+    /// latency its p99 latency bound. The names are those of [`presets::MLPERF_SERVER`] and
+    /// [`presets::MLPERF_SERVER_LATENCY`], also as MLPerf's configuration and results tree write them
+    /// ([`presets::preset_name`]: `llama3_1-8b` is `llama3.1-8b`, `llama2-70b-99.9` is `llama2-70b`).
     pub fn preset(name: &str) -> Result<Slo, SloError> {
-        let wanted = name.trim().replace("3_1", "3.1");
+        let wanted = presets::preset_name(name);
+        if let Some((_, max)) = presets::MLPERF_SERVER_LATENCY
+            .iter()
+            .find(|(preset, _)| *preset == wanted)
+        {
+            return Ok(Slo {
+                bounds: vec![SloBound {
+                    column: "p99_wall_ms",
+                    max: *max,
+                }],
+            });
+        }
         let preset = presets::MLPERF_SERVER
             .iter()
             .find(|preset| preset.name == wanted)
@@ -340,6 +353,27 @@ mod tests {
                 "no SLO preset `llama2-70` (did you mean `llama2-70b`?); the presets: llama2-70b,"
             ),
             "{error}"
+        );
+        // Results directories append the accuracy target; GPT-J is bounded on whole latency.
+        for (results_name, preset) in [
+            ("llama2-70b-99", "llama2-70b"),
+            ("llama2-70b-99.9", "llama2-70b"),
+            ("llama3.1-405b", "llama3.1-405b"),
+            ("mixtral-8x7b", "mixtral-8x7b"),
+            ("Llama3_1-8B-99", "llama3.1-8b"),
+        ] {
+            assert_eq!(
+                Slo::preset(results_name).unwrap(),
+                Slo::preset(preset).unwrap()
+            );
+        }
+        assert_eq!(
+            Slo::preset("gptj-99").unwrap().to_string(),
+            "p99_wall_ms<=20000"
+        );
+        assert_eq!(
+            presets::interactive_name("llama2-70b-99"),
+            "llama2-70b-interactive"
         );
         for preset in presets::MLPERF_SERVER {
             let slo = Slo::preset(preset.name).unwrap();

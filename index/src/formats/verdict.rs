@@ -202,6 +202,19 @@ pub fn object_file_verdict(
     }
 }
 
+/// Whether a file's extension is one of the structured kinds other readers take (JSON, JSON Lines, CSV,
+/// Parquet), which a text log is not.
+pub fn is_structured(path: &str) -> bool {
+    crate::storage::file_name(path)
+        .rsplit_once('.')
+        .is_some_and(|(_, extension)| {
+            matches!(
+                extension.to_ascii_lowercase().as_str(),
+                "json" | "jsonl" | "csv" | "parquet"
+            )
+        })
+}
+
 /// A signature in words: `` `model_id` and `num_prompts` ``.
 fn described(signature: Signature) -> String {
     listed(

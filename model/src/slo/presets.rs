@@ -42,7 +42,43 @@ const fn preset(name: &'static str, p99_ttft_ms: f64, p99_tpot_ms: f64) -> Prese
     }
 }
 
-/// The preset names, in table order.
+/// The benchmarks whose Server bound is on each request's whole latency rather than on its tokens (MLPerf's
+/// `target_latency` at the 99th percentile), with that bound in ms.
+pub const MLPERF_SERVER_LATENCY: [(&str, f64); 1] = [("gptj", 20000.0)];
+
+/// The preset names, in table order (token bounds, then whole-latency bounds).
 pub fn names() -> Vec<&'static str> {
-    MLPERF_SERVER.iter().map(|preset| preset.name).collect()
+    MLPERF_SERVER
+        .iter()
+        .map(|preset| preset.name)
+        .chain(MLPERF_SERVER_LATENCY.iter().map(|(name, _)| *name))
+        .collect()
+}
+
+/// The preset name a benchmark resolves to as MLPerf's configuration or results tree writes it: trimmed and in
+/// lowercase, `llama3_1` read as `llama3.1`, without the accuracy target that results directories append
+/// (`llama2-70b-99.9` is `llama2-70b`).
+pub fn preset_name(benchmark: &str) -> String {
+    let lowered = benchmark.trim().to_ascii_lowercase().replace("3_1", "3.1");
+    ["-99.9", "-99"]
+        .iter()
+        .find_map(|suffix| lowered.strip_suffix(suffix))
+        .map_or(lowered.clone(), str::to_string)
+}
+
+/// The preset of the interactive variant of a benchmark (`llama2-70b-99` run in the Interactive scenario is
+/// `llama2-70b-interactive`).
+pub fn interactive_name(benchmark: &str) -> String {
+    let name = preset_name(benchmark);
+    if name.ends_with("-interactive") {
+        name
+    } else {
+        format!("{name}-interactive")
+    }
+}
+
+/// Whether `name` (after [`preset_name`]) is a preset of either table.
+pub fn is_preset(name: &str) -> bool {
+    let wanted = preset_name(name);
+    names().contains(&wanted.as_str())
 }

@@ -1426,3 +1426,176 @@ fn explain_says_the_model_of_an_inference_perf_stage_comes_from_its_config() {
     );
     assert!(text.contains("summary over every stage"), "{text}");
 }
+fn mlperf_loadgen_logs_match_the_oracle() {
+    for name in ["mlperf-server", "mlperf-summary-only", "mlperf-bad"] {
+        check(name);
+    }
+    // The summary beside a detail log and the accuracy logs are side files: two cells, no findings.
+    let server = index("mlperf-server");
+    assert_eq!(server.cells.len(), 2);
+    assert!(server.warnings.is_empty(), "{:#?}", server.warnings);
+    // An INVALID result is the tool's rejection, never a clean cell; the interactive variant keeps its scenario.
+    let summaries = index("mlperf-summary-only");
+    let invalid = summaries
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "mlperf_invalid")
+        .expect("an mlperf_invalid warning");
+    assert!(
+        invalid
+            .message
+            .contains("Performance constraints satisfied: NO")
+    );
+    assert!(
+        summaries
+            .cells
+            .iter()
+            .any(|cell| cell.key.phase == "Interactive")
+    );
+    let bad = index("mlperf-bad");
+    let disagree = bad
+        .warnings
+        .iter()
+        .find(|warning| warning.kind == "logs_disagree")
+        .expect("a logs_disagree warning");
+    assert!(disagree.message.contains("mlperf_log_summary.txt"));
+    assert!(disagree.message.contains("Tokens per second"));
+}
+
+#[test]
+fn mlperf_explain_names_the_log_and_the_results_path_behind_each_dimension() {
+    let root = fixtures().join("mlperf-server");
+    let run = "closed/Acme/results/8xH100-SXM-80GB_TRT/llama2-70b-99";
+    let text = explain(
+        &root,
+        &format!("{run}/Server/performance/run_1/mlperf_log_detail.txt"),
+    );
+    assert!(text.contains("format: mlperf-loadgen"), "{text}");
+    assert!(text.contains(&format!("run root: {run}")), "{text}");
+    let line = |dimension: &str| dimension_line(&text, dimension);
+    assert!(
+        line("phase").contains("= Server")
+            && line("phase").contains("read from key `effective_scenario`")
+    );
+    assert!(
+        line("rate").contains("= 4")
+            && line("rate").contains("read from key `effective_target_qps`")
+    );
+    assert!(
+        line("model").contains("= llama2-70b-99")
+            && line("model").contains("inferred: the MLPerf results path")
+    );
+    assert!(line("rep").contains("= 0") && line("rep").contains("`run_1`"));
+    assert!(text.contains("note: slo=llama2-70b"), "{text}");
+    assert!(
+        text.contains("system                 = 8xH100-SXM-80GB_TRT"),
+        "{text}"
+    );
+    let offline = explain(
+        &root,
+        &format!("{run}/Offline/performance/run_1/mlperf_log_detail.txt"),
+    );
+    assert!(
+        dimension_line(&offline, "rate").contains("= inf"),
+        "{offline}"
+    );
+    // The summary beside the detail log is its check, and the accuracy log a side file: not read.
+    let summary = explain_unread(
+        &root,
+        &format!("{run}/Server/performance/run_1/mlperf_log_summary.txt"),
+    );
+    assert!(
+        summary.contains("checked against the detail log"),
+        "{summary}"
+    );
+    let accuracy = explain_unread(
+        &root,
+        &format!("{run}/Server/accuracy/mlperf_log_accuracy.json"),
+    );
+    assert!(accuracy.contains("LoadGen's accuracy log"), "{accuracy}");
+}
+
+/// What `cellscope index ROOT --explain ROOT/FILE` says of a file it does not read (the command fails).
+fn explain_unread(root: &Path, file: &str) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"))
+        .args(["index", &root.to_string_lossy(), "--explain"])
+        .arg(root.join(file))
+        .output()
+        .expect("cellscope runs");
+    assert!(!output.status.success(), "{file} is read");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn console_logs_match_the_oracle() {
+    for name in [
+        "console-vllm",
+        "console-sglang",
+        "console-trtllm",
+        "console-bad",
+    ] {
+        check(name);
+    }
+    // A dead run and a cut block are warnings at their lines, never cells; the good log beside them is unchanged.
+    let bad = index("console-bad");
+    let kinds = |file: &str| -> Vec<&str> {
+        bad.warnings
+            .iter()
+            .filter(|warning| {
+                warning
+                    .file
+                    .as_deref()
+                    .is_some_and(|path| path == file || path.ends_with(&format!("/{file}")))
+            })
+            .map(|warning| warning.kind.as_str())
+            .collect()
+    };
+    assert_eq!(kinds("dead.log"), ["dead_run"]);
+    assert_eq!(kinds("cut.log"), ["block_cut"]);
+    assert_eq!(kinds("sweep_with_dead.log"), ["dead_run"]);
+    assert_eq!(kinds("garbled.txt"), ["invalid_figure", "invalid_figure"]);
+    assert!(kinds("good.log").is_empty());
+}
+
+#[test]
+fn console_log_explain_names_the_line_behind_each_dimension() {
+    let root = fixtures().join("console-vllm");
+    let text = explain(&root, "sweep.log");
+    assert!(text.contains("format: console-log"), "{text}");
+    let records = text.matches("  record ").count();
+    assert_eq!(records, 3, "{text}");
+    let line = |dimension: &str| dimension_line(&text, dimension);
+    assert!(line("n").contains("= 1") && line("n").contains("`Maximum request concurrency`"));
+    assert!(line("model").contains("= Qwen3-8B") && line("model").contains("argument dump"));
+    assert!(line("workload").contains("= random_1024x128"));
+    let rate = explain(&root, "logs/rate4.txt");
+    assert!(
+        dimension_line(&rate, "rate").contains("= 4")
+            && dimension_line(&rate, "rate").contains("`request_rate` of the argument dump"),
+        "{rate}"
+    );
+    let trtllm = explain(&fixtures().join("console-trtllm"), "throughput_c64.log");
+    assert!(dimension_line(&trtllm, "n").contains("= 64"), "{trtllm}");
+    assert!(
+        dimension_line(&trtllm, "n").contains("command line echoed"),
+        "{trtllm}"
+    );
+    assert!(
+        dimension_line(&trtllm, "backend").contains("= trtllm"),
+        "{trtllm}"
+    );
+    assert!(
+        dimension_line(&trtllm, "model").contains("`Model:` line"),
+        "{trtllm}"
+    );
+    let old = explain(
+        &fixtures().join("console-trtllm"),
+        "old/throughput_llama2.txt",
+    );
+    assert!(dimension_line(&old, "rate").contains("= inf"), "{old}");
+    let sglang = explain(&fixtures().join("console-sglang"), "bench_serving.out");
+    assert!(
+        dimension_line(&sglang, "backend").contains("= sglang"),
+        "{sglang}"
+    );
+}

@@ -3,7 +3,8 @@
 //! latencies are in seconds under the vLLM names without `_ms` (`median_ttft`, `p99_e2el`), interactivity
 //! (`median_intvty`, 1000 / TPOT in ms) and throughput per GPU are the tool's own; there are no request counts.
 //! Every configuration field (`hw`, `framework`, `precision`, `tp`, `ep`, `dp_attention`, the disaggregated
-//! `prefill_*`/`decode_*` sizes, …) is a dimension, `conc` the load and `isl`/`osl` the workload.
+//! `prefill_*`/`decode_*` sizes, …) is a dimension, `conc` the load and `isl`/`osl` the workload. The rows
+//! InferenceX's public API serves (`hardware`, `spec_method`, the figures under `metrics`) are read the same way.
 
 use super::config::Setting;
 use super::json::{self, array_element_lines, field_count, field_number, field_text};
@@ -23,45 +24,56 @@ pub struct InferencexAggregate;
 const SIGNATURES: &[Signature] = &[&[
     &[Mark::Key("conc")],
     &[Mark::Key("output_tput_per_gpu"), Mark::Key("tput_per_gpu")],
-    &[Mark::Key("framework"), Mark::Key("hw")],
+    &[
+        Mark::Key("framework"),
+        Mark::Key("hw"),
+        Mark::Key("hardware"),
+        Mark::Key("device"),
+    ],
 ]];
 
 /// The prefix `process_result.py` gives an aggregate of the result `<name>.json` beside it.
 const AGGREGATE_PREFIX: &str = "agg_";
 
-/// The configuration fields of a row, as InferenceX names them (the canonical names are the model's).
-const CONFIG_FIELDS: &[&str] = &[
-    "hw",
-    "framework",
-    "precision",
-    "tp",
-    "pp",
-    "ep",
-    "dp_attention",
-    "dcp_size",
-    "pcp_size",
-    "spec_decoding",
-    "mtp",
-    "disagg",
-    "kv_p2p_transfer",
-    "prefill_hw",
-    "prefill_tp",
-    "prefill_pp",
-    "prefill_ep",
-    "prefill_dp_attention",
-    "prefill_dcp_size",
-    "prefill_pcp_size",
-    "prefill_num_workers",
-    "decode_hw",
-    "decode_tp",
-    "decode_pp",
-    "decode_ep",
-    "decode_dp_attention",
-    "decode_dcp_size",
-    "decode_pcp_size",
-    "decode_num_workers",
-    "num_prefill_gpu",
-    "num_decode_gpu",
+/// The configuration fields of a row as InferenceX names them, in its aggregate files and in the rows its public
+/// API serves (`hardware`, `spec_method`), each with the parameter it is (the canonical names are the model's).
+const CONFIG_FIELDS: &[(&str, &str)] = &[
+    ("hw", "hw"),
+    ("hardware", "hw"),
+    ("device", "hw"),
+    ("framework", "framework"),
+    ("precision", "precision"),
+    ("tp", "tp"),
+    ("pp", "pp"),
+    ("ep", "ep"),
+    ("dp_attention", "dp_attention"),
+    ("dcp_size", "dcp_size"),
+    ("pcp_size", "pcp_size"),
+    ("spec_decoding", "spec_decoding"),
+    ("spec_method", "spec_decoding"),
+    ("mtp", "mtp"),
+    ("disagg", "disagg"),
+    ("offload_mode", "offload_mode"),
+    ("benchmark_type", "benchmark_type"),
+    ("kv_p2p_transfer", "kv_p2p_transfer"),
+    ("prefill_hw", "prefill_hw"),
+    ("prefill_tp", "prefill_tp"),
+    ("prefill_pp", "prefill_pp"),
+    ("prefill_ep", "prefill_ep"),
+    ("prefill_dp_attention", "prefill_dp_attention"),
+    ("prefill_dcp_size", "prefill_dcp_size"),
+    ("prefill_pcp_size", "prefill_pcp_size"),
+    ("prefill_num_workers", "prefill_num_workers"),
+    ("decode_hw", "decode_hw"),
+    ("decode_tp", "decode_tp"),
+    ("decode_pp", "decode_pp"),
+    ("decode_ep", "decode_ep"),
+    ("decode_dp_attention", "decode_dp_attention"),
+    ("decode_dcp_size", "decode_dcp_size"),
+    ("decode_pcp_size", "decode_pcp_size"),
+    ("decode_num_workers", "decode_num_workers"),
+    ("num_prefill_gpu", "num_prefill_gpu"),
+    ("num_decode_gpu", "num_decode_gpu"),
 ];
 
 /// Sizes that mean "not used" at 1 and flags at their default: left out, so a row lines up with the cells of the
@@ -74,6 +86,7 @@ fn is_default(field: &str, value: &str) -> bool {
             | ("decode_pp" | "decode_dcp_size" | "decode_pcp_size", "1")
             | ("spec_decoding" | "mtp", "none" | "off" | "" | "false")
             | ("disagg", "false")
+            | ("offload_mode", "off" | "none" | "")
     )
 }
 
@@ -231,9 +244,16 @@ fn record(
     warnings: &mut Vec<Warning>,
     path: &str,
 ) -> Result<RunRecord, String> {
-    if !row.is_object() {
+    let Json::Object(mut fields) = row else {
         return Err("not a JSON object".to_string());
+    };
+    // Rows served by InferenceX's API keep their figures under `metrics`; the row's own keys win.
+    if let Some(Json::Object(metrics)) = fields.remove("metrics") {
+        for (key, value) in metrics {
+            fields.entry(key).or_insert(value);
+        }
     }
+    let row = Json::Object(fields);
     let n = match row.get("conc") {
         None | Some(Json::Null) => {
             return Err("no `conc` (the concurrency it was run at)".to_string());
@@ -297,21 +317,18 @@ fn lengths_name(input: u32, output: u32) -> String {
 
 /// The configuration fields the row states, defaults left out.
 fn settings(row: &Json) -> Vec<Setting> {
-    let mut settings = Vec::new();
-    for field in CONFIG_FIELDS {
+    let mut settings: Vec<Setting> = Vec::new();
+    for (field, name) in CONFIG_FIELDS {
         let value = match row.get(*field) {
             None | Some(Json::Null) => continue,
             Some(Json::String(text)) => text.to_ascii_lowercase(),
             Some(other) => other.to_string(),
         };
-        if is_default(field, &value) {
+        let setting = Setting::new(name, &value, How::Read(format!("field `{field}`")));
+        if is_default(name, &value) || settings.iter().any(|known| known.name == setting.name) {
             continue;
         }
-        settings.push(Setting::new(
-            field,
-            &value,
-            How::Read(format!("field `{field}`")),
-        ));
+        settings.push(setting);
     }
     if let Some(router) = row.pointer("/router/name").and_then(Json::as_str) {
         settings.push(Setting::new(

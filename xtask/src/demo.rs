@@ -112,16 +112,24 @@ pub(crate) fn ensure_demo_data() -> anyhow::Result<PathBuf> {
     Ok(demo)
 }
 
-/// The newest part of the mixed root (`demo/src/external/rate_sweep.rs`, written with `inferencex.rs`): a root
-/// without it is stale.
-const RATE_SWEEP_DIR: &str = "external/vllm-rate-sweep";
+/// One path of each part of the mixed root added since it was first generated: a root missing any of them is
+/// stale and regenerated, so the app shows every format the generator writes.
+const MIXED_PARTS: [&str; 6] = [
+    "external/vllm-rate-sweep",
+    "external/inferencex-agg/agg_bmk.json",
+    "external/genai-perf-csv",
+    "external/llm-d",
+    "external/mlperf",
+    "external/console",
+];
 
 /// `data/demo-mixed/`, generated (with `data/demo/` first, when that is missing too) unless it is complete.
 pub(crate) fn ensure_mixed_demo_data() -> anyhow::Result<PathBuf> {
     let mixed = crate::workspace_root().join("data/demo-mixed");
-    // The tree only appears once complete, so the mapping file means the whole root is there; a root without the
-    // request-rate sweep's directory is stale and regenerated.
-    if mixed.join("cellscope.toml").is_file() && mixed.join(RATE_SWEEP_DIR).is_dir() {
+    // The tree only appears once complete, so the mapping file means the whole root is there.
+    if mixed.join("cellscope.toml").is_file()
+        && MIXED_PARTS.iter().all(|part| mixed.join(part).exists())
+    {
         return Ok(mixed);
     }
     ensure_demo_data()?;

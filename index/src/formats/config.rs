@@ -199,8 +199,9 @@ const MODEL_PREFIXES: [(&str, &str); 6] = [
     ("kimik2", "kimik2"),
 ];
 
-/// Whether the model a file records (`DeepSeek-R1-0528`) can be the one an InferenceX name's prefix names;
-/// `None` when the prefix is not one this can judge (neither known nor found in the name).
+/// Whether the model a file records (`DeepSeek-R1-0528`) can be the one an InferenceX name's prefix names: a known
+/// prefix by its family, any other by its pieces (`llama8b`: `llama` and `8b`, each found in `Llama-3.1-8B`);
+/// `None` when the prefix is too short to judge.
 pub fn prefix_names_model(prefix: &str, model: &str) -> Option<bool> {
     let letters = |text: &str| -> String {
         text.chars()
@@ -210,19 +211,37 @@ pub fn prefix_names_model(prefix: &str, model: &str) -> Option<bool> {
     };
     let model = letters(model);
     let written = letters(prefix);
-    if written.is_empty() || model.contains(&written) {
-        return Some(true);
+    if let Some((_, family)) = MODEL_PREFIXES.iter().find(|(known, _)| *known == written) {
+        return Some(model.contains(family));
     }
-    let family = MODEL_PREFIXES
-        .iter()
-        .find(|(known, _)| *known == prefix.to_ascii_lowercase())
-        .map(|(_, family)| *family);
-    match family {
-        Some(family) => Some(model.contains(family)),
-        // Short letter-and-digit prefixes of a family name (`gptoss`, `qwen3.5`, `glm5`) are judged as written.
-        None if prefix.len() >= 4 => Some(false),
-        None => None,
+    if written.len() < 4 {
+        return None;
     }
+    Some(
+        prefix_pieces(&written)
+            .iter()
+            .all(|piece| model.contains(piece.as_str())),
+    )
+}
+
+/// A prefix's runs of letters and of digits, a size's unit kept with its number (`llama8b` → `llama`, `8b`).
+fn prefix_pieces(written: &str) -> Vec<String> {
+    let mut pieces: Vec<String> = Vec::new();
+    for c in written.chars() {
+        let joins = pieces.last().is_some_and(|last| {
+            let number = last.starts_with(|d: char| d.is_ascii_digit());
+            if number {
+                !last.ends_with('b') && (c.is_ascii_digit() || c == 'b')
+            } else {
+                c.is_ascii_alphabetic()
+            }
+        });
+        match pieces.last_mut() {
+            Some(last) if joins => last.push(c),
+            _ => pieces.push(c.to_string()),
+        }
+    }
+    pieces
 }
 
 /// A file name without its result and compression extensions (`run=0.json.gz` → `run=0`).
@@ -679,3 +698,31 @@ fn value_text(value: &Json) -> Option<String> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::*;
+
+    #[test]
+    fn model_prefixes_are_judged_by_family_or_pieces() {
+        assert_eq!(prefix_pieces("llama8b"), ["llama", "8b"]);
+        assert_eq!(prefix_pieces("qwen35"), ["qwen", "35"]);
+        for (prefix, model, names) in [
+            ("dsr1", "DeepSeek-R1-0528", true),
+            ("llama8b", "Llama-3.1-8B-Instruct", true),
+            ("70b", "Llama-3.3-70B-Instruct", true),
+            ("qwen3.5", "Qwen3.5-397B-A17B", true),
+            ("gptoss", "gpt-oss-120b", true),
+            ("gptoss", "DeepSeek-R1-0528", false),
+            ("dsr1", "gpt-oss-120b", false),
+            ("llama8b", "Llama-3.3-70B-Instruct", false),
+        ] {
+            assert_eq!(
+                prefix_names_model(prefix, model),
+                Some(names),
+                "{prefix} {model}"
+            );
+        }
+        assert_eq!(prefix_names_model("m", "x"), None);
+    }
+}

@@ -172,9 +172,13 @@ impl CellSummary {
         }
     }
 
-    /// Whether the cell carries data that can enter statistics.
+    /// Whether the cell carries data that can enter statistics: successful requests, or a tool's figures for a
+    /// measurement whose requests it did not count (an aggregate row, a LoadGen summary).
     pub fn has_data(&self) -> bool {
         self.stats.ok_rows > 0
+            || self.rows == 0
+                && self.status == CellStatus::Clean
+                && !self.origin.reported.is_empty()
     }
 
     /// Whether the cell can serve as an N = 1 baseline of its series: the one rule behind the scaling metrics
@@ -473,6 +477,18 @@ mod tests {
             Some(10)
         );
         assert_eq!(inferred_requests_per_agent([]), None);
+    }
+
+    #[test]
+    fn a_tools_figures_without_a_request_count_are_data_but_a_cell_never_run_is_not() {
+        let mut aggregate = cell(4, 0, None, None, CellStatus::Clean);
+        aggregate.expected_rows = None;
+        assert!(!aggregate.has_data());
+        aggregate.stats.p50_ttft_ms = Some(120.0);
+        aggregate.origin.reported = vec!["p50_ttft_ms".to_string()];
+        assert!(aggregate.has_data());
+        aggregate.status = CellStatus::NotRun;
+        assert!(!aggregate.has_data());
     }
 
     #[test]

@@ -1081,6 +1081,20 @@ fn csv_exports_read_alone_match_the_oracle() {
     for name in ["perf-csv", "perf-csv-bad"] {
         check(name);
     }
+    let root = fixtures().join("perf-csv");
+    let text = explain(
+        &root,
+        "artifacts/Qwen_Qwen3-8B-openai-chat-concurrency16/profile_export_aiperf.csv",
+    );
+    assert!(text.contains("format: perf-csv"), "{text}");
+    assert!(
+        dimension_line(&text, "n").contains("inferred: the load level in the directory name"),
+        "{text}"
+    );
+    assert!(
+        dimension_line(&text, "model").contains("inferred: the artifact directory"),
+        "{text}"
+    );
 }
 
 /// With the JSON of its run beside it, a CSV export is no cell of its own: the JSON is read, and a figure of

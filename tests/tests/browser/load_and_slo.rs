@@ -232,3 +232,45 @@ async fn the_filter_bar_narrows_to_one_tensor_parallel_size() -> anyhow::Result<
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// The mixed demo's InferenceX aggregate (six configurations, no request counts) is drawn like any sweep: one
+/// series per TP over three concurrencies, every point marked as resting on the tool's figures; the curve's
+/// points equal `/api/cells` (the tool's median TTFT in seconds × 1000).
+#[tokio::test]
+async fn an_aggregate_without_request_counts_is_drawn_from_the_tools_figures() -> anyhow::Result<()>
+{
+    let mixed = cellscope_e2e::Config::from_env()?.mixed_root()?;
+    let page = Harness::start_on("aggregate-rows", &mixed).await?;
+    page.open("/?view=curves&model=Llama-3.3-70B-Instruct&metric=p50_ttft_ms&facet=none&color=tp")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    let points: String = page
+        .eval("document.querySelector('#curves-canvas').dataset.points")
+        .await?;
+    assert_eq!(points.split(';').count(), 6, "{points}");
+    page.until("document.body.innerText.includes('6 points rest on figures the tool reported')")
+        .await?;
+    let api = page
+        .get("/api/cells?model=Llama-3.3-70B-Instruct&format=json")?
+        .json()?;
+    let cells = api.as_array().cloned().unwrap_or_default();
+    assert_eq!(cells.len(), 6);
+    let table: String = page
+        .eval("Array.from(document.querySelectorAll('td.points')).map(td => td.textContent).join(' | ')")
+        .await?;
+    for cell in cells {
+        assert_eq!(cell["status"], "clean", "{cell}");
+        let ttft = cell["p50_ttft_ms"]
+            .as_f64()
+            .expect("the tool's median TTFT");
+        let load = cell["n"].as_u64().expect("a concurrency");
+        assert!(
+            table.contains(&format!("{load}: {ttft:.3}")),
+            "{load}: {ttft} not in {table}"
+        );
+    }
+    page.screenshot("curves-aggregate-rows").await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

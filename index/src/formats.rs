@@ -23,6 +23,7 @@ pub mod llmperf;
 pub mod mlperf;
 mod parallel;
 pub mod perf_csv;
+pub mod perf_metrics;
 mod scan;
 pub mod sglang;
 pub mod table;
@@ -156,15 +157,6 @@ pub fn recognise(storage: &dyn Storage, mapping: &Mapping, path: &str) -> Offere
             });
         }
     };
-    if is_result_name(path) && head.iter().all(u8::is_ascii_whitespace) {
-        return Offered::Unread(crate::run::found::Unread {
-            side_of: Vec::new(),
-            reason: "the file is empty (a result cut before its first byte, or never written): there is \
-                     nothing to read"
-                .to_string(),
-            empty: true,
-        });
-    }
     let mut verdicts = Vec::new();
     for format in FORMATS
         .iter()
@@ -178,6 +170,16 @@ pub fn recognise(storage: &dyn Storage, mapping: &Mapping, path: &str) -> Offere
             };
         }
         verdicts.push((format.name(), verdict));
+    }
+    // A format may claim an empty file by its name (and report it); otherwise an empty result is said to be empty.
+    if is_result_name(path) && head.iter().all(u8::is_ascii_whitespace) {
+        return Offered::Unread(crate::run::found::Unread {
+            side_of: Vec::new(),
+            reason: "the file is empty (a result cut before its first byte, or never written): there is \
+                     nothing to read"
+                .to_string(),
+            empty: true,
+        });
     }
     Offered::Unread(verdict::unread(&verdicts))
 }

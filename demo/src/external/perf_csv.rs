@@ -23,7 +23,7 @@ fn figure(value: f64) -> String {
     let digits: Vec<char> = whole.chars().collect();
     let mut grouped = String::new();
     for (index, digit) in digits.iter().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(*digit);

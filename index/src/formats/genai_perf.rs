@@ -4,9 +4,10 @@
 //! has no token counts (GenAI-Perf re-tokenizes the responses) and no error field, so token means and
 //! throughput are the tool's, marked reported.
 
-use super::aiperf::{nanoseconds, reported};
+use super::aiperf::nanoseconds;
 use super::json::{self, field_text};
 use super::key::model_name;
+use super::perf_metrics::reported;
 use super::verdict::{self, Mark, Signature, Verdict};
 use super::{KeyParts, Part, Request, RunFormat, RunRecord, read_json};
 use crate::storage::{self, Storage};

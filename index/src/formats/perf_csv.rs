@@ -7,7 +7,7 @@
 //! or raw export its tool's reader reads): then the JSON is the cell, and its reader checks the two agree
 //! ([`check_against`]). The metrics are turned into the summary's metric objects and read by the same rules.
 
-use super::aiperf::{self, ms_per_unit};
+use super::perf_metrics::{self, ms_per_unit};
 use super::verdict::{Nearness, Verdict};
 use super::{KeyParts, RunFormat, RunRecord};
 use crate::mapping::Mapping;
@@ -136,7 +136,7 @@ fn record(path: &str, export: Export) -> RunRecord {
             .map(|value| value as u32)
     };
     let key = KeyParts {
-        model: aiperf::directory_model(storage::file_name(storage::parent(path))),
+        model: perf_metrics::directory_model(storage::file_name(storage::parent(path))),
         ..KeyParts::default()
     };
     RunRecord {
@@ -145,7 +145,7 @@ fn record(path: &str, export: Export) -> RunRecord {
         completed: count("request_count"),
         failed: count("error_request_count"),
         duration_s: scalar("benchmark_duration"),
-        reported: aiperf::reported(&metrics),
+        reported: perf_metrics::reported(&metrics),
         reported_figures: super::metric_figures(&metrics),
         notes: vec![
             "figures from the tool's CSV export, printed to two decimals (no JSON of the run is beside it)"
@@ -291,7 +291,7 @@ pub fn check_against(
     };
     let mut ignored = Vec::new();
     let export = read(&bytes, &csv_path, &mut ignored);
-    let from_csv = aiperf::reported(&Json::Object(export.metrics));
+    let from_csv = perf_metrics::reported(&Json::Object(export.metrics));
     let differing: Vec<String> = from_csv
         .iter()
         .filter_map(|(column, csv_value)| {

@@ -1440,6 +1440,8 @@ fn explain_says_the_model_of_an_inference_perf_stage_comes_from_its_config() {
     );
     assert!(text.contains("summary over every stage"), "{text}");
 }
+
+#[test]
 fn mlperf_loadgen_logs_match_the_oracle() {
     for name in ["mlperf-server", "mlperf-summary-only", "mlperf-bad"] {
         check(name);

@@ -7,6 +7,7 @@ pub mod assets;
 pub mod bodies;
 pub mod encoding;
 pub mod error;
+pub mod hosts;
 pub mod inputs;
 pub mod limits;
 pub mod long_links;

@@ -20,6 +20,10 @@ pub(super) struct ServeArgs {
     /// Allow this one origin to call the API from another site (CORS is off by default).
     #[arg(long)]
     cors: Option<String>,
+    /// On a loopback address, also answer requests addressed to this host name (repeatable); any name but
+    /// localhost, 127.0.0.1 and [::1] is otherwise refused with 421, against DNS rebinding.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_hosts: Vec<String>,
     /// For a data root in object storage: seconds between listings of the bucket prefix (new, changed or
     /// deleted objects re-index). A local root is watched instead.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
@@ -54,6 +58,7 @@ pub(super) fn run(arguments: ServeArgs) -> anyhow::Result<ExitCode> {
         data_dir,
         addr,
         cors,
+        allow_hosts,
         poll,
         http_threads,
         bench_static,
@@ -73,6 +78,7 @@ pub(super) fn run(arguments: ServeArgs) -> anyhow::Result<ExitCode> {
     );
     let options = cellscope::http::HttpOptions {
         cors_origin: cors,
+        allowed_hosts: cellscope::http::hosts::AllowedHosts::for_address(addr, &allow_hosts),
         bench_static,
         limits: cellscope::http::limits::Limits::default(),
     };

@@ -2,7 +2,7 @@
 //! security headers, timeouts, limits, CORS) around everything.
 
 use super::snapshot::Store;
-use super::{api, assets, limits};
+use super::{api, assets, hosts, limits};
 use axum::Router;
 use axum::http::header::{self, HeaderName};
 use axum::http::{HeaderValue, Method};
@@ -144,6 +144,9 @@ pub struct HttpOptions {
     pub cors_origin: Option<String>,
     /// What one request may ask of the server.
     pub limits: limits::Limits,
+    /// The host names requests may be addressed to (a loopback server's), each other one answered 421; `None`
+    /// checks none.
+    pub allowed_hosts: Option<hosts::AllowedHosts>,
     /// Benchmarks only: a directory served as plain files under `/bench-static/`, so a load test can compare
     /// `/api/cells` with the same bytes served as a static file by the same server and middleware.
     pub bench_static: Option<std::path::PathBuf>,
@@ -200,7 +203,13 @@ pub(crate) fn with_middleware(
         }
         None => None,
     };
+    let host_check = options
+        .allowed_hosts
+        .clone()
+        .map(|allowed| axum::middleware::from_fn_with_state(allowed, hosts::check));
     let middleware = tower::ServiceBuilder::new()
+        .option_layer(host_check)
+        .map_response(axum::response::IntoResponse::into_response)
         .option_layer(cors)
         // CORS answers preflight requests with an empty body of the type below it.
         .map_response(axum::response::IntoResponse::into_response)

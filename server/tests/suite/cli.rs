@@ -943,3 +943,67 @@ fn compare_on_slo_capacity_pairs_configurations_over_their_loads() {
         text(&refused.stderr)
     );
 }
+
+/// The status line `cellscope serve` gives a request addressed to `host` (raw HTTP/1.1 on loopback).
+fn status_for_host(port: u16, host: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET /api/index HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    reply.lines().next().unwrap_or_default().to_string()
+}
+
+/// On a loopback address `serve` answers requests addressed to a loopback name or an `--allow-host` name, and
+/// refuses any other name with 421 (a rebound DNS name of another site reaches 127.0.0.1 with its own `Host`).
+#[test]
+fn serve_on_loopback_refuses_requests_addressed_to_other_hosts() {
+    let root = demo_root().join("tr164-v1");
+    let mut child = common::cellscope_command()
+        .args([
+            "serve",
+            &root.to_string_lossy(),
+            "--addr",
+            "127.0.0.1:0",
+            "--no-cache",
+            "--allow-host",
+            "Bench.Local",
+        ])
+        .env("CELLSCOPE_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = log_until_serving(&mut child);
+    let port: u16 = seen
+        .last()
+        .and_then(|line| line.split("url=http://127.0.0.1:").nth(1))
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {seen:#?}"));
+    let answers: Vec<(String, String)> = [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+        "bench.local".to_string(),
+        "evil.example".to_string(),
+        format!("rebound.example:{port}"),
+    ]
+    .into_iter()
+    .map(|host| {
+        let status = status_for_host(port, &host);
+        (host, status)
+    })
+    .collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    for (host, status) in &answers[..4] {
+        assert!(status.contains(" 200 "), "{host}: {status}");
+    }
+    for (host, status) in &answers[4..] {
+        assert!(status.contains(" 421 "), "{host}: {status}");
+    }
+}

@@ -458,14 +458,27 @@ fn serving_stats(value: impl Fn(Stat) -> Option<f64>) -> CellStats {
     stats
 }
 
-/// Appends one CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
+/// A text field as a spreadsheet may open it: one that starts with `=`, `+`, `-`, `@`, a tab or a carriage return
+/// would be taken for a formula, so it gets a leading `'` (OWASP's advice for CSV injection). Numbers are written
+/// as numbers, never through this.
+pub fn neutralised(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        std::borrow::Cow::Owned(format!("'{text}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Appends one CSV text field, neutralised against formulas ([`neutralised`]) and quoted when it holds a comma, a
+/// quote or a line break (RFC 4180).
 pub(crate) fn csv_field(out: &mut String, text: &str) {
+    let text = neutralised(text);
     if text.contains([',', '"', '\n', '\r']) {
         out.push('"');
         out.push_str(&text.replace('"', "\"\""));
         out.push('"');
     } else {
-        out.push_str(text);
+        out.push_str(&text);
     }
 }
 
@@ -780,6 +793,35 @@ mod tests {
              efficiency, p95_multiplier";
         let contract: Vec<&str> = contract.split(", ").collect();
         assert_eq!(&names[..contract.len()], contract.as_slice());
+    }
+
+    #[test]
+    fn csv_text_that_a_spreadsheet_would_run_is_neutralised_and_numbers_are_not() {
+        let mut cell = CellSummary::empty(
+            CellKey {
+                run_id: "=HYPERLINK(\"http://x\",\"y\")".into(),
+                suite: "+s".into(),
+                phase: "-p".into(),
+                backend: "@b".into(),
+                model: "\tm".into(),
+                workload: "w-1".into(),
+                config: Default::default(),
+                load: crate::Load::Concurrency(2),
+                rep: 0,
+            },
+            CellStatus::Clean,
+        );
+        cell.stats.mean_wall_ms = Some(-1.5);
+        let csv = cells_to_csv(&[cell]);
+        let row = csv.lines().nth(1).expect("a row");
+        assert!(
+            row.starts_with(
+                "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",'+s,'-p,'@b,'\tm,w-1,2,0,clean,"
+            ),
+            "{row}"
+        );
+        assert!(row.contains(",-1.5,"), "{row}");
+        assert_eq!(neutralised("plain"), "plain");
     }
 
     #[test]

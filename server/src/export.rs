@@ -37,7 +37,7 @@ pub fn encode_batch(batch: &RecordBatch, format: Format) -> Result<Vec<u8>, Expo
             let mut writer = arrow_csv::WriterBuilder::new()
                 .with_header(true)
                 .build(&mut bytes);
-            writer.write(batch)?;
+            writer.write(&neutralised_text(batch)?)?;
         }
         Format::Json => {
             let mut writer = arrow_json::WriterBuilder::new()
@@ -53,4 +53,50 @@ pub fn encode_batch(batch: &RecordBatch, format: Format) -> Result<Vec<u8>, Expo
         Format::Arrow => bytes = write_ipc_stream(std::slice::from_ref(batch), &batch.schema())?,
     }
     Ok(bytes)
+}
+
+/// `batch` with every text value neutralised against spreadsheet formulas (`schema::neutralised`), for CSV.
+fn neutralised_text(batch: &RecordBatch) -> Result<RecordBatch, ExportError> {
+    let columns = batch
+        .columns()
+        .iter()
+        .map(
+            |column| match column.as_any().downcast_ref::<arrow_array::StringArray>() {
+                Some(texts) => std::sync::Arc::new(
+                    texts
+                        .iter()
+                        .map(|text| {
+                            text.map(|text| cellscope_model::schema::neutralised(text).into_owned())
+                        })
+                        .collect::<arrow_array::StringArray>(),
+                ) as arrow_array::ArrayRef,
+                None => column.clone(),
+            },
+        )
+        .collect();
+    Ok(RecordBatch::try_new(batch.schema(), columns)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{ArrayRef, Float64Array, StringArray};
+    use std::sync::Arc;
+
+    #[test]
+    fn csv_text_is_neutralised_and_numbers_are_left_as_they_are() {
+        let batch = RecordBatch::try_from_iter([
+            (
+                "error",
+                Arc::new(StringArray::from(vec![Some("=1+2"), Some("ok"), None])) as ArrayRef,
+            ),
+            (
+                "wall_ms",
+                Arc::new(Float64Array::from(vec![-1.5, 2.0, 3.0])) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let csv = String::from_utf8(encode_batch(&batch, Format::Csv).unwrap()).unwrap();
+        assert_eq!(csv, "error,wall_ms\n'=1+2,-1.5\nok,2.0\n,3.0\n");
+    }
 }

@@ -42,7 +42,9 @@ impl Server {
         command
             .arg("serve")
             .arg(data)
-            .args(["--addr", "127.0.0.1:0"]);
+            .args(["--addr", "127.0.0.1:0"])
+            // The browser reaches the server under this name too, as a shared server's users would.
+            .args(["--allow-host", "cellscope.test"]);
         if !args.contains(&"--cache") {
             command.arg("--cache").arg(cache.path());
         }

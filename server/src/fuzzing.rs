@@ -12,7 +12,7 @@ use cellscope_model::api::Warning;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus directories call them.
-pub const TARGETS: [(&str, Check); 7] = [
+pub const TARGETS: [(&str, Check); 22] = [
     ("metrics_csv", metrics_csv),
     ("run_files", run_files),
     ("formats", formats),
@@ -20,6 +20,21 @@ pub const TARGETS: [(&str, Check); 7] = [
     ("refill_note", refill_note),
     ("view_state", view_state),
     ("api_query", api_query),
+    ("toml_mapping", toml_mapping),
+    ("vllm_bench", |data| reader("vllm_bench", data)),
+    ("sglang_bench", |data| reader("sglang_bench", data)),
+    ("aiperf", |data| reader("aiperf", data)),
+    ("genai_perf", |data| reader("genai_perf", data)),
+    ("llmperf", |data| reader("llmperf", data)),
+    ("guidellm", |data| reader("guidellm", data)),
+    ("inferencex_agg", |data| reader("inferencex_agg", data)),
+    ("perf_csv", |data| reader("perf_csv", data)),
+    ("llmd_report", |data| reader("llmd_report", data)),
+    ("inference_perf", |data| reader("inference_perf", data)),
+    ("mlperf_loadgen", |data| reader("mlperf_loadgen", data)),
+    ("console_log", |data| reader("console_log", data)),
+    ("table_csv", |data| reader("table_csv", data)),
+    ("table_parquet", |data| reader("table_parquet", data)),
 ];
 
 /// The metrics.csv reader never panics, and where the plain split applies (no quote, no carriage return other
@@ -249,21 +264,155 @@ pub fn formats(data: &[u8]) {
         return;
     };
     let path = FORMAT_FILE_NAMES[usize::from(choice) % FORMAT_FILE_NAMES.len()];
+    for format in cellscope_index::formats::FORMATS {
+        read_as(*format, path, content);
+    }
+}
+
+/// Each reader alone, under the file names its tool writes: `(target, format, names)`. Fuzzing one reader at a
+/// time lets libFuzzer's coverage feedback go deep into that reader's code.
+const READERS: [(&str, &str, &[&str]); 14] = [
+    (
+        "vllm_bench",
+        "vllm-bench",
+        &[
+            "sweep/openai-infqps-concurrency4-Qwen3-8B-20260302-090130.json",
+            "sweep/bench-results.json",
+            "results/20260302_093000/SERVE--max_num_seqs=4-BENCH--max_concurrency=2/run=0.json",
+        ],
+    ),
+    (
+        "sglang_bench",
+        "sglang-bench",
+        &[
+            "sweep/sglang_0302_16_1024_128.jsonl",
+            "sweep/sglang_aggregates.jsonl",
+        ],
+    ),
+    (
+        "aiperf",
+        "aiperf",
+        &[
+            "sweep/c8/profile_export_aiperf.json",
+            "sweep/c8/profile_export.jsonl",
+        ],
+    ),
+    (
+        "genai_perf",
+        "genai-perf",
+        &[
+            "sweep/c2/profile_export_genai_perf.json",
+            "sweep/c2/profile_export.json",
+        ],
+    ),
+    (
+        "llmperf",
+        "llmperf",
+        &[
+            "sweep/n4/model_256_64_summary.json",
+            "sweep/n4/model_256_64_individual_responses.json",
+        ],
+    ),
+    (
+        "guidellm",
+        "guidellm",
+        &["sweep/benchmarks.json", "sweep/benchmarks.yaml"],
+    ),
+    (
+        "inferencex_agg",
+        "inferencex-agg",
+        &[
+            "sweep/agg_bmk.json",
+            "sweep/agg_70b_1k1k_fp8_vllm_tp2_conc8_h200.json",
+            "api/benchmarks.json",
+        ],
+    ),
+    (
+        "perf_csv",
+        "perf-csv",
+        &[
+            "sweep/c8/profile_export_aiperf.csv",
+            "sweep/c2/profile_export_genai_perf.csv",
+        ],
+    ),
+    (
+        "llmd_report",
+        "llmd-report",
+        &[
+            "exp/benchmark_report_v0.2,_stage_0_lifecycle_metrics.json.yaml",
+            "exp/benchmark_report_v0.2,_results_c8.json",
+            "exp/benchmark_report,_stage_1_lifecycle_metrics.json.yaml",
+        ],
+    ),
+    (
+        "inference_perf",
+        "inference-perf",
+        &["reports-20260310-101500/stage_0_lifecycle_metrics.json"],
+    ),
+    (
+        "mlperf_loadgen",
+        "mlperf-loadgen",
+        &[
+            "results/8xH100/llama2-70b-99/Server/performance/run_1/mlperf_log_detail.txt",
+            "results/8xH100/llama2-70b-99/Offline/performance/run_1/mlperf_log_summary.txt",
+        ],
+    ),
+    (
+        "console_log",
+        "console-log",
+        &[
+            "logs/sweep.log",
+            "logs/bench_serving.out",
+            "logs/throughput_c64.txt",
+        ],
+    ),
+    (
+        "table_csv",
+        "table",
+        &["sweep/requests.csv", "sweep/summary_by_cell.csv"],
+    ),
+    ("table_parquet", "table", &["sweep/requests.parquet"]),
+];
+
+/// The target `target` of [`READERS`]: its reader on `data` (after the first byte, which chooses the name).
+fn reader(target: &str, data: &[u8]) {
+    let Some((&choice, content)) = data.split_first() else {
+        return;
+    };
+    let (_, format, names) = READERS
+        .iter()
+        .find(|(name, _, _)| *name == target)
+        .unwrap_or_else(|| panic!("no reader target {target}"));
+    let format =
+        cellscope_index::formats::by_name(format).unwrap_or_else(|| panic!("no format {format}"));
+    read_as(format, names[usize::from(choice) % names.len()], content);
+}
+
+/// One reader on one file: detection and reading never panic, and every warning names the file.
+fn read_as(format: &dyn cellscope_index::formats::RunFormat, path: &str, content: &[u8]) {
     let storage = OneFile {
         path,
         bytes: content,
     };
-    for format in cellscope_index::formats::FORMATS {
-        let _ = format.detect(path, &content[..content.len().min(64 * 1024)]);
-        let mut warnings = Vec::new();
-        let _records = format.records(&storage, path, &mut warnings);
-        for warning in &warnings {
-            assert!(
-                warning.file.is_some(),
-                "{}: a warning without its file: {warning:?}",
-                format.name()
-            );
-        }
+    let _ = format.detect(path, &content[..content.len().min(64 * 1024)]);
+    let mut warnings = Vec::new();
+    let _records = format.records(&storage, path, &mut warnings);
+    for warning in &warnings {
+        assert!(
+            warning.file.is_some(),
+            "{}: a warning without its file: {warning:?}",
+            format.name()
+        );
+    }
+}
+
+/// `cellscope.toml` is mapped or refused key by key, never a panic, and every warning names the file.
+pub fn toml_mapping(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut warnings = Vec::new();
+    let _mapping = cellscope_index::mapping::Mapping::parse(&text, "cellscope.toml", &mut warnings);
+    for warning in &warnings {
+        assert_eq!(warning.file.as_deref(), Some("cellscope.toml"), "{warning}");
     }
 }
 

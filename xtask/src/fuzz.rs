@@ -11,15 +11,23 @@ use anyhow::{Context, bail};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-const TARGETS: [&str; 7] = [
-    "metrics_csv",
-    "run_files",
-    "formats",
-    "exclusions",
-    "refill_note",
-    "view_state",
-    "api_query",
-];
+/// The targets, one per file of `fuzz/fuzz_targets/` (each names its body in `cellscope::fuzzing::TARGETS`).
+fn targets() -> anyhow::Result<Vec<String>> {
+    let directory = workspace_root().join("fuzz/fuzz_targets");
+    let mut names: Vec<String> = std::fs::read_dir(&directory)
+        .with_context(|| format!("listing {}", directory.display()))?
+        .filter_map(|entry| {
+            entry
+                .ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".rs")
+                .map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
 
 struct Outcome {
     target: String,
@@ -30,14 +38,16 @@ struct Outcome {
 }
 
 pub(crate) fn run(minutes: f64, only: Option<&str>) -> anyhow::Result<()> {
-    let targets: Vec<&str> = TARGETS
-        .into_iter()
+    let all = targets()?;
+    let targets: Vec<&str> = all
+        .iter()
+        .map(String::as_str)
         .filter(|target| only.is_none_or(|only| only == *target))
         .collect();
     if targets.is_empty() {
         bail!(
             "no fuzz target {only:?}; the targets are {}",
-            TARGETS.join(", ")
+            all.join(", ")
         );
     }
     let per_target_s = ((minutes * 60.0) / targets.len() as f64).max(5.0).round() as u64;

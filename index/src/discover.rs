@@ -1,7 +1,7 @@
 //! Finds run directories, backups, exclusion ledgers, `cellscope.toml` and other tools' result files under the
 //! data root without leaving it, and names the files that may have been results but that no format reads.
 
-use super::mapping::Mapping;
+use super::mapping::{self, Mapping};
 use super::storage::{self, Entry, EntryKind, Storage};
 use crate::run::found::{BackupDir, DetectedRun, METRICS_NAMES, Offered, RunDir, Unread};
 use cellscope_model::api::{NOT_RECOGNISED, Warning};
@@ -152,18 +152,7 @@ impl Walk<'_> {
         if entry.name == "exclusions.toml" {
             self.discovery.ledgers.push((directory.to_string(), path));
         } else if entry.name == "cellscope.toml" && directory.is_empty() {
-            match self.storage.read(&path) {
-                Ok(bytes) => {
-                    self.discovery.mapping = Some(String::from_utf8_lossy(&bytes).into_owned());
-                }
-                Err(error) => self.discovery.warnings.push(
-                    Warning::error(
-                        "unreadable_file",
-                        format!("cannot read the file: {error}; no mapping is applied"),
-                    )
-                    .file(&path),
-                ),
-            }
+            self.discovery.mapping = mapping::read_text(self.storage, &mut self.discovery.warnings);
         } else if !in_tr164_run && may_be_a_result(entry) {
             match (self.detect)(self.storage, &self.mapping, &path) {
                 Offered::Run { format, root } => {

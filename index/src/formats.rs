@@ -359,10 +359,25 @@ pub fn read_file(
     match storage.read(path) {
         Ok(bytes) => Some(bytes),
         Err(error) => {
-            warnings.push(
-                Warning::error("unreadable_file", format!("cannot read the file: {error}"))
-                    .file(path),
-            );
+            warnings.push(storage::unreadable_warning(&error, path));
+            None
+        }
+    }
+}
+
+/// A file a reader looks for beside the one it reads (a summary, a per-request dump, a configuration): `None`
+/// when there is none, and also, with a warning naming it, when it is there but cannot be read (a FIFO, a
+/// directory, a link, no permission).
+pub fn read_sibling(
+    storage: &dyn Storage,
+    path: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<Vec<u8>> {
+    match storage.read(path) {
+        Ok(bytes) => Some(bytes),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => {
+            warnings.push(storage::unreadable_warning(&error, path));
             None
         }
     }
@@ -1085,14 +1100,9 @@ pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String>
     use std::fmt::Write as _;
     let disk = storage::LocalDisk::new(root);
     let mut warnings = Vec::new();
-    let mapping = match disk.read("cellscope.toml") {
-        Ok(bytes) => Mapping::parse(
-            &String::from_utf8_lossy(&bytes),
-            "cellscope.toml",
-            &mut warnings,
-        ),
-        Err(_) => Mapping::default(),
-    };
+    let mapping = crate::mapping::read_text(&disk, &mut warnings)
+        .map(|text| Mapping::parse(&text, crate::mapping::FILE, &mut warnings))
+        .unwrap_or_default();
     let head = disk
         .read_range(relative, 0..HEAD_BYTES)
         .map_err(|error| format!("cannot read {relative}: {error}"))?;

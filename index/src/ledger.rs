@@ -155,10 +155,7 @@ pub fn load_all(
                 entries.extend(load(&text, &file, applies_under, warnings));
                 texts.push((file, text));
             }
-            Err(error) => warnings.push(
-                Warning::error("unreadable_file", format!("cannot read the file: {error}"))
-                    .file(&file),
-            ),
+            Err(error) => warnings.push(crate::storage::unreadable_warning(&error, &file)),
         }
     }
     let mut seen: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();

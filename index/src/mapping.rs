@@ -11,6 +11,54 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 use table::{RawTable, TableEntry};
 
+/// The mapping's file name, at the data root.
+pub const FILE: &str = "cellscope.toml";
+
+/// The largest `cellscope.toml` read: a hand-written mapping is a few kilobytes, and parsing one costs far more
+/// memory and time than its size.
+pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// The text of `cellscope.toml` at the root: `None` when there is none, and also, with a warning naming it, when
+/// it is larger than [`MAX_FILE_BYTES`], not a regular file, or unreadable (no mapping is then applied).
+pub fn read_text(
+    storage: &dyn super::storage::Storage,
+    warnings: &mut Vec<Warning>,
+) -> Option<String> {
+    let too_large = |bytes: u64| {
+        Warning::error(
+            "file_too_large",
+            format!(
+                "the mapping is {bytes} bytes, more than the {MAX_FILE_BYTES} read; no mapping is applied"
+            ),
+        )
+        .file(FILE)
+    };
+    match storage.stat(FILE) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
+        Ok(meta) if meta.bytes > MAX_FILE_BYTES => {
+            warnings.push(too_large(meta.bytes));
+            return None;
+        }
+        _ => {}
+    }
+    match storage.read(FILE) {
+        Ok(bytes) if bytes.len() as u64 > MAX_FILE_BYTES => {
+            warnings.push(too_large(bytes.len() as u64));
+            None
+        }
+        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => {
+            let warning = super::storage::unreadable_warning(&error, FILE);
+            warnings.push(Warning {
+                message: format!("{}; no mapping is applied", warning.message),
+                ..warning
+            });
+            None
+        }
+    }
+}
+
 /// The key dimensions a mapping can set, in the order they are shown.
 pub const DIMENSIONS: [cellscope_model::Dimension; 8] = cellscope_model::Dimension::ALL;
 
@@ -197,14 +245,9 @@ impl Mapping {
     /// `cellscope.toml` at the root of `storage`, read quietly (the index reports its problems once): for
     /// reading one cell's rows back the way they were indexed.
     pub fn load(storage: &dyn super::storage::Storage) -> Mapping {
-        match storage.read("cellscope.toml") {
-            Ok(bytes) => Mapping::parse(
-                &String::from_utf8_lossy(&bytes),
-                "cellscope.toml",
-                &mut Vec::new(),
-            ),
-            Err(_) => Mapping::default(),
-        }
+        read_text(storage, &mut Vec::new())
+            .map(|text| Mapping::parse(&text, FILE, &mut Vec::new()))
+            .unwrap_or_default()
     }
 
     /// The `[[table]]` entry for the file at `path` (relative to the root): the last one whose glob matches.

@@ -140,6 +140,67 @@ impl LocalDisk {
     }
 }
 
+impl LocalDisk {
+    /// `path` opened for reading only if it is a regular file. The open neither follows a symbolic link nor waits
+    /// for a FIFO's writer, and the kind is read from the opened file, so no file swapped in between can block.
+    fn open_regular(&self, path: &str) -> io::Result<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+            .open(self.absolute(path)?)
+            .map_err(|error| match error.raw_os_error() {
+                Some(libc::ELOOP) => NotAFile::error(EntryKind::Symlink),
+                _ => error,
+            })?;
+        let kind = kind_of(file.metadata()?.file_type());
+        if kind == EntryKind::File {
+            Ok(file)
+        } else {
+            Err(NotAFile::error(kind))
+        }
+    }
+}
+
+/// The error of opening something that is not a regular file (see [`not_a_file`]).
+#[derive(Debug)]
+pub struct NotAFile(pub EntryKind);
+
+impl NotAFile {
+    fn error(kind: EntryKind) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidInput, NotAFile(kind))
+    }
+}
+
+impl std::fmt::Display for NotAFile {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(match self.0 {
+            EntryKind::Directory => "it is a directory, not a regular file",
+            EntryKind::Symlink => {
+                "it is a symbolic link, not a regular file (links are not followed)"
+            }
+            _ => "it is a FIFO, socket or device, not a regular file",
+        })
+    }
+}
+
+impl std::error::Error for NotAFile {}
+
+/// Whether a read failed because the path is not a regular file (a FIFO, device, directory or link).
+pub fn not_a_file(error: &io::Error) -> bool {
+    error.get_ref().is_some_and(|inner| inner.is::<NotAFile>())
+}
+
+/// The warning for a file that could not be read: `not_a_file` or `unreadable_file`, naming the file.
+pub fn unreadable_warning(error: &io::Error, path: &str) -> cellscope_model::api::Warning {
+    let code = if not_a_file(error) {
+        "not_a_file"
+    } else {
+        "unreadable_file"
+    };
+    cellscope_model::api::Warning::error(code, format!("cannot read the file: {error}")).file(path)
+}
+
 impl Storage for LocalDisk {
     fn list(&self, directory: &str) -> io::Result<Vec<Entry>> {
         let mut entries = Vec::new();
@@ -172,12 +233,14 @@ impl Storage for LocalDisk {
     }
 
     fn read(&self, path: &str) -> io::Result<Vec<u8>> {
-        std::fs::read(self.absolute(path)?)
+        let mut bytes = Vec::new();
+        self.read_into(path, &mut bytes)?;
+        Ok(bytes)
     }
 
     fn read_range(&self, path: &str, range: Range<u64>) -> io::Result<Vec<u8>> {
         use std::io::{Read, Seek, SeekFrom};
-        let mut file = std::fs::File::open(self.absolute(path)?)?;
+        let mut file = self.open_regular(path)?;
         file.seek(SeekFrom::Start(range.start))?;
         let mut bytes = Vec::new();
         file.take(range.end.saturating_sub(range.start))
@@ -193,12 +256,14 @@ impl Storage for LocalDisk {
     fn read_into(&self, path: &str, buffer: &mut Vec<u8>) -> io::Result<()> {
         use std::io::Read;
         buffer.clear();
-        std::fs::File::open(self.absolute(path)?)?.read_to_end(buffer)?;
+        let mut file = self.open_regular(path)?;
+        buffer.reserve(file.metadata().map_or(0, |metadata| metadata.len()) as usize);
+        file.read_to_end(buffer)?;
         Ok(())
     }
 
     fn local_file(&self, path: &str) -> Option<io::Result<std::fs::File>> {
-        Some(self.absolute(path).and_then(std::fs::File::open))
+        Some(self.open_regular(path))
     }
 }
 

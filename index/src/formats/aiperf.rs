@@ -307,9 +307,9 @@ fn record(
     let reported = reported(metrics);
     super::perf_csv::check_against(storage, path, &reported, warnings);
     let requests_path = storage::join(storage::parent(path), PER_REQUEST_FILE);
-    let (requests, has_requests) = match storage.read(&requests_path) {
-        Ok(bytes) => (requests(&bytes, &requests_path, warnings, &mut notes), true),
-        Err(_) => {
+    let (requests, has_requests) = match super::read_sibling(storage, &requests_path, warnings) {
+        Some(bytes) => (requests(&bytes, &requests_path, warnings, &mut notes), true),
+        None => {
             warnings.push(
                 Warning::warn(
                     "no_request_file",

@@ -165,7 +165,7 @@ fn summary(storage: &dyn Storage, path: &str, warnings: &mut Vec<Warning>) -> Op
     let name = storage::file_name(path);
     let stem = name.strip_suffix(".json").unwrap_or(name);
     let summary_path = storage::join(storage::parent(path), &format!("{stem}_genai_perf.json"));
-    let bytes = storage.read(&summary_path).ok()?;
+    let bytes = super::read_sibling(storage, &summary_path, warnings)?;
     match json::parse(&bytes) {
         Ok(summary @ Json::Object(_)) => Some(summary),
         Ok(_) => {

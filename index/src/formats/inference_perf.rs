@@ -193,7 +193,7 @@ fn configuration(
     let directory = storage::parent(path);
     let (file, bytes) = ["config.yaml", "config.yml"].into_iter().find_map(|name| {
         let file = storage::join(directory, name);
-        storage.read(&file).ok().map(|bytes| (file, bytes))
+        super::read_sibling(storage, &file, warnings).map(|bytes| (file, bytes))
     })?;
     match yaml::parse(&bytes) {
         Ok(document @ Json::Object(_)) => Some(Configuration { file, document }),

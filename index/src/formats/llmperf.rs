@@ -144,10 +144,7 @@ fn record(
         );
     }
     let (requests, has_requests) = match requests_path(path).and_then(|requests_path| {
-        storage
-            .read(&requests_path)
-            .ok()
-            .map(|bytes| (requests_path, bytes))
+        super::read_sibling(storage, &requests_path, warnings).map(|bytes| (requests_path, bytes))
     }) {
         Some((requests_path, bytes)) => match read_requests(&bytes, &requests_path, warnings) {
             Some(requests) => (requests, true),

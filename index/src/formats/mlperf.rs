@@ -599,7 +599,7 @@ fn check_against_summary(
     summary_path: &str,
     warnings: &mut Vec<Warning>,
 ) {
-    let Ok(bytes) = storage.read(summary_path) else {
+    let Some(bytes) = super::read_sibling(storage, summary_path, warnings) else {
         return;
     };
     let summary = read_summary(&String::from_utf8_lossy(&bytes), summary_path, warnings);

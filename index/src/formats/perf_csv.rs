@@ -286,7 +286,7 @@ pub fn check_against(
     else {
         return;
     };
-    let Ok(bytes) = storage.read(&csv_path) else {
+    let Some(bytes) = super::read_sibling(storage, &csv_path, warnings) else {
         return;
     };
     let mut ignored = Vec::new();

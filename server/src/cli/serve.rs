@@ -35,6 +35,9 @@ pub(super) struct ServeArgs {
     /// Benchmarks only: serve this directory's files under /bench-static/ (the static-file peer).
     #[arg(long, hide = true)]
     bench_static: Option<PathBuf>,
+    /// Seconds an index may run before it is abandoned (re-indexing) or reported as stuck (the first index).
+    #[arg(long, hide = true, value_name = "SECONDS", default_value_t = cellscope::http::snapshot::INDEX_DEADLINE.as_secs_f64())]
+    index_deadline_s: f64,
     #[command(flatten)]
     cache: CacheArgs,
 }
@@ -62,6 +65,7 @@ pub(super) fn run(arguments: ServeArgs) -> anyhow::Result<ExitCode> {
         poll,
         http_threads,
         bench_static,
+        index_deadline_s,
         cache,
     } = arguments;
     let data_root = DataRoot::open(data_dir, &cache)?;
@@ -88,6 +92,7 @@ pub(super) fn run(arguments: ServeArgs) -> anyhow::Result<ExitCode> {
         &options,
         data_root.remote.as_ref(),
         poll,
+        std::time::Duration::from_secs_f64(index_deadline_s.max(0.0)),
     ))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -140,6 +145,7 @@ async fn serve(
     options: &cellscope::http::HttpOptions,
     remote: Option<&Arc<cellscope::remote::Remote>>,
     poll: f64,
+    index_deadline: std::time::Duration,
 ) -> anyhow::Result<()> {
     let Start {
         root,
@@ -159,17 +165,26 @@ async fn serve(
         let _ = tokio::signal::ctrl_c().await;
     }));
     // Indexing runs on a thread of its own, which Ctrl-C does not wait for.
-    let (built_sender, built) = tokio::sync::oneshot::channel();
+    let (built_sender, mut built) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name("cellscope-first-index".into())
         .spawn(move || {
             let _ = built_sender.send(first_store(root, archive, runs, inputs));
         })
         .context("starting the first index")?;
-    let store = tokio::select! {
-        built = built => built.context("the first index stopped")??,
-        served = &mut serving => return served.context("serving")?,
+    let mut overdue = false;
+    let store = loop {
+        tokio::select! {
+            built = &mut built => break built.context("the first index stopped")??,
+            served = &mut serving => return served.context("serving")?,
+            () = tokio::time::sleep(index_deadline), if !overdue => {
+                overdue = true;
+                tracing::warn!(deadline_s = index_deadline.as_secs_f64(),
+                    "the first index is past its deadline: a read of the data root may be stuck; the API answers 503 until it ends");
+            }
+        }
     };
+    store.set_index_deadline(index_deadline);
     // A remote root is polled (its listing compared with the mirror's); a local one is watched.
     let _watching = match remote {
         Some(remote) => {

@@ -359,7 +359,16 @@ pub struct Store {
     /// The fingerprint of the files the first snapshot was made from, until the complete snapshot of the same
     /// data is kept and remembered for it (see [`Store::with_caches`]).
     start_inputs: std::sync::Mutex<Option<String>>,
+    /// The number of the latest re-index started: an older one that finishes late (one that outran its
+    /// deadline) does not swap its snapshot over a newer one's.
+    generation: std::sync::atomic::AtomicU64,
+    /// How long a re-index may run before the watcher stops waiting for it, in milliseconds.
+    index_deadline_ms: std::sync::atomic::AtomicU64,
 }
+
+/// How long a re-index may run before the watcher stops waiting for it and takes later changes: far beyond the
+/// minutes a very large root takes, so it only ever ends a read that is stuck.
+pub const INDEX_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Store {
     pub fn new(root: PathBuf, snapshot: Snapshot) -> Arc<Store> {
@@ -397,6 +406,8 @@ impl Store {
             runs,
             first_kept: std::sync::Mutex::new(None),
             start_inputs: std::sync::Mutex::new(inputs),
+            generation: Default::default(),
+            index_deadline_ms: std::sync::atomic::AtomicU64::new(INDEX_DEADLINE.as_millis() as u64),
         });
         if store.archive.is_some() {
             let keeping = Arc::clone(&store);
@@ -483,11 +494,30 @@ impl Store {
         self.current.load_full()
     }
 
+    /// How long a re-index may run before the watcher stops waiting for it ([`INDEX_DEADLINE`] unless set).
+    pub fn index_deadline(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(
+            self.index_deadline_ms
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
+    pub fn set_index_deadline(&self, deadline: std::time::Duration) {
+        self.index_deadline_ms.store(
+            deadline.as_millis() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
     /// Rebuilds the index (blocking; call from a blocking task) and swaps it in. Returns the new id when the
     /// content changed.
     pub fn reindex(&self, options: &IndexOptions) -> Result<Option<String>, String> {
         self.reindexes
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let generation = self
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
         // A cached read is used only when its files' contents still match: this is where the entries the first
         // snapshot trusted by size and modification time are checked.
         let index = match &self.runs {
@@ -511,6 +541,12 @@ impl Store {
         let snapshot = Snapshot::new(index, complete)?;
         // Nothing new: keep the current snapshot, whose bodies and ETag stay valid.
         if snapshot.content == current.content {
+            return Ok(None);
+        }
+        if self.generation.load(std::sync::atomic::Ordering::SeqCst) != generation {
+            tracing::info!(
+                "a re-index that outran its deadline finished after a newer one started; its result is dropped"
+            );
             return Ok(None);
         }
         let changed = snapshot.id != current.id;

@@ -87,11 +87,22 @@ pub fn spawn_polling(store: Arc<Store>, remote: Arc<crate::remote::Remote>, inte
     });
 }
 
+/// One re-index on a blocking thread, waited for until the store's deadline: past it, the watcher goes back to
+/// watching (the current snapshot keeps serving, and the next change starts a new re-index) and the stuck one is
+/// left to finish or not.
 async fn reindex(store: &Arc<Store>) {
     let started = std::time::Instant::now();
     let worker = Arc::clone(store);
-    let result =
-        tokio::task::spawn_blocking(move || worker.reindex(&IndexOptions::default())).await;
+    let deadline = store.index_deadline();
+    let task = tokio::task::spawn_blocking(move || worker.reindex(&IndexOptions::default()));
+    let Ok(result) = tokio::time::timeout(deadline, task).await else {
+        tracing::warn!(
+            deadline_s = deadline.as_secs_f64(),
+            "re-indexing is past its deadline and is abandoned: the previous snapshot keeps serving, and the next \
+             change to the data starts a new re-index"
+        );
+        return;
+    };
     match result {
         Ok(Ok(Some(id))) => {
             let snapshot = store.load();

@@ -398,7 +398,30 @@ fn clean_variants_of_the_good_run_give_its_numbers_without_a_warning() {
     }
 }
 
-/// Cases that cannot be committed as files (a FIFO, links, a 16 MB line), made in the test's own root.
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// An AIPerf summary at `aiperf/c8/` under `root`, without its per-request file.
+fn aiperf_summary_in(root: &Path) {
+    let directory = root.join("aiperf/c8");
+    std::fs::create_dir_all(&directory).unwrap();
+    std::fs::copy(
+        fixtures().join(
+            "formats/aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export_aiperf.json",
+        ),
+        directory.join("profile_export_aiperf.json"),
+    )
+    .unwrap();
+}
+
+/// Cases that cannot be committed as files (FIFOs, links, a 16 MB line, a 400 KB mapping), made in the test's own
+/// root. Reading a FIFO would block the index for ever: each is refused at once, under every name any reader
+/// opens.
 #[test]
 fn generated_bad_inputs_yield_their_warnings_and_leave_the_good_run_unchanged() {
     let (_root, alone) = index_with(&[]);
@@ -411,7 +434,7 @@ fn generated_bad_inputs_yield_their_warnings_and_leave_the_good_run_unchanged() 
         .unwrap()
         .to_vec();
     type Make = fn(&Path, &[u8]);
-    let generated: [(Make, Case); 6] = [
+    let generated: [(Make, Case); 10] = [
         (
             |root, _| {
                 std::fs::create_dir_all(root.join("fifo/20260301_000000_000001")).unwrap();
@@ -503,6 +526,54 @@ fn generated_bad_inputs_yield_their_warnings_and_leave_the_good_run_unchanged() 
                 "long-line/20260306_000000_000006/metrics.csv",
                 Some(2),
                 true,
+            ),
+        ),
+        (
+            |root, _| {
+                aiperf_summary_in(root);
+                mkfifo(&root.join("aiperf/c8/profile_export.jsonl"));
+            },
+            (
+                "FIFO beside a summary",
+                "not_a_file",
+                "aiperf/c8/profile_export.jsonl",
+                None,
+                true,
+            ),
+        ),
+        (
+            |root, _| {
+                aiperf_summary_in(root);
+                std::os::unix::fs::symlink(
+                    "/etc/hostname",
+                    root.join("aiperf/c8/profile_export.jsonl"),
+                )
+                .unwrap();
+            },
+            (
+                "link beside a summary",
+                "not_a_file",
+                "aiperf/c8/profile_export.jsonl",
+                None,
+                true,
+            ),
+        ),
+        (
+            |root, _| mkfifo(&root.join("cellscope.toml")),
+            ("FIFO mapping", "not_a_file", "cellscope.toml", None, false),
+        ),
+        (
+            |root, _| {
+                let mut text = String::from("[[map]]\nglob = \"**\"\nbackend = \"vllm\"\n");
+                text.push_str(&"# padding\n".repeat(40_000));
+                std::fs::write(root.join("cellscope.toml"), text).unwrap();
+            },
+            (
+                "400 KB mapping",
+                "file_too_large",
+                "cellscope.toml",
+                None,
+                false,
             ),
         ),
     ];

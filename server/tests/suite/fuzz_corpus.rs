@@ -105,7 +105,9 @@ fn every_fuzz_target_holds_on_its_corpus_and_seeded_mutations_of_it() {
             // A large seed (a 125 KB GuideLLM report) gets fewer mutants: about 16 MB of mutated input per
             // target, shared between its seeds, keeps the whole test to seconds.
             let budget_bytes = (16 << 20) / files.len();
-            let mutants = mutants_per_file.min(budget_bytes / bytes.len().max(1)).max(16);
+            let mutants = mutants_per_file
+                .min(budget_bytes / bytes.len().max(1))
+                .max(16);
             for round in 0..mutants {
                 let mutant = mutator.mutate(bytes);
                 let outcome = std::panic::catch_unwind(|| check(&mutant));

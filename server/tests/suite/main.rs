@@ -24,4 +24,5 @@ mod http_socket;
 mod limits;
 mod lineage;
 mod not_recognised;
+mod reliability;
 mod rows;

@@ -112,11 +112,7 @@ fn read_whole(
     with_file_bytes(storage, metrics_relative, |read| {
         let bytes = read.unwrap_or_else(|error| {
             *unread = true;
-            warnings.push(
-                Warning::error("unreadable_file", format!("cannot read the file: {error}"))
-                    .run(run_id)
-                    .file(metrics_relative),
-            );
+            warnings.push(crate::storage::unreadable_warning(&error, metrics_relative).run(run_id));
             &[]
         });
         // A compressed file is parsed from its decompressed bytes; its checksums are those of the file as stored.

@@ -51,9 +51,8 @@ pub(super) fn read_side_files(storage: &dyn Storage, dir: &RunDir, run_id: &str)
             Ok(bytes) => Some(bytes),
             Err(error) => {
                 warnings.push(
-                    Warning::error("unreadable_file", format!("cannot read the file: {error}"))
-                        .run(run_id)
-                        .file(&format!("{}/{name}", dir.relative)),
+                    storage::unreadable_warning(&error, &format!("{}/{name}", dir.relative))
+                        .run(run_id),
                 );
                 None
             }

@@ -1,0 +1,160 @@
+//! `serve` on a data root that holds files no reader may wait on, and with an index that outruns its deadline:
+//! the server answers, logs what it met, and keeps picking up changes.
+
+use crate::common;
+use std::io::{BufRead, Read, Write};
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn good_run() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/good")
+}
+
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// A child process killed when the test ends, passed or not.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The body of `GET path` from the server on `port` (raw HTTP/1.1, `Connection: close`).
+fn get(port: u16, path: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    reply
+}
+
+/// Polls until `done` holds of the log lines seen so far and `GET path`'s reply, for at most 60 s.
+fn wait_for(
+    port: u16,
+    path: &str,
+    log: &mpsc::Receiver<String>,
+    seen: &mut Vec<String>,
+    done: impl Fn(&[String], &str) -> bool,
+) -> String {
+    let started = Instant::now();
+    loop {
+        seen.extend(log.try_iter());
+        let reply = get(port, path);
+        if done(seen, &reply) {
+            return reply;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "not reached in 60 s; the last reply:\n{}\nthe log:\n{}",
+            &reply[..reply.len().min(600)],
+            seen.join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A root with FIFOs under the names readers open (the mapping, a per-request file beside a summary) is served
+/// at once; a FIFO added while serving does not stop re-indexing; and with a deadline every re-index outruns,
+/// each is reported, the current snapshot keeps serving, and later changes are still picked up.
+#[test]
+fn serve_answers_past_fifos_and_keeps_picking_up_changes_past_its_index_deadline() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("good")).unwrap();
+    common::copy_tree(&good_run(), &root.path().join("good"));
+    let summary = root.path().join("aiperf/c8");
+    std::fs::create_dir_all(&summary).unwrap();
+    std::fs::copy(
+        good_run().join(
+            "../formats/aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export_aiperf.json",
+        ),
+        summary.join("profile_export_aiperf.json"),
+    )
+    .unwrap();
+    mkfifo(&summary.join("profile_export.jsonl"));
+    mkfifo(&root.path().join("cellscope.toml"));
+
+    let mut child = Killed(
+        common::cellscope_command()
+            .arg("serve")
+            .arg(root.path())
+            .args([
+                "--addr",
+                "127.0.0.1:0",
+                "--no-cache",
+                "--index-deadline-s",
+                "0",
+            ])
+            .env("CELLSCOPE_LOG", "info")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (sender, log) = mpsc::channel();
+    let stderr = child.0.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = sender.send(line);
+        }
+    });
+    let mut seen: Vec<String> = Vec::new();
+    let port: u16 = loop {
+        let line = log
+            .recv_timeout(Duration::from_secs(60))
+            .expect("serve logs its address");
+        let port = line
+            .split("url=http://127.0.0.1:")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|port| port.parse().ok());
+        seen.push(line);
+        if let Some(port) = port {
+            break port;
+        }
+    };
+
+    let first = wait_for(port, "/api/index", &log, &mut seen, |_, reply| {
+        reply.starts_with("HTTP/1.1 200")
+    });
+    for kind in ["\"not_a_file\"", "cellscope.toml", "profile_export.jsonl"] {
+        assert!(first.contains(kind), "{kind} missing from the index");
+    }
+
+    // While serving: FIFOs under a side file's and a ledger's name, then a new run.
+    let run = root.path().join("good/20260101_000000_000001");
+    let staged = tempfile::tempdir().unwrap();
+    common::copy_tree(&run, staged.path());
+    mkfifo(&run.join("manifest.json.fifo"));
+    mkfifo(&root.path().join("good/exclusions.toml"));
+    std::fs::create_dir_all(root.path().join("later")).unwrap();
+    std::fs::rename(
+        staged.path(),
+        root.path().join("later/20260401_000000_000009"),
+    )
+    .unwrap();
+    let reply = wait_for(port, "/api/index", &log, &mut seen, |seen, reply| {
+        reply.contains("20260401_000000_000009")
+            && seen.iter().any(|line| line.contains("past its deadline"))
+    });
+    drop(child);
+    assert!(reply.starts_with("HTTP/1.1 200"), "{}", &reply[..200]);
+}

@@ -1,10 +1,11 @@
 //! `cellscope serve`: the HTTP edge. Routes, middleware (compression, security headers, timeouts, limits,
-//! CORS), live re-indexing and the listener.
+//! CORS), live re-indexing, and the listener with its connection cap and timeouts.
 
 pub mod api;
 pub mod archive;
 pub mod assets;
 pub mod bodies;
+pub mod connections;
 pub mod encoding;
 pub mod error;
 pub mod hosts;

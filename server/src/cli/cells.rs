@@ -3,9 +3,9 @@
 use super::{CacheArgs, DataRoot, load_root};
 use anyhow::Context;
 use cellscope::export::{self, Format};
-use cellscope::terminal::printable;
+use cellscope::terminal::{for_standard_output, printable};
 use cellscope_index::IndexOptions;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -39,10 +39,15 @@ pub(super) fn run(arguments: CellsArgs) -> anyhow::Result<ExitCode> {
         Some(path) => {
             std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
         }
-        None => std::io::stdout()
-            .lock()
-            .write_all(&bytes)
-            .context("writing to standard output")?,
+        None => {
+            let stdout = std::io::stdout();
+            // CSV carries the data's text as it is; JSON writes the C0 controls as escapes itself, Arrow is binary.
+            let terminal = format == Format::Csv && stdout.is_terminal();
+            stdout
+                .lock()
+                .write_all(&for_standard_output(&bytes, terminal))
+                .context("writing to standard output")?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -38,8 +38,43 @@ pub(super) struct ServeArgs {
     /// Seconds an index may run before it is abandoned (re-indexing) or reported as stuck (the first index).
     #[arg(long, hide = true, value_name = "SECONDS", default_value_t = cellscope::http::snapshot::INDEX_DEADLINE.as_secs_f64())]
     index_deadline_s: f64,
+    /// Seconds a connection may take to send a request head, from its opening or a later request's first byte.
+    #[arg(long, hide = true, value_name = "SECONDS", value_parser = positive_seconds)]
+    header_timeout_s: Option<f64>,
+    /// Seconds a connection may stay open with no request in progress after its last response.
+    #[arg(long, hide = true, value_name = "SECONDS", value_parser = positive_seconds)]
+    idle_timeout_s: Option<f64>,
+    /// Most connections open at once (default: 1024, fewer under a low open-file limit); one more gets 503.
+    #[arg(long, hide = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections: Option<u32>,
     #[command(flatten)]
     cache: CacheArgs,
+}
+
+/// A number of seconds above zero, as the timeout flags take it.
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && std::time::Duration::try_from_secs_f64(seconds).is_ok() => {
+            Ok(seconds)
+        }
+        _ => Err(format!("`{text}` is not a number of seconds above 0")),
+    }
+}
+
+/// The connection limits of the flags, each one not given at its default.
+fn connection_limits(
+    header_timeout_s: Option<f64>,
+    idle_timeout_s: Option<f64>,
+    max_connections: Option<u32>,
+) -> cellscope::http::connections::ConnectionLimits {
+    let default = cellscope::http::connections::ConnectionLimits::default();
+    cellscope::http::connections::ConnectionLimits {
+        header_timeout: header_timeout_s
+            .map_or(default.header_timeout, std::time::Duration::from_secs_f64),
+        idle_timeout: idle_timeout_s
+            .map_or(default.idle_timeout, std::time::Duration::from_secs_f64),
+        max_connections: max_connections.map_or(default.max_connections, |most| most as usize),
+    }
 }
 
 /// How many snapshots, and how many bytes of them (zstd-compressed), are kept for pinned links.
@@ -66,6 +101,9 @@ pub(super) fn run(arguments: ServeArgs) -> anyhow::Result<ExitCode> {
         http_threads,
         bench_static,
         index_deadline_s,
+        header_timeout_s,
+        idle_timeout_s,
+        max_connections,
         cache,
     } = arguments;
     let data_root = DataRoot::open(data_dir, &cache)?;
@@ -85,7 +123,14 @@ pub(super) fn run(arguments: ServeArgs) -> anyhow::Result<ExitCode> {
         allowed_hosts: cellscope::http::hosts::AllowedHosts::for_address(addr, &allow_hosts),
         bench_static,
         limits: cellscope::http::limits::Limits::default(),
+        connections: connection_limits(header_timeout_s, idle_timeout_s, max_connections),
     };
+    tracing::info!(
+        max_connections = options.connections.max_connections,
+        header_timeout_s = options.connections.header_timeout.as_secs_f64(),
+        idle_timeout_s = options.connections.idle_timeout.as_secs_f64(),
+        "connection limits"
+    );
     runtime.block_on(serve(
         addr,
         start,

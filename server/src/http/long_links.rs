@@ -16,7 +16,6 @@
 //! because finding the next request line would mean parsing the body. Every route is a GET without a body, and
 //! the body limit refuses such a request anyway.
 
-use axum::serve::Listener;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -32,26 +31,14 @@ pub const QUERY_TOO_LONG: &str = "query_too_long";
 /// How much of the end of an over-long request line is kept to find its HTTP version.
 const TAIL_BYTES: usize = 32;
 
-/// A TCP listener whose connections pass through [`LongLinks`].
-pub struct LongLinkListener(pub tokio::net::TcpListener);
-
-impl Listener for LongLinkListener {
-    type Io = LongLinks<super::zero_copy::ZeroCopyStream>;
-    type Addr = std::net::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let (stream, addr) = Listener::accept(&mut self.0).await;
-        // Responses go out as soon as they are written: with Nagle's algorithm the last short segment of a body
-        // can wait for the acknowledgement of the one before, which the client may delay.
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot set TCP_NODELAY on a connection");
-        }
-        (LongLinks::new(super::zero_copy::stream(stream)), addr)
+/// An accepted connection as it is served: through [`LongLinks`] to its writer (`zero_copy`).
+pub fn accepted(stream: tokio::net::TcpStream) -> LongLinks<super::zero_copy::ZeroCopyStream> {
+    // Responses go out as soon as they are written: with Nagle's algorithm the last short segment of a body can
+    // wait for the acknowledgement of the one before, which the client may delay.
+    if let Err(error) = stream.set_nodelay(true) {
+        tracing::debug!(%error, "cannot set TCP_NODELAY on a connection");
     }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.0.local_addr()
-    }
+    LongLinks::new(super::zero_copy::stream(stream))
 }
 
 /// A connection whose over-long request lines are rewritten as they are read (writes pass unchanged).

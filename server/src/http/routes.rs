@@ -2,7 +2,7 @@
 //! security headers, timeouts, limits, CORS) around everything.
 
 use super::snapshot::Store;
-use super::{api, assets, hosts, limits};
+use super::{api, assets, connections, hosts, limits};
 use axum::Router;
 use axum::http::header::{self, HeaderName};
 use axum::http::{HeaderValue, Method};
@@ -144,6 +144,8 @@ pub struct HttpOptions {
     pub cors_origin: Option<String>,
     /// What one request may ask of the server.
     pub limits: limits::Limits,
+    /// How many connections may be open and how long one may be slow or idle.
+    pub connections: connections::ConnectionLimits,
     /// The host names requests may be addressed to (a loopback server's), each other one answered 421; `None`
     /// checks none.
     pub allowed_hosts: Option<hosts::AllowedHosts>,

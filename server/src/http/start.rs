@@ -163,22 +163,16 @@ impl Starting {
         Ok(())
     }
 
-    /// Serves on `listener` until `shutdown` completes.
+    /// Serves on `listener` until `shutdown` completes, then until every connection has finished its request in
+    /// progress.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        use anyhow::Context as _;
-        use axum::ServiceExt as _;
-        // Over-long links are rewritten before the HTTP library would refuse them with a blank page.
-        axum::serve(
-            super::long_links::LongLinkListener(listener),
-            self.into_make_service(),
-        )
-        .with_graceful_shutdown(shutdown)
-        .await
-        .context("serving")
+        let limits = self.shared.options.connections.clone();
+        super::connections::serve(listener, self, &limits, shutdown).await;
+        Ok(())
     }
 }
 

@@ -51,6 +51,73 @@ fn cells_csv_has_the_contract_header_and_one_row_per_cell() {
     );
 }
 
+/// A data root of one run whose directory name holds a right-to-left override and whose workload holds an
+/// escape sequence, a bell, a carriage return and the same override.
+fn root_with_control_characters() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("batch-\u{202e}lave");
+    std::fs::create_dir(&run).unwrap();
+    let good = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/fixtures/good/20260101_000000_000001/metrics.csv");
+    let metrics = std::fs::read_to_string(good).unwrap().replace(
+        ",short_decode,",
+        ",\"short\u{1b}[31m\u{7}\r\u{202e}decode\",",
+    );
+    std::fs::write(run.join("metrics.csv"), metrics).unwrap();
+    root
+}
+
+#[test]
+fn cells_csv_into_a_pipe_is_the_export_itself_control_characters_included() {
+    let root = root_with_control_characters();
+    let root_arg = root.path().to_string_lossy().into_owned();
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("cells.csv");
+    let written = cellscope(&[
+        "cells",
+        &root_arg,
+        "--format",
+        "csv",
+        "--no-cache",
+        "-o",
+        &file.to_string_lossy(),
+    ]);
+    assert!(written.status.success(), "{}", text(&written.stderr));
+    // `output` reads standard output through a pipe: not a terminal.
+    let piped = cellscope(&["cells", &root_arg, "--format", "csv", "--no-cache"]);
+    assert!(piped.status.success(), "{}", text(&piped.stderr));
+    assert_eq!(piped.stdout, std::fs::read(&file).unwrap());
+    let csv = text(&piped.stdout);
+    assert!(
+        csv.contains("\"short\u{1b}[31m\u{7}\r\u{202e}decode\""),
+        "{csv:?}"
+    );
+}
+
+#[test]
+fn audit_text_shows_bidirectional_and_other_control_characters_as_escapes() {
+    let root = root_with_control_characters();
+    let output = cellscope(&["audit", &root.path().to_string_lossy(), "--no-cache"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report = text(&output.stdout);
+    // The run's directory name, in its heading and in the warning that names it.
+    assert!(
+        report.contains("run batch-\\u{202e}lave (batch-\\u{202e}lave)"),
+        "{report}"
+    );
+    assert!(
+        report.contains("warning[foreign_run_id] run batch-\\u{202e}lave"),
+        "{report}"
+    );
+    assert!(
+        report.contains("short\\u{1b}[31m\\u{7}\\r\\u{202e}decode"),
+        "{report}"
+    );
+    for raw in ['\u{202e}', '\u{1b}', '\u{7}', '\r'] {
+        assert!(!report.contains(raw), "{raw:?} in {report:?}");
+    }
+}
+
 #[test]
 fn arrow_and_json_exports_carry_the_same_cells() {
     let dir = tempfile::tempdir().unwrap();

@@ -15,6 +15,7 @@ mod cache;
 mod chunked;
 mod cli;
 mod compare_demo;
+mod connections;
 mod demo_oracles;
 mod fixtures;
 mod formats;

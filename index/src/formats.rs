@@ -356,7 +356,7 @@ pub fn read_file(
     path: &str,
     warnings: &mut Vec<Warning>,
 ) -> Option<Vec<u8>> {
-    match storage.read(path) {
+    match storage::read_bounded(storage, path, storage::MAX_DOCUMENT_BYTES) {
         Ok(bytes) => Some(bytes),
         Err(error) => {
             warnings.push(storage::unreadable_warning(&error, path));
@@ -373,7 +373,7 @@ pub fn read_sibling(
     path: &str,
     warnings: &mut Vec<Warning>,
 ) -> Option<Vec<u8>> {
-    match storage.read(path) {
+    match storage::read_bounded(storage, path, storage::MAX_DOCUMENT_BYTES) {
         Ok(bytes) => Some(bytes),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
         Err(error) => {
@@ -647,7 +647,8 @@ pub fn read_records(
     if let [only] = run.files.as_slice()
         && context.options.hashes
     {
-        single_file_bytes = context.storage.read(only).ok();
+        single_file_bytes =
+            storage::read_bounded(context.storage, only, storage::MAX_DOCUMENT_BYTES).ok();
     }
     let keyed = key::resolve(
         format.name(),

@@ -186,6 +186,48 @@ impl std::fmt::Display for NotAFile {
 
 impl std::error::Error for NotAFile {}
 
+/// The largest result file a reader holds whole (a JSON document, a JSON Lines or CSV export): parsing costs a
+/// few times a file's size in memory, so a larger one is refused with `file_too_large` rather than risk the
+/// machine. TR164 metrics files are read in pieces and have no such bound.
+pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
+
+/// The largest side file of a TR164 run read (a manifest, a plan, a refill note: kilobytes in practice).
+pub const MAX_SIDE_FILE_BYTES: u64 = 16 << 20;
+
+/// The error of a file larger than a reader holds whole.
+#[derive(Debug)]
+pub struct TooLarge {
+    pub bytes: u64,
+    pub max_bytes: u64,
+}
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            formatter,
+            "it is {} bytes, more than the {} a file of this kind is read whole up to",
+            self.bytes, self.max_bytes
+        )
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
+/// The whole of `path`, refused without reading it when it is larger than `max_bytes`.
+pub fn read_bounded(storage: &dyn Storage, path: &str, max_bytes: u64) -> io::Result<Vec<u8>> {
+    let too_large =
+        |bytes| io::Error::new(io::ErrorKind::InvalidData, TooLarge { bytes, max_bytes });
+    let bytes = storage.stat(path)?.bytes;
+    if bytes > max_bytes {
+        return Err(too_large(bytes));
+    }
+    let read = storage.read(path)?;
+    if read.len() as u64 > max_bytes {
+        return Err(too_large(read.len() as u64));
+    }
+    Ok(read)
+}
+
 /// Whether a read failed because the path is not a regular file (a FIFO, device, directory or link).
 pub fn not_a_file(error: &io::Error) -> bool {
     error.get_ref().is_some_and(|inner| inner.is::<NotAFile>())
@@ -193,8 +235,11 @@ pub fn not_a_file(error: &io::Error) -> bool {
 
 /// The warning for a file that could not be read: `not_a_file` or `unreadable_file`, naming the file.
 pub fn unreadable_warning(error: &io::Error, path: &str) -> cellscope_model::api::Warning {
+    let too_large = error.get_ref().is_some_and(|inner| inner.is::<TooLarge>());
     let code = if not_a_file(error) {
         "not_a_file"
+    } else if too_large {
+        "file_too_large"
     } else {
         "unreadable_file"
     };

@@ -55,7 +55,7 @@ impl Warning {
             run: None,
             file: None,
             line: None,
-            message: message.into(),
+            message: shortened(message.into()),
         }
     }
 
@@ -102,6 +102,34 @@ impl Warning {
     pub fn at_line(mut self, line: Option<u64>) -> Warning {
         self.line = line;
         self
+    }
+}
+
+/// The longest message a finding keeps, in bytes: what a message quotes of a file is an excerpt, never the file.
+pub const MAX_MESSAGE_BYTES: usize = 2048;
+
+/// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary, saying how much was left out.
+fn shortened(mut message: String) -> String {
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return message;
+    }
+    let mut end = MAX_MESSAGE_BYTES - 64;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    let left_out = message.len() - end;
+    message.truncate(end);
+    message.push_str(&format!(
+        " … ({left_out} more bytes of this message left out)"
+    ));
+    message
+}
+
+/// The start of `text` quoted in a message: at most `chars` characters, with `…` when it goes on.
+pub fn excerpt(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
     }
 }
 
@@ -409,5 +437,29 @@ impl Census {
             }
         }
         census
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_keeps_at_most_its_limit_and_says_what_it_left_out() {
+        let long = "é".repeat(5000);
+        let warning = Warning::error("x", long.clone());
+        assert!(warning.message.len() <= MAX_MESSAGE_BYTES + 64);
+        assert!(warning.message.starts_with("éé"));
+        // 10,000 bytes in; 1,984 kept (a character boundary at or below 2,048 − 64).
+        assert!(
+            warning
+                .message
+                .ends_with("(8016 more bytes of this message left out)"),
+            "{}",
+            &warning.message[warning.message.len() - 60..]
+        );
+        assert_eq!(Warning::warn("x", "short").message, "short");
+        assert_eq!(excerpt("abcdef", 3), "abc…");
+        assert_eq!(excerpt("abc", 3), "abc");
     }
 }

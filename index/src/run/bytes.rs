@@ -21,6 +21,36 @@ pub fn digest(relative: String, bytes: &[u8], hashes: bool) -> FileDigest {
     }
 }
 
+/// [`digest`] of a file read a piece at a time, for a file that is not parsed (so never held whole); `None` when
+/// it cannot be read to its end.
+pub fn streamed_digest(
+    storage: &dyn crate::storage::Storage,
+    relative: &str,
+    size: u64,
+    hashes: bool,
+) -> Option<FileDigest> {
+    use md5::Digest as _;
+    const PIECE_BYTES: u64 = 1 << 20;
+    let mut md5 = md5::Md5::new();
+    let mut sha256 = sha2::Sha256::new();
+    let mut read = 0;
+    while hashes && read < size {
+        let piece = storage
+            .read_range(relative, read..(read + PIECE_BYTES).min(size))
+            .ok()
+            .filter(|piece| !piece.is_empty())?;
+        md5.update(&piece);
+        sha256.update(&piece);
+        read += piece.len() as u64;
+    }
+    Some(FileDigest {
+        path: relative.to_string(),
+        bytes: size,
+        md5: hashes.then(|| crate::hex::hex(&md5.finalize())),
+        sha256: hashes.then(|| crate::hex::hex(&sha256.finalize())),
+    })
+}
+
 /// Whether a metrics file of this name is stored compressed (and read through [`decompressed`]).
 pub fn is_compressed(name: &str) -> bool {
     name.ends_with(".gz") || name.ends_with(".zst")

@@ -158,3 +158,105 @@ fn serve_answers_past_fifos_and_keeps_picking_up_changes_past_its_index_deadline
     drop(child);
     assert!(reply.starts_with("HTTP/1.1 200"), "{}", &reply[..200]);
 }
+
+/// Runs `cellscope ARGS` to its end: its peak resident memory in bytes (the kernel's count for the child, from
+/// `wait4`), its exit code and the sizes of its standard output and error.
+#[allow(unsafe_code)]
+fn peak_memory_of(args: &[&std::ffi::OsStr]) -> (u64, Option<i32>, usize, usize) {
+    let out = tempfile::tempfile().unwrap();
+    let err = tempfile::tempfile().unwrap();
+    let child = common::cellscope_command()
+        .args(args)
+        .stdout(out.try_clone().unwrap())
+        .stderr(err.try_clone().unwrap())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: `usage` is a plain C struct the call fills; the child is ours and waited for once.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(waited, child.id() as i32, "wait4");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let size = |file: &std::fs::File| file.metadata().unwrap().len() as usize;
+    // `ru_maxrss` is in kilobytes on Linux.
+    (usage.ru_maxrss as u64 * 1024, code, size(&out), size(&err))
+}
+
+/// A 1 GiB file with no line break under a metrics file's name, beside a 1 GiB per-request file of NULs and a
+/// good run, is refused on its head, hashed a piece at a time and quoted only as an excerpt: the audit's peak
+/// memory stays far below one file's size, and its report stays small.
+#[test]
+fn memory_is_bounded_by_the_work_not_by_a_file_without_line_breaks() {
+    const GIB: u64 = 1 << 30;
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("good")).unwrap();
+    common::copy_tree(&good_run(), &root.path().join("good"));
+    let run = root.path().join("nul/20260501_000000_000001");
+    std::fs::create_dir_all(&run).unwrap();
+    // Sparse: the bytes read as NULs and take no disk space.
+    std::fs::File::create(run.join("metrics.csv"))
+        .unwrap()
+        .set_len(GIB)
+        .unwrap();
+    let summary = root.path().join("aiperf/c8");
+    std::fs::create_dir_all(&summary).unwrap();
+    std::fs::copy(
+        good_run().join(
+            "../formats/aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export_aiperf.json",
+        ),
+        summary.join("profile_export_aiperf.json"),
+    )
+    .unwrap();
+    std::fs::File::create(summary.join("profile_export.jsonl"))
+        .unwrap()
+        .set_len(GIB + 1)
+        .unwrap();
+    let (peak_bytes, code, out_bytes, err_bytes) = peak_memory_of(&[
+        "audit".as_ref(),
+        root.path().as_os_str(),
+        "--no-cache".as_ref(),
+    ]);
+    assert_eq!(code, Some(0));
+    assert!(
+        peak_bytes < 256 << 20,
+        "peak resident memory {peak_bytes} bytes for 1 GiB files"
+    );
+    assert!(out_bytes < 64 << 10, "{out_bytes} bytes of report");
+    assert!(err_bytes < 64 << 10, "{err_bytes} bytes of log");
+    let index = common::cellscope_command()
+        .arg("audit")
+        .arg(root.path())
+        .args(["--no-cache", "--json"])
+        .output()
+        .unwrap();
+    let index: serde_json::Value = serde_json::from_slice(&index.stdout).unwrap();
+    let warnings: Vec<&serde_json::Value> = index["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(
+            index["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|run| run["warnings"].as_array().unwrap()),
+        )
+        .collect();
+    let kinds: Vec<(&str, &str)> = warnings
+        .iter()
+        .map(|warning| {
+            (
+                warning["kind"].as_str().unwrap(),
+                warning["file"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert!(
+        kinds.contains(&("line_too_long", "nul/20260501_000000_000001/metrics.csv")),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&("file_too_large", "aiperf/c8/profile_export.jsonl")),
+        "{kinds:?}"
+    );
+}

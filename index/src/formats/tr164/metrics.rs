@@ -109,6 +109,9 @@ fn read_whole(
     warnings: &mut Vec<Warning>,
     unread: &mut bool,
 ) -> (Result<ParsedMetrics, FileRejected>, FileDigest) {
+    if let Some(rejected) = rejected_by_head(storage, dir, metrics_relative, options) {
+        return rejected;
+    }
     with_file_bytes(storage, metrics_relative, |read| {
         let bytes = read.unwrap_or_else(|error| {
             *unread = true;
@@ -139,6 +142,27 @@ fn read_whole(
             digest(metrics_relative.to_string(), bytes, options.hashes),
         )
     })
+}
+
+/// A plain metrics file whose first line is too long to be a header is rejected on its head and hashed a piece at
+/// a time: a large file that is not a table (NULs, a binary) never costs its size in memory.
+fn rejected_by_head(
+    storage: &dyn Storage,
+    dir: &RunDir,
+    metrics_relative: &str,
+    options: &IndexOptions,
+) -> Option<(Result<ParsedMetrics, FileRejected>, FileDigest)> {
+    if is_compressed(dir.metrics_name) {
+        return None;
+    }
+    let size = storage.stat(metrics_relative).ok()?.bytes;
+    let head = storage
+        .read_range(metrics_relative, 0..metrics_csv::MAX_HEADER_BYTES as u64)
+        .ok()?;
+    let rejected = metrics_csv::header_too_long(&head, size)?;
+    let digest =
+        crate::run::bytes::streamed_digest(storage, metrics_relative, size, options.hashes)?;
+    Some((Err(rejected), digest))
 }
 
 /// A TR164 run's metrics.csv read and parsed, with what reading it found.

@@ -686,6 +686,9 @@ fn read_pieces(
         let mut head = PieceReader::new(source, 0, size, HEADER_PIECE_BYTES);
         head.fill().ok()?;
         let first = &head.buffer[..head.filled];
+        if let Some(rejected) = header_too_long(first, size) {
+            return Some(Err(rejected));
+        }
         let data = without_boms(first);
         let marks = (first.len() - data.len()) as u64;
         let mut splitter = Splitter::new(data, false);
@@ -752,6 +755,29 @@ fn read_pieces(
     Some(Ok(merged_parse(header, chunks, &[], warnings)))
 }
 
+/// The longest header line read: the contract's columns take about 300 bytes, and a file without a line break
+/// in its first 64 KiB (a binary file, a file of NULs) is not a metrics table.
+pub(crate) const MAX_HEADER_BYTES: usize = HEADER_PIECE_BYTES;
+
+/// The rejection of a file of `size` bytes whose first line is longer than [`MAX_HEADER_BYTES`] (`first` is at
+/// least its first bytes): decided on the head alone, so such a file is never held whole.
+pub(crate) fn header_too_long(first: &[u8], size: u64) -> Option<FileRejected> {
+    let head = &first[..first.len().min(MAX_HEADER_BYTES)];
+    if size <= MAX_HEADER_BYTES as u64 || memchr::memchr2(b'\n', b'\r', head).is_some() {
+        return None;
+    }
+    let start = String::from_utf8_lossy(&head[..head.len().min(256)]).into_owned();
+    Some(FileRejected {
+        kind: "line_too_long",
+        line: Some(1),
+        message: format!(
+            "the first line is longer than {MAX_HEADER_BYTES} bytes (it starts {:?}); expected a header line \
+             naming the metrics columns; the file is not read",
+            cellscope_model::facts::excerpt(&start, 60)
+        ),
+    })
+}
+
 /// [`parse`] the way `reading` says.
 pub fn parse_as(
     bytes: &[u8],
@@ -765,6 +791,9 @@ pub fn parse_as(
             line: None,
             message: "the file is empty: expected a header line naming the metrics columns".into(),
         });
+    }
+    if let Some(rejected) = header_too_long(bytes, bytes.len() as u64) {
+        return Err(rejected);
     }
     if memchr::memchr(b'\n', bytes).is_none() && memchr::memchr(b'\r', bytes).is_some() {
         // Read as one line, such a file gave one warning per field; it is one fault, said once.

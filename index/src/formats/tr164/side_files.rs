@@ -47,7 +47,7 @@ pub(super) fn read_side_files(storage: &dyn Storage, dir: &RunDir, run_id: &str)
             }
             return None;
         }
-        match storage.read(&path) {
+        match storage::read_bounded(storage, &path, storage::MAX_SIDE_FILE_BYTES) {
             Ok(bytes) => Some(bytes),
             Err(error) => {
                 warnings.push(

@@ -21,6 +21,7 @@ mod key;
 pub mod llmd_report;
 pub mod llmperf;
 pub mod mlperf;
+mod outline;
 mod parallel;
 pub mod perf_csv;
 pub mod perf_metrics;
@@ -143,11 +144,15 @@ pub static FORMATS: &[&dyn RunFormat] = &[
     &table::Table,
 ];
 
-/// The other tool's format whose content the file at `path` has, looking at its first [`HEAD_BYTES`] only, and the
-/// root of its run; or, when no format reads it, why (TR164 run directories are found by discovery, by their
-/// metrics file's name). The first format in [`FORMATS`] that reads the file takes it.
+/// The other tool's format whose content the file at `path` has, looking at its first [`HEAD_BYTES`] only (of its
+/// outline, for a longer JSON file: see `formats/outline.rs`), and the root of its run; or, when no format reads
+/// it, why (TR164 run directories are found by discovery, by their metrics file's name). The first format in
+/// [`FORMATS`] that reads the file takes it.
 pub fn recognise(storage: &dyn Storage, mapping: &Mapping, path: &str) -> Offered {
-    let head = match storage.read_range(path, 0..HEAD_BYTES) {
+    let head = match storage
+        .read_range(path, 0..HEAD_BYTES)
+        .and_then(|head| outline::head(storage, path, head, HEAD_BYTES))
+    {
         Ok(head) => head,
         Err(error) => {
             return Offered::Unread(crate::run::found::Unread {
@@ -1106,6 +1111,7 @@ pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String>
         .unwrap_or_default();
     let head = disk
         .read_range(relative, 0..HEAD_BYTES)
+        .and_then(|head| outline::head(&disk, relative, head, HEAD_BYTES))
         .map_err(|error| format!("cannot read {relative}: {error}"))?;
     let mut verdicts = Vec::new();
     let format = FORMATS

@@ -260,3 +260,124 @@ fn memory_is_bounded_by_the_work_not_by_a_file_without_line_breaks() {
         "{kinds:?}"
     );
 }
+
+/// `cellscope cells ROOT --format csv` and `audit ROOT --json`'s warnings (kind, file) for a root holding one
+/// file, `name`, with `text`.
+fn cells_and_warnings(name: &str, text: &[u8]) -> (String, Vec<(String, String)>) {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join(name), text).unwrap();
+    let cells = common::cellscope_command()
+        .arg("cells")
+        .arg(root.path())
+        .args(["--no-cache", "--format", "csv"])
+        .output()
+        .unwrap();
+    let audit = common::cellscope_command()
+        .arg("audit")
+        .arg(root.path())
+        .args(["--no-cache", "--json"])
+        .output()
+        .unwrap();
+    let audit: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
+    let warnings = audit["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(
+            audit["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|run| run["warnings"].as_array().unwrap()),
+        )
+        .map(|warning| {
+            (
+                warning["kind"].as_str().unwrap().to_string(),
+                warning["file"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    (String::from_utf8(cells.stdout).unwrap(), warnings)
+}
+
+/// `text` (a JSON object) with `preamble` inserted as its first members.
+fn with_preamble(text: &[u8], preamble: &str) -> Vec<u8> {
+    let open = text.iter().position(|byte| *byte == b'{').unwrap();
+    [&text[..=open], preamble.as_bytes(), &text[open + 1..]].concat()
+}
+
+/// Formats are detected from the file's structure however long its first values are: a result whose first
+/// member is a 1 MiB string, or 70,000 blanks and nesting 100 deep, or a GuideLLM report whose `args` hold a
+/// 200 KB `--data`, gives the cells of the file without them; nesting too deep to parse is a warning on the
+/// file, never silence.
+#[test]
+fn a_long_or_deep_value_before_a_results_keys_does_not_hide_it() {
+    let fixtures = good_run().join("../formats");
+    let vllm_name = "openai-infqps-concurrency1-Qwen3-8B-20260302-090000.json";
+    let vllm = std::fs::read(fixtures.join("vllm-plain").join(vllm_name)).unwrap();
+    let (expected, none) = cells_and_warnings(vllm_name, &vllm);
+    assert!(none.is_empty(), "{none:?}");
+    assert_eq!(expected.lines().count(), 2, "{expected}");
+    let long = format!("\"notes\": \"{}\", ", "n".repeat(1 << 20));
+    let deep = format!(
+        "\"deep\":{}{}[{}1{}], ",
+        " ".repeat(70_000),
+        "\n".repeat(3),
+        "[".repeat(99),
+        "]".repeat(99)
+    );
+    for preamble in [long, deep] {
+        let (cells, warnings) = cells_and_warnings(vllm_name, &with_preamble(&vllm, &preamble));
+        assert!(
+            cells == expected,
+            "{}: {}",
+            &preamble[..20],
+            &cells[..cells.len().min(400)]
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+    let too_deep = format!("\"deep\": {}{}, ", "[".repeat(40_000), "]".repeat(40_000));
+    let (cells, warnings) = cells_and_warnings(vllm_name, &with_preamble(&vllm, &too_deep));
+    assert_eq!(cells.lines().count(), 1, "{cells}");
+    assert!(
+        warnings.contains(&("invalid_json".to_string(), vllm_name.to_string())),
+        "{warnings:?}"
+    );
+
+    let report = std::fs::read(fixtures.join("guidellm-v05/benchmarks.json")).unwrap();
+    let (expected, _) = cells_and_warnings("benchmarks.json", &report);
+    assert!(expected.lines().count() > 2, "{expected}");
+    let mut long_args: serde_json::Value = serde_json::from_slice(&report).unwrap();
+    long_args["args"]["data"] = serde_json::json!(["x".repeat(200 * 1024)]);
+    // `args` comes before `benchmarks`, as GuideLLM writes them.
+    let text = format!(
+        "{{\"metadata\": {}, \"args\": {}, \"benchmarks\": {}}}",
+        long_args["metadata"], long_args["args"], long_args["benchmarks"]
+    );
+    let (cells, _) = cells_and_warnings("benchmarks.json", text.as_bytes());
+    // The workload is named after `--data`, so it alone differs.
+    assert_eq!(without_workload(&cells), without_workload(&expected));
+}
+
+/// The rows of a cells CSV without their workload column.
+fn without_workload(csv_text: &str) -> Vec<Vec<String>> {
+    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+    let workload = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|name| name == "workload")
+        .unwrap();
+    reader
+        .records()
+        .map(|record| {
+            let record = record.unwrap();
+            record
+                .iter()
+                .enumerate()
+                .filter(|(index, _)| *index != workload)
+                .map(|(_, field)| field.to_string())
+                .collect()
+        })
+        .collect()
+}

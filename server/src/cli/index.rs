@@ -45,6 +45,16 @@ struct IndexReport<'a> {
     seconds: &'a [f64],
     /// What the last index did with the cache (absent with `--no-cache`).
     cache: Option<&'a CacheReport>,
+    /// The process's peak resident memory so far (`VmHWM` of `/proc/self/status`; absent where there is none).
+    peak_rss_bytes: Option<u64>,
+}
+
+/// This process's peak resident memory, from `/proc/self/status` (Linux).
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kilobytes * 1024)
 }
 
 pub(super) fn run(arguments: IndexArgs) -> anyhow::Result<ExitCode> {
@@ -144,6 +154,7 @@ fn print_report(
             min_s,
             seconds,
             cache: index.cache.as_ref(),
+            peak_rss_bytes: peak_rss_bytes(),
         };
         println!("{}", serde_json::to_string(&report)?);
     } else {

@@ -44,7 +44,7 @@ use cellscope_model::api::{FileDigest, Warning};
 use cellscope_model::origin::{CellOrigin, FigureOrigin};
 use cellscope_model::requests::{Lineage, RequestRow, RowClass};
 use cellscope_model::stat::Stat;
-use cellscope_model::stats::{CellAccumulator, CellStats, RequestSample};
+use cellscope_model::stats::{CellAccumulator, CellStats, MAX_LATENCY_MS, RequestSample};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -350,6 +350,8 @@ pub struct RunRecord {
     /// The tool judged the whole record invalid (an MLPerf `INVALID` result): the status word its requests are
     /// counted under as failed, and why. Its figures stay, marked reported, but never as a clean cell's.
     pub rejected: Option<(String, String)>,
+    /// Requests left out because a number of theirs is not a measurement ([`drop_bad_requests`]).
+    pub malformed: u32,
 }
 
 /// The statistics columns a record can fill, in cells-table order (the model's list).
@@ -637,7 +639,9 @@ pub fn read_records(
     let mut single_file_bytes = None;
     for file in &run.files {
         let mut file_warnings = Vec::new();
-        let found = format.records_in(context.storage, file, context.mapping, &mut file_warnings);
+        let mut found =
+            format.records_in(context.storage, file, context.mapping, &mut file_warnings);
+        drop_bad_requests(&mut found, file, &mut file_warnings);
         warnings.extend(
             file_warnings
                 .into_iter()
@@ -768,11 +772,115 @@ fn cell_of(
     cell
 }
 
+/// What is wrong with a request's numbers, if anything, by the rules TR164 rows are held to: a latency (wall,
+/// TTFT, each inter-token gap) from 0 to [`MAX_LATENCY_MS`] ms, a token count a whole number, start and end
+/// finite with the end not before the start. A failed request's numbers are not measurements and are not checked.
+fn request_problem(request: &Request) -> Option<String> {
+    use cellscope_model::stats::{is_latency_ms, is_token_count};
+    if request.error.is_some() {
+        return None;
+    }
+    let latencies = [("wall latency", request.wall_ms), ("TTFT", request.ttft_ms)];
+    if let Some((name, value)) = latencies.into_iter().find_map(|(name, value)| {
+        value
+            .filter(|value| !is_latency_ms(*value))
+            .map(|value| (name, value))
+    }) {
+        return Some(format!(
+            "its {name} is {value} ms; expected a latency from 0 to {MAX_LATENCY_MS} ms"
+        ));
+    }
+    if let Some(gap) = request
+        .itl_ms
+        .iter()
+        .flatten()
+        .find(|gap| !is_latency_ms(**gap))
+    {
+        return Some(format!(
+            "an inter-token gap is {gap} ms; expected a latency from 0 to {MAX_LATENCY_MS} ms"
+        ));
+    }
+    let counts = [
+        ("prompt", request.prompt_tokens),
+        ("completion", request.completion_tokens),
+    ];
+    if let Some((name, value)) = counts.into_iter().find_map(|(name, value)| {
+        value
+            .filter(|value| !is_token_count(*value))
+            .map(|value| (name, value))
+    }) {
+        return Some(format!(
+            "its {name} token count is {value}; expected a whole number from 0 to {}",
+            u32::MAX
+        ));
+    }
+    match (request.start_s, request.end_s) {
+        (Some(start), Some(end)) if !start.is_finite() || !end.is_finite() => Some(format!(
+            "its start ({start} s) or end ({end} s) is not a time"
+        )),
+        (Some(start), Some(end)) if end < start => {
+            Some(format!("it ends ({end} s) before it starts ({start} s)"))
+        }
+        _ => None,
+    }
+}
+
+/// Leaves out of each record the requests whose numbers are not measurements ([`request_problem`]), counting
+/// them as malformed rows, with a `bad_number` warning on the file at the record's line for each of the first
+/// [`MAX_REQUEST_WARNINGS`] and one for the rest.
+fn drop_bad_requests(records: &mut [RunRecord], file: &str, warnings: &mut Vec<Warning>) {
+    let mut reported = 0usize;
+    for record in records.iter_mut() {
+        let (line, index_of_record) = (record.line, record.record);
+        let mut position = 0usize;
+        record.requests.retain(|request| {
+            position += 1;
+            let Some(problem) = request_problem(request) else {
+                return true;
+            };
+            reported += 1;
+            if reported <= MAX_REQUEST_WARNINGS {
+                warnings.push(
+                    Warning::error(
+                        "bad_number",
+                        format!(
+                            "request {} of record {index_of_record}: {problem}; the request is left out",
+                            position - 1
+                        ),
+                    )
+                    .file(file)
+                    .at_line(line),
+                );
+            }
+            false
+        });
+        let kept = record.requests.len();
+        record.malformed += (position - kept) as u32;
+    }
+    if reported > MAX_REQUEST_WARNINGS {
+        warnings.push(
+            Warning::error(
+                "bad_number",
+                format!(
+                    "{} further requests are left out for numbers that are not measurements (only the first \
+                     {MAX_REQUEST_WARNINGS} are listed)",
+                    reported - MAX_REQUEST_WARNINGS
+                ),
+            )
+            .file(file),
+        );
+    }
+}
+
+/// How many requests left out of one file are listed one by one, as for TR164's rows.
+const MAX_REQUEST_WARNINGS: usize = 20;
+
 /// A record's census (rows, ok and failed by status, the requests' positions) and the statistics of its `ok`
 /// requests, and whether every one of those states its completion tokens. Without per-request `timestamps` the
 /// tool's duration stands for each request's span. A record of aggregates only is counted by the tool's counts.
 fn census(record: &RunRecord, timestamps: bool) -> (ParsedCell, CellAccumulator, bool) {
     let mut cell = ParsedCell::default();
+    cell.malformed_rows = record.malformed;
     let mut accumulator = CellAccumulator::new();
     let mut tokens_known = true;
     for (index, request) in record.requests.iter().enumerate() {
@@ -1059,6 +1167,12 @@ pub fn read_record_rows(
             path: source.file.clone(),
             message: format!("record {} is no longer in the file", source.record),
         })?;
+    let mut record = record;
+    drop_bad_requests(
+        std::slice::from_mut(&mut record),
+        &source.file,
+        &mut warnings,
+    );
     Ok(record
         .requests
         .iter()

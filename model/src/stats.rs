@@ -75,6 +75,23 @@ pub fn aggregate_tps(
     (span_s > 0.0 && span_s.is_finite()).then(|| sum_completion_tokens / span_s)
 }
 
+/// The longest latency taken as a measurement, in ms (about 11.6 days): longer is a unit or clock fault, and
+/// one such value would dominate every mean it enters.
+pub const MAX_LATENCY_MS: f64 = 1e9;
+
+/// Whether `value` is a latency in ms: finite, not negative, at most [`MAX_LATENCY_MS`].
+#[inline]
+pub fn is_latency_ms(value: f64) -> bool {
+    (0.0..=MAX_LATENCY_MS).contains(&value)
+}
+
+/// Whether `value` is a token count: a whole number that fits the counters tokenizers use (u32). In range, a
+/// value is whole exactly when it survives the round trip through u32 (which truncates).
+#[inline]
+pub fn is_token_count(value: f64) -> bool {
+    (0.0..=f64::from(u32::MAX)).contains(&value) && f64::from(value as u32) == value
+}
+
 /// The fields of one `ok` request row that statistics use.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RequestSample {

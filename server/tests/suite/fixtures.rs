@@ -778,7 +778,9 @@ fn impossible_measurements_in_ok_rows_are_left_out_with_their_line() {
     assert_eq!(found.len(), 3, "{found:#?}");
     assert_eq!(found[0].0, Some(7));
     assert!(
-        found[0].1.contains("a latency cannot be negative"),
+        found[0]
+            .1
+            .contains("expected a latency from 0 to 1000000000 ms"),
         "{}",
         found[0].1
     );

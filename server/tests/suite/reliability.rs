@@ -377,3 +377,65 @@ fn without_workload(csv_text: &str) -> Vec<Vec<String>> {
         })
         .collect()
 }
+
+/// The value of `column` in the only row of a cells CSV.
+fn cell_value(csv_text: &str, column: &str) -> String {
+    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+    let position = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|name| name == column)
+        .unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1, "{csv_text}");
+    rows[0][position].to_string()
+}
+
+/// A vLLM result whose requests carry a negative token count, a latency of 1e300 s and a negative TTFT: each of
+/// those requests is left out with `bad_number` at the file and record, as a TR164 row would be, and the cell's
+/// figures are those of the other requests (computed here from the file's arrays).
+#[test]
+fn requests_of_other_tools_with_numbers_that_are_not_measurements_are_left_out_and_named() {
+    let name = "openai-infqps-concurrency4-Qwen3-8B-20260301-101745.json";
+    let text = std::fs::read(good_run().join("../formats/vllm-detailed").join(name)).unwrap();
+    let mut result: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    result["output_lens"][0] = serde_json::json!(-45);
+    result["latencies"][1] = serde_json::json!(1e300);
+    result["ttfts"][2] = serde_json::json!(-0.003);
+    let (cells, warnings) = cells_and_warnings(name, result.to_string().as_bytes());
+    let bad: Vec<&(String, String)> = warnings
+        .iter()
+        .filter(|(kind, _)| kind == "bad_number")
+        .collect();
+    assert_eq!(bad.len(), 3, "{warnings:?}");
+    assert!(bad.iter().all(|(_, file)| file == name), "{bad:?}");
+    // Twelve requests: three left out, one failed (`errors` names it), eight measured.
+    let errors = result["errors"].as_array().unwrap();
+    let kept: Vec<usize> = (3..12)
+        .filter(|index| errors[*index].as_str().unwrap().is_empty())
+        .collect();
+    assert_eq!(kept.len(), 8);
+    assert_eq!(cell_value(&cells, "rows"), "9");
+    assert_eq!(cell_value(&cells, "ok_rows"), "8");
+    assert_eq!(cell_value(&cells, "failed_rows"), "1");
+    let mean_wall_ms = kept
+        .iter()
+        .map(|index| result["latencies"][*index].as_f64().unwrap() * 1000.0)
+        .sum::<f64>()
+        / kept.len() as f64;
+    let shown: f64 = cell_value(&cells, "mean_wall_ms").parse().unwrap();
+    assert!(
+        (shown - mean_wall_ms).abs() <= 1e-9 * mean_wall_ms,
+        "{shown} against {mean_wall_ms}"
+    );
+    let mean_completion_tokens = kept
+        .iter()
+        .map(|index| result["output_lens"][*index].as_f64().unwrap())
+        .sum::<f64>()
+        / kept.len() as f64;
+    let shown: f64 = cell_value(&cells, "mean_completion_tokens")
+        .parse()
+        .unwrap();
+    assert!((shown - mean_completion_tokens).abs() < 1e-9, "{shown}");
+}

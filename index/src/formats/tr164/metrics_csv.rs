@@ -1783,10 +1783,8 @@ fn usual_sample<'a>(
     columns: &Columns,
     wall_ms: Option<f64>,
 ) -> Option<RequestSample> {
-    let is_duration = |value: &f64| value.is_finite() && *value >= 0.0;
-    let is_tokens = |value: &f64| {
-        (0.0..=f64::from(u32::MAX)).contains(value) && f64::from(*value as u32) == *value
-    };
+    let is_duration = |value: &f64| cellscope_model::stats::is_latency_ms(*value);
+    let is_tokens = |value: &f64| cellscope_model::stats::is_token_count(*value);
     let ttft_ms = match columns.ttft_ms {
         Some(column) if !field(column).iter().all(u8::is_ascii_whitespace) => {
             Some(parsed(column).filter(is_duration)?)
@@ -1826,14 +1824,15 @@ fn request_sample<'a>(
             )
         })
         };
-    // A latency is a duration: a negative one is not a measurement.
+    // A latency is a duration: a negative one (or one of days) is not a measurement.
     let duration = |value: f64, name: &str| -> Result<f64, String> {
-        if value < 0.0 {
-            Err(format!(
-                "column `{name}` is `{value}`; a latency cannot be negative; the row is left out"
-            ))
-        } else {
+        if cellscope_model::stats::is_latency_ms(value) {
             Ok(value)
+        } else {
+            Err(format!(
+                "column `{name}` is `{value}`; expected a latency from 0 to {} ms; the row is left out",
+                cellscope_model::stats::MAX_LATENCY_MS
+            ))
         }
     };
     // A token count is a whole number that fits the counters tokenizers use (u32); anything else, such as a
@@ -1842,7 +1841,7 @@ fn request_sample<'a>(
         let value = number(column, name)?;
         // In range, a value is whole exactly when it survives the round trip through u32 (which truncates);
         // `fract` calls libm's `trunc` on baseline x86-64, once for each of the two counts of every ok row.
-        if (0.0..=f64::from(u32::MAX)).contains(&value) && f64::from(value as u32) == value {
+        if cellscope_model::stats::is_token_count(value) {
             Ok(value)
         } else {
             Err(format!(

@@ -297,10 +297,10 @@ impl Walk<'_> {
             {
                 continue;
             }
-            if unread.empty {
+            if let Some(kind) = unread.problem {
                 self.discovery
                     .warnings
-                    .push(Warning::warn("empty_file", unread.reason).file(&path));
+                    .push(Warning::warn(kind, unread.reason).file(&path));
                 continue;
             }
             self.discovery

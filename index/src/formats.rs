@@ -158,7 +158,11 @@ pub fn recognise(storage: &dyn Storage, mapping: &Mapping, path: &str) -> Offere
             return Offered::Unread(crate::run::found::Unread {
                 side_of: Vec::new(),
                 reason: format!("the file cannot be read ({error}), so no reader could look at it"),
-                empty: false,
+                problem: Some(if storage::not_a_file(&error) {
+                    "not_a_file"
+                } else {
+                    "unreadable_file"
+                }),
             });
         }
     };
@@ -176,17 +180,42 @@ pub fn recognise(storage: &dyn Storage, mapping: &Mapping, path: &str) -> Offere
         }
         verdicts.push((format.name(), verdict));
     }
-    // A format may claim an empty file by its name (and report it); otherwise an empty result is said to be empty.
-    if is_result_name(path) && head.iter().all(u8::is_ascii_whitespace) {
-        return Offered::Unread(crate::run::found::Unread {
-            side_of: Vec::new(),
-            reason: "the file is empty (a result cut before its first byte, or never written): there is \
-                     nothing to read"
-                .to_string(),
-            empty: true,
-        });
+    let mut unread = verdict::unread(&verdicts);
+    if let Some((kind, reason)) = result_problem(path, &head) {
+        unread.problem = Some(kind);
+        unread.reason = reason.to_string();
     }
-    Offered::Unread(verdict::unread(&verdicts))
+    Offered::Unread(unread)
+}
+
+/// Why a file no reader took is a result that cannot be read rather than an unknown file: its warning kind and
+/// reason. A format may claim such a file by its name and report it itself, which is why this comes last.
+fn result_problem(path: &str, head: &[u8]) -> Option<(&'static str, &'static str)> {
+    let is_parquet = storage::file_name(path)
+        .to_ascii_lowercase()
+        .ends_with(".parquet");
+    if is_result_name(path) && head.iter().all(u8::is_ascii_whitespace) {
+        Some((
+            "empty_file",
+            "the file is empty (a result cut before its first byte, or never written): there is nothing to read",
+        ))
+    } else if is_result_name(path)
+        && (head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]))
+    {
+        Some((
+            "utf16_file",
+            "the file is UTF-16 text (as a Windows shell's `>` writes it); results are read as UTF-8: convert it \
+             (`iconv -f UTF-16 -t UTF-8`) to index it",
+        ))
+    } else if is_parquet && head.starts_with(b"PAR1") {
+        Some((
+            "corrupt_file",
+            "the file starts as Parquet but its footer (the schema and where the data lies) cannot be read: it \
+             was cut short or damaged, and nothing of it is indexed",
+        ))
+    } else {
+        None
+    }
 }
 
 /// Whether a file's name is one results are written under (`.json`, `.jsonl`, `.csv`, `.yaml`, `.txt`, `.log`).
@@ -373,7 +402,7 @@ pub fn read_file(
 }
 
 /// A file a reader looks for beside the one it reads (a summary, a per-request dump, a configuration): `None`
-/// when there is none, and also, with a warning naming it, when it is there but cannot be read (a FIFO, a
+/// when there is none or it is empty, and also, with a warning naming it, when it is there but cannot be read (a FIFO, a
 /// directory, a link, no permission).
 pub fn read_sibling(
     storage: &dyn Storage,
@@ -381,6 +410,8 @@ pub fn read_sibling(
     warnings: &mut Vec<Warning>,
 ) -> Option<Vec<u8>> {
     match storage::read_bounded(storage, path, storage::MAX_DOCUMENT_BYTES) {
+        // Discovery names an empty file (`empty_file`); to its reader it is as good as absent.
+        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => None,
         Ok(bytes) => Some(bytes),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
         Err(error) => {
@@ -642,6 +673,24 @@ pub fn read_records(
         let mut found =
             format.records_in(context.storage, file, context.mapping, &mut file_warnings);
         drop_bad_requests(&mut found, file, &mut file_warnings);
+        if found.is_empty()
+            && !file_warnings
+                .iter()
+                .any(|warning| warning.file.as_deref() == Some(file))
+        {
+            // Recognised but empty (`benchmarks: []`, an empty array): said, never silence.
+            file_warnings.push(
+                Warning::warn(
+                    "no_records",
+                    format!(
+                        "the file is a {} result but holds no result records (an empty list); nothing of it is \
+                         indexed",
+                        format.name()
+                    ),
+                )
+                .file(file),
+            );
+        }
         warnings.extend(
             file_warnings
                 .into_iter()

@@ -285,7 +285,7 @@ pub fn unread(verdicts: &[(&'static str, Verdict)]) -> Unread {
     Unread {
         side_of,
         reason: why,
-        empty: false,
+        problem: None,
     }
 }
 

@@ -81,6 +81,8 @@ pub struct Unread {
     pub side_of: Vec<(&'static str, String)>,
     /// Why no format reads it, in words, for the `not_recognised` finding.
     pub reason: String,
-    /// The file has no content at all: a result cut before its first byte is a warning, not an unknown file.
-    pub empty: bool,
+    /// The kind of warning the file gets when it is a result that cannot be read rather than an unknown file:
+    /// `empty_file` (no content at all), `utf16_file`, `corrupt_file` (a Parquet file that is not whole),
+    /// `unreadable_file` or `not_a_file`. `None` for a file no reader knows (`not_recognised`).
+    pub problem: Option<&'static str>,
 }

@@ -439,3 +439,117 @@ fn requests_of_other_tools_with_numbers_that_are_not_measurements_are_left_out_a
         .unwrap();
     assert!((shown - mean_completion_tokens).abs() < 1e-9, "{shown}");
 }
+
+/// Result files that cannot be read each get a warning naming them, not the `not_recognised` note of a file no
+/// reader knows: a Parquet file cut short or with random bytes between its magic numbers, a result saved as
+/// UTF-16, a GuideLLM report with no benchmarks; and an empty per-request file beside an AIPerf summary is said
+/// and left the summary's cell as it is without it.
+#[test]
+fn unreadable_corrupt_utf16_and_empty_results_each_get_a_warning_naming_the_file() {
+    let fixtures = good_run().join("../formats");
+    let root = tempfile::tempdir().unwrap();
+    let put = |relative: &str, bytes: &[u8]| {
+        let path = root.path().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    let parquet = std::fs::read(fixtures.join("table-parquet/requests.parquet")).unwrap();
+    put("cut/requests.parquet", &parquet[..300]);
+    let mut scrambled = b"PAR1".to_vec();
+    scrambled.extend((0..2000u32).map(|index| (index.wrapping_mul(2_654_435_761) >> 13) as u8));
+    scrambled.extend(0x7fff_ffffu32.to_le_bytes());
+    scrambled.extend(b"PAR1");
+    put("scrambled/requests.parquet", &scrambled);
+    let vllm_name = "openai-infqps-concurrency1-Qwen3-8B-20260302-090000.json";
+    let vllm = std::fs::read_to_string(fixtures.join("vllm-plain").join(vllm_name)).unwrap();
+    let utf16: Vec<u8> = [0xff, 0xfe]
+        .into_iter()
+        .chain(vllm.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    put(&format!("utf16/{vllm_name}"), &utf16);
+    let mut report: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(fixtures.join("guidellm-v05/benchmarks.json")).unwrap(),
+    )
+    .unwrap();
+    report["benchmarks"] = serde_json::json!([]);
+    put(
+        "no-benchmarks/benchmarks.json",
+        report.to_string().as_bytes(),
+    );
+    let summary = std::fs::read(fixtures.join(
+        "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export_aiperf.json",
+    ))
+    .unwrap();
+    put("aiperf/c8/profile_export_aiperf.json", &summary);
+    put("alone/c8/profile_export_aiperf.json", &summary);
+    put("aiperf/c8/profile_export.jsonl", b"");
+
+    let audit = common::cellscope_command()
+        .arg("audit")
+        .arg(root.path())
+        .args(["--no-cache", "--json"])
+        .output()
+        .unwrap();
+    let audit: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
+    let warnings: Vec<(String, String)> = audit["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(
+            audit["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|run| run["warnings"].as_array().unwrap()),
+        )
+        .map(|warning| {
+            (
+                warning["kind"].as_str().unwrap().to_string(),
+                warning["file"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    for (kind, file) in [
+        ("corrupt_file", "cut/requests.parquet".to_string()),
+        ("corrupt_file", "scrambled/requests.parquet".to_string()),
+        ("utf16_file", format!("utf16/{vllm_name}")),
+        ("no_records", "no-benchmarks/benchmarks.json".to_string()),
+        ("empty_file", "aiperf/c8/profile_export.jsonl".to_string()),
+    ] {
+        assert!(
+            warnings.contains(&(kind.to_string(), file.clone())),
+            "no {kind} on {file} in {warnings:?}"
+        );
+    }
+    assert!(
+        !warnings.iter().any(|(kind, _)| kind == "not_recognised"),
+        "{warnings:?}"
+    );
+    // The summary beside an empty per-request file gives the cell it gives alone.
+    let cells = common::cellscope_command()
+        .arg("cells")
+        .arg(root.path())
+        .args(["--no-cache", "--format", "csv"])
+        .output()
+        .unwrap();
+    let mut reader = csv::Reader::from_reader(cells.stdout.as_slice());
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|header| header == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let of_run = |run: &str| {
+        rows.iter()
+            .find(|row| &row[column("run_id")] == run)
+            .unwrap_or_else(|| panic!("no cell of {run}"))
+            .clone()
+    };
+    let (beside, alone) = (of_run("aiperf"), of_run("alone"));
+    for name in [
+        "status",
+        "rows",
+        "failed_rows",
+        "p50_ttft_ms",
+        "mean_wall_ms",
+    ] {
+        assert_eq!(beside[column(name)], alone[column(name)], "{name}");
+    }
+}

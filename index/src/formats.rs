@@ -692,7 +692,7 @@ pub fn read_records(
             );
         }
         warnings.extend(
-            file_warnings
+            capped(file_warnings, file)
                 .into_iter()
                 .map(|warning| warning.run(&run_id)),
         );
@@ -875,10 +875,8 @@ fn request_problem(request: &Request) -> Option<String> {
 }
 
 /// Leaves out of each record the requests whose numbers are not measurements ([`request_problem`]), counting
-/// them as malformed rows, with a `bad_number` warning on the file at the record's line for each of the first
-/// [`MAX_REQUEST_WARNINGS`] and one for the rest.
+/// them as malformed rows, with a `bad_number` warning on the file at the record's line for each.
 fn drop_bad_requests(records: &mut [RunRecord], file: &str, warnings: &mut Vec<Warning>) {
-    let mut reported = 0usize;
     for record in records.iter_mut() {
         let (line, index_of_record) = (record.line, record.record);
         let mut position = 0usize;
@@ -887,42 +885,58 @@ fn drop_bad_requests(records: &mut [RunRecord], file: &str, warnings: &mut Vec<W
             let Some(problem) = request_problem(request) else {
                 return true;
             };
-            reported += 1;
-            if reported <= MAX_REQUEST_WARNINGS {
-                warnings.push(
-                    Warning::error(
-                        "bad_number",
-                        format!(
-                            "request {} of record {index_of_record}: {problem}; the request is left out",
-                            position - 1
-                        ),
-                    )
-                    .file(file)
-                    .at_line(line),
-                );
-            }
+            warnings.push(
+                Warning::error(
+                    "bad_number",
+                    format!(
+                        "request {} of record {index_of_record}: {problem}; the request is left out",
+                        position - 1
+                    ),
+                )
+                .file(file)
+                .at_line(line),
+            );
             false
         });
         let kept = record.requests.len();
         record.malformed += (position - kept) as u32;
     }
-    if reported > MAX_REQUEST_WARNINGS {
-        warnings.push(
-            Warning::error(
-                "bad_number",
-                format!(
-                    "{} further requests are left out for numbers that are not measurements (only the first \
-                     {MAX_REQUEST_WARNINGS} are listed)",
-                    reported - MAX_REQUEST_WARNINGS
-                ),
-            )
-            .file(file),
-        );
-    }
 }
 
-/// How many requests left out of one file are listed one by one, as for TR164's rows.
-const MAX_REQUEST_WARNINGS: usize = 20;
+/// How many warnings of one kind on one file are listed one by one, as for TR164's rows; the rest are counted.
+const MAX_WARNINGS_PER_KIND: usize = 20;
+
+/// `warnings` (of one file) with at most [`MAX_WARNINGS_PER_KIND`] of each kind, the rest of a kind said in one
+/// more warning of that kind, so that a file of many bad lines does not bury everything else.
+fn capped(warnings: Vec<Warning>, file: &str) -> Vec<Warning> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut kept = Vec::with_capacity(warnings.len().min(256));
+    let mut first_left_out: BTreeMap<String, Warning> = BTreeMap::new();
+    for warning in warnings {
+        let count = seen.entry(warning.kind.clone()).or_default();
+        *count += 1;
+        if *count <= MAX_WARNINGS_PER_KIND {
+            kept.push(warning);
+        } else {
+            first_left_out
+                .entry(warning.kind.clone())
+                .or_insert(warning);
+        }
+    }
+    for (kind, first) in first_left_out {
+        let more = seen[&kind] - MAX_WARNINGS_PER_KIND;
+        kept.push(Warning {
+            message: format!(
+                "{more} further `{kind}` findings on this file are not listed (only the first \
+                 {MAX_WARNINGS_PER_KIND} are)"
+            ),
+            line: None,
+            file: Some(first.file.unwrap_or_else(|| file.to_string())),
+            ..first
+        });
+    }
+    kept
+}
 
 /// A record's census (rows, ok and failed by status, the requests' positions) and the statistics of its `ok`
 /// requests, and whether every one of those states its completion tokens. Without per-request `timestamps` the

@@ -553,3 +553,50 @@ fn unreadable_corrupt_utf16_and_empty_results_each_get_a_warning_naming_the_file
         assert_eq!(beside[column(name)], alone[column(name)], "{name}");
     }
 }
+
+/// Thirty bad lines in a JSON Lines result give twenty warnings, each at the line it names, and one that counts
+/// the other ten, as a TR164 file's malformed rows do; the good records are all read.
+#[test]
+fn warnings_of_one_kind_on_one_file_are_listed_to_twenty_then_counted() {
+    let name = "sglang_0302_16_1024_128.jsonl";
+    let text =
+        std::fs::read_to_string(good_run().join("../formats/sglang-plain").join(name)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let bad: Vec<String> = (0..30).map(|index| format!("{{oops {index}")).collect();
+    let mixed: Vec<&str> = lines[..1]
+        .iter()
+        .copied()
+        .chain(bad.iter().map(String::as_str))
+        .chain(lines[1..].iter().copied())
+        .collect();
+    let (expected, _) = cells_and_warnings(name, text.as_bytes());
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join(name), mixed.join("\n") + "\n").unwrap();
+    let audit = common::cellscope_command()
+        .arg("audit")
+        .arg(root.path())
+        .args(["--no-cache", "--json"])
+        .output()
+        .unwrap();
+    let audit: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
+    let warnings: Vec<&serde_json::Value> = audit["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|run| run["warnings"].as_array().unwrap())
+        .filter(|warning| warning["kind"] == "invalid_json")
+        .collect();
+    assert_eq!(warnings.len(), 21);
+    for warning in &warnings {
+        let message = warning["message"].as_str().unwrap();
+        match warning["line"].as_u64() {
+            Some(line) => assert!(message.starts_with(&format!("line {line} ")), "{message}"),
+            None => assert!(
+                message.starts_with("10 further `invalid_json` findings"),
+                "{message}"
+            ),
+        }
+    }
+    let (cells, _) = cells_and_warnings(name, text.as_bytes());
+    assert_eq!(cells, expected);
+}

@@ -597,6 +597,6 @@ fn warnings_of_one_kind_on_one_file_are_listed_to_twenty_then_counted() {
             ),
         }
     }
-    let (cells, _) = cells_and_warnings(name, text.as_bytes());
+    let (cells, _) = cells_and_warnings(name, (mixed.join("\n") + "\n").as_bytes());
     assert_eq!(cells, expected);
 }

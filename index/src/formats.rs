@@ -942,8 +942,10 @@ fn capped(warnings: Vec<Warning>, file: &str) -> Vec<Warning> {
 /// requests, and whether every one of those states its completion tokens. Without per-request `timestamps` the
 /// tool's duration stands for each request's span. A record of aggregates only is counted by the tool's counts.
 fn census(record: &RunRecord, timestamps: bool) -> (ParsedCell, CellAccumulator, bool) {
-    let mut cell = ParsedCell::default();
-    cell.malformed_rows = record.malformed;
+    let mut cell = ParsedCell {
+        malformed_rows: record.malformed,
+        ..ParsedCell::default()
+    };
     let mut accumulator = CellAccumulator::new();
     let mut tokens_known = true;
     for (index, request) in record.requests.iter().enumerate() {

@@ -338,10 +338,11 @@ const CASES: [Case; 34] = [
 ];
 
 /// Variants of the good run that are not faults: the same numbers, no warning.
-const CLEAN_VARIANTS: [(&str, &str); 5] = [
+const CLEAN_VARIANTS: [(&str, &str); 6] = [
     ("bom", "20260201_000000_000001"),
     ("lf-endings", "20260202_000000_000002"),
     ("extra-columns", "20260207_000000_000007"),
+    ("quoted-newline", "20260227_000000_000027"),
     ("compressed-gz", "20260215_000000_000015"),
     ("compressed-zst", "20260216_000000_000016"),
 ];

@@ -12,10 +12,12 @@
 //! first snapshot of `serve` and `index --cells-only`, which must be quick. By contents, when in addition the
 //! sha256 of every file equals the one the entry was built from: every full index (the server's second stage,
 //! `audit`, `index`) and the one-shot commands. An entry whose files changed without a change of size or time is
-//! dropped with a `stale_cache_entry` warning naming run and file, and the run is read again; an entry that cannot
-//! be read or decoded is logged and ignored. Entries are written only by full reads (with checksums), so each
-//! carries what any kind of index needs; a lighter index leaves out what it would not have computed, so a warm
-//! index equals a cold one byte for byte.
+//! dropped with a `stale_cache_entry` warning naming run and file, and the run is read again; one whose file cannot
+//! be read now is dropped without it, as the run's read names the file (`unreadable_file`, `not_a_file`) and
+//! nothing says its content changed; an entry that cannot be read or decoded is logged and ignored. Entries are
+//! written only by full reads (with checksums) of files that could all be read, so each carries what any kind of
+//! index needs; a lighter index leaves out what it would not have computed, so a warm index equals a cold one byte
+//! for byte.
 //!
 //! Keys and entries hold no absolute path, so replicas serving the same data from different places can share a
 //! store; the store is the narrow [`CacheStore`] seam (get and put of bytes by key).
@@ -372,13 +374,19 @@ impl<'a> Session<'a> {
     }
 
     /// Whether an entry may be used: always by stamps; by contents when every file still has the sha256 the entry
-    /// was built from. A file that does not is a `stale_cache_entry` warning on `run`.
+    /// was built from. A file that does not is a `stale_cache_entry` warning on `run`; a file that cannot be read
+    /// is not (nothing says its content changed), and the entry is not used either: reading the run again names
+    /// the file as unreadable.
     fn trusted(&self, hashes: &[(String, [u8; 32])], run: &str) -> bool {
         if self.trust == Trust::Stamps {
             return true;
         }
         for (file, hash) in hashes {
-            if self.sha256(file) != Some(*hash) {
+            let Some(now) = self.sha256(file) else {
+                tracing::debug!(run, %file, "a cached read's file cannot be read; reading the run again");
+                return false;
+            };
+            if now != *hash {
                 tracing::warn!(run, %file, "a cached read no longer matches its file; reading the run again");
                 self.count(|report| report.stale += 1);
                 if let Ok(mut warnings) = self.warnings.lock() {
@@ -777,6 +785,137 @@ mod tests {
     use crate::run::expected::Manifest;
     use crate::run::parsed::{ParsedCell, ParsedMetrics};
     use cellscope_model::key::CellCoordinates;
+
+    /// The data root as it is, except that the named files cannot be read (their size and time unchanged), as
+    /// with a file whose permissions were taken away.
+    struct Unreadable<'a> {
+        disk: &'a crate::storage::LocalDisk,
+        files: &'a [&'a str],
+    }
+
+    impl Unreadable<'_> {
+        fn check(&self, path: &str) -> std::io::Result<()> {
+            if self.files.contains(&path) {
+                return Err(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+            }
+            Ok(())
+        }
+    }
+
+    impl Storage for Unreadable<'_> {
+        fn list(&self, directory: &str) -> std::io::Result<Vec<storage::Entry>> {
+            self.disk.list(directory)
+        }
+        fn stat(&self, path: &str) -> std::io::Result<storage::Meta> {
+            self.disk.stat(path)
+        }
+        fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+            self.check(path)?;
+            self.disk.read(path)
+        }
+        fn read_range(&self, path: &str, range: std::ops::Range<u64>) -> std::io::Result<Vec<u8>> {
+            self.check(path)?;
+            self.disk.read_range(path, range)
+        }
+        fn display(&self, path: &str) -> String {
+            path.to_string()
+        }
+        fn local_file(&self, path: &str) -> Option<std::io::Result<std::fs::File>> {
+            match self.check(path) {
+                Ok(()) => self.disk.local_file(path),
+                Err(error) => Some(Err(error)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_is_named_unreadable_and_its_entry_is_not_called_stale() {
+        // A run with a manifest, and a backup of it (the same rows) compared with it.
+        let root = tempfile::tempdir().unwrap();
+        let metrics = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,\
+                       request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status\n\
+                       r1,s,scaling,b,m,w,1,0,1,1,1,100.0,10,10,1.0,2.0,ok\n";
+        for directory in ["r1", "r1_BACKUP_x"] {
+            std::fs::create_dir(root.path().join(directory)).unwrap();
+            std::fs::write(root.path().join(directory).join("metrics.csv"), metrics).unwrap();
+        }
+        std::fs::write(root.path().join("r1/manifest.json"), "{}").unwrap();
+        let disk = crate::storage::LocalDisk::new(root.path());
+        let store = tempfile::tempdir().unwrap();
+        let cache = RunCache::in_directory(store.path().to_path_buf());
+        let run = DetectedRun {
+            format: "tr164",
+            root: "r1".into(),
+            files: vec!["r1/metrics.csv".into()],
+            id: None,
+        };
+        let master = RunDir {
+            run_id: "r1".into(),
+            relative: "r1".into(),
+            metrics_name: "metrics.csv",
+        };
+        let backup = BackupDir {
+            master_run_id: "r1".into(),
+            label: "x".into(),
+            relative: "r1_BACKUP_x".into(),
+        };
+        let options = IndexOptions::default();
+        let mapping = crate::mapping::Mapping::default();
+        // A full index's reads of the run and the backup through `storage`, with what the cache did and said.
+        let read = |storage: &dyn Storage| {
+            let session = Session::new(&cache, Trust::Contents, storage, None);
+            let context = ReadContext {
+                storage,
+                mapping: &mapping,
+                options: &options,
+                progress: &crate::run::Quiet,
+            };
+            let read = session.read_run(&context, &tr164::Tr164, &run);
+            let backup = session.read_backup(&backup, Some(&master), &options, &crate::run::Quiet);
+            let (report, warnings) = session.finish();
+            (read, backup, report, warnings)
+        };
+        let (first, _, report, _) = read(&disk);
+        assert!(first.warnings.is_empty(), "{:?}", first.warnings);
+        assert_eq!((report.read, report.written), (2, 2));
+        for file in [
+            "r1/metrics.csv",
+            "r1/manifest.json",
+            "r1_BACKUP_x/metrics.csv",
+        ] {
+            let files = [file];
+            let unreadable = Unreadable {
+                disk: &disk,
+                files: &files,
+            };
+            let (read, backup, report, cache_warnings) = read(&unreadable);
+            assert!(cache_warnings.is_empty(), "{file}: {cache_warnings:?}");
+            // What reads the unreadable file is read again (the backup's comparison reads the master's metrics
+            // too), and no read that failed is kept.
+            let again: u32 = if file == "r1/metrics.csv" { 2 } else { 1 };
+            assert_eq!(
+                (report.used, report.read, report.stale, report.written),
+                (2 - again, again, 0, 0),
+                "{file}"
+            );
+            let named: Vec<(&str, Option<&str>)> = read
+                .warnings
+                .iter()
+                .map(|warning| (warning.kind.as_str(), warning.file.as_deref()))
+                .collect();
+            if file.starts_with("r1/") {
+                assert_eq!(named, vec![("unreadable_file", Some(file))], "{file}");
+            }
+            // No checksum is claimed for a file that was not read.
+            for digest in [&read.digest, &backup.digest] {
+                assert_eq!(digest.sha256.is_none(), digest.path == file, "{file}");
+            }
+        }
+        // Readable again, the entries the first reads wrote are used: none was dropped or replaced.
+        let (_, _, report, warnings) = read(&disk);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!((report.used, report.read, report.stale), (2, 0, 0));
+    }
 
     #[test]
     fn an_entry_comes_back_exactly_and_a_damaged_one_is_refused() {

@@ -118,6 +118,128 @@ fn audit_text_shows_bidirectional_and_other_control_characters_as_escapes() {
     }
 }
 
+/// Names of run directories with a control character in them, and the plain name each is compared with.
+const CONTROL_NAMES: [&str; 5] = ["run\nx", "run\rx", "run\tx", "run\u{1b}x", "run\u{7f}x"];
+
+/// A data root holding the good fixture's run under the directory `name` (see [`add_run_named`]).
+fn root_with_run_named(name: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    add_run_named(root.path(), name);
+    root
+}
+
+/// The good fixture's run under the directory `name` of `root`, its rows carrying `name` as their run id the way a
+/// CSV writer writes it (quoted when it holds a line break or a carriage return).
+fn add_run_named(root: &Path, name: &str) {
+    let run = root.join(name);
+    std::fs::create_dir(&run).unwrap();
+    let good = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/fixtures/good/20260101_000000_000001/metrics.csv");
+    let written = if name.contains(['\n', '\r']) {
+        format!("\"{name}\"")
+    } else {
+        name.to_string()
+    };
+    let metrics = std::fs::read_to_string(good)
+        .unwrap()
+        .replace("20260101_000000_000001", &written);
+    std::fs::write(run.join("metrics.csv"), metrics).unwrap();
+}
+
+#[test]
+fn a_run_directory_named_with_a_control_character_keeps_its_rows() {
+    use cellscope_index::cache::{RunCache, Trust};
+    use cellscope_index::{IndexOptions, Quiet};
+    let plain_root = root_with_run_named("runx");
+    let plain =
+        cellscope_index::build(plain_root.path(), &IndexOptions::default(), &Quiet).unwrap();
+    assert!(plain.warnings.is_empty(), "{:#?}", plain.warnings);
+    assert_eq!(plain.cells.iter().map(|cell| cell.rows).sum::<u32>(), 12);
+    let plain_disk = cellscope_index::storage::LocalDisk::new(plain_root.path());
+    for name in CONTROL_NAMES {
+        let root = root_with_run_named(name);
+        let cache_dir = tempfile::tempdir().unwrap();
+        let cache = RunCache::in_directory(cache_dir.path().to_path_buf());
+        let disk = cellscope_index::storage::LocalDisk::new(root.path());
+        // Read from the files and written to the cache, then taken from it: both keep every row.
+        for pass in ["cold", "warm"] {
+            let index = cellscope_index::build_cached(
+                root.path(),
+                &IndexOptions::default(),
+                &Quiet,
+                &cache,
+                Trust::Contents,
+            )
+            .unwrap();
+            let used = index.cache.as_ref().unwrap().used;
+            assert_eq!(used, u32::from(pass == "warm"), "{name:?} {pass}");
+            assert!(
+                index.warnings.is_empty(),
+                "{name:?} {pass}: {:#?}",
+                index.warnings
+            );
+            assert_eq!(index.runs.len(), 1);
+            assert_eq!(index.runs[0].run_id, name);
+            let cells: Vec<_> = index
+                .cells
+                .iter()
+                .cloned()
+                .map(|mut cell| {
+                    assert_eq!(cell.key.run_id, name);
+                    cell.key.run_id = "runx".into();
+                    cell
+                })
+                .collect();
+            assert_eq!(cells, plain.cells, "{name:?} {pass}");
+            // Each cell's rows read back are the plain run's, on their own lines: a run id holding a line break
+            // makes each row two lines long.
+            let lines_per_row = if name.contains('\n') { 2 } else { 1 };
+            let mut rows_read = 0;
+            for (key, locator) in &index.rows {
+                let mut plain_key = key.clone();
+                plain_key.run_id = "runx".into();
+                let expected: Vec<_> =
+                    cellscope_index::read_rows(&plain_disk, &plain.rows[&plain_key])
+                        .unwrap()
+                        .into_iter()
+                        .map(|mut row| {
+                            row.source_run_id = name.to_string();
+                            row.line = 2 + (row.line - 2) * lines_per_row;
+                            row
+                        })
+                        .collect();
+                let rows = cellscope_index::read_rows(&disk, locator).unwrap();
+                assert_eq!(rows, expected, "{name:?} {pass} {key}");
+                rows_read += rows.len();
+            }
+            assert_eq!(rows_read, 12, "{name:?} {pass}");
+        }
+    }
+    // The CLI counts the rows of every such run and shows each control character but the line feed and the tab
+    // (which `printable` keeps) as its escape.
+    let root = tempfile::tempdir().unwrap();
+    for name in CONTROL_NAMES {
+        add_run_named(root.path(), name);
+    }
+    let output = cellscope(&["audit", &root.path().to_string_lossy(), "--no-cache"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report = text(&output.stdout);
+    assert_eq!(
+        report.matches("rows      12 real: ok 12").count(),
+        CONTROL_NAMES.len(),
+        "{report}"
+    );
+    for shown in ["run\\rx", "run\\u{1b}x", "run\\u{7f}x"] {
+        assert!(
+            report.contains(&format!("run {shown} ({shown})")),
+            "{shown} in {report}"
+        );
+    }
+    for raw in ['\r', '\u{1b}', '\u{7f}'] {
+        assert!(!report.contains(raw), "{raw:?} in {report:?}");
+    }
+}
+
 #[test]
 fn arrow_and_json_exports_carry_the_same_cells() {
     let dir = tempfile::tempdir().unwrap();

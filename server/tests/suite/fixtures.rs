@@ -338,10 +338,11 @@ const CASES: [Case; 34] = [
 ];
 
 /// Variants of the good run that are not faults: the same numbers, no warning.
-const CLEAN_VARIANTS: [(&str, &str); 5] = [
+const CLEAN_VARIANTS: [(&str, &str); 6] = [
     ("bom", "20260201_000000_000001"),
     ("lf-endings", "20260202_000000_000002"),
     ("extra-columns", "20260207_000000_000007"),
+    ("quoted-newline", "20260227_000000_000027"),
     ("compressed-gz", "20260215_000000_000015"),
     ("compressed-zst", "20260216_000000_000016"),
 ];
@@ -986,6 +987,73 @@ fn files_and_directories_without_read_permission_are_named_and_the_rest_is_read(
     for run in ["20260401_000000_000001", "20260403_000000_000003"] {
         assert_eq!(of_run(&readable, run), baseline, "{run}");
     }
+}
+
+/// A run read into the cache and then made unreadable (which changes no size or modification time): the next full
+/// index names the file `unreadable_file` and says nothing of the cache, whose entry it neither calls stale nor
+/// replaces; once readable again, the entry is used. Run as `nobody` when the test runs as root (see [`Reader`]).
+#[test]
+fn a_cached_run_made_unreadable_is_named_unreadable_and_its_entry_not_called_stale() {
+    let work = tempfile::tempdir().unwrap();
+    set_mode(work.path(), 0o755);
+    let binary = work.path().join("cellscope");
+    std::fs::copy(env!("CARGO_BIN_EXE_cellscope"), &binary).unwrap();
+    set_mode(&binary, 0o755);
+    let reader = Reader {
+        binary,
+        home: work.path().to_path_buf(),
+    };
+    let root = good_root(work.path(), "root");
+    for entry in walk(&root.join("good")) {
+        set_mode(&entry, 0o644);
+    }
+    for directory in [
+        root.clone(),
+        root.join("good"),
+        root.join("good/20260101_000000_000001"),
+    ] {
+        set_mode(&directory, 0o755);
+    }
+    let cache = work.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    set_mode(&cache, 0o777);
+    let (root_arg, cache_arg) = (root.to_str().unwrap(), cache.to_str().unwrap());
+    let index = || -> serde_json::Value {
+        let output = reader.run(&["index", root_arg, "--json", "--cache", cache_arg]);
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    // (runs read from the cache, from the files, entries written, stale entries, rows, warnings)
+    let summary = |index: &serde_json::Value| {
+        [
+            &index["cache"]["used"],
+            &index["cache"]["read"],
+            &index["cache"]["written"],
+            &index["cache"]["stale"],
+            &index["rows"],
+            &index["warnings"],
+        ]
+        .map(|value| value.as_u64().unwrap())
+    };
+    assert_eq!(summary(&index()), [0, 1, 1, 0, 12, 0]);
+    let metrics = root.join("good/20260101_000000_000001/metrics.csv");
+    set_mode(&metrics, 0o000);
+    let audit: serde_json::Value = serde_json::from_slice(
+        &reader
+            .run(&["audit", root_arg, "--json", "--cache", cache_arg])
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        named_warnings(&audit),
+        [(
+            "unreadable_file".to_string(),
+            "good/20260101_000000_000001/metrics.csv".to_string()
+        )],
+        "{audit:#}"
+    );
+    assert_eq!(summary(&index()), [0, 1, 0, 0, 0, 1]);
+    set_mode(&metrics, 0o644);
+    assert_eq!(summary(&index()), [1, 0, 0, 0, 12, 0]);
 }
 
 fn set_mode(path: &Path, mode: u32) {

@@ -18,12 +18,12 @@ pub fn read_backup(
 ) -> BackupRead {
     let relative = format!("{}/metrics.csv", dir.relative);
     // Neither a hash nor the comparison is wanted (`--cells-only`): the backup's bytes are not needed at all.
-    let bytes = if options.hashes || options.backup_diff {
-        storage.read(&relative).unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    let mut digest = digest(relative, &bytes, options.hashes);
+    let read = (options.hashes || options.backup_diff).then(|| storage.read(&relative).ok());
+    let read_failed = matches!(read, Some(None));
+    let bytes = read.flatten().unwrap_or_default();
+    // A file that could not be read has no checksums: those of no bytes would be taken for its content (and a
+    // cached comparison would be checked against them).
+    let mut digest = digest(relative, &bytes, options.hashes && !read_failed);
     if bytes.is_empty() {
         digest.bytes = storage.stat(&digest.path).map_or(0, |meta| meta.bytes);
     }

@@ -113,6 +113,7 @@ fn read_whole(
         return rejected;
     }
     with_file_bytes(storage, metrics_relative, |read| {
+        let read_failed = read.is_err();
         let bytes = read.unwrap_or_else(|error| {
             *unread = true;
             warnings.push(crate::storage::unreadable_warning(&error, metrics_relative).run(run_id));
@@ -137,9 +138,15 @@ fn read_whole(
         for warning in row_warnings {
             warnings.push(warning.run(run_id).file(metrics_relative));
         }
+        // A file that could not be read has no checksums: those of no bytes would be taken for its content (and
+        // a cached read would be checked against them).
         (
             metrics,
-            digest(metrics_relative.to_string(), bytes, options.hashes),
+            digest(
+                metrics_relative.to_string(),
+                bytes,
+                options.hashes && !read_failed,
+            ),
         )
     })
 }

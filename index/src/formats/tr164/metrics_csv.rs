@@ -1320,17 +1320,11 @@ impl<'c> RowParse<'c> {
     #[inline(always)]
     fn is_misshapen(&mut self, row: &Row<'_>, line: RecordLine<'_>) -> bool {
         let width = self.context.width;
-        // A line break inside a field means a quote opened on this line was closed only lines later: every line
-        // in between was read into this one record (which may even have the header's width by chance), and
-        // goes with it. No metrics.csv column holds a line break.
         // A plain split ends every record at a line feed, so only the quoted path can hold one in a field.
-        let swallowed: usize = if self.plain {
+        let swallowed = if self.plain {
             0
         } else {
-            row.fields
-                .ranges()
-                .map(|range| memchr::memchr_iter(b'\n', &row.base[range]).count())
-                .sum()
+            swallowed_lines(row, width)
         };
         if swallowed > 0 {
             self.out.malformed_rows += swallowed as u64 + 1;
@@ -1600,6 +1594,35 @@ impl<'c> RowParse<'c> {
         self.out.saw_quote = splitter.saw_quote();
         self.out.read_failed = splitter.read_failed();
         self.out
+    }
+}
+
+/// The lines after its first that a quote left open read into the record's fields: 0 for a record without a line
+/// break in a field, and for one whose line breaks are its data.
+///
+/// RFC 4180 lets a quoted field hold line breaks (an error text, a run directory's name written as its run id),
+/// so a line break alone says nothing. A quote left open reads whole lines into one field until a later quote
+/// closes it or the file ends: the record then has another width than the header's, or its fields hold the
+/// `width - 1` commas of every line they swallowed whole (and at least one line's worth), which text a benchmark
+/// writes into a field does not.
+fn swallowed_lines(row: &Row<'_>, width: usize) -> usize {
+    let (mut line_breaks, mut whole_lines, mut commas) = (0, 0, 0);
+    for range in row.fields.ranges() {
+        let field = &row.base[range];
+        let breaks = memchr::memchr_iter(b'\n', field).count();
+        if breaks > 0 {
+            line_breaks += breaks;
+            // The lines between the field's first and last line break.
+            whole_lines += breaks - 1;
+            commas += memchr::memchr_iter(b',', field).count();
+        }
+    }
+    let swallowed =
+        row.fields.len() != width || commas >= width.saturating_sub(1) * whole_lines.max(1);
+    if line_breaks > 0 && swallowed {
+        line_breaks
+    } else {
+        0
     }
 }
 
@@ -2300,6 +2323,133 @@ mod tests {
         // The census counts every line that was lost, not one row.
         assert_eq!(parsed.malformed_rows, 3);
         assert_eq!(parsed.cells[0].1.ok_rows, 2);
+    }
+
+    #[test]
+    fn a_quoted_field_may_hold_line_breaks_and_later_rows_keep_their_physical_lines() {
+        // An `error` column after the contract's: line 3's text goes on to line 4 (LF), line 6's to line 8 (CRLF
+        // inside, with a comma and a doubled quote); line 9's wall time is not a number.
+        let text = format!(
+            "{HEADER},error\n{},\n{},\"upstream timeout\nafter 30 s\"\n{},\n{},\"retried, \"\"429\"\" twice\r\nthen\r\nok\"\n{},\n",
+            row("r1", 1, 1, "1000.0", "ok"),
+            row("r1", 1, 2, "30000.0", "timeout"),
+            row("r1", 2, 1, "1100.0", "ok"),
+            row("r1", 2, 2, "1300.0", "ok"),
+            row("r1", 2, 3, "abc", "ok"),
+        );
+        let mut warnings = Vec::new();
+        let parsed = parse(text.as_bytes(), &mut warnings).unwrap();
+        let kinds: Vec<(&str, Option<u64>)> =
+            warnings.iter().map(|w| (w.kind.as_str(), w.line)).collect();
+        assert_eq!(kinds, vec![("bad_number", Some(9))]);
+        assert_eq!((parsed.records, parsed.malformed_rows), (5, 1));
+        let (n1, n2) = (&parsed.cells[0].1, &parsed.cells[1].1);
+        assert_eq!((n1.rows, n1.ok_rows, n1.failed_rows), (2, 1, 1));
+        assert_eq!(n1.failed_by_status.get("timeout"), Some(&1));
+        assert_eq!(n1.stats.p95_wall_ms, Some(1000.0));
+        assert_eq!((n2.rows, n2.ok_rows, n2.first_row_line), (2, 2, 5));
+        assert_eq!(n2.stats.mean_wall_ms, Some(1200.0));
+        // The same rows with the texts on one line give the same cells: the line breaks are data.
+        let flat = text
+            .replace("\r\nthen\r\n", " then ")
+            .replace("timeout\nafter", "timeout after");
+        let flat = parse(flat.as_bytes(), &mut Vec::new()).unwrap();
+        assert_eq!(flat.cells.len(), parsed.cells.len());
+        for ((flat_key, flat_cell), (key, cell)) in flat.cells.iter().zip(&parsed.cells) {
+            assert_eq!(flat_key, key);
+            assert_eq!(flat_cell.stats, cell.stats);
+            assert_eq!(
+                (flat_cell.rows, flat_cell.ok_rows, flat_cell.failed_rows),
+                (cell.rows, cell.ok_rows, cell.failed_rows)
+            );
+        }
+        // Every reading gives the one of the whole file: the quotes send each to the csv crate, whole.
+        for reading in [
+            Reading {
+                general: true,
+                ..Reading::default()
+            },
+            Reading {
+                chunk_bytes: 7,
+                ..Reading::default()
+            },
+            Reading {
+                portable: true,
+                ..Reading::default()
+            },
+        ] {
+            let mut other_warnings = Vec::new();
+            let other = parse_as(text.as_bytes(), &mut other_warnings, reading).unwrap();
+            assert_eq!(format!("{parsed:?}"), format!("{other:?}"));
+            assert_eq!(warnings, other_warnings);
+        }
+        let bytes = text.as_bytes();
+        for (chunk_bytes, piece_bytes) in [(1, 1), (64, 5), (usize::MAX, 1 << 20)] {
+            let mut piece_warnings = Vec::new();
+            assert!(
+                parse_source_in(
+                    &bytes,
+                    bytes.len() as u64,
+                    &mut piece_warnings,
+                    chunk_bytes,
+                    piece_bytes
+                )
+                .is_none()
+            );
+            assert!(piece_warnings.is_empty(), "{piece_warnings:?}");
+        }
+    }
+
+    #[test]
+    fn a_run_id_may_hold_a_line_break_but_a_quote_left_open_in_it_still_swallows_lines() {
+        // A run directory named with a line break, written as its rows' run id by a CSV writer.
+        let named = format!(
+            "{HEADER}\n{}\n{}\n",
+            row("\"run\nx\"", 1, 1, "1000.0", "ok"),
+            row("\"run\nx\"", 1, 2, "1000.0", "ok"),
+        );
+        let mut warnings = Vec::new();
+        let parsed = parse(named.as_bytes(), &mut warnings).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let cell = &parsed.cells[0].1;
+        assert_eq!((cell.rows, cell.first_row_line), (2, 2));
+        assert_eq!(cell.row_run_ids.get("run\nx").map(|ids| ids.rows), Some(2));
+        // A quote opened in line 3's run id and closed in line 5's reads lines 3 to 5 into one record of the
+        // header's width; one left open to the end of the file reads every line after it.
+        let closed_later = format!(
+            "{HEADER}\n{}\n{}\n{}\n{}\n{}\n",
+            row("r1", 1, 1, "1000.0", "ok"),
+            row("\"r1", 1, 2, "1000.0", "ok"),
+            row("r1", 1, 3, "1000.0", "ok"),
+            row("r1\"", 1, 4, "1000.0", "ok"),
+            row("r1", 1, 5, "1000.0", "ok"),
+        );
+        let left_open = format!(
+            "{HEADER}\n{}\n{}\n{}\n{}\n",
+            row("r1", 1, 1, "1000.0", "ok"),
+            row("r1", 1, 2, "1000.0", "ok"),
+            row("r1", 1, 3, "1000.0", "ok"),
+            row("r1", 1, 4, "1000.0", "ok"),
+        )
+        .replace(
+            ",50.0\nr1,local_core,scaling,pytorch_direct,llama3.2-1b,short_decode,1,0,3,",
+            ",\"50.0\nr1,local_core,scaling,pytorch_direct,llama3.2-1b,short_decode,1,0,3,",
+        );
+        for (text, ok_rows) in [(&closed_later, 2), (&left_open, 1)] {
+            let mut warnings = Vec::new();
+            let parsed = parse(text.as_bytes(), &mut warnings).unwrap();
+            let kinds: Vec<(&str, Option<u64>)> =
+                warnings.iter().map(|w| (w.kind.as_str(), w.line)).collect();
+            assert_eq!(kinds, vec![("unclosed_quote", Some(3))], "{text}");
+            assert_eq!(parsed.cells[0].1.ok_rows, ok_rows, "{text}");
+        }
+        let mut warnings = Vec::new();
+        parse(closed_later.as_bytes(), &mut warnings).unwrap();
+        assert!(
+            warnings[0].message.contains("all 3 lines are left out"),
+            "{}",
+            warnings[0].message
+        );
     }
 
     #[test]

@@ -159,8 +159,8 @@ fn read_stretch(
     let header = &head[bom as usize..header_end];
     let mut tail_end = last + bom + CHUNK_BYTES;
     let mut stretch = read_range(first + bom, tail_end)?;
-    // Until the last row's line ends (or the file does), read on.
-    while tail_end < length && !stretch[(last - first) as usize..].contains(&b'\n') {
+    // Until the last row's record ends (or the file does), read on.
+    while tail_end < length && !record_ends_in(&stretch[(last - first) as usize..]) {
         let more = read_range(tail_end, tail_end + CHUNK_BYTES)?;
         tail_end += CHUNK_BYTES;
         stretch.extend(more);
@@ -193,6 +193,20 @@ fn read_stretch(
         first_row_start,
         lineage,
     )
+}
+
+/// Whether the record at the start of `bytes` (as the index reported its offset) ends inside them: a line feed
+/// ends it only outside quotes, since a quoted field may hold line breaks.
+fn record_ends_in(bytes: &[u8]) -> bool {
+    let start = record_start(bytes, 0);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(&bytes[start..]);
+    let mut record = csv::ByteRecord::new();
+    // A record cut by the end of `bytes` ends there too: only bytes read after it show that it ended.
+    matches!(reader.read_byte_record(&mut record), Ok(true))
+        && reader.position().byte() < (bytes.len() - start) as u64
 }
 
 /// The rows at `offsets` of `bytes`, with the columns named by the first record of `header`. Lines are counted
@@ -279,4 +293,90 @@ fn rows_at(
         });
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{IndexOptions, Quiet};
+    use crate::storage::LocalDisk;
+
+    const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status,error";
+
+    fn row(n: u32, agent: u32, wall: &str, status: &str, error: &str) -> String {
+        format!(
+            "r1,s,scaling,b,m,w,{n},0,{agent},{agent},{agent},{wall},10,10,1.0,2.0,{status},{error}"
+        )
+    }
+
+    #[test]
+    fn a_row_whose_quoted_field_spans_lines_is_read_back_whole_and_later_rows_on_their_lines() {
+        // The N = 1 cell's last row holds an error text of two lines (lines 3 and 4), its second line longer than
+        // the stretch read past a row's start at first.
+        let long = "x".repeat(CHUNK_BYTES as usize + 1000);
+        let error = format!("upstream timeout\n{long}");
+        let text = [
+            HEADER.to_string(),
+            row(1, 1, "100.0", "ok", ""),
+            row(1, 2, "30000.0", "timeout", &format!("\"{error}\"")),
+            row(2, 1, "200.0", "ok", ""),
+        ]
+        .join("\n")
+            + "\n";
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("r1")).unwrap();
+        std::fs::write(root.path().join("r1/metrics.csv"), &text).unwrap();
+        let index = crate::build(root.path(), &IndexOptions::default(), &Quiet).unwrap();
+        assert!(index.warnings.is_empty(), "{:?}", index.warnings);
+        // Read for its cells only, the file is mapped rather than read whole: the same cells, rows and lines.
+        let cells_only = crate::build(root.path(), &IndexOptions::CELLS, &Quiet).unwrap();
+        assert!(cells_only.warnings.is_empty(), "{:?}", cells_only.warnings);
+        assert_eq!(cells_only.cells, index.cells);
+        let located = |index: &crate::Index| -> Vec<(Vec<u64>, Option<u64>)> {
+            index
+                .rows
+                .values()
+                .map(|rows| (rows.offsets.clone(), rows.first_line))
+                .collect()
+        };
+        assert_eq!(located(&cells_only), located(&index));
+        let disk = LocalDisk::new(root.path());
+        let mut cells = index.rows.values();
+        let (n1, n2) = (cells.next().unwrap(), cells.next().unwrap());
+        for first_line in [n1.first_line, None] {
+            let rows = read(
+                &disk,
+                &CellRows {
+                    first_line,
+                    ..n1.clone()
+                },
+            )
+            .unwrap();
+            let read_back: Vec<(u64, Option<f64>, &str, Option<&str>)> = rows
+                .iter()
+                .map(|row| {
+                    (
+                        row.line,
+                        row.wall_ms,
+                        row.status.as_str(),
+                        row.error.as_deref(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                read_back,
+                vec![
+                    (2, Some(100.0), "ok", None),
+                    (3, Some(30000.0), "timeout", Some(error.as_str()))
+                ]
+            );
+        }
+        let rows = read(&disk, n2).unwrap();
+        assert_eq!(
+            rows.iter()
+                .map(|row| (row.line, row.wall_ms))
+                .collect::<Vec<_>>(),
+            vec![(5, Some(200.0))]
+        );
+    }
 }

@@ -139,6 +139,7 @@ impl Walk<'_> {
                 EntryKind::Directory => subdirectories.push(path),
                 EntryKind::Symlink => self.warn_symlink(&path),
                 EntryKind::File => self.file(directory, entry, path, metrics_name.is_some()),
+                EntryKind::Other if may_be_a_result(entry) => self.warn_special_result(&path),
                 EntryKind::Other => {}
             }
         }
@@ -223,6 +224,18 @@ impl Walk<'_> {
             Warning::warn(
                 "compressed_metrics",
                 format!("`metrics.csv{suffix}` is not read: {why}"),
+            )
+            .file(path),
+        );
+    }
+
+    /// A FIFO, socket or device named like a result (`profile_export.jsonl`, `results.json`): never opened, and
+    /// said, since a result that is not a file would otherwise be missing without a word.
+    fn warn_special_result(&mut self, path: &str) {
+        self.discovery.warnings.push(
+            Warning::warn(
+                "not_a_file",
+                "this is a FIFO, socket or device named like a result, not a regular file; it is not read",
             )
             .file(path),
         );

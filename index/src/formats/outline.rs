@@ -18,22 +18,24 @@ const PIECE_BYTES: u64 = 1 << 20;
 
 /// The first `head_bytes` of the outline of the JSON file at `path`, whose first `head_bytes` are `head`; the
 /// head itself when the file is not longer than that or is not JSON (its first non-blank byte opens neither an
-/// object nor an array).
+/// object nor an array). A leading byte-order mark is left out either way.
 pub(super) fn head(
     storage: &dyn Storage,
     path: &str,
     head: Vec<u8>,
     head_bytes: u64,
 ) -> std::io::Result<Vec<u8>> {
-    let is_json = head
+    // A byte-order mark (as Windows tools write one) is not content: detection sees what follows it.
+    let bom_bytes = head.len() - crate::run::bytes::without_boms(&head).len();
+    let is_json = head[bom_bytes..]
         .iter()
         .find(|byte| !byte.is_ascii_whitespace())
         .is_some_and(|byte| matches!(byte, b'{' | b'['));
     if (head.len() as u64) < head_bytes || !is_json {
-        return Ok(head);
+        return Ok(head[bom_bytes..].to_vec());
     }
     let mut outline = Outline::new(head_bytes as usize);
-    if outline.feed(&head) {
+    if outline.feed(&head[bom_bytes..]) {
         return Ok(outline.out);
     }
     let mut read = head.len() as u64;

@@ -600,3 +600,48 @@ fn warnings_of_one_kind_on_one_file_are_listed_to_twenty_then_counted() {
     let (cells, _) = cells_and_warnings(name, (mixed.join("\n") + "\n").as_bytes());
     assert_eq!(cells, expected);
 }
+
+/// A UTF-8 byte-order mark before a result (as Windows tools write one) changes nothing: the file is recognised
+/// and gives the cells it gives without it, with no warning.
+#[test]
+fn a_byte_order_mark_before_a_result_changes_nothing() {
+    for (directory, name) in [
+        ("sglang-plain", "sglang_0302_16_1024_128.jsonl"),
+        (
+            "vllm-plain",
+            "openai-infqps-concurrency1-Qwen3-8B-20260302-090000.json",
+        ),
+        ("guidellm-v05", "benchmarks.json"),
+    ] {
+        let text = std::fs::read(good_run().join("../formats").join(directory).join(name)).unwrap();
+        let (expected, _) = cells_and_warnings(name, &text);
+        assert!(expected.lines().count() > 1, "{directory}");
+        let marked = [b"\xef\xbb\xbf".as_slice(), &text].concat();
+        let (cells, warnings) = cells_and_warnings(name, &marked);
+        assert_eq!(cells, expected, "{directory}");
+        assert!(warnings.is_empty(), "{directory}: {warnings:?}");
+    }
+}
+
+/// A FIFO named like a result, with no summary beside it, is named (`not_a_file`), never opened.
+#[test]
+fn a_fifo_named_like_a_result_is_named_and_never_opened() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("good")).unwrap();
+    common::copy_tree(&good_run(), &root.path().join("good"));
+    std::fs::create_dir_all(root.path().join("runs")).unwrap();
+    mkfifo(&root.path().join("runs/results.json"));
+    let audit = common::cellscope_command()
+        .arg("audit")
+        .arg(root.path())
+        .args(["--no-cache", "--json"])
+        .output()
+        .unwrap();
+    let audit: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
+    assert!(
+        audit["warnings"].as_array().unwrap().iter().any(
+            |warning| warning["kind"] == "not_a_file" && warning["file"] == "runs/results.json"
+        ),
+        "{audit}"
+    );
+}

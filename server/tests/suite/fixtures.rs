@@ -534,12 +534,13 @@ fn generated_bad_inputs_yield_their_warnings_and_leave_the_good_run_unchanged() 
                 aiperf_summary_in(root);
                 mkfifo(&root.join("aiperf/c8/profile_export.jsonl"));
             },
+            // Named by discovery (no run) as a FIFO named like a result, and by the summary's reader.
             (
                 "FIFO beside a summary",
                 "not_a_file",
                 "aiperf/c8/profile_export.jsonl",
                 None,
-                true,
+                false,
             ),
         ),
         (

@@ -399,14 +399,6 @@ fn clean_variants_of_the_good_run_give_its_numbers_without_a_warning() {
     }
 }
 
-fn mkfifo(path: &Path) {
-    let made = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(made.success(), "mkfifo {}", path.display());
-}
-
 /// An AIPerf summary at `aiperf/c8/` under `root`, without its per-request file.
 fn aiperf_summary_in(root: &Path) {
     let directory = root.join("aiperf/c8");
@@ -439,11 +431,7 @@ fn generated_bad_inputs_yield_their_warnings_and_leave_the_good_run_unchanged() 
         (
             |root, _| {
                 std::fs::create_dir_all(root.join("fifo/20260301_000000_000001")).unwrap();
-                let made = std::process::Command::new("mkfifo")
-                    .arg(root.join("fifo/20260301_000000_000001/metrics.csv"))
-                    .status()
-                    .unwrap();
-                assert!(made.success(), "mkfifo");
+                crate::common::mkfifo(&root.join("fifo/20260301_000000_000001/metrics.csv"));
             },
             (
                 "fifo",
@@ -532,7 +520,7 @@ fn generated_bad_inputs_yield_their_warnings_and_leave_the_good_run_unchanged() 
         (
             |root, _| {
                 aiperf_summary_in(root);
-                mkfifo(&root.join("aiperf/c8/profile_export.jsonl"));
+                crate::common::mkfifo(&root.join("aiperf/c8/profile_export.jsonl"));
             },
             // Named by discovery (no run) as a FIFO named like a result, and by the summary's reader.
             (
@@ -561,7 +549,7 @@ fn generated_bad_inputs_yield_their_warnings_and_leave_the_good_run_unchanged() 
             ),
         ),
         (
-            |root, _| mkfifo(&root.join("cellscope.toml")),
+            |root, _| crate::common::mkfifo(&root.join("cellscope.toml")),
             ("FIFO mapping", "not_a_file", "cellscope.toml", None, false),
         ),
         (
@@ -828,11 +816,7 @@ fn cellscope_file_names_that_are_not_regular_files_are_named_never_read() {
     std::fs::create_dir_all(base.join("a/metrics.csv")).unwrap();
     std::fs::create_dir_all(base.join("b/exclusions.toml")).unwrap();
     std::fs::create_dir_all(base.join("c")).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(base.join("c/metrics.csv"))
-        .status()
-        .unwrap();
-    assert!(made.success(), "mkfifo");
+    crate::common::mkfifo(&base.join("c/metrics.csv"));
     std::fs::create_dir_all(base.join("d")).unwrap();
     std::fs::write(base.join("d/metrics.csv.bz2"), b"BZh9").unwrap();
     std::fs::create_dir_all(base.join("e")).unwrap();

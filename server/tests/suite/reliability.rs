@@ -11,12 +11,45 @@ fn good_run() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/good")
 }
 
-fn mkfifo(path: &Path) {
-    let made = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
+/// `cellscope audit ROOT --no-cache --json`, parsed.
+fn audit_json(root: &Path) -> serde_json::Value {
+    let audit = common::cellscope_command()
+        .arg("audit")
+        .arg(root)
+        .args(["--no-cache", "--json"])
+        .output()
         .unwrap();
-    assert!(made.success(), "mkfifo {}", path.display());
+    serde_json::from_slice(&audit.stdout)
+        .unwrap_or_else(|error| panic!("{error}: {}", String::from_utf8_lossy(&audit.stderr)))
+}
+
+/// Every warning of an audit (the root's and each run's).
+fn warnings_of(audit: &serde_json::Value) -> Vec<&serde_json::Value> {
+    audit["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(
+            audit["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|run| run["warnings"].as_array().unwrap()),
+        )
+        .collect()
+}
+
+/// Every warning of an audit as (kind, file).
+fn kinds_and_files(audit: &serde_json::Value) -> Vec<(String, String)> {
+    warnings_of(audit)
+        .into_iter()
+        .map(|warning| {
+            (
+                warning["kind"].as_str().unwrap().to_string(),
+                warning["file"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
 }
 
 /// A child process killed when the test ends, passed or not.
@@ -87,8 +120,8 @@ fn serve_answers_past_fifos_and_keeps_picking_up_changes_past_its_index_deadline
         summary.join("profile_export_aiperf.json"),
     )
     .unwrap();
-    mkfifo(&summary.join("profile_export.jsonl"));
-    mkfifo(&root.path().join("cellscope.toml"));
+    common::mkfifo(&summary.join("profile_export.jsonl"));
+    common::mkfifo(&root.path().join("cellscope.toml"));
 
     let mut child = Killed(
         common::cellscope_command()
@@ -143,8 +176,8 @@ fn serve_answers_past_fifos_and_keeps_picking_up_changes_past_its_index_deadline
     let run = root.path().join("good/20260101_000000_000001");
     let staged = tempfile::tempdir().unwrap();
     common::copy_tree(&run, staged.path());
-    mkfifo(&run.join("manifest.json.fifo"));
-    mkfifo(&root.path().join("good/exclusions.toml"));
+    common::mkfifo(&run.join("manifest.json.fifo"));
+    common::mkfifo(&root.path().join("good/exclusions.toml"));
     std::fs::create_dir_all(root.path().join("later")).unwrap();
     std::fs::rename(
         staged.path(),
@@ -219,40 +252,14 @@ fn memory_is_bounded_by_the_work_not_by_a_file_without_line_breaks() {
         "{} bytes of log",
         audit.stderr.len()
     );
-    let index = common::cellscope_command()
-        .arg("audit")
-        .arg(root.path())
-        .args(["--no-cache", "--json"])
-        .output()
-        .unwrap();
-    let index: serde_json::Value = serde_json::from_slice(&index.stdout).unwrap();
-    let warnings: Vec<&serde_json::Value> = index["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .chain(
-            index["runs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .flat_map(|run| run["warnings"].as_array().unwrap()),
-        )
-        .collect();
-    let kinds: Vec<(&str, &str)> = warnings
-        .iter()
-        .map(|warning| {
-            (
-                warning["kind"].as_str().unwrap(),
-                warning["file"].as_str().unwrap_or_default(),
-            )
-        })
-        .collect();
+    let kinds = kinds_and_files(&audit_json(root.path()));
+    let has = |kind: &str, file: &str| kinds.contains(&(kind.to_string(), file.to_string()));
     assert!(
-        kinds.contains(&("line_too_long", "nul/20260501_000000_000001/metrics.csv")),
+        has("line_too_long", "nul/20260501_000000_000001/metrics.csv"),
         "{kinds:?}"
     );
     assert!(
-        kinds.contains(&("file_too_large", "aiperf/c8/profile_export.jsonl")),
+        has("file_too_large", "aiperf/c8/profile_export.jsonl"),
         "{kinds:?}"
     );
 }
@@ -268,31 +275,7 @@ fn cells_and_warnings(name: &str, text: &[u8]) -> (String, Vec<(String, String)>
         .args(["--no-cache", "--format", "csv"])
         .output()
         .unwrap();
-    let audit = common::cellscope_command()
-        .arg("audit")
-        .arg(root.path())
-        .args(["--no-cache", "--json"])
-        .output()
-        .unwrap();
-    let audit: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
-    let warnings = audit["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .chain(
-            audit["runs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .flat_map(|run| run["warnings"].as_array().unwrap()),
-        )
-        .map(|warning| {
-            (
-                warning["kind"].as_str().unwrap().to_string(),
-                warning["file"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect();
+    let warnings = kinds_and_files(&audit_json(root.path()));
     (String::from_utf8(cells.stdout).unwrap(), warnings)
 }
 
@@ -484,31 +467,7 @@ fn unreadable_corrupt_utf16_and_empty_results_each_get_a_warning_naming_the_file
     put("alone/c8/profile_export_aiperf.json", &summary);
     put("aiperf/c8/profile_export.jsonl", b"");
 
-    let audit = common::cellscope_command()
-        .arg("audit")
-        .arg(root.path())
-        .args(["--no-cache", "--json"])
-        .output()
-        .unwrap();
-    let audit: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
-    let warnings: Vec<(String, String)> = audit["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .chain(
-            audit["runs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .flat_map(|run| run["warnings"].as_array().unwrap()),
-        )
-        .map(|warning| {
-            (
-                warning["kind"].as_str().unwrap().to_string(),
-                warning["file"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect();
+    let warnings = kinds_and_files(&audit_json(root.path()));
     for (kind, file) in [
         ("corrupt_file", "cut/requests.parquet".to_string()),
         ("corrupt_file", "scrambled/requests.parquet".to_string()),
@@ -572,18 +531,9 @@ fn warnings_of_one_kind_on_one_file_are_listed_to_twenty_then_counted() {
     let (expected, _) = cells_and_warnings(name, text.as_bytes());
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join(name), mixed.join("\n") + "\n").unwrap();
-    let audit = common::cellscope_command()
-        .arg("audit")
-        .arg(root.path())
-        .args(["--no-cache", "--json"])
-        .output()
-        .unwrap();
-    let audit: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
-    let warnings: Vec<&serde_json::Value> = audit["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|run| run["warnings"].as_array().unwrap())
+    let audit = audit_json(root.path());
+    let warnings: Vec<&serde_json::Value> = warnings_of(&audit)
+        .into_iter()
         .filter(|warning| warning["kind"] == "invalid_json")
         .collect();
     assert_eq!(warnings.len(), 21);
@@ -630,14 +580,8 @@ fn a_fifo_named_like_a_result_is_named_and_never_opened() {
     std::fs::create_dir_all(root.path().join("good")).unwrap();
     common::copy_tree(&good_run(), &root.path().join("good"));
     std::fs::create_dir_all(root.path().join("runs")).unwrap();
-    mkfifo(&root.path().join("runs/results.json"));
-    let audit = common::cellscope_command()
-        .arg("audit")
-        .arg(root.path())
-        .args(["--no-cache", "--json"])
-        .output()
-        .unwrap();
-    let audit: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
+    common::mkfifo(&root.path().join("runs/results.json"));
+    let audit = audit_json(root.path());
     assert!(
         audit["warnings"].as_array().unwrap().iter().any(
             |warning| warning["kind"] == "not_a_file" && warning["file"] == "runs/results.json"

@@ -121,3 +121,12 @@ pub(crate) async fn raw_response(
         .unwrap_or(0);
     Ok((status, head, response[split + 4..].to_vec()))
 }
+
+/// A FIFO at `path` (made with the system's `mkfifo`).
+pub(crate) fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}

@@ -12,7 +12,7 @@ pub(crate) mod wrapper;
 
 use crate::checksum::{self, Checksum};
 use crate::process::{ensure_wasm_target, run as sh};
-use crate::{browser, e2e, process, web};
+use crate::{browser, e2e, process, web, wheel};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -314,7 +314,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let test_build = || lanes::build(&WORKSPACE_TESTS_NO_RUN, &test_build_env, &test_build_log);
     // The wasm32 build (in a target directory of its own, so cargo does not make one build wait for the other)
     // and the bundle, beside the S3 server, the xtask's tests and, on a fresh clone, the native test build.
-    let (built, moto_server, binaries) = steps.run(
+    let (built, services, binaries) = steps.run(
         if bundle_ready.is_some() {
             "wasm32 build (linted) and bundle, beside the S3 server, the xtask's tests and the test build"
         } else {
@@ -337,9 +337,28 @@ pub(crate) fn run() -> anyhow::Result<()> {
     })?;
     let roots = [data.clone(), mixed];
     let before = steps.run("data checksum", || checksums(&roots))?;
+    // The wheel packages the binary the test build made (maturin takes the profile and the same environment, so
+    // only the stripped binary is linked again), before the tests, which then run that binary.
+    let pytest = steps.run(
+        "wheel of the tested binary, installed into a fresh venv",
+        || {
+            let wheel = wheel::build("dev", &test_build_env)?;
+            wheel::install_and_check(&services.wheel_python, &wheel, &data, &e2e::debug_server())
+        },
+    )?;
     let counts = steps.run(
-        "tests (unit, golden, CLI, HTTP; browser beside them) and the soak",
-        || run_tests(&steps, &binaries, &data, &moto_server, &lint_env, &logs),
+        "tests (unit, golden, CLI, HTTP, the Python package; browser beside them) and the soak",
+        || {
+            run_tests(
+                &steps,
+                &binaries,
+                &data,
+                &services.moto_server,
+                pytest,
+                &lint_env,
+                &logs,
+            )
+        },
     )?;
     steps.run("data unchanged", || {
         before
@@ -373,20 +392,24 @@ fn warn_on_low_disk() {
     }
 }
 
+/// What the tests need installed beside the build.
+struct Services {
+    /// moto's S3 API server.
+    moto_server: std::path::PathBuf,
+    /// The Python of a fresh virtual environment for the wheel.
+    wheel_python: std::path::PathBuf,
+}
+
 /// The wasm32 build and the bundle on one thread; Chromium, the S3 server, the xtask's lint and tests and, with
 /// `bundle_ready` (a fresh clone), the native test build on the other. Returns the bundle, the S3 server and the
-/// test binaries if they were built here.
+/// wheel's test environment's Python, and the test binaries if they were built here.
 fn build_beside(
     steps: &Steps,
     bundle_ready: Option<&BundleReady>,
     lint_env: &[(&'static str, String)],
     logs: &std::path::Path,
     test_build: &(dyn Fn() -> anyhow::Result<Vec<lanes::TestBinary>> + Sync),
-) -> anyhow::Result<(
-    web::Built,
-    std::path::PathBuf,
-    Option<Vec<lanes::TestBinary>>,
-)> {
+) -> anyhow::Result<(web::Built, Services, Option<Vec<lanes::TestBinary>>)> {
     std::thread::scope(|scope| {
         let web = scope.spawn(|| {
             let announcer = bundle_ready.map(BundleReady::announcer);
@@ -410,6 +433,8 @@ fn build_beside(
             steps.run_beside("chromium", browser::ensure_installed)?;
             let moto_server =
                 steps.run_beside("S3 API server (moto)", crate::s3::ensure_moto_server)?;
+            let wheel_python =
+                steps.run_beside("fresh venv for the wheel", wheel::prepare_test_venv)?;
             // The xtask itself, linted and tested on its own: cargo already built its dependencies, with its own
             // features, to run this command, and this reuses them. In the workspace-wide build below, feature
             // unification with the other packages would compile wasm-bindgen's CLI support, walrus and gimli
@@ -428,15 +453,19 @@ fn build_beside(
                 Some(_) => Some(steps.run_beside("test build with clippy", test_build)?),
                 None => None,
             };
-            anyhow::Ok((moto_server, binaries))
+            let services = Services {
+                moto_server,
+                wheel_python,
+            };
+            anyhow::Ok((services, binaries))
         })();
         let built = web
             .join()
             .map_err(|_| anyhow::anyhow!("the wasm32 build panicked"))?;
         // The wasm32 build's failure first: a test build that failed waiting for its bundle says less.
         let built = built?;
-        let (moto_server, binaries) = beside?;
-        anyhow::Ok((built, moto_server, binaries))
+        let (services, binaries) = beside?;
+        anyhow::Ok((built, services, binaries))
     })
 }
 
@@ -457,12 +486,14 @@ fn checksums(roots: &[std::path::PathBuf]) -> anyhow::Result<Vec<Checksum>> {
         .collect()
 }
 
-/// Every test binary in two lanes (the browser tests in one), the doc tests, and the short soak beside them.
+/// Every test binary in two lanes (the browser tests in one), the doc tests, the Python package's pytest file, and
+/// the short soak beside them.
 fn run_tests(
     steps: &Steps,
     binaries: &[lanes::TestBinary],
     data: &std::path::Path,
     moto_server: &std::path::Path,
+    pytest: std::process::Command,
     lint_env: &[(&'static str, String)],
     logs: &std::path::Path,
 ) -> anyhow::Result<lanes::Counts> {
@@ -473,15 +504,21 @@ fn run_tests(
     ));
     // The same environment as the build, so that the doc tests' `cargo test` finds it fresh.
     env.extend(lint_env.iter().cloned());
-    let mut doc_tests = WORKSPACE_TESTS_NO_RUN[..6].to_vec();
-    doc_tests.push("--doc");
+    let mut doc_tests = std::process::Command::new("cargo");
+    doc_tests
+        .args(&WORKSPACE_TESTS_NO_RUN[..6])
+        .arg("--doc")
+        .envs(env.iter().map(|(key, value)| (key, value)));
     lanes::run(
         binaries,
         2,
         test_lane,
-        &doc_tests,
         &env,
         &logs.join("tests"),
+        vec![
+            ("doc tests", doc_tests),
+            ("python package (pytest)", pytest),
+        ],
         // A short soak on the debug server the tests used: live re-indexing under load stays correct (its timing
         // budgets are held by `cargo xtask soak` on a release server).
         || {

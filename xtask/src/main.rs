@@ -13,6 +13,8 @@
 //! - `ci`: every check CI runs (fmt, tidy, clippy, native and wasm32 builds, tests, browser tests).
 //! - `tidy`: no citation of documents outside the repository or of places in the source reports, and every relative
 //!   Markdown link resolves.
+//! - `wheel [--profile P]`: the `cellscope` wheel (binary with the app embedded, and the Python package) by maturin
+//!   into `target/wheels/`.
 //! - `bench index`: times the cold index side by side with pandas, polars and DuckDB (TR164 CSV), then with pandas
 //!   and polars on a large generated vLLM detailed-JSON sweep.
 
@@ -30,6 +32,7 @@ mod serve;
 mod soak;
 mod tidy;
 mod web;
+mod wheel;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -114,6 +117,13 @@ enum Command {
         #[arg(long)]
         target: Option<String>,
     },
+    /// Build the `cellscope` wheel for this platform into target/wheels/: the stripped binary with the app
+    /// embedded, and the Python package beside it.
+    Wheel {
+        /// The cargo profile of the binary (`dev` packages the binary the tests use).
+        #[arg(long, default_value = "release")]
+        profile: String,
+    },
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -176,6 +186,7 @@ fn main() -> anyhow::Result<()> {
             }
         }
         Command::Fuzz { minutes, target } => fuzz::run(minutes, target.as_deref()),
+        Command::Wheel { profile } => wheel::build(&profile, &[]).map(|_| ()),
         Command::Bench { which } => bench::run(which),
     }
 }

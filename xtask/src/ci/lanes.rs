@@ -148,10 +148,12 @@ pub(super) struct Counts {
 }
 
 impl Counts {
-    /// Sums every `test result: … N passed; M failed; K ignored; …` line of `output`.
+    /// Sums every `test result: … N passed; M failed; K ignored; …` line of `output`, and pytest's summary
+    /// line (`12 passed, 1 skipped in 3.21s`, skipped counted as ignored).
     pub(super) fn of(output: &str) -> Counts {
         let mut counts = Counts::default();
         for line in output.lines() {
+            counts.add(Counts::of_pytest_summary(line));
             let Some(rest) = line.trim().strip_prefix("test result: ") else {
                 continue;
             };
@@ -239,16 +241,17 @@ fn binary_command(binary: &TestBinary, env: &[(&str, String)]) -> Command {
 }
 
 /// Runs every binary in the lane `lane_of` gives it (`0..lanes`, each lane's binaries one after another, in
-/// cargo's order), the lanes side by side, and the doc tests (`doc_test_args`, a `cargo test --doc`) at the end of
-/// the last lane; `after` runs in whichever lane finishes first. Fails naming every binary that failed; returns
-/// the summed counts.
+/// cargo's order, with `env`), the lanes side by side, and the `last`
+/// commands (the doc tests, the Python package's pytest) at the end of the last lane, counted from their summary
+/// lines; `after` runs in whichever lane finishes first. Fails naming every binary that failed; returns the summed
+/// counts.
 pub(super) fn run(
     binaries: &[TestBinary],
     lanes: usize,
     lane_of: impl Fn(&TestBinary) -> usize,
-    doc_test_args: &[&str],
     env: &[(&str, String)],
     log_dir: &Path,
+    last: Vec<(&str, Command)>,
     after: impl FnOnce() -> anyhow::Result<()> + Send,
 ) -> anyhow::Result<Counts> {
     std::fs::create_dir_all(log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
@@ -261,6 +264,7 @@ pub(super) fn run(
     let label = |binary: &TestBinary| format!("{} {}", binary.package, binary.target);
     // Taken by the first lane to finish, so the lanes end as close together as they can.
     let after = Mutex::new(Some(after));
+    let last = Mutex::new(last);
     let run_after = || -> anyhow::Result<()> {
         let after = after
             .lock()
@@ -278,11 +282,11 @@ pub(super) fn run(
             )
         })?;
         if lane == lanes - 1 {
-            let mut doc_tests = Command::new("cargo");
-            doc_tests
-                .args(doc_test_args)
-                .envs(env.iter().map(|(key, value)| (key, value)));
-            run_logged("doc tests", doc_tests, log_dir, &outcome)?;
+            let last =
+                std::mem::take(&mut *last.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+            for (label, command) in last {
+                run_logged(label, command, log_dir, &outcome)?;
+            }
         }
         run_after()
     };
@@ -321,9 +325,58 @@ pub(super) fn run(
     Ok(counts)
 }
 
+impl Counts {
+    /// pytest's last line, `[=…] 12 passed, 1 failed, 2 skipped, 3 warnings in 3.21s [=…]`; nothing for any
+    /// other line.
+    fn of_pytest_summary(line: &str) -> Counts {
+        let mut counts = Counts::default();
+        let line = line.trim().trim_matches('=').trim();
+        let Some((tallies, time)) = line.rsplit_once(" in ") else {
+            return counts;
+        };
+        let is_duration = time.split_whitespace().next().is_some_and(|time| {
+            time.ends_with('s') && time[..time.len() - 1].parse::<f64>().is_ok()
+        });
+        if !is_duration {
+            return counts;
+        }
+        for tally in tallies.split(", ") {
+            let Some((number, what)) = tally.split_once(' ') else {
+                return Counts::default();
+            };
+            let Ok(number) = number.parse::<u64>() else {
+                return Counts::default();
+            };
+            match what {
+                "passed" => counts.passed += number,
+                "failed" | "error" | "errors" => counts.failed += number,
+                "skipped" | "xfailed" | "deselected" => counts.ignored += number,
+                _ => {}
+            }
+        }
+        counts
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pytest_summary_lines_count_and_other_lines_do_not() {
+        let output = "..s.F\n\
+                      FAILED test_x.py::test_b - assert 1 == 2 in 0.1s\n\
+                      ===== 3 passed, 1 failed, 1 skipped, 2 warnings in 1.52s =====\n\
+                      12 passed in 0.40s\n";
+        assert_eq!(
+            Counts::of(output),
+            Counts {
+                passed: 15,
+                failed: 1,
+                ignored: 1
+            }
+        );
+    }
 
     #[test]
     fn counts_sum_every_result_line() {

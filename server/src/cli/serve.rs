@@ -24,6 +24,10 @@ pub(super) struct ServeArgs {
     /// localhost, 127.0.0.1 and [::1] is otherwise refused with 421, against DNS rebinding.
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_hosts: Vec<String>,
+    /// Let pages of these origins show the app in a frame, as a notebook does: Content-Security-Policy
+    /// `frame-ancestors` sources, space-separated (`http://localhost:8888`, `*`). By default no page may.
+    #[arg(long, value_name = "SOURCES", value_parser = cellscope::http::routes::frame_ancestors)]
+    frame_ancestors: Option<String>,
     /// For a data root in object storage: seconds between listings of the bucket prefix (new, changed or
     /// deleted objects re-index). A local root is watched instead.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
@@ -97,6 +101,7 @@ pub(super) fn run(arguments: ServeArgs) -> anyhow::Result<ExitCode> {
         addr,
         cors,
         allow_hosts,
+        frame_ancestors,
         poll,
         http_threads,
         bench_static,
@@ -121,6 +126,7 @@ pub(super) fn run(arguments: ServeArgs) -> anyhow::Result<ExitCode> {
     let options = cellscope::http::HttpOptions {
         cors_origin: cors,
         allowed_hosts: cellscope::http::hosts::AllowedHosts::for_address(addr, &allow_hosts),
+        frame_ancestors,
         bench_static,
         limits: cellscope::http::limits::Limits::default(),
         connections: connection_limits(header_timeout_s, idle_timeout_s, max_connections),

@@ -20,6 +20,34 @@ pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval';
      img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
 
+/// The Content-Security-Policy with `frame-ancestors` set to `sources` (a CSP source list, e.g. `*` or
+/// `http://localhost:8888`): the pages that may show the app in a frame, such as a notebook's. [`CSP`] when none.
+pub fn csp_with_frame_ancestors(sources: Option<&str>) -> String {
+    match sources {
+        Some(sources) => CSP.replace(
+            "frame-ancestors 'none'",
+            &format!("frame-ancestors {sources}"),
+        ),
+        None => CSP.to_string(),
+    }
+}
+
+/// A `frame-ancestors` source list as `serve --frame-ancestors` takes it: space-separated sources of the
+/// characters a source may hold, nothing that would end the directive (`;`, `,`) or the header.
+pub fn frame_ancestors(text: &str) -> Result<String, String> {
+    let sources: Vec<&str> = text.split_whitespace().collect();
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "*:/.-_'[]+%~".contains(c);
+    match sources.iter().find(|source| !source.chars().all(allowed)) {
+        _ if sources.is_empty() => {
+            Err("expected one or more sources (`*`, `http://localhost:8888`)".into())
+        }
+        Some(source) => Err(format!(
+            "`{source}` is not a frame-ancestors source (a scheme, host, port, `*` or a quoted keyword)"
+        )),
+        None => Ok(sources.join(" ")),
+    }
+}
+
 /// Whether a request reached a trustworthy origin (loopback, or HTTPS in front of the server): the only origins
 /// where browsers apply `Cross-Origin-Opener-Policy`. Elsewhere (plain HTTP on a shared host name) they ignore it
 /// and log a console error for it.
@@ -149,6 +177,8 @@ pub struct HttpOptions {
     /// The host names requests may be addressed to (a loopback server's), each other one answered 421; `None`
     /// checks none.
     pub allowed_hosts: Option<hosts::AllowedHosts>,
+    /// The pages that may show the app in a frame (`frame-ancestors` sources); none by default.
+    pub frame_ancestors: Option<String>,
     /// Benchmarks only: a directory served as plain files under `/bench-static/`, so a load test can compare
     /// `/api/cells` with the same bytes served as a static file by the same server and middleware.
     pub bench_static: Option<std::path::PathBuf>,
@@ -243,7 +273,10 @@ pub(crate) fn with_middleware(
         ))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(CSP),
+            HeaderValue::from_str(&csp_with_frame_ancestors(
+                options.frame_ancestors.as_deref(),
+            ))
+            .map_err(|error| format!("the frame-ancestors sources: {error}"))?,
         ));
     Ok(routes.fallback(get(assets::static_file)).layer(middleware))
 }

@@ -1011,3 +1011,54 @@ async fn the_cli_writes_the_bytes_the_api_sends_for_a_slice_and_for_a_cells_rows
         );
     }
 }
+
+#[tokio::test]
+async fn no_page_may_frame_the_app_unless_serve_names_the_frame_ancestors() {
+    let page = get("/").await;
+    assert!(
+        page.header("content-security-policy")
+            .ends_with("frame-ancestors 'none'")
+    );
+    let app = router(
+        demo_store(),
+        &HttpOptions {
+            frame_ancestors: Some("http://localhost:8888 'self'".into()),
+            ..HttpOptions::default()
+        },
+    )
+    .unwrap();
+    let response = app
+        .oneshot(Request::get("/").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let csp = response.headers()["content-security-policy"]
+        .to_str()
+        .unwrap();
+    assert!(
+        csp.ends_with("; frame-ancestors http://localhost:8888 'self'"),
+        "{csp}"
+    );
+    assert!(
+        !csp.contains("frame-ancestors 'none'") && csp.contains("default-src 'self'"),
+        "{csp}"
+    );
+    // Nothing that would end the directive or the header gets through the flag.
+    for refused in [
+        "",
+        "* ; script-src *",
+        "a,b",
+        "x\r\nSet-Cookie: a=b",
+        "\"*\"",
+    ] {
+        let output = common::cellscope_command()
+            .args(["serve", "--frame-ancestors", refused, "--no-cache"])
+            .arg(demo_root())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{refused:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("--frame-ancestors"),
+            "{refused:?}"
+        );
+    }
+}

@@ -368,6 +368,21 @@ pub fn dimension_counts<'a>(
     )
 }
 
+/// The values of each dimension of [`dimension_counts`], without their counts: what a filter is checked against.
+pub fn dimension_values(
+    counts: &BTreeMap<Dimension, Vec<(Value, u32)>>,
+) -> BTreeMap<Dimension, Vec<Value>> {
+    counts
+        .iter()
+        .map(|(dimension, counts)| {
+            (
+                *dimension,
+                counts.iter().map(|(value, _)| value.clone()).collect(),
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -325,6 +325,27 @@ pub enum QueryError {
     Missing(String),
 }
 
+/// Why a request for one cell's rows names no single cell.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CellLookupError {
+    /// No cell has these parts.
+    #[error("no cell with this run, phase, model, workload, n and rep")]
+    Unknown,
+    /// Several cells do; each as the parameters that would name it alone.
+    #[error("several cells match; add one of: {}", .0.join("; "))]
+    Ambiguous(Vec<String>),
+}
+
+impl CellLookupError {
+    /// The error code of the API's error body.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CellLookupError::Unknown => "unknown_cell",
+            CellLookupError::Ambiguous(_) => "ambiguous_cell",
+        }
+    }
+}
+
 impl QueryError {
     /// The error code of the API's error body.
     pub fn code(&self) -> &'static str {
@@ -381,6 +402,43 @@ impl Query {
     /// [`Query::parse`] reads it back as it is.
     pub fn to_query(&self) -> String {
         print(&fields::query_fields(), self)
+    }
+
+    /// Whether a cells table is asked for as it was before refills (`include=pre_refill`). The table lists every
+    /// cell with its status and exclusions whatever the toggles, which decide only what enters aggregates; of the
+    /// toggles only `pre_refill` changes it, and the others are refused rather than answered as if applied.
+    pub fn cells_pre_refill(&self) -> Result<bool, QueryError> {
+        let what_if = self.what_if;
+        let refused = match (what_if.excluded, what_if.partial) {
+            (true, _) => Some(("include", "excluded")),
+            (_, false) => Some(("omit", "partial")),
+            _ => None,
+        };
+        match refused {
+            Some((name, value)) => Err(QueryError::bad(
+                name,
+                value,
+                "/api/cells lists every cell with its status and exclusions; of the toggles only pre_refill changes it",
+            )),
+            None => Ok(what_if.pre_refill),
+        }
+    }
+
+    /// Which cells a cells-table query keeps (its statuses and dimension filters), once every filter value is
+    /// one of `known` (the data's values of each dimension): the values no cell has otherwise.
+    pub fn cells_selector(
+        &self,
+        known: &std::collections::BTreeMap<Dimension, Vec<crate::key::Value>>,
+    ) -> Result<impl Fn(&crate::CellSummary) -> bool + Send + use<>, Vec<crate::filter::UnknownValue>>
+    {
+        let unknown = self.filter.unknown_values(known);
+        if !unknown.is_empty() {
+            return Err(unknown);
+        }
+        let query = self.clone();
+        Ok(move |cell: &crate::CellSummary| {
+            query.keeps_status(cell.status) && query.filter.admits(&cell.key)
+        })
     }
 
     /// Whether a cell of this status is kept.
@@ -534,6 +592,37 @@ impl CellRequest {
                 .backend
                 .as_ref()
                 .is_none_or(|backend| key.backend == *backend)
+    }
+
+    /// The one key of `rows` (an index's cells by key) the request names: none, or several that only suite,
+    /// backend or a deployment parameter would tell apart, is an error saying so.
+    pub fn find_in<'a, V>(
+        &self,
+        rows: &'a std::collections::BTreeMap<CellKey, V>,
+    ) -> Result<&'a CellKey, CellLookupError> {
+        // Keys sort by run first: only the run's own cells are looked at, not every cell of the index.
+        let found: Vec<&CellKey> = rows
+            .range(&self.first_of_run()..)
+            .map(|(key, _)| key)
+            .take_while(|key| key.run_id == self.run)
+            .filter(|key| self.matches(key))
+            .collect();
+        match found.as_slice() {
+            [] => Err(CellLookupError::Unknown),
+            [key] => Ok(key),
+            many => Err(CellLookupError::Ambiguous(
+                many.iter()
+                    .map(|key| {
+                        let params: String = key
+                            .config
+                            .iter()
+                            .map(|(name, value)| format!(" {name}={value}"))
+                            .collect();
+                        format!("suite={} backend={}{params}", key.suite, key.backend)
+                    })
+                    .collect(),
+            )),
+        }
     }
 
     /// The first key of the request's run in key order: the cells it can name follow it.

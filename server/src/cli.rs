@@ -5,7 +5,9 @@ mod audit;
 mod bundle;
 mod cells;
 mod compare;
+mod filters;
 mod index;
+mod requests;
 mod serve;
 
 use anyhow::{Context, bail};
@@ -41,8 +43,10 @@ enum Command {
     /// Write one self-contained HTML file that reopens a view with no server: the app, the cells, provenance and
     /// the request rows of the cells in view.
     Bundle(bundle::BundleArgs),
-    /// Write one row per cell.
+    /// Write one row per cell, all of them or a slice (the filters of `/api/cells`).
     Cells(cells::CellsArgs),
+    /// Write the request rows of one cell, current and replaced by a refill (what `/api/requests` gives).
+    Requests(requests::RequestsArgs),
 }
 
 /// Runs the parsed command; the exit code is 1 for a failed `audit --strict`, errors are the caller's to print.
@@ -54,6 +58,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(arguments) => compare::run(*arguments),
         Command::Bundle(arguments) => bundle::run(arguments),
         Command::Cells(arguments) => cells::run(arguments),
+        Command::Requests(arguments) => requests::run(arguments),
     }
 }
 

@@ -1,4 +1,4 @@
-//! The `cellscope` command line: `serve`, `audit`, `cells`, `index`, `compare`, `bundle` (see `cli`).
+//! The `cellscope` command line: `serve`, `audit`, `cells`, `requests`, `index`, `compare`, `bundle` (see `cli`).
 
 mod cli;
 

@@ -1,6 +1,7 @@
 //! `cellscope compare`: the head-to-head of two values of one dimension, as the model's typed query asks it (the
 //! one `/api/compare` reads) and as the model lays it out.
 
+use super::filters::Filters;
 use super::{CacheArgs, DataRoot, load_root};
 use anyhow::Context;
 use cellscope::terminal::printable;
@@ -52,32 +53,6 @@ pub(super) struct CompareArgs {
     json: bool,
     #[command(flatten)]
     cache: CacheArgs,
-}
-
-/// Dimension filters of `compare`.
-#[derive(clap::Args)]
-struct Filters {
-    /// Dimension filters, written as in /api/cells (comma-separated values).
-    #[arg(long, value_delimiter = ',')]
-    run: Vec<String>,
-    #[arg(long, value_delimiter = ',')]
-    suite: Vec<String>,
-    #[arg(long, value_delimiter = ',')]
-    phase: Vec<String>,
-    #[arg(long, value_delimiter = ',')]
-    backend: Vec<String>,
-    #[arg(long, value_delimiter = ',')]
-    model: Vec<String>,
-    #[arg(long, value_delimiter = ',')]
-    workload: Vec<String>,
-    /// Loads: `16` (N=16 or 16 req/s), `n=16`, `rate=2.5`, `rate=inf`.
-    #[arg(long, value_delimiter = ',', visible_alias = "n")]
-    load: Vec<String>,
-    #[arg(long, value_delimiter = ',')]
-    rep: Vec<String>,
-    /// A deployment parameter's values, as NAME=VALUES (`--param tp=4,8`); repeat for more parameters.
-    #[arg(long = "param", value_name = "NAME=VALUES", value_parser = cli_values::param_filter)]
-    params: Vec<(Dimension, Vec<String>)>,
 }
 
 pub(super) fn run(arguments: CompareArgs) -> anyhow::Result<ExitCode> {
@@ -138,25 +113,6 @@ fn typed_query(arguments: &CompareArgs) -> anyhow::Result<Query> {
     if arguments.omit_partial {
         query.what_if.partial = false;
     }
-    let filters = &arguments.filters;
-    for (dimension, values) in [
-        (Dimension::Run, &filters.run),
-        (Dimension::Suite, &filters.suite),
-        (Dimension::Phase, &filters.phase),
-        (Dimension::Backend, &filters.backend),
-        (Dimension::Model, &filters.model),
-        (Dimension::Workload, &filters.workload),
-        (Dimension::Load, &filters.load),
-        (Dimension::Rep, &filters.rep),
-    ] {
-        // As in a query string: items trimmed, empty ones dropped.
-        let items = values.iter().map(|value| value.trim().to_string());
-        query
-            .filter
-            .accept(dimension, items.filter(|item| !item.is_empty()))?;
-    }
-    for (dimension, values) in &filters.params {
-        query.filter.accept(*dimension, values.iter().cloned())?;
-    }
+    arguments.filters.apply(&mut query)?;
     Ok(query)
 }

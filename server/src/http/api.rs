@@ -18,9 +18,9 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use cellscope_model::api::{CompareBody, IndexBody};
 use cellscope_model::compare::CompareQuery;
-use cellscope_model::filter::dimension_counts;
+use cellscope_model::filter::{dimension_counts, dimension_values};
 use cellscope_model::key::Value;
-use cellscope_model::query::{Endpoint, IgnoredParameter, Query, QueryError};
+use cellscope_model::query::{CellLookupError, Endpoint, Query};
 use cellscope_model::requests::{requests_schema, requests_to_batch};
 use cellscope_model::schema::{ARROW_STREAM_MEDIA_TYPE, cells_from_ipc, write_ipc_stream};
 use cellscope_model::{CellKey, CellSummary, Dimension};
@@ -198,14 +198,10 @@ fn cell_filter(
     query: &Query,
     known: &BTreeMap<Dimension, Vec<Value>>,
 ) -> Result<impl Fn(&CellSummary) -> bool + Send + use<>, ApiError> {
-    let filter = query.filter.clone();
-    let unknown = filter.unknown_values(known);
-    if !unknown.is_empty() {
+    query.cells_selector(known).map_err(|unknown| {
         let message: Vec<String> = unknown.iter().map(ToString::to_string).collect();
-        return Err(ApiError::bad_request("unknown_value", message.join("; ")));
-    }
-    let query = query.clone();
-    Ok(move |cell: &CellSummary| query.keeps_status(cell.status) && filter.admits(&cell.key))
+        ApiError::bad_request("unknown_value", message.join("; "))
+    })
 }
 
 /// Whether a `/api/cells` query selects a slice rather than the whole table.
@@ -231,25 +227,11 @@ fn slice_values(query: &Query) -> BTreeMap<String, Vec<String>> {
     values
 }
 
-/// `/api/cells` lists every cell with its status and exclusions whatever the toggles, which decide only what
-/// enters aggregates; of the toggles, only `pre_refill` changes its answer. The others are refused rather than
-/// answered as if they had been applied.
+/// Whether `/api/cells` is asked for the pre-refill table; the other toggles are refused ([`Query::cells_pre_refill`]).
 fn cells_toggles(query: &Query) -> Result<bool, ApiError> {
-    let what_if = query.what_if;
-    let refused_toggle = match (what_if.excluded, what_if.partial) {
-        (true, _) => Some(("include", "excluded")),
-        (_, false) => Some(("omit", "partial")),
-        _ => None,
-    };
-    if let Some((name, value)) = refused_toggle {
-        let error = QueryError::Bad(IgnoredParameter {
-            name: name.into(),
-            value: value.into(),
-            reason: "/api/cells lists every cell with its status and exclusions; of the toggles only pre_refill changes it".into(),
-        });
-        return Err(refused(Endpoint::Cells, &error));
-    }
-    Ok(what_if.pre_refill)
+    query
+        .cells_pre_refill()
+        .map_err(|error| refused(Endpoint::Cells, &error))
 }
 
 /// How long a request that needs the second indexing stage waits for it before answering 503.
@@ -350,15 +332,7 @@ fn kept_cells_body(
         return Ok(respond_kept(headers, id, media_type(format), arrow));
     }
     let kept = kept_cells(&arrow)?;
-    let known = dimension_counts(&kept)
-        .into_iter()
-        .map(|(dimension, counts)| {
-            (
-                dimension,
-                counts.into_iter().map(|(value, _)| value).collect(),
-            )
-        })
-        .collect();
+    let known = dimension_values(&dimension_counts(&kept));
     let filter = cell_filter(query, &known)?;
     let selected: Vec<CellSummary> = kept.into_iter().filter(|cell| filter(cell)).collect();
     let body =
@@ -425,38 +399,12 @@ fn requested_cell(snapshot: &Snapshot, query: &Query) -> Result<CellKey, ApiErro
     let request = query
         .cell_request()
         .map_err(|error| refused(Endpoint::Requests, &error))?;
-    // Keys sort by run first: only the run's own cells are looked at, not every cell of the index.
-    let found: Vec<&CellKey> = snapshot
-        .index
-        .rows
-        .range(&request.first_of_run()..)
-        .map(|(key, _)| key)
-        .take_while(|key| key.run_id == request.run)
-        .filter(|key| request.matches(key))
-        .collect();
-    match found.as_slice() {
-        [] => Err(ApiError::not_found(
-            "unknown_cell",
-            "no cell with this run, phase, model, workload, n and rep",
-        )),
-        [key] => Ok((*key).clone()),
-        many => {
-            let choices: Vec<String> = many
-                .iter()
-                .map(|key| {
-                    let params: String = key
-                        .config
-                        .iter()
-                        .map(|(name, value)| format!(" {name}={value}"))
-                        .collect();
-                    format!("suite={} backend={}{params}", key.suite, key.backend)
-                })
-                .collect();
-            Err(ApiError::bad_request(
-                "ambiguous_cell",
-                format!("several cells match; add one of: {}", choices.join("; ")),
-            ))
+    match request.find_in(&snapshot.index.rows) {
+        Ok(key) => Ok(key.clone()),
+        Err(error @ CellLookupError::Unknown) => {
+            Err(ApiError::not_found(error.code(), error.to_string()))
         }
+        Err(error) => Err(ApiError::bad_request(error.code(), error.to_string())),
     }
 }
 

@@ -218,15 +218,7 @@ impl Snapshot {
         hasher.update(provenance_map_json);
         let id = cellscope_index::hex::short_hex(&hasher.finalize());
         provenance_body.snapshot = id.clone();
-        let dimension_values: BTreeMap<Dimension, Vec<Value>> = dimensions
-            .iter()
-            .map(|(dimension, counts)| {
-                (
-                    *dimension,
-                    counts.iter().map(|(value, _)| value.clone()).collect(),
-                )
-            })
-            .collect();
+        let dimension_values = cellscope_model::filter::dimension_values(&dimensions);
         let mut body = IndexBody {
             snapshot: id.clone(),
             complete,

@@ -1196,3 +1196,146 @@ fn serve_on_loopback_refuses_requests_addressed_to_other_hosts() {
         assert!(status.contains(" 421 "), "{host}: {status}");
     }
 }
+
+/// The demo's cells table as `cellscope cells --format csv` writes it: the header and the rows, by column name.
+fn cells_csv(args: &[&str]) -> Vec<std::collections::BTreeMap<String, String>> {
+    let output = cellscope(&[&["cells", "--format", "csv", "--no-cache"], args].concat());
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let mut reader = csv::Reader::from_reader(output.stdout.as_slice());
+    let header = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|record| {
+            header
+                .iter()
+                .map(String::from)
+                .zip(record.unwrap().iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn cells_filters_keep_exactly_the_rows_whose_columns_match() {
+    let root = demo_root().to_str().unwrap();
+    let all = cells_csv(&[root]);
+    let sliced = cells_csv(&[
+        root,
+        "--backend",
+        "vllm,sglang",
+        "--load",
+        "4",
+        "--status",
+        "clean,partial",
+        "--rep",
+        "1",
+    ]);
+    let expected: Vec<_> = all
+        .into_iter()
+        .filter(|row| {
+            ["vllm", "sglang"].contains(&row["backend"].as_str())
+                && row["n"] == "4"
+                && ["clean", "partial"].contains(&row["status"].as_str())
+                && row["rep"] == "1"
+        })
+        .collect();
+    assert!(expected.len() > 10, "{} rows", expected.len());
+    assert_eq!(sliced, expected);
+}
+
+#[test]
+fn cells_filters_refuse_what_the_api_refuses_with_its_reason() {
+    let root = demo_root().to_str().unwrap();
+    for (args, said) in [
+        (
+            vec!["--backend", "vlm"],
+            "backend has no value `vlm` in this data (did you mean `vllm`?)",
+        ),
+        (
+            vec!["--status", "done"],
+            "`status=done`: expected one of clean",
+        ),
+        (
+            vec!["--include", "excluded"],
+            "of the toggles only pre_refill changes it",
+        ),
+        (vec!["--rep", "one"], "rep"),
+    ] {
+        let output =
+            cellscope(&[&["cells", root, "--format", "csv", "--no-cache"], &args[..]].concat());
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(said),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn requests_of_a_refilled_cell_are_its_current_and_replaced_rows_by_key_or_dimensions() {
+    let root = demo_root().to_str().unwrap();
+    let key =
+        "20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=1";
+    let by_key = cellscope(&[
+        "requests",
+        root,
+        "--cell",
+        key,
+        "--format",
+        "json",
+        "--no-cache",
+    ]);
+    assert!(by_key.status.success(), "{}", text(&by_key.stderr));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&by_key.stdout).unwrap();
+    let count = |lineage: &str| rows.iter().filter(|row| row["lineage"] == lineage).count();
+    // Each side of the refill holds N = 32 agents' 10 requests.
+    assert_eq!(
+        (rows.len(), count("current"), count("replaced")),
+        (640, 320, 320)
+    );
+    let by_dimensions = cellscope(&[
+        "requests",
+        root,
+        "--run",
+        "20260612_212816_266127",
+        "--phase",
+        "scaling",
+        "--model",
+        "mistral-7b",
+        "--workload",
+        "long_prefill_8k",
+        "--load",
+        "32",
+        "--rep",
+        "1",
+        "--format",
+        "json",
+        "--no-cache",
+    ]);
+    assert_eq!(text(&by_dimensions.stdout), text(&by_key.stdout));
+    let unknown = cellscope(&[
+        "requests",
+        root,
+        "--cell",
+        &key.replace("n=32", "n=33"),
+        "--no-cache",
+    ]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        text(&unknown.stderr).contains("no cell with this run, phase, model, workload, n and rep")
+    );
+    let missing = cellscope(&[
+        "requests",
+        root,
+        "--run",
+        "20260612_212816_266127",
+        "--no-cache",
+    ]);
+    assert!(
+        text(&missing.stderr).contains("missing phase, model, workload, load, rep"),
+        "{}",
+        text(&missing.stderr)
+    );
+}

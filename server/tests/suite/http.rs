@@ -957,3 +957,57 @@ async fn a_deployment_parameter_filters_groups_and_is_compared_through_the_api()
     assert_eq!(bogus.status, StatusCode::BAD_REQUEST);
     assert_eq!(bogus.json()["error"]["code"], "unknown_parameter");
 }
+
+#[tokio::test]
+async fn the_cli_writes_the_bytes_the_api_sends_for_a_slice_and_for_a_cells_rows() {
+    let root = demo_root().to_str().unwrap();
+    let cell =
+        "20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=32/rep=1";
+    for (uri, args) in [
+        (
+            "/api/cells?backend=vllm&n=4,8&status=clean".to_string(),
+            vec![
+                "cells",
+                root,
+                "--format",
+                "arrow",
+                "--backend",
+                "vllm",
+                "--load",
+                "4,8",
+                "--status",
+                "clean",
+            ],
+        ),
+        (
+            "/api/cells?include=pre_refill&format=csv".to_string(),
+            vec!["cells", root, "--format", "csv", "--include", "pre_refill"],
+        ),
+        (
+            format!("/api/requests?cell={cell}&format=csv"),
+            vec!["requests", root, "--cell", cell, "--format", "csv"],
+        ),
+        (
+            format!("/api/requests?cell={cell}"),
+            vec!["requests", root, "--cell", cell, "--format", "arrow"],
+        ),
+    ] {
+        let reply = get(&uri).await;
+        assert_eq!(reply.status, StatusCode::OK, "{uri}");
+        let output = common::cellscope_command()
+            .args(&args)
+            .arg("--no-cache")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(reply.body.len() > 1000, "{uri}");
+        assert!(
+            output.stdout.as_slice() == &reply.body[..],
+            "{uri}: the CLI's bytes differ from the API's"
+        );
+    }
+}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterable, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
 import pyarrow as pa
 import pyarrow.ipc
@@ -72,7 +72,6 @@ def cells(
     cache: _args.Cache = None,
     status: Optional[Values] = None,
     include: Optional[Values] = None,
-    omit_partial: bool = False,
     params: Optional[Mapping[str, Values]] = None,
     **filters: Optional[Values],
 ) -> pa.Table:
@@ -83,8 +82,8 @@ def cells(
         cache: ``None`` for the user's cache directory, ``False`` for none (``--no-cache``), or a directory or
             bucket prefix (``--cache``).
         status: cell statuses to keep (``clean``, ``partial``, ``failed``, ``skipped``, ``not_run``).
-        include: what-if toggles (``pre_refill``, …), one or a list.
-        omit_partial: leave partial cells out.
+        include: ``"pre_refill"``: the refilled cells as they were before the refill. (The table lists every
+            cell with its status and exclusions whatever the other toggles, so the binary refuses those here.)
         params: deployment parameters by name, each one value or a list (``{"tp": [4, 8]}``).
         **filters: dimension filters ``run``, ``suite``, ``phase``, ``backend``, ``model``, ``workload``,
             ``load`` (or ``n``) and ``rep``, each one value or a list; any other keyword is a deployment
@@ -106,7 +105,7 @@ def cells(
         _args.root_arg(path_or_url),
         "--format",
         "arrow",
-        *_args.filter_args({**filters, "status": status, "include": include}, params, omit_partial=omit_partial),
+        *_args.filter_args({**filters, "status": status, "include": include}, params),
         *_args.cache_args(cache),
     ]
     return _read_stream(_binary.run(arguments, stacklevel=2))
@@ -155,7 +154,7 @@ def _compare_arguments(
     omit_partial: bool,
     params: Optional[Mapping[str, Values]],
     filters: Dict[str, Any],
-) -> list:
+) -> List[str]:
     arguments = [
         "compare",
         _args.root_arg(path_or_url),
@@ -200,7 +199,8 @@ def compare_json(
     arguments = _compare_arguments(
         path_or_url, by, a, b, per, metric, slo, alpha, cache, include, omit_partial, params, filters
     )
-    return json.loads(_binary.run(arguments, stacklevel=2))
+    body: Dict[str, Any] = json.loads(_binary.run(arguments, stacklevel=2))
+    return body
 
 
 def compare(

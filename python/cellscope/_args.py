@@ -173,7 +173,7 @@ def _load_text(fields: Mapping[str, Any]) -> str:
     n = fields.get("n")
     if _present(n):
         return f"n={_whole(n, 'n')}"
-    rate = fields.get("rate_rps")
+    rate: Any = fields.get("rate_rps")
     if _present(rate):
         if isinstance(rate, str):
             return f"rate={rate}"
@@ -196,14 +196,14 @@ def _row(cell: Any) -> Mapping[str, Any]:
         rows = cell.to_pylist()
         if len(rows) != 1:
             raise ValueError(f"a table naming one cell must have one row, this one has {len(rows)}")
-        return rows[0]
+        return dict(rows[0])
     if hasattr(cell, "columns") and hasattr(cell, "to_dict"):
         rows = cell.to_dict("records")
         if len(rows) != 1:
             raise ValueError(f"a data frame naming one cell must have one row, this one has {len(rows)}")
-        return rows[0]
+        return dict(rows[0])
     if hasattr(cell, "to_dict"):
-        return cell.to_dict()
+        return dict(cell.to_dict())
     raise TypeError(
         f"cannot read a cell from {type(cell).__name__}: pass its key's text, a mapping, a pandas Series or a "
         "one-row table"

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import sysconfig
 import warnings
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from ._errors import CellscopeError, CellscopeWarning
 
@@ -78,7 +78,7 @@ def find_binary() -> str:
     raise CellscopeError(f"the cellscope executable was not found; {_INSTALL_HINT}")
 
 
-def command_env(log_filter: str) -> dict:
+def command_env(log_filter: str) -> Dict[str, str]:
     """The environment for the binary: this process's, with ``CELLSCOPE_LOG`` set to ``log_filter`` unless the
     caller set it."""
     env = dict(os.environ)
@@ -134,18 +134,19 @@ def run(arguments: Sequence[str], *, stacklevel: int = 2) -> bytes:
             env=command_env("warn"),
             check=False,
         )
-    except OSError as error:
-        raise CellscopeError(f"cannot run {command[0]}: {error}", command=command) from error
+    except OSError as failure:
+        raise CellscopeError(f"cannot run {command[0]}: {failure}", command=command) from failure
     stderr = completed.stderr.decode("utf-8", errors="replace")
-    found, error = split_stderr(stderr)
+    found, message = split_stderr(stderr)
     for line in found:
         warnings.warn(line, CellscopeWarning, stacklevel=stacklevel + 1)
     if completed.returncode != 0:
-        if error is None:
+        if message is None:
             tail = "\n".join(stderr.strip().splitlines()[-5:])
-            error = f"cellscope exited with code {completed.returncode}" + (f": {tail}" if tail else "")
-        raise CellscopeError(error, returncode=completed.returncode, command=command, stderr=stderr)
-    return completed.stdout
+            message = f"cellscope exited with code {completed.returncode}" + (f": {tail}" if tail else "")
+        raise CellscopeError(message, returncode=completed.returncode, command=command, stderr=stderr)
+    output: bytes = completed.stdout
+    return output
 
 
 def version() -> str:

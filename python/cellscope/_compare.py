@@ -89,4 +89,5 @@ def body_of(compared: pa.Table) -> Dict[str, Any]:
     metadata = compared.schema.metadata or {}
     if METADATA_KEY not in metadata:
         raise ValueError("this table carries no comparison (it was not made by cellscope.compare)")
-    return json.loads(metadata[METADATA_KEY])
+    body: Dict[str, Any] = json.loads(metadata[METADATA_KEY])
+    return body

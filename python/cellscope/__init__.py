@@ -84,10 +84,11 @@ def cells(
         status: cell statuses to keep (``clean``, ``partial``, ``failed``, ``skipped``, ``not_run``).
         include: ``"pre_refill"``: the refilled cells as they were before the refill. (The table lists every
             cell with its status and exclusions whatever the other toggles, so the binary refuses those here.)
-        params: deployment parameters by name, each one value or a list (``{"tp": [4, 8]}``).
+        params: deployment parameters by name or alias, each one value or a list (``{"tp": [4, 8]}`` is
+            ``--param tp=4,8``).
         **filters: dimension filters ``run``, ``suite``, ``phase``, ``backend``, ``model``, ``workload``,
-            ``load`` (or ``n``) and ``rep``, each one value or a list; any other keyword is a deployment
-            parameter (``tp=[4, 8]`` is ``params={"tp": [4, 8]}``). ``None`` is no filter.
+            ``load`` (or ``n``) and ``rep``, each one value or a list (``backend=["vllm", "sglang"]`` is
+            ``--backend vllm,sglang``). ``None`` is no filter.
 
     Returns:
         The cells table with the binary's columns, names and types (``*_ms`` in milliseconds, ``*_tps`` in
@@ -96,6 +97,7 @@ def cells(
 
     Raises:
         CellscopeError: the binary refused (an unknown value, a missing directory, …) with its message.
+        TypeError: a keyword that is no filter.
 
     Warns:
         CellscopeWarning: once per indexing warning (a malformed row, an unreadable file, …).

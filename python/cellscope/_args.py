@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 import os
 from decimal import Decimal
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, List, Mapping, Optional, Union
 
-#: The keyword filters that are flags of their own, by keyword; every other keyword is a deployment parameter.
+#: The keyword filters, by keyword, and their flags. Deployment parameters are given apart, in ``params``: the
+#: binary selects no cell for a parameter name no cell states, so a mistyped keyword would go unnoticed.
 DIMENSION_FLAGS = {
     "run": "--run",
     "suite": "--suite",
@@ -95,24 +96,26 @@ def filter_args(
     """The flags of dimension filters, the what-if toggles and deployment parameters.
 
     A keyword of :data:`DIMENSION_FLAGS` is its flag (``backend=["vllm", "sglang"]`` is ``--backend
-    vllm,sglang``); any other keyword, and every entry of ``params``, is a deployment parameter (``tp=[4, 8]`` is
-    ``--param tp=4,8``). A value of ``None`` is no filter.
+    vllm,sglang``), and each entry of ``params`` a deployment parameter (``{"tp": [4, 8]}`` is ``--param
+    tp=4,8``). A value of ``None`` is no filter.
+
+    Raises:
+        TypeError: a keyword that is no filter.
     """
     arguments: List[str] = []
-    parameters: Dict[str, Any] = {}
     for name, values in filters.items():
-        if values is None:
-            continue
         flag = DIMENSION_FLAGS.get(name)
         if flag is None:
-            parameters[name] = values
-        else:
+            known = ", ".join(sorted(set(DIMENSION_FLAGS) - {"n"}))
+            raise TypeError(
+                f"unknown filter `{name}`: the filters are {known} (and n for load); a deployment parameter goes "
+                f"in params, as params={{{name!r}: ...}}"
+            )
+        if values is not None:
             arguments += [flag, values_text(name, values)]
     for name, values in (params or {}).items():
         if values is not None:
-            parameters[name] = values
-    for name, values in parameters.items():
-        arguments += ["--param", f"{name}={values_text(name, values)}"]
+            arguments += ["--param", f"{name}={values_text(name, values)}"]
     if omit_partial:
         arguments.append("--omit-partial")
     return arguments

@@ -165,6 +165,7 @@ def serve(
     port: int = 0,
     cache: _args.Cache = None,
     timeout: Optional[float] = None,
+    frame_ancestors: Optional[str] = None,
 ) -> Server:
     """Starts ``cellscope serve PATH`` on ``127.0.0.1:PORT`` and returns once it answers.
 
@@ -174,6 +175,8 @@ def serve(
         cache: ``None`` for the user's cache directory, ``False`` for none (``--no-cache``), or a directory or
             bucket prefix (``--cache``).
         timeout: seconds to wait for the first index before giving up; ``None`` waits as long as it takes.
+        frame_ancestors: the pages that may show the app in a frame (``--frame-ancestors``: ``"*"``, or
+            origins such as ``"http://localhost:8888"``); ``None``, the default, lets no page.
 
     Returns:
         The running :class:`Server`; ``GET /api/index`` has answered 200.
@@ -190,6 +193,7 @@ def serve(
         "--addr",
         f"127.0.0.1:{int(port)}",
         *_args.cache_args(cache),
+        *(["--frame-ancestors", frame_ancestors] if frame_ancestors is not None else []),
     ]
     env = _binary.command_env("info")
     # The address is read from this line, so it is logged whatever filter the caller chose.
@@ -260,8 +264,8 @@ def show(
 ) -> Any:
     """The app at ``view`` in a notebook: an ``IPython.display.IFrame`` of a server of ``path``.
 
-    The first call for a data root starts a server (:func:`serve` on a free port); later calls for the same root
-    reuse it while it runs. It stops when the interpreter (the notebook's kernel) exits.
+    The first call for a data root starts a server (:func:`serve` on a free port, ``frame_ancestors="*"`` so that
+    the notebook's page may frame it); later calls for the same root reuse it while it runs. It stops when the interpreter (the notebook's kernel) exits.
 
     Args:
         path: the data root.
@@ -286,6 +290,8 @@ def show(
     with _shown_lock:
         server = _shown.get(identity)
         if server is None or server.closed:
-            server = serve(path, cache=cache)
+            # A notebook's page frames the app, from whatever origin the notebook is served: the server, on
+            # loopback and read-only, lets any page frame it.
+            server = serve(path, cache=cache, frame_ancestors="*")
             _shown[identity] = server
     return IFrame(server.link(view), width=width, height=height)

@@ -568,6 +568,8 @@ def test_serve_answers_the_cells_then_closes(demo: str, cache: str, all_cells: p
         assert served.equals(all_cells)
         with urllib.request.urlopen(server.url + "api/index") as answer:
             assert json.load(answer)["cells"] == all_cells.num_rows
+        with urllib.request.urlopen(server.url) as page:
+            assert page.headers["Content-Security-Policy"].endswith("; frame-ancestors 'none'")
         # The log is read as it comes, so the server's start line is there.
         assert any("cellscope serving" in line for line in server.log)
     assert server.closed
@@ -616,6 +618,8 @@ def test_show_frames_the_app_at_the_view(demo: str, cache: str, shown: Dict[str,
     assert (frame.width, frame.height) == ("100%", 480)
     with urllib.request.urlopen(frame.src) as answer:
         assert answer.status == 200
+        # The notebook's page, wherever it is served from, may frame the app.
+        assert answer.headers["Content-Security-Policy"].endswith("; frame-ancestors *")
     # The same root reuses its server; a link copied from another host opens the same view here.
     again = cellscope.show(Path(demo) / ".", "http://example.org:8080" + view, cache=cache)
     assert again.src == frame.src

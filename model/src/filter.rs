@@ -368,6 +368,22 @@ pub fn dimension_counts<'a>(
     )
 }
 
+/// The deployment parameters `filter` names that are neither well known nor stated by any of `cells`: what the
+/// API refuses as unknown parameters, and the command line once it has read the data (a misspelt name would
+/// otherwise select no cell without a word).
+pub fn unstated_params(filter: &DimensionFilter, cells: &[CellSummary]) -> Vec<&'static str> {
+    filter
+        .values
+        .keys()
+        .filter_map(|dimension| match dimension {
+            Dimension::Param(name) => Some(name.as_str()),
+            _ => None,
+        })
+        .filter(|name| crate::config::param(name).is_none())
+        .filter(|name| !cells.iter().any(|cell| cell.key.config.get(name).is_some()))
+        .collect()
+}
+
 /// The values of each dimension of [`dimension_counts`], without their counts: what a filter is checked against.
 pub fn dimension_values(
     counts: &BTreeMap<Dimension, Vec<(Value, u32)>>,

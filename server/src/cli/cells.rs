@@ -1,7 +1,7 @@
 //! `cellscope cells`: one row per cell, as CSV, JSON or Arrow IPC, to a file or standard output; sliced by the
 //! same filters as `/api/cells`.
 
-use super::filters::Filters;
+use super::filters::{Filters, refuse_unstated_params};
 use super::{CacheArgs, DataRoot, load_root};
 use anyhow::{Context, bail};
 use cellscope::export::{self, Format};
@@ -44,6 +44,7 @@ pub(super) fn run(arguments: CellsArgs) -> anyhow::Result<ExitCode> {
     for warning in &index.warnings {
         eprintln!("{}", printable(&warning.to_string()));
     }
+    refuse_unstated_params(&query, &index.cells)?;
     let known = dimension_values(&dimension_counts(&index.cells));
     let keeps = match query.cells_selector(&known) {
         Ok(keeps) => keeps,

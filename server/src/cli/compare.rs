@@ -59,6 +59,7 @@ pub(super) fn run(arguments: CompareArgs) -> anyhow::Result<ExitCode> {
     let root = DataRoot::open(arguments.data_dir.clone(), &arguments.cache)?;
     let query = CompareQuery::from_query(&typed_query(&arguments)?)?;
     let index = load_root(&root, &arguments.cache, &IndexOptions::CELLS)?;
+    super::filters::refuse_unstated_params(&typed_query(&arguments)?, &index.cells)?;
     let cells = cellscope_model::explore::working_cells(
         &index.cells,
         &index.pre_refill_cells,

@@ -1,10 +1,12 @@
 //! The dimension filters `cells`, `compare` and `requests` share, written as in `/api/cells` and read into the
 //! model's typed query by its own rules.
 
-use cellscope_model::Dimension;
+use anyhow::bail;
 use cellscope_model::cli_values;
 use cellscope_model::filter::FilterError;
+use cellscope_model::filter::unstated_params;
 use cellscope_model::query::Query;
+use cellscope_model::{CellSummary, Dimension};
 
 /// Dimension filters: comma-separated values of each dimension, as in `/api/cells`.
 #[derive(clap::Args)]
@@ -55,5 +57,22 @@ impl Filters {
             query.filter.accept(*dimension, values.iter().cloned())?;
         }
         Ok(())
+    }
+}
+
+/// Refuses a deployment parameter the query filters on that is neither well known nor stated by any cell of
+/// the data, as `/api/cells` refuses an unknown parameter: the data is read after the arguments, so this is
+/// checked once it is.
+pub(super) fn refuse_unstated_params(query: &Query, cells: &[CellSummary]) -> anyhow::Result<()> {
+    match unstated_params(&query.filter, cells).as_slice() {
+        [] => Ok(()),
+        names => bail!(
+            "no cell of this data states the deployment parameter {} and it is not a well-known one",
+            names
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }

@@ -2,7 +2,7 @@
 //! gives them.
 
 use super::cells::write_export;
-use super::filters::Filters;
+use super::filters::{Filters, refuse_unstated_params};
 use super::{CacheArgs, DataRoot, load_root};
 use anyhow::Context;
 use cellscope::export::{self, Format};
@@ -43,6 +43,7 @@ pub(super) fn run(arguments: RequestsArgs) -> anyhow::Result<ExitCode> {
     let request = query.cell_request()?;
     let root = DataRoot::open(arguments.data_dir, &arguments.cache)?;
     let index = load_root(&root, &arguments.cache, &IndexOptions::CELLS)?;
+    refuse_unstated_params(&query, &index.cells)?;
     let key = request.find_in(&index.rows)?;
     let disk = cellscope_index::storage::LocalDisk::new(&index.root);
     let rows = cellscope_index::read_rows(&disk, &index.rows[key])

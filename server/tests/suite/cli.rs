@@ -1260,6 +1260,10 @@ fn cells_filters_refuse_what_the_api_refuses_with_its_reason() {
             "of the toggles only pre_refill changes it",
         ),
         (vec!["--rep", "one"], "rep"),
+        (
+            vec!["--param", "colour=red"],
+            "no cell of this data states the deployment parameter `colour`",
+        ),
     ] {
         let output =
             cellscope(&[&["cells", root, "--format", "csv", "--no-cache"], &args[..]].concat());

@@ -7,8 +7,8 @@ import os
 from decimal import Decimal
 from typing import Any, List, Mapping, Optional, Union
 
-#: The keyword filters, by keyword, and their flags. Deployment parameters are given apart, in ``params``: the
-#: binary selects no cell for a parameter name no cell states, so a mistyped keyword would go unnoticed.
+#: The keyword filters, by keyword, and their flags. Deployment parameters are given apart, in ``params``, so that
+#: a mistyped dimension is never taken for a parameter.
 DIMENSION_FLAGS = {
     "run": "--run",
     "suite": "--suite",

@@ -337,12 +337,13 @@ pub(crate) fn run() -> anyhow::Result<()> {
     })?;
     let roots = [data.clone(), mixed];
     let before = steps.run("data checksum", || checksums(&roots))?;
-    // The wheel packages the binary the test build made (maturin takes the profile and the same environment, so
-    // only the stripped binary is linked again), before the tests, which then run that binary.
+    // The wheel packages the binary the test build made: maturin takes its profile, environment and features (the
+    // tests turn on `fuzzing`, and the server's manifest names the features the tests' dependencies turn on), so
+    // only the binary is linked again, stripped. Before the tests, which then run that binary.
     let pytest = steps.run(
         "wheel of the tested binary, installed into a fresh venv",
         || {
-            let wheel = wheel::build("dev", &test_build_env)?;
+            let wheel = wheel::build("dev", &["fuzzing"], &test_build_env)?;
             wheel::install_and_check(&services.wheel_python, &wheel, &data, &e2e::debug_server())
         },
     )?;
@@ -433,8 +434,10 @@ fn build_beside(
             steps.run_beside("chromium", browser::ensure_installed)?;
             let moto_server =
                 steps.run_beside("S3 API server (moto)", crate::s3::ensure_moto_server)?;
-            let wheel_python =
-                steps.run_beside("fresh venv for the wheel", wheel::prepare_test_venv)?;
+            let wheel_python = steps.run_beside(
+                "maturin and a fresh venv for the wheel",
+                wheel::prepare_test_venv,
+            )?;
             // The xtask itself, linted and tested on its own: cargo already built its dependencies, with its own
             // features, to run this command, and this reuses them. In the workspace-wide build below, feature
             // unification with the other packages would compile wasm-bindgen's CLI support, walrus and gimli

@@ -186,7 +186,7 @@ fn main() -> anyhow::Result<()> {
             }
         }
         Command::Fuzz { minutes, target } => fuzz::run(minutes, target.as_deref()),
-        Command::Wheel { profile } => wheel::build(&profile, &[]).map(|_| ()),
+        Command::Wheel { profile } => wheel::build(&profile, &[], &[]).map(|_| ()),
         Command::Bench { which } => bench::run(which),
     }
 }

@@ -24,9 +24,13 @@ fn test_venv() -> PathBuf {
     crate::target_dir().join("wheel-test-venv")
 }
 
-/// `cargo xtask wheel`: the bundle, then a wheel of the binary built with `profile` (`release` by default),
-/// stripped. Returns the wheel's path.
-pub(crate) fn build(profile: &str, env: &[(&str, String)]) -> anyhow::Result<PathBuf> {
+/// `cargo xtask wheel`: the bundle, then a wheel of the binary built with `profile` (`release` by default) and
+/// the crate's `features`, stripped. Returns the wheel's path.
+pub(crate) fn build(
+    profile: &str,
+    features: &[&str],
+    env: &[(&str, String)],
+) -> anyhow::Result<PathBuf> {
     if !web::web_dir().join("index.html").is_file() || profile == "release" {
         web::build_with(false, env)?;
     }
@@ -37,11 +41,12 @@ pub(crate) fn build(profile: &str, env: &[(&str, String)]) -> anyhow::Result<Pat
         std::fs::remove_dir_all(&out).with_context(|| format!("emptying {}", out.display()))?;
     }
     let out_text = out.to_string_lossy().into_owned();
-    process::run_with_env(
-        &maturin.to_string_lossy(),
-        &["build", "--profile", profile, "--strip", "--out", &out_text],
-        env,
-    )?;
+    let features = features.join(",");
+    let mut args = vec!["build", "--profile", profile, "--strip", "--out", &out_text];
+    if !features.is_empty() {
+        args.extend(["--features", &features]);
+    }
+    process::run_with_env(&maturin.to_string_lossy(), &args, env)?;
     let wheel = only_wheel(&out)?;
     let bytes = std::fs::metadata(&wheel)?.len();
     eprintln!("wheel: {} ({:.1} MB)", wheel.display(), bytes as f64 / 1e6);
@@ -69,9 +74,10 @@ fn only_wheel(dir: &Path) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// A fresh virtual environment with the test packages, ready for a wheel: made beside the build, since pip
-/// spends most of its time waiting on the network or unpacking.
+/// maturin, and a fresh virtual environment with the test packages, ready for a wheel: made beside the build,
+/// since pip spends most of its time waiting on the network or unpacking. Returns the environment's Python.
 pub(crate) fn prepare_test_venv() -> anyhow::Result<PathBuf> {
+    ensure_maturin()?;
     let venv = test_venv();
     if venv.exists() {
         std::fs::remove_dir_all(&venv).with_context(|| format!("removing {}", venv.display()))?;

@@ -69,6 +69,11 @@ trait Cloud: Sized + Sync {
         Ok(client)
     }
 
+    /// The URL of `bucket/prefix` in the form that names the account too, where the cloud has one.
+    fn account_url(&self, _bucket: &str, _prefix: &str) -> Option<String> {
+        None
+    }
+
     /// The same environment with a wrong key, and that key, when the server checks keys.
     fn env_with_a_wrong_key(&self) -> Option<(Vec<(&'static str, String)>, String)> {
         None
@@ -457,6 +462,13 @@ impl Cloud for Azurite {
         Self::key()
     }
 
+    fn account_url(&self, bucket: &str, prefix: &str) -> Option<String> {
+        Some(format!(
+            "abfss://{bucket}@{}.dfs.core.windows.net/{prefix}",
+            Self::ACCOUNT
+        ))
+    }
+
     fn env_with_a_wrong_key(&self) -> Option<(Vec<(&'static str, String)>, String)> {
         let wrong = base64::engine::general_purpose::STANDARD.encode("not-the-account-key");
         let mut env = self.env();
@@ -672,6 +684,25 @@ fn a_bucket_indexes_exactly_like_the_local_directory<C: Cloud>() -> anyhow::Resu
         ensure!(
             !text(&got.stderr).contains(&secret) && !text(&got.stdout).contains(&secret),
             "the secret was printed"
+        );
+    }
+    // The account's own URL form reads the same root, and the report names it with its container.
+    if let Some(url) = cloud.account_url("sweeps", "fixtures") {
+        let local = fixtures.to_string_lossy().into_owned();
+        let expected = cellscope_locally(&config, &["audit", &local, "--json", "--no-cache"])?;
+        let got = cellscope(&config, &["audit", &url, "--json", "--no-cache"], &env)?;
+        let mut expected_report: serde_json::Value = serde_json::from_slice(&expected.stdout)?;
+        let mut got_report: serde_json::Value = serde_json::from_slice(&got.stdout)?;
+        ensure!(
+            got_report["root"] == url.as_str(),
+            "the audit report of {url} names its root {}",
+            got_report["root"]
+        );
+        expected_report["root"] = serde_json::Value::Null;
+        got_report["root"] = serde_json::Value::Null;
+        ensure!(
+            expected_report == got_report,
+            "{url}: the audit report differs from the local one"
         );
     }
     // A head-to-head of two backends, statistics and confounders included.

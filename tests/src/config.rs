@@ -34,8 +34,8 @@ pub struct Config {
 
 const HOW_TO_RUN: &str = "The browser tests need a `cellscope` binary with the web app embedded, the demo data, \
      Chromium and ChromeDriver: run them with `cargo xtask e2e` (or as part of `cargo xtask ci`), which builds and \
-     installs all of that (and the S3, GCS and Azure Blob API servers for the object-storage tests) and sets CELLSCOPE_BIN, \
-     CELLSCOPE_DATA and the rest.";
+     installs all of that (and the S3, GCS and Azure Blob API servers for the object-storage tests) and sets \
+     CELLSCOPE_BIN, CELLSCOPE_DATA and the rest.";
 
 impl Config {
     /// Reads the environment; an error saying how to run the tests when a required variable is missing.

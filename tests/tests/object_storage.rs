@@ -4,12 +4,13 @@
 //! polling, two replicas over one bucket agree byte for byte, the bucket is never written, and credentials never
 //! appear in what cellscope prints. Each cloud is one [`Cloud`] implementation; the tests are written once.
 //!
-//! fake-gcs-server (1.54, the server its wheel carries) answers object_store's listing (`GET /<bucket>?list-type=2`), reads and deletes, but not its
-//! upload: `PUT /<bucket>/<key>` with the object as the body is answered `400 Bad Request`
-//! `{"error":{"code":400,"message":"invalid uploadType",…}}` (it takes a path-style PUT only as a signed URL's,
-//! with `X-Goog-Algorithm`). So cellscope cannot keep a read cache in a bucket there, and the GCS replicas keep
-//! theirs locally (the shared bucket cache is tested on S3 and Azure); the test fills and changes the bucket
-//! through the JSON API's upload (`POST /upload/storage/v1/b/<bucket>/o?uploadType=media`).
+//! fake-gcs-server (1.54, the server its wheel carries) answers object_store's listing
+//! (`GET /<bucket>?list-type=2`), reads and deletes, but not its upload: `PUT /<bucket>/<key>` with the object as
+//! the body is answered `400 Bad Request` `{"error":{"code":400,"message":"invalid uploadType",…}}` (it takes a
+//! path-style PUT only as a signed URL's, with `X-Goog-Algorithm`). So cellscope cannot keep a read cache in a
+//! bucket there, and the GCS replicas keep theirs locally (the shared bucket cache is tested on S3 and Azure); the
+//! test fills and changes the bucket through the JSON API's upload
+//! (`POST /upload/storage/v1/b/<bucket>/o?uploadType=media`).
 //! It answers the listing of a bucket that does not exist `500 Internal Server Error` (`no bucket named …`)
 //! where GCS says `404`; object_store retries it ten times (about two seconds) before cellscope says it.
 //!

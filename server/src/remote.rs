@@ -53,10 +53,15 @@ pub fn is_remote(argument: &str) -> bool {
         .any(|scheme| argument.starts_with(scheme))
 }
 
-/// A URL as it may be shown: without a user name or password.
+/// A URL as it may be shown: without a password, and without a user name except where it names an Azure
+/// container (`abfss://container@account.dfs.core.windows.net/…`), which tells two containers' roots apart.
 fn shown(url: &url::Url) -> String {
     let mut shown = url.clone();
-    let _ = shown.set_username("");
+    let names_a_container = matches!(url.scheme(), "az" | "abfs" | "abfss")
+        && url.host_str().is_some_and(|host| host.contains('.'));
+    if !names_a_container {
+        let _ = shown.set_username("");
+    }
     let _ = shown.set_password(None);
     shown.to_string().trim_end_matches('/').to_string()
 }
@@ -536,6 +541,15 @@ mod tests {
     fn urls_are_shown_without_credentials() {
         let url = url::Url::parse("s3://key:secret@bucket/prefix/").unwrap();
         assert_eq!(shown(&url), "s3://bucket/prefix");
+        let url = url::Url::parse("gs://key:secret@bucket/prefix").unwrap();
+        assert_eq!(shown(&url), "gs://bucket/prefix");
+        // Before an Azure account's host the user part is the container: kept, so two containers differ.
+        let url = url::Url::parse("abfss://runs:secret@acct.dfs.core.windows.net/sweeps/").unwrap();
+        assert_eq!(shown(&url), "abfss://runs@acct.dfs.core.windows.net/sweeps");
+        let other = url::Url::parse("abfss://logs@acct.dfs.core.windows.net/sweeps").unwrap();
+        assert_ne!(shown(&other), shown(&url));
+        let url = url::Url::parse("az://user:secret@container/prefix").unwrap();
+        assert_eq!(shown(&url), "az://container/prefix");
     }
 
     #[test]

@@ -18,6 +18,12 @@ pub struct Config {
     /// `CELLSCOPE_MOTO_SERVER`: moto's standalone S3 API server, for the object-storage tests
     /// ([`Config::moto_server`]).
     pub moto_server: Option<PathBuf>,
+    /// `CELLSCOPE_FAKE_GCS_SERVER`: fake-gcs-server, the Google Cloud Storage API server of the object-storage
+    /// tests ([`Config::fake_gcs_server`]).
+    pub fake_gcs_server: Option<PathBuf>,
+    /// `CELLSCOPE_AZURITE_BLOB`: Azurite's `azurite-blob`, the Azure Blob Storage API server of the
+    /// object-storage tests ([`Config::azurite_blob`]).
+    pub azurite_blob: Option<PathBuf>,
     /// `CHROMIUM` (default `/usr/bin/chromium`).
     pub chromium: PathBuf,
     /// `CHROMEDRIVER` (default `/usr/bin/chromedriver`).
@@ -28,8 +34,8 @@ pub struct Config {
 
 const HOW_TO_RUN: &str = "The browser tests need a `cellscope` binary with the web app embedded, the demo data, \
      Chromium and ChromeDriver: run them with `cargo xtask e2e` (or as part of `cargo xtask ci`), which builds and \
-     installs all of that (and moto's S3 API server for the object-storage tests) and sets CELLSCOPE_BIN, \
-     CELLSCOPE_DATA and the rest.";
+     installs all of that (and the S3, GCS and Azure Blob API servers for the object-storage tests) and sets \
+     CELLSCOPE_BIN, CELLSCOPE_DATA and the rest.";
 
 impl Config {
     /// Reads the environment; an error saying how to run the tests when a required variable is missing.
@@ -45,6 +51,11 @@ impl Config {
             }
         };
         let or = |name: &str, default: PathBuf| lookup(name).map_or(default, PathBuf::from);
+        let optional = |name: &str| {
+            lookup(name)
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+        };
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
@@ -54,9 +65,9 @@ impl Config {
             mixed: lookup("CELLSCOPE_MIXED_DATA")
                 .filter(|value| !value.is_empty())
                 .map(PathBuf::from),
-            moto_server: lookup("CELLSCOPE_MOTO_SERVER")
-                .filter(|value| !value.is_empty())
-                .map(PathBuf::from),
+            moto_server: optional("CELLSCOPE_MOTO_SERVER"),
+            fake_gcs_server: optional("CELLSCOPE_FAKE_GCS_SERVER"),
+            azurite_blob: optional("CELLSCOPE_AZURITE_BLOB"),
             chromium: or("CHROMIUM", PathBuf::from("/usr/bin/chromium")),
             chromedriver: or("CHROMEDRIVER", PathBuf::from("/usr/bin/chromedriver")),
             screenshots: or(
@@ -93,14 +104,26 @@ impl Config {
 impl Config {
     /// moto's `moto_server`; an error saying how to get it when it was not given or is not there.
     pub fn moto_server(&self) -> anyhow::Result<PathBuf> {
-        match &self.moto_server {
-            Some(server) if server.is_file() => Ok(server.clone()),
-            Some(server) => bail!(
-                "CELLSCOPE_MOTO_SERVER: {} does not exist. {HOW_TO_RUN}",
-                server.display()
-            ),
-            None => bail!("CELLSCOPE_MOTO_SERVER is not set. {HOW_TO_RUN}"),
-        }
+        existing("CELLSCOPE_MOTO_SERVER", self.moto_server.as_ref())
+    }
+
+    /// fake-gcs-server; an error saying how to get it when it was not given or is not there.
+    pub fn fake_gcs_server(&self) -> anyhow::Result<PathBuf> {
+        existing("CELLSCOPE_FAKE_GCS_SERVER", self.fake_gcs_server.as_ref())
+    }
+
+    /// Azurite's `azurite-blob`; an error saying how to get it when it was not given or is not there.
+    pub fn azurite_blob(&self) -> anyhow::Result<PathBuf> {
+        existing("CELLSCOPE_AZURITE_BLOB", self.azurite_blob.as_ref())
+    }
+}
+
+/// The program an optional variable names, when it is set and the file exists.
+fn existing(name: &str, program: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
+    match program {
+        Some(program) if program.is_file() => Ok(program.clone()),
+        Some(program) => bail!("{name}: {} does not exist. {HOW_TO_RUN}", program.display()),
+        None => bail!("{name} is not set. {HOW_TO_RUN}"),
     }
 }
 

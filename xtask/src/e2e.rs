@@ -83,13 +83,10 @@ pub(crate) fn run(dev: bool, release: bool, scale: bool, extra: &[String]) -> an
         debug_server()
     };
     browser::ensure_installed()?;
-    let moto_server = crate::s3::ensure_moto_server()?;
+    let emulators = crate::clouds::Emulators::ensure_installed()?;
     let before = Checksum::of(&data)?;
     let mut env = test_env(&bin, &data);
-    env.push((
-        "CELLSCOPE_MOTO_SERVER",
-        moto_server.to_string_lossy().into_owned(),
-    ));
+    env.extend(emulators.env());
     // The performance test records the bundle's size beside its own figures.
     env.push(("CELLSCOPE_WASM_GZIP_BYTES", built.wasm_gzip.to_string()));
     let mut extra = extra.to_vec();

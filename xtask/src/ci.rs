@@ -370,11 +370,12 @@ pub(crate) fn run() -> anyhow::Result<()> {
     })?;
     steps.summary();
     eprintln!(
-        "\nci: all green ({} tests passed, {} ignored; WASM {:.0} KB raw, {:.0} KB gzipped)",
+        "\nci: all green ({} tests passed, {} ignored; WASM {:.0} KB raw, {:.0} KB gzipped, {} bytes)",
         counts.passed,
         counts.ignored,
         built.wasm_raw as f64 / 1e3,
-        built.wasm_gzip as f64 / 1e3
+        built.wasm_gzip as f64 / 1e3,
+        built.wasm_gzip
     );
     Ok(())
 }

@@ -130,7 +130,7 @@ pub(crate) fn build_with(dev: bool, env: &[(&str, String)]) -> anyhow::Result<Bu
         changed: assembled.changed,
     };
     eprintln!(
-        "build-web{}: {} ({}) in {:.1} s\n  {}/index.html\n  {}\n  {}\n  {}\n  {}\n  WASM {:.0} KB raw, {:.0} KB gzipped{}",
+        "build-web{}: {} ({}) in {:.1} s\n  {}/index.html\n  {}\n  {}\n  {}\n  {}\n  WASM {:.0} KB raw, {:.0} KB gzipped ({} bytes){}",
         if dev { " --dev" } else { "" },
         web.display(),
         if built.changed {
@@ -146,6 +146,7 @@ pub(crate) fn build_with(dev: bool, env: &[(&str, String)]) -> anyhow::Result<Bu
         assembled.stylesheet,
         built.wasm_raw as f64 / 1e3,
         built.wasm_gzip as f64 / 1e3,
+        built.wasm_gzip,
         if dev { " (not wasm-opt'd)" } else { "" },
     );
     Ok(built)

@@ -11,8 +11,8 @@ use std::process::Command;
 const MATURIN: [&str; 1] = ["maturin==1.9.6"];
 
 /// What the test environment needs beside the wheel: its one dependency (pyarrow, which pip installs from the
-/// wheel's metadata anyway), pandas for `to_pandas()` and pytest.
-const TEST_PACKAGES: [&str; 3] = ["pyarrow>=14", "pandas>=1.5", "pytest>=7"];
+/// wheel's metadata anyway), pandas for `to_pandas()`, IPython for `show()` (as Jupyter has it) and pytest.
+const TEST_PACKAGES: [&str; 4] = ["pyarrow>=14", "pandas>=1.5", "ipython>=8", "pytest>=7"];
 
 /// Where the wheels go.
 pub(crate) fn wheel_dir() -> PathBuf {

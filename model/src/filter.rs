@@ -190,6 +190,11 @@ pub struct UnknownValue {
     pub valid: Vec<String>,
 }
 
+/// Every filter value no cell has, said in one message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct UnknownValues(pub Vec<UnknownValue>);
+
 fn suggestion_text(suggestion: Option<&str>) -> String {
     suggestion.map_or_else(String::new, |value| format!(" (did you mean `{value}`?)"))
 }

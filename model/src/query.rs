@@ -429,11 +429,11 @@ impl Query {
     pub fn cells_selector(
         &self,
         known: &std::collections::BTreeMap<Dimension, Vec<crate::key::Value>>,
-    ) -> Result<impl Fn(&crate::CellSummary) -> bool + Send + use<>, Vec<crate::filter::UnknownValue>>
+    ) -> Result<impl Fn(&crate::CellSummary) -> bool + Send + use<>, crate::filter::UnknownValues>
     {
         let unknown = self.filter.unknown_values(known);
         if !unknown.is_empty() {
-            return Err(unknown);
+            return Err(crate::filter::UnknownValues(unknown));
         }
         let query = self.clone();
         Ok(move |cell: &crate::CellSummary| {

@@ -3,7 +3,7 @@
 
 use super::filters::{Filters, refuse_unstated_params};
 use super::{CacheArgs, DataRoot, load_root};
-use anyhow::{Context, bail};
+use anyhow::Context;
 use cellscope::export::{self, Format};
 use cellscope::terminal::{for_standard_output, printable};
 use cellscope_index::IndexOptions;
@@ -46,13 +46,7 @@ pub(super) fn run(arguments: CellsArgs) -> anyhow::Result<ExitCode> {
     }
     refuse_unstated_params(&query, &index.cells)?;
     let known = dimension_values(&dimension_counts(&index.cells));
-    let keeps = match query.cells_selector(&known) {
-        Ok(keeps) => keeps,
-        Err(unknown) => {
-            let message: Vec<String> = unknown.iter().map(ToString::to_string).collect();
-            bail!("{}", message.join("; "));
-        }
-    };
+    let keeps = query.cells_selector(&known)?;
     let source = if pre_refill {
         &index.pre_refill_cells
     } else {

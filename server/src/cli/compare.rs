@@ -57,9 +57,10 @@ pub(super) struct CompareArgs {
 
 pub(super) fn run(arguments: CompareArgs) -> anyhow::Result<ExitCode> {
     let root = DataRoot::open(arguments.data_dir.clone(), &arguments.cache)?;
-    let query = CompareQuery::from_query(&typed_query(&arguments)?)?;
+    let typed = typed_query(&arguments)?;
+    let query = CompareQuery::from_query(&typed)?;
     let index = load_root(&root, &arguments.cache, &IndexOptions::CELLS)?;
-    super::filters::refuse_unstated_params(&typed_query(&arguments)?, &index.cells)?;
+    super::filters::refuse_unstated_params(&typed, &index.cells)?;
     let cells = cellscope_model::explore::working_cells(
         &index.cells,
         &index.pre_refill_cells,

@@ -198,10 +198,9 @@ fn cell_filter(
     query: &Query,
     known: &BTreeMap<Dimension, Vec<Value>>,
 ) -> Result<impl Fn(&CellSummary) -> bool + Send + use<>, ApiError> {
-    query.cells_selector(known).map_err(|unknown| {
-        let message: Vec<String> = unknown.iter().map(ToString::to_string).collect();
-        ApiError::bad_request("unknown_value", message.join("; "))
-    })
+    query
+        .cells_selector(known)
+        .map_err(|unknown| ApiError::bad_request("unknown_value", unknown.to_string()))
 }
 
 /// Whether a `/api/cells` query selects a slice rather than the whole table.

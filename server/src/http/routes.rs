@@ -37,10 +37,10 @@ pub fn csp_with_frame_ancestors(sources: Option<&str>) -> String {
 pub fn frame_ancestors(text: &str) -> Result<String, String> {
     let sources: Vec<&str> = text.split_whitespace().collect();
     let allowed = |c: char| c.is_ascii_alphanumeric() || "*:/.-_'[]+%~".contains(c);
+    if sources.is_empty() {
+        return Err("expected one or more sources (`*`, `http://localhost:8888`)".into());
+    }
     match sources.iter().find(|source| !source.chars().all(allowed)) {
-        _ if sources.is_empty() => {
-            Err("expected one or more sources (`*`, `http://localhost:8888`)".into())
-        }
         Some(source) => Err(format!(
             "`{source}` is not a frame-ancestors source (a scheme, host, port, `*` or a quoted keyword)"
         )),

@@ -902,13 +902,7 @@ fn unknown_manifest_statuses_are_named_escaped_and_change_no_number() {
 fn files_and_directories_without_read_permission_are_named_and_the_rest_is_read() {
     let work = tempfile::tempdir().unwrap();
     set_mode(work.path(), 0o755);
-    let binary = work.path().join("cellscope");
-    std::fs::copy(env!("CARGO_BIN_EXE_cellscope"), &binary).unwrap();
-    set_mode(&binary, 0o755);
-    let reader = Reader {
-        binary,
-        home: work.path().to_path_buf(),
-    };
+    let reader = Reader::copied_into(work.path());
     let (alone, root) = (
         good_root(work.path(), "alone"),
         good_root(work.path(), "locked"),
@@ -981,13 +975,7 @@ fn files_and_directories_without_read_permission_are_named_and_the_rest_is_read(
 fn a_cached_run_made_unreadable_is_named_unreadable_and_its_entry_not_called_stale() {
     let work = tempfile::tempdir().unwrap();
     set_mode(work.path(), 0o755);
-    let binary = work.path().join("cellscope");
-    std::fs::copy(env!("CARGO_BIN_EXE_cellscope"), &binary).unwrap();
-    set_mode(&binary, 0o755);
-    let reader = Reader {
-        binary,
-        home: work.path().to_path_buf(),
-    };
+    let reader = Reader::copied_into(work.path());
     let root = good_root(work.path(), "root");
     for entry in walk(&root.join("good")) {
         set_mode(&entry, 0o644);
@@ -1089,6 +1077,17 @@ struct Reader {
 }
 
 impl Reader {
+    /// The binary copied into `work` (the test's own directory, with `HOME` there).
+    fn copied_into(work: &Path) -> Reader {
+        let binary = work.join("cellscope");
+        std::fs::copy(env!("CARGO_BIN_EXE_cellscope"), &binary).unwrap();
+        set_mode(&binary, 0o755);
+        Reader {
+            binary,
+            home: work.to_path_buf(),
+        }
+    }
+
     /// Runs the binary with `args`, asserting that it succeeds.
     fn run(&self, args: &[&str]) -> std::process::Output {
         // The effective user id, from /proc (libc is not a dependency of the tests).
@@ -1135,24 +1134,7 @@ impl Reader {
 
 /// The kind and file of every warning of an `audit --json` report (the root's and each run's), sorted.
 fn named_warnings(audit: &serde_json::Value) -> Vec<(String, String)> {
-    let mut named: Vec<(String, String)> = audit["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .chain(
-            audit["runs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .flat_map(|run| run["warnings"].as_array().unwrap()),
-        )
-        .map(|warning| {
-            (
-                warning["kind"].as_str().unwrap().to_string(),
-                warning["file"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
+    let mut named = crate::common::kinds_and_files(audit);
     named.sort();
     named
 }

@@ -23,35 +23,6 @@ fn audit_json(root: &Path) -> serde_json::Value {
         .unwrap_or_else(|error| panic!("{error}: {}", String::from_utf8_lossy(&audit.stderr)))
 }
 
-/// Every warning of an audit (the root's and each run's).
-fn warnings_of(audit: &serde_json::Value) -> Vec<&serde_json::Value> {
-    audit["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .chain(
-            audit["runs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .flat_map(|run| run["warnings"].as_array().unwrap()),
-        )
-        .collect()
-}
-
-/// Every warning of an audit as (kind, file).
-fn kinds_and_files(audit: &serde_json::Value) -> Vec<(String, String)> {
-    warnings_of(audit)
-        .into_iter()
-        .map(|warning| {
-            (
-                warning["kind"].as_str().unwrap().to_string(),
-                warning["file"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
 /// A child process killed when the test ends, passed or not.
 struct Killed(std::process::Child);
 
@@ -252,7 +223,7 @@ fn memory_is_bounded_by_the_work_not_by_a_file_without_line_breaks() {
         "{} bytes of log",
         audit.stderr.len()
     );
-    let kinds = kinds_and_files(&audit_json(root.path()));
+    let kinds = common::kinds_and_files(&audit_json(root.path()));
     let has = |kind: &str, file: &str| kinds.contains(&(kind.to_string(), file.to_string()));
     assert!(
         has("line_too_long", "nul/20260501_000000_000001/metrics.csv"),
@@ -275,7 +246,7 @@ fn cells_and_warnings(name: &str, text: &[u8]) -> (String, Vec<(String, String)>
         .args(["--no-cache", "--format", "csv"])
         .output()
         .unwrap();
-    let warnings = kinds_and_files(&audit_json(root.path()));
+    let warnings = common::kinds_and_files(&audit_json(root.path()));
     (String::from_utf8(cells.stdout).unwrap(), warnings)
 }
 
@@ -467,7 +438,7 @@ fn unreadable_corrupt_utf16_and_empty_results_each_get_a_warning_naming_the_file
     put("alone/c8/profile_export_aiperf.json", &summary);
     put("aiperf/c8/profile_export.jsonl", b"");
 
-    let warnings = kinds_and_files(&audit_json(root.path()));
+    let warnings = common::kinds_and_files(&audit_json(root.path()));
     for (kind, file) in [
         ("corrupt_file", "cut/requests.parquet".to_string()),
         ("corrupt_file", "scrambled/requests.parquet".to_string()),
@@ -532,7 +503,7 @@ fn warnings_of_one_kind_on_one_file_are_listed_to_twenty_then_counted() {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join(name), mixed.join("\n") + "\n").unwrap();
     let audit = audit_json(root.path());
-    let warnings: Vec<&serde_json::Value> = warnings_of(&audit)
+    let warnings: Vec<&serde_json::Value> = common::warnings_of(&audit)
         .into_iter()
         .filter(|warning| warning["kind"] == "invalid_json")
         .collect();

@@ -130,3 +130,32 @@ pub(crate) fn mkfifo(path: &Path) {
         .unwrap();
     assert!(made.success(), "mkfifo {}", path.display());
 }
+
+/// Every warning of an audit (the root's and each run's).
+pub(crate) fn warnings_of(audit: &serde_json::Value) -> Vec<&serde_json::Value> {
+    audit["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(
+            audit["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|run| run["warnings"].as_array().unwrap()),
+        )
+        .collect()
+}
+
+/// Every warning of an audit as (kind, file).
+pub(crate) fn kinds_and_files(audit: &serde_json::Value) -> Vec<(String, String)> {
+    warnings_of(audit)
+        .into_iter()
+        .map(|warning| {
+            (
+                warning["kind"].as_str().unwrap().to_string(),
+                warning["file"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}

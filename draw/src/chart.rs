@@ -368,6 +368,7 @@ mod tests {
     fn curves_draw_to_svg_with_hits_for_every_point_and_the_skip_marker() {
         let series = Series {
             label: Value::Text("pytorch_direct".into()),
+            legend: "pytorch_direct".into(),
             points: vec![point(1, 1.0), point(2, 0.5), point(4, 0.3), point(8, 0.1)],
             breakdown: cellscope_model::curve::Breakdown::At {
                 load: cellscope_model::Load::Concurrency(2),
@@ -377,9 +378,11 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            frontier_withheld: None,
         };
         let facets = vec![Facet {
             title: Some(Value::Text("long_decode".into())),
+            frontier_steps: Vec::new(),
             series: vec![series],
         }];
         let styles = series_styles(
@@ -411,8 +414,10 @@ mod tests {
     fn an_export_carries_the_view_and_the_legend() {
         let facets = vec![Facet {
             title: None,
+            frontier_steps: Vec::new(),
             series: vec![Series {
                 label: Value::Text("vllm".into()),
+                legend: "vllm".into(),
                 points: vec![point(1, 1.0), point(2, 0.5)],
                 breakdown: cellscope_model::curve::Breakdown::At {
                     load: cellscope_model::Load::Concurrency(2),
@@ -422,6 +427,7 @@ mod tests {
                 left_out: 0,
                 without_value: 0,
                 frontier: None,
+                frontier_withheld: None,
             }],
         }];
         let styles = series_styles(["vllm".to_string()], &["sglang".into(), "vllm".into()]);
@@ -480,6 +486,7 @@ mod tests {
         ];
         let series = Series {
             label: Value::Text("vllm".into()),
+            legend: "vllm".into(),
             points,
             breakdown: cellscope_model::curve::Breakdown::Never {
                 max: cellscope_model::Load::Concurrency(8),
@@ -491,10 +498,13 @@ mod tests {
             frontier: Some(cellscope_model::explore::Frontier {
                 members: vec![0, 1, 3],
                 steps: steps.to_vec(),
+                across_series: false,
             }),
+            frontier_withheld: None,
         };
         let facets = vec![Facet {
             title: None,
+            frontier_steps: Vec::new(),
             series: vec![series],
         }];
         let styles = series_styles(["vllm".to_string()], &["vllm".to_string()]);
@@ -700,6 +710,7 @@ mod tests {
         // panels titled by long run ids, with a partial point and a note: every label wants the same spot.
         let series = |label: &str| Series {
             label: Value::Text(label.into()),
+            legend: label.into(),
             points: vec![
                 point(1, 1.0),
                 point(2, 0.5),
@@ -717,6 +728,7 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            frontier_withheld: None,
         };
         let labels = ["vllm", "sglang", "tgi", "pytorch_direct"];
         let facets: Vec<Facet> = [
@@ -727,6 +739,7 @@ mod tests {
         .into_iter()
         .map(|title| Facet {
             title: Some(Value::Text(title.into())),
+            frontier_steps: Vec::new(),
             series: labels.iter().map(|label| series(label)).collect(),
         })
         .collect();
@@ -777,6 +790,7 @@ mod tests {
     fn a_panel_without_points_says_why_in_its_middle_whole() {
         let series = |label: &str, points: Vec<SeriesPoint>| Series {
             label: Value::Text(label.into()),
+            legend: label.into(),
             points,
             breakdown: cellscope_model::curve::Breakdown::NoData,
             skipped_at: None,
@@ -784,14 +798,17 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            frontier_withheld: None,
         };
         let facets = vec![
             Facet {
                 title: Some(Value::Text("sglang".into())),
+                frontier_steps: Vec::new(),
                 series: vec![series("mistral-7b", Vec::new())],
             },
             Facet {
                 title: Some(Value::Text("vllm".into())),
+                frontier_steps: Vec::new(),
                 series: vec![series("mistral-7b", vec![point(1, 1.0), point(2, 0.5)])],
             },
         ];

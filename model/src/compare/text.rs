@@ -111,15 +111,7 @@ impl Comparison {
         } else {
             "mean of"
         };
-        let complete = |pooling: &Pooling| {
-            pooling
-                .spans
-                .iter()
-                .map(|(_, count)| *count)
-                .product::<u32>()
-                == pooling.cells
-        };
-        if poolings.iter().all(|pooling| pooling == first) && complete(first) {
+        if poolings.iter().all(|pooling| pooling == first) && first.is_complete() {
             return if first.cells == 1 {
                 "each pair: one cell per side".into()
             } else {
@@ -139,21 +131,7 @@ impl Comparison {
             .map(|pooling| pooling.cells)
             .max()
             .unwrap_or(0);
-        let widest = Pooling {
-            cells: most,
-            spans: crate::key::Dimension::ALL
-                .into_iter()
-                .filter_map(|dimension| {
-                    let count = poolings
-                        .iter()
-                        .flat_map(|pooling| &pooling.spans)
-                        .filter(|(spanned, _)| *spanned == dimension)
-                        .map(|(_, count)| *count)
-                        .max()?;
-                    Some((dimension, count))
-                })
-                .collect(),
-        };
+        let widest = Pooling::widest(&poolings);
         let cells = if fewest == most {
             format!("{most} cells")
         } else {

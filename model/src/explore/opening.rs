@@ -80,21 +80,24 @@ pub fn opening_at_load(cells: &[CellSummary]) -> Option<Load> {
 }
 
 /// Turns `state` into the throughput–interactivity view of `cells` ([`ViewState::show_pareto`]): per
-/// accelerator where any cell knows its count, coloured by the first deployment parameter (in name order) that
-/// takes two or more values among them.
+/// accelerator where any cell knows its count, coloured by configuration (so each point is one measured
+/// configuration at one load, whatever parameters vary), faceted by the first of workload, phase, suite and run
+/// that takes two or more values among them (so a point pools none of them either, where one facet can do it).
 pub fn show_pareto(state: &mut ViewState, cells: &[&CellSummary]) {
     let per_accelerator = cells
         .iter()
         .any(|cell| cell.stats.output_tps_per_accelerator.is_some());
-    let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for cell in cells {
-        for (name, value) in cell.key.config.iter() {
-            values.entry(name).or_default().insert(value);
-        }
-    }
-    let colour = values
-        .into_iter()
-        .find(|(_, seen)| seen.len() >= 2)
-        .and_then(|(name, _)| Dimension::parse(name));
-    state.show_pareto(per_accelerator, colour);
+    let facet = [
+        Dimension::Workload,
+        Dimension::Phase,
+        Dimension::Suite,
+        Dimension::Run,
+    ]
+    .into_iter()
+    .find(|dimension| {
+        let mut values = cells.iter().map(|cell| cell.key.value(*dimension));
+        let first = values.next();
+        values.any(|value| Some(value) != first)
+    });
+    state.show_pareto(per_accelerator, facet);
 }

@@ -1,0 +1,233 @@
+//! The curves' Pareto frontiers and configuration legends: which points a frontier may join (one
+//! configuration's reps, never a pool of configurations), each series' frontier or each panel's across its
+//! series, and the notes that say where one is withheld. The drawing and the words read the same fields
+//! ([`Series::frontier`], [`Series::frontier_withheld`], [`Facet::frontier_steps`]), so they cannot disagree.
+
+use super::{Facet, Frontier, Series, SeriesPoint};
+use crate::frontier::{Better, staircase};
+use crate::key::Dimension;
+use crate::metric::Metric;
+use crate::pooling::Pooling;
+use crate::view_state::{FrontierMode, ViewState, XAxis};
+
+/// Whether a point pools more than the reps of one configuration (models, parameters, workloads, phases, runs).
+pub(super) fn pools_beyond_reps(point: &SeriesPoint) -> bool {
+    point.pooling.pools_series()
+}
+
+/// The widest pooling among `points` that pool beyond reps; `None` when every point is one configuration's.
+pub(super) fn widest_pooled(points: &[SeriesPoint]) -> Option<Pooling> {
+    points
+        .iter()
+        .filter(|point| pools_beyond_reps(point))
+        .max_by_key(|point| point.pooling.cells)
+        .map(|point| point.pooling.clone())
+}
+
+/// A series' frontier and why it is withheld, as the view asks: with [`FrontierMode::Series`] the frontier of
+/// its points when none pools configurations; with [`FrontierMode::Panel`] only what it pools (the panel's
+/// frontier is filled later, [`fill_panel_frontiers`]).
+pub(super) fn series_frontier(
+    points: &[SeriesPoint],
+    state: &ViewState,
+    metric: Metric,
+) -> (Option<Frontier>, Option<Pooling>) {
+    let XAxis::Metric(x) = state.x else {
+        return (None, None);
+    };
+    let withheld = widest_pooled(points);
+    match state.frontier {
+        FrontierMode::Off => (None, None),
+        FrontierMode::Series if withheld.is_none() => (Some(frontier_of(points, x, metric)), None),
+        FrontierMode::Series | FrontierMode::Panel => (None, withheld),
+    }
+}
+
+/// The Pareto frontier of a series' points with `x` on the x axis and `metric` on y, each axis better the way
+/// its metric is.
+fn frontier_of(points: &[SeriesPoint], x: Metric, metric: Metric) -> Frontier {
+    let (x, y) = (Better::of(x), Better::of(metric));
+    let placed: Vec<(f64, f64)> = points.iter().map(|point| (point.x, point.value)).collect();
+    let members = crate::frontier::frontier(&placed, x, y);
+    let front: Vec<(f64, f64)> = members.iter().map(|index| placed[*index]).collect();
+    Frontier {
+        steps: staircase(&front, x, y),
+        members,
+        across_series: false,
+    }
+}
+
+/// With [`FrontierMode::Panel`], each panel's frontier across all its series: over every point that is one
+/// configuration's (points pooling configurations take no part), its staircase on the facet and each series'
+/// members on the series.
+pub(super) fn fill_panel_frontiers(facets: &mut [Facet], state: &ViewState, metric: Metric) {
+    let (FrontierMode::Panel, XAxis::Metric(x)) = (state.frontier, state.x) else {
+        return;
+    };
+    let (x, y) = (Better::of(x), Better::of(metric));
+    for facet in facets {
+        let candidates: Vec<(usize, usize)> = facet
+            .series
+            .iter()
+            .enumerate()
+            .flat_map(|(series, of)| {
+                of.points
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, point)| !pools_beyond_reps(point))
+                    .map(move |(index, _)| (series, index))
+            })
+            .collect();
+        let placed: Vec<(f64, f64)> = candidates
+            .iter()
+            .map(|&(series, index)| {
+                let point = &facet.series[series].points[index];
+                (point.x, point.value)
+            })
+            .collect();
+        let members = crate::frontier::frontier(&placed, x, y);
+        let front: Vec<(f64, f64)> = members.iter().map(|member| placed[*member]).collect();
+        facet.frontier_steps = staircase(&front, x, y);
+        for (series_index, series) in facet.series.iter_mut().enumerate() {
+            let mine = members
+                .iter()
+                .map(|member| candidates[*member])
+                .filter(|(series, _)| *series == series_index)
+                .map(|(_, index)| index)
+                .collect();
+            series.frontier = Some(Frontier {
+                members: mine,
+                steps: Vec::new(),
+                across_series: true,
+            });
+        }
+    }
+}
+
+/// Why the Pareto frontier asked for is not drawn through some series: their points pool several
+/// configurations (a mean over tp 4 and 8 is no operating point anyone can run). Names the series and what the
+/// widest point pools, by dimension and value. `None` when no frontier is asked for, it needs a metric on x
+/// first, or every series' points are single configurations.
+pub fn frontier_withheld(facets: &[Facet], state: &ViewState) -> Option<String> {
+    if !state.frontier.is_on() || state.x == XAxis::Load {
+        return None;
+    }
+    let withheld: Vec<&Series> = facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .filter(|series| series.frontier_withheld.is_some())
+        .collect();
+    let widest = Pooling::widest(
+        &withheld
+            .iter()
+            .filter_map(|series| series.frontier_withheld.clone())
+            .collect::<Vec<_>>(),
+    );
+    let parts: Vec<String> = widest
+        .spans
+        .iter()
+        .filter(|span| span.dimension != Dimension::Rep)
+        .map(crate::pooling::Span::text)
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let which = match state.frontier {
+        FrontierMode::Panel => {
+            "their pooled points are left out of the frontier across configurations"
+        }
+        _ => "no frontier is drawn through them",
+    };
+    Some(format!(
+        "{} of {} series pool several configurations at a point (up to {}): {which}, since a frontier joins \
+         single configurations (one configuration's reps). Colour by configuration, or filter to one value of \
+         each.",
+        withheld.len(),
+        facets.iter().map(|facet| facet.series.len()).sum::<usize>(),
+        parts.join(" × ")
+    ))
+}
+
+/// What a panel says inside its chart when its frontier leaves series out: `no frontier through sglang, vllm:
+/// points pool tp 4, 8`. `None` when none does.
+pub(super) fn withheld_in_panel(facet: &Facet) -> Option<String> {
+    let withheld: Vec<&Series> = facet
+        .series
+        .iter()
+        .filter(|series| series.frontier_withheld.is_some())
+        .collect();
+    let widest = Pooling::widest(
+        &withheld
+            .iter()
+            .filter_map(|series| series.frontier_withheld.clone())
+            .collect::<Vec<_>>(),
+    );
+    let parts: Vec<String> = widest
+        .spans
+        .iter()
+        .filter(|span| span.dimension != Dimension::Rep)
+        .map(crate::pooling::Span::text)
+        .collect();
+    (!parts.is_empty()).then(|| {
+        let names: Vec<&str> = withheld
+            .iter()
+            .map(|series| series.legend.as_str())
+            .collect();
+        format!(
+            "no frontier through {}: points pool {}",
+            names.join(", "),
+            parts.join(" × ")
+        )
+    })
+}
+
+/// With the series coloured by configuration, each series' legend names only the parts of its configuration
+/// that differ between the series drawn (`sglang · tp 4`), since the full text repeats what every series shares.
+/// `parts` holds each series' configuration as (part, value) pairs, in the order of `facets`' series.
+pub(super) fn fill_configuration_legends(facets: &mut [Facet], parts: &[Vec<(String, String)>]) {
+    let names: Vec<&String> = crate::order::sorted_distinct(
+        parts
+            .iter()
+            .flat_map(|series| series.iter().map(|(name, _)| name)),
+    );
+    let varying: Vec<&String> = names
+        .into_iter()
+        .filter(|name| {
+            let mut values = parts.iter().map(|series| {
+                series
+                    .iter()
+                    .find(|(part, _)| part == *name)
+                    .map(|(_, value)| value)
+            });
+            let first = values.next().flatten();
+            values.any(|value| value != first)
+        })
+        .collect();
+    let legends = parts.iter().map(|series| {
+        let shown: Vec<String> = series
+            .iter()
+            .filter(|(name, _)| varying.contains(&name))
+            .map(|(name, value)| match name.as_str() {
+                "backend" | "model" => value.clone(),
+                _ => format!("{name} {value}"),
+            })
+            .collect();
+        if shown.is_empty() {
+            series
+                .iter()
+                .take(2)
+                .map(|(_, value)| value.as_str())
+                .collect::<Vec<_>>()
+                .join(" · ")
+        } else {
+            shown.join(" · ")
+        }
+    });
+    for (series, legend) in facets
+        .iter_mut()
+        .flat_map(|facet| facet.series.iter_mut())
+        .zip(legends)
+    {
+        series.legend = legend;
+    }
+}

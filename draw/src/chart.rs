@@ -157,7 +157,16 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
         )
     });
     let frontier = match &series.frontier {
+        None if series.frontier_withheld.is_some() && point.pooling.pools_series() => {
+            "\non no frontier: this point pools several configurations"
+        }
         None => "",
+        Some(frontier) if frontier.across_series && series.is_dominated(index) => {
+            "\nhollow: off the frontier (another configuration or load is better on both axes)"
+        }
+        Some(frontier) if frontier.across_series => {
+            "\non the Pareto frontier across the panel's configurations"
+        }
         Some(_) if series.is_dominated(index) => {
             "\nhollow: dominated (another load of this series is better on both axes)"
         }
@@ -170,7 +179,7 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
         .collect();
     format!(
         "{} · {}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{origin}",
-        series.label,
+        series.legend,
         point.load.label(),
         metric.label(),
         value_text(metric, point.value),
@@ -263,18 +272,29 @@ pub fn export_header_height(lines: usize, scale: f64) -> i32 {
     ((8.0 + 16.0 * lines as f64 + 22.0) * scale).round() as i32
 }
 
-/// The colour and marker of each series label: the label's position among all values of the coloured
-/// dimension in the data (`all_values`, in the index's order), so a backend keeps its look across views.
+/// The colour and marker of each series of `facets`, keyed by its legend: its value's position among all values
+/// of the coloured dimension in the data (`all_values`, in the index's order), so a backend keeps its look
+/// across views; values the list lacks take distinct looks after them.
 pub fn series_styles(
-    labels: impl IntoIterator<Item = String>,
+    facets: &[Facet],
     all_values: &[String],
 ) -> BTreeMap<String, ((u8, u8, u8), palette::Marker)> {
-    cellscope_model::order::btree_map(labels.into_iter().map(|label| {
-        let position = all_values
-            .iter()
-            .position(|value| *value == label)
-            .unwrap_or(all_values.len());
-        (label, palette::style(position))
+    let mut unknown: Vec<String> = Vec::new();
+    cellscope_model::order::btree_map(facets.iter().flat_map(|facet| &facet.series).map(|series| {
+        let value = series.label.to_string();
+        // A value the data's list lacks (a configuration, which is no listed dimension) still gets a look of
+        // its own, after every listed value's.
+        let position = match all_values.iter().position(|known| *known == value) {
+            Some(position) => position,
+            None => {
+                let place = unknown.iter().position(|seen| *seen == value).unwrap_or_else(|| {
+                    unknown.push(value.clone());
+                    unknown.len() - 1
+                });
+                all_values.len() + place
+            }
+        };
+        (series.legend.clone(), palette::style(position))
     }))
 }
 
@@ -369,6 +389,7 @@ mod tests {
         let series = Series {
             label: Value::Text("pytorch_direct".into()),
             legend: "pytorch_direct".into(),
+            badge: None,
             points: vec![point(1, 1.0), point(2, 0.5), point(4, 0.3), point(8, 0.1)],
             breakdown: cellscope_model::curve::Breakdown::At {
                 load: cellscope_model::Load::Concurrency(2),
@@ -385,10 +406,7 @@ mod tests {
             frontier_steps: Vec::new(),
             series: vec![series],
         }];
-        let styles = series_styles(
-            ["pytorch_direct".to_string()],
-            &["pytorch_direct".to_string()],
-        );
+        let styles = series_styles(&facets, &["pytorch_direct".to_string()]);
         let reason = |_: &Series| "hang".to_string();
         for metric in [Metric::Efficiency, Metric::P95Multiplier, Metric::P95WallMs] {
             let (svg, hits) = svg_of(&facets, &styles, &reason, metric, (800, 400), None);
@@ -418,6 +436,7 @@ mod tests {
             series: vec![Series {
                 label: Value::Text("vllm".into()),
                 legend: "vllm".into(),
+                badge: None,
                 points: vec![point(1, 1.0), point(2, 0.5)],
                 breakdown: cellscope_model::curve::Breakdown::At {
                     load: cellscope_model::Load::Concurrency(2),
@@ -430,7 +449,7 @@ mod tests {
                 frontier_withheld: None,
             }],
         }];
-        let styles = series_styles(["vllm".to_string()], &["sglang".into(), "vllm".into()]);
+        let styles = series_styles(&facets, &["sglang".into(), "vllm".into()]);
         let reason = |_: &Series| String::new();
         let lines = vec![
             "cellscope curves: parallel efficiency vs N, colour by backend".to_string(),
@@ -487,6 +506,7 @@ mod tests {
         let series = Series {
             label: Value::Text("vllm".into()),
             legend: "vllm".into(),
+            badge: None,
             points,
             breakdown: cellscope_model::curve::Breakdown::Never {
                 max: cellscope_model::Load::Concurrency(8),
@@ -507,7 +527,7 @@ mod tests {
             frontier_steps: Vec::new(),
             series: vec![series],
         }];
-        let styles = series_styles(["vllm".to_string()], &["vllm".to_string()]);
+        let styles = series_styles(&facets, &["vllm".to_string()]);
         let reason = |_: &Series| "hang".to_string();
         let (svg, hits) = svg_against(
             &facets,
@@ -711,6 +731,7 @@ mod tests {
         let series = |label: &str| Series {
             label: Value::Text(label.into()),
             legend: label.into(),
+            badge: None,
             points: vec![
                 point(1, 1.0),
                 point(2, 0.5),
@@ -743,7 +764,7 @@ mod tests {
             series: labels.iter().map(|label| series(label)).collect(),
         })
         .collect();
-        let styles = series_styles(labels.iter().map(ToString::to_string), &[]);
+        let styles = series_styles(&facets, &[]);
         let reason = |_: &Series| "hang: the server stopped answering".to_string();
         let notes = vec![
             vec!["⚠ series pool different model sets: pytorch_direct 3 models, sglang 4, tgi 2, vllm 4".to_string()];
@@ -791,6 +812,7 @@ mod tests {
         let series = |label: &str, points: Vec<SeriesPoint>| Series {
             label: Value::Text(label.into()),
             legend: label.into(),
+            badge: None,
             points,
             breakdown: cellscope_model::curve::Breakdown::NoData,
             skipped_at: None,
@@ -814,7 +836,7 @@ mod tests {
         ];
         let why = "all 36 cells excluded by the ledger (mistral-long-prefill-tokenizer)";
         let notes = vec![vec![why.to_string()], Vec::new()];
-        let styles = series_styles(["mistral-7b".to_string()], &[]);
+        let styles = series_styles(&facets, &[]);
         let reason = |_: &Series| String::new();
         let (svg, _) = svg_with_notes(
             &facets,

@@ -381,6 +381,9 @@ pub struct Series {
     /// What the legend, the table and a tooltip call the series: its label, or, coloured by configuration, the
     /// parts of its configuration that differ between the series drawn.
     pub legend: String,
+    /// What its points pool of deployments (`pools tp 4, 8`), shown beside its name; `None` when each point is
+    /// one deployment's.
+    pub badge: Option<String>,
     /// Its points, in ascending N.
     pub points: Vec<SeriesPoint>,
     /// Where the aggregated curve breaks under the criterion.
@@ -590,6 +593,7 @@ pub fn curves_of<'a>(
     if state.color == Dimension::Configuration {
         pareto::fill_configuration_legends(&mut facets, &parts);
     }
+    pareto::badge_pooled_deployments(&mut facets);
     pareto::fill_panel_frontiers(&mut facets, state, metric);
     facets
 }
@@ -704,6 +708,7 @@ fn series(
     let label = Value::from(curve.group.1);
     Series {
         legend: label.to_string(),
+        badge: None,
         label,
         breakdown: curve.breakdown(&state.criterion),
         points,

@@ -468,6 +468,7 @@ mod tests {
             series: vec![Series {
                 label: Value::Text("vllm".into()),
                 legend: "vllm".into(),
+                badge: None,
                 points: vec![point],
                 breakdown: crate::curve::Breakdown::Never {
                     max: crate::Load::Concurrency(32),
@@ -541,6 +542,7 @@ mod tests {
             series: vec![Series {
                 label: Value::Text("vllm".into()),
                 legend: "vllm".into(),
+                badge: None,
                 points: vec![point(1, 100.0, 50.0), point(2, 90.0, 40.0)],
                 breakdown: crate::curve::Breakdown::Never {
                     max: crate::Load::Concurrency(2),

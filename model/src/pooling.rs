@@ -96,12 +96,13 @@ impl Span {
         text
     }
 
-    /// Whether the span is of a configuration's part: the backend, the model or a deployment parameter (what a
-    /// single operating point never pools).
-    pub fn is_configuration(&self) -> bool {
+    /// Whether the span is of how a model was served: the backend or a deployment parameter. A square or point
+    /// pooling them averages deployments, which its badge says; pooling models is how the curves read a
+    /// backend by default, and the pooling text names them.
+    pub fn is_deployment(&self) -> bool {
         matches!(
             self.dimension,
-            Dimension::Backend | Dimension::Model | Dimension::Param(_) | Dimension::Configuration
+            Dimension::Backend | Dimension::Param(_) | Dimension::Configuration
         )
     }
 }
@@ -148,13 +149,13 @@ impl Pooling {
             .any(|span| span.dimension != Dimension::Rep)
     }
 
-    /// The configuration parts the value pools: `pools tp 4, 8`, `pools backend sglang, vllm × tp 4, 8`; `None`
-    /// when its cells are of one configuration. What a matrix square or a point shows as its badge.
+    /// The deployments the value pools: `pools tp 4, 8`, `pools backend sglang, vllm × tp 4, 8`; `None` when its
+    /// cells are of one deployment. What a matrix square or a curve's legend shows as its badge.
     pub fn configuration_badge(&self) -> Option<String> {
         let parts: Vec<String> = self
             .spans
             .iter()
-            .filter(|span| span.is_configuration())
+            .filter(|span| span.is_deployment())
             .map(Span::text)
             .collect();
         (!parts.is_empty()).then(|| format!("pools {}", parts.join(" × ")))
@@ -224,6 +225,64 @@ impl Pooling {
     }
 }
 
+/// The values a view draws, for the sentences said once above it about what they pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drawn {
+    /// The matrix's squares.
+    Squares,
+    /// The curves' points.
+    Points,
+}
+
+impl Drawn {
+    /// What the widest of `poolings` pools: `Each square pools the cells that share its row, column and grid, up
+    /// to mean of 6 cells: phase scaling, ttft × rep 0, 1, 2; …`. Empty for no values.
+    pub fn pooling_note<'a>(
+        self,
+        poolings: impl IntoIterator<Item = &'a Pooling>,
+        aggregation: Aggregation,
+    ) -> String {
+        let (one, cells, then) = match self {
+            Drawn::Squares => ("square", "the cells that share its row, column and grid", ""),
+            Drawn::Points => ("point", "the cells it stands for", ", then the series"),
+        };
+        match poolings.into_iter().max_by_key(|pooling| pooling.cells) {
+            None => String::new(),
+            Some(widest) if widest.cells <= 1 => format!("Each {one} is one cell."),
+            Some(widest) => format!(
+                "Each {one} pools {cells}, up to {}; reps are aggregated within each series first{then}. Hover \
+                 a {one} for its own count.",
+                widest.describe(aggregation)
+            ),
+        }
+    }
+
+    /// How many of the values pool several deployments, and how to see each on its own: `3 squares pool
+    /// deployments (up to tp 4, 8), each marked "pools …": put a parameter on rows, columns or grid to split
+    /// them.` `None` when none does.
+    pub fn deployment_note<'a>(self, poolings: impl IntoIterator<Item = &'a Pooling>) -> Option<String> {
+        let pooled: Vec<Pooling> = poolings
+            .into_iter()
+            .filter(|pooling| pooling.configuration_badge().is_some())
+            .cloned()
+            .collect();
+        let widest = Pooling::widest(&pooled);
+        let badge = widest.configuration_badge()?;
+        let (one, split) = match self {
+            Drawn::Squares => ("square", "put a parameter on rows, columns or grid"),
+            Drawn::Points => ("point", "colour or facet by configuration"),
+        };
+        let plural = if pooled.len() == 1 { "" } else { "s" };
+        Some(format!(
+            "{} {one}{plural} pool{} several deployments (up to {}), each marked \"pools …\": {split} to see \
+             each deployment on its own.",
+            pooled.len(),
+            if pooled.len() == 1 { "s" } else { "" },
+            badge.trim_start_matches("pools ")
+        ))
+    }
+}
+
 /// Where a dimension comes in a description: [`ORDER`], with the configuration's parameters (by name) after the
 /// workload.
 fn rank(dimension: Dimension) -> (usize, &'static str) {
@@ -281,10 +340,7 @@ mod tests {
             "mean of 18 cells: model a, b, c × phase saturation, scaling × rep 0, 1, 2"
         );
         assert!(pooling.pools_series());
-        assert_eq!(
-            pooling.configuration_badge().as_deref(),
-            Some("pools model a, b, c")
-        );
+        assert_eq!(pooling.configuration_badge(), None);
         let ragged = Pooling::of(&keys[1..]);
         assert_eq!(
             ragged.describe(Aggregation::Median),
@@ -305,6 +361,39 @@ mod tests {
         assert_eq!(
             Pooling::of(&[]).describe(Aggregation::Mean),
             "no cells with data"
+        );
+    }
+
+    #[test]
+    fn a_view_says_once_what_its_widest_value_pools_and_how_many_pool_deployments() {
+        let tp = |tp: &str, rep: u32| {
+            let mut config = crate::config::Config::new();
+            config.insert("tp", tp).unwrap();
+            CellKey {
+                config,
+                ..key("m", "p", rep)
+            }
+        };
+        let reps = Pooling::of(&[tp("4", 0), tp("4", 1)]);
+        let deployments = Pooling::of(&[tp("4", 0), tp("8", 0)]);
+        let wider = Pooling::of(&[tp("4", 0), tp("8", 0), tp("8", 1)]);
+        assert_eq!(
+            Drawn::Squares.pooling_note([&reps, &deployments, &wider], Aggregation::Mean),
+            "Each square pools the cells that share its row, column and grid, up to mean of 3 cells over tp 4, 8; \
+             rep 0, 1 (not every combination has data); reps are aggregated within each series first. Hover a \
+             square for its own count."
+        );
+        assert_eq!(
+            Drawn::Points.deployment_note([&reps, &deployments, &wider]).as_deref(),
+            Some(
+                "2 points pool several deployments (up to tp 4, 8), each marked \"pools …\": colour or facet by \
+                 configuration to see each deployment on its own."
+            )
+        );
+        assert_eq!(Drawn::Squares.deployment_note([&reps]), None);
+        assert_eq!(
+            Drawn::Points.pooling_note([&Pooling::of(&[tp("4", 0)])], Aggregation::Mean),
+            "Each point is one cell."
         );
     }
 

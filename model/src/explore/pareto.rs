@@ -231,3 +231,17 @@ pub(super) fn fill_configuration_legends(facets: &mut [Facet], parts: &[Vec<(Str
         series.legend = legend;
     }
 }
+
+/// A series whose points pool several deployments carries a badge (`pools tp 4, 8`), which the legend and the
+/// table show beside its name, so it is on screen wherever the series is named, not only in a tooltip.
+pub(super) fn badge_pooled_deployments(facets: &mut [Facet]) {
+    for series in facets.iter_mut().flat_map(|facet| facet.series.iter_mut()) {
+        let pooled: Vec<Pooling> = series
+            .points
+            .iter()
+            .map(|point| point.pooling.clone())
+            .filter(|pooling| pooling.configuration_badge().is_some())
+            .collect();
+        series.badge = Pooling::widest(&pooled).configuration_badge();
+    }
+}

@@ -19,11 +19,12 @@ use cellscope_model::Dimension;
 use cellscope_model::api::Provenance;
 use cellscope_model::explore::{
     Facet, Series, UnequalSets, curves_of, empty_notes, frontier_withheld, marks_note,
-    off_the_load_axis, panel_notes, unequal_sentences, unequal_sets, without_value_note,
+    off_the_load_axis, one_load_note, panel_notes, unequal_sentences, unequal_sets,
+    without_value_note,
 };
+use cellscope_model::pooling::Drawn;
 use cellscope_model::reasons::skip_reason as default_skip_reason;
 use cellscope_model::status::CellStatus;
-use cellscope_model::pooling::Drawn;
 use cellscope_model::view_state::{Aggregation, FrontierMode, Metric, ViewState, XAxis};
 use leptos::prelude::*;
 use table::SeriesTable;
@@ -156,9 +157,7 @@ impl Curves {
         let colors = Memo::new(move |_| {
             let dimension = color_dimension.get();
             let all_values = ctx.values_of(dimension);
-            facets.with(|facets| {
-                series_styles(facets, &all_values)
-            })
+            facets.with(|facets| series_styles(facets, &all_values))
         });
         Curves {
             ctx,
@@ -287,6 +286,12 @@ fn notes(curves: Curves) -> impl IntoView {
         }}
         {move || facets.with(|facets| marks_note(facets))
             .map(|note| view! { <p class="pooling-note" id="curves-marks">{note}</p> })}
+        {move || {
+            let ctx = curves.ctx;
+            let metric = chart_metric.get();
+            ctx.with_filtered(|_, filtered| one_load_note(filtered, metric))
+                .map(|note| view! { <p class="pooling-note" id="curves-one-load">{note}</p> })
+        }}
         {move || {
             let warnings = chart_warnings(facets, unequal, false);
             (!warnings.is_empty()).then(|| view! {

@@ -287,10 +287,13 @@ pub fn series_styles(
         let position = match all_values.iter().position(|known| *known == value) {
             Some(position) => position,
             None => {
-                let place = unknown.iter().position(|seen| *seen == value).unwrap_or_else(|| {
-                    unknown.push(value.clone());
-                    unknown.len() - 1
-                });
+                let place = unknown
+                    .iter()
+                    .position(|seen| *seen == value)
+                    .unwrap_or_else(|| {
+                        unknown.push(value.clone());
+                        unknown.len() - 1
+                    });
                 all_values.len() + place
             }
         };

@@ -25,7 +25,7 @@ pub use matrix::{
 mod matrix;
 mod opening;
 mod pareto;
-pub use opening::{opening_at_load, opening_metric, show_pareto};
+pub use opening::{one_load_note, opening_at_load, opening_metric, show_pareto};
 pub use pareto::frontier_withheld;
 
 /// The cells as the what-if toggles want them: refilled cells swapped for their pre-refill state when asked,
@@ -1337,31 +1337,69 @@ mod tests {
         let mut swept = sweep("vllm", "w", &[(1, 1.0), (4, 0.8)]);
         fill_scaling(&mut swept);
         assert_eq!(opening_metric(&swept), None);
-        // One concurrency per configuration (two workloads, one N each): every efficiency is 1.000 against
-        // itself, so the view opens on output throughput.
+        assert_eq!(
+            one_load_note(&swept.iter().collect::<Vec<_>>(), Metric::Efficiency),
+            None
+        );
+        // One concurrency per configuration (two workloads, one N each): measured against itself each would read
+        // 1.000, so none has a scaling metric, and the view opens on output throughput.
         let mut single = vec![
             cell("vllm", "a", 4, 0, 400.0, 900.0),
             cell("vllm", "b", 8, 0, 700.0, 1500.0),
         ];
         fill_scaling(&mut single);
-        assert!(single.iter().all(|cell| cell.efficiency == Some(1.0)));
+        assert!(
+            single
+                .iter()
+                .all(|cell| cell.efficiency.is_none() && cell.p95_multiplier.is_none())
+        );
+        let slice: Vec<&CellSummary> = single.iter().collect();
+        assert_eq!(
+            crate::reasons::ScalingAbsent::of(Metric::Efficiency, &single[0], &slice)
+                .map(|absent| absent.short()),
+            Some("one load")
+        );
         let (metric, why) = opening_metric(&single).expect("another metric");
         assert_eq!(metric, Metric::AggregateTps);
-        assert!(why.contains("two loads"), "{why}");
+        assert_eq!(
+            why,
+            "Opened on output tok/s: 0 of 2 cells with data have a parallel efficiency (2 are the one load their \
+             series was measured at: one load, no scaling), 2 have output tok/s. Choose another metric above."
+        );
+        assert_eq!(
+            one_load_note(&slice, Metric::Efficiency).as_deref(),
+            Some(
+                "2 cells are the one load their series was measured at: one load, no scaling (no parallel \
+                 efficiency or p95 multiplier, shown as \"one load\", never as 1.000)."
+            )
+        );
+        assert_eq!(one_load_note(&slice, Metric::AggregateTps), None);
+        // A root of mostly sweeps keeps efficiency, and its one-load cells are counted.
+        let mut mixed = swept.clone();
+        mixed.extend(single.clone());
+        fill_scaling(&mut mixed);
+        assert_eq!(opening_metric(&mixed), None);
+        let mixed_slice: Vec<&CellSummary> = mixed.iter().collect();
+        assert!(
+            one_load_note(&mixed_slice, Metric::Efficiency)
+                .unwrap()
+                .starts_with("2 cells are")
+        );
         // An offered rate has achieved/offered, which means something at one load.
         let mut rated = single.clone();
-        rated[0].key.load = Load::rate(4.0).unwrap();
-        rated[0].stats.request_throughput_rps = Some(3.5);
+        for cell in &mut rated {
+            cell.key.load = Load::rate(4.0).unwrap();
+            cell.stats.request_throughput_rps = Some(3.5);
+        }
         fill_scaling(&mut rated);
         assert_eq!(opening_metric(&rated), None);
-        // No throughput: the first metric any cell has.
+        // No throughput: the first metric most cells have.
         for cell in &mut single {
             cell.stats.aggregate_tps = None;
         }
         fill_scaling(&mut single);
-        let (metric, why) = opening_metric(&single).expect("another metric");
+        let (metric, _) = opening_metric(&single).expect("another metric");
         assert_eq!(metric, Metric::P95WallMs);
-        assert!(why.contains("no cell has a parallel efficiency"), "{why}");
     }
 
     #[test]

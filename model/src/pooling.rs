@@ -243,7 +243,11 @@ impl Drawn {
         aggregation: Aggregation,
     ) -> String {
         let (one, cells, then) = match self {
-            Drawn::Squares => ("square", "the cells that share its row, column and grid", ""),
+            Drawn::Squares => (
+                "square",
+                "the cells that share its row, column and grid",
+                "",
+            ),
             Drawn::Points => ("point", "the cells it stands for", ", then the series"),
         };
         match poolings.into_iter().max_by_key(|pooling| pooling.cells) {
@@ -260,7 +264,10 @@ impl Drawn {
     /// How many of the values pool several deployments, and how to see each on its own: `3 squares pool
     /// deployments (up to tp 4, 8), each marked "pools …": put a parameter on rows, columns or grid to split
     /// them.` `None` when none does.
-    pub fn deployment_note<'a>(self, poolings: impl IntoIterator<Item = &'a Pooling>) -> Option<String> {
+    pub fn deployment_note<'a>(
+        self,
+        poolings: impl IntoIterator<Item = &'a Pooling>,
+    ) -> Option<String> {
         let pooled: Vec<Pooling> = poolings
             .into_iter()
             .filter(|pooling| pooling.configuration_badge().is_some())
@@ -384,7 +391,9 @@ mod tests {
              square for its own count."
         );
         assert_eq!(
-            Drawn::Points.deployment_note([&reps, &deployments, &wider]).as_deref(),
+            Drawn::Points
+                .deployment_note([&reps, &deployments, &wider])
+                .as_deref(),
             Some(
                 "2 points pool several deployments (up to tp 4, 8), each marked \"pools …\": colour or facet by \
                  configuration to see each deployment on its own."

@@ -27,6 +27,12 @@ pub fn skip_reason(status: CellStatus, history: &[HistoryEvent]) -> String {
 /// figure they compare must exist on both sides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScalingAbsent {
+    /// The series was measured at this one concurrency only: no scaling to show, rather than a cell measured
+    /// against itself.
+    OneLoad {
+        /// The load.
+        load: Load,
+    },
     /// The series has no N = 1 cell with data.
     NoBaseline {
         /// The series' smallest measured N.
@@ -68,6 +74,17 @@ impl ScalingAbsent {
             .copied()
             .filter(|other| other.key.series_parts() == series && other.has_data())
             .collect();
+        let concurrency = |other: &&&CellSummary| other.key.load.kind() == LoadKind::Concurrency;
+        if cell.key.load.kind() == LoadKind::Concurrency
+            && in_series
+                .iter()
+                .filter(concurrency)
+                .all(|other| other.key.load == cell.key.load)
+        {
+            return Some(ScalingAbsent::OneLoad {
+                load: cell.key.load,
+            });
+        }
         let baselines: Vec<&&CellSummary> = in_series
             .iter()
             .filter(|other| other.is_baseline())
@@ -96,6 +113,7 @@ impl ScalingAbsent {
     /// What a matrix square has room for.
     pub fn short(&self) -> &'static str {
         match self {
+            ScalingAbsent::OneLoad { .. } => "one load",
             ScalingAbsent::NoBaseline { .. } => "no N=1",
             ScalingAbsent::NoOwnFigure { column } | ScalingAbsent::NoBaselineFigure { column } => {
                 if *column == Stat::AggregateTps {
@@ -117,6 +135,11 @@ impl ScalingAbsent {
             }
         };
         match self {
+            ScalingAbsent::OneLoad { load } => format!(
+                "absent: one load, no scaling (the series was measured at {} only, and a cell measured against \
+                 itself says nothing)",
+                load.label()
+            ),
             ScalingAbsent::NoBaseline { smallest_n } => format!(
                 "absent: it is measured against the N = 1 cell of the same series, and this \
                  sweep starts at N = {smallest_n}"

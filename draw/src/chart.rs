@@ -177,8 +177,15 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
         .into_iter()
         .map(|line| format!("\n{line}"))
         .collect();
+    // A legend naming only what differs between the series is completed by the whole configuration.
+    let label = series.label.to_string();
+    let whole = if label == series.legend {
+        String::new()
+    } else {
+        format!("\nconfiguration {label}")
+    };
     format!(
-        "{} · {}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{origin}",
+        "{} · {}{whole}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{origin}",
         series.legend,
         point.load.label(),
         metric.label(),

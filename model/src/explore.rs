@@ -755,6 +755,21 @@ pub fn point_keys(
         .collect()
 }
 
+/// Whether the curves give each value of `dimension` series or panels of its own: it is the colour or the
+/// facet, or a part of the configuration one of them is.
+fn curves_split_by(state: &ViewState, dimension: Dimension) -> bool {
+    let part_of_configuration = matches!(
+        dimension,
+        Dimension::Backend | Dimension::Model | Dimension::Param(_)
+    );
+    [Some(state.color), state.facet]
+        .into_iter()
+        .flatten()
+        .any(|split| {
+            split == dimension || (split == Dimension::Configuration && part_of_configuration)
+        })
+}
+
 /// Dimensions whose values a series may pool that make two series' curves unlike when their sets differ.
 const POOLED_SET_DIMENSIONS: [Dimension; 3] =
     [Dimension::Model, Dimension::Workload, Dimension::Phase];
@@ -834,7 +849,7 @@ pub fn unequal_sets(
     let inclusion = inclusion(state, comparisons);
     let dimensions: Vec<Dimension> = POOLED_SET_DIMENSIONS
         .into_iter()
-        .filter(|dimension| *dimension != state.color && state.facet != Some(*dimension))
+        .filter(|dimension| !curves_split_by(state, *dimension))
         .collect();
     let mut panels: BTreeMap<Option<DimensionValue<'_>>, BTreeMap<DimensionValue<'_>, Sets<'_>>> =
         BTreeMap::new();

@@ -105,6 +105,16 @@ impl Span {
             Dimension::Backend | Dimension::Param(_) | Dimension::Configuration
         )
     }
+
+    /// How many of its values are stated: a parameter one cell states and another leaves unstated is no
+    /// evidence that two deployments differ (a TR164 run states none), two stated values are.
+    fn stated(&self) -> u32 {
+        let unstated = self
+            .values
+            .iter()
+            .any(|value| value == crate::config::UNSTATED);
+        self.count - u32::from(unstated)
+    }
 }
 
 impl Pooling {
@@ -155,7 +165,7 @@ impl Pooling {
         let parts: Vec<String> = self
             .spans
             .iter()
-            .filter(|span| span.is_deployment())
+            .filter(|span| span.is_deployment() && span.stated() >= 2)
             .map(Span::text)
             .collect();
         (!parts.is_empty()).then(|| format!("pools {}", parts.join(" × ")))
@@ -440,5 +450,16 @@ mod tests {
             "median of 6 cells: load N=1, N=2, N=4, N=8 and 2 more"
         );
         assert_eq!(Pooling::of(&six).configuration_badge(), None);
+        // A parameter one cell leaves unstated is named in the pooling, but is no second deployment.
+        let unstated = CellKey {
+            config: crate::config::Config::new(),
+            ..key("m", "p", 0)
+        };
+        let half = Pooling::of(&[tp(4, "fp8"), unstated]);
+        assert_eq!(
+            half.describe(Aggregation::Mean),
+            "mean of 2 cells over precision fp8, unstated; tp unstated, 4 (not every combination has data)"
+        );
+        assert_eq!(half.configuration_badge(), None);
     }
 }

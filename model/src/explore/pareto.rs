@@ -3,7 +3,7 @@
 //! series, and the notes that say where one is withheld. The drawing and the words read the same fields
 //! ([`Series::frontier`], [`Series::frontier_withheld`], [`Facet::frontier_steps`]), so they cannot disagree.
 
-use super::{Facet, Frontier, Series, SeriesPoint};
+use super::{Facet, Frontier, Series, SeriesPoint, Value};
 use crate::frontier::{Better, staircase};
 use crate::key::Dimension;
 use crate::metric::Metric;
@@ -182,9 +182,33 @@ pub(super) fn withheld_in_panel(facet: &Facet) -> Option<String> {
 }
 
 /// With the series coloured by configuration, each series' legend names only the parts of its configuration
-/// that differ between the series drawn (`sglang · tp 4`), since the full text repeats what every series shares.
-/// `parts` holds each series' configuration as (part, value) pairs, in the order of `facets`' series.
+/// that tell the series drawn apart (`sglang · tp 4`), since the full text repeats what every series shares.
+/// `parts` holds each series' configuration as (part, value) pairs, in the order of `facets`' series. A part
+/// only some series state is left out unless the legends would then name two configurations alike.
 pub(super) fn fill_configuration_legends(facets: &mut [Facet], parts: &[Vec<(String, String)>]) {
+    let labels: Vec<&Value> = facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .map(|series| &series.label)
+        .collect();
+    let stated_apart = legends(parts, 2);
+    let legends = if tells_apart(&labels, &stated_apart) {
+        stated_apart
+    } else {
+        legends(parts, 1)
+    };
+    for (series, legend) in facets
+        .iter_mut()
+        .flat_map(|facet| facet.series.iter_mut())
+        .zip(legends)
+    {
+        series.legend = legend;
+    }
+}
+
+/// Each series' legend from the parts that vary: those with at least `stated` distinct stated values among the
+/// series and, with `stated` 1, also those some series leave unstated.
+fn legends(parts: &[Vec<(String, String)>], stated: usize) -> Vec<String> {
     let names: Vec<&String> = crate::order::sorted_distinct(
         parts
             .iter()
@@ -193,43 +217,49 @@ pub(super) fn fill_configuration_legends(facets: &mut [Facet], parts: &[Vec<(Str
     let varying: Vec<&String> = names
         .into_iter()
         .filter(|name| {
-            let mut values = parts.iter().map(|series| {
-                series
-                    .iter()
-                    .find(|(part, _)| part == *name)
-                    .map(|(_, value)| value)
-            });
-            let first = values.next().flatten();
-            values.any(|value| value != first)
+            let values: Vec<Option<&String>> = parts
+                .iter()
+                .map(|series| {
+                    series
+                        .iter()
+                        .find(|(part, _)| part == *name)
+                        .map(|(_, value)| value)
+                })
+                .collect();
+            let distinct = crate::order::sorted_distinct(values.iter().flatten()).len();
+            distinct >= stated.max(2) || (stated == 1 && values.contains(&None) && distinct > 0)
         })
         .collect();
-    let legends = parts.iter().map(|series| {
-        let shown: Vec<String> = series
-            .iter()
-            .filter(|(name, _)| varying.contains(&name))
-            .map(|(name, value)| match name.as_str() {
-                "backend" | "model" => value.clone(),
-                _ => format!("{name} {value}"),
-            })
-            .collect();
-        if shown.is_empty() {
-            series
+    parts
+        .iter()
+        .map(|series| {
+            let shown: Vec<String> = series
                 .iter()
-                .take(2)
-                .map(|(_, value)| value.as_str())
-                .collect::<Vec<_>>()
-                .join(" · ")
-        } else {
-            shown.join(" · ")
-        }
-    });
-    for (series, legend) in facets
-        .iter_mut()
-        .flat_map(|facet| facet.series.iter_mut())
-        .zip(legends)
-    {
-        series.legend = legend;
-    }
+                .filter(|(name, _)| varying.contains(&name))
+                .map(|(name, value)| match name.as_str() {
+                    "backend" | "model" => value.clone(),
+                    _ => format!("{name} {value}"),
+                })
+                .collect();
+            if shown.is_empty() {
+                series
+                    .iter()
+                    .take(2)
+                    .map(|(_, value)| value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" · ")
+            } else {
+                shown.join(" · ")
+            }
+        })
+        .collect()
+}
+
+/// Whether two different labels never share a legend.
+fn tells_apart(labels: &[&Value], legends: &[String]) -> bool {
+    let pairs = crate::order::sorted_distinct(labels.iter().zip(legends));
+    let names = crate::order::sorted_distinct(pairs.iter().map(|(_, legend)| *legend));
+    pairs.len() == names.len()
 }
 
 /// A series whose points pool several deployments carries a badge (`pools tp 4, 8`), which the legend and the
@@ -243,5 +273,56 @@ pub(super) fn badge_pooled_deployments(facets: &mut [Facet]) {
             .filter(|pooling| pooling.configuration_badge().is_some())
             .collect();
         series.badge = Pooling::widest(&pooled).configuration_badge();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn legends_name_what_tells_configurations_apart() {
+        let series = [
+            parts(&[
+                ("backend", "sglang"),
+                ("model", "m"),
+                ("tp", "4"),
+                ("ep", "1"),
+            ]),
+            parts(&[
+                ("backend", "sglang"),
+                ("model", "m"),
+                ("tp", "8"),
+                ("ep", "1"),
+            ]),
+            parts(&[("backend", "vllm"), ("model", "m"), ("tp", "4")]),
+        ];
+        // `ep` is stated once (1) and left unstated by vllm: it tells nothing apart.
+        assert_eq!(
+            legends(&series, 2),
+            ["sglang · tp 4", "sglang · tp 8", "vllm · tp 4"]
+        );
+        // Two configurations told apart only by a part one of them leaves unstated: that part is named.
+        let twins = [
+            parts(&[("backend", "vllm"), ("model", "m"), ("tp", "1")]),
+            parts(&[
+                ("backend", "vllm"),
+                ("model", "m"),
+                ("tp", "1"),
+                ("precision", "bf16"),
+            ]),
+        ];
+        let labels = [Value::Text("a".into()), Value::Text("b".into())];
+        let labels: Vec<&Value> = labels.iter().collect();
+        assert!(!tells_apart(&labels, &legends(&twins, 2)));
+        assert_eq!(legends(&twins, 1), ["vllm · m", "precision bf16"]);
+        assert!(tells_apart(&labels, &legends(&twins, 1)));
     }
 }

@@ -93,8 +93,9 @@ impl Group {
 }
 
 impl Comparison {
-    /// What each pair's side averages: `each pair: mean of 2 phases × 3 reps per side`, `each pair: one cell per
-    /// side`, or, when the pairs differ, `each pair: mean of 1 to 6 cells per side (up to 2 phases × 3 reps)`.
+    /// What each pair's side averages: `each pair: mean of phase scaling, ttft × rep 0, 1, 2 per side`, `each
+    /// pair: one cell per side`, or, when the pairs differ, `each pair: mean of 1 to 6 cells per side (up to phase
+    /// scaling, ttft × rep 0, 1, 2)`.
     pub fn pair_pooling(&self) -> String {
         let poolings: Vec<Pooling> = self
             .groups

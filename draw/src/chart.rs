@@ -735,6 +735,91 @@ mod tests {
     }
 
     #[test]
+    fn no_label_covers_a_point_of_any_series() {
+        // Two series against a metric whose points interleave: each point's label (N=…, the breakdown ring's
+        // N*=…) wants the spot where the other series has a point.
+        let series = |label: &str, shift: f64| Series {
+            label: Value::Text(label.into()),
+            legend: label.into(),
+            badge: None,
+            points: [
+                (1, 100.0, 50.0),
+                (2, 110.0, 52.0),
+                (4, 120.0, 54.0),
+                (8, 130.0, 56.0),
+            ]
+            .into_iter()
+            .map(|(n, x, y)| SeriesPoint {
+                x: x + shift,
+                x_min: x + shift,
+                x_max: x + shift,
+                ..point(n, y + shift / 10.0)
+            })
+            .collect(),
+            breakdown: cellscope_model::curve::Breakdown::At {
+                load: cellscope_model::Load::Concurrency(4),
+            },
+            skipped_at: None,
+            skipped_cells: Vec::new(),
+            left_out: 0,
+            without_value: 0,
+            frontier: None,
+            frontier_withheld: None,
+        };
+        let facets = vec![Facet {
+            title: None,
+            frontier_steps: Vec::new(),
+            series: vec![series("tp 4", 0.0), series("tp 8", 6.0)],
+        }];
+        let styles = series_styles(&facets, &[]);
+        let reason = |_: &Series| String::new();
+        let (svg, _) = svg_against(
+            &facets,
+            &styles,
+            &reason,
+            (XAxis::Metric(Metric::P95TtftMs), Metric::AggregateTps),
+            (420, 300),
+            None,
+        );
+        let attribute = |tag: &str, name: &str| -> Option<f64> {
+            let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            tag[start..].split('"').next()?.parse().ok()
+        };
+        let markers: Vec<Rect> = svg
+            .split("<circle")
+            .skip(1)
+            .filter_map(|tag| {
+                let (x, y, r) = (
+                    attribute(tag, "cx")?,
+                    attribute(tag, "cy")?,
+                    attribute(tag, "r")?,
+                );
+                Some((
+                    (x - r) as i32,
+                    (y - r) as i32,
+                    (x + r) as i32,
+                    (y + r) as i32,
+                ))
+            })
+            .collect();
+        assert!(markers.len() >= 8, "{} markers", markers.len());
+        let overlaps = |a: &Rect, b: &Rect| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+        let labels: Vec<(String, Rect)> = text_boxes(&svg)
+            .into_iter()
+            .filter(|(text, _)| text.starts_with("N"))
+            .collect();
+        assert!(!labels.is_empty(), "no point label drawn");
+        for (text, rect) in &labels {
+            for marker in &markers {
+                assert!(
+                    !overlaps(rect, marker),
+                    "{text:?} {rect:?} covers a point at {marker:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn crowded_labels_titles_and_notes_never_overlap() {
         // Four series breaking down at the same N and ending at the same skipped N with the same value, in
         // panels titled by long run ids, with a partial point and a note: every label wants the same spot.

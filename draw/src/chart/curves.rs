@@ -250,6 +250,7 @@ fn draw_panel<DB: DrawingBackend>(
             RGBColor(40, 40, 40).stroke_width(curves.px(3.0) as u32),
         )?;
     }
+    panel.reserve_markers(curves, facet);
     for (series_index, series) in facet.series.iter().enumerate() {
         panel.draw_series(curves, series, [facet_index, series_index], hits)?;
     }
@@ -304,6 +305,17 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
             labels,
             pending: Vec::new(),
         })
+    }
+
+    /// Keeps every point's marker of the panel free of labels, so that no label placed for one series covers a
+    /// point of a series drawn after it.
+    fn reserve_markers(&mut self, curves: &Curves<'_>, facet: &Facet) {
+        let size = curves.px(5.0);
+        for point in facet.series.iter().flat_map(|series| &series.points) {
+            let (x, y) = self.chart.backend_coord(&curves.xy(point, point.value));
+            self.labels
+                .reserve((x - size, y - size, x + size, y + size));
+        }
     }
 
     /// Places a label of `text` at a free spot near `(x + dx, y)`; it is drawn with the panel's other labels.

@@ -439,6 +439,41 @@ mod tests {
     }
 
     #[test]
+    fn every_series_drawn_has_a_look_of_its_own_listed_or_not() {
+        let series = |label: &str| Series {
+            label: Value::Text(label.into()),
+            legend: label.into(),
+            badge: None,
+            points: vec![point(1, 1.0)],
+            breakdown: cellscope_model::curve::Breakdown::Never {
+                max: cellscope_model::Load::Concurrency(1),
+            },
+            skipped_at: None,
+            skipped_cells: Vec::new(),
+            left_out: 0,
+            without_value: 0,
+            frontier: None,
+            frontier_withheld: None,
+        };
+        // Two listed engines and two values the data's list lacks (configurations are no listed dimension).
+        let facets = vec![Facet {
+            title: None,
+            frontier_steps: Vec::new(),
+            series: ["sglang", "vllm", "sglang · tp 4", "vllm · tp 8"]
+                .into_iter()
+                .map(series)
+                .collect(),
+        }];
+        let styles = series_styles(&facets, &["sglang".into(), "trtllm".into(), "vllm".into()]);
+        assert_eq!(styles["sglang"], palette::style(0));
+        assert_eq!(styles["vllm"], palette::style(2));
+        let looks: Vec<_> = styles.values().collect();
+        for (index, look) in looks.iter().enumerate() {
+            assert!(!looks[index + 1..].contains(look), "{styles:?}");
+        }
+    }
+
+    #[test]
     fn an_export_carries_the_view_and_the_legend() {
         let facets = vec![Facet {
             title: None,

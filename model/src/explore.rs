@@ -1389,6 +1389,21 @@ mod tests {
             )
         );
         assert_eq!(one_load_note(&slice, Metric::AggregateTps), None);
+        // A panel of such cells draws no efficiency point and says why.
+        let why = crate::reasons::NoPoint::of(
+            &slice,
+            &inclusion(&ViewState::default(), BTreeSet::new()),
+            Metric::Efficiency,
+            None,
+        )
+        .map(|why| why.text());
+        assert_eq!(
+            why.as_deref(),
+            Some(
+                "one load, no scaling: no parallel efficiency (each of its 2 cells is the one load its series was \
+                 measured at)"
+            )
+        );
         // A root of mostly sweeps keeps efficiency, and its one-load cells are counted.
         let mut mixed = swept.clone();
         mixed.extend(single.clone());

@@ -182,6 +182,13 @@ pub enum NoPoint {
         /// The smallest measured N among them.
         smallest_n: u32,
     },
+    /// A scaling metric, and every series of the group was measured at one load.
+    OneLoad {
+        /// The scaling metric.
+        metric: Metric,
+        /// How many cells.
+        cells: usize,
+    },
     /// The admitted cells have no value of the plotted metrics.
     NoValue {
         /// The metrics' labels, joined.
@@ -242,12 +249,23 @@ impl NoPoint {
         {
             return None;
         }
-        // A scaling metric absent from every admitted cell for want of an N = 1 cell: said as such.
+        // A scaling metric absent from every admitted cell for want of a second load or an N = 1 cell: said as
+        // such.
         for scaling in metrics.iter().copied() {
             let absent: Vec<ScalingAbsent> = admitted
                 .iter()
                 .filter_map(|cell| ScalingAbsent::of(scaling, cell, cells))
                 .collect();
+            if absent.len() == admitted.len()
+                && absent
+                    .iter()
+                    .all(|why| matches!(why, ScalingAbsent::OneLoad { .. }))
+            {
+                return Some(NoPoint::OneLoad {
+                    metric: scaling,
+                    cells: admitted.len(),
+                });
+            }
             if absent.len() == admitted.len()
                 && absent
                     .iter()
@@ -321,6 +339,18 @@ impl NoPoint {
                     "this series".to_string()
                 } else {
                     format!("any of these {series} series")
+                }
+            ),
+            NoPoint::OneLoad {
+                metric,
+                cells: count,
+            } => format!(
+                "one load, no scaling: no {} ({} the one load its series was measured at)",
+                metric.label(),
+                if *count == 1 {
+                    "its cell is".to_string()
+                } else {
+                    format!("each of its {} is", cells(*count))
                 }
             ),
             NoPoint::NoValue { of, cells: count } => {

@@ -227,7 +227,9 @@ fn legends(parts: &[Vec<(String, String)>], stated: usize) -> Vec<String> {
                 })
                 .collect();
             let distinct = crate::order::sorted_distinct(values.iter().flatten()).len();
-            distinct >= stated.max(2) || (stated == 1 && values.contains(&None) && distinct > 0)
+            let varies = distinct >= stated.max(2)
+                || (stated == 1 && values.contains(&None) && distinct > 0);
+            varies && !repeats_the_backend(parts, name)
         })
         .collect();
     parts
@@ -253,6 +255,21 @@ fn legends(parts: &[Vec<(String, String)>], stated: usize) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// Whether a parameter only repeats the backend (an `engine` parameter naming the engine the backend already
+/// names), so the legend would say it twice.
+fn repeats_the_backend(parts: &[Vec<(String, String)>], name: &str) -> bool {
+    let value = |series: &[(String, String)], part: &str| {
+        series
+            .iter()
+            .find(|(named, _)| named == part)
+            .map(|(_, value)| value.clone())
+    };
+    name != "backend"
+        && parts.iter().all(|series| {
+            value(series, name).is_none_or(|stated| Some(stated) == value(series, "backend"))
+        })
 }
 
 /// Whether two different labels never share a legend.
@@ -307,6 +324,20 @@ mod tests {
         // `ep` is stated once (1) and left unstated by vllm: it tells nothing apart.
         assert_eq!(
             legends(&series, 2),
+            ["sglang · tp 4", "sglang · tp 8", "vllm · tp 4"]
+        );
+        // An `engine` parameter naming each series' backend says nothing the backend does not.
+        let engines: Vec<Vec<(String, String)>> = series
+            .iter()
+            .map(|parts| {
+                let backend = parts[0].1.clone();
+                let mut parts = parts.clone();
+                parts.push(("engine".to_string(), backend));
+                parts
+            })
+            .collect();
+        assert_eq!(
+            legends(&engines, 2),
             ["sglang · tp 4", "sglang · tp 8", "vllm · tp 4"]
         );
         // Two configurations told apart only by a part one of them leaves unstated: that part is named.

@@ -163,6 +163,7 @@ pub fn recognise(storage: &dyn Storage, mapping: &Mapping, path: &str) -> Offere
                 } else {
                     "unreadable_file"
                 }),
+                resembles_a_result: false,
             });
         }
     };

@@ -209,7 +209,21 @@ impl RunFormat for Aiperf {
     ) -> Verdict {
         let _ = mapping;
         let summary = self.examine(path, head);
-        if summary.reads() || !storage::file_name(path).ends_with(".jsonl") {
+        let name = storage::file_name(path);
+        if let Some(stem) = name.strip_suffix(".csv") {
+            // `--profile-export-prefix foo` writes the summary's CSV export as `foo.csv` beside `foo.json`.
+            let json = storage::join(storage::parent(path), &format!("{stem}.json"));
+            let summarised = storage
+                .read_range(&json, 0..super::HEAD_BYTES)
+                .is_ok_and(|head| self.detect(&json, &head));
+            if summarised {
+                return Verdict::side_file(
+                    "AIPerf's CSV export of a summary's figures",
+                    self.run_root(path),
+                );
+            }
+        }
+        if summary.reads() || !name.ends_with(".jsonl") {
             return summary;
         }
         let verdict = request_file_verdict(path, head);
@@ -339,6 +353,16 @@ fn record(
         key.rate = config.and_then(request_rate);
     }
     key.rep = trial(path);
+    // The server's address tells runs against two servers apart (never repetitions of one cell).
+    let recorded: BTreeMap<String, String> = config
+        .and_then(|config| {
+            json::at(config, "endpoint.urls")
+                .and_then(|urls| urls.get(0))
+                .or_else(|| json::at(config, "endpoint.url"))
+        })
+        .and_then(Json::as_str)
+        .map(|url| BTreeMap::from([("endpoint_url".to_string(), url.to_string())]))
+        .unwrap_or_default();
     let reported = reported(metrics);
     super::perf_csv::check_against(storage, path, &reported, warnings);
     let requests_path = storage::join(storage::parent(path), PER_REQUEST_FILE);
@@ -395,6 +419,7 @@ fn record(
         reported_figures: super::metric_figures(metrics),
         wall_derived: false,
         notes,
+        recorded,
         ..RunRecord::default()
     }
 }

@@ -103,8 +103,10 @@ fn resembles(head: &[u8]) -> Option<&'static str> {
         .find(|(mark, _)| {
             if mark.starts_with('|') {
                 text.lines().any(|line| {
-                    let line = line.trim_start();
-                    line.starts_with(mark) && line.contains("| test ") && line.contains("t/s")
+                    let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                    ["model", "test", "t/s"]
+                        .iter()
+                        .all(|column| cells.contains(column))
                 })
             } else {
                 text.contains(mark)

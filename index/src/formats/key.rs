@@ -835,6 +835,72 @@ mod tests {
     }
 
     #[test]
+    fn records_differing_in_a_recorded_setting_are_kept_apart_by_it_and_alike_ones_are_reps() {
+        let recorded = |value: &str| {
+            let mut record = record(serde_json::json!({}));
+            record
+                .recorded
+                .insert("gpu_memory_utilization".into(), value.into());
+            record
+        };
+        let records = ["0.85", "0.95", "0.9", "0.9"]
+            .into_iter()
+            .enumerate()
+            .map(|(index, value)| {
+                let mut record = recorded(value);
+                record.record = index as u32;
+                ("bench.jsonl".to_string(), record)
+            })
+            .collect();
+        let mut warnings = Vec::new();
+        let keyed = resolve(
+            "vllm-bench",
+            &Mapping::default(),
+            "r",
+            records,
+            &mut warnings,
+        );
+        let keys: Vec<(String, u32)> = keyed
+            .iter()
+            .map(|keyed| (keyed.coordinates.config.text(), keyed.coordinates.rep))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("gpu_memory_utilization=0.85".to_string(), 0),
+                ("gpu_memory_utilization=0.95".to_string(), 0),
+                ("gpu_memory_utilization=0.9".to_string(), 0),
+                ("gpu_memory_utilization=0.9".to_string(), 1),
+            ]
+        );
+        let differ: Vec<_> = warnings
+            .iter()
+            .filter(|warning| warning.kind == "records_differ")
+            .collect();
+        assert_eq!(differ.len(), 1, "{warnings:#?}");
+        assert!(
+            differ[0]
+                .message
+                .contains("`gpu_memory_utilization` (`0.85`, `0.95`, `0.9`, `0.9`)"),
+            "{}",
+            differ[0].message
+        );
+        // A setting that is the load or the client's bookkeeping never splits records.
+        let mut warnings = Vec::new();
+        let alike = (0..2)
+            .map(|index| {
+                let mut record = record(serde_json::json!({}));
+                record.record = index;
+                record.recorded.insert("seed".into(), index.to_string());
+                ("bench.jsonl".to_string(), record)
+            })
+            .collect();
+        let keyed = resolve("vllm-bench", &Mapping::default(), "r", alike, &mut warnings);
+        assert_eq!(keyed[1].coordinates.rep, 1);
+        assert!(warnings.is_empty(), "{warnings:#?}");
+    }
+
+    #[test]
     fn a_file_contradicting_its_path_wins_with_a_warning_naming_file_and_both_values() {
         let mut warnings = Vec::new();
         let file = "runs/llama-tp4-h100/result.json".to_string();

@@ -14,11 +14,6 @@ pub static ACCELERATORS: &[&str] = &[
 /// TPU generations, written `tpu-<generation>` (`tpu v5e`, `tpuv5e` and a bare `v5e` read the same).
 pub static TPU_GENERATIONS: &[&str] = &["v4", "v5e", "v5p", "v6e"];
 
-/// Vendor and family words that name no accelerator of their own (`NVIDIA`, `AMD Instinct`, `Tesla`).
-static VENDOR_WORDS: &[&str] = &[
-    "nvidia", "amd", "intel", "google", "habana", "instinct", "tesla", "gpu", "gpus",
-];
-
 /// An accelerator string read: what it names, how many, which board and which engine beside it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Accelerator {
@@ -85,8 +80,8 @@ fn count_token(token: &str) -> Option<u32> {
 
 /// Reads an accelerator string. `None` when it names no accelerator of [`ACCELERATORS`] or a TPU (the caller keeps
 /// the string as written). A leading `<count>x` (`8xH100`, `4xNVIDIA_L40S`), a trailing `x<count>` or `<count>gpu`
-/// give the count; vendor words are passed over; the variant words after the name are kept together; a known
-/// engine among the words is the runner's engine.
+/// give the count; other words (vendors such as `NVIDIA`, `AMD Instinct`) are passed over; the variant words after
+/// the name are kept together; a known engine among the words is the runner's engine.
 pub fn parse(written: &str) -> Option<Accelerator> {
     let lower = written.trim().to_ascii_lowercase();
     let mut tokens: Vec<String> = Vec::new();
@@ -129,8 +124,6 @@ pub fn parse(written: &str) -> Option<Accelerator> {
             found.count = found.count.or(Some(count));
         } else if let Some(engine) = engine::canonical(token) {
             found.engine = found.engine.or(Some(engine));
-        } else if VENDOR_WORDS.contains(&token) {
-            continue;
         }
     }
     if found.name.is_empty() {

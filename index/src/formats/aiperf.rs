@@ -230,8 +230,10 @@ impl RunFormat for Aiperf {
         if !has_summary_beside(storage, path) {
             return verdict;
         }
-        // The summary reads its records by name, so a file so named is its own whatever its first line holds.
-        if request_file_names(storage, path).contains(&path.to_string()) {
+        // The summary reads its records by name, so a file so named is its own whatever its first line holds
+        // (an empty one is named as empty instead, and the summary's cell is what it is alone).
+        let empty = head.iter().all(u8::is_ascii_whitespace);
+        if !empty && request_file_names(storage, path).contains(&path.to_string()) {
             return Verdict::side_file(
                 "the per-request records of the AIPerf summary beside it",
                 self.run_root(path),

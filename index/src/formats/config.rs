@@ -131,7 +131,9 @@ pub fn expanded(settings: &[Setting]) -> Vec<Setting> {
     let states = |name: &str| settings.iter().any(|setting| setting.name == name);
     let mut out: Vec<Setting> = Vec::with_capacity(settings.len());
     for setting in settings {
-        let parsed = (setting.name.ends_with("accelerator"))
+        let parsed = setting
+            .name
+            .ends_with("accelerator")
             .then(|| accelerator::parse(&setting.value))
             .flatten();
         let Some(parsed) = parsed else {
@@ -712,7 +714,7 @@ fn vllm_metadata(record: &Json, settings: &mut Vec<Setting>) {
             || WORKLOAD_FIELDS.contains(&config::canonical_name(key).as_str())
             || config::param(key).is_some()
             || !config::is_configuration(key)
-            || text.trim().is_empty()
+            || !is_label(text)
         {
             continue;
         }
@@ -723,6 +725,15 @@ fn vllm_metadata(record: &Json, settings: &mut Vec<Setting>) {
         ));
     }
 }
+
+/// Whether a text can be a label: not empty, one line, at most [`LABEL_MAX_BYTES`] (a note or a prompt kept in a
+/// result is not a deployment's name).
+fn is_label(text: &str) -> bool {
+    !text.trim().is_empty() && text.len() <= LABEL_MAX_BYTES && !text.chars().any(char::is_control)
+}
+
+/// The longest text read as a `--metadata` label.
+const LABEL_MAX_BYTES: usize = 128;
 
 /// SGLang's `server_info`: one server's fields, or the router's `prefill`/`decode` lists.
 fn server_info(info: &Json, settings: &mut Vec<Setting>) {

@@ -6,7 +6,7 @@ use crate::explore::{Facet, without_value_note};
 use crate::frontier::Better;
 use crate::key::Dimension;
 use crate::metric::Metric;
-use crate::schema::csv_field;
+use crate::schema::{csv_field, csv_number};
 use crate::view_state::{View, ViewState, XAxis};
 
 /// The view in a few lines, for the header of an image export and the comment lines of a CSV export.
@@ -233,7 +233,6 @@ pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]
         "{},n_pairs,mean_delta,median_delta,ci_low,ci_high,wilcoxon_statistic,p_value,holm_p,rank_biserial,wins,losses,ties,verdict,dropped,ratio_a_to_b\n",
         spec.per.map_or("group", |per| per.name())
     ));
-    let number = |value: Option<f64>| value.map(|value| value.to_string()).unwrap_or_default();
     for group in &comparison.groups {
         let dropped: Vec<String> = group
             .dropped
@@ -246,30 +245,34 @@ pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]
                 )
             })
             .collect();
-        let fields = [
-            group.label(),
-            group.n_pairs.to_string(),
-            number(group.mean_delta),
-            number(group.median_delta),
-            number(group.ci.map(|ci| ci.0)),
-            number(group.ci.map(|ci| ci.1)),
-            number(group.wilcoxon.map(|test| test.statistic)),
-            number(group.wilcoxon.and_then(|test| test.p_value)),
-            number(group.holm_p),
-            number(group.effect_size),
-            group.wins.to_string(),
-            group.losses.to_string(),
-            group.ties.to_string(),
-            group.describe_verdict(spec),
-            dropped.join("; "),
-            number(group.ratio),
-        ];
-        for (index, field) in fields.iter().enumerate() {
-            if index > 0 {
-                out.push(',');
+        let counts = |out: &mut String, counts: &[u32]| {
+            for count in counts {
+                out.push_str(&format!("{count},"));
             }
-            csv_field(&mut out, field);
+        };
+        // Numbers are written as numbers (a negative Δ is no formula), texts through the formula guard.
+        csv_field(&mut out, &group.label());
+        out.push(',');
+        counts(&mut out, &[group.n_pairs]);
+        for value in [
+            group.mean_delta,
+            group.median_delta,
+            group.ci.map(|ci| ci.0),
+            group.ci.map(|ci| ci.1),
+            group.wilcoxon.map(|test| test.statistic),
+            group.wilcoxon.and_then(|test| test.p_value),
+            group.holm_p,
+            group.effect_size,
+        ] {
+            csv_number(&mut out, value);
+            out.push(',');
         }
+        counts(&mut out, &[group.wins, group.losses, group.ties]);
+        csv_field(&mut out, &group.describe_verdict(spec));
+        out.push(',');
+        csv_field(&mut out, &dropped.join("; "));
+        out.push(',');
+        csv_number(&mut out, group.ratio);
         out.push('\n');
     }
     out
@@ -614,6 +617,82 @@ mod tests {
                 .starts_with("cellscope-cells-matrix-all-latest-"),
             "{}",
             cells_file_name(&ViewState::default())
+        );
+    }
+
+    /// A group of hand-chosen figures: negative deltas and interval ends, a group named like a formula.
+    fn negative_comparison() -> crate::compare::Comparison {
+        use crate::compare::{CompareSpec, Comparison, Group, Verdict};
+        let group = Group {
+            group: Some(Value::Text("=cmd|' /C calc'!A0".into())),
+            n_pairs: 6,
+            mean_delta: Some(-0.0123),
+            median_delta: Some(-1.5e-3),
+            ci: Some((-0.02, -0.0045)),
+            wilcoxon: Some(crate::paired::Wilcoxon {
+                statistic: 0.0,
+                rank_sum_positive: 0.0,
+                rank_sum_negative: 21.0,
+                p_value: Some(0.03125),
+                method: crate::paired::WilcoxonMethod::Exact,
+            }),
+            holm_p: Some(0.03125),
+            effect_size: Some(-1.0),
+            ratio: None,
+            wins: 0,
+            losses: 6,
+            ties: 0,
+            verdict: Verdict::BEdge,
+            pairs: Vec::new(),
+            dropped: Vec::new(),
+        };
+        Comparison {
+            spec: CompareSpec {
+                by: Dimension::Backend,
+                a: "vllm".into(),
+                b: "-sglang".into(),
+                per: Some(Dimension::Workload),
+                metric: Metric::Efficiency,
+                alpha: 0.05,
+                slo: String::new(),
+            },
+            groups: vec![group],
+        }
+    }
+
+    #[test]
+    fn the_comparison_csv_writes_negative_figures_as_numbers_and_guards_its_texts() {
+        let csv = comparison_csv(&negative_comparison(), &["view".into()]);
+        let rows: Vec<&str> = csv.lines().filter(|line| !line.starts_with('#')).collect();
+        let header: Vec<&str> = rows[0].split(',').collect();
+        let row: Vec<&str> = rows[1].split(',').collect();
+        assert_eq!(header.len(), row.len(), "{csv}");
+        let field = |name: &str| row[header.iter().position(|column| *column == name).unwrap()];
+        // Every figure column reads back as the number it is, as a CSV reader typing columns would take it.
+        for (name, expected) in [
+            ("n_pairs", 6.0),
+            ("mean_delta", -0.0123),
+            ("median_delta", -0.0015),
+            ("ci_low", -0.02),
+            ("ci_high", -0.0045),
+            ("wilcoxon_statistic", 0.0),
+            ("p_value", 0.03125),
+            ("holm_p", 0.03125),
+            ("rank_biserial", -1.0),
+            ("losses", 6.0),
+        ] {
+            assert_eq!(
+                field(name).parse::<f64>().ok(),
+                Some(expected),
+                "{name}: {csv}"
+            );
+        }
+        assert_eq!(field("ratio_a_to_b"), "");
+        // The group's name and the verdict naming side b are texts a spreadsheet would run: guarded.
+        assert_eq!(field("workload"), "'=cmd|' /C calc'!A0");
+        assert_eq!(
+            field("verdict"),
+            "'-sglang edge (higher parallel efficiency)"
         );
     }
 

@@ -153,7 +153,10 @@ impl Compare {
         comparison: &Comparison,
         drawn_width: f64,
     ) {
-        let height = plot::paired_height(plot::paired_groups(comparison).len(), drawn_width);
+        let panels = plot::paired_groups(comparison).len();
+        let height = plot::paired_height(panels, drawn_width);
+        // How many panels are drawn (groups without a pair have none), for automation and the browser tests.
+        let _ = canvas.set_attribute("data-panels", &panels.to_string());
         let drawn = draw_on_canvas(canvas.clone(), drawn_width, height, |root, scale| {
             plot::draw_paired(root, comparison, scale)
         });

@@ -7,7 +7,7 @@ use crate::{api, browser};
 use cellscope_draw::chart::{Sample, draw_cdf, draw_histogram};
 use cellscope_model::api::Provenance;
 use cellscope_model::distribution::no_rows_message;
-use cellscope_model::explore::{PICKER_ORDER, Value, pick, picker_choices};
+use cellscope_model::explore::{PICKER_ORDER, Value, missing_cell, pick, picker_choices};
 use cellscope_model::metric::Metric;
 use cellscope_model::order::{sort_floats, sorted_distinct};
 use cellscope_model::origin::{CellOrigin, Mark, compare_figures};
@@ -34,14 +34,14 @@ fn figure(cell: &CellSummary, stat: Stat, decimals: usize) -> impl IntoView + us
     view! { <td title=title data-mark=mark.sign()>{number(cell.stat(stat), decimals)}{mark.sign()}</td> }
 }
 
-/// A serving figure of the reps table with its unit (`8.25 ms`, `3.90 req/s`) and its sign, `—` when the rep has
-/// none.
+/// A serving figure of the reps table with two decimals, its unit (`8.25 ms`, `3.90 req/s`) and its sign, `—`
+/// when the rep has none.
 fn serving_figure(cell: &CellSummary, stat: Stat) -> impl IntoView + use<> {
     let mark = Mark::of(&cell.origin, stat.name());
     let title = (mark != Mark::Recomputed).then(|| mark.meaning());
     let value = cell
         .stat(stat)
-        .map_or_else(|| "—".to_string(), |value| stat.unit().format(value));
+        .map_or_else(|| "—".to_string(), |value| stat.unit().fixed(value));
     view! { <td title=title data-stat=stat.name() data-mark=mark.sign()>{value}{mark.sign()}</td> }
 }
 
@@ -74,7 +74,12 @@ pub(crate) fn InspectorView() -> impl IntoView {
                 <p class="hint" id="inspector-empty">"Choose a cell above, or click a point of the Curves, a square of the Matrix or a row of the Audit."</p>
             }
             .into_any(),
-            Some(key) => view! { <CellInspector key=key/> }.into_any(),
+            // A hand-edited link may name a cell the data does not have: said in words, with no request to fail.
+            // Untracked: the view is built again whenever the data changes.
+            Some(key) => match ctx.working.with_untracked(|cells| missing_cell(cells, &key)) {
+                Some(missing) => view! { <p class="empty" id="no-such-cell">{missing}</p> }.into_any(),
+                None => view! { <CellInspector key=key/> }.into_any(),
+            },
         }}
     }
 }
@@ -459,13 +464,14 @@ fn Distributions(
     /// The tool that wrote the cell, when it is another tool's.
     tool: Option<String>,
 ) -> impl IntoView {
-    // A cell with no latency to draw (another tool's reported figures only) gets words, not empty frames.
+    // Only rows with a latency are drawn: while they load, when they cannot be had (an offline copy holds the
+    // rows of its view's cells only) and for a cell of reported figures alone the words say why, with no frame.
     let drawable = move || {
         rows.with(|rows| match rows {
             Some(Ok(rows)) => rows.iter().any(|row| {
                 row.class != RowClass::Skip && (row.wall_ms.is_some() || row.ttft_ms.is_some())
             }),
-            _ => true,
+            _ => false,
         })
     };
     let histogram_ref = NodeRef::<Canvas>::new();

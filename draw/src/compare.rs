@@ -472,13 +472,18 @@ mod tests {
         let lines: Vec<String> = ["cellscope compare", "filters: none", "snapshot s"]
             .map(String::from)
             .to_vec();
-        let height =
-            forest_height(comparison.groups.len()) as i32 + export_header_height(lines.len(), 1.0);
+        let legend = legend(comparison);
+        let height = (forest_height(comparison.groups.len())
+            + export_header_height(
+                &lines,
+                legend.iter().map(|(label, ..)| label.as_str()),
+                f64::from(width),
+            )) as i32;
         let mut svg = String::new();
         {
             let root =
                 SVGBackend::with_string(&mut svg, (width, height as u32)).into_drawing_area();
-            let chart = draw_frame(&root, &lines, &legend(comparison), 1.0).unwrap();
+            let chart = draw_frame(&root, &lines, &legend, 1.0).unwrap();
             draw_forest(&chart, comparison, 1.0).unwrap();
         }
         (svg, height as u32)

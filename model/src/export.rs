@@ -6,7 +6,7 @@ use crate::explore::{Facet, without_value_note};
 use crate::frontier::Better;
 use crate::key::Dimension;
 use crate::metric::Metric;
-use crate::schema::{csv_field, csv_number};
+use crate::schema::csv_field;
 use crate::view_state::{View, ViewState, XAxis};
 
 /// The view in a few lines, for the header of an image export and the comment lines of a CSV export.
@@ -251,6 +251,13 @@ pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]
             }
         };
         // Numbers are written as numbers (a negative Δ is no formula), texts through the formula guard.
+        // A figure is written as a float even when it is whole (`-1.0`, `2.0`), so that a reader typing columns
+        // by their values, as pandas does, types each figure column as floats whatever the data.
+        let figure = |out: &mut String, value: Option<f64>| {
+            if let Some(value) = value {
+                out.push_str(&format!("{value:?}"));
+            }
+        };
         csv_field(&mut out, &group.label());
         out.push(',');
         counts(&mut out, &[group.n_pairs]);
@@ -264,7 +271,7 @@ pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]
             group.holm_p,
             group.effect_size,
         ] {
-            csv_number(&mut out, value);
+            figure(&mut out, value);
             out.push(',');
         }
         counts(&mut out, &[group.wins, group.losses, group.ties]);
@@ -272,7 +279,7 @@ pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]
         out.push(',');
         csv_field(&mut out, &dropped.join("; "));
         out.push(',');
-        csv_number(&mut out, group.ratio);
+        figure(&mut out, group.ratio);
         out.push('\n');
     }
     out
@@ -688,6 +695,10 @@ mod tests {
             );
         }
         assert_eq!(field("ratio_a_to_b"), "");
+        // Whole figures are written as floats, so a column of them is still typed as floats.
+        assert_eq!(field("rank_biserial"), "-1.0");
+        assert_eq!(field("wilcoxon_statistic"), "0.0");
+        assert_eq!(field("n_pairs"), "6");
         // The group's name and the verdict naming side b are texts a spreadsheet would run: guarded.
         assert_eq!(field("workload"), "'=cmd|' /C calc'!A0");
         assert_eq!(

@@ -477,7 +477,7 @@ pub fn is_number(text: &str) -> bool {
 }
 
 /// Appends one CSV number field: its shortest exact decimal form (`-0.0123`, `inf`), or nothing when absent.
-pub(crate) fn csv_number(out: &mut String, value: Option<f64>) {
+fn csv_number(out: &mut String, value: Option<f64>) {
     if let Some(value) = value {
         out.push_str(&value.to_string());
     }

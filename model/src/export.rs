@@ -490,6 +490,50 @@ mod tests {
     }
 
     #[test]
+    fn series_csv_guards_formula_like_names_and_writes_negative_values_as_numbers() {
+        let point = SeriesPoint {
+            load: crate::Load::Concurrency(2),
+            x: 2.0,
+            x_min: 2.0,
+            x_max: 2.0,
+            value: -0.0123,
+            min: -0.02,
+            max: -1.5e-3,
+            efficiency: None,
+            p95_multiplier: None,
+            cells: 1,
+            series: 1,
+            ok_rows: 10,
+            expected_rows: 10,
+            partial: 0,
+            reported: 0,
+            derived: 0,
+            pooling: crate::pooling::Pooling::default(),
+        };
+        let facets = vec![Facet {
+            title: Some(Value::Text("@SUM(A1:A9)".into())),
+            series: vec![Series {
+                label: Value::Text("-cmd".into()),
+                points: vec![point],
+                breakdown: crate::curve::Breakdown::Never {
+                    max: crate::Load::Concurrency(2),
+                },
+                skipped_at: None,
+                skipped_cells: Vec::new(),
+                left_out: 0,
+                without_value: 0,
+                frontier: None,
+            }],
+        }];
+        let csv = series_csv(&facets, &state(), Metric::P95WallMs, &[]);
+        let row = csv.lines().nth(1).expect("a row");
+        assert!(
+            row.starts_with("'@SUM(A1:A9),'-cmd,2,-0.0123,-0.02,-0.0015,"),
+            "{row}"
+        );
+    }
+
+    #[test]
     fn an_export_with_a_metric_on_x_names_it_and_the_frontier() {
         use crate::view_state::XAxis;
         let mut state = ViewState {

@@ -69,17 +69,17 @@ pub(crate) fn InspectorView() -> impl IntoView {
     let selected = Memo::new(move |_| ctx.state.with(|state| state.cell.clone()));
     view! {
         <CellPicker/>
-        {move || match selected.get() {
-            None => view! {
-                <p class="hint" id="inspector-empty">"Choose a cell above, or click a point of the Curves, a square of the Matrix or a row of the Audit."</p>
-            }
-            .into_any(),
+        {move || {
             // A hand-edited link may name a cell the data does not have: said in words, with no request to fail.
             // Untracked: the view is built again whenever the data changes.
-            Some(key) => match ctx.working.with_untracked(|cells| missing_cell(cells, &key)) {
-                Some(missing) => view! { <p class="empty" id="no-such-cell">{missing}</p> }.into_any(),
-                None => view! { <CellInspector key=key/> }.into_any(),
-            },
+            let (class, id, text) = match selected.get() {
+                None => ("hint", "inspector-empty", "Choose a cell above, or click a point of the Curves, a square of the Matrix or a row of the Audit.".to_string()),
+                Some(key) => match ctx.working.with_untracked(|cells| missing_cell(cells, &key)) {
+                    Some(missing) => ("empty", "no-such-cell", missing),
+                    None => return view! { <CellInspector key=key/> }.into_any(),
+                },
+            };
+            view! { <p class=class id=id>{text}</p> }.into_any()
         }}
     }
 }
@@ -218,7 +218,7 @@ fn reps_table(
     series: Memo<Vec<CellSummary>>,
 ) -> impl IntoView {
     // The serving figures (TTFT, TPOT, ITL, throughputs, interactivity) that some rep has, after the others.
-    let serving = Memo::new(move |_| reps.with(|reps| serving_stats_of(reps.iter())));
+    let serving = move || reps.with(|reps| serving_stats_of(reps.iter()));
     view! {
         <div class="table-scroll">
         <table class="reps" id="reps-table">
@@ -227,12 +227,12 @@ fn reps_table(
                 <th>"mean wall ms"</th><th>"p50"</th><th>"p95"</th><th>"p99"</th><th>"p50 TTFT"</th><th>"p95 TTFT"</th>
                 <th>"agg tps"</th><th>"efficiency"</th><th>"p95×"</th>
                 <th>"mean prompt tok"</th><th>"mean completion tok"</th>
-                {move || serving.get().into_iter().map(|stat| view! { <th data-stat=stat.name()>{stat.label()}</th> }).collect_view()}
+                {move || serving().into_iter().map(|stat| view! { <th data-stat=stat.name()>{stat.label()}</th> }).collect_view()}
                 <th>"expected from"</th>
             </tr></thead>
             <tbody>
                 {move || {
-                    let (series, serving) = (series.get(), serving.get());
+                    let (series, serving) = (series.get(), serving());
                     reps.get().into_iter().map(|cell| rep_row(ctx, cell, &series, &serving, shown_rep)).collect_view()
                 }}
             </tbody>

@@ -215,11 +215,8 @@ pub fn draw_frame<DB: DrawingBackend>(
     let px = |value: f64| (value * scale).round() as i32;
     root.fill(&WHITE).map_err(|error| error.to_string())?;
     let width = f64::from(root.dim_in_pixel().0) / scale;
-    let header = Header::layout(
-        lines,
-        legend.iter().map(|(label, ..)| label.as_str()),
-        width,
-    );
+    let labels: Vec<&str> = legend.iter().map(|(label, ..)| label.as_str()).collect();
+    let header = Header::layout(lines, &labels, width);
     let (top, chart) = root.split_vertically(px(header.height));
     for (line, size, y) in &header.lines {
         top.draw(&Text::new(
@@ -262,11 +259,7 @@ pub fn draw_frame<DB: DrawingBackend>(
 
 /// CSS pixels above the chart in an export `width` CSS pixels wide with `lines` of description and a legend of
 /// `legend` labels ([`Header::layout`]).
-pub fn export_header_height<'a>(
-    lines: &[String],
-    legend: impl IntoIterator<Item = &'a str>,
-    width: f64,
-) -> f64 {
+pub fn export_header_height(lines: &[String], legend: &[&str], width: f64) -> f64 {
     Header::layout(lines, legend, width).height
 }
 

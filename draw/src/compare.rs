@@ -476,7 +476,10 @@ mod tests {
         let height = (forest_height(comparison.groups.len())
             + export_header_height(
                 &lines,
-                legend.iter().map(|(label, ..)| label.as_str()),
+                &legend
+                    .iter()
+                    .map(|(label, ..)| label.as_str())
+                    .collect::<Vec<_>>(),
                 f64::from(width),
             )) as i32;
         let mut svg = String::new();

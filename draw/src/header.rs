@@ -33,11 +33,7 @@ pub struct Header {
 impl Header {
     /// The header of `lines` (the first in a larger font) and a legend of `legend` labels, `width` CSS pixels
     /// wide.
-    pub fn layout<'a>(
-        lines: &[String],
-        legend: impl IntoIterator<Item = &'a str>,
-        width: f64,
-    ) -> Header {
+    pub fn layout(lines: &[String], legend: &[&str], width: f64) -> Header {
         let room = (width - 2.0 * MARGIN).max(TEXT_PX);
         let mut drawn = Vec::new();
         for (index, line) in lines.iter().enumerate() {
@@ -159,7 +155,7 @@ mod tests {
             "cellscope compare: p95 latency".to_string(),
             LINK.to_string(),
         ];
-        let header = Header::layout(&lines, [], 400.0);
+        let header = Header::layout(&lines, &[], 400.0);
         assert!(header.lines.len() > 2, "{:?}", header.lines);
         for (text, size, _) in &header.lines {
             // 380 px of room; each character at most one em wide, so by character count too.
@@ -208,7 +204,7 @@ mod tests {
         );
         // Three lines that fit and a one-row legend: 8 + 3 × 16 + 22 px, the header's height for one row.
         let lines: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
-        let header = Header::layout(&lines, ["vllm", "sglang"], 800.0);
+        let header = Header::layout(&lines, &["vllm", "sglang"], 800.0);
         assert_eq!(header.lines.len(), 3);
         assert_eq!(header.height, 8.0 + 3.0 * 16.0 + 22.0);
         assert_eq!(header.legend[0], (10.0, 8.0 + 48.0 + 6.0));
@@ -219,7 +215,8 @@ mod tests {
         let labels: Vec<String> = (0..12)
             .map(|index| format!("Llama-3.3-70B-Instruct-{index}"))
             .collect();
-        let header = Header::layout(&[], labels.iter().map(String::as_str), 600.0);
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let header = Header::layout(&[], &labels, 600.0);
         let rows: std::collections::BTreeSet<u64> =
             header.legend.iter().map(|(_, y)| *y as u64).collect();
         assert!(rows.len() > 1, "{:?}", header.legend);

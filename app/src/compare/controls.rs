@@ -187,7 +187,10 @@ impl Compare {
         let height = plot::forest_height(comparison.groups.len())
             + export_header_height(
                 &lines,
-                legend.iter().map(|(label, ..)| label.as_str()),
+                &legend
+                    .iter()
+                    .map(|(label, ..)| label.as_str())
+                    .collect::<Vec<_>>(),
                 width,
             );
         if svg {

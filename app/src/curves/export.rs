@@ -40,7 +40,11 @@ impl Curves {
     fn export_size(self, facets: &[Facet], lines: &[String]) -> (f64, f64) {
         let width = self.width.get_untracked();
         let header = self.colors.with_untracked(|styles| {
-            export_header_height(lines, styles.keys().map(String::as_str), width)
+            export_header_height(
+                lines,
+                &styles.keys().map(String::as_str).collect::<Vec<_>>(),
+                width,
+            )
         });
         (width, curves_height(facets.len(), width) + header)
     }

@@ -112,23 +112,7 @@ pub fn frontier_withheld(facets: &[Facet], state: &ViewState) -> Option<String> 
     if !state.frontier.is_on() || state.x == XAxis::Load {
         return None;
     }
-    let withheld: Vec<&Series> = facets
-        .iter()
-        .flat_map(|facet| &facet.series)
-        .filter(|series| series.frontier_withheld.is_some())
-        .collect();
-    let widest = Pooling::widest(
-        &withheld
-            .iter()
-            .filter_map(|series| series.frontier_withheld.clone())
-            .collect::<Vec<_>>(),
-    );
-    let parts: Vec<String> = widest
-        .spans
-        .iter()
-        .filter(|span| span.dimension != Dimension::Rep)
-        .map(crate::pooling::Span::text)
-        .collect();
+    let (withheld, parts) = withheld(facets.iter().flat_map(|facet| &facet.series));
     if parts.is_empty() {
         return None;
     }
@@ -148,26 +132,29 @@ pub fn frontier_withheld(facets: &[Facet], state: &ViewState) -> Option<String> 
     ))
 }
 
-/// What a panel says inside its chart when its frontier leaves series out: `no frontier through sglang, vllm:
-/// points pool tp 4, 8`. `None` when none does.
-pub(super) fn withheld_in_panel(facet: &Facet) -> Option<String> {
-    let withheld: Vec<&Series> = facet
-        .series
-        .iter()
+/// The series whose frontier is withheld, and what their widest point pools besides reps, by dimension and value.
+fn withheld<'a>(series: impl IntoIterator<Item = &'a Series>) -> (Vec<&'a Series>, Vec<String>) {
+    let withheld: Vec<&Series> = series
+        .into_iter()
         .filter(|series| series.frontier_withheld.is_some())
         .collect();
-    let widest = Pooling::widest(
-        &withheld
-            .iter()
-            .filter_map(|series| series.frontier_withheld.clone())
-            .collect::<Vec<_>>(),
-    );
-    let parts: Vec<String> = widest
+    let poolings: Vec<Pooling> = withheld
+        .iter()
+        .filter_map(|series| series.frontier_withheld.clone())
+        .collect();
+    let parts = Pooling::widest(&poolings)
         .spans
         .iter()
         .filter(|span| span.dimension != Dimension::Rep)
         .map(crate::pooling::Span::text)
         .collect();
+    (withheld, parts)
+}
+
+/// What a panel says inside its chart when its frontier leaves series out: `no frontier through sglang, vllm:
+/// points pool tp 4, 8`. `None` when none does.
+pub(super) fn withheld_in_panel(facet: &Facet) -> Option<String> {
+    let (withheld, parts) = withheld(&facet.series);
     (!parts.is_empty()).then(|| {
         let names: Vec<&str> = withheld
             .iter()

@@ -158,7 +158,16 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
         )
     });
     let frontier = match &series.frontier {
+        None if series.frontier_withheld.is_some() && point.pooling.pools_series() => {
+            "\non no frontier: this point pools several configurations"
+        }
         None => "",
+        Some(frontier) if frontier.across_series && series.is_dominated(index) => {
+            "\nhollow: off the frontier (another configuration or load is better on both axes)"
+        }
+        Some(frontier) if frontier.across_series => {
+            "\non the Pareto frontier across the panel's configurations"
+        }
         Some(_) if series.is_dominated(index) => {
             "\nhollow: dominated (another load of this series is better on both axes)"
         }
@@ -169,9 +178,16 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
         .into_iter()
         .map(|line| format!("\n{line}"))
         .collect();
+    // A legend naming only what differs between the series is completed by the whole configuration.
+    let label = series.label.to_string();
+    let whole = if label == series.legend {
+        String::new()
+    } else {
+        format!("\nconfiguration {label}")
+    };
     format!(
-        "{} · {}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{origin}",
-        series.label,
+        "{} · {}{whole}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{origin}",
+        series.legend,
         point.load.label(),
         metric.label(),
         value_text(metric, point.value),
@@ -263,18 +279,32 @@ pub fn export_header_height(lines: &[String], legend: &[&str], width: f64) -> f6
     Header::layout(lines, legend, width).height
 }
 
-/// The colour and marker of each series label: the label's position among all values of the coloured
-/// dimension in the data (`all_values`, in the index's order), so a backend keeps its look across views.
+/// The colour and marker of each series of `facets`, keyed by its legend: its value's position among all values
+/// of the coloured dimension in the data (`all_values`, in the index's order), so a backend keeps its look
+/// across views; values the list lacks take distinct looks after them.
 pub fn series_styles(
-    labels: impl IntoIterator<Item = String>,
+    facets: &[Facet],
     all_values: &[String],
 ) -> BTreeMap<String, ((u8, u8, u8), palette::Marker)> {
-    cellscope_model::order::btree_map(labels.into_iter().map(|label| {
-        let position = all_values
-            .iter()
-            .position(|value| *value == label)
-            .unwrap_or(all_values.len());
-        (label, palette::style(position))
+    let mut unknown: Vec<String> = Vec::new();
+    cellscope_model::order::btree_map(facets.iter().flat_map(|facet| &facet.series).map(|series| {
+        let value = series.label.to_string();
+        // A value the data's list lacks (a configuration, which is no listed dimension) still gets a look of
+        // its own, after every listed value's.
+        let position = match all_values.iter().position(|known| *known == value) {
+            Some(position) => position,
+            None => {
+                let place = unknown
+                    .iter()
+                    .position(|seen| *seen == value)
+                    .unwrap_or_else(|| {
+                        unknown.push(value.clone());
+                        unknown.len() - 1
+                    });
+                all_values.len() + place
+            }
+        };
+        (series.legend.clone(), palette::style(position))
     }))
 }
 
@@ -368,6 +398,8 @@ mod tests {
     fn curves_draw_to_svg_with_hits_for_every_point_and_the_skip_marker() {
         let series = Series {
             label: Value::Text("pytorch_direct".into()),
+            legend: "pytorch_direct".into(),
+            badge: None,
             points: vec![point(1, 1.0), point(2, 0.5), point(4, 0.3), point(8, 0.1)],
             breakdown: cellscope_model::curve::Breakdown::At {
                 load: cellscope_model::Load::Concurrency(2),
@@ -377,15 +409,14 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            frontier_withheld: None,
         };
         let facets = vec![Facet {
             title: Some(Value::Text("long_decode".into())),
+            frontier_steps: Vec::new(),
             series: vec![series],
         }];
-        let styles = series_styles(
-            ["pytorch_direct".to_string()],
-            &["pytorch_direct".to_string()],
-        );
+        let styles = series_styles(&facets, &["pytorch_direct".to_string()]);
         let reason = |_: &Series| "hang".to_string();
         for metric in [Metric::Efficiency, Metric::P95Multiplier, Metric::P95WallMs] {
             let (svg, hits) = svg_of(&facets, &styles, &reason, metric, (800, 400), None);
@@ -408,11 +439,49 @@ mod tests {
     }
 
     #[test]
+    fn every_series_drawn_has_a_look_of_its_own_listed_or_not() {
+        let series = |label: &str| Series {
+            label: Value::Text(label.into()),
+            legend: label.into(),
+            badge: None,
+            points: vec![point(1, 1.0)],
+            breakdown: cellscope_model::curve::Breakdown::Never {
+                max: cellscope_model::Load::Concurrency(1),
+            },
+            skipped_at: None,
+            skipped_cells: Vec::new(),
+            left_out: 0,
+            without_value: 0,
+            frontier: None,
+            frontier_withheld: None,
+        };
+        // Two listed engines and two values the data's list lacks (configurations are no listed dimension).
+        let facets = vec![Facet {
+            title: None,
+            frontier_steps: Vec::new(),
+            series: ["sglang", "vllm", "sglang · tp 4", "vllm · tp 8"]
+                .into_iter()
+                .map(series)
+                .collect(),
+        }];
+        let styles = series_styles(&facets, &["sglang".into(), "trtllm".into(), "vllm".into()]);
+        assert_eq!(styles["sglang"], palette::style(0));
+        assert_eq!(styles["vllm"], palette::style(2));
+        let looks: Vec<_> = styles.values().collect();
+        for (index, look) in looks.iter().enumerate() {
+            assert!(!looks[index + 1..].contains(look), "{styles:?}");
+        }
+    }
+
+    #[test]
     fn an_export_carries_the_view_and_the_legend() {
         let facets = vec![Facet {
             title: None,
+            frontier_steps: Vec::new(),
             series: vec![Series {
                 label: Value::Text("vllm".into()),
+                legend: "vllm".into(),
+                badge: None,
                 points: vec![point(1, 1.0), point(2, 0.5)],
                 breakdown: cellscope_model::curve::Breakdown::At {
                     load: cellscope_model::Load::Concurrency(2),
@@ -422,9 +491,10 @@ mod tests {
                 left_out: 0,
                 without_value: 0,
                 frontier: None,
+                frontier_withheld: None,
             }],
         }];
-        let styles = series_styles(["vllm".to_string()], &["sglang".into(), "vllm".into()]);
+        let styles = series_styles(&facets, &["sglang".into(), "vllm".into()]);
         let reason = |_: &Series| String::new();
         let lines = vec![
             "cellscope curves: parallel efficiency vs N, colour by backend".to_string(),
@@ -480,6 +550,8 @@ mod tests {
         ];
         let series = Series {
             label: Value::Text("vllm".into()),
+            legend: "vllm".into(),
+            badge: None,
             points,
             breakdown: cellscope_model::curve::Breakdown::Never {
                 max: cellscope_model::Load::Concurrency(8),
@@ -491,13 +563,16 @@ mod tests {
             frontier: Some(cellscope_model::explore::Frontier {
                 members: vec![0, 1, 3],
                 steps: steps.to_vec(),
+                across_series: false,
             }),
+            frontier_withheld: None,
         };
         let facets = vec![Facet {
             title: None,
+            frontier_steps: Vec::new(),
             series: vec![series],
         }];
-        let styles = series_styles(["vllm".to_string()], &["vllm".to_string()]);
+        let styles = series_styles(&facets, &["vllm".to_string()]);
         let reason = |_: &Series| "hang".to_string();
         let (svg, hits) = svg_against(
             &facets,
@@ -695,11 +770,98 @@ mod tests {
     }
 
     #[test]
+    fn no_label_covers_a_point_of_any_series() {
+        // Two series against a metric whose points interleave: each point's label (N=…, the breakdown ring's
+        // N*=…) wants the spot where the other series has a point.
+        let series = |label: &str, shift: f64| Series {
+            label: Value::Text(label.into()),
+            legend: label.into(),
+            badge: None,
+            points: [
+                (1, 100.0, 50.0),
+                (2, 110.0, 52.0),
+                (4, 120.0, 54.0),
+                (8, 130.0, 56.0),
+            ]
+            .into_iter()
+            .map(|(n, x, y)| SeriesPoint {
+                x: x + shift,
+                x_min: x + shift,
+                x_max: x + shift,
+                ..point(n, y + shift / 10.0)
+            })
+            .collect(),
+            breakdown: cellscope_model::curve::Breakdown::At {
+                load: cellscope_model::Load::Concurrency(4),
+            },
+            skipped_at: None,
+            skipped_cells: Vec::new(),
+            left_out: 0,
+            without_value: 0,
+            frontier: None,
+            frontier_withheld: None,
+        };
+        let facets = vec![Facet {
+            title: None,
+            frontier_steps: Vec::new(),
+            series: vec![series("tp 4", 0.0), series("tp 8", 6.0)],
+        }];
+        let styles = series_styles(&facets, &[]);
+        let reason = |_: &Series| String::new();
+        let (svg, _) = svg_against(
+            &facets,
+            &styles,
+            &reason,
+            (XAxis::Metric(Metric::P95TtftMs), Metric::AggregateTps),
+            (420, 300),
+            None,
+        );
+        let attribute = |tag: &str, name: &str| -> Option<f64> {
+            let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            tag[start..].split('"').next()?.parse().ok()
+        };
+        let markers: Vec<Rect> = svg
+            .split("<circle")
+            .skip(1)
+            .filter_map(|tag| {
+                let (x, y, r) = (
+                    attribute(tag, "cx")?,
+                    attribute(tag, "cy")?,
+                    attribute(tag, "r")?,
+                );
+                Some((
+                    (x - r) as i32,
+                    (y - r) as i32,
+                    (x + r) as i32,
+                    (y + r) as i32,
+                ))
+            })
+            .collect();
+        assert!(markers.len() >= 8, "{} markers", markers.len());
+        let overlaps = |a: &Rect, b: &Rect| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+        let labels: Vec<(String, Rect)> = text_boxes(&svg)
+            .into_iter()
+            .filter(|(text, _)| text.starts_with("N"))
+            .collect();
+        assert!(!labels.is_empty(), "no point label drawn");
+        for (text, rect) in &labels {
+            for marker in &markers {
+                assert!(
+                    !overlaps(rect, marker),
+                    "{text:?} {rect:?} covers a point at {marker:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn crowded_labels_titles_and_notes_never_overlap() {
         // Four series breaking down at the same N and ending at the same skipped N with the same value, in
         // panels titled by long run ids, with a partial point and a note: every label wants the same spot.
         let series = |label: &str| Series {
             label: Value::Text(label.into()),
+            legend: label.into(),
+            badge: None,
             points: vec![
                 point(1, 1.0),
                 point(2, 0.5),
@@ -717,6 +879,7 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            frontier_withheld: None,
         };
         let labels = ["vllm", "sglang", "tgi", "pytorch_direct"];
         let facets: Vec<Facet> = [
@@ -727,10 +890,11 @@ mod tests {
         .into_iter()
         .map(|title| Facet {
             title: Some(Value::Text(title.into())),
+            frontier_steps: Vec::new(),
             series: labels.iter().map(|label| series(label)).collect(),
         })
         .collect();
-        let styles = series_styles(labels.iter().map(ToString::to_string), &[]);
+        let styles = series_styles(&facets, &[]);
         let reason = |_: &Series| "hang: the server stopped answering".to_string();
         let notes = vec![
             vec!["⚠ series pool different model sets: pytorch_direct 3 models, sglang 4, tgi 2, vllm 4".to_string()];
@@ -777,6 +941,8 @@ mod tests {
     fn a_panel_without_points_says_why_in_its_middle_whole() {
         let series = |label: &str, points: Vec<SeriesPoint>| Series {
             label: Value::Text(label.into()),
+            legend: label.into(),
+            badge: None,
             points,
             breakdown: cellscope_model::curve::Breakdown::NoData,
             skipped_at: None,
@@ -784,20 +950,23 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            frontier_withheld: None,
         };
         let facets = vec![
             Facet {
                 title: Some(Value::Text("sglang".into())),
+                frontier_steps: Vec::new(),
                 series: vec![series("mistral-7b", Vec::new())],
             },
             Facet {
                 title: Some(Value::Text("vllm".into())),
+                frontier_steps: Vec::new(),
                 series: vec![series("mistral-7b", vec![point(1, 1.0), point(2, 0.5)])],
             },
         ];
         let why = "all 36 cells excluded by the ledger (mistral-long-prefill-tokenizer)";
         let notes = vec![vec![why.to_string()], Vec::new()];
-        let styles = series_styles(["mistral-7b".to_string()], &[]);
+        let styles = series_styles(&facets, &[]);
         let reason = |_: &Series| String::new();
         let (svg, _) = svg_with_notes(
             &facets,

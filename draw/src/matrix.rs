@@ -198,6 +198,11 @@ pub fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -
                     .map(|(_, text)| text.split(' ').nth(1).unwrap_or(""))
                     .collect();
                 let link = target(row, col, &square.only_cell).href();
+                // A square pooling deployments says so on its face, not only in its hover text.
+                let badge = square.pooling.configuration_badge();
+                let badge_html = badge.as_deref().map_or_else(String::new, |badge| {
+                    format!("<span class=\"pools\">{}</span>", escape_html(badge))
+                });
                 // A screen reader names the link by what the square is and where it leads, not by its number.
                 let name = format!(
                     "{} {}, {} {row_text}, {} {col_text}: {} {}, {}; {}",
@@ -217,15 +222,16 @@ pub fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -
                 let _ = write!(
                     html,
                     "<td class=\"square\" style=\"background:{background};color:{text}\" title=\"{}\" \
-                     data-row=\"{}\" data-col=\"{}\" data-statuses=\"{}\" data-reported=\"{}\" data-derived=\"{}\">\
-                     <a class=\"square-link\" href=\"{}\" aria-label=\"{}\"><span class=\"value\">{}</span>\
-                     <span class=\"glyphs\">{}<span class=\"mark\">{}</span></span></a></td>",
+                     data-row=\"{}\" data-col=\"{}\" data-statuses=\"{}\" data-reported=\"{}\" data-derived=\"{}\" \
+                     data-pools=\"{}\"><a class=\"square-link\" href=\"{}\" aria-label=\"{}\"><span class=\"value\">{}</span>\
+                     <span class=\"glyphs\">{}<span class=\"mark\">{}</span></span>{badge_html}</a></td>",
                     escape_html(&hover.join("\n")),
                     escape_html(&row_text),
                     escape_html(&col_text),
                     escape_html(&statuses.join(",")),
                     square.reported,
                     square.derived,
+                    escape_html(badge.as_deref().unwrap_or("")),
                     escape_html(&link),
                     escape_html(&name),
                     escape_html(&square.label(metric)),

@@ -599,7 +599,7 @@ mod tests {
         assert_eq!((at_2.cells, at_2.series), (4, 2));
         assert_eq!(
             at_2.pooling.describe(Aggregation::Mean),
-            "mean of 4 cells over 2 models, 3 reps (not every combination has data)"
+            "mean of 4 cells over model a, b; rep 0, 1, 2 (not every combination has data)"
         );
         // Restricted to reps, the band spans each rep's pooled value: rep 0 (0.5 + 0.9) / 2 = 0.7, rep 1 0.6
         // and rep 2 0.7 (model a alone).

@@ -6,7 +6,6 @@
 
 use crate::curve::{Breakdown, CurveCells, CurveOptions, curves_with_cells};
 use crate::exclusions::ExclusionScope;
-use crate::frontier::{Better, staircase};
 use crate::key::{CellKey, Dimension, DimensionValue};
 use crate::load::{Load, LoadKind};
 use crate::metric::Metric;
@@ -25,7 +24,9 @@ pub use matrix::{
 
 mod matrix;
 mod opening;
-pub use opening::{opening_at_load, opening_metric, show_pareto};
+mod pareto;
+pub use opening::{one_load_note, opening_at_load, opening_metric, show_pareto};
+pub use pareto::frontier_withheld;
 
 /// The cells as the what-if toggles want them: refilled cells swapped for their pre-refill state when asked,
 /// then efficiency and p95 multipliers recomputed against the (possibly changed) baselines.
@@ -460,6 +461,12 @@ impl SeriesPoint {
 pub struct Series {
     /// The series' value of the colour dimension.
     pub label: Value,
+    /// What the legend, the table and a tooltip call the series: its label, or, coloured by configuration, the
+    /// parts of its configuration that differ between the series drawn.
+    pub legend: String,
+    /// What its points pool of deployments (`pools tp 4, 8`), shown beside its name; `None` when each point is
+    /// one deployment's.
+    pub badge: Option<String>,
     /// Its points, in ascending N.
     pub points: Vec<SeriesPoint>,
     /// Where the aggregated curve breaks under the criterion.
@@ -473,8 +480,12 @@ pub struct Series {
     /// Ns with admitted cells with data but no value of the plotted metric (or of the x metric): left out of
     /// `points`, never drawn as zero, and counted so the view can say so.
     pub without_value: u32,
-    /// The series' Pareto frontier, when the view asks for it and has a metric on x.
+    /// The series' Pareto frontier, when the view asks for it and has a metric on x: its own, or its points on
+    /// the panel's frontier across series ([`Frontier::across_series`]).
     pub frontier: Option<Frontier>,
+    /// When a frontier is asked for but some of the series' points pool several configurations: the widest of
+    /// them. Such points are on no frontier, and the view says so.
+    pub frontier_withheld: Option<crate::pooling::Pooling>,
 }
 
 /// The points of a series no other point of it beats on both axes ([`crate::frontier`]), in the chart's
@@ -483,8 +494,11 @@ pub struct Series {
 pub struct Frontier {
     /// Indices into the series' points, in ascending x.
     pub members: Vec<usize>,
-    /// The staircase through them, `(x, value)` pairs to draw in order.
+    /// The staircase through them, `(x, value)` pairs to draw in order (empty across series: the panel draws
+    /// its own, [`Facet::frontier_steps`]).
     pub steps: Vec<(f64, f64)>,
+    /// Whether the members are on the panel's frontier across every series rather than the series' own.
+    pub across_series: bool,
 }
 
 impl Series {
@@ -525,6 +539,9 @@ pub struct Facet {
     pub title: Option<Value>,
     /// Its series.
     pub series: Vec<Series>,
+    /// The staircase of the frontier across its series ([`crate::view_state::FrontierMode::Panel`]), empty
+    /// otherwise.
+    pub frontier_steps: Vec<(f64, f64)>,
 }
 
 /// Curves of `metric` against `state.x` (N, or another per-cell metric): one facet per `state.facet` value, one
@@ -626,18 +643,57 @@ pub fn curves_of<'a>(
             cell.key.value(state.color),
         )
     };
-    let mut facets: BTreeMap<Option<Value>, Vec<Series>> = BTreeMap::new();
+    let mut facets: BTreeMap<Option<Value>, Vec<(Series, Vec<(String, String)>)>> = BTreeMap::new();
     for grouped in curves_with_cells(slice.iter().copied(), group, &options) {
         let series = series(&grouped, &options, state, metric);
+        let parts = grouped
+            .cells
+            .iter()
+            .flatten()
+            .next()
+            .map(|cell| configuration_parts(&cell.key))
+            .unwrap_or_default();
         facets
             .entry(grouped.curve.group.0.map(Value::from))
             .or_default()
-            .push(series);
+            .push((series, parts));
     }
-    facets
+    let mut parts = Vec::new();
+    let mut facets: Vec<Facet> = facets
         .into_iter()
-        .map(|(title, series)| Facet { title, series })
-        .collect()
+        .map(|(title, series)| Facet {
+            title,
+            series: series
+                .into_iter()
+                .map(|(series, of_series)| {
+                    parts.push(of_series);
+                    series
+                })
+                .collect(),
+            frontier_steps: Vec::new(),
+        })
+        .collect();
+    if state.color == Dimension::Configuration {
+        pareto::fill_configuration_legends(&mut facets, &parts);
+    }
+    pareto::badge_pooled_deployments(&mut facets);
+    pareto::fill_panel_frontiers(&mut facets, state, metric);
+    facets
+}
+
+/// A configuration as (part, value) pairs: backend, model, then each deployment parameter.
+fn configuration_parts(key: &CellKey) -> Vec<(String, String)> {
+    [
+        ("backend".to_string(), key.backend.clone()),
+        ("model".to_string(), key.model.clone()),
+    ]
+    .into_iter()
+    .chain(
+        key.config
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.to_string())),
+    )
+    .collect()
 }
 
 /// A series' facet and colour values, borrowed from its cells.
@@ -714,14 +770,9 @@ fn series(
             })
         })
         .collect();
-    // A frontier joins real operating points: over values pooled across series it would name trade-offs
-    // nobody measured, so it is withheld ([`frontier_withheld`] says why).
-    let frontier = match state.x {
-        XAxis::Metric(x) if state.frontier && !points.iter().any(pools_beyond_reps) => {
-            Some(frontier_of(&points, x, metric))
-        }
-        _ => None,
-    };
+    // A frontier joins real operating points: over values pooled across configurations it would name
+    // trade-offs nobody measured, so it is withheld ([`frontier_withheld`] says why).
+    let (frontier, frontier_withheld) = pareto::series_frontier(&points, state, metric);
     let last = points.last().map(|point| point.load);
     let skipped = curve
         .points
@@ -737,8 +788,11 @@ fn series(
                 .collect()
         })
         .unwrap_or_default();
+    let label = Value::from(curve.group.1);
     Series {
-        label: Value::from(curve.group.1),
+        legend: label.to_string(),
+        badge: None,
+        label,
         breakdown: curve.breakdown(&state.criterion),
         points,
         skipped_at,
@@ -746,6 +800,7 @@ fn series(
         left_out: curve.points.iter().map(|point| point.left_out).sum(),
         without_value,
         frontier,
+        frontier_withheld,
     }
 }
 
@@ -783,36 +838,19 @@ pub fn point_keys(
         .collect()
 }
 
-/// Whether a point pools more than the reps of one configuration (models, workloads, phases, runs, …).
-fn pools_beyond_reps(point: &SeriesPoint) -> bool {
-    point.pooling.pools_series()
-}
-
-/// Why the Pareto frontier asked for is not drawn: the points pool several configurations (a mean over models
-/// is no operating point anyone can run). Names what the widest point pools. `None` when the frontier is not
-/// asked for, needs no reason (N on x) or is drawn.
-pub fn frontier_withheld(facets: &[Facet], state: &ViewState) -> Option<String> {
-    if !state.frontier || state.x == XAxis::Load {
-        return None;
-    }
-    let widest = facets
-        .iter()
-        .flat_map(|facet| &facet.series)
-        .flat_map(|series| &series.points)
-        .filter(|point| pools_beyond_reps(point))
-        .max_by_key(|point| point.pooling.cells)?;
-    let spans: Vec<String> = widest
-        .pooling
-        .spans
-        .iter()
-        .filter(|(dimension, _)| *dimension != Dimension::Rep)
-        .map(|(dimension, count)| format!("{count} {}s", dimension.name()))
-        .collect();
-    Some(format!(
-        "Pareto frontier not drawn: points pool {}, and a frontier joins real operating points (one \
-         configuration's reps). Filter to one value of each, or colour or facet by it.",
-        spans.join(" × ")
-    ))
+/// Whether the curves give each value of `dimension` series or panels of its own: it is the colour or the
+/// facet, or a part of the configuration one of them is.
+fn curves_split_by(state: &ViewState, dimension: Dimension) -> bool {
+    let part_of_configuration = matches!(
+        dimension,
+        Dimension::Backend | Dimension::Model | Dimension::Param(_)
+    );
+    [Some(state.color), state.facet]
+        .into_iter()
+        .flatten()
+        .any(|split| {
+            split == dimension || (split == Dimension::Configuration && part_of_configuration)
+        })
 }
 
 /// Dimensions whose values a series may pool that make two series' curves unlike when their sets differ.
@@ -894,7 +932,7 @@ pub fn unequal_sets(
     let inclusion = inclusion(state, comparisons);
     let dimensions: Vec<Dimension> = POOLED_SET_DIMENSIONS
         .into_iter()
-        .filter(|dimension| *dimension != state.color && state.facet != Some(*dimension))
+        .filter(|dimension| !curves_split_by(state, *dimension))
         .collect();
     let mut panels: BTreeMap<Option<DimensionValue<'_>>, BTreeMap<DimensionValue<'_>, Sets<'_>>> =
         BTreeMap::new();
@@ -965,8 +1003,6 @@ pub fn panel_notes(
     unequal: &[UnequalSets],
     state: &ViewState,
 ) -> Vec<Vec<String>> {
-    let withheld = frontier_withheld(facets, state)
-        .map(|_| "no Pareto frontier: the points pool several configurations".to_string());
     facets
         .iter()
         .map(|facet| {
@@ -974,7 +1010,10 @@ pub fn panel_notes(
                 .iter()
                 .filter(|sets| sets.facet == facet.title)
                 .map(UnequalSets::short)
-                .chain(withheld.clone())
+                .chain(
+                    frontier_withheld(std::slice::from_ref(facet), state)
+                        .and(pareto::withheld_in_panel(facet)),
+                )
                 .collect()
         })
         .collect()
@@ -1119,19 +1158,6 @@ impl SeriesPoint {
     }
 }
 
-/// The Pareto frontier of a series' points with `x` on the x axis and `metric` on y, each axis better the way
-/// its metric is.
-fn frontier_of(points: &[SeriesPoint], x: Metric, metric: Metric) -> Frontier {
-    let (x, y) = (Better::of(x), Better::of(metric));
-    let placed: Vec<(f64, f64)> = points.iter().map(|point| (point.x, point.value)).collect();
-    let members = crate::frontier::frontier(&placed, x, y);
-    let front: Vec<(f64, f64)> = members.iter().map(|index| placed[*index]).collect();
-    Frontier {
-        steps: staircase(&front, x, y),
-        members,
-    }
-}
-
 /// What the view says when points are left out for want of a value: "2 points without a value of p95 time to
 /// first token or output tok/s left out (never drawn as zero)". `None` when none is.
 pub fn without_value_note(facets: &[Facet], metric: Metric, x: XAxis) -> Option<String> {
@@ -1242,27 +1268,135 @@ mod tests {
     }
 
     #[test]
-    fn the_pareto_view_colours_by_the_parameter_that_varies() {
-        let mut cells = sweep("vllm", "w", &[(1, 1.0), (2, 0.9)]);
-        for (index, cell) in cells.iter_mut().enumerate() {
-            cell.key.config.insert("accelerator", "h100").unwrap();
-            cell.key
-                .config
-                .insert("tp", if index % 2 == 0 { "1" } else { "2" })
-                .unwrap();
+    fn the_pareto_view_draws_one_point_per_configuration_and_load() {
+        // Two engines × tp 1, 2 × two workloads × N 1, 2 × 3 reps, all on h100s.
+        let mut cells = Vec::new();
+        for backend in ["vllm", "sglang"] {
+            for tp in ["1", "2"] {
+                for workload in ["w1", "w2"] {
+                    for mut cell in sweep(backend, workload, &[(1, 1.0), (2, 0.9)]) {
+                        cell.key.config.insert("accelerator", "h100").unwrap();
+                        cell.key.config.insert("tp", tp).unwrap();
+                        cells.push(cell);
+                    }
+                }
+            }
         }
         crate::summary::fill_output_per_accelerator(&mut cells);
         fill_scaling(&mut cells);
         let slice: Vec<&CellSummary> = cells.iter().collect();
         let mut state = ViewState::default();
         show_pareto(&mut state, &slice);
-        assert_eq!(state.color, Dimension::parse("tp").unwrap());
-        assert_eq!(state.metric, Metric::OutputTpsPerAccelerator);
-        // Without a parameter that varies, the colour stays.
-        let one: Vec<&CellSummary> = cells.iter().step_by(2).collect();
-        let mut state = ViewState::default();
-        show_pareto(&mut state, &one);
-        assert_eq!(state.color, Dimension::Backend);
+        assert_eq!(
+            (state.color, state.facet, state.metric),
+            (
+                Dimension::Configuration,
+                Some(Dimension::Workload),
+                Metric::OutputTpsPerAccelerator
+            )
+        );
+        // The test's cells have no interactivity: plot throughput against p95 wall time instead.
+        state.metric = Metric::AggregateTps;
+        state.x = XAxis::Metric(Metric::P95WallMs);
+        let facets = curves(&cells, &state, state.metric);
+        assert_eq!(facets.len(), 2);
+        for facet in &facets {
+            let legends: Vec<&str> = facet
+                .series
+                .iter()
+                .map(|series| series.legend.as_str())
+                .collect();
+            assert_eq!(
+                legends,
+                [
+                    "sglang · tp 1",
+                    "sglang · tp 2",
+                    "vllm · tp 1",
+                    "vllm · tp 2"
+                ]
+            );
+            for series in &facet.series {
+                assert_eq!(series.points.len(), 2);
+                assert!(series.frontier.is_some() && series.frontier_withheld.is_none());
+                for point in &series.points {
+                    // Each point: one configuration's three reps at one load.
+                    assert_eq!(point.cells, 3);
+                    assert_eq!(
+                        point.pooling.describe(state.aggregation),
+                        "mean of 3 cells: rep 0, 1, 2"
+                    );
+                }
+            }
+        }
+        assert_eq!(frontier_withheld(&facets, &state), None);
+        // Coloured by backend instead, each point pools tp 1 and 2: no frontier is drawn, and both the note and
+        // the panels say why with the values pooled.
+        let by_backend = ViewState {
+            color: Dimension::Backend,
+            ..state.clone()
+        };
+        let facets = curves(&cells, &by_backend, state.metric);
+        assert!(
+            facets
+                .iter()
+                .flat_map(|facet| &facet.series)
+                .all(|series| series.frontier.is_none())
+        );
+        let why = frontier_withheld(&facets, &by_backend).unwrap();
+        assert!(
+            why.starts_with("4 of 4 series pool several configurations at a point (up to tp 1, 2)"),
+            "{why}"
+        );
+        assert_eq!(
+            panel_notes(&facets, &[], &by_backend)[0],
+            ["no frontier through sglang, vllm: points pool tp 1, 2"]
+        );
+    }
+
+    #[test]
+    fn the_frontier_across_configurations_joins_single_configuration_points_of_every_series() {
+        // Three configurations at one workload; throughput against p95 wall time (lower is better on x).
+        let mut cells = Vec::new();
+        for (tp, scale) in [("1", 1.0), ("2", 1.6), ("4", 0.8)] {
+            for mut cell in sweep("vllm", "w", &[(1, 1.0), (2, 0.9), (4, 0.6)]) {
+                cell.key.config.insert("tp", tp).unwrap();
+                cell.stats.aggregate_tps = cell.stats.aggregate_tps.map(|tps| tps * scale);
+                cells.push(cell);
+            }
+        }
+        fill_scaling(&mut cells);
+        let state = ViewState {
+            view: View::Curves,
+            metric: Metric::AggregateTps,
+            x: XAxis::Metric(Metric::P95WallMs),
+            color: Dimension::Configuration,
+            facet: None,
+            frontier: crate::view_state::FrontierMode::Panel,
+            ..ViewState::default()
+        };
+        let facets = curves(&cells, &state, Metric::AggregateTps);
+        let series = &facets[0].series;
+        assert_eq!(
+            series
+                .iter()
+                .map(|series| series.legend.as_str())
+                .collect::<Vec<_>>(),
+            ["tp 1", "tp 2", "tp 4"]
+        );
+        // tp 2 beats the others at every load (same p95, 1.6× the throughput): the whole frontier is its.
+        let members: Vec<Vec<usize>> = series
+            .iter()
+            .map(|series| series.frontier.as_ref().unwrap().members.clone())
+            .collect();
+        assert_eq!(members, [vec![], vec![0, 1, 2], vec![]]);
+        assert!(
+            series
+                .iter()
+                .all(|series| series.frontier.as_ref().unwrap().across_series)
+        );
+        assert!(series[0].is_dominated(0) && !series[1].is_dominated(0));
+        assert!(!facets[0].frontier_steps.is_empty());
+        assert_eq!(frontier_withheld(&facets, &state), None);
     }
 
     #[test]
@@ -1301,31 +1435,84 @@ mod tests {
         let mut swept = sweep("vllm", "w", &[(1, 1.0), (4, 0.8)]);
         fill_scaling(&mut swept);
         assert_eq!(opening_metric(&swept), None);
-        // One concurrency per configuration (two workloads, one N each): every efficiency is 1.000 against
-        // itself, so the view opens on output throughput.
+        assert_eq!(
+            one_load_note(&swept.iter().collect::<Vec<_>>(), Metric::Efficiency),
+            None
+        );
+        // One concurrency per configuration (two workloads, one N each): measured against itself each would read
+        // 1.000, so none has a scaling metric, and the view opens on output throughput.
         let mut single = vec![
             cell("vllm", "a", 4, 0, 400.0, 900.0),
             cell("vllm", "b", 8, 0, 700.0, 1500.0),
         ];
         fill_scaling(&mut single);
-        assert!(single.iter().all(|cell| cell.efficiency == Some(1.0)));
+        assert!(
+            single
+                .iter()
+                .all(|cell| cell.efficiency.is_none() && cell.p95_multiplier.is_none())
+        );
+        let slice: Vec<&CellSummary> = single.iter().collect();
+        assert_eq!(
+            crate::reasons::ScalingAbsent::of(Metric::Efficiency, &single[0], &slice)
+                .map(|absent| absent.short()),
+            Some("one load")
+        );
         let (metric, why) = opening_metric(&single).expect("another metric");
         assert_eq!(metric, Metric::AggregateTps);
-        assert!(why.contains("two loads"), "{why}");
+        assert_eq!(
+            why,
+            "Opened on output tok/s: 0 of 2 cells with data have a parallel efficiency (2 are the one load their \
+             series was measured at: one load, no scaling), 2 have output tok/s. Choose another metric above."
+        );
+        assert_eq!(
+            one_load_note(&slice, Metric::Efficiency).as_deref(),
+            Some(
+                "2 cells are the one load their series was measured at: one load, no scaling (no parallel \
+                 efficiency or p95 multiplier, shown as \"one load\", never as 1.000)."
+            )
+        );
+        assert_eq!(one_load_note(&slice, Metric::AggregateTps), None);
+        // A panel of such cells draws no efficiency point and says why.
+        let why = crate::reasons::NoPoint::of(
+            &slice,
+            &inclusion(&ViewState::default(), BTreeSet::new()),
+            Metric::Efficiency,
+            None,
+        )
+        .map(|why| why.text());
+        assert_eq!(
+            why.as_deref(),
+            Some(
+                "one load, no scaling: no parallel efficiency (each of its 2 cells is the one load its series was \
+                 measured at)"
+            )
+        );
+        // A root of mostly sweeps keeps efficiency, and its one-load cells are counted.
+        let mut mixed = swept.clone();
+        mixed.extend(single.clone());
+        fill_scaling(&mut mixed);
+        assert_eq!(opening_metric(&mixed), None);
+        let mixed_slice: Vec<&CellSummary> = mixed.iter().collect();
+        assert!(
+            one_load_note(&mixed_slice, Metric::Efficiency)
+                .unwrap()
+                .starts_with("2 cells are")
+        );
         // An offered rate has achieved/offered, which means something at one load.
         let mut rated = single.clone();
-        rated[0].key.load = Load::rate(4.0).unwrap();
-        rated[0].stats.request_throughput_rps = Some(3.5);
+        for cell in &mut rated {
+            cell.key.load = Load::rate(4.0).unwrap();
+            cell.stats.request_throughput_rps = Some(3.5);
+        }
         fill_scaling(&mut rated);
         assert_eq!(opening_metric(&rated), None);
-        // No throughput: the first metric any cell has.
+        // No throughput: the first metric most cells have.
         for cell in &mut single {
             cell.stats.aggregate_tps = None;
         }
         fill_scaling(&mut single);
-        let (metric, why) = opening_metric(&single).expect("another metric");
+        let (metric, _) = opening_metric(&single).expect("another metric");
         assert_eq!(metric, Metric::P95WallMs);
-        assert!(why.contains("no cell has a parallel efficiency"), "{why}");
     }
 
     #[test]
@@ -1715,7 +1902,7 @@ mod tests {
             metric: Metric::AggregateTps,
             x: XAxis::Metric(Metric::P95WallMs),
             facet: None,
-            frontier: true,
+            frontier: crate::view_state::FrontierMode::Series,
             ..ViewState::default()
         };
         let facets = curves(&one, &state, Metric::AggregateTps);
@@ -1732,11 +1919,16 @@ mod tests {
         assert!(series.frontier.is_none(), "no frontier over pooled models");
         assert!(!series.is_dominated(1), "no point is called dominated");
         let why = frontier_withheld(&facets, &state).unwrap();
-        assert!(why.contains("points pool 2 models"), "{why}");
+        assert!(
+            why.starts_with(
+                "1 of 1 series pool several configurations at a point (up to model a, b)"
+            ),
+            "{why}"
+        );
         assert_eq!(
             panel_notes(&facets, &[], &state),
             [vec![
-                "no Pareto frontier: the points pool several configurations".to_string()
+                "no frontier through vllm: points pool model a, b".to_string()
             ]]
         );
         // Coloured by model, each series is one configuration again.
@@ -2046,7 +2238,7 @@ mod tests {
             metric: Metric::AggregateTps,
             x: XAxis::Metric(Metric::P95WallMs),
             facet: None,
-            frontier: true,
+            frontier: crate::view_state::FrontierMode::Series,
             ..ViewState::default()
         };
         let facets = curves(&cells, &state, Metric::AggregateTps);
@@ -2095,12 +2287,12 @@ mod tests {
         assert_eq!(sglang.frontier_loads(), [crate::Load::Concurrency(1)]);
         // Without the frontier toggle no point is dominated; with N on x, points sit at N and nothing is
         // missing but the latency-less N=16 point's plotted value, which it has.
-        state.frontier = false;
+        state.frontier = crate::view_state::FrontierMode::Off;
         let facets = curves(&cells, &state, Metric::AggregateTps);
         assert!(facets[0].series[1].frontier.is_none());
         assert!(!facets[0].series[1].is_dominated(2));
         state.x = XAxis::Load;
-        state.frontier = true;
+        state.frontier = crate::view_state::FrontierMode::Series;
         let facets = curves(&cells, &state, Metric::AggregateTps);
         let vllm = &facets[0].series[1];
         assert!(vllm.frontier.is_none(), "no frontier against N");

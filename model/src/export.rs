@@ -7,7 +7,7 @@ use crate::frontier::Better;
 use crate::key::Dimension;
 use crate::metric::Metric;
 use crate::schema::csv_field;
-use crate::view_state::{View, ViewState, XAxis};
+use crate::view_state::{FrontierMode, View, ViewState, XAxis};
 
 /// The view in a few lines, for the header of an image export and the comment lines of a CSV export.
 pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<String> {
@@ -207,12 +207,20 @@ fn frontier_line(state: &ViewState, metric: Metric) -> Option<String> {
         Better::Lower => format!("lower {}", metric.label()),
     };
     match (state.x, state.frontier) {
-        (XAxis::Load, false) => None,
-        (XAxis::Load, true) => Some("frontier: not drawn (it needs a metric on x, not N)".into()),
-        (XAxis::Metric(_), false) => Some("frontier: off; points joined in load order".into()),
-        (XAxis::Metric(x), true) => Some(format!(
+        (XAxis::Load, FrontierMode::Off) => None,
+        (XAxis::Load, _) => Some("frontier: not drawn (it needs a metric on x, not N)".into()),
+        (XAxis::Metric(_), FrontierMode::Off) => {
+            Some("frontier: off; points joined in load order".into())
+        }
+        (XAxis::Metric(x), FrontierMode::Series) => Some(format!(
             "frontier: each series' Pareto frontier drawn bold, dominated points hollow (better: {}, {}); \
              points joined in load order",
+            better(x),
+            better(metric)
+        )),
+        (XAxis::Metric(x), FrontierMode::Panel) => Some(format!(
+            "frontier: each panel's Pareto frontier across its configurations drawn bold, points off it hollow \
+             (better: {}, {}); points joined in load order",
             better(x),
             better(metric)
         )),
@@ -310,7 +318,7 @@ pub fn series_csv(
     let facet_name = state.facet.map_or("facet", |facet| facet.name());
     // With a metric on x, its value and band follow N; with the frontier shown, whether each point is on it.
     let x_metric = state.x.metric();
-    let frontier = x_metric.is_some() && state.frontier;
+    let frontier = x_metric.is_some() && state.frontier.is_on();
     out.push_str(&format!("{facet_name},{},n,", state.color.name()));
     if let Some(x) = x_metric {
         out.push_str(&format!("{},x_band_min,x_band_max,", x.name()));
@@ -357,10 +365,11 @@ pub fn series_csv(
                 out.push(',');
                 csv_field(&mut out, &breakdown);
                 if frontier {
-                    out.push_str(if series.is_dominated(index) {
-                        ",false"
-                    } else {
-                        ",true"
+                    // Empty where the series' frontier is withheld: such a point is on none.
+                    out.push_str(match &series.frontier {
+                        None => ",",
+                        Some(_) if series.is_dominated(index) => ",false",
+                        Some(_) => ",true",
                     });
                 }
                 out.push('\n');
@@ -449,17 +458,27 @@ mod tests {
             derived: 0,
             pooling: crate::pooling::Pooling {
                 cells: 18,
-                spans: vec![
-                    (Dimension::Model, 3),
-                    (Dimension::Phase, 2),
-                    (Dimension::Rep, 3),
-                ],
+                spans: [
+                    (Dimension::Model, &["a", "b", "c"][..]),
+                    (Dimension::Phase, &["scaling", "ttft"][..]),
+                    (Dimension::Rep, &["0", "1", "2"][..]),
+                ]
+                .into_iter()
+                .map(|(dimension, values)| crate::pooling::Span {
+                    dimension,
+                    count: values.len() as u32,
+                    values: values.iter().map(ToString::to_string).collect(),
+                })
+                .collect(),
             },
         };
         let facets = vec![Facet {
             title: Some(Value::Text("long, prefill".into())),
+            frontier_steps: Vec::new(),
             series: vec![Series {
                 label: Value::Text("vllm".into()),
+                legend: "vllm".into(),
+                badge: None,
                 points: vec![point],
                 breakdown: crate::curve::Breakdown::Never {
                     max: crate::Load::Concurrency(32),
@@ -469,6 +488,7 @@ mod tests {
                 left_out: 0,
                 without_value: 0,
                 frontier: None,
+                frontier_withheld: None,
             }],
         }];
         let csv = series_csv(&facets, &state(), Metric::P95WallMs, &["view".into()]);
@@ -485,7 +505,7 @@ mod tests {
         );
         assert_eq!(
             lines[3],
-            "\"long, prefill\",vllm,2,812.5,700,900,18,6,1,2,0,360,360,mean of 18 cells: 3 models × 2 phases × 3 reps,never within N ≤ 32"
+            "\"long, prefill\",vllm,2,812.5,700,900,18,6,1,2,0,360,360,\"mean of 18 cells: model a, b, c × phase scaling, ttft × rep 0, 1, 2\",never within N ≤ 32"
         );
     }
 
@@ -512,8 +532,11 @@ mod tests {
         };
         let facets = vec![Facet {
             title: Some(Value::Text("@SUM(A1:A9)".into())),
+            frontier_steps: Vec::new(),
             series: vec![Series {
                 label: Value::Text("-cmd".into()),
+                legend: "-cmd".into(),
+                badge: None,
                 points: vec![point],
                 breakdown: crate::curve::Breakdown::Never {
                     max: crate::Load::Concurrency(2),
@@ -523,6 +546,7 @@ mod tests {
                 left_out: 0,
                 without_value: 0,
                 frontier: None,
+                frontier_withheld: None,
             }],
         }];
         let csv = series_csv(&facets, &state(), Metric::P95WallMs, &[]);
@@ -538,7 +562,7 @@ mod tests {
         use crate::view_state::XAxis;
         let mut state = ViewState {
             x: XAxis::Metric(Metric::P95TtftMs),
-            frontier: true,
+            frontier: crate::view_state::FrontierMode::Series,
             ..state()
         };
         let lines = describe_view(&state, Metric::AggregateTps, "http://h/");
@@ -572,8 +596,11 @@ mod tests {
         };
         let facets = vec![Facet {
             title: Some(Value::Text("long_prefill_8k".into())),
+            frontier_steps: Vec::new(),
             series: vec![Series {
                 label: Value::Text("vllm".into()),
+                legend: "vllm".into(),
+                badge: None,
                 points: vec![point(1, 100.0, 50.0), point(2, 90.0, 40.0)],
                 breakdown: crate::curve::Breakdown::Never {
                     max: crate::Load::Concurrency(2),
@@ -585,7 +612,9 @@ mod tests {
                 frontier: Some(crate::explore::Frontier {
                     members: vec![0],
                     steps: Vec::new(),
+                    across_series: false,
                 }),
+                frontier_withheld: None,
             }],
         }];
         let csv = series_csv(&facets, &state, Metric::AggregateTps, &[]);
@@ -609,7 +638,7 @@ mod tests {
             "{name}"
         );
         // Frontier off: said so, and no column for it.
-        state.frontier = false;
+        state.frontier = crate::view_state::FrontierMode::Off;
         let lines = describe_view(&state, Metric::AggregateTps, "http://h/");
         assert_eq!(lines[1], "frontier: off; points joined in load order");
         let csv = series_csv(&facets, &state, Metric::AggregateTps, &[]);

@@ -177,6 +177,9 @@ impl CellKey {
             Dimension::Param(name) => param_value(&self.config, name),
             Dimension::Load => DimensionValue::Load(self.load),
             Dimension::Rep => DimensionValue::Number(self.rep),
+            Dimension::Configuration => {
+                DimensionValue::Configuration(&self.backend, &self.model, &self.config)
+            }
         }
     }
 }
@@ -377,6 +380,10 @@ pub enum Dimension {
     Load,
     /// The repetition.
     Rep,
+    /// The served configuration as one value: the backend, the model and every deployment parameter together, so
+    /// a view coloured or faceted by it never pools two configurations. Views group by it; filters, ledgers and
+    /// comparisons take its parts instead, so it is in no list of the key's own dimensions.
+    Configuration,
 }
 
 impl Dimension {
@@ -405,12 +412,14 @@ impl Dimension {
             Dimension::Param(name) => name.as_str(),
             Dimension::Load => "load",
             Dimension::Rep => "rep",
+            Dimension::Configuration => "configuration",
         }
     }
 
-    /// Every dimension but the load, which views select with a range rather than a list of values.
+    /// Every dimension but the load, which views select with a range rather than a list of values, and the
+    /// configuration, which is filtered by its parts.
     pub fn is_filterable(self) -> bool {
-        self != Dimension::Load
+        !matches!(self, Dimension::Load | Dimension::Configuration)
     }
 
     /// The load and rep are numbers; the others (configuration parameters too) are text.
@@ -441,6 +450,7 @@ impl Dimension {
             "workload" => Dimension::Workload,
             "load" | "n" | "n_agents" => Dimension::Load,
             "rep" => Dimension::Rep,
+            "configuration" => Dimension::Configuration,
             _ => return None,
         })
     }
@@ -544,6 +554,8 @@ pub enum DimensionValue<'a> {
     Number(u32),
     /// The load.
     Load(Load),
+    /// The configuration: backend, model and deployment parameters.
+    Configuration(&'a str, &'a str, &'a Config),
 }
 
 impl DimensionValue<'_> {
@@ -553,6 +565,7 @@ impl DimensionValue<'_> {
         match self {
             DimensionValue::Text(value) => *value == text,
             DimensionValue::Load(load) => load.matches_text(text),
+            DimensionValue::Configuration(..) => self.to_string() == text,
             DimensionValue::Number(value) => text
                 .trim()
                 .parse::<u32>()
@@ -567,6 +580,13 @@ impl fmt::Display for DimensionValue<'_> {
             DimensionValue::Text(value) => f.write_str(value),
             DimensionValue::Number(value) => write!(f, "{value}"),
             DimensionValue::Load(load) => write_load_value(f, *load),
+            DimensionValue::Configuration(backend, model, config) => {
+                write!(f, "{backend} · {model}")?;
+                if !config.is_empty() {
+                    write!(f, " · {config}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -621,6 +641,9 @@ impl From<DimensionValue<'_>> for Value {
             }
             DimensionValue::Load(load) => Value::Load(load),
             DimensionValue::Text(text) => Value::Text(text.to_string()),
+            configuration @ DimensionValue::Configuration(..) => {
+                Value::Text(configuration.to_string())
+            }
         }
     }
 }

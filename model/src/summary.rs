@@ -251,11 +251,36 @@ fn baseline_loads(cells: &[CellSummary]) -> BTreeMap<(SeriesKey, LoadKind), Load
     lowest
 }
 
+/// The concurrency series whose cells with data are all at one load: measured against itself, such a cell
+/// would read as perfect scaling (efficiency 1, p95 multiplier 1), so it has neither
+/// (docs/definitions.md#one-load).
+pub fn single_load_series<'a>(
+    cells: impl IntoIterator<Item = &'a CellSummary>,
+) -> BTreeSet<SeriesKey> {
+    let mut loads: BTreeMap<SeriesKey, (Load, bool)> = BTreeMap::new();
+    for cell in cells.into_iter().filter(|cell| cell.has_data()) {
+        if cell.key.load.kind() != LoadKind::Concurrency {
+            continue;
+        }
+        let (first, several) = loads
+            .entry(cell.key.series())
+            .or_insert((cell.key.load, false));
+        *several |= *first != cell.key.load;
+    }
+    loads
+        .into_iter()
+        .filter(|(_, (_, several))| !several)
+        .map(|(series, _)| series)
+        .collect()
+}
+
 /// Fills `efficiency`, `p95_multiplier`, `baseline_fallback` and `baseline_load` of every cell from its series'
 /// baseline cells ([`baseline_loads`]). At an offered rate the efficiency is achieved/offered (the request
-/// throughput over the offered rate), which needs no baseline; an unbounded rate has none.
+/// throughput over the offered rate), which needs no baseline; an unbounded rate has none. A concurrency series
+/// measured at one load has no scaling metrics ([`single_load_series`]).
 pub fn fill_scaling(cells: &mut [CellSummary]) {
     let bases = baseline_loads(cells);
+    let single = single_load_series(cells.iter());
     let mut baselines: BTreeMap<(SeriesKey, LoadKind), Vec<BaselineCandidate>> = BTreeMap::new();
     for cell in cells.iter().filter(|cell| cell.has_data()) {
         let series = (cell.key.series(), cell.key.load.kind());
@@ -282,6 +307,9 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
         let Some(candidates) = baselines.get(&series) else {
             continue;
         };
+        if series.1 == LoadKind::Concurrency && single.contains(&series.0) {
+            continue;
+        }
         let base_load = bases[&series];
         cell.baseline_load = (base_load != Load::Concurrency(1)).then_some(base_load);
         let baseline = scaling::baseline(cell.key.rep, candidates);

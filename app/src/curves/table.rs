@@ -51,7 +51,7 @@ pub(super) fn SeriesTable(
                             <tr data-facet=title.clone() data-series=series.label.to_string() data-skipped-at=series.skipped_at.map(|load| load.short_label()).unwrap_or_default()
                                 data-frontier=frontier data-partial=partial>
                                 <td>{title.clone()}</td>
-                                <td>{series.label.to_string()}</td>
+                                <td>{series.legend.clone()}{series.badge.clone().map(|badge| view! { " " <span class="badge pools">{badge}</span> })}</td>
                                 <td class="points">{points.join(" · ")}</td>
                                 <td>{series.breakdown_label()}</td>
                                 <td class="ends">{ends}</td>

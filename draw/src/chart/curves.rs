@@ -241,6 +241,16 @@ fn draw_panel<DB: DrawingBackend>(
     if let Some(threshold) = curves.spec.threshold {
         panel.draw_threshold(curves, threshold)?;
     }
+    // The frontier across the panel's configurations goes under the series, dark, so every series' markers
+    // stay visible on it.
+    if !facet.frontier_steps.is_empty() {
+        let steps = facet.frontier_steps.iter();
+        panel.draw_line(
+            steps.map(|(x, y)| (curves.x_of(*x), curves.axis.at(*y))),
+            RGBColor(40, 40, 40).stroke_width(curves.px(3.0) as u32),
+        )?;
+    }
+    panel.reserve_markers(curves, facet);
     for (series_index, series) in facet.series.iter().enumerate() {
         panel.draw_series(curves, series, [facet_index, series_index], hits)?;
     }
@@ -295,6 +305,17 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
             labels,
             pending: Vec::new(),
         })
+    }
+
+    /// Keeps every point's marker of the panel free of labels, so that no label placed for one series covers a
+    /// point of a series drawn after it.
+    fn reserve_markers(&mut self, curves: &Curves<'_>, facet: &Facet) {
+        let size = curves.px(5.0);
+        for point in facet.series.iter().flat_map(|series| &series.points) {
+            let (x, y) = self.chart.backend_coord(&curves.xy(point, point.value));
+            self.labels
+                .reserve((x - size, y - size, x + size, y + size));
+        }
     }
 
     /// Places a label of `text` at a free spot near `(x + dx, y)`; it is drawn with the panel's other labels.
@@ -441,7 +462,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         let (color, marker) = curves
             .spec
             .styles
-            .get(&series.label.to_string())
+            .get(&series.legend)
             .copied()
             .unwrap_or(((0, 0, 0), palette::Marker::Circle));
         let color = rgb(color);
@@ -731,7 +752,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
             y: f64::from(to.1) / spec.scale,
             text: format!(
                 "{} · {}\nskipped: {}",
-                series.label,
+                series.legend,
                 skipped_at.label(),
                 (spec.skip_reason)(series)
             ),

@@ -185,8 +185,9 @@ impl Comparison {
         }
     }
 
-    /// What each pair's side averages: `each pair: mean of 2 phases × 3 reps per side`, `each pair: one cell per
-    /// side`, or, when the pairs differ, `each pair: mean of 1 to 6 cells per side (up to 2 phases × 3 reps)`.
+    /// What each pair's side averages: `each pair: mean of phase scaling, ttft × rep 0, 1, 2 per side`, `each
+    /// pair: one cell per side`, or, when the pairs differ, `each pair: mean of 1 to 6 cells per side (up to phase
+    /// scaling, ttft × rep 0, 1, 2)`.
     pub fn pair_pooling(&self) -> String {
         let poolings: Vec<Pooling> = self
             .groups
@@ -203,15 +204,7 @@ impl Comparison {
         } else {
             "mean of"
         };
-        let complete = |pooling: &Pooling| {
-            pooling
-                .spans
-                .iter()
-                .map(|(_, count)| *count)
-                .product::<u32>()
-                == pooling.cells
-        };
-        if poolings.iter().all(|pooling| pooling == first) && complete(first) {
+        if poolings.iter().all(|pooling| pooling == first) && first.is_complete() {
             return if first.cells == 1 {
                 "each pair: one cell per side".into()
             } else {
@@ -231,21 +224,7 @@ impl Comparison {
             .map(|pooling| pooling.cells)
             .max()
             .unwrap_or(0);
-        let widest = Pooling {
-            cells: most,
-            spans: crate::key::Dimension::ALL
-                .into_iter()
-                .filter_map(|dimension| {
-                    let count = poolings
-                        .iter()
-                        .flat_map(|pooling| &pooling.spans)
-                        .filter(|(spanned, _)| *spanned == dimension)
-                        .map(|(_, count)| *count)
-                        .max()?;
-                    Some((dimension, count))
-                })
-                .collect(),
-        };
+        let widest = Pooling::widest(&poolings);
         let cells = if fewest == most {
             format!("{most} cells")
         } else {

@@ -810,7 +810,7 @@ fn compare_without_a_phase_averages_the_phases(root: &str) {
     let output = cellscope(&["compare", root, "--a", "sglang", "--b", "vllm"]);
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(
-        text.contains("\neach pair: mean of 2 phases × 3 reps per side\n"),
+        text.contains("\neach pair: mean of phase scaling, ttft × rep 0, 1, 2 per side\n"),
         "{text}"
     );
 }

@@ -494,7 +494,7 @@ async fn the_default_comparison_pairs_each_configuration_once_and_its_export_kee
         .await?;
     assert_eq!(
         page.text("#compare-pairing").await?,
-        "each pair: mean of 2 phases × 3 reps per side"
+        "each pair: mean of phase scaling, ttft × rep 0, 1, 2 per side"
     );
     let pairs: Vec<(String, u32)> = table_rows(&page)
         .await?

@@ -257,18 +257,30 @@ async fn reported_and_derived_figures_are_marked_and_a_baseline_other_than_n1_is
         "legend"
     );
 
-    // AIPerf v0.1's one run is at concurrency 4: no N = 1 cell, so efficiency is measured against N = 4, and the
-    // square and its hover say so.
+    // AIPerf v0.1's one run is at concurrency 4 only: nothing to scale against, so no efficiency, and the square
+    // and its hover say so rather than showing the cell divided by itself.
     page.open(
         "/?run=aiperf-v01%2Fartifacts&metric=efficiency&at_n=4&grid=run&rows=backend&cols=model",
     )
     .await?;
     let square = "table.grid td.square";
     page.wait_for(square).await?;
-    assert_eq!(
-        page.text(&format!("{square} .value")).await?,
-        "1.000 vs N=4"
+    assert_eq!(page.text(&format!("{square} .value")).await?, "one load");
+    let hover: String = page
+        .eval(&format!("document.querySelector('{square}').title"))
+        .await?;
+    assert!(
+        hover.contains("one load, no scaling (the series was measured at N=4 only"),
+        "{hover}"
     );
+    // InferenceX's TP4 sweep starts at N = 4: efficiency is measured against N = 4, and the square says so.
+    page.open(
+        "/?run=inferencex-agg&tp=4&metric=efficiency&at_n=16&grid=run&rows=backend&cols=model",
+    )
+    .await?;
+    page.wait_for(square).await?;
+    let value = page.text(&format!("{square} .value")).await?;
+    assert!(value.ends_with(" vs N=4"), "{value}");
     let hover: String = page
         .eval(&format!("document.querySelector('{square}').title"))
         .await?;

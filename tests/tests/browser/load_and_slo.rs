@@ -91,7 +91,7 @@ async fn the_throughput_interactivity_view_draws_a_frontier_per_deployment() -> 
         "(() => { document.querySelector('#curve-pareto').click(); return true; })()",
     )
     .await?;
-    page.until("location.search.includes('metric=output_tps_per_accelerator') && location.search.includes('x=p50_interactivity_tps') && location.search.includes('frontier=1') && location.search.includes('color=tp')")
+    page.until("location.search.includes('metric=output_tps_per_accelerator') && location.search.includes('x=p50_interactivity_tps') && location.search.includes('frontier=1') && location.search.includes('color=configuration')")
         .await?;
     page.until("document.querySelector('#curves-canvas')?.dataset.yLabel === 'output tok/s per accelerator'")
         .await?;
@@ -237,8 +237,9 @@ async fn compare_pairs_deployments_on_slo_capacity() -> anyhow::Result<()> {
     page.close().await
 }
 
-/// Two InferenceX runs at one concurrency each (TP4 and TP8): efficiency would be 1.000 against itself in every
-/// square, so a link without a metric opens on output tok/s and says why; the link then names that metric.
+/// Two InferenceX runs at one concurrency each (TP4 and TP8): neither has a second load to scale against, so
+/// neither has an efficiency, and a link without a metric opens on output tok/s and says why; the link then names
+/// that metric.
 #[tokio::test]
 async fn single_load_results_open_on_throughput_and_say_why() -> anyhow::Result<()> {
     let page = Harness::start_on("opening", &fixtures().join("vllm-inferencex")).await?;
@@ -246,7 +247,10 @@ async fn single_load_results_open_on_throughput_and_say_why() -> anyhow::Result<
     page.wait_for("#opening-notice").await?;
     let notice = page.text("#opening-notice").await?;
     assert!(
-        notice.starts_with("Opened on output tok/s: no series was measured at two loads"),
+        notice.starts_with(
+            "Opened on output tok/s: 0 of 2 cells with data have a parallel efficiency (2 are the one load their \
+             series was measured at: one load, no scaling)"
+        ),
         "{notice}"
     );
     page.until("location.search.includes('metric=aggregate_tps')")

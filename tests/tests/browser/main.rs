@@ -7,6 +7,7 @@
 
 mod audit;
 mod compare;
+mod configurations;
 mod connections;
 mod curves_axes;
 mod formats;

@@ -643,7 +643,7 @@ pub fn curves_of<'a>(
             cell.key.value(state.color),
         )
     };
-    let mut facets: BTreeMap<Option<Value>, Vec<(Series, Vec<(String, String)>)>> = BTreeMap::new();
+    let mut facets: BTreeMap<Option<Value>, Vec<(Series, ConfigurationParts)>> = BTreeMap::new();
     for grouped in curves_with_cells(slice.iter().copied(), group, &options) {
         let series = series(&grouped, &options, state, metric);
         let parts = grouped
@@ -682,7 +682,10 @@ pub fn curves_of<'a>(
 }
 
 /// A configuration as (part, value) pairs: backend, model, then each deployment parameter.
-fn configuration_parts(key: &CellKey) -> Vec<(String, String)> {
+type ConfigurationParts = Vec<(String, String)>;
+
+/// The parts of one cell's configuration, in that order.
+fn configuration_parts(key: &CellKey) -> ConfigurationParts {
     [
         ("backend".to_string(), key.backend.clone()),
         ("model".to_string(), key.model.clone()),

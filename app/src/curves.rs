@@ -16,11 +16,14 @@ use crate::state::{Ctx, ctx};
 use canvas::Chart;
 use cellscope_draw::chart::{CurveSpec, ExportFrame, Hit, draw_curves, draw_export, series_styles};
 use cellscope_model::Dimension;
+use cellscope_model::LoadKind;
 use cellscope_model::api::Provenance;
 use cellscope_model::explore::{
-    Facet, Series, UnequalSets, curves_of, empty_notes, frontier_withheld, marks_note,
-    off_the_load_axis, panel_notes, unequal_sentences, unequal_sets, without_value_note,
+    Facet, Series, UnequalSets, curves_of, empty_notes, frontier_withheld, load_kind_on_x,
+    marks_note, off_the_load_axis, panel_notes, slo_line, unequal_sentences, unequal_sets,
+    without_value_note,
 };
+use cellscope_model::metric::Threshold;
 use cellscope_model::reasons::skip_reason as default_skip_reason;
 use cellscope_model::status::CellStatus;
 use cellscope_model::view_state::{Aggregation, Metric, ViewState, XAxis};
@@ -57,7 +60,9 @@ type Styles = std::collections::BTreeMap<String, ((u8, u8, u8), cellscope_draw::
 struct Look {
     metric: Metric,
     x: XAxis,
-    threshold: Option<f64>,
+    load_kind: Option<LoadKind>,
+    threshold: Option<Threshold>,
+    slo_line: Option<Threshold>,
     styles: Styles,
     /// The loaded data, for the provenance (shared, not copied: it grows with the runs).
     data: Option<std::sync::Arc<crate::api::Dataset>>,
@@ -80,7 +85,9 @@ fn draw_on(
         facets,
         metric: look.metric,
         x: look.x,
-        threshold: look.threshold,
+        load_kind: look.load_kind,
+        threshold: look.threshold.clone(),
+        slo_line: look.slo_line.clone(),
         styles: &look.styles,
         skip_reason: &reason,
         scale,
@@ -105,6 +112,8 @@ struct Curves {
     color_dimension: Memo<Dimension>,
     colors: Memo<Styles>,
     x_axis: Memo<XAxis>,
+    /// The kind of load on x (`None` against a metric): it names the axes and picks the threshold.
+    load_kind: Memo<Option<LoadKind>>,
 }
 
 impl Curves {
@@ -164,6 +173,9 @@ impl Curves {
                 )
             })
         });
+        let load_kind = Memo::new(move |_| {
+            ctx.with_filtered(|_, filtered| ctx.state.with(|state| load_kind_on_x(filtered, state)))
+        });
         Curves {
             ctx,
             chart_metric,
@@ -174,6 +186,7 @@ impl Curves {
             color_dimension,
             colors,
             x_axis: ctx.part(|state| state.x),
+            load_kind,
         }
     }
 
@@ -186,19 +199,19 @@ impl Curves {
             unequal,
             empty,
             colors,
+            load_kind,
             ..
         } = self;
+        let metric = chart_metric.get_untracked();
+        let load_kind = load_kind.get_untracked();
         Look {
-            metric: chart_metric.get_untracked(),
+            metric,
             x: ctx.state.with_untracked(|state| state.x),
+            load_kind,
             threshold: ctx
                 .state
-                .with_untracked(|state| match chart_metric.get_untracked() {
-                    Metric::P95Multiplier => state.criterion.p95_multiplier_above(),
-                    Metric::Efficiency => Some(state.criterion.efficiency_below()),
-                    // Absolute metrics have no criterion threshold.
-                    _ => None,
-                }),
+                .with_untracked(|state| metric.threshold(&state.criterion, load_kind)),
+            slo_line: ctx.state.with_untracked(|state| slo_line(state, metric)),
             styles: colors.get_untracked(),
             data: ctx.data.get_untracked(),
             notes: facets.with_untracked(|facets| {
@@ -234,20 +247,26 @@ pub(crate) fn CurvesView() -> impl IntoView {
         {legend(curves)}
         {notes(curves)}
         {chart.area()}
-        <SeriesTable facets=curves.facets chart_metric=curves.chart_metric x=curves.x_axis/>
+        <SeriesTable facets=curves.facets chart_metric=curves.chart_metric x=curves.x_axis load_kind=curves.load_kind/>
     }
 }
 
 /// The series' colours and markers, and what the chart's marks mean.
 fn legend(curves: Curves) -> impl IntoView {
     let colors = curves.colors;
-    let legend_hint = curves.ctx.part(legend_hint);
+    let load_kind = curves.load_kind;
+    let legend_hint = move || {
+        curves
+            .ctx
+            .state
+            .with(|state| legend_hint(state, load_kind.get()))
+    };
     view! {
         <div class="series-legend" id="curves-legend">
             {move || colors.get().into_iter().map(|(label, (color, marker))| view! {
                 <span class="swatch" data-series=label.clone() style=format!("color:{}", cellscope_draw::palette::css(color))>{marker.glyph()}</span><span>{label}</span>
             }).collect_view()}
-            <span class="hint">{move || legend_hint.get()}</span>
+            <span class="hint">{legend_hint}</span>
         </div>
     }
 }
@@ -317,7 +336,7 @@ fn chart_warnings(
 }
 
 /// What the marks of the chart mean, beside the legend.
-fn legend_hint(state: &ViewState) -> String {
+fn legend_hint(state: &ViewState, load_kind: Option<LoadKind>) -> String {
     let band = match state.x {
         XAxis::Load => state.band.label().to_string(),
         XAxis::Metric(_) => state.band.label().replacen("band", "whiskers", 1),
@@ -331,19 +350,24 @@ fn legend_hint(state: &ViewState) -> String {
         }
         XAxis::Load => "hollow point with ◐ and its value = includes partial cells",
     };
+    let unbounded = if load_kind == Some(LoadKind::Rate) {
+        "; ∞ = every request sent at once, in its own slot past the axis break (//), joined by a dashed line"
+    } else {
+        ""
+    };
     format!(
-        "{band}; {points}; ring = breakdown N or saturation rate; ✕ = series ends at a skipped cell"
+        "{band}; {points}; point crossed ✕ = includes failed cells (some requests not ok, left out of its value); ring = breakdown N or saturation rate; ⊘ = series ends at a skipped cell{unbounded}"
     )
 }
 
 /// The chart in words, for screen readers: what is plotted against what, the series and panels, and the
 /// frontier when it is drawn.
-fn chart_summary(facets: &[Facet], metric: Metric, x: XAxis) -> String {
+fn chart_summary(facets: &[Facet], metric: Metric, x: XAxis, kind: Option<LoadKind>) -> String {
     let series: usize = facets.iter().map(|facet| facet.series.len()).sum();
     let mut summary = format!(
         "{} against {}: {series} series in {} panel{}",
-        metric.label(),
-        x.label(),
+        metric.label_at(kind),
+        x.label_at(kind),
         facets.len(),
         if facets.len() == 1 { "" } else { "s" }
     );

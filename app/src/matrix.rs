@@ -112,7 +112,7 @@ pub(crate) fn MatrixView() -> impl IntoView {
                 <label>{at_label}
                     <select id="at-n" on:change=move |event| { if let Ok(load) = event_target_value(&event).parse::<Load>() { ctx.update(|state| state.at_load = load); } }>
                         {move || loads.get().into_iter().map(|load| view! {
-                            <option value=load.to_string() selected=move || at_load.get() == load>{match load { Load::Concurrency(n) => n.to_string(), other => other.label() }}</option>
+                            <option value=load.to_string() selected=move || at_load.get() == load>{load.label()}</option>
                         }).collect_view()}
                     </select>
                 </label>
@@ -130,11 +130,12 @@ pub(crate) fn MatrixView() -> impl IntoView {
         {empty_notice()}
         <div class="legend" id="matrix-legend">
             {move || {
-                let (low, high) = colour_scale.get().legend();
+                let (ramps, marks) = colour_scale.get().legend();
                 view! {
-                    <span>{low}</span>
-                    <span class="ramp"></span>
-                    <span>{high}</span>
+                    {ramps.into_iter().map(|(low, high)| view! {
+                        <span class="ramp-ends"><span>{low}</span><span class="ramp"></span><span>{high}</span></span>
+                    }).collect_view()}
+                    {marks.map(|marks| view! { <span class="glyph-key" id="capacity-marks">{marks}</span> })}
                     <span class="glyph-key">"⊘ skipped · ✕ failed · ◐ partial · ∅ not run · ↻ refilled · ⊖ excluded · ⤳ fallback · † reported by the tool · ‡ derived (hover a square for details)"</span>
                 }
             }}

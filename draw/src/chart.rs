@@ -10,7 +10,9 @@ pub use curves::draw_curves;
 pub use distribution::{Sample, draw_cdf, draw_histogram};
 
 use crate::palette;
+use cellscope_model::LoadKind;
 use cellscope_model::explore::{Facet, Series, value_text};
+use cellscope_model::metric::Threshold;
 use cellscope_model::view_state::{Aggregation, BandSpan, Metric, XAxis};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -40,8 +42,14 @@ pub struct CurveSpec<'a> {
     pub metric: Metric,
     /// What the x axis shows: N, or a metric (each point then sits at its value of it).
     pub x: XAxis,
-    /// The horizontal threshold line (0.65 efficiency, 2.0 multiplier).
-    pub threshold: Option<f64>,
+    /// The kind of load on x ([`cellscope_model::explore::load_kind_on_x`]): it names the axis even when no point
+    /// is drawn; `None` against a metric.
+    pub load_kind: Option<LoadKind>,
+    /// The horizontal threshold line ([`Metric::threshold`]: 0.65 efficiency, 0.9 achieved/offered, 2.0
+    /// multiplier) with its words.
+    pub threshold: Option<Threshold>,
+    /// The link's SLO bound on the plotted statistic ([`cellscope_model::explore::slo_line`]), drawn across.
+    pub slo_line: Option<Threshold>,
     /// Series label → colour and marker.
     pub styles: &'a BTreeMap<String, ((u8, u8, u8), palette::Marker)>,
     /// Series label → skip reason shown at its end marker.
@@ -132,6 +140,14 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
     } else {
         String::new()
     };
+    let failed = if point.failed > 0 {
+        format!(
+            "\n✕ crossed: {} of the cells failed, some of their requests not ok (only ok requests enter the value)",
+            point.failed
+        )
+    } else {
+        String::new()
+    };
     let spread = match words.band {
         BandSpan::Cells => "over the cells",
         BandSpan::Reps => "over reps",
@@ -169,10 +185,10 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
         .map(|line| format!("\n{line}"))
         .collect();
     format!(
-        "{} · {}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{origin}",
+        "{} · {}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{failed}{origin}",
         series.label,
         point.load.label(),
-        metric.label(),
+        metric.label_at(Some(point.load.kind())),
         value_text(metric, point.value),
         band(metric, point.min, point.max),
         point.pooling.describe(words.aggregation),
@@ -283,6 +299,7 @@ mod tests {
     use super::axis::{Axis, tick_label};
     use super::labels::{LabelPlacer, Rect, text_width};
     use super::*;
+    use cellscope_model::Criterion;
     use cellscope_model::explore::{SeriesPoint, Value};
 
     fn point(n: u32, value: f64) -> SeriesPoint {
@@ -301,6 +318,7 @@ mod tests {
             ok_rows: 36,
             expected_rows: 36,
             partial: 0,
+            failed: 0,
             reported: 0,
             derived: 0,
             pooling: cellscope_model::pooling::Pooling::default(),
@@ -342,6 +360,44 @@ mod tests {
         frame: Option<&ExportFrame<'_>>,
         notes: &[Vec<String>],
     ) -> (String, Vec<Hit>) {
+        let kind = (x == XAxis::Load).then(|| kind_of(facets));
+        let lines = (kind, metric.threshold(&Criterion::V1, kind), None);
+        svg_drawn(
+            facets,
+            styles,
+            reason,
+            (x, metric),
+            size,
+            frame,
+            notes,
+            lines,
+        )
+    }
+
+    /// The kind of load of the facets' first point (concurrency without one).
+    fn kind_of(facets: &[Facet]) -> LoadKind {
+        facets
+            .iter()
+            .flat_map(|facet| &facet.series)
+            .flat_map(|series| &series.points)
+            .map(|point| point.load.kind())
+            .next()
+            .unwrap_or(LoadKind::Concurrency)
+    }
+
+    /// The curves drawn to SVG with everything a spec says: the kind of load on x, the threshold and the SLO's
+    /// line.
+    #[allow(clippy::too_many_arguments)]
+    fn svg_drawn(
+        facets: &[Facet],
+        styles: &BTreeMap<String, ((u8, u8, u8), palette::Marker)>,
+        reason: &dyn Fn(&Series) -> String,
+        (x, metric): (XAxis, Metric),
+        size: (u32, u32),
+        frame: Option<&ExportFrame<'_>>,
+        notes: &[Vec<String>],
+        (load_kind, threshold, slo_line): (Option<LoadKind>, Option<Threshold>, Option<Threshold>),
+    ) -> (String, Vec<Hit>) {
         let mut svg = String::new();
         let hits = {
             let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -349,7 +405,9 @@ mod tests {
                 facets,
                 metric,
                 x,
-                threshold: Some(0.65),
+                load_kind,
+                threshold,
+                slo_line,
                 styles,
                 skip_reason: reason,
                 scale: 1.0,
@@ -377,6 +435,7 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            slo_capacity: None,
         };
         let facets = vec![Facet {
             title: Some(Value::Text("long_decode".into())),
@@ -422,6 +481,7 @@ mod tests {
                 left_out: 0,
                 without_value: 0,
                 frontier: None,
+                slo_capacity: None,
             }],
         }];
         let styles = series_styles(["vllm".to_string()], &["sglang".into(), "vllm".into()]);
@@ -492,6 +552,7 @@ mod tests {
                 members: vec![0, 1, 3],
                 steps: steps.to_vec(),
             }),
+            slo_capacity: None,
         };
         let facets = vec![Facet {
             title: None,
@@ -717,6 +778,7 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            slo_capacity: None,
         };
         let labels = ["vllm", "sglang", "tgi", "pytorch_direct"];
         let facets: Vec<Facet> = [
@@ -784,6 +846,7 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            slo_capacity: None,
         };
         let facets = vec![
             Facet {

@@ -4,19 +4,22 @@
 //! WebAssembly into the page, most of a repaint.
 
 use crate::palette;
-use cellscope_model::explore::{MatrixGrid, Value};
+use cellscope_model::explore::{CAPACITY_MARKS, LoadScale, MatrixCell, MatrixGrid, Value};
+use cellscope_model::slo::Placed;
 use cellscope_model::view_state::{Metric, View, ViewState};
 
 /// The colour scale of the shown metric: value → position in [0, 1] (1 = best) and the legend's end labels.
 /// Relative metrics have fixed ends; absolute ones (latencies, throughput, tokens) span the values in view, on a
-/// log scale for times.
+/// log scale for times. Loads (breakdown N, SLO capacity) are placed on the model's [`LoadScale`], one range per
+/// kind of load.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ColourScale {
     metric: Metric,
-    max_n: u32,
     /// Smallest and largest value in view (absolute metrics).
     low: f64,
     high: f64,
+    /// The loads' scale (breakdown N, SLO capacity).
+    loads: LoadScale,
 }
 
 impl ColourScale {
@@ -28,11 +31,16 @@ impl ColourScale {
         let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), value| {
             (low.min(value), high.max(value))
         });
+        let loads = match metric {
+            Metric::Breakdown => LoadScale::of_breakdowns(grids, max_n),
+            Metric::SloCapacity => LoadScale::of_capacities(grids),
+            _ => LoadScale::default(),
+        };
         ColourScale {
             metric,
-            max_n,
             low,
             high,
+            loads,
         }
     }
 
@@ -41,9 +49,6 @@ impl ColourScale {
             Metric::Efficiency | Metric::OkRate => value,
             // Lower multipliers are better; 1× is perfect, 100× and beyond is the bottom of the scale.
             Metric::P95Multiplier => 1.0 - (value.max(1.0).log10() / 2.0),
-            Metric::Breakdown => {
-                f64::from(value as u32).log2() / f64::from(self.max_n.max(2)).log2()
-            }
             metric => {
                 let read = |value: f64| {
                     if metric.log_scale() {
@@ -63,20 +68,57 @@ impl ColourScale {
         }
     }
 
-    /// The legend's worst and best ends.
-    pub fn legend(&self) -> (String, String) {
-        match self.metric {
-            Metric::Efficiency => ("0 (serial)".into(), "1 (linear scaling)".into()),
-            Metric::OkRate => ("0".into(), "1 (every expected row ok)".into()),
-            Metric::P95Multiplier => ("≥100×".into(), "1×".into()),
-            Metric::Breakdown => (
-                "breaks at N=1".into(),
-                format!("N={} · never = brightest", self.max_n),
+    /// A square's background and text colour: its value's colour; a breakdown or capacity on its kind of load's
+    /// own scale, a lower bound hatched; "never" (breakdown) brightest and "never met" (capacity) darkest, each
+    /// apart from a square without data.
+    fn style(&self, square: &MatrixCell) -> (String, &'static str) {
+        let solid = |position: f64| {
+            let color = palette::viridis(position);
+            (palette::css(color), palette::text_on(color))
+        };
+        if let Some((kind, placed)) = square.capacity_placed {
+            let at = |load: f64| self.loads.position(kind, load).unwrap_or(1.0);
+            return match placed {
+                Placed::Measured(load) => solid(at(load)),
+                Placed::AtLeast(load) => {
+                    let color = palette::viridis(at(load));
+                    let light = palette::css(palette::lighter(color));
+                    (
+                        format!(
+                            "repeating-linear-gradient(135deg,{} 0 6px,{light} 6px 10px)",
+                            palette::css(color)
+                        ),
+                        palette::text_on(palette::lighter(color)),
+                    )
+                }
+                Placed::NeverMet => solid(0.0),
+                Placed::Unjudged => ("var(--absent-b)".to_string(), "var(--muted)"),
+            };
+        }
+        match (square.breakdown_at, square.value) {
+            (Some(load), _) => solid(
+                self.loads
+                    .position(load.kind(), load.value().unwrap_or(f64::INFINITY))
+                    .unwrap_or(1.0),
             ),
-            _ if !self.low.is_finite() => (String::new(), String::new()),
+            (None, Some(value)) => solid(self.position(value)),
+            (None, None) if square.never_within.is_some() => solid(1.0),
+            (None, None) => ("var(--absent-b)".to_string(), "var(--muted)"),
+        }
+    }
+
+    /// The legend: one ramp's worst and best ends per scale (one per kind of load for breakdown N and SLO
+    /// capacity), and what the squares' marks mean when they need saying.
+    pub fn legend(&self) -> (Vec<(String, String)>, Option<&'static str>) {
+        let ends = match self.metric {
+            Metric::Efficiency => vec![("0 (serial)".into(), "1 (linear scaling)".into())],
+            Metric::OkRate => vec![("0".into(), "1 (every expected row ok)".into())],
+            Metric::P95Multiplier => vec![("≥100×".into(), "1×".into())],
+            Metric::Breakdown | Metric::SloCapacity => self.loads.legend(self.metric),
+            _ if !self.low.is_finite() => Vec::new(),
             metric => {
                 let (low, high) = (metric.format(self.low), metric.format(self.high));
-                if metric.lower_is_better() {
+                vec![if metric.lower_is_better() {
                     (
                         format!("{high} (slowest in view)"),
                         format!("{low} (fastest)"),
@@ -86,9 +128,11 @@ impl ColourScale {
                         format!("{low} (lowest in view)"),
                         format!("{high} (highest)"),
                     )
-                }
+                }]
             }
-        }
+        };
+        let marks = (self.metric == Metric::SloCapacity).then_some(CAPACITY_MARKS);
+        (ends, marks)
     }
 }
 
@@ -140,14 +184,15 @@ pub fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -
         let title = escape_html(&grid.title.to_string());
         let _ = write!(
             html,
-            "<table class=\"grid\" data-grid=\"{title}\"><caption>{} = {title}</caption><thead><tr><th></th>",
-            grid_dimension.name()
+            "<table class=\"grid\" data-grid=\"{title}\"><caption>{} = {}</caption><thead><tr><th></th>",
+            grid_dimension.name(),
+            escape_html(&grid.title.label(grid_dimension))
         );
         for col in &grid.cols {
             let _ = write!(
                 html,
                 "<th scope=\"col\">{}</th>",
-                escape_html(&col.to_string())
+                escape_html(&col.label(cols_dimension))
             );
         }
         html.push_str("</tr></thead><tbody>");
@@ -156,7 +201,7 @@ pub fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -
             let _ = write!(
                 html,
                 "<tr><th scope=\"row\">{}</th>",
-                escape_html(&row_text)
+                escape_html(&row.label(rows_dimension))
             );
             for (col, square) in grid.cols.iter().zip(squares) {
                 let Some(square) = square else {
@@ -164,16 +209,7 @@ pub fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -
                     continue;
                 };
                 let col_text = col.to_string();
-                let (background, text) = match square.value {
-                    Some(value) => {
-                        let color = palette::viridis(scale.position(value));
-                        (palette::css(color), palette::text_on(color))
-                    }
-                    None if square.never_within.is_some() => {
-                        (palette::css(palette::viridis(1.0)), "#111")
-                    }
-                    None => ("var(--absent-b)".to_string(), "var(--muted)"),
-                };
+                let (background, text) = scale.style(square);
                 let glyphs = square.flags.glyphs();
                 let mut hover = vec![format!(
                     "{} = {row_text}, {} = {col_text}: {}\n{} · ok rows {}/{} expected",

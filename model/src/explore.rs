@@ -9,7 +9,7 @@ use crate::exclusions::ExclusionScope;
 use crate::frontier::{Better, staircase};
 use crate::key::{CellKey, Dimension, DimensionValue};
 use crate::load::{Load, LoadKind};
-use crate::metric::Metric;
+use crate::metric::{Metric, Threshold};
 use crate::origin::Mark;
 use crate::query::WhatIf;
 use crate::reasons::NoPoint;
@@ -20,7 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::key::Value;
 pub use matrix::{
-    Flags, MatrixBase, MatrixCell, MatrixGrid, MatrixLayout, matrix, matrix_of, uses_at_load,
+    CAPACITY_MARKS, Flags, LoadScale, MatrixBase, MatrixCell, MatrixGrid, MatrixLayout, matrix,
+    matrix_of, uses_at_load,
 };
 
 mod matrix;
@@ -351,6 +352,8 @@ pub struct SeriesPoint {
     pub expected_rows: u64,
     /// Partial cells among them (drawn hollow: the value rests on fewer rows than planned).
     pub partial: u32,
+    /// Failed cells among them (drawn crossed: some of their requests were not ok, and only the ok ones count).
+    pub failed: u32,
     /// What the value pools.
     pub pooling: crate::pooling::Pooling,
     /// Cells behind the point whose value on either axis is the tool's reported figure ([`Mark::Reported`]),
@@ -392,6 +395,9 @@ pub struct Series {
     pub without_value: u32,
     /// The series' Pareto frontier, when the view asks for it and has a metric on x.
     pub frontier: Option<Frontier>,
+    /// The series' capacity under the link's SLO in words (`≥ 4 req/s (not reached)`, `never met (fails at
+    /// N=1)`), when the link names an SLO and the curves are against the load.
+    pub slo_capacity: Option<String>,
 }
 
 /// The points of a series no other point of it beats on both axes ([`crate::frontier`]), in the chart's
@@ -628,6 +634,7 @@ fn series(
                 ok_rows: point.ok_rows,
                 expected_rows: point.expected_rows,
                 partial: point.partial,
+                failed: point.failed,
             })
         })
         .collect();
@@ -654,6 +661,12 @@ fn series(
                 .collect()
         })
         .unwrap_or_default();
+    // The capacity is judged over every admitted cell with data, as a matrix square of the series judges it.
+    let slo_capacity = (!state.slo.is_empty() && state.x == XAxis::Load).then(|| {
+        let behind: Vec<&CellSummary> = (0..curve.points.len()).flat_map(cells_at).collect();
+        let (outcome, axis) = state.slo().capacity_of(&behind);
+        outcome.label(axis)
+    });
     Series {
         label: Value::from(curve.group.1),
         breakdown: curve.breakdown(&state.criterion),
@@ -663,6 +676,7 @@ fn series(
         left_out: curve.points.iter().map(|point| point.left_out).sum(),
         without_value,
         frontier,
+        slo_capacity,
     }
 }
 
@@ -952,41 +966,43 @@ pub fn empty_notes(
                     .collect()
             };
             notes.extend(baseline);
-            notes.extend(slo_capacity_note(&cells, &inclusion, state, facet));
+            notes.extend(slo_capacity_note(state, facet));
             notes
         })
         .collect()
 }
 
-/// Each series' capacity under the link's SLO, as one line of its panel (`SLO capacity (p99_ttft_ms<=2000):
-/// vllm ≥ 16 req/s; sglang ≈ 5.3 req/s (4–8)`), when the link names an SLO and the curves are against the
-/// load. Each series is judged over its admitted cells, pooled as a matrix square pools them.
-fn slo_capacity_note(
-    cells: &[&CellSummary],
-    inclusion: &Inclusion,
-    state: &ViewState,
-    facet: &Facet,
-) -> Option<String> {
-    if state.slo.is_empty() || state.x != XAxis::Load {
-        return None;
-    }
-    let slo = state.slo();
+/// Each series' capacity under the link's SLO ([`Series::slo_capacity`]), as one line of its panel (`SLO capacity
+/// (p99_ttft_ms<=2000): vllm ≥ 16 req/s (not reached); sglang ≈ 5.3 req/s (4–8)`).
+fn slo_capacity_note(state: &ViewState, facet: &Facet) -> Option<String> {
     let parts: Vec<String> = facet
         .series
         .iter()
-        .map(|series| {
-            let of_series: Vec<&CellSummary> = cells
-                .iter()
-                .copied()
-                .filter(|cell| {
-                    inclusion.admits(cell) && Value::of(&cell.key, state.color) == series.label
-                })
-                .collect();
-            let (outcome, axis) = slo.capacity_of(&of_series);
-            format!("{} {}", series.label, outcome.label(axis))
+        .filter_map(|series| {
+            let capacity = series.slo_capacity.as_ref()?;
+            Some(format!("{} {capacity}", series.label))
         })
         .collect();
-    (!parts.is_empty()).then(|| format!("SLO capacity ({slo}): {}", parts.join("; ")))
+    (!parts.is_empty()).then(|| format!("SLO capacity ({}): {}", state.slo(), parts.join("; ")))
+}
+
+/// The line a curve of `metric` draws at the link's SLO bound on the plotted statistic (`SLO p99_ttft_ms ≤ 2000
+/// ms` at 2000), so each series can be read against it; `None` when the link names no SLO or none of its bounds
+/// is on this statistic.
+pub fn slo_line(state: &ViewState, metric: Metric) -> Option<Threshold> {
+    if state.slo.is_empty() {
+        return None;
+    }
+    let column = metric.stat()?.name();
+    let bound = state
+        .slo()
+        .bounds
+        .into_iter()
+        .find(|bound| bound.column == column)?;
+    Some(Threshold {
+        value: bound.max,
+        label: format!("SLO {column} ≤ {} ms", bound.max),
+    })
 }
 
 /// A number as the series table writes it: three decimals, or significant digits when three decimals would
@@ -1012,7 +1028,8 @@ pub fn value_text(metric: Metric, value: f64) -> String {
 
 impl SeriesPoint {
     /// The point as the series table lists it: `16: 0.00047`, `4: 205.000 → 86.000`, followed by
-    /// `(◐ 1 of 3 cells partial)` when some of its cells are partial (the value rests on fewer rows than planned).
+    /// `(◐ 1 of 3 cells partial)` when some of its cells are partial (the value rests on fewer rows than planned)
+    /// and `(✕ 1 of 3 cells failed)` when some failed (some of their requests were not ok).
     pub fn table_text(&self, x: XAxis) -> String {
         let placed = match x {
             XAxis::Load => format!("{}: {}", self.load.short_label(), table_number(self.value)),
@@ -1023,15 +1040,23 @@ impl SeriesPoint {
                 table_number(self.value)
             ),
         };
-        if self.partial > 0 {
-            format!(
-                "{placed} (◐ {} of {} cell{} partial)",
-                self.partial,
-                self.cells,
-                if self.cells == 1 { "" } else { "s" }
-            )
-        } else {
+        let of_cells = |count: u32, what: &str| {
+            (count > 0).then(|| {
+                let plural = if self.cells == 1 { "" } else { "s" };
+                format!("{count} of {} cell{plural} {what}", self.cells)
+            })
+        };
+        let marks: Vec<String> = [
+            of_cells(self.partial, "partial").map(|text| format!("◐ {text}")),
+            of_cells(self.failed, "failed").map(|text| format!("✕ {text}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if marks.is_empty() {
             placed
+        } else {
+            format!("{placed} ({})", marks.join("; "))
         }
     }
 }

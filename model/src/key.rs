@@ -600,6 +600,16 @@ impl Value {
         Value::from(key.value(dimension))
     }
 
+    /// The value as a heading writes it: a load with its unit ([`Load::label`]: `N=16`, `2.5 req/s`, `∞ req/s`),
+    /// any other value as it is.
+    pub fn label(&self, dimension: Dimension) -> String {
+        match (dimension, self) {
+            (Dimension::Load, Value::Number(n)) => Load::Concurrency(*n).label(),
+            (Dimension::Load, Value::Load(load)) => load.label(),
+            _ => self.to_string(),
+        }
+    }
+
     /// The value as a coordinate in words: `model=phi-4`, and a load in its own text form (`n=16`,
     /// `rate=2.5`), which already names its kind.
     pub fn coordinate(&self, dimension: Dimension) -> String {

@@ -2,6 +2,8 @@
 //! better, and how its numbers are written (times in ms, s or min as fits), so every view and export says a
 //! number the same way.
 
+use crate::load::LoadKind;
+use crate::scaling::{Criterion, RATE_SATURATION};
 pub use crate::stat::Unit;
 use crate::stat::{Better, Stat};
 use crate::summary::CellSummary;
@@ -199,6 +201,35 @@ impl Metric {
         cell.stat(self.stat()?)
     }
 
+    /// How an axis, a heading or a picker says the metric when its points are at loads of `kind` (`None`: any
+    /// kind, or no load axis): at an offered rate the efficiency column holds achieved/offered, not parallel
+    /// efficiency (docs/definitions.md#efficiency).
+    pub fn label_at(self, kind: Option<LoadKind>) -> &'static str {
+        match (self, kind) {
+            (Metric::Efficiency, Some(LoadKind::Rate)) => "achieved / offered rate",
+            _ => self.label(),
+        }
+    }
+
+    /// The line a chart of this metric is read against at loads of `kind`: the saturation threshold a rate
+    /// series' verdict uses for achieved/offered ([`RATE_SATURATION`], docs/definitions.md#breakdown), else the
+    /// criterion's own threshold of efficiency or of the p95 multiplier; `None` for a metric no criterion reads.
+    pub fn threshold(self, criterion: &Criterion, kind: Option<LoadKind>) -> Option<Threshold> {
+        let criterion_line = |value: f64| Threshold {
+            value,
+            label: format!("threshold {value}"),
+        };
+        match (self, kind) {
+            (Metric::Efficiency, Some(LoadKind::Rate)) => Some(Threshold {
+                value: RATE_SATURATION,
+                label: format!("saturation: achieved < {RATE_SATURATION} × offered"),
+            }),
+            (Metric::Efficiency, _) => Some(criterion_line(criterion.efficiency_below())),
+            (Metric::P95Multiplier, _) => criterion.p95_multiplier_above().map(criterion_line),
+            _ => None,
+        }
+    }
+
     /// Whether values are measured quantities (times, throughputs, tokens) rather than ratios to a baseline, so
     /// that a ratio of two of them means something.
     pub fn is_absolute(self) -> bool {
@@ -238,6 +269,15 @@ impl Metric {
             Unit::Load => format!("{}", (value * 100.0).round() / 100.0),
         }
     }
+}
+
+/// A horizontal line a chart is read against: its value on the metric's axis and the words beside it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Threshold {
+    /// Where the line is, in the metric's unit.
+    pub value: f64,
+    /// What the chart writes beside it (`threshold 0.65`, `saturation: achieved < 0.9 × offered`).
+    pub label: String,
 }
 
 /// A duration in the unit that fits it: `0.84 ms`, `845 ms`, `1.24 s`, `2.1 min`.

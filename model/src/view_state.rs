@@ -104,6 +104,15 @@ impl XAxis {
         }
     }
 
+    /// The axis' label when it carries loads of `kind` (`concurrency N (log₂)`, `offered rate (req/s, log₂)`);
+    /// a metric's label otherwise.
+    pub fn label_at(self, kind: Option<LoadKind>) -> &'static str {
+        match (self, kind) {
+            (XAxis::Load, Some(LoadKind::Rate)) => "offered rate (req/s, log₂)",
+            (axis, _) => axis.label(),
+        }
+    }
+
     /// The metric on the axis, `None` for the load.
     pub fn metric(self) -> Option<Metric> {
         match self {
@@ -669,13 +678,13 @@ impl ViewState {
         }
     }
 
-    /// Narrows the view to one value of a dimension: the load through the load range (an unbounded rate as
-    /// everything above the largest finite bound), the others through the filters.
+    /// Narrows the view to one value of a dimension: the load through the load range (an unbounded rate as the
+    /// range from `inf` up), the others through the filters.
     pub fn select_only(&mut self, dimension: Dimension, value: &str) {
         if dimension == Dimension::Load {
             let value = parse_at_load(value).ok().and_then(Load::value);
             let (low, high) = match value {
-                Some(value) if value.is_infinite() => (LoadBound::new(f64::MAX), None),
+                Some(value) if value.is_infinite() => (LoadBound::new(value), None),
                 Some(value) => (LoadBound::new(value), LoadBound::new(value)),
                 None => (None, None),
             };

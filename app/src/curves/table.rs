@@ -1,6 +1,8 @@
-//! The numbers behind the curves, as a table: each series' points, breakdown N, end and what it leaves out.
+//! The numbers behind the curves, as a table: each series' points, breakdown N, SLO capacity, end and what it
+//! leaves out.
 
 use crate::perf;
+use cellscope_model::LoadKind;
 use cellscope_model::explore::Facet;
 use cellscope_model::view_state::{Metric, XAxis};
 use leptos::prelude::*;
@@ -12,6 +14,7 @@ pub(super) fn SeriesTable(
     facets: Memo<Vec<Facet>>,
     chart_metric: Memo<Metric>,
     x: Memo<XAxis>,
+    load_kind: Memo<Option<LoadKind>>,
 ) -> impl IntoView {
     let frontier = move || {
         facets.with(|facets| {
@@ -21,16 +24,24 @@ pub(super) fn SeriesTable(
                 .any(|series| series.frontier.is_some())
         })
     };
+    let capacity = move || {
+        facets.with(|facets| {
+            facets
+                .iter()
+                .flat_map(|facet| &facet.series)
+                .any(|series| series.slo_capacity.is_some())
+        })
+    };
     view! {
         <table class="series-table" id="series-table">
             <thead><tr><th>"facet"</th><th>"series"</th><th>{move || {
                     let metric = chart_metric.get();
                     let in_ms = |metric: Metric| if metric.unit() == cellscope_model::metric::Unit::Milliseconds { " in ms" } else { "" };
                     match x.get() {
-                        XAxis::Load => format!("points (load: {}{})", metric.label(), in_ms(metric)),
+                        XAxis::Load => format!("points (load: {}{})", metric.label_at(load_kind.get()), in_ms(metric)),
                         XAxis::Metric(x) => format!("points (load: {}{} → {}{})", x.label(), in_ms(x), metric.label(), in_ms(metric)),
                     }
-                }}</th><th>"breakdown / saturation"</th><th>"ends"</th><th>"left out"</th>
+                }}</th><th>"breakdown / saturation"</th>{move || capacity().then(|| view! { <th>"SLO capacity"</th> })}<th>"ends"</th><th>"left out"</th>
                 {move || frontier().then(|| view! { <th>"frontier (loads)"</th> })}</tr></thead>
             <tbody>
                 {move || perf::timed("series-table-view", || facets.get().into_iter().flat_map(|facet| {
@@ -47,6 +58,7 @@ pub(super) fn SeriesTable(
                         };
                         let frontier = series.frontier.is_some().then(|| series.frontier_loads().iter().map(|load| load.short_label()).collect::<Vec<_>>().join(","));
                         let frontier_cell = frontier.clone();
+                        let capacity_cell = series.slo_capacity.clone();
                         view! {
                             <tr data-facet=title.clone() data-series=series.label.to_string() data-skipped-at=series.skipped_at.map(|load| load.short_label()).unwrap_or_default()
                                 data-frontier=frontier data-partial=partial>
@@ -54,6 +66,7 @@ pub(super) fn SeriesTable(
                                 <td>{series.label.to_string()}</td>
                                 <td class="points">{points.join(" · ")}</td>
                                 <td>{series.breakdown_label()}</td>
+                                {capacity_cell.map(|capacity| view! { <td class="slo-capacity">{capacity}</td> })}
                                 <td class="ends">{ends}</td>
                                 <td>{left_out}</td>
                                 {frontier_cell.map(|ns| view! { <td class="frontier">{ns}</td> })}

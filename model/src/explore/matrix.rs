@@ -15,7 +15,7 @@ use crate::pooling::Aggregation;
 use crate::pooling::Pooling;
 use crate::query::WhatIf;
 use crate::reasons::ScalingAbsent;
-use crate::slo::{LoadAxis, Outcome, Slo};
+use crate::slo::{LoadAxis, Outcome, Placed, Slo};
 use crate::status::CellStatus;
 use crate::summary::CellSummary;
 use crate::view_state::ViewState;
@@ -110,6 +110,9 @@ pub struct MatrixCell {
     pub baseline: Option<String>,
     /// For `slo_capacity`: the capacity in words (`≈ 5.3 req/s (4–8)`, `never met (fails at N=1)`).
     pub capacity: Option<String>,
+    /// For `slo_capacity`: the kind of load the square was judged at and where its outcome sits on that kind's
+    /// scale ([`LoadScale`]), a lower bound kept apart from a capacity found between two levels.
+    pub capacity_placed: Option<(LoadKind, Placed)>,
 }
 
 impl MatrixCell {
@@ -541,6 +544,7 @@ impl MatrixBase {
                         Outcome::NeverMet { .. } | Outcome::Unjudged { .. } => None,
                     };
                     square.capacity = Some(outcome.label(*axis));
+                    square.capacity_placed = Some((axis.kind(), outcome.placed()));
                 }
             }
             Metric::OkRate => {
@@ -593,4 +597,136 @@ fn cells_by_series(
         }
     }
     by_series
+}
+
+/// A colour scale of loads with one range per kind, so a concurrency and a rate never share a scale (N = 8 and
+/// 8 req/s are different things): each kind's loads are placed on log₂ between its own ends, higher is better,
+/// and an unbounded rate is the top of the rate scale, never a large finite number.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LoadScale {
+    /// The smallest and largest finite concurrency in view.
+    pub concurrency: Option<(f64, f64)>,
+    /// The smallest and largest finite rate in view, req/s.
+    pub rate: Option<(f64, f64)>,
+}
+
+impl LoadScale {
+    /// The scale spanning `loads` (finite ones; an unbounded rate alone makes the rate scale, with nothing below
+    /// its top).
+    pub fn spanning(loads: impl IntoIterator<Item = (LoadKind, f64)>) -> LoadScale {
+        let mut scale = LoadScale::default();
+        for (kind, load) in loads {
+            let range = match kind {
+                LoadKind::Concurrency => &mut scale.concurrency,
+                LoadKind::Rate => &mut scale.rate,
+                LoadKind::Unstated => continue,
+            };
+            if !load.is_finite() {
+                range.get_or_insert((f64::INFINITY, f64::NEG_INFINITY));
+                continue;
+            }
+            let (low, high) = range.get_or_insert((load, load));
+            *low = low.min(load);
+            *high = high.max(load);
+        }
+        scale
+    }
+
+    /// The scale of the squares' SLO capacities: every capacity found and every lower bound, by kind.
+    pub fn of_capacities(grids: &[MatrixGrid]) -> LoadScale {
+        LoadScale::spanning(
+            squares(grids).filter_map(|square| match square.capacity_placed? {
+                (kind, Placed::Measured(load) | Placed::AtLeast(load)) => Some((kind, load)),
+                _ => None,
+            }),
+        )
+    }
+
+    /// The scale of the squares' breakdown loads: concurrencies from N = 1 to `max_n` (the largest N of the
+    /// data), rates over the saturation rates and the largest rates measured in view.
+    pub fn of_breakdowns(grids: &[MatrixGrid], max_n: u32) -> LoadScale {
+        let rates = squares(grids)
+            .filter_map(|square| square.breakdown_at.or(square.never_within))
+            .filter(|load| load.kind() == LoadKind::Rate)
+            .filter_map(|load| Some((LoadKind::Rate, load.value()?)));
+        LoadScale {
+            concurrency: Some((1.0, f64::from(max_n.max(2)))),
+            ..LoadScale::spanning(rates)
+        }
+    }
+
+    /// Where `load` of `kind` sits in [0, 1]: log₂ between its kind's ends, 1 for an unbounded rate and for a
+    /// kind whose ends are one load. `None` for a kind the scale does not span.
+    pub fn position(&self, kind: LoadKind, load: f64) -> Option<f64> {
+        let (low, high) = match kind {
+            LoadKind::Concurrency => self.concurrency?,
+            LoadKind::Rate => self.rate?,
+            LoadKind::Unstated => return None,
+        };
+        if load.is_infinite() || high <= low {
+            return Some(1.0);
+        }
+        Some(((load.log2() - low.log2()) / (high.log2() - low.log2())).clamp(0.0, 1.0))
+    }
+
+    /// The kinds the scale spans with their finite ends (`None` when only an unbounded rate is in view), in load
+    /// order: one legend ramp each.
+    pub fn ranges(&self) -> Vec<(LoadKind, Option<(f64, f64)>)> {
+        [
+            (LoadKind::Concurrency, self.concurrency),
+            (LoadKind::Rate, self.rate),
+        ]
+        .into_iter()
+        .filter_map(|(kind, range)| {
+            let (low, high) = range?;
+            Some((kind, (low <= high).then_some((low, high))))
+        })
+        .collect()
+    }
+}
+
+impl LoadScale {
+    /// The legend of each ramp, worst end then best, for squares of `metric` (breakdown N or SLO capacity):
+    /// `N=1 (lowest in view)` … `N=32 (highest)`, `saturates at 1 req/s` … `16 req/s · ∞ and never = brightest`.
+    pub fn legend(&self, metric: Metric) -> Vec<(String, String)> {
+        self.ranges()
+            .into_iter()
+            .map(|(kind, range)| {
+                let axis = match kind {
+                    LoadKind::Rate => LoadAxis::RequestRate,
+                    _ => LoadAxis::Concurrency,
+                };
+                let (low, high) = match range {
+                    Some((low, high)) => (axis.text(low), axis.text(high)),
+                    None => (axis.text(f64::INFINITY), axis.text(f64::INFINITY)),
+                };
+                match (metric, kind) {
+                    (Metric::Breakdown, LoadKind::Rate) => (
+                        format!("saturates at {low}"),
+                        format!("{high} · all at once and never = brightest"),
+                    ),
+                    (Metric::Breakdown, _) => (
+                        format!("breaks at {low}"),
+                        format!("{high} · never = brightest"),
+                    ),
+                    _ => (
+                        format!("{low} (lowest in view)"),
+                        format!("{high} (highest)"),
+                    ),
+                }
+            })
+            .collect()
+    }
+}
+
+/// What the marks of a matrix coloured by SLO capacity mean, beside its legend.
+pub const CAPACITY_MARKS: &str = "≥ and hatched = a lower bound: the SLO holds at the largest load measured, so \
+     the capacity is at least that · never met = darkest, the SLO fails at the lowest load · no data = grey · \
+     each kind of load has its own scale";
+
+/// Every square of the grids.
+fn squares(grids: &[MatrixGrid]) -> impl Iterator<Item = &MatrixCell> {
+    grids
+        .iter()
+        .flat_map(|grid| grid.squares.iter().flatten().flatten())
 }

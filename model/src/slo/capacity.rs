@@ -2,6 +2,7 @@
 //! highest level where the SLO holds and the next measured level, with the range of the reps' own capacities.
 
 use super::Slo;
+use crate::load::LoadKind;
 use crate::order::{sort_floats, sorted_distinct};
 
 /// One rep's values at one level: the statistic of each bound of the SLO, in the SLO's bound order. `None` (or a
@@ -74,6 +75,51 @@ pub enum LoadAxis {
     Concurrency,
     /// An offered rate (`5.3 req/s`).
     RequestRate,
+}
+
+impl LoadAxis {
+    /// The kind of load the axis holds.
+    pub fn kind(self) -> LoadKind {
+        match self {
+            LoadAxis::Concurrency => LoadKind::Concurrency,
+            LoadAxis::RequestRate => LoadKind::Rate,
+        }
+    }
+
+    /// A load on this axis to a reader's precision: `N=5.3`, `5.3 req/s`, `all at once`.
+    pub fn text(self, load: f64) -> String {
+        load_text(load, self)
+    }
+}
+
+/// Where an outcome sits on a scale of loads: a capacity found between two measured levels, a lower bound, or
+/// no load at all. A lower bound is drawn as one, never as if the capacity had been measured there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Placed {
+    /// Found between the highest level where the SLO holds and the next, where it fails.
+    Measured(f64),
+    /// At least this load: the SLO holds at the highest measured level (`f64::INFINITY` when that is all at
+    /// once), or the next level is all at once, where nothing is interpolated.
+    AtLeast(f64),
+    /// The SLO holds at no measured level.
+    NeverMet,
+    /// No level has every bound's statistic.
+    Unjudged,
+}
+
+impl Outcome {
+    /// Where the outcome sits on a scale of loads ([`Placed`]).
+    pub fn placed(&self) -> Placed {
+        match self {
+            Outcome::Capacity { load, bracket, .. } if bracket.1.is_infinite() => {
+                Placed::AtLeast(*load)
+            }
+            Outcome::Capacity { load, .. } => Placed::Measured(*load),
+            Outcome::NotReached { up_to, .. } => Placed::AtLeast(*up_to),
+            Outcome::NeverMet { .. } => Placed::NeverMet,
+            Outcome::Unjudged { .. } => Placed::Unjudged,
+        }
+    }
 }
 
 /// A level judged on its rep-means: the load and each bound's mean.

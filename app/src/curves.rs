@@ -112,8 +112,6 @@ struct Curves {
     color_dimension: Memo<Dimension>,
     colors: Memo<Styles>,
     x_axis: Memo<XAxis>,
-    /// The kind of load on x (`None` against a metric): it names the axes and picks the threshold.
-    load_kind: Memo<Option<LoadKind>>,
 }
 
 impl Curves {
@@ -173,9 +171,6 @@ impl Curves {
                 )
             })
         });
-        let load_kind = Memo::new(move |_| {
-            ctx.with_filtered(|_, filtered| ctx.state.with(|state| load_kind_on_x(filtered, state)))
-        });
         Curves {
             ctx,
             chart_metric,
@@ -186,8 +181,17 @@ impl Curves {
             color_dimension,
             colors,
             x_axis: ctx.part(|state| state.x),
-            load_kind,
         }
+    }
+
+    /// The kind of load on x, read untracked (`None` against a metric): it names the axes, even of a chart
+    /// without a point, and picks the threshold.
+    fn load_kind(self) -> Option<LoadKind> {
+        let ctx = self.ctx;
+        ctx.with_filtered_untracked(|_, filtered| {
+            ctx.state
+                .with_untracked(|state| load_kind_on_x(filtered, state))
+        })
     }
 
     /// What a drawing needs besides the facets, read untracked: the drawing's effect says what draws again.
@@ -199,11 +203,10 @@ impl Curves {
             unequal,
             empty,
             colors,
-            load_kind,
             ..
         } = self;
         let metric = chart_metric.get_untracked();
-        let load_kind = load_kind.get_untracked();
+        let load_kind = self.load_kind();
         Look {
             metric,
             x: ctx.state.with_untracked(|state| state.x),
@@ -247,19 +250,17 @@ pub(crate) fn CurvesView() -> impl IntoView {
         {legend(curves)}
         {notes(curves)}
         {chart.area()}
-        <SeriesTable facets=curves.facets chart_metric=curves.chart_metric x=curves.x_axis load_kind=curves.load_kind/>
+        <SeriesTable facets=curves.facets chart_metric=curves.chart_metric x=curves.x_axis/>
     }
 }
 
 /// The series' colours and markers, and what the chart's marks mean.
 fn legend(curves: Curves) -> impl IntoView {
     let colors = curves.colors;
-    let load_kind = curves.load_kind;
+    let facets = curves.facets;
     let legend_hint = move || {
-        curves
-            .ctx
-            .state
-            .with(|state| legend_hint(state, load_kind.get()))
+        let unbounded = facets.with(|facets| draws_unbounded(facets));
+        curves.ctx.state.with(|state| legend_hint(state, unbounded))
     };
     view! {
         <div class="series-legend" id="curves-legend">
@@ -336,7 +337,7 @@ fn chart_warnings(
 }
 
 /// What the marks of the chart mean, beside the legend.
-fn legend_hint(state: &ViewState, load_kind: Option<LoadKind>) -> String {
+fn legend_hint(state: &ViewState, unbounded: bool) -> String {
     let band = match state.x {
         XAxis::Load => state.band.label().to_string(),
         XAxis::Metric(_) => state.band.label().replacen("band", "whiskers", 1),
@@ -350,7 +351,7 @@ fn legend_hint(state: &ViewState, load_kind: Option<LoadKind>) -> String {
         }
         XAxis::Load => "hollow point with ◐ and its value = includes partial cells",
     };
-    let unbounded = if load_kind == Some(LoadKind::Rate) {
+    let unbounded = if unbounded {
         "; ∞ = every request sent at once, in its own slot past the axis break (//), joined by a dashed line"
     } else {
         ""
@@ -358,6 +359,18 @@ fn legend_hint(state: &ViewState, load_kind: Option<LoadKind>) -> String {
     format!(
         "{band}; {points}; point crossed ✕ = includes failed cells (some requests not ok, left out of its value); ring = breakdown N or saturation rate; ⊘ = series ends at a skipped cell{unbounded}"
     )
+}
+
+/// Whether some point is drawn at an unbounded rate (in its own slot, past the axis' break).
+fn draws_unbounded(facets: &[Facet]) -> bool {
+    facets.iter().any(|facet| {
+        facet.series.iter().any(|series| {
+            series
+                .points
+                .last()
+                .is_some_and(|point| point.x.is_infinite())
+        })
+    })
 }
 
 /// The chart in words, for screen readers: what is plotted against what, the series and panels, and the

@@ -81,17 +81,24 @@ impl ColourScale {
             return match placed {
                 Placed::Measured(load) => solid(at(load)),
                 Placed::AtLeast(load) => {
+                    // The colour of the bound under stripes of the text's colour: a bound, not a measurement.
                     let color = palette::viridis(at(load));
-                    let light = palette::css(palette::lighter(color));
+                    let text = palette::text_on(color);
+                    let stripe = if text == "#fff" {
+                        "rgba(255,255,255,.45)"
+                    } else {
+                        "rgba(0,0,0,.3)"
+                    };
                     (
                         format!(
-                            "repeating-linear-gradient(135deg,{} 0 6px,{light} 6px 10px)",
+                            "repeating-linear-gradient(135deg,{stripe} 0 2px,transparent 2px 7px),{}",
                             palette::css(color)
                         ),
-                        palette::text_on(palette::lighter(color)),
+                        text,
                     )
                 }
-                Placed::NeverMet => solid(0.0),
+                // Off the ramp: neither the lowest capacity measured nor a square without data.
+                Placed::NeverMet => (NEVER_MET.to_string(), "#fff"),
                 Placed::Unjudged => ("var(--absent-b)".to_string(), "var(--muted)"),
             };
         }
@@ -107,18 +114,18 @@ impl ColourScale {
         }
     }
 
-    /// The legend: one ramp's worst and best ends per scale (one per kind of load for breakdown N and SLO
-    /// capacity), and what the squares' marks mean when they need saying.
-    pub fn legend(&self) -> (Vec<(String, String)>, Option<&'static str>) {
-        let ends = match self.metric {
-            Metric::Efficiency => vec![("0 (serial)".into(), "1 (linear scaling)".into())],
-            Metric::OkRate => vec![("0".into(), "1 (every expected row ok)".into())],
-            Metric::P95Multiplier => vec![("≥100×".into(), "1×".into())],
+    /// The legend's worst and best ends (for breakdown N and SLO capacity, each kind of load's side by side),
+    /// and what the squares' marks mean when they need saying.
+    pub fn legend(&self) -> (String, String, Option<&'static str>) {
+        let (low, high) = match self.metric {
+            Metric::Efficiency => ("0 (serial)".into(), "1 (linear scaling)".into()),
+            Metric::OkRate => ("0".into(), "1 (every expected row ok)".into()),
+            Metric::P95Multiplier => ("≥100×".into(), "1×".into()),
             Metric::Breakdown | Metric::SloCapacity => self.loads.legend(self.metric),
-            _ if !self.low.is_finite() => Vec::new(),
+            _ if !self.low.is_finite() => (String::new(), String::new()),
             metric => {
                 let (low, high) = (metric.format(self.low), metric.format(self.high));
-                vec![if metric.lower_is_better() {
+                if metric.lower_is_better() {
                     (
                         format!("{high} (slowest in view)"),
                         format!("{low} (fastest)"),
@@ -128,13 +135,17 @@ impl ColourScale {
                         format!("{low} (lowest in view)"),
                         format!("{high} (highest)"),
                     )
-                }]
+                }
             }
         };
         let marks = (self.metric == Metric::SloCapacity).then_some(CAPACITY_MARKS);
-        (ends, marks)
+        (low, high, marks)
     }
 }
+
+/// The colour of a square where the SLO is never met: off the viridis ramp, so it reads neither as the lowest
+/// capacity in view nor as a square without data.
+const NEVER_MET: &str = "rgb(64,64,64)";
 
 /// `text` with the characters that could start markup or end an attribute written as character references, so
 /// that names from the data (a model called `<b>`) show as text. (Ten lines rather than a crate: the bundle has
@@ -189,11 +200,15 @@ pub fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -
             escape_html(&grid.title.label(grid_dimension))
         );
         for col in &grid.cols {
-            let _ = write!(
-                html,
-                "<th scope=\"col\">{}</th>",
-                escape_html(&col.label(cols_dimension))
-            );
+            // A sideways ∞ reads as 8: it stands upright in the vertical heading.
+            let label = escape_html(&col.label(cols_dimension));
+            let _ = match label.strip_prefix('∞') {
+                Some(rest) => write!(
+                    html,
+                    "<th scope=\"col\"><span class=\"upright\">∞</span>{rest}</th>"
+                ),
+                None => write!(html, "<th scope=\"col\">{label}</th>"),
+            };
         }
         html.push_str("</tr></thead><tbody>");
         for (row, squares) in grid.rows.iter().zip(&grid.squares) {
@@ -279,6 +294,7 @@ pub fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cellscope_model::{Load, LoadKind};
 
     #[test]
     fn data_text_is_escaped_in_text_and_attributes() {
@@ -287,5 +303,112 @@ mod tests {
             "&lt;b&gt;&quot;qwen&quot; &amp; &#39;llama&#39;&lt;/b&gt;"
         );
         assert_eq!(escape_html("plain: N=8 · ok"), "plain: N=8 · ok");
+    }
+
+    /// A square judged under an SLO at `kind` of load with the outcome `placed`, labelled `label`.
+    fn capacity_square(kind: LoadKind, placed: Placed, label: &str) -> Option<MatrixCell> {
+        Some(MatrixCell {
+            capacity: Some(label.into()),
+            capacity_placed: Some((kind, placed)),
+            ..MatrixCell::default()
+        })
+    }
+
+    /// The `style` attribute of each square in `html`, in order.
+    fn styles(html: &str) -> Vec<String> {
+        html.split("<td class=\"square\" style=\"")
+            .skip(1)
+            .filter_map(|rest| Some(rest.split('"').next()?.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn capacities_are_coloured_on_their_own_kinds_scale_and_bounds_are_hatched() {
+        use LoadKind::{Concurrency, Rate};
+        let rate = |rps: f64| Value::Load(Load::rate(rps).unwrap());
+        let grid = MatrixGrid {
+            title: Value::Text("w".into()),
+            rows: vec![Value::Text("m".into())],
+            cols: vec![
+                Value::Number(1),
+                Value::Number(2),
+                rate(1.0),
+                rate(f64::INFINITY),
+                Value::Number(4),
+                Value::Number(8),
+                rate(2.0),
+            ],
+            squares: vec![vec![
+                capacity_square(Concurrency, Placed::Measured(4.0), "≈ N=4 (2–8)"),
+                capacity_square(Concurrency, Placed::AtLeast(16.0), "≥ N=16 (not reached)"),
+                capacity_square(Rate, Placed::Measured(2.0), "≈ 2 req/s (1–4)"),
+                capacity_square(
+                    Rate,
+                    Placed::AtLeast(f64::INFINITY),
+                    "≥ all at once (not reached)",
+                ),
+                capacity_square(Concurrency, Placed::NeverMet, "never met (fails at N=1)"),
+                Some(MatrixCell::default()),
+                capacity_square(Rate, Placed::AtLeast(8.0), "≥ 8 req/s (not reached)"),
+            ]],
+        };
+        let grids = [grid];
+        let state = ViewState {
+            metric: Metric::SloCapacity,
+            cols: cellscope_model::Dimension::Load,
+            ..ViewState::default()
+        };
+        let scale = ColourScale::of(Metric::SloCapacity, 32, &grids);
+        let html = grids_html(&grids, scale, &state);
+        let styles = styles(&html);
+        let css = |position: f64| palette::css(palette::viridis(position));
+        // N: 4 to 16; req/s: 2 to 8, with ∞ at the top. N = 4 is the bottom of the N scale and 2 req/s the
+        // bottom of the rate scale, each on its own.
+        assert!(
+            styles[0].starts_with(&format!("background:{}", css(0.0))),
+            "{}",
+            styles[0]
+        );
+        assert!(
+            styles[2].starts_with(&format!("background:{}", css(0.0))),
+            "{}",
+            styles[2]
+        );
+        // A lower bound is hatched in its colour, never solid.
+        for bound in [&styles[1], &styles[3], &styles[6]] {
+            assert!(
+                bound.starts_with("background:repeating-linear-gradient(135deg,")
+                    && bound.contains(&format!("),{};", css(1.0))),
+                "{bound}"
+            );
+        }
+        assert!(!styles[0].contains("gradient") && !styles[2].contains("gradient"));
+        // Never met is a colour of its own, off the ramp (not the lowest capacity's colour); no data is the grey
+        // of an empty square.
+        assert!(
+            styles[4].starts_with(&format!("background:{NEVER_MET};")),
+            "{}",
+            styles[4]
+        );
+        assert_ne!(NEVER_MET, css(0.0));
+        assert!(styles[5].contains("var(--absent-b)"), "{}", styles[5]);
+        // The load columns carry their units, ∞ last as the data orders it.
+        for heading in [
+            "N=1",
+            "N=2",
+            "1 req/s",
+            "<span class=\"upright\">∞</span> req/s",
+        ] {
+            assert!(
+                html.contains(&format!("<th scope=\"col\">{heading}</th>")),
+                "{heading}"
+            );
+        }
+        let (low, high, marks) = scale.legend();
+        assert_eq!(
+            (low.as_str(), high.as_str()),
+            ("N=4 · 2 req/s (lowest in view)", "N=16 · 8 req/s (highest)")
+        );
+        assert!(marks.is_some_and(|marks| marks.contains("≥ and hatched = a lower bound")));
     }
 }

@@ -82,9 +82,3 @@ pub fn text_on((red, green, blue): (u8, u8, u8)) -> &'static str {
     let luminance = 0.2126 * f64::from(red) + 0.7152 * f64::from(green) + 0.0722 * f64::from(blue);
     if luminance > 140.0 { "#111" } else { "#fff" }
 }
-
-/// `color` mixed halfway with white: the light stripe of a hatched square.
-pub fn lighter((red, green, blue): (u8, u8, u8)) -> (u8, u8, u8) {
-    let mix = |channel: u8| ((u16::from(channel) + 255) / 2) as u8;
-    (mix(red), mix(green), mix(blue))
-}

@@ -444,6 +444,33 @@ mod tests {
     }
 
     #[test]
+    fn a_range_from_inf_keeps_the_unbounded_rates_and_writes_inf() {
+        let mut cells = [cell("vllm", 1), cell("vllm", 2), cell("vllm", 3)];
+        cells[1].key.load = crate::Load::rate(64.0).unwrap();
+        cells[2].key.load = crate::Load::rate(f64::INFINITY).unwrap();
+        let filter = DimensionFilter {
+            load_min: LoadBound::new(f64::INFINITY),
+            ..DimensionFilter::default()
+        };
+        let kept: Vec<String> = filter
+            .apply(&cells)
+            .iter()
+            .map(|cell| cell.key.load.to_string())
+            .collect();
+        assert_eq!(kept, ["rate=inf"]);
+        // Said and written as `inf`, never as a large finite number, and read back from JSON.
+        assert_eq!(filter.describe(), "load ≥ inf");
+        let json = serde_json::to_string(&filter).unwrap();
+        assert!(json.contains(r#""load_min":"inf""#), "{json}");
+        assert_eq!(
+            serde_json::from_str::<DimensionFilter>(&json).unwrap(),
+            filter
+        );
+        assert_eq!(LoadBound::new(f64::NAN), None);
+        assert_eq!(LoadBound::new(0.0), None);
+    }
+
+    #[test]
     fn values_of_one_dimension_are_alternatives_and_dimensions_combine() {
         let cells = [cell("vllm", 1), cell("sglang", 16), cell("tgi", 32)];
         let mut filter = DimensionFilter::default();

@@ -664,6 +664,19 @@ mod tests {
     }
 
     #[test]
+    fn a_load_heading_carries_its_unit() {
+        let rate = |rps: f64| Value::Load(crate::Load::rate(rps).unwrap());
+        assert_eq!(Value::Number(4).label(Dimension::Load), "N=4");
+        assert_eq!(rate(4.0).label(Dimension::Load), "4 req/s");
+        assert_eq!(rate(0.5).label(Dimension::Load), "0.5 req/s");
+        assert_eq!(rate(f64::INFINITY).label(Dimension::Load), "∞ req/s");
+        // The value itself, as links write it, is unchanged; other dimensions are as they are.
+        assert_eq!(rate(f64::INFINITY).to_string(), "rate=inf");
+        assert_eq!(Value::Number(2).label(Dimension::Rep), "2");
+        assert_eq!(Value::Text("vllm".into()).label(Dimension::Backend), "vllm");
+    }
+
+    #[test]
     fn numeric_dimensions_match_their_decimal_text() {
         let key = key();
         assert!(key.value(Dimension::Load).matches_text("16"));

@@ -416,4 +416,45 @@ mod tests {
         assert_eq!(Metric::P99TpotMs.label(), "p99 TPOT");
         assert_eq!(Metric::AggregateTps.label(), "output tok/s");
     }
+
+    #[test]
+    fn a_rate_axis_reads_achieved_over_offered_against_the_verdicts_saturation_line() {
+        let rate = Some(LoadKind::Rate);
+        let concurrency = Some(LoadKind::Concurrency);
+        assert_eq!(Metric::Efficiency.label_at(rate), "achieved / offered rate");
+        assert_eq!(
+            Metric::Efficiency.label_at(concurrency),
+            "parallel efficiency"
+        );
+        assert_eq!(Metric::P99TtftMs.label_at(rate), "p99 time to first token");
+        // The definition's saturation share (docs/definitions.md#breakdown): 0.9 × offered.
+        let line = Metric::Efficiency.threshold(&Criterion::V1, rate).unwrap();
+        assert_eq!(line.value, 0.9);
+        assert_eq!(line.label, "saturation: achieved < 0.9 × offered");
+        // The verdict changes exactly at the line: below it a rate series saturates, on it it does not.
+        assert!(Criterion::V3.saturates(Some(line.value - 1e-9), None));
+        assert!(!Criterion::V3.saturates(Some(line.value), None));
+        // An edited efficiency threshold moves the concurrency line, not the saturation one.
+        let edited = Criterion::V3.with_efficiency_below(0.7);
+        assert_eq!(
+            Metric::Efficiency.threshold(&edited, concurrency),
+            Some(Threshold {
+                value: 0.7,
+                label: "threshold 0.7".into()
+            })
+        );
+        assert_eq!(
+            Metric::Efficiency.threshold(&edited, rate).unwrap().value,
+            0.9
+        );
+        // The p95 multiplier's line is the criterion's on either axis; V3 has none; a latency has none.
+        assert_eq!(
+            Metric::P95Multiplier
+                .threshold(&Criterion::V1, rate)
+                .map(|line| line.value),
+            Some(2.0)
+        );
+        assert_eq!(Metric::P95Multiplier.threshold(&Criterion::V3, rate), None);
+        assert_eq!(Metric::P99TtftMs.threshold(&Criterion::V1, rate), None);
+    }
 }

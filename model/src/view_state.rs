@@ -758,6 +758,16 @@ mod tests {
     }
 
     #[test]
+    fn narrowing_to_all_at_once_links_load_min_inf() {
+        let mut state = ViewState::default();
+        state.select_only(Dimension::Load, "rate=inf");
+        let query = state.to_query();
+        assert!(query.contains("load_min=inf"), "{query}");
+        assert!(!query.contains("load_max"), "{query}");
+        assert_eq!(ViewState::parse_query(&query), (state, Vec::new()));
+    }
+
+    #[test]
     fn the_default_state_is_the_empty_query() {
         assert_eq!(ViewState::default().to_query(), "");
         assert_eq!(

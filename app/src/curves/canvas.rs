@@ -126,7 +126,7 @@ impl Chart {
         let _ = canvas.set_attribute("data-points", &points.join(";"));
         // The axes, and the frontier's points.
         let x = ctx.state.with_untracked(|state| state.x);
-        let kind = self.curves.load_kind.get_untracked();
+        let kind = self.curves.load_kind();
         let metric = chart_metric.get_untracked();
         let summary = facets.with_untracked(|facets| chart_summary(facets, metric, x, kind));
         let (on, dominated) = facets.with_untracked(|facets| frontier_counts(facets));

@@ -13,7 +13,7 @@ impl Curves {
     /// What an export carries: the view in words, with the link that reopens it pinned to its snapshot.
     fn export_lines(self) -> Vec<String> {
         let metric = self.chart_metric.get_untracked();
-        let kind = self.load_kind.get_untracked();
+        let kind = self.load_kind();
         self.ctx
             .state
             .with_untracked(|state| describe_view(state, metric, kind, &browser::href()))

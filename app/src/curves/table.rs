@@ -2,8 +2,7 @@
 //! leaves out.
 
 use crate::perf;
-use cellscope_model::LoadKind;
-use cellscope_model::explore::Facet;
+use cellscope_model::explore::{Facet, points_kind};
 use cellscope_model::view_state::{Metric, XAxis};
 use leptos::prelude::*;
 
@@ -14,7 +13,6 @@ pub(super) fn SeriesTable(
     facets: Memo<Vec<Facet>>,
     chart_metric: Memo<Metric>,
     x: Memo<XAxis>,
-    load_kind: Memo<Option<LoadKind>>,
 ) -> impl IntoView {
     let frontier = move || {
         facets.with(|facets| {
@@ -38,7 +36,7 @@ pub(super) fn SeriesTable(
                     let metric = chart_metric.get();
                     let in_ms = |metric: Metric| if metric.unit() == cellscope_model::metric::Unit::Milliseconds { " in ms" } else { "" };
                     match x.get() {
-                        XAxis::Load => format!("points (load: {}{})", metric.label_at(load_kind.get()), in_ms(metric)),
+                        XAxis::Load => format!("points (load: {}{})", metric.label_at(facets.with(|facets| points_kind(facets, XAxis::Load))), in_ms(metric)),
                         XAxis::Metric(x) => format!("points (load: {}{} → {}{})", x.label(), in_ms(x), metric.label(), in_ms(metric)),
                     }
                 }}</th><th>"breakdown / saturation"</th>{move || capacity().then(|| view! { <th>"SLO capacity"</th> })}<th>"ends"</th><th>"left out"</th>

@@ -327,10 +327,10 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         let spec = curves.spec;
         let px = |value: f64| curves.px(value);
         let base = area.get_base_pixel();
-        let title = facet
-            .title
-            .as_ref()
-            .map_or_else(|| spec.metric.label().to_string(), ToString::to_string);
+        let title = facet.title.as_ref().map_or_else(
+            || spec.metric.label_at(spec.load_kind).to_string(),
+            ToString::to_string,
+        );
         // A long title (a run id, a file path) is shortened in its middle to its panel's width, so that neighbouring
         // panels' titles never run into each other.
         let (panel_x, _) = area.get_pixel_range();

@@ -686,43 +686,43 @@ impl LoadScale {
 }
 
 impl LoadScale {
-    /// The legend of each ramp, worst end then best, for squares of `metric` (breakdown N or SLO capacity):
-    /// `N=1 (lowest in view)` … `N=32 (highest)`, `saturates at 1 req/s` … `16 req/s · ∞ and never = brightest`.
-    pub fn legend(&self, metric: Metric) -> Vec<(String, String)> {
-        self.ranges()
-            .into_iter()
-            .map(|(kind, range)| {
-                let axis = match kind {
-                    LoadKind::Rate => LoadAxis::RequestRate,
-                    _ => LoadAxis::Concurrency,
-                };
-                let (low, high) = match range {
-                    Some((low, high)) => (axis.text(low), axis.text(high)),
-                    None => (axis.text(f64::INFINITY), axis.text(f64::INFINITY)),
-                };
-                match (metric, kind) {
-                    (Metric::Breakdown, LoadKind::Rate) => (
-                        format!("saturates at {low}"),
-                        format!("{high} · all at once and never = brightest"),
-                    ),
-                    (Metric::Breakdown, _) => (
-                        format!("breaks at {low}"),
-                        format!("{high} · never = brightest"),
-                    ),
-                    _ => (
-                        format!("{low} (lowest in view)"),
-                        format!("{high} (highest)"),
-                    ),
-                }
-            })
-            .collect()
+    /// The legend's worst and best ends for squares of `metric` (breakdown N or SLO capacity), each kind's end
+    /// side by side on the one ramp: `N=3 · 1.5 req/s (lowest in view)` … `N=8 · 4 req/s (highest)`, `breaks at
+    /// N=1 · saturates at 2 req/s` … `N=64 · 8 req/s · all at once and never = brightest`.
+    pub fn legend(&self, metric: Metric) -> (String, String) {
+        let (mut lows, mut highs) = (Vec::new(), Vec::new());
+        for (kind, range) in self.ranges() {
+            let axis = match kind {
+                LoadKind::Rate => LoadAxis::RequestRate,
+                _ => LoadAxis::Concurrency,
+            };
+            let (low, high) = range.unwrap_or((f64::INFINITY, f64::INFINITY));
+            let (low, high) = (axis.text(low), axis.text(high));
+            lows.push(match (metric, kind) {
+                (Metric::Breakdown, LoadKind::Rate) => format!("saturates at {low}"),
+                (Metric::Breakdown, _) => format!("breaks at {low}"),
+                _ => low,
+            });
+            highs.push(high);
+        }
+        let (low, high) = (lows.join(" · "), highs.join(" · "));
+        match metric {
+            Metric::Breakdown if self.rate.is_some() => {
+                (low, format!("{high} · all at once and never = brightest"))
+            }
+            Metric::Breakdown => (low, format!("{high} · never = brightest")),
+            _ => (
+                format!("{low} (lowest in view)"),
+                format!("{high} (highest)"),
+            ),
+        }
     }
 }
 
 /// What the marks of a matrix coloured by SLO capacity mean, beside its legend.
 pub const CAPACITY_MARKS: &str = "≥ and hatched = a lower bound: the SLO holds at the largest load measured, so \
-     the capacity is at least that · never met = darkest, the SLO fails at the lowest load · no data = grey · \
-     each kind of load has its own scale";
+     the capacity is at least that · dark grey = never met, the SLO fails at the lowest load · light grey = no \
+     data · each kind of load has its own scale";
 
 /// Every square of the grids.
 fn squares(grids: &[MatrixGrid]) -> impl Iterator<Item = &MatrixCell> {

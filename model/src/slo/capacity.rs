@@ -552,4 +552,35 @@ mod tests {
             .collect();
         assert_eq!(texts, ["0.13", "0.5", "5.3", "16", "123", "∞"]);
     }
+
+    #[test]
+    fn lower_bounds_are_placed_as_bounds_apart_from_measured_capacities() {
+        let measured = slo().capacity(&levels(&[(1.0, 300.0, 20.0), (8.0, 2600.0, 20.0)]));
+        // 1 + 7 × 1700/2300 = 6.1739…: found between two measured levels.
+        let Placed::Measured(load) = measured.placed() else {
+            panic!("{measured:?}");
+        };
+        assert!((load - (1.0 + 7.0 * 1700.0 / 2300.0)).abs() < 1e-12);
+        // Holds at the largest measured N: at least N = 32.
+        let not_reached = slo().capacity(&levels(&[(1.0, 300.0, 20.0), (32.0, 900.0, 20.0)]));
+        assert_eq!(not_reached.placed(), Placed::AtLeast(32.0));
+        assert_eq!(
+            not_reached.label(LoadAxis::Concurrency),
+            "≥ N=32 (not reached)"
+        );
+        // Fails only all at once: at least the last finite rate, never interpolated towards ∞.
+        let at_once = slo().capacity(&levels(&[
+            (4.0, 300.0, 20.0),
+            (f64::INFINITY, 9000.0, 20.0),
+        ]));
+        assert_eq!(at_once.placed(), Placed::AtLeast(4.0));
+        // Holds even all at once: at least ∞, kept infinite.
+        let always = slo().capacity(&levels(&[(4.0, 300.0, 20.0), (f64::INFINITY, 900.0, 20.0)]));
+        assert_eq!(always.placed(), Placed::AtLeast(f64::INFINITY));
+        let never = slo().capacity(&levels(&[(1.0, 2300.0, 20.0)]));
+        assert_eq!(never.placed(), Placed::NeverMet);
+        assert_eq!(slo().capacity(&[]).placed(), Placed::Unjudged);
+        assert_eq!(LoadAxis::RequestRate.kind(), LoadKind::Rate);
+        assert_eq!(LoadAxis::Concurrency.text(5.333), "N=5.3");
+    }
 }

@@ -257,17 +257,13 @@ pub(crate) fn CurvesView() -> impl IntoView {
 /// The series' colours and markers, and what the chart's marks mean.
 fn legend(curves: Curves) -> impl IntoView {
     let colors = curves.colors;
-    let facets = curves.facets;
-    let legend_hint = move || {
-        let unbounded = facets.with(|facets| draws_unbounded(facets));
-        curves.ctx.state.with(|state| legend_hint(state, unbounded))
-    };
+    let legend_hint = curves.ctx.part(legend_hint);
     view! {
         <div class="series-legend" id="curves-legend">
             {move || colors.get().into_iter().map(|(label, (color, marker))| view! {
                 <span class="swatch" data-series=label.clone() style=format!("color:{}", cellscope_draw::palette::css(color))>{marker.glyph()}</span><span>{label}</span>
             }).collect_view()}
-            <span class="hint">{legend_hint}</span>
+            <span class="hint">{move || legend_hint.get()}</span>
         </div>
     }
 }
@@ -337,7 +333,7 @@ fn chart_warnings(
 }
 
 /// What the marks of the chart mean, beside the legend.
-fn legend_hint(state: &ViewState, unbounded: bool) -> String {
+fn legend_hint(state: &ViewState) -> String {
     let band = match state.x {
         XAxis::Load => state.band.label().to_string(),
         XAxis::Metric(_) => state.band.label().replacen("band", "whiskers", 1),
@@ -351,26 +347,14 @@ fn legend_hint(state: &ViewState, unbounded: bool) -> String {
         }
         XAxis::Load => "hollow point with ◐ and its value = includes partial cells",
     };
-    let unbounded = if unbounded {
-        "; ∞ = every request sent at once, in its own slot past the axis break (//), joined by a dashed line"
+    let unbounded = if state.x == XAxis::Load {
+        "; ∞ on a rate axis = every request sent at once, in its own slot past the axis break (//), joined by a dashed line"
     } else {
         ""
     };
     format!(
         "{band}; {points}; point crossed ✕ = includes failed cells (some requests not ok, left out of its value); ring = breakdown N or saturation rate; ⊘ = series ends at a skipped cell{unbounded}"
     )
-}
-
-/// Whether some point is drawn at an unbounded rate (in its own slot, past the axis' break).
-fn draws_unbounded(facets: &[Facet]) -> bool {
-    facets.iter().any(|facet| {
-        facet.series.iter().any(|series| {
-            series
-                .points
-                .last()
-                .is_some_and(|point| point.x.is_infinite())
-        })
-    })
 }
 
 /// The chart in words, for screen readers: what is plotted against what, the series and panels, and the

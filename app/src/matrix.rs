@@ -130,12 +130,11 @@ pub(crate) fn MatrixView() -> impl IntoView {
         {empty_notice()}
         <div class="legend" id="matrix-legend">
             {move || {
-                let (low, high, marks) = colour_scale.get().legend();
+                let (low, high) = colour_scale.get().legend();
                 view! {
                     <span>{low}</span>
                     <span class="ramp"></span>
                     <span>{high}</span>
-                    <span class="glyph-key" id="capacity-marks">{marks}</span>
                     <span class="glyph-key">"⊘ skipped · ✕ failed · ◐ partial · ∅ not run · ↻ refilled · ⊖ excluded · ⤳ fallback · † reported by the tool · ‡ derived (hover a square for details)"</span>
                 }
             }}

@@ -31,7 +31,8 @@ pub(super) fn SeriesTable(
         })
     };
     view! {
-        <table class="series-table" id="series-table">
+        // The capacity column is there under an SLO only (the class shows it).
+        <table class="series-table" id="series-table" class:capacity=capacity>
             <thead><tr><th>"facet"</th><th>"series"</th><th>{move || {
                     let metric = chart_metric.get();
                     let in_ms = |metric: Metric| if metric.unit() == cellscope_model::metric::Unit::Milliseconds { " in ms" } else { "" };
@@ -39,7 +40,7 @@ pub(super) fn SeriesTable(
                         XAxis::Load => format!("points (load: {}{})", metric.label_at(facets.with(|facets| points_kind(facets, XAxis::Load))), in_ms(metric)),
                         XAxis::Metric(x) => format!("points (load: {}{} → {}{})", x.label(), in_ms(x), metric.label(), in_ms(metric)),
                     }
-                }}</th><th>"breakdown / saturation"</th>{move || capacity().then(|| view! { <th>"SLO capacity"</th> })}<th>"ends"</th><th>"left out"</th>
+                }}</th><th>"breakdown / saturation"</th><th class="slo-capacity">"SLO capacity"</th><th>"ends"</th><th>"left out"</th>
                 {move || frontier().then(|| view! { <th>"frontier (loads)"</th> })}</tr></thead>
             <tbody>
                 {move || perf::timed("series-table-view", || facets.get().into_iter().flat_map(|facet| {
@@ -56,7 +57,6 @@ pub(super) fn SeriesTable(
                         };
                         let frontier = series.frontier.is_some().then(|| series.frontier_loads().iter().map(|load| load.short_label()).collect::<Vec<_>>().join(","));
                         let frontier_cell = frontier.clone();
-                        let capacity_cell = series.slo_capacity.clone();
                         view! {
                             <tr data-facet=title.clone() data-series=series.label.to_string() data-skipped-at=series.skipped_at.map(|load| load.short_label()).unwrap_or_default()
                                 data-frontier=frontier data-partial=partial>
@@ -64,7 +64,7 @@ pub(super) fn SeriesTable(
                                 <td>{series.label.to_string()}</td>
                                 <td class="points">{points.join(" · ")}</td>
                                 <td>{series.breakdown_label()}</td>
-                                {capacity_cell.map(|capacity| view! { <td class="slo-capacity">{capacity}</td> })}
+                                <td class="slo-capacity">{series.slo_capacity.clone()}</td>
                                 <td class="ends">{ends}</td>
                                 <td>{left_out}</td>
                                 {frontier_cell.map(|ns| view! { <td class="frontier">{ns}</td> })}

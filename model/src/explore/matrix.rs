@@ -634,21 +634,26 @@ impl LoadScale {
 
     /// The scale of the squares' SLO capacities: every capacity found and every lower bound, by kind.
     pub fn of_capacities(grids: &[MatrixGrid]) -> LoadScale {
-        LoadScale::spanning(
-            squares(grids).filter_map(|square| match square.capacity_placed? {
-                (kind, Placed::Measured(load) | Placed::AtLeast(load)) => Some((kind, load)),
-                _ => None,
-            }),
-        )
+        let mut loads = Vec::new();
+        for square in squares(grids) {
+            if let Some((kind, Placed::Measured(load) | Placed::AtLeast(load))) =
+                square.capacity_placed
+            {
+                loads.push((kind, load));
+            }
+        }
+        LoadScale::spanning(loads)
     }
 
     /// The scale of the squares' breakdown loads: concurrencies from N = 1 to `max_n` (the largest N of the
     /// data), rates over the saturation rates and the largest rates measured in view.
     pub fn of_breakdowns(grids: &[MatrixGrid], max_n: u32) -> LoadScale {
-        let rates = squares(grids)
-            .filter_map(|square| square.breakdown_at.or(square.never_within))
-            .filter(|load| load.kind() == LoadKind::Rate)
-            .filter_map(|load| Some((LoadKind::Rate, load.value()?)));
+        let mut rates = Vec::new();
+        for square in squares(grids) {
+            if let Some(Load::Rate(rate)) = square.breakdown_at.or(square.never_within) {
+                rates.push((LoadKind::Rate, rate.get()));
+            }
+        }
         LoadScale {
             concurrency: Some((1.0, f64::from(max_n.max(2)))),
             ..LoadScale::spanning(rates)
@@ -725,8 +730,14 @@ pub const CAPACITY_MARKS: &str = "≥ and hatched = a lower bound: the SLO holds
      data · each kind of load has its own scale";
 
 /// Every square of the grids.
-fn squares(grids: &[MatrixGrid]) -> impl Iterator<Item = &MatrixCell> {
-    grids
-        .iter()
-        .flat_map(|grid| grid.squares.iter().flatten().flatten())
+fn squares(grids: &[MatrixGrid]) -> Vec<&MatrixCell> {
+    let mut squares = Vec::new();
+    for grid in grids {
+        for row in &grid.squares {
+            for square in row.iter().filter_map(Option::as_ref) {
+                squares.push(square);
+            }
+        }
+    }
+    squares
 }

@@ -24,10 +24,12 @@ pub(super) fn SeriesTable(
     };
     let capacity = move || {
         facets.with(|facets| {
-            facets
-                .iter()
-                .flat_map(|facet| &facet.series)
-                .any(|series| series.slo_capacity.is_some())
+            facets.iter().any(|facet| {
+                facet
+                    .series
+                    .iter()
+                    .any(|series| series.slo_capacity.is_some())
+            })
         })
     };
     view! {

@@ -695,32 +695,33 @@ impl LoadScale {
     /// side by side on the one ramp: `N=3 · 1.5 req/s (lowest in view)` … `N=8 · 4 req/s (highest)`, `breaks at
     /// N=1 · saturates at 2 req/s` … `N=64 · 8 req/s · all at once and never = brightest`.
     pub fn legend(&self, metric: Metric) -> (String, String) {
-        let (mut lows, mut highs) = (Vec::new(), Vec::new());
+        let breakdown = metric == Metric::Breakdown;
+        let (mut low, mut high) = (String::new(), String::new());
         for (kind, range) in self.ranges() {
-            let axis = match kind {
-                LoadKind::Rate => LoadAxis::RequestRate,
-                _ => LoadAxis::Concurrency,
+            let (axis, verb) = match kind {
+                LoadKind::Rate => (LoadAxis::RequestRate, "saturates at "),
+                _ => (LoadAxis::Concurrency, "breaks at "),
             };
-            let (low, high) = range.unwrap_or((f64::INFINITY, f64::INFINITY));
-            let (low, high) = (axis.text(low), axis.text(high));
-            lows.push(match (metric, kind) {
-                (Metric::Breakdown, LoadKind::Rate) => format!("saturates at {low}"),
-                (Metric::Breakdown, _) => format!("breaks at {low}"),
-                _ => low,
-            });
-            highs.push(high);
-        }
-        let (low, high) = (lows.join(" · "), highs.join(" · "));
-        match metric {
-            Metric::Breakdown if self.rate.is_some() => {
-                (low, format!("{high} · all at once and never = brightest"))
+            let (from, to) = range.unwrap_or((f64::INFINITY, f64::INFINITY));
+            if !low.is_empty() {
+                low.push_str(" · ");
+                high.push_str(" · ");
             }
-            Metric::Breakdown => (low, format!("{high} · never = brightest")),
-            _ => (
-                format!("{low} (lowest in view)"),
-                format!("{high} (highest)"),
-            ),
+            if breakdown {
+                low.push_str(verb);
+            }
+            low.push_str(&axis.text(from));
+            high.push_str(&axis.text(to));
         }
+        if !breakdown {
+            low.push_str(" (lowest in view)");
+            high.push_str(" (highest)");
+        } else if self.rate.is_some() {
+            high.push_str(" · all at once and never = brightest");
+        } else {
+            high.push_str(" · never = brightest");
+        }
+        (low, high)
     }
 }
 

@@ -4,6 +4,7 @@
 //! capacities over concurrencies and rates.
 
 use cellscope_e2e::Harness;
+use fantoccini::key::Key;
 
 fn fixtures() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/formats")
@@ -154,7 +155,9 @@ async fn a_latency_curve_under_an_slo_draws_its_bound_and_lists_each_capacity() 
     assert!(header.ends_with(",breakdown,slo_capacity"), "{header}");
     let rows: Vec<&str> = rows.collect();
     assert_eq!(rows.len(), 4, "{csv}");
-    assert!(rows.iter().all(|row| row.ends_with(bound)), "{csv}");
+    // The capacity's words hold a comma: the field is quoted.
+    let quoted = format!("\"{bound}\"");
+    assert!(rows.iter().all(|row| row.ends_with(&quoted)), "{csv}");
     // Its load column says `inf`, never a large number.
     assert!(rows[3].contains(",rate=inf,"), "{}", rows[3]);
     let svg = exported_svg(&page, 1).await?;
@@ -217,12 +220,23 @@ async fn every_picker_of_loads_says_their_units() -> anyhow::Result<()> {
         .await?;
     page.until("location.search.includes('load_min=inf')")
         .await?;
-    // The inspector's load picker, on the rate sweep's first cell.
-    page.open("/?view=inspector&run=sglang-rate").await?;
-    page.wait_for("#cell-picker select[data-dimension='load'] option")
+    // The inspector's load picker, on the cell of the rate sweep's first point (opened from the curves).
+    page.open("/?view=curves&run=sglang-rate&metric=p99_ttft_ms&facet=none")
+        .await?;
+    page.wait_for_attr("#curves-canvas", "data-drawn", "true")
+        .await?;
+    page.wait_for("#curves-points button.point-focus").await?;
+    page.press_on(
+        "#curves-points button.point-focus[data-index='0']",
+        Key::Enter,
+    )
+    .await?;
+    page.until("location.search.includes('view=inspector')")
+        .await?;
+    page.wait_for("#cell-picker select[data-dimension=load] option")
         .await?;
     let loads: Vec<String> = page
-        .eval(&options("#cell-picker select[data-dimension='load']"))
+        .eval(&options("#cell-picker select[data-dimension=load]"))
         .await?;
     assert_eq!(
         loads,

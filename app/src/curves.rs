@@ -345,15 +345,16 @@ fn legend_hint(state: &ViewState) -> String {
         XAxis::Metric(_) => {
             "hollow point with ◐ and its value = includes partial cells; points joined in load order"
         }
-        XAxis::Load => "hollow point with ◐ and its value = includes partial cells",
+        XAxis::Load => "hollow ◐ = partial cells (value beside it)",
     };
+    // All at once has its own slot only against the load.
     let unbounded = if state.x == XAxis::Load {
-        "; ∞ on a rate axis = every request sent at once, in its own slot past the axis break (//), joined by a dashed line"
+        "; ∞ = all at once, past //"
     } else {
         ""
     };
     format!(
-        "{band}; {points}; point crossed ✕ = includes failed cells (some requests not ok, left out of its value); ring = breakdown N or saturation rate; ⊘ = series ends at a skipped cell{unbounded}"
+        "{band}; {points}; crossed ✕ = failed cells; ring = breakdown N or saturation rate; ⊘ = ends at a skipped cell{unbounded}"
     )
 }
 

@@ -42,8 +42,8 @@ pub(super) fn SeriesTable(
                         XAxis::Load => format!("points (load: {}{})", metric.label_at(facets.with(|facets| points_kind(facets, XAxis::Load))), in_ms(metric)),
                         XAxis::Metric(x) => format!("points (load: {}{} → {}{})", x.label(), in_ms(x), metric.label(), in_ms(metric)),
                     }
-                }}</th><th>"breakdown / saturation"</th><th class="slo-capacity">"SLO capacity"</th><th>"ends"</th><th>"left out"</th>
-                {move || frontier().then(|| view! { <th>"frontier (loads)"</th> })}</tr></thead>
+                }}</th><th>"breakdown / saturation"</th><th>"ends"</th><th>"left out"</th>
+                {move || frontier().then(|| view! { <th>"frontier (loads)"</th> })}<th class="slo-capacity">"SLO capacity"</th></tr></thead>
             <tbody>
                 {move || perf::timed("series-table-view", || facets.get().into_iter().flat_map(|facet| {
                     let title = facet.title.as_ref().map(ToString::to_string).unwrap_or_default();
@@ -66,10 +66,10 @@ pub(super) fn SeriesTable(
                                 <td>{series.label.to_string()}</td>
                                 <td class="points">{points.join(" · ")}</td>
                                 <td>{series.breakdown_label()}</td>
-                                <td class="slo-capacity">{series.slo_capacity.clone()}</td>
                                 <td class="ends">{ends}</td>
                                 <td>{left_out}</td>
                                 {frontier_cell.map(|ns| view! { <td class="frontier">{ns}</td> })}
+                                <td class="slo-capacity">{series.slo_capacity.clone()}</td>
                             </tr>
                         }
                     })

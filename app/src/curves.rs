@@ -345,7 +345,7 @@ fn legend_hint(state: &ViewState) -> String {
         XAxis::Metric(_) => {
             "hollow point with ◐ and its value = includes partial cells; points joined in load order"
         }
-        XAxis::Load => "hollow ◐ = partial cells (value beside it)",
+        XAxis::Load => "hollow ◐ = partial cells",
     };
     // All at once has its own slot only against the load.
     let unbounded = if state.x == XAxis::Load {
@@ -354,7 +354,7 @@ fn legend_hint(state: &ViewState) -> String {
         ""
     };
     format!(
-        "{band}; {points}; crossed ✕ = failed cells; ring = breakdown N or saturation rate; ⊘ = ends at a skipped cell{unbounded}"
+        "{band}; {points}; crossed ✕ = failed cells; ring = breakdown N or saturation rate; ⊘ = skipped end{unbounded}"
     )
 }
 

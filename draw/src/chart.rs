@@ -9,6 +9,7 @@ mod labels;
 pub use curves::draw_curves;
 pub use distribution::{Sample, draw_cdf, draw_histogram};
 
+use crate::header::Header;
 use crate::palette;
 use cellscope_model::LoadKind;
 use cellscope_model::explore::{Facet, Series, value_text};
@@ -219,8 +220,8 @@ pub fn draw_export<DB: DrawingBackend>(
     draw_curves(&chart, spec)
 }
 
-/// Draws an export's frame (the description lines, then a legend of markers in their colours, left to right)
-/// and returns the area below it, where the chart goes.
+/// Draws an export's frame (the description lines wrapped to the image's width, then a legend of markers in
+/// their colours, left to right in as many rows as it needs) and returns the area below it, where the chart goes.
 pub fn draw_frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     lines: &[String],
@@ -229,23 +230,22 @@ pub fn draw_frame<DB: DrawingBackend>(
 ) -> Result<DrawingArea<DB, Shift>, String> {
     let px = |value: f64| (value * scale).round() as i32;
     root.fill(&WHITE).map_err(|error| error.to_string())?;
-    let line_height = px(16.0);
-    let header = export_header_height(lines.len(), scale);
-    let (top, chart) = root.split_vertically(header);
-    for (index, line) in lines.iter().enumerate() {
-        let size = if index == 0 { 14.0 } else { 11.0 };
+    let width = f64::from(root.dim_in_pixel().0) / scale;
+    let labels: Vec<&str> = legend.iter().map(|(label, ..)| label.as_str()).collect();
+    let header = Header::layout(lines, &labels, width);
+    let (top, chart) = root.split_vertically(px(header.height));
+    for (line, size, y) in &header.lines {
         top.draw(&Text::new(
             line.clone(),
-            (px(10.0), px(8.0) + line_height * index as i32),
-            ("sans-serif", px(size))
+            (px(crate::header::MARGIN), px(*y)),
+            ("sans-serif", px(*size))
                 .into_font()
                 .color(&RGBColor(30, 30, 30)),
         ))
         .map_err(|error| error.to_string())?;
     }
-    let mut x = px(10.0);
-    let y = px(8.0) + line_height * lines.len() as i32 + px(6.0);
-    for (label, color, marker) in legend {
+    for ((label, color, marker), (x, y)) in legend.iter().zip(&header.legend) {
+        let (x, y) = (px(*x), px(*y));
         let color = rgb(*color);
         let at = (x + px(5.0), y);
         let size = px(4.0);
@@ -269,14 +269,14 @@ pub fn draw_frame<DB: DrawingBackend>(
                 .pos(Pos::new(HPos::Left, VPos::Center)),
         ))
         .map_err(|error| error.to_string())?;
-        x += px(24.0) + px(6.5) * label.chars().count() as i32;
     }
     Ok(chart)
 }
 
-/// Backend pixels above the chart in an export with `lines` of description.
-pub fn export_header_height(lines: usize, scale: f64) -> i32 {
-    ((8.0 + 16.0 * lines as f64 + 22.0) * scale).round() as i32
+/// CSS pixels above the chart in an export `width` CSS pixels wide with `lines` of description and a legend of
+/// `legend` labels ([`Header::layout`]).
+pub fn export_header_height(lines: &[String], legend: &[&str], width: f64) -> f64 {
+    Header::layout(lines, legend, width).height
 }
 
 /// The colour and marker of each series label: the label's position among all values of the coloured

@@ -52,7 +52,8 @@ const CANDIDATE_EXTENSIONS: [&str; 9] = [
 ];
 
 /// Text extensions offered for the logs some tools leave (LoadGen's, console logs): a results folder holds many
-/// other texts (notes, READMEs), so one no format reads is passed over without a `not_recognised` finding.
+/// other texts (notes, READMEs), so one no format reads is passed over without a `not_recognised` finding unless
+/// it resembles a tool's output (a reader found some of its marks).
 const TEXT_EXTENSIONS: [&str; 3] = ["txt", "log", "out"];
 
 /// Files discovery never offers to a format: cellscope's own, and TR164 side files.
@@ -306,7 +307,7 @@ impl Walk<'_> {
                 .any(|(format, root)| self.external.contains_key(&(root.clone(), *format)));
             if side_of_a_found_run
                 || in_tr164_directory(&path, &tr164_directories)
-                || is_text(&path)
+                || (is_text(&path) && !unread.resembles_a_result)
             {
                 continue;
             }

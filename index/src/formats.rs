@@ -163,6 +163,7 @@ pub fn recognise(storage: &dyn Storage, mapping: &Mapping, path: &str) -> Offere
                 } else {
                     "unreadable_file"
                 }),
+                resembles_a_result: false,
             });
         }
     };
@@ -381,6 +382,10 @@ pub struct RunRecord {
     pub rejected: Option<(String, String)>,
     /// Requests left out because a number of theirs is not a measurement ([`drop_bad_requests`]).
     pub malformed: u32,
+    /// Settings the record states that are neither measurements, times nor ids, nor already part of its key (a
+    /// wrapper script's serve parameter, a run label), by name: records that would share a key but differ in one
+    /// are kept apart by it rather than taken as repetitions (`key`, `records_differ`).
+    pub recorded: BTreeMap<String, String>,
 }
 
 /// The statistics columns a record can fill, in cells-table order (the model's list).

@@ -1037,6 +1037,17 @@ mod tests {
             comparison.pair_pooling(),
             "each pair: capacity over 3 loads per side"
         );
+        // Capacities over concurrencies differ by concurrency: 2 − 5/3 = +0.33 N, as the table writes it.
+        let measure = comparison.measure();
+        assert_eq!(
+            measure,
+            text::Measure::Capacity(Some(crate::slo::LoadAxis::Concurrency))
+        );
+        assert_eq!(text::delta(group.mean_delta, measure), "+0.33 N");
+        assert_eq!(measure.value(5.0 / 3.0), "N=1.7");
+        assert_eq!(measure.label(), "SLO capacity, N");
+        let table = text::render_comparison(&comparison);
+        assert!(table.contains("+0.33 N"), "{table}");
     }
 
     fn spec() -> CompareSpec {

@@ -87,6 +87,13 @@ pub static PARAMS: &[ConfigParam] = &[
         aliases: &["gpu", "hw", "device"],
         numeric: false,
     },
+    // The board (form factor, memory), apart from the accelerator so H100s of any board stay comparable.
+    ConfigParam {
+        name: "accelerator_variant",
+        label: "accelerator variant",
+        aliases: &[],
+        numeric: false,
+    },
     ConfigParam {
         name: "accelerators",
         label: "accelerator count",
@@ -188,8 +195,8 @@ pub fn is_configuration(name: &str) -> bool {
 }
 
 /// A value as the configuration keeps it: trimmed; numbers as written without leading zeros; `true`/`false` in
-/// lowercase; precisions, dtypes, accelerators and engines in lowercase (`FP8` and `fp8` are one precision), and
-/// a precision's long dtype name as its short one (`bfloat16` is `bf16`).
+/// lowercase; precisions, dtypes and accelerators in lowercase (`FP8` and `fp8` are one precision), a precision's
+/// long dtype name as its short one (`bfloat16` is `bf16`), and an engine by its canonical name ([`crate::engine`]).
 pub fn normalise_value(name: &str, value: &str) -> String {
     let value = value.trim();
     if value.eq_ignore_ascii_case("true") || value.eq_ignore_ascii_case("false") {
@@ -200,7 +207,9 @@ pub fn normalise_value(name: &str, value: &str) -> String {
     }
     match canonical_name(name).as_str() {
         "precision" => short_dtype(&value.to_ascii_lowercase()),
-        "kv_cache_dtype" | "accelerator" | "engine" => value.to_ascii_lowercase(),
+        "kv_cache_dtype" | "accelerator" | "accelerator_variant" => value.to_ascii_lowercase(),
+        "engine" => crate::engine::canonical(value)
+            .map_or_else(|| value.to_ascii_lowercase(), str::to_string),
         _ => value.to_string(),
     }
 }

@@ -320,6 +320,89 @@ pub fn pick(
         .map(|cell| cell.key.clone())
 }
 
+/// Why a link's cell is not shown when no cell of `cells` has its key, in words naming what was asked and the
+/// first part of the key that the cells agreeing on the parts before it lack, with the values they have:
+/// `No cell r/s/… in this data: the cells of its run, suite, phase, backend, model and workload have no load
+/// N=99 (they have N=1, N=2, N=4).` `None` when the cell is there.
+pub fn missing_cell(cells: &[CellSummary], key: &CellKey) -> Option<String> {
+    if cells.iter().any(|cell| cell.key == *key) {
+        return None;
+    }
+    let asked = format!("No cell {key} in this data");
+    let mut agreeing: Vec<&CellSummary> = cells.iter().collect();
+    let mut matched: Vec<&str> = Vec::new();
+    let said = |matched: &[&str]| match matched {
+        [] => "no cell has".to_string(),
+        [only] => format!("the cells of its {only} have no"),
+        [first @ .., last] => format!("the cells of its {} and {last} have no", first.join(", ")),
+    };
+    let listed = |values: Vec<String>| {
+        let mut shown: Vec<String> = values.iter().take(6).cloned().collect();
+        if values.len() > 6 {
+            shown.push(format!("… {} in all", values.len()));
+        }
+        shown.join(", ")
+    };
+    for dimension in PICKER_ORDER {
+        if dimension == Dimension::Load {
+            // The deployment's configuration sits between the workload and the load in the key.
+            let configs: Vec<&CellSummary> = agreeing
+                .iter()
+                .copied()
+                .filter(|cell| cell.key.config == key.config)
+                .collect();
+            if configs.is_empty() {
+                let had = crate::order::sorted_distinct(
+                    agreeing.iter().map(|cell| cell.key.config.text()),
+                );
+                let had: Vec<String> = had
+                    .into_iter()
+                    .map(|text| if text.is_empty() { "none".into() } else { text })
+                    .collect();
+                let config = key.config.text();
+                return Some(format!(
+                    "{asked}: {} configuration {} (they have {}).",
+                    said(&matched),
+                    if config.is_empty() { "none" } else { &config },
+                    listed(had)
+                ));
+            }
+            agreeing = configs;
+        }
+        let wanted = key.value(dimension);
+        let next: Vec<&CellSummary> = agreeing
+            .iter()
+            .copied()
+            .filter(|cell| cell.key.value(dimension) == wanted)
+            .collect();
+        if next.is_empty() {
+            let asked_value = Value::from(wanted).coordinate(dimension);
+            if matched.is_empty() {
+                return Some(format!("{asked}: no cell has {asked_value}."));
+            }
+            let had = crate::order::sorted_distinct(
+                agreeing.iter().map(|cell| Value::of(&cell.key, dimension)),
+            );
+            // A load is written as one (`n=2`, `rate=2.5`); other values as they are.
+            let had: Vec<String> = had
+                .iter()
+                .map(|value| match dimension {
+                    Dimension::Load => value.coordinate(dimension),
+                    _ => value.to_string(),
+                })
+                .collect();
+            return Some(format!(
+                "{asked}: {} {asked_value} (they have {}).",
+                said(&matched),
+                listed(had)
+            ));
+        }
+        agreeing = next;
+        matched.push(dimension.name());
+    }
+    Some(format!("{asked}."))
+}
+
 /// One load of a plotted series.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeriesPoint {
@@ -2401,6 +2484,48 @@ mod tests {
             grids[0].squares[0]
                 .iter()
                 .all(|square| square.as_ref().unwrap().value.is_none())
+        );
+    }
+
+    #[test]
+    fn a_cell_that_is_not_in_the_data_is_named_with_the_first_part_no_cell_shares() {
+        let mut cells = sweep("vllm", "a", &[(1, 1.0), (2, 0.9)]);
+        cells.extend(sweep("sglang", "b", &[(1, 1.0), (4, 0.8)]));
+        let asked = |text: &str| -> CellKey { text.parse().unwrap() };
+        assert_eq!(missing_cell(&cells, &cells[1].key), None);
+        assert_eq!(
+            missing_cell(&cells, &asked("x/s/scaling/vllm/m/a/n=2/rep=0")).as_deref(),
+            Some("No cell x/s/scaling/vllm/m/a/n=2/rep=0 in this data: no cell has run=x.")
+        );
+        // vllm measured workload a at N = 1 and 2 (reps 0–2): N = 4 is sglang's only.
+        assert_eq!(
+            missing_cell(&cells, &asked("r/s/scaling/vllm/m/a/n=4/rep=0")).as_deref(),
+            Some(
+                "No cell r/s/scaling/vllm/m/a/n=4/rep=0 in this data: the cells of its run, suite, phase, \
+                 backend, model and workload have no n=4 (they have n=1, n=2)."
+            )
+        );
+        assert_eq!(
+            missing_cell(&cells, &asked("r/s/scaling/tgi/m/a/n=1/rep=0")).as_deref(),
+            Some(
+                "No cell r/s/scaling/tgi/m/a/n=1/rep=0 in this data: the cells of its run, suite and phase have \
+                 no backend=tgi (they have sglang, vllm)."
+            )
+        );
+        assert_eq!(
+            missing_cell(&cells, &asked("r/s/scaling/vllm/m/a/n=1/rep=7")).as_deref(),
+            Some(
+                "No cell r/s/scaling/vllm/m/a/n=1/rep=7 in this data: the cells of its run, suite, phase, backend, \
+                 model, workload and load have no rep=7 (they have 0, 1, 2)."
+            )
+        );
+        // A configuration no cell of the series states.
+        assert_eq!(
+            missing_cell(&cells, &asked("r/s/scaling/vllm/m/a/tp=8/n=1/rep=0")).as_deref(),
+            Some(
+                "No cell r/s/scaling/vllm/m/a/tp=8/n=1/rep=0 in this data: the cells of its run, suite, phase, \
+                 backend, model and workload have no configuration tp=8 (they have none)."
+            )
         );
     }
 

@@ -245,7 +245,6 @@ pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]
         "{},n_pairs,mean_delta,median_delta,ci_low,ci_high,wilcoxon_statistic,p_value,holm_p,rank_biserial,wins,losses,ties,verdict,dropped,ratio_a_to_b\n",
         spec.per.map_or("group", |per| per.name())
     ));
-    let number = |value: Option<f64>| value.map(|value| value.to_string()).unwrap_or_default();
     for group in &comparison.groups {
         let dropped: Vec<String> = group
             .dropped
@@ -258,30 +257,41 @@ pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]
                 )
             })
             .collect();
-        let fields = [
-            group.label(),
-            group.n_pairs.to_string(),
-            number(group.mean_delta),
-            number(group.median_delta),
-            number(group.ci.map(|ci| ci.0)),
-            number(group.ci.map(|ci| ci.1)),
-            number(group.wilcoxon.map(|test| test.statistic)),
-            number(group.wilcoxon.and_then(|test| test.p_value)),
-            number(group.holm_p),
-            number(group.effect_size),
-            group.wins.to_string(),
-            group.losses.to_string(),
-            group.ties.to_string(),
-            group.describe_verdict(spec),
-            dropped.join("; "),
-            number(group.ratio),
-        ];
-        for (index, field) in fields.iter().enumerate() {
-            if index > 0 {
-                out.push(',');
+        let counts = |out: &mut String, counts: &[u32]| {
+            for count in counts {
+                out.push_str(&format!("{count},"));
             }
-            csv_field(&mut out, field);
+        };
+        // Numbers are written as numbers (a negative Δ is no formula), texts through the formula guard.
+        // A figure is written as a float even when it is whole (`-1.0`, `2.0`), so that a reader typing columns
+        // by their values, as pandas does, types each figure column as floats whatever the data.
+        let figure = |out: &mut String, value: Option<f64>| {
+            if let Some(value) = value {
+                out.push_str(&format!("{value:?}"));
+            }
+        };
+        csv_field(&mut out, &group.label());
+        out.push(',');
+        counts(&mut out, &[group.n_pairs]);
+        for value in [
+            group.mean_delta,
+            group.median_delta,
+            group.ci.map(|ci| ci.0),
+            group.ci.map(|ci| ci.1),
+            group.wilcoxon.map(|test| test.statistic),
+            group.wilcoxon.and_then(|test| test.p_value),
+            group.holm_p,
+            group.effect_size,
+        ] {
+            figure(&mut out, value);
+            out.push(',');
         }
+        counts(&mut out, &[group.wins, group.losses, group.ties]);
+        csv_field(&mut out, &group.describe_verdict(spec));
+        out.push(',');
+        csv_field(&mut out, &dropped.join("; "));
+        out.push(',');
+        figure(&mut out, group.ratio);
         out.push('\n');
     }
     out
@@ -506,6 +516,52 @@ mod tests {
     }
 
     #[test]
+    fn series_csv_guards_formula_like_names_and_writes_negative_values_as_numbers() {
+        let point = SeriesPoint {
+            load: crate::Load::Concurrency(2),
+            x: 2.0,
+            x_min: 2.0,
+            x_max: 2.0,
+            value: -0.0123,
+            min: -0.02,
+            max: -1.5e-3,
+            efficiency: None,
+            p95_multiplier: None,
+            cells: 1,
+            series: 1,
+            ok_rows: 10,
+            expected_rows: 10,
+            partial: 0,
+            failed: 0,
+            reported: 0,
+            derived: 0,
+            pooling: crate::pooling::Pooling::default(),
+        };
+        let facets = vec![Facet {
+            title: Some(Value::Text("@SUM(A1:A9)".into())),
+            series: vec![Series {
+                label: Value::Text("-cmd".into()),
+                points: vec![point],
+                breakdown: crate::curve::Breakdown::Never {
+                    max: crate::Load::Concurrency(2),
+                },
+                skipped_at: None,
+                skipped_cells: Vec::new(),
+                left_out: 0,
+                without_value: 0,
+                frontier: None,
+                slo_capacity: None,
+            }],
+        }];
+        let csv = series_csv(&facets, &state(), Metric::P95WallMs, &[]);
+        let row = csv.lines().nth(1).expect("a row");
+        assert!(
+            row.starts_with("'@SUM(A1:A9),'-cmd,2,-0.0123,-0.02,-0.0015,"),
+            "{row}"
+        );
+    }
+
+    #[test]
     fn an_export_with_a_metric_on_x_names_it_and_the_frontier() {
         use crate::view_state::XAxis;
         let mut state = ViewState {
@@ -642,6 +698,86 @@ mod tests {
                 .starts_with("cellscope-cells-matrix-all-latest-"),
             "{}",
             cells_file_name(&ViewState::default())
+        );
+    }
+
+    /// A group of hand-chosen figures: negative deltas and interval ends, a group named like a formula.
+    fn negative_comparison() -> crate::compare::Comparison {
+        use crate::compare::{CompareSpec, Comparison, Group, Verdict};
+        let group = Group {
+            group: Some(Value::Text("=cmd|' /C calc'!A0".into())),
+            n_pairs: 6,
+            mean_delta: Some(-0.0123),
+            median_delta: Some(-1.5e-3),
+            ci: Some((-0.02, -0.0045)),
+            wilcoxon: Some(crate::paired::Wilcoxon {
+                statistic: 0.0,
+                rank_sum_positive: 0.0,
+                rank_sum_negative: 21.0,
+                p_value: Some(0.03125),
+                method: crate::paired::WilcoxonMethod::Exact,
+            }),
+            holm_p: Some(0.03125),
+            effect_size: Some(-1.0),
+            ratio: None,
+            wins: 0,
+            losses: 6,
+            ties: 0,
+            verdict: Verdict::BEdge,
+            pairs: Vec::new(),
+            dropped: Vec::new(),
+        };
+        Comparison {
+            spec: CompareSpec {
+                by: Dimension::Backend,
+                a: "vllm".into(),
+                b: "-sglang".into(),
+                per: Some(Dimension::Workload),
+                metric: Metric::Efficiency,
+                alpha: 0.05,
+                slo: String::new(),
+            },
+            groups: vec![group],
+        }
+    }
+
+    #[test]
+    fn the_comparison_csv_writes_negative_figures_as_numbers_and_guards_its_texts() {
+        let csv = comparison_csv(&negative_comparison(), &["view".into()]);
+        let rows: Vec<&str> = csv.lines().filter(|line| !line.starts_with('#')).collect();
+        let header: Vec<&str> = rows[0].split(',').collect();
+        let row: Vec<&str> = rows[1].split(',').collect();
+        assert_eq!(header.len(), row.len(), "{csv}");
+        let field = |name: &str| row[header.iter().position(|column| *column == name).unwrap()];
+        // Every figure column reads back as the number it is, as a CSV reader typing columns would take it.
+        for (name, expected) in [
+            ("n_pairs", 6.0),
+            ("mean_delta", -0.0123),
+            ("median_delta", -0.0015),
+            ("ci_low", -0.02),
+            ("ci_high", -0.0045),
+            ("wilcoxon_statistic", 0.0),
+            ("p_value", 0.03125),
+            ("holm_p", 0.03125),
+            ("rank_biserial", -1.0),
+            ("losses", 6.0),
+        ] {
+            assert_eq!(
+                field(name).parse::<f64>().ok(),
+                Some(expected),
+                "{name}: {csv}"
+            );
+        }
+        assert_eq!(field("ratio_a_to_b"), "");
+        // Whole figures are written as floats, so a column of them is still typed as floats.
+        assert_eq!(field("rank_biserial"), "-1.0");
+        assert_eq!(field("wilcoxon_statistic"), "0.0");
+        assert_eq!(field("n_pairs"), "6");
+        // The group's name and the verdict naming side b are texts a spreadsheet would run: guarded.
+        assert_eq!(field("workload"), "'=cmd|' /C calc'!A0");
+        assert_eq!(
+            field("verdict"),
+            "'-sglang edge (higher parallel efficiency)"
         );
     }
 

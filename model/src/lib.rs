@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod accelerator;
 pub mod api;
 pub mod audit;
 #[cfg(feature = "clap")]
@@ -14,6 +15,7 @@ pub mod compare;
 pub mod config;
 pub mod curve;
 pub mod distribution;
+pub mod engine;
 mod escape;
 pub mod exclusions;
 pub mod explore;

@@ -257,7 +257,29 @@ impl Metric {
     /// One value as every view writes it: `0.482`, `3.21×`, `N=16`, `845 ms`, `1.24 s`, `2.1 min`,
     /// `1,234 tok/s`, `812.4 tokens`.
     pub fn format(self, value: f64) -> String {
-        match self.unit() {
+        self.unit().format(value)
+    }
+}
+
+impl Unit {
+    /// The symbol written after a number of this unit (`ms`, `tok/s`, `req/s`, …); `None` for a ratio and a
+    /// load, which are plain numbers.
+    pub fn symbol(self) -> Option<&'static str> {
+        match self {
+            Unit::Ratio | Unit::Load => None,
+            Unit::Multiple => Some("×"),
+            Unit::Concurrency => Some("N"),
+            Unit::Milliseconds => Some("ms"),
+            Unit::TokensPerSecond => Some("tok/s"),
+            Unit::Tokens => Some("tokens"),
+            Unit::TokensPerSecondPerUser => Some("tok/s/user"),
+            Unit::RequestsPerSecond => Some("req/s"),
+        }
+    }
+
+    /// One value of this unit as every view writes it ([`Metric::format`]).
+    pub fn format(self, value: f64) -> String {
+        match self {
             Unit::Ratio => format!("{value:.3}"),
             Unit::Multiple => format!("{value:.2}×"),
             Unit::Concurrency => format!("N={value}"),
@@ -267,6 +289,15 @@ impl Metric {
             Unit::TokensPerSecondPerUser => format!("{} tok/s/user", with_thousands(value, 1)),
             Unit::RequestsPerSecond => format!("{} req/s", with_thousands(value, 2)),
             Unit::Load => format!("{}", (value * 100.0).round() / 100.0),
+        }
+    }
+
+    /// A value with two decimals and its symbol, for a table that sets figures side by side at one precision:
+    /// `3.90 req/s`, `845.12 ms`, `0.48`.
+    pub fn fixed(self, value: f64) -> String {
+        match self.symbol() {
+            Some(symbol) => format!("{value:.2} {symbol}"),
+            None => format!("{value:.2}"),
         }
     }
 }

@@ -188,6 +188,21 @@ impl CellSummary {
     }
 }
 
+/// The serving statistics (TTFT, TPOT, ITL, throughputs, interactivity, goodput) that some of `cells` have, in
+/// table order: the columns a table of those cells adds to wall latency and output throughput, so that it shows
+/// every figure the cells have and no column that is empty throughout.
+pub fn serving_stats_of<'a>(cells: impl IntoIterator<Item = &'a CellSummary> + Clone) -> Vec<Stat> {
+    Stat::SERVING
+        .into_iter()
+        .filter(|stat| {
+            cells
+                .clone()
+                .into_iter()
+                .any(|cell| cell.stat(*stat).is_some())
+        })
+        .collect()
+}
+
 /// The cell's load in words, with what was achieved where the rows say: the offered load, the request
 /// throughput achieved (and its share of an offered rate) and the mean requests in flight by Little's law
 /// (achieved rate × mean latency), which for a concurrency N stays at or below N.
@@ -374,6 +389,29 @@ mod tests {
         );
         let closed = cell(16, 0, None, None, CellStatus::Clean);
         assert_eq!(load_line(&closed), "Load: N=16 concurrent requests.");
+    }
+
+    #[test]
+    fn a_reps_table_adds_the_serving_figures_some_rep_has() {
+        let mut first = cell(1, 0, Some(100.0), Some(900.0), CellStatus::Clean);
+        let mut second = cell(1, 1, Some(100.0), Some(900.0), CellStatus::Clean);
+        first.stats.p99_tpot_ms = Some(8.25);
+        second.stats.mean_ttft_ms = Some(120.0);
+        second.stats.p50_interactivity_tps = Some(41.0);
+        second.stats.request_throughput_rps = Some(3.9);
+        // In table order, and none that no rep has (the wall and TTFT quantiles are no serving columns).
+        assert_eq!(
+            serving_stats_of([&first, &second]),
+            [
+                Stat::MeanTtftMs,
+                Stat::P99TpotMs,
+                Stat::P50InteractivityTps,
+                Stat::RequestThroughputRps
+            ]
+        );
+        assert!(
+            serving_stats_of([&cell(2, 0, Some(1.0), Some(2.0), CellStatus::Clean)]).is_empty()
+        );
     }
 
     fn cell(

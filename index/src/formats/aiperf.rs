@@ -172,6 +172,27 @@ fn has_summary_beside(storage: &dyn Storage, path: &str) -> bool {
     })
 }
 
+/// The per-request files a summary in `path`'s directory reads, in preference: `profile_export.jsonl`, then each
+/// summary's own name as `.jsonl` (`--profile-export-prefix foo` writes `foo.json` and `foo.jsonl`).
+fn request_file_names(storage: &dyn Storage, path: &str) -> Vec<String> {
+    let directory = storage::parent(path);
+    let mut names = vec![storage::join(directory, PER_REQUEST_FILE)];
+    if let Ok(entries) = storage.list(directory) {
+        let mut stems: Vec<String> = entries
+            .into_iter()
+            .filter(|entry| entry.kind == storage::EntryKind::File)
+            .filter_map(|entry| entry.name.strip_suffix(".json").map(str::to_string))
+            .collect();
+        stems.sort();
+        names.extend(
+            stems
+                .into_iter()
+                .map(|stem| storage::join(directory, &format!("{stem}.jsonl"))),
+        );
+    }
+    names
+}
+
 impl RunFormat for Aiperf {
     fn name(&self) -> &'static str {
         "aiperf"
@@ -188,15 +209,45 @@ impl RunFormat for Aiperf {
     ) -> Verdict {
         let _ = mapping;
         let summary = self.examine(path, head);
-        if summary.reads() || !storage::file_name(path).ends_with(".jsonl") {
+        let name = storage::file_name(path);
+        if let Some(stem) = name.strip_suffix(".csv") {
+            // `--profile-export-prefix foo` writes the summary's CSV export as `foo.csv` beside `foo.json`.
+            let json = storage::join(storage::parent(path), &format!("{stem}.json"));
+            let summarised = storage
+                .read_range(&json, 0..super::HEAD_BYTES)
+                .is_ok_and(|head| self.detect(&json, &head));
+            if summarised {
+                return Verdict::side_file(
+                    "AIPerf's CSV export of a summary's figures",
+                    self.run_root(path),
+                );
+            }
+        }
+        if summary.reads() || !name.ends_with(".jsonl") {
             return summary;
         }
-        match request_file_verdict(path, head) {
-            Verdict::Reads if has_summary_beside(storage, path) => Verdict::side_file(
+        let verdict = request_file_verdict(path, head);
+        if !has_summary_beside(storage, path) {
+            return verdict;
+        }
+        // The summary reads its records by name, so a file so named is its own whatever its first line holds
+        // (an empty one is named as empty instead, and the summary's cell is what it is alone).
+        let empty = head.iter().all(u8::is_ascii_whitespace);
+        if !empty && request_file_names(storage, path).contains(&path.to_string()) {
+            return Verdict::side_file(
                 "the per-request records of the AIPerf summary beside it",
                 self.run_root(path),
+            );
+        }
+        match verdict {
+            Verdict::Reads => Verdict::declines(
+                Nearness::SomeMarks,
+                format!(
+                    "AIPerf per-request records under a name the summary beside it does not read (it reads \
+                     `{PER_REQUEST_FILE}`, or its own name as `.jsonl`); they are not read"
+                ),
             ),
-            verdict => verdict,
+            other => other,
         }
     }
 
@@ -304,9 +355,23 @@ fn record(
         key.rate = config.and_then(request_rate);
     }
     key.rep = trial(path);
+    // The server's address tells runs against two servers apart (never repetitions of one cell).
+    let recorded: BTreeMap<String, String> = config
+        .and_then(|config| {
+            json::at(config, "endpoint.urls")
+                .and_then(|urls| urls.get(0))
+                .or_else(|| json::at(config, "endpoint.url"))
+        })
+        .and_then(Json::as_str)
+        .map(|url| BTreeMap::from([("endpoint_url".to_string(), url.to_string())]))
+        .unwrap_or_default();
     let reported = reported(metrics);
     super::perf_csv::check_against(storage, path, &reported, warnings);
     let requests_path = storage::join(storage::parent(path), PER_REQUEST_FILE);
+    let requests_path = request_file_names(storage, path)
+        .into_iter()
+        .find(|candidate| storage.stat(candidate).is_ok())
+        .unwrap_or(requests_path);
     let (requests, has_requests) = match super::read_sibling(storage, &requests_path, warnings) {
         Some(bytes) => (requests(&bytes, &requests_path, warnings, &mut notes), true),
         None => {
@@ -356,6 +421,7 @@ fn record(
         reported_figures: super::metric_figures(metrics),
         wall_derived: false,
         notes,
+        recorded,
         ..RunRecord::default()
     }
 }

@@ -5,6 +5,7 @@
 //! the caller reports.
 
 use super::How;
+use cellscope_model::accelerator;
 use cellscope_model::config::{self, Config};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -104,12 +105,12 @@ pub fn general_rule(how: &How) -> Option<&str> {
 /// every path value it contradicts is a [`Conflict`].
 pub fn resolve(path: &PathSettings, content: &[Setting]) -> Resolved {
     let mut resolved = Resolved::default();
-    for setting in &path.config {
+    let from_path = expanded(&path.config);
+    for setting in &from_path {
         resolved.take(setting);
     }
-    for setting in content {
-        if let Some(from_path) = path
-            .config
+    for setting in &expanded(content) {
+        if let Some(from_path) = from_path
             .iter()
             .find(|from_path| from_path.name == setting.name && from_path.value != setting.value)
         {
@@ -123,6 +124,48 @@ pub fn resolve(path: &PathSettings, content: &[Setting]) -> Resolved {
     resolved
 }
 
+/// `settings` with each accelerator string read by the model's table ([`accelerator::parse`]): `4xNVIDIA_L40S` is
+/// the accelerator `l40s` and 4 accelerators, `8xH100-SXM-80GB` adds the variant `sxm-80gb`, and a runner's engine
+/// (`b200-trt`) is the engine unless the same settings state one. Each part keeps where the string was found.
+pub fn expanded(settings: &[Setting]) -> Vec<Setting> {
+    let states = |name: &str| settings.iter().any(|setting| setting.name == name);
+    let mut out: Vec<Setting> = Vec::with_capacity(settings.len());
+    for setting in settings {
+        let parsed = setting
+            .name
+            .ends_with("accelerator")
+            .then(|| accelerator::parse(&setting.value))
+            .flatten();
+        let Some(parsed) = parsed else {
+            out.push(setting.clone());
+            continue;
+        };
+        // A prefixed accelerator (`decode_accelerator`) keeps its prefix on every part.
+        let prefix = &setting.name[..setting.name.len() - "accelerator".len()];
+        let part = |name: &str, value: &str| Setting {
+            name: format!("{prefix}{name}"),
+            value: config::normalise_value(name, value),
+            how: setting.how.clone(),
+        };
+        out.push(part("accelerator", &parsed.name));
+        if let Some(count) = parsed.count
+            && !states(&format!("{prefix}accelerators"))
+        {
+            out.push(part("accelerators", &count.to_string()));
+        }
+        if let Some(variant) = &parsed.variant {
+            out.push(part("accelerator_variant", variant));
+        }
+        if let Some(engine) = parsed.engine
+            && prefix.is_empty()
+            && !states("engine")
+        {
+            out.push(part("engine", engine));
+        }
+    }
+    out
+}
+
 impl Resolved {
     /// Sets one parameter (a later setting replaces an earlier one) and remembers where it was found.
     fn take(&mut self, setting: &Setting) {
@@ -132,8 +175,11 @@ impl Resolved {
     /// Sets parameter `name` (any spelling) to `value` over whatever was found before, found as `how` (a
     /// `cellscope.toml` entry); a name that cannot be configuration is left out.
     pub fn set(&mut self, name: &str, value: &str, how: How) {
-        if self.config.insert(name, value).is_ok() {
-            self.how.insert(config::canonical_name(name), how);
+        for setting in expanded(&[Setting::new(name, value, how)]) {
+            if self.config.insert(&setting.name, &setting.value).is_ok() {
+                self.how
+                    .insert(config::canonical_name(&setting.name), setting.how);
+            }
         }
     }
 }
@@ -397,8 +443,12 @@ fn inferencex_name(component: &str) -> Option<PathSettings> {
         add(&name, &value);
     }
     if let Some(runner) = tokens.get(conc + 1) {
-        let accelerator = runner.split('-').next().unwrap_or(runner);
-        add("accelerator", accelerator);
+        // The runner is the accelerator with the engine or host after it (`b200-trt`, `gb200-nv`).
+        let accelerator = accelerator::parse(runner).map_or_else(
+            || runner.split('-').next().unwrap_or(runner).to_string(),
+            |parsed| parsed.name,
+        );
+        add("accelerator", &accelerator);
     }
     if !settings.config.iter().any(|setting| setting.name == "tp") {
         return None;
@@ -466,15 +516,6 @@ const PRECISIONS: &[&str] = &[
     "w4a8", "awq", "gptq",
 ];
 
-/// Accelerator names a path may carry (TPU generations are read with or without the `tpu` word).
-const ACCELERATORS: &[&str] = &[
-    "h100", "h200", "h20", "h800", "a100", "a800", "a10g", "l4", "l40", "l40s", "b200", "b300",
-    "gb200", "gb300", "mi250x", "mi300x", "mi325x", "mi355x",
-];
-
-/// TPU generations.
-const TPUS: &[&str] = &["v4", "v5e", "v5p", "v6e"];
-
 /// Single tokens of a component split on `-`, `_`, `.` and `=`: `tp4`, `tp=4`, `tp-4` (also dp, ep, pp), a
 /// precision word, an accelerator name (`tpu v5e` too), an accelerator count (`8gpu`, `8xh100`, `h100_x8`), and
 /// a whole component `name=value` for a known parameter.
@@ -507,17 +548,20 @@ fn path_tokens(component: &str) -> PathSettings {
         } else if let Some(tpu) = tpu_token(token, next) {
             index += usize::from(token == "tpu");
             found.push(("accelerator", tpu));
+            index = board_after(&tokens, index, &mut found);
         } else if let Some((count, accelerator)) = count_token(token, next) {
             found.push(("accelerators", count));
             if let Some(accelerator) = accelerator {
                 found.push(("accelerator", accelerator));
+                index = board_after(&tokens, index, &mut found);
             }
-        } else if ACCELERATORS.contains(&token) {
-            found.push(("accelerator", token.to_string()));
+        } else if let Some(name) = accelerator::token_name(token) {
+            found.push(("accelerator", name));
             if let Some(count) = next.and_then(|next| digits_after(next, "x")) {
                 found.push(("accelerators", count.to_string()));
                 index += 1;
             }
+            index = board_after(&tokens, index, &mut found);
         }
     }
     for (name, value) in found {
@@ -541,35 +585,44 @@ fn parallel_token(token: &str, next: Option<&str>) -> Option<(&'static str, Stri
 
 /// A TPU: `tpu` then a generation, `tpuv5e`, or a generation alone (`v5e`), as `tpu-v5e`.
 fn tpu_token(token: &str, next: Option<&str>) -> Option<String> {
-    let generation = match token {
-        "tpu" => next.filter(|next| TPUS.contains(next))?,
-        _ => {
-            let generation = token.strip_prefix("tpu").unwrap_or(token);
-            TPUS.iter().find(|known| **known == generation)?
-        }
-    };
-    Some(format!("tpu-{generation}"))
+    match token {
+        "tpu" => next
+            .and_then(accelerator::token_name)
+            .filter(|name| name.starts_with("tpu-")),
+        _ => accelerator::token_name(token).filter(|name| name.starts_with("tpu-")),
+    }
 }
 
-/// An accelerator count: `8gpu`, `8gpus`, `8xh100` (with the accelerator), or `8x` before an accelerator name.
+/// An accelerator count: `8gpu`, `8gpus`, `8xh100` (with the accelerator), or `8x` or `4xnvidia` before an
+/// accelerator name.
 fn count_token(token: &str, next: Option<&str>) -> Option<(String, Option<String>)> {
     let digits = token.bytes().take_while(u8::is_ascii_digit).count();
     if digits == 0 {
         return None;
     }
     let (count, rest) = token.split_at(digits);
+    let before_a_name = || next.and_then(accelerator::token_name).is_some();
     match rest {
         "gpu" | "gpus" => Some((count.to_string(), None)),
-        "x" => next
-            .filter(|next| ACCELERATORS.contains(next))
-            .map(|_| (count.to_string(), None)),
+        "x" | "xnvidia" | "xamd" if before_a_name() => Some((count.to_string(), None)),
         _ => {
-            let accelerator = rest.strip_prefix('x')?;
-            ACCELERATORS
-                .contains(&accelerator)
-                .then(|| (count.to_string(), Some(accelerator.to_string())))
+            let name = accelerator::token_name(rest.strip_prefix('x')?)?;
+            Some((count.to_string(), Some(name)))
         }
     }
+}
+
+/// The board variant written after an accelerator (`h100-sxm-80gb`: `sxm-80gb`) from `tokens[index]` on, as one
+/// `accelerator_variant`; the index of the first token after it.
+fn board_after(tokens: &[String], index: usize, found: &mut Vec<(&str, String)>) -> usize {
+    let end = tokens[index..]
+        .iter()
+        .position(|token| !accelerator::is_variant_token(token))
+        .map_or(tokens.len(), |offset| index + offset);
+    if end > index {
+        found.push(("accelerator_variant", tokens[index..end].join("-")));
+    }
+    end
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -605,7 +658,10 @@ pub fn config_from_fields(format: &str, record: &Json) -> Vec<Setting> {
             }
             top_level(record, "", &mut settings);
         }
-        "vllm-bench" => top_level(record, "", &mut settings),
+        "vllm-bench" => {
+            top_level(record, "", &mut settings);
+            vllm_metadata(record, &mut settings);
+        }
         "guidellm" => {
             if let Some(backend) = record.pointer("/config/backend") {
                 top_level(backend, "config.backend.", &mut settings);
@@ -615,6 +671,69 @@ pub fn config_from_fields(format: &str, record: &Json) -> Vec<Setting> {
     }
     settings
 }
+
+/// The text fields vLLM writes into a result itself (its own, not `--metadata`'s), in every version.
+const VLLM_TEXT_FIELDS: &[&str] = &[
+    "date",
+    "endpoint_type",
+    "backend",
+    "label",
+    "model_id",
+    "tokenizer_id",
+    "tokenizer_mode",
+    "request_rate",
+    "ramp_up_strategy",
+    "version",
+    "error",
+    "error_type",
+];
+
+/// The text fields that name the workload, which the result's workload reads rather than its configuration.
+const WORKLOAD_FIELDS: &[&str] = &[
+    "workload",
+    "dataset",
+    "dataset_name",
+    "dataset_path",
+    "input_len",
+    "output_len",
+];
+
+/// The labels `vllm bench serve --metadata k=v` wrote as top-level text fields (`deployment`, `gateway`,
+/// `variant`): every text field vLLM does not write itself and that names neither the workload nor a well-known
+/// parameter (those [`top_level`] reads). Each is a parameter of the deployment, so records that differ in one are
+/// different configurations, never repetitions.
+fn vllm_metadata(record: &Json, settings: &mut Vec<Setting>) {
+    let Some(object) = record.as_object() else {
+        return;
+    };
+    for (key, value) in object {
+        let Some(text) = value.as_str() else {
+            continue;
+        };
+        if VLLM_TEXT_FIELDS.contains(&key.as_str())
+            || WORKLOAD_FIELDS.contains(&config::canonical_name(key).as_str())
+            || config::param(key).is_some()
+            || !config::is_configuration(key)
+            || !is_label(text)
+        {
+            continue;
+        }
+        settings.push(Setting::new(
+            key,
+            text,
+            How::Read(format!("field `{key}` (--metadata)")),
+        ));
+    }
+}
+
+/// Whether a text can be a label: not empty, one line, at most [`LABEL_MAX_BYTES`] (a note or a prompt kept in a
+/// result is not a deployment's name).
+fn is_label(text: &str) -> bool {
+    !text.trim().is_empty() && text.len() <= LABEL_MAX_BYTES && !text.chars().any(char::is_control)
+}
+
+/// The longest text read as a `--metadata` label.
+const LABEL_MAX_BYTES: usize = 128;
 
 /// SGLang's `server_info`: one server's fields, or the router's `prefill`/`decode` lists.
 fn server_info(info: &Json, settings: &mut Vec<Setting>) {

@@ -57,6 +57,64 @@ fn has_marks(bytes: &[u8]) -> bool {
         || (find(b"Namespace(") && (find(b"request_rate=") || find(b"max_concurrency=")))
 }
 
+/// Other benchmark output a text may hold, which no reader reads, as (text that marks it, what it is): named in
+/// a `not_recognised` finding so that a saved run is never passed over in silence.
+const RESEMBLES: [(&str, &str); 9] = [
+    (
+        "| model ",
+        "the output of llama.cpp's `llama-bench` (its `| model | size | params | backend | ngl | test | t/s |` table)",
+    ),
+    (
+        "Benchmarks Stats",
+        "GuideLLM's console summary (`Benchmarks Stats`)",
+    ),
+    (
+        "Benchmarks Metadata",
+        "GuideLLM's console summary (`Benchmarks Metadata`)",
+    ),
+    ("guidellm benchmark", "a GuideLLM run's console output"),
+    (
+        "[TensorRT-LLM]",
+        "TensorRT-LLM's console output (`[TensorRT-LLM]` lines)",
+    ),
+    (
+        "sglang.bench_serving",
+        "an SGLang `bench_serving` run's console output",
+    ),
+    (
+        "vllm bench serve",
+        "a `vllm bench serve` run's console output",
+    ),
+    (
+        "benchmark_serving.py",
+        "a vLLM `benchmark_serving.py` run's console output",
+    ),
+    (
+        "Automatically detected platform",
+        "vLLM's console output (its logger lines)",
+    ),
+];
+
+/// What other benchmark output the text resembles ([`RESEMBLES`]), if any.
+fn resembles(head: &[u8]) -> Option<&'static str> {
+    let text = String::from_utf8_lossy(head);
+    RESEMBLES
+        .iter()
+        .find(|(mark, _)| {
+            if mark.starts_with('|') {
+                text.lines().any(|line| {
+                    let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                    ["model", "test", "t/s"]
+                        .iter()
+                        .all(|column| cells.contains(column))
+                })
+            } else {
+                text.contains(mark)
+            }
+        })
+        .map(|(_, what)| *what)
+}
+
 impl RunFormat for ConsoleLog {
     fn name(&self) -> &'static str {
         "console-log"
@@ -73,6 +131,14 @@ impl RunFormat for ConsoleLog {
         }
         if has_marks(head) {
             Verdict::Reads
+        } else if let Some(what) = resembles(head) {
+            Verdict::declines(
+                Nearness::SomeMarks,
+                format!(
+                    "{what}, which no reader reads: it has no `Serving Benchmark Result` block, trtllm-bench report \
+                     or bench run's argument dump"
+                ),
+            )
         } else {
             Verdict::declines(
                 Nearness::NoMarks,
@@ -545,6 +611,16 @@ impl<'a> Log<'a> {
             key.model = Part::read(model_name(model), field);
         }
         key.workload = workload(arguments, &dump_field);
+        if let Some(measured) = self.measured_workload(
+            arguments,
+            dump_line,
+            previous_end.max(dump.map_or(0, |(at, _)| at))..block.start,
+            &figures,
+            path,
+            warnings,
+        ) {
+            key.workload = Some(measured);
+        }
         key.backend = match (block.tool, figures.backend.as_deref()) {
             (Tool::Trtllm, _) => Part::inferred(
                 "trtllm",
@@ -603,6 +679,107 @@ impl<'a> Log<'a> {
             rejected: None,
             ..RunRecord::default()
         }
+    }
+
+    /// The workload a run measured when its argument dump says another: the prompt and output lengths of vLLM's
+    /// dataset line (`Sampling input_len from [20000, 20000] and output_len from [128, 128]`, the last in `range`),
+    /// else the mean prompt of the block's token totals, when they differ from the dump's random lengths by more
+    /// than its range ratio allows. The measured lengths key the cell, with a `workload_differs` warning naming
+    /// both; `None` when they agree or there is nothing to measure by.
+    fn measured_workload(
+        &self,
+        arguments: Option<&Map<String, Json>>,
+        dump_line: usize,
+        range: std::ops::Range<usize>,
+        figures: &Figures,
+        path: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Option<Part> {
+        let arguments = arguments?;
+        let dataset = arguments.get("dataset_name").and_then(Json::as_str)?;
+        let length = |name: &str| arguments.get(name).and_then(Json::as_u64);
+        let (stated_input, stated_output) =
+            (length("random_input_len")?, length("random_output_len")?);
+        if !dataset.starts_with("random") {
+            return None;
+        }
+        let prefix = length("random_prefix_len").unwrap_or(0);
+        let ratio = arguments
+            .get("random_range_ratio")
+            .and_then(Json::as_f64)
+            .unwrap_or(0.0);
+        let (input, output, evidence, line) = match self.sampling_line(range) {
+            Some((input, output, at)) => (
+                input,
+                output.unwrap_or(stated_output),
+                format!("line {} `{}`", at + 1, self.lines[at].trim()),
+                at,
+            ),
+            None => {
+                let mean = figures
+                    .columns
+                    .get(Stat::MeanPromptTokens.name())
+                    .filter(|_| figures.means_from_totals)?;
+                (
+                    mean.round() as u64,
+                    stated_output,
+                    format!(
+                        "the block's `Total input tokens` over its successful requests ({mean:.1} per prompt)"
+                    ),
+                    dump_line.saturating_sub(1),
+                )
+            }
+        };
+        let sent = (stated_input + prefix) as f64;
+        let tolerance = ratio.max(0.0) + 0.1;
+        let input_agrees = (input as f64 - sent).abs() <= tolerance * sent.max(1.0)
+            || (input as f64 - stated_input as f64).abs()
+                <= tolerance * (stated_input as f64).max(1.0);
+        if input_agrees && output == stated_output {
+            return None;
+        }
+        let measured = format!("{dataset}_{input}x{output}");
+        warnings.push(
+            Warning::warn(
+                "workload_differs",
+                format!(
+                    "the argument dump at line {dump_line} says {dataset}_{stated_input}x{stated_output} \
+                     (`random_input_len={stated_input}`, `random_output_len={stated_output}`) but {evidence} shows \
+                     what was sent: the run is keyed by the measured workload {measured}"
+                ),
+            )
+            .file(path)
+            .line(line as u64 + 1),
+        );
+        Part::read(measured, evidence)
+    }
+
+    /// The last dataset line of vLLM's random sampler in `range`: the prompt length (the middle of the sampled
+    /// range), the output length when the line states it, and the line's index. vLLM prints
+    /// `Sampling input_len from [a, b] and output_len from [c, d]`; older versions print the two on lines of their
+    /// own.
+    fn sampling_line(&self, range: std::ops::Range<usize>) -> Option<(u64, Option<u64>, usize)> {
+        let middle = |text: &str, what: &str| -> Option<u64> {
+            let rest = &text[text.find(what)? + what.len()..];
+            let inside = rest.trim_start().strip_prefix('[')?.split(']').next()?;
+            let (low, high) = inside.split_once(',')?;
+            let (low, high) = (
+                low.trim().parse::<u64>().ok()?,
+                high.trim().parse::<u64>().ok()?,
+            );
+            Some((low + high) / 2)
+        };
+        let mut output = None;
+        for at in range.rev() {
+            let line = &self.lines[at];
+            if output.is_none() {
+                output = middle(line, "output_len from");
+            }
+            if let Some(input) = middle(line, "Sampling input_len from") {
+                return Some((input, output, at));
+            }
+        }
+        None
     }
 
     /// The load vLLM prints before running (`Maximum request concurrency: 8`, `Traffic request rate: inf`), the

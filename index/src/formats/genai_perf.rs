@@ -49,12 +49,36 @@ impl RunFormat for GenaiPerf {
             .or_side_file(side_file(storage::file_name(path)), || self.run_root(path))
     }
 
+    /// [`RunFormat::examine`], except that a summary with no export beside it (the export not kept) is read on its
+    /// own, for the tool's figures.
+    fn examine_in(
+        &self,
+        storage: &dyn Storage,
+        path: &str,
+        head: &[u8],
+        _mapping: &crate::mapping::Mapping,
+    ) -> Verdict {
+        let verdict = self.examine(path, head);
+        if is_summary_name(storage::file_name(path))
+            && json::starts_with_object(head)
+            && export_beside(storage, path).is_none()
+        {
+            return Verdict::Reads;
+        }
+        verdict
+    }
+
     fn records(
         &self,
         storage: &dyn Storage,
         path: &str,
         warnings: &mut Vec<Warning>,
     ) -> Vec<RunRecord> {
+        if is_summary_name(storage::file_name(path)) {
+            return summary_record(storage, path, warnings)
+                .into_iter()
+                .collect();
+        }
         let Some(export) = read_json(storage, path, "export", warnings) else {
             return Vec::new();
         };
@@ -159,12 +183,95 @@ impl RunFormat for GenaiPerf {
     }
 }
 
-/// The summary beside the export: `profile_export.json` → `profile_export_genai_perf.json` (the stem follows
-/// `--profile-export-file`). A missing summary is not a problem of the run; a damaged one is reported.
+/// Whether a file name is a GenAI-Perf summary's (`<stem>_genai_perf.json`).
+fn is_summary_name(name: &str) -> bool {
+    name.ends_with("_genai_perf.json")
+}
+
+/// The export in the summary's directory: a `.json` file with the export's marks (its name is the user's).
+fn export_beside(storage: &dyn Storage, summary: &str) -> Option<String> {
+    let directory = storage::parent(summary);
+    let mut names: Vec<String> = storage
+        .list(directory)
+        .ok()?
+        .into_iter()
+        .filter(|entry| {
+            entry.kind == storage::EntryKind::File
+                && entry.name.ends_with(".json")
+                && side_file(&entry.name).is_none()
+        })
+        .map(|entry| entry.name)
+        .collect();
+    names.sort();
+    names.into_iter().find_map(|name| {
+        let candidate = storage::join(directory, &name);
+        let head = storage.read_range(&candidate, 0..super::HEAD_BYTES).ok()?;
+        GenaiPerf.detect(&candidate, &head).then_some(candidate)
+    })
+}
+
+/// The record of a summary read without its export: the tool's figures (reported), model, workload and
+/// concurrency from its `input_config`, the CSV beside it checked against them.
+fn summary_record(
+    storage: &dyn Storage,
+    path: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<RunRecord> {
+    let summary = super::read_object(storage, path, "summary", warnings)?;
+    let config = summary.get("input_config").unwrap_or(&Json::Null);
+    let key = KeyParts {
+        model: model(config),
+        workload: workload(config),
+        backend: backend(config),
+        n: configured_concurrency(config),
+        ..KeyParts::default()
+    };
+    let reported = reported(&summary);
+    super::perf_csv::check_against(storage, path, &reported, warnings);
+    let count = |tag: &str| {
+        summary
+            .get(tag)
+            .and_then(|metric| json::field_number(metric, "avg"))
+            .filter(|value| *value >= 0.0 && value.fract() == 0.0)
+            .map(|value| value as u32)
+    };
+    Some(RunRecord {
+        key,
+        completed: count("request_count"),
+        reported,
+        reported_figures: super::metric_figures(&summary),
+        notes: vec![
+            "the GenAI-Perf summary alone (no export of the requests beside it): every figure is the tool's"
+                .to_string(),
+        ],
+        fields: summary,
+        ..RunRecord::default()
+    })
+}
+
+/// The summary beside the export: `<stem>_genai_perf.json` for the export `<stem>.json` (the stem follows
+/// `--profile-export-file`), else the directory's one summary when the export was renamed. A missing summary is not
+/// a problem of the run; a damaged one is reported.
 fn summary(storage: &dyn Storage, path: &str, warnings: &mut Vec<Warning>) -> Option<Json> {
     let name = storage::file_name(path);
     let stem = name.strip_suffix(".json").unwrap_or(name);
-    let summary_path = storage::join(storage::parent(path), &format!("{stem}_genai_perf.json"));
+    let directory = storage::parent(path);
+    let own = storage::join(directory, &format!("{stem}_genai_perf.json"));
+    let summary_path = if storage.stat(&own).is_ok() {
+        own
+    } else {
+        let summaries: Vec<String> = storage
+            .list(directory)
+            .ok()?
+            .into_iter()
+            .filter(|entry| entry.kind == storage::EntryKind::File && is_summary_name(&entry.name))
+            .map(|entry| storage::join(directory, &entry.name))
+            .collect();
+        match summaries.as_slice() {
+            [only] => only.clone(),
+            _ => return None,
+        }
+    };
     let bytes = super::read_sibling(storage, &summary_path, warnings)?;
     match json::parse(&bytes) {
         Ok(summary @ Json::Object(_)) => Some(summary),

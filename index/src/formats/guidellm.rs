@@ -256,8 +256,24 @@ fn record(report: &Json, benchmark: &Json, index: u32, shape: Shape) -> Result<R
         reported_figures: figures(benchmark),
         wall_derived: false,
         notes,
+        recorded: recorded(report, benchmark),
         ..RunRecord::default()
     })
+}
+
+/// The server a benchmark ran against (`args.target`, `config.backend.target`, 0.3's `worker.backend_target`):
+/// reports of one folder against two servers are two deployments, never repetitions.
+fn recorded(report: &Json, benchmark: &Json) -> BTreeMap<String, String> {
+    [
+        json::at(report, "args.target"),
+        json::at(benchmark, "config.backend.target"),
+        json::at(benchmark, "worker.backend_target"),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(Json::as_str)
+    .map(|target| BTreeMap::from([("target".to_string(), target.to_string())]))
+    .unwrap_or_default()
 }
 
 /// The offered rate of a rate-driven strategy: `throughput` sends everything at once (an unbounded rate),

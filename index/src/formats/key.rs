@@ -8,15 +8,11 @@ use cellscope_model::api::Warning;
 use cellscope_model::config::Config;
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::origin::InferredPart;
-use cellscope_model::{Load, RateRps};
+use cellscope_model::{Load, RateRps, engine};
 use config::how_text;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Engine names recognised in a path (a component or a `-`/`_`/`.`-separated part of one).
-const ENGINES: [&str; 11] = [
-    "vllm", "sglang", "tgi", "trtllm", "tensorrt", "llamacpp", "ollama", "lmdeploy", "dynamo",
-    "mlc", "exllama",
-];
+mod reps;
 
 /// A record with its cell coordinates.
 pub struct KeyedRecord {
@@ -104,17 +100,32 @@ pub(super) fn model_name(raw: &str) -> String {
         .to_string()
 }
 
-/// An engine name in the path, if exactly one kind appears.
-fn engine_in_path(path: &str) -> Option<String> {
+/// The engines the components name (a component, or a `-`/`_`/`.`/`=`-separated part of one), by canonical name.
+fn engines_in<'a>(components: impl Iterator<Item = &'a str>) -> BTreeSet<&'static str> {
     let mut found = BTreeSet::new();
-    for component in path.split('/') {
-        let lower = component.to_ascii_lowercase();
-        for part in lower.split(['-', '_', '.', '=']) {
-            if let Some(engine) = ENGINES.iter().find(|engine| **engine == part) {
-                found.insert((*engine).to_string());
+    for component in components {
+        if let Some(engine) = engine::canonical(component) {
+            found.insert(engine);
+            continue;
+        }
+        for part in component.split(['-', '_', '.', '=']) {
+            if let Some(engine) = engine::canonical(part) {
+                found.insert(engine);
             }
         }
     }
+    found
+}
+
+/// An engine name in the path (its directories and file name), if exactly one engine appears.
+fn engine_in_path(path: &str) -> Option<String> {
+    let found = engines_in(path.split('/'));
+    (found.len() == 1).then(|| found.into_iter().next().unwrap_or_default().to_string())
+}
+
+/// The engine the file's folders name (its directories only, not the file's own name), if exactly one appears.
+fn engine_in_folders(path: &str) -> Option<&'static str> {
+    let found = engines_in(super::super::storage::parent(path).split('/'));
     (found.len() == 1).then(|| found.into_iter().next().unwrap_or_default())
 }
 
@@ -175,8 +186,9 @@ fn n_in_path(path: &str) -> Option<(u32, String)> {
 }
 
 /// Resolves the key of every record of one run. A record without any load is kept at [`Load::Unstated`] (with an
-/// `info` warning); `rep`s not stated are numbered in file and record order among records with the same other key,
-/// the configuration included (two deployments are never reps of one cell).
+/// `info` warning). Records that would share a key but differ in a setting they record are kept apart by it
+/// (`records_differ`, [`reps`]); `rep`s not stated are numbered in file and record order among records with the
+/// same other key, the configuration included (two deployments are never reps of one cell).
 pub(super) fn resolve(
     format: &str,
     mapping: &Mapping,
@@ -184,55 +196,57 @@ pub(super) fn resolve(
     records: Vec<(String, RunRecord)>,
     warnings: &mut Vec<Warning>,
 ) -> Vec<KeyedRecord> {
-    let mut keying = Keying {
-        format,
-        mapping,
-        run_id,
-        next_rep: BTreeMap::new(),
-        seen: BTreeSet::new(),
-    };
-    records
+    let drafts: Vec<Draft> = records
         .into_iter()
-        .filter_map(|(file, record)| keying.key(file, record, warnings))
-        .collect()
+        .filter_map(|(file, record)| draft(format, mapping, run_id, file, record, warnings))
+        .collect();
+    number(reps::separate(drafts, run_id, warnings), run_id, warnings)
 }
 
-/// The key of every record of a run: what it takes to number repetitions and refuse a cell twice.
-struct Keying<'a> {
-    format: &'a str,
-    mapping: &'a Mapping,
-    run_id: &'a str,
-    /// The next repetition of each key without its rep, for records that state none.
-    next_rep: BTreeMap<CellCoordinates, u32>,
-    seen: BTreeSet<CellCoordinates>,
+/// A record keyed but for its repetition.
+pub(super) struct Draft {
+    pub file: String,
+    pub record: RunRecord,
+    /// The coordinates at rep 0, which stand for the key without its rep.
+    pub coordinates: CellCoordinates,
+    /// The repetition the file or `cellscope.toml` states; `None` when it is numbered by order.
+    pub rep: Option<u32>,
+    pub inferred: Vec<InferredPart>,
+    pub read: Vec<(String, String)>,
+    pub config: config::Resolved,
 }
 
-impl Keying<'_> {
-    /// One record keyed; `None` (with a warning) when its concurrency or repetition is not a whole number or its
-    /// cell was already keyed.
-    fn key(
-        &mut self,
-        file: String,
-        record: RunRecord,
-        warnings: &mut Vec<Warning>,
-    ) -> Option<KeyedRecord> {
-        let mut parts = Parts {
-            mapping: self.mapping,
-            context: TemplateContext {
-                path: &file,
-                record: &record.fields,
-            },
-            run_id: self.run_id,
-            line: record.line,
-            inferred: Vec::new(),
-            read: Vec::new(),
-        };
-        let [suite, phase, backend, model, workload] =
-            parts.named_dimensions(self.format, &record, warnings);
-        let load = parts.load(&record, warnings)?;
-        let resolved = parts.config(self.format, &record, warnings);
-        // The coordinates at rep 0 stand for the key without its rep.
-        let mut coordinates = CellCoordinates {
+/// One record keyed but for its repetition; `None` (with a warning) when its load or stated repetition is not a
+/// number.
+fn draft(
+    format: &str,
+    mapping: &Mapping,
+    run_id: &str,
+    file: String,
+    mut record: RunRecord,
+    warnings: &mut Vec<Warning>,
+) -> Option<Draft> {
+    let mut parts = Parts {
+        mapping,
+        context: TemplateContext {
+            path: &file,
+            record: &record.fields,
+        },
+        run_id,
+        line: record.line,
+        inferred: Vec::new(),
+        read: Vec::new(),
+    };
+    let resolved = parts.resolve_config(format, &record, warnings);
+    let ([suite, phase, backend, model, workload], note) =
+        parts.named_dimensions(format, &record, &resolved, warnings);
+    let load = parts.load(&record, warnings)?;
+    parts.note_inferred_config(&resolved);
+    let rep = parts.stated_rep(&record, warnings).ok()?;
+    let (inferred, read) = (parts.inferred, parts.read);
+    record.notes.extend(note);
+    Some(Draft {
+        coordinates: CellCoordinates {
             suite,
             phase,
             backend,
@@ -241,38 +255,62 @@ impl Keying<'_> {
             config: resolved.config.clone(),
             load,
             rep: 0,
-        };
-        let order = *self.next_rep.get(&coordinates).unwrap_or(&0);
-        let rep = parts.repetition(&record, order, warnings)?;
-        self.next_rep.insert(coordinates.clone(), order + 1);
-        coordinates.rep = rep;
-        let (inferred, read) = (parts.inferred, parts.read);
-        if !self.seen.insert(coordinates.clone()) {
+        },
+        file,
+        record,
+        rep,
+        inferred,
+        read,
+        config: resolved,
+    })
+}
+
+/// The drafts with their repetitions: stated, else the order among records with the same other key. A record whose
+/// whole key an earlier one has is left out with a `duplicate_cell` warning, so no cell is counted twice.
+fn number(drafts: Vec<Draft>, run_id: &str, warnings: &mut Vec<Warning>) -> Vec<KeyedRecord> {
+    let mut next_rep: BTreeMap<CellCoordinates, u32> = BTreeMap::new();
+    let mut seen: BTreeSet<CellCoordinates> = BTreeSet::new();
+    let mut keyed = Vec::with_capacity(drafts.len());
+    for mut draft in drafts {
+        let mut coordinates = draft.coordinates;
+        let order = *next_rep.get(&coordinates).unwrap_or(&0);
+        next_rep.insert(coordinates.clone(), order + 1);
+        coordinates.rep = draft.rep.unwrap_or_else(|| {
+            draft.inferred.push(InferredPart {
+                dimension: "rep".to_string(),
+                value: order.to_string(),
+                rule: "the order of records with the same other key (file, then record order)"
+                    .to_string(),
+            });
+            order
+        });
+        if !seen.insert(coordinates.clone()) {
             warnings.push(
                 Warning::error(
                     "duplicate_cell",
                     format!(
                         "record {} has the same cell key as an earlier record of this run ({}); it is left out \
                          so no cell is counted twice (map rep in cellscope.toml to tell them apart)",
-                        record.record,
+                        draft.record.record,
                         coordinates_text(&coordinates)
                     ),
                 )
-                .run(self.run_id)
-                .file(&file)
-                .at_line(record.line),
+                .run(run_id)
+                .file(&draft.file)
+                .at_line(draft.record.line),
             );
-            return None;
+            continue;
         }
-        Some(KeyedRecord {
-            file,
-            record,
+        keyed.push(KeyedRecord {
+            file: draft.file,
+            record: draft.record,
             coordinates,
-            inferred,
-            read,
-            config: resolved,
-        })
+            inferred: draft.inferred,
+            read: draft.read,
+            config: draft.config,
+        });
     }
+    keyed
 }
 
 /// The parts of one record's key as they are decided, each noted as read (with its field) or inferred (with its
@@ -323,14 +361,17 @@ impl Parts<'_> {
         Some(part.value)
     }
 
-    /// Suite, phase, backend, model and workload, each with its default rule.
+    /// Suite, phase, backend, model and workload, each with its default rule, and a note when the backend was
+    /// written otherwise than its engine's one name.
     fn named_dimensions(
         &mut self,
         format: &str,
         record: &RunRecord,
+        resolved: &config::Resolved,
         warnings: &mut Vec<Warning>,
-    ) -> [String; 5] {
+    ) -> ([String; 5], Option<String>) {
         let file = self.context.path;
+        let stated_engine = stated_engine(record, resolved);
         let suite = self.take(
             "suite",
             record.key.suite.clone(),
@@ -345,7 +386,7 @@ impl Parts<'_> {
         );
         let backend = self.take(
             "backend",
-            record.key.backend.clone(),
+            stated_engine.clone(),
             &|| match engine_in_path(file) {
                 Some(engine) => Part::inferred(
                     engine,
@@ -382,24 +423,64 @@ impl Parts<'_> {
             },
             warnings,
         );
-        self.warn_path_disagreements(record, warnings);
-        [suite, phase, backend, model, workload].map(Option::unwrap_or_default)
+        self.warn_path_disagreements(record, stated_engine.as_ref(), warnings);
+        let (backend, note) = self.one_engine_name(backend);
+        (
+            [suite, phase, backend, model, workload].map(Option::unwrap_or_default),
+            note,
+        )
     }
 
-    /// A path that names another engine or model than the file states: the file's value is kept, and the
-    /// disagreement is a `path_disagrees` warning naming both.
-    fn warn_path_disagreements(&self, record: &RunRecord, warnings: &mut Vec<Warning>) {
+    /// The backend by its engine's one name ([`engine::backend_name`]); when it was written otherwise, the name as
+    /// written is kept where the backend was found (`--explain`, the inferred part's rule) and in a note.
+    fn one_engine_name(&mut self, backend: Option<String>) -> (Option<String>, Option<String>) {
+        let Some(written) = backend else {
+            return (None, None);
+        };
+        let name = engine::backend_name(&written);
+        if name == written {
+            return (Some(name), None);
+        }
+        let as_written = format!(" (written `{written}`)");
+        if let Some((_, field)) = self
+            .read
+            .iter_mut()
+            .find(|(dimension, _)| dimension == "backend")
+        {
+            field.push_str(&as_written);
+        }
+        if let Some(part) = self
+            .inferred
+            .iter_mut()
+            .find(|part| part.dimension == "backend")
+        {
+            part.value.clone_from(&name);
+            part.rule.push_str(&as_written);
+        }
+        let note =
+            format!("the engine written `{written}` is the backend `{name}` (one name per engine)");
+        (Some(name), Some(note))
+    }
+
+    /// A folder that names another engine, or a path another model, than the file states: the file's value is
+    /// kept, and the disagreement is a `path_disagrees` warning naming both.
+    fn warn_path_disagreements(
+        &self,
+        record: &RunRecord,
+        stated_engine: Option<&Part>,
+        warnings: &mut Vec<Warning>,
+    ) {
         let file = self.context.path;
         let mut disagreements = Vec::new();
-        if let (Some(stated), Some(engine)) = (&record.key.backend, engine_in_path(file))
-            && !stated.value.eq_ignore_ascii_case(&engine)
-            && !stated.value.to_ascii_lowercase().contains(&engine)
-        {
-            disagreements.push(format!(
-                "the path names the engine {engine} but the file says {} ({})",
-                stated.value,
-                how_text(&stated.how)
-            ));
+        if let (Some(stated), Some(folder)) = (stated_engine, engine_in_folders(file)) {
+            let named = engine::backend_name(&stated.value).to_ascii_lowercase();
+            if named != folder && !named.contains(folder) {
+                disagreements.push(format!(
+                    "the folder names the engine {folder} but the file says {} ({})",
+                    stated.value,
+                    how_text(&stated.how)
+                ));
+            }
         }
         if let (Some(stated), Some(prefix)) = (
             &record.key.model,
@@ -518,9 +599,8 @@ impl Parts<'_> {
 
     /// The deployment's configuration: what the path states, overridden by what the file states (each
     /// disagreement a `config_conflict` warning naming both values), overridden by `cellscope.toml`'s
-    /// `config.<name>`. Parameters found by a rule rather than read from a field are marked inferred
-    /// (`--explain` names each one's source).
-    fn config(
+    /// `config.<name>`.
+    fn resolve_config(
         &mut self,
         format: &str,
         record: &RunRecord,
@@ -560,8 +640,12 @@ impl Parts<'_> {
                 .at_line(record.line),
             );
         }
-        // The parameters a rule found make one inferred part, named by the rules alone (not the file each was
-        // applied to), so that the audit tallies a deployment's cells under one line.
+        resolved
+    }
+
+    /// The parameters a rule found rather than read from a field, as one inferred part named by the rules alone
+    /// (not the file each was applied to), so that the audit tallies a deployment's cells under one line.
+    fn note_inferred_config(&mut self, resolved: &config::Resolved) {
         let mut inferred = Config::new();
         let mut rules: Vec<&str> = Vec::new();
         for (name, value) in resolved.config.iter() {
@@ -579,7 +663,6 @@ impl Parts<'_> {
                 rule: rules.join("; "),
             });
         }
-        resolved
     }
 
     fn bad_load(&self, record: &RunRecord, problem: &str, warnings: &mut Vec<Warning>) {
@@ -597,45 +680,55 @@ impl Parts<'_> {
         );
     }
 
-    /// The repetition: stated or mapped, else `order`, the place of the record among those with the same other
-    /// key; `None` (with a warning) when it is not a whole number.
-    fn repetition(
+    /// The repetition `cellscope.toml` or the file states, `Ok(None)` when neither does (it is then numbered by
+    /// order); `Err` (with a warning) when it is not a whole number.
+    fn stated_rep(
         &mut self,
         record: &RunRecord,
-        order: u32,
         warnings: &mut Vec<Warning>,
-    ) -> Option<u32> {
-        let rep_text = self.take(
-            "rep",
-            record.key.rep.clone(),
-            &|| {
-                Part::inferred(
-                    order.to_string(),
-                    "the order of records with the same other key (file, then record order)",
-                )
-            },
-            warnings,
-        );
-        let rep = rep_text
-            .as_deref()
-            .and_then(|text| text.trim().parse::<u32>().ok());
-        if rep.is_none() {
-            warnings.push(
-                Warning::warn(
-                    "bad_rep",
-                    format!(
-                        "record {}: the repetition `{}` is not a whole number; the record is left out",
-                        record.record,
-                        rep_text.unwrap_or_default()
-                    ),
-                )
-                .run(self.run_id)
-                .file(self.context.path)
-                .at_line(record.line),
-            );
+    ) -> Result<Option<u32>, ()> {
+        if record.key.rep.is_none() && self.mapping.value("rep", &self.context).is_none() {
+            return Ok(None);
         }
-        rep
+        let Some(text) = self.take("rep", record.key.rep.clone(), &|| None, warnings) else {
+            return Ok(None);
+        };
+        match text.trim().parse::<u32>() {
+            Ok(rep) => Ok(Some(rep)),
+            Err(_) => {
+                warnings.push(
+                    Warning::warn(
+                        "bad_rep",
+                        format!(
+                            "record {}: the repetition `{text}` is not a whole number; the record is left out",
+                            record.record
+                        ),
+                    )
+                    .run(self.run_id)
+                    .file(self.context.path)
+                    .at_line(record.line),
+                );
+                Err(())
+            }
+        }
     }
+}
+
+/// The engine the file itself states: its reader's (a `backend` field, a server's own report), else the `engine`
+/// of its configuration as its content or its own name (an InferenceX result name, a runner) gives it.
+fn stated_engine(record: &RunRecord, resolved: &config::Resolved) -> Option<Part> {
+    if let Some(stated) = &record.key.backend {
+        return Some(stated.clone());
+    }
+    let engine = resolved.config.get("engine")?;
+    let how = resolved.how.get("engine")?;
+    Some(Part {
+        value: engine.to_string(),
+        how: match how {
+            How::Read(field) => How::Read(format!("{field} (the configuration's engine)")),
+            How::Inferred(rule) => How::Inferred(format!("the engine of {rule}")),
+        },
+    })
 }
 
 #[cfg(test)]
@@ -739,6 +832,72 @@ mod tests {
                     && part.value == "max_num_seqs=4"
                     && part.rule == "a `vllm bench sweep` serve parameter")
         );
+    }
+
+    #[test]
+    fn records_differing_in_a_recorded_setting_are_kept_apart_by_it_and_alike_ones_are_reps() {
+        let recorded = |value: &str| {
+            let mut record = record(serde_json::json!({}));
+            record
+                .recorded
+                .insert("gpu_memory_utilization".into(), value.into());
+            record
+        };
+        let records = ["0.85", "0.95", "0.9", "0.9"]
+            .into_iter()
+            .enumerate()
+            .map(|(index, value)| {
+                let mut record = recorded(value);
+                record.record = index as u32;
+                ("bench.jsonl".to_string(), record)
+            })
+            .collect();
+        let mut warnings = Vec::new();
+        let keyed = resolve(
+            "vllm-bench",
+            &Mapping::default(),
+            "r",
+            records,
+            &mut warnings,
+        );
+        let keys: Vec<(String, u32)> = keyed
+            .iter()
+            .map(|keyed| (keyed.coordinates.config.text(), keyed.coordinates.rep))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("gpu_memory_utilization=0.85".to_string(), 0),
+                ("gpu_memory_utilization=0.95".to_string(), 0),
+                ("gpu_memory_utilization=0.9".to_string(), 0),
+                ("gpu_memory_utilization=0.9".to_string(), 1),
+            ]
+        );
+        let differ: Vec<_> = warnings
+            .iter()
+            .filter(|warning| warning.kind == "records_differ")
+            .collect();
+        assert_eq!(differ.len(), 1, "{warnings:#?}");
+        assert!(
+            differ[0]
+                .message
+                .contains("`gpu_memory_utilization` (`0.85`, `0.95`, `0.9`, `0.9`)"),
+            "{}",
+            differ[0].message
+        );
+        // A setting that is the load or the client's bookkeeping never splits records.
+        let mut warnings = Vec::new();
+        let alike = (0..2)
+            .map(|index| {
+                let mut record = record(serde_json::json!({}));
+                record.record = index;
+                record.recorded.insert("seed".into(), index.to_string());
+                ("bench.jsonl".to_string(), record)
+            })
+            .collect();
+        let keyed = resolve("vllm-bench", &Mapping::default(), "r", alike, &mut warnings);
+        assert_eq!(keyed[1].coordinates.rep, 1);
+        assert!(warnings.is_empty(), "{warnings:#?}");
     }
 
     #[test]

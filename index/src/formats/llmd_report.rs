@@ -520,11 +520,25 @@ impl Reading<'_> {
         if let Some(load) = standardized {
             super::nested_figures(load, "scenario.load.standardized", 3, &mut figures);
         }
+        // The stack components' own labels (`vllm-0`) name the deployment a report measured.
+        let labels: Vec<&str> = document
+            .pointer("/scenario/stack")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|component| at(component, "metadata.label").and_then(Json::as_str))
+            .collect();
+        let recorded = if labels.is_empty() {
+            BTreeMap::new()
+        } else {
+            BTreeMap::from([("stack_labels".to_string(), labels.join(","))])
+        };
         Some(RunRecord {
             fields: document.clone(),
             key: key.parts,
             completed,
             failed,
+            recorded,
             duration_s: at(document, "run.time.duration")
                 .and_then(Json::as_str)
                 .and_then(iso_duration_s),

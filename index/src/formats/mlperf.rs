@@ -174,11 +174,24 @@ impl RunFormat for MlperfLoadgen {
     }
 }
 
-/// The other log of the run in `path`'s directory: the detail log (`:::MLLOG` records) or the summary (its
-/// banner), LoadGen's own name first.
+/// The other log of the run in `path`'s directory, paired by the logs' own fields ([`identity`]), never by being
+/// neighbours: the log of the other kind that agrees on every field both state, LoadGen's own name first among
+/// equals, and only when that log's own best partner is `path` (a folder may hold the logs of several runs).
 fn beside(storage: &dyn Storage, path: &str, kind: Kind) -> Option<String> {
+    let partner = best_partner(storage, path, kind)?;
+    let own = match kind {
+        Kind::Detail => Kind::Summary,
+        Kind::Summary => Kind::Detail,
+    };
+    (best_partner(storage, &partner, own).as_deref() == Some(path)).then_some(partner)
+}
+
+/// The log of `kind` in `path`'s directory that agrees with `path` on every field both state ([`identity`]).
+fn best_partner(storage: &dyn Storage, path: &str, kind: Kind) -> Option<String> {
     let directory = storage::parent(path);
     let own = storage::file_name(path);
+    let head = |path: &str| storage.read_range(path, 0..IDENTITY_BYTES).ok();
+    let mine = identity(&head(path)?);
     let mut names: Vec<String> = storage
         .list(directory)
         .ok()?
@@ -190,11 +203,102 @@ fn beside(storage: &dyn Storage, path: &str, kind: Kind) -> Option<String> {
         Kind::Detail => DETAIL_NAME,
         Kind::Summary => SUMMARY_NAME,
     };
-    names.sort_by_key(|name| name != standard);
+    names.sort_by_key(|name| (name != standard, name.clone()));
     names.into_iter().find_map(|name| {
         let candidate = storage::join(directory, &name);
-        let head = storage.read_range(&candidate, 0..4096).ok()?;
-        (kind_of(&head) == Some(kind)).then_some(candidate)
+        let bytes = head(&candidate)?;
+        (kind_of(&bytes) == Some(kind) && agree(&mine, &identity(&bytes))).then_some(candidate)
+    })
+}
+
+/// How much of a log its identity is read from: a summary whole, a detail log's settings (logged first).
+const IDENTITY_BYTES: u64 = 64 * 1024;
+
+/// The fields that tell one LoadGen run from another, as (shared name, summary label, detail key): the system under
+/// test, the scenario, the mode and the test settings both logs print.
+const IDENTITY: [(&str, &str, &str); 11] = [
+    ("sut", "SUT name", "sut_name"),
+    ("scenario", "Scenario", "effective_scenario"),
+    ("mode", "Mode", "effective_test_mode"),
+    (
+        "samples_per_query",
+        "samples_per_query",
+        "effective_samples_per_query",
+    ),
+    ("target_qps", "target_qps", "effective_target_qps"),
+    (
+        "min_query_count",
+        "min_query_count",
+        "effective_min_query_count",
+    ),
+    (
+        "min_duration_ms",
+        "min_duration (ms)",
+        "effective_min_duration_ms",
+    ),
+    (
+        "performance_sample_count",
+        "performance_sample_count",
+        "effective_performance_sample_count",
+    ),
+    ("qsl_rng_seed", "qsl_rng_seed", "effective_qsl_rng_seed"),
+    (
+        "sample_index_rng_seed",
+        "sample_index_rng_seed",
+        "effective_sample_index_rng_seed",
+    ),
+    (
+        "schedule_rng_seed",
+        "schedule_rng_seed",
+        "effective_schedule_rng_seed",
+    ),
+];
+
+/// A log's identity fields by shared name, as text.
+fn identity(bytes: &[u8]) -> BTreeMap<&'static str, String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut found = BTreeMap::new();
+    let detail = kind_of(bytes) == Some(Kind::Detail);
+    for line in text.lines() {
+        let pair = if detail {
+            line.find(":::MLLOG").and_then(|at| {
+                let record: Json =
+                    serde_json::from_str(line[at + ":::MLLOG".len()..].trim()).ok()?;
+                let key = record.get("key")?.as_str()?.to_string();
+                let value = match record.get("value")? {
+                    Json::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                Some((key, value))
+            })
+        } else {
+            line.split_once(':')
+                .map(|(label, value)| (label.trim().to_string(), value.trim().to_string()))
+        };
+        let Some((key, value)) = pair else { continue };
+        if let Some((name, ..)) = IDENTITY.iter().find(|(_, label, detail_key)| {
+            if detail {
+                *detail_key == key
+            } else {
+                *label == key
+            }
+        }) {
+            found.entry(*name).or_insert(value);
+        }
+    }
+    found
+}
+
+/// Whether two identities agree on every field both state (numbers as numbers: the summary prints `%g`).
+fn agree(left: &BTreeMap<&'static str, String>, right: &BTreeMap<&'static str, String>) -> bool {
+    left.iter().all(|(name, value)| {
+        right.get(name).is_none_or(|other| {
+            value == other
+                || match (value.parse::<f64>(), other.parse::<f64>()) {
+                    (Ok(a), Ok(b)) => (a - b).abs() <= 1e-5 * a.abs().max(b.abs()),
+                    _ => false,
+                }
+        })
     })
 }
 
@@ -285,6 +389,8 @@ struct Reading {
     /// Every number of the log under the tool's own key.
     figures: BTreeMap<String, f64>,
     version: Option<String>,
+    /// The system under test's name as the log gives it, and where.
+    sut: Option<(String, String)>,
     /// The log came from the summary (no detail log beside it).
     from_summary: bool,
 }
@@ -466,6 +572,7 @@ fn read_detail(text: &str, path: &str, warnings: &mut Vec<Warning>) -> Reading {
         .find_map(|key| Some((text_of(key)?, format!("key `{key}`"))));
     reading.mode = text_of("effective_test_mode").or_else(|| text_of("requested_test_mode"));
     reading.version = text_of("loadgen_version");
+    reading.sut = text_of("sut_name").map(|sut| (sut, "key `sut_name`".to_string()));
     reading.valid = text_of("result_validity")
         .map(|validity| (validity == "VALID", "key `result_validity`".to_string()));
     for (key, reason) in DETAIL_CHECKS {
@@ -540,6 +647,9 @@ fn read_summary(text: &str, path: &str, warnings: &mut Vec<Warning>) -> Reading 
         reading.scenario = Some((scenario.clone(), line_field("Scenario", *line)));
     }
     reading.mode = labelled.get("Mode").map(|(mode, _)| mode.clone());
+    reading.sut = labelled
+        .get("SUT name")
+        .map(|(sut, line)| (sut.clone(), line_field("SUT name", *line)));
     if let Some((validity, line)) = labelled.get("Result is") {
         reading.valid = Some((validity == "VALID", line_field("Result is", *line)));
     }
@@ -686,6 +796,13 @@ fn record(path: &str, reading: Reading, warnings: &mut Vec<Warning>) -> Option<R
     if let Some(version) = &reading.version {
         notes.push(format!("LoadGen {version}"));
     }
+    if reading.from_summary {
+        notes.push(
+            "the request count is unknown: a summary counts no queries, and its `samples_per_query` is a setting of \
+             the test, not the samples it issued"
+                .to_string(),
+        );
+    }
     let mut key = KeyParts {
         phase: scenario_part.map(|part| match results.as_ref().and_then(|r| r.test.as_ref()) {
             Some(test) => Part {
@@ -728,6 +845,12 @@ fn record(path: &str, reading: Reading, warnings: &mut Vec<Warning>) -> Option<R
             &mut notes,
             warnings,
         );
+    }
+    if results.is_none()
+        && let Some((sut, field)) = &reading.sut
+    {
+        // Outside a results tree the log's own SUT name is what tells one submission's system from another's.
+        settings.push(Setting::new("system", sut, How::Read(field.clone())));
     }
     if reading.value("inferred_tokens_per_s").is_some() {
         notes.push(
@@ -871,14 +994,13 @@ fn load(scenario: &str, reading: &Reading, key: &mut KeyParts, notes: &mut Vec<S
 }
 
 /// The samples LoadGen completed: its query count times the samples per query (Server and SingleStream queries
-/// are one sample, an Offline run one query of them all); a summary states no query count, so only an Offline
-/// summary's `samples_per_query` gives it.
+/// are one sample, an Offline run one query of them all). Only the detail log counts queries: a summary's
+/// `samples_per_query` is a setting, not what was issued, so a summary alone gives no count.
 fn completed(scenario: &str, reading: &Reading) -> Option<u32> {
     let samples_per_query = reading.value("samples_per_query");
     let count = match (reading.value("query_count"), samples_per_query) {
         (Some(queries), Some(samples)) => queries * samples,
         (Some(queries), None) if scenario == "Server" || scenario == "SingleStream" => queries,
-        (None, Some(samples)) if scenario == "Offline" => samples,
         _ => return None,
     };
     (count.is_finite() && count >= 0.0 && count <= f64::from(u32::MAX)).then_some(count as u32)

@@ -74,13 +74,7 @@ impl RunFormat for PerfCsv {
         if !verdict.reads() {
             return verdict;
         }
-        let directory = storage::parent(path);
-        let sibling = JSON_SIBLINGS.into_iter().find(|name| {
-            storage
-                .stat(&storage::join(directory, name))
-                .is_ok_and(|meta| meta.is_file())
-        });
-        match sibling {
+        match json_beside(storage, path) {
             Some(name) => Verdict::declines(
                 Nearness::SomeMarks,
                 format!(
@@ -118,6 +112,30 @@ impl RunFormat for PerfCsv {
         }
         vec![record(path, export)]
     }
+}
+
+/// The JSON of the run beside an export, whose reader reads the run (and checks the export): AIPerf's summary or
+/// per-request records and GenAI-Perf's raw export under their default names, a summary under its tool's suffix
+/// (`*_genai_perf.json`, `*_aiperf.json`), or the export's own stem as `.json`/`.jsonl` (AIPerf's
+/// `--profile-export-prefix` names all its files so).
+fn json_beside(storage: &dyn Storage, path: &str) -> Option<String> {
+    let directory = storage::parent(path);
+    let name = storage::file_name(path);
+    let stem = name.strip_suffix(".csv").unwrap_or(name);
+    let entries = storage.list(directory).ok()?;
+    let mut names: Vec<String> = entries
+        .into_iter()
+        .filter(|entry| entry.kind == storage::EntryKind::File)
+        .map(|entry| entry.name)
+        .collect();
+    names.sort();
+    names.into_iter().find(|sibling| {
+        JSON_SIBLINGS.contains(&sibling.as_str())
+            || sibling.ends_with("_genai_perf.json")
+            || sibling.ends_with("_aiperf.json")
+            || *sibling == format!("{stem}.json")
+            || *sibling == format!("{stem}.jsonl")
+    })
 }
 
 /// The record of an export read on its own: the tool's figures, reported; the load and model from the default
@@ -279,11 +297,20 @@ pub fn check_against(
     warnings: &mut Vec<Warning>,
 ) {
     let directory = storage::parent(json_path);
-    let Some(csv_path) = ["profile_export_aiperf.csv", "profile_export_genai_perf.csv"]
-        .into_iter()
-        .map(|name| storage::join(directory, name))
-        .find(|path| storage.stat(path).is_ok_and(|meta| meta.is_file()))
-    else {
+    let name = storage::file_name(json_path);
+    let stem = name
+        .strip_suffix(".json")
+        .map(|stem| stem.strip_suffix("_genai_perf").unwrap_or(stem))
+        .unwrap_or(name);
+    let Some(csv_path) = [
+        format!("{stem}_genai_perf.csv"),
+        format!("{stem}.csv"),
+        "profile_export_aiperf.csv".to_string(),
+        "profile_export_genai_perf.csv".to_string(),
+    ]
+    .into_iter()
+    .map(|name| storage::join(directory, &name))
+    .find(|path| storage.stat(path).is_ok_and(|meta| meta.is_file())) else {
         return;
     };
     let Some(bytes) = super::read_sibling(storage, &csv_path, warnings) else {

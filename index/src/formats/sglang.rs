@@ -9,6 +9,7 @@ use super::verdict::{self, Mark, Nearness, Signature, Verdict};
 use super::{KeyParts, Part, RunFormat, RunRecord};
 use crate::storage::Storage;
 use cellscope_model::api::Warning;
+use cellscope_model::engine;
 use serde_json::Value as Json;
 
 pub struct SglangBench;
@@ -82,9 +83,10 @@ impl RunFormat for SglangBench {
 fn backend_disagreement(object: &Json) -> Option<String> {
     json::at(object, "server_info.model_path")?;
     let backend = field_text(object, "backend")?;
-    let engine = ["vllm", "tgi", "trtllm", "lmdeploy", "ollama"]
-        .into_iter()
-        .find(|engine| backend.to_ascii_lowercase().starts_with(engine))?;
+    // `--backend` names an engine's API (`vllm`, `trt`, `lmdeploy`), a variant of one after `-` (`vllm-chat`).
+    let engine = engine::canonical(backend)
+        .or_else(|| backend.split('-').next().and_then(engine::canonical))
+        .filter(|engine| *engine != "sglang")?;
     Some(format!(
         "the field `backend` says {backend} but `server_info` comes from an SGLang server; the backend is sglang \
          ({engine} was the client's request protocol)"

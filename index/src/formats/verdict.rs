@@ -282,10 +282,21 @@ pub fn unread(verdicts: &[(&'static str, Verdict)]) -> Unread {
         }
         (None, None) => "no reader recognises it".to_string(),
     };
+    let resembles_a_result = side.is_none()
+        && verdicts.iter().any(|(_, verdict)| {
+            matches!(
+                verdict,
+                Verdict::Declines {
+                    nearness: Nearness::SomeMarks,
+                    ..
+                }
+            )
+        });
     Unread {
         side_of,
         reason: why,
         problem: None,
+        resembles_a_result,
     }
 }
 

@@ -12,7 +12,9 @@ use super::verdict::{self, Mark, Nearness, Signature, Verdict};
 use super::{KeyParts, Part, RunFormat, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
+use cellscope_model::{config, engine};
 use serde_json::Value as Json;
+use std::collections::BTreeMap;
 
 pub struct VllmBench;
 
@@ -156,23 +158,11 @@ fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRe
     if let Some(rep) = field_count(object, "run_number") {
         key.rep = Part::read(rep.to_string(), "field `run_number` (sweep)");
     }
-    key.workload = match field_text(object, "workload") {
-        Some(workload) => Part::read(workload, "field `workload` (--metadata)"),
-        None => match (
-            field_count(object, "random_input_len"),
-            field_count(object, "random_output_len"),
-        ) {
-            (Some(input), Some(output)) => Part::read(
-                format!("random_{input}x{output}"),
-                "fields `random_input_len`, `random_output_len` (sweep parameters)",
-            ),
-            _ => None,
-        },
-    };
-    if let Some(label) = field_text(object, "label")
-        && let Some(engine) = ["vllm", "sglang", "tgi", "trtllm", "lmdeploy", "ollama"]
-            .into_iter()
-            .find(|engine| label.eq_ignore_ascii_case(engine))
+    key.workload = workload(object);
+    key.backend = backend(object);
+    if key.backend.is_none()
+        && let Some(label) = field_text(object, "label")
+        && let Some(engine) = engine::canonical(label)
     {
         key.backend = Part::inferred(engine, "the run's `label` names an engine");
     }
@@ -208,6 +198,7 @@ fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRe
         key,
         requests,
         has_requests,
+        recorded: recorded(object),
         expected_rows: num_prompts,
         completed,
         failed,
@@ -216,4 +207,107 @@ fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRe
         notes,
         ..parallel::result_record(object, index, line)
     })
+}
+
+/// The workload a result states: `--metadata workload=…`, else the random dataset's lengths a sweep wrote
+/// (`random_input_len`, `random_output_len`), else the lengths `--metadata input_len=… output_len=…` wrote (text).
+fn workload(object: &Json) -> Option<Part> {
+    if let Some(workload) = field_text(object, "workload") {
+        return Part::read(workload, "field `workload` (--metadata)");
+    }
+    for (input, output, source) in [
+        (
+            "random_input_len",
+            "random_output_len",
+            "(sweep parameters)",
+        ),
+        ("input_len", "output_len", "(--metadata)"),
+    ] {
+        if let (Some(input_len), Some(output_len)) =
+            (field_count(object, input), field_count(object, output))
+        {
+            return Part::read(
+                format!("random_{input_len}x{output_len}"),
+                format!("fields `{input}`, `{output}` {source}"),
+            );
+        }
+    }
+    None
+}
+
+/// The engine the `backend` field names (`vllm`, `tensorrt-llm`, `sglang`, …): `vllm bench serve --backend`
+/// names the engine's own API when it is one, and only a request protocol when it is `openai…`, which names no
+/// engine.
+fn backend(object: &Json) -> Option<Part> {
+    let written = field_text(object, "backend")?;
+    engine::canonical(written)?;
+    Part::read(written, "field `backend`")
+}
+
+/// The settings a result records beyond vLLM's own fields and its `--metadata` labels (which are configuration
+/// already): numbers and flags a wrapper script or a sweep wrote (`gpu_memory_utilization`, `enable_prefix_caching`),
+/// and the run's `label` when it is the user's (not the endpoint type it defaults to, nor an engine).
+fn recorded(object: &Json) -> BTreeMap<String, String> {
+    let mut recorded = BTreeMap::new();
+    let Some(fields) = object.as_object() else {
+        return recorded;
+    };
+    for (key, value) in fields {
+        let text = match value {
+            Json::Number(number) => number.to_string(),
+            Json::Bool(flag) => flag.to_string(),
+            _ => continue,
+        };
+        if is_vllm_field(key) || config::param(key).is_some() || !config::is_configuration(key) {
+            continue;
+        }
+        recorded.insert(config::canonical_name(key), text);
+    }
+    if let Some(label) = field_text(object, "label")
+        && engine::canonical(label).is_none()
+        && Some(label) != field_text(object, "endpoint_type")
+        && Some(label) != field_text(object, "backend")
+    {
+        recorded.insert("run_label".to_string(), label.to_string());
+    }
+    recorded
+}
+
+/// A numeric or boolean field vLLM writes itself: a setting of the bench (the load, the sampling), a count, a
+/// throughput or a statistic (`mean_ttft_ms`, `p99_e2el_ms`).
+fn is_vllm_field(key: &str) -> bool {
+    const OWN: &[&str] = &[
+        "num_prompts",
+        "request_rate",
+        "burstiness",
+        "max_concurrency",
+        "duration",
+        "completed",
+        "failed",
+        "total_input_tokens",
+        "total_output_tokens",
+        "request_throughput",
+        "request_goodput",
+        "request_goodput:",
+        "output_throughput",
+        "total_token_throughput",
+        "input_throughput",
+        "max_output_tokens_per_s",
+        "max_concurrent_requests",
+        "rtfx",
+        "best_of",
+        "use_beam_search",
+        "run_number",
+        "ramp_up_start_rps",
+        "ramp_up_end_rps",
+        "random_input_len",
+        "random_output_len",
+        "input_len",
+        "output_len",
+    ];
+    let statistic = ["mean_", "median_", "std_", "p"].iter().any(|prefix| {
+        key.strip_prefix(prefix)
+            .is_some_and(|rest| *prefix != "p" || rest.starts_with(|c: char| c.is_ascii_digit()))
+    });
+    OWN.contains(&key) || statistic || key.ends_with("_throughput") || key.starts_with("total_")
 }

@@ -85,4 +85,7 @@ pub struct Unread {
     /// `empty_file` (no content at all), `utf16_file`, `corrupt_file` (a Parquet file that is not whole),
     /// `unreadable_file` or `not_a_file`. `None` for a file no reader knows (`not_recognised`).
     pub problem: Option<&'static str>,
+    /// A reader found some of its marks in the file (a text that resembles a tool's output): such a text is named
+    /// even where other texts (notes, READMEs) are passed over.
+    pub resembles_a_result: bool,
 }

@@ -363,6 +363,43 @@ fn load_text(load: f64, axis: LoadAxis) -> String {
     }
 }
 
+impl LoadAxis {
+    /// The kind of load most of `loads` are (concurrency on a tie): the one a capacity is read over.
+    pub fn most_of(loads: impl IntoIterator<Item = crate::load::Load>) -> LoadAxis {
+        let (mut rates, mut concurrencies) = (0usize, 0usize);
+        for load in loads {
+            match load.kind() {
+                crate::load::LoadKind::Rate => rates += 1,
+                crate::load::LoadKind::Concurrency => concurrencies += 1,
+                crate::load::LoadKind::Unstated => {}
+            }
+        }
+        if rates > concurrencies {
+            LoadAxis::RequestRate
+        } else {
+            LoadAxis::Concurrency
+        }
+    }
+
+    /// A load of this kind: `N=5.3`, `5.3 req/s`, `all at once`.
+    pub fn value_text(self, load: f64) -> String {
+        load_text(load, self)
+    }
+
+    /// A difference of two loads of this kind, signed: `+2.6 N`, `-1.7 req/s`, `0 N`.
+    pub fn delta_text(self, delta: f64) -> String {
+        let symbol = match self {
+            LoadAxis::Concurrency => "N",
+            LoadAxis::RequestRate => "req/s",
+        };
+        if delta.abs() < 1e-9 {
+            return format!("0 {symbol}");
+        }
+        let sign = if delta < 0.0 { "-" } else { "+" };
+        format!("{sign}{} {symbol}", number(delta.abs()))
+    }
+}
+
 /// A load to a reader's precision: whole numbers as they are, else one decimal (two below 1, none from 100).
 fn number(value: f64) -> String {
     if value.is_infinite() {

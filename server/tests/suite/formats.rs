@@ -1615,3 +1615,362 @@ fn console_log_explain_names_the_line_behind_each_dimension() {
         "{sglang}"
     );
 }
+
+/// The warnings of `kind` in an index, with the files they name.
+fn findings<'a>(index: &'a Index, kind: &str) -> Vec<&'a cellscope_model::api::Warning> {
+    index
+        .warnings
+        .iter()
+        .filter(|warning| warning.kind == kind)
+        .collect()
+}
+
+/// vLLM `--metadata` deployments in one JSON Lines file are configurations of their own (3 × 3 rates: 9 cells, no
+/// reps), the accelerator string read by the table; records that differ in a setting vLLM does not write are kept
+/// apart by it with a `records_differ` warning, and records alike in every setting are repetitions.
+#[test]
+fn every_record_is_its_own_cell_unless_it_repeats_another_in_every_setting() {
+    check("vllm-metadata");
+    let index = index("vllm-metadata");
+    assert_eq!(index.cells.len(), 9);
+    let configs = cellscope_model::order::sorted_distinct(
+        index.cells.iter().map(|cell| cell.key.config.text()),
+    );
+    assert_eq!(
+        configs,
+        [
+            "accelerator=l40s,accelerators=4,deployment=baseline,gateway=none",
+            "accelerator=l40s,accelerators=4,deployment=kv-aware,gateway=envoy",
+            "accelerator=l40s,accelerators=4,deployment=prefix-cache,gateway=envoy",
+        ]
+    );
+    assert!(
+        index
+            .cells
+            .iter()
+            .all(|cell| cell.key.rep == 0 && cell.key.workload == "random_1024x128")
+    );
+    for kind in ["records_differ", "duplicate_cell"] {
+        assert!(findings(&index, kind).is_empty(), "{:#?}", index.warnings);
+    }
+
+    check("vllm-records-differ");
+    let index = self::index("vllm-records-differ");
+    let differ = findings(&index, "records_differ");
+    assert_eq!(differ.len(), 1, "{:#?}", index.warnings);
+    assert_eq!(differ[0].file.as_deref(), Some("bench.jsonl"));
+    assert_eq!(differ[0].line, Some(1));
+    for text in [
+        "`gpu_memory_utilization`",
+        "`0.85`",
+        "`0.95`",
+        "record 0 (line 1)",
+    ] {
+        assert!(differ[0].message.contains(text), "{}", differ[0].message);
+    }
+    let mut keys: Vec<(String, u32)> = index
+        .cells
+        .iter()
+        .map(|cell| (cell.key.config.text(), cell.key.rep))
+        .collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            ("gpu_memory_utilization=0.85".to_string(), 0),
+            ("gpu_memory_utilization=0.9".to_string(), 0),
+            ("gpu_memory_utilization=0.9".to_string(), 1),
+            ("gpu_memory_utilization=0.95".to_string(), 0),
+        ]
+    );
+}
+
+/// The engine a file names (its `backend`, its result name's engine and runner) is the backend by its one name;
+/// the folder named after the client only fills a gap, and its contradiction is a `path_disagrees` warning.
+#[test]
+fn the_engine_the_file_names_is_the_backend_and_a_contradicting_folder_is_named() {
+    check("vllm-trt-folder");
+    let index = index("vllm-trt-folder");
+    assert_eq!(index.cells.len(), 2);
+    assert!(
+        index.cells.iter().all(|cell| cell.key.backend == "trtllm"),
+        "{:?}",
+        index
+            .cells
+            .iter()
+            .map(|cell| &cell.key.backend)
+            .collect::<Vec<_>>()
+    );
+    let disagree = findings(&index, "path_disagrees");
+    assert_eq!(disagree.len(), 2, "{:#?}", index.warnings);
+    for warning in &disagree {
+        assert!(
+            warning.message.contains("the folder names the engine vllm")
+                && warning.message.contains("the file's value is used"),
+            "{}",
+            warning.message
+        );
+    }
+    // The name as written stays with the cell, for the inspector and `--explain`.
+    let notes: Vec<&String> = index
+        .provenance
+        .values()
+        .filter_map(|provenance| provenance.origin.as_ref())
+        .flat_map(|origin| &origin.notes)
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|note| note.contains("`tensorrt-llm`") && note.contains("`trtllm`")),
+        "{notes:#?}"
+    );
+    // The result name's engine is kept as its name writes it, in the rule that read it.
+    let inferred: Vec<&cellscope_model::origin::InferredPart> = index
+        .provenance
+        .values()
+        .filter_map(|provenance| provenance.origin.as_ref())
+        .flat_map(|origin| &origin.inferred)
+        .filter(|part| part.dimension == "backend")
+        .collect();
+    assert!(
+        inferred.iter().any(|part| part.value == "trtllm"
+            && part
+                .rule
+                .contains("dsr1_1k1k_fp8_trt_tp8_ep8_dpa_false_conc16_b200-trt")),
+        "{inferred:#?}"
+    );
+    let root = fixtures().join("vllm-trt-folder");
+    let text = explain(
+        &root,
+        "vllm/tensorrt-llm-concurrency4-Llama-3.1-8B-Instruct-20260306-081500.json",
+    );
+    let backend = dimension_line(&text, "backend");
+    assert!(
+        backend.contains("= trtllm")
+            && backend.contains("read from field `backend` (written `tensorrt-llm`)"),
+        "{text}"
+    );
+    let text = explain(
+        &root,
+        "vllm/dsr1_1k1k_fp8_trt_tp8_ep8_dpa_false_conc16_b200-trt.json",
+    );
+    assert!(text.contains("accelerator            = b200"), "{text}");
+    assert!(
+        dimension_line(&text, "backend").contains("= trtllm"),
+        "{text}"
+    );
+}
+
+/// A console log is keyed by the lengths it sent (vLLM's dataset line, else its token totals), not by the defaults
+/// its argument dump shows, and a warning names both.
+#[test]
+fn a_console_log_is_keyed_by_the_workload_it_measured() {
+    check("console-measured");
+    let index = index("console-measured");
+    let workload_of = |file: &str| {
+        let (key, _) = index
+            .provenance
+            .iter()
+            .find(|(_, provenance)| {
+                provenance
+                    .origin
+                    .as_ref()
+                    .is_some_and(|origin| origin.file == file)
+            })
+            .expect("a cell of the file");
+        key.workload.clone()
+    };
+    assert_eq!(workload_of("long_prompts.log"), "random_20000x256");
+    assert_eq!(workload_of("totals_only.log"), "random_8192x128");
+    let differs = findings(&index, "workload_differs");
+    assert_eq!(differs.len(), 2, "{:#?}", index.warnings);
+    let sampled = differs
+        .iter()
+        .find(|warning| warning.file.as_deref() == Some("long_prompts.log"))
+        .expect("the sampled log's warning");
+    assert_eq!(sampled.line, Some(3));
+    for text in [
+        "line 2 says random_1024x128",
+        "Sampling input_len from [20000, 20000]",
+        "random_20000x256",
+    ] {
+        assert!(sampled.message.contains(text), "{}", sampled.message);
+    }
+    let totals = differs
+        .iter()
+        .find(|warning| warning.file.as_deref() == Some("totals_only.log"))
+        .expect("the totals log's warning");
+    assert!(
+        totals.message.contains("8192.0 per prompt") && totals.message.contains("random_8192x128"),
+        "{}",
+        totals.message
+    );
+}
+
+/// GenAI-Perf folders of one sweep are one run: a renamed export is read with the folder's summary, a summary whose
+/// export was not kept is read alone, and each CSV is only checked against its summary, never a cell.
+#[test]
+fn genai_perf_folders_are_one_sweep_and_their_csvs_only_checked() {
+    check("genai-perf-folders");
+    let index = index("genai-perf-folders");
+    assert_eq!(index.runs.len(), 1, "{:#?}", index.runs);
+    assert!(findings(&index, "duplicate_run_id").is_empty());
+    assert_eq!(index.cells.len(), 2);
+    for cell in &index.cells {
+        assert_eq!(cell.key.model, "Llama-3.1-8B-Instruct", "{}", cell.key);
+    }
+    // The renamed export's cell has the summary's figures beside its recomputed ones; the summary alone, only them.
+    for origin in index
+        .provenance
+        .values()
+        .filter_map(|provenance| provenance.origin.as_ref())
+    {
+        assert!(
+            origin
+                .reported_figures
+                .contains_key("time_to_first_token.avg"),
+            "{}: {:?}",
+            origin.file,
+            origin.reported_figures
+        );
+    }
+    let alone = index
+        .cells
+        .iter()
+        .find(|cell| cell.key.load == Load::Concurrency(10))
+        .expect("the summary read alone");
+    assert!(alone.origin.is_reported("p99_ttft_ms"));
+    assert_eq!(alone.rows, 0);
+    let formats: Vec<&str> = index
+        .provenance
+        .values()
+        .filter_map(|provenance| provenance.origin.as_ref())
+        .map(|origin| origin.format.as_str())
+        .collect();
+    assert_eq!(formats, ["genai-perf", "genai-perf"]);
+    let disagree = findings(&index, "export_disagrees");
+    assert_eq!(disagree.len(), 1, "{:#?}", index.warnings);
+    assert!(
+        disagree[0]
+            .file
+            .as_deref()
+            .is_some_and(|file| file.ends_with("concurrency10/profile_export_genai_perf.json")),
+        "{:#?}",
+        disagree[0]
+    );
+    assert!(
+        disagree[0].message.contains("p50_ttft_ms") || disagree[0].message.contains("mean_ttft_ms")
+    );
+    assert!(
+        findings(&index, "not_recognised").is_empty(),
+        "{:#?}",
+        index.warnings
+    );
+}
+
+/// Benchmark output saved as text that no reader reads is named with the tool it resembles; other texts are not.
+#[test]
+fn text_that_resembles_a_tools_output_is_named() {
+    check("text-outputs");
+    let index = index("text-outputs");
+    let named: Vec<(String, String)> = findings(&index, "not_recognised")
+        .into_iter()
+        .map(|warning| {
+            (
+                warning.file.clone().unwrap_or_default(),
+                warning.message.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(named.len(), 3, "{named:#?}");
+    for (file, resembles) in [
+        ("llama-bench.txt", "llama.cpp's `llama-bench`"),
+        ("guidellm.log", "GuideLLM's console summary"),
+        ("vllm-serve-run.log", "vLLM's console output"),
+    ] {
+        assert!(
+            named
+                .iter()
+                .any(|(named, message)| named == file && message.contains(resembles)),
+            "{file}: {named:#?}"
+        );
+    }
+    assert!(
+        index
+            .warnings
+            .iter()
+            .all(|warning| warning.file.as_deref() != Some("notes.txt"))
+    );
+}
+
+/// LoadGen logs of several submissions in one folder are paired by their own fields, not by their names' order; the
+/// system is the log's SUT name there; an Offline summary alone counts no requests.
+#[test]
+fn mlperf_logs_in_one_folder_pair_by_their_own_fields() {
+    check("mlperf-flat");
+    let index = index("mlperf-flat");
+    assert!(
+        findings(&index, "logs_disagree").is_empty(),
+        "{:#?}",
+        index.warnings
+    );
+    let systems = cellscope_model::order::sorted_distinct(
+        index
+            .cells
+            .iter()
+            .filter_map(|cell| cell.key.config.get("system").map(str::to_string)),
+    );
+    assert_eq!(
+        systems,
+        ["Acme-8xH100-TRT", "Nova-4xB200", "Zeta-8xMI300X-vLLM"]
+    );
+    let offline = index
+        .provenance
+        .values()
+        .filter_map(|provenance| provenance.origin.as_ref())
+        .find(|origin| origin.file == "logs/summary_3.txt")
+        .expect("the Offline summary read alone");
+    assert!(
+        offline
+            .notes
+            .iter()
+            .any(|note| note.contains("request count is unknown")),
+        "{:#?}",
+        offline.notes
+    );
+    // The summaries paired with a detail log are its checks, not cells.
+    let root = fixtures().join("mlperf-flat");
+    let summary = explain_unread(&root, "logs/summary_2.txt");
+    assert!(
+        summary.contains("checked against the detail log"),
+        "{summary}"
+    );
+}
+
+/// AIPerf's per-request records under the summary's prefix are read; others beside a summary are named, not read,
+/// and the file a summary reads is never named.
+#[test]
+fn aiperf_request_files_are_read_by_the_summarys_name_and_others_named() {
+    check("aiperf-names");
+    let index = index("aiperf-names");
+    let named: Vec<&str> = findings(&index, "not_recognised")
+        .into_iter()
+        .filter_map(|warning| warning.file.as_deref())
+        .collect();
+    assert_eq!(
+        named,
+        ["artifacts/qwen3-8b-openai-chat-concurrency4/requests-rerun.jsonl"],
+        "{:#?}",
+        index.warnings
+    );
+    assert!(
+        findings(&index, "no_request_file").is_empty(),
+        "{:#?}",
+        index.warnings
+    );
+    assert!(
+        findings(&index, "duplicate_run_id").is_empty(),
+        "{:#?}",
+        index.warnings
+    );
+}

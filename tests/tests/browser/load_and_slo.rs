@@ -167,6 +167,16 @@ async fn compare_pairs_deployments_on_slo_capacity() -> anyhow::Result<()> {
     );
     let delta = group["pairs"][0]["delta"].as_f64().expect("delta");
     assert!(delta < 0.0, "TP2 holds the SLO to a higher rate: {delta}");
+    // The sides were judged over offered rates: Δ is a difference of rates, in req/s.
+    let shown: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#compare-table tbody tr td.num')).slice(1, 3).map(td => td.textContent)")
+        .await?;
+    for text in &shown {
+        assert!(
+            text.starts_with('-') && text.ends_with(" req/s"),
+            "{shown:?}"
+        );
+    }
     // The dropped pairs are listed in a disclosure (closed past six of them): read its list, shown or not.
     let dropped: String = page
         .eval("document.querySelector('#compare-table td.dropped').textContent")
@@ -177,6 +187,52 @@ async fn compare_pairs_deployments_on_slo_capacity() -> anyhow::Result<()> {
             .await?
     );
     page.screenshot("compare-slo-capacity").await?;
+    // Per workload, most groups have no pair: the pairs' chart draws no frame for them and names them instead.
+    let query = "by=backend&a=vllm&b=sglang&per=workload&metric=slo_capacity";
+    page.open(&format!("/?view=compare&{query}")).await?;
+    page.wait_for_attr("#paired-canvas", "data-drawn", "true")
+        .await?;
+    let unpaired: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#compare-table tbody tr[data-pairs=\"0\"]')).map(tr => tr.dataset.group)")
+        .await?;
+    let paired = page.count("#compare-table tbody tr").await? - unpaired.len() as u64;
+    assert!(!unpaired.is_empty() && paired > 0, "{unpaired:?}");
+    let note = page.text("#paired-note").await?;
+    for group in &unpaired {
+        assert!(note.contains(group.as_str()), "{group} not named in {note}");
+    }
+    assert_eq!(
+        page.eval::<String>("document.querySelector('#paired-canvas').dataset.panels")
+            .await?,
+        paired.to_string(),
+        "one panel per group with a pair"
+    );
+    // These sides were judged over concurrencies: each mean Δ is a difference of N.
+    let deltas: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#compare-table tbody tr:not([data-pairs=\"0\"])')).map(tr => tr.querySelectorAll('td.num')[1].textContent)")
+        .await?;
+    assert!(
+        deltas.iter().all(|delta| delta.ends_with(" N")),
+        "{deltas:?}"
+    );
+    let drawn: String = page
+        .eval("document.querySelector('#paired-canvas').dataset.points")
+        .await?;
+    let api = page.get(&format!("/api/compare?{query}"))?.json()?;
+    let pairs: usize = api["groups"]
+        .as_array()
+        .map(|groups| {
+            groups
+                .iter()
+                .map(|group| group["pairs"].as_array().map_or(0, Vec::len))
+                .sum()
+        })
+        .unwrap_or(0);
+    assert_eq!(
+        drawn.split(';').filter(|point| !point.is_empty()).count(),
+        pairs
+    );
+    page.screenshot("compare-slo-per-workload").await?;
     page.assert_no_console_errors().await?;
     page.close().await
 }

@@ -230,6 +230,19 @@ fn a_vllm_result_states_the_parameters_a_sweep_or_its_metadata_wrote() {
         resolved_text("vllm-bench", "a.json", &result),
         "accelerator=h100,max_num_seqs=4,tp=2"
     );
+    // `--metadata` labels are configuration; lengths are the workload's; an accelerator string is read by the table.
+    let labelled = json!({
+        "date": "x", "backend": "openai", "model_id": "m", "num_prompts": 5, "deployment": "kv-aware",
+        "gateway": "envoy", "gpu": "4xNVIDIA_L40S", "input_len": "1024", "output_len": "128", "workload": "chat"
+    });
+    assert_eq!(
+        resolved_text("vllm-bench", "a.json", &labelled),
+        "accelerator=l40s,accelerators=4,deployment=kv-aware,gateway=envoy"
+    );
+    assert_eq!(
+        resolved_text("vllm-bench", "x/8xH100-SXM-80GB_TRT/a.json", &json!({})),
+        "accelerator=h100,accelerator_variant=sxm-80gb,accelerators=8"
+    );
     let plain = json!({"date": "x", "backend": "openai", "model_id": "m", "num_prompts": 5,
                        "max_concurrency": 4, "request_rate": "inf"});
     assert!(config_from_fields("vllm-bench", &plain).is_empty());

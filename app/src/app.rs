@@ -292,15 +292,16 @@ fn FilterBar() -> impl IntoView {
             values
                 .get(&Dimension::Load)
                 .map(|ns| {
-                    // A range bound is a number: N for a concurrency, req/s for a finite rate.
+                    // A range bound is a number: N for a concurrency, req/s for a rate (`inf` keeps the unbounded
+                    // rates alone); each option says which with its unit.
                     ns.iter()
-                        .filter_map(|count| match &count.value {
-                            Value::Number(n) => Some(n.to_string()),
-                            Value::Load(load) => load
-                                .value()
-                                .filter(|value| value.is_finite())
-                                .map(|value| value.to_string()),
-                            Value::Text(_) => None,
+                        .filter_map(|count| {
+                            let bound = match &count.value {
+                                Value::Number(n) => n.to_string(),
+                                Value::Load(load) => load.value()?.to_string(),
+                                Value::Text(_) => return None,
+                            };
+                            Some((bound, count.value.label(Dimension::Load)))
                         })
                         .collect::<Vec<_>>()
                 })
@@ -352,12 +353,12 @@ fn FilterBar() -> impl IntoView {
             <label class="range">"load "
                 <select id="n-min" on:change=move |event| { let value = event_target_value(&event); ctx.update(|state| state.filter.load_min = value.parse().ok().and_then(LoadBound::new)); }>
                     <option value="" selected=move || n_min.get().is_none()>"min"</option>
-                    {move || ns().into_iter().map(|n| { let (selected_n, label) = (n.clone(), n.clone()); view! { <option value=n selected=move || n_min.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
+                    {move || ns().into_iter().map(|(n, label)| { let selected_n = n.clone(); view! { <option value=n selected=move || n_min.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
                 </select>
                 "–"
                 <select id="n-max" on:change=move |event| { let value = event_target_value(&event); ctx.update(|state| state.filter.load_max = value.parse().ok().and_then(LoadBound::new)); }>
                     <option value="" selected=move || n_max.get().is_none()>"max"</option>
-                    {move || ns().into_iter().map(|n| { let (selected_n, label) = (n.clone(), n.clone()); view! { <option value=n selected=move || n_max.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
+                    {move || ns().into_iter().map(|(n, label)| { let selected_n = n.clone(); view! { <option value=n selected=move || n_max.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
                 </select>
             </label>
             <div class="toggles">

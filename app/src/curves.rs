@@ -16,12 +16,14 @@ use crate::state::{Ctx, ctx};
 use canvas::Chart;
 use cellscope_draw::chart::{CurveSpec, ExportFrame, Hit, draw_curves, draw_export, series_styles};
 use cellscope_model::Dimension;
+use cellscope_model::LoadKind;
 use cellscope_model::api::Provenance;
 use cellscope_model::explore::{
-    Facet, Series, UnequalSets, curves_of, empty_notes, frontier_withheld, marks_note,
-    off_the_load_axis, one_load_note, panel_notes, unequal_sentences, unequal_sets,
-    without_value_note,
+    Facet, Series, UnequalSets, curves_of, empty_notes, frontier_withheld, load_kind_on_x,
+    marks_note, off_the_load_axis, one_load_note, panel_notes, slo_line, unequal_sentences,
+    unequal_sets, without_value_note,
 };
+use cellscope_model::metric::Threshold;
 use cellscope_model::pooling::Drawn;
 use cellscope_model::reasons::skip_reason as default_skip_reason;
 use cellscope_model::status::CellStatus;
@@ -59,7 +61,9 @@ type Styles = std::collections::BTreeMap<String, ((u8, u8, u8), cellscope_draw::
 struct Look {
     metric: Metric,
     x: XAxis,
-    threshold: Option<f64>,
+    load_kind: Option<LoadKind>,
+    threshold: Option<Threshold>,
+    slo_line: Option<Threshold>,
     styles: Styles,
     /// The loaded data, for the provenance (shared, not copied: it grows with the runs).
     data: Option<std::sync::Arc<crate::api::Dataset>>,
@@ -82,7 +86,9 @@ fn draw_on(
         facets,
         metric: look.metric,
         x: look.x,
-        threshold: look.threshold,
+        load_kind: look.load_kind,
+        threshold: look.threshold.clone(),
+        slo_line: look.slo_line.clone(),
         styles: &look.styles,
         skip_reason: &reason,
         scale,
@@ -172,6 +178,16 @@ impl Curves {
         }
     }
 
+    /// The kind of load on x, read untracked (`None` against a metric): it names the axes, even of a chart
+    /// without a point, and picks the threshold.
+    fn load_kind(self) -> Option<LoadKind> {
+        let ctx = self.ctx;
+        ctx.with_filtered_untracked(|_, filtered| {
+            ctx.state
+                .with_untracked(|state| load_kind_on_x(filtered, state))
+        })
+    }
+
     /// What a drawing needs besides the facets, read untracked: the drawing's effect says what draws again.
     fn look(self) -> Look {
         let Curves {
@@ -183,17 +199,16 @@ impl Curves {
             colors,
             ..
         } = self;
+        let metric = chart_metric.get_untracked();
+        let load_kind = self.load_kind();
         Look {
-            metric: chart_metric.get_untracked(),
+            metric,
             x: ctx.state.with_untracked(|state| state.x),
+            load_kind,
             threshold: ctx
                 .state
-                .with_untracked(|state| match chart_metric.get_untracked() {
-                    Metric::P95Multiplier => state.criterion.p95_multiplier_above(),
-                    Metric::Efficiency => Some(state.criterion.efficiency_below()),
-                    // Absolute metrics have no criterion threshold.
-                    _ => None,
-                }),
+                .with_untracked(|state| metric.threshold(&state.criterion, load_kind)),
+            slo_line: ctx.state.with_untracked(|state| slo_line(state, metric)),
             styles: colors.get_untracked(),
             data: ctx.data.get_untracked(),
             notes: facets.with_untracked(|facets| {
@@ -349,21 +364,27 @@ fn legend_hint(state: &ViewState) -> String {
         XAxis::Metric(_) => {
             "hollow point with ◐ and its value = includes partial cells; points joined in load order"
         }
-        XAxis::Load => "hollow point with ◐ and its value = includes partial cells",
+        XAxis::Load => "hollow ◐ = partial cells",
+    };
+    // All at once has its own slot only against the load.
+    let unbounded = if state.x == XAxis::Load {
+        "; ∞ = all at once, past //"
+    } else {
+        ""
     };
     format!(
-        "{band}; {points}; ring = breakdown N or saturation rate; ✕ = series ends at a skipped cell"
+        "{band}; {points}; crossed ✕ = failed cells; ring = breakdown N or saturation rate; ⊘ = skipped end{unbounded}"
     )
 }
 
 /// The chart in words, for screen readers: what is plotted against what, the series and panels, and the
 /// frontier when it is drawn.
-fn chart_summary(facets: &[Facet], metric: Metric, x: XAxis) -> String {
+fn chart_summary(facets: &[Facet], metric: Metric, x: XAxis, kind: Option<LoadKind>) -> String {
     let series: usize = facets.iter().map(|facet| facet.series.len()).sum();
     let mut summary = format!(
         "{} against {}: {series} series in {} panel{}",
-        metric.label(),
-        x.label(),
+        metric.label_at(kind),
+        x.label_at(kind),
         facets.len(),
         if facets.len() == 1 { "" } else { "s" }
     );

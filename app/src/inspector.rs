@@ -115,7 +115,7 @@ fn CellPicker() -> impl IntoView {
                             {move || choices().into_iter().map(|value| {
                                 let text = value.to_string();
                                 let is_selected = text == selected();
-                                view! { <option value=text.clone() selected=is_selected>{text.clone()}</option> }
+                                view! { <option value=text selected=is_selected>{value.label(dimension)}</option> }
                             }).collect_view()}
                         </select>
                     </label>

@@ -113,7 +113,7 @@ pub(crate) fn MatrixView() -> impl IntoView {
                 <label>{at_label}
                     <select id="at-n" on:change=move |event| { if let Ok(load) = event_target_value(&event).parse::<Load>() { ctx.update(|state| state.at_load = load); } }>
                         {move || loads.get().into_iter().map(|load| view! {
-                            <option value=load.to_string() selected=move || at_load.get() == load>{match load { Load::Concurrency(n) => n.to_string(), other => other.label() }}</option>
+                            <option value=load.to_string() selected=move || at_load.get() == load>{load.label()}</option>
                         }).collect_view()}
                     </select>
                 </label>

@@ -8,7 +8,7 @@ use crate::curve::{Breakdown, CurveCells, CurveOptions, curves_with_cells};
 use crate::exclusions::ExclusionScope;
 use crate::key::{CellKey, Dimension, DimensionValue};
 use crate::load::{Load, LoadKind};
-use crate::metric::Metric;
+use crate::metric::{Metric, Threshold};
 use crate::origin::Mark;
 use crate::query::WhatIf;
 use crate::reasons::NoPoint;
@@ -19,7 +19,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::key::Value;
 pub use matrix::{
-    Flags, MatrixBase, MatrixCell, MatrixGrid, MatrixLayout, matrix, matrix_of, uses_at_load,
+    CAPACITY_MARKS, Flags, LoadScale, MatrixBase, MatrixCell, MatrixGrid, MatrixLayout, matrix,
+    matrix_of, uses_at_load,
 };
 
 mod matrix;
@@ -435,6 +436,8 @@ pub struct SeriesPoint {
     pub expected_rows: u64,
     /// Partial cells among them (drawn hollow: the value rests on fewer rows than planned).
     pub partial: u32,
+    /// Failed cells among them (drawn crossed: some of their requests were not ok, and only the ok ones count).
+    pub failed: u32,
     /// What the value pools.
     pub pooling: crate::pooling::Pooling,
     /// Cells behind the point whose value on either axis is the tool's reported figure ([`Mark::Reported`]),
@@ -486,6 +489,9 @@ pub struct Series {
     /// When a frontier is asked for but some of the series' points pool several configurations: the widest of
     /// them. Such points are on no frontier, and the view says so.
     pub frontier_withheld: Option<crate::pooling::Pooling>,
+    /// The series' capacity under the link's SLO in words (`≥ 4 req/s (not reached)`, `never met (fails at
+    /// N=1)`), when the link names an SLO and the curves are against the load.
+    pub slo_capacity: Option<String>,
 }
 
 /// The points of a series no other point of it beats on both axes ([`crate::frontier`]), in the chart's
@@ -770,6 +776,7 @@ fn series(
                 ok_rows: point.ok_rows,
                 expected_rows: point.expected_rows,
                 partial: point.partial,
+                failed: point.failed,
             })
         })
         .collect();
@@ -792,6 +799,15 @@ fn series(
         })
         .unwrap_or_default();
     let label = Value::from(curve.group.1);
+    // The capacity is judged over every admitted cell with data, as a matrix square of the series judges it.
+    let slo_capacity = (!state.slo.is_empty() && state.x == XAxis::Load).then(|| {
+        let mut behind: Vec<&CellSummary> = Vec::new();
+        for index in 0..curve.points.len() {
+            behind.extend(cells_at(index));
+        }
+        let (outcome, axis) = state.slo().capacity_of(&behind);
+        outcome.label(axis)
+    });
     Series {
         legend: label.to_string(),
         badge: None,
@@ -804,6 +820,7 @@ fn series(
         without_value,
         frontier,
         frontier_withheld,
+        slo_capacity,
     }
 }
 
@@ -1077,41 +1094,43 @@ pub fn empty_notes(
                     .collect()
             };
             notes.extend(baseline);
-            notes.extend(slo_capacity_note(&cells, &inclusion, state, facet));
+            notes.extend(slo_capacity_note(state, facet));
             notes
         })
         .collect()
 }
 
-/// Each series' capacity under the link's SLO, as one line of its panel (`SLO capacity (p99_ttft_ms<=2000):
-/// vllm ≥ 16 req/s; sglang ≈ 5.3 req/s (4–8)`), when the link names an SLO and the curves are against the
-/// load. Each series is judged over its admitted cells, pooled as a matrix square pools them.
-fn slo_capacity_note(
-    cells: &[&CellSummary],
-    inclusion: &Inclusion,
-    state: &ViewState,
-    facet: &Facet,
-) -> Option<String> {
-    if state.slo.is_empty() || state.x != XAxis::Load {
-        return None;
-    }
-    let slo = state.slo();
+/// Each series' capacity under the link's SLO ([`Series::slo_capacity`]), as one line of its panel (`SLO capacity
+/// (p99_ttft_ms<=2000): vllm ≥ 16 req/s (not reached); sglang ≈ 5.3 req/s (4–8)`).
+fn slo_capacity_note(state: &ViewState, facet: &Facet) -> Option<String> {
     let parts: Vec<String> = facet
         .series
         .iter()
-        .map(|series| {
-            let of_series: Vec<&CellSummary> = cells
-                .iter()
-                .copied()
-                .filter(|cell| {
-                    inclusion.admits(cell) && Value::of(&cell.key, state.color) == series.label
-                })
-                .collect();
-            let (outcome, axis) = slo.capacity_of(&of_series);
-            format!("{} {}", series.label, outcome.label(axis))
+        .filter_map(|series| {
+            let capacity = series.slo_capacity.as_ref()?;
+            Some(format!("{} {capacity}", series.label))
         })
         .collect();
-    (!parts.is_empty()).then(|| format!("SLO capacity ({slo}): {}", parts.join("; ")))
+    (!parts.is_empty()).then(|| format!("SLO capacity ({}): {}", state.slo(), parts.join("; ")))
+}
+
+/// The line a curve of `metric` draws at the link's SLO bound on the plotted statistic (`SLO p99_ttft_ms ≤ 2000
+/// ms` at 2000), so each series can be read against it; `None` when the link names no SLO or none of its bounds
+/// is on this statistic.
+pub fn slo_line(state: &ViewState, metric: Metric) -> Option<Threshold> {
+    if state.slo.is_empty() {
+        return None;
+    }
+    let column = metric.stat()?.name();
+    let bound = state
+        .slo()
+        .bounds
+        .into_iter()
+        .find(|bound| bound.column == column)?;
+    Some(Threshold {
+        value: bound.max,
+        label: format!("SLO {column} ≤ {} ms", bound.max),
+    })
 }
 
 /// A number as the series table writes it: three decimals, or significant digits when three decimals would
@@ -1137,7 +1156,8 @@ pub fn value_text(metric: Metric, value: f64) -> String {
 
 impl SeriesPoint {
     /// The point as the series table lists it: `16: 0.00047`, `4: 205.000 → 86.000`, followed by
-    /// `(◐ 1 of 3 cells partial)` when some of its cells are partial (the value rests on fewer rows than planned).
+    /// `(◐ 1 of 3 cells partial)` when some of its cells are partial (the value rests on fewer rows than planned)
+    /// and `(✕ 1 of 3 cells failed)` when some failed (some of their requests were not ok).
     pub fn table_text(&self, x: XAxis) -> String {
         let placed = match x {
             XAxis::Load => format!("{}: {}", self.load.short_label(), table_number(self.value)),
@@ -1148,17 +1168,39 @@ impl SeriesPoint {
                 table_number(self.value)
             ),
         };
-        if self.partial > 0 {
-            format!(
-                "{placed} (◐ {} of {} cell{} partial)",
-                self.partial,
-                self.cells,
-                if self.cells == 1 { "" } else { "s" }
-            )
-        } else {
+        let plural = if self.cells == 1 { "" } else { "s" };
+        let mut marks = Vec::new();
+        for (count, what) in [(self.partial, "◐"), (self.failed, "✕")] {
+            if count > 0 {
+                let state = if what == "◐" { "partial" } else { "failed" };
+                marks.push(format!(
+                    "{what} {count} of {} cell{plural} {state}",
+                    self.cells
+                ));
+            }
+        }
+        if marks.is_empty() {
             placed
+        } else {
+            format!("{placed} ({})", marks.join("; "))
         }
     }
+}
+
+/// The kind of load of the points drawn against the load (every point is of one kind there, which names the
+/// metric: achieved/offered at a rate); `None` against a metric or without a point.
+pub fn points_kind(facets: &[Facet], x: XAxis) -> Option<LoadKind> {
+    if x != XAxis::Load {
+        return None;
+    }
+    for facet in facets {
+        for series in &facet.series {
+            if let Some(point) = series.points.first() {
+                return Some(point.load.kind());
+            }
+        }
+    }
+    None
 }
 
 /// What the view says when points are left out for want of a value: "2 points without a value of p95 time to
@@ -1171,7 +1213,7 @@ pub fn without_value_note(facets: &[Facet], metric: Metric, x: XAxis) -> Option<
         .sum();
     let of = match x {
         XAxis::Metric(x) if x != metric => format!("{} or {}", x.label(), metric.label()),
-        _ => metric.label().to_string(),
+        _ => metric.label_at(points_kind(facets, x)).to_string(),
     };
     (count > 0).then(|| {
         format!(
@@ -1602,6 +1644,179 @@ mod tests {
         let (never, label) = square("p99_ttft_ms<=10");
         assert_eq!(never, None);
         assert!(label.starts_with("never met"), "{label}");
+    }
+
+    /// One rep of `backend` at each `(load, p99 TTFT)`, a cell per load.
+    fn ttft_series(backend: &str, points: &[(Load, f64)]) -> Vec<CellSummary> {
+        points
+            .iter()
+            .map(|(load, ttft)| {
+                let mut cell = cell(backend, "w", 1, 0, 100.0, 1000.0);
+                cell.key.load = *load;
+                cell.stats.p99_ttft_ms = Some(*ttft);
+                cell
+            })
+            .collect()
+    }
+
+    #[test]
+    fn capacities_of_both_kinds_keep_a_scale_each_and_bounds_stay_bounds() {
+        let rate = |rps: f64| Load::rate(rps).unwrap();
+        let n = Load::Concurrency;
+        let mut cells = Vec::new();
+        // Under p99 TTFT ≤ 100 ms, worked by hand:
+        // a: N = 1, 2, 4 at 50, 80, 120 ms → holds at 2, fails at 4: 2 + 20/40 × 2 = N=3.
+        cells.extend(ttft_series(
+            "a",
+            &[(n(1), 50.0), (n(2), 80.0), (n(4), 120.0)],
+        ));
+        // b: N = 1 … 8 at 20 … 80 ms → holds at every N: at least N=8.
+        cells.extend(ttft_series("b", &[(n(1), 20.0), (n(8), 80.0)]));
+        // c: 1, 4 req/s and all at once at 60, 90, 900 ms → fails only all at once: at least 4 req/s.
+        let unbounded = rate(f64::INFINITY);
+        cells.extend(ttft_series(
+            "c",
+            &[(rate(1.0), 60.0), (rate(4.0), 90.0), (unbounded, 900.0)],
+        ));
+        // d: 1, 2 req/s at 70, 130 ms → 1 + 30/60 × 1 = 1.5 req/s.
+        cells.extend(ttft_series("d", &[(rate(1.0), 70.0), (rate(2.0), 130.0)]));
+        // e: N = 1 at 150 ms → never met.
+        cells.extend(ttft_series("e", &[(n(1), 150.0)]));
+        fill_scaling(&mut cells);
+        let (state, ignored) = ViewState::parse_query(
+            "metric=slo_capacity&slo=p99_ttft_ms%3C%3D100&grid=workload&rows=backend&cols=model",
+        );
+        assert!(ignored.is_empty(), "{ignored:?}");
+        let grids = matrix(&cells, &state);
+        let placed: Vec<Option<(LoadKind, crate::slo::Placed)>> = grids[0]
+            .squares
+            .iter()
+            .map(|row| row[0].as_ref().and_then(|square| square.capacity_placed))
+            .collect();
+        use crate::slo::Placed::{AtLeast, Measured, NeverMet};
+        assert_eq!(
+            placed,
+            [
+                Some((LoadKind::Concurrency, Measured(3.0))),
+                Some((LoadKind::Concurrency, AtLeast(8.0))),
+                Some((LoadKind::Rate, AtLeast(4.0))),
+                Some((LoadKind::Rate, Measured(1.5))),
+                Some((LoadKind::Concurrency, NeverMet)),
+            ]
+        );
+        // One scale per kind: N from 3 to 8, req/s from 1.5 to 4; a rate never lands on the N scale.
+        let scale = LoadScale::of_capacities(&grids);
+        assert_eq!(scale.concurrency, Some((3.0, 8.0)));
+        assert_eq!(scale.rate, Some((1.5, 4.0)));
+        // log₂: N = 4 sits (2 − log₂ 3) / (3 − log₂ 3) of the way; 3 req/s (log₂ 2 − log₂ 1.5)/(2 − log₂ 1.5).
+        let within = |kind, load: f64, expected: f64| {
+            let position = scale.position(kind, load).unwrap();
+            assert!(
+                (position - expected).abs() < 1e-12,
+                "{load}: {position} ≠ {expected}"
+            );
+        };
+        within(
+            LoadKind::Concurrency,
+            4.0,
+            (2.0 - 3f64.log2()) / (3.0 - 3f64.log2()),
+        );
+        within(
+            LoadKind::Rate,
+            3.0,
+            (3f64.log2() - 1.5f64.log2()) / (2.0 - 1.5f64.log2()),
+        );
+        within(LoadKind::Rate, f64::INFINITY, 1.0);
+        assert_eq!(
+            scale.legend(Metric::SloCapacity),
+            (
+                "N=3 · 1.5 req/s (lowest in view)".to_string(),
+                "N=8 · 4 req/s (highest)".to_string()
+            )
+        );
+        // The squares say the bound with its ≥.
+        let labels: Vec<String> = grids[0]
+            .squares
+            .iter()
+            .map(|row| row[0].as_ref().unwrap().label(Metric::SloCapacity))
+            .collect();
+        assert_eq!(labels[1], "≥ N=8 (not reached)");
+        assert_eq!(labels[2], "≥ 4 req/s (fails all at once, not interpolated)");
+        assert_eq!(labels[4], "never met (fails at N=1)");
+    }
+
+    #[test]
+    fn a_rate_breakdown_scale_never_puts_all_at_once_on_the_n_scale() {
+        let scale = LoadScale {
+            concurrency: Some((1.0, 64.0)),
+            ..LoadScale::spanning([(LoadKind::Rate, 2.0), (LoadKind::Rate, 8.0)])
+        };
+        // N = 8 is half of log₂ 64; 4 req/s half of the rates' span; all at once the top of the rate scale.
+        assert_eq!(scale.position(LoadKind::Concurrency, 8.0), Some(0.5));
+        assert_eq!(scale.position(LoadKind::Rate, 4.0), Some(0.5));
+        assert_eq!(scale.position(LoadKind::Rate, f64::INFINITY), Some(1.0));
+        assert_eq!(
+            scale.legend(Metric::Breakdown),
+            (
+                "breaks at N=1 · saturates at 2 req/s".to_string(),
+                "N=64 · 8 req/s · all at once and never = brightest".to_string()
+            )
+        );
+        // Only all at once in view: the rate scale exists, with no finite end.
+        let alone = LoadScale::spanning([(LoadKind::Rate, f64::INFINITY)]);
+        assert_eq!(alone.position(LoadKind::Rate, f64::INFINITY), Some(1.0));
+        assert_eq!(alone.position(LoadKind::Concurrency, 4.0), None);
+        assert_eq!(alone.ranges(), [(LoadKind::Rate, None)]);
+    }
+
+    #[test]
+    fn a_rate_series_counts_failed_cells_and_carries_its_slo_capacity() {
+        let rate = |rps: f64| Load::rate(rps).unwrap();
+        // 1, 2, 4 req/s at 60, 80, 140 ms p99 TTFT; the cell at 4 req/s failed (some rows not ok).
+        let mut cells = ttft_series(
+            "vllm",
+            &[(rate(1.0), 60.0), (rate(2.0), 80.0), (rate(4.0), 140.0)],
+        );
+        cells[2].status = CellStatus::Failed;
+        cells[2].rows += 3;
+        fill_scaling(&mut cells);
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let (state, _) = ViewState::parse_query(
+            "view=curves&metric=p99_ttft_ms&slo=p99_ttft_ms%3C%3D100&facet=none",
+        );
+        let facets = curves_of(&slice, BTreeSet::new(), &state, Metric::P99TtftMs);
+        let series = &facets[0].series[0];
+        let failed: Vec<u32> = series.points.iter().map(|point| point.failed).collect();
+        assert_eq!(failed, [0, 0, 1]);
+        assert_eq!(
+            series.points[2].table_text(XAxis::Load),
+            "4: 140.000 (✕ 1 of 1 cell failed)"
+        );
+        // Holds at 2 req/s (80 ms), fails at 4 (140 ms): 2 + 20/60 × 2 = 2.67 req/s.
+        assert_eq!(series.slo_capacity.as_deref(), Some("≈ 2.7 req/s (2–4)"));
+        let line = slo_line(&state, Metric::P99TtftMs).unwrap();
+        assert_eq!(
+            (line.value, line.label.as_str()),
+            (100.0, "SLO p99_ttft_ms ≤ 100 ms")
+        );
+        // No line for a statistic the SLO does not bound, nor without an SLO in the link.
+        assert_eq!(slo_line(&state, Metric::P95TtftMs), None);
+        assert_eq!(slo_line(&ViewState::default(), Metric::P99TtftMs), None);
+        let without: Vec<Option<String>> = curves_of(
+            &slice,
+            BTreeSet::new(),
+            &ViewState::default(),
+            Metric::P99TtftMs,
+        )
+        .iter()
+        .flat_map(|facet| {
+            facet
+                .series
+                .iter()
+                .map(|series| series.slo_capacity.clone())
+        })
+        .collect();
+        assert_eq!(without, [None]);
     }
 
     /// A failed N = 1 cell: the series has an N = 1 cell, so it is normalised against N = 1 and, without data

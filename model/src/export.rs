@@ -5,18 +5,30 @@
 use crate::explore::{Facet, without_value_note};
 use crate::frontier::Better;
 use crate::key::Dimension;
+use crate::load::LoadKind;
 use crate::metric::Metric;
 use crate::schema::csv_field;
 use crate::view_state::{FrontierMode, View, ViewState, XAxis};
 
-/// The view in a few lines, for the header of an image export and the comment lines of a CSV export.
-pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<String> {
-    let mut layout = format!("cellscope {}: {}", state.view.name(), metric.label());
+/// The view in a few lines, for the header of an image export and the comment lines of a CSV export; `load_kind`
+/// is the kind of load on the curves' x axis ([`crate::explore::load_kind_on_x`]), which names it.
+pub fn describe_view(
+    state: &ViewState,
+    metric: Metric,
+    load_kind: Option<LoadKind>,
+    link: &str,
+) -> Vec<String> {
+    let mut layout = format!(
+        "cellscope {}: {}",
+        state.view.name(),
+        metric.label_at(load_kind)
+    );
     match state.view {
         View::Curves => {
-            let x = match state.x {
-                XAxis::Load => "N",
-                XAxis::Metric(x) => x.label(),
+            let x = match (state.x, load_kind) {
+                (XAxis::Load, Some(LoadKind::Rate)) => "offered rate (req/s)",
+                (XAxis::Load, _) => "N",
+                (XAxis::Metric(x), _) => x.label(),
             };
             layout.push_str(&format!(" vs {x}, colour by {}", state.color.name()));
             if let Some(facet) = state.facet {
@@ -319,13 +331,19 @@ pub fn series_csv(
     // With a metric on x, its value and band follow N; with the frontier shown, whether each point is on it.
     let x_metric = state.x.metric();
     let frontier = x_metric.is_some() && state.frontier.is_on();
+    // Under an SLO, each row carries its series' capacity in words, as the series table shows it.
+    let capacity = facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .any(|series| series.slo_capacity.is_some());
     out.push_str(&format!("{facet_name},{},n,", state.color.name()));
     if let Some(x) = x_metric {
         out.push_str(&format!("{},x_band_min,x_band_max,", x.name()));
     }
     out.push_str(&format!(
-        "{},band_min,band_max,cells,series,partial_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown{}\n",
+        "{},band_min,band_max,cells,series,partial_cells,failed_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown{}{}\n",
         metric.name(),
+        if capacity { ",slo_capacity" } else { "" },
         if frontier { ",on_frontier" } else { "" }
     ));
     for facet in facets {
@@ -349,13 +367,14 @@ pub fn series_csv(
                     out.push_str(&format!("{},{},{},", point.x, point.x_min, point.x_max));
                 }
                 out.push_str(&format!(
-                    "{},{},{},{},{},{},{},{},{},{},",
+                    "{},{},{},{},{},{},{},{},{},{},{},",
                     point.value,
                     point.min,
                     point.max,
                     point.cells,
                     point.series,
                     point.partial,
+                    point.failed,
                     point.reported,
                     point.derived,
                     point.ok_rows,
@@ -364,6 +383,10 @@ pub fn series_csv(
                 csv_field(&mut out, &point.pooling.describe(state.aggregation));
                 out.push(',');
                 csv_field(&mut out, &breakdown);
+                if capacity {
+                    out.push(',');
+                    csv_field(&mut out, series.slo_capacity.as_deref().unwrap_or(""));
+                }
                 if frontier {
                     // Empty where the series' frontier is withheld: such a point is on none.
                     out.push_str(match &series.frontier {
@@ -422,7 +445,7 @@ mod tests {
 
     #[test]
     fn the_description_names_everything_that_shapes_the_figure() {
-        let lines = describe_view(&state(), Metric::P95WallMs, "http://h/?view=curves");
+        let lines = describe_view(&state(), Metric::P95WallMs, None, "http://h/?view=curves");
         assert_eq!(
             lines[0],
             "cellscope curves: p95 latency vs N, colour by backend, small multiples by workload"
@@ -454,6 +477,7 @@ mod tests {
             ok_rows: 360,
             expected_rows: 360,
             partial: 1,
+            failed: 2,
             reported: 2,
             derived: 0,
             pooling: crate::pooling::Pooling {
@@ -489,6 +513,7 @@ mod tests {
                 without_value: 0,
                 frontier: None,
                 frontier_withheld: None,
+                slo_capacity: Some("≥ N=2 (not reached)".into()),
             }],
         }];
         let csv = series_csv(&facets, &state(), Metric::P95WallMs, &["view".into()]);
@@ -501,11 +526,12 @@ mod tests {
         );
         assert_eq!(
             lines[2],
-            "workload,backend,n,p95_wall_ms,band_min,band_max,cells,series,partial_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown"
+            "workload,backend,n,p95_wall_ms,band_min,band_max,cells,series,partial_cells,failed_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown,slo_capacity"
         );
+        // The series' SLO capacity, a lower bound, keeps its ≥ and its words.
         assert_eq!(
             lines[3],
-            "\"long, prefill\",vllm,2,812.5,700,900,18,6,1,2,0,360,360,\"mean of 18 cells: model a, b, c × phase scaling, ttft × rep 0, 1, 2\",never within N ≤ 32"
+            "\"long, prefill\",vllm,2,812.5,700,900,18,6,1,2,2,0,360,360,\"mean of 18 cells: model a, b, c × phase scaling, ttft × rep 0, 1, 2\",never within N ≤ 32,≥ N=2 (not reached)"
         );
     }
 
@@ -526,6 +552,7 @@ mod tests {
             ok_rows: 10,
             expected_rows: 10,
             partial: 0,
+            failed: 0,
             reported: 0,
             derived: 0,
             pooling: crate::pooling::Pooling::default(),
@@ -547,6 +574,7 @@ mod tests {
                 without_value: 0,
                 frontier: None,
                 frontier_withheld: None,
+                slo_capacity: None,
             }],
         }];
         let csv = series_csv(&facets, &state(), Metric::P95WallMs, &[]);
@@ -565,7 +593,7 @@ mod tests {
             frontier: crate::view_state::FrontierMode::Series,
             ..state()
         };
-        let lines = describe_view(&state, Metric::AggregateTps, "http://h/");
+        let lines = describe_view(&state, Metric::AggregateTps, None, "http://h/");
         assert_eq!(
             lines[0],
             "cellscope curves: output tok/s vs p95 time to first token, colour by backend, small multiples by workload"
@@ -590,6 +618,7 @@ mod tests {
             ok_rows: 10,
             expected_rows: 10,
             partial: 0,
+            failed: 0,
             reported: 0,
             derived: 0,
             pooling: crate::pooling::Pooling::default(),
@@ -615,6 +644,7 @@ mod tests {
                     across_series: false,
                 }),
                 frontier_withheld: None,
+                slo_capacity: None,
             }],
         }];
         let csv = series_csv(&facets, &state, Metric::AggregateTps, &[]);
@@ -625,11 +655,11 @@ mod tests {
         );
         assert_eq!(
             lines[1],
-            "workload,backend,n,p95_ttft_ms,x_band_min,x_band_max,aggregate_tps,band_min,band_max,cells,series,partial_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown,on_frontier"
+            "workload,backend,n,p95_ttft_ms,x_band_min,x_band_max,aggregate_tps,band_min,band_max,cells,series,partial_cells,failed_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown,on_frontier"
         );
         assert_eq!(
             lines[2],
-            "long_prefill_8k,vllm,1,100,99,101,50,50,50,1,1,0,0,0,10,10,no cells with data,never within N ≤ 2,true"
+            "long_prefill_8k,vllm,1,100,99,101,50,50,50,1,1,0,0,0,0,10,10,no cells with data,never within N ≤ 2,true"
         );
         assert!(lines[3].ends_with(",false"), "{}", lines[3]);
         let name = file_name(&state, Metric::AggregateTps, "svg");
@@ -639,7 +669,7 @@ mod tests {
         );
         // Frontier off: said so, and no column for it.
         state.frontier = crate::view_state::FrontierMode::Off;
-        let lines = describe_view(&state, Metric::AggregateTps, "http://h/");
+        let lines = describe_view(&state, Metric::AggregateTps, None, "http://h/");
         assert_eq!(lines[1], "frontier: off; points joined in load order");
         let csv = series_csv(&facets, &state, Metric::AggregateTps, &[]);
         assert!(

@@ -2,19 +2,21 @@
 //! audit table all select cells with this one rule.
 
 use crate::key::{CellKey, Dimension, Value};
+use crate::load::{RateRps, rate_json};
 use crate::summary::CellSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One end of a load range: a finite number above zero, compared with a cell's [`crate::Load::value`].
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-#[serde(try_from = "f64", into = "f64")]
+/// One end of a load range: a number above zero, compared with a cell's [`crate::Load::value`]; `inf` as a lower
+/// end keeps only unbounded rates (every request sent at once). Written as a number or `"inf"` in JSON, as a
+/// rate is.
+#[derive(Clone, Copy, Debug)]
 pub struct LoadBound(f64);
 
 impl LoadBound {
-    /// The bound `value`; `None` unless it is finite and above zero.
+    /// The bound `value`; `None` unless it is above zero (`+inf` included).
     pub fn new(value: f64) -> Option<LoadBound> {
-        (value.is_finite() && value > 0.0).then_some(LoadBound(value))
+        (value > 0.0).then_some(LoadBound(value))
     }
 
     /// The bound as a number.
@@ -49,6 +51,21 @@ impl From<u32> for LoadBound {
     }
 }
 
+impl Serialize for LoadBound {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match RateRps::new(self.0) {
+            Some(rate) => rate_json::serialize(&rate, serializer),
+            None => serializer.serialize_f64(self.0),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for LoadBound {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<LoadBound, D::Error> {
+        rate_json::deserialize(deserializer).map(|rate| LoadBound(rate.get()))
+    }
+}
+
 impl TryFrom<f64> for LoadBound {
     type Error = String;
 
@@ -57,7 +74,7 @@ impl TryFrom<f64> for LoadBound {
     }
 }
 
-/// Shortest round-trip text: `2`, `0.5`.
+/// Shortest round-trip text: `2`, `0.5`, `inf`.
 impl std::fmt::Display for LoadBound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.0)
@@ -524,6 +541,33 @@ mod tests {
             },
             CellStatus::Clean,
         )
+    }
+
+    #[test]
+    fn a_range_from_inf_keeps_the_unbounded_rates_and_writes_inf() {
+        let mut cells = [cell("vllm", 1), cell("vllm", 2), cell("vllm", 3)];
+        cells[1].key.load = crate::Load::rate(64.0).unwrap();
+        cells[2].key.load = crate::Load::rate(f64::INFINITY).unwrap();
+        let filter = DimensionFilter {
+            load_min: LoadBound::new(f64::INFINITY),
+            ..DimensionFilter::default()
+        };
+        let kept: Vec<String> = filter
+            .apply(&cells)
+            .iter()
+            .map(|cell| cell.key.load.to_string())
+            .collect();
+        assert_eq!(kept, ["rate=inf"]);
+        // Said and written as `inf`, never as a large finite number, and read back from JSON.
+        assert_eq!(filter.describe(), "load ≥ inf");
+        let json = serde_json::to_string(&filter).unwrap();
+        assert!(json.contains(r#""load_min":"inf""#), "{json}");
+        assert_eq!(
+            serde_json::from_str::<DimensionFilter>(&json).unwrap(),
+            filter
+        );
+        assert_eq!(LoadBound::new(f64::NAN), None);
+        assert_eq!(LoadBound::new(0.0), None);
     }
 
     #[test]

@@ -620,6 +620,16 @@ impl Value {
         Value::from(key.value(dimension))
     }
 
+    /// The value as a heading writes it: a load with its unit ([`Load::label`]: `N=16`, `2.5 req/s`, `∞ req/s`),
+    /// any other value as it is.
+    pub fn label(&self, dimension: Dimension) -> String {
+        match (dimension, self) {
+            (Dimension::Load, Value::Number(n)) => Load::Concurrency(*n).label(),
+            (Dimension::Load, Value::Load(load)) => load.label(),
+            _ => self.to_string(),
+        }
+    }
+
     /// The value as a coordinate in words: `model=phi-4`, and a load in its own text form (`n=16`,
     /// `rate=2.5`), which already names its kind.
     pub fn coordinate(&self, dimension: Dimension) -> String {
@@ -674,6 +684,19 @@ mod tests {
             load: crate::Load::Concurrency(16),
             rep: 0,
         }
+    }
+
+    #[test]
+    fn a_load_heading_carries_its_unit() {
+        let rate = |rps: f64| Value::Load(crate::Load::rate(rps).unwrap());
+        assert_eq!(Value::Number(4).label(Dimension::Load), "N=4");
+        assert_eq!(rate(4.0).label(Dimension::Load), "4 req/s");
+        assert_eq!(rate(0.5).label(Dimension::Load), "0.5 req/s");
+        assert_eq!(rate(f64::INFINITY).label(Dimension::Load), "∞ req/s");
+        // The value itself, as links write it, is unchanged; other dimensions are as they are.
+        assert_eq!(rate(f64::INFINITY).to_string(), "rate=inf");
+        assert_eq!(Value::Number(2).label(Dimension::Rep), "2");
+        assert_eq!(Value::Text("vllm".into()).label(Dimension::Backend), "vllm");
     }
 
     #[test]

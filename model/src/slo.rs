@@ -7,7 +7,7 @@
 mod capacity;
 pub mod presets;
 
-pub use capacity::{Level, LoadAxis, Outcome, RepRange, RepValues};
+pub use capacity::{Level, LoadAxis, Outcome, Placed, RepRange, RepValues};
 
 use crate::load::LoadKind;
 use crate::stat::Stat;

@@ -155,6 +155,15 @@ impl XAxis {
         }
     }
 
+    /// The axis' label when it carries loads of `kind` (`concurrency N (log₂)`, `offered rate (req/s, log₂)`);
+    /// a metric's label otherwise.
+    pub fn label_at(self, kind: Option<LoadKind>) -> &'static str {
+        match (self, kind) {
+            (XAxis::Load, Some(LoadKind::Rate)) => "offered rate (req/s, log₂)",
+            (axis, _) => axis.label(),
+        }
+    }
+
     /// The metric on the axis, `None` for the load.
     pub fn metric(self) -> Option<Metric> {
         match self {
@@ -715,13 +724,13 @@ impl ViewState {
         self.facet = facet;
     }
 
-    /// Narrows the view to one value of a dimension: the load through the load range (an unbounded rate as
-    /// everything above the largest finite bound), the others through the filters.
+    /// Narrows the view to one value of a dimension: the load through the load range (an unbounded rate as the
+    /// range from `inf` up), the others through the filters.
     pub fn select_only(&mut self, dimension: Dimension, value: &str) {
         if dimension == Dimension::Load {
             let value = parse_at_load(value).ok().and_then(Load::value);
             let (low, high) = match value {
-                Some(value) if value.is_infinite() => (LoadBound::new(f64::MAX), None),
+                Some(value) if value.is_infinite() => (LoadBound::new(value), None),
                 Some(value) => (LoadBound::new(value), LoadBound::new(value)),
                 None => (None, None),
             };
@@ -792,6 +801,16 @@ mod tests {
         assert_eq!(state.metric, Metric::AggregateTps);
         assert_eq!((state.color, state.facet), (Dimension::Configuration, None));
         assert!(state.to_query().contains("facet=none"));
+    }
+
+    #[test]
+    fn narrowing_to_all_at_once_links_load_min_inf() {
+        let mut state = ViewState::default();
+        state.select_only(Dimension::Load, "rate=inf");
+        let query = state.to_query();
+        assert!(query.contains("load_min=inf"), "{query}");
+        assert!(!query.contains("load_max"), "{query}");
+        assert_eq!(ViewState::parse_query(&query), (state, Vec::new()));
     }
 
     #[test]

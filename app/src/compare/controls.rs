@@ -168,7 +168,7 @@ impl Compare {
 
     fn export_lines(self) -> Vec<String> {
         let (state, metric) = self.exported_view();
-        describe_view(&state, metric, &browser::href())
+        describe_view(&state, metric, None, &browser::href())
     }
 
     fn export_name(self, extension: &str) -> String {

@@ -13,9 +13,10 @@ impl Curves {
     /// What an export carries: the view in words, with the link that reopens it pinned to its snapshot.
     fn export_lines(self) -> Vec<String> {
         let metric = self.chart_metric.get_untracked();
+        let kind = self.load_kind();
         self.ctx
             .state
-            .with_untracked(|state| describe_view(state, metric, &browser::href()))
+            .with_untracked(|state| describe_view(state, metric, kind, &browser::href()))
     }
 
     fn export_name(self, extension: &str) -> String {

@@ -14,6 +14,7 @@ mod formats;
 mod hostile;
 mod layout;
 mod load_and_slo;
+mod loads_drawn;
 mod offline;
 mod pooling;
 mod serving_metrics;

@@ -6,11 +6,14 @@ use cellscope_model::history::changepoint::{ChangePoint, Hunter};
 use serde_json::Value;
 
 fn vectors() -> Value {
-    serde_json::from_str(include_str!("vectors/changepoint_otava.json")).expect("the vectors are JSON")
+    serde_json::from_str(include_str!("vectors/changepoint_otava.json"))
+        .expect("the vectors are JSON")
 }
 
 fn number(value: &Value, key: &str) -> f64 {
-    value[key].as_f64().unwrap_or_else(|| panic!("{key} in {value}"))
+    value[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} in {value}"))
 }
 
 fn close(got: f64, want: f64) -> bool {
@@ -18,12 +21,22 @@ fn close(got: f64, want: f64) -> bool {
 }
 
 fn series(case: &Value) -> Vec<Option<f64>> {
-    case["series"].as_array().expect("a series").iter().map(Value::as_f64).collect()
+    case["series"]
+        .as_array()
+        .expect("a series")
+        .iter()
+        .map(Value::as_f64)
+        .collect()
 }
 
 fn hunter(case: &Value) -> Hunter {
     let window_len = case["window_len"].as_u64().expect("a window") as usize;
-    Hunter::new(window_len, number(case, "max_pvalue"), number(case, "min_magnitude")).expect("valid parameters")
+    Hunter::new(
+        window_len,
+        number(case, "max_pvalue"),
+        number(case, "min_magnitude"),
+    )
+    .expect("valid parameters")
 }
 
 /// Every difference between one computed change point and Otava's.
@@ -37,11 +50,23 @@ fn differences(got: &ChangePoint, want: &Value) -> Vec<String> {
     check("p", got.p_value, number(want, "p_value"));
     check("mean before", got.mean_before, number(want, "mean_before"));
     check("mean after", got.mean_after, number(want, "mean_after"));
-    check("stddev before", got.stddev_before, number(want, "stddev_before"));
-    check("stddev after", got.stddev_after, number(want, "stddev_after"));
+    check(
+        "stddev before",
+        got.stddev_before,
+        number(want, "stddev_before"),
+    );
+    check(
+        "stddev after",
+        got.stddev_after,
+        number(want, "stddev_after"),
+    );
     check("magnitude", got.magnitude, number(want, "magnitude"));
     // Otava writes 0 for the relative change over a zero mean, where cellscope has none.
-    check("relative change", got.relative_change.unwrap_or(0.0), number(want, "forward_rel_change"));
+    check(
+        "relative change",
+        got.relative_change.unwrap_or(0.0),
+        number(want, "forward_rel_change"),
+    );
     if got.relative_change.is_none() != (got.mean_before == 0.0) {
         found.push("a relative change over a zero mean".into());
     }
@@ -62,10 +87,16 @@ fn change_points_equal_otavas() {
         let indices = |points: &mut dyn Iterator<Item = usize>| points.collect::<Vec<_>>();
         let (got_indices, want_indices) = (
             indices(&mut got.iter().map(|point| point.index)),
-            indices(&mut want.iter().map(|point| point["index"].as_u64().expect("an index") as usize)),
+            indices(
+                &mut want
+                    .iter()
+                    .map(|point| point["index"].as_u64().expect("an index") as usize),
+            ),
         );
         if got_indices != want_indices {
-            failures.push(format!("{name}: indices {got_indices:?}, Otava {want_indices:?}"));
+            failures.push(format!(
+                "{name}: indices {got_indices:?}, Otava {want_indices:?}"
+            ));
             continue;
         }
         for (got, want) in got.iter().zip(want) {
@@ -74,5 +105,10 @@ fn change_points_equal_otavas() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -171,6 +171,27 @@ impl ChangePoint {
     }
 }
 
+impl ChangePoint {
+    /// The change in words, naming the run it starts at: "worse by 25.0% since run r21 (p = 3.2e-7; mean 812 ms →
+    /// 1,015 ms)", for a series of `metric`.
+    pub fn since(&self, run: &str, metric: crate::metric::Metric) -> String {
+        let way = match self.shift(metric.better()) {
+            Some(Shift::Regression) => "worse",
+            Some(Shift::Improvement) => "better",
+            None => "unchanged",
+        };
+        let by = self.relative_change.map_or(String::new(), |change| {
+            format!(" by {:.1}%", change.abs() * 100.0)
+        });
+        format!(
+            "{way}{by} since run {run} (p = {:.1e}; mean {} → {})",
+            self.p_value,
+            metric.format(self.mean_before),
+            metric.format(self.mean_after)
+        )
+    }
+}
+
 /// Which way a change point moved the metric.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -329,10 +350,19 @@ mod tests {
 
     #[test]
     fn parameters_out_of_range_are_refused() {
-        assert_eq!(Hunter::new(1, 0.001, 0.0), Err(HunterError::WindowTooShort(1)));
+        assert_eq!(
+            Hunter::new(1, 0.001, 0.0),
+            Err(HunterError::WindowTooShort(1))
+        );
         assert_eq!(Hunter::new(10, 0.0, 0.0), Err(HunterError::PValue(0.0)));
-        assert!(matches!(Hunter::new(10, f64::NAN, 0.0), Err(HunterError::PValue(_))));
-        assert_eq!(Hunter::new(10, 0.01, -0.1), Err(HunterError::Magnitude(-0.1)));
+        assert!(matches!(
+            Hunter::new(10, f64::NAN, 0.0),
+            Err(HunterError::PValue(_))
+        ));
+        assert_eq!(
+            Hunter::new(10, 0.01, -0.1),
+            Err(HunterError::Magnitude(-0.1))
+        );
         assert_eq!(Hunter::new(50, 0.001, 0.0), Ok(Hunter::default()));
     }
 
@@ -353,7 +383,11 @@ mod tests {
 
     #[test]
     fn a_latency_up_is_a_regression_and_a_throughput_up_an_improvement() {
-        let series: Vec<Option<f64>> = [10.0; 20].iter().chain(&[20.0; 20]).map(|x| Some(*x)).collect();
+        let series: Vec<Option<f64>> = [10.0; 20]
+            .iter()
+            .chain(&[20.0; 20])
+            .map(|x| Some(*x))
+            .collect();
         let points = Hunter::default().change_points(&series);
         assert_eq!(points.len(), 1);
         let point = &points[0];
@@ -361,5 +395,13 @@ mod tests {
         assert_eq!((point.relative_change, point.magnitude), (Some(1.0), 1.0));
         assert_eq!(point.shift(Better::Lower), Some(Shift::Regression));
         assert_eq!(point.shift(Better::Higher), Some(Shift::Improvement));
+        assert_eq!(
+            point.since("r21", crate::metric::Metric::P99TtftMs),
+            "worse by 100.0% since run r21 (p = 0.0e0; mean 10 ms → 20 ms)"
+        );
+        assert_eq!(
+            point.since("r21", crate::metric::Metric::AggregateTps),
+            "better by 100.0% since run r21 (p = 0.0e0; mean 10 tok/s → 20 tok/s)"
+        );
     }
 }

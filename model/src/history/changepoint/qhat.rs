@@ -206,7 +206,10 @@ mod tests {
             }
             let got = distances.candidate(start, end);
             assert_eq!(got.index, best.0, "[{start}, {end})");
-            assert!((got.qhat - best.1).abs() < 1e-9, "[{start}, {end}): {got:?} vs {best:?}");
+            assert!(
+                (got.qhat - best.1).abs() < 1e-9,
+                "[{start}, {end}): {got:?} vs {best:?}"
+            );
         }
     }
 
@@ -214,7 +217,19 @@ mod tests {
     fn a_constant_window_splits_after_its_first_value() {
         // Every Q is 0: numpy's argmax takes the first, τ = start + 1.
         let distances = Distances::new(&[2.0; 9]);
-        assert_eq!(distances.candidate(0, 9), Candidate { index: 1, qhat: 0.0 });
-        assert_eq!(distances.candidate(4, 9), Candidate { index: 5, qhat: 0.0 });
+        assert_eq!(
+            distances.candidate(0, 9),
+            Candidate {
+                index: 1,
+                qhat: 0.0
+            }
+        );
+        assert_eq!(
+            distances.candidate(4, 9),
+            Candidate {
+                index: 5,
+                qhat: 0.0
+            }
+        );
     }
 }

@@ -55,14 +55,20 @@ mod tests {
     #[test]
     fn ten_tenths_sum_as_numpy_sums_them() {
         let values = [0.1; 10];
-        assert_eq!(values.iter().fold(0.0, |total, value| total + value), 0.9999999999999999);
+        assert_eq!(
+            values.iter().fold(0.0, |total, value| total + value),
+            0.9999999999999999
+        );
         assert_eq!(pairwise(&values), 1.0);
     }
 
     #[test]
     fn two_hundred_tenths_split_in_two_as_numpy_splits_them() {
         let values = [0.1; 200];
-        assert_eq!(values.iter().fold(0.0, |total, value| total + value), 20.000000000000014);
+        assert_eq!(
+            values.iter().fold(0.0, |total, value| total + value),
+            20.000000000000014
+        );
         assert_eq!(pairwise(&values), 20.0);
     }
 

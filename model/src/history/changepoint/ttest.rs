@@ -26,10 +26,8 @@ impl Pieces {
                 0.0
             }
         };
-        let (stddev_before, stddev_after) = (
-            deviation(before, mean_before),
-            deviation(after, mean_after),
-        );
+        let (stddev_before, stddev_after) =
+            (deviation(before, mean_before), deviation(after, mean_after));
         let p_value = if before.len() + after.len() > 2 {
             pooled_p_value(
                 (mean_before, stddev_before, before.len()),
@@ -60,7 +58,11 @@ impl Pieces {
         let forward = ratio(self.mean_after, self.mean_before).abs();
         let backward = ratio(self.mean_before, self.mean_after).abs();
         // Python's `max(forward, backward)`: the first unless the second is greater.
-        if backward > forward { backward } else { forward }
+        if backward > forward {
+            backward
+        } else {
+            forward
+        }
     }
 }
 
@@ -135,7 +137,11 @@ mod tests {
         // SciPy: d / 0 is ±inf (p = 0) for different means and NaN (p = NaN) for equal ones.
         let constant = Pieces::compare(&[5.0, 5.0, 5.0], &[7.0, 7.0]);
         assert_eq!(constant.p_value, 0.0);
-        assert!(Pieces::compare(&[5.0, 5.0], &[5.0, 5.0, 5.0]).p_value.is_nan());
+        assert!(
+            Pieces::compare(&[5.0, 5.0], &[5.0, 5.0, 5.0])
+                .p_value
+                .is_nan()
+        );
         assert_eq!(Pieces::compare(&[5.0], &[7.0]).p_value, 1.0);
     }
 

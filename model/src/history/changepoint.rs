@@ -271,7 +271,12 @@ fn split_window(window: &[f64], max_pvalue: f64) -> Vec<usize> {
             &window[start..candidate.index],
             &window[candidate.index..end],
         );
-        if !(pieces.p_value <= max_pvalue) {
+        // A NaN p-value passes no threshold.
+        let passes = matches!(
+            pieces.p_value.partial_cmp(&max_pvalue),
+            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+        );
+        if !passes {
             break;
         }
         let at = points.partition_point(|&index| index < candidate.index);

@@ -112,13 +112,11 @@ impl Distances {
         let rows = m.saturating_sub(1);
         let mut below = vec![vec![0.0; rows]; rows];
         for a in (0..rows).rev() {
-            for b in 0..rows {
+            let (upper, lower) = below.split_at_mut(a + 1);
+            let next = lower.first();
+            for (b, cell) in upper[a].iter_mut().enumerate() {
                 let here = self.hl(start, a + 1, b + 1);
-                below[a][b] = if a + 1 < rows {
-                    below[a + 1][b] + here
-                } else {
-                    here
-                };
+                *cell = next.map_or(here, |next| next[b] + here);
             }
         }
         below

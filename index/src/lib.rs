@@ -19,7 +19,9 @@ pub mod hex;
 pub mod ledger;
 mod lineage;
 pub mod mapping;
+pub mod parse;
 pub mod read;
+pub mod records;
 pub mod run;
 pub mod storage;
 

@@ -4,7 +4,10 @@
 use crate::discover::Discovery;
 use crate::formats::{self, tr164::backups::read_backup};
 use crate::mapping::Mapping;
+use crate::parse::{HEAD_BYTES, outline};
+use crate::records::{self, ids, verdict};
 use crate::run::found::{DetectedRun, RunDir};
+use crate::run::record::FileAt;
 use crate::run::{BackupRead, IndexOptions, Progress, ReadContext, RunRead};
 use crate::storage::Storage;
 use rayon::prelude::*;
@@ -13,7 +16,7 @@ use std::collections::HashMap;
 pub struct Reads {
     pub runs: Vec<RunRead>,
     pub backups: Vec<BackupRead>,
-    /// Runs that were given another run's id and renamed ([`formats::separate_run_ids`]).
+    /// Runs that were given another run's id and renamed ([`ids::separate_run_ids`]).
     pub warnings: Vec<cellscope_model::api::Warning>,
 }
 
@@ -45,7 +48,7 @@ pub fn read_all(
         })
         .chain(discovery.external.iter().cloned())
         .collect();
-    let warnings = formats::separate_run_ids(&context, &mut detected);
+    let warnings = ids::separate_run_ids(&context, &mut detected);
     let runs_by_id: HashMap<&str, &RunDir> = discovery
         .runs
         .iter()
@@ -82,4 +85,85 @@ pub fn read_all(
         backups,
         warnings,
     }
+}
+
+/// How one file of the data root is read and keyed, for `cellscope index --explain FILE`: its format, each
+/// record's cell and, for every dimension, the field it was read from or the rule that inferred it.
+pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String> {
+    use std::fmt::Write as _;
+    let disk = crate::storage::LocalDisk::new(root);
+    let mut warnings = Vec::new();
+    let mapping = crate::mapping::read_text(&disk, &mut warnings)
+        .map(|text| Mapping::parse(&text, crate::mapping::FILE, &mut warnings))
+        .unwrap_or_default();
+    let head = disk
+        .read_range(relative, 0..HEAD_BYTES)
+        .and_then(|head| outline::head(&disk, relative, head, HEAD_BYTES))
+        .map_err(|error| format!("cannot read {relative}: {error}"))?;
+    let file = FileAt {
+        storage: &disk,
+        mapping: &mapping,
+        path: relative,
+        head: &head,
+    };
+    let mut verdicts = Vec::new();
+    let format = formats::FORMATS
+        .iter()
+        .copied()
+        .find(|format| {
+            let verdict = format.examine(&file);
+            let reads = verdict.reads();
+            verdicts.push((format.name(), verdict));
+            reads
+        })
+        .ok_or_else(|| {
+            // TR164 runs are found by their metrics file's name; other files are offered to the others.
+            let (by_name, offered) = verdicts.split_at(1);
+            verdict::explain_unread(relative, by_name, offered)
+                .trim_end()
+                .to_string()
+        })?;
+    let mut out = String::new();
+    let root_of_run = format.run_root(relative);
+    let _ = writeln!(
+        out,
+        "{relative}\n  format: {}\n  run root: {}",
+        format.name(),
+        if root_of_run.is_empty() {
+            "(the data root)"
+        } else {
+            &root_of_run
+        }
+    );
+    if format.name() == "tr164" {
+        let _ = writeln!(
+            out,
+            "  every key dimension is a column of the file (run_id, suite, phase, backend, model, workload, n_agents, rep)"
+        );
+        return Ok(out);
+    }
+    let records = format.records(&FileAt::whole(&disk, &mapping, relative), &mut warnings);
+    let run = DetectedRun {
+        format: format.name(),
+        root: root_of_run,
+        files: vec![relative.to_string()],
+        id: None,
+    };
+    let options = IndexOptions::CELLS;
+    let context = ReadContext {
+        storage: &disk,
+        mapping: &mapping,
+        options: &options,
+        progress: &crate::run::Quiet,
+    };
+    let run_id = ids::run_id(&context, &run);
+    out.push_str(&records::explain::records_text(
+        format.name(),
+        relative,
+        &run_id,
+        records,
+        &mapping,
+        warnings,
+    ));
+    Ok(out)
 }

@@ -7,6 +7,7 @@ pub mod bytes;
 pub mod expected;
 pub mod found;
 pub mod parsed;
+pub mod record;
 pub mod rows;
 
 use crate::mapping::Mapping;

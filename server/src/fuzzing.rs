@@ -6,6 +6,7 @@
 
 use cellscope_index::formats::tr164::metrics_csv::{self, Reading};
 use cellscope_index::run::parsed::ParsedMetrics;
+use cellscope_index::run::record::FileAt;
 use cellscope_model::api::Warning;
 
 /// A target's body: arbitrary bytes in, a panic when its property fails.
@@ -394,9 +395,17 @@ fn read_as(format: &dyn cellscope_index::formats::RunFormat, path: &str, content
         path,
         bytes: content,
     };
-    let _ = format.detect(path, &content[..content.len().min(64 * 1024)]);
+    let mapping = cellscope_index::mapping::Mapping::default();
+    let _ = format.examine(&FileAt {
+        storage: &storage,
+        mapping: &mapping,
+        path,
+        head: &content[..content.len().min(64 * 1024)],
+    });
     let mut warnings = Vec::new();
-    let _records = with_caught_panics_allowed(|| format.records(&storage, path, &mut warnings));
+    let _records = with_caught_panics_allowed(|| {
+        format.records(&FileAt::whole(&storage, &mapping, path), &mut warnings)
+    });
     for warning in &warnings {
         assert!(
             warning.file.is_some(),

@@ -15,9 +15,10 @@ pub mod run_files;
 mod side_files;
 pub mod splice;
 
-use super::verdict::{Nearness, Verdict};
-use super::{RunFormat, RunRecord};
+use super::RunFormat;
+use crate::records::verdict::{Nearness, Verdict};
 use crate::run::found::{DetectedRun, RunDir, metrics_name_of};
+use crate::run::record::{FileAt, RunRecord};
 use crate::run::rows::{CellRows, RowsError};
 use crate::run::{IndexOptions, Progress, ReadContext, RunRead};
 use crate::storage::{self, EntryKind, Storage};
@@ -35,8 +36,8 @@ impl RunFormat for Tr164 {
 
     /// A file named `metrics.csv` (a header that is not TR164's is reported by the reader, with the columns it
     /// lacks, rather than passed over in silence).
-    fn examine(&self, path: &str, _head: &[u8]) -> Verdict {
-        if storage::file_name(path) == "metrics.csv" {
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        if storage::file_name(file.path) == "metrics.csv" {
             Verdict::Reads
         } else {
             Verdict::declines(
@@ -50,7 +51,7 @@ impl RunFormat for Tr164 {
         storage::parent(path).to_string()
     }
 
-    fn records(&self, _: &dyn Storage, _: &str, _: &mut Vec<Warning>) -> Vec<RunRecord> {
+    fn records(&self, _: &FileAt<'_>, _: &mut Vec<Warning>) -> Vec<RunRecord> {
         Vec::new()
     }
 

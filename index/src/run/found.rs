@@ -60,7 +60,7 @@ pub struct DetectedRun {
     /// The run's files, relative to the data root, in path order.
     pub files: Vec<String>,
     /// The run id when it is not the one the format's files give (another run already has that one: see
-    /// `formats::separate_run_ids`).
+    /// `records::ids::separate_run_ids`).
     pub id: Option<String>,
 }
 

@@ -32,7 +32,7 @@ pub use run::{IndexOptions, Progress, Quiet};
 use cellscope_model::api::{CellProvenance, LedgerEntry, RunFacts, Warning};
 use cellscope_model::summary::{fill_output_per_accelerator, fill_scaling};
 use cellscope_model::{CellKey, CellSummary};
-use formats::RunFormat as _;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -46,20 +46,15 @@ pub enum IndexError {
     RootNotDirectory(PathBuf),
 }
 
-/// The request rows of one cell, read back by the format that indexed it (a cell that names no other tool's file
-/// is a TR164 metrics file's).
+/// The request rows of one cell, read back by the format that indexed it.
 pub fn read_rows(
     storage: &dyn storage::Storage,
     cell: &CellRows,
 ) -> Result<Vec<cellscope_model::requests::RequestRow>, RowsError> {
-    let (format, file) = match &cell.external {
-        Some(external) => (external.format, &external.file),
-        None => (formats::tr164::Tr164.name(), &cell.file),
-    };
-    formats::by_name(format)
+    formats::by_name(cell.format)
         .ok_or_else(|| RowsError::Malformed {
-            path: file.clone(),
-            message: format!("no reader for the format {format}"),
+            path: cell.file.clone(),
+            message: format!("no reader for the format {}", cell.format),
         })?
         .read_rows(storage, cell)
 }
@@ -128,43 +123,30 @@ fn build_with(
         return Err(IndexError::RootNotDirectory(root.to_path_buf()));
     }
     let disk = storage::LocalDisk::new(root);
-    let discovery = discover::discover(&disk, &formats::recognise);
+    let discovery = discover::discover(&disk, &formats::Registry);
     let mut warnings = discovery.warnings.clone();
     let mapping = discovery
         .mapping
         .as_deref()
         .map(|text| mapping::Mapping::parse(text, "cellscope.toml", &mut warnings))
         .unwrap_or_default();
-    let total_bytes: u64 = discovery
-        .runs
-        .iter()
-        .map(run::found::RunDir::metrics_relative)
-        .chain(
-            discovery
-                .backups
-                .iter()
-                .map(|backup| storage::join(&backup.relative, "metrics.csv")),
-        )
-        .chain(discovery.external.iter().flat_map(|run| run.files.clone()))
-        .filter_map(|file| storage::Storage::stat(&disk, &file).ok())
+    let files = discovery.runs.iter().flat_map(|run| &run.files);
+    let total_bytes: u64 = files
+        .clone()
+        .filter_map(|file| storage::Storage::stat(&disk, file).ok())
         .map(|meta| meta.bytes)
         .sum();
-    let external_files: usize = discovery.external.iter().map(|run| run.files.len()).sum();
-    progress.files_found(
-        (discovery.runs.len() + discovery.backups.len() + external_files) as u64,
-        total_bytes,
-    );
+    progress.files_found(files.count() as u64, total_bytes);
     let session = cache.map(|(cache, trust)| {
         cache::Session::new(cache, trust, &disk, discovery.mapping.as_deref())
     });
-    let reads = read::read_all(
-        &discovery,
-        &disk,
-        &mapping,
+    let context = run::ReadContext {
+        storage: &disk,
+        mapping: &mapping,
         options,
         progress,
-        session.as_ref(),
-    );
+    };
+    let reads = read::read_all(&discovery.runs, &context, session.as_ref());
     warnings.extend(reads.warnings.iter().cloned());
     let report = session.map(|session| {
         let (report, stale) = session.finish();
@@ -235,7 +217,7 @@ fn assemble(
         for (entry, count) in ledger.iter_mut().zip(matched) {
             entry.matched_cells += count;
         }
-        cells_of_runs.push((read.dir.run_id.clone(), run_cells));
+        cells_of_runs.push((read.id.clone(), run_cells));
         spent.push(read);
     }
     // Every key a run's cells carry starts with its run id, and each run's cells, provenance and row locators are

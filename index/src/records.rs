@@ -15,7 +15,7 @@ pub mod verdict;
 use crate::mapping::Mapping;
 use crate::parse::json;
 use crate::run::bytes::digest;
-use crate::run::found::{DetectedRun, RunDir};
+use crate::run::found::DetectedRun;
 use crate::run::parsed::ParsedMetrics;
 use crate::run::record::{FileAt, Part, Request, RunRecord};
 use crate::run::rows::{CellRows, ExternalRows, RowsError};
@@ -157,24 +157,16 @@ pub fn read_records(
             sha256: None,
         },
     };
-    let prefix = if run.root.is_empty() {
-        String::new()
-    } else {
-        format!("{}/", run.root)
-    };
     RunRead {
-        dir: RunDir::plain(run_id, run.root.clone()),
+        id: run_id,
+        root: run.root.clone(),
+        rows_file: digest.path.clone(),
         metrics: Ok(parsed),
         digest,
         manifest: None,
         plan: None,
-        refill_note: None,
-        note_names: BTreeMap::new(),
-        files: run
-            .files
-            .iter()
-            .map(|file| file.strip_prefix(&prefix).unwrap_or(file).to_string())
-            .collect(),
+        note: None,
+        files: Vec::new(),
         environment: BTreeMap::new(),
         warnings,
         format,

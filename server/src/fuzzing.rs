@@ -258,15 +258,15 @@ impl cellscope_index::storage::Storage for OneFile<'_> {
     }
 }
 
-/// Every other tool's reader (each format of `FORMATS`) takes any file under any of the names those tools write
+/// Every other tool's reader (each format of the registry) takes any file under any of the names those tools write
 /// without panicking, and every warning it gives names the file.
 pub fn formats(data: &[u8]) {
     let Some((&choice, content)) = data.split_first() else {
         return;
     };
     let path = FORMAT_FILE_NAMES[usize::from(choice) % FORMAT_FILE_NAMES.len()];
-    for format in cellscope_index::formats::FORMATS {
-        read_as(*format, path, content);
+    for format in cellscope_index::formats::all() {
+        read_as(format, path, content);
     }
 }
 

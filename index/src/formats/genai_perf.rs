@@ -436,16 +436,16 @@ mod tests {
             "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export_aiperf.json";
         assert!(!GenaiPerf.examine_head(aiperf, &head(aiperf)).reads());
         // No other format claims either file.
-        for format in super::super::FORMATS {
+        for format in super::super::all() {
             if format.name() != "genai-perf" {
                 assert!(
-                    !crate::formats::detect(*format, &raw, &head(&raw)),
+                    !crate::formats::detect(format, &raw, &head(&raw)),
                     "{}",
                     format.name()
                 );
             }
             assert!(
-                !crate::formats::detect(*format, &summary, &head(&summary)),
+                !crate::formats::detect(format, &summary, &head(&summary)),
                 "{}",
                 format.name()
             );

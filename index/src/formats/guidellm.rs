@@ -531,10 +531,10 @@ mod tests {
                 "out/sweep-report.json",
                 &head(report)
             ));
-            for format in super::super::FORMATS {
+            for format in super::super::all() {
                 if format.name() != "guidellm" {
                     assert!(
-                        !crate::formats::detect(*format, report, &head(report)),
+                        !crate::formats::detect(format, report, &head(report)),
                         "{}",
                         format.name()
                     );

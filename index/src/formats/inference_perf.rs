@@ -509,10 +509,10 @@ mod tests {
     fn stage_reports_are_read_and_the_runs_other_files_are_side_files() {
         let stage = "inference-perf/reports-20260310-101500/stage_0_lifecycle_metrics.json";
         assert!(crate::formats::detect(&InferencePerf, stage, &head(stage)));
-        for format in super::super::FORMATS {
+        for format in super::super::all() {
             if format.name() != "inference-perf" {
                 assert!(
-                    !crate::formats::detect(*format, stage, &head(stage)),
+                    !crate::formats::detect(format, stage, &head(stage)),
                     "{}",
                     format.name()
                 );

@@ -1112,10 +1112,10 @@ mod tests {
             "llmd-report-v02/json/benchmark_report_v0.2,_results_c8.json",
         ] {
             assert!(LlmdReport.examine_head(file, &head(file)).reads(), "{file}");
-            for format in super::super::FORMATS {
+            for format in super::super::all() {
                 if format.name() != "llmd-report" {
                     assert!(
-                        !crate::formats::detect(*format, file, &head(file)),
+                        !crate::formats::detect(format, file, &head(file)),
                         "{} reads {file}",
                         format.name()
                     );

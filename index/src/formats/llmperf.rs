@@ -365,15 +365,15 @@ mod tests {
         ));
         let requests =
             "llmperf/n4/meta-llama-Llama-3-1-8B-Instruct_256_64_individual_responses.json";
-        for format in super::super::FORMATS {
+        for format in super::super::all() {
             assert!(
-                !crate::formats::detect(*format, requests, &head(requests)),
+                !crate::formats::detect(format, requests, &head(requests)),
                 "{}",
                 format.name()
             );
             if format.name() != "llmperf" {
                 assert!(
-                    !crate::formats::detect(*format, summary, &head(summary)),
+                    !crate::formats::detect(format, summary, &head(summary)),
                     "{}",
                     format.name()
                 );

@@ -3,7 +3,6 @@
 
 use crate::run::ReadContext;
 use crate::run::found::DetectedRun;
-use crate::storage;
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -19,12 +18,8 @@ pub fn run_id(context: &ReadContext<'_>, run: &DetectedRun) -> String {
 
 /// The run id `cellscope.toml` or the run root give, before runs are told apart.
 pub(crate) fn natural_run_id(context: &ReadContext<'_>, run: &DetectedRun) -> String {
-    if run.format == "tr164" {
-        // A TR164 run is its directory's name (its rows carry it).
-        return match storage::file_name(&run.root) {
-            "" => "root".to_string(),
-            name => name.to_string(),
-        };
+    if let Some(own) = &run.own_id {
+        return own.clone();
     }
     let first = run.files.first().map(String::as_str).unwrap_or_default();
     let template = crate::mapping::TemplateContext {
@@ -49,9 +44,10 @@ pub(crate) fn natural_run_id(context: &ReadContext<'_>, run: &DetectedRun) -> St
 
 /// Gives every run its own id. Two runs can be given one: `cellscope.toml` maps the same `run` onto two run
 /// roots, or two formats' files share a directory (each format's files are a run of their own). Their cells would
-/// then have the same keys and one would hide the other, so the first in `runs`' order (TR164 runs, then by root
-/// and format name) keeps the id and each later one is indexed as `<id>@<its root>` (`<id>@<its format>` when the
-/// roots are the same; `#2`, `#3`, … if that is taken too), with a warning naming both roots.
+/// then have the same keys and one would hide the other, so the first in `runs`' order (discovery's: the runs that
+/// carry their own id first, then by root and format name) keeps the id and each later one is indexed as
+/// `<id>@<its root>` (`<id>@<its format>` when the roots are the same; `#2`, `#3`, … if that is taken too), with a
+/// warning naming both roots.
 pub fn separate_run_ids(context: &ReadContext<'_>, runs: &mut [DetectedRun]) -> Vec<Warning> {
     let natural: Vec<String> = runs
         .iter()

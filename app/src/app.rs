@@ -4,10 +4,13 @@
 use crate::browser;
 use crate::state::{Ctx, ctx};
 use cellscope_model::Dimension;
+use cellscope_model::api::DimensionCount;
 use cellscope_model::explore::Value;
-use cellscope_model::filter::LoadBound;
+use cellscope_model::filter::{LoadBound, filter_bar, more_params_label};
 use cellscope_model::view_state::{Include, View};
 use leptos::prelude::*;
+use std::collections::BTreeMap;
+use wasm_bindgen::JsCast;
 
 #[allow(unreachable_pub)] // `#[component]` makes the props type `pub` whatever the function's visibility.
 #[component]
@@ -289,15 +292,16 @@ fn FilterBar() -> impl IntoView {
             values
                 .get(&Dimension::Load)
                 .map(|ns| {
-                    // A range bound is a number: N for a concurrency, req/s for a finite rate.
+                    // A range bound is a number: N for a concurrency, req/s for a rate (`inf` keeps the unbounded
+                    // rates alone); each option says which with its unit.
                     ns.iter()
-                        .filter_map(|count| match &count.value {
-                            Value::Number(n) => Some(n.to_string()),
-                            Value::Load(load) => load
-                                .value()
-                                .filter(|value| value.is_finite())
-                                .map(|value| value.to_string()),
-                            Value::Text(_) => None,
+                        .filter_map(|count| {
+                            let bound = match &count.value {
+                                Value::Number(n) => n.to_string(),
+                                Value::Load(load) => load.value()?.to_string(),
+                                Value::Text(_) => return None,
+                            };
+                            Some((bound, count.value.label(Dimension::Load)))
                         })
                         .collect::<Vec<_>>()
                 })
@@ -308,66 +312,53 @@ fn FilterBar() -> impl IntoView {
         ctx.part(|state| state.filter.load_min),
         ctx.part(|state| state.filter.load_max),
     );
+    // Esc closes the open dropdowns (or else the open "more" group) wherever the focus is, and gives the focus
+    // back to the button of what it closed.
+    let _ = window_event_listener(leptos::ev::keydown, |event| {
+        if event.key() == "Escape" && close_open_filters() {
+            event.prevent_default();
+        }
+    });
     view! {
         <section class="filters" id="filters">
-            {move || values.get().into_iter().filter(|(dimension, values)| dimension.is_filterable() && values.len() > 1).map(|(dimension, options)| {
-                // This dimension's ticked values alone: ticking a model leaves the workloads' boxes alone.
-                let selected = ctx.part(move |state| state.filter.values.get(&dimension).cloned().unwrap_or_default());
-                let total = options.len();
-                let details = NodeRef::<leptos::html::Details>::new();
-                let summary = NodeRef::<leptos::html::Summary>::new();
+            {move || {
+                let listed: Vec<(Dimension, Vec<DimensionCount>)> = values
+                    .get()
+                    .into_iter()
+                    .filter(|(dimension, values)| dimension.is_filterable() && values.len() > 1)
+                    .collect();
+                let dimensions: Vec<Dimension> = listed.iter().map(|(dimension, _)| *dimension).collect();
+                let (shown, folded) = filter_bar(&dimensions);
+                let pill = |dimension: &Dimension| {
+                    listed
+                        .iter()
+                        .find(|(listed, _)| listed == dimension)
+                        .map(|(dimension, options)| filter_pill(ctx, *dimension, options.clone(), faceted, toggle))
+                };
+                let filtering = {
+                    let folded = folded.clone();
+                    ctx.part(move |state| folded.iter().filter(|dimension| state.filter.values.contains_key(*dimension)).count())
+                };
+                let count = folded.len();
                 view! {
-                    <details class="filter" data-dimension=dimension.name() node_ref=details
-                        on:keydown=move |event: web_sys::KeyboardEvent| {
-                            // Esc closes the open dropdown and gives the focus back to its button.
-                            if event.key() == "Escape" && let Some(details) = details.get() && details.open() {
-                                event.prevent_default();
-                                details.set_open(false);
-                                if let Some(summary) = summary.get() {
-                                    let _ = summary.focus();
-                                }
-                            }
-                        }>
-                        <summary node_ref=summary>
-                            {dimension.name()} " "
-                            <span class="count">{move || { let chosen = selected.with(Vec::len); if chosen == 0 { "all".to_string() } else { format!("{chosen}/{total}") } }}</span>
-                        </summary>
-                        <div class="options">
-                            {options.into_iter().map(|option| {
-                                let text = option.value.to_string();
-                                let checked_text = text.clone();
-                                let toggle_text = text.clone();
-                                let value = option.value.clone();
-                                let count = move || faceted.with(|counts| {
-                                    counts.get(&dimension).and_then(|counts| counts.get(&value)).copied().unwrap_or(0)
-                                });
-                                view! {
-                                    <label>
-                                        <input type="checkbox" data-value=text.clone()
-                                            prop:checked=move || selected.with(|selected| selected.contains(&checked_text))
-                                            on:change=move |event| toggle(dimension, toggle_text.clone(), event_target_checked(&event))/>
-                                        {text.clone()} " "
-                                        {(dimension == Dimension::Run).then(|| {
-                                            let label = ctx.working.with_untracked(|cells| cellscope_model::runs::run_label(&text, cells));
-                                            (!label.is_empty()).then(|| view! { <span class="run-label">{format!("({label}) ")}</span> })
-                                        })}
-                                        <span class="count">{count}</span>
-                                    </label>
-                                }
-                            }).collect_view()}
-                        </div>
-                    </details>
+                    {shown.iter().filter_map(pill).collect_view()}
+                    {(!folded.is_empty()).then(|| view! {
+                        <details class="more-filters" id="more-filters" data-folded=count.to_string()>
+                            <summary>{move || more_params_label(count, filtering.get())}</summary>
+                            <div class="more-options">{folded.iter().filter_map(pill).collect_view()}</div>
+                        </details>
+                    })}
                 }
-            }).collect_view()}
+            }}
             <label class="range">"load "
                 <select id="n-min" on:change=move |event| { let value = event_target_value(&event); ctx.update(|state| state.filter.load_min = value.parse().ok().and_then(LoadBound::new)); }>
                     <option value="" selected=move || n_min.get().is_none()>"min"</option>
-                    {move || ns().into_iter().map(|n| { let (selected_n, label) = (n.clone(), n.clone()); view! { <option value=n selected=move || n_min.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
+                    {move || ns().into_iter().map(|(n, label)| { let selected_n = n.clone(); view! { <option value=n selected=move || n_min.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
                 </select>
                 "–"
                 <select id="n-max" on:change=move |event| { let value = event_target_value(&event); ctx.update(|state| state.filter.load_max = value.parse().ok().and_then(LoadBound::new)); }>
                     <option value="" selected=move || n_max.get().is_none()>"max"</option>
-                    {move || ns().into_iter().map(|n| { let (selected_n, label) = (n.clone(), n.clone()); view! { <option value=n selected=move || n_max.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
+                    {move || ns().into_iter().map(|(n, label)| { let selected_n = n.clone(); view! { <option value=n selected=move || n_max.get().map(|v| v.to_string()) == Some(selected_n.clone())>{label}</option> } }).collect_view()}
                 </select>
             </label>
             <div class="toggles">
@@ -386,4 +377,89 @@ fn FilterBar() -> impl IntoView {
             <button id="clear-filters" on:click=move |_| ctx.update(|state| state.filter = Default::default())>"Clear filters"</button>
         </section>
     }
+}
+
+/// One dimension's dropdown of the filter bar: its button says how many values are ticked, and each value's box
+/// says how many cells ticking it would show (`faceted`).
+fn filter_pill(
+    ctx: Ctx,
+    dimension: Dimension,
+    options: Vec<DimensionCount>,
+    faceted: Memo<BTreeMap<Dimension, BTreeMap<Value, u32>>>,
+    toggle: impl Fn(Dimension, String, bool) + Copy + 'static,
+) -> impl IntoView {
+    // This dimension's ticked values alone: ticking a model leaves the workloads' boxes alone.
+    let selected = ctx.part(move |state| {
+        state
+            .filter
+            .values
+            .get(&dimension)
+            .cloned()
+            .unwrap_or_default()
+    });
+    let total = options.len();
+    view! {
+        <details class="filter" data-dimension=dimension.name()>
+            <summary>
+                {dimension.name()} " "
+                <span class="count">{move || { let chosen = selected.with(Vec::len); if chosen == 0 { "all".to_string() } else { format!("{chosen}/{total}") } }}</span>
+            </summary>
+            <div class="options">
+                {options.into_iter().map(|option| {
+                    let text = option.value.to_string();
+                    let checked_text = text.clone();
+                    let toggle_text = text.clone();
+                    let value = option.value.clone();
+                    let count = move || faceted.with(|counts| {
+                        counts.get(&dimension).and_then(|counts| counts.get(&value)).copied().unwrap_or(0)
+                    });
+                    view! {
+                        <label>
+                            <input type="checkbox" data-value=text.clone()
+                                prop:checked=move || selected.with(|selected| selected.contains(&checked_text))
+                                on:change=move |event| toggle(dimension, toggle_text.clone(), event_target_checked(&event))/>
+                            {text.clone()} " "
+                            {(dimension == Dimension::Run).then(|| {
+                                let label = ctx.working.with_untracked(|cells| cellscope_model::runs::run_label(&text, cells));
+                                (!label.is_empty()).then(|| view! { <span class="run-label">{format!("({label}) ")}</span> })
+                            })}
+                            <span class="count">{count}</span>
+                        </label>
+                    }
+                }).collect_view()}
+            </div>
+        </details>
+    }
+}
+
+/// Closes every open filter dropdown, or when none is open the open "more" group, and focuses the button of the
+/// last one closed. Whether anything was closed.
+fn close_open_filters() -> bool {
+    let Some(document) = web_sys::window().and_then(|window| window.document()) else {
+        return false;
+    };
+    let open = |css: &str| document.query_selector(css).ok().flatten();
+    let mut closed = None;
+    while let Some(details) = open("#filters details.filter[open]") {
+        let _ = details.remove_attribute("open");
+        closed = Some(details);
+    }
+    if closed.is_none()
+        && let Some(group) = open("#filters details.more-filters[open]")
+    {
+        let _ = group.remove_attribute("open");
+        closed = Some(group);
+    }
+    let Some(closed) = closed else {
+        return false;
+    };
+    if let Some(summary) = closed
+        .query_selector("summary")
+        .ok()
+        .flatten()
+        .and_then(|summary| summary.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = summary.focus();
+    }
+    true
 }

@@ -153,7 +153,10 @@ impl Compare {
         comparison: &Comparison,
         drawn_width: f64,
     ) {
-        let height = plot::paired_height(comparison.groups.len(), drawn_width);
+        let panels = plot::paired_groups(comparison).len();
+        let height = plot::paired_height(panels, drawn_width);
+        // How many panels are drawn (groups without a pair have none), for automation and the browser tests.
+        let _ = canvas.set_attribute("data-panels", &panels.to_string());
         let drawn = draw_on_canvas(canvas.clone(), drawn_width, height, |root, scale| {
             plot::draw_paired(root, comparison, scale)
         });
@@ -285,7 +288,14 @@ fn charts(compare: Compare) -> impl IntoView {
                 })}
             </div>
             <h3>"Each pair: a against b (on the line: equal; below it: b lower)"</h3>
-            <div class="chart-wrap">
+            {move || comparison.with(|comparison| comparison.as_ref().ok().and_then(|comparison| comparison.unpaired_note())).map(|note| view! {
+                <p class="hint" id="paired-note">{note}</p>
+            })}
+            // No pair anywhere: the note says so, and no empty frame is drawn.
+            <div class="chart-wrap" style:display=move || {
+                let none = comparison.with(|comparison| comparison.as_ref().is_ok_and(|comparison| plot::paired_groups(comparison).is_empty()));
+                if none { "none" } else { "" }
+            }>
                 <canvas id="paired-canvas" node_ref=paired_ref on:click=move |event| compare.on_paired_click(event)
                     on:mousemove=move |event| compare.on_move(event, "paired")
                     on:mouseleave=move |_| tooltip.set(None)></canvas>
@@ -309,6 +319,7 @@ fn charts(compare: Compare) -> impl IntoView {
 fn CompareTable(comparison: Arc<Comparison>) -> impl IntoView {
     let spec = comparison.spec.clone();
     let absolute = spec.metric.is_absolute();
+    let measure = comparison.measure();
     view! {
         <table class="compare-table" id="compare-table">
             <thead><tr>
@@ -330,10 +341,10 @@ fn CompareTable(comparison: Arc<Comparison>) -> impl IntoView {
                             data-dropped=count.to_string()>
                             <td>{group.label()}</td>
                             <td class="num">{group.n_pairs}</td>
-                            <td class="num">{delta(group.mean_delta, spec.metric)}</td>
-                            <td class="num">{delta(group.median_delta, spec.metric)}</td>
+                            <td class="num">{delta(group.mean_delta, measure)}</td>
+                            <td class="num">{delta(group.median_delta, measure)}</td>
                             {absolute.then(|| view! { <td class="num ratio">{ratio(group.ratio)}</td> })}
-                            <td class="num">{delta_interval(group.ci, spec.metric)}</td>
+                            <td class="num">{delta_interval(group.ci, measure)}</td>
                             <td class="num">{p_value(group.wilcoxon.and_then(|test| test.p_value))}</td>
                             <td class="num">{p_value(group.holm_p)}</td>
                             <td class="num">{signed(group.effect_size, 2)}</td>

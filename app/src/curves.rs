@@ -16,14 +16,18 @@ use crate::state::{Ctx, ctx};
 use canvas::Chart;
 use cellscope_draw::chart::{CurveSpec, ExportFrame, Hit, draw_curves, draw_export, series_styles};
 use cellscope_model::Dimension;
+use cellscope_model::LoadKind;
 use cellscope_model::api::Provenance;
 use cellscope_model::explore::{
-    Facet, Series, UnequalSets, curves_of, empty_notes, frontier_withheld, marks_note,
-    off_the_load_axis, panel_notes, unequal_sentences, unequal_sets, without_value_note,
+    Facet, Series, UnequalSets, curves_of, empty_notes, frontier_withheld, load_kind_on_x,
+    marks_note, off_the_load_axis, one_load_note, panel_notes, slo_line, unequal_sentences,
+    unequal_sets, without_value_note,
 };
+use cellscope_model::metric::Threshold;
+use cellscope_model::pooling::Drawn;
 use cellscope_model::reasons::skip_reason as default_skip_reason;
 use cellscope_model::status::CellStatus;
-use cellscope_model::view_state::{Aggregation, Metric, ViewState, XAxis};
+use cellscope_model::view_state::{Aggregation, FrontierMode, Metric, ViewState, XAxis};
 use leptos::prelude::*;
 use table::SeriesTable;
 
@@ -57,7 +61,9 @@ type Styles = std::collections::BTreeMap<String, ((u8, u8, u8), cellscope_draw::
 struct Look {
     metric: Metric,
     x: XAxis,
-    threshold: Option<f64>,
+    load_kind: Option<LoadKind>,
+    threshold: Option<Threshold>,
+    slo_line: Option<Threshold>,
     styles: Styles,
     /// The loaded data, for the provenance (shared, not copied: it grows with the runs).
     data: Option<std::sync::Arc<crate::api::Dataset>>,
@@ -80,7 +86,9 @@ fn draw_on(
         facets,
         metric: look.metric,
         x: look.x,
-        threshold: look.threshold,
+        load_kind: look.load_kind,
+        threshold: look.threshold.clone(),
+        slo_line: look.slo_line.clone(),
         styles: &look.styles,
         skip_reason: &reason,
         scale,
@@ -155,14 +163,7 @@ impl Curves {
         let colors = Memo::new(move |_| {
             let dimension = color_dimension.get();
             let all_values = ctx.values_of(dimension);
-            facets.with(|facets| {
-                series_styles(
-                    facets.iter().flat_map(|facet| {
-                        facet.series.iter().map(|series| series.label.to_string())
-                    }),
-                    &all_values,
-                )
-            })
+            facets.with(|facets| series_styles(facets, &all_values))
         });
         Curves {
             ctx,
@@ -177,6 +178,16 @@ impl Curves {
         }
     }
 
+    /// The kind of load on x, read untracked (`None` against a metric): it names the axes, even of a chart
+    /// without a point, and picks the threshold.
+    fn load_kind(self) -> Option<LoadKind> {
+        let ctx = self.ctx;
+        ctx.with_filtered_untracked(|_, filtered| {
+            ctx.state
+                .with_untracked(|state| load_kind_on_x(filtered, state))
+        })
+    }
+
     /// What a drawing needs besides the facets, read untracked: the drawing's effect says what draws again.
     fn look(self) -> Look {
         let Curves {
@@ -188,17 +199,16 @@ impl Curves {
             colors,
             ..
         } = self;
+        let metric = chart_metric.get_untracked();
+        let load_kind = self.load_kind();
         Look {
-            metric: chart_metric.get_untracked(),
+            metric,
             x: ctx.state.with_untracked(|state| state.x),
+            load_kind,
             threshold: ctx
                 .state
-                .with_untracked(|state| match chart_metric.get_untracked() {
-                    Metric::P95Multiplier => state.criterion.p95_multiplier_above(),
-                    Metric::Efficiency => Some(state.criterion.efficiency_below()),
-                    // Absolute metrics have no criterion threshold.
-                    _ => None,
-                }),
+                .with_untracked(|state| metric.threshold(&state.criterion, load_kind)),
+            slo_line: ctx.state.with_untracked(|state| slo_line(state, metric)),
             styles: colors.get_untracked(),
             data: ctx.data.get_untracked(),
             notes: facets.with_untracked(|facets| {
@@ -238,14 +248,29 @@ pub(crate) fn CurvesView() -> impl IntoView {
     }
 }
 
-/// The series' colours and markers, and what the chart's marks mean.
+/// The series' colours and markers, their deployment badges, and what the chart's marks mean.
 fn legend(curves: Curves) -> impl IntoView {
     let colors = curves.colors;
+    let facets = curves.facets;
     let legend_hint = curves.ctx.part(legend_hint);
+    let badges = Memo::new(move |_| {
+        facets.with(|facets| {
+            cellscope_model::order::btree_map(
+                facets
+                    .iter()
+                    .flat_map(|facet| &facet.series)
+                    .filter_map(|series| Some((series.legend.clone(), series.badge.clone()?))),
+            )
+        })
+    });
     view! {
         <div class="series-legend" id="curves-legend">
-            {move || colors.get().into_iter().map(|(label, (color, marker))| view! {
-                <span class="swatch" data-series=label.clone() style=format!("color:{}", cellscope_draw::palette::css(color))>{marker.glyph()}</span><span>{label}</span>
+            {move || colors.get().into_iter().map(|(label, (color, marker))| {
+                let badge = badges.with(|badges| badges.get(&label).cloned());
+                view! {
+                    <span class="swatch" data-series=label.clone() style=format!("color:{}", cellscope_draw::palette::css(color))>{marker.glyph()}</span><span>{label}</span>
+                    {badge.map(|badge| view! { <span class="badge pools">{badge}</span> })}
+                }
             }).collect_view()}
             <span class="hint">{move || legend_hint.get()}</span>
         </div>
@@ -277,6 +302,12 @@ fn notes(curves: Curves) -> impl IntoView {
         {move || facets.with(|facets| marks_note(facets))
             .map(|note| view! { <p class="pooling-note" id="curves-marks">{note}</p> })}
         {move || {
+            let ctx = curves.ctx;
+            let metric = chart_metric.get();
+            ctx.with_filtered(|_, filtered| one_load_note(filtered, metric))
+                .map(|note| view! { <p class="pooling-note" id="curves-one-load">{note}</p> })
+        }}
+        {move || {
             let warnings = chart_warnings(facets, unequal, false);
             (!warnings.is_empty()).then(|| view! {
                 <ul class="pooling-note chart-warnings" id="curves-warnings">
@@ -299,6 +330,7 @@ fn chart_warnings(
     let read = |facets: &Vec<Facet>, unequal: &Vec<UnequalSets>, state: &ViewState| {
         unequal_sentences(unequal)
             .into_iter()
+            .chain(Drawn::Points.deployment_note(points(facets)))
             .chain(frontier_withheld(facets, state))
             .collect()
     };
@@ -323,27 +355,36 @@ fn legend_hint(state: &ViewState) -> String {
         XAxis::Metric(_) => state.band.label().replacen("band", "whiskers", 1),
     };
     let points = match state.x {
-        XAxis::Metric(_) if state.frontier => {
+        XAxis::Metric(_) if state.frontier == FrontierMode::Series => {
             "bold line = Pareto frontier of each series; hollow point = dominated (another load of its series is better on both axes); ◐ = includes partial cells; thin line joins the points in load order"
+        }
+        XAxis::Metric(_) if state.frontier == FrontierMode::Panel => {
+            "bold dark line = Pareto frontier across the panel's configurations; hollow point = off it (another configuration or load is better on both axes); ◐ = includes partial cells; thin line joins a series' points in load order"
         }
         XAxis::Metric(_) => {
             "hollow point with ◐ and its value = includes partial cells; points joined in load order"
         }
-        XAxis::Load => "hollow point with ◐ and its value = includes partial cells",
+        XAxis::Load => "hollow ◐ = partial cells",
+    };
+    // All at once has its own slot only against the load.
+    let unbounded = if state.x == XAxis::Load {
+        "; ∞ = all at once, past //"
+    } else {
+        ""
     };
     format!(
-        "{band}; {points}; ring = breakdown N or saturation rate; ✕ = series ends at a skipped cell"
+        "{band}; {points}; crossed ✕ = failed cells; ring = breakdown N or saturation rate; ⊘ = skipped end{unbounded}"
     )
 }
 
 /// The chart in words, for screen readers: what is plotted against what, the series and panels, and the
 /// frontier when it is drawn.
-fn chart_summary(facets: &[Facet], metric: Metric, x: XAxis) -> String {
+fn chart_summary(facets: &[Facet], metric: Metric, x: XAxis, kind: Option<LoadKind>) -> String {
     let series: usize = facets.iter().map(|facet| facet.series.len()).sum();
     let mut summary = format!(
         "{} against {}: {series} series in {} panel{}",
-        metric.label(),
-        x.label(),
+        metric.label_at(kind),
+        x.label_at(kind),
         facets.len(),
         if facets.len() == 1 { "" } else { "s" }
     );
@@ -374,20 +415,16 @@ fn frontier_counts(facets: &[Facet]) -> (usize, usize) {
         })
 }
 
-/// What the chart's points pool, said once above it: the largest pooling among its points ("each point: up to
-/// mean of 18 cells: 3 models × 2 phases × 3 reps"), and that reps are averaged within each series first.
+/// What the chart's points pool, said once above it ([`Drawn::pooling_note`]).
 fn pooling_note(facets: &[Facet], aggregation: Aggregation) -> String {
-    let widest = facets
+    Drawn::Points.pooling_note(points(facets), aggregation)
+}
+
+/// The poolings of every point drawn.
+fn points(facets: &[Facet]) -> impl Iterator<Item = &cellscope_model::pooling::Pooling> {
+    facets
         .iter()
         .flat_map(|facet| &facet.series)
         .flat_map(|series| &series.points)
-        .max_by_key(|point| point.pooling.cells);
-    match widest {
-        None => String::new(),
-        Some(point) if point.pooling.cells <= 1 => "Each point is one cell.".into(),
-        Some(point) => format!(
-            "Each point pools the cells it stands for, up to {}; reps are aggregated within each series first, then the series. Hover a point for its own count.",
-            point.pooling.describe(aggregation)
-        ),
-    }
+        .map(|point| &point.pooling)
 }

@@ -7,14 +7,14 @@ use crate::{api, browser};
 use cellscope_draw::chart::{Sample, draw_cdf, draw_histogram};
 use cellscope_model::api::Provenance;
 use cellscope_model::distribution::no_rows_message;
-use cellscope_model::explore::{PICKER_ORDER, Value, pick, picker_choices};
+use cellscope_model::explore::{PICKER_ORDER, Value, missing_cell, pick, picker_choices};
 use cellscope_model::metric::Metric;
 use cellscope_model::order::{sort_floats, sorted_distinct};
 use cellscope_model::origin::{CellOrigin, Mark, compare_figures};
 use cellscope_model::reasons::ScalingAbsent;
 use cellscope_model::requests::{Lineage, RequestRow, RowClass, requests_query};
 use cellscope_model::stat::Stat;
-use cellscope_model::summary::load_line;
+use cellscope_model::summary::{load_line, serving_stats_of};
 use cellscope_model::view_state::{View, ViewState};
 use cellscope_model::{CellKey, CellSummary, quantile_linear};
 use leptos::html::Canvas;
@@ -32,6 +32,17 @@ fn figure(cell: &CellSummary, stat: Stat, decimals: usize) -> impl IntoView + us
     let mark = Mark::of(&cell.origin, stat.name());
     let title = (mark != Mark::Recomputed).then(|| mark.meaning());
     view! { <td title=title data-mark=mark.sign()>{number(cell.stat(stat), decimals)}{mark.sign()}</td> }
+}
+
+/// A serving figure of the reps table with two decimals, its unit (`8.25 ms`, `3.90 req/s`) and its sign, `—`
+/// when the rep has none.
+fn serving_figure(cell: &CellSummary, stat: Stat) -> impl IntoView + use<> {
+    let mark = Mark::of(&cell.origin, stat.name());
+    let title = (mark != Mark::Recomputed).then(|| mark.meaning());
+    let value = cell
+        .stat(stat)
+        .map_or_else(|| "—".to_string(), |value| stat.unit().fixed(value));
+    view! { <td title=title data-stat=stat.name() data-mark=mark.sign()>{value}{mark.sign()}</td> }
 }
 
 /// A scaling figure of the reps table: its value, or `—` with why it is absent on hover.
@@ -58,12 +69,17 @@ pub(crate) fn InspectorView() -> impl IntoView {
     let selected = Memo::new(move |_| ctx.state.with(|state| state.cell.clone()));
     view! {
         <CellPicker/>
-        {move || match selected.get() {
-            None => view! {
-                <p class="hint" id="inspector-empty">"Choose a cell above, or click a point of the Curves, a square of the Matrix or a row of the Audit."</p>
-            }
-            .into_any(),
-            Some(key) => view! { <CellInspector key=key/> }.into_any(),
+        {move || {
+            // A hand-edited link may name a cell the data does not have: said in words, with no request to fail.
+            // Untracked: the view is built again whenever the data changes.
+            let (class, id, text) = match selected.get() {
+                None => ("hint", "inspector-empty", "Choose a cell above, or click a point of the Curves, a square of the Matrix or a row of the Audit.".to_string()),
+                Some(key) => match ctx.working.with_untracked(|cells| missing_cell(cells, &key)) {
+                    Some(missing) => ("empty", "no-such-cell", missing),
+                    None => return view! { <CellInspector key=key/> }.into_any(),
+                },
+            };
+            view! { <p class=class id=id>{text}</p> }.into_any()
         }}
     }
 }
@@ -99,7 +115,7 @@ fn CellPicker() -> impl IntoView {
                             {move || choices().into_iter().map(|value| {
                                 let text = value.to_string();
                                 let is_selected = text == selected();
-                                view! { <option value=text.clone() selected=is_selected>{text.clone()}</option> }
+                                view! { <option value=text selected=is_selected>{value.label(dimension)}</option> }
                             }).collect_view()}
                         </select>
                     </label>
@@ -201,18 +217,27 @@ fn reps_table(
     reps: Memo<Vec<CellSummary>>,
     series: Memo<Vec<CellSummary>>,
 ) -> impl IntoView {
+    // The serving figures (TTFT, TPOT, ITL, throughputs, interactivity) that some rep has, after the others.
+    let serving = move || reps.with(|reps| serving_stats_of(reps.iter()));
     view! {
+        <div class="table-scroll">
         <table class="reps" id="reps-table">
             <thead><tr>
                 <th>"rep"</th><th>"status"</th><th>"flags"</th><th>"rows / expected"</th><th>"ok"</th><th>"failed"</th>
                 <th>"mean wall ms"</th><th>"p50"</th><th>"p95"</th><th>"p99"</th><th>"p50 TTFT"</th><th>"p95 TTFT"</th>
                 <th>"agg tps"</th><th>"efficiency"</th><th>"p95×"</th>
-                <th>"mean prompt tok"</th><th>"mean completion tok"</th><th>"expected from"</th>
+                <th>"mean prompt tok"</th><th>"mean completion tok"</th>
+                {move || serving().into_iter().map(|stat| view! { <th data-stat=stat.name()>{stat.label()}</th> }).collect_view()}
+                <th>"expected from"</th>
             </tr></thead>
             <tbody>
-                {move || { let series = series.get(); reps.get().into_iter().map(|cell| rep_row(ctx, cell, &series, shown_rep)).collect_view() }}
+                {move || {
+                    let (series, serving) = (series.get(), serving());
+                    reps.get().into_iter().map(|cell| rep_row(ctx, cell, &series, &serving, shown_rep)).collect_view()
+                }}
             </tbody>
         </table>
+        </div>
     }
 }
 
@@ -221,6 +246,7 @@ fn rep_row(
     ctx: Ctx,
     cell: CellSummary,
     series: &[CellSummary],
+    serving: &[Stat],
     shown_rep: u32,
 ) -> impl IntoView + use<> {
     let series: Vec<&CellSummary> = series.iter().collect();
@@ -265,6 +291,7 @@ fn rep_row(
             {scaling_figure(&cell, Metric::Efficiency, &series, 3)}{scaling_figure(&cell, Metric::P95Multiplier, &series, 3)}
             {figure(&cell, Stat::MeanPromptTokens, 1)}
             {figure(&cell, Stat::MeanCompletionTokens, 1)}
+            {serving.iter().map(|stat| serving_figure(&cell, *stat)).collect_view()}
             <td>{cell.expected_source.as_str()}</td>
         </tr>
     }
@@ -347,15 +374,6 @@ fn OriginStory(origin: CellOrigin, cell: CellSummary) -> impl IntoView {
         Some(line) => format!(" (record {}, line {line})", origin.record),
         None => format!(" (record {})", origin.record),
     };
-    let value = |column: &str, value: f64| -> String {
-        if column.ends_with("_ms") {
-            format!("{value:.2} ms")
-        } else if column.ends_with("_tps") || column.contains("throughput") {
-            format!("{value:.2} tok/s")
-        } else {
-            format!("{value:.2}")
-        }
-    };
     view! {
         <section class="origin" id="cell-origin" data-format=origin.format.clone()>
             <h3>"Origin"</h3>
@@ -373,22 +391,11 @@ fn OriginStory(origin: CellOrigin, cell: CellSummary) -> impl IntoView {
                     <caption>"The tool's own figures next to cellscope's, recomputed from the request rows"</caption>
                     <thead><tr><th>"figure"</th><th>"recomputed by cellscope"</th><th>"reported by the tool"</th><th>"difference"</th></tr></thead>
                     <tbody>
-                        {comparisons.iter().map(|row| {
-                            let recomputed = row.recomputed.map_or_else(
-                                || "— (no request rows: the tool's figure is shown)".to_string(),
-                                |recomputed| value(&row.column, recomputed),
-                            );
-                            let difference = match (row.difference(), row.relative_difference()) {
-                                (Some(difference), Some(relative)) => format!("{difference:+.2} ({:+.2} %)", relative * 100.0),
-                                (Some(difference), None) => format!("{difference:+.2}"),
-                                _ => "—".to_string(),
-                            };
-                            view! {
-                                <tr data-column=row.column.clone()>
-                                    <td><code>{row.column.clone()}</code></td><td>{recomputed}</td>
-                                    <td>{value(&row.column, row.reported)}</td><td>{difference}</td>
-                                </tr>
-                            }
+                        {comparisons.iter().map(|row| view! {
+                            <tr data-column=row.column.clone()>
+                                <td><code>{row.column.clone()}</code></td><td>{row.recomputed_text()}</td>
+                                <td>{row.value_text(row.reported)}</td><td>{row.difference_text()}</td>
+                            </tr>
                         }).collect_view()}
                     </tbody>
                 </table>
@@ -457,13 +464,14 @@ fn Distributions(
     /// The tool that wrote the cell, when it is another tool's.
     tool: Option<String>,
 ) -> impl IntoView {
-    // A cell with no latency to draw (another tool's reported figures only) gets words, not empty frames.
+    // Only rows with a latency are drawn: while they load, when they cannot be had (an offline copy holds the
+    // rows of its view's cells only) and for a cell of reported figures alone the words say why, with no frame.
     let drawable = move || {
         rows.with(|rows| match rows {
             Some(Ok(rows)) => rows.iter().any(|row| {
                 row.class != RowClass::Skip && (row.wall_ms.is_some() || row.ttft_ms.is_some())
             }),
-            _ => true,
+            _ => false,
         })
     };
     let histogram_ref = NodeRef::<Canvas>::new();

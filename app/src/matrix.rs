@@ -8,7 +8,8 @@ use crate::controls::{
 use crate::perf;
 use crate::state::ctx;
 use cellscope_draw::matrix::{ColourScale, grids_html};
-use cellscope_model::explore::{MatrixBase, MatrixLayout, uses_at_load};
+use cellscope_model::explore::{MatrixBase, MatrixGrid, MatrixLayout, one_load_note, uses_at_load};
+use cellscope_model::pooling::Drawn;
 use cellscope_model::view_state::{Metric, ViewState};
 use cellscope_model::{Dimension, Load, LoadKind};
 
@@ -112,7 +113,7 @@ pub(crate) fn MatrixView() -> impl IntoView {
                 <label>{at_label}
                     <select id="at-n" on:change=move |event| { if let Ok(load) = event_target_value(&event).parse::<Load>() { ctx.update(|state| state.at_load = load); } }>
                         {move || loads.get().into_iter().map(|load| view! {
-                            <option value=load.to_string() selected=move || at_load.get() == load>{match load { Load::Concurrency(n) => n.to_string(), other => other.label() }}</option>
+                            <option value=load.to_string() selected=move || at_load.get() == load>{load.label()}</option>
                         }).collect_view()}
                     </select>
                 </label>
@@ -141,18 +142,10 @@ pub(crate) fn MatrixView() -> impl IntoView {
         </div>
         <p class="pooling-note" id="matrix-pooling">{move || {
             let aggregation = ctx.state.with(|state| state.aggregation);
-            grids.with(|grids| {
-                let widest = grids.iter().flat_map(|grid| grid.squares.iter().flatten().flatten()).max_by_key(|square| square.pooling.cells);
-                match widest {
-                    Some(square) if square.pooling.cells > 1 => format!(
-                        "Each square pools the cells that share its row, column and grid, up to {}; reps are aggregated within each series first. Hover a square for its own count.",
-                        square.pooling.describe(aggregation)
-                    ),
-                    Some(_) => "Each square is one cell.".to_string(),
-                    None => String::new(),
-                }
-            })
+            grids.with(|grids| Drawn::Squares.pooling_note(squares(grids), aggregation))
         }}</p>
+        <p class="pooling-note deployments" id="matrix-deployments">{move || grids.with(|grids| Drawn::Squares.deployment_note(squares(grids)))}</p>
+        <p class="pooling-note" id="matrix-one-load">{move || ctx.with_filtered(|_, filtered| one_load_note(filtered, metric()))}</p>
         // The grids are one piece of HTML, set at once: built node by node, their few thousand elements and
         // attributes were that many calls from WebAssembly into the page, most of a repaint. One listener on the
         // container follows a square's link (its `href` is the whole target state, so middle-click, copy link
@@ -161,6 +154,14 @@ pub(crate) fn MatrixView() -> impl IntoView {
             ctx.state.with(|state| grids.with(|grids| grids_html(grids, colour_scale.get(), state)))
         })></div>
     }
+}
+
+/// The poolings of every square of the grids.
+fn squares(grids: &[MatrixGrid]) -> impl Iterator<Item = &cellscope_model::pooling::Pooling> {
+    grids
+        .iter()
+        .flat_map(|grid| grid.squares.iter().flatten().flatten())
+        .map(|square| &square.pooling)
 }
 
 /// A click in the grids that lands on a square's link goes to the view it names, within the app.

@@ -9,8 +9,11 @@ mod labels;
 pub use curves::draw_curves;
 pub use distribution::{Sample, draw_cdf, draw_histogram};
 
+use crate::header::Header;
 use crate::palette;
+use cellscope_model::LoadKind;
 use cellscope_model::explore::{Facet, Series, value_text};
+use cellscope_model::metric::Threshold;
 use cellscope_model::view_state::{Aggregation, BandSpan, Metric, XAxis};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -40,8 +43,14 @@ pub struct CurveSpec<'a> {
     pub metric: Metric,
     /// What the x axis shows: N, or a metric (each point then sits at its value of it).
     pub x: XAxis,
-    /// The horizontal threshold line (0.65 efficiency, 2.0 multiplier).
-    pub threshold: Option<f64>,
+    /// The kind of load on x ([`cellscope_model::explore::load_kind_on_x`]): it names the axis even when no point
+    /// is drawn; `None` against a metric.
+    pub load_kind: Option<LoadKind>,
+    /// The horizontal threshold line ([`Metric::threshold`]: 0.65 efficiency, 0.9 achieved/offered, 2.0
+    /// multiplier) with its words.
+    pub threshold: Option<Threshold>,
+    /// The link's SLO bound on the plotted statistic ([`cellscope_model::explore::slo_line`]), drawn across.
+    pub slo_line: Option<Threshold>,
     /// Series label → colour and marker.
     pub styles: &'a BTreeMap<String, ((u8, u8, u8), palette::Marker)>,
     /// Series label → skip reason shown at its end marker.
@@ -132,6 +141,14 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
     } else {
         String::new()
     };
+    let failed = if point.failed > 0 {
+        format!(
+            "\n✕ crossed: {} of the cells failed, some of their requests not ok (only ok requests enter the value)",
+            point.failed
+        )
+    } else {
+        String::new()
+    };
     let spread = match words.band {
         BandSpan::Cells => "over the cells",
         BandSpan::Reps => "over reps",
@@ -157,7 +174,16 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
         )
     });
     let frontier = match &series.frontier {
+        None if series.frontier_withheld.is_some() && point.pooling.pools_series() => {
+            "\non no frontier: this point pools several configurations"
+        }
         None => "",
+        Some(frontier) if frontier.across_series && series.is_dominated(index) => {
+            "\nhollow: off the frontier (another configuration or load is better on both axes)"
+        }
+        Some(frontier) if frontier.across_series => {
+            "\non the Pareto frontier across the panel's configurations"
+        }
         Some(_) if series.is_dominated(index) => {
             "\nhollow: dominated (another load of this series is better on both axes)"
         }
@@ -168,11 +194,18 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
         .into_iter()
         .map(|line| format!("\n{line}"))
         .collect();
+    // A legend naming only what differs between the series is completed by the whole configuration.
+    let label = series.label.to_string();
+    let whole = if label == series.legend {
+        String::new()
+    } else {
+        format!("\nconfiguration {label}")
+    };
     format!(
-        "{} · {}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{origin}",
-        series.label,
+        "{} · {}{whole}\n{} {}{}{x}{frontier}\n{}\nefficiency {} · p95× {}\nok rows {}/{} expected{partial}{failed}{origin}",
+        series.legend,
         point.load.label(),
-        metric.label(),
+        metric.label_at(Some(point.load.kind())),
         value_text(metric, point.value),
         band(metric, point.min, point.max),
         point.pooling.describe(words.aggregation),
@@ -203,8 +236,8 @@ pub fn draw_export<DB: DrawingBackend>(
     draw_curves(&chart, spec)
 }
 
-/// Draws an export's frame (the description lines, then a legend of markers in their colours, left to right)
-/// and returns the area below it, where the chart goes.
+/// Draws an export's frame (the description lines wrapped to the image's width, then a legend of markers in
+/// their colours, left to right in as many rows as it needs) and returns the area below it, where the chart goes.
 pub fn draw_frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     lines: &[String],
@@ -213,23 +246,22 @@ pub fn draw_frame<DB: DrawingBackend>(
 ) -> Result<DrawingArea<DB, Shift>, String> {
     let px = |value: f64| (value * scale).round() as i32;
     root.fill(&WHITE).map_err(|error| error.to_string())?;
-    let line_height = px(16.0);
-    let header = export_header_height(lines.len(), scale);
-    let (top, chart) = root.split_vertically(header);
-    for (index, line) in lines.iter().enumerate() {
-        let size = if index == 0 { 14.0 } else { 11.0 };
+    let width = f64::from(root.dim_in_pixel().0) / scale;
+    let labels: Vec<&str> = legend.iter().map(|(label, ..)| label.as_str()).collect();
+    let header = Header::layout(lines, &labels, width);
+    let (top, chart) = root.split_vertically(px(header.height));
+    for (line, size, y) in &header.lines {
         top.draw(&Text::new(
             line.clone(),
-            (px(10.0), px(8.0) + line_height * index as i32),
-            ("sans-serif", px(size))
+            (px(crate::header::MARGIN), px(*y)),
+            ("sans-serif", px(*size))
                 .into_font()
                 .color(&RGBColor(30, 30, 30)),
         ))
         .map_err(|error| error.to_string())?;
     }
-    let mut x = px(10.0);
-    let y = px(8.0) + line_height * lines.len() as i32 + px(6.0);
-    for (label, color, marker) in legend {
+    for ((label, color, marker), (x, y)) in legend.iter().zip(&header.legend) {
+        let (x, y) = (px(*x), px(*y));
         let color = rgb(*color);
         let at = (x + px(5.0), y);
         let size = px(4.0);
@@ -253,28 +285,42 @@ pub fn draw_frame<DB: DrawingBackend>(
                 .pos(Pos::new(HPos::Left, VPos::Center)),
         ))
         .map_err(|error| error.to_string())?;
-        x += px(24.0) + px(6.5) * label.chars().count() as i32;
     }
     Ok(chart)
 }
 
-/// Backend pixels above the chart in an export with `lines` of description.
-pub fn export_header_height(lines: usize, scale: f64) -> i32 {
-    ((8.0 + 16.0 * lines as f64 + 22.0) * scale).round() as i32
+/// CSS pixels above the chart in an export `width` CSS pixels wide with `lines` of description and a legend of
+/// `legend` labels ([`Header::layout`]).
+pub fn export_header_height(lines: &[String], legend: &[&str], width: f64) -> f64 {
+    Header::layout(lines, legend, width).height
 }
 
-/// The colour and marker of each series label: the label's position among all values of the coloured
-/// dimension in the data (`all_values`, in the index's order), so a backend keeps its look across views.
+/// The colour and marker of each series of `facets`, keyed by its legend: its value's position among all values
+/// of the coloured dimension in the data (`all_values`, in the index's order), so a backend keeps its look
+/// across views; values the list lacks take distinct looks after them.
 pub fn series_styles(
-    labels: impl IntoIterator<Item = String>,
+    facets: &[Facet],
     all_values: &[String],
 ) -> BTreeMap<String, ((u8, u8, u8), palette::Marker)> {
-    cellscope_model::order::btree_map(labels.into_iter().map(|label| {
-        let position = all_values
-            .iter()
-            .position(|value| *value == label)
-            .unwrap_or(all_values.len());
-        (label, palette::style(position))
+    let mut unknown: Vec<String> = Vec::new();
+    cellscope_model::order::btree_map(facets.iter().flat_map(|facet| &facet.series).map(|series| {
+        let value = series.label.to_string();
+        // A value the data's list lacks (a configuration, which is no listed dimension) still gets a look of
+        // its own, after every listed value's.
+        let position = match all_values.iter().position(|known| *known == value) {
+            Some(position) => position,
+            None => {
+                let place = unknown
+                    .iter()
+                    .position(|seen| *seen == value)
+                    .unwrap_or_else(|| {
+                        unknown.push(value.clone());
+                        unknown.len() - 1
+                    });
+                all_values.len() + place
+            }
+        };
+        (series.legend.clone(), palette::style(position))
     }))
 }
 
@@ -283,6 +329,7 @@ mod tests {
     use super::axis::{Axis, tick_label};
     use super::labels::{LabelPlacer, Rect, text_width};
     use super::*;
+    use cellscope_model::Criterion;
     use cellscope_model::explore::{SeriesPoint, Value};
 
     fn point(n: u32, value: f64) -> SeriesPoint {
@@ -301,6 +348,7 @@ mod tests {
             ok_rows: 36,
             expected_rows: 36,
             partial: 0,
+            failed: 0,
             reported: 0,
             derived: 0,
             pooling: cellscope_model::pooling::Pooling::default(),
@@ -342,6 +390,44 @@ mod tests {
         frame: Option<&ExportFrame<'_>>,
         notes: &[Vec<String>],
     ) -> (String, Vec<Hit>) {
+        let kind = (x == XAxis::Load).then(|| kind_of(facets));
+        let lines = (kind, metric.threshold(&Criterion::V1, kind), None);
+        svg_drawn(
+            facets,
+            styles,
+            reason,
+            (x, metric),
+            size,
+            frame,
+            notes,
+            lines,
+        )
+    }
+
+    /// The kind of load of the facets' first point (concurrency without one).
+    fn kind_of(facets: &[Facet]) -> LoadKind {
+        facets
+            .iter()
+            .flat_map(|facet| &facet.series)
+            .flat_map(|series| &series.points)
+            .map(|point| point.load.kind())
+            .next()
+            .unwrap_or(LoadKind::Concurrency)
+    }
+
+    /// The curves drawn to SVG with everything a spec says: the kind of load on x, the threshold and the SLO's
+    /// line.
+    #[allow(clippy::too_many_arguments)]
+    fn svg_drawn(
+        facets: &[Facet],
+        styles: &BTreeMap<String, ((u8, u8, u8), palette::Marker)>,
+        reason: &dyn Fn(&Series) -> String,
+        (x, metric): (XAxis, Metric),
+        size: (u32, u32),
+        frame: Option<&ExportFrame<'_>>,
+        notes: &[Vec<String>],
+        (load_kind, threshold, slo_line): (Option<LoadKind>, Option<Threshold>, Option<Threshold>),
+    ) -> (String, Vec<Hit>) {
         let mut svg = String::new();
         let hits = {
             let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -349,7 +435,9 @@ mod tests {
                 facets,
                 metric,
                 x,
-                threshold: Some(0.65),
+                load_kind,
+                threshold,
+                slo_line,
                 styles,
                 skip_reason: reason,
                 scale: 1.0,
@@ -368,6 +456,8 @@ mod tests {
     fn curves_draw_to_svg_with_hits_for_every_point_and_the_skip_marker() {
         let series = Series {
             label: Value::Text("pytorch_direct".into()),
+            legend: "pytorch_direct".into(),
+            badge: None,
             points: vec![point(1, 1.0), point(2, 0.5), point(4, 0.3), point(8, 0.1)],
             breakdown: cellscope_model::curve::Breakdown::At {
                 load: cellscope_model::Load::Concurrency(2),
@@ -377,15 +467,15 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            frontier_withheld: None,
+            slo_capacity: None,
         };
         let facets = vec![Facet {
             title: Some(Value::Text("long_decode".into())),
+            frontier_steps: Vec::new(),
             series: vec![series],
         }];
-        let styles = series_styles(
-            ["pytorch_direct".to_string()],
-            &["pytorch_direct".to_string()],
-        );
+        let styles = series_styles(&facets, &["pytorch_direct".to_string()]);
         let reason = |_: &Series| "hang".to_string();
         for metric in [Metric::Efficiency, Metric::P95Multiplier, Metric::P95WallMs] {
             let (svg, hits) = svg_of(&facets, &styles, &reason, metric, (800, 400), None);
@@ -408,11 +498,50 @@ mod tests {
     }
 
     #[test]
+    fn every_series_drawn_has_a_look_of_its_own_listed_or_not() {
+        let series = |label: &str| Series {
+            label: Value::Text(label.into()),
+            legend: label.into(),
+            badge: None,
+            points: vec![point(1, 1.0)],
+            breakdown: cellscope_model::curve::Breakdown::Never {
+                max: cellscope_model::Load::Concurrency(1),
+            },
+            skipped_at: None,
+            skipped_cells: Vec::new(),
+            left_out: 0,
+            without_value: 0,
+            frontier: None,
+            frontier_withheld: None,
+            slo_capacity: None,
+        };
+        // Two listed engines and two values the data's list lacks (configurations are no listed dimension).
+        let facets = vec![Facet {
+            title: None,
+            frontier_steps: Vec::new(),
+            series: ["sglang", "vllm", "sglang · tp 4", "vllm · tp 8"]
+                .into_iter()
+                .map(series)
+                .collect(),
+        }];
+        let styles = series_styles(&facets, &["sglang".into(), "trtllm".into(), "vllm".into()]);
+        assert_eq!(styles["sglang"], palette::style(0));
+        assert_eq!(styles["vllm"], palette::style(2));
+        let looks: Vec<_> = styles.values().collect();
+        for (index, look) in looks.iter().enumerate() {
+            assert!(!looks[index + 1..].contains(look), "{styles:?}");
+        }
+    }
+
+    #[test]
     fn an_export_carries_the_view_and_the_legend() {
         let facets = vec![Facet {
             title: None,
+            frontier_steps: Vec::new(),
             series: vec![Series {
                 label: Value::Text("vllm".into()),
+                legend: "vllm".into(),
+                badge: None,
                 points: vec![point(1, 1.0), point(2, 0.5)],
                 breakdown: cellscope_model::curve::Breakdown::At {
                     load: cellscope_model::Load::Concurrency(2),
@@ -422,9 +551,11 @@ mod tests {
                 left_out: 0,
                 without_value: 0,
                 frontier: None,
+                frontier_withheld: None,
+                slo_capacity: None,
             }],
         }];
-        let styles = series_styles(["vllm".to_string()], &["sglang".into(), "vllm".into()]);
+        let styles = series_styles(&facets, &["sglang".into(), "vllm".into()]);
         let reason = |_: &Series| String::new();
         let lines = vec![
             "cellscope curves: parallel efficiency vs N, colour by backend".to_string(),
@@ -480,6 +611,8 @@ mod tests {
         ];
         let series = Series {
             label: Value::Text("vllm".into()),
+            legend: "vllm".into(),
+            badge: None,
             points,
             breakdown: cellscope_model::curve::Breakdown::Never {
                 max: cellscope_model::Load::Concurrency(8),
@@ -491,13 +624,17 @@ mod tests {
             frontier: Some(cellscope_model::explore::Frontier {
                 members: vec![0, 1, 3],
                 steps: steps.to_vec(),
+                across_series: false,
             }),
+            frontier_withheld: None,
+            slo_capacity: None,
         };
         let facets = vec![Facet {
             title: None,
+            frontier_steps: Vec::new(),
             series: vec![series],
         }];
-        let styles = series_styles(["vllm".to_string()], &["vllm".to_string()]);
+        let styles = series_styles(&facets, &["vllm".to_string()]);
         let reason = |_: &Series| "hang".to_string();
         let (svg, hits) = svg_against(
             &facets,
@@ -695,11 +832,99 @@ mod tests {
     }
 
     #[test]
+    fn no_label_covers_a_point_of_any_series() {
+        // Two series against a metric whose points interleave: each point's label (N=…, the breakdown ring's
+        // N*=…) wants the spot where the other series has a point.
+        let series = |label: &str, shift: f64| Series {
+            label: Value::Text(label.into()),
+            legend: label.into(),
+            badge: None,
+            points: [
+                (1, 100.0, 50.0),
+                (2, 110.0, 52.0),
+                (4, 120.0, 54.0),
+                (8, 130.0, 56.0),
+            ]
+            .into_iter()
+            .map(|(n, x, y)| SeriesPoint {
+                x: x + shift,
+                x_min: x + shift,
+                x_max: x + shift,
+                ..point(n, y + shift / 10.0)
+            })
+            .collect(),
+            breakdown: cellscope_model::curve::Breakdown::At {
+                load: cellscope_model::Load::Concurrency(4),
+            },
+            skipped_at: None,
+            skipped_cells: Vec::new(),
+            left_out: 0,
+            without_value: 0,
+            frontier: None,
+            frontier_withheld: None,
+            slo_capacity: None,
+        };
+        let facets = vec![Facet {
+            title: None,
+            frontier_steps: Vec::new(),
+            series: vec![series("tp 4", 0.0), series("tp 8", 6.0)],
+        }];
+        let styles = series_styles(&facets, &[]);
+        let reason = |_: &Series| String::new();
+        let (svg, _) = svg_against(
+            &facets,
+            &styles,
+            &reason,
+            (XAxis::Metric(Metric::P95TtftMs), Metric::AggregateTps),
+            (420, 300),
+            None,
+        );
+        let attribute = |tag: &str, name: &str| -> Option<f64> {
+            let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            tag[start..].split('"').next()?.parse().ok()
+        };
+        let markers: Vec<Rect> = svg
+            .split("<circle")
+            .skip(1)
+            .filter_map(|tag| {
+                let (x, y, r) = (
+                    attribute(tag, "cx")?,
+                    attribute(tag, "cy")?,
+                    attribute(tag, "r")?,
+                );
+                Some((
+                    (x - r) as i32,
+                    (y - r) as i32,
+                    (x + r) as i32,
+                    (y + r) as i32,
+                ))
+            })
+            .collect();
+        assert!(markers.len() >= 8, "{} markers", markers.len());
+        let overlaps = |a: &Rect, b: &Rect| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+        let labels: Vec<(String, Rect)> = text_boxes(&svg)
+            .into_iter()
+            .filter(|(text, _)| text.starts_with("N"))
+            .collect();
+        assert!(!labels.is_empty(), "no point label drawn");
+        for (text, rect) in &labels {
+            for marker in &markers {
+                assert!(
+                    !overlaps(rect, marker),
+                    "{text:?} {rect:?} covers a point at {marker:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn crowded_labels_titles_and_notes_never_overlap() {
         // Four series breaking down at the same N and ending at the same skipped N with the same value, in
         // panels titled by long run ids, with a partial point and a note: every label wants the same spot.
         let series = |label: &str| Series {
             label: Value::Text(label.into()),
+            legend: label.into(),
+            badge: None,
             points: vec![
                 point(1, 1.0),
                 point(2, 0.5),
@@ -717,6 +942,8 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            frontier_withheld: None,
+            slo_capacity: None,
         };
         let labels = ["vllm", "sglang", "tgi", "pytorch_direct"];
         let facets: Vec<Facet> = [
@@ -727,10 +954,11 @@ mod tests {
         .into_iter()
         .map(|title| Facet {
             title: Some(Value::Text(title.into())),
+            frontier_steps: Vec::new(),
             series: labels.iter().map(|label| series(label)).collect(),
         })
         .collect();
-        let styles = series_styles(labels.iter().map(ToString::to_string), &[]);
+        let styles = series_styles(&facets, &[]);
         let reason = |_: &Series| "hang: the server stopped answering".to_string();
         let notes = vec![
             vec!["⚠ series pool different model sets: pytorch_direct 3 models, sglang 4, tgi 2, vllm 4".to_string()];
@@ -777,6 +1005,8 @@ mod tests {
     fn a_panel_without_points_says_why_in_its_middle_whole() {
         let series = |label: &str, points: Vec<SeriesPoint>| Series {
             label: Value::Text(label.into()),
+            legend: label.into(),
+            badge: None,
             points,
             breakdown: cellscope_model::curve::Breakdown::NoData,
             skipped_at: None,
@@ -784,20 +1014,24 @@ mod tests {
             left_out: 0,
             without_value: 0,
             frontier: None,
+            frontier_withheld: None,
+            slo_capacity: None,
         };
         let facets = vec![
             Facet {
                 title: Some(Value::Text("sglang".into())),
+                frontier_steps: Vec::new(),
                 series: vec![series("mistral-7b", Vec::new())],
             },
             Facet {
                 title: Some(Value::Text("vllm".into())),
+                frontier_steps: Vec::new(),
                 series: vec![series("mistral-7b", vec![point(1, 1.0), point(2, 0.5)])],
             },
         ];
         let why = "all 36 cells excluded by the ledger (mistral-long-prefill-tokenizer)";
         let notes = vec![vec![why.to_string()], Vec::new()];
-        let styles = series_styles(["mistral-7b".to_string()], &[]);
+        let styles = series_styles(&facets, &[]);
         let reason = |_: &Series| String::new();
         let (svg, _) = svg_with_notes(
             &facets,
@@ -879,5 +1113,302 @@ mod tests {
         let mut full = LabelPlacer::new((0, 0, 100, 14));
         assert!(full.place("N*=2", (0, 7), 10).is_some());
         assert_eq!(full.place("N*=2", (0, 7), 10), None);
+    }
+
+    /// A point at an offered rate (`inf` for all at once), placed at the rate on x.
+    fn rate_point(rps: f64, value: f64) -> SeriesPoint {
+        SeriesPoint {
+            load: cellscope_model::Load::rate(rps).unwrap(),
+            x: rps,
+            x_min: rps,
+            x_max: rps,
+            ..point(1, value)
+        }
+    }
+
+    fn series_of(label: &str, points: Vec<SeriesPoint>) -> Series {
+        Series {
+            label: Value::Text(label.into()),
+            legend: label.into(),
+            badge: None,
+            points,
+            breakdown: cellscope_model::curve::Breakdown::NoData,
+            skipped_at: None,
+            skipped_cells: Vec::new(),
+            left_out: 0,
+            without_value: 0,
+            frontier: None,
+            frontier_withheld: None,
+            slo_capacity: None,
+        }
+    }
+
+    /// The attributes of every `<tag …/>` of an SVG drawing, by name.
+    fn tags(svg: &str, tag: &str) -> Vec<BTreeMap<String, String>> {
+        svg.split(&format!("<{tag} "))
+            .skip(1)
+            .map(|rest| {
+                let body = rest.split("/>").next().unwrap_or("");
+                body.split("\" ")
+                    .filter_map(|pair| {
+                        let (name, value) = pair.split_once("=\"")?;
+                        Some((
+                            name.trim().to_string(),
+                            value.trim_end_matches('"').to_string(),
+                        ))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The y of the dashed polylines drawn in `stroke` (a threshold's dashes, all at one height).
+    fn dashes_y(svg: &str, stroke: &str) -> Vec<f64> {
+        tags(svg, "polyline")
+            .into_iter()
+            .filter(|attributes| attributes.get("stroke").map(String::as_str) == Some(stroke))
+            .filter_map(|attributes| {
+                let points = attributes.get("points")?.clone();
+                let ys: Vec<f64> = points
+                    .split_whitespace()
+                    .filter_map(|pair| pair.split_once(',')?.1.parse().ok())
+                    .collect();
+                // A horizontal dash: both ends at one height.
+                (ys.len() == 2 && ys[0] == ys[1]).then_some(ys[0])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn load_axes_tick_every_power_of_two_and_put_an_unbounded_rate_past_a_break() {
+        let texts = |layout: super::curves::LoadLayout| -> Vec<String> {
+            layout.ticks().into_iter().map(|(_, text)| text).collect()
+        };
+        // Rates 1 … 64 req/s and all at once: seven powers of two, then ∞ one step right, the break halfway.
+        let sweep = super::curves::LoadLayout::of(1.0, 64.0, true);
+        assert_eq!(
+            texts(sweep),
+            ["1", "2", "4", "8", "16", "32", "64", "∞"].map(String::from)
+        );
+        assert_eq!(sweep.ticks().last().map(|(at, _)| *at), Some(7.0));
+        assert_eq!(sweep.axis_break(), Some(6.5));
+        // One finite rate and all at once: the axis still starts at 1 and ∞ stands past 4.
+        let single = super::curves::LoadLayout::of(4.0, 4.0, true);
+        assert_eq!(texts(single), ["1", "2", "4", "∞"].map(String::from));
+        assert_eq!(single.axis_break(), Some(2.5));
+        // All at once alone: its slot and nothing else, no break and no finite tick.
+        let only = super::curves::LoadLayout::of(f64::INFINITY, 0.0, true);
+        assert_eq!(texts(only), ["∞"]);
+        assert_eq!(only.axis_break(), None);
+        // Rates below 1 req/s, and no unbounded rate: no ∞ and no break.
+        let slow = super::curves::LoadLayout::of(0.25, 2.0, false);
+        assert_eq!(texts(slow), ["0.25", "0.5", "1", "2"].map(String::from));
+        assert_eq!(slow.axis_break(), None);
+        // N = 1 … 1024: eleven powers of two thinned to every other one.
+        let wide = super::curves::LoadLayout::of(1.0, 1024.0, false);
+        assert_eq!(
+            texts(wide),
+            ["1", "4", "16", "64", "256", "1024"].map(String::from)
+        );
+    }
+
+    /// A vLLM-like rate sweep of achieved/offered at 1, 2, 4 req/s and all at once, with one failed cell at
+    /// 4 req/s: drawn against the offered rate.
+    fn rate_sweep_svg(metric: Metric, slo_line: Option<Threshold>) -> (String, Vec<Hit>) {
+        let points = vec![
+            rate_point(1.0, 0.99),
+            rate_point(2.0, 0.9),
+            SeriesPoint {
+                failed: 1,
+                ..rate_point(4.0, 0.6)
+            },
+            rate_point(f64::INFINITY, 0.3),
+        ];
+        let facets = vec![Facet {
+            title: None,
+            frontier_steps: Vec::new(),
+            series: vec![series_of("vllm", points)],
+        }];
+        let styles = series_styles(&facets, &["vllm".to_string()]);
+        let reason = |_: &Series| String::new();
+        let kind = Some(LoadKind::Rate);
+        svg_drawn(
+            &facets,
+            &styles,
+            &reason,
+            (XAxis::Load, metric),
+            (800, 400),
+            None,
+            &[],
+            (kind, metric.threshold(&Criterion::V1, kind), slo_line),
+        )
+    }
+
+    #[test]
+    fn a_rate_chart_reads_achieved_over_offered_against_the_saturation_line_with_inf_apart() {
+        let (svg, hits) = rate_sweep_svg(Metric::Efficiency, None);
+        let unescaped = svg.replace("&lt;", "<");
+        let texts: Vec<&str> = unescaped.lines().map(str::trim).collect();
+        for text in [
+            "∞",
+            "//",
+            "achieved / offered rate",
+            "offered rate (req/s, log₂)",
+            "saturation: achieved < 0.9 × offered",
+        ] {
+            assert!(texts.contains(&text), "{text} missing");
+        }
+        assert!(!texts.contains(&"parallel efficiency"));
+        assert!(!texts.contains(&"threshold 0.65"));
+        // The point at 2 req/s has the value 0.9: the threshold's dashes are drawn at its height.
+        let at_2 = &hits[1];
+        let dashes = dashes_y(&svg, "#787878");
+        assert!(!dashes.is_empty());
+        for y in dashes {
+            assert!(
+                (y - at_2.y).abs() <= 1.0,
+                "a dash at {y}, 0.9 is at {}",
+                at_2.y
+            );
+        }
+        // ∞ sits one step right of 4 req/s as 4 sits right of 2, past the break.
+        let (at_4, at_inf) = (&hits[2], &hits[3]);
+        assert!(
+            ((at_inf.x - at_4.x) - (at_4.x - at_2.x)).abs() <= 1.0,
+            "{hits:?}"
+        );
+        // The line's solid stroke runs through the finite rates only: no solid polyline joins another x to ∞'s
+        // (its band's whisker stands upright in its slot).
+        let xs = |points: &str| -> Vec<f64> {
+            points
+                .split_whitespace()
+                .filter_map(|pair| pair.split_once(',')?.0.parse().ok())
+                .collect()
+        };
+        let solid: Vec<Vec<f64>> = tags(&svg, "polyline")
+            .into_iter()
+            .filter(|attributes| attributes.get("stroke-width").map(String::as_str) == Some("2"))
+            .filter_map(|attributes| Some(xs(attributes.get("points")?)))
+            .collect();
+        let joins_inf = |xs: &Vec<f64>| {
+            xs.iter().any(|x| (x - at_inf.x).abs() <= 1.0)
+                && xs.iter().any(|x| (x - at_inf.x).abs() > 1.0)
+        };
+        assert!(
+            solid.iter().any(|xs| xs.len() == 3),
+            "the solid line through 1, 2 and 4 req/s: {solid:?}"
+        );
+        assert!(
+            !solid.iter().any(joins_inf),
+            "a solid line into ∞: {solid:?}"
+        );
+    }
+
+    #[test]
+    fn a_failed_point_is_crossed_and_the_others_are_not() {
+        let (svg, hits) = rate_sweep_svg(Metric::Efficiency, None);
+        // Plotters draws a cross as two diagonals: each crossed point has two lines whose midpoint is on it.
+        let crossed = |hit: &Hit| {
+            tags(&svg, "line")
+                .iter()
+                .filter(|attributes| {
+                    let number = |name: &str| -> f64 {
+                        attributes
+                            .get(name)
+                            .and_then(|value| value.parse().ok())
+                            .unwrap_or(f64::NAN)
+                    };
+                    let middle = (
+                        (number("x1") + number("x2")) / 2.0,
+                        (number("y1") + number("y2")) / 2.0,
+                    );
+                    (middle.0 - hit.x).abs() <= 1.0 && (middle.1 - hit.y).abs() <= 1.0
+                })
+                .count()
+        };
+        assert_eq!(crossed(&hits[2]), 2, "the failed point at 4 req/s");
+        for clean in [&hits[0], &hits[1], &hits[3]] {
+            assert_eq!(crossed(clean), 0, "{clean:?}");
+        }
+        // Its tooltip says what the cross means.
+        let words = PointWords {
+            metric: Metric::Efficiency,
+            x: XAxis::Load,
+            aggregation: Aggregation::Mean,
+            band: BandSpan::Cells,
+        };
+        let facets = vec![Facet {
+            title: None,
+            frontier_steps: Vec::new(),
+            series: vec![series_of(
+                "vllm",
+                vec![SeriesPoint {
+                    failed: 1,
+                    ..rate_point(4.0, 0.6)
+                }],
+            )],
+        }];
+        let text = curve_point_text(&facets, [0, 0, 0], words).unwrap();
+        assert!(
+            text.starts_with("vllm · 4 req/s\nachieved / offered rate 0.600"),
+            "{text}"
+        );
+        assert!(text.contains("✕ crossed: 1 of the cells failed"), "{text}");
+    }
+
+    #[test]
+    fn a_latency_curve_draws_the_slo_bound_as_a_labelled_line() {
+        // p99 TTFT at 1, 2, 4 req/s and all at once; the SLO bounds it at 0.9 s, the value at 2 req/s.
+        let slo = Threshold {
+            value: 0.9,
+            label: "SLO p99_ttft_ms ≤ 0.9 ms".into(),
+        };
+        let (svg, hits) = rate_sweep_svg(Metric::P99TtftMs, Some(slo));
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(texts.contains(&"SLO p99_ttft_ms ≤ 0.9 ms"), "{texts:?}");
+        let dashes = dashes_y(&svg, "#BE3C14");
+        assert!(!dashes.is_empty());
+        for y in dashes {
+            assert!(
+                (y - hits[1].y).abs() <= 1.0,
+                "a dash at {y}, the bound at {}",
+                hits[1].y
+            );
+        }
+        // No threshold for a latency.
+        assert!(!texts.iter().any(|text| text.starts_with("threshold")));
+    }
+
+    #[test]
+    fn an_empty_rate_chart_keeps_its_rate_axis() {
+        let facets = vec![Facet {
+            title: None,
+            frontier_steps: Vec::new(),
+            series: vec![series_of("vllm", Vec::new())],
+        }];
+        let styles = series_styles(&facets, &[]);
+        let reason = |_: &Series| String::new();
+        let notes = vec![vec![
+            "no cell has a value of p99 time to first token".to_string(),
+        ]];
+        let kind = Some(LoadKind::Rate);
+        let (svg, _) = svg_drawn(
+            &facets,
+            &styles,
+            &reason,
+            (XAxis::Load, Metric::Efficiency),
+            (600, 300),
+            None,
+            &notes,
+            (
+                kind,
+                Metric::Efficiency.threshold(&Criterion::V1, kind),
+                None,
+            ),
+        );
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(texts.contains(&"offered rate (req/s, log₂)"), "{texts:?}");
+        assert!(texts.contains(&"achieved / offered rate"));
+        assert!(!texts.iter().any(|text| text.starts_with("concurrency N")));
     }
 }

@@ -51,7 +51,17 @@ pub fn forest_height(groups: usize) -> f64 {
     90.0 + 36.0 * groups.max(1) as f64
 }
 
-/// Height in CSS pixels of the paired view: one square-ish panel per group, up to three a row.
+/// The groups the paired view draws: those with a pair (a group without one would be an empty frame; the forest
+/// plot and the table list it).
+pub fn paired_groups(comparison: &Comparison) -> Vec<&Group> {
+    comparison
+        .groups
+        .iter()
+        .filter(|group| !group.pairs.is_empty())
+        .collect()
+}
+
+/// Height in CSS pixels of the paired view of `groups` panels ([`paired_groups`]), up to three a row.
 pub fn paired_height(groups: usize, width: f64) -> f64 {
     let columns = facet_columns(groups);
     let rows = groups.div_ceil(columns).max(1);
@@ -111,6 +121,7 @@ pub fn draw_forest<DB: DrawingBackend>(
     let font = |size: f64| ("sans-serif", px(size));
     root.fill(&WHITE).map_err(err)?;
     let spec = &comparison.spec;
+    let measure = comparison.measure();
     let groups = &comparison.groups;
     let rows = groups.len().max(1) as f64;
     let (low, high) = delta_range(groups);
@@ -147,7 +158,7 @@ pub fn draw_forest<DB: DrawingBackend>(
             "Δ = {} − {} ({}); ← {left_note} · {right_note} →",
             spec.a,
             spec.b,
-            spec.metric.label()
+            measure.label()
         ))
         .label_style(font(11.0))
         .axis_desc_style(font(11.0))
@@ -232,8 +243,8 @@ pub fn draw_forest<DB: DrawingBackend>(
                 "{}: {} pairs, mean Δ {} {}, Holm p {}\n{}",
                 group.label(),
                 group.n_pairs,
-                delta(group.mean_delta, spec.metric),
-                delta_interval(group.ci, spec.metric),
+                delta(group.mean_delta, measure),
+                delta_interval(group.ci, measure),
                 p_value(group.holm_p),
                 group.describe_verdict(spec)
             ),
@@ -264,14 +275,15 @@ fn favours(pair: &Pair, lower_is_better: bool) -> Verdict {
 /// A pair in words: its coordinates (those that vary within the group), both values and Δ.
 pub fn describe_pair(pair: &Pair, comparison: &Comparison) -> String {
     let spec = &comparison.spec;
+    let measure = comparison.measure();
     format!(
         "{}\n{} {} · {} {} · Δ {}",
         coordinates(&pair.coordinates, spec.per),
         spec.a,
-        spec.metric.format(pair.a),
+        measure.value(pair.a),
         spec.b,
-        spec.metric.format(pair.b),
-        delta(Some(pair.delta), spec.metric)
+        measure.value(pair.b),
+        delta(Some(pair.delta), measure)
     )
 }
 
@@ -286,7 +298,8 @@ pub fn draw_paired<DB: DrawingBackend>(
     let font = |size: f64| ("sans-serif", px(size));
     root.fill(&WHITE).map_err(err)?;
     let spec = &comparison.spec;
-    let groups = &comparison.groups;
+    let measure = comparison.measure();
+    let groups = paired_groups(comparison);
     let columns = facet_columns(groups.len());
     let rows = groups.len().div_ceil(columns).max(1);
     let panels = root.split_evenly((rows, columns));
@@ -316,8 +329,8 @@ pub fn draw_paired<DB: DrawingBackend>(
             .configure_mesh()
             .x_labels(5)
             .y_labels(5)
-            .x_label_formatter(&|x| spec.metric.format(*x))
-            .y_label_formatter(&|y| spec.metric.format(*y))
+            .x_label_formatter(&|x| measure.value(*x))
+            .y_label_formatter(&|y| measure.value(*y))
             .x_desc(format!("{} (a)", spec.a))
             .y_desc(format!("{} (b)", spec.b))
             .label_style(font(10.0))
@@ -459,13 +472,21 @@ mod tests {
         let lines: Vec<String> = ["cellscope compare", "filters: none", "snapshot s"]
             .map(String::from)
             .to_vec();
-        let height =
-            forest_height(comparison.groups.len()) as i32 + export_header_height(lines.len(), 1.0);
+        let legend = legend(comparison);
+        let height = (forest_height(comparison.groups.len())
+            + export_header_height(
+                &lines,
+                &legend
+                    .iter()
+                    .map(|(label, ..)| label.as_str())
+                    .collect::<Vec<_>>(),
+                f64::from(width),
+            )) as i32;
         let mut svg = String::new();
         {
             let root =
                 SVGBackend::with_string(&mut svg, (width, height as u32)).into_drawing_area();
-            let chart = draw_frame(&root, &lines, &legend(comparison), 1.0).unwrap();
+            let chart = draw_frame(&root, &lines, &legend, 1.0).unwrap();
             draw_forest(&chart, comparison, 1.0).unwrap();
         }
         (svg, height as u32)

@@ -6,5 +6,6 @@
 
 pub mod chart;
 pub mod compare;
+pub mod header;
 pub mod matrix;
 pub mod palette;

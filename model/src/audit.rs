@@ -103,12 +103,29 @@ fn by_status(counts: &BTreeMap<String, u64>) -> Option<String> {
     })
 }
 
-/// `23,916 real: ok 23,916, non-ok 0 · skip sentinels 14 · expected 26,784 / observed 23,916`.
+/// `23,916 real: ok 23,916, non-ok 0 · skip sentinels 14 · expected 26,784 / observed 23,916`. The expected and
+/// observed counts cover only the cells that have an expected count: said so when other cells have rows too, and
+/// left out when no cell has one, since `expected 0 / observed 0` beside real rows would read as a contradiction.
 pub fn rows_line(census: &Census) -> AuditLine {
+    let expected = if census.expected_rows == 0 && census.observed_rows == 0 {
+        String::new()
+    } else if census.observed_rows < census.rows {
+        format!(
+            " · expected {} / observed {} (cells with an expected count)",
+            thousands(census.expected_rows),
+            thousands(census.observed_rows)
+        )
+    } else {
+        format!(
+            " · expected {} / observed {}",
+            thousands(census.expected_rows),
+            thousands(census.observed_rows)
+        )
+    };
     AuditLine::text(
         "rows",
         format!(
-            "{} real: ok {}, non-ok {}{} · skip sentinels {} · expected {} / observed {}{}",
+            "{} real: ok {}, non-ok {}{} · skip sentinels {}{expected}{}",
             thousands(census.rows),
             thousands(census.ok_rows),
             thousands(census.failed_rows),
@@ -116,8 +133,6 @@ pub fn rows_line(census: &Census) -> AuditLine {
                 .map(|statuses| format!(" ({statuses})"))
                 .unwrap_or_default(),
             census.skip_rows,
-            thousands(census.expected_rows),
-            thousands(census.observed_rows),
             if census.malformed_rows > 0 {
                 format!(" · malformed {}", census.malformed_rows)
             } else {
@@ -397,6 +412,37 @@ mod tests {
                 "failed rows: timeout 2",
                 "before the refill: http_400 1,050"
             ]
+        );
+    }
+
+    #[test]
+    fn the_rows_line_states_expected_rows_only_where_some_cell_expects_any() {
+        let census = |rows: u64, expected_rows: u64, observed_rows: u64| Census {
+            rows,
+            ok_rows: rows,
+            expected_rows,
+            observed_rows,
+            ..Census::default()
+        };
+        // 100 rows of cells none of which says how many it expects: nothing to set them against.
+        assert_eq!(
+            rows_line(&census(100, 0, 0)).value(),
+            "100 real: ok 100, non-ok 0 · skip sentinels 0"
+        );
+        // 23,916 rows against 26,784 expected, every cell with an expected count.
+        assert_eq!(
+            rows_line(&census(23_916, 26_784, 23_916)).value(),
+            "23,916 real: ok 23,916, non-ok 0 · skip sentinels 0 · expected 26,784 / observed 23,916"
+        );
+        // 40 of 100 rows are in cells with an expected count (of 48): the counts say whose they are.
+        assert_eq!(
+            rows_line(&census(100, 48, 40)).value(),
+            "100 real: ok 100, non-ok 0 · skip sentinels 0 · expected 48 / observed 40 (cells with an expected count)"
+        );
+        // Cells that expected no rows and have none: nothing wrong, and nothing to say.
+        assert_eq!(
+            rows_line(&census(0, 0, 0)).value(),
+            "0 real: ok 0, non-ok 0 · skip sentinels 0"
         );
     }
 

@@ -1035,8 +1035,19 @@ mod tests {
         );
         assert_eq!(
             comparison.pair_pooling(),
-            "each pair: capacity over 3 loads per side"
+            "each pair: capacity over load N=1, N=2, N=4 per side"
         );
+        // Capacities over concurrencies differ by concurrency: 2 − 5/3 = +0.33 N, as the table writes it.
+        let measure = comparison.measure();
+        assert_eq!(
+            measure,
+            text::Measure::Capacity(Some(crate::slo::LoadAxis::Concurrency))
+        );
+        assert_eq!(text::delta(group.mean_delta, measure), "+0.33 N");
+        assert_eq!(measure.value(5.0 / 3.0), "N=1.7");
+        assert_eq!(measure.label(), "SLO capacity, N");
+        let table = text::render_comparison(&comparison);
+        assert!(table.contains("+0.33 N"), "{table}");
     }
 
     fn spec() -> CompareSpec {
@@ -1089,7 +1100,7 @@ mod tests {
         assert!((pair.a - expected).abs() < 1e-9, "{} vs {expected}", pair.a);
         assert_eq!(
             comparison.pair_pooling(),
-            "each pair: mean of 2 phases × 2 reps per side"
+            "each pair: mean of phase scaling, ttft × rep 0, 1 per side"
         );
         // Grouped by phase, the phases stay apart: one group each, pairs over reps only.
         let per_phase = CompareSpec {
@@ -1101,7 +1112,7 @@ mod tests {
         assert!(by_phase.groups.iter().all(|group| group.n_pairs == 16));
         assert_eq!(
             by_phase.pair_pooling(),
-            "each pair: mean of 2 reps per side"
+            "each pair: mean of rep 0, 1 per side"
         );
         // Filtered to one phase, the same pairs as the one-phase sweep.
         let one_phase: Vec<&CellSummary> = cells

@@ -120,6 +120,9 @@ pub struct CurvePoint {
     pub series: u32,
     /// Admitted partial cells with data (fewer rows than expected).
     pub partial: u32,
+    /// Admitted failed cells with data (some rows not ok; only their ok rows enter the value).
+    #[serde(default)]
+    pub failed: u32,
     /// Cells at this N that are skipped (sentinel only).
     pub skipped: u32,
     /// Cells with data at this N that the inclusion policy leaves out.
@@ -155,6 +158,7 @@ impl Default for CurvePoint {
             pooling: Pooling::default(),
             series: 0,
             partial: 0,
+            failed: 0,
             skipped: 0,
             left_out: 0,
             ok_rows: 0,
@@ -448,6 +452,7 @@ fn point(
         }
         point.cells += 1;
         point.partial += u32::from(cell.status == CellStatus::Partial);
+        point.failed += u32::from(cell.status == CellStatus::Failed);
         behind.push(cell);
     }
     let by_series = by_series(&behind);
@@ -599,7 +604,7 @@ mod tests {
         assert_eq!((at_2.cells, at_2.series), (4, 2));
         assert_eq!(
             at_2.pooling.describe(Aggregation::Mean),
-            "mean of 4 cells over 2 models, 3 reps (not every combination has data)"
+            "mean of 4 cells over model a, b; rep 0, 1, 2 (not every combination has data)"
         );
         // Restricted to reps, the band spans each rep's pooled value: rep 0 (0.5 + 0.9) / 2 = 0.7, rep 1 0.6
         // and rep 2 0.7 (model a alone).

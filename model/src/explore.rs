@@ -6,10 +6,9 @@
 
 use crate::curve::{Breakdown, CurveCells, CurveOptions, curves_with_cells};
 use crate::exclusions::ExclusionScope;
-use crate::frontier::{Better, staircase};
 use crate::key::{CellKey, Dimension, DimensionValue};
 use crate::load::{Load, LoadKind};
-use crate::metric::Metric;
+use crate::metric::{Metric, Threshold};
 use crate::origin::Mark;
 use crate::query::WhatIf;
 use crate::reasons::NoPoint;
@@ -20,12 +19,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::key::Value;
 pub use matrix::{
-    Flags, MatrixBase, MatrixCell, MatrixGrid, MatrixLayout, matrix, matrix_of, uses_at_load,
+    CAPACITY_MARKS, Flags, LoadScale, MatrixBase, MatrixCell, MatrixGrid, MatrixLayout, matrix,
+    matrix_of, uses_at_load,
 };
 
 mod matrix;
 mod opening;
-pub use opening::{opening_at_load, opening_metric, show_pareto};
+mod pareto;
+pub use opening::{one_load_note, opening_at_load, opening_metric, show_pareto};
+pub use pareto::frontier_withheld;
 
 /// The cells as the what-if toggles want them: refilled cells swapped for their pre-refill state when asked,
 /// then efficiency and p95 multipliers recomputed against the (possibly changed) baselines.
@@ -319,6 +321,89 @@ pub fn pick(
         .map(|cell| cell.key.clone())
 }
 
+/// Why a link's cell is not shown when no cell of `cells` has its key, in words naming what was asked and the
+/// first part of the key that the cells agreeing on the parts before it lack, with the values they have:
+/// `No cell r/s/… in this data: the cells of its run, suite, phase, backend, model and workload have no load
+/// N=99 (they have N=1, N=2, N=4).` `None` when the cell is there.
+pub fn missing_cell(cells: &[CellSummary], key: &CellKey) -> Option<String> {
+    if cells.iter().any(|cell| cell.key == *key) {
+        return None;
+    }
+    let asked = format!("No cell {key} in this data");
+    let mut agreeing: Vec<&CellSummary> = cells.iter().collect();
+    let mut matched: Vec<&str> = Vec::new();
+    let said = |matched: &[&str]| match matched {
+        [] => "no cell has".to_string(),
+        [only] => format!("the cells of its {only} have no"),
+        [first @ .., last] => format!("the cells of its {} and {last} have no", first.join(", ")),
+    };
+    let listed = |values: Vec<String>| {
+        let mut shown: Vec<String> = values.iter().take(6).cloned().collect();
+        if values.len() > 6 {
+            shown.push(format!("… {} in all", values.len()));
+        }
+        shown.join(", ")
+    };
+    for dimension in PICKER_ORDER {
+        if dimension == Dimension::Load {
+            // The deployment's configuration sits between the workload and the load in the key.
+            let configs: Vec<&CellSummary> = agreeing
+                .iter()
+                .copied()
+                .filter(|cell| cell.key.config == key.config)
+                .collect();
+            if configs.is_empty() {
+                let had = crate::order::sorted_distinct(
+                    agreeing.iter().map(|cell| cell.key.config.text()),
+                );
+                let had: Vec<String> = had
+                    .into_iter()
+                    .map(|text| if text.is_empty() { "none".into() } else { text })
+                    .collect();
+                let config = key.config.text();
+                return Some(format!(
+                    "{asked}: {} configuration {} (they have {}).",
+                    said(&matched),
+                    if config.is_empty() { "none" } else { &config },
+                    listed(had)
+                ));
+            }
+            agreeing = configs;
+        }
+        let wanted = key.value(dimension);
+        let next: Vec<&CellSummary> = agreeing
+            .iter()
+            .copied()
+            .filter(|cell| cell.key.value(dimension) == wanted)
+            .collect();
+        if next.is_empty() {
+            let asked_value = Value::from(wanted).coordinate(dimension);
+            if matched.is_empty() {
+                return Some(format!("{asked}: no cell has {asked_value}."));
+            }
+            let had = crate::order::sorted_distinct(
+                agreeing.iter().map(|cell| Value::of(&cell.key, dimension)),
+            );
+            // A load is written as one (`n=2`, `rate=2.5`); other values as they are.
+            let had: Vec<String> = had
+                .iter()
+                .map(|value| match dimension {
+                    Dimension::Load => value.coordinate(dimension),
+                    _ => value.to_string(),
+                })
+                .collect();
+            return Some(format!(
+                "{asked}: {} {asked_value} (they have {}).",
+                said(&matched),
+                listed(had)
+            ));
+        }
+        agreeing = next;
+        matched.push(dimension.name());
+    }
+    Some(format!("{asked}."))
+}
+
 /// One load of a plotted series.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeriesPoint {
@@ -351,6 +436,8 @@ pub struct SeriesPoint {
     pub expected_rows: u64,
     /// Partial cells among them (drawn hollow: the value rests on fewer rows than planned).
     pub partial: u32,
+    /// Failed cells among them (drawn crossed: some of their requests were not ok, and only the ok ones count).
+    pub failed: u32,
     /// What the value pools.
     pub pooling: crate::pooling::Pooling,
     /// Cells behind the point whose value on either axis is the tool's reported figure ([`Mark::Reported`]),
@@ -377,6 +464,12 @@ impl SeriesPoint {
 pub struct Series {
     /// The series' value of the colour dimension.
     pub label: Value,
+    /// What the legend, the table and a tooltip call the series: its label, or, coloured by configuration, the
+    /// parts of its configuration that differ between the series drawn.
+    pub legend: String,
+    /// What its points pool of deployments (`pools tp 4, 8`), shown beside its name; `None` when each point is
+    /// one deployment's.
+    pub badge: Option<String>,
     /// Its points, in ascending N.
     pub points: Vec<SeriesPoint>,
     /// Where the aggregated curve breaks under the criterion.
@@ -390,8 +483,15 @@ pub struct Series {
     /// Ns with admitted cells with data but no value of the plotted metric (or of the x metric): left out of
     /// `points`, never drawn as zero, and counted so the view can say so.
     pub without_value: u32,
-    /// The series' Pareto frontier, when the view asks for it and has a metric on x.
+    /// The series' Pareto frontier, when the view asks for it and has a metric on x: its own, or its points on
+    /// the panel's frontier across series ([`Frontier::across_series`]).
     pub frontier: Option<Frontier>,
+    /// When a frontier is asked for but some of the series' points pool several configurations: the widest of
+    /// them. Such points are on no frontier, and the view says so.
+    pub frontier_withheld: Option<crate::pooling::Pooling>,
+    /// The series' capacity under the link's SLO in words (`≥ 4 req/s (not reached)`, `never met (fails at
+    /// N=1)`), when the link names an SLO and the curves are against the load.
+    pub slo_capacity: Option<String>,
 }
 
 /// The points of a series no other point of it beats on both axes ([`crate::frontier`]), in the chart's
@@ -400,8 +500,11 @@ pub struct Series {
 pub struct Frontier {
     /// Indices into the series' points, in ascending x.
     pub members: Vec<usize>,
-    /// The staircase through them, `(x, value)` pairs to draw in order.
+    /// The staircase through them, `(x, value)` pairs to draw in order (empty across series: the panel draws
+    /// its own, [`Facet::frontier_steps`]).
     pub steps: Vec<(f64, f64)>,
+    /// Whether the members are on the panel's frontier across every series rather than the series' own.
+    pub across_series: bool,
 }
 
 impl Series {
@@ -442,6 +545,9 @@ pub struct Facet {
     pub title: Option<Value>,
     /// Its series.
     pub series: Vec<Series>,
+    /// The staircase of the frontier across its series ([`crate::view_state::FrontierMode::Panel`]), empty
+    /// otherwise.
+    pub frontier_steps: Vec<(f64, f64)>,
 }
 
 /// Curves of `metric` against `state.x` (N, or another per-cell metric): one facet per `state.facet` value, one
@@ -543,18 +649,60 @@ pub fn curves_of<'a>(
             cell.key.value(state.color),
         )
     };
-    let mut facets: BTreeMap<Option<Value>, Vec<Series>> = BTreeMap::new();
+    let mut facets: BTreeMap<Option<Value>, Vec<(Series, ConfigurationParts)>> = BTreeMap::new();
     for grouped in curves_with_cells(slice.iter().copied(), group, &options) {
         let series = series(&grouped, &options, state, metric);
+        let parts = grouped
+            .cells
+            .iter()
+            .flatten()
+            .next()
+            .map(|cell| configuration_parts(&cell.key))
+            .unwrap_or_default();
         facets
             .entry(grouped.curve.group.0.map(Value::from))
             .or_default()
-            .push(series);
+            .push((series, parts));
     }
-    facets
+    let mut parts = Vec::new();
+    let mut facets: Vec<Facet> = facets
         .into_iter()
-        .map(|(title, series)| Facet { title, series })
-        .collect()
+        .map(|(title, series)| Facet {
+            title,
+            series: series
+                .into_iter()
+                .map(|(series, of_series)| {
+                    parts.push(of_series);
+                    series
+                })
+                .collect(),
+            frontier_steps: Vec::new(),
+        })
+        .collect();
+    if state.color == Dimension::Configuration {
+        pareto::fill_configuration_legends(&mut facets, &parts);
+    }
+    pareto::badge_pooled_deployments(&mut facets);
+    pareto::fill_panel_frontiers(&mut facets, state, metric);
+    facets
+}
+
+/// A configuration as (part, value) pairs: backend, model, then each deployment parameter.
+type ConfigurationParts = Vec<(String, String)>;
+
+/// The parts of one cell's configuration, in that order.
+fn configuration_parts(key: &CellKey) -> ConfigurationParts {
+    [
+        ("backend".to_string(), key.backend.clone()),
+        ("model".to_string(), key.model.clone()),
+    ]
+    .into_iter()
+    .chain(
+        key.config
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.to_string())),
+    )
+    .collect()
 }
 
 /// A series' facet and colour values, borrowed from its cells.
@@ -628,17 +776,13 @@ fn series(
                 ok_rows: point.ok_rows,
                 expected_rows: point.expected_rows,
                 partial: point.partial,
+                failed: point.failed,
             })
         })
         .collect();
-    // A frontier joins real operating points: over values pooled across series it would name trade-offs
-    // nobody measured, so it is withheld ([`frontier_withheld`] says why).
-    let frontier = match state.x {
-        XAxis::Metric(x) if state.frontier && !points.iter().any(pools_beyond_reps) => {
-            Some(frontier_of(&points, x, metric))
-        }
-        _ => None,
-    };
+    // A frontier joins real operating points: over values pooled across configurations it would name
+    // trade-offs nobody measured, so it is withheld ([`frontier_withheld`] says why).
+    let (frontier, frontier_withheld) = pareto::series_frontier(&points, state, metric);
     let last = points.last().map(|point| point.load);
     let skipped = curve
         .points
@@ -654,8 +798,20 @@ fn series(
                 .collect()
         })
         .unwrap_or_default();
+    let label = Value::from(curve.group.1);
+    // The capacity is judged over every admitted cell with data, as a matrix square of the series judges it.
+    let slo_capacity = (!state.slo.is_empty() && state.x == XAxis::Load).then(|| {
+        let mut behind: Vec<&CellSummary> = Vec::new();
+        for index in 0..curve.points.len() {
+            behind.extend(cells_at(index));
+        }
+        let (outcome, axis) = state.slo().capacity_of(&behind);
+        outcome.label(axis)
+    });
     Series {
-        label: Value::from(curve.group.1),
+        legend: label.to_string(),
+        badge: None,
+        label,
         breakdown: curve.breakdown(&state.criterion),
         points,
         skipped_at,
@@ -663,6 +819,8 @@ fn series(
         left_out: curve.points.iter().map(|point| point.left_out).sum(),
         without_value,
         frontier,
+        frontier_withheld,
+        slo_capacity,
     }
 }
 
@@ -700,36 +858,19 @@ pub fn point_keys(
         .collect()
 }
 
-/// Whether a point pools more than the reps of one configuration (models, workloads, phases, runs, …).
-fn pools_beyond_reps(point: &SeriesPoint) -> bool {
-    point.pooling.pools_series()
-}
-
-/// Why the Pareto frontier asked for is not drawn: the points pool several configurations (a mean over models
-/// is no operating point anyone can run). Names what the widest point pools. `None` when the frontier is not
-/// asked for, needs no reason (N on x) or is drawn.
-pub fn frontier_withheld(facets: &[Facet], state: &ViewState) -> Option<String> {
-    if !state.frontier || state.x == XAxis::Load {
-        return None;
-    }
-    let widest = facets
-        .iter()
-        .flat_map(|facet| &facet.series)
-        .flat_map(|series| &series.points)
-        .filter(|point| pools_beyond_reps(point))
-        .max_by_key(|point| point.pooling.cells)?;
-    let spans: Vec<String> = widest
-        .pooling
-        .spans
-        .iter()
-        .filter(|(dimension, _)| *dimension != Dimension::Rep)
-        .map(|(dimension, count)| format!("{count} {}s", dimension.name()))
-        .collect();
-    Some(format!(
-        "Pareto frontier not drawn: points pool {}, and a frontier joins real operating points (one \
-         configuration's reps). Filter to one value of each, or colour or facet by it.",
-        spans.join(" × ")
-    ))
+/// Whether the curves give each value of `dimension` series or panels of its own: it is the colour or the
+/// facet, or a part of the configuration one of them is.
+fn curves_split_by(state: &ViewState, dimension: Dimension) -> bool {
+    let part_of_configuration = matches!(
+        dimension,
+        Dimension::Backend | Dimension::Model | Dimension::Param(_)
+    );
+    [Some(state.color), state.facet]
+        .into_iter()
+        .flatten()
+        .any(|split| {
+            split == dimension || (split == Dimension::Configuration && part_of_configuration)
+        })
 }
 
 /// Dimensions whose values a series may pool that make two series' curves unlike when their sets differ.
@@ -811,7 +952,7 @@ pub fn unequal_sets(
     let inclusion = inclusion(state, comparisons);
     let dimensions: Vec<Dimension> = POOLED_SET_DIMENSIONS
         .into_iter()
-        .filter(|dimension| *dimension != state.color && state.facet != Some(*dimension))
+        .filter(|dimension| !curves_split_by(state, *dimension))
         .collect();
     let mut panels: BTreeMap<Option<DimensionValue<'_>>, BTreeMap<DimensionValue<'_>, Sets<'_>>> =
         BTreeMap::new();
@@ -882,8 +1023,6 @@ pub fn panel_notes(
     unequal: &[UnequalSets],
     state: &ViewState,
 ) -> Vec<Vec<String>> {
-    let withheld = frontier_withheld(facets, state)
-        .map(|_| "no Pareto frontier: the points pool several configurations".to_string());
     facets
         .iter()
         .map(|facet| {
@@ -891,7 +1030,10 @@ pub fn panel_notes(
                 .iter()
                 .filter(|sets| sets.facet == facet.title)
                 .map(UnequalSets::short)
-                .chain(withheld.clone())
+                .chain(
+                    frontier_withheld(std::slice::from_ref(facet), state)
+                        .and(pareto::withheld_in_panel(facet)),
+                )
                 .collect()
         })
         .collect()
@@ -952,41 +1094,43 @@ pub fn empty_notes(
                     .collect()
             };
             notes.extend(baseline);
-            notes.extend(slo_capacity_note(&cells, &inclusion, state, facet));
+            notes.extend(slo_capacity_note(state, facet));
             notes
         })
         .collect()
 }
 
-/// Each series' capacity under the link's SLO, as one line of its panel (`SLO capacity (p99_ttft_ms<=2000):
-/// vllm ≥ 16 req/s; sglang ≈ 5.3 req/s (4–8)`), when the link names an SLO and the curves are against the
-/// load. Each series is judged over its admitted cells, pooled as a matrix square pools them.
-fn slo_capacity_note(
-    cells: &[&CellSummary],
-    inclusion: &Inclusion,
-    state: &ViewState,
-    facet: &Facet,
-) -> Option<String> {
-    if state.slo.is_empty() || state.x != XAxis::Load {
-        return None;
-    }
-    let slo = state.slo();
+/// Each series' capacity under the link's SLO ([`Series::slo_capacity`]), as one line of its panel (`SLO capacity
+/// (p99_ttft_ms<=2000): vllm ≥ 16 req/s (not reached); sglang ≈ 5.3 req/s (4–8)`).
+fn slo_capacity_note(state: &ViewState, facet: &Facet) -> Option<String> {
     let parts: Vec<String> = facet
         .series
         .iter()
-        .map(|series| {
-            let of_series: Vec<&CellSummary> = cells
-                .iter()
-                .copied()
-                .filter(|cell| {
-                    inclusion.admits(cell) && Value::of(&cell.key, state.color) == series.label
-                })
-                .collect();
-            let (outcome, axis) = slo.capacity_of(&of_series);
-            format!("{} {}", series.label, outcome.label(axis))
+        .filter_map(|series| {
+            let capacity = series.slo_capacity.as_ref()?;
+            Some(format!("{} {capacity}", series.label))
         })
         .collect();
-    (!parts.is_empty()).then(|| format!("SLO capacity ({slo}): {}", parts.join("; ")))
+    (!parts.is_empty()).then(|| format!("SLO capacity ({}): {}", state.slo(), parts.join("; ")))
+}
+
+/// The line a curve of `metric` draws at the link's SLO bound on the plotted statistic (`SLO p99_ttft_ms ≤ 2000
+/// ms` at 2000), so each series can be read against it; `None` when the link names no SLO or none of its bounds
+/// is on this statistic.
+pub fn slo_line(state: &ViewState, metric: Metric) -> Option<Threshold> {
+    if state.slo.is_empty() {
+        return None;
+    }
+    let column = metric.stat()?.name();
+    let bound = state
+        .slo()
+        .bounds
+        .into_iter()
+        .find(|bound| bound.column == column)?;
+    Some(Threshold {
+        value: bound.max,
+        label: format!("SLO {column} ≤ {} ms", bound.max),
+    })
 }
 
 /// A number as the series table writes it: three decimals, or significant digits when three decimals would
@@ -1012,7 +1156,8 @@ pub fn value_text(metric: Metric, value: f64) -> String {
 
 impl SeriesPoint {
     /// The point as the series table lists it: `16: 0.00047`, `4: 205.000 → 86.000`, followed by
-    /// `(◐ 1 of 3 cells partial)` when some of its cells are partial (the value rests on fewer rows than planned).
+    /// `(◐ 1 of 3 cells partial)` when some of its cells are partial (the value rests on fewer rows than planned)
+    /// and `(✕ 1 of 3 cells failed)` when some failed (some of their requests were not ok).
     pub fn table_text(&self, x: XAxis) -> String {
         let placed = match x {
             XAxis::Load => format!("{}: {}", self.load.short_label(), table_number(self.value)),
@@ -1023,30 +1168,39 @@ impl SeriesPoint {
                 table_number(self.value)
             ),
         };
-        if self.partial > 0 {
-            format!(
-                "{placed} (◐ {} of {} cell{} partial)",
-                self.partial,
-                self.cells,
-                if self.cells == 1 { "" } else { "s" }
-            )
-        } else {
+        let plural = if self.cells == 1 { "" } else { "s" };
+        let mut marks = Vec::new();
+        for (count, what) in [(self.partial, "◐"), (self.failed, "✕")] {
+            if count > 0 {
+                let state = if what == "◐" { "partial" } else { "failed" };
+                marks.push(format!(
+                    "{what} {count} of {} cell{plural} {state}",
+                    self.cells
+                ));
+            }
+        }
+        if marks.is_empty() {
             placed
+        } else {
+            format!("{placed} ({})", marks.join("; "))
         }
     }
 }
 
-/// The Pareto frontier of a series' points with `x` on the x axis and `metric` on y, each axis better the way
-/// its metric is.
-fn frontier_of(points: &[SeriesPoint], x: Metric, metric: Metric) -> Frontier {
-    let (x, y) = (Better::of(x), Better::of(metric));
-    let placed: Vec<(f64, f64)> = points.iter().map(|point| (point.x, point.value)).collect();
-    let members = crate::frontier::frontier(&placed, x, y);
-    let front: Vec<(f64, f64)> = members.iter().map(|index| placed[*index]).collect();
-    Frontier {
-        steps: staircase(&front, x, y),
-        members,
+/// The kind of load of the points drawn against the load (every point is of one kind there, which names the
+/// metric: achieved/offered at a rate); `None` against a metric or without a point.
+pub fn points_kind(facets: &[Facet], x: XAxis) -> Option<LoadKind> {
+    if x != XAxis::Load {
+        return None;
     }
+    for facet in facets {
+        for series in &facet.series {
+            if let Some(point) = series.points.first() {
+                return Some(point.load.kind());
+            }
+        }
+    }
+    None
 }
 
 /// What the view says when points are left out for want of a value: "2 points without a value of p95 time to
@@ -1059,7 +1213,7 @@ pub fn without_value_note(facets: &[Facet], metric: Metric, x: XAxis) -> Option<
         .sum();
     let of = match x {
         XAxis::Metric(x) if x != metric => format!("{} or {}", x.label(), metric.label()),
-        _ => metric.label().to_string(),
+        _ => metric.label_at(points_kind(facets, x)).to_string(),
     };
     (count > 0).then(|| {
         format!(
@@ -1159,27 +1313,135 @@ mod tests {
     }
 
     #[test]
-    fn the_pareto_view_colours_by_the_parameter_that_varies() {
-        let mut cells = sweep("vllm", "w", &[(1, 1.0), (2, 0.9)]);
-        for (index, cell) in cells.iter_mut().enumerate() {
-            cell.key.config.insert("accelerator", "h100").unwrap();
-            cell.key
-                .config
-                .insert("tp", if index % 2 == 0 { "1" } else { "2" })
-                .unwrap();
+    fn the_pareto_view_draws_one_point_per_configuration_and_load() {
+        // Two engines × tp 1, 2 × two workloads × N 1, 2 × 3 reps, all on h100s.
+        let mut cells = Vec::new();
+        for backend in ["vllm", "sglang"] {
+            for tp in ["1", "2"] {
+                for workload in ["w1", "w2"] {
+                    for mut cell in sweep(backend, workload, &[(1, 1.0), (2, 0.9)]) {
+                        cell.key.config.insert("accelerator", "h100").unwrap();
+                        cell.key.config.insert("tp", tp).unwrap();
+                        cells.push(cell);
+                    }
+                }
+            }
         }
         crate::summary::fill_output_per_accelerator(&mut cells);
         fill_scaling(&mut cells);
         let slice: Vec<&CellSummary> = cells.iter().collect();
         let mut state = ViewState::default();
         show_pareto(&mut state, &slice);
-        assert_eq!(state.color, Dimension::parse("tp").unwrap());
-        assert_eq!(state.metric, Metric::OutputTpsPerAccelerator);
-        // Without a parameter that varies, the colour stays.
-        let one: Vec<&CellSummary> = cells.iter().step_by(2).collect();
-        let mut state = ViewState::default();
-        show_pareto(&mut state, &one);
-        assert_eq!(state.color, Dimension::Backend);
+        assert_eq!(
+            (state.color, state.facet, state.metric),
+            (
+                Dimension::Configuration,
+                Some(Dimension::Workload),
+                Metric::OutputTpsPerAccelerator
+            )
+        );
+        // The test's cells have no interactivity: plot throughput against p95 wall time instead.
+        state.metric = Metric::AggregateTps;
+        state.x = XAxis::Metric(Metric::P95WallMs);
+        let facets = curves(&cells, &state, state.metric);
+        assert_eq!(facets.len(), 2);
+        for facet in &facets {
+            let legends: Vec<&str> = facet
+                .series
+                .iter()
+                .map(|series| series.legend.as_str())
+                .collect();
+            assert_eq!(
+                legends,
+                [
+                    "sglang · tp 1",
+                    "sglang · tp 2",
+                    "vllm · tp 1",
+                    "vllm · tp 2"
+                ]
+            );
+            for series in &facet.series {
+                assert_eq!(series.points.len(), 2);
+                assert!(series.frontier.is_some() && series.frontier_withheld.is_none());
+                for point in &series.points {
+                    // Each point: one configuration's three reps at one load.
+                    assert_eq!(point.cells, 3);
+                    assert_eq!(
+                        point.pooling.describe(state.aggregation),
+                        "mean of 3 cells: rep 0, 1, 2"
+                    );
+                }
+            }
+        }
+        assert_eq!(frontier_withheld(&facets, &state), None);
+        // Coloured by backend instead, each point pools tp 1 and 2: no frontier is drawn, and both the note and
+        // the panels say why with the values pooled.
+        let by_backend = ViewState {
+            color: Dimension::Backend,
+            ..state.clone()
+        };
+        let facets = curves(&cells, &by_backend, state.metric);
+        assert!(
+            facets
+                .iter()
+                .flat_map(|facet| &facet.series)
+                .all(|series| series.frontier.is_none())
+        );
+        let why = frontier_withheld(&facets, &by_backend).unwrap();
+        assert!(
+            why.starts_with("4 of 4 series pool several configurations at a point (up to tp 1, 2)"),
+            "{why}"
+        );
+        assert_eq!(
+            panel_notes(&facets, &[], &by_backend)[0],
+            ["no frontier through sglang, vllm: points pool tp 1, 2"]
+        );
+    }
+
+    #[test]
+    fn the_frontier_across_configurations_joins_single_configuration_points_of_every_series() {
+        // Three configurations at one workload; throughput against p95 wall time (lower is better on x).
+        let mut cells = Vec::new();
+        for (tp, scale) in [("1", 1.0), ("2", 1.6), ("4", 0.8)] {
+            for mut cell in sweep("vllm", "w", &[(1, 1.0), (2, 0.9), (4, 0.6)]) {
+                cell.key.config.insert("tp", tp).unwrap();
+                cell.stats.aggregate_tps = cell.stats.aggregate_tps.map(|tps| tps * scale);
+                cells.push(cell);
+            }
+        }
+        fill_scaling(&mut cells);
+        let state = ViewState {
+            view: View::Curves,
+            metric: Metric::AggregateTps,
+            x: XAxis::Metric(Metric::P95WallMs),
+            color: Dimension::Configuration,
+            facet: None,
+            frontier: crate::view_state::FrontierMode::Panel,
+            ..ViewState::default()
+        };
+        let facets = curves(&cells, &state, Metric::AggregateTps);
+        let series = &facets[0].series;
+        assert_eq!(
+            series
+                .iter()
+                .map(|series| series.legend.as_str())
+                .collect::<Vec<_>>(),
+            ["tp 1", "tp 2", "tp 4"]
+        );
+        // tp 2 beats the others at every load (same p95, 1.6× the throughput): the whole frontier is its.
+        let members: Vec<Vec<usize>> = series
+            .iter()
+            .map(|series| series.frontier.as_ref().unwrap().members.clone())
+            .collect();
+        assert_eq!(members, [vec![], vec![0, 1, 2], vec![]]);
+        assert!(
+            series
+                .iter()
+                .all(|series| series.frontier.as_ref().unwrap().across_series)
+        );
+        assert!(series[0].is_dominated(0) && !series[1].is_dominated(0));
+        assert!(!facets[0].frontier_steps.is_empty());
+        assert_eq!(frontier_withheld(&facets, &state), None);
     }
 
     #[test]
@@ -1218,31 +1480,84 @@ mod tests {
         let mut swept = sweep("vllm", "w", &[(1, 1.0), (4, 0.8)]);
         fill_scaling(&mut swept);
         assert_eq!(opening_metric(&swept), None);
-        // One concurrency per configuration (two workloads, one N each): every efficiency is 1.000 against
-        // itself, so the view opens on output throughput.
+        assert_eq!(
+            one_load_note(&swept.iter().collect::<Vec<_>>(), Metric::Efficiency),
+            None
+        );
+        // One concurrency per configuration (two workloads, one N each): measured against itself each would read
+        // 1.000, so none has a scaling metric, and the view opens on output throughput.
         let mut single = vec![
             cell("vllm", "a", 4, 0, 400.0, 900.0),
             cell("vllm", "b", 8, 0, 700.0, 1500.0),
         ];
         fill_scaling(&mut single);
-        assert!(single.iter().all(|cell| cell.efficiency == Some(1.0)));
+        assert!(
+            single
+                .iter()
+                .all(|cell| cell.efficiency.is_none() && cell.p95_multiplier.is_none())
+        );
+        let slice: Vec<&CellSummary> = single.iter().collect();
+        assert_eq!(
+            crate::reasons::ScalingAbsent::of(Metric::Efficiency, &single[0], &slice)
+                .map(|absent| absent.short()),
+            Some("one load")
+        );
         let (metric, why) = opening_metric(&single).expect("another metric");
         assert_eq!(metric, Metric::AggregateTps);
-        assert!(why.contains("two loads"), "{why}");
+        assert_eq!(
+            why,
+            "Opened on output tok/s: 0 of 2 cells with data have a parallel efficiency (2 are the one load their \
+             series was measured at: one load, no scaling), 2 have output tok/s. Choose another metric above."
+        );
+        assert_eq!(
+            one_load_note(&slice, Metric::Efficiency).as_deref(),
+            Some(
+                "2 cells are the one load their series was measured at: one load, no scaling (no parallel \
+                 efficiency or p95 multiplier, shown as \"one load\", never as 1.000)."
+            )
+        );
+        assert_eq!(one_load_note(&slice, Metric::AggregateTps), None);
+        // A panel of such cells draws no efficiency point and says why.
+        let why = crate::reasons::NoPoint::of(
+            &slice,
+            &inclusion(&ViewState::default(), BTreeSet::new()),
+            Metric::Efficiency,
+            None,
+        )
+        .map(|why| why.text());
+        assert_eq!(
+            why.as_deref(),
+            Some(
+                "one load, no scaling: no parallel efficiency (each of its 2 cells is the one load its series was \
+                 measured at)"
+            )
+        );
+        // A root of mostly sweeps keeps efficiency, and its one-load cells are counted.
+        let mut mixed = swept.clone();
+        mixed.extend(single.clone());
+        fill_scaling(&mut mixed);
+        assert_eq!(opening_metric(&mixed), None);
+        let mixed_slice: Vec<&CellSummary> = mixed.iter().collect();
+        assert!(
+            one_load_note(&mixed_slice, Metric::Efficiency)
+                .unwrap()
+                .starts_with("2 cells are")
+        );
         // An offered rate has achieved/offered, which means something at one load.
         let mut rated = single.clone();
-        rated[0].key.load = Load::rate(4.0).unwrap();
-        rated[0].stats.request_throughput_rps = Some(3.5);
+        for cell in &mut rated {
+            cell.key.load = Load::rate(4.0).unwrap();
+            cell.stats.request_throughput_rps = Some(3.5);
+        }
         fill_scaling(&mut rated);
         assert_eq!(opening_metric(&rated), None);
-        // No throughput: the first metric any cell has.
+        // No throughput: the first metric most cells have.
         for cell in &mut single {
             cell.stats.aggregate_tps = None;
         }
         fill_scaling(&mut single);
-        let (metric, why) = opening_metric(&single).expect("another metric");
+        let (metric, _) = opening_metric(&single).expect("another metric");
         assert_eq!(metric, Metric::P95WallMs);
-        assert!(why.contains("no cell has a parallel efficiency"), "{why}");
     }
 
     #[test]
@@ -1329,6 +1644,179 @@ mod tests {
         let (never, label) = square("p99_ttft_ms<=10");
         assert_eq!(never, None);
         assert!(label.starts_with("never met"), "{label}");
+    }
+
+    /// One rep of `backend` at each `(load, p99 TTFT)`, a cell per load.
+    fn ttft_series(backend: &str, points: &[(Load, f64)]) -> Vec<CellSummary> {
+        points
+            .iter()
+            .map(|(load, ttft)| {
+                let mut cell = cell(backend, "w", 1, 0, 100.0, 1000.0);
+                cell.key.load = *load;
+                cell.stats.p99_ttft_ms = Some(*ttft);
+                cell
+            })
+            .collect()
+    }
+
+    #[test]
+    fn capacities_of_both_kinds_keep_a_scale_each_and_bounds_stay_bounds() {
+        let rate = |rps: f64| Load::rate(rps).unwrap();
+        let n = Load::Concurrency;
+        let mut cells = Vec::new();
+        // Under p99 TTFT ≤ 100 ms, worked by hand:
+        // a: N = 1, 2, 4 at 50, 80, 120 ms → holds at 2, fails at 4: 2 + 20/40 × 2 = N=3.
+        cells.extend(ttft_series(
+            "a",
+            &[(n(1), 50.0), (n(2), 80.0), (n(4), 120.0)],
+        ));
+        // b: N = 1 … 8 at 20 … 80 ms → holds at every N: at least N=8.
+        cells.extend(ttft_series("b", &[(n(1), 20.0), (n(8), 80.0)]));
+        // c: 1, 4 req/s and all at once at 60, 90, 900 ms → fails only all at once: at least 4 req/s.
+        let unbounded = rate(f64::INFINITY);
+        cells.extend(ttft_series(
+            "c",
+            &[(rate(1.0), 60.0), (rate(4.0), 90.0), (unbounded, 900.0)],
+        ));
+        // d: 1, 2 req/s at 70, 130 ms → 1 + 30/60 × 1 = 1.5 req/s.
+        cells.extend(ttft_series("d", &[(rate(1.0), 70.0), (rate(2.0), 130.0)]));
+        // e: N = 1 at 150 ms → never met.
+        cells.extend(ttft_series("e", &[(n(1), 150.0)]));
+        fill_scaling(&mut cells);
+        let (state, ignored) = ViewState::parse_query(
+            "metric=slo_capacity&slo=p99_ttft_ms%3C%3D100&grid=workload&rows=backend&cols=model",
+        );
+        assert!(ignored.is_empty(), "{ignored:?}");
+        let grids = matrix(&cells, &state);
+        let placed: Vec<Option<(LoadKind, crate::slo::Placed)>> = grids[0]
+            .squares
+            .iter()
+            .map(|row| row[0].as_ref().and_then(|square| square.capacity_placed))
+            .collect();
+        use crate::slo::Placed::{AtLeast, Measured, NeverMet};
+        assert_eq!(
+            placed,
+            [
+                Some((LoadKind::Concurrency, Measured(3.0))),
+                Some((LoadKind::Concurrency, AtLeast(8.0))),
+                Some((LoadKind::Rate, AtLeast(4.0))),
+                Some((LoadKind::Rate, Measured(1.5))),
+                Some((LoadKind::Concurrency, NeverMet)),
+            ]
+        );
+        // One scale per kind: N from 3 to 8, req/s from 1.5 to 4; a rate never lands on the N scale.
+        let scale = LoadScale::of_capacities(&grids);
+        assert_eq!(scale.concurrency, Some((3.0, 8.0)));
+        assert_eq!(scale.rate, Some((1.5, 4.0)));
+        // log₂: N = 4 sits (2 − log₂ 3) / (3 − log₂ 3) of the way; 3 req/s (log₂ 2 − log₂ 1.5)/(2 − log₂ 1.5).
+        let within = |kind, load: f64, expected: f64| {
+            let position = scale.position(kind, load).unwrap();
+            assert!(
+                (position - expected).abs() < 1e-12,
+                "{load}: {position} ≠ {expected}"
+            );
+        };
+        within(
+            LoadKind::Concurrency,
+            4.0,
+            (2.0 - 3f64.log2()) / (3.0 - 3f64.log2()),
+        );
+        within(
+            LoadKind::Rate,
+            3.0,
+            (3f64.log2() - 1.5f64.log2()) / (2.0 - 1.5f64.log2()),
+        );
+        within(LoadKind::Rate, f64::INFINITY, 1.0);
+        assert_eq!(
+            scale.legend(Metric::SloCapacity),
+            (
+                "N=3 · 1.5 req/s (lowest in view)".to_string(),
+                "N=8 · 4 req/s (highest)".to_string()
+            )
+        );
+        // The squares say the bound with its ≥.
+        let labels: Vec<String> = grids[0]
+            .squares
+            .iter()
+            .map(|row| row[0].as_ref().unwrap().label(Metric::SloCapacity))
+            .collect();
+        assert_eq!(labels[1], "≥ N=8 (not reached)");
+        assert_eq!(labels[2], "≥ 4 req/s (fails all at once, not interpolated)");
+        assert_eq!(labels[4], "never met (fails at N=1)");
+    }
+
+    #[test]
+    fn a_rate_breakdown_scale_never_puts_all_at_once_on_the_n_scale() {
+        let scale = LoadScale {
+            concurrency: Some((1.0, 64.0)),
+            ..LoadScale::spanning([(LoadKind::Rate, 2.0), (LoadKind::Rate, 8.0)])
+        };
+        // N = 8 is half of log₂ 64; 4 req/s half of the rates' span; all at once the top of the rate scale.
+        assert_eq!(scale.position(LoadKind::Concurrency, 8.0), Some(0.5));
+        assert_eq!(scale.position(LoadKind::Rate, 4.0), Some(0.5));
+        assert_eq!(scale.position(LoadKind::Rate, f64::INFINITY), Some(1.0));
+        assert_eq!(
+            scale.legend(Metric::Breakdown),
+            (
+                "breaks at N=1 · saturates at 2 req/s".to_string(),
+                "N=64 · 8 req/s · all at once and never = brightest".to_string()
+            )
+        );
+        // Only all at once in view: the rate scale exists, with no finite end.
+        let alone = LoadScale::spanning([(LoadKind::Rate, f64::INFINITY)]);
+        assert_eq!(alone.position(LoadKind::Rate, f64::INFINITY), Some(1.0));
+        assert_eq!(alone.position(LoadKind::Concurrency, 4.0), None);
+        assert_eq!(alone.ranges(), [(LoadKind::Rate, None)]);
+    }
+
+    #[test]
+    fn a_rate_series_counts_failed_cells_and_carries_its_slo_capacity() {
+        let rate = |rps: f64| Load::rate(rps).unwrap();
+        // 1, 2, 4 req/s at 60, 80, 140 ms p99 TTFT; the cell at 4 req/s failed (some rows not ok).
+        let mut cells = ttft_series(
+            "vllm",
+            &[(rate(1.0), 60.0), (rate(2.0), 80.0), (rate(4.0), 140.0)],
+        );
+        cells[2].status = CellStatus::Failed;
+        cells[2].rows += 3;
+        fill_scaling(&mut cells);
+        let slice: Vec<&CellSummary> = cells.iter().collect();
+        let (state, _) = ViewState::parse_query(
+            "view=curves&metric=p99_ttft_ms&slo=p99_ttft_ms%3C%3D100&facet=none",
+        );
+        let facets = curves_of(&slice, BTreeSet::new(), &state, Metric::P99TtftMs);
+        let series = &facets[0].series[0];
+        let failed: Vec<u32> = series.points.iter().map(|point| point.failed).collect();
+        assert_eq!(failed, [0, 0, 1]);
+        assert_eq!(
+            series.points[2].table_text(XAxis::Load),
+            "4: 140.000 (✕ 1 of 1 cell failed)"
+        );
+        // Holds at 2 req/s (80 ms), fails at 4 (140 ms): 2 + 20/60 × 2 = 2.67 req/s.
+        assert_eq!(series.slo_capacity.as_deref(), Some("≈ 2.7 req/s (2–4)"));
+        let line = slo_line(&state, Metric::P99TtftMs).unwrap();
+        assert_eq!(
+            (line.value, line.label.as_str()),
+            (100.0, "SLO p99_ttft_ms ≤ 100 ms")
+        );
+        // No line for a statistic the SLO does not bound, nor without an SLO in the link.
+        assert_eq!(slo_line(&state, Metric::P95TtftMs), None);
+        assert_eq!(slo_line(&ViewState::default(), Metric::P99TtftMs), None);
+        let without: Vec<Option<String>> = curves_of(
+            &slice,
+            BTreeSet::new(),
+            &ViewState::default(),
+            Metric::P99TtftMs,
+        )
+        .iter()
+        .flat_map(|facet| {
+            facet
+                .series
+                .iter()
+                .map(|series| series.slo_capacity.clone())
+        })
+        .collect();
+        assert_eq!(without, [None]);
     }
 
     /// A failed N = 1 cell: the series has an N = 1 cell, so it is normalised against N = 1 and, without data
@@ -1632,7 +2120,7 @@ mod tests {
             metric: Metric::AggregateTps,
             x: XAxis::Metric(Metric::P95WallMs),
             facet: None,
-            frontier: true,
+            frontier: crate::view_state::FrontierMode::Series,
             ..ViewState::default()
         };
         let facets = curves(&one, &state, Metric::AggregateTps);
@@ -1649,11 +2137,16 @@ mod tests {
         assert!(series.frontier.is_none(), "no frontier over pooled models");
         assert!(!series.is_dominated(1), "no point is called dominated");
         let why = frontier_withheld(&facets, &state).unwrap();
-        assert!(why.contains("points pool 2 models"), "{why}");
+        assert!(
+            why.starts_with(
+                "1 of 1 series pool several configurations at a point (up to model a, b)"
+            ),
+            "{why}"
+        );
         assert_eq!(
             panel_notes(&facets, &[], &state),
             [vec![
-                "no Pareto frontier: the points pool several configurations".to_string()
+                "no frontier through vllm: points pool model a, b".to_string()
             ]]
         );
         // Coloured by model, each series is one configuration again.
@@ -1963,7 +2456,7 @@ mod tests {
             metric: Metric::AggregateTps,
             x: XAxis::Metric(Metric::P95WallMs),
             facet: None,
-            frontier: true,
+            frontier: crate::view_state::FrontierMode::Series,
             ..ViewState::default()
         };
         let facets = curves(&cells, &state, Metric::AggregateTps);
@@ -2012,12 +2505,12 @@ mod tests {
         assert_eq!(sglang.frontier_loads(), [crate::Load::Concurrency(1)]);
         // Without the frontier toggle no point is dominated; with N on x, points sit at N and nothing is
         // missing but the latency-less N=16 point's plotted value, which it has.
-        state.frontier = false;
+        state.frontier = crate::view_state::FrontierMode::Off;
         let facets = curves(&cells, &state, Metric::AggregateTps);
         assert!(facets[0].series[1].frontier.is_none());
         assert!(!facets[0].series[1].is_dominated(2));
         state.x = XAxis::Load;
-        state.frontier = true;
+        state.frontier = crate::view_state::FrontierMode::Series;
         let facets = curves(&cells, &state, Metric::AggregateTps);
         let vllm = &facets[0].series[1];
         assert!(vllm.frontier.is_none(), "no frontier against N");
@@ -2186,6 +2679,48 @@ mod tests {
             grids[0].squares[0]
                 .iter()
                 .all(|square| square.as_ref().unwrap().value.is_none())
+        );
+    }
+
+    #[test]
+    fn a_cell_that_is_not_in_the_data_is_named_with_the_first_part_no_cell_shares() {
+        let mut cells = sweep("vllm", "a", &[(1, 1.0), (2, 0.9)]);
+        cells.extend(sweep("sglang", "b", &[(1, 1.0), (4, 0.8)]));
+        let asked = |text: &str| -> CellKey { text.parse().unwrap() };
+        assert_eq!(missing_cell(&cells, &cells[1].key), None);
+        assert_eq!(
+            missing_cell(&cells, &asked("x/s/scaling/vllm/m/a/n=2/rep=0")).as_deref(),
+            Some("No cell x/s/scaling/vllm/m/a/n=2/rep=0 in this data: no cell has run=x.")
+        );
+        // vllm measured workload a at N = 1 and 2 (reps 0–2): N = 4 is sglang's only.
+        assert_eq!(
+            missing_cell(&cells, &asked("r/s/scaling/vllm/m/a/n=4/rep=0")).as_deref(),
+            Some(
+                "No cell r/s/scaling/vllm/m/a/n=4/rep=0 in this data: the cells of its run, suite, phase, \
+                 backend, model and workload have no n=4 (they have n=1, n=2)."
+            )
+        );
+        assert_eq!(
+            missing_cell(&cells, &asked("r/s/scaling/tgi/m/a/n=1/rep=0")).as_deref(),
+            Some(
+                "No cell r/s/scaling/tgi/m/a/n=1/rep=0 in this data: the cells of its run, suite and phase have \
+                 no backend=tgi (they have sglang, vllm)."
+            )
+        );
+        assert_eq!(
+            missing_cell(&cells, &asked("r/s/scaling/vllm/m/a/n=1/rep=7")).as_deref(),
+            Some(
+                "No cell r/s/scaling/vllm/m/a/n=1/rep=7 in this data: the cells of its run, suite, phase, backend, \
+                 model, workload and load have no rep=7 (they have 0, 1, 2)."
+            )
+        );
+        // A configuration no cell of the series states.
+        assert_eq!(
+            missing_cell(&cells, &asked("r/s/scaling/vllm/m/a/tp=8/n=1/rep=0")).as_deref(),
+            Some(
+                "No cell r/s/scaling/vllm/m/a/tp=8/n=1/rep=0 in this data: the cells of its run, suite, phase, \
+                 backend, model and workload have no configuration tp=8 (they have none)."
+            )
         );
     }
 

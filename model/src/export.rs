@@ -5,18 +5,30 @@
 use crate::explore::{Facet, without_value_note};
 use crate::frontier::Better;
 use crate::key::Dimension;
+use crate::load::LoadKind;
 use crate::metric::Metric;
 use crate::schema::csv_field;
-use crate::view_state::{View, ViewState, XAxis};
+use crate::view_state::{FrontierMode, View, ViewState, XAxis};
 
-/// The view in a few lines, for the header of an image export and the comment lines of a CSV export.
-pub fn describe_view(state: &ViewState, metric: Metric, link: &str) -> Vec<String> {
-    let mut layout = format!("cellscope {}: {}", state.view.name(), metric.label());
+/// The view in a few lines, for the header of an image export and the comment lines of a CSV export; `load_kind`
+/// is the kind of load on the curves' x axis ([`crate::explore::load_kind_on_x`]), which names it.
+pub fn describe_view(
+    state: &ViewState,
+    metric: Metric,
+    load_kind: Option<LoadKind>,
+    link: &str,
+) -> Vec<String> {
+    let mut layout = format!(
+        "cellscope {}: {}",
+        state.view.name(),
+        metric.label_at(load_kind)
+    );
     match state.view {
         View::Curves => {
-            let x = match state.x {
-                XAxis::Load => "N",
-                XAxis::Metric(x) => x.label(),
+            let x = match (state.x, load_kind) {
+                (XAxis::Load, Some(LoadKind::Rate)) => "offered rate (req/s)",
+                (XAxis::Load, _) => "N",
+                (XAxis::Metric(x), _) => x.label(),
             };
             layout.push_str(&format!(" vs {x}, colour by {}", state.color.name()));
             if let Some(facet) = state.facet {
@@ -207,12 +219,20 @@ fn frontier_line(state: &ViewState, metric: Metric) -> Option<String> {
         Better::Lower => format!("lower {}", metric.label()),
     };
     match (state.x, state.frontier) {
-        (XAxis::Load, false) => None,
-        (XAxis::Load, true) => Some("frontier: not drawn (it needs a metric on x, not N)".into()),
-        (XAxis::Metric(_), false) => Some("frontier: off; points joined in load order".into()),
-        (XAxis::Metric(x), true) => Some(format!(
+        (XAxis::Load, FrontierMode::Off) => None,
+        (XAxis::Load, _) => Some("frontier: not drawn (it needs a metric on x, not N)".into()),
+        (XAxis::Metric(_), FrontierMode::Off) => {
+            Some("frontier: off; points joined in load order".into())
+        }
+        (XAxis::Metric(x), FrontierMode::Series) => Some(format!(
             "frontier: each series' Pareto frontier drawn bold, dominated points hollow (better: {}, {}); \
              points joined in load order",
+            better(x),
+            better(metric)
+        )),
+        (XAxis::Metric(x), FrontierMode::Panel) => Some(format!(
+            "frontier: each panel's Pareto frontier across its configurations drawn bold, points off it hollow \
+             (better: {}, {}); points joined in load order",
             better(x),
             better(metric)
         )),
@@ -233,7 +253,6 @@ pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]
         "{},n_pairs,mean_delta,median_delta,ci_low,ci_high,wilcoxon_statistic,p_value,holm_p,rank_biserial,wins,losses,ties,verdict,dropped,ratio_a_to_b\n",
         spec.per.map_or("group", |per| per.name())
     ));
-    let number = |value: Option<f64>| value.map(|value| value.to_string()).unwrap_or_default();
     for group in &comparison.groups {
         let dropped: Vec<String> = group
             .dropped
@@ -246,30 +265,41 @@ pub fn comparison_csv(comparison: &crate::compare::Comparison, header: &[String]
                 )
             })
             .collect();
-        let fields = [
-            group.label(),
-            group.n_pairs.to_string(),
-            number(group.mean_delta),
-            number(group.median_delta),
-            number(group.ci.map(|ci| ci.0)),
-            number(group.ci.map(|ci| ci.1)),
-            number(group.wilcoxon.map(|test| test.statistic)),
-            number(group.wilcoxon.and_then(|test| test.p_value)),
-            number(group.holm_p),
-            number(group.effect_size),
-            group.wins.to_string(),
-            group.losses.to_string(),
-            group.ties.to_string(),
-            group.describe_verdict(spec),
-            dropped.join("; "),
-            number(group.ratio),
-        ];
-        for (index, field) in fields.iter().enumerate() {
-            if index > 0 {
-                out.push(',');
+        let counts = |out: &mut String, counts: &[u32]| {
+            for count in counts {
+                out.push_str(&format!("{count},"));
             }
-            csv_field(&mut out, field);
+        };
+        // Numbers are written as numbers (a negative Δ is no formula), texts through the formula guard.
+        // A figure is written as a float even when it is whole (`-1.0`, `2.0`), so that a reader typing columns
+        // by their values, as pandas does, types each figure column as floats whatever the data.
+        let figure = |out: &mut String, value: Option<f64>| {
+            if let Some(value) = value {
+                out.push_str(&format!("{value:?}"));
+            }
+        };
+        csv_field(&mut out, &group.label());
+        out.push(',');
+        counts(&mut out, &[group.n_pairs]);
+        for value in [
+            group.mean_delta,
+            group.median_delta,
+            group.ci.map(|ci| ci.0),
+            group.ci.map(|ci| ci.1),
+            group.wilcoxon.map(|test| test.statistic),
+            group.wilcoxon.and_then(|test| test.p_value),
+            group.holm_p,
+            group.effect_size,
+        ] {
+            figure(&mut out, value);
+            out.push(',');
         }
+        counts(&mut out, &[group.wins, group.losses, group.ties]);
+        csv_field(&mut out, &group.describe_verdict(spec));
+        out.push(',');
+        csv_field(&mut out, &dropped.join("; "));
+        out.push(',');
+        figure(&mut out, group.ratio);
         out.push('\n');
     }
     out
@@ -300,14 +330,20 @@ pub fn series_csv(
     let facet_name = state.facet.map_or("facet", |facet| facet.name());
     // With a metric on x, its value and band follow N; with the frontier shown, whether each point is on it.
     let x_metric = state.x.metric();
-    let frontier = x_metric.is_some() && state.frontier;
+    let frontier = x_metric.is_some() && state.frontier.is_on();
+    // Under an SLO, each row carries its series' capacity in words, as the series table shows it.
+    let capacity = facets
+        .iter()
+        .flat_map(|facet| &facet.series)
+        .any(|series| series.slo_capacity.is_some());
     out.push_str(&format!("{facet_name},{},n,", state.color.name()));
     if let Some(x) = x_metric {
         out.push_str(&format!("{},x_band_min,x_band_max,", x.name()));
     }
     out.push_str(&format!(
-        "{},band_min,band_max,cells,series,partial_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown{}\n",
+        "{},band_min,band_max,cells,series,partial_cells,failed_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown{}{}\n",
         metric.name(),
+        if capacity { ",slo_capacity" } else { "" },
         if frontier { ",on_frontier" } else { "" }
     ));
     for facet in facets {
@@ -331,13 +367,14 @@ pub fn series_csv(
                     out.push_str(&format!("{},{},{},", point.x, point.x_min, point.x_max));
                 }
                 out.push_str(&format!(
-                    "{},{},{},{},{},{},{},{},{},{},",
+                    "{},{},{},{},{},{},{},{},{},{},{},",
                     point.value,
                     point.min,
                     point.max,
                     point.cells,
                     point.series,
                     point.partial,
+                    point.failed,
                     point.reported,
                     point.derived,
                     point.ok_rows,
@@ -346,11 +383,16 @@ pub fn series_csv(
                 csv_field(&mut out, &point.pooling.describe(state.aggregation));
                 out.push(',');
                 csv_field(&mut out, &breakdown);
+                if capacity {
+                    out.push(',');
+                    csv_field(&mut out, series.slo_capacity.as_deref().unwrap_or(""));
+                }
                 if frontier {
-                    out.push_str(if series.is_dominated(index) {
-                        ",false"
-                    } else {
-                        ",true"
+                    // Empty where the series' frontier is withheld: such a point is on none.
+                    out.push_str(match &series.frontier {
+                        None => ",",
+                        Some(_) if series.is_dominated(index) => ",false",
+                        Some(_) => ",true",
                     });
                 }
                 out.push('\n');
@@ -403,7 +445,7 @@ mod tests {
 
     #[test]
     fn the_description_names_everything_that_shapes_the_figure() {
-        let lines = describe_view(&state(), Metric::P95WallMs, "http://h/?view=curves");
+        let lines = describe_view(&state(), Metric::P95WallMs, None, "http://h/?view=curves");
         assert_eq!(
             lines[0],
             "cellscope curves: p95 latency vs N, colour by backend, small multiples by workload"
@@ -435,21 +477,32 @@ mod tests {
             ok_rows: 360,
             expected_rows: 360,
             partial: 1,
+            failed: 2,
             reported: 2,
             derived: 0,
             pooling: crate::pooling::Pooling {
                 cells: 18,
-                spans: vec![
-                    (Dimension::Model, 3),
-                    (Dimension::Phase, 2),
-                    (Dimension::Rep, 3),
-                ],
+                spans: [
+                    (Dimension::Model, &["a", "b", "c"][..]),
+                    (Dimension::Phase, &["scaling", "ttft"][..]),
+                    (Dimension::Rep, &["0", "1", "2"][..]),
+                ]
+                .into_iter()
+                .map(|(dimension, values)| crate::pooling::Span {
+                    dimension,
+                    count: values.len() as u32,
+                    values: values.iter().map(ToString::to_string).collect(),
+                })
+                .collect(),
             },
         };
         let facets = vec![Facet {
             title: Some(Value::Text("long, prefill".into())),
+            frontier_steps: Vec::new(),
             series: vec![Series {
                 label: Value::Text("vllm".into()),
+                legend: "vllm".into(),
+                badge: None,
                 points: vec![point],
                 breakdown: crate::curve::Breakdown::Never {
                     max: crate::Load::Concurrency(32),
@@ -459,6 +512,8 @@ mod tests {
                 left_out: 0,
                 without_value: 0,
                 frontier: None,
+                frontier_withheld: None,
+                slo_capacity: Some("≥ N=2 (not reached)".into()),
             }],
         }];
         let csv = series_csv(&facets, &state(), Metric::P95WallMs, &["view".into()]);
@@ -471,11 +526,62 @@ mod tests {
         );
         assert_eq!(
             lines[2],
-            "workload,backend,n,p95_wall_ms,band_min,band_max,cells,series,partial_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown"
+            "workload,backend,n,p95_wall_ms,band_min,band_max,cells,series,partial_cells,failed_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown,slo_capacity"
         );
+        // The series' SLO capacity, a lower bound, keeps its ≥ and its words.
         assert_eq!(
             lines[3],
-            "\"long, prefill\",vllm,2,812.5,700,900,18,6,1,2,0,360,360,mean of 18 cells: 3 models × 2 phases × 3 reps,never within N ≤ 32"
+            "\"long, prefill\",vllm,2,812.5,700,900,18,6,1,2,2,0,360,360,\"mean of 18 cells: model a, b, c × phase scaling, ttft × rep 0, 1, 2\",never within N ≤ 32,≥ N=2 (not reached)"
+        );
+    }
+
+    #[test]
+    fn series_csv_guards_formula_like_names_and_writes_negative_values_as_numbers() {
+        let point = SeriesPoint {
+            load: crate::Load::Concurrency(2),
+            x: 2.0,
+            x_min: 2.0,
+            x_max: 2.0,
+            value: -0.0123,
+            min: -0.02,
+            max: -1.5e-3,
+            efficiency: None,
+            p95_multiplier: None,
+            cells: 1,
+            series: 1,
+            ok_rows: 10,
+            expected_rows: 10,
+            partial: 0,
+            failed: 0,
+            reported: 0,
+            derived: 0,
+            pooling: crate::pooling::Pooling::default(),
+        };
+        let facets = vec![Facet {
+            title: Some(Value::Text("@SUM(A1:A9)".into())),
+            frontier_steps: Vec::new(),
+            series: vec![Series {
+                label: Value::Text("-cmd".into()),
+                legend: "-cmd".into(),
+                badge: None,
+                points: vec![point],
+                breakdown: crate::curve::Breakdown::Never {
+                    max: crate::Load::Concurrency(2),
+                },
+                skipped_at: None,
+                skipped_cells: Vec::new(),
+                left_out: 0,
+                without_value: 0,
+                frontier: None,
+                frontier_withheld: None,
+                slo_capacity: None,
+            }],
+        }];
+        let csv = series_csv(&facets, &state(), Metric::P95WallMs, &[]);
+        let row = csv.lines().nth(1).expect("a row");
+        assert!(
+            row.starts_with("'@SUM(A1:A9),'-cmd,2,-0.0123,-0.02,-0.0015,"),
+            "{row}"
         );
     }
 
@@ -484,10 +590,10 @@ mod tests {
         use crate::view_state::XAxis;
         let mut state = ViewState {
             x: XAxis::Metric(Metric::P95TtftMs),
-            frontier: true,
+            frontier: crate::view_state::FrontierMode::Series,
             ..state()
         };
-        let lines = describe_view(&state, Metric::AggregateTps, "http://h/");
+        let lines = describe_view(&state, Metric::AggregateTps, None, "http://h/");
         assert_eq!(
             lines[0],
             "cellscope curves: output tok/s vs p95 time to first token, colour by backend, small multiples by workload"
@@ -512,14 +618,18 @@ mod tests {
             ok_rows: 10,
             expected_rows: 10,
             partial: 0,
+            failed: 0,
             reported: 0,
             derived: 0,
             pooling: crate::pooling::Pooling::default(),
         };
         let facets = vec![Facet {
             title: Some(Value::Text("long_prefill_8k".into())),
+            frontier_steps: Vec::new(),
             series: vec![Series {
                 label: Value::Text("vllm".into()),
+                legend: "vllm".into(),
+                badge: None,
                 points: vec![point(1, 100.0, 50.0), point(2, 90.0, 40.0)],
                 breakdown: crate::curve::Breakdown::Never {
                     max: crate::Load::Concurrency(2),
@@ -531,7 +641,10 @@ mod tests {
                 frontier: Some(crate::explore::Frontier {
                     members: vec![0],
                     steps: Vec::new(),
+                    across_series: false,
                 }),
+                frontier_withheld: None,
+                slo_capacity: None,
             }],
         }];
         let csv = series_csv(&facets, &state, Metric::AggregateTps, &[]);
@@ -542,11 +655,11 @@ mod tests {
         );
         assert_eq!(
             lines[1],
-            "workload,backend,n,p95_ttft_ms,x_band_min,x_band_max,aggregate_tps,band_min,band_max,cells,series,partial_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown,on_frontier"
+            "workload,backend,n,p95_ttft_ms,x_band_min,x_band_max,aggregate_tps,band_min,band_max,cells,series,partial_cells,failed_cells,reported_cells,derived_cells,ok_rows,expected_rows,pooling,breakdown,on_frontier"
         );
         assert_eq!(
             lines[2],
-            "long_prefill_8k,vllm,1,100,99,101,50,50,50,1,1,0,0,0,10,10,no cells with data,never within N ≤ 2,true"
+            "long_prefill_8k,vllm,1,100,99,101,50,50,50,1,1,0,0,0,0,10,10,no cells with data,never within N ≤ 2,true"
         );
         assert!(lines[3].ends_with(",false"), "{}", lines[3]);
         let name = file_name(&state, Metric::AggregateTps, "svg");
@@ -555,8 +668,8 @@ mod tests {
             "{name}"
         );
         // Frontier off: said so, and no column for it.
-        state.frontier = false;
-        let lines = describe_view(&state, Metric::AggregateTps, "http://h/");
+        state.frontier = crate::view_state::FrontierMode::Off;
+        let lines = describe_view(&state, Metric::AggregateTps, None, "http://h/");
         assert_eq!(lines[1], "frontier: off; points joined in load order");
         let csv = series_csv(&facets, &state, Metric::AggregateTps, &[]);
         assert!(
@@ -614,6 +727,86 @@ mod tests {
                 .starts_with("cellscope-cells-matrix-all-latest-"),
             "{}",
             cells_file_name(&ViewState::default())
+        );
+    }
+
+    /// A group of hand-chosen figures: negative deltas and interval ends, a group named like a formula.
+    fn negative_comparison() -> crate::compare::Comparison {
+        use crate::compare::{CompareSpec, Comparison, Group, Verdict};
+        let group = Group {
+            group: Some(Value::Text("=cmd|' /C calc'!A0".into())),
+            n_pairs: 6,
+            mean_delta: Some(-0.0123),
+            median_delta: Some(-1.5e-3),
+            ci: Some((-0.02, -0.0045)),
+            wilcoxon: Some(crate::paired::Wilcoxon {
+                statistic: 0.0,
+                rank_sum_positive: 0.0,
+                rank_sum_negative: 21.0,
+                p_value: Some(0.03125),
+                method: crate::paired::WilcoxonMethod::Exact,
+            }),
+            holm_p: Some(0.03125),
+            effect_size: Some(-1.0),
+            ratio: None,
+            wins: 0,
+            losses: 6,
+            ties: 0,
+            verdict: Verdict::BEdge,
+            pairs: Vec::new(),
+            dropped: Vec::new(),
+        };
+        Comparison {
+            spec: CompareSpec {
+                by: Dimension::Backend,
+                a: "vllm".into(),
+                b: "-sglang".into(),
+                per: Some(Dimension::Workload),
+                metric: Metric::Efficiency,
+                alpha: 0.05,
+                slo: String::new(),
+            },
+            groups: vec![group],
+        }
+    }
+
+    #[test]
+    fn the_comparison_csv_writes_negative_figures_as_numbers_and_guards_its_texts() {
+        let csv = comparison_csv(&negative_comparison(), &["view".into()]);
+        let rows: Vec<&str> = csv.lines().filter(|line| !line.starts_with('#')).collect();
+        let header: Vec<&str> = rows[0].split(',').collect();
+        let row: Vec<&str> = rows[1].split(',').collect();
+        assert_eq!(header.len(), row.len(), "{csv}");
+        let field = |name: &str| row[header.iter().position(|column| *column == name).unwrap()];
+        // Every figure column reads back as the number it is, as a CSV reader typing columns would take it.
+        for (name, expected) in [
+            ("n_pairs", 6.0),
+            ("mean_delta", -0.0123),
+            ("median_delta", -0.0015),
+            ("ci_low", -0.02),
+            ("ci_high", -0.0045),
+            ("wilcoxon_statistic", 0.0),
+            ("p_value", 0.03125),
+            ("holm_p", 0.03125),
+            ("rank_biserial", -1.0),
+            ("losses", 6.0),
+        ] {
+            assert_eq!(
+                field(name).parse::<f64>().ok(),
+                Some(expected),
+                "{name}: {csv}"
+            );
+        }
+        assert_eq!(field("ratio_a_to_b"), "");
+        // Whole figures are written as floats, so a column of them is still typed as floats.
+        assert_eq!(field("rank_biserial"), "-1.0");
+        assert_eq!(field("wilcoxon_statistic"), "0.0");
+        assert_eq!(field("n_pairs"), "6");
+        // The group's name and the verdict naming side b are texts a spreadsheet would run: guarded.
+        assert_eq!(field("workload"), "'=cmd|' /C calc'!A0");
+        assert_eq!(
+            field("verdict"),
+            "'-sglang edge (higher parallel efficiency)"
         );
     }
 

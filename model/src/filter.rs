@@ -2,19 +2,21 @@
 //! audit table all select cells with this one rule.
 
 use crate::key::{CellKey, Dimension, Value};
+use crate::load::{RateRps, rate_json};
 use crate::summary::CellSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One end of a load range: a finite number above zero, compared with a cell's [`crate::Load::value`].
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-#[serde(try_from = "f64", into = "f64")]
+/// One end of a load range: a number above zero, compared with a cell's [`crate::Load::value`]; `inf` as a lower
+/// end keeps only unbounded rates (every request sent at once). Written as a number or `"inf"` in JSON, as a
+/// rate is.
+#[derive(Clone, Copy, Debug)]
 pub struct LoadBound(f64);
 
 impl LoadBound {
-    /// The bound `value`; `None` unless it is finite and above zero.
+    /// The bound `value`; `None` unless it is above zero (`+inf` included).
     pub fn new(value: f64) -> Option<LoadBound> {
-        (value.is_finite() && value > 0.0).then_some(LoadBound(value))
+        (value > 0.0).then_some(LoadBound(value))
     }
 
     /// The bound as a number.
@@ -49,6 +51,21 @@ impl From<u32> for LoadBound {
     }
 }
 
+impl Serialize for LoadBound {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match RateRps::new(self.0) {
+            Some(rate) => rate_json::serialize(&rate, serializer),
+            None => serializer.serialize_f64(self.0),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for LoadBound {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<LoadBound, D::Error> {
+        rate_json::deserialize(deserializer).map(|rate| LoadBound(rate.get()))
+    }
+}
+
 impl TryFrom<f64> for LoadBound {
     type Error = String;
 
@@ -57,7 +74,7 @@ impl TryFrom<f64> for LoadBound {
     }
 }
 
-/// Shortest round-trip text: `2`, `0.5`.
+/// Shortest round-trip text: `2`, `0.5`, `inf`.
 impl std::fmt::Display for LoadBound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.0)
@@ -272,6 +289,56 @@ pub fn listed_dimensions(cells: &[&CellSummary]) -> Vec<Dimension> {
     ))
 }
 
+/// How many deployment parameters the filter bar shows as controls of their own before it folds the rest behind
+/// one "more" control: a file of a disaggregated deployment can state sixteen (`prefill_tp`, `decode_tp`, …).
+pub const PARAMS_SHOWN: usize = 4;
+
+/// The filter bar's controls, in two parts: the dimensions shown, in the order given, and the deployment
+/// parameters folded behind one control. Past [`PARAMS_SHOWN`] + 1 parameters, the first [`PARAMS_SHOWN`] are
+/// shown, well-known ones first (in [`crate::config::PARAMS`] order: tp before an engine's own setting), and the
+/// others folded in the order given; a bar of fewer shows every parameter.
+pub fn filter_bar(dimensions: &[Dimension]) -> (Vec<Dimension>, Vec<Dimension>) {
+    let params: Vec<Dimension> = dimensions
+        .iter()
+        .copied()
+        .filter(|dimension| dimension.is_param())
+        .collect();
+    if params.len() <= PARAMS_SHOWN + 1 {
+        return (dimensions.to_vec(), Vec::new());
+    }
+    let rank = |dimension: &Dimension| {
+        crate::config::PARAMS
+            .iter()
+            .position(|param| param.name == dimension.name())
+            .unwrap_or(crate::config::PARAMS.len())
+    };
+    let mut ranked = params.clone();
+    // Stable: parameters of one rank keep the order given.
+    crate::order::sort_stable_by_key(&mut ranked, rank);
+    let shown: Vec<Dimension> = ranked.into_iter().take(PARAMS_SHOWN).collect();
+    let (kept, folded): (Vec<Dimension>, Vec<Dimension>) = dimensions
+        .iter()
+        .copied()
+        .partition(|dimension| !dimension.is_param() || shown.contains(dimension));
+    (kept, folded)
+}
+
+/// What the "more" control of the filter bar says: how many parameters it holds, and how many of them filter
+/// the cells now, so that a filter set there is never out of sight: `12 more parameters`,
+/// `12 more parameters (2 filtering)`.
+pub fn more_params_label(folded: usize, filtering: usize) -> String {
+    let noun = if folded == 1 {
+        "parameter"
+    } else {
+        "parameters"
+    };
+    if filtering == 0 {
+        format!("{folded} more {noun}")
+    } else {
+        format!("{folded} more {noun} ({filtering} filtering)")
+    }
+}
+
 /// Faceted counts: for each dimension, how many of `cells` each of its values has among the cells that pass
 /// every other part of the filter (the load range counts as the load's part). A value ticked or not, its count says how
 /// many cells ticking it would show alongside the other dimensions' choices. The dimensions are
@@ -409,6 +476,56 @@ mod tests {
     use super::*;
     use crate::status::CellStatus;
 
+    #[test]
+    fn many_parameters_fold_behind_one_control_with_the_well_known_ones_shown() {
+        let names = [
+            "decode_dp",
+            "decode_ep",
+            "decode_tp",
+            "prefill_dp",
+            "prefill_ep",
+            "prefill_tp",
+            "tp",
+            "precision",
+        ];
+        let params: Vec<Dimension> = names
+            .iter()
+            .map(|name| Dimension::param(name).unwrap())
+            .collect();
+        let mut dimensions = vec![Dimension::Backend, Dimension::Model];
+        dimensions.extend(&params);
+        dimensions.push(Dimension::Rep);
+        let (shown, folded) = filter_bar(&dimensions);
+        // tp and precision are well-known; then the first two others as given.
+        let shown_names: Vec<&str> = shown.iter().map(|dimension| dimension.name()).collect();
+        assert_eq!(
+            shown_names,
+            [
+                "backend",
+                "model",
+                "decode_dp",
+                "decode_ep",
+                "tp",
+                "precision",
+                "rep"
+            ]
+        );
+        let folded_names: Vec<&str> = folded.iter().map(|dimension| dimension.name()).collect();
+        assert_eq!(
+            folded_names,
+            ["decode_tp", "prefill_dp", "prefill_ep", "prefill_tp"]
+        );
+        assert_eq!(more_params_label(folded.len(), 0), "4 more parameters");
+        assert_eq!(more_params_label(1, 1), "1 more parameter (1 filtering)");
+        // Five parameters are all shown: folding one away would hide it for nothing.
+        let few: Vec<Dimension> = dimensions[..2]
+            .iter()
+            .chain(&params[..5])
+            .copied()
+            .collect();
+        assert_eq!(filter_bar(&few), (few.clone(), Vec::new()));
+    }
+
     fn cell(backend: &str, n: u32) -> CellSummary {
         CellSummary::empty(
             CellKey {
@@ -424,6 +541,33 @@ mod tests {
             },
             CellStatus::Clean,
         )
+    }
+
+    #[test]
+    fn a_range_from_inf_keeps_the_unbounded_rates_and_writes_inf() {
+        let mut cells = [cell("vllm", 1), cell("vllm", 2), cell("vllm", 3)];
+        cells[1].key.load = crate::Load::rate(64.0).unwrap();
+        cells[2].key.load = crate::Load::rate(f64::INFINITY).unwrap();
+        let filter = DimensionFilter {
+            load_min: LoadBound::new(f64::INFINITY),
+            ..DimensionFilter::default()
+        };
+        let kept: Vec<String> = filter
+            .apply(&cells)
+            .iter()
+            .map(|cell| cell.key.load.to_string())
+            .collect();
+        assert_eq!(kept, ["rate=inf"]);
+        // Said and written as `inf`, never as a large finite number, and read back from JSON.
+        assert_eq!(filter.describe(), "load ≥ inf");
+        let json = serde_json::to_string(&filter).unwrap();
+        assert!(json.contains(r#""load_min":"inf""#), "{json}");
+        assert_eq!(
+            serde_json::from_str::<DimensionFilter>(&json).unwrap(),
+            filter
+        );
+        assert_eq!(LoadBound::new(f64::NAN), None);
+        assert_eq!(LoadBound::new(0.0), None);
     }
 
     #[test]

@@ -177,6 +177,9 @@ impl CellKey {
             Dimension::Param(name) => param_value(&self.config, name),
             Dimension::Load => DimensionValue::Load(self.load),
             Dimension::Rep => DimensionValue::Number(self.rep),
+            Dimension::Configuration => {
+                DimensionValue::Configuration(&self.backend, &self.model, &self.config)
+            }
         }
     }
 }
@@ -377,6 +380,10 @@ pub enum Dimension {
     Load,
     /// The repetition.
     Rep,
+    /// The served configuration as one value: the backend, the model and every deployment parameter together, so
+    /// a view coloured or faceted by it never pools two configurations. Views group by it; filters, ledgers and
+    /// comparisons take its parts instead, so it is in no list of the key's own dimensions.
+    Configuration,
 }
 
 impl Dimension {
@@ -405,12 +412,14 @@ impl Dimension {
             Dimension::Param(name) => name.as_str(),
             Dimension::Load => "load",
             Dimension::Rep => "rep",
+            Dimension::Configuration => "configuration",
         }
     }
 
-    /// Every dimension but the load, which views select with a range rather than a list of values.
+    /// Every dimension but the load, which views select with a range rather than a list of values, and the
+    /// configuration, which is filtered by its parts.
     pub fn is_filterable(self) -> bool {
-        self != Dimension::Load
+        !matches!(self, Dimension::Load | Dimension::Configuration)
     }
 
     /// The load and rep are numbers; the others (configuration parameters too) are text.
@@ -441,6 +450,7 @@ impl Dimension {
             "workload" => Dimension::Workload,
             "load" | "n" | "n_agents" => Dimension::Load,
             "rep" => Dimension::Rep,
+            "configuration" => Dimension::Configuration,
             _ => return None,
         })
     }
@@ -544,6 +554,8 @@ pub enum DimensionValue<'a> {
     Number(u32),
     /// The load.
     Load(Load),
+    /// The configuration: backend, model and deployment parameters.
+    Configuration(&'a str, &'a str, &'a Config),
 }
 
 impl DimensionValue<'_> {
@@ -553,6 +565,7 @@ impl DimensionValue<'_> {
         match self {
             DimensionValue::Text(value) => *value == text,
             DimensionValue::Load(load) => load.matches_text(text),
+            DimensionValue::Configuration(..) => self.to_string() == text,
             DimensionValue::Number(value) => text
                 .trim()
                 .parse::<u32>()
@@ -567,6 +580,13 @@ impl fmt::Display for DimensionValue<'_> {
             DimensionValue::Text(value) => f.write_str(value),
             DimensionValue::Number(value) => write!(f, "{value}"),
             DimensionValue::Load(load) => write_load_value(f, *load),
+            DimensionValue::Configuration(backend, model, config) => {
+                write!(f, "{backend} · {model}")?;
+                if !config.is_empty() {
+                    write!(f, " · {config}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -600,6 +620,16 @@ impl Value {
         Value::from(key.value(dimension))
     }
 
+    /// The value as a heading writes it: a load with its unit ([`Load::label`]: `N=16`, `2.5 req/s`, `∞ req/s`),
+    /// any other value as it is.
+    pub fn label(&self, dimension: Dimension) -> String {
+        match (dimension, self) {
+            (Dimension::Load, Value::Number(n)) => Load::Concurrency(*n).label(),
+            (Dimension::Load, Value::Load(load)) => load.label(),
+            _ => self.to_string(),
+        }
+    }
+
     /// The value as a coordinate in words: `model=phi-4`, and a load in its own text form (`n=16`,
     /// `rate=2.5`), which already names its kind.
     pub fn coordinate(&self, dimension: Dimension) -> String {
@@ -621,6 +651,9 @@ impl From<DimensionValue<'_>> for Value {
             }
             DimensionValue::Load(load) => Value::Load(load),
             DimensionValue::Text(text) => Value::Text(text.to_string()),
+            configuration @ DimensionValue::Configuration(..) => {
+                Value::Text(configuration.to_string())
+            }
         }
     }
 }
@@ -651,6 +684,19 @@ mod tests {
             load: crate::Load::Concurrency(16),
             rep: 0,
         }
+    }
+
+    #[test]
+    fn a_load_heading_carries_its_unit() {
+        let rate = |rps: f64| Value::Load(crate::Load::rate(rps).unwrap());
+        assert_eq!(Value::Number(4).label(Dimension::Load), "N=4");
+        assert_eq!(rate(4.0).label(Dimension::Load), "4 req/s");
+        assert_eq!(rate(0.5).label(Dimension::Load), "0.5 req/s");
+        assert_eq!(rate(f64::INFINITY).label(Dimension::Load), "∞ req/s");
+        // The value itself, as links write it, is unchanged; other dimensions are as they are.
+        assert_eq!(rate(f64::INFINITY).to_string(), "rate=inf");
+        assert_eq!(Value::Number(2).label(Dimension::Rep), "2");
+        assert_eq!(Value::Text("vllm".into()).label(Dimension::Backend), "vllm");
     }
 
     #[test]

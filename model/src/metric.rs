@@ -2,6 +2,8 @@
 //! better, and how its numbers are written (times in ms, s or min as fits), so every view and export says a
 //! number the same way.
 
+use crate::load::LoadKind;
+use crate::scaling::{Criterion, RATE_SATURATION};
 pub use crate::stat::Unit;
 use crate::stat::{Better, Stat};
 use crate::summary::CellSummary;
@@ -199,6 +201,35 @@ impl Metric {
         cell.stat(self.stat()?)
     }
 
+    /// How an axis, a heading or a picker says the metric when its points are at loads of `kind` (`None`: any
+    /// kind, or no load axis): at an offered rate the efficiency column holds achieved/offered, not parallel
+    /// efficiency (docs/definitions.md#efficiency).
+    pub fn label_at(self, kind: Option<LoadKind>) -> &'static str {
+        match (self, kind) {
+            (Metric::Efficiency, Some(LoadKind::Rate)) => "achieved / offered rate",
+            _ => self.label(),
+        }
+    }
+
+    /// The line a chart of this metric is read against at loads of `kind`: the saturation threshold a rate
+    /// series' verdict uses for achieved/offered ([`RATE_SATURATION`], docs/definitions.md#breakdown), else the
+    /// criterion's own threshold of efficiency or of the p95 multiplier; `None` for a metric no criterion reads.
+    pub fn threshold(self, criterion: &Criterion, kind: Option<LoadKind>) -> Option<Threshold> {
+        let criterion_line = |value: f64| Threshold {
+            value,
+            label: format!("threshold {value}"),
+        };
+        match (self, kind) {
+            (Metric::Efficiency, Some(LoadKind::Rate)) => Some(Threshold {
+                value: RATE_SATURATION,
+                label: format!("saturation: achieved < {RATE_SATURATION} × offered"),
+            }),
+            (Metric::Efficiency, _) => Some(criterion_line(criterion.efficiency_below())),
+            (Metric::P95Multiplier, _) => criterion.p95_multiplier_above().map(criterion_line),
+            _ => None,
+        }
+    }
+
     /// Whether values are measured quantities (times, throughputs, tokens) rather than ratios to a baseline, so
     /// that a ratio of two of them means something.
     pub fn is_absolute(self) -> bool {
@@ -226,7 +257,29 @@ impl Metric {
     /// One value as every view writes it: `0.482`, `3.21×`, `N=16`, `845 ms`, `1.24 s`, `2.1 min`,
     /// `1,234 tok/s`, `812.4 tokens`.
     pub fn format(self, value: f64) -> String {
-        match self.unit() {
+        self.unit().format(value)
+    }
+}
+
+impl Unit {
+    /// The symbol written after a number of this unit (`ms`, `tok/s`, `req/s`, …); `None` for a ratio and a
+    /// load, which are plain numbers.
+    pub fn symbol(self) -> Option<&'static str> {
+        match self {
+            Unit::Ratio | Unit::Load => None,
+            Unit::Multiple => Some("×"),
+            Unit::Concurrency => Some("N"),
+            Unit::Milliseconds => Some("ms"),
+            Unit::TokensPerSecond => Some("tok/s"),
+            Unit::Tokens => Some("tokens"),
+            Unit::TokensPerSecondPerUser => Some("tok/s/user"),
+            Unit::RequestsPerSecond => Some("req/s"),
+        }
+    }
+
+    /// One value of this unit as every view writes it ([`Metric::format`]).
+    pub fn format(self, value: f64) -> String {
+        match self {
             Unit::Ratio => format!("{value:.3}"),
             Unit::Multiple => format!("{value:.2}×"),
             Unit::Concurrency => format!("N={value}"),
@@ -238,6 +291,24 @@ impl Metric {
             Unit::Load => format!("{}", (value * 100.0).round() / 100.0),
         }
     }
+
+    /// A value with two decimals and its symbol, for a table that sets figures side by side at one precision:
+    /// `3.90 req/s`, `845.12 ms`, `0.48`.
+    pub fn fixed(self, value: f64) -> String {
+        match self.symbol() {
+            Some(symbol) => format!("{value:.2} {symbol}"),
+            None => format!("{value:.2}"),
+        }
+    }
+}
+
+/// A horizontal line a chart is read against: its value on the metric's axis and the words beside it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Threshold {
+    /// Where the line is, in the metric's unit.
+    pub value: f64,
+    /// What the chart writes beside it (`threshold 0.65`, `saturation: achieved < 0.9 × offered`).
+    pub label: String,
 }
 
 /// A duration in the unit that fits it: `0.84 ms`, `845 ms`, `1.24 s`, `2.1 min`.
@@ -375,5 +446,46 @@ mod tests {
         assert!(!Metric::P50InteractivityTps.lower_is_better());
         assert_eq!(Metric::P99TpotMs.label(), "p99 TPOT");
         assert_eq!(Metric::AggregateTps.label(), "output tok/s");
+    }
+
+    #[test]
+    fn a_rate_axis_reads_achieved_over_offered_against_the_verdicts_saturation_line() {
+        let rate = Some(LoadKind::Rate);
+        let concurrency = Some(LoadKind::Concurrency);
+        assert_eq!(Metric::Efficiency.label_at(rate), "achieved / offered rate");
+        assert_eq!(
+            Metric::Efficiency.label_at(concurrency),
+            "parallel efficiency"
+        );
+        assert_eq!(Metric::P99TtftMs.label_at(rate), "p99 time to first token");
+        // The definition's saturation share (docs/definitions.md#breakdown): 0.9 × offered.
+        let line = Metric::Efficiency.threshold(&Criterion::V1, rate).unwrap();
+        assert_eq!(line.value, 0.9);
+        assert_eq!(line.label, "saturation: achieved < 0.9 × offered");
+        // The verdict changes exactly at the line: below it a rate series saturates, on it it does not.
+        assert!(Criterion::V3.saturates(Some(line.value - 1e-9), None));
+        assert!(!Criterion::V3.saturates(Some(line.value), None));
+        // An edited efficiency threshold moves the concurrency line, not the saturation one.
+        let edited = Criterion::V3.with_efficiency_below(0.7);
+        assert_eq!(
+            Metric::Efficiency.threshold(&edited, concurrency),
+            Some(Threshold {
+                value: 0.7,
+                label: "threshold 0.7".into()
+            })
+        );
+        assert_eq!(
+            Metric::Efficiency.threshold(&edited, rate).unwrap().value,
+            0.9
+        );
+        // The p95 multiplier's line is the criterion's on either axis; V3 has none; a latency has none.
+        assert_eq!(
+            Metric::P95Multiplier
+                .threshold(&Criterion::V1, rate)
+                .map(|line| line.value),
+            Some(2.0)
+        );
+        assert_eq!(Metric::P95Multiplier.threshold(&Criterion::V3, rate), None);
+        assert_eq!(Metric::P99TtftMs.threshold(&Criterion::V1, rate), None);
     }
 }

@@ -179,6 +179,39 @@ impl FigureComparison {
             .filter(|_| self.reported != 0.0)
             .map(|difference| difference / self.reported.abs())
     }
+
+    /// The unit of the column, from the statistics' table; `None` for a figure that is no cells-table column.
+    pub fn unit(&self) -> Option<crate::stat::Unit> {
+        Stat::parse(&self.column).map(Stat::unit)
+    }
+
+    /// One of the row's figures with its unit: `3.90 req/s`, `845.12 ms`.
+    pub fn value_text(&self, value: f64) -> String {
+        self.unit()
+            .map_or_else(|| format!("{value:.2}"), |unit| unit.fixed(value))
+    }
+
+    /// What the recomputed figure is: its value, or why there is none.
+    pub fn recomputed_text(&self) -> String {
+        self.recomputed.map_or_else(
+            || "— (no request rows: the tool's figure is shown)".to_string(),
+            |recomputed| self.value_text(recomputed),
+        )
+    }
+
+    /// recomputed − reported with its unit and relative to the reported figure: `+0.12 req/s (+3.08 %)`, `—`
+    /// without a recomputed figure.
+    pub fn difference_text(&self) -> String {
+        let Some(difference) = self.difference() else {
+            return "—".to_string();
+        };
+        let sign = if difference < 0.0 { "-" } else { "+" };
+        let absolute = self.value_text(difference.abs());
+        match self.relative_difference() {
+            Some(relative) => format!("{sign}{absolute} ({:+.2} %)", relative * 100.0),
+            None => format!("{sign}{absolute}"),
+        }
+    }
 }
 
 /// The tool's figures of a cell next to cellscope's own, in cells-table order, then any other reported figure
@@ -291,6 +324,42 @@ mod tests {
         assert_eq!(back, origin);
         let bad = text.replacen("\"f0\":", "\"f0\":\"x\",\"g\":", 1);
         assert!(serde_json::from_str::<CellOrigin>(&bad).is_err());
+    }
+
+    #[test]
+    fn a_compared_figure_says_its_unit_from_the_statistics_table() {
+        let figure = |column: &str, recomputed: Option<f64>, reported: f64| FigureComparison {
+            column: column.into(),
+            recomputed,
+            reported,
+        };
+        // Request throughput is requests per second, not tokens: 3.9 recomputed against 4 reported.
+        let throughput = figure("request_throughput_rps", Some(3.9), 4.0);
+        assert_eq!(throughput.value_text(4.0), "4.00 req/s");
+        assert_eq!(throughput.difference_text(), "-0.10 req/s (-2.50 %)");
+        assert_eq!(
+            figure("total_tps", Some(1500.0), 1200.0).difference_text(),
+            "+300.00 tok/s (+25.00 %)"
+        );
+        assert_eq!(
+            figure("p99_tpot_ms", None, 8.25).value_text(8.25),
+            "8.25 ms"
+        );
+        assert_eq!(
+            figure("p50_interactivity_tps", None, 41.0).value_text(41.0),
+            "41.00 tok/s/user"
+        );
+        assert_eq!(
+            figure("p99_tpot_ms", None, 8.25).recomputed_text(),
+            "— (no request rows: the tool's figure is shown)"
+        );
+        assert_eq!(figure("p99_tpot_ms", None, 8.25).difference_text(), "—");
+        // A figure that is no column of the cells table is a plain number.
+        assert_eq!(figure("duration", Some(2.0), 0.0).value_text(12.5), "12.50");
+        assert_eq!(
+            figure("duration", Some(2.0), 0.0).difference_text(),
+            "+2.00"
+        );
     }
 
     #[test]

@@ -27,6 +27,12 @@ pub fn skip_reason(status: CellStatus, history: &[HistoryEvent]) -> String {
 /// figure they compare must exist on both sides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScalingAbsent {
+    /// The series was measured at this one concurrency only: no scaling to show, rather than a cell measured
+    /// against itself.
+    OneLoad {
+        /// The load.
+        load: Load,
+    },
     /// The series has no N = 1 cell with data.
     NoBaseline {
         /// The series' smallest measured N.
@@ -68,6 +74,17 @@ impl ScalingAbsent {
             .copied()
             .filter(|other| other.key.series_parts() == series && other.has_data())
             .collect();
+        let concurrency = |other: &&&CellSummary| other.key.load.kind() == LoadKind::Concurrency;
+        if cell.key.load.kind() == LoadKind::Concurrency
+            && in_series
+                .iter()
+                .filter(concurrency)
+                .all(|other| other.key.load == cell.key.load)
+        {
+            return Some(ScalingAbsent::OneLoad {
+                load: cell.key.load,
+            });
+        }
         let baselines: Vec<&&CellSummary> = in_series
             .iter()
             .filter(|other| other.is_baseline())
@@ -96,6 +113,7 @@ impl ScalingAbsent {
     /// What a matrix square has room for.
     pub fn short(&self) -> &'static str {
         match self {
+            ScalingAbsent::OneLoad { .. } => "one load",
             ScalingAbsent::NoBaseline { .. } => "no N=1",
             ScalingAbsent::NoOwnFigure { column } | ScalingAbsent::NoBaselineFigure { column } => {
                 if *column == Stat::AggregateTps {
@@ -117,6 +135,11 @@ impl ScalingAbsent {
             }
         };
         match self {
+            ScalingAbsent::OneLoad { load } => format!(
+                "absent: one load, no scaling (the series was measured at {} only, and a cell measured against \
+                 itself says nothing)",
+                load.label()
+            ),
             ScalingAbsent::NoBaseline { smallest_n } => format!(
                 "absent: it is measured against the N = 1 cell of the same series, and this \
                  sweep starts at N = {smallest_n}"
@@ -158,6 +181,13 @@ pub enum NoPoint {
         series: usize,
         /// The smallest measured N among them.
         smallest_n: u32,
+    },
+    /// A scaling metric, and every series of the group was measured at one load.
+    OneLoad {
+        /// The scaling metric.
+        metric: Metric,
+        /// How many cells.
+        cells: usize,
     },
     /// The admitted cells have no value of the plotted metrics.
     NoValue {
@@ -219,12 +249,23 @@ impl NoPoint {
         {
             return None;
         }
-        // A scaling metric absent from every admitted cell for want of an N = 1 cell: said as such.
+        // A scaling metric absent from every admitted cell for want of a second load or an N = 1 cell: said as
+        // such.
         for scaling in metrics.iter().copied() {
             let absent: Vec<ScalingAbsent> = admitted
                 .iter()
                 .filter_map(|cell| ScalingAbsent::of(scaling, cell, cells))
                 .collect();
+            if absent.len() == admitted.len()
+                && absent
+                    .iter()
+                    .all(|why| matches!(why, ScalingAbsent::OneLoad { .. }))
+            {
+                return Some(NoPoint::OneLoad {
+                    metric: scaling,
+                    cells: admitted.len(),
+                });
+            }
             if absent.len() == admitted.len()
                 && absent
                     .iter()
@@ -298,6 +339,18 @@ impl NoPoint {
                     "this series".to_string()
                 } else {
                     format!("any of these {series} series")
+                }
+            ),
+            NoPoint::OneLoad {
+                metric,
+                cells: count,
+            } => format!(
+                "one load, no scaling: no {} ({} the one load its series was measured at)",
+                metric.label(),
+                if *count == 1 {
+                    "its cell is".to_string()
+                } else {
+                    format!("each of its {} is", cells(*count))
                 }
             ),
             NoPoint::NoValue { of, cells: count } => {

@@ -459,13 +459,27 @@ fn serving_stats(value: impl Fn(Stat) -> Option<f64>) -> CellStats {
 }
 
 /// A text field as a spreadsheet may open it: one that starts with `=`, `+`, `-`, `@`, a tab or a carriage return
-/// would be taken for a formula, so it gets a leading `'` (OWASP's advice for CSV injection). Numbers are written
-/// as numbers, never through this.
+/// and is not a number would be taken for a formula, so it gets a leading `'` (OWASP's advice for CSV injection).
+/// A number (`-0.0123`, `-1.5e-3`, `-inf`) stays as it is, so that pandas and spreadsheets read it as a number.
 pub fn neutralised(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) && !is_number(text) {
         std::borrow::Cow::Owned(format!("'{text}"))
     } else {
         std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Whether a CSV reader takes `text` for a number: an optional sign, then decimal digits with an optional point
+/// and exponent, or `inf`/`infinity`/`nan` (as Rust writes a float and pandas reads one back); such a text calls
+/// no function in a spreadsheet.
+pub fn is_number(text: &str) -> bool {
+    text.parse::<f64>().is_ok()
+}
+
+/// Appends one CSV number field: its shortest exact decimal form (`-0.0123`, `inf`), or nothing when absent.
+fn csv_number(out: &mut String, value: Option<f64>) {
+    if let Some(value) = value {
+        out.push_str(&value.to_string());
     }
 }
 
@@ -486,11 +500,6 @@ pub(crate) fn csv_field(out: &mut String, text: &str) {
 /// The CLI, the API and the browser's export all use this one writer.
 pub fn cells_to_csv(cells: &[CellSummary]) -> String {
     let field = csv_field;
-    fn number(out: &mut String, value: Option<f64>) {
-        if let Some(value) = value {
-            out.push_str(&value.to_string());
-        }
-    }
     let extra_columns = ExtraColumns::of(cells);
     let mut out = column_names(&cells_schema_with(extra_columns)).join(",");
     out.push('\n');
@@ -522,7 +531,7 @@ pub fn cells_to_csv(cells: &[CellSummary]) -> String {
         ));
         for stat in Stat::ALL {
             out.push(',');
-            number(&mut out, cell.stat(stat));
+            csv_number(&mut out, cell.stat(stat));
         }
         out.push(',');
         out.push_str(cell.expected_source.as_str());
@@ -548,9 +557,7 @@ pub fn cells_to_csv(cells: &[CellSummary]) -> String {
 fn write_extra_columns(out: &mut String, cell: &CellSummary, columns: ExtraColumns) {
     if columns.rate_rps {
         out.push(',');
-        if let Some(rate) = cell.key.load.rate_rps() {
-            out.push_str(&rate.to_string());
-        }
+        csv_number(out, cell.key.load.rate_rps());
     }
     if columns.baseline_load {
         out.push(',');
@@ -822,6 +829,23 @@ mod tests {
         );
         assert!(row.contains(",-1.5,"), "{row}");
         assert_eq!(neutralised("plain"), "plain");
+        // A number is read as one: negative, with an exponent, infinite, signed positive.
+        for number in ["-0.0123", "-1.5e-3", "-inf", "+2", "-7"] {
+            assert_eq!(neutralised(number), number);
+        }
+        // Anything else that starts like a formula is guarded, however number-like its start.
+        for (text, guarded) in [
+            ("-cmd", "'-cmd"),
+            ("@SUM(A1:A9)", "'@SUM(A1:A9)"),
+            ("-1+1", "'-1+1"),
+            ("=1", "'=1"),
+            ("-", "'-"),
+            ("- 1", "'- 1"),
+            ("+1 ", "'+1 "),
+            ("-2,5", "'-2,5"),
+        ] {
+            assert_eq!(neutralised(text), guarded, "{text}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 mod capacity;
 pub mod presets;
 
-pub use capacity::{Level, LoadAxis, Outcome, RepRange, RepValues};
+pub use capacity::{Level, LoadAxis, Outcome, Placed, RepRange, RepValues};
 
 use crate::load::LoadKind;
 use crate::stat::Stat;
@@ -245,18 +245,10 @@ impl Slo {
     /// The levels `cells` give this SLO: the cells at the one kind of load most of them have, grouped by load,
     /// each cell one rep (a square that pools several series is judged on their mean). Also the kind, for labels.
     pub fn levels(&self, cells: &[&CellSummary]) -> (Vec<Level>, LoadAxis) {
-        let rates = cells
-            .iter()
-            .filter(|cell| cell.key.load.kind() == LoadKind::Rate)
-            .count();
-        let concurrencies = cells
-            .iter()
-            .filter(|cell| cell.key.load.kind() == LoadKind::Concurrency)
-            .count();
-        let (kind, axis) = if rates > concurrencies {
-            (LoadKind::Rate, LoadAxis::RequestRate)
-        } else {
-            (LoadKind::Concurrency, LoadAxis::Concurrency)
+        let axis = LoadAxis::most_of(cells.iter().map(|cell| cell.key.load));
+        let kind = match axis {
+            LoadAxis::RequestRate => LoadKind::Rate,
+            LoadAxis::Concurrency => LoadKind::Concurrency,
         };
         let mut levels: Vec<Level> = Vec::new();
         for cell in cells.iter().filter(|cell| cell.key.load.kind() == kind) {

@@ -188,6 +188,21 @@ impl CellSummary {
     }
 }
 
+/// The serving statistics (TTFT, TPOT, ITL, throughputs, interactivity, goodput) that some of `cells` have, in
+/// table order: the columns a table of those cells adds to wall latency and output throughput, so that it shows
+/// every figure the cells have and no column that is empty throughout.
+pub fn serving_stats_of<'a>(cells: impl IntoIterator<Item = &'a CellSummary> + Clone) -> Vec<Stat> {
+    Stat::SERVING
+        .into_iter()
+        .filter(|stat| {
+            cells
+                .clone()
+                .into_iter()
+                .any(|cell| cell.stat(*stat).is_some())
+        })
+        .collect()
+}
+
 /// The cell's load in words, with what was achieved where the rows say: the offered load, the request
 /// throughput achieved (and its share of an offered rate) and the mean requests in flight by Little's law
 /// (achieved rate × mean latency), which for a concurrency N stays at or below N.
@@ -236,11 +251,36 @@ fn baseline_loads(cells: &[CellSummary]) -> BTreeMap<(SeriesKey, LoadKind), Load
     lowest
 }
 
+/// The concurrency series whose cells with data are all at one load: measured against itself, such a cell
+/// would read as perfect scaling (efficiency 1, p95 multiplier 1), so it has neither
+/// (docs/definitions.md#one-load).
+pub fn single_load_series<'a>(
+    cells: impl IntoIterator<Item = &'a CellSummary>,
+) -> BTreeSet<SeriesKey> {
+    let mut loads: BTreeMap<SeriesKey, (Load, bool)> = BTreeMap::new();
+    for cell in cells.into_iter().filter(|cell| cell.has_data()) {
+        if cell.key.load.kind() != LoadKind::Concurrency {
+            continue;
+        }
+        let (first, several) = loads
+            .entry(cell.key.series())
+            .or_insert((cell.key.load, false));
+        *several |= *first != cell.key.load;
+    }
+    loads
+        .into_iter()
+        .filter(|(_, (_, several))| !several)
+        .map(|(series, _)| series)
+        .collect()
+}
+
 /// Fills `efficiency`, `p95_multiplier`, `baseline_fallback` and `baseline_load` of every cell from its series'
 /// baseline cells ([`baseline_loads`]). At an offered rate the efficiency is achieved/offered (the request
-/// throughput over the offered rate), which needs no baseline; an unbounded rate has none.
+/// throughput over the offered rate), which needs no baseline; an unbounded rate has none. A concurrency series
+/// measured at one load has no scaling metrics ([`single_load_series`]).
 pub fn fill_scaling(cells: &mut [CellSummary]) {
     let bases = baseline_loads(cells);
+    let single = single_load_series(cells.iter());
     let mut baselines: BTreeMap<(SeriesKey, LoadKind), Vec<BaselineCandidate>> = BTreeMap::new();
     for cell in cells.iter().filter(|cell| cell.has_data()) {
         let series = (cell.key.series(), cell.key.load.kind());
@@ -267,6 +307,9 @@ pub fn fill_scaling(cells: &mut [CellSummary]) {
         let Some(candidates) = baselines.get(&series) else {
             continue;
         };
+        if series.1 == LoadKind::Concurrency && single.contains(&series.0) {
+            continue;
+        }
         let base_load = bases[&series];
         cell.baseline_load = (base_load != Load::Concurrency(1)).then_some(base_load);
         let baseline = scaling::baseline(cell.key.rep, candidates);
@@ -374,6 +417,29 @@ mod tests {
         );
         let closed = cell(16, 0, None, None, CellStatus::Clean);
         assert_eq!(load_line(&closed), "Load: N=16 concurrent requests.");
+    }
+
+    #[test]
+    fn a_reps_table_adds_the_serving_figures_some_rep_has() {
+        let mut first = cell(1, 0, Some(100.0), Some(900.0), CellStatus::Clean);
+        let mut second = cell(1, 1, Some(100.0), Some(900.0), CellStatus::Clean);
+        first.stats.p99_tpot_ms = Some(8.25);
+        second.stats.mean_ttft_ms = Some(120.0);
+        second.stats.p50_interactivity_tps = Some(41.0);
+        second.stats.request_throughput_rps = Some(3.9);
+        // In table order, and none that no rep has (the wall and TTFT quantiles are no serving columns).
+        assert_eq!(
+            serving_stats_of([&first, &second]),
+            [
+                Stat::MeanTtftMs,
+                Stat::P99TpotMs,
+                Stat::P50InteractivityTps,
+                Stat::RequestThroughputRps
+            ]
+        );
+        assert!(
+            serving_stats_of([&cell(2, 0, Some(1.0), Some(2.0), CellStatus::Clean)]).is_empty()
+        );
     }
 
     fn cell(

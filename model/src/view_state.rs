@@ -70,6 +70,57 @@ impl View {
 
 pub use crate::metric::Metric;
 
+/// Which Pareto frontier the curves draw against a metric on x: none, each series' own (its best loads), or the
+/// panel's across every series (the configurations that reach the best trade-off at each level).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrontierMode {
+    /// No frontier: points joined in load order.
+    #[default]
+    Off,
+    /// Each series' own frontier.
+    Series,
+    /// One frontier per panel across all its series' single-configuration points.
+    Panel,
+}
+
+impl FrontierMode {
+    /// Every mode, in the picker's order.
+    pub const ALL: [FrontierMode; 3] =
+        [FrontierMode::Off, FrontierMode::Series, FrontierMode::Panel];
+
+    /// How `frontier=` writes it: `0`, `1` (each series') or `all`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrontierMode::Off => "0",
+            FrontierMode::Series => "1",
+            FrontierMode::Panel => "all",
+        }
+    }
+
+    /// The picker's wording.
+    pub fn label(self) -> &'static str {
+        match self {
+            FrontierMode::Off => "no frontier",
+            FrontierMode::Series => "frontier of each series",
+            FrontierMode::Panel => "frontier across configurations",
+        }
+    }
+
+    /// The mode `frontier=` names.
+    pub fn parse(text: &str) -> Result<FrontierMode, &'static str> {
+        FrontierMode::ALL
+            .into_iter()
+            .find(|mode| mode.name() == text.trim())
+            .ok_or("expected 1 (each series' Pareto frontier), all (across the panel's configurations) or 0")
+    }
+
+    /// Whether a frontier is asked for.
+    pub fn is_on(self) -> bool {
+        self != FrontierMode::Off
+    }
+}
+
 /// What the curves put on the x axis: concurrency N (log₂, the default), or a per-cell metric, so a sweep reads
 /// as throughput against latency the way vLLM, SGLang and AIPerf benchmarks are read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +152,15 @@ impl XAxis {
         match self {
             XAxis::Load => "concurrency N (log₂)",
             XAxis::Metric(metric) => metric.label(),
+        }
+    }
+
+    /// The axis' label when it carries loads of `kind` (`concurrency N (log₂)`, `offered rate (req/s, log₂)`);
+    /// a metric's label otherwise.
+    pub fn label_at(self, kind: Option<LoadKind>) -> &'static str {
+        match (self, kind) {
+            (XAxis::Load, Some(LoadKind::Rate)) => "offered rate (req/s, log₂)",
+            (axis, _) => axis.label(),
         }
     }
 
@@ -244,8 +304,8 @@ pub struct ViewState {
     pub band: BandSpan,
     /// What the curves' x axis shows.
     pub x: XAxis,
-    /// Whether the curves draw each series' Pareto frontier (with a metric on x).
-    pub frontier: bool,
+    /// Which Pareto frontier the curves draw (with a metric on x).
+    pub frontier: FrontierMode,
     /// The SLO the matrix's capacity is judged by, as the link writes it (bounds or a preset's name); empty for
     /// the default ([`crate::slo::DEFAULT_TEXT`]).
     pub slo: String,
@@ -281,7 +341,7 @@ impl ViewState {
         aggregation: Aggregation::Mean,
         band: BandSpan::Cells,
         x: XAxis::Load,
-        frontier: false,
+        frontier: FrontierMode::Off,
         slo: String::new(),
         load_kind: None,
         cell: None,
@@ -517,12 +577,8 @@ const FIELDS: &[Field<ViewState>] = &[
     scalar!(
         "frontier",
         frontier,
-        |_: &bool| "1".to_string(),
-        |text: &str| match text.trim() {
-            "1" => Ok(true),
-            "0" => Ok(false),
-            _ => Err("expected 1 (draw each series' Pareto frontier) or 0"),
-        }
+        |mode: &FrontierMode| mode.name().to_string(),
+        FrontierMode::parse
     ),
     query::slo(),
     scalar!(
@@ -652,10 +708,10 @@ impl ViewState {
 
     /// Turns the view into the throughput–interactivity trade-off (InferenceX's and `vllm bench sweep
     /// plot_pareto`'s view): curves of output throughput per accelerator (plain output throughput when no cell
-    /// knows its accelerator count) against p50 interactivity, each series with its Pareto frontier; coloured
-    /// by `colour` when given (a deployment parameter, so that configurations are series of their own rather
-    /// than pooled into one point per load).
-    pub fn show_pareto(&mut self, per_accelerator_known: bool, colour: Option<Dimension>) {
+    /// knows its accelerator count) against p50 interactivity, coloured by configuration so that each series is
+    /// one measured configuration and each point one of its loads, faceted by `facet`, each series with its
+    /// Pareto frontier.
+    pub fn show_pareto(&mut self, per_accelerator_known: bool, facet: Option<Dimension>) {
         self.view = View::Curves;
         self.metric = if per_accelerator_known {
             Metric::OutputTpsPerAccelerator
@@ -663,19 +719,18 @@ impl ViewState {
             Metric::AggregateTps
         };
         self.x = XAxis::Metric(Metric::P50InteractivityTps);
-        self.frontier = true;
-        if let Some(colour) = colour {
-            self.color = colour;
-        }
+        self.frontier = FrontierMode::Series;
+        self.color = Dimension::Configuration;
+        self.facet = facet;
     }
 
-    /// Narrows the view to one value of a dimension: the load through the load range (an unbounded rate as
-    /// everything above the largest finite bound), the others through the filters.
+    /// Narrows the view to one value of a dimension: the load through the load range (an unbounded rate as the
+    /// range from `inf` up), the others through the filters.
     pub fn select_only(&mut self, dimension: Dimension, value: &str) {
         if dimension == Dimension::Load {
             let value = parse_at_load(value).ok().and_then(Load::value);
             let (low, high) = match value {
-                Some(value) if value.is_infinite() => (LoadBound::new(f64::MAX), None),
+                Some(value) if value.is_infinite() => (LoadBound::new(value), None),
                 Some(value) => (LoadBound::new(value), LoadBound::new(value)),
                 None => (None, None),
             };
@@ -730,22 +785,32 @@ mod tests {
     #[test]
     fn the_pareto_view_is_a_link_of_its_own() {
         let mut state = ViewState::default();
-        let tp = Dimension::parse("tp").unwrap();
-        state.show_pareto(true, Some(tp));
+        state.show_pareto(true, Some(Dimension::Workload));
         let query = state.to_query();
         for part in [
             "view=curves",
             "metric=output_tps_per_accelerator",
             "x=p50_interactivity_tps",
             "frontier=1",
-            "color=tp",
+            "color=configuration",
         ] {
             assert!(query.contains(part), "{query} lacks {part}");
         }
         assert_eq!(ViewState::parse_query(&query), (state.clone(), Vec::new()));
         state.show_pareto(false, None);
         assert_eq!(state.metric, Metric::AggregateTps);
-        assert_eq!(state.color, tp);
+        assert_eq!((state.color, state.facet), (Dimension::Configuration, None));
+        assert!(state.to_query().contains("facet=none"));
+    }
+
+    #[test]
+    fn narrowing_to_all_at_once_links_load_min_inf() {
+        let mut state = ViewState::default();
+        state.select_only(Dimension::Load, "rate=inf");
+        let query = state.to_query();
+        assert!(query.contains("load_min=inf"), "{query}");
+        assert!(!query.contains("load_max"), "{query}");
+        assert_eq!(ViewState::parse_query(&query), (state, Vec::new()));
     }
 
     #[test]
@@ -852,7 +917,7 @@ mod tests {
             facet: None,
             aggregation: Aggregation::Median,
             x: XAxis::Metric(Metric::P95TtftMs),
-            frontier: true,
+            frontier: FrontierMode::Panel,
             what_if: WhatIf {
                 excluded: true,
                 partial: false,
@@ -921,22 +986,30 @@ mod tests {
         assert!(ignored.is_empty(), "{ignored:?}");
         assert_eq!(
             (state.x, state.metric, state.frontier),
-            (XAxis::Metric(Metric::P95TtftMs), Metric::AggregateTps, true)
+            (
+                XAxis::Metric(Metric::P95TtftMs),
+                Metric::AggregateTps,
+                FrontierMode::Series
+            )
         );
         // Written beside the metric they are plotted against.
         assert_eq!(
             state.to_query(),
             "view=curves&metric=aggregate_tps&x=p95_ttft_ms&frontier=1"
         );
+        let (state, ignored) = parse("view=curves&x=p95_ttft_ms&frontier=all");
+        assert!(ignored.is_empty(), "{ignored:?}");
+        assert_eq!(state.frontier, FrontierMode::Panel);
+        assert_eq!(state.to_query(), "view=curves&x=p95_ttft_ms&frontier=all");
         // The defaults (N on x, no frontier) are not written, and read back as the defaults when given.
         assert_eq!(
             ViewState::parse_query("x=n&frontier=0"),
             (ViewState::default(), Vec::new())
         );
-        // An unknown x, a metric without a value per point, or a frontier that is neither 1 nor 0 is left at its
-        // default and reported.
+        // An unknown x, a metric without a value per point, or a frontier that is none of 1, all and 0 is left at
+        // its default and reported.
         let (state, ignored) = ViewState::parse_query("view=curves&x=throughput&frontier=yes");
-        assert_eq!((state.x, state.frontier), (XAxis::Load, false));
+        assert_eq!((state.x, state.frontier), (XAxis::Load, FrontierMode::Off));
         assert_eq!(
             ignored
                 .iter()
@@ -958,7 +1031,7 @@ mod tests {
         }
         // A frontier with N on x is kept (the x picker may change next) but is no valid x by itself.
         let (state, ignored) = parse("frontier=1");
-        assert!(ignored.is_empty() && state.frontier && state.is_valid());
+        assert!(ignored.is_empty() && state.frontier.is_on() && state.is_valid());
         let invalid = ViewState {
             x: XAxis::Metric(Metric::Breakdown),
             ..ViewState::default()

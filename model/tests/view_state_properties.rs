@@ -210,7 +210,11 @@ fn view_state() -> impl Strategy<Value = ViewState> {
                 sort: sort.map(|(column, descending)| AuditSort { column, descending }),
                 compare,
                 x,
-                frontier,
+                frontier: if frontier {
+                    cellscope_model::view_state::FrontierMode::Series
+                } else {
+                    cellscope_model::view_state::FrontierMode::Off
+                },
                 ..ViewState::default()
             };
             state.filter.load_min = load_min;

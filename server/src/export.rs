@@ -88,15 +88,25 @@ mod tests {
         let batch = RecordBatch::try_from_iter([
             (
                 "error",
-                Arc::new(StringArray::from(vec![Some("=1+2"), Some("ok"), None])) as ArrayRef,
+                Arc::new(StringArray::from(vec![
+                    Some("=1+2"),
+                    Some("ok"),
+                    None,
+                    Some("-0.25"),
+                    Some("-cmd"),
+                ])) as ArrayRef,
             ),
             (
                 "wall_ms",
-                Arc::new(Float64Array::from(vec![-1.5, 2.0, 3.0])) as ArrayRef,
+                Arc::new(Float64Array::from(vec![-1.5, 2.0, 3.0, 4.0, 5.0])) as ArrayRef,
             ),
         ])
         .unwrap();
         let csv = String::from_utf8(encode_batch(&batch, Format::Csv).unwrap()).unwrap();
-        assert_eq!(csv, "error,wall_ms\n'=1+2,-1.5\nok,2.0\n,3.0\n");
+        // A text that is a number stays one; a text that would run as a formula is guarded.
+        assert_eq!(
+            csv,
+            "error,wall_ms\n'=1+2,-1.5\nok,2.0\n,3.0\n-0.25,4.0\n'-cmd,5.0\n"
+        );
     }
 }

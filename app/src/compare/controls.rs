@@ -168,7 +168,7 @@ impl Compare {
 
     fn export_lines(self) -> Vec<String> {
         let (state, metric) = self.exported_view();
-        describe_view(&state, metric, &browser::href())
+        describe_view(&state, metric, None, &browser::href())
     }
 
     fn export_name(self, extension: &str) -> String {
@@ -185,7 +185,14 @@ impl Compare {
         let legend = plot::legend(&comparison);
         let width = self.width.get_untracked().max(available_width());
         let height = plot::forest_height(comparison.groups.len())
-            + f64::from(export_header_height(lines.len(), 1.0));
+            + export_header_height(
+                &lines,
+                &legend
+                    .iter()
+                    .map(|(label, ..)| label.as_str())
+                    .collect::<Vec<_>>(),
+                width,
+            );
         if svg {
             let mut text = String::new();
             {

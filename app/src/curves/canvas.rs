@@ -6,6 +6,7 @@ use crate::{browser, perf};
 use cellscope_draw::chart::{Hit, PointWords, curve_point_text, curves_height};
 use cellscope_model::CellKey;
 use cellscope_model::explore::{Facet, point_keys};
+use cellscope_model::metric::Threshold;
 use cellscope_model::view_state::{View, ViewState};
 use leptos::html::{Canvas, Div};
 use leptos::prelude::*;
@@ -125,17 +126,22 @@ impl Chart {
         let _ = canvas.set_attribute("data-points", &points.join(";"));
         // The axes, and the frontier's points.
         let x = ctx.state.with_untracked(|state| state.x);
-        let summary =
-            facets.with_untracked(|facets| chart_summary(facets, chart_metric.get_untracked(), x));
+        let kind = self.curves.load_kind();
+        let metric = chart_metric.get_untracked();
+        let summary = facets.with_untracked(|facets| chart_summary(facets, metric, x, kind));
         let (on, dominated) = facets.with_untracked(|facets| frontier_counts(facets));
         let _ = canvas.set_attribute("aria-label", &summary);
         let _ = canvas.set_attribute("data-x-axis", x.name());
-        let _ = canvas.set_attribute("data-x-label", x.label());
-        let _ = canvas.set_attribute("data-y-label", chart_metric.get_untracked().label());
+        let _ = canvas.set_attribute("data-x-label", x.label_at(kind));
+        let _ = canvas.set_attribute("data-y-label", metric.label_at(kind));
+        let look = self.curves.look();
+        let line = |line: Option<Threshold>| line.map_or(String::new(), |line| line.label);
+        let _ = canvas.set_attribute("data-threshold", &line(look.threshold));
+        let _ = canvas.set_attribute("data-slo-line", &line(look.slo_line));
         let _ = canvas.set_attribute("data-frontier-points", &on.to_string());
         let _ = canvas.set_attribute("data-dominated-points", &dominated.to_string());
         // The notes drawn inside the panels, one a line.
-        let notes = self.curves.look().notes.concat().join("\n");
+        let notes = look.notes.concat().join("\n");
         let _ = canvas.set_attribute("data-notes", &notes);
         let _ = canvas.set_attribute("data-drawn", "true");
     }

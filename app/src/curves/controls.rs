@@ -6,7 +6,7 @@ use crate::controls::{
     aggregation_control, compare_these_button, criterion_controls, export_slice_csv, slice_count,
 };
 use cellscope_model::explore::{load_kind_on_x, show_pareto};
-use cellscope_model::view_state::{BandSpan, Metric, XAxis};
+use cellscope_model::view_state::{BandSpan, FrontierMode, Metric, XAxis};
 use cellscope_model::{Dimension, LoadKind};
 use leptos::prelude::*;
 
@@ -21,18 +21,22 @@ pub(super) fn controls(curves: Curves) -> impl IntoView {
             {x_choice(curves)}
             {load_kind_choice(curves)}
             // The frontier needs a metric on x: against N every point is a different load, not a trade-off.
-            <label title=move || if x_axis.get() == XAxis::Load { "Choose a metric for x to draw each series' Pareto frontier" } else { "Each series' points that no other point of it beats on both axes" }>
-                <input type="checkbox" id="curve-frontier"
-                    prop:checked=move || frontier.get()
+            <label title=move || if x_axis.get() == XAxis::Load { "Choose a metric for x to draw a Pareto frontier" } else { "The points no other point beats on both axes: each series' own, or across every configuration of a panel" }>
+                "frontier "
+                <select id="curve-frontier"
                     prop:disabled=move || x_axis.get() == XAxis::Load
                     on:change=move |event| {
-                        let on = event_target_checked(&event);
-                        ctx.update(|state| state.frontier = on);
-                    }/>
-                " Pareto frontier"
+                        if let Ok(mode) = FrontierMode::parse(&event_target_value(&event)) {
+                            ctx.update(|state| state.frontier = mode);
+                        }
+                    }>
+                    {FrontierMode::ALL.into_iter().map(|mode| view! {
+                        <option value=mode.name() selected=move || frontier.get() == mode>{mode.label()}</option>
+                    }).collect_view()}
+                </select>
             </label>
             <button id="curve-pareto"
-                title="Output tok/s per accelerator against p50 interactivity, with each series' Pareto frontier"
+                title="Output tok/s per accelerator against p50 interactivity, one series per configuration, each with its Pareto frontier"
                 on:click=move |_| {
                     let mut state = ctx.state.get_untracked();
                     ctx.with_filtered_untracked(|_, cells| show_pareto(&mut state, cells));
@@ -142,6 +146,7 @@ fn dimension_choice(
         ..
     } = curves;
     let choices = [
+        Dimension::Configuration,
         Dimension::Backend,
         Dimension::Model,
         Dimension::Workload,

@@ -13,9 +13,10 @@ impl Curves {
     /// What an export carries: the view in words, with the link that reopens it pinned to its snapshot.
     fn export_lines(self) -> Vec<String> {
         let metric = self.chart_metric.get_untracked();
+        let kind = self.load_kind();
         self.ctx
             .state
-            .with_untracked(|state| describe_view(state, metric, &browser::href()))
+            .with_untracked(|state| describe_view(state, metric, kind, &browser::href()))
     }
 
     fn export_name(self, extension: &str) -> String {
@@ -35,10 +36,17 @@ impl Curves {
         browser::download(&self.export_name("csv"), "text/csv", csv.as_bytes());
     }
 
-    /// The image exports are drawn afresh at the page's size with the description and legend above the chart.
-    fn export_size(self, facets: &[Facet], lines: usize) -> (f64, f64) {
+    /// The image exports are drawn afresh at the page's size with the description and legend above the chart,
+    /// as tall as the header wrapped to that width needs.
+    fn export_size(self, facets: &[Facet], lines: &[String]) -> (f64, f64) {
         let width = self.width.get_untracked();
-        let header = f64::from(export_header_height(lines, 1.0));
+        let header = self.colors.with_untracked(|styles| {
+            export_header_height(
+                lines,
+                &styles.keys().map(String::as_str).collect::<Vec<_>>(),
+                width,
+            )
+        });
         (width, curves_height(facets.len(), width) + header)
     }
 
@@ -55,7 +63,7 @@ impl Curves {
         let lines = self.image_lines();
         let frame = ExportFrame { lines: &lines };
         let url = self.facets.with_untracked(|facets| {
-            let (width, height) = self.export_size(facets, lines.len());
+            let (width, height) = self.export_size(facets, &lines);
             crate::chart::png_data_url(width, height, |root, scale| {
                 draw_on(root, facets, &self.look(), scale, Some(&frame))
             })
@@ -70,7 +78,7 @@ impl Curves {
         let frame = ExportFrame { lines: &lines };
         let mut svg = String::new();
         self.facets.with_untracked(|facets| {
-            let (width, height) = self.export_size(facets, lines.len());
+            let (width, height) = self.export_size(facets, &lines);
             let root = crate::chart::Surface::svg(&mut svg, (width as u32, height as u32))
                 .into_drawing_area();
             let _ = draw_on(&root, facets, &self.look(), 1.0, Some(&frame));

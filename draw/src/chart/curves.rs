@@ -6,7 +6,8 @@ use super::labels::{LabelPlacer, Rect, fit_text, text_width, wrap_text};
 use super::{CurveSpec, Hit, facet_columns, rgb};
 use crate::palette;
 use cellscope_model::explore::{Facet, Series, SeriesPoint, value_text};
-use cellscope_model::view_state::{Metric, XAxis};
+use cellscope_model::metric::Threshold;
+use cellscope_model::view_state::Metric;
 use cellscope_model::{Load, LoadKind};
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
@@ -77,14 +78,67 @@ struct Curves<'s> {
     x_hi: f64,
     /// The ticks drawn by hand on a log x axis.
     x_ticks: Vec<f64>,
-    /// The largest N of any point or skipped end, at least 2 (the largest finite rate against a rate axis).
-    max_n: u32,
     /// Against the load: the log₂ of the smallest load (at most 0, so N starts at 1), and where an unbounded
-    /// rate sits (one step right of the largest finite load), when a point is at one.
+    /// rate sits (one step right of the largest finite load, past a break in the axis), when a point is at one.
     load_lo: f64,
     inf_at: Option<f64>,
+    /// Against the load: its ticks, by hand (`1`, `2`, `4`, …, `∞`), and where the axis breaks before `∞`.
+    load_ticks: Vec<(f64, String)>,
+    axis_break: Option<f64>,
     /// Against the load: its kind, which names the axis.
     load_kind: LoadKind,
+}
+
+/// Where loads sit on a log₂ axis: the log₂ of the smallest finite load (at most 0), of the largest (at least
+/// 1, so an axis spans N = 1 to 2 at least; `None` when every load is unbounded), and the unbounded rate's slot,
+/// one step right of the largest finite load.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct LoadLayout {
+    pub(super) lo: f64,
+    pub(super) hi: Option<f64>,
+    pub(super) inf_at: Option<f64>,
+}
+
+impl LoadLayout {
+    /// The layout of loads whose finite values run from `low` to `high` (`low` infinite when there is none),
+    /// with or without an unbounded rate.
+    pub(super) fn of(low: f64, high: f64, inf: bool) -> LoadLayout {
+        let finite = low.is_finite();
+        let lo = if finite { low.log2().min(0.0) } else { 0.0 };
+        // An axis of unbounded rates alone has no finite slot: the ∞ slot stands alone.
+        let hi = (finite || !inf).then(|| high.max(2.0).log2());
+        let inf_at = inf.then(|| hi.map_or(lo, |hi| hi + 1.0));
+        LoadLayout { lo, hi, inf_at }
+    }
+
+    /// The ticks: each power of two from the smallest to the largest finite load (every other one past nine),
+    /// then `∞` at the unbounded rate's slot.
+    pub(super) fn ticks(self) -> Vec<(f64, String)> {
+        let mut ticks: Vec<(f64, String)> = Vec::new();
+        if let Some(hi) = self.hi {
+            let mut step = self.lo.ceil() as i32;
+            while f64::from(step) <= hi + 1e-9 {
+                ticks.push((f64::from(step), format!("{}", 2f64.powi(step))));
+                step += 1;
+            }
+        }
+        while ticks.len() > 9 {
+            ticks = ticks.into_iter().step_by(2).collect();
+        }
+        ticks.extend(self.inf_at.map(|at| (at, "∞".to_string())));
+        ticks
+    }
+
+    /// Where the axis breaks: halfway between the largest finite load and the ∞ slot, when there are both.
+    pub(super) fn axis_break(self) -> Option<f64> {
+        Some((self.hi? + self.inf_at?) / 2.0)
+    }
+
+    /// The x range plotted, with a little room either side.
+    fn range(self) -> Range<f64> {
+        let right = self.inf_at.or(self.hi).unwrap_or(self.lo);
+        self.lo - 0.25..right + 0.35
+    }
 }
 
 /// The loads on x over every point and skipped end: the smallest and largest finite value, whether an unbounded
@@ -118,16 +172,14 @@ fn load_extent(spec: &CurveSpec<'_>) -> (f64, f64, bool, LoadKind) {
 
 impl<'s> Curves<'s> {
     fn of(spec: &'s CurveSpec<'s>) -> Curves<'s> {
-        let (low, high, inf, load_kind) = load_extent(spec);
-        let max_n = (high.ceil() as u32).max(2);
-        let load_lo = if low.is_finite() {
-            low.log2().min(0.0)
-        } else {
-            0.0
-        };
-        let load_hi = f64::from(max_n).log2().max(high.log2());
-        let inf_at = inf.then_some(load_hi + 1.0);
-        let (smallest, largest) = extent_of(spec.facets);
+        let (low, high, inf, points_kind) = load_extent(spec);
+        let layout = LoadLayout::of(low, high, inf);
+        let (mut smallest, mut largest) = extent_of(spec.facets);
+        // The SLO's bound is on the chart even where every series is far below it.
+        if let Some(line) = &spec.slo_line {
+            smallest = smallest.min(line.value);
+            largest = largest.max(line.value);
+        }
         let axis = Axis::for_metric(spec.metric, smallest, largest);
         let y_range = axis.range();
         let ticks = axis.log_ticks(spec.metric);
@@ -137,7 +189,7 @@ impl<'s> Curves<'s> {
             (x, Axis::for_metric(x, smallest, largest))
         });
         let x_range = match x_axis {
-            None => load_lo - 0.25..inf_at.unwrap_or(load_hi) + 0.35,
+            None => layout.range(),
             Some((_, x_axis)) => x_axis.range(),
         };
         let x_ticks = x_axis.map_or_else(Vec::new, |(x, x_axis)| x_axis.log_ticks(x));
@@ -151,10 +203,11 @@ impl<'s> Curves<'s> {
             x_lo: x_range.start,
             x_hi: x_range.end,
             x_ticks,
-            max_n,
-            load_lo,
-            inf_at,
-            load_kind,
+            load_lo: layout.lo,
+            inf_at: layout.inf_at,
+            load_ticks: layout.ticks(),
+            axis_break: layout.axis_break(),
+            load_kind: spec.load_kind.unwrap_or(points_kind),
         }
     }
 
@@ -179,6 +232,20 @@ impl<'s> Curves<'s> {
     /// Where `point` is plotted with `value` on y.
     fn xy(&self, point: &SeriesPoint, value: f64) -> (f64, f64) {
         (self.x_of(point.x), self.axis.at(value))
+    }
+
+    /// A series' points joined step by step, and against the load its point at an unbounded rate (the last, in
+    /// load order), which sits apart in its own slot.
+    fn split_unbounded<'p>(
+        &self,
+        points: &'p [SeriesPoint],
+    ) -> (&'p [SeriesPoint], Option<&'p SeriesPoint>) {
+        match points.split_last() {
+            Some((last, steps)) if self.x_axis.is_none() && last.x.is_infinite() => {
+                (steps, Some(last))
+            }
+            _ => (points, None),
+        }
     }
 }
 
@@ -238,9 +305,22 @@ fn draw_panel<DB: DrawingBackend>(
             RGBColor(150, 60, 0),
         );
     }
-    if let Some(threshold) = curves.spec.threshold {
-        panel.draw_threshold(curves, threshold)?;
+    if let Some(threshold) = &curves.spec.threshold {
+        panel.draw_threshold(curves, threshold, RGBColor(120, 120, 120))?;
     }
+    if let Some(slo) = &curves.spec.slo_line {
+        panel.draw_threshold(curves, slo, RGBColor(190, 60, 20))?;
+    }
+    // The frontier across the panel's configurations goes under the series, dark, so every series' markers
+    // stay visible on it.
+    if !facet.frontier_steps.is_empty() {
+        let steps = facet.frontier_steps.iter();
+        panel.draw_line(
+            steps.map(|(x, y)| (curves.x_of(*x), curves.axis.at(*y))),
+            RGBColor(40, 40, 40).stroke_width(curves.px(3.0) as u32),
+        )?;
+    }
+    panel.reserve_markers(curves, facet);
     for (series_index, series) in facet.series.iter().enumerate() {
         panel.draw_series(curves, series, [facet_index, series_index], hits)?;
     }
@@ -257,10 +337,10 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         let spec = curves.spec;
         let px = |value: f64| curves.px(value);
         let base = area.get_base_pixel();
-        let title = facet
-            .title
-            .as_ref()
-            .map_or_else(|| spec.metric.label().to_string(), ToString::to_string);
+        let title = facet.title.as_ref().map_or_else(
+            || spec.metric.label_at(spec.load_kind).to_string(),
+            ToString::to_string,
+        );
         // A long title (a run id, a file path) is shortened in its middle to its panel's width, so that neighbouring
         // panels' titles never run into each other.
         let (panel_x, _) = area.get_pixel_range();
@@ -295,6 +375,17 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
             labels,
             pending: Vec::new(),
         })
+    }
+
+    /// Keeps every point's marker of the panel free of labels, so that no label placed for one series covers a
+    /// point of a series drawn after it.
+    fn reserve_markers(&mut self, curves: &Curves<'_>, facet: &Facet) {
+        let size = curves.px(5.0);
+        for point in facet.series.iter().flat_map(|series| &series.points) {
+            let (x, y) = self.chart.backend_coord(&curves.xy(point, point.value));
+            self.labels
+                .reserve((x - size, y - size, x + size, y + size));
+        }
     }
 
     /// Places a label of `text` at a free spot near `(x + dx, y)`; it is drawn with the panel's other labels.
@@ -344,28 +435,62 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
                     .pos(Pos::new(HPos::Right, VPos::Center)),
             )?;
         }
-        if let Some((x_metric, x_axis)) = curves.x_axis {
-            for tick in &curves.x_ticks {
-                let x = x_axis.at(*tick);
-                self.chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(x, curves.y_min), (x, curves.y_max)],
-                        RGBColor(215, 215, 215),
-                    )))
-                    .map_err(|error| error.to_string())?;
-                let (x, y) = self.chart.backend_coord(&(x, curves.y_min));
-                self.text(
-                    tick_label(x_metric, *tick),
-                    (x, y + curves.px(5.0)),
-                    curves
-                        .font(11.0)
-                        .into_font()
-                        .color(&BLACK)
-                        .pos(Pos::new(HPos::Center, VPos::Top)),
-                )?;
-            }
+        let x_ticks: Vec<(f64, String)> = match curves.x_axis {
+            None => curves.load_ticks.clone(),
+            Some((x_metric, x_axis)) => curves
+                .x_ticks
+                .iter()
+                .map(|tick| (x_axis.at(*tick), tick_label(x_metric, *tick)))
+                .collect(),
+        };
+        for (x, label) in x_ticks {
+            self.chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, curves.y_min), (x, curves.y_max)],
+                    RGBColor(215, 215, 215),
+                )))
+                .map_err(|error| error.to_string())?;
+            let (x, y) = self.chart.backend_coord(&(x, curves.y_min));
+            self.text(
+                label,
+                (x, y + curves.px(5.0)),
+                curves
+                    .font(11.0)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Center, VPos::Top)),
+            )?;
+        }
+        if let Some(at) = curves.axis_break {
+            self.draw_axis_break(curves, at)?;
         }
         Ok(())
+    }
+
+    /// The break in a load axis before the unbounded rate's slot: the axis line cut and `//` across it, so `∞`
+    /// never reads as the next step after the largest finite rate.
+    fn draw_axis_break(&mut self, curves: &Curves<'_>, at: f64) -> Result<(), String> {
+        let px = |value: f64| curves.px(value);
+        let (x, y) = self.chart.backend_coord(&(at, curves.y_min));
+        let base = self.base;
+        self.area
+            .draw(&Rectangle::new(
+                [
+                    (x - px(5.0) - base.0, y - px(3.0) - base.1),
+                    (x + px(5.0) - base.0, y + px(3.0) - base.1),
+                ],
+                WHITE.filled(),
+            ))
+            .map_err(|error| error.to_string())?;
+        self.text(
+            "//".to_string(),
+            (x, y),
+            curves
+                .font(12.0)
+                .into_font()
+                .color(&RGBColor(60, 60, 60))
+                .pos(Pos::new(HPos::Center, VPos::Center)),
+        )
     }
 
     /// The notes of a panel without a point, whole, over lines in its middle; their boxes are taken from the
@@ -402,11 +527,17 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         Ok(())
     }
 
-    /// The criterion's threshold as a dashed line across the panel, labelled at its left end.
-    fn draw_threshold(&mut self, curves: &Curves<'_>, threshold: f64) -> Result<(), String> {
+    /// A threshold (the criterion's, or the SLO's bound) as a dashed line across the panel in `color`, labelled
+    /// with its words at its left end.
+    fn draw_threshold(
+        &mut self,
+        curves: &Curves<'_>,
+        threshold: &Threshold,
+        color: RGBColor,
+    ) -> Result<(), String> {
         let (x_lo, x_hi) = (curves.x_lo, curves.x_hi);
-        let y = curves.axis.at(threshold);
-        let style = RGBColor(120, 120, 120).stroke_width(curves.px(1.0).max(1) as u32);
+        let y = curves.axis.at(threshold.value);
+        let style = color.stroke_width(curves.px(1.0).max(1) as u32);
         let width = x_hi - x_lo;
         let dashes: Vec<_> = (0..40)
             .map(|index| {
@@ -421,10 +552,10 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         let (x, y) = self.chart.backend_coord(&(x_lo + width * 0.01, y));
         self.label(
             curves,
-            format!("threshold {threshold}"),
+            threshold.label.clone(),
             (x, y - curves.px(8.0)),
             0,
-            RGBColor(90, 90, 90),
+            color,
         );
         Ok(())
     }
@@ -441,7 +572,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         let (color, marker) = curves
             .spec
             .styles
-            .get(&series.label.to_string())
+            .get(&series.legend)
             .copied()
             .unwrap_or(((0, 0, 0), palette::Marker::Circle));
         let color = rgb(color);
@@ -478,15 +609,23 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         color: RGBColor,
     ) -> Result<(), String> {
         let xy = |point: &SeriesPoint, value: f64| curves.xy(point, value);
-        if curves.x_axis.is_none() && series.points.len() > 1 {
-            let mut band: Vec<(f64, f64)> = series
-                .points
-                .iter()
-                .map(|point| xy(point, point.max))
-                .collect();
-            band.extend(series.points.iter().rev().map(|point| xy(point, point.min)));
+        let (steps, unbounded) = curves.split_unbounded(&series.points);
+        if curves.x_axis.is_none() && steps.len() > 1 {
+            let mut band: Vec<(f64, f64)> =
+                steps.iter().map(|point| xy(point, point.max)).collect();
+            band.extend(steps.iter().rev().map(|point| xy(point, point.min)));
             self.chart
                 .draw_series(std::iter::once(Polygon::new(band, color.mix(0.18))))
+                .map_err(|error| error.to_string())?;
+        }
+        // The unbounded rate's band is its own: an upright whisker in its slot, never joined to the others.
+        if let Some(point) = unbounded.filter(|point| point.cells > 1) {
+            let whisker = color.mix(0.4).stroke_width(curves.px(2.0).max(1) as u32);
+            self.chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![xy(point, point.min), xy(point, point.max)],
+                    whisker,
+                )))
                 .map_err(|error| error.to_string())?;
         }
         if curves.x_axis.is_some() {
@@ -528,11 +667,16 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         } else {
             color.stroke_width(px(2.0) as u32)
         };
-        let points = series.points.iter();
+        let (steps, unbounded) = curves.split_unbounded(&series.points);
         self.draw_line(
-            points.map(|point| curves.xy(point, point.value)),
+            steps.iter().map(|point| curves.xy(point, point.value)),
             line_style,
         )?;
+        // All at once is not the next step after the largest finite rate: a dashed segment across the axis' break.
+        if let (Some(last), Some(point)) = (steps.last(), unbounded) {
+            let from = curves.xy(last, last.value);
+            self.draw_dashed(curves, from, curves.xy(point, point.value), color)?;
+        }
         if let Some(frontier) = frontier {
             let steps = frontier.steps.iter();
             let bold = color.stroke_width(px(3.5) as u32);
@@ -558,6 +702,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
 
     /// Each point's marker. A point resting on partial cells is hollow: its value comes from fewer rows than
     /// planned. With a frontier, hollow means dominated, and partial cells are marked ◐ beside the point instead.
+    /// A point resting on failed cells (some requests not ok) is hollow and crossed ✕, as the matrix marks them.
     fn draw_markers(
         &mut self,
         curves: &Curves<'_>,
@@ -572,7 +717,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
             let hollow = if frontier.is_some() {
                 series.is_dominated(index)
             } else {
-                point.partial > 0
+                point.partial > 0 || point.failed > 0
             };
             let style = if hollow {
                 color.stroke_width(px(1.5).max(1) as u32)
@@ -605,6 +750,12 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
                         (size - 2).max(1),
                         WHITE.filled(),
                     )))
+                    .map_err(|error| error.to_string())?;
+            }
+            if point.failed > 0 {
+                let cross = color.stroke_width(px(1.5).max(1) as u32);
+                chart
+                    .draw_series(std::iter::once(Cross::new(at, px(5.0), cross)))
                     .map_err(|error| error.to_string())?;
             }
         }
@@ -671,8 +822,8 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
         Ok(())
     }
 
-    /// The end of a series at a skipped cell: a cross (after a dotted stub against N) with the skip reason
-    /// beside it; its hit.
+    /// The end of a series at a skipped cell: ⊘ (after a dotted stub against N) with the skip reason beside it;
+    /// its hit.
     fn draw_skipped_end(
         &mut self,
         curves: &Curves<'_>,
@@ -682,15 +833,15 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
     ) -> Result<Hit, String> {
         let px = |value: f64| curves.px(value);
         let spec = curves.spec;
-        let cross = color.stroke_width(px(2.0) as u32);
+        let stroke = color.stroke_width(px(2.0) as u32);
         let from = curves.xy(last, last.value);
-        // The cross, in backend pixels: at the skipped N against N; against a metric the skipped cells
+        // The mark, in backend pixels: at the skipped N against N; against a metric the skipped cells
         // have no value to sit at, so it stands just right of the series' last point.
         let to = match curves.x_axis {
             None => {
                 // The curve ends at a skipped cell: a dotted stub at the last value, never a drop to 0.
                 let to = (curves.x_of(skipped_at.value().unwrap_or(1.0)), from.1);
-                self.draw_stub(curves, from, to, color)?;
+                self.draw_dashed(curves, from, to, color)?;
                 self.chart.backend_coord(&to)
             }
             Some(_) => {
@@ -698,9 +849,17 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
                 (x + px(16.0), y)
             }
         };
-        let base = self.base;
+        // ⊘, the matrix's mark of a skipped cell (✕ marks failed cells there and on the points).
+        let (x, y) = (to.0 - self.base.0, to.1 - self.base.1);
+        let (radius, slash) = (px(6.0), px(4.3));
         self.area
-            .draw(&Cross::new((to.0 - base.0, to.1 - base.1), px(6.0), cross))
+            .draw(&Circle::new((x, y), radius, stroke))
+            .map_err(|error| error.to_string())?;
+        self.area
+            .draw(&PathElement::new(
+                vec![(x - slash, y + slash), (x + slash, y - slash)],
+                stroke,
+            ))
             .map_err(|error| error.to_string())?;
         let text = match curves.x_axis {
             None => format!("skipped: {}", (spec.skip_reason)(series)),
@@ -710,8 +869,8 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
                 (spec.skip_reason)(series)
             ),
         };
-        // The reason sits on the side of the cross with room: left of it at the panel's right half (the
-        // cross is at the right edge against N).
+        // The reason sits on the side of the mark with room: left of it at the panel's right half (the
+        // mark is at the right edge against N).
         let width = text_width(&text, px(10.0));
         let (left, _) = self.area.get_pixel_range();
         let right_half = to.0 > (left.start + left.end) / 2;
@@ -731,7 +890,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
             y: f64::from(to.1) / spec.scale,
             text: format!(
                 "{} · {}\nskipped: {}",
-                series.label,
+                series.legend,
                 skipped_at.label(),
                 (spec.skip_reason)(series)
             ),
@@ -742,7 +901,7 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
     }
 
     /// A dotted line from `from` to `to` (plot coordinates): every other of twelve steps.
-    fn draw_stub(
+    fn draw_dashed(
         &mut self,
         curves: &Curves<'_>,
         from: (f64, f64),
@@ -751,13 +910,16 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
     ) -> Result<(), String> {
         let dotted = color.mix(0.7).stroke_width(curves.px(1.0).max(1) as u32);
         let steps = 12;
+        let at = |step: i32| {
+            let share = f64::from(step) / f64::from(steps);
+            (
+                from.0 + (to.0 - from.0) * share,
+                from.1 + (to.1 - from.1) * share,
+            )
+        };
         let segments: Vec<_> = (0..steps)
             .filter(|step| step % 2 == 0)
-            .map(|step| {
-                let a = from.0 + (to.0 - from.0) * f64::from(step) / f64::from(steps);
-                let b = from.0 + (to.0 - from.0) * f64::from(step + 1) / f64::from(steps);
-                PathElement::new(vec![(a, to.1), (b, to.1)], dotted)
-            })
+            .map(|step| PathElement::new(vec![at(step), at(step + 1)], dotted))
             .collect();
         self.chart
             .draw_series(segments)
@@ -795,58 +957,38 @@ impl<'a, DB: DrawingBackend> Panel<'a, DB> {
     }
 }
 
-/// Configures and draws a panel's mesh: axis descriptions and, on linear axes, plotters' own ticks (log axes get
-/// theirs by hand, [`Panel::draw_ticks`]).
+/// Configures and draws a panel's mesh: axis descriptions and, on linear axes, plotters' own ticks (log axes and
+/// the load axis get theirs by hand, [`Panel::draw_ticks`]).
 fn draw_mesh<DB: DrawingBackend>(
     chart: &mut Plot<'_, DB>,
     curves: &Curves<'_>,
 ) -> Result<(), String> {
     let spec = curves.spec;
-    let x_axis = curves.x_axis;
     let y_formatter = |y: &f64| tick_label(spec.metric, *y);
-    let inf_at = curves.inf_at;
-    let n_formatter = |x: &f64| {
-        if inf_at.is_some_and(|at| (x - at).abs() < 1e-6) {
-            "∞".to_string()
-        } else if (x - x.round()).abs() < 1e-6 && *x >= 0.0 {
-            format!("{}", 2u32.pow(x.round() as u32))
-        } else if (x - x.round()).abs() < 1e-6 && *x > -20.0 {
-            format!("{}", 2f64.powi(x.round() as i32))
-        } else {
-            String::new()
-        }
+    let x_formatter = |x: &f64| {
+        curves
+            .x_axis
+            .map_or_else(String::new, |(metric, _)| tick_label(metric, *x))
     };
-    let x_formatter = |x: &f64| match x_axis {
-        None => n_formatter(x),
-        Some((metric, _)) => tick_label(metric, *x),
-    };
+    let kind = Some(curves.load_kind);
     let mut mesh = chart.configure_mesh();
-    mesh.x_labels(match x_axis {
-        None => {
-            let steps = curves.inf_at.unwrap_or(f64::from(curves.max_n.ilog2())) - curves.load_lo;
-            steps.round() as usize + 1
-        }
-        Some(_) => 6,
-    })
-    .x_label_formatter(&x_formatter)
-    .y_label_formatter(&y_formatter)
-    .x_desc(match (spec.x, curves.load_kind) {
-        (XAxis::Load, LoadKind::Rate) => "offered rate (req/s), log₂",
-        (x, _) => x.label(),
-    })
-    .y_desc(spec.metric.label())
-    .label_style(curves.font(11.0))
-    .axis_desc_style(curves.font(11.0))
-    // Fine mesh lines cost a canvas call each and add little on a log₂ axis: one between labels is enough.
-    .max_light_lines(1)
-    .y_labels(6)
-    .light_line_style(RGBColor(240, 240, 240))
-    .bold_line_style(RGBColor(215, 215, 215));
+    mesh.x_labels(6)
+        .x_label_formatter(&x_formatter)
+        .y_label_formatter(&y_formatter)
+        .x_desc(spec.x.label_at(kind))
+        .y_desc(spec.metric.label_at(spec.load_kind))
+        .label_style(curves.font(11.0))
+        .axis_desc_style(curves.font(11.0))
+        // Fine mesh lines cost a canvas call each and add little: one between labels is enough.
+        .max_light_lines(1)
+        .y_labels(6)
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(215, 215, 215));
     if !curves.ticks.is_empty() {
         // Log axes get their ticks by hand.
         mesh.y_labels(0);
     }
-    if !curves.x_ticks.is_empty() {
+    if !curves.x_ticks.is_empty() || curves.x_axis.is_none() {
         mesh.x_labels(0);
     }
     mesh.draw().map_err(|error| error.to_string())

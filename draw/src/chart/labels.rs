@@ -26,6 +26,11 @@ impl LabelPlacer {
         }
     }
 
+    /// Keeps `rect` free of labels (a point's marker).
+    pub(super) fn reserve(&mut self, rect: Rect) {
+        self.placed.push(rect);
+    }
+
     /// Where to put a label of `text` whose preferred left-centre point is `(x, y)` (backend pixels), and the
     /// box it takes; `None` when no spot near it is free.
     pub(super) fn place(

@@ -6,6 +6,7 @@ use super::{CompareSpec, Comparison, Group, Side};
 use crate::key::{Dimension, Value};
 use crate::metric::Metric;
 use crate::pooling::Pooling;
+use crate::slo::LoadAxis;
 use std::fmt::Write as _;
 
 /// A signed number (`+0.0757`, `−` for none), as deltas and effect sizes are printed.
@@ -22,30 +23,80 @@ pub fn p_value(value: Option<f64>) -> String {
     }
 }
 
-/// A difference of `metric` as the tables write it: four signed decimals for the ratios (efficiency, the p95
-/// multiplier), the metric's own unit for absolute metrics (`+195 ms`, `-1.24 s`, `+1,234 tok/s`).
-pub fn delta(value: Option<f64>, metric: Metric) -> String {
-    match value {
-        None => "—".into(),
-        // Zero (or a rounding residue of it, as an axis tick can be) is written without a sign.
-        Some(value) if metric.is_absolute() && value.abs() < 1e-9 => metric.format(0.0),
-        Some(value) if metric.is_absolute() => {
-            let sign = if value < 0.0 { "-" } else { "+" };
-            format!("{sign}{}", metric.format(value.abs()))
-        }
-        Some(value) => format!("{value:+.4}"),
+/// What a comparison's values and differences are in: a metric's unit, or for SLO capacity the kind of load its
+/// sides were judged over (`None` when the sides mix kinds, so that their differences have no one unit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// A per-cell metric, in its own unit.
+    Metric(Metric),
+    /// SLO capacity, a load of this kind.
+    Capacity(Option<LoadAxis>),
+}
+
+impl From<Metric> for Measure {
+    fn from(metric: Metric) -> Measure {
+        Measure::Metric(metric)
     }
 }
 
-/// The bootstrap interval of a difference of `metric`, each end as [`delta`] writes it.
-pub fn delta_interval(ci: Option<(f64, f64)>, metric: Metric) -> String {
+impl Measure {
+    /// One side's value: `845 ms`, `0.482`, `N=5.3`, `2.5 req/s`.
+    pub fn value(self, value: f64) -> String {
+        match self {
+            Measure::Metric(metric) => metric.format(value),
+            Measure::Capacity(Some(axis)) => axis.value_text(value),
+            Measure::Capacity(None) => format!("{value:.2}"),
+        }
+    }
+
+    /// What a Δ axis is labelled: the metric, and for a capacity the unit its differences are in
+    /// (`SLO capacity, req/s`), which its ticks do not write.
+    pub fn label(self) -> String {
+        match self {
+            Measure::Metric(metric) => metric.label().to_string(),
+            Measure::Capacity(Some(axis)) => format!(
+                "{}, {}",
+                Metric::SloCapacity.label(),
+                match axis {
+                    LoadAxis::Concurrency => "N",
+                    LoadAxis::RequestRate => "req/s",
+                }
+            ),
+            Measure::Capacity(None) => Metric::SloCapacity.label().to_string(),
+        }
+    }
+}
+
+/// A difference as the tables write it: four signed decimals for the ratios (efficiency, the p95 multiplier),
+/// the metric's own unit for absolute metrics (`+195 ms`, `-1.24 s`, `+1,234 tok/s`), the kind of load for an
+/// SLO capacity (`+2.6 N`, `-1.7 req/s`).
+pub fn delta(value: Option<f64>, measure: impl Into<Measure>) -> String {
+    let Some(value) = value else {
+        return "—".into();
+    };
+    match measure.into() {
+        // Zero (or a rounding residue of it, as an axis tick can be) is written without a sign.
+        Measure::Metric(metric) if metric.is_absolute() && value.abs() < 1e-9 => metric.format(0.0),
+        Measure::Metric(metric) if metric.is_absolute() => {
+            let sign = if value < 0.0 { "-" } else { "+" };
+            format!("{sign}{}", metric.format(value.abs()))
+        }
+        Measure::Metric(_) => format!("{value:+.4}"),
+        Measure::Capacity(Some(axis)) => axis.delta_text(value),
+        Measure::Capacity(None) => format!("{value:+.2}"),
+    }
+}
+
+/// The bootstrap interval of a difference, each end as [`delta`] writes it.
+pub fn delta_interval(ci: Option<(f64, f64)>, measure: impl Into<Measure>) -> String {
+    let measure = measure.into();
     ci.map_or_else(
         || "—".into(),
         |(low, high)| {
             format!(
                 "[{}, {}]",
-                delta(Some(low), metric),
-                delta(Some(high), metric)
+                delta(Some(low), measure),
+                delta(Some(high), measure)
             )
         },
     )
@@ -93,8 +144,50 @@ impl Group {
 }
 
 impl Comparison {
-    /// What each pair's side averages: `each pair: mean of 2 phases × 3 reps per side`, `each pair: one cell per
-    /// side`, or, when the pairs differ, `each pair: mean of 1 to 6 cells per side (up to 2 phases × 3 reps)`.
+    /// What its values and differences are in: the metric's unit, or for SLO capacity the kind of load every
+    /// side of its pairs was judged over.
+    pub fn measure(&self) -> Measure {
+        if self.spec.metric != Metric::SloCapacity {
+            return Measure::Metric(self.spec.metric);
+        }
+        let mut axes = self
+            .groups
+            .iter()
+            .flat_map(|group| &group.pairs)
+            .flat_map(|pair| [&pair.a_cells, &pair.b_cells])
+            .map(|keys| LoadAxis::most_of(keys.iter().map(|key| key.load)));
+        let first = axes.next();
+        Measure::Capacity(first.filter(|first| axes.all(|axis| axis == *first)))
+    }
+
+    /// The groups that have no pair, which the pairs' chart draws no panel for, in words; `None` when every group
+    /// has a pair.
+    pub fn unpaired_note(&self) -> Option<String> {
+        let unpaired: Vec<String> = self
+            .groups
+            .iter()
+            .filter(|group| group.pairs.is_empty())
+            .map(Group::label)
+            .collect();
+        match unpaired.len() {
+            0 => None,
+            count if count == self.groups.len() => Some(
+                "No group has a pair to draw; the table says why each pair was dropped.".into(),
+            ),
+            1 => Some(format!(
+                "No panel for {}, which has no pair; the table says why.",
+                unpaired[0]
+            )),
+            count => Some(format!(
+                "No panel for the {count} groups without a pair ({}); the table says why.",
+                unpaired.join(", ")
+            )),
+        }
+    }
+
+    /// What each pair's side averages: `each pair: mean of phase scaling, ttft × rep 0, 1, 2 per side`, `each
+    /// pair: one cell per side`, or, when the pairs differ, `each pair: mean of 1 to 6 cells per side (up to phase
+    /// scaling, ttft × rep 0, 1, 2)`.
     pub fn pair_pooling(&self) -> String {
         let poolings: Vec<Pooling> = self
             .groups
@@ -111,15 +204,7 @@ impl Comparison {
         } else {
             "mean of"
         };
-        let complete = |pooling: &Pooling| {
-            pooling
-                .spans
-                .iter()
-                .map(|(_, count)| *count)
-                .product::<u32>()
-                == pooling.cells
-        };
-        if poolings.iter().all(|pooling| pooling == first) && complete(first) {
+        if poolings.iter().all(|pooling| pooling == first) && first.is_complete() {
             return if first.cells == 1 {
                 "each pair: one cell per side".into()
             } else {
@@ -139,21 +224,7 @@ impl Comparison {
             .map(|pooling| pooling.cells)
             .max()
             .unwrap_or(0);
-        let widest = Pooling {
-            cells: most,
-            spans: crate::key::Dimension::ALL
-                .into_iter()
-                .filter_map(|dimension| {
-                    let count = poolings
-                        .iter()
-                        .flat_map(|pooling| &pooling.spans)
-                        .filter(|(spanned, _)| *spanned == dimension)
-                        .map(|(_, count)| *count)
-                        .max()?;
-                    Some((dimension, count))
-                })
-                .collect(),
-        };
+        let widest = Pooling::widest(&poolings);
         let cells = if fewest == most {
             format!("{most} cells")
         } else {
@@ -266,6 +337,7 @@ pub fn render_report(comparison: &Comparison, confounders: &Confounders) -> Stri
 /// The comparison as a table: one row per group, then every pair that could not be formed and why.
 pub fn render_comparison(comparison: &Comparison) -> String {
     let spec = &comparison.spec;
+    let measure = comparison.measure();
     let mut out = String::new();
     let _ = writeln!(out, "compare {}", spec.headline());
     let _ = writeln!(out, "{}", comparison.pair_pooling());
@@ -289,10 +361,10 @@ pub fn render_comparison(comparison: &Comparison) -> String {
             "  {:<18} {:>5} {:>9} {:>9} {:>16} {:>21} {:>9} {:>9} {:>6} {:>8}  {}",
             group.label(),
             group.n_pairs,
-            delta(group.mean_delta, spec.metric),
-            delta(group.median_delta, spec.metric),
+            delta(group.mean_delta, measure),
+            delta(group.median_delta, measure),
             ratio(group.ratio),
-            delta_interval(group.ci, spec.metric),
+            delta_interval(group.ci, measure),
             p_value(group.wilcoxon.and_then(|test| test.p_value)),
             p_value(group.holm_p),
             signed(group.effect_size, 2),
@@ -348,5 +420,81 @@ mod tests {
         );
         assert_eq!(delta(None, Metric::AggregateTps), "—");
         assert_eq!(delta(Some(-1e-13), Metric::P95WallMs), "0.00 ms");
+        // An SLO capacity's difference is a difference of loads, in the kind of load its sides were judged over.
+        let rate = Measure::Capacity(Some(LoadAxis::RequestRate));
+        assert_eq!(delta(Some(-1.6973), rate), "-1.7 req/s");
+        assert_eq!(
+            delta_interval(Some((-2.2987, -0.4)), rate),
+            "[-2.3 req/s, -0.4 req/s]"
+        );
+        assert_eq!(
+            delta(Some(2.5893), Measure::Capacity(Some(LoadAxis::Concurrency))),
+            "+2.6 N"
+        );
+        assert_eq!(delta(Some(0.0), rate), "0 req/s");
+        assert_eq!(delta(Some(0.25), Measure::Capacity(None)), "+0.25");
+        assert_eq!(rate.value(6.26), "6.3 req/s");
+        assert_eq!(rate.label(), "SLO capacity, req/s");
+    }
+
+    #[test]
+    fn groups_without_a_pair_are_named_once() {
+        use crate::compare::{CompareSpec, Pair, Verdict};
+        let group = |name: &str, pairs: usize| Group {
+            group: Some(Value::Text(name.into())),
+            n_pairs: pairs as u32,
+            mean_delta: None,
+            median_delta: None,
+            ci: None,
+            wilcoxon: None,
+            holm_p: None,
+            effect_size: None,
+            ratio: None,
+            wins: 0,
+            losses: 0,
+            ties: 0,
+            verdict: Verdict::NoPairs,
+            pairs: (0..pairs)
+                .map(|_| Pair {
+                    coordinates: Vec::new(),
+                    a: 1.0,
+                    b: 1.0,
+                    delta: 0.0,
+                    a_cells: Vec::new(),
+                    b_cells: Vec::new(),
+                })
+                .collect(),
+            dropped: Vec::new(),
+        };
+        let comparison = |groups| Comparison {
+            spec: CompareSpec {
+                by: Dimension::Backend,
+                a: "a".into(),
+                b: "b".into(),
+                per: Some(Dimension::Workload),
+                metric: Metric::SloCapacity,
+                alpha: 0.05,
+                slo: String::new(),
+            },
+            groups,
+        };
+        let mixed = comparison(vec![group("1k1k", 0), group("long", 2), group("chat", 0)]);
+        assert_eq!(
+            mixed.unpaired_note().as_deref(),
+            Some("No panel for the 2 groups without a pair (1k1k, chat); the table says why.")
+        );
+        assert_eq!(
+            comparison(vec![group("1k1k", 0), group("long", 2)])
+                .unpaired_note()
+                .as_deref(),
+            Some("No panel for 1k1k, which has no pair; the table says why.")
+        );
+        assert_eq!(comparison(vec![group("long", 2)]).unpaired_note(), None);
+        assert_eq!(
+            comparison(vec![group("1k1k", 0)])
+                .unpaired_note()
+                .as_deref(),
+            Some("No group has a pair to draw; the table says why each pair was dropped.")
+        );
     }
 }

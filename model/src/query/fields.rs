@@ -314,7 +314,7 @@ pub(crate) fn whole_number(text: &str) -> Result<u32, String> {
     }
 }
 
-/// A load bound: a finite number above zero, or why not.
+/// A load bound: a number above zero (`inf` included), or why not.
 pub(crate) fn load_bound(text: &str) -> Result<LoadBound, String> {
     text.trim()
         .parse::<f64>()

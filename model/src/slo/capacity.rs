@@ -2,6 +2,7 @@
 //! highest level where the SLO holds and the next measured level, with the range of the reps' own capacities.
 
 use super::Slo;
+use crate::load::LoadKind;
 use crate::order::{sort_floats, sorted_distinct};
 
 /// One rep's values at one level: the statistic of each bound of the SLO, in the SLO's bound order. `None` (or a
@@ -74,6 +75,51 @@ pub enum LoadAxis {
     Concurrency,
     /// An offered rate (`5.3 req/s`).
     RequestRate,
+}
+
+impl LoadAxis {
+    /// The kind of load the axis holds.
+    pub fn kind(self) -> LoadKind {
+        match self {
+            LoadAxis::Concurrency => LoadKind::Concurrency,
+            LoadAxis::RequestRate => LoadKind::Rate,
+        }
+    }
+
+    /// A load on this axis to a reader's precision: `N=5.3`, `5.3 req/s`, `all at once`.
+    pub fn text(self, load: f64) -> String {
+        load_text(load, self)
+    }
+}
+
+/// Where an outcome sits on a scale of loads: a capacity found between two measured levels, a lower bound, or
+/// no load at all. A lower bound is drawn as one, never as if the capacity had been measured there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Placed {
+    /// Found between the highest level where the SLO holds and the next, where it fails.
+    Measured(f64),
+    /// At least this load: the SLO holds at the highest measured level (`f64::INFINITY` when that is all at
+    /// once), or the next level is all at once, where nothing is interpolated.
+    AtLeast(f64),
+    /// The SLO holds at no measured level.
+    NeverMet,
+    /// No level has every bound's statistic.
+    Unjudged,
+}
+
+impl Outcome {
+    /// Where the outcome sits on a scale of loads ([`Placed`]).
+    pub fn placed(&self) -> Placed {
+        match self {
+            Outcome::Capacity { load, bracket, .. } if bracket.1.is_infinite() => {
+                Placed::AtLeast(*load)
+            }
+            Outcome::Capacity { load, .. } => Placed::Measured(*load),
+            Outcome::NotReached { up_to, .. } => Placed::AtLeast(*up_to),
+            Outcome::NeverMet { .. } => Placed::NeverMet,
+            Outcome::Unjudged { .. } => Placed::Unjudged,
+        }
+    }
 }
 
 /// A level judged on its rep-means: the load and each bound's mean.
@@ -317,6 +363,43 @@ fn load_text(load: f64, axis: LoadAxis) -> String {
     }
 }
 
+impl LoadAxis {
+    /// The kind of load most of `loads` are (concurrency on a tie): the one a capacity is read over.
+    pub fn most_of(loads: impl IntoIterator<Item = crate::load::Load>) -> LoadAxis {
+        let (mut rates, mut concurrencies) = (0usize, 0usize);
+        for load in loads {
+            match load.kind() {
+                crate::load::LoadKind::Rate => rates += 1,
+                crate::load::LoadKind::Concurrency => concurrencies += 1,
+                crate::load::LoadKind::Unstated => {}
+            }
+        }
+        if rates > concurrencies {
+            LoadAxis::RequestRate
+        } else {
+            LoadAxis::Concurrency
+        }
+    }
+
+    /// A load of this kind: `N=5.3`, `5.3 req/s`, `all at once`.
+    pub fn value_text(self, load: f64) -> String {
+        load_text(load, self)
+    }
+
+    /// A difference of two loads of this kind, signed: `+2.6 N`, `-1.7 req/s`, `0 N`.
+    pub fn delta_text(self, delta: f64) -> String {
+        let symbol = match self {
+            LoadAxis::Concurrency => "N",
+            LoadAxis::RequestRate => "req/s",
+        };
+        if delta.abs() < 1e-9 {
+            return format!("0 {symbol}");
+        }
+        let sign = if delta < 0.0 { "-" } else { "+" };
+        format!("{sign}{} {symbol}", number(delta.abs()))
+    }
+}
+
 /// A load to a reader's precision: whole numbers as they are, else one decimal (two below 1, none from 100).
 fn number(value: f64) -> String {
     if value.is_infinite() {
@@ -505,5 +588,36 @@ mod tests {
             .map(number)
             .collect();
         assert_eq!(texts, ["0.13", "0.5", "5.3", "16", "123", "∞"]);
+    }
+
+    #[test]
+    fn lower_bounds_are_placed_as_bounds_apart_from_measured_capacities() {
+        let measured = slo().capacity(&levels(&[(1.0, 300.0, 20.0), (8.0, 2600.0, 20.0)]));
+        // 1 + 7 × 1700/2300 = 6.1739…: found between two measured levels.
+        let Placed::Measured(load) = measured.placed() else {
+            panic!("{measured:?}");
+        };
+        assert!((load - (1.0 + 7.0 * 1700.0 / 2300.0)).abs() < 1e-12);
+        // Holds at the largest measured N: at least N = 32.
+        let not_reached = slo().capacity(&levels(&[(1.0, 300.0, 20.0), (32.0, 900.0, 20.0)]));
+        assert_eq!(not_reached.placed(), Placed::AtLeast(32.0));
+        assert_eq!(
+            not_reached.label(LoadAxis::Concurrency),
+            "≥ N=32 (not reached)"
+        );
+        // Fails only all at once: at least the last finite rate, never interpolated towards ∞.
+        let at_once = slo().capacity(&levels(&[
+            (4.0, 300.0, 20.0),
+            (f64::INFINITY, 9000.0, 20.0),
+        ]));
+        assert_eq!(at_once.placed(), Placed::AtLeast(4.0));
+        // Holds even all at once: at least ∞, kept infinite.
+        let always = slo().capacity(&levels(&[(4.0, 300.0, 20.0), (f64::INFINITY, 900.0, 20.0)]));
+        assert_eq!(always.placed(), Placed::AtLeast(f64::INFINITY));
+        let never = slo().capacity(&levels(&[(1.0, 2300.0, 20.0)]));
+        assert_eq!(never.placed(), Placed::NeverMet);
+        assert_eq!(slo().capacity(&[]).placed(), Placed::Unjudged);
+        assert_eq!(LoadAxis::RequestRate.kind(), LoadKind::Rate);
+        assert_eq!(LoadAxis::Concurrency.text(5.333), "N=5.3");
     }
 }

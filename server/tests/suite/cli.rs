@@ -94,6 +94,51 @@ fn cells_csv_into_a_pipe_is_the_export_itself_control_characters_included() {
     );
 }
 
+/// `cellscope cells --format csv` of a run whose model is named like a spreadsheet formula and whose workload is
+/// a negative number: read back by an RFC 4180 reader, the model is behind a `'`, and the workload and every
+/// statistic read as numbers.
+#[test]
+fn cells_csv_guards_formula_like_names_and_keeps_numbers_numeric() {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("20260101_000000_000001");
+    std::fs::create_dir(&run).unwrap();
+    let good = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/fixtures/good/20260101_000000_000001/metrics.csv");
+    let metrics = std::fs::read_to_string(good)
+        .unwrap()
+        .replace(",llama3.2-1b,", ",@SUM(A1:A9),")
+        .replace(",short_decode,", ",-1.5e-3,");
+    std::fs::write(run.join("metrics.csv"), metrics).unwrap();
+    let output = cellscope(&[
+        "cells",
+        &root.path().to_string_lossy(),
+        "--format",
+        "csv",
+        "--no-cache",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let mut reader = csv::Reader::from_reader(output.stdout.as_slice());
+    let header = reader.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|column| column == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let guarded: Vec<&csv::StringRecord> = rows
+        .iter()
+        .filter(|row| &row[column("model")] == "'@SUM(A1:A9)")
+        .collect();
+    assert!(!guarded.is_empty(), "{}", text(&output.stdout));
+    let numeric: Vec<&&csv::StringRecord> = guarded
+        .iter()
+        .filter(|row| &row[column("workload")] == "-1.5e-3")
+        .collect();
+    assert!(!numeric.is_empty(), "{}", text(&output.stdout));
+    for row in numeric {
+        for name in ["mean_wall_ms", "p95_wall_ms", "aggregate_tps"] {
+            let field = &row[column(name)];
+            assert!(field.parse::<f64>().is_ok(), "{name} = {field:?}");
+        }
+    }
+}
+
 #[test]
 fn audit_text_shows_bidirectional_and_other_control_characters_as_escapes() {
     let root = root_with_control_characters();
@@ -765,7 +810,7 @@ fn compare_without_a_phase_averages_the_phases(root: &str) {
     let output = cellscope(&["compare", root, "--a", "sglang", "--b", "vllm"]);
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(
-        text.contains("\neach pair: mean of 2 phases × 3 reps per side\n"),
+        text.contains("\neach pair: mean of phase scaling, ttft × rep 0, 1, 2 per side\n"),
         "{text}"
     );
 }

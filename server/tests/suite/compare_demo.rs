@@ -170,7 +170,7 @@ fn the_default_comparison_pairs_each_configuration_once_over_its_phases_and_reps
     let comparison = compare(&cells, &spec(), &WhatIf::DEFAULT);
     assert_eq!(
         comparison.pair_pooling(),
-        "each pair: mean of 2 phases × 3 reps per side"
+        "each pair: mean of phase scaling, ttft × rep 0, 1, 2 per side"
     );
     let side_mean = |backend: &str, model: &str, workload: &str, n: u32| -> f64 {
         let values: Vec<f64> = index
@@ -236,6 +236,6 @@ fn the_default_comparison_pairs_each_configuration_once_over_its_phases_and_reps
     let published = compare(&scaling, &spec(), &WhatIf::DEFAULT);
     assert_eq!(
         published.pair_pooling(),
-        "each pair: mean of 3 reps per side"
+        "each pair: mean of rep 0, 1, 2 per side"
     );
 }

@@ -212,3 +212,52 @@ async fn searching_the_audit_for_http_400_finds_the_cells_whose_rows_failed_so()
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// The audit of the mixed demo, whose other tools' files rarely say how many requests a cell expects: each run's
+/// rows line sets rows against an expected count only where some cell has one, and says whose count it is when
+/// other cells of the run have rows too; the counts come from `/api/index`'s census.
+#[tokio::test]
+async fn a_runs_rows_line_states_expected_rows_only_where_a_cell_expects_any() -> anyhow::Result<()>
+{
+    let mixed = cellscope_e2e::Config::from_env()?.mixed_root()?;
+    let page = Harness::start_on("audit-census", &mixed).await?;
+    page.open("/?view=audit").await?;
+    page.wait_for("#audit-runs .audit-run dd[data-line=rows]")
+        .await?;
+    let index = page.get("/api/index")?.json()?;
+    let lines: std::collections::BTreeMap<String, String> = page
+        .eval(
+            "Object.fromEntries(Array.from(document.querySelectorAll('#audit-runs .audit-run')) \
+             .map(run => [run.dataset.run, (run.querySelector('dd[data-line=rows]') || {}).textContent || '']))",
+        )
+        .await?;
+    let (mut without, mut part) = (0, 0);
+    for run in index["runs"].as_array().cloned().unwrap_or_default() {
+        let id = run["run_id"].as_str().unwrap_or_default();
+        let Some(line) = lines.get(id) else { continue };
+        let census = &run["census"];
+        let (rows, expected, observed) = (
+            census["rows"].as_u64().unwrap_or(0),
+            census["expected_rows"].as_u64().unwrap_or(0),
+            census["observed_rows"].as_u64().unwrap_or(0),
+        );
+        assert!(!line.contains("expected 0 / observed 0"), "{id}: {line}");
+        if expected == 0 && observed == 0 {
+            without += 1;
+            assert!(!line.contains("expected"), "{id}: {line}");
+        } else if observed < rows {
+            part += 1;
+            assert!(
+                line.contains("(cells with an expected count)"),
+                "{id}: {line}"
+            );
+        }
+    }
+    assert!(
+        without > 0 && part > 0,
+        "the mixed demo has runs of both kinds"
+    );
+    page.screenshot("audit-census-lines").await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

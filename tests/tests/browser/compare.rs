@@ -274,6 +274,11 @@ async fn the_exports_are_named_for_the_view(page: &Harness) -> anyhow::Result<()
         .find(|row| row.starts_with("long_prefill_8k,20,"))
         .ok_or_else(|| anyhow::anyhow!("no long_prefill_8k row of 20 pairs: {csv}"))?;
     assert!(long_prefill_row.contains("vllm edge"), "{long_prefill_row}");
+    assert_figures_read_as_numbers(&csv)?;
+    // Kept beside the screenshots, to read with other tools.
+    let kept = cellscope_e2e::Config::from_env()?.screenshots;
+    std::fs::create_dir_all(&kept)?;
+    std::fs::write(kept.join("compare-table.csv"), &csv)?;
     page.click("#export-svg").await?;
     page.until("window.__blobs.length === 2").await?;
     let svg: String = page.eval_async("window.__blobs[1].text()").await?;
@@ -295,6 +300,60 @@ async fn the_exports_are_named_for_the_view(page: &Harness) -> anyhow::Result<()
         names[1].ends_with(".svg") && names[2].ends_with(".png"),
         "{names:?}"
     );
+    Ok(())
+}
+
+/// The figure columns of a Compare table CSV, which a reader such as pandas types as floats.
+const FIGURE_COLUMNS: [&str; 9] = [
+    "mean_delta",
+    "median_delta",
+    "ci_low",
+    "ci_high",
+    "wilcoxon_statistic",
+    "p_value",
+    "holm_p",
+    "rank_biserial",
+    "ratio_a_to_b",
+];
+
+/// The Compare table CSV read as pandas reads it (`#` lines are comments, RFC 4180 quoting): every field of a
+/// figure column is empty or a float literal (a point, an exponent, `inf` or `NaN`: pandas types a column of
+/// whole numbers as integers), so each column is typed float, and some Δ or interval end is negative, so a
+/// negative figure was read as a number, not as text.
+fn assert_figures_read_as_numbers(csv: &str) -> anyhow::Result<()> {
+    let mut reader = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .from_reader(csv.as_bytes());
+    let header = reader.headers()?.clone();
+    let mut negative = 0;
+    let mut rows = 0;
+    for record in reader.records() {
+        let record = record?;
+        rows += 1;
+        for column in FIGURE_COLUMNS {
+            let index = header
+                .iter()
+                .position(|name| name == column)
+                .ok_or_else(|| anyhow::anyhow!("no column {column} in {header:?}"))?;
+            let field = &record[index];
+            if field.is_empty() {
+                continue;
+            }
+            let value: f64 = field
+                .parse()
+                .map_err(|_| anyhow::anyhow!("{column} = {field:?} is not a number: {csv}"))?;
+            assert!(
+                field.contains(['.', 'e']) || field.ends_with("inf") || field == "NaN",
+                "{column} = {field:?} would be read as a whole number"
+            );
+            if value < 0.0 && ["mean_delta", "median_delta", "ci_low", "ci_high"].contains(&column)
+            {
+                negative += 1;
+            }
+        }
+    }
+    assert!(rows > 0, "{csv}");
+    assert!(negative > 0, "no negative Δ to read back: {csv}");
     Ok(())
 }
 
@@ -435,7 +494,7 @@ async fn the_default_comparison_pairs_each_configuration_once_and_its_export_kee
         .await?;
     assert_eq!(
         page.text("#compare-pairing").await?,
-        "each pair: mean of 2 phases × 3 reps per side"
+        "each pair: mean of phase scaling, ttft × rep 0, 1, 2 per side"
     );
     let pairs: Vec<(String, u32)> = table_rows(&page)
         .await?
@@ -517,4 +576,51 @@ async fn the_default_comparison_pairs_each_configuration_once_and_its_export_kee
             .await?
     );
     Ok(())
+}
+
+/// The exported PNG at 800 px: the header's long lines (the link above all) wrap inside the image, so no text
+/// reaches its right edge, and the image grows to hold them.
+#[tokio::test]
+async fn a_png_export_wraps_its_header_inside_the_image() -> anyhow::Result<()> {
+    let page = Harness::start("compare-png-header").await?;
+    page.client().set_window_size(800, 900).await?;
+    page.open("/?view=compare&a=vllm&b=sglang&metric=p95_wall_ms&model=llama3.1-8b,mistral-7b,phi-4,qwen2.5-7b,qwen2.5-14b&include=excluded")
+        .await?;
+    page.wait_for_attr("#forest-canvas", "data-drawn", "true")
+        .await?;
+    page.capture_downloads().await?;
+    page.click("#export-png").await?;
+    page.until("window.__names.length === 1").await?;
+    let png = page.save_download(0, "compare-export-800.png").await?;
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    // The image decoded in the page: its size, and the dark (text) pixels in its rightmost 6 columns.
+    let (width, height, at_edge): (u32, u32, u32) = page
+        .eval_async(
+            "(async () => { const image = new Image(); image.src = window.__hrefs[0]; await image.decode(); \
+             const canvas = document.createElement('canvas'); canvas.width = image.width; canvas.height = image.height; \
+             const context = canvas.getContext('2d'); context.drawImage(image, 0, 0); \
+             const scale = image.width / 800; const strip = Math.round(6 * scale); \
+             const data = context.getImageData(image.width - strip, 0, strip, image.height).data; let dark = 0; \
+             for (let i = 0; i < data.length; i += 4) if (data[i] < 110 && data[i + 1] < 110 && data[i + 2] < 110) dark += 1; \
+             return [image.width, image.height, dark]; })()",
+        )
+        .await?;
+    assert!(width >= 700, "{width} px wide");
+    assert_eq!(
+        at_edge, 0,
+        "text reaches the right edge of the {width} × {height} image"
+    );
+    // Seven lines (view, filters, method, cells, snapshot, link, pairing) one line each would make the image
+    // 8 + 7 × 16 + 22 px above a forest plot of five rows (90 + 5 × 36): wrapped, they take more.
+    let scale = f64::from(width)
+        / page
+            .eval::<f64>("document.querySelector('#forest-canvas').getBoundingClientRect().width")
+            .await?;
+    let css_height = f64::from(height) / scale;
+    assert!(
+        css_height > 142.0 + 270.0 + 16.0,
+        "{css_height} px tall: the header did not wrap"
+    );
+    page.assert_no_console_errors().await?;
+    page.close().await
 }

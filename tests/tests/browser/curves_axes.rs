@@ -93,15 +93,15 @@ async fn the_axes_and_controls_say_what_the_link_chose(page: &Harness) -> anyhow
             && summary.contains("Pareto frontier drawn"),
         "{summary}"
     );
-    let (x, frontier_on, frontier_disabled): (String, bool, bool) = page
+    let (x, frontier, frontier_disabled): (String, String, bool) = page
         .eval(
-            "[document.querySelector('#curve-x').value, document.querySelector('#curve-frontier').checked, \
+            "[document.querySelector('#curve-x').value, document.querySelector('#curve-frontier').value, \
              document.querySelector('#curve-frontier').disabled]",
         )
         .await?;
     assert_eq!(
-        (x.as_str(), frontier_on, frontier_disabled),
-        ("p95_ttft_ms", true, false)
+        (x.as_str(), frontier.as_str(), frontier_disabled),
+        ("p95_ttft_ms", "1", false)
     );
     let header = page.text("#series-table thead").await?;
     assert!(
@@ -289,10 +289,19 @@ async fn a_view_pooling_models_draws_no_frontier_and_says_why() -> anyhow::Resul
         )
         .await?;
     assert_eq!(on, "0", "no point is put on a frontier of pooled means");
-    assert!(notes.contains("no Pareto frontier"), "{notes}");
+    assert!(
+        notes.contains(
+            "no frontier through sglang, vllm: points pool model llama3.1-8b, mistral-7b, phi-4, qwen2.5-14b and 1 \
+             more × phase scaling, ttft"
+        ),
+        "{notes}"
+    );
     let warnings = page.text("#curves-warnings").await?;
     assert!(
-        warnings.contains("Pareto frontier not drawn: points pool 5 models × 2 phases"),
+        warnings.contains(
+            "2 of 2 series pool several configurations at a point (up to model llama3.1-8b, mistral-7b, phi-4, \
+             qwen2.5-14b and 1 more × phase scaling, ttft)"
+        ),
         "{warnings}"
     );
     let header = page.text("#series-table thead").await?;
@@ -359,7 +368,12 @@ async fn series_pooling_different_model_sets_say_so_in_the_chart() -> anyhow::Re
     let sentences: Vec<String> = page
         .eval("Array.from(document.querySelectorAll('#curves-warnings li')).map(li => li.textContent)")
         .await?;
-    assert_eq!(sentences.len(), 5, "{sentences:?}");
+    // Five about the sets, and one that the InferenceX points of 1k1k pool two tensor-parallel sizes.
+    assert_eq!(sentences.len(), 6, "{sentences:?}");
+    assert!(
+        sentences[5].starts_with("8 points pool several deployments (up to tp 4, 8)"),
+        "{sentences:?}"
+    );
     assert!(
         sentences[0].starts_with(
             "In balanced_2k, long_decode and repeated_prefix, the series pool different model sets"
@@ -377,8 +391,8 @@ async fn series_pooling_different_model_sets_say_so_in_the_chart() -> anyhow::Re
 
 /// A panel with no point to draw says why inside it: mistral-7b × long_prefill_8k faceted by backend sets the
 /// backends against each other, so the ledger's `comparison` entry takes every cell out of every panel; and an
-/// AIPerf run measured only at concurrency 4 has no N = 1 cell, so its one point is measured against N = 4 and
-/// the panel says so.
+/// AIPerf run measured only at concurrency 4 has no other load to scale against, so it draws no point and the
+/// panel says "one load, no scaling".
 #[tokio::test]
 async fn an_empty_panel_says_why_inside_the_chart() -> anyhow::Result<()> {
     let page = Harness::start("curves-empty-panels").await?;
@@ -422,14 +436,11 @@ async fn an_empty_panel_says_why_inside_the_chart() -> anyhow::Result<()> {
              return [c.dataset.points, c.dataset.notes]; })()",
         )
         .await?;
-    assert!(
-        !points.is_empty() && !points.contains(';'),
-        "one point: {points}"
-    );
-    // One load and no N = 1: efficiency is measured against that load, and the panel says so.
+    assert_eq!(points, "", "a cell measured against itself is no point");
+    // One load: no scaling to show, and the panel says so rather than drawing 1.000.
     assert_eq!(
         notes,
-        "parallel efficiency vs N=4: no N = 1 cell in the series, so it is measured against the lowest load"
+        "one load, no scaling: no parallel efficiency (its cell is the one load its series was measured at)"
     );
     page.screenshot("view-curves-empty-no-baseline").await?;
     page.assert_no_console_errors().await?;

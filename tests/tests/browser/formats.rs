@@ -199,11 +199,26 @@ async fn the_inspector_shows_an_sglang_cell_origin(page: &Harness) -> anyhow::Re
         .await?;
     assert!(row.contains(&format!("{reported:.2} ms")), "{row}");
     let derived_marks = page
-        .count("#reps-table tr.current td[data-mark='‡']")
+        .count("#reps-table tr.current td[data-mark='‡']:not([data-stat])")
         .await?;
     assert_eq!(
         derived_marks, 5,
         "mean, p50, p95 and p99 wall are derived, and the p95 multiplier computed from p95 wall"
+    );
+    // Among the serving figures, those computed from the derived wall latency (TPOT is wall less TTFT per token
+    // after the first, interactivity its inverse) carry the mark too.
+    let derived_serving: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll(\"#reps-table tr.current td[data-stat][data-mark='‡']\")).map(td => td.dataset.stat)")
+        .await?;
+    assert_eq!(
+        derived_serving,
+        [
+            "mean_tpot_ms",
+            "p50_tpot_ms",
+            "p95_tpot_ms",
+            "p99_tpot_ms",
+            "p50_interactivity_tps"
+        ]
     );
     page.screenshot("formats-mixed-inspector").await?;
     Ok(())
@@ -242,18 +257,30 @@ async fn reported_and_derived_figures_are_marked_and_a_baseline_other_than_n1_is
         "legend"
     );
 
-    // AIPerf v0.1's one run is at concurrency 4: no N = 1 cell, so efficiency is measured against N = 4, and the
-    // square and its hover say so.
+    // AIPerf v0.1's one run is at concurrency 4 only: nothing to scale against, so no efficiency, and the square
+    // and its hover say so rather than showing the cell divided by itself.
     page.open(
         "/?run=aiperf-v01%2Fartifacts&metric=efficiency&at_n=4&grid=run&rows=backend&cols=model",
     )
     .await?;
     let square = "table.grid td.square";
     page.wait_for(square).await?;
-    assert_eq!(
-        page.text(&format!("{square} .value")).await?,
-        "1.000 vs N=4"
+    assert_eq!(page.text(&format!("{square} .value")).await?, "one load");
+    let hover: String = page
+        .eval(&format!("document.querySelector('{square}').title"))
+        .await?;
+    assert!(
+        hover.contains("one load, no scaling (the series was measured at N=4 only"),
+        "{hover}"
     );
+    // InferenceX's TP4 sweep starts at N = 4: efficiency is measured against N = 4, and the square says so.
+    page.open(
+        "/?run=inferencex-agg&tp=4&metric=efficiency&at_n=16&grid=run&rows=backend&cols=model",
+    )
+    .await?;
+    page.wait_for(square).await?;
+    let value = page.text(&format!("{square} .value")).await?;
+    assert!(value.ends_with(" vs N=4"), "{value}");
     let hover: String = page
         .eval(&format!("document.querySelector('{square}').title"))
         .await?;
@@ -305,12 +332,16 @@ async fn reported_and_derived_figures_are_marked_and_a_baseline_other_than_n1_is
         .await?;
     let recomputed: f64 = row[1].trim_end_matches(" ms").parse()?;
     assert_eq!(row[2], format!("{file_p99:.2} ms"));
-    // `+1.23 (+0.45 %)`: recomputed − reported, then relative to the reported figure (the recomputed value read
+    // `+1.23 ms (+0.45 %)`: recomputed − reported, then relative to the reported figure (the recomputed value read
     // back from its two decimals, hence the tolerance).
     let (difference, relative) = row[3]
         .trim_end_matches(" %)")
         .split_once(" (")
         .ok_or_else(|| anyhow::anyhow!("difference {:?}", row[3]))?;
+    // The difference is in the figure's unit, like the figures.
+    let difference = difference
+        .strip_suffix(" ms")
+        .ok_or_else(|| anyhow::anyhow!("difference {:?} not in ms", row[3]))?;
     let (difference, relative): (f64, f64) = (difference.parse()?, relative.parse()?);
     assert!(
         (difference - (recomputed - file_p99)).abs() <= 0.006,
@@ -325,7 +356,7 @@ async fn reported_and_derived_figures_are_marked_and_a_baseline_other_than_n1_is
         "the tool's p99 includes the [DONE] tail: {row:?}"
     );
     assert_eq!(
-        page.count("#reps-table tr.current td[data-mark='‡']")
+        page.count("#reps-table tr.current td[data-mark='‡']:not([data-stat])")
             .await?,
         5,
         "wall latencies and the p95 multiplier are derived"
@@ -355,6 +386,8 @@ async fn a_reported_only_cell_says_it_has_no_rows_instead_of_empty_charts() -> a
     page.open("/?view=inspector&cell=sglang-plain/sglang-bench/sweep/sglang/Llama-3.1-8B-Instruct/random_1024x128/dp=1,engine_version=0.5.5,max_model_len=1024,tp=1/n=1/rep=0")
         .await?;
     page.wait_for("#no-rows").await?;
+    page.until("(document.querySelector('#no-rows')?.textContent || '').includes('reported only its own figures')")
+        .await?;
     let message = page.text("#no-rows").await?;
     assert!(
         message.contains("No per-request rows")
@@ -451,6 +484,80 @@ async fn files_no_reader_recognises_are_listed_as_information_not_problems() -> 
         "{}",
         items[1]
     );
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+/// An AIPerf cell of the mixed demo in the inspector: its reps table shows the serving figures the reps have
+/// (TTFT, TPOT, interactivity, request throughput) in their units, and its table of the tool's own figures writes
+/// request throughput in req/s, with the number AIPerf wrote in its file.
+#[tokio::test]
+async fn the_inspector_shows_each_reps_serving_figures_in_their_units() -> anyhow::Result<()> {
+    let mixed = Config::from_env()?.mixed_root()?;
+    let page = Harness::start_on("inspector-serving", &mixed).await?;
+    let run = "external/aiperf-sweep/llama3.1-8b-long_prefill_8k";
+    // The run id's `/` is escaped in the key (`%2F`), and the link percent-encodes that `%`.
+    page.open(&format!(
+        "/?view=inspector&cell={}/external/scaling/tgi/llama3.1-8b/long_prefill_8k/n=1/rep=1",
+        run.replace('/', "%252F")
+    ))
+    .await?;
+    page.wait_for("#reported-vs-recomputed").await?;
+    let headings: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#reps-table th[data-stat]')).map(th => th.dataset.stat)")
+        .await?;
+    for stat in [
+        "mean_ttft_ms",
+        "mean_tpot_ms",
+        "p99_tpot_ms",
+        "p50_interactivity_tps",
+        "request_throughput_rps",
+    ] {
+        assert!(
+            headings.iter().any(|heading| heading == stat),
+            "{stat} missing from {headings:?}"
+        );
+    }
+    // Each rep's figures as `/api/cells` gives them, in their units.
+    let cells = page
+        .get("/api/cells?model=llama3.1-8b&workload=long_prefill_8k&backend=tgi&n=1&format=json")?
+        .json()?;
+    let cells = cells.as_array().cloned().unwrap_or_default();
+    assert!(cells.len() >= 2, "the reps of the cell: {cells:?}");
+    for cell in &cells {
+        let rep = cell["rep"].as_u64().unwrap_or_default();
+        let shown = |stat: &str| format!("#reps-table tr[data-rep='{rep}'] td[data-stat={stat}]");
+        let rps = cell["request_throughput_rps"]
+            .as_f64()
+            .expect("request throughput");
+        assert!(
+            page.text(&shown("request_throughput_rps"))
+                .await?
+                .starts_with(&format!("{rps:.2} req/s")),
+            "rep {rep}"
+        );
+        let tpot = cell["p99_tpot_ms"].as_f64().expect("p99 TPOT");
+        assert!(
+            page.text(&shown("p99_tpot_ms"))
+                .await?
+                .starts_with(&format!("{tpot:.2} ms")),
+            "rep {rep}: p99 TPOT {tpot}"
+        );
+    }
+    // The tool's request throughput, read from AIPerf's own file, in requests per second.
+    let file = mixed.join(format!(
+        "{run}/profile_runs/trial_0001/concurrency_1/profile_export_aiperf.json"
+    ));
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
+    let reported = written["request_throughput"]["avg"]
+        .as_f64()
+        .ok_or_else(|| anyhow::anyhow!("no request_throughput.avg in {}", file.display()))?;
+    let row = page
+        .text("#reported-vs-recomputed tr[data-column=request_throughput_rps]")
+        .await?;
+    assert!(row.contains(&format!("{reported:.2} req/s")), "{row}");
+    assert!(!row.contains("tok/s"), "{row}");
+    page.screenshot("inspector-serving-figures").await?;
     page.assert_no_console_errors().await?;
     page.close().await
 }

@@ -1,6 +1,6 @@
-//! The page as different readers meet it: a window 800 px wide (wide tables scroll in their own box), a dark
-//! operating-system theme (charts and their colour keys follow it), and assistive technology (filter results
-//! announced, matrix squares named by what they are, runs counted as the run filter lists them).
+//! The page as different readers meet it: a window 800 px wide (wide tables scroll in their own box, the audit's
+//! wraps to fit), a dark operating-system theme (charts and their colour keys follow it), and assistive technology
+//! (filter results announced, matrix squares named by what they are, runs counted as the run filter lists them).
 
 use cellscope_e2e::Harness;
 
@@ -9,7 +9,7 @@ const PAGE_OVERFLOWS: &str =
     "document.documentElement.scrollWidth > document.documentElement.clientWidth + 1";
 
 #[tokio::test]
-async fn at_800_px_the_compare_inspector_and_audit_tables_scroll_inside_their_own_box()
+async fn at_800_px_the_compare_and_inspector_tables_scroll_inside_their_own_box_and_the_audit_fits()
 -> anyhow::Result<()> {
     let page = Harness::start("layout-narrow").await?;
     page.client().set_window_size(800, 900).await?;
@@ -41,6 +41,14 @@ async fn at_800_px_the_compare_inspector_and_audit_tables_scroll_inside_their_ow
         );
         page.screenshot(&format!("narrow-{name}")).await?;
     }
+    // The audit's table fits the window itself: its keys and evidence wrap, so it does not scroll sideways in its
+    // box either.
+    let fits = "(() => { const t = document.querySelector('#audit-table'); \
+                return t.scrollWidth <= t.clientWidth + 1 && t.getBoundingClientRect().right <= window.innerWidth; })()";
+    assert!(
+        page.eval::<bool>(fits).await?,
+        "the audit table is wider than the window"
+    );
     page.close().await
 }
 

@@ -91,7 +91,7 @@ async fn the_throughput_interactivity_view_draws_a_frontier_per_deployment() -> 
         "(() => { document.querySelector('#curve-pareto').click(); return true; })()",
     )
     .await?;
-    page.until("location.search.includes('metric=output_tps_per_accelerator') && location.search.includes('x=p50_interactivity_tps') && location.search.includes('frontier=1') && location.search.includes('color=tp')")
+    page.until("location.search.includes('metric=output_tps_per_accelerator') && location.search.includes('x=p50_interactivity_tps') && location.search.includes('frontier=1') && location.search.includes('color=configuration')")
         .await?;
     page.until("document.querySelector('#curves-canvas')?.dataset.yLabel === 'output tok/s per accelerator'")
         .await?;
@@ -167,6 +167,16 @@ async fn compare_pairs_deployments_on_slo_capacity() -> anyhow::Result<()> {
     );
     let delta = group["pairs"][0]["delta"].as_f64().expect("delta");
     assert!(delta < 0.0, "TP2 holds the SLO to a higher rate: {delta}");
+    // The sides were judged over offered rates: Δ is a difference of rates, in req/s.
+    let shown: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#compare-table tbody tr td.num')).slice(1, 3).map(td => td.textContent)")
+        .await?;
+    for text in &shown {
+        assert!(
+            text.starts_with('-') && text.ends_with(" req/s"),
+            "{shown:?}"
+        );
+    }
     // The dropped pairs are listed in a disclosure (closed past six of them): read its list, shown or not.
     let dropped: String = page
         .eval("document.querySelector('#compare-table td.dropped').textContent")
@@ -177,12 +187,59 @@ async fn compare_pairs_deployments_on_slo_capacity() -> anyhow::Result<()> {
             .await?
     );
     page.screenshot("compare-slo-capacity").await?;
+    // Per workload, most groups have no pair: the pairs' chart draws no frame for them and names them instead.
+    let query = "by=backend&a=vllm&b=sglang&per=workload&metric=slo_capacity";
+    page.open(&format!("/?view=compare&{query}")).await?;
+    page.wait_for_attr("#paired-canvas", "data-drawn", "true")
+        .await?;
+    let unpaired: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#compare-table tbody tr[data-pairs=\"0\"]')).map(tr => tr.dataset.group)")
+        .await?;
+    let paired = page.count("#compare-table tbody tr").await? - unpaired.len() as u64;
+    assert!(!unpaired.is_empty() && paired > 0, "{unpaired:?}");
+    let note = page.text("#paired-note").await?;
+    for group in &unpaired {
+        assert!(note.contains(group.as_str()), "{group} not named in {note}");
+    }
+    assert_eq!(
+        page.eval::<String>("document.querySelector('#paired-canvas').dataset.panels")
+            .await?,
+        paired.to_string(),
+        "one panel per group with a pair"
+    );
+    // These sides were judged over concurrencies: each mean Δ is a difference of N.
+    let deltas: Vec<String> = page
+        .eval("Array.from(document.querySelectorAll('#compare-table tbody tr:not([data-pairs=\"0\"])')).map(tr => tr.querySelectorAll('td.num')[1].textContent)")
+        .await?;
+    assert!(
+        deltas.iter().all(|delta| delta.ends_with(" N")),
+        "{deltas:?}"
+    );
+    let drawn: String = page
+        .eval("document.querySelector('#paired-canvas').dataset.points")
+        .await?;
+    let api = page.get(&format!("/api/compare?{query}"))?.json()?;
+    let pairs: usize = api["groups"]
+        .as_array()
+        .map(|groups| {
+            groups
+                .iter()
+                .map(|group| group["pairs"].as_array().map_or(0, Vec::len))
+                .sum()
+        })
+        .unwrap_or(0);
+    assert_eq!(
+        drawn.split(';').filter(|point| !point.is_empty()).count(),
+        pairs
+    );
+    page.screenshot("compare-slo-per-workload").await?;
     page.assert_no_console_errors().await?;
     page.close().await
 }
 
-/// Two InferenceX runs at one concurrency each (TP4 and TP8): efficiency would be 1.000 against itself in every
-/// square, so a link without a metric opens on output tok/s and says why; the link then names that metric.
+/// Two InferenceX runs at one concurrency each (TP4 and TP8): neither has a second load to scale against, so
+/// neither has an efficiency, and a link without a metric opens on output tok/s and says why; the link then names
+/// that metric.
 #[tokio::test]
 async fn single_load_results_open_on_throughput_and_say_why() -> anyhow::Result<()> {
     let page = Harness::start_on("opening", &fixtures().join("vllm-inferencex")).await?;
@@ -190,7 +247,10 @@ async fn single_load_results_open_on_throughput_and_say_why() -> anyhow::Result<
     page.wait_for("#opening-notice").await?;
     let notice = page.text("#opening-notice").await?;
     assert!(
-        notice.starts_with("Opened on output tok/s: no series was measured at two loads"),
+        notice.starts_with(
+            "Opened on output tok/s: 0 of 2 cells with data have a parallel efficiency (2 are the one load their \
+             series was measured at: one load, no scaling)"
+        ),
         "{notice}"
     );
     page.until("location.search.includes('metric=aggregate_tps')")

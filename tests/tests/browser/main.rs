@@ -7,12 +7,14 @@
 
 mod audit;
 mod compare;
+mod configurations;
 mod connections;
 mod curves_axes;
 mod formats;
 mod hostile;
 mod layout;
 mod load_and_slo;
+mod loads_drawn;
 mod offline;
 mod pooling;
 mod serving_metrics;

@@ -129,9 +129,24 @@ async fn a_bundle_opens_from_disk_with_the_server_stopped() -> anyhow::Result<()
     );
     assert!(!message.contains("/api/"), "{message}");
     assert_eq!(page.count("#rows-error").await?, 0);
+    // No empty chart frames beside the words: the histogram and the CDF are not shown.
+    assert!(
+        page.eval::<bool>(
+            "['#histogram-canvas', '#cdf-canvas'].every(css => getComputedStyle(document.querySelector(css)).display === 'none')"
+        )
+        .await?,
+        "empty chart frames shown for rows the copy does not hold"
+    );
+    page.screenshot("offline-inspector-outside-view").await?;
     assert!(
         !page.text("#inspector").await?.contains("Try again"),
         "no retry offered"
     );
+    // The copy's Compare view draws its charts from the cells it holds.
+    page.open_url(&format!("{url}?view=compare&a=vllm&b=sglang&per=workload"))
+        .await?;
+    page.wait_for_attr("#forest-canvas", "data-drawn", "true")
+        .await?;
+    page.screenshot("offline-compare").await?;
     page.close().await
 }

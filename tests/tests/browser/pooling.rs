@@ -113,12 +113,12 @@ async fn a_pooled_point_says_what_it_pools_and_its_band_can_span_reps_only() -> 
         .await?;
     let note = page.text("#curves-pooling").await?;
     assert!(
-        note.contains("mean of 18 cells: 3 models × 2 phases × 3 reps"),
+        note.contains("mean of 18 cells: model llama3.2-1b, llama3.2-3b, qwen2.5-1.5b × phase scaling, ttft × rep 0, 1, 2"),
         "{note}"
     );
     let hover = hover_point(&page, 18).await?;
     assert!(
-        hover.contains("mean of 18 cells: 3 models × 2 phases × 3 reps"),
+        hover.contains("mean of 18 cells: model llama3.2-1b, llama3.2-3b, qwen2.5-1.5b × phase scaling, ttft × rep 0, 1, 2"),
         "{hover}"
     );
     assert!(hover.contains("over the cells"), "{hover}");

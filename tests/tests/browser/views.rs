@@ -1262,6 +1262,136 @@ async fn esc_closes_a_filter_dropdown_and_gives_the_focus_back_to_its_button() -
         ))
         .await?;
     assert!(focused, "the focus went back to the dropdown's button");
+    // Opened, then the focus left it (a click on the page elsewhere): Esc still closes it.
+    page.click(&format!("{model} summary")).await?;
+    page.until(&format!("document.querySelector(\"{model}\").open"))
+        .await?;
+    page.eval::<bool>("(() => { document.activeElement.blur(); return document.activeElement === document.body; })()")
+        .await?;
+    page.press(Key::Escape).await?;
+    page.until(&format!("!document.querySelector(\"{model}\").open"))
+        .await?;
+    let focused: bool = page
+        .eval(&format!(
+            "document.activeElement === document.querySelector(\"{model} summary\")"
+        ))
+        .await?;
+    assert!(
+        focused,
+        "the focus went back to the dropdown's button from the page"
+    );
+    page.close().await
+}
+
+/// The mixed demo's many deployment parameters: a few have a dropdown in the bar, the rest are behind one "more"
+/// control that says how many, and the keyboard reaches it, opens it, opens a dropdown inside and closes both
+/// with Esc.
+#[tokio::test]
+async fn many_parameters_fold_behind_one_keyboard_reachable_more_control() -> anyhow::Result<()> {
+    let mixed = cellscope_e2e::Config::from_env()?.mixed_root()?;
+    let page = Harness::start_on("filter-more", &mixed).await?;
+    page.open("/?view=matrix").await?;
+    page.wait_for("#more-filters summary").await?;
+    // The oracle: the parameters `/api/index` lists with more than one value.
+    let index = page.get("/api/index")?.json()?;
+    let builtin = [
+        "run", "suite", "phase", "backend", "model", "workload", "load", "rep",
+    ];
+    let params = index["dimensions"]
+        .as_object()
+        .map(|dimensions| {
+            dimensions
+                .iter()
+                .filter(|(name, values)| {
+                    !builtin.contains(&name.as_str())
+                        && values.as_array().is_some_and(|values| values.len() > 1)
+                })
+                .count()
+        })
+        .unwrap_or(0);
+    assert!(params > 5, "the mixed demo varies {params} parameters");
+    let shown: u64 = page
+        .eval(&format!(
+            "Array.from(document.querySelectorAll('#filters > details.filter')).filter(d => !{builtin:?}.includes(d.dataset.dimension)).length"
+        ))
+        .await?;
+    assert_eq!(shown, 4, "a few parameters keep a dropdown in the bar");
+    let folded = params - 4;
+    assert_eq!(
+        page.count("#more-filters details.filter").await?,
+        folded as u64
+    );
+    assert_eq!(
+        page.text("#more-filters summary").await?,
+        format!("{folded} more parameters")
+    );
+    // By keyboard: Enter on the control opens it; Tab reaches the first folded dropdown, Enter opens it.
+    page.press_on("#more-filters summary", Key::Enter).await?;
+    page.until("document.querySelector('#more-filters').open")
+        .await?;
+    page.press(Key::Tab).await?;
+    let first: String = page
+        .eval("document.activeElement.parentElement.dataset.dimension || ''")
+        .await?;
+    let dropdown = format!("#more-filters details.filter[data-dimension='{first}']");
+    assert_eq!(page.count(&dropdown).await?, 1, "Tab reached `{first}`");
+    page.press(Key::Enter).await?;
+    page.until(&format!("document.querySelector(\"{dropdown}\").open"))
+        .await?;
+    page.screenshot("filter-more-open").await?;
+    // Ticking a value there says so on the control even when it is closed.
+    page.click(&format!("{dropdown} input[type=checkbox]"))
+        .await?;
+    page.until(&format!("location.search.includes('{first}=')"))
+        .await?;
+    // Esc closes the dropdown, then the group, each time back on its button.
+    page.press(Key::Escape).await?;
+    page.until(&format!("!document.querySelector(\"{dropdown}\").open"))
+        .await?;
+    assert!(
+        page.eval::<bool>(&format!(
+            "document.activeElement === document.querySelector(\"{dropdown} summary\")"
+        ))
+        .await?
+    );
+    page.press(Key::Escape).await?;
+    page.until("!document.querySelector('#more-filters').open")
+        .await?;
+    assert!(
+        page.eval::<bool>(
+            "document.activeElement === document.querySelector('#more-filters summary')"
+        )
+        .await?
+    );
+    assert_eq!(
+        page.text("#more-filters summary").await?,
+        format!("{folded} more parameters (1 filtering)")
+    );
+    page.assert_no_console_errors().await?;
+    page.close().await
+}
+
+/// A hand-edited link to a cell the data does not have: the inspector says so in words, naming what was asked
+/// and the part no cell has, with no address to read and no "Try again".
+#[tokio::test]
+async fn a_link_to_a_cell_that_does_not_exist_says_so_in_words() -> anyhow::Result<()> {
+    let page = Harness::start("missing-cell").await?;
+    let asked =
+        "20260612_212816_266127/cloud_core/scaling/sglang/mistral-7b/long_prefill_8k/n=999/rep=0";
+    page.open(&format!("/?view=inspector&cell={asked}")).await?;
+    page.wait_for("#no-such-cell").await?;
+    let message = page.text("#no-such-cell").await?;
+    assert!(
+        message.starts_with(&format!("No cell {asked} in this data")),
+        "{message}"
+    );
+    assert!(message.contains("no n=999"), "{message}");
+    assert!(message.contains("n=32"), "the loads there are: {message}");
+    assert!(!message.contains("/api/"), "{message}");
+    assert_eq!(page.count("#rows-error").await?, 0);
+    assert!(!page.text("#app").await?.contains("Try again"));
+    page.screenshot("inspector-missing-cell").await?;
+    page.assert_no_console_errors().await?;
     page.close().await
 }
 

@@ -15,6 +15,8 @@ pub mod cache;
 mod cells;
 pub mod discover;
 pub mod formats;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod hex;
 pub mod ledger;
 mod lineage;

@@ -2,11 +2,12 @@
 //!
 //! Indexing never fails as a whole. [`build`] returns an [`Index`] plus warnings naming run, file and line;
 //! only a missing data root is an error. It runs in named stages, each in its own modules with their own tests:
-//! discover ([`discover`]: run directories, backups, ledgers, other tools' files) → read every run through its
-//! format and every backup ([`read`]; one module per format in [`formats`], TR164's in [`formats::tr164`], with
-//! the [`cache`] of read results) → relate them: refill lineage, copies, backup comparisons ([`lineage`]) → each
-//! run's cells and facts ([`cells`]) → the assembled, scaled index ([`assemble`]). Below every stage are the
-//! [`storage`] seam every file is read through, by its path relative to the data root, and [`run`], the types the
+//! discover ([`discover`]: one list of the runs every format finds, backups among them, with ledgers and
+//! `cellscope.toml`) → read every run and backup through its format ([`read`]; one module per format in
+//! [`formats`], the records they give made into cells by [`records`], with the [`cache`] of read results) → relate
+//! them: refill lineage, copies, backup comparisons ([`lineage`]) → each run's cells and facts ([`cells`]) → the
+//! assembled, scaled index ([`assemble`]). Below every stage are the [`storage`] seam every file is read through,
+//! by its path relative to the data root, the readers several formats share ([`parse`]) and [`run`], the types the
 //! stages hand each other, with the [`mapping`] of `cellscope.toml` and the exclusion [`ledger`]s. A module
 //! imports only from its own stage or the ones below it. Files are parsed in parallel; the data root is only ever
 //! read.

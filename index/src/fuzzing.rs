@@ -387,8 +387,7 @@ fn reader(target: &str, data: &[u8]) {
         .iter()
         .find(|(name, _, _)| *name == target)
         .unwrap_or_else(|| panic!("no reader target {target}"));
-    let format =
-        crate::formats::by_name(format).unwrap_or_else(|| panic!("no format {format}"));
+    let format = crate::formats::by_name(format).unwrap_or_else(|| panic!("no format {format}"));
     read_as(format, names[usize::from(choice) % names.len()], content);
 }
 

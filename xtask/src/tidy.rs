@@ -461,7 +461,8 @@ mod tests {
 
     #[test]
     fn a_rust_file_without_a_leading_doc_line_is_reported() {
-        let root = std::env::temp_dir().join(format!("cellscope-tidy-first-{}", std::process::id()));
+        let root =
+            std::env::temp_dir().join(format!("cellscope-tidy-first-{}", std::process::id()));
         std::fs::create_dir_all(&root).unwrap();
         std::fs::write(root.join("good.rs"), "//! What it is for.\nfn f() {}\n").unwrap();
         std::fs::write(root.join("bad.rs"), "// a plain comment\n//! too late\n").unwrap();
@@ -471,7 +472,10 @@ mod tests {
         let problems = first_lines(&root, &files);
         std::fs::remove_dir_all(&root).unwrap();
         assert_eq!(
-            problems.iter().map(|problem| (problem.file.as_str(), problem.line)).collect::<Vec<_>>(),
+            problems
+                .iter()
+                .map(|problem| (problem.file.as_str(), problem.line))
+                .collect::<Vec<_>>(),
             [("bad.rs", 1), ("empty.rs", 1)]
         );
     }

@@ -1337,8 +1337,6 @@ fn every_record_is_its_own_cell_unless_it_repeats_another_in_every_setting() {
     );
 }
 
-/// The engine a file names (its `backend`, its result name's engine and runner) is the backend by its one name;
-
 /// A console log is keyed by the lengths it sent (vLLM's dataset line, else its token totals), not by the defaults
 /// its argument dump shows, and a warning names both.
 #[test]

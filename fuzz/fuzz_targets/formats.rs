@@ -1,4 +1,4 @@
-//! Fuzz target `formats`: see `cellscope::fuzzing::formats` for the property it checks.
+//! Fuzz target `formats`: see `cellscope_index::fuzzing::formats` for the property it checks.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cellscope::fuzzing::formats(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cellscope_index::fuzzing::formats(data));

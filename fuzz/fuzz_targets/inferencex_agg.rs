@@ -1,8 +1,8 @@
-//! Fuzz target `inferencex_agg`: see `cellscope::fuzzing::TARGETS` for the reader it drives and the property it checks.
+//! Fuzz target `inferencex_agg`: see `cellscope_index::fuzzing::TARGETS` for the reader it drives and the property it checks.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let (_, check) = cellscope::fuzzing::TARGETS
+    let (_, check) = cellscope_index::fuzzing::TARGETS
         .into_iter()
         .find(|(name, _)| *name == "inferencex_agg")
         .expect("a target of that name");

@@ -1,8 +1,8 @@
-//! Fuzz target `mlperf_loadgen`: see `cellscope::fuzzing::TARGETS` for the reader it drives and the property it checks.
+//! Fuzz target `mlperf_loadgen`: see `cellscope_index::fuzzing::TARGETS` for the reader it drives and the property it checks.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let (_, check) = cellscope::fuzzing::TARGETS
+    let (_, check) = cellscope_index::fuzzing::TARGETS
         .into_iter()
         .find(|(name, _)| *name == "mlperf_loadgen")
         .expect("a target of that name");

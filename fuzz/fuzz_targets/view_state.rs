@@ -1,4 +1,4 @@
-//! Fuzz target `view_state`: see `cellscope::fuzzing::view_state` for the property it checks.
+//! Fuzz target `view_state`: see `cellscope_index::fuzzing::view_state` for the property it checks.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cellscope::fuzzing::view_state(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cellscope_index::fuzzing::view_state(data));

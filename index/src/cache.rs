@@ -28,9 +28,8 @@ pub mod wire;
 pub use store::{CacheStore, DirectoryStore};
 
 use crate::formats::RunFormat;
-use crate::formats::tr164::{self, backups::read_backup};
-use crate::run::found::{BackupDir, DetectedRun, RunDir, metrics_name_of};
-use crate::run::{BackupRead, IndexOptions, Progress, ReadContext, RunRead};
+use crate::run::found::DetectedRun;
+use crate::run::{BackupRead, ReadContext, RunRead};
 use crate::storage::{self, Storage};
 use cellscope_model::api::{EnvironmentField, FileDigest, Warning};
 use serde::{Deserialize, Serialize};
@@ -52,16 +51,6 @@ const MAGIC: &[u8; 8] = b"cscache1";
 /// Entries kept in a directory store by default: a warm start of 100 runs and 10 million rows needs about
 /// 60 MB, so this holds several such data roots.
 pub const DEFAULT_MAX_BYTES: u64 = 1024 * 1024 * 1024;
-
-/// The files a TR164 run's read opens, relative to its directory (the first under the name the run's metrics file
-/// has: plain or compressed).
-const TR164_INPUTS: [&str; 5] = [
-    "metrics.csv",
-    "manifest.json",
-    "execution_plan.json",
-    "REFILL_NOTE.md",
-    "config.yaml",
-];
 
 /// How far an index trusts a cache entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,8 +103,8 @@ struct Stamp {
     modified_ns: u64,
 }
 
-/// Every input of one read: its path relative to the data root and its stamp, `None` when absent.
-type Inputs = Vec<(String, Option<Stamp>)>;
+/// Every input file of one read: its path relative to the data root and its stamp, `None` when absent.
+type Stamped = Vec<(String, Option<Stamp>)>;
 
 /// What a key is a hash of.
 #[derive(Serialize)]
@@ -129,9 +118,9 @@ struct KeyMaterial<'a> {
     root: &'a str,
     files: &'a [String],
     id: Option<&'a str>,
-    /// sha256 of `cellscope.toml`, for the formats that read it.
+    /// sha256 of `cellscope.toml`, for the reads that depend on it.
     mapping: Option<[u8; 32]>,
-    inputs: &'a Inputs,
+    inputs: &'a Stamped,
 }
 
 /// A file or directory a format's read looked at besides the run's own files (a summary's per-request file
@@ -151,13 +140,12 @@ struct RunEntry {
     hashes: Vec<(String, [u8; 32])>,
     companions: Vec<Companion>,
     run_id: String,
+    rows_file: String,
     metrics: Result<wire::Metrics, wire::Rejected>,
     digest: FileDigest,
     manifest: Option<wire::ManifestEntry>,
     plan: Option<wire::PlanEntry>,
-    refill_note: Option<String>,
-    note_names: BTreeMap<String, u64>,
-    files: Vec<String>,
+    note: Option<wire::NoteEntry>,
     environment: BTreeMap<EnvironmentField, String>,
     warnings: Vec<Warning>,
 }
@@ -407,7 +395,7 @@ impl<'a> Session<'a> {
     }
 
     /// sha256 of every present input, for a new entry; `None` when a file cannot be read.
-    fn hashes_of(&self, inputs: &Inputs) -> Option<Vec<(String, [u8; 32])>> {
+    fn hashes_of(&self, inputs: &Stamped) -> Option<Vec<(String, [u8; 32])>> {
         inputs
             .iter()
             .filter(|(_, stamp)| stamp.is_some())
@@ -422,10 +410,10 @@ impl<'a> Session<'a> {
         format: &dyn RunFormat,
         run: &DetectedRun,
     ) -> RunRead {
-        let Some(inputs) = run_inputs(context.storage, format, run) else {
+        let declared = format.inputs(run, None);
+        let Some(inputs) = stamped(context.storage, &declared.files) else {
             return format.read_run(context, run);
         };
-        let uses_mapping = format.name() != "tr164";
         let material = KeyMaterial {
             schema: SCHEMA,
             version: env!("CARGO_PKG_VERSION"),
@@ -435,7 +423,7 @@ impl<'a> Session<'a> {
             root: &run.root,
             files: &run.files,
             id: run.id.as_deref(),
-            mapping: if uses_mapping { self.mapping } else { None },
+            mapping: if declared.mapping { self.mapping } else { None },
             inputs: &inputs,
         };
         let Some(key) = self.key(&material) else {
@@ -453,20 +441,15 @@ impl<'a> Session<'a> {
             self.remember(&key);
             return run_read(entry, context, format, run);
         }
-        // Other tools' formats read through the data root's storage, which notes what they open beyond the run's
-        // own files; TR164's reader opens its fixed side files, already inputs, and lists its directory, which is
-        // listed again on every use of the entry rather than made one of its inputs.
+        // The read goes through the data root's storage, which notes what it opens beyond its declared inputs: a
+        // summary's per-request file beside it, a directory listed for it; those become inputs of the entry too.
         let recording = Recording {
             inner: context.storage,
             files: Mutex::default(),
             directories: Mutex::default(),
         };
         let recorded = ReadContext {
-            storage: if format.name() == "tr164" {
-                context.storage
-            } else {
-                &recording
-            },
+            storage: &recording,
             mapping: context.mapping,
             options: context.options,
             progress: context.progress,
@@ -477,8 +460,9 @@ impl<'a> Session<'a> {
             if let Some(hash) = read.digest.sha256.as_deref().and_then(hex_to_bytes) {
                 self.knows_sha256(&read.digest.path, hash);
             }
-            let companions = recording.companions(&run.files);
-            let companion_files: Inputs = companions
+            let own: Vec<String> = inputs.iter().map(|(path, _)| path.clone()).collect();
+            let companions = recording.companions(&own);
+            let companion_files: Stamped = companions
                 .iter()
                 .filter_map(|companion| match companion {
                     Companion::File { path, stamp } => Some((path.clone(), *stamp)),
@@ -487,20 +471,19 @@ impl<'a> Session<'a> {
                 .collect();
             if let Some(mut hashes) = self.hashes_of(&inputs)
                 && let Some(companion_hashes) = self.hashes_of(&companion_files)
-                && run_inputs(context.storage, format, run).as_ref() == Some(&inputs)
+                && stamped(context.storage, &declared.files).as_ref() == Some(&inputs)
             {
                 hashes.extend(companion_hashes);
                 let entry = RunEntry {
                     hashes,
                     companions,
-                    run_id: read.dir.run_id.clone(),
+                    run_id: read.id.clone(),
+                    rows_file: read.rows_file.clone(),
                     metrics: read.metrics.clone().map(Into::into).map_err(Into::into),
                     digest: read.digest.clone(),
                     manifest: read.manifest.clone().map(Into::into),
                     plan: read.plan.clone().map(Into::into),
-                    refill_note: read.refill_note.clone(),
-                    note_names: read.note_names.clone(),
-                    files: read.files.clone(),
+                    note: read.note.clone().map(Into::into),
                     environment: read.environment.clone(),
                     warnings: read.warnings.clone(),
                 };
@@ -510,54 +493,44 @@ impl<'a> Session<'a> {
         read
     }
 
-    /// A backup's read and comparison with its master: its entry when one is trusted, else read from the files
-    /// (and cached, after a full read).
+    /// A backup's read and comparison with the run it is a backup of (`master`, when that was found): its entry
+    /// when one is trusted, else read from the files (and cached, after a full read).
     pub fn read_backup(
         &self,
-        dir: &BackupDir,
-        master: Option<&RunDir>,
-        options: &IndexOptions,
-        progress: &dyn Progress,
+        context: &ReadContext<'_>,
+        format: &dyn RunFormat,
+        backup: &DetectedRun,
+        master: Option<&DetectedRun>,
     ) -> BackupRead {
+        let options = context.options;
         // Neither checksums nor the comparison: nothing is read, so there is nothing to save.
         if !options.hashes && !options.backup_diff {
-            return read_backup(self.storage, dir.clone(), master, options, progress);
+            return format.read_backup(context, backup, master);
         }
-        let mut inputs: Inputs = vec![(
-            storage::join(&dir.relative, "metrics.csv"),
-            stamp_at(self.storage, &storage::join(&dir.relative, "metrics.csv")),
-        )];
-        if let Some(master) = master {
-            inputs.push((
-                storage::join(&master.relative, "metrics.csv"),
-                stamp_at(
-                    self.storage,
-                    &storage::join(&master.relative, "metrics.csv"),
-                ),
-            ));
-        }
-        if inputs.iter().any(|(_, stamp)| stamp.is_none()) {
-            return read_backup(self.storage, dir.clone(), master, options, progress);
-        }
-        let files = [dir.label.clone(), dir.master_run_id.clone()];
+        let declared = format.inputs(backup, master);
+        let Some(inputs) = stamped(self.storage, &declared.files) else {
+            return format.read_backup(context, backup, master);
+        };
+        let of = backup.backup_of.clone().unwrap_or_default();
+        let files = [of.label.clone(), of.run.clone()];
         let material = KeyMaterial {
             schema: SCHEMA,
             version: env!("CARGO_PKG_VERSION"),
             code: READ_CODE,
             kind: "backup",
-            format: "tr164",
-            root: &dir.relative,
+            format: format.name(),
+            root: &backup.root,
             files: &files,
-            id: master.map(|master| master.relative.as_str()),
-            mapping: None,
+            id: master.map(|master| master.root.as_str()),
+            mapping: if declared.mapping { self.mapping } else { None },
             inputs: &inputs,
         };
         let Some(key) = self.key(&material) else {
-            return read_backup(self.storage, dir.clone(), master, options, progress);
+            return format.read_backup(context, backup, master);
         };
-        let what = format!("backup `{}`", dir.relative);
+        let what = format!("backup `{}`", backup.root);
         if let Some(entry) = self.get::<BackupEntry>(&key, &what)
-            && self.trusted(&entry.hashes, &dir.master_run_id)
+            && self.trusted(&entry.hashes, &of.run)
         {
             self.count(|report| report.used += 1);
             self.remember(&key);
@@ -566,7 +539,7 @@ impl<'a> Session<'a> {
                 digest.md5 = None;
                 digest.sha256 = None;
             }
-            progress.file_done(digest.bytes);
+            context.progress.file_done(digest.bytes);
             let (diff, parsed) = if options.backup_diff {
                 (
                     entry.diff.map(|diff| diff.map(Into::into)),
@@ -576,13 +549,15 @@ impl<'a> Session<'a> {
                 (None, None)
             };
             return BackupRead {
-                dir: dir.clone(),
+                of: of.run,
+                label: of.label,
+                root: backup.root.clone(),
                 digest,
                 diff,
                 parsed,
             };
         }
-        let read = read_backup(self.storage, dir.clone(), master, options, progress);
+        let read = format.read_backup(context, backup, master);
         self.count(|report| report.read += 1);
         if options.hashes && options.backup_diff {
             if let Some(hash) = read.digest.sha256.as_deref().and_then(hex_to_bytes) {
@@ -711,31 +686,19 @@ fn stamp_at(storage: &dyn Storage, path: &str) -> Option<Stamp> {
         .and_then(stamp_of)
 }
 
-/// Every file a run's read opens with its stamp; `None` when the run cannot be cached (a file without a
-/// modification time, a metrics file that is not there).
-fn run_inputs(storage: &dyn Storage, format: &dyn RunFormat, run: &DetectedRun) -> Option<Inputs> {
-    if format.name() == "tr164" {
-        // The metrics file under the name discovery found (plain or compressed), then the side files.
-        let metrics_name = metrics_name_of(run.files.first().map_or("", String::as_str));
-        let inputs: Inputs = std::iter::once(metrics_name)
-            .chain(TR164_INPUTS[1..].iter().copied())
-            .map(|name| {
-                let path = storage::join(&run.root, name);
-                let meta = storage.stat(&path).ok().filter(storage::Meta::is_file);
-                let stamp = match &meta {
-                    Some(meta) => Some(stamp_of(meta)?),
-                    None => None,
-                };
-                Some((path, stamp))
-            })
-            .collect::<Option<_>>()?;
-        return inputs[0].1.is_some().then_some(inputs);
-    }
-    run.files
+/// Every input file with its stamp (`None` for one that is absent and not required); `None` when the read cannot be
+/// cached (a required file that is not there, a file without a modification time).
+fn stamped(storage: &dyn Storage, files: &[(String, bool)]) -> Option<Stamped> {
+    files
         .iter()
-        .map(|file| {
-            let meta = storage.stat(file).ok().filter(storage::Meta::is_file)?;
-            Some((file.clone(), Some(stamp_of(&meta)?)))
+        .map(|(path, required)| {
+            let meta = storage.stat(path).ok().filter(storage::Meta::is_file);
+            let stamp = match &meta {
+                Some(meta) => Some(stamp_of(meta)?),
+                None if *required => return None,
+                None => None,
+            };
+            Some((path.clone(), stamp))
         })
         .collect()
 }
@@ -753,25 +716,16 @@ fn run_read(
         digest.sha256 = None;
     }
     context.progress.file_done(digest.bytes);
-    // A TR164 run lists its directory, which files other than its inputs can change: listed again, not cached.
-    let files = if format.name() == "tr164" {
-        tr164::list_files(context.storage, &run.root)
-    } else {
-        entry.files
-    };
     RunRead {
-        dir: RunDir {
-            run_id: entry.run_id,
-            relative: run.root.clone(),
-            metrics_name: metrics_name_of(run.files.first().map_or("", String::as_str)),
-        },
+        id: entry.run_id,
+        root: run.root.clone(),
+        rows_file: entry.rows_file,
         metrics: entry.metrics.map(Into::into).map_err(Into::into),
         digest,
         manifest: entry.manifest.map(Into::into),
         plan: entry.plan.map(Into::into),
-        refill_note: entry.refill_note,
-        note_names: entry.note_names,
-        files,
+        note: entry.note.map(Into::into),
+        files: Vec::new(),
         environment: entry.environment,
         warnings: entry.warnings,
         format: format.name(),
@@ -843,23 +797,15 @@ mod tests {
         let disk = crate::storage::LocalDisk::new(root.path());
         let store = tempfile::tempdir().unwrap();
         let cache = RunCache::in_directory(store.path().to_path_buf());
-        let run = DetectedRun {
-            format: "tr164",
-            root: "r1".into(),
-            files: vec!["r1/metrics.csv".into()],
-            id: None,
-        };
-        let master = RunDir {
-            run_id: "r1".into(),
-            relative: "r1".into(),
-            metrics_name: "metrics.csv",
-        };
-        let backup = BackupDir {
-            master_run_id: "r1".into(),
-            label: "x".into(),
-            relative: "r1_BACKUP_x".into(),
-        };
-        let options = IndexOptions::default();
+        // The run and its backup as discovery finds them, each read through its format.
+        let found = crate::discover::discover(&disk, &crate::formats::Registry).runs;
+        let [run, backup] = [&found[0], &found[1]];
+        assert_eq!(
+            (run.root.as_str(), backup.root.as_str()),
+            ("r1", "r1_BACKUP_x")
+        );
+        let format = crate::formats::by_name(run.format).unwrap();
+        let options = crate::run::IndexOptions::default();
         let mapping = crate::mapping::Mapping::default();
         // A full index's reads of the run and the backup through `storage`, with what the cache did and said.
         let read = |storage: &dyn Storage| {
@@ -870,8 +816,8 @@ mod tests {
                 options: &options,
                 progress: &crate::run::Quiet,
             };
-            let read = session.read_run(&context, &tr164::Tr164, &run);
-            let backup = session.read_backup(&backup, Some(&master), &options, &crate::run::Quiet);
+            let read = session.read_run(&context, format, run);
+            let backup = session.read_backup(&context, format, backup, Some(run));
             let (report, warnings) = session.finish();
             (read, backup, report, warnings)
         };

@@ -47,11 +47,7 @@ pub(crate) fn run_cells(
     ledger: &mut [LedgerEntry],
 ) -> RunCells {
     let mut out = RunCells::default();
-    if relations
-        .lineage
-        .copy_of
-        .contains_key(read.dir.run_id.as_str())
-    {
+    if relations.lineage.copy_of.contains_key(read.id.as_str()) {
         return out;
     }
     let (mut row_offsets, mut histories) = take_offsets_and_histories(read);
@@ -114,7 +110,7 @@ struct Run<'r> {
     relations: &'r Relations,
     parsed: &'r ParsedMetrics,
     run_id: &'r str,
-    metrics_file: String,
+    rows_file: String,
 }
 
 impl<'r> Run<'r> {
@@ -123,8 +119,8 @@ impl<'r> Run<'r> {
             read,
             relations,
             parsed: read.metrics.as_ref().unwrap_or(empty),
-            run_id: read.dir.run_id.as_str(),
-            metrics_file: read.dir.metrics_relative(),
+            run_id: read.id.as_str(),
+            rows_file: read.rows_file.clone(),
         }
     }
 
@@ -147,7 +143,7 @@ impl<'r> Run<'r> {
                         ),
                     )
                     .run(self.run_id)
-                    .file(&self.metrics_file)
+                    .file(&self.rows_file)
                     .line(parsed_cell.first_line),
                 );
             }
@@ -244,6 +240,7 @@ impl<'r> Run<'r> {
         let parsed_cell = &self.parsed.cells[parse_index].1;
         if let Some(external) = &parsed_cell.external {
             return CellRows {
+                format: external.format,
                 file: external.file.clone(),
                 file_bytes: external.file_bytes,
                 offsets,
@@ -268,7 +265,8 @@ impl<'r> Run<'r> {
                     .map(|offsets| (path.clone(), *bytes, offsets.clone()))
             });
         CellRows {
-            file: self.metrics_file.clone(),
+            format: self.read.format,
+            file: self.rows_file.clone(),
             file_bytes: self.read.digest.bytes,
             first_line: (!offsets.is_empty()).then_some(parsed_cell.first_row_line),
             offsets,
@@ -464,7 +462,7 @@ impl<'r> Run<'r> {
                     ),
                 )
                 .run(self.run_id)
-                .file(&self.metrics_file),
+                .file(&self.rows_file),
             );
         }
     }
@@ -479,7 +477,7 @@ impl<'r> Run<'r> {
         let in_main_table = !self.spliced_away(coordinates);
         let mut matched: Vec<(String, ExclusionScope)> = Vec::new();
         for entry in ledger.iter_mut() {
-            if ledger::applies_to(&entry.applies_under, &self.read.dir.relative)
+            if ledger::applies_to(&entry.applies_under, &self.read.root)
                 && entry.entry.matches(&summary.key)
             {
                 entry.matched_cells += u32::from(in_main_table);
@@ -502,7 +500,7 @@ impl<'r> Run<'r> {
             ),
         )
         .run(self.run_id)
-        .file(&self.metrics_file)
+        .file(&self.rows_file)
         .line(first_cell.first_row_line)
     }
 
@@ -619,7 +617,7 @@ impl<'a, K: Ord, V> SortedLookup<'a, K, V> {
 
 /// The facts of one run: census over all its cells, refill lineage, backups and ledger matches.
 pub(crate) fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations) -> RunFacts {
-    let run_id = read.dir.run_id.as_str();
+    let run_id = read.id.as_str();
     let all: Vec<&CellSummary> = cells.own.iter().chain(&cells.spliced).collect();
     let (malformed_rows, failed_by_status) = match &read.metrics {
         Ok(parsed) => {
@@ -663,12 +661,14 @@ pub(crate) fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations)
             .map(|(_, count)| u64::from(count.rows))
             .sum()
     });
-    let refill = (!refill_runs.is_empty() || read.refill_note.is_some() || !backups.is_empty())
-        .then(|| RefillFacts {
-            refilled_cells: all.iter().filter(|cell| cell.refilled).count() as u32,
-            refill_runs: refill_runs.clone(),
-            refill_rows,
-            note: read.refill_note.clone(),
+    let refill =
+        (!refill_runs.is_empty() || read.note.is_some() || !backups.is_empty()).then(|| {
+            RefillFacts {
+                refilled_cells: all.iter().filter(|cell| cell.refilled).count() as u32,
+                refill_runs: refill_runs.clone(),
+                refill_rows,
+                note: read.note.as_ref().map(|note| note.text.clone()),
+            }
         });
     let refill_of = relations.lineage.refill_of.get(run_id).cloned();
     let role = match (&refill_of, &copy_of) {
@@ -678,7 +678,7 @@ pub(crate) fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations)
     };
     RunFacts {
         run_id: run_id.to_string(),
-        path: read.dir.relative.clone(),
+        path: read.root.clone(),
         role,
         refill_of,
         copy_of,
@@ -707,10 +707,8 @@ pub(crate) fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::tr164;
     use crate::lineage;
-    use crate::run::found::RunDir;
-    use crate::run::{IndexOptions, Quiet, RunRead};
+    use crate::run::{IndexOptions, RunRead};
     use crate::storage::LocalDisk;
     use cellscope_model::exclusions::{ExclusionEntry, Selector, SelectorValue};
 
@@ -738,18 +736,13 @@ mod tests {
         (root, read)
     }
 
-    /// The run directory `r1` under `root` read as run `r1`, with every option.
+    /// The run directory `r1`, the only run under `root`, read as an index reads it, with every option.
     fn read_r1(root: &std::path::Path) -> RunRead {
-        tr164::read_run(
-            &LocalDisk::new(root),
-            RunDir {
-                run_id: "r1".into(),
-                relative: "r1".into(),
-                metrics_name: "metrics.csv",
-            },
-            &IndexOptions::default(),
-            &Quiet,
-        )
+        let mut reads = crate::read::read_root(root, &IndexOptions::default());
+        assert_eq!(reads.runs.len(), 1);
+        let read = reads.runs.remove(0);
+        assert_eq!(read.id, "r1");
+        read
     }
 
     #[test]

@@ -1,19 +1,19 @@
-//! Finds run directories, backups, exclusion ledgers, `cellscope.toml` and other tools' result files under the
-//! data root without leaving it, and names the files that may have been results but that no format reads.
+//! Finds the runs of every format under the data root without leaving it, exclusion ledgers and `cellscope.toml`,
+//! and names the files that may have been results but that no format reads. Discovery knows no format: the formats
+//! tell it what a directory's listing shows and what a file offered to them is ([`Recognise`]).
 
 use super::mapping::{self, Mapping};
 use super::storage::{self, Entry, EntryKind, Storage};
-use crate::run::found::{BackupDir, DetectedRun, METRICS_NAMES, Offered, RunDir, Unread};
+use crate::run::found::{DetectedRun, Listed, Offered, Unread};
 use cellscope_model::api::{NOT_RECOGNISED, Warning};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 #[derive(Clone, Debug, Default)]
 pub struct Discovery {
-    pub runs: Vec<RunDir>,
-    pub backups: Vec<BackupDir>,
-    /// Runs of the other tools' formats, each with its files.
-    pub external: Vec<DetectedRun>,
+    /// Every run found, backups among them: the runs whose files carry their own id first (by root), then the
+    /// others by root and format, then the backups in the order the walk found them.
+    pub runs: Vec<DetectedRun>,
     /// `exclusions.toml` files (relative to the data root) with the directory (`""` = root) whose subtree they
     /// apply to.
     pub ledgers: Vec<(String, String)>,
@@ -31,20 +31,6 @@ pub fn relative_path(root: &Path, path: &Path) -> String {
         .join("/")
 }
 
-/// Splits `<run id>_BACKUP_<label>` into its parts.
-pub fn backup_name(name: &str) -> Option<(&str, &str)> {
-    let (master, label) = name.split_once("_BACKUP_")?;
-    (!master.is_empty()).then_some((master, label))
-}
-
-/// Whether `name` has the shape of a TR164 run id, `YYYYMMDD_HHMMSS_ffffff`.
-fn looks_like_run_id(name: &str) -> bool {
-    let parts: Vec<&str> = name.split('_').collect();
-    matches!(parts.as_slice(), [date, time, micros]
-        if date.len() == 8 && time.len() == 6 && micros.len() == 6
-            && [date, time, micros].iter().all(|part| part.bytes().all(|byte| byte.is_ascii_digit())))
-}
-
 /// Extensions of files another tool's format may be in; nothing else is opened during discovery (YAML for the
 /// llm-d benchmark reports, text for the logs some tools leave).
 const CANDIDATE_EXTENSIONS: [&str; 9] = [
@@ -56,28 +42,34 @@ const CANDIDATE_EXTENSIONS: [&str; 9] = [
 /// it resembles a tool's output (a reader found some of its marks).
 const TEXT_EXTENSIONS: [&str; 3] = ["txt", "log", "out"];
 
-/// Files discovery never offers to a format: cellscope's own, and TR164 side files.
-const NOT_RESULTS: [&str; 3] = ["cellscope.toml", "exclusions.toml", "metrics.csv"];
+/// cellscope's own files, which discovery never offers to a format.
+const NOT_RESULTS: [&str; 2] = ["cellscope.toml", "exclusions.toml"];
 
-/// Which other tool's format a file is in: given the data root, `cellscope.toml` and the file's path, the format's
-/// name and the root of the run the file belongs to, or why no format reads it. Discovery is the stage below
-/// reading and knows no format: the formats hand it this.
-pub type Detect<'a> = dyn Fn(&dyn Storage, &Mapping, &str) -> Offered + 'a;
+/// What the formats make of what discovery finds. Discovery is the stage below reading and knows no format: the
+/// formats hand it this.
+pub trait Recognise: Sync {
+    /// What the formats that find their runs by name make of one directory's listing.
+    fn listing(&self, directory: &str, entries: &[Entry]) -> Listed;
+    /// Which format's content the file at `path` has (given the data root and `cellscope.toml`), and the root of
+    /// the run it belongs to; or why no format reads it.
+    fn file(&self, storage: &dyn Storage, mapping: &Mapping, path: &str) -> Offered;
+}
 
 /// Walks the data root through `storage` (symbolic links are listed, never followed, so nothing outside it is
-/// reached) and classifies what it finds: TR164 run directories and backups (a `metrics.csv`), exclusion
-/// ledgers, `cellscope.toml`, and the files of other tools' formats, detected by their content (`detect`) and
-/// grouped into runs by each format's run root. Runs are ordered by relative path; of several TR164 directories
-/// with the same run id only the first counts.
-pub fn discover(storage: &dyn Storage, detect: &Detect<'_>) -> Discovery {
+/// reached) and classifies what it finds: runs a directory's listing shows (`recognise.listing`), exclusion
+/// ledgers, `cellscope.toml`, and the files of other formats, detected by their content (`recognise.file`) and
+/// grouped into runs by each format's run root. Of several runs that carry the same own id only the first the
+/// walk finds counts.
+pub fn discover(storage: &dyn Storage, recognise: &dyn Recognise) -> Discovery {
     let mut walk = Walk {
         storage,
-        detect,
+        recognise,
         // Detection needs `[[table]]` globs before the walk reaches the files; the index reports the file's
         // problems once, from the text kept in the discovery.
         mapping: Mapping::load(storage),
         discovery: Discovery::default(),
-        candidates: Vec::new(),
+        listed: Vec::new(),
+        owned: BTreeSet::new(),
         external: BTreeMap::new(),
         unread: Vec::new(),
     };
@@ -93,12 +85,14 @@ pub fn discover(storage: &dyn Storage, detect: &Detect<'_>) -> Discovery {
 /// The walk of a data root: what it has found so far.
 struct Walk<'a> {
     storage: &'a dyn Storage,
-    detect: &'a Detect<'a>,
+    recognise: &'a dyn Recognise,
     mapping: Mapping,
     discovery: Discovery,
-    /// Directories with a TR164 metrics file (runs and backups), with its name.
-    candidates: Vec<(String, &'static str)>,
-    /// Other tools' files by run root and format.
+    /// Runs and backups directories' listings showed, in the order the walk found them.
+    listed: Vec<DetectedRun>,
+    /// Directories whose subtree belongs to a run.
+    owned: BTreeSet<String>,
+    /// Files detected by their content, by run root and format.
     external: BTreeMap<(String, &'static str), Vec<String>>,
     /// Files that may have been results but that no format reads, with why.
     unread: Vec<(String, Unread)>,
@@ -120,43 +114,47 @@ impl Walk<'_> {
                 return Vec::new();
             }
         };
-        // The run's metrics file: plain if there is one, else compressed (backups are read plain only).
-        let metrics_name = METRICS_NAMES.into_iter().find(|name| {
-            entries
-                .iter()
-                .any(|entry| entry.name == *name && entry.kind == EntryKind::File)
-        });
-        let is_backup = backup_name(storage::file_name(directory)).is_some();
-        let metrics_name = metrics_name.filter(|name| *name == METRICS_NAMES[0] || !is_backup);
-        if let Some(name) = metrics_name {
-            self.candidates.push((directory.to_string(), name));
+        let Listed {
+            runs,
+            names,
+            owns_subtree,
+            warnings,
+        } = self.recognise.listing(directory, &entries);
+        self.discovery.warnings.extend(warnings);
+        if owns_subtree {
+            self.owned.insert(directory.to_string());
         }
+        let in_a_listed_run = !runs.is_empty();
+        self.listed.extend(runs);
         let mut subdirectories = Vec::new();
         for entry in &entries {
             let path = storage::join(directory, &entry.name);
             self.warn_not_a_file(entry, &path);
-            self.warn_unread_metrics(entry, &path, metrics_name, is_backup);
+            let dealt_with = names.contains(&entry.name.as_str());
             match entry.kind {
                 EntryKind::Directory => subdirectories.push(path),
                 EntryKind::Symlink => self.warn_symlink(&path),
-                EntryKind::File => self.file(directory, entry, path, metrics_name.is_some()),
-                EntryKind::Other if may_be_a_result(entry) => self.warn_special_result(&path),
-                EntryKind::Other => {}
+                EntryKind::File if !dealt_with => {
+                    self.file(directory, entry, path, in_a_listed_run)
+                }
+                EntryKind::Other if !dealt_with && may_be_a_result(entry) => {
+                    self.warn_special_result(&path);
+                }
+                EntryKind::File | EntryKind::Other => {}
             }
         }
-        self.warn_no_metrics(directory, &entries);
         subdirectories
     }
 
-    /// A regular file: a ledger, the root's `cellscope.toml`, or (outside a TR164 run directory) maybe another
-    /// tool's result.
-    fn file(&mut self, directory: &str, entry: &Entry, path: String, in_tr164_run: bool) {
+    /// A regular file: a ledger, the root's `cellscope.toml`, or (outside a directory a listing showed to be a
+    /// run's) maybe a result.
+    fn file(&mut self, directory: &str, entry: &Entry, path: String, in_a_listed_run: bool) {
         if entry.name == "exclusions.toml" {
             self.discovery.ledgers.push((directory.to_string(), path));
         } else if entry.name == "cellscope.toml" && directory.is_empty() {
             self.discovery.mapping = mapping::read_text(self.storage, &mut self.discovery.warnings);
-        } else if !in_tr164_run && may_be_a_result(entry) {
-            match (self.detect)(self.storage, &self.mapping, &path) {
+        } else if !in_a_listed_run && may_be_a_result(entry) {
+            match self.recognise.file(self.storage, &self.mapping, &path) {
                 Offered::Run { format, root } => {
                     self.external.entry((root, format)).or_default().push(path);
                 }
@@ -165,9 +163,8 @@ impl Walk<'_> {
         }
     }
 
-    /// cellscope's own file names that are not regular files: a directory or a FIFO named metrics.csv would
-    /// otherwise make its run (or ledger, or mapping) vanish without a word, and reading a FIFO would block the
-    /// index.
+    /// cellscope's own file names that are not regular files: a directory or a FIFO named so would otherwise make
+    /// its ledger or mapping vanish without a word, and reading a FIFO would block the index.
     fn warn_not_a_file(&mut self, entry: &Entry, path: &str) {
         if !NOT_RESULTS.contains(&entry.name.as_str())
             || !matches!(entry.kind, EntryKind::Directory | EntryKind::Other)
@@ -185,46 +182,12 @@ impl Walk<'_> {
                 format!(
                     "`{}` is {what}, not a regular file; it is not read ({})",
                     entry.name,
-                    match entry.name.as_str() {
-                        "metrics.csv" => "this directory is not indexed as a run",
-                        "exclusions.toml" => "no exclusion of this directory applies",
-                        _ => "no mapping is applied",
+                    if entry.name == "exclusions.toml" {
+                        "no exclusion of this directory applies"
+                    } else {
+                        "no mapping is applied"
                     }
                 ),
-            )
-            .file(path),
-        );
-    }
-
-    /// Compressed metrics that are not read (another codec, a backup's, or beside a plain metrics.csv): said,
-    /// rather than left out in silence.
-    fn warn_unread_metrics(
-        &mut self,
-        entry: &Entry,
-        path: &str,
-        metrics_name: Option<&str>,
-        is_backup: bool,
-    ) {
-        let Some(suffix) = [".gz", ".zst", ".bz2", ".xz"]
-            .into_iter()
-            .find(|suffix| entry.name == format!("metrics.csv{suffix}"))
-            .filter(|_| metrics_name != Some(entry.name.as_str()))
-        else {
-            return;
-        };
-        let why = if metrics_name.is_some() {
-            "this directory's metrics.csv is read instead".to_string()
-        } else if is_backup && matches!(suffix, ".gz" | ".zst") {
-            "a backup is compared only from a plain metrics.csv".to_string()
-        } else {
-            format!(
-                "cellscope reads metrics.csv, .gz and .zst, not {suffix}; decompress it to index the run"
-            )
-        };
-        self.discovery.warnings.push(
-            Warning::warn(
-                "compressed_metrics",
-                format!("`metrics.csv{suffix}` is not read: {why}"),
             )
             .file(path),
         );
@@ -255,58 +218,18 @@ impl Walk<'_> {
         );
     }
 
-    /// A directory named like a TR164 run with no metrics file at all (not even a compressed or linked one, which
-    /// are reported by the entry) is a run that never wrote a row, or a copy that lost its data.
-    fn warn_no_metrics(&mut self, directory: &str, entries: &[Entry]) {
-        let name = storage::file_name(directory);
-        if !looks_like_run_id(backup_name(name).map_or(name, |(master, _)| master))
-            || entries
-                .iter()
-                .any(|entry| entry.name.starts_with("metrics.csv"))
-        {
-            return;
-        }
-        let holds = if entries.is_empty() {
-            "it is empty".to_string()
-        } else {
-            format!(
-                "it holds {}",
-                entries
-                    .iter()
-                    .map(|entry| entry.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
-        self.discovery.warnings.push(
-            Warning::warn(
-                "no_metrics_file",
-                format!(
-                    "this directory is named like a run but holds no metrics.csv ({holds}); nothing of it is indexed"
-                ),
-            )
-            // No `.run(…)`: there is no run of this id in the index to list the warning under.
-            .file(directory),
-        );
-    }
-
     /// A `not_recognised` finding for each file that may have been a result but that no format reads, unless it
-    /// is part of a TR164 run directory (its traces, notes and exports, or a run-named directory's, which
-    /// `no_metrics_file` reports) or a side file of a run that was found. It is information, not a problem: a
-    /// results folder holds other files, and the finding says why each was passed over.
+    /// lies in a directory a listing showed to belong to a run (its traces, notes and exports) or is a side file of
+    /// a run that was found. It is information, not a problem: a results folder holds other files, and the finding
+    /// says why each was passed over.
     fn warn_unread(&mut self) {
-        let tr164_directories: BTreeSet<&str> = self
-            .candidates
-            .iter()
-            .map(|(directory, _)| directory.as_str())
-            .collect();
         for (path, unread) in std::mem::take(&mut self.unread) {
             let side_of_a_found_run = unread
                 .side_of
                 .iter()
                 .any(|(format, root)| self.external.contains_key(&(root.clone(), *format)));
             if side_of_a_found_run
-                || in_tr164_directory(&path, &tr164_directories)
+                || in_owned_directory(&path, &self.owned)
                 || (is_text(&path) && !unread.resembles_a_result)
             {
                 continue;
@@ -323,68 +246,55 @@ impl Walk<'_> {
         }
     }
 
-    /// The discovery once the walk is done: TR164 runs (the first of each id) and backups, and other tools' runs
-    /// with their files in path order.
+    /// The discovery once the walk is done: the runs listings showed (the first of each own id), then the runs
+    /// of files detected by content with their files in path order, then the backups.
     fn finish(mut self) -> Discovery {
         self.warn_unread();
-        let mut runs_by_id: BTreeMap<String, RunDir> = BTreeMap::new();
-        for (relative, metrics_name) in std::mem::take(&mut self.candidates) {
-            let name = storage::file_name(&relative).to_string();
-            if let Some((master, label)) = backup_name(&name) {
-                self.discovery.backups.push(BackupDir {
-                    master_run_id: master.to_string(),
-                    label: label.to_string(),
-                    relative,
-                });
+        let mut listed = Vec::new();
+        let mut backups = Vec::new();
+        let mut first_of_id: BTreeMap<String, String> = BTreeMap::new();
+        for run in std::mem::take(&mut self.listed) {
+            if run.backup_of.is_some() {
+                backups.push(run);
                 continue;
             }
-            let run_id = if name.is_empty() {
-                "root".to_string()
-            } else {
-                name
-            };
-            if let Some(first) = runs_by_id.get(&run_id) {
-                self.discovery.warnings.push(
-                    Warning::error(
+            if let Some(id) = &run.own_id {
+                if let Some(first) = first_of_id.get(id) {
+                    let warning = Warning::error(
                         "duplicate_run",
                         format!(
-                            "run id {run_id} is also the directory {}; this copy is ignored so its cells are not \
-                             counted twice",
-                            first.relative
+                            "run id {id} is also the directory {first}; this copy is ignored so its cells are not \
+                             counted twice"
                         ),
                     )
-                    .run(&run_id)
-                    .file(&storage::join(&relative, metrics_name)),
-                );
-                continue;
-            }
-            runs_by_id.insert(
-                run_id.clone(),
-                RunDir {
-                    run_id,
-                    relative,
-                    metrics_name,
-                },
-            );
-        }
-        let mut discovery = self.discovery;
-        discovery.runs = runs_by_id.into_values().collect();
-        discovery
-            .runs
-            .sort_by(|left, right| left.relative.cmp(&right.relative));
-        discovery.external = self
-            .external
-            .into_iter()
-            .map(|((root, format), mut files)| {
-                files.sort();
-                DetectedRun {
-                    format,
-                    root,
-                    files,
-                    id: None,
+                    .run(id);
+                    self.discovery.warnings.push(match run.files.first() {
+                        Some(file) => warning.file(file),
+                        None => warning,
+                    });
+                    continue;
                 }
-            })
-            .collect();
+                first_of_id.insert(id.clone(), run.root.clone());
+            }
+            listed.push(run);
+        }
+        listed.sort_by(|left, right| left.root.cmp(&right.root));
+        let mut discovery = self.discovery;
+        discovery.runs = listed;
+        discovery.runs.extend(
+            self.external
+                .into_iter()
+                .map(|((root, format), mut files)| {
+                    files.sort();
+                    DetectedRun {
+                        format,
+                        root,
+                        files,
+                        ..DetectedRun::default()
+                    }
+                }),
+        );
+        discovery.runs.extend(backups);
         discovery
     }
 }
@@ -397,14 +307,11 @@ fn message(unread: &Unread) -> String {
     )
 }
 
-/// Whether a file lies under a TR164 run or backup directory, or under a directory named like a run.
-fn in_tr164_directory(path: &str, tr164_directories: &BTreeSet<&str>) -> bool {
+/// Whether a file lies in one of the `owned` directories or under one.
+fn in_owned_directory(path: &str, owned: &BTreeSet<String>) -> bool {
     let mut directory = storage::parent(path);
     loop {
-        let name = storage::file_name(directory);
-        if tr164_directories.contains(directory)
-            || looks_like_run_id(backup_name(name).map_or(name, |(master, _)| master))
-        {
+        if owned.contains(directory) {
             return true;
         }
         if directory.is_empty() {
@@ -433,35 +340,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn backup_names_split_into_master_and_label() {
-        assert_eq!(
-            backup_name("20260612_212816_266127_BACKUP_preRefill"),
-            Some(("20260612_212816_266127", "preRefill"))
-        );
-        assert_eq!(backup_name("20260612_212816_266127"), None);
-        assert_eq!(backup_name("_BACKUP_x"), None);
-    }
-
-    #[test]
-    fn files_under_a_tr164_run_or_a_run_named_directory_are_the_runs_own() {
-        let runs = BTreeSet::from(["results/v3/my-run"]);
-        assert!(in_tr164_directory(
+    fn files_under_an_owned_directory_are_its_runs() {
+        let owned = BTreeSet::from(["results/v3/my-run".to_string()]);
+        assert!(in_owned_directory(
             "results/v3/my-run/traces/a.jsonl",
-            &runs
+            &owned
         ));
-        assert!(in_tr164_directory("results/v3/my-run/summary.csv", &runs));
-        assert!(in_tr164_directory(
-            "v1/20260531_120428_552237/traces/a.jsonl",
-            &runs
-        ));
-        assert!(in_tr164_directory(
-            "v1/20260531_120428_552237_BACKUP_preRefill/plan.json",
-            &runs
-        ));
-        assert!(!in_tr164_directory("results/v3/summary.csv", &runs));
-        assert!(!in_tr164_directory("results/v3/my-run-2/a.json", &runs));
-        assert!(!in_tr164_directory("a.json", &runs));
+        assert!(in_owned_directory("results/v3/my-run/summary.csv", &owned));
+        assert!(!in_owned_directory("results/v3/summary.csv", &owned));
+        assert!(!in_owned_directory("results/v3/my-run-2/a.json", &owned));
+        assert!(!in_owned_directory("a.json", &owned));
         // A run at the data root owns every file under it.
-        assert!(in_tr164_directory("anything/a.json", &BTreeSet::from([""])));
+        assert!(in_owned_directory(
+            "anything/a.json",
+            &BTreeSet::from([String::new()])
+        ));
     }
 }

@@ -2,11 +2,12 @@
 //!
 //! Indexing never fails as a whole. [`build`] returns an [`Index`] plus warnings naming run, file and line;
 //! only a missing data root is an error. It runs in named stages, each in its own modules with their own tests:
-//! discover ([`discover`]: run directories, backups, ledgers, other tools' files) → read every run through its
-//! format and every backup ([`read`]; one module per format in [`formats`], TR164's in [`formats::tr164`], with
-//! the [`cache`] of read results) → relate them: refill lineage, copies, backup comparisons ([`lineage`]) → each
-//! run's cells and facts ([`cells`]) → the assembled, scaled index ([`assemble`]). Below every stage are the
-//! [`storage`] seam every file is read through, by its path relative to the data root, and [`run`], the types the
+//! discover ([`discover`]: one list of the runs every format finds, backups among them, with ledgers and
+//! `cellscope.toml`) → read every run and backup through its format ([`read`]; one module per format in
+//! [`formats`], the records they give made into cells by [`records`], with the [`cache`] of read results) → relate
+//! them: refill lineage, copies, backup comparisons ([`lineage`]) → each run's cells and facts ([`cells`]) → the
+//! assembled, scaled index ([`assemble`]). Below every stage are the [`storage`] seam every file is read through,
+//! by its path relative to the data root, the readers several formats share ([`parse`]) and [`run`], the types the
 //! stages hand each other, with the [`mapping`] of `cellscope.toml` and the exclusion [`ledger`]s. A module
 //! imports only from its own stage or the ones below it. Files are parsed in parallel; the data root is only ever
 //! read.
@@ -15,11 +16,15 @@ pub mod cache;
 mod cells;
 pub mod discover;
 pub mod formats;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod hex;
 pub mod ledger;
 mod lineage;
 pub mod mapping;
+pub mod parse;
 pub mod read;
+pub mod records;
 pub mod run;
 pub mod storage;
 
@@ -30,7 +35,7 @@ pub use run::{IndexOptions, Progress, Quiet};
 use cellscope_model::api::{CellProvenance, LedgerEntry, RunFacts, Warning};
 use cellscope_model::summary::{fill_output_per_accelerator, fill_scaling};
 use cellscope_model::{CellKey, CellSummary};
-use formats::RunFormat as _;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -44,20 +49,15 @@ pub enum IndexError {
     RootNotDirectory(PathBuf),
 }
 
-/// The request rows of one cell, read back by the format that indexed it (a cell that names no other tool's file
-/// is a TR164 metrics file's).
+/// The request rows of one cell, read back by the format that indexed it.
 pub fn read_rows(
     storage: &dyn storage::Storage,
     cell: &CellRows,
 ) -> Result<Vec<cellscope_model::requests::RequestRow>, RowsError> {
-    let (format, file) = match &cell.external {
-        Some(external) => (external.format, &external.file),
-        None => (formats::tr164::Tr164.name(), &cell.file),
-    };
-    formats::by_name(format)
+    formats::by_name(cell.format)
         .ok_or_else(|| RowsError::Malformed {
-            path: file.clone(),
-            message: format!("no reader for the format {format}"),
+            path: cell.file.clone(),
+            message: format!("no reader for the format {}", cell.format),
         })?
         .read_rows(storage, cell)
 }
@@ -126,43 +126,30 @@ fn build_with(
         return Err(IndexError::RootNotDirectory(root.to_path_buf()));
     }
     let disk = storage::LocalDisk::new(root);
-    let discovery = discover::discover(&disk, &formats::recognise);
+    let discovery = discover::discover(&disk, &formats::Registry);
     let mut warnings = discovery.warnings.clone();
     let mapping = discovery
         .mapping
         .as_deref()
         .map(|text| mapping::Mapping::parse(text, "cellscope.toml", &mut warnings))
         .unwrap_or_default();
-    let total_bytes: u64 = discovery
-        .runs
-        .iter()
-        .map(run::found::RunDir::metrics_relative)
-        .chain(
-            discovery
-                .backups
-                .iter()
-                .map(|backup| storage::join(&backup.relative, "metrics.csv")),
-        )
-        .chain(discovery.external.iter().flat_map(|run| run.files.clone()))
-        .filter_map(|file| storage::Storage::stat(&disk, &file).ok())
+    let files = discovery.runs.iter().flat_map(|run| &run.files);
+    let total_bytes: u64 = files
+        .clone()
+        .filter_map(|file| storage::Storage::stat(&disk, file).ok())
         .map(|meta| meta.bytes)
         .sum();
-    let external_files: usize = discovery.external.iter().map(|run| run.files.len()).sum();
-    progress.files_found(
-        (discovery.runs.len() + discovery.backups.len() + external_files) as u64,
-        total_bytes,
-    );
+    progress.files_found(files.count() as u64, total_bytes);
     let session = cache.map(|(cache, trust)| {
         cache::Session::new(cache, trust, &disk, discovery.mapping.as_deref())
     });
-    let reads = read::read_all(
-        &discovery,
-        &disk,
-        &mapping,
+    let context = run::ReadContext {
+        storage: &disk,
+        mapping: &mapping,
         options,
         progress,
-        session.as_ref(),
-    );
+    };
+    let reads = read::read_all(&discovery.runs, &context, session.as_ref());
     warnings.extend(reads.warnings.iter().cloned());
     let report = session.map(|session| {
         let (report, stale) = session.finish();
@@ -233,7 +220,7 @@ fn assemble(
         for (entry, count) in ledger.iter_mut().zip(matched) {
             entry.matched_cells += count;
         }
-        cells_of_runs.push((read.dir.run_id.clone(), run_cells));
+        cells_of_runs.push((read.id.clone(), run_cells));
         spent.push(read);
     }
     // Every key a run's cells carry starts with its run id, and each run's cells, provenance and row locators are

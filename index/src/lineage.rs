@@ -2,10 +2,10 @@
 //! copies (the rule is `cellscope_model::lineage`; this stage gathers its evidence from the files and turns its
 //! findings into warnings with file and line), and what each master's backup comparison found.
 
-use crate::formats::tr164::metrics::lines_in_file;
 use crate::run::parsed::ParsedMetrics;
+use crate::run::rows::CellRows;
 use crate::run::{BackupRead, RunRead, SpliceDiff};
-use crate::storage::{self, Storage};
+use crate::storage::Storage;
 use cellscope_model::api::{BackupFacts, Warning};
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::lineage::{self, Finding, IdRows, Lineage, RunEvidence};
@@ -67,10 +67,14 @@ pub(crate) fn evidence(read: &RunRead, backed_up: &BTreeSet<&str>) -> RunEvidenc
         })
         .collect();
     RunEvidence {
-        run_id: read.dir.run_id.clone(),
+        run_id: read.id.clone(),
         rows_by_id,
-        note_names: read.note_names.clone(),
-        has_backup: backed_up.contains(read.dir.run_id.as_str()),
+        note_names: read
+            .note
+            .as_ref()
+            .map(|note| note.names.clone())
+            .unwrap_or_default(),
+        has_backup: backed_up.contains(read.id.as_str()),
     }
 }
 
@@ -80,10 +84,7 @@ pub(crate) fn relate(
     runs: &[RunRead],
     backups: Vec<BackupRead>,
 ) -> Relations {
-    let backed_up: BTreeSet<&str> = backups
-        .iter()
-        .map(|backup| backup.dir.master_run_id.as_str())
-        .collect();
+    let backed_up: BTreeSet<&str> = backups.iter().map(|backup| backup.of.as_str()).collect();
     // Each run's evidence is its own (a master's is a walk over its 900 cells): the runs are taken in parallel.
     use rayon::prelude::*;
     let evidence: Vec<RunEvidence> = runs
@@ -91,10 +92,8 @@ pub(crate) fn relate(
         .map(|read| evidence(read, &backed_up))
         .collect();
     let lineage = lineage::decide(&evidence);
-    let by_id: BTreeMap<&str, &RunRead> = runs
-        .iter()
-        .map(|read| (read.dir.run_id.as_str(), read))
-        .collect();
+    let by_id: BTreeMap<&str, &RunRead> =
+        runs.iter().map(|read| (read.id.as_str(), read)).collect();
     let mut warnings: Vec<Warning> = lineage
         .findings
         .iter()
@@ -102,27 +101,26 @@ pub(crate) fn relate(
         .collect();
     // A note is the account of a splice and a backup its evidence; each without the other is worth a word.
     for read in runs {
-        if read.refill_note.is_some() && !backed_up.contains(read.dir.run_id.as_str()) {
+        if let Some(note) = &read.note
+            && !backed_up.contains(read.id.as_str())
+        {
             warnings.push(
                 Warning::warn(
                     "note_without_backup",
                     format!(
                         "REFILL_NOTE.md describes a splice, but no backup of this run (`{}_BACKUP_<label>/`) is under \
                          the data root, so the rows the splice replaced can be neither shown nor checked",
-                        read.dir.run_id
+                        read.id
                     ),
                 )
-                .run(&read.dir.run_id)
-                .file(&read.relative("REFILL_NOTE.md")),
+                .run(&read.id)
+                .file(&note.path),
             );
         }
     }
     for backup in &backups {
-        let master = backup.dir.master_run_id.as_str();
-        if by_id
-            .get(master)
-            .is_some_and(|read| read.refill_note.is_none())
-        {
+        let master = backup.of.as_str();
+        if by_id.get(master).is_some_and(|read| read.note.is_none()) {
             warnings.push(
                 Warning::warn(
                     "backup_without_note",
@@ -146,7 +144,7 @@ pub(crate) fn relate(
     }
 }
 
-/// The line of the first row of `cell` carrying `id` in `read`'s metrics.csv.
+/// The line of the first row of `cell` carrying `id` in `read`'s rows file, as its format reads that row back.
 fn first_line_of(
     storage: &dyn Storage,
     read: &RunRead,
@@ -161,7 +159,17 @@ fn first_line_of(
         .filter_map(|(_, parsed_cell)| parsed_cell.row_run_ids.get(id))
         .map(|count| count.first_offset)
         .min()?;
-    lines_in_file(storage, &read.dir.metrics_relative(), &[offset])[0]
+    let first = CellRows {
+        format: read.format,
+        file: read.rows_file.clone(),
+        file_bytes: read.digest.bytes,
+        offsets: vec![offset],
+        ..CellRows::default()
+    };
+    let rows = crate::formats::by_name(read.format)?
+        .read_rows(storage, &first)
+        .ok()?;
+    rows.first().map(|row| row.line)
 }
 
 fn finding_warning(
@@ -171,12 +179,16 @@ fn finding_warning(
 ) -> Warning {
     let path = |run: &str| {
         runs.get(run)
-            .map_or(run.to_string(), |read| read.dir.relative.clone())
+            .map_or(run.to_string(), |read| read.root.clone())
     };
     let metrics = |run: &str| {
-        runs.get(run).map_or(format!("{run}/metrics.csv"), |read| {
-            read.dir.metrics_relative()
-        })
+        runs.get(run)
+            .map_or(run.to_string(), |read| read.rows_file.clone())
+    };
+    let note = |run: &str| {
+        runs.get(run)
+            .and_then(|read| read.note.as_ref())
+            .map_or(run.to_string(), |note| note.path.clone())
     };
     match finding {
         Finding::ForeignRows {
@@ -215,7 +227,7 @@ fn finding_warning(
             ),
         )
         .run(run)
-        .file(&format!("{}/REFILL_NOTE.md", path(run)))
+        .file(&note(run))
         .line(*line),
         Finding::CopyOf { copy, original } => Warning::error(
             "copy_of_run",
@@ -296,14 +308,12 @@ fn fold_backups(
     let mut replaced: BTreeMap<String, ReplacedRows> = BTreeMap::new();
     let mut backup_cells = BTreeMap::new();
     for mut backup in backups {
-        let master = backup.dir.master_run_id.clone();
+        let master = backup.of.clone();
         if let Some(parsed) = backup.parsed.take() {
             backup_cells.insert(master.clone(), parsed);
         }
         let file = backup.digest.path.clone();
-        let master_file = runs
-            .get(master.as_str())
-            .map(|read| read.dir.metrics_relative());
+        let master_file = runs.get(master.as_str()).map(|read| read.rows_file.clone());
         if master_file.is_none() {
             warnings.push(
                 Warning::warn(
@@ -349,11 +359,7 @@ fn fold_backups(
                 }
                 replaced.insert(
                     master.clone(),
-                    (
-                        storage::join(&backup.dir.relative, "metrics.csv"),
-                        backup.digest.bytes,
-                        replaced_offsets,
-                    ),
+                    (file.clone(), backup.digest.bytes, replaced_offsets),
                 );
                 Some(comparison)
             }
@@ -371,8 +377,8 @@ fn fold_backups(
             None => None,
         };
         facts.entry(master).or_default().push(BackupFacts {
-            path: backup.dir.relative.clone(),
-            label: backup.dir.label.clone(),
+            path: backup.root,
+            label: backup.label,
             metrics: backup.digest,
             diff,
         });
@@ -383,13 +389,12 @@ fn fold_backups(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::tr164;
-    use crate::run::found::RunDir;
-    use crate::run::{IndexOptions, Quiet, RunRead};
+    use crate::run::IndexOptions;
 
     const HEADER: &str = "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status";
 
-    fn run(root: &std::path::Path, id: &str, rows: &[&str], note: Option<&str>) -> RunRead {
+    /// Writes the run `id` under `root`: one row per run id in `rows`, and its refill note.
+    fn run(root: &std::path::Path, id: &str, rows: &[&str], note: Option<&str>) {
         let dir = root.join(id);
         std::fs::create_dir_all(&dir).unwrap();
         let body: Vec<String> = rows
@@ -410,34 +415,25 @@ mod tests {
         if let Some(note) = note {
             std::fs::write(dir.join("REFILL_NOTE.md"), note).unwrap();
         }
-        tr164::read_run(
-            &crate::storage::LocalDisk::new(root),
-            RunDir {
-                run_id: id.into(),
-                relative: id.into(),
-                metrics_name: "metrics.csv",
-            },
-            &IndexOptions::default(),
-            &Quiet,
-        )
     }
 
     #[test]
     fn evidence_counts_rows_by_id_and_findings_become_warnings_with_lines() {
         let root = tempfile::tempdir().unwrap();
-        let master = run(
+        run(
             root.path(),
             "20260101_000000",
             &["20260101_000000", "20260101_000000", "stray"],
             Some("# note\n\nsee 20260102_000000\n"),
         );
-        let other = run(root.path(), "20260102_000000", &["20260102_000000"], None);
-        let evidence = evidence(&master, &BTreeSet::new());
+        run(root.path(), "20260102_000000", &["20260102_000000"], None);
+        let reads = crate::read::read_root(root.path(), &IndexOptions::default());
+        let evidence = evidence(&reads.runs[0], &BTreeSet::new());
         assert_eq!(evidence.rows_by_id["20260101_000000"].rows(), 2);
         assert_eq!(evidence.rows_by_id["stray"].rows(), 1);
         assert_eq!(evidence.note_names["20260102_000000"], 3);
         let disk = crate::storage::LocalDisk::new(root.path());
-        let relations = relate(&disk, &[master, other], Vec::new());
+        let relations = relate(&disk, &reads.runs, Vec::new());
         assert!(relations.lineage.refill_of.is_empty());
         let kinds: Vec<(&str, Option<&str>, Option<u64>)> = relations
             .warnings

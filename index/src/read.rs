@@ -1,78 +1,67 @@
-//! Stage 2 of indexing: read every run found by discovery (each through its format) and every TR164 backup, in
-//! parallel, each on its own. Nothing here relates runs to each other; that is the lineage stage's work.
+//! Stage 2 of indexing: read every run found by discovery, each through its format, and every backup beside it,
+//! in parallel, each on its own. Nothing here relates runs to each other; that is the lineage stage's work.
 
-use crate::discover::Discovery;
-use crate::formats::{self, tr164::backups::read_backup};
+use crate::cache::Session;
+use crate::formats::{self, RunFormat};
 use crate::mapping::Mapping;
-use crate::run::found::{DetectedRun, RunDir};
-use crate::run::{BackupRead, IndexOptions, Progress, ReadContext, RunRead};
-use crate::storage::Storage;
+use crate::parse::{HEAD_BYTES, outline};
+use crate::records::{self, ids, verdict};
+use crate::run::found::DetectedRun;
+use crate::run::record::FileAt;
+use crate::run::{BackupRead, IndexOptions, ReadContext, RunRead};
+use crate::storage::Storage as _;
+use cellscope_model::api::Warning;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
 pub struct Reads {
     pub runs: Vec<RunRead>,
     pub backups: Vec<BackupRead>,
-    /// Runs that were given another run's id and renamed ([`formats::separate_run_ids`]).
-    pub warnings: Vec<cellscope_model::api::Warning>,
+    /// Runs that were given another run's id and renamed ([`ids::separate_run_ids`]).
+    pub warnings: Vec<Warning>,
 }
 
-/// Reads every run and backup of `discovery`, runs and backups in parallel. Runs of every format go through
-/// their [`RunFormat`](super::formats::RunFormat); backups are TR164's.
-/// With a `cache`, a run or backup whose entry it trusts is taken from it instead.
+/// Reads every run and backup discovery `found`, runs and backups in parallel, each through its format. A backup
+/// is read with the run of its format it is a backup of, when that was found. With a `cache`, a run or backup
+/// whose entry it trusts is taken from it instead.
 pub fn read_all(
-    discovery: &Discovery,
-    storage: &dyn Storage,
-    mapping: &Mapping,
-    options: &IndexOptions,
-    progress: &dyn Progress,
-    cache: Option<&super::cache::Session<'_>>,
+    found: &[DetectedRun],
+    context: &ReadContext<'_>,
+    cache: Option<&Session<'_>>,
 ) -> Reads {
-    let context = ReadContext {
-        storage,
-        mapping,
-        options,
-        progress,
-    };
-    let mut detected: Vec<DetectedRun> = discovery
-        .runs
+    let (backups, mut runs): (Vec<&DetectedRun>, Vec<&DetectedRun>) =
+        found.iter().partition(|run| run.backup_of.is_some());
+    let mut runs: Vec<DetectedRun> = runs.drain(..).cloned().collect();
+    let warnings = ids::separate_run_ids(context, &mut runs);
+    let runs_by_id: HashMap<(&str, String), &DetectedRun> = runs
         .iter()
-        .map(|dir| DetectedRun {
-            format: "tr164",
-            root: dir.relative.clone(),
-            files: vec![dir.metrics_relative()],
-            id: None,
-        })
-        .chain(discovery.external.iter().cloned())
-        .collect();
-    let warnings = formats::separate_run_ids(&context, &mut detected);
-    let runs_by_id: HashMap<&str, &RunDir> = discovery
-        .runs
-        .iter()
-        .map(|run| (run.run_id.as_str(), run))
+        .map(|run| ((run.format, ids::run_id(context, run)), run))
         .collect();
     let (runs, backups) = rayon::join(
         || {
-            detected
-                .par_iter()
+            runs.par_iter()
                 .filter_map(|run| {
-                    formats::by_name(run.format).map(|format| match cache {
-                        Some(cache) => cache.read_run(&context, format, run),
-                        None => format.read_run(&context, run),
-                    })
+                    let format = formats::by_name(run.format)?;
+                    let mut read = match cache {
+                        Some(cache) => cache.read_run(context, format, run),
+                        None => format.read_run(context, run),
+                    };
+                    read.files = run.listed_files();
+                    Some(read)
                 })
                 .collect()
         },
         || {
-            discovery
-                .backups
+            backups
                 .par_iter()
-                .map(|dir| {
-                    let master = runs_by_id.get(dir.master_run_id.as_str()).copied();
-                    match cache {
-                        Some(cache) => cache.read_backup(dir, master, options, progress),
-                        None => read_backup(storage, dir.clone(), master, options, progress),
-                    }
+                .filter_map(|backup| {
+                    let format = formats::by_name(backup.format)?;
+                    let of = backup.backup_of.as_ref()?;
+                    let master = runs_by_id.get(&(backup.format, of.run.clone())).copied();
+                    Some(match cache {
+                        Some(cache) => cache.read_backup(context, format, backup, master),
+                        None => format.read_backup(context, backup, master),
+                    })
                 })
                 .collect()
         },
@@ -82,4 +71,96 @@ pub fn read_all(
         backups,
         warnings,
     }
+}
+
+/// Every run under `root` found and read as an index reads them (without a cache or `cellscope.toml`), for the
+/// tests of the stages after this one.
+#[cfg(test)]
+pub(crate) fn read_root(root: &std::path::Path, options: &IndexOptions) -> Reads {
+    let disk = crate::storage::LocalDisk::new(root);
+    let discovery = crate::discover::discover(&disk, &formats::Registry);
+    let context = ReadContext {
+        storage: &disk,
+        mapping: &Mapping::default(),
+        options,
+        progress: &crate::run::Quiet,
+    };
+    read_all(&discovery.runs, &context, None)
+}
+
+/// How one file of the data root is read and keyed, for `cellscope index --explain FILE`: its format, each
+/// record's cell and, for every dimension, the field it was read from or the rule that inferred it.
+pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String> {
+    use std::fmt::Write as _;
+    let disk = crate::storage::LocalDisk::new(root);
+    let mut warnings = Vec::new();
+    let mapping = crate::mapping::read_text(&disk, &mut warnings)
+        .map(|text| Mapping::parse(&text, crate::mapping::FILE, &mut warnings))
+        .unwrap_or_default();
+    let head = disk
+        .read_range(relative, 0..HEAD_BYTES)
+        .and_then(|head| outline::head(&disk, relative, head, HEAD_BYTES))
+        .map_err(|error| format!("cannot read {relative}: {error}"))?;
+    let file = FileAt {
+        storage: &disk,
+        mapping: &mapping,
+        path: relative,
+        head: &head,
+    };
+    let examine = |list: &[&'static dyn RunFormat]| {
+        list.iter()
+            .map(|format| (format.name(), format.examine(&file)))
+            .collect::<Vec<_>>()
+    };
+    let (by_name, by_content) = (examine(formats::BY_NAME), examine(formats::BY_CONTENT));
+    let format = by_name
+        .iter()
+        .chain(&by_content)
+        .find(|(_, verdict)| verdict.reads())
+        .and_then(|(name, _)| formats::by_name(name))
+        .ok_or_else(|| {
+            verdict::explain_unread(relative, &by_name, &by_content)
+                .trim_end()
+                .to_string()
+        })?;
+    let mut out = String::new();
+    let root_of_run = format.run_root(relative);
+    let _ = writeln!(
+        out,
+        "{relative}\n  format: {}\n  run root: {}",
+        format.name(),
+        if root_of_run.is_empty() {
+            "(the data root)"
+        } else {
+            &root_of_run
+        }
+    );
+    if let Some(stated) = format.keys_stated() {
+        let _ = writeln!(out, "  {stated}");
+        return Ok(out);
+    }
+    let records = format.records(&FileAt::whole(&disk, &mapping, relative), &mut warnings);
+    let run = DetectedRun {
+        format: format.name(),
+        root: root_of_run,
+        files: vec![relative.to_string()],
+        ..DetectedRun::default()
+    };
+    let options = IndexOptions::CELLS;
+    let context = ReadContext {
+        storage: &disk,
+        mapping: &mapping,
+        options: &options,
+        progress: &crate::run::Quiet,
+    };
+    let run_id = ids::run_id(&context, &run);
+    out.push_str(&records::explain::records_text(
+        format.name(),
+        relative,
+        &run_id,
+        records,
+        &mapping,
+        warnings,
+    ));
+    Ok(out)
 }

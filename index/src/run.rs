@@ -1,12 +1,14 @@
-//! What the stages of indexing hand each other: the options of a read, what discovery finds ([`found`]), a run's
-//! parse ([`parsed`]) and side files ([`expected`]), the read of a run or backup ([`RunRead`], [`BackupRead`]) and
-//! where a cell's rows are ([`rows`]). Every stage and every format imports these from here, below all of them, so
-//! that no stage imports another's types from above.
+//! What the stages of indexing hand each other: the options of a read, what discovery finds ([`found`]), what a
+//! format gives for each record of a file ([`record`]), a run's parse ([`parsed`]) and what it meant to do
+//! ([`expected`]), what a read depends on ([`Inputs`]), the read of a run or backup ([`RunRead`], [`BackupRead`])
+//! and where a cell's rows are ([`rows`]). Every stage and every format imports these from here, below all of
+//! them, so that no stage imports another's types from above.
 
 pub mod bytes;
 pub mod expected;
 pub mod found;
 pub mod parsed;
+pub mod record;
 pub mod rows;
 
 use crate::mapping::Mapping;
@@ -14,7 +16,6 @@ use crate::storage::Storage;
 use cellscope_model::api::{BackupComparison, EnvironmentField, FileDigest, Warning};
 use cellscope_model::key::CellCoordinates;
 use expected::{Manifest, Plan};
-use found::{BackupDir, RunDir};
 use parsed::{FileRejected, ParsedMetrics};
 use std::collections::BTreeMap;
 
@@ -63,17 +64,43 @@ pub struct ReadContext<'a> {
     pub progress: &'a dyn Progress,
 }
 
-/// Everything read from one run directory, before runs are related to each other.
+/// What a read of a run depends on besides the code that reads it: the cache keys its entry on these and uses it
+/// only while every file is as it was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inputs {
+    /// Every file the read opens, relative to the data root, each with whether it must be there (a run without it
+    /// is read from its files every time, not cached).
+    pub files: Vec<(String, bool)>,
+    /// Whether the read depends on `cellscope.toml`.
+    pub mapping: bool,
+}
+
+impl Inputs {
+    /// A read of exactly `files`, each required, that `cellscope.toml` decides too.
+    pub fn of(files: &[String]) -> Inputs {
+        Inputs {
+            files: files.iter().map(|file| (file.clone(), true)).collect(),
+            mapping: true,
+        }
+    }
+}
+
+/// Everything read from one run, before runs are related to each other.
 pub struct RunRead {
-    pub dir: RunDir,
+    /// The run's id (its cells' `run_id`).
+    pub id: String,
+    /// The run's directory, relative to the data root.
+    pub root: String,
+    /// The file whose rows are the run's, which warnings about its cells and rows name.
+    pub rows_file: String,
     pub metrics: Result<ParsedMetrics, FileRejected>,
     pub digest: FileDigest,
     pub manifest: Option<Manifest>,
     pub plan: Option<Plan>,
-    /// `REFILL_NOTE.md` as written.
-    pub refill_note: Option<String>,
-    /// Run ids the note names, with the line of their first mention.
-    pub note_names: BTreeMap<String, u64>,
+    /// The note that says what was spliced into the run and why, with the run ids it names.
+    pub note: Option<Note>,
+    /// The run's files as its facts list them; the read stage sets them from what discovery found
+    /// ([`found::DetectedRun::listed_files`]).
     pub files: Vec<String>,
     /// How the run was made, from its manifest's capture and its `config.yaml`.
     pub environment: BTreeMap<EnvironmentField, String>,
@@ -82,16 +109,24 @@ pub struct RunRead {
     pub format: &'static str,
 }
 
-impl RunRead {
-    /// `<run path>/<file name>`, relative to the data root.
-    pub fn relative(&self, name: &str) -> String {
-        format!("{}/{name}", self.dir.relative)
-    }
+/// A run's refill note: the account of what was spliced into it and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    /// The note's file, relative to the data root.
+    pub path: String,
+    /// Its text as written.
+    pub text: String,
+    /// Run ids it names, with the line of their first mention.
+    pub names: BTreeMap<String, u64>,
 }
 
-/// One backup directory and its comparison with the master.
+/// One backup (a run as it was before a refill changed it) and its comparison with that run.
 pub struct BackupRead {
-    pub dir: BackupDir,
+    /// The id of the run it is a backup of.
+    pub of: String,
+    pub label: String,
+    /// The backup's directory, relative to the data root.
+    pub root: String,
     pub digest: FileDigest,
     pub diff: Option<Result<SpliceDiff, String>>,
     /// The backup's own cells, for the pre-refill what-if.

@@ -141,6 +141,12 @@ impl LocalDisk {
 }
 
 impl LocalDisk {
+    /// The metadata of `path` itself, a symbolic link not followed: for what needs more of a file than [`Meta`]
+    /// (the server's fingerprint of the data root's inputs, walked through [`Storage::list`] as discovery walks).
+    pub fn metadata(&self, path: &str) -> io::Result<std::fs::Metadata> {
+        std::fs::symlink_metadata(self.absolute(path)?)
+    }
+
     /// `path` opened for reading only if it is a regular file. The open neither follows a symbolic link nor waits
     /// for a FIFO's writer, and the kind is read from the opened file, so no file swapped in between can block.
     fn open_regular(&self, path: &str) -> io::Result<std::fs::File> {

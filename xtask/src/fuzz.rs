@@ -1,9 +1,10 @@
 //! `cargo xtask fuzz [--minutes N] [--target NAME]`: runs the libFuzzer targets in `fuzz/` (one per reader of
-//! outside input, their bodies in `cellscope::fuzzing`) for N minutes in all, split evenly between the targets.
+//! outside input, their bodies in `cellscope_index::fuzzing` and `cellscope::fuzzing`) for N minutes in all, split evenly between the targets.
 //! It installs what is missing (a nightly toolchain, `cargo-fuzz`), fuzzes from a working copy of the committed
 //! corpus under `target/fuzz/` (the repository's corpus is never written), and prints and writes
 //! `target/fuzz/summary.md`: executions, corpus size and crashes per target. Without a nightly toolchain it falls
-//! back to the stable mutation runner of `server/tests/suite/fuzz_corpus.rs`, with a new seed per round.
+//! back to the stable mutation runner (`cellscope_index::fuzzing::check_corpus`, run by the index's and the server's
+//! `fuzz_corpus` tests), with a new seed per round.
 
 use crate::process;
 use crate::workspace_root;
@@ -11,7 +12,8 @@ use anyhow::{Context, bail};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The targets, one per file of `fuzz/fuzz_targets/` (each names its body in `cellscope::fuzzing::TARGETS`).
+/// The targets, one per file of `fuzz/fuzz_targets/` (each names its body in `cellscope_index::fuzzing::TARGETS` or
+/// `cellscope::fuzzing::TARGETS`).
 fn targets() -> anyhow::Result<Vec<String>> {
     let directory = workspace_root().join("fuzz/fuzz_targets");
     let mut names: Vec<String> = std::fs::read_dir(&directory)
@@ -182,22 +184,24 @@ fn stable_fallback(budget: Duration) -> anyhow::Result<()> {
     while started.elapsed() < budget {
         round += 1;
         let seed = format!("{}", 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(round));
-        process::run_with_env(
-            "cargo",
-            &[
-                "test",
-                "--release",
-                "-p",
-                "cellscope",
-                "--test",
-                "suite",
-                "fuzz_corpus::",
-            ],
-            &[
-                ("CELLSCOPE_FUZZ_SEED", seed),
-                ("CELLSCOPE_FUZZ_MUTANTS", "20000".to_string()),
-            ],
-        )?;
+        for (package, suite) in [("cellscope-index", "suite"), ("cellscope", "suite")] {
+            process::run_with_env(
+                "cargo",
+                &[
+                    "test",
+                    "--release",
+                    "-p",
+                    package,
+                    "--test",
+                    suite,
+                    "fuzz_corpus::",
+                ],
+                &[
+                    ("CELLSCOPE_FUZZ_SEED", seed.clone()),
+                    ("CELLSCOPE_FUZZ_MUTANTS", "20000".to_string()),
+                ],
+            )?;
+        }
     }
     println!(
         "stable mutation runner: {round} rounds of 20,000 mutants per corpus file, no failure"

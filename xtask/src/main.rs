@@ -15,6 +15,8 @@
 //!   Markdown link resolves.
 //! - `wheel [--profile P]`: the `cellscope` wheel (binary with the app embedded, and the Python package) by maturin
 //!   into `target/wheels/`.
+//! - `same-output [--record] [--binary B]`: the binary's outputs and served bodies on the demo roots and every
+//!   fixture, recorded as a baseline or compared with it byte for byte.
 //! - `bench index`: times the cold index side by side with pandas, polars and DuckDB (TR164 CSV), then with pandas
 //!   and polars on a large generated vLLM detailed-JSON sweep.
 
@@ -28,6 +30,7 @@ mod e2e;
 mod fuzz;
 mod paired;
 mod process;
+mod same_output;
 mod serve;
 mod soak;
 mod tidy;
@@ -124,6 +127,16 @@ enum Command {
         #[arg(long, default_value = "release")]
         profile: String,
     },
+    /// Run the `cellscope` binary over the demo roots and every fixture root and compare its outputs (CLI and API)
+    /// with the baseline in target/same-output/baseline/, byte for byte.
+    SameOutput {
+        /// Write the baseline instead of comparing with it.
+        #[arg(long)]
+        record: bool,
+        /// The binary to run (default: `cargo build -p cellscope`'s debug binary).
+        #[arg(long)]
+        binary: Option<PathBuf>,
+    },
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -187,6 +200,7 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Fuzz { minutes, target } => fuzz::run(minutes, target.as_deref()),
         Command::Wheel { profile } => wheel::build(&profile, &[], &[]).map(|_| ()),
+        Command::SameOutput { record, binary } => same_output::run(record, binary),
         Command::Bench { which } => bench::run(which),
     }
 }

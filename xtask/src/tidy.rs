@@ -7,9 +7,10 @@
 //! - every relative link of those Markdown files and of every README.md points at a file that exists, and an
 //!   `#anchor` into a Markdown file names one of its headings.
 //!
-//! And three over the code's structure: no import cycle between the modules of a crate ([`modules`]), every fixture
-//! directory described in its README.md ([`fixtures`]), and the app decoding only the model's wire types
-//! ([`wire`]).
+//! And four over the code's structure: every Rust file opens with a `//!` line, no import cycle between the modules
+//! of a crate ([`modules`]), every fixture directory described in its README.md ([`fixtures`]), and the app decoding
+//! only the model's wire types ([`wire`]).
+//! `cargo test -p xtask` runs them all on the workspace too.
 //!
 //! Every problem is reported as `file:line: …`, all of them at once.
 
@@ -62,14 +63,10 @@ impl std::fmt::Display for Problem {
     }
 }
 
-/// Runs both checks on the workspace and fails listing every problem.
+/// Runs every check on the workspace and fails listing every problem.
 pub(crate) fn run() -> anyhow::Result<()> {
     let root = crate::workspace_root();
-    let files = known_files(&root)?;
-    let mut problems = check(&root, &files)?;
-    problems.extend(modules::check(&root)?);
-    problems.extend(fixtures::check(&root)?);
-    problems.extend(wire::check(&root, &files)?);
+    let (files, problems) = workspace_problems(&root)?;
     if problems.is_empty() {
         eprintln!("tidy: {} files checked, no problem", files.len());
         return Ok(());
@@ -83,6 +80,34 @@ pub(crate) fn run() -> anyhow::Result<()> {
          model's types",
         problems.len()
     )
+}
+
+/// Every check over the files git knows under `root`: those files and the problems found in them.
+fn workspace_problems(root: &Path) -> anyhow::Result<(Vec<String>, Vec<Problem>)> {
+    let files = known_files(root)?;
+    let mut problems = check(root, &files)?;
+    problems.extend(first_lines(root, &files));
+    problems.extend(modules::check(root)?);
+    problems.extend(fixtures::check(root)?);
+    problems.extend(wire::check(root, &files)?);
+    Ok((files, problems))
+}
+
+/// Every Rust file of `files` whose first line is not a `//!` line saying what the file is for.
+fn first_lines(root: &Path, files: &[String]) -> Vec<Problem> {
+    files
+        .iter()
+        .filter(|file| file.ends_with(".rs"))
+        .filter(|file| {
+            std::fs::read_to_string(root.join(file))
+                .is_ok_and(|text| !text.lines().next().unwrap_or("").starts_with("//!"))
+        })
+        .map(|file| Problem {
+            file: file.clone(),
+            line: 1,
+            message: "the first line is not a `//!` line saying what the file is for".to_string(),
+        })
+        .collect()
 }
 
 /// The files git knows under `root`, relative to it: tracked, or new and not ignored.
@@ -426,6 +451,34 @@ fn slug(heading: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_workspace_passes_every_tidy_check() {
+        let (files, problems) = workspace_problems(&crate::workspace_root()).unwrap();
+        assert!(files.iter().any(|file| file == "xtask/src/tidy.rs"));
+        assert_eq!(messages(&problems), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_rust_file_without_a_leading_doc_line_is_reported() {
+        let root =
+            std::env::temp_dir().join(format!("cellscope-tidy-first-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("good.rs"), "//! What it is for.\nfn f() {}\n").unwrap();
+        std::fs::write(root.join("bad.rs"), "// a plain comment\n//! too late\n").unwrap();
+        std::fs::write(root.join("empty.rs"), "").unwrap();
+        std::fs::write(root.join("notes.md"), "no doc line needed\n").unwrap();
+        let files = ["bad.rs", "empty.rs", "good.rs", "notes.md"].map(String::from);
+        let problems = first_lines(&root, &files);
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(
+            problems
+                .iter()
+                .map(|problem| (problem.file.as_str(), problem.line))
+                .collect::<Vec<_>>(),
+            [("bad.rs", 1), ("empty.rs", 1)]
+        );
+    }
 
     fn messages(problems: &[Problem]) -> Vec<String> {
         problems.iter().map(ToString::to_string).collect()

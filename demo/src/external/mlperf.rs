@@ -87,6 +87,140 @@ fn percentile_ns(median_ms: f64, sigma: f64, p: f64) -> u64 {
     (median_ms * (sigma * normal_quantile(p)).exp() * 1e6).round() as u64
 }
 
+/// A Server (or Interactive) run's summary as `LogSummary` lays it out; `{name}` stands for a figure of the run and
+/// `{recommendations}` for the lines an invalid run gets.
+const SERVER_SUMMARY: &str = "\
+================================================
+MLPerf Results Summary
+================================================
+SUT name : PySUT
+Scenario : Server
+Mode     : PerformanceOnly
+Completed samples per second    : {samples_per_s}
+Completed tokens per second: {tokens_per_s}
+Result is : {result}
+  Performance constraints satisfied : {constraints_met}
+  Min duration satisfied : Yes
+  Min queries satisfied : Yes
+  Early stopping satisfied: Yes
+{recommendations}TTFT Early Stopping Result:
+ * Run successful.
+TPOT Early Stopping Result:
+ * Run successful.
+
+================================================
+Additional Stats
+================================================
+Scheduled samples per second : {scheduled_per_s}
+{latency}
+Completed tokens per second                 : {tokens_per_s}
+{first_token_latency}
+{time_to_output_token}
+================================================
+Test Parameters Used
+================================================
+{parameters}";
+
+/// An Offline run's summary, laid out as [`SERVER_SUMMARY`] is.
+const OFFLINE_SUMMARY: &str = "\
+================================================
+MLPerf Results Summary
+================================================
+SUT name : PySUT
+Scenario : Offline
+Mode     : PerformanceOnly
+Samples per second: {samples_per_s}
+Tokens per second: {tokens_per_s}
+Result is : {result}
+  Min duration satisfied : Yes
+  Min queries satisfied : Yes
+  Early stopping satisfied: Yes
+{recommendations}
+================================================
+Additional Stats
+================================================
+{latency}
+================================================
+Test Parameters Used
+================================================
+{parameters}";
+
+/// The test parameters every summary ends with, after its own `{samples_per_query}`, `{target_qps}` and bounds.
+const PARAMETERS: &str = "\
+samples_per_query : {samples_per_query}
+target_qps : {target_qps}
+ttft_latency (ns): {ttft_bound_ns}
+tpot_latency (ns): {tpot_bound_ns}
+max_async_queries : 0
+min_duration (ms): 600000
+max_duration (ms): 0
+min_query_count : 100
+max_query_count : 0
+performance_sample_count : 13368
+
+No warnings encountered during test.
+
+No errors encountered during test.
+";
+
+/// What LoadGen recommends when a run misses a latency bound.
+const RECOMMENDATIONS: &str = "\
+Recommendations:
+ * TTFT constrain not met: Reduce target QPS to improve latency.
+";
+
+/// The percentiles every latency block lists, as LoadGen labels them.
+const PERCENTILES: [(&str, f64); 6] = [
+    ("50.00", 0.5),
+    ("90.00", 0.9),
+    ("95.00", 0.95),
+    ("97.00", 0.97),
+    ("99.00", 0.99),
+    ("99.90", 0.999),
+];
+
+/// `template` with every `{name}` of `values` replaced by its value.
+fn fill(template: &str, values: &[(&str, String)]) -> String {
+    values
+        .iter()
+        .fold(template.to_string(), |text, (name, value)| {
+            text.replace(&format!("{{{name}}}"), value)
+        })
+}
+
+/// One latency's block of the additional stats: min, max, mean and the percentiles, in ns, each on its line.
+fn latency_block(name: &str, label: &str, median_ms: f64, sigma: f64) -> String {
+    let mut text = String::new();
+    let pad = 32 - name.len() - 9;
+    let _ = writeln!(
+        text,
+        "Min {name} (ns){:>pad$}: {}",
+        "",
+        percentile_ns(median_ms, sigma, 0.001)
+    );
+    let _ = writeln!(
+        text,
+        "Max {name} (ns){:>pad$}: {}",
+        "",
+        percentile_ns(median_ms, sigma, 0.9999)
+    );
+    let _ = writeln!(
+        text,
+        "Mean {name} (ns){:>pad$}: {}",
+        "",
+        (median_ms * (sigma * sigma / 2.0).exp() * 1e6).round() as u64,
+        pad = pad - 1
+    );
+    for (label_p, p) in PERCENTILES {
+        let _ = writeln!(
+            text,
+            "{label_p} percentile {label} (ns)   : {}",
+            percentile_ns(median_ms, sigma, p)
+        );
+    }
+    text
+}
+
 /// One run's summary and the number of samples it completed.
 fn summary(
     benchmark: &Benchmark,
@@ -115,197 +249,78 @@ fn summary(
     let tpot_p99_ns = percentile_ns(tpot_ms, 0.12, 0.99);
     let constraints_met = offline
         || (ttft_p99_ns as f64 <= ttft_bound * 1e6 && tpot_p99_ns as f64 <= tpot_bound * 1e6);
-    let log_scenario = if scenario == "Interactive" {
-        "Server"
-    } else {
-        scenario
-    };
-    let mut text = String::new();
-    let line = |text: &mut String, value: String| {
-        let _ = writeln!(text, "{value}");
-    };
-    let rule = "================================================".to_string();
-    for value in [
-        rule.clone(),
-        "MLPerf Results Summary".to_string(),
-        rule.clone(),
-        "SUT name : PySUT".to_string(),
-        format!("Scenario : {log_scenario}"),
-        "Mode     : PerformanceOnly".to_string(),
-    ] {
-        line(&mut text, value);
-    }
-    if offline {
-        line(
-            &mut text,
-            format!("Samples per second: {}", g6(samples_per_s)),
-        );
-        line(
-            &mut text,
-            format!("Tokens per second: {}", g6(tokens_per_s)),
-        );
-    } else {
-        line(
-            &mut text,
-            format!("Completed samples per second    : {samples_per_s:.2}"),
-        );
-        line(
-            &mut text,
-            format!("Completed tokens per second: {tokens_per_s:.2}"),
-        );
-    }
-    let word = |ok: bool| if ok { "Yes" } else { "NO" };
-    line(
-        &mut text,
-        format!(
-            "Result is : {}",
-            if constraints_met { "VALID" } else { "INVALID" }
-        ),
-    );
-    if !offline {
-        line(
-            &mut text,
-            format!(
-                "  Performance constraints satisfied : {}",
-                word(constraints_met)
+    let parameters = fill(
+        PARAMETERS,
+        &[
+            (
+                "samples_per_query",
+                (if offline { samples } else { 1 }).to_string(),
             ),
-        );
-    }
-    for check in [
-        "Min duration satisfied : Yes",
-        "Min queries satisfied : Yes",
-        "Early stopping satisfied: Yes",
-    ] {
-        line(&mut text, format!("  {check}"));
-    }
-    if !constraints_met {
-        line(&mut text, "Recommendations:".to_string());
-        line(
-            &mut text,
-            " * TTFT constrain not met: Reduce target QPS to improve latency.".to_string(),
-        );
-    }
-    if !offline {
-        for value in [
-            "TTFT Early Stopping Result:",
-            " * Run successful.",
-            "TPOT Early Stopping Result:",
-            " * Run successful.",
-        ] {
-            line(&mut text, value.to_string());
-        }
-    }
-    line(&mut text, String::new());
-    for value in [rule.clone(), "Additional Stats".to_string(), rule.clone()] {
-        line(&mut text, value);
-    }
-    const PERCENTILES: [(&str, f64); 6] = [
-        ("50.00", 0.5),
-        ("90.00", 0.9),
-        ("95.00", 0.95),
-        ("97.00", 0.97),
-        ("99.00", 0.99),
-        ("99.90", 0.999),
+            (
+                "target_qps",
+                g6(if offline {
+                    benchmark.capacity
+                } else {
+                    target_qps
+                }),
+            ),
+            ("ttft_bound_ns", ((ttft_bound * 1e6) as u64).to_string()),
+            ("tpot_bound_ns", ((tpot_bound * 1e6) as u64).to_string()),
+        ],
+    );
+    let mut values = vec![
+        (
+            "result",
+            (if constraints_met { "VALID" } else { "INVALID" }).to_string(),
+        ),
+        (
+            "recommendations",
+            (if constraints_met { "" } else { RECOMMENDATIONS }).to_string(),
+        ),
+        ("parameters", parameters),
     ];
-    let block = |text: &mut String, name: &str, label: &str, median_ms: f64, sigma: f64| {
-        let _ = writeln!(
-            text,
-            "Min {name} (ns){:>pad$}: {}",
-            "",
-            percentile_ns(median_ms, sigma, 0.001),
-            pad = 32 - name.len() - 9
-        );
-        let _ = writeln!(
-            text,
-            "Max {name} (ns){:>pad$}: {}",
-            "",
-            percentile_ns(median_ms, sigma, 0.9999),
-            pad = 32 - name.len() - 9
-        );
-        let _ = writeln!(
-            text,
-            "Mean {name} (ns){:>pad$}: {}",
-            "",
-            (median_ms * (sigma * sigma / 2.0).exp() * 1e6).round() as u64,
-            pad = 32 - name.len() - 10
-        );
-        for (label_p, p) in PERCENTILES {
-            let _ = writeln!(
-                text,
-                "{label_p} percentile {label} (ns)   : {}",
-                percentile_ns(median_ms, sigma, p)
-            );
-        }
-    };
-    if !offline {
-        line(
-            &mut text,
-            format!(
-                "Scheduled samples per second : {:.2}",
-                target_qps * rng.range(0.995, 1.005)
+    let text = if offline {
+        values.extend([
+            ("samples_per_s", g6(samples_per_s)),
+            ("tokens_per_s", g6(tokens_per_s)),
+            (
+                "latency",
+                latency_block("latency", "latency", duration_s * 500.0, 0.5),
             ),
-        );
-    }
-    let wall_median = if offline { duration_s * 500.0 } else { wall_ms };
-    block(
-        &mut text,
-        "latency",
-        "latency",
-        wall_median,
-        if offline { 0.5 } else { 0.35 },
-    );
-    if !offline {
-        line(&mut text, String::new());
-        line(
-            &mut text,
-            format!("Completed tokens per second                 : {tokens_per_s:.2}"),
-        );
-        block(
-            &mut text,
-            "First Token latency",
-            "first token latency",
-            ttft_ms,
-            0.45,
-        );
-        line(&mut text, String::new());
-        block(
-            &mut text,
-            "Time to Output Token",
-            "time to output token",
-            tpot_ms,
-            0.12,
-        );
-    }
-    line(&mut text, String::new());
-    for value in [rule.clone(), "Test Parameters Used".to_string(), rule] {
-        line(&mut text, value);
-    }
-    let samples_per_query = if offline { samples } else { 1 };
-    for value in [
-        format!("samples_per_query : {samples_per_query}"),
-        format!(
-            "target_qps : {}",
-            g6(if offline {
-                benchmark.capacity
-            } else {
-                target_qps
-            })
-        ),
-        format!("ttft_latency (ns): {}", (ttft_bound * 1e6) as u64),
-        format!("tpot_latency (ns): {}", (tpot_bound * 1e6) as u64),
-        "max_async_queries : 0".to_string(),
-        "min_duration (ms): 600000".to_string(),
-        "max_duration (ms): 0".to_string(),
-        "min_query_count : 100".to_string(),
-        "max_query_count : 0".to_string(),
-        "performance_sample_count : 13368".to_string(),
-        String::new(),
-        "No warnings encountered during test.".to_string(),
-        String::new(),
-        "No errors encountered during test.".to_string(),
-    ] {
-        line(&mut text, value);
-    }
+        ]);
+        fill(OFFLINE_SUMMARY, &values)
+    } else {
+        values.extend([
+            ("samples_per_s", format!("{samples_per_s:.2}")),
+            ("tokens_per_s", format!("{tokens_per_s:.2}")),
+            (
+                "constraints_met",
+                (if constraints_met { "Yes" } else { "NO" }).to_string(),
+            ),
+            (
+                "scheduled_per_s",
+                format!("{:.2}", target_qps * rng.range(0.995, 1.005)),
+            ),
+            (
+                "latency",
+                latency_block("latency", "latency", wall_ms, 0.35),
+            ),
+            (
+                "first_token_latency",
+                latency_block("First Token latency", "first token latency", ttft_ms, 0.45),
+            ),
+            (
+                "time_to_output_token",
+                latency_block(
+                    "Time to Output Token",
+                    "time to output token",
+                    tpot_ms,
+                    0.12,
+                ),
+            ),
+        ]);
+        fill(SERVER_SUMMARY, &values)
+    };
     (text, samples)
 }
 

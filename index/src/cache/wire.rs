@@ -4,9 +4,9 @@
 //! them, JSON values as their text, and row offsets as differences (they grow through a file, so the differences
 //! are small numbers, which the entry's variable-length integers keep to a byte or two).
 
-use crate::run::SpliceDiff;
 use crate::run::expected::{Manifest, ManifestCell, Plan};
 use crate::run::parsed::{ExternalCell, FileRejected, IdCount, ParsedCell, ParsedMetrics};
+use crate::run::{Note, SpliceDiff};
 use cellscope_model::api::{BackupComparison, HistoryEvent};
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::origin::{CellOrigin, FigureOrigin};
@@ -101,6 +101,14 @@ struct ManifestCellEntry {
 pub struct PlanEntry {
     cells: BTreeMap<CellCoordinates, Option<u32>>,
     unselected: usize,
+}
+
+/// [`Note`] as an entry holds it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NoteEntry {
+    path: String,
+    text: String,
+    names: BTreeMap<String, u64>,
 }
 
 /// [`SpliceDiff`] as an entry holds it.
@@ -385,6 +393,20 @@ impl From<PlanEntry> for Plan {
     fn from(entry: PlanEntry) -> Plan {
         let PlanEntry { cells, unselected } = entry;
         Plan { cells, unselected }
+    }
+}
+
+impl From<Note> for NoteEntry {
+    fn from(note: Note) -> NoteEntry {
+        let Note { path, text, names } = note;
+        NoteEntry { path, text, names }
+    }
+}
+
+impl From<NoteEntry> for Note {
+    fn from(entry: NoteEntry) -> Note {
+        let NoteEntry { path, text, names } = entry;
+        Note { path, text, names }
     }
 }
 

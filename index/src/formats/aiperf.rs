@@ -9,12 +9,12 @@
 //! every figure is recomputed from the records, the concurrency comes from the directory name and the model from
 //! the directory's `<model>-<service kind>-<endpoint>-…` prefix, both inferred, and nothing is reported.
 
-use super::json::{self, field_number, head_has_key, number};
-use super::key::model_name;
-use super::perf_metrics::{TTFT_TAGS, directory_model, ms_per_unit, reported};
-use super::verdict::{self, Mark, Nearness, Signature, Verdict};
-use super::{KeyParts, Part, Request, RunFormat, RunRecord};
-use crate::mapping::Mapping;
+use super::RunFormat;
+use crate::parse::json::{self, field_number, head_has_key, number};
+use crate::parse::model_name;
+use crate::parse::perf_metrics::{TTFT_TAGS, directory_model, ms_per_unit, reported};
+use crate::records::verdict::{self, Mark, Nearness, Signature, Verdict};
+use crate::run::record::{FileAt, KeyParts, Part, Request, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
@@ -39,7 +39,7 @@ fn is_derived_file(name: &str) -> bool {
 fn is_layout_directory(name: &str) -> bool {
     name == "profile_runs"
         || trial_number(name).is_some()
-        || super::is_load_level_directory(name)
+        || crate::records::is_load_level_directory(name)
         || is_sweep_value_directory(name)
 }
 
@@ -166,8 +166,8 @@ fn has_summary_beside(storage: &dyn Storage, path: &str) -> bool {
         entry.kind == storage::EntryKind::File && entry.name.ends_with(".json") && {
             let sibling = storage::join(directory, &entry.name);
             storage
-                .read_range(&sibling, 0..super::HEAD_BYTES)
-                .is_ok_and(|head| Aiperf.detect(&sibling, &head))
+                .read_range(&sibling, 0..crate::parse::HEAD_BYTES)
+                .is_ok_and(|head| Aiperf.examine_head(&sibling, &head).reads())
         }
     })
 }
@@ -200,22 +200,18 @@ impl RunFormat for Aiperf {
 
     /// A summary ([`RunFormat::examine`]), or a per-request file with no summary beside it (beside one, it is
     /// the summary's to read).
-    fn examine_in(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        head: &[u8],
-        mapping: &Mapping,
-    ) -> Verdict {
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (storage, path, head) = (file.storage, file.path, file.head);
+        let mapping = file.mapping;
         let _ = mapping;
-        let summary = self.examine(path, head);
+        let summary = self.examine_head(path, head);
         let name = storage::file_name(path);
         if let Some(stem) = name.strip_suffix(".csv") {
             // `--profile-export-prefix foo` writes the summary's CSV export as `foo.csv` beside `foo.json`.
             let json = storage::join(storage::parent(path), &format!("{stem}.json"));
             let summarised = storage
-                .read_range(&json, 0..super::HEAD_BYTES)
-                .is_ok_and(|head| self.detect(&json, &head));
+                .read_range(&json, 0..crate::parse::HEAD_BYTES)
+                .is_ok_and(|head| self.examine_head(&json, &head).reads());
             if summarised {
                 return Verdict::side_file(
                     "AIPerf's CSV export of a summary's figures",
@@ -251,11 +247,34 @@ impl RunFormat for Aiperf {
         }
     }
 
+    /// The directory above every trial and sweep-value directory: `<base>/profile_runs/trial_0001/concurrency_4`
+    /// and `<base>/concurrency_4/profile_runs/trial_0001` are both runs of `<base>`.
+    fn run_root(&self, path: &str) -> String {
+        let mut directory = storage::parent(path);
+        while !directory.is_empty() && is_layout_directory(storage::file_name(directory)) {
+            directory = storage::parent(directory);
+        }
+        directory.to_string()
+    }
+
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
+        if storage::file_name(path).ends_with(".jsonl") {
+            return records_only(storage, path, warnings).into_iter().collect();
+        }
+        let Some(summary) = crate::parse::read_object(storage, path, "summary", warnings) else {
+            return Vec::new();
+        };
+        vec![record(storage, path, &summary, warnings)]
+    }
+}
+
+impl Aiperf {
     /// A JSON object that is an AIPerf summary: `aiperf_version`, or the v0.1 `records` map of tagged metrics,
     /// or (files without version keys, as users have committed them) a `request_latency` metric next to keys only
     /// AIPerf writes (`request_count`, `benchmark_duration`, `error_summary`, `was_cancelled`). GenAI-Perf's summary
     /// has none of those, and AIPerf's aggregates over trials (`aggregation_type`) are not runs.
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
+    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
         let name = storage::file_name(path);
         if is_derived_file(name) {
             return Verdict::side_file(DERIVED, aggregate_run_root(path));
@@ -286,31 +305,6 @@ impl RunFormat for Aiperf {
             Some(what) if !verdict.reads() => Verdict::side_file(what, self.run_root(path)),
             _ => verdict,
         }
-    }
-
-    /// The directory above every trial and sweep-value directory: `<base>/profile_runs/trial_0001/concurrency_4`
-    /// and `<base>/concurrency_4/profile_runs/trial_0001` are both runs of `<base>`.
-    fn run_root(&self, path: &str) -> String {
-        let mut directory = storage::parent(path);
-        while !directory.is_empty() && is_layout_directory(storage::file_name(directory)) {
-            directory = storage::parent(directory);
-        }
-        directory.to_string()
-    }
-
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
-        if storage::file_name(path).ends_with(".jsonl") {
-            return records_only(storage, path, warnings).into_iter().collect();
-        }
-        let Some(summary) = super::read_object(storage, path, "summary", warnings) else {
-            return Vec::new();
-        };
-        vec![record(storage, path, &summary, warnings)]
     }
 }
 
@@ -372,7 +366,11 @@ fn record(
         .into_iter()
         .find(|candidate| storage.stat(candidate).is_ok())
         .unwrap_or(requests_path);
-    let (requests, has_requests) = match super::read_sibling(storage, &requests_path, warnings) {
+    let (requests, has_requests) = match crate::parse::read_sibling(
+        storage,
+        &requests_path,
+        warnings,
+    ) {
         Some(bytes) => (requests(&bytes, &requests_path, warnings, &mut notes), true),
         None => {
             warnings.push(
@@ -418,7 +416,7 @@ fn record(
         failed,
         duration_s,
         reported,
-        reported_figures: super::metric_figures(metrics),
+        reported_figures: crate::records::figures::metric_figures(metrics),
         wall_derived: false,
         notes,
         recorded,
@@ -448,7 +446,7 @@ fn records_only(
     path: &str,
     warnings: &mut Vec<Warning>,
 ) -> Option<RunRecord> {
-    let bytes = super::read_file(storage, path, warnings)?;
+    let bytes = crate::parse::read_file(storage, path, warnings)?;
     warnings.push(
         Warning::warn(
             "no_summary",
@@ -512,17 +510,19 @@ fn request_rate(config: &Json) -> Option<Part> {
             .find(|phase| json::field_text(phase, "name") == Some("profiling"))
     });
     if let Some(phase) = profiling
-        && let Some(part) = super::rate_part(phase, "request_rate")
+        && let Some(part) = crate::records::rate_part(phase, "request_rate")
     {
         return Some(Part {
-            how: super::How::Read("field `input_config.phases[profiling].request_rate`".into()),
+            how: crate::run::record::How::Read(
+                "field `input_config.phases[profiling].request_rate`".into(),
+            ),
             ..part
         });
     }
     let loadgen = config.get("loadgen")?;
-    let part = super::rate_part(loadgen, "request_rate")?;
+    let part = crate::records::rate_part(loadgen, "request_rate")?;
     Some(Part {
-        how: super::How::Read("field `input_config.loadgen.request_rate`".into()),
+        how: crate::run::record::How::Read("field `input_config.loadgen.request_rate`".into()),
         ..part
     })
 }
@@ -801,7 +801,7 @@ mod tests {
     use std::path::Path;
 
     fn fixture(relative: &str) -> (String, Vec<u8>) {
-        (relative.to_string(), super::super::fixture_head(relative))
+        (relative.to_string(), crate::parse::fixture_head(relative))
     }
 
     #[test]
@@ -813,7 +813,7 @@ mod tests {
             "aiperf-bad/artifacts/meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency8/profile_export_aiperf.json",
         ] {
             let (path, head) = fixture(summary);
-            assert!(Aiperf.detect(&path, &head), "{summary}");
+            assert!(Aiperf.examine_head(&path, &head).reads(), "{summary}");
         }
         for other in [
             "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export.jsonl",
@@ -829,23 +829,30 @@ mod tests {
             ) else {
                 continue;
             };
-            assert!(!Aiperf.detect(other, &bytes), "{other}");
+            assert!(!Aiperf.examine_head(other, &bytes).reads(), "{other}");
         }
         // Renamed summaries (`--profile-export-prefix`) are still found by content.
         let (_, head) = fixture(
             "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export_aiperf.json",
         );
-        assert!(Aiperf.detect("results/mine.json", &head));
+        assert!(Aiperf.examine_head("results/mine.json", &head).reads());
     }
 
     #[test]
     fn a_request_file_is_a_run_only_without_a_summary_beside_it() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures/formats");
         let disk = storage::LocalDisk::new(&root);
-        let mapping = Mapping::default();
+        let mapping = crate::mapping::Mapping::default();
         let claimed = |relative: &str| {
             let (path, head) = fixture(relative);
-            Aiperf.detect_in(&disk, &path, &head, &mapping)
+            Aiperf
+                .examine(&FileAt {
+                    storage: &disk,
+                    mapping: &mapping,
+                    path: &path,
+                    head: &head,
+                })
+                .reads()
         };
         assert!(claimed(
             "aiperf-jsonl-only/artifacts/meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency4/profile_export.jsonl"

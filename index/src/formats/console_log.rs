@@ -5,11 +5,11 @@
 //! shell loop) are several cells; a run that ends before its block (a dead run) or a block cut short is a warning,
 //! never a cell.
 
-use super::config::Setting;
-use super::key::model_name;
-use super::verdict::{self, Nearness, Verdict};
-use super::{How, KeyParts, Part, RunFormat, RunRecord};
-use crate::storage::Storage;
+use super::RunFormat;
+use crate::parse::model_name;
+use crate::records::verdict::{self, Nearness, Verdict};
+use crate::run::record::Setting;
+use crate::run::record::{FileAt, How, KeyParts, Part, RunRecord};
 use cellscope_model::api::Warning;
 use cellscope_model::stat::Stat;
 use serde_json::{Map, Value as Json};
@@ -120,9 +120,45 @@ impl RunFormat for ConsoleLog {
         "console-log"
     }
 
+    /// [`RunFormat::examine`] over the whole log (up to 16 MiB) when its first bytes do not decide.
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (storage, path, head) = (file.storage, file.path, file.head);
+        let verdict = self.examine_head(path, head);
+        let undecided = matches!(
+            verdict,
+            Verdict::Declines {
+                nearness: Nearness::NoMarks,
+                ..
+            }
+        );
+        if undecided
+            && head.len() as u64 >= crate::parse::HEAD_BYTES
+            && storage
+                .read_range(path, 0..SCAN_BYTES)
+                .is_ok_and(|bytes| has_marks(&bytes))
+        {
+            return Verdict::Reads;
+        }
+        verdict
+    }
+
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
+        let Some(bytes) = crate::parse::read_file(storage, path, warnings) else {
+            return Vec::new();
+        };
+        let lines: Vec<String> = String::from_utf8_lossy(&bytes)
+            .split('\n')
+            .map(clean)
+            .collect();
+        Log::read(&lines, path, warnings).records(path, warnings)
+    }
+}
+
+impl ConsoleLog {
     /// Text (not JSON) with a `Serving Benchmark Result` block, a trtllm-bench report, or a bench run's argument
     /// dump or progress lines (so a run that died before its block is reported).
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
+    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
         if is_json(head) || verdict::is_structured(path) {
             return Verdict::declines(
                 Nearness::OtherKind,
@@ -146,49 +182,6 @@ impl RunFormat for ConsoleLog {
                  argument dump",
             )
         }
-    }
-
-    /// [`RunFormat::examine`] over the whole log (up to 16 MiB) when its first bytes do not decide.
-    fn examine_in(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        head: &[u8],
-        _mapping: &crate::mapping::Mapping,
-    ) -> Verdict {
-        let verdict = self.examine(path, head);
-        let undecided = matches!(
-            verdict,
-            Verdict::Declines {
-                nearness: Nearness::NoMarks,
-                ..
-            }
-        );
-        if undecided
-            && head.len() as u64 >= super::HEAD_BYTES
-            && storage
-                .read_range(path, 0..SCAN_BYTES)
-                .is_ok_and(|bytes| has_marks(&bytes))
-        {
-            return Verdict::Reads;
-        }
-        verdict
-    }
-
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
-        let Some(bytes) = super::read_file(storage, path, warnings) else {
-            return Vec::new();
-        };
-        let lines: Vec<String> = String::from_utf8_lossy(&bytes)
-            .split('\n')
-            .map(clean)
-            .collect();
-        Log::read(&lines, path, warnings).records(path, warnings)
     }
 }
 
@@ -591,7 +584,7 @@ impl<'a> Log<'a> {
                 .clone()
                 .or_else(|| {
                     argument("request_rate")
-                        .and_then(super::json::number)
+                        .and_then(crate::parse::json::number)
                         .and_then(cellscope_model::RateRps::new)
                         .and_then(|rate| Part::read(rate.to_string(), dump_field("request_rate")))
                 })
@@ -1160,7 +1153,7 @@ fn statistic_column(label: &str) -> Option<String> {
         _ => return None,
     };
     let column = format!("{stat}_{metric}_ms");
-    super::STAT_COLUMNS
+    crate::records::STAT_COLUMNS
         .contains(&column.as_str())
         .then_some(column)
 }
@@ -1183,7 +1176,7 @@ fn breakdown_column(label: &str) -> Option<String> {
             .map(|p| format!("p{p}"))?,
     };
     let column = format!("{stat}_{metric}_ms");
-    super::STAT_COLUMNS
+    crate::records::STAT_COLUMNS
         .contains(&column.as_str())
         .then_some(column)
 }

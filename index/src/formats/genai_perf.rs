@@ -4,12 +4,14 @@
 //! has no token counts (GenAI-Perf re-tokenizes the responses) and no error field, so token means and
 //! throughput are the tool's, marked reported.
 
+use super::RunFormat;
 use super::aiperf::nanoseconds;
-use super::json::{self, field_text};
-use super::key::model_name;
-use super::perf_metrics::reported;
-use super::verdict::{self, Mark, Signature, Verdict};
-use super::{KeyParts, Part, Request, RunFormat, RunRecord, read_json};
+use crate::parse::json::{self, field_text};
+use crate::parse::model_name;
+use crate::parse::perf_metrics::reported;
+use crate::parse::read_json;
+use crate::records::verdict::{self, Mark, Signature, Verdict};
+use crate::run::record::{FileAt, KeyParts, Part, Request, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
@@ -42,23 +44,11 @@ impl RunFormat for GenaiPerf {
         "genai-perf"
     }
 
-    /// A JSON object with `experiments` whose entries carry an `experiment` (mode and value) or requests with
-    /// `response_timestamps`: the perf_analyzer export, whatever `--profile-export-file` named it.
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
-        verdict::object_file_verdict(path, head, "a GenAI-Perf export", SIGNATURES)
-            .or_side_file(side_file(storage::file_name(path)), || self.run_root(path))
-    }
-
     /// [`RunFormat::examine`], except that a summary with no export beside it (the export not kept) is read on its
     /// own, for the tool's figures.
-    fn examine_in(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        head: &[u8],
-        _mapping: &crate::mapping::Mapping,
-    ) -> Verdict {
-        let verdict = self.examine(path, head);
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (storage, path, head) = (file.storage, file.path, file.head);
+        let verdict = self.examine_head(path, head);
         if is_summary_name(storage::file_name(path))
             && json::starts_with_object(head)
             && export_beside(storage, path).is_none()
@@ -68,12 +58,8 @@ impl RunFormat for GenaiPerf {
         verdict
     }
 
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
         if is_summary_name(storage::file_name(path)) {
             return summary_record(storage, path, warnings)
                 .into_iter()
@@ -135,8 +121,8 @@ impl RunFormat for GenaiPerf {
                 None => configured_concurrency(config),
             };
             if field_text(load, "mode") == Some("request_rate") {
-                key.rate = super::rate_part(load, "value").map(|part| Part {
-                    how: super::How::Read(format!(
+                key.rate = crate::records::rate_part(load, "value").map(|part| Part {
+                    how: crate::run::record::How::Read(format!(
                         "field `experiments[{record_index}].experiment.value`"
                     )),
                     ..part
@@ -152,9 +138,10 @@ impl RunFormat for GenaiPerf {
             ];
             // The summary aggregates the whole export, so it describes an experiment only when there is one.
             let (reported, reported_figures) = match &summary {
-                Some(summary) if experiments.len() == 1 => {
-                    (reported(summary), super::metric_figures(summary))
-                }
+                Some(summary) if experiments.len() == 1 => (
+                    reported(summary),
+                    crate::records::figures::metric_figures(summary),
+                ),
                 Some(_) => {
                     notes.push(
                         "the summary covers every experiment of the export, so none of its figures is shown \
@@ -183,6 +170,15 @@ impl RunFormat for GenaiPerf {
     }
 }
 
+impl GenaiPerf {
+    /// A JSON object with `experiments` whose entries carry an `experiment` (mode and value) or requests with
+    /// `response_timestamps`: the perf_analyzer export, whatever `--profile-export-file` named it.
+    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+        verdict::object_file_verdict(path, head, "a GenAI-Perf export", SIGNATURES)
+            .or_side_file(side_file(storage::file_name(path)), || self.run_root(path))
+    }
+}
+
 /// Whether a file name is a GenAI-Perf summary's (`<stem>_genai_perf.json`).
 fn is_summary_name(name: &str) -> bool {
     name.ends_with("_genai_perf.json")
@@ -205,8 +201,13 @@ fn export_beside(storage: &dyn Storage, summary: &str) -> Option<String> {
     names.sort();
     names.into_iter().find_map(|name| {
         let candidate = storage::join(directory, &name);
-        let head = storage.read_range(&candidate, 0..super::HEAD_BYTES).ok()?;
-        GenaiPerf.detect(&candidate, &head).then_some(candidate)
+        let head = storage
+            .read_range(&candidate, 0..crate::parse::HEAD_BYTES)
+            .ok()?;
+        GenaiPerf
+            .examine_head(&candidate, &head)
+            .reads()
+            .then_some(candidate)
     })
 }
 
@@ -217,7 +218,7 @@ fn summary_record(
     path: &str,
     warnings: &mut Vec<Warning>,
 ) -> Option<RunRecord> {
-    let summary = super::read_object(storage, path, "summary", warnings)?;
+    let summary = crate::parse::read_object(storage, path, "summary", warnings)?;
     let config = summary.get("input_config").unwrap_or(&Json::Null);
     let key = KeyParts {
         model: model(config),
@@ -239,7 +240,7 @@ fn summary_record(
         key,
         completed: count("request_count"),
         reported,
-        reported_figures: super::metric_figures(&summary),
+        reported_figures: crate::records::figures::metric_figures(&summary),
         notes: vec![
             "the GenAI-Perf summary alone (no export of the requests beside it): every figure is the tool's"
                 .to_string(),
@@ -272,7 +273,7 @@ fn summary(storage: &dyn Storage, path: &str, warnings: &mut Vec<Warning>) -> Op
             _ => return None,
         }
     };
-    let bytes = super::read_sibling(storage, &summary_path, warnings)?;
+    let bytes = crate::parse::read_sibling(storage, &summary_path, warnings)?;
     match json::parse(&bytes) {
         Ok(summary @ Json::Object(_)) => Some(summary),
         Ok(_) => {
@@ -418,8 +419,8 @@ fn read_requests(
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture_head as head;
     use super::*;
+    use crate::parse::fixture_head as head;
 
     const DIRECTORY: &str =
         "genai-perf/artifacts/meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency2";
@@ -427,20 +428,24 @@ mod tests {
     #[test]
     fn the_raw_export_is_detected_and_the_summary_is_not() {
         let raw = format!("{DIRECTORY}/profile_export.json");
-        assert!(GenaiPerf.detect(&raw, &head(&raw)));
-        assert!(GenaiPerf.detect("renamed.json", &head(&raw)));
+        assert!(GenaiPerf.examine_head(&raw, &head(&raw)).reads());
+        assert!(GenaiPerf.examine_head("renamed.json", &head(&raw)).reads());
         let summary = format!("{DIRECTORY}/profile_export_genai_perf.json");
-        assert!(!GenaiPerf.detect(&summary, &head(&summary)));
+        assert!(!GenaiPerf.examine_head(&summary, &head(&summary)).reads());
         let aiperf =
             "aiperf-v010/artifacts/qwen3-8b-openai-chat-concurrency8/profile_export_aiperf.json";
-        assert!(!GenaiPerf.detect(aiperf, &head(aiperf)));
+        assert!(!GenaiPerf.examine_head(aiperf, &head(aiperf)).reads());
         // No other format claims either file.
-        for format in super::super::FORMATS {
+        for format in super::super::all() {
             if format.name() != "genai-perf" {
-                assert!(!format.detect(&raw, &head(&raw)), "{}", format.name());
+                assert!(
+                    !crate::formats::detect(format, &raw, &head(&raw)),
+                    "{}",
+                    format.name()
+                );
             }
             assert!(
-                !format.detect(&summary, &head(&summary)),
+                !crate::formats::detect(format, &summary, &head(&summary)),
                 "{}",
                 format.name()
             );

@@ -5,11 +5,12 @@
 //! (the strategy under each benchmark's `args`, the model under its `worker`, requests with `start_time` and
 //! `end_time`, only measured requests listed); any other version is reported and skipped.
 
-use super::json::{self, field_number, field_text};
-use super::key::model_name;
-use super::verdict::{self, Mark, Signature, Verdict};
-use super::{KeyParts, Part, Request, RunFormat, RunRecord};
-use crate::storage::{self, Storage};
+use super::RunFormat;
+use crate::parse::json::{self, field_number, field_text};
+use crate::parse::model_name;
+use crate::records::verdict::{self, Mark, Signature, Verdict};
+use crate::run::record::{FileAt, KeyParts, Part, Request, RunRecord};
+use crate::storage;
 use cellscope_model::api::Warning;
 use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
@@ -57,18 +58,15 @@ impl RunFormat for Guidellm {
     /// A JSON object with `benchmarks` and either a `generative_benchmark` entry or GuideLLM's
     /// `guidellm_version` metadata, whatever `--output-path` named it. The version is not looked at here, so a
     /// report of an unknown version is claimed and reported rather than silently ignored.
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (path, head) = (file.path, file.head);
         verdict::object_file_verdict(path, head, "a GuideLLM report", SIGNATURES)
             .or_side_file(side_file(path, head), || self.run_root(path))
     }
 
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
-        let Some(report) = super::read_object(storage, path, "report", warnings) else {
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
+        let Some(report) = crate::parse::read_object(storage, path, "report", warnings) else {
             return Vec::new();
         };
         let version = json::at(&report, "metadata.version");
@@ -284,9 +282,11 @@ fn offered_rate(strategy: &Json, at: &str) -> Option<Part> {
             Part::inferred("inf", "a throughput strategy sends every request at once")
         }
         Some(kind @ ("constant" | "poisson")) => {
-            let part = super::rate_part(strategy, "rate")?;
+            let part = crate::records::rate_part(strategy, "rate")?;
             Some(Part {
-                how: super::How::Read(format!("field `{at}.rate` (a {kind} strategy)")),
+                how: crate::run::record::How::Read(format!(
+                    "field `{at}.rate` (a {kind} strategy)"
+                )),
                 ..part
             })
         }
@@ -440,9 +440,9 @@ fn http_status(text: &str) -> Option<&str> {
 /// Every number of the benchmark's own figures: its top-level numbers, and each statistic of its `metrics`
 /// as `metrics.<metric>.<group>.<stat>` (percentiles as `….percentiles.p99`).
 fn figures(benchmark: &Json) -> BTreeMap<String, f64> {
-    let mut out = super::top_level_figures(benchmark);
+    let mut out = crate::records::figures::top_level_figures(benchmark);
     if let Some(metrics) = benchmark.get("metrics") {
-        super::nested_figures(metrics, "metrics", 4, &mut out);
+        crate::records::figures::nested_figures(metrics, "metrics", 4, &mut out);
     }
     out
 }
@@ -510,8 +510,8 @@ fn reported(benchmark: &Json) -> BTreeMap<String, f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture_head as head;
     use super::*;
+    use crate::parse::fixture_head as head;
 
     #[test]
     fn reports_are_detected_whatever_their_version() {
@@ -522,16 +522,27 @@ mod tests {
             "guidellm-bad/good/benchmarks.json",
             "guidellm-bad/bad/benchmarks.json",
         ] {
-            assert!(Guidellm.detect(report, &head(report)), "{report}");
-            assert!(Guidellm.detect("out/sweep-report.json", &head(report)));
-            for format in super::super::FORMATS {
+            assert!(
+                crate::formats::detect(&Guidellm, report, &head(report)),
+                "{report}"
+            );
+            assert!(crate::formats::detect(
+                &Guidellm,
+                "out/sweep-report.json",
+                &head(report)
+            ));
+            for format in super::super::all() {
                 if format.name() != "guidellm" {
-                    assert!(!format.detect(report, &head(report)), "{}", format.name());
+                    assert!(
+                        !crate::formats::detect(format, report, &head(report)),
+                        "{}",
+                        format.name()
+                    );
                 }
             }
         }
         let other = "vllm-detailed/openai-infqps-concurrency1-Qwen3-8B-20260301-101500.json";
-        assert!(!Guidellm.detect(other, &head(other)));
+        assert!(!crate::formats::detect(&Guidellm, other, &head(other)));
     }
 
     #[test]

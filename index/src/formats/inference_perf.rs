@@ -4,10 +4,12 @@
 //! stage together, not a load level), the optional per-request dump and the run's `config.yaml`, from which the
 //! model, the model server and the data are read (the stage reports name none of them).
 
-use super::json::{self, at};
-use super::key::model_name;
-use super::verdict::{Mark, Nearness, Signature, Verdict};
-use super::{KeyParts, Part, RunFormat, RunRecord, yaml};
+use super::RunFormat;
+use crate::parse::json::{self, at};
+use crate::parse::model_name;
+use crate::parse::yaml;
+use crate::records::verdict::{Mark, Nearness, Signature, Verdict};
+use crate::run::record::{FileAt, KeyParts, Part, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::RateRps;
 use cellscope_model::api::Warning;
@@ -72,7 +74,8 @@ impl RunFormat for InferencePerf {
     /// `requested_rate` (a stage report, whatever its name), or named `stage_<i>_lifecycle_metrics.json` (an
     /// empty or damaged stage report is read so that it is reported). The summary, per-request, session,
     /// Prometheus and adapter reports and the run's `config.yaml` are side files.
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (path, head) = (file.path, file.head);
         let name = storage::file_name(path);
         if let Some(what) = side_file(name) {
             return Verdict::side_file(what, self.run_root(path));
@@ -106,8 +109,11 @@ impl RunFormat for InferencePerf {
                 "a file that does not open a JSON object, which an inference-perf stage report is",
             );
         }
-        let verdict =
-            super::verdict::signature_verdict(head, "an inference-perf report", SIGNATURES);
+        let verdict = crate::records::verdict::signature_verdict(
+            head,
+            "an inference-perf report",
+            SIGNATURES,
+        );
         if !verdict.reads() {
             return if stage_named && json::head_has_key(head, "successes") {
                 Verdict::Reads
@@ -126,13 +132,9 @@ impl RunFormat for InferencePerf {
         }
     }
 
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
-        let Some(bytes) = super::read_file(storage, path, warnings) else {
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
+        let Some(bytes) = crate::parse::read_file(storage, path, warnings) else {
             return Vec::new();
         };
         if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -193,7 +195,7 @@ fn configuration(
     let directory = storage::parent(path);
     let (file, bytes) = ["config.yaml", "config.yml"].into_iter().find_map(|name| {
         let file = storage::join(directory, name);
-        super::read_sibling(storage, &file, warnings).map(|bytes| (file, bytes))
+        crate::parse::read_sibling(storage, &file, warnings).map(|bytes| (file, bytes))
     })?;
     match yaml::parse(&bytes) {
         Ok(document @ Json::Object(_)) => Some(Configuration { file, document }),
@@ -344,7 +346,7 @@ impl Reading<'_> {
         }
         let mut figures = BTreeMap::new();
         for (name, value) in report.as_object().into_iter().flatten() {
-            super::nested_figures(value, name, 5, &mut figures);
+            crate::records::figures::nested_figures(value, name, 5, &mut figures);
         }
         RunRecord {
             fields: report.clone(),
@@ -500,31 +502,35 @@ impl Reading<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture_head as head;
     use super::*;
+    use crate::parse::fixture_head as head;
 
     #[test]
     fn stage_reports_are_read_and_the_runs_other_files_are_side_files() {
         let stage = "inference-perf/reports-20260310-101500/stage_0_lifecycle_metrics.json";
-        assert!(InferencePerf.detect(stage, &head(stage)));
-        for format in super::super::FORMATS {
+        assert!(crate::formats::detect(&InferencePerf, stage, &head(stage)));
+        for format in super::super::all() {
             if format.name() != "inference-perf" {
-                assert!(!format.detect(stage, &head(stage)), "{}", format.name());
+                assert!(
+                    !crate::formats::detect(format, stage, &head(stage)),
+                    "{}",
+                    format.name()
+                );
             }
         }
         let summary = "inference-perf/reports-20260310-101500/summary_lifecycle_metrics.json";
         assert!(matches!(
-            InferencePerf.examine(summary, &head(summary)),
+            crate::formats::examine_head(&InferencePerf, summary, &head(summary)),
             Verdict::SideFile { .. }
         ));
         // Renamed, a summary is still not a load level: it states no requested rate.
         assert!(matches!(
-            InferencePerf.examine("x/all.json", &head(summary)),
+            crate::formats::examine_head(&InferencePerf, "x/all.json", &head(summary)),
             Verdict::SideFile { .. }
         ));
         let config = "inference-perf/reports-20260310-101500/config.yaml";
         assert!(matches!(
-            InferencePerf.examine(config, &head(config)),
+            crate::formats::examine_head(&InferencePerf, config, &head(config)),
             Verdict::SideFile { .. }
         ));
     }

@@ -6,13 +6,13 @@
 //! `prefill_*`/`decode_*` sizes, …) is a dimension, `conc` the load and `isl`/`osl` the workload. The rows
 //! InferenceX's public API serves (`hardware`, `spec_method`, the figures under `metrics`) are read the same way.
 
-use super::config::Setting;
-use super::json::{self, array_element_lines, field_count, field_number, field_text};
-use super::key::model_name;
-use super::verdict::{self, Mark, Nearness, Signature, Verdict};
-use super::{How, KeyParts, Part, RunFormat, RunRecord};
-use crate::mapping::Mapping;
-use crate::storage::{self, Storage};
+use super::RunFormat;
+use crate::parse::json::{self, array_element_lines, field_count, field_number, field_text};
+use crate::parse::model_name;
+use crate::records::verdict::{self, Mark, Nearness, Signature, Verdict};
+use crate::run::record::Setting;
+use crate::run::record::{FileAt, How, KeyParts, Part, RunRecord};
+use crate::storage;
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -119,35 +119,11 @@ impl RunFormat for InferencexAggregate {
         "inferencex-agg"
     }
 
-    /// A `.json` file opening an object or an array whose head carries `conc`, a per-GPU throughput and
-    /// `framework` or `hw`.
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
-        if !storage::file_name(path).ends_with(".json") {
-            return Verdict::declines(
-                Nearness::OtherKind,
-                "a file that is not .json, which an InferenceX aggregate is",
-            );
-        }
-        let opens = head.iter().find(|byte| !byte.is_ascii_whitespace());
-        if !matches!(opens, Some(b'{' | b'[')) {
-            return Verdict::declines(
-                Nearness::OtherKind,
-                "a file that opens neither a JSON object nor an array, which an InferenceX aggregate is",
-            );
-        }
-        verdict::signature_verdict(head, "an InferenceX aggregate", SIGNATURES)
-    }
-
     /// [`RunFormat::examine`], and an `agg_<name>.json` whose result `<name>.json` is beside it is that result's
     /// figures again: the result (with its request counts) is the cell.
-    fn examine_in(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        head: &[u8],
-        _mapping: &Mapping,
-    ) -> Verdict {
-        let verdict = self.examine(path, head);
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (storage, path, head) = (file.storage, file.path, file.head);
+        let verdict = self.examine_head(path, head);
         if !verdict.reads() {
             return verdict;
         }
@@ -168,13 +144,9 @@ impl RunFormat for InferencexAggregate {
         verdict
     }
 
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
-        let Some(bytes) = super::read_file(storage, path, warnings) else {
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
+        let Some(bytes) = crate::parse::read_file(storage, path, warnings) else {
             return Vec::new();
         };
         let document = match json::parse(&bytes) {
@@ -232,6 +204,27 @@ impl RunFormat for InferencexAggregate {
             }
         }
         records
+    }
+}
+
+impl InferencexAggregate {
+    /// A `.json` file opening an object or an array whose head carries `conc`, a per-GPU throughput and
+    /// `framework` or `hw`.
+    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+        if !storage::file_name(path).ends_with(".json") {
+            return Verdict::declines(
+                Nearness::OtherKind,
+                "a file that is not .json, which an InferenceX aggregate is",
+            );
+        }
+        let opens = head.iter().find(|byte| !byte.is_ascii_whitespace());
+        if !matches!(opens, Some(b'{' | b'[')) {
+            return Verdict::declines(
+                Nearness::OtherKind,
+                "a file that opens neither a JSON object nor an array, which an InferenceX aggregate is",
+            );
+        }
+        verdict::signature_verdict(head, "an InferenceX aggregate", SIGNATURES)
     }
 }
 
@@ -298,7 +291,7 @@ fn record(
         key,
         reported,
         derived,
-        reported_figures: super::top_level_figures(&row),
+        reported_figures: crate::records::figures::top_level_figures(&row),
         settings: settings(&row),
         notes,
         fields: row,
@@ -414,13 +407,24 @@ mod tests {
 
     #[test]
     fn aggregates_are_recognised_as_objects_and_arrays() {
-        let format = InferencexAggregate;
         let object =
             br#"{"hw": "b200", "conc": 4, "framework": "sglang", "output_tput_per_gpu": 12.5}"#;
-        assert!(format.detect("agg_x.json", object));
+        assert!(
+            InferencexAggregate
+                .examine_head("agg_x.json", object)
+                .reads()
+        );
         let array = br#"[
   {"conc": 4, "framework": "sglang", "tput_per_gpu": 12.5}"#;
-        assert!(format.detect("agg_bmk.json", array));
-        assert!(!format.detect("x.json", br#"{"conc": 4, "framework": "sglang"}"#));
+        assert!(
+            InferencexAggregate
+                .examine_head("agg_bmk.json", array)
+                .reads()
+        );
+        assert!(
+            !InferencexAggregate
+                .examine_head("x.json", br#"{"conc": 4, "framework": "sglang"}"#)
+                .reads()
+        );
     }
 }

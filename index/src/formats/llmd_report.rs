@@ -4,12 +4,13 @@
 //! holds aggregates only, each statistic with the units it declares; the stages of one experiment share
 //! `run.eid`, which keys each cell's configuration so that two experiments gathered in one folder stay apart.
 
-use super::config::Setting;
-use super::json::{self, at};
-use super::key::model_name;
-use super::verdict::{Nearness, Verdict};
-use super::{How, KeyParts, Part, RunFormat, RunRecord, yaml};
-use crate::mapping::Mapping;
+use super::RunFormat;
+use crate::parse::json::{self, at};
+use crate::parse::model_name;
+use crate::parse::yaml;
+use crate::records::verdict::{Nearness, Verdict};
+use crate::run::record::Setting;
+use crate::run::record::{FileAt, How, KeyParts, Part, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::RateRps;
 use cellscope_model::api::Warning;
@@ -28,49 +29,11 @@ impl RunFormat for LlmdReport {
         "llmd-report"
     }
 
-    /// A YAML or JSON document whose top level has a schema `version` (`0.1`, `0.2`, …) with `scenario` and
-    /// `metrics` (schema 0.1) or `run` and `results` (0.2); a document whose `version` is not in its head (the
-    /// harness writes keys in sorted order, `version` last) is read when it has `results` with
-    /// `request_performance`, or `scenario` and `metrics` with `time_to_first_token`.
-    /// An empty file named as the harness names its reports is read, so that it is reported.
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
-        let name = storage::file_name(path);
-        let Some(syntax) = Syntax::of(name) else {
-            return Verdict::declines(
-                Nearness::OtherKind,
-                "a file that is neither .yaml, .yml nor .json, which an llm-d benchmark report is",
-            );
-        };
-        if head.iter().all(u8::is_ascii_whitespace) {
-            return if name.starts_with("benchmark_report") {
-                Verdict::Reads
-            } else {
-                Verdict::declines(Nearness::OtherKind, "an empty file")
-            };
-        }
-        let marks = match syntax {
-            Syntax::Json if !json::starts_with_object(head) => {
-                return Verdict::declines(
-                    Nearness::OtherKind,
-                    "a file that does not open a JSON object, which an llm-d benchmark report is",
-                );
-            }
-            Syntax::Json => Marks::of_json(head),
-            Syntax::Yaml => Marks::of_yaml(head),
-        };
-        marks.verdict()
-    }
-
     /// [`RunFormat::examine`], and a schema 0.1 report whose result also has a 0.2 report beside it is that
     /// report's side file: the harness writes both for every result, and they are one measurement.
-    fn examine_in(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        head: &[u8],
-        _mapping: &Mapping,
-    ) -> Verdict {
-        let verdict = self.examine(path, head);
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (storage, path, head) = (file.storage, file.path, file.head);
+        let verdict = self.examine_head(path, head);
         match newer_report(storage, path) {
             Some(newer) if verdict.reads() => Verdict::side_file(
                 format!(
@@ -82,13 +45,9 @@ impl RunFormat for LlmdReport {
         }
     }
 
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
-        let Some(bytes) = super::read_file(storage, path, warnings) else {
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
+        let Some(bytes) = crate::parse::read_file(storage, path, warnings) else {
             return Vec::new();
         };
         let document = match document(path, &bytes) {
@@ -129,6 +88,41 @@ impl RunFormat for LlmdReport {
             }
         };
         record.into_iter().collect()
+    }
+}
+
+impl LlmdReport {
+    /// A YAML or JSON document whose top level has a schema `version` (`0.1`, `0.2`, …) with `scenario` and
+    /// `metrics` (schema 0.1) or `run` and `results` (0.2); a document whose `version` is not in its head (the
+    /// harness writes keys in sorted order, `version` last) is read when it has `results` with
+    /// `request_performance`, or `scenario` and `metrics` with `time_to_first_token`.
+    /// An empty file named as the harness names its reports is read, so that it is reported.
+    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+        let name = storage::file_name(path);
+        let Some(syntax) = Syntax::of(name) else {
+            return Verdict::declines(
+                Nearness::OtherKind,
+                "a file that is neither .yaml, .yml nor .json, which an llm-d benchmark report is",
+            );
+        };
+        if head.iter().all(u8::is_ascii_whitespace) {
+            return if name.starts_with("benchmark_report") {
+                Verdict::Reads
+            } else {
+                Verdict::declines(Nearness::OtherKind, "an empty file")
+            };
+        }
+        let marks = match syntax {
+            Syntax::Json if !json::starts_with_object(head) => {
+                return Verdict::declines(
+                    Nearness::OtherKind,
+                    "a file that does not open a JSON object, which an llm-d benchmark report is",
+                );
+            }
+            Syntax::Json => Marks::of_json(head),
+            Syntax::Yaml => Marks::of_yaml(head),
+        };
+        marks.verdict()
     }
 }
 
@@ -230,7 +224,7 @@ impl Marks {
                 format!(
                     "a document with {} at its top level but not a schema `version` with `scenario` and \
                      `metrics`, or with `run` and `results`, which an llm-d benchmark report has",
-                    super::verdict::listed(&found)
+                    crate::records::verdict::listed(&found)
                 ),
             )
         }
@@ -515,10 +509,15 @@ impl Reading<'_> {
         }
         let mut figures = BTreeMap::new();
         if let Some(results) = document.get("results") {
-            super::nested_figures(results, "results", 12, &mut figures);
+            crate::records::figures::nested_figures(results, "results", 12, &mut figures);
         }
         if let Some(load) = standardized {
-            super::nested_figures(load, "scenario.load.standardized", 3, &mut figures);
+            crate::records::figures::nested_figures(
+                load,
+                "scenario.load.standardized",
+                3,
+                &mut figures,
+            );
         }
         // The stack components' own labels (`vllm-0`) name the deployment a report measured.
         let labels: Vec<&str> = document
@@ -624,7 +623,7 @@ impl Reading<'_> {
             ));
         }
         let mut figures = BTreeMap::new();
-        super::nested_figures(metrics, "metrics", 8, &mut figures);
+        crate::records::figures::nested_figures(metrics, "metrics", 8, &mut figures);
         Some(RunRecord {
             fields: document.clone(),
             key: key.parts,
@@ -1102,8 +1101,8 @@ fn deployment(hosts: &[Host], fields: HostFields) -> Vec<Setting> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture_head as head;
     use super::*;
+    use crate::parse::fixture_head as head;
 
     #[test]
     fn reports_are_recognised_by_their_top_level_and_nothing_else_reads_them() {
@@ -1112,34 +1111,50 @@ mod tests {
             "llmd-report-v02/yaml/benchmark_report_v0.2,_stage_0_lifecycle_metrics.json.yaml",
             "llmd-report-v02/json/benchmark_report_v0.2,_results_c8.json",
         ] {
-            assert!(LlmdReport.detect(file, &head(file)), "{file}");
-            for format in super::super::FORMATS {
+            assert!(LlmdReport.examine_head(file, &head(file)).reads(), "{file}");
+            for format in super::super::all() {
                 if format.name() != "llmd-report" {
                     assert!(
-                        !format.detect(file, &head(file)),
+                        !crate::formats::detect(format, file, &head(file)),
                         "{} reads {file}",
                         format.name()
                     );
                 }
             }
         }
-        assert!(!LlmdReport.detect(
-            "x/config.yaml",
-            b"load:\n  type: constant\nserver:\n  type: vllm\n"
-        ));
+        assert!(
+            !LlmdReport
+                .examine_head(
+                    "x/config.yaml",
+                    b"load:\n  type: constant\nserver:\n  type: vllm\n"
+                )
+                .reads()
+        );
     }
 
     #[test]
     fn a_head_cut_before_its_version_is_read_by_its_results() {
-        assert!(LlmdReport.detect(
-            "r.yaml",
-            b"results:\n  request_performance:\n    aggregate:\n"
-        ));
-        assert!(!LlmdReport.detect("r.yaml", b"results:\n  accuracy: 1\nrun:\n  id: 3\n"));
-        assert!(LlmdReport.detect(
-            "r.yaml",
-            b"version: '0.2'\nrun:\n  uid: x\nresults:\n  a: 1\n"
-        ));
+        assert!(
+            LlmdReport
+                .examine_head(
+                    "r.yaml",
+                    b"results:\n  request_performance:\n    aggregate:\n"
+                )
+                .reads()
+        );
+        assert!(
+            !LlmdReport
+                .examine_head("r.yaml", b"results:\n  accuracy: 1\nrun:\n  id: 3\n")
+                .reads()
+        );
+        assert!(
+            LlmdReport
+                .examine_head(
+                    "r.yaml",
+                    b"version: '0.2'\nrun:\n  uid: x\nresults:\n  a: 1\n"
+                )
+                .reads()
+        );
     }
 
     #[test]

@@ -3,10 +3,11 @@
 //! sometimes written as strings). The file names carry no concurrency, so users make one directory per load
 //! level; the concurrency is read from inside the summary.
 
-use super::json::{self, array_element_lines, field_count, field_number, field_text};
-use super::key::model_name;
-use super::verdict::{self, Mark, Signature, Verdict};
-use super::{KeyParts, Part, Request, RunFormat, RunRecord};
+use super::RunFormat;
+use crate::parse::json::{self, array_element_lines, field_count, field_number, field_text};
+use crate::parse::model_name;
+use crate::records::verdict::{self, Mark, Signature, Verdict};
+use crate::run::record::{FileAt, KeyParts, Part, Request, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use cellscope_model::stat::Stat;
@@ -31,7 +32,8 @@ impl RunFormat for Llmperf {
 
     /// A JSON object with `num_concurrent_requests` and flattened `results_…` statistics: the summary, whatever
     /// its name (leaderboard files do not follow the default naming).
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (path, head) = (file.path, file.head);
         let verdict = verdict::object_file_verdict(path, head, "an LLMPerf summary", SIGNATURES);
         match summary_path(path) {
             Some(summary) if !verdict.reads() => Verdict::side_file(
@@ -42,13 +44,9 @@ impl RunFormat for Llmperf {
         }
     }
 
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
-        let Some(summary) = super::read_object(storage, path, "summary", warnings) else {
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
+        let Some(summary) = crate::parse::read_object(storage, path, "summary", warnings) else {
             return Vec::new();
         };
         match record(storage, path, &summary, warnings) {
@@ -144,7 +142,8 @@ fn record(
         );
     }
     let (requests, has_requests) = match requests_path(path).and_then(|requests_path| {
-        super::read_sibling(storage, &requests_path, warnings).map(|bytes| (requests_path, bytes))
+        crate::parse::read_sibling(storage, &requests_path, warnings)
+            .map(|bytes| (requests_path, bytes))
     }) {
         Some((requests_path, bytes)) => match read_requests(&bytes, &requests_path, warnings) {
             Some(requests) => (requests, true),
@@ -191,7 +190,7 @@ fn record(
         },
         duration_s,
         reported: reported(summary),
-        reported_figures: super::top_level_figures(summary),
+        reported_figures: crate::records::figures::top_level_figures(summary),
         wall_derived: false,
         notes,
         ..RunRecord::default()
@@ -352,24 +351,32 @@ fn reported(summary: &Json) -> BTreeMap<String, f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture_head as head;
     use super::*;
+    use crate::parse::fixture_head as head;
 
     #[test]
     fn the_summary_is_detected_and_the_requests_file_is_not() {
         let summary = "llmperf/n4/meta-llama-Llama-3-1-8B-Instruct_256_64_summary.json";
-        assert!(Llmperf.detect(summary, &head(summary)));
-        assert!(Llmperf.detect("raw_data/summary/groq_70b.json", &head(summary)));
+        assert!(crate::formats::detect(&Llmperf, summary, &head(summary)));
+        assert!(crate::formats::detect(
+            &Llmperf,
+            "raw_data/summary/groq_70b.json",
+            &head(summary)
+        ));
         let requests =
             "llmperf/n4/meta-llama-Llama-3-1-8B-Instruct_256_64_individual_responses.json";
-        for format in super::super::FORMATS {
+        for format in super::super::all() {
             assert!(
-                !format.detect(requests, &head(requests)),
+                !crate::formats::detect(format, requests, &head(requests)),
                 "{}",
                 format.name()
             );
             if format.name() != "llmperf" {
-                assert!(!format.detect(summary, &head(summary)), "{}", format.name());
+                assert!(
+                    !crate::formats::detect(format, summary, &head(summary)),
+                    "{}",
+                    format.name()
+                );
             }
         }
     }

@@ -6,9 +6,10 @@
 //! is kept, marked rejected by the tool, never as a clean cell. Latencies are nanoseconds in the logs and
 //! milliseconds in cells.
 
-use super::config::Setting;
-use super::verdict::{self, Nearness, Verdict};
-use super::{How, KeyParts, Part, RunFormat, RunRecord};
+use super::RunFormat;
+use crate::records::verdict::{self, Nearness, Verdict};
+use crate::run::record::Setting;
+use crate::run::record::{FileAt, How, KeyParts, Part, RunRecord};
 use crate::storage::{self, EntryKind, Storage};
 use cellscope_model::api::Warning;
 use cellscope_model::slo::presets;
@@ -75,41 +76,10 @@ impl RunFormat for MlperfLoadgen {
         "mlperf-loadgen"
     }
 
-    /// A detail log (`:::MLLOG` records) or a summary (the `MLPerf Results Summary` banner), whatever its name, and
-    /// any file with LoadGen's log names (so an empty or broken one is reported); an accuracy run's logs and the
-    /// accuracy and trace JSON are side files.
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
-        let name = storage::file_name(path);
-        if let Some(what) = side_file(name, head) {
-            return Verdict::side_file(what, self.run_root(path));
-        }
-        match kind_of(head) {
-            Some(_) if memchr::memmem::find(head, b"AccuracyOnly").is_some() => Verdict::side_file(
-                "the log of an MLPerf accuracy run, which has no performance results",
-                self.run_root(path),
-            ),
-            Some(_) => Verdict::Reads,
-            None if name == DETAIL_NAME || name == SUMMARY_NAME => Verdict::Reads,
-            None if verdict::is_structured(path) => Verdict::declines(
-                Nearness::OtherKind,
-                "a JSON, CSV or Parquet file, where LoadGen's logs are text",
-            ),
-            None => Verdict::declines(
-                Nearness::NoMarks,
-                "a file without `:::MLLOG` records or the `MLPerf Results Summary` banner of a LoadGen log",
-            ),
-        }
-    }
-
     /// [`RunFormat::examine`], and a summary with a detail log beside it is that log's side file.
-    fn examine_in(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        head: &[u8],
-        _mapping: &crate::mapping::Mapping,
-    ) -> Verdict {
-        let verdict = self.examine(path, head);
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (storage, path, head) = (file.storage, file.path, file.head);
+        let verdict = self.examine_head(path, head);
         let summary = kind_of(head) == Some(Kind::Summary)
             || (kind_of(head).is_none() && storage::file_name(path) == SUMMARY_NAME);
         if verdict.reads() && summary && beside(storage, path, Kind::Detail).is_some() {
@@ -125,17 +95,13 @@ impl RunFormat for MlperfLoadgen {
     fn run_root(&self, path: &str) -> String {
         match ResultsPath::of(path) {
             Some(results) => results.root,
-            None => super::default_run_root(path),
+            None => crate::records::default_run_root(path),
         }
     }
 
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
-        let Some(bytes) = super::read_file(storage, path, warnings) else {
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
+        let Some(bytes) = crate::parse::read_file(storage, path, warnings) else {
             return Vec::new();
         };
         if bytes.trim_ascii().is_empty() {
@@ -171,6 +137,34 @@ impl RunFormat for MlperfLoadgen {
             }
         };
         record(path, reading, warnings).into_iter().collect()
+    }
+}
+
+impl MlperfLoadgen {
+    /// A detail log (`:::MLLOG` records) or a summary (the `MLPerf Results Summary` banner), whatever its name, and
+    /// any file with LoadGen's log names (so an empty or broken one is reported); an accuracy run's logs and the
+    /// accuracy and trace JSON are side files.
+    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+        let name = storage::file_name(path);
+        if let Some(what) = side_file(name, head) {
+            return Verdict::side_file(what, self.run_root(path));
+        }
+        match kind_of(head) {
+            Some(_) if memchr::memmem::find(head, b"AccuracyOnly").is_some() => Verdict::side_file(
+                "the log of an MLPerf accuracy run, which has no performance results",
+                self.run_root(path),
+            ),
+            Some(_) => Verdict::Reads,
+            None if name == DETAIL_NAME || name == SUMMARY_NAME => Verdict::Reads,
+            None if verdict::is_structured(path) => Verdict::declines(
+                Nearness::OtherKind,
+                "a JSON, CSV or Parquet file, where LoadGen's logs are text",
+            ),
+            None => Verdict::declines(
+                Nearness::NoMarks,
+                "a file without `:::MLLOG` records or the `MLPerf Results Summary` banner of a LoadGen log",
+            ),
+        }
     }
 }
 
@@ -709,7 +703,7 @@ fn check_against_summary(
     summary_path: &str,
     warnings: &mut Vec<Warning>,
 ) {
-    let Some(bytes) = super::read_sibling(storage, summary_path, warnings) else {
+    let Some(bytes) = crate::parse::read_sibling(storage, summary_path, warnings) else {
         return;
     };
     let summary = read_summary(&String::from_utf8_lossy(&bytes), summary_path, warnings);
@@ -1130,10 +1124,18 @@ mod tests {
             Some(Kind::Summary)
         );
         assert_eq!(kind_of(b"anything"), None);
-        assert!(MlperfLoadgen.detect("a/renamed.log", b":::MLLOG {\"key\": 1}"));
-        assert!(!MlperfLoadgen.detect("a/mlperf_log_accuracy.json", b"[\n{\"qsl_idx\""));
+        assert!(
+            MlperfLoadgen
+                .examine_head("a/renamed.log", b":::MLLOG {\"key\": 1}")
+                .reads()
+        );
+        assert!(
+            !MlperfLoadgen
+                .examine_head("a/mlperf_log_accuracy.json", b"[\n{\"qsl_idx\"")
+                .reads()
+        );
         assert!(matches!(
-            MlperfLoadgen.examine("a/out.json", b"[{\"seq_id\": 0, \"qsl_idx\": 1"),
+            MlperfLoadgen.examine_head("a/out.json", b"[{\"seq_id\": 0, \"qsl_idx\": 1"),
             Verdict::SideFile { .. }
         ));
     }

@@ -7,10 +7,10 @@
 //! or raw export its tool's reader reads): then the JSON is the cell, and its reader checks the two agree
 //! ([`check_against`]). The metrics are turned into the summary's metric objects and read by the same rules.
 
-use super::perf_metrics::{self, ms_per_unit};
-use super::verdict::{Nearness, Verdict};
-use super::{KeyParts, RunFormat, RunRecord};
-use crate::mapping::Mapping;
+use super::RunFormat;
+use crate::parse::perf_metrics::{self, ms_per_unit};
+use crate::records::verdict::{Nearness, Verdict};
+use crate::run::record::{FileAt, KeyParts, RunRecord};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::{Map, Value as Json};
@@ -41,8 +41,52 @@ impl RunFormat for PerfCsv {
         "perf-csv"
     }
 
+    /// [`RunFormat::examine`], except that an export with its run's JSON beside it is that run's figures again.
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (storage, path, head) = (file.storage, file.path, file.head);
+        let verdict = self.examine_head(path, head);
+        if !verdict.reads() {
+            return verdict;
+        }
+        match json_beside(storage, path) {
+            Some(name) => Verdict::declines(
+                Nearness::SomeMarks,
+                format!(
+                    "a CSV export of the figures of `{name}` beside it, which is read instead (and checked \
+                     against it)"
+                ),
+            ),
+            None => verdict,
+        }
+    }
+
+    fn run_root(&self, path: &str) -> String {
+        crate::records::default_run_root(path)
+    }
+
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
+        let Some(bytes) = crate::parse::read_file(storage, path, warnings) else {
+            return Vec::new();
+        };
+        let export = read(&bytes, path, warnings);
+        if export.metrics.is_empty() {
+            warnings.push(
+                Warning::error(
+                    "invalid_result",
+                    "the CSV export has no metric rows; the run is left out",
+                )
+                .file(path),
+            );
+            return Vec::new();
+        }
+        vec![record(path, export)]
+    }
+}
+
+impl PerfCsv {
     /// A `.csv` file whose first line is `Metric,avg,…`.
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
+    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
         if !storage::file_name(path).ends_with(".csv") {
             return Verdict::declines(
                 Nearness::OtherKind,
@@ -60,57 +104,6 @@ impl RunFormat for PerfCsv {
             );
         }
         Verdict::Reads
-    }
-
-    /// [`RunFormat::examine`], except that an export with its run's JSON beside it is that run's figures again.
-    fn examine_in(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        head: &[u8],
-        _mapping: &Mapping,
-    ) -> Verdict {
-        let verdict = self.examine(path, head);
-        if !verdict.reads() {
-            return verdict;
-        }
-        match json_beside(storage, path) {
-            Some(name) => Verdict::declines(
-                Nearness::SomeMarks,
-                format!(
-                    "a CSV export of the figures of `{name}` beside it, which is read instead (and checked \
-                     against it)"
-                ),
-            ),
-            None => verdict,
-        }
-    }
-
-    fn run_root(&self, path: &str) -> String {
-        super::default_run_root(path)
-    }
-
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
-        let Some(bytes) = super::read_file(storage, path, warnings) else {
-            return Vec::new();
-        };
-        let export = read(&bytes, path, warnings);
-        if export.metrics.is_empty() {
-            warnings.push(
-                Warning::error(
-                    "invalid_result",
-                    "the CSV export has no metric rows; the run is left out",
-                )
-                .file(path),
-            );
-            return Vec::new();
-        }
-        vec![record(path, export)]
     }
 }
 
@@ -164,7 +157,7 @@ fn record(path: &str, export: Export) -> RunRecord {
         failed: count("error_request_count"),
         duration_s: scalar("benchmark_duration"),
         reported: perf_metrics::reported(&metrics),
-        reported_figures: super::metric_figures(&metrics),
+        reported_figures: crate::records::figures::metric_figures(&metrics),
         notes: vec![
             "figures from the tool's CSV export, printed to two decimals (no JSON of the run is beside it)"
                 .to_string(),
@@ -313,7 +306,7 @@ pub fn check_against(
     .find(|path| storage.stat(path).is_ok_and(|meta| meta.is_file())) else {
         return;
     };
-    let Some(bytes) = super::read_sibling(storage, &csv_path, warnings) else {
+    let Some(bytes) = crate::parse::read_sibling(storage, &csv_path, warnings) else {
         return;
     };
     let mut ignored = Vec::new();

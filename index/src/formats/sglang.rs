@@ -2,12 +2,12 @@
 //! literal for an unbounded request rate; per-request arrays only with `--output-details`, and never an
 //! end-to-end latency array, so wall latency is rebuilt as TTFT + Σ ITL and marked derived.
 
-use super::json::{self, field_count, field_text, head_has_key};
-use super::key::model_name;
-use super::parallel::{self, arrays};
-use super::verdict::{self, Mark, Nearness, Signature, Verdict};
-use super::{KeyParts, Part, RunFormat, RunRecord};
-use crate::storage::Storage;
+use super::RunFormat;
+use crate::parse::json::{self, field_count, field_text, head_has_key};
+use crate::parse::model_name;
+use crate::parse::parallel::{self, arrays};
+use crate::records::verdict::{self, Mark, Nearness, Signature, Verdict};
+use crate::run::record::{FileAt, KeyParts, Part, RunRecord};
 use cellscope_model::api::Warning;
 use cellscope_model::engine;
 use serde_json::Value as Json;
@@ -31,7 +31,8 @@ impl RunFormat for SglangBench {
 
     /// Lines with `dataset_name` and `completed` or an end-to-end latency aggregate, and no `model_id` (which
     /// would make it a vLLM result).
-    fn examine(&self, _path: &str, head: &[u8]) -> Verdict {
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let head = file.head;
         if !json::starts_with_object(head) {
             return Verdict::declines(
                 Nearness::OtherKind,
@@ -48,16 +49,15 @@ impl RunFormat for SglangBench {
         verdict
     }
 
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
         let mut records = Vec::new();
-        for (record_index, line, object) in
-            super::read_objects::<Json>(storage, path, |_, line| format!("line {line}"), warnings)
-        {
+        for (record_index, line, object) in crate::parse::read_objects::<Json>(
+            storage,
+            path,
+            |_, line| format!("line {line}"),
+            warnings,
+        ) {
             if let Some(disagreement) = backend_disagreement(&object) {
                 warnings.push(
                     Warning::warn("backend_disagrees", disagreement)
@@ -100,7 +100,7 @@ fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
         ..KeyParts::default()
     };
     if key.n.is_none() {
-        key.rate = super::rate_part(object, "request_rate");
+        key.rate = crate::records::rate_part(object, "request_rate");
     }
     if let Some(model) = json::at(object, "server_info.model_path").and_then(Json::as_str) {
         key.model = Part::read(model_name(model), "field `server_info.model_path`");
@@ -143,7 +143,7 @@ fn record(object: &Json, index: u32, line: u64) -> Result<RunRecord, String> {
         completed,
         // Only `--output-details` says which requests failed; without it the count is unknown, not zero.
         failed: None,
-        reported_figures: super::top_level_figures(object),
+        reported_figures: crate::records::figures::top_level_figures(object),
         wall_derived: has_requests,
         notes,
         ..parallel::result_record(object, index, line)

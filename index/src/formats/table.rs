@@ -10,10 +10,12 @@
 //! `aggregate_tps` (cell grain). TR164's `metrics.csv` header and cellscope's own cells export are never
 //! claimed.
 
-use super::verdict::{Nearness, Verdict};
-use super::{KeyParts, Part, Request, RunFormat, RunRecord, STAT_COLUMNS, request_row};
+use super::RunFormat;
 use crate::mapping::Mapping;
 use crate::mapping::table::{Grain, RawTable, Source, TableEntry, Unit};
+use crate::records::verdict::{Nearness, Verdict};
+use crate::records::{STAT_COLUMNS, request_row};
+use crate::run::record::{FileAt, KeyParts, Part, Request, RunRecord};
 use crate::run::rows::{CellRows, RowsError};
 use crate::storage::Storage;
 use arrow_array::Array;
@@ -41,30 +43,9 @@ impl RunFormat for Table {
         "table"
     }
 
-    /// Without `cellscope.toml`: a CSV whose header has the canonical names.
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
-        if head.starts_with(PARQUET_MAGIC) {
-            return Verdict::declines(
-                Nearness::NoMarks,
-                "a Parquet file, whose schema is read only from the data root",
-            );
-        }
-        if path.ends_with(".json") {
-            return Verdict::declines(Nearness::OtherKind, NOT_A_TABLE);
-        }
-        match csv_header(head) {
-            Some(header) => header_verdict(&header, "CSV header"),
-            None => Verdict::declines(Nearness::OtherKind, NOT_A_TABLE),
-        }
-    }
-
-    fn examine_in(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        head: &[u8],
-        mapping: &Mapping,
-    ) -> Verdict {
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (storage, path, head) = (file.storage, file.path, file.head);
+        let mapping = file.mapping;
         let mapped = mapping.table_for(path).is_some();
         if head.starts_with(PARQUET_MAGIC) {
             if mapped {
@@ -85,23 +66,8 @@ impl RunFormat for Table {
         }
     }
 
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
-        self.records_in(storage, path, &Mapping::load(storage), warnings)
-    }
-
-    fn records_in(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        mapping: &Mapping,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
-        groups(storage, path, mapping, warnings)
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        groups(file.storage, file.path, file.mapping, warnings)
             .into_iter()
             .map(|group| group.record)
             .collect()
@@ -113,7 +79,7 @@ impl RunFormat for Table {
         storage: &dyn Storage,
         rows: &CellRows,
     ) -> Result<Vec<RequestRow>, RowsError> {
-        let Some(source) = super::unchanged_source(storage, rows)? else {
+        let Some(source) = crate::records::unchanged_source(storage, rows)? else {
             return Ok(Vec::new());
         };
         let group = groups(
@@ -136,6 +102,25 @@ impl RunFormat for Table {
             .enumerate()
             .map(|(index, (request, line))| request_row(&source.run_id, index, request, *line))
             .collect())
+    }
+}
+
+impl Table {
+    /// Without `cellscope.toml`: a CSV whose header has the canonical names.
+    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+        if head.starts_with(PARQUET_MAGIC) {
+            return Verdict::declines(
+                Nearness::NoMarks,
+                "a Parquet file, whose schema is read only from the data root",
+            );
+        }
+        if path.ends_with(".json") {
+            return Verdict::declines(Nearness::OtherKind, NOT_A_TABLE);
+        }
+        match csv_header(head) {
+            Some(header) => header_verdict(&header, "CSV header"),
+            None => Verdict::declines(Nearness::OtherKind, NOT_A_TABLE),
+        }
     }
 }
 
@@ -298,7 +283,7 @@ struct Sheet {
 }
 
 fn read_sheet(storage: &dyn Storage, path: &str, warnings: &mut Vec<Warning>) -> Option<Sheet> {
-    let bytes = super::read_file(storage, path, warnings)?;
+    let bytes = crate::parse::read_file(storage, path, warnings)?;
     if bytes.starts_with(PARQUET_MAGIC) {
         return read_parquet(bytes, path, warnings);
     }
@@ -1178,8 +1163,16 @@ mod tests {
         );
         assert_eq!(canonical_grain(&header("model,wall_ms")), None);
         assert!(csv_header(b"{\"n\": 1}").is_none());
-        assert!(!Table.detect("a/results.csv", b"date,value\n1,2\n"));
-        assert!(Table.detect("a/results.csv", b"n,wall_ms\n1,2\n"));
+        assert!(
+            !Table
+                .examine_head("a/results.csv", b"date,value\n1,2\n")
+                .reads()
+        );
+        assert!(
+            Table
+                .examine_head("a/results.csv", b"n,wall_ms\n1,2\n")
+                .reads()
+        );
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! TR164 run directories (`metrics.csv` plus manifest, plan, refill note, config and backups) behind the
-//! [`RunFormat`] seam. A run is read here ([`read_run`]): its metrics file ([`metrics`], parsed by
-//! [`metrics_csv`]) beside its side files (`side_files`: [`run_files`] and [`environment`] parse them); a backup
-//! is read in [`backups`] and compared with its master by [`splice`]; [`rows`] reads a cell's rows back for
-//! `/api/requests`. Refill lineage is TR164's own and is decided in the lineage stage. Every file is read through
-//! [`Storage`] by its path relative to the data root; on a local disk the metrics file is mapped or read in pieces
-//! ([`Storage::local_file`]).
+//! [`RunFormat`] seam. A run is found by the names in its directory ([`listing`]) and read here ([`read_run`]): its
+//! metrics file ([`metrics`], parsed by [`metrics_csv`]) beside its side files (`side_files`: [`run_files`] and
+//! [`environment`] parse them); a backup is read in [`backups`] and compared with its master by [`splice`]; [`rows`]
+//! reads a cell's rows back for `/api/requests`. Its rows carry their run's id, which the lineage stage reads to
+//! find refills. Every file is read through [`Storage`] by its path relative to the data root; on a local disk the
+//! metrics file is mapped or read in pieces ([`Storage::local_file`]).
 
 pub mod backups;
 pub mod environment;
+mod listing;
 pub mod metrics;
 pub mod metrics_csv;
 pub mod rows;
@@ -15,28 +16,80 @@ pub mod run_files;
 mod side_files;
 pub mod splice;
 
-use super::verdict::{Nearness, Verdict};
-use super::{RunFormat, RunRecord};
-use crate::run::found::{DetectedRun, RunDir, metrics_name_of};
+use super::RunFormat;
+use crate::records::verdict::{Nearness, Verdict};
+use crate::run::found::{DetectedRun, Listed};
+use crate::run::record::{FileAt, RunRecord};
 use crate::run::rows::{CellRows, RowsError};
-use crate::run::{IndexOptions, Progress, ReadContext, RunRead};
-use crate::storage::{self, EntryKind, Storage};
+use crate::run::{BackupRead, IndexOptions, Inputs, Note, Progress, ReadContext, RunRead};
+use crate::storage::{self, Entry, Storage};
 use cellscope_model::api::Warning;
 use cellscope_model::requests::RequestRow;
+use listing::{METRICS_NAMES, metrics_name_of};
 use side_files::SideFiles;
 use std::collections::BTreeSet;
+
+/// The format's name.
+const NAME: &str = "tr164";
+
+/// The files beside a run's metrics file that its read opens, relative to its directory.
+const SIDE_FILES: [&str; 4] = [
+    "manifest.json",
+    "execution_plan.json",
+    "REFILL_NOTE.md",
+    "config.yaml",
+];
+
+/// A directory holding a `metrics.csv` (or, without one, a `metrics.csv.gz` or `metrics.csv.zst`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunDir {
+    /// The directory name.
+    pub run_id: String,
+    /// The directory relative to the data root, with `/` separators.
+    pub relative: String,
+    /// The metrics file's name: one of the names a metrics file may have.
+    pub metrics_name: &'static str,
+}
+
+impl RunDir {
+    /// The run directory of a run discovery found (its one file is the metrics file, plain or compressed).
+    fn of(run: &DetectedRun) -> RunDir {
+        RunDir {
+            run_id: match storage::file_name(&run.root) {
+                "" => "root".to_string(),
+                name => name.to_string(),
+            },
+            relative: run.root.clone(),
+            metrics_name: metrics_name_of(run.files.first().map_or("", String::as_str)),
+        }
+    }
+
+    /// The metrics file relative to the data root.
+    pub fn metrics_relative(&self) -> String {
+        storage::join(&self.relative, self.metrics_name)
+    }
+}
+
+/// `<run id>_BACKUP_<label>/`: the untouched state of a run before a splice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackupDir {
+    pub master_run_id: String,
+    pub label: String,
+    /// The directory relative to the data root.
+    pub relative: String,
+}
 
 pub struct Tr164;
 
 impl RunFormat for Tr164 {
     fn name(&self) -> &'static str {
-        "tr164"
+        NAME
     }
 
     /// A file named `metrics.csv` (a header that is not TR164's is reported by the reader, with the columns it
     /// lacks, rather than passed over in silence).
-    fn examine(&self, path: &str, _head: &[u8]) -> Verdict {
-        if storage::file_name(path) == "metrics.csv" {
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        if storage::file_name(file.path) == METRICS_NAMES[0] {
             Verdict::Reads
         } else {
             Verdict::declines(
@@ -50,24 +103,17 @@ impl RunFormat for Tr164 {
         storage::parent(path).to_string()
     }
 
-    fn records(&self, _: &dyn Storage, _: &str, _: &mut Vec<Warning>) -> Vec<RunRecord> {
+    fn records(&self, _: &FileAt<'_>, _: &mut Vec<Warning>) -> Vec<RunRecord> {
         Vec::new()
     }
 
     fn read_run(&self, context: &ReadContext<'_>, run: &DetectedRun) -> RunRead {
-        let name = storage::file_name(&run.root);
-        // Discovery named the metrics file (plain or compressed) as the run's one file.
-        let metrics_name = metrics_name_of(run.files.first().map_or("", String::as_str));
-        let dir = RunDir {
-            run_id: if name.is_empty() {
-                "root".to_string()
-            } else {
-                name.to_string()
-            },
-            relative: run.root.clone(),
-            metrics_name,
-        };
-        read_run(context.storage, dir, context.options, context.progress)
+        read_run(
+            context.storage,
+            RunDir::of(run),
+            context.options,
+            context.progress,
+        )
     }
 
     /// TR164 rows are read back by their byte offsets in `metrics.csv` (and the backup for replaced rows).
@@ -77,6 +123,58 @@ impl RunFormat for Tr164 {
         cell: &CellRows,
     ) -> Result<Vec<RequestRow>, RowsError> {
         rows::read(storage, cell)
+    }
+
+    fn listing(&self, directory: &str, entries: &[Entry]) -> Listed {
+        listing::listing(directory, entries)
+    }
+
+    /// A run's metrics file (under the name discovery found: plain or compressed) and its side files, which may be
+    /// absent; a backup's metrics file and its master's. `cellscope.toml` maps nothing of a TR164 run.
+    fn inputs(&self, run: &DetectedRun, master: Option<&DetectedRun>) -> Inputs {
+        let files = if run.backup_of.is_some() {
+            std::iter::once(run)
+                .chain(master)
+                .map(|run| (storage::join(&run.root, METRICS_NAMES[0]), true))
+                .collect()
+        } else {
+            run.files
+                .iter()
+                .take(1)
+                .map(|metrics| (metrics.clone(), true))
+                .chain(
+                    SIDE_FILES
+                        .iter()
+                        .map(|name| (storage::join(&run.root, name), false)),
+                )
+                .collect()
+        };
+        Inputs {
+            files,
+            mapping: false,
+        }
+    }
+
+    fn read_backup(
+        &self,
+        context: &ReadContext<'_>,
+        backup: &DetectedRun,
+        master: Option<&DetectedRun>,
+    ) -> BackupRead {
+        backups::read_backup(
+            context.storage,
+            listing::backup_of(backup),
+            master.map(RunDir::of).as_ref(),
+            context.options,
+            context.progress,
+        )
+    }
+
+    fn keys_stated(&self) -> Option<&'static str> {
+        Some(
+            "every key dimension is a column of the file (run_id, suite, phase, backend, model, workload, n_agents, \
+             rep)",
+        )
     }
 }
 
@@ -123,50 +221,33 @@ pub fn read_run(
         config.as_ref(),
         &backends,
     );
-    let refill_note = note_bytes.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    let note_names = refill_note
-        .as_deref()
-        .map(side_files::run_ids_in)
-        .unwrap_or_default();
-    let files = list_files(storage, &dir.relative);
+    let note = note_bytes.map(|bytes| {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        Note {
+            path: format!("{}/REFILL_NOTE.md", dir.relative),
+            names: side_files::run_ids_in(&text),
+            text,
+        }
+    });
     RunRead {
-        dir,
+        id: run_id,
+        rows_file: dir.metrics_relative(),
+        root: dir.relative,
         metrics,
         digest,
         manifest,
         plan,
-        refill_note,
-        note_names,
-        files,
+        note,
+        files: Vec::new(),
         environment,
         warnings,
-        format: "tr164",
+        format: NAME,
     }
-}
-
-/// The names in a run directory (relative to the data root), sorted, sub-directories ending with `/`.
-pub(crate) fn list_files(storage: &dyn Storage, directory: &str) -> Vec<String> {
-    let Ok(entries) = storage.list(directory) else {
-        return Vec::new();
-    };
-    let mut files: Vec<String> = entries
-        .into_iter()
-        .map(|entry| {
-            if entry.kind == EntryKind::Directory {
-                format!("{}/", entry.name)
-            } else {
-                entry.name
-            }
-        })
-        .collect();
-    files.sort();
-    files
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::found::RunDir;
 
     #[test]
     fn a_run_directory_is_read_with_its_side_files() {
@@ -185,13 +266,10 @@ mod tests {
             "refill 20260613_055519_963364\n",
         )
         .unwrap();
-        let dir = RunDir {
-            run_id: "r1".into(),
-            relative: "r1".into(),
-            metrics_name: "metrics.csv",
-        };
         let disk = crate::storage::LocalDisk::new(root.path());
-        let read = read_run(&disk, dir, &IndexOptions::default(), &crate::run::Quiet);
+        let reads = crate::read::read_root(root.path(), &IndexOptions::default());
+        let read = &reads.runs[0];
+        assert_eq!((read.id.as_str(), read.format), ("r1", NAME));
         let parsed = read.metrics.as_ref().unwrap();
         assert_eq!(parsed.cells.len(), 1);
         assert_eq!(
@@ -209,15 +287,24 @@ mod tests {
             ),
             ("invalid_manifest", Some("r1/manifest.json"), Some(1))
         );
-        assert_eq!(read.note_names["20260613_055519_963364"], 1);
+        let note = read.note.as_ref().unwrap();
+        assert_eq!(note.path, "r1/REFILL_NOTE.md");
+        assert_eq!(note.names["20260613_055519_963364"], 1);
         assert_eq!(
             read.files,
             ["REFILL_NOTE.md", "manifest.json", "metrics.csv"]
         );
-        let offset = parsed.cells[0].1.row_offsets[0];
-        assert_eq!(
-            metrics::lines_in_file(&disk, "r1/metrics.csv", &[offset]),
-            [Some(2)]
-        );
+        // The row at the cell's first offset, read back, is on the file's second line.
+        let rows = rows::read(
+            &disk,
+            &CellRows {
+                file: read.rows_file.clone(),
+                file_bytes: read.digest.bytes,
+                offsets: vec![parsed.cells[0].1.row_offsets[0]],
+                ..CellRows::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(rows[0].line, 2);
     }
 }

@@ -4,13 +4,14 @@
 //! (`SERVE-…-BENCH-…/run=<i>.json`, the experiment directory being the run; `summary.json` and `warmup.json` are
 //! not runs).
 
-use super::json::{self, field_count, field_number, field_text};
-use super::key::model_name;
-use super::parallel::{self, Columns, ResultObject};
-use super::scan;
-use super::verdict::{self, Mark, Nearness, Signature, Verdict};
-use super::{KeyParts, Part, RunFormat, RunRecord};
-use crate::storage::{self, Storage};
+use super::RunFormat;
+use crate::parse::json::{self, field_count, field_number, field_text};
+use crate::parse::model_name;
+use crate::parse::parallel::{self, Columns, ResultObject};
+use crate::parse::scan;
+use crate::records::verdict::{self, Mark, Nearness, Signature, Verdict};
+use crate::run::record::{FileAt, KeyParts, Part, RunRecord};
+use crate::storage;
 use cellscope_model::api::Warning;
 use cellscope_model::{config, engine};
 use serde_json::Value as Json;
@@ -52,7 +53,8 @@ impl RunFormat for VllmBench {
     /// An object (not an array) with `model_id` and `num_prompts`, the keys vLLM writes first and SGLang never
     /// writes; a sweep's `run=<i>.failure.json` (`run_number` and `error_type`) too, so a failed sweep run is
     /// reported rather than missing in silence.
-    fn examine(&self, path: &str, head: &[u8]) -> Verdict {
+    fn examine(&self, file: &FileAt<'_>) -> Verdict {
+        let (path, head) = (file.path, file.head);
         let name = storage::file_name(path);
         if let Some(what) = side_file(name) {
             return Verdict::side_file(what, self.run_root(path));
@@ -77,25 +79,21 @@ impl RunFormat for VllmBench {
         if is_sweep_combination(storage::file_name(directory)) {
             storage::parent(directory).to_string()
         } else {
-            super::default_run_root(path)
+            crate::records::default_run_root(path)
         }
     }
 
-    fn records(
-        &self,
-        storage: &dyn Storage,
-        path: &str,
-        warnings: &mut Vec<Warning>,
-    ) -> Vec<RunRecord> {
+    fn records(&self, file: &FileAt<'_>, warnings: &mut Vec<Warning>) -> Vec<RunRecord> {
+        let (storage, path) = (file.storage, file.path);
         let mut records = Vec::new();
-        let Some(bytes) = super::read_file(storage, path, warnings) else {
+        let Some(bytes) = crate::parse::read_file(storage, path, warnings) else {
             return records;
         };
         // One object of per-request numbers (the common case) is scanned directly; anything else, and every
         // problem, goes through the general reader.
         let objects = match scan::single_result(&json::prepare(&bytes)) {
             Some((line, object)) => vec![(0, line, object)],
-            None => super::objects_in::<ResultObject>(
+            None => crate::parse::objects_in::<ResultObject>(
                 &bytes,
                 path,
                 |record, _| format!("record {record}"),
@@ -150,7 +148,7 @@ fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRe
         ..KeyParts::default()
     };
     if key.n.is_none() {
-        key.rate = super::rate_part(object, "request_rate");
+        key.rate = crate::records::rate_part(object, "request_rate");
     }
     if let Some(model) = field_text(object, "model_id") {
         key.model = Part::read(model_name(model), "field `model_id`");
@@ -202,7 +200,7 @@ fn record(object: Json, columns: Columns, index: u32, line: u64) -> Result<RunRe
         expected_rows: num_prompts,
         completed,
         failed,
-        reported_figures: super::top_level_figures(object),
+        reported_figures: crate::records::figures::top_level_figures(object),
         wall_derived,
         notes,
         ..parallel::result_record(object, index, line)

@@ -1,67 +1,72 @@
-//! What discovery finds: TR164 run directories and their backups, and the files of other tools' runs.
+//! What discovery finds: the runs of every format (backups among them), each with its files, and what the formats
+//! make of a directory's listing ([`Listed`]) and of a file offered to them ([`Offered`]).
 
-use crate::storage;
-
-/// The names a TR164 run's metrics file may have, in order of preference: plain, then compressed (read through
-/// [`super::bytes::decompressed`]).
-pub const METRICS_NAMES: [&str; 3] = ["metrics.csv", "metrics.csv.gz", "metrics.csv.zst"];
-
-/// Which of [`METRICS_NAMES`] the file `relative` (a TR164 run's one detected file) is; plain when none.
-pub fn metrics_name_of(relative: &str) -> &'static str {
-    let name = storage::file_name(relative);
-    METRICS_NAMES
-        .into_iter()
-        .find(|known| *known == name)
-        .unwrap_or(METRICS_NAMES[0])
-}
-
-/// A directory holding a `metrics.csv` (or, without one, a `metrics.csv.gz` or `metrics.csv.zst`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunDir {
-    /// The directory name.
-    pub run_id: String,
-    /// The directory relative to the data root, with `/` separators.
-    pub relative: String,
-    /// The metrics file's name: one of [`METRICS_NAMES`].
-    pub metrics_name: &'static str,
-}
-
-impl RunDir {
-    /// A run directory whose metrics file is the plain `metrics.csv`.
-    pub fn plain(run_id: String, relative: String) -> RunDir {
-        RunDir {
-            run_id,
-            relative,
-            metrics_name: METRICS_NAMES[0],
-        }
-    }
-
-    /// The metrics file relative to the data root.
-    pub fn metrics_relative(&self) -> String {
-        storage::join(&self.relative, self.metrics_name)
-    }
-}
-
-/// `<run id>_BACKUP_<label>/`: the untouched state of a run before a splice.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackupDir {
-    pub master_run_id: String,
-    pub label: String,
-    /// The directory relative to the data root.
-    pub relative: String,
-}
+use cellscope_model::api::Warning;
 
 /// Files of one run of one format, found by discovery.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DetectedRun {
     pub format: &'static str,
     /// The run root, relative to the data root.
     pub root: String,
     /// The run's files, relative to the data root, in path order.
     pub files: Vec<String>,
+    /// The id the run's own files carry (its rows name their run), for a run a format found by its directory's
+    /// listing: the run keeps it whatever `cellscope.toml` or another run says, and a second run of that id is
+    /// left out.
+    pub own_id: Option<String>,
     /// The run id when it is not the one the format's files give (another run already has that one: see
-    /// `formats::separate_run_ids`).
+    /// `records::ids::separate_run_ids`).
     pub id: Option<String>,
+    /// The names in the run's directory (sub-directories ending with `/`), sorted, for a run a format found by its
+    /// directory's listing: the files its facts list.
+    pub listing: Option<Vec<String>>,
+    /// For a backup (a run as it was before a refill changed it, kept beside it): the run it is a backup of.
+    pub backup_of: Option<BackupOf>,
+}
+
+impl DetectedRun {
+    /// The run's files as its facts list them: its directory's names when a format found it by its listing, else
+    /// its own files relative to its root.
+    pub fn listed_files(&self) -> Vec<String> {
+        if let Some(names) = &self.listing {
+            return names.clone();
+        }
+        let prefix = if self.root.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.root)
+        };
+        self.files
+            .iter()
+            .map(|file| file.strip_prefix(&prefix).unwrap_or(file).to_string())
+            .collect()
+    }
+}
+
+/// What a backup is a backup of.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BackupOf {
+    /// The id of the run.
+    pub run: String,
+    /// The backup's label (why or when it was taken).
+    pub label: String,
+}
+
+/// What a format makes of one directory from its listing alone (names and kinds; no file is opened).
+#[derive(Clone, Debug, Default)]
+pub struct Listed {
+    /// The runs and backups the listing shows: the directory's files are theirs, and none is offered to the
+    /// formats one by one.
+    pub runs: Vec<DetectedRun>,
+    /// Names in the directory the format deals with from the listing: never offered as results, nor named as
+    /// results that are not regular files.
+    pub names: Vec<&'static str>,
+    /// The directory and everything under it belong to a run (its traces, notes and exports): a file there that no
+    /// format reads is not named `not_recognised`.
+    pub owns_subtree: bool,
+    /// What the listing shows to be wrong, each naming its file.
+    pub warnings: Vec<Warning>,
 }
 
 /// What the formats make of a file discovery offers them.

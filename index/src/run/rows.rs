@@ -1,10 +1,12 @@
 //! Where a cell's rows are, so `/api/requests` can read exactly them back without re-parsing whole files, and
 //! what can go wrong reading them.
 
-/// Where a cell's rows are: the file and the byte offsets of its rows (TR164), or the record of another tool's
-/// file that holds its requests.
+/// Where a cell's rows are: the file and the byte offsets of its rows, or the record of another tool's file that
+/// holds its requests.
 #[derive(Clone, Debug, Default)]
 pub struct CellRows {
+    /// The format that reads them back.
+    pub format: &'static str,
     /// The file, relative to the data root.
     pub file: String,
     /// The file length when indexed; a different length means the file changed since.

@@ -120,7 +120,7 @@ fn explain(data_dir: &Path, file: &Path) -> anyhow::Result<ExitCode> {
     })?;
     let relative = indexer::discover::relative_path(Path::new(""), relative);
     let text =
-        indexer::formats::explain(&root, &relative).map_err(|message| anyhow::anyhow!(message))?;
+        indexer::read::explain(&root, &relative).map_err(|message| anyhow::anyhow!(message))?;
     print!("{}", printable(&text));
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! The fingerprint of a data root's inputs: what a warm start compares to trust the answers kept from an earlier
 //! run of the server on the same files (see [`super::start`]).
 
+use cellscope_index::storage::{self, EntryKind, LocalDisk, Storage as _};
 use sha2::Digest as _;
 use std::path::Path;
 
@@ -18,33 +19,25 @@ pub fn inputs_fingerprint(root: &Path) -> std::io::Result<String> {
     update_with_metadata(&mut hash, &executable);
     hash.update(root.as_os_str().as_encoded_bytes());
     hash.update([0]);
-    walk(root, "", &mut hash)?;
+    walk(&LocalDisk::new(root), "", &mut hash)?;
     Ok(cellscope_index::hex::hex(&hash.finalize()))
 }
 
-fn walk(directory: &Path, relative: &str, hash: &mut sha2::Sha256) -> std::io::Result<()> {
-    let mut entries = std::fs::read_dir(directory)?.collect::<Result<Vec<_>, _>>()?;
-    entries.sort_by_key(std::fs::DirEntry::file_name);
-    for entry in entries {
-        let name = entry.file_name();
-        let path = format!("{relative}/{}", name.to_string_lossy());
-        // `DirEntry::metadata` does not follow symbolic links.
-        let metadata = entry.metadata()?;
-        hash.update(path.as_bytes());
+/// Every entry under `directory` in name order, listed through the index's storage as discovery lists it.
+fn walk(disk: &LocalDisk, directory: &str, hash: &mut sha2::Sha256) -> std::io::Result<()> {
+    for entry in disk.list(directory)? {
+        let path = storage::join(directory, &entry.name);
+        hash.update(format!("/{path}").as_bytes());
         hash.update([0]);
-        let kind = metadata.file_type();
-        hash.update([if kind.is_dir() {
-            b'd'
-        } else if kind.is_symlink() {
-            b'l'
-        } else if kind.is_file() {
-            b'f'
-        } else {
-            b'o'
+        hash.update([match entry.kind {
+            EntryKind::Directory => b'd',
+            EntryKind::Symlink => b'l',
+            EntryKind::File => b'f',
+            EntryKind::Other => b'o',
         }]);
-        if kind.is_dir() {
+        if entry.kind == EntryKind::Directory {
             // A directory that cannot be listed is part of what an index sees (it warns about it).
-            match walk(&entry.path(), &path, hash) {
+            match walk(disk, &path, hash) {
                 Ok(()) => {}
                 Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => {
                     hash.update(b"unreadable\0");
@@ -52,7 +45,7 @@ fn walk(directory: &Path, relative: &str, hash: &mut sha2::Sha256) -> std::io::R
                 Err(error) => return Err(error),
             }
         } else {
-            update_with_metadata(hash, &metadata);
+            update_with_metadata(hash, &disk.metadata(&path)?);
         }
     }
     hash.update(b"end\0");

@@ -181,7 +181,7 @@ fn cellscope_index_names_the_files_and_explain_gives_every_readers_reason() {
         stderr.contains("exports/host_metrics.csv is not read: no reader recognises it"),
         "{stderr}"
     );
-    for format in cellscope_index::formats::FORMATS {
+    for format in cellscope_index::formats::all() {
         assert!(
             stderr.contains(&format!("\n  {:<13} declines (", format.name())),
             "{}: {stderr}",

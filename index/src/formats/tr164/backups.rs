@@ -2,9 +2,9 @@
 //! digest, its parse for the pre-refill cells and its row-by-row comparison with the master.
 
 use super::metrics::metrics_bytes;
+use super::{BackupDir, RunDir};
 use super::{metrics_csv, splice};
 use crate::run::bytes::digest;
-use crate::run::found::{BackupDir, RunDir};
 use crate::run::{BackupRead, IndexOptions, Progress};
 use crate::storage::Storage;
 
@@ -41,7 +41,9 @@ pub fn read_backup(
         .flatten();
     progress.file_done(digest.bytes);
     BackupRead {
-        dir,
+        of: dir.master_run_id,
+        label: dir.label,
+        root: dir.relative,
         digest,
         diff,
         parsed,

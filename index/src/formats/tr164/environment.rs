@@ -17,7 +17,7 @@ pub struct YamlProblem {
 
 /// Reads a YAML document into JSON values, so the manifest and the config are looked into the same way.
 pub fn parse_config(bytes: &[u8]) -> Result<Value, YamlProblem> {
-    crate::formats::yaml::parse(bytes).map_err(|error| YamlProblem {
+    crate::parse::yaml::parse(bytes).map_err(|error| YamlProblem {
         line: error.line,
         message: error.message,
     })

@@ -2,9 +2,9 @@
 //! every core; otherwise whole, into a buffer each thread keeps between files (and decompressed when it is stored
 //! compressed). Warnings that name a line read the file again for it.
 
+use super::RunDir;
 use super::metrics_csv;
-use crate::run::bytes::{decompressed, digest, is_compressed, without_boms};
-use crate::run::found::RunDir;
+use crate::run::bytes::{decompressed, digest, is_compressed};
 use crate::run::parsed::{FileRejected, ParsedMetrics};
 use crate::run::{IndexOptions, Progress};
 use crate::storage::{self, Storage};
@@ -246,19 +246,6 @@ pub(super) fn read_run_metrics(
 pub fn metrics_bytes(storage: &dyn Storage, path: &str) -> std::io::Result<Vec<u8>> {
     let stored = storage.read(path)?;
     Ok(decompressed(storage::file_name(path), &stored)?.unwrap_or(stored))
-}
-
-/// The 1-based lines of the records at byte `offsets` of a metrics.csv (offsets as the parser reports them),
-/// read again from the file: only warnings need them, so indexing does not count lines.
-pub fn lines_in_file(storage: &dyn Storage, path: &str, offsets: &[u64]) -> Vec<Option<u64>> {
-    let Ok(bytes) = metrics_bytes(storage, path) else {
-        return vec![None; offsets.len()];
-    };
-    let bytes = without_boms(&bytes);
-    offsets
-        .iter()
-        .map(|offset| Some(metrics_csv::line_at(bytes, *offset)))
-        .collect()
 }
 
 #[cfg(test)]

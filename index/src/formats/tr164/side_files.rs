@@ -1,10 +1,10 @@
 //! A TR164 run's side files: its manifest, execution plan, refill note (with the run ids it names) and config, each
 //! read through [`Storage`] and left out with a warning when it is not a regular file or cannot be read or parsed.
 
+use super::RunDir;
 use super::environment;
 use super::run_files;
 use crate::run::expected::{Manifest, Plan};
-use crate::run::found::RunDir;
 use crate::storage::{self, EntryKind, Storage};
 use cellscope_model::api::Warning;
 use std::collections::BTreeMap;

@@ -4,32 +4,11 @@
 //! root-relative path and a record's JSON; the content wins over the path, and a disagreement is a [`Conflict`]
 //! the caller reports.
 
-use super::How;
+use crate::run::record::{How, Setting};
 use cellscope_model::accelerator;
 use cellscope_model::config::{self, Config};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
-
-/// One parameter found for a record: canonical name, normalised value and where it was found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Setting {
-    /// The canonical name ([`config::canonical_name`]).
-    pub name: String,
-    /// The value, normalised for its parameter ([`config::normalise_value`]).
-    pub value: String,
-    /// Read from a field of the file, or inferred from a path component by a named rule.
-    pub how: How,
-}
-
-impl Setting {
-    pub fn new(name: &str, value: &str, how: How) -> Setting {
-        Setting {
-            name: config::canonical_name(name),
-            value: config::normalise_value(name, value),
-            how,
-        }
-    }
-}
 
 /// What a path says about its results: the configuration, the load (kept apart: it is not configuration, the
 /// load reader uses it) and the workload an InferenceX name states (`1k1k`: input and output length in K tokens).
@@ -644,7 +623,7 @@ const SGLANG_SERVER_FIELDS: &[&str] = &[
     "context_length",
 ];
 
-/// What a record of format `format` (a [`super::RunFormat`] name) states about its deployment: SGLang's
+/// What a record of format `format` (a `RunFormat` name) states about its deployment: SGLang's
 /// `server_info` (for a prefill/decode deployment behind the router, each side's first server, prefixed
 /// `prefill_`/`decode_`, and the number of servers on each side), well-known parameters at the top of a vLLM or
 /// SGLang result (a sweep writes its serve parameters there, `--metadata` its pairs), and GuideLLM's backend

@@ -7,7 +7,7 @@
 //! ([`Columns::from_json`], SGLang's lines). Either way the same [`Arrays`] turn them into requests.
 
 use super::json::{self, field_number, number, number_text};
-use super::{Part, Request, RunRecord};
+use crate::run::record::{Part, Request, RunRecord};
 use cellscope_model::api::Warning;
 use cellscope_model::stat::Stat;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -17,7 +17,7 @@ use std::fmt;
 
 /// One per-request array of a result object, as found.
 #[derive(Debug, Default)]
-pub(super) enum Column<T> {
+pub(crate) enum Column<T> {
     /// The key is not in the object.
     #[default]
     Missing,
@@ -58,18 +58,18 @@ impl<T> Column<T> {
 /// is not an array);
 /// `errors` each request's error text when it is a non-empty string.
 #[derive(Debug, Default)]
-pub(super) struct Columns {
-    pub(super) latencies: Column<Option<f64>>,
-    pub(super) ttfts: Column<Option<f64>>,
-    pub(super) itls: Column<Option<Vec<f64>>>,
-    pub(super) input_lens: Column<Option<f64>>,
-    pub(super) output_lens: Column<Option<f64>>,
-    pub(super) start_times: Column<Option<f64>>,
-    pub(super) errors: Column<Option<String>>,
+pub(crate) struct Columns {
+    pub(crate) latencies: Column<Option<f64>>,
+    pub(crate) ttfts: Column<Option<f64>>,
+    pub(crate) itls: Column<Option<Vec<f64>>>,
+    pub(crate) input_lens: Column<Option<f64>>,
+    pub(crate) output_lens: Column<Option<f64>>,
+    pub(crate) start_times: Column<Option<f64>>,
+    pub(crate) errors: Column<Option<String>>,
 }
 
 /// Why the arrays of an object cannot be used.
-pub(super) enum ArraysProblem {
+pub(crate) enum ArraysProblem {
     /// `key` is present but is not an array.
     NotAnArray(&'static str),
     /// The arrays disagree on the number of requests.
@@ -77,7 +77,7 @@ pub(super) enum ArraysProblem {
 }
 
 impl ArraysProblem {
-    pub(super) fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             ArraysProblem::NotAnArray(key) => {
                 format!("`{key}` is not an array of per-request values")
@@ -101,7 +101,7 @@ fn gap_sum(gaps: impl Iterator<Item = f64>) -> f64 {
 
 impl Columns {
     /// The arrays of a parsed result object.
-    pub(super) fn from_json(object: &Json) -> Columns {
+    pub(crate) fn from_json(object: &Json) -> Columns {
         let numbers = |key: &str| Column::from_json(object.get(key), number);
         Columns {
             latencies: numbers("latencies"),
@@ -123,12 +123,12 @@ impl Columns {
     }
 
     /// Whether the object has an `errors` key (even `null`).
-    pub(super) fn has_errors_key(&self) -> bool {
+    pub(crate) fn has_errors_key(&self) -> bool {
         !matches!(self.errors, Column::Missing)
     }
 
     /// The arrays, checked; `Ok(None)` when the object has none (an aggregate-only result).
-    pub(super) fn arrays(self) -> Result<Option<Arrays>, ArraysProblem> {
+    pub(crate) fn arrays(self) -> Result<Option<Arrays>, ArraysProblem> {
         // In the order the keys are checked (and the first one that is not an array named).
         let shapes: [(&'static str, Option<usize>, bool); 7] = [
             (
@@ -198,12 +198,12 @@ impl Columns {
 }
 
 /// The arrays of a parsed result object, checked; `Ok(None)` when it has none (an aggregate-only result).
-pub(super) fn arrays(object: &Json) -> Result<Option<Arrays>, ArraysProblem> {
+pub(crate) fn arrays(object: &Json) -> Result<Option<Arrays>, ArraysProblem> {
     Columns::from_json(object).arrays()
 }
 
 /// The arrays found in one result object, all of `count` requests.
-pub(super) struct Arrays {
+pub(crate) struct Arrays {
     pub count: usize,
     latencies: Option<Vec<Option<f64>>>,
     ttfts: Option<Vec<Option<f64>>>,
@@ -216,13 +216,13 @@ pub(super) struct Arrays {
 
 impl Arrays {
     /// Whether wall latency has to be rebuilt as TTFT + Σ ITL (no `latencies` array).
-    pub(super) fn wall_derived(&self) -> bool {
+    pub(crate) fn wall_derived(&self) -> bool {
         self.latencies.is_none() && self.ttfts.is_some() && self.itls.is_some()
     }
 
     /// The requests, in cellscope's units. A request fails when its error text is non-empty; without an
     /// `errors` array, a latency of exactly 0.0 is how vLLM marks a failed request.
-    pub(super) fn requests(mut self) -> Vec<Request> {
+    pub(crate) fn requests(mut self) -> Vec<Request> {
         let at = |values: &Option<Vec<Option<f64>>>, index: usize| -> Option<f64> {
             values.as_ref().and_then(|values| values[index])
         };
@@ -268,7 +268,7 @@ impl Arrays {
 /// into `fields` (an object, for the mapping's `{field}` templates and the scalar fields the reader looks up).
 /// `generated_texts` and `queue_times` are skipped unread. A document that is not an object is read whole and
 /// left with `is_object` false, so the reader can say so.
-pub(super) struct ResultObject {
+pub(crate) struct ResultObject {
     pub fields: Json,
     pub columns: Columns,
     pub is_object: bool,
@@ -587,7 +587,7 @@ impl<'de> Visitor<'de> for ErrorTextVisitor {
 
 /// The concurrency a result object states in `max_concurrency` (`None` when absent or null); `Err` when it is
 /// not a whole number of at least 1.
-pub(super) fn max_concurrency(object: &Json) -> Result<Option<Part>, String> {
+pub(crate) fn max_concurrency(object: &Json) -> Result<Option<Part>, String> {
     match object.get("max_concurrency") {
         None | Some(Json::Null) => Ok(None),
         Some(value) => match json::number(value) {
@@ -602,7 +602,7 @@ pub(super) fn max_concurrency(object: &Json) -> Result<Option<Part>, String> {
 
 /// What a vLLM and an SGLang result object's record share: where it is, its fields, and the tool's duration and
 /// figures.
-pub(super) fn result_record(object: &Json, index: u32, line: u64) -> RunRecord {
+pub(crate) fn result_record(object: &Json, index: u32, line: u64) -> RunRecord {
     RunRecord {
         record: index,
         line: Some(line),
@@ -615,7 +615,7 @@ pub(super) fn result_record(object: &Json, index: u32, line: u64) -> RunRecord {
 
 /// Keeps a result object's record, or warns at its line that the object `label` names is left out (the file's
 /// other objects are still read).
-pub(super) fn keep(
+pub(crate) fn keep(
     records: &mut Vec<RunRecord>,
     parsed: Result<RunRecord, String>,
     label: &str,
@@ -677,7 +677,7 @@ const REPORTED: [(Stat, &[&str]); 18] = [
 /// The reported aggregates of a vLLM or SGLang result object, by cells-table column. Means of tokens are the
 /// totals over the completed requests; throughput is the tool's `output_throughput` (its output tokens over its
 /// duration, the same definition cellscope uses when requests carry no timestamps).
-pub(super) fn reported(object: &Json) -> BTreeMap<String, f64> {
+pub(crate) fn reported(object: &Json) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     for (column, keys) in REPORTED {
         if let Some(value) = keys.iter().find_map(|key| field_number(object, key)) {

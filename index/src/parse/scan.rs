@@ -13,7 +13,7 @@ use serde::de::IgnoredAny;
 use serde_json::Value as Json;
 
 /// The file's one result object and the line where it starts, when the fast reading applies.
-pub(super) fn single_result(bytes: &[u8]) -> Option<(u64, ResultObject)> {
+pub(crate) fn single_result(bytes: &[u8]) -> Option<(u64, ResultObject)> {
     let mut scan = Scan { bytes, at: 0 };
     scan.skip_whitespace();
     let line = line_of(bytes, scan.at);
@@ -275,8 +275,8 @@ impl<'a> Scan<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::Request;
-    use crate::formats::json::documents;
+    use crate::parse::json::documents;
+    use crate::run::record::Request;
 
     /// A result's fields and requests.
     type Read = (Json, Vec<Request>);

@@ -2,7 +2,7 @@
 //! beside a run's results, or it declines it and says why, with how near the file came to being one of its
 //! own. The nearest format's reason is the `not_recognised` finding's, and `cellscope index --explain` lists all.
 
-use super::json::head_has_key;
+use crate::parse::json::{self, head_has_key};
 use crate::run::found::Unread;
 
 /// How near a declined file came to being one of a format's: the reason of the nearest format is the one shown.
@@ -180,7 +180,7 @@ pub fn signature_verdict(head: &[u8], tool: &str, signatures: &[Signature]) -> V
 }
 
 /// The verdict on a file that is `tool`'s (`a GuideLLM report`) when it is a `.json` file opening an object
-/// ([`super::json::is_object_file`]) that carries one of the `signatures`.
+/// ([`json::is_object_file`]) that carries one of the `signatures`.
 pub fn object_file_verdict(
     path: &str,
     head: &[u8],
@@ -192,7 +192,7 @@ pub fn object_file_verdict(
             Nearness::OtherKind,
             format!("a file that is not .json, which {tool} is"),
         )
-    } else if !super::json::starts_with_object(head) {
+    } else if !json::starts_with_object(head) {
         Verdict::declines(
             Nearness::OtherKind,
             format!("a file that does not open a JSON object, which {tool} is"),
@@ -360,6 +360,69 @@ pub fn explain_unread(
         let _ = writeln!(out, "  nearest: {format}");
     }
     out
+}
+
+/// What the verdicts of every format a file was offered to come to when none reads it, with the file's first
+/// bytes: [`unread`], named a result that cannot be read when it is one (empty, UTF-16, a cut Parquet file).
+pub fn unread_file(path: &str, head: &[u8], verdicts: &[(&'static str, Verdict)]) -> Unread {
+    let mut unread = unread(verdicts);
+    if let Some((kind, reason)) = result_problem(path, head) {
+        unread.problem = Some(kind);
+        unread.reason = reason.to_string();
+    }
+    unread
+}
+
+/// A file discovery offered that cannot be read at all (`error`), so no format could look at it.
+pub fn unreadable(error: &std::io::Error) -> Unread {
+    Unread {
+        side_of: Vec::new(),
+        reason: format!("the file cannot be read ({error}), so no reader could look at it"),
+        problem: Some(if crate::storage::not_a_file(error) {
+            "not_a_file"
+        } else {
+            "unreadable_file"
+        }),
+        resembles_a_result: false,
+    }
+}
+
+/// Why a file no reader took is a result that cannot be read rather than an unknown file: its warning kind and
+/// reason. A format may claim such a file by its name and report it itself, which is why this comes last.
+fn result_problem(path: &str, head: &[u8]) -> Option<(&'static str, &'static str)> {
+    let is_parquet = crate::storage::file_name(path)
+        .to_ascii_lowercase()
+        .ends_with(".parquet");
+    if is_result_name(path) && head.iter().all(u8::is_ascii_whitespace) {
+        Some((
+            "empty_file",
+            "the file is empty (a result cut before its first byte, or never written): there is nothing to read",
+        ))
+    } else if is_result_name(path)
+        && (head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]))
+    {
+        Some((
+            "utf16_file",
+            "the file is UTF-16 text (as a Windows shell's `>` writes it); results are read as UTF-8: convert it \
+             (`iconv -f UTF-16 -t UTF-8`) to index it",
+        ))
+    } else if is_parquet && head.starts_with(b"PAR1") {
+        Some((
+            "corrupt_file",
+            "the file starts as Parquet but its footer (the schema and where the data lies) cannot be read: it \
+             was cut short or damaged, and nothing of it is indexed",
+        ))
+    } else {
+        None
+    }
+}
+
+/// Whether a file's name is one results are written under (`.json`, `.jsonl`, `.csv`, `.yaml`, `.txt`, `.log`).
+fn is_result_name(path: &str) -> bool {
+    let name = crate::storage::file_name(path).to_ascii_lowercase();
+    [".json", ".jsonl", ".csv", ".yaml", ".yml", ".txt", ".log"]
+        .iter()
+        .any(|extension| name.ends_with(extension))
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! rules. Every value that was not read from the file is returned with the rule that produced it, so the audit
 //! and `cellscope index --explain` can show it.
 
-use super::super::mapping::{Mapping, TemplateContext};
-use super::{How, Part, RunRecord, config};
+use super::config;
+use crate::mapping::{Mapping, TemplateContext};
+use crate::run::record::{How, Part, RunRecord};
 use cellscope_model::api::Warning;
 use cellscope_model::config::Config;
 use cellscope_model::key::CellCoordinates;
@@ -88,18 +89,6 @@ pub fn explain_rules(keyed: &KeyedRecord) -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// The last component of a model path or repository id (`meta-llama/Llama-3.1-8B` → `Llama-3.1-8B`), so the
-/// same model served from a local directory and from a hub id line up.
-pub(super) fn model_name(raw: &str) -> String {
-    let trimmed = raw.trim().trim_end_matches('/');
-    trimmed
-        .rsplit('/')
-        .next()
-        .filter(|name| !name.is_empty())
-        .unwrap_or(trimmed)
-        .to_string()
-}
-
 /// The engines the components name (a component, or a `-`/`_`/`.`/`=`-separated part of one), by canonical name.
 fn engines_in<'a>(components: impl Iterator<Item = &'a str>) -> BTreeSet<&'static str> {
     let mut found = BTreeSet::new();
@@ -125,7 +114,7 @@ fn engine_in_path(path: &str) -> Option<String> {
 
 /// The engine the file's folders name (its directories only, not the file's own name), if exactly one appears.
 fn engine_in_folders(path: &str) -> Option<&'static str> {
-    let found = engines_in(super::super::storage::parent(path).split('/'));
+    let found = engines_in(crate::storage::parent(path).split('/'));
     (found.len() == 1).then(|| found.into_iter().next().unwrap_or_default())
 }
 
@@ -734,6 +723,7 @@ fn stated_engine(record: &RunRecord, resolved: &config::Resolved) -> Option<Part
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::model_name;
 
     #[test]
     fn paths_name_engines_and_load_levels() {
@@ -773,7 +763,7 @@ mod tests {
     fn record(fields: serde_json::Value) -> RunRecord {
         RunRecord {
             fields,
-            key: super::super::KeyParts {
+            key: crate::run::record::KeyParts {
                 model: Part::read("Qwen3-8B", "model_id"),
                 n: Part::read("4", "max_concurrency"),
                 ..Default::default()

@@ -2,9 +2,9 @@
 //! "avg": …, "p50": …}` under a tag), read into cells-table columns by one set of rules, and the artifact directory
 //! name AIPerf and GenAI-Perf give a run by default.
 
-use super::Part;
 use super::json::{self, field_number};
-use super::key::model_name;
+use super::model_name;
+use crate::run::record::Part;
 use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;

@@ -1,9 +1,9 @@
 //! Repetitions only where records are alike: records of one run that would share a cell key but differ in a
-//! setting they record ([`RunRecord::recorded`](super::RunRecord)) are different deployments, so each value of the
+//! setting they record ([`RunRecord::recorded`](crate::run::record::RunRecord)) are different deployments, so each value of the
 //! setting becomes a configuration parameter of its record's cell, with a `records_differ` warning naming it.
 
 use super::{Draft, coordinates_text};
-use crate::formats::How;
+use crate::run::record::How;
 use cellscope_model::api::Warning;
 use cellscope_model::config;
 use cellscope_model::key::CellCoordinates;
@@ -125,8 +125,8 @@ fn message(
     format!(
         "{} would be one cell ({}) but differ in {}; each value is a configuration parameter of its record's cell, \
          so they are not repetitions of one cell",
-        crate::formats::verdict::listed(&records),
+        crate::records::verdict::listed(&records),
         coordinates_text(coordinates),
-        crate::formats::verdict::listed(&settings)
+        crate::records::verdict::listed(&settings)
     )
 }

@@ -19,7 +19,7 @@ const PIECE_BYTES: u64 = 1 << 20;
 /// The first `head_bytes` of the outline of the JSON file at `path`, whose first `head_bytes` are `head`; the
 /// head itself when the file is not longer than that or is not JSON (its first non-blank byte opens neither an
 /// object nor an array). A leading byte-order mark is left out either way.
-pub(super) fn head(
+pub(crate) fn head(
     storage: &dyn Storage,
     path: &str,
     head: Vec<u8>,

@@ -68,7 +68,7 @@ pub(super) fn manifest(dir: &Path) -> anyhow::Result<Manifest> {
 
 /// The glue's function that fetches a chunk by its file name: from the offline copy's own data when the page is
 /// one (`server/src/bundle.rs`), else from beside the glue.
-const FETCH_CHUNK: &str = "const cellscopeChunk = (file) =>\n  globalThis.__cellscopeOffline?.chunk(file) ?? fetch(new URL(`./${file}`, import.meta.url));\n";
+const FETCH_CHUNK: &str = "const cellscopeChunk = (file) =>\n  globalThis.__cellscopeOffline?.chunk(file) ?? fetch(new URL(`./${file}`, import.meta.url).href);\n";
 
 /// The wasm-bindgen glue with the loaders' module folded in, so that the page loads one script and an offline
 /// copy inlines it whole: the glue's imports of [`LOADERS`] become the loaders' own bindings, the loaders' import

@@ -58,6 +58,24 @@ async fn the_default_view_loads_the_matrix_chunk_alone() -> anyhow::Result<()> {
     page.wait_for("table.grid td.square").await?;
     let views: Vec<String> = page.eval(VIEWS_FETCHED).await?;
     assert_eq!(views, ["matrix"]);
+    // A chunk is served as WebAssembly, compressed, and kept for a year under its content-hashed name.
+    let headers: Vec<String> = page
+        .eval_async(
+            "(async () => { const path = performance.getEntriesByType('resource') \
+             .map((entry) => new URL(entry.name).pathname).find((path) => path.startsWith('/split_matrix-')); \
+             const response = await fetch(path, { cache: 'no-store' }); \
+             return ['content-type', 'cache-control', 'content-encoding'] \
+               .map((name) => response.headers.get(name) ?? 'none'); })()",
+        )
+        .await?;
+    assert_eq!(
+        headers[..2],
+        ["application/wasm", "public, max-age=31536000, immutable"]
+    );
+    assert!(
+        ["zstd", "br", "gzip"].contains(&headers[2].as_str()),
+        "compressed as the browser accepts: {headers:?}"
+    );
     page.close().await
 }
 

@@ -23,6 +23,7 @@ pub mod export;
 pub mod facts;
 pub mod filter;
 pub mod frontier;
+pub mod history;
 pub mod key;
 pub mod lineage;
 pub mod load;

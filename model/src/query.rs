@@ -10,6 +10,7 @@
 
 mod codec;
 mod fields;
+mod flags;
 mod toggles;
 
 pub(crate) use codec::{Field, Params, parse, print};
@@ -18,6 +19,7 @@ pub(crate) use fields::{
     Target, alpha, at, cell, dimension, dimensions, load_range, metric, params, sides, slo,
     target_accessors, toggles, whole_number,
 };
+pub use flags::{Flag, PARAM_FLAG};
 pub use toggles::{Include, WhatIf};
 
 use crate::filter::DimensionFilter;

@@ -117,7 +117,7 @@ def filter_args(
         if values is not None:
             arguments += ["--param", f"{name}={values_text(name, values)}"]
     if omit_partial:
-        arguments.append("--omit-partial")
+        arguments += ["--omit", "partial"]
     return arguments
 
 

@@ -371,7 +371,8 @@ COMPARISONS = [
             "p95_wall_ms",
             "--model",
             "llama3.1-8b,mistral-7b",
-            "--omit-partial",
+            "--omit",
+            "partial",
         ],
     ),
     (

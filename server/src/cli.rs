@@ -5,8 +5,8 @@ mod audit;
 mod bundle;
 mod cells;
 mod compare;
-mod filters;
 mod index;
+mod query_flags;
 mod requests;
 mod serve;
 

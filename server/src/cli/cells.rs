@@ -1,7 +1,7 @@
 //! `cellscope cells`: one row per cell, as CSV, JSON or Arrow IPC, to a file or standard output; sliced by the
 //! same filters as `/api/cells`.
 
-use super::filters::{Filters, refuse_unstated_params};
+use super::query_flags::{self, QueryFlags, refuse_unstated_params};
 use super::{CacheArgs, DataRoot, load_root};
 use anyhow::Context;
 use cellscope::export::{self, Format};
@@ -9,7 +9,6 @@ use cellscope::terminal::{for_standard_output, printable};
 use cellscope_index::IndexOptions;
 use cellscope_model::CellSummary;
 use cellscope_model::filter::{dimension_counts, dimension_values};
-use cellscope_model::query::{Endpoint, Query};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -23,21 +22,16 @@ pub(super) struct CellsArgs {
     /// Output file (default: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Only cells of these statuses, comma-separated: clean, partial, failed, skipped, not_run.
-    #[arg(long, value_delimiter = ',')]
-    status: Vec<String>,
-    /// `pre_refill`: the refilled cells as they were before the refill. The table lists every cell with its
-    /// status and exclusions whatever the other toggles, so they are refused here.
-    #[arg(long, value_delimiter = ',')]
-    include: Vec<String>,
+    /// The slice, as `/api/cells` takes it. Of the toggles only `--include pre_refill` (the refilled cells as
+    /// they were before the refill) changes the table, which lists every cell with its status and exclusions.
     #[command(flatten)]
-    filters: Filters,
+    query: QueryFlags<query_flags::Cells>,
     #[command(flatten)]
     cache: CacheArgs,
 }
 
 pub(super) fn run(arguments: CellsArgs) -> anyhow::Result<ExitCode> {
-    let query = typed_query(&arguments)?;
+    let query = arguments.query.query;
     let pre_refill = query.cells_pre_refill()?;
     let root = DataRoot::open(arguments.data_dir, &arguments.cache)?;
     let index = load_root(&root, &arguments.cache, &IndexOptions::CELLS)?;
@@ -59,21 +53,6 @@ pub(super) fn run(arguments: CellsArgs) -> anyhow::Result<ExitCode> {
         arguments.output.as_deref(),
     )?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The query the arguments ask, read by the same rules as `/api/cells`'s parameters.
-fn typed_query(arguments: &CellsArgs) -> anyhow::Result<Query> {
-    let pairs: Vec<(String, String)> = [
-        ("status", &arguments.status),
-        ("include", &arguments.include),
-    ]
-    .into_iter()
-    .filter(|(_, values)| !values.is_empty())
-    .map(|(name, values)| (name.to_string(), values.join(",")))
-    .collect();
-    let mut query = Query::from_pairs(&pairs, Endpoint::Cells)?;
-    arguments.filters.apply(&mut query)?;
-    Ok(query)
 }
 
 /// Writes an export to `output`, or to standard output: there CSV written to a terminal has its control

@@ -2,12 +2,11 @@
 //! gives them.
 
 use super::cells::write_export;
-use super::filters::{Filters, refuse_unstated_params};
+use super::query_flags::{self, QueryFlags, refuse_unstated_params};
 use super::{CacheArgs, DataRoot, load_root};
 use anyhow::Context;
 use cellscope::export::{self, Format};
 use cellscope_index::IndexOptions;
-use cellscope_model::query::{Endpoint, Query};
 use cellscope_model::requests::requests_to_batch;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,30 +15,21 @@ use std::process::ExitCode;
 pub(super) struct RequestsArgs {
     #[arg(default_value = ".")]
     data_dir: PathBuf,
-    /// The cell's key, `run/suite/phase/backend/model/workload/n=N/rep=R` (a load may also be `rate=R`), as
-    /// `/api/requests?cell=` takes it; or name it by `--run --phase --model --workload --load --rep` (and
-    /// `--suite`, `--backend` or `--param` when those tell cells apart).
-    #[arg(long)]
-    cell: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Csv)]
     format: Format,
     /// Output file (default: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// The cell, by its key (`--cell`) or by its dimensions (`--suite`, `--backend` or `--param` when those tell
+    /// cells apart), as `/api/requests` takes it.
     #[command(flatten)]
-    filters: Filters,
+    query: QueryFlags<query_flags::Requests>,
     #[command(flatten)]
     cache: CacheArgs,
 }
 
 pub(super) fn run(arguments: RequestsArgs) -> anyhow::Result<ExitCode> {
-    let pairs: Vec<(String, String)> = arguments
-        .cell
-        .iter()
-        .map(|cell| ("cell".to_string(), cell.clone()))
-        .collect();
-    let mut query = Query::from_pairs(&pairs, Endpoint::Requests)?;
-    arguments.filters.apply(&mut query)?;
+    let query = arguments.query.query;
     let request = query.cell_request()?;
     let root = DataRoot::open(arguments.data_dir, &arguments.cache)?;
     let index = load_root(&root, &arguments.cache, &IndexOptions::CELLS)?;

@@ -861,7 +861,7 @@ fn compare_refuses_bad_parameters(root: &str) {
         ),
         (
             vec!["--a", "vllm", "--b", "sglang", "--by", "rep"],
-            "`by` must be one of backend",
+            "`by=rep`: expected one of backend, model, run, suite, phase, workload",
         ),
     ] {
         let mut full = vec!["compare", root];
@@ -1286,6 +1286,35 @@ fn cells_filters_keep_exactly_the_rows_whose_columns_match() {
         .collect();
     assert!(expected.len() > 10, "{} rows", expected.len());
     assert_eq!(sliced, expected);
+}
+
+/// Each query flag is the API parameter of its name: repeated, it adds values as a comma list does, and `--n` is
+/// the load as `n=` is in a link.
+#[test]
+fn cells_flags_repeat_and_take_the_parameters_other_names() {
+    let root = demo_root().to_str().unwrap();
+    let listed = cells_csv(&[root, "--backend", "vllm,sglang", "--load", "4,8"]);
+    let repeated = cells_csv(&[
+        root,
+        "--backend",
+        "vllm",
+        "--backend",
+        "sglang",
+        "--n",
+        "4",
+        "--load",
+        "8",
+    ]);
+    let expected: Vec<_> = cells_csv(&[root])
+        .into_iter()
+        .filter(|row| {
+            ["vllm", "sglang"].contains(&row["backend"].as_str())
+                && ["4", "8"].contains(&row["n"].as_str())
+        })
+        .collect();
+    assert!(expected.len() > 10, "{} rows", expected.len());
+    assert_eq!(listed, expected);
+    assert_eq!(repeated, expected);
 }
 
 #[test]

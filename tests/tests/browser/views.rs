@@ -413,8 +413,10 @@ async fn a_criterion_link_brings_its_thresholds() -> anyhow::Result<()> {
 #[tokio::test]
 async fn a_change_of_page_height_draws_the_curves_once_at_the_same_width() -> anyhow::Result<()> {
     let page = Harness::start("curves-one-draw").await?;
-    // Two backends that pool the same models: no note about unlike sets above the chart, so one panel fits.
-    page.open("/?view=curves&backend=sglang,vllm").await?;
+    // Two backends of one model: no note about unlike sets above the chart and a one-line pooling note, so one
+    // panel fits.
+    page.open("/?view=curves&backend=sglang,vllm&model=llama3.1-8b")
+        .await?;
     page.wait_for("#curves-canvas[data-drawn='true']").await?;
     page.wait_for_details().await?;
     let width = "document.querySelector('#curves-canvas').getAttribute('width')";

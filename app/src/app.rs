@@ -3,6 +3,7 @@
 
 use crate::browser;
 use crate::state::{Ctx, ctx};
+use crate::views::{Status, Views};
 use cellscope_model::Dimension;
 use cellscope_model::api::DimensionCount;
 use cellscope_model::explore::Value;
@@ -23,6 +24,10 @@ pub(crate) fn App() -> impl IntoView {
     // after the cells and change the data again, and building the matrix or the curves anew then closed a
     // point's tooltip or cell list under the reader's mouse and replaced every row of the series table.
     let loaded = Memo::new(move |_| ctx.data.with(Option::is_some));
+    // The shown view's code, loaded the first time it is shown (at the start, beside the data).
+    let views = Views::new();
+    Effect::new(move |_| views.load(shown.get()));
+    let chunk = Memo::new(move |_| views.status(shown.get()));
 
     view! {
         <div class="shell">
@@ -48,19 +53,28 @@ pub(crate) fn App() -> impl IntoView {
                         return view! { <p class="loading">"Loading the index…"</p> }.into_any();
                     }
                     let view = shown.get();
+                    match chunk.get() {
+                        Status::Ready => {}
+                        Status::Loading => {
+                            return view! { <p class="loading" id="view-loading">"Loading the view…"</p> }.into_any();
+                        }
+                        Status::Failed(error) => {
+                            return view! {
+                                <div class="error" id="view-error">
+                                    <p>"Cannot load the " {view.label()} " view: " {error}
+                                        ". The server may have a newer version of the app: reloading the page loads it."</p>
+                                    <button id="retry-view" on:click=move |_| views.load(view)>"Try again"</button>
+                                </div>
+                            }.into_any();
+                        }
+                    }
                     if !matches!(view, View::Matrix | View::Curves) {
                         // The other views read parts of the state and the data once when built: they are built
                         // again on every change of either.
                         ctx.state.track();
                         ctx.data.track();
                     }
-                    match view {
-                        View::Matrix => view! { <crate::matrix::MatrixView/> }.into_any(),
-                        View::Curves => view! { <crate::curves::CurvesView/> }.into_any(),
-                        View::Compare => view! { <crate::compare::CompareView/> }.into_any(),
-                        View::Inspector => view! { <crate::inspector::InspectorView/> }.into_any(),
-                        View::Audit => view! { <crate::audit::AuditView/> }.into_any(),
-                    }
+                    views.build(view).unwrap_or_else(|| ().into_any())
                 }}
             </main>
         </div>

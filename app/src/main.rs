@@ -16,6 +16,7 @@ mod matrix;
 mod offline;
 mod perf;
 mod state;
+mod views;
 
 fn main() {
     console_error_panic_hook::set_once();

@@ -162,8 +162,27 @@ pub fn build(
         message: error.to_string(),
     })?;
     let wasm = packed(app.wasm);
+    // Every view's chunk, so that each view opens offline as it does served.
+    let chunks: BTreeMap<&str, String> = app
+        .chunks
+        .iter()
+        .map(|(name, bytes)| (*name, packed(bytes)))
+        .collect();
+    let chunks_json = serde_json::to_string(&chunks).map_err(|error| BundleError::Encoding {
+        what: "the app's chunks".into(),
+        message: error.to_string(),
+    })?;
     let css = String::from_utf8_lossy(app.css);
-    let html = page(&css, &script_safe(&data_json), &wasm, glue, &snapshot.id);
+    let html = page(
+        &css,
+        &script_safe(&data_json),
+        &App {
+            wasm_base64: &wasm,
+            chunks_json: &script_safe(&chunks_json),
+            glue,
+        },
+        &snapshot.id,
+    );
     Ok(Bundle {
         html,
         cells_in_view: in_view.len(),
@@ -190,7 +209,20 @@ fn script_safe(json: &str) -> String {
     json.replace('<', "\\u003c")
 }
 
-fn page(css: &str, data_json: &str, wasm_base64: &str, glue: &str, snapshot: &str) -> String {
+/// The app as the page inlines it: the shell's WebAssembly (gzip, base64), the views' chunks (file name → gzip,
+/// base64, as JSON) and the wasm-bindgen glue.
+struct App<'a> {
+    wasm_base64: &'a str,
+    chunks_json: &'a str,
+    glue: &'a str,
+}
+
+fn page(css: &str, data_json: &str, app: &App, snapshot: &str) -> String {
+    let App {
+        wasm_base64,
+        chunks_json,
+        glue,
+    } = app;
     let css = css.replace("</style", "<\\/style");
     format!(
         r#"<!doctype html>
@@ -210,6 +242,7 @@ fn page(css: &str, data_json: &str, wasm_base64: &str, glue: &str, snapshot: &st
 <noscript>cellscope needs JavaScript and WebAssembly.</noscript>
 <script type="application/json" id="cellscope-offline">{data_json}</script>
 <script type="application/octet-stream" id="cellscope-wasm">{wasm_base64}</script>
+<script type="application/json" id="cellscope-chunks">{chunks_json}</script>
 <script type="module">
 {glue}
 // Starts the app from the page's own data (cellscope bundle).
@@ -221,12 +254,19 @@ const cellscopeUnpack = async (text) => {{
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }};
 const cellscopeData = JSON.parse(document.getElementById('cellscope-offline').textContent);
+const cellscopeChunks = JSON.parse(document.getElementById('cellscope-chunks').textContent);
 window.__cellscopeOffline = {{
   meta: cellscopeData.meta,
   // A promise of the body of an API path and query, or `undefined` when the copy does not hold it.
   bytes: (path) => {{
     const body = cellscopeData.bodies[path];
     return body === undefined ? undefined : cellscopeUnpack(body);
+  }},
+  // A view's chunk of the app by its file name, answered as `fetch` would answer it (the glue asks).
+  chunk: (file) => {{
+    const body = cellscopeChunks[file];
+    return body === undefined ? undefined : cellscopeUnpack(body).then((wasm) =>
+      new Response(wasm, {{ headers: {{ 'Content-Type': 'application/wasm' }} }}));
   }},
 }};
 cellscopeUnpack(document.getElementById('cellscope-wasm').textContent)

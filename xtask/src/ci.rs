@@ -370,12 +370,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
     })?;
     steps.summary();
     eprintln!(
-        "\nci: all green ({} tests passed, {} ignored; WASM {:.0} KB raw, {:.0} KB gzipped, {} bytes)",
+        "\nci: all green ({} tests passed, {} ignored; app: {})",
         counts.passed,
         counts.ignored,
-        built.wasm_raw as f64 / 1e3,
-        built.wasm_gzip as f64 / 1e3,
-        built.wasm_gzip
+        built.sizes_line()
     );
     Ok(())
 }

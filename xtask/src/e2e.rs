@@ -87,8 +87,8 @@ pub(crate) fn run(dev: bool, release: bool, scale: bool, extra: &[String]) -> an
     let before = Checksum::of(&data)?;
     let mut env = test_env(&bin, &data);
     env.extend(emulators.env());
-    // The performance test records the bundle's size beside its own figures.
-    env.push(("CELLSCOPE_WASM_GZIP_BYTES", built.wasm_gzip.to_string()));
+    // The performance test records the app's sizes beside its own figures.
+    env.push(("CELLSCOPE_APP_SIZES", built.sizes_line()));
     let mut extra = extra.to_vec();
     if let Some(scale_data) = &scale_data {
         env.push((

@@ -2,14 +2,18 @@
 //! compile time (`target/web/`, see `server/build.rs`).
 //!
 //! 1. `cargo build -p cellscope-app --target wasm32-unknown-unknown --profile wasm-release`;
-//! 2. wasm-bindgen (`--target web`, in process) and `wasm-opt -Oz` (npm's binaryen; skipped with `--dev`), cached
-//!    in `target/web-cache/` under the hash of the compiled WASM, so an unchanged app costs no second pass;
-//! 3. the bundle (`cellscope-<hash>.js`, `cellscope-<hash>_bg.wasm`, `app-<hash>.css`, `boot-<hash>.js`,
-//!    `index.html`) assembled beside `target/web/` and swapped in only when it differs from what is there.
+//! 2. the split (in process, `split.rs`) into the shell's WASM and the views' chunks, wasm-bindgen of the shell
+//!    (`--target web`, in process) and `wasm-opt -Oz` of every module (npm's binaryen; skipped with `--dev`),
+//!    cached in `target/web-cache/` under the hash of the compiled WASM, so an unchanged app costs no second pass;
+//! 3. the bundle (`cellscope-<hash>.js` with the chunks' loaders folded in, `cellscope-<hash>_bg.wasm`,
+//!    `split_<view>-<hash>.wasm` and `chunk_<n>-<hash>.wasm`, `app-<hash>.css`, `boot-<hash>.js`, `index.html`)
+//!    assembled beside `target/web/` and swapped in only when it differs from what is there; it prints the
+//!    gzipped size of the shell, of each view's chunks and of the first screen against their budgets.
 
 mod binaryen;
 mod bindgen;
 mod bundle;
+mod split;
 
 use crate::process::{self, ensure_wasm_target};
 use crate::{target_dir, workspace_root};
@@ -42,12 +46,46 @@ pub(crate) fn web_dir() -> PathBuf {
         .unwrap_or_else(|| workspace_root().join("target/web"))
 }
 
+/// The budget of what a first screen downloads of the app's code, gzipped: the shell and its view's chunks.
+pub(crate) const FIRST_SCREEN_BUDGET_BYTES: u64 = 450_000;
+
+/// The budget of each view's chunks, gzipped: what opening the view downloads beyond the shell.
+pub(crate) const VIEW_BUDGET_BYTES: u64 = 250_000;
+
 /// What `build` produced.
 pub(crate) struct Built {
-    pub wasm_raw: u64,
-    pub wasm_gzip: u64,
+    /// The shell, gzipped: the glue and the shell's WASM, which every page loads.
+    pub shell_gzip: u64,
+    /// Each view → its chunk files' gzipped sizes, summed.
+    pub views_gzip: Vec<(String, u64)>,
     /// Whether `target/web/` changed (so the server needs a rebuild to embed it).
     pub changed: bool,
+}
+
+impl Built {
+    /// One line of the sizes for summaries: the shell, each view's chunks, and the first screens they make (a link
+    /// can open any view first), against their budgets.
+    pub(crate) fn sizes_line(&self) -> String {
+        let kb = |bytes: u64| format!("{:.0}", bytes as f64 / 1e3);
+        let views: Vec<String> = self
+            .views_gzip
+            .iter()
+            .map(|(view, bytes)| format!("{view} {}", kb(*bytes)))
+            .collect();
+        let chunks = self.views_gzip.iter().map(|(_, bytes)| *bytes);
+        let (smallest, largest) = (chunks.clone().min().unwrap_or(0), chunks.max().unwrap_or(0));
+        format!(
+            "shell {} KB + views' chunks ({} KB) gzipped: first screens {}–{} KB (budget {} KB), chunks ≤ {} KB \
+             (budget {} KB)",
+            kb(self.shell_gzip),
+            views.join(", "),
+            kb(self.shell_gzip + smallest),
+            kb(self.shell_gzip + largest),
+            kb(FIRST_SCREEN_BUDGET_BYTES),
+            kb(largest),
+            kb(VIEW_BUDGET_BYTES),
+        )
+    }
 }
 
 /// Where the wasm32 build goes: a target directory of its own, `target/wasm/`. Cargo locks a target directory
@@ -122,15 +160,51 @@ pub(crate) fn build_with(dev: bool, env: &[(&str, String)]) -> anyhow::Result<Bu
     let processed = processed(&compiled, dev, &bindgen_version)?;
     let web = web_dir();
     let assembled = bundle::assemble(&processed, &web)?;
-    let wasm = std::fs::read(web.join(&assembled.wasm))
-        .with_context(|| format!("reading {}", assembled.wasm))?;
+    let gzipped = |name: &str| -> anyhow::Result<u64> {
+        let bytes = std::fs::read(web.join(name)).with_context(|| format!("reading {name}"))?;
+        gzipped_len(&bytes)
+    };
+    let glue_gzip = gzipped(&assembled.glue)?;
+    let wasm_gzip = gzipped(&assembled.wasm)?;
+    let mut lines = vec![format!(
+        "  shell {:.0} KB gzipped: {} {:.0} KB, {} {:.0} KB",
+        (glue_gzip + wasm_gzip) as f64 / 1e3,
+        assembled.glue,
+        glue_gzip as f64 / 1e3,
+        assembled.wasm,
+        wasm_gzip as f64 / 1e3,
+    )];
+    let mut views_gzip = Vec::new();
+    for (view, files) in &assembled.views {
+        let sizes = files
+            .iter()
+            .map(|file| Ok((file, gzipped(file)?)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let total: u64 = sizes.iter().map(|(_, bytes)| bytes).sum();
+        let first_screen = glue_gzip + wasm_gzip + total;
+        let parts: Vec<String> = sizes
+            .iter()
+            .map(|(file, bytes)| format!("{file} {:.0} KB", *bytes as f64 / 1e3))
+            .collect();
+        lines.push(format!(
+            "  {view}: chunks {:.0} KB gzipped (budget {:.0} KB{}; {}), first screen {:.0} KB (budget {:.0} KB{})",
+            total as f64 / 1e3,
+            VIEW_BUDGET_BYTES as f64 / 1e3,
+            over(total, VIEW_BUDGET_BYTES),
+            parts.join(", "),
+            first_screen as f64 / 1e3,
+            FIRST_SCREEN_BUDGET_BYTES as f64 / 1e3,
+            over(first_screen, FIRST_SCREEN_BUDGET_BYTES),
+        ));
+        views_gzip.push((view.clone(), total));
+    }
     let built = Built {
-        wasm_raw: wasm.len() as u64,
-        wasm_gzip: gzipped_len(&wasm)?,
+        shell_gzip: glue_gzip + wasm_gzip,
+        views_gzip,
         changed: assembled.changed,
     };
     eprintln!(
-        "build-web{}: {} ({}) in {:.1} s\n  {}/index.html\n  {}\n  {}\n  {}\n  {}\n  WASM {:.0} KB raw, {:.0} KB gzipped ({} bytes){}",
+        "build-web{}: {} ({}) in {:.1} s\n  {}/index.html\n  {}\n  {}\n  {}\n  {}\n{}{}",
         if dev { " --dev" } else { "" },
         web.display(),
         if built.changed {
@@ -144,12 +218,31 @@ pub(crate) fn build_with(dev: bool, env: &[(&str, String)]) -> anyhow::Result<Bu
         assembled.glue,
         assembled.wasm,
         assembled.stylesheet,
-        built.wasm_raw as f64 / 1e3,
-        built.wasm_gzip as f64 / 1e3,
-        built.wasm_gzip,
-        if dev { " (not wasm-opt'd)" } else { "" },
+        lines.join("\n"),
+        if dev { "\n  (not wasm-opt'd)" } else { "" },
     );
     Ok(built)
+}
+
+/// A note when `bytes` is over `budget`.
+fn over(bytes: u64, budget: u64) -> &'static str {
+    if bytes > budget { ", OVER" } else { "" }
+}
+
+/// The `.wasm` files directly in `dir`, by name.
+fn wasm_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let path = entry?.path();
+        if path
+            .extension()
+            .is_some_and(|extension| extension == "wasm")
+        {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// The size a browser downloads with `Content-Encoding: gzip` (best compression).
@@ -166,7 +259,8 @@ fn processed(compiled: &Path, dev: bool, bindgen_version: &str) -> anyhow::Resul
         std::fs::read(compiled).with_context(|| format!("reading {}", compiled.display()))?;
     let mode = if dev { "dev" } else { "opt" };
     let recipe = format!(
-        "{mode} wasm-bindgen {bindgen_version} binaryen {} {}",
+        "{mode} wasm-split {} wasm-bindgen {bindgen_version} binaryen {} {}",
+        split::VERSION,
         binaryen::VERSION,
         binaryen::FLAGS.join(" ")
     );
@@ -186,11 +280,18 @@ fn processed(compiled: &Path, dev: bool, bindgen_version: &str) -> anyhow::Resul
             .with_context(|| format!("removing {}", partial.display()))?;
     }
     let started = Instant::now();
-    bindgen::generate(compiled, &partial, dev)?;
+    let chunks = partial.join(split::CHUNKS_DIR);
+    split::split(compiled, &chunks)?;
+    eprintln!("wasm-split: {:.1} s", started.elapsed().as_secs_f64());
+    let started = Instant::now();
+    bindgen::generate(&chunks.join(split::SHELL), &partial, dev)?;
+    std::fs::remove_file(chunks.join(split::SHELL))?;
     eprintln!("wasm-bindgen: {:.1} s", started.elapsed().as_secs_f64());
     if !dev {
         let started = Instant::now();
-        binaryen::optimize(&partial.join(format!("{}_bg.wasm", bindgen::OUT_NAME)))?;
+        let mut modules = vec![partial.join(format!("{}_bg.wasm", bindgen::OUT_NAME))];
+        modules.extend(wasm_files(&chunks)?);
+        binaryen::optimize_all(&modules)?;
         eprintln!("wasm-opt: {:.1} s", started.elapsed().as_secs_f64());
     }
     std::fs::write(partial.join(CACHE_DONE), recipe)?;

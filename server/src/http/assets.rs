@@ -97,12 +97,12 @@ fn is_suspicious(path: &str) -> bool {
             .any(|encoded| lower.contains(encoded))
 }
 
-/// Whether the app bundle is embedded.
-/// The app's own files, for inlining into an offline bundle: the wasm-bindgen glue, the WebAssembly and the
-/// stylesheet (`None` when the binary was built without the app).
+/// The app's own files, for inlining into an offline bundle: the wasm-bindgen glue, the shell's WebAssembly, the
+/// views' chunks by file name and the stylesheet (`None` when the binary was built without the app).
 pub struct AppFiles {
     pub glue: &'static [u8],
     pub wasm: &'static [u8],
+    pub chunks: Vec<(&'static str, &'static [u8])>,
     pub css: &'static [u8],
 }
 
@@ -113,13 +113,21 @@ pub fn app_files() -> Option<AppFiles> {
             .find(|asset| matches(asset.path))
             .map(|asset| asset.bytes)
     };
+    // Every other WebAssembly file is a chunk a view loads (`cargo xtask build-web` names them).
+    let chunks = ASSETS
+        .iter()
+        .filter(|asset| asset.path.ends_with(".wasm") && !asset.path.ends_with("_bg.wasm"))
+        .map(|asset| (asset.path, asset.bytes))
+        .collect();
     Some(AppFiles {
         glue: named(&|path| path.starts_with("cellscope-") && path.ends_with(".js"))?,
         wasm: named(&|path| path.ends_with("_bg.wasm"))?,
+        chunks,
         css: named(&|path| path.starts_with("app-") && path.ends_with(".css"))?,
     })
 }
 
+/// Whether the app bundle is embedded.
 pub fn app_embedded() -> bool {
     find("index.html").is_some()
 }

@@ -6,6 +6,7 @@
 //! object-storage tests, which need no browser, stay a binary of their own (`tests/tests/object_storage.rs`).
 
 mod audit;
+mod chunks;
 mod compare;
 mod configurations;
 mod connections;

@@ -67,9 +67,36 @@ pub(super) fn wasm_opt() -> anyhow::Result<PathBuf> {
     Ok(script)
 }
 
-/// Optimises `wasm` for size in place.
-pub(super) fn optimize(wasm: &Path) -> anyhow::Result<()> {
+/// Optimises every module of `modules` for size in place, two at a time (wasm-opt runs on one core).
+pub(super) fn optimize_all(modules: &[PathBuf]) -> anyhow::Result<()> {
     let script = wasm_opt()?;
+    // The largest first, so the other lane takes the small ones meanwhile.
+    let mut queue: Vec<&PathBuf> = modules.iter().collect();
+    queue.sort_by_key(|module| {
+        std::cmp::Reverse(std::fs::metadata(module).map_or(0, |meta| meta.len()))
+    });
+    let queue = std::sync::Mutex::new(queue.into_iter());
+    let next = || queue.lock().ok().and_then(|mut queue| queue.next());
+    std::thread::scope(|scope| {
+        let lanes: Vec<_> = (0..2)
+            .map(|_| {
+                scope.spawn(|| -> anyhow::Result<()> {
+                    while let Some(module) = next() {
+                        optimize(&script, module)?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        lanes.into_iter().try_for_each(|lane| {
+            lane.join()
+                .map_err(|_| anyhow::anyhow!("a wasm-opt lane panicked"))?
+        })
+    })
+}
+
+/// Optimises `wasm` for size in place.
+fn optimize(script: &Path, wasm: &Path) -> anyhow::Result<()> {
     let optimized = wasm.with_extension("opt.wasm");
     let script_text = script.to_string_lossy();
     let input = wasm.to_string_lossy();

@@ -69,7 +69,12 @@ pub(super) fn generate(input: &Path, out_dir: &Path, keep_names: bool) -> anyhow
         .omit_default_module_path(true)
         // Function names make panics and profiles readable in a dev build; wasm-opt drops them anyway.
         .remove_name_section(!keep_names)
-        .remove_producers_section(true);
+        .remove_producers_section(true)
+        // The shell's WASM exports its stack pointer, table and the other linker symbols to the views' chunks
+        // (`split.rs`), which wasm-bindgen would otherwise drop; and it keeps the symbol names the chunks import
+        // them by.
+        .keep_lld_exports(true)
+        .demangle(false);
     bindgen.web(true).context("wasm-bindgen --target web")?;
     let mut output = bindgen
         .generate_output()

@@ -3,7 +3,7 @@
 //! changed (an unchanged bundle keeps its mtimes, so cargo does not rebuild the server that embeds it).
 
 use super::bindgen::OUT_NAME;
-use super::hash16;
+use super::{hash16, split};
 use crate::workspace_root;
 use anyhow::{Context, bail};
 use std::collections::BTreeMap;
@@ -15,6 +15,8 @@ pub(super) struct Assembled {
     pub wasm: String,
     pub stylesheet: String,
     pub boot: String,
+    /// Each split point (a view) → the content-hashed names of the chunk files it loads.
+    pub views: BTreeMap<String, Vec<String>>,
     /// Whether `target/web/` was replaced (false: identical to what was there).
     pub changed: bool,
 }
@@ -163,18 +165,68 @@ fn exchange(a: &Path, b: &Path) -> anyhow::Result<()> {
     std::fs::rename(&aside, a).with_context(|| format!("moving {} back", aside.display()))
 }
 
+/// The views' chunks in `processed` by file stem: their content-hashed names and bytes.
+type Chunks = BTreeMap<String, (String, Vec<u8>)>;
+
+fn chunks(processed: &Path) -> anyhow::Result<Chunks> {
+    let mut chunks = Chunks::new();
+    for path in super::wasm_files(&processed.join(split::CHUNKS_DIR))? {
+        let stem = path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        chunks.insert(
+            stem.clone(),
+            (format!("{stem}-{}.wasm", hash16(&bytes)), bytes),
+        );
+    }
+    Ok(chunks)
+}
+
+/// The glue with the chunks' loaders folded in (`split::fold_loaders`), and each view's chunk files by their
+/// hashed names.
+fn glue_and_views(
+    processed: &Path,
+    chunks: &Chunks,
+) -> anyhow::Result<(String, BTreeMap<String, Vec<String>>)> {
+    let glue_path = processed.join(format!("{OUT_NAME}.js"));
+    let glue = std::fs::read_to_string(&glue_path)
+        .with_context(|| format!("reading {}", glue_path.display()))?;
+    let loaders_path = processed.join(split::CHUNKS_DIR).join(split::LOADERS);
+    let loaders = std::fs::read_to_string(&loaders_path)
+        .with_context(|| format!("reading {}", loaders_path.display()))?;
+    let hashed: BTreeMap<String, String> = chunks
+        .iter()
+        .map(|(stem, (name, _))| (stem.clone(), name.clone()))
+        .collect();
+    let glue = split::fold_loaders(&glue, &loaders, &hashed)?;
+    let mut views = BTreeMap::new();
+    for (view, stems) in split::manifest(&processed.join(split::CHUNKS_DIR))? {
+        let files = stems
+            .iter()
+            .map(|stem| {
+                hashed.get(stem).cloned().with_context(|| {
+                    format!("the split point {view} loads {stem}, which the splitter did not write")
+                })
+            })
+            .collect::<anyhow::Result<Vec<String>>>()?;
+        views.insert(view, files);
+    }
+    Ok((glue, views))
+}
+
 /// Builds the bundle from wasm-bindgen's (and wasm-opt's) output in `processed` and puts it at `web_dir`.
 pub(super) fn assemble(processed: &Path, web_dir: &Path) -> anyhow::Result<Assembled> {
     let root = workspace_root();
-    let glue_path = processed.join(format!("{OUT_NAME}.js"));
     let wasm_path = processed.join(format!("{OUT_NAME}_bg.wasm"));
-    let glue =
-        std::fs::read(&glue_path).with_context(|| format!("reading {}", glue_path.display()))?;
+    let chunks = chunks(processed)?;
+    let (glue, views) = glue_and_views(processed, &chunks)?;
     let wasm =
         std::fs::read(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
     let css = stylesheet(&root)?;
 
-    let glue_name = format!("{OUT_NAME}-{}.js", hash16(&glue));
+    let glue_name = format!("{OUT_NAME}-{}.js", hash16(glue.as_bytes()));
     let wasm_name = format!("{OUT_NAME}-{}_bg.wasm", hash16(&wasm));
     let stylesheet_name = format!("app-{}.css", hash16(css.as_bytes()));
     let boot = boot_module(&glue_name, &wasm_name);
@@ -183,6 +235,7 @@ pub(super) fn assemble(processed: &Path, web_dir: &Path) -> anyhow::Result<Assem
         glue: glue_name,
         wasm: wasm_name,
         stylesheet: stylesheet_name,
+        views,
         changed: false,
     };
     let template_path = root.join("public/index.html");
@@ -204,6 +257,9 @@ pub(super) fn assemble(processed: &Path, web_dir: &Path) -> anyhow::Result<Assem
     write(&staging.join(&names.wasm), &wasm)?;
     write(&staging.join(&names.stylesheet), &css)?;
     write(&staging.join(&names.boot), &boot)?;
+    for (name, bytes) in chunks.values() {
+        write(&staging.join(name), bytes)?;
+    }
     write(&staging.join("index.html"), &html)?;
     // `#[wasm_bindgen(inline_js)]` and `module = …` imports: the glue loads them relative to itself.
     for (relative, bytes) in tree(&processed.join("snippets"))? {
@@ -236,6 +292,7 @@ mod tests {
             wasm: "cellscope-0123456789abcdef_bg.wasm".into(),
             stylesheet: "app-0123456789abcdef.css".into(),
             boot: "boot-0123456789abcdef.js".into(),
+            views: BTreeMap::new(),
             changed: false,
         }
     }

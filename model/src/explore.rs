@@ -12,6 +12,7 @@ use crate::metric::{Metric, Threshold};
 use crate::origin::Mark;
 use crate::query::WhatIf;
 use crate::reasons::NoPoint;
+use crate::stat::Stat;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion, fill_scaling};
 use crate::view_state::{View, ViewState, XAxis};
@@ -635,10 +636,14 @@ pub fn curves_of<'a>(
     // breakdown: only these are pooled, not every per-cell metric at every point.
     let options = CurveOptions {
         metrics: Some(
-            [metric, Metric::Efficiency, Metric::P95Multiplier]
-                .into_iter()
-                .chain(state.x.metric())
-                .collect(),
+            [
+                metric,
+                Metric::Stat(Stat::Efficiency),
+                Metric::Stat(Stat::P95Multiplier),
+            ]
+            .into_iter()
+            .chain(state.x.metric())
+            .collect(),
         ),
         ..curve_options(state, comparisons)
     };
@@ -1337,12 +1342,12 @@ mod tests {
             (
                 Dimension::Configuration,
                 Some(Dimension::Workload),
-                Metric::OutputTpsPerAccelerator
+                Metric::Stat(Stat::OutputTpsPerAccelerator)
             )
         );
         // The test's cells have no interactivity: plot throughput against p95 wall time instead.
-        state.metric = Metric::AggregateTps;
-        state.x = XAxis::Metric(Metric::P95WallMs);
+        state.metric = Metric::Stat(Stat::AggregateTps);
+        state.x = XAxis::Metric(Metric::Stat(Stat::P95WallMs));
         let facets = curves(&cells, &state, state.metric);
         assert_eq!(facets.len(), 2);
         for facet in &facets {
@@ -1412,14 +1417,14 @@ mod tests {
         fill_scaling(&mut cells);
         let state = ViewState {
             view: View::Curves,
-            metric: Metric::AggregateTps,
-            x: XAxis::Metric(Metric::P95WallMs),
+            metric: Metric::Stat(Stat::AggregateTps),
+            x: XAxis::Metric(Metric::Stat(Stat::P95WallMs)),
             color: Dimension::Configuration,
             facet: None,
             frontier: crate::view_state::FrontierMode::Panel,
             ..ViewState::default()
         };
-        let facets = curves(&cells, &state, Metric::AggregateTps);
+        let facets = curves(&cells, &state, Metric::Stat(Stat::AggregateTps));
         let series = &facets[0].series;
         assert_eq!(
             series
@@ -1481,7 +1486,10 @@ mod tests {
         fill_scaling(&mut swept);
         assert_eq!(opening_metric(&swept), None);
         assert_eq!(
-            one_load_note(&swept.iter().collect::<Vec<_>>(), Metric::Efficiency),
+            one_load_note(
+                &swept.iter().collect::<Vec<_>>(),
+                Metric::Stat(Stat::Efficiency)
+            ),
             None
         );
         // One concurrency per configuration (two workloads, one N each): measured against itself each would read
@@ -1498,30 +1506,33 @@ mod tests {
         );
         let slice: Vec<&CellSummary> = single.iter().collect();
         assert_eq!(
-            crate::reasons::ScalingAbsent::of(Metric::Efficiency, &single[0], &slice)
+            crate::reasons::ScalingAbsent::of(Metric::Stat(Stat::Efficiency), &single[0], &slice)
                 .map(|absent| absent.short()),
             Some("one load")
         );
         let (metric, why) = opening_metric(&single).expect("another metric");
-        assert_eq!(metric, Metric::AggregateTps);
+        assert_eq!(metric, Metric::Stat(Stat::AggregateTps));
         assert_eq!(
             why,
             "Opened on output tok/s: 0 of 2 cells with data have a parallel efficiency (2 are the one load their \
              series was measured at: one load, no scaling), 2 have output tok/s. Choose another metric above."
         );
         assert_eq!(
-            one_load_note(&slice, Metric::Efficiency).as_deref(),
+            one_load_note(&slice, Metric::Stat(Stat::Efficiency)).as_deref(),
             Some(
                 "2 cells are the one load their series was measured at: one load, no scaling (no parallel \
                  efficiency or p95 multiplier, shown as \"one load\", never as 1.000)."
             )
         );
-        assert_eq!(one_load_note(&slice, Metric::AggregateTps), None);
+        assert_eq!(
+            one_load_note(&slice, Metric::Stat(Stat::AggregateTps)),
+            None
+        );
         // A panel of such cells draws no efficiency point and says why.
         let why = crate::reasons::NoPoint::of(
             &slice,
             &inclusion(&ViewState::default(), BTreeSet::new()),
-            Metric::Efficiency,
+            Metric::Stat(Stat::Efficiency),
             None,
         )
         .map(|why| why.text());
@@ -1539,7 +1550,7 @@ mod tests {
         assert_eq!(opening_metric(&mixed), None);
         let mixed_slice: Vec<&CellSummary> = mixed.iter().collect();
         assert!(
-            one_load_note(&mixed_slice, Metric::Efficiency)
+            one_load_note(&mixed_slice, Metric::Stat(Stat::Efficiency))
                 .unwrap()
                 .starts_with("2 cells are")
         );
@@ -1557,7 +1568,7 @@ mod tests {
         }
         fill_scaling(&mut single);
         let (metric, _) = opening_metric(&single).expect("another metric");
-        assert_eq!(metric, Metric::P95WallMs);
+        assert_eq!(metric, Metric::Stat(Stat::P95WallMs));
     }
 
     #[test]
@@ -1580,7 +1591,12 @@ mod tests {
         };
         // Most cells are at a rate: the axis holds rates, every series is sglang's.
         assert_eq!(load_kind_on_x(&slice, &state), Some(LoadKind::Rate));
-        let facets = curves_of(&slice, BTreeSet::new(), &state, Metric::P95WallMs);
+        let facets = curves_of(
+            &slice,
+            BTreeSet::new(),
+            &state,
+            Metric::Stat(Stat::P95WallMs),
+        );
         let loads: BTreeSet<LoadKind> = facets
             .iter()
             .flat_map(|facet| &facet.series)
@@ -1603,7 +1619,7 @@ mod tests {
             Some(LoadKind::Concurrency)
         );
         let against_ttft = ViewState {
-            x: XAxis::Metric(Metric::P50TtftMs),
+            x: XAxis::Metric(Metric::Stat(Stat::P50TtftMs)),
             ..state
         };
         assert_eq!(load_kind_on_x(&slice, &against_ttft), None);
@@ -1784,7 +1800,12 @@ mod tests {
         let (state, _) = ViewState::parse_query(
             "view=curves&metric=p99_ttft_ms&slo=p99_ttft_ms%3C%3D100&facet=none",
         );
-        let facets = curves_of(&slice, BTreeSet::new(), &state, Metric::P99TtftMs);
+        let facets = curves_of(
+            &slice,
+            BTreeSet::new(),
+            &state,
+            Metric::Stat(Stat::P99TtftMs),
+        );
         let series = &facets[0].series[0];
         let failed: Vec<u32> = series.points.iter().map(|point| point.failed).collect();
         assert_eq!(failed, [0, 0, 1]);
@@ -1794,19 +1815,22 @@ mod tests {
         );
         // Holds at 2 req/s (80 ms), fails at 4 (140 ms): 2 + 20/60 × 2 = 2.67 req/s.
         assert_eq!(series.slo_capacity.as_deref(), Some("≈ 2.7 req/s (2–4)"));
-        let line = slo_line(&state, Metric::P99TtftMs).unwrap();
+        let line = slo_line(&state, Metric::Stat(Stat::P99TtftMs)).unwrap();
         assert_eq!(
             (line.value, line.label.as_str()),
             (100.0, "SLO p99_ttft_ms ≤ 100 ms")
         );
         // No line for a statistic the SLO does not bound, nor without an SLO in the link.
-        assert_eq!(slo_line(&state, Metric::P95TtftMs), None);
-        assert_eq!(slo_line(&ViewState::default(), Metric::P99TtftMs), None);
+        assert_eq!(slo_line(&state, Metric::Stat(Stat::P95TtftMs)), None);
+        assert_eq!(
+            slo_line(&ViewState::default(), Metric::Stat(Stat::P99TtftMs)),
+            None
+        );
         let without: Vec<Option<String>> = curves_of(
             &slice,
             BTreeSet::new(),
             &ViewState::default(),
-            Metric::P99TtftMs,
+            Metric::Stat(Stat::P99TtftMs),
         )
         .iter()
         .flat_map(|facet| {
@@ -1893,7 +1917,7 @@ mod tests {
         assert!((at_16(&grids[0]).unwrap() - 0.5).abs() < 1e-12);
         assert!((at_16(&grids[1]).unwrap() - 0.8).abs() < 1e-12);
         let (curves_state, _) = ViewState::parse_query("view=curves&color=tp&metric=efficiency");
-        let facets = curves(&cells, &curves_state, Metric::Efficiency);
+        let facets = curves(&cells, &curves_state, Metric::Stat(Stat::Efficiency));
         let labels: Vec<&Value> = facets[0]
             .series
             .iter()
@@ -1940,7 +1964,7 @@ mod tests {
         assert_eq!((sglang.reported, sglang.derived), (1, 0));
         assert_eq!(sglang.sign(), "†");
         assert_eq!(
-            sglang.origin_lines(Metric::Efficiency),
+            sglang.origin_lines(Metric::Stat(Stat::Efficiency)),
             [
                 "† 1 of 3 cells: reported by the tool, not recomputed (the file has no request rows for it)"
             ]
@@ -1951,11 +1975,14 @@ mod tests {
             vllm.absent,
             Some(ScalingAbsent::NoBaseline { smallest_n: 2 })
         );
-        assert_eq!(vllm.label(Metric::Efficiency), "no N=1");
-        assert!(vllm.origin_lines(Metric::Efficiency)[0].ends_with("this sweep starts at N = 2"));
+        assert_eq!(vllm.label(Metric::Stat(Stat::Efficiency)), "no N=1");
+        assert!(
+            vllm.origin_lines(Metric::Stat(Stat::Efficiency))[0]
+                .ends_with("this sweep starts at N = 2")
+        );
         // On p95 wall the derived rep is marked, the reported throughput is not.
         let p95 = ViewState {
-            metric: Metric::P95WallMs,
+            metric: Metric::Stat(Stat::P95WallMs),
             ..state
         };
         let sglang = matrix(&cells, &p95)[0].squares[0][0].clone().unwrap();
@@ -2117,13 +2144,13 @@ mod tests {
         let one = sweep("vllm", "w", &[(1, 1.0), (2, 0.9), (4, 0.5)]);
         let state = ViewState {
             view: View::Curves,
-            metric: Metric::AggregateTps,
-            x: XAxis::Metric(Metric::P95WallMs),
+            metric: Metric::Stat(Stat::AggregateTps),
+            x: XAxis::Metric(Metric::Stat(Stat::P95WallMs)),
             facet: None,
             frontier: crate::view_state::FrontierMode::Series,
             ..ViewState::default()
         };
-        let facets = curves(&one, &state, Metric::AggregateTps);
+        let facets = curves(&one, &state, Metric::Stat(Stat::AggregateTps));
         assert!(facets[0].series[0].frontier.is_some());
         assert_eq!(frontier_withheld(&facets, &state), None);
         // Two models pooled into each point: their mean is no configuration anyone ran.
@@ -2132,7 +2159,7 @@ mod tests {
             sweep("vllm", "w", &[(1, 1.0), (2, 0.6), (4, 0.3)]),
             "b",
         ));
-        let facets = curves(&two, &state, Metric::AggregateTps);
+        let facets = curves(&two, &state, Metric::Stat(Stat::AggregateTps));
         let series = &facets[0].series[0];
         assert!(series.frontier.is_none(), "no frontier over pooled models");
         assert!(!series.is_dominated(1), "no point is called dominated");
@@ -2154,7 +2181,7 @@ mod tests {
             color: Dimension::Model,
             ..state.clone()
         };
-        let facets = curves(&two, &by_model, Metric::AggregateTps);
+        let facets = curves(&two, &by_model, Metric::Stat(Stat::AggregateTps));
         assert!(
             facets[0]
                 .series
@@ -2207,7 +2234,7 @@ mod tests {
             long.contains("sglang pools llama; vllm pools llama, mistral"),
             "{long}"
         );
-        let facets = curves(&cells, &state, Metric::Efficiency);
+        let facets = curves(&cells, &state, Metric::Stat(Stat::Efficiency));
         assert_eq!(
             panel_notes(&facets, &unequal, &state),
             [vec![unequal[0].short()]]
@@ -2269,7 +2296,7 @@ mod tests {
         );
         // The p95 multiplier needs the same baseline; throughput does not.
         let multiplier = ViewState {
-            metric: Metric::P95Multiplier,
+            metric: Metric::Stat(Stat::P95Multiplier),
             ..state.clone()
         };
         assert_eq!(
@@ -2277,7 +2304,7 @@ mod tests {
             ["no p95 latency multiplier: no N = 1 cell in this series (measured from N = 4)"]
         );
         let throughput = ViewState {
-            metric: Metric::AggregateTps,
+            metric: Metric::Stat(Stat::AggregateTps),
             ..state.clone()
         };
         assert_eq!(
@@ -2331,10 +2358,10 @@ mod tests {
         assert_eq!(table_number(0.5), "0.500");
         assert_eq!(table_number(0.0), "0.000");
         assert_eq!(
-            value_text(Metric::Efficiency, 0.00046710905384226377),
+            value_text(Metric::Stat(Stat::Efficiency), 0.00046710905384226377),
             "0.00047"
         );
-        assert_eq!(value_text(Metric::Efficiency, 0.9), "0.900");
+        assert_eq!(value_text(Metric::Stat(Stat::Efficiency), 0.9), "0.900");
         let mut cells = sweep("pytorch_direct", "balanced_2k", &[(1, 1.0), (16, 0.0004)]);
         cells.truncate(2);
         cells[1].status = CellStatus::Partial;
@@ -2343,7 +2370,7 @@ mod tests {
             facet: None,
             ..ViewState::default()
         };
-        let facets = curves(&cells, &state, Metric::Efficiency);
+        let facets = curves(&cells, &state, Metric::Stat(Stat::Efficiency));
         let points = &facets[0].series[0].points;
         assert_eq!(points[0].table_text(XAxis::Load), "1: 1.000");
         assert_eq!(
@@ -2365,13 +2392,13 @@ mod tests {
             facet: None,
             ..ViewState::default()
         };
-        let facets = curves(&cells, &state, Metric::Efficiency);
+        let facets = curves(&cells, &state, Metric::Stat(Stat::Efficiency));
         let sglang = &facets[0].series[0];
         assert_eq!(sglang.label, Value::Text("sglang".into()));
         assert!(sglang.points.is_empty(), "left out of the comparison");
         assert_eq!(sglang.left_out, 6);
         state.what_if.excluded = true;
-        let facets = curves(&cells, &state, Metric::Efficiency);
+        let facets = curves(&cells, &state, Metric::Stat(Stat::Efficiency));
         assert_eq!(facets[0].series[0].points.len(), 2);
         // A single-backend view keeps them.
         state.what_if.excluded = false;
@@ -2380,7 +2407,7 @@ mod tests {
             .values
             .insert(Dimension::Backend, vec!["sglang".into()]);
         assert_eq!(
-            curves(&cells, &state, Metric::Efficiency)[0].series[0]
+            curves(&cells, &state, Metric::Stat(Stat::Efficiency))[0].series[0]
                 .points
                 .len(),
             2
@@ -2407,7 +2434,11 @@ mod tests {
             cells.push(skipped);
         }
         fill_scaling(&mut cells);
-        let facets = curves(&cells, &ViewState::default(), Metric::Efficiency);
+        let facets = curves(
+            &cells,
+            &ViewState::default(),
+            Metric::Stat(Stat::Efficiency),
+        );
         let series = &facets[0].series[0];
         assert_eq!(series.points.last().unwrap().load.concurrency().unwrap(), 4);
         assert_eq!(series.skipped_at, Some(crate::Load::Concurrency(16)));
@@ -2453,13 +2484,13 @@ mod tests {
         fill_scaling(&mut cells);
         let mut state = ViewState {
             view: View::Curves,
-            metric: Metric::AggregateTps,
-            x: XAxis::Metric(Metric::P95WallMs),
+            metric: Metric::Stat(Stat::AggregateTps),
+            x: XAxis::Metric(Metric::Stat(Stat::P95WallMs)),
             facet: None,
             frontier: crate::view_state::FrontierMode::Series,
             ..ViewState::default()
         };
-        let facets = curves(&cells, &state, Metric::AggregateTps);
+        let facets = curves(&cells, &state, Metric::Stat(Stat::AggregateTps));
         let [sglang, vllm] = facets[0].series.as_slice() else {
             panic!("two series: {facets:?}");
         };
@@ -2481,7 +2512,7 @@ mod tests {
         assert_eq!((vllm.points[0].x_min, vllm.points[0].x_max), (100.0, 110.0));
         assert_eq!(vllm.without_value, 1);
         assert_eq!(
-            without_value_note(&facets, Metric::AggregateTps, state.x).as_deref(),
+            without_value_note(&facets, Metric::Stat(Stat::AggregateTps), state.x).as_deref(),
             Some(
                 "1 point without a value of p95 latency or output tok/s left out (never drawn as zero)"
             )
@@ -2506,12 +2537,12 @@ mod tests {
         // Without the frontier toggle no point is dominated; with N on x, points sit at N and nothing is
         // missing but the latency-less N=16 point's plotted value, which it has.
         state.frontier = crate::view_state::FrontierMode::Off;
-        let facets = curves(&cells, &state, Metric::AggregateTps);
+        let facets = curves(&cells, &state, Metric::Stat(Stat::AggregateTps));
         assert!(facets[0].series[1].frontier.is_none());
         assert!(!facets[0].series[1].is_dominated(2));
         state.x = XAxis::Load;
         state.frontier = crate::view_state::FrontierMode::Series;
-        let facets = curves(&cells, &state, Metric::AggregateTps);
+        let facets = curves(&cells, &state, Metric::Stat(Stat::AggregateTps));
         let vllm = &facets[0].series[1];
         assert!(vllm.frontier.is_none(), "no frontier against N");
         assert_eq!(vllm.points.len(), 5);
@@ -2522,11 +2553,11 @@ mod tests {
         );
         // A missing plotted value counts whatever the x axis; skipped cells are no point at all.
         assert_eq!(
-            curves(&cells, &state, Metric::P95WallMs)[0].series[1].without_value,
+            curves(&cells, &state, Metric::Stat(Stat::P95WallMs))[0].series[1].without_value,
             1
         );
         assert_eq!(
-            without_value_note(&facets, Metric::AggregateTps, XAxis::Load),
+            without_value_note(&facets, Metric::Stat(Stat::AggregateTps), XAxis::Load),
             None
         );
     }
@@ -2631,7 +2662,7 @@ mod tests {
         }
         fill_scaling(&mut cells);
         let left_out = |state: &ViewState| -> u32 {
-            curves(&cells, state, Metric::Efficiency)
+            curves(&cells, state, Metric::Stat(Stat::Efficiency))
                 .iter()
                 .flat_map(|facet| &facet.series)
                 .map(|series| series.left_out)
@@ -2762,7 +2793,7 @@ mod tests {
             at_load: crate::Load::Concurrency(2),
             ..ViewState::default()
         };
-        let facets = curves(&cells, &state, Metric::Efficiency);
+        let facets = curves(&cells, &state, Metric::Stat(Stat::Efficiency));
         let (series, point) = (&facets[0].series[0], &facets[0].series[0].points[1]);
         let slice = filtered(&cells, &state);
         let in_curves = ViewState {

@@ -16,6 +16,7 @@ use crate::pooling::Pooling;
 use crate::query::WhatIf;
 use crate::reasons::ScalingAbsent;
 use crate::slo::{LoadAxis, Outcome, Placed, Slo};
+use crate::stat::Stat;
 use crate::status::CellStatus;
 use crate::summary::CellSummary;
 use crate::view_state::ViewState;
@@ -271,7 +272,10 @@ impl MatrixLayout {
         if self.per_cell {
             Metric::curves().collect()
         } else {
-            vec![Metric::Efficiency, Metric::P95Multiplier]
+            vec![
+                Metric::Stat(Stat::Efficiency),
+                Metric::Stat(Stat::P95Multiplier),
+            ]
         }
     }
 
@@ -280,7 +284,7 @@ impl MatrixLayout {
         if self.per_cell {
             Metric::curves().collect()
         } else {
-            vec![Metric::Efficiency]
+            vec![Metric::Stat(Stat::Efficiency)]
         }
     }
 
@@ -298,7 +302,7 @@ impl MatrixLayout {
 /// multiplier), so its cells carry the marks of efficiency; the ok rate has none.
 fn shown(metric: Metric) -> Option<Metric> {
     match metric {
-        Metric::Breakdown => Some(Metric::Efficiency),
+        Metric::Breakdown => Some(Metric::Stat(Stat::Efficiency)),
         metric if metric.per_cell() => Some(metric),
         _ => None,
     }
@@ -413,7 +417,10 @@ impl MatrixBase {
             let mut absent = Vec::new();
             if layout.per_cell {
                 let shown_point = layout.point(&curve.points);
-                for metric in [Metric::Efficiency, Metric::P95Multiplier] {
+                for metric in [
+                    Metric::Stat(Stat::Efficiency),
+                    Metric::Stat(Stat::P95Multiplier),
+                ] {
                     if shown_point.and_then(|point| point.band(metric)).is_some() {
                         continue;
                     }
@@ -427,16 +434,19 @@ impl MatrixBase {
                 }
             }
             let shown_load = layout.point(&curve.points).map(|point| point.load);
-            let baselines = [Metric::Efficiency, Metric::P95Multiplier]
-                .into_iter()
-                .filter_map(|metric| {
-                    let at_shown = pooled
-                        .iter()
-                        .copied()
-                        .filter(|cell| Some(cell.key.load) == shown_load);
-                    Some((metric, crate::reasons::baseline_note(metric, at_shown)?))
-                })
-                .collect();
+            let baselines = [
+                Metric::Stat(Stat::Efficiency),
+                Metric::Stat(Stat::P95Multiplier),
+            ]
+            .into_iter()
+            .filter_map(|metric| {
+                let at_shown = pooled
+                    .iter()
+                    .copied()
+                    .filter(|cell| Some(cell.key.load) == shown_load);
+                Some((metric, crate::reasons::baseline_note(metric, at_shown)?))
+            })
+            .collect();
             let capacity = layout.slo.as_ref().map(|text| {
                 Slo::from_link(text)
                     .unwrap_or(Slo { bounds: Vec::new() })

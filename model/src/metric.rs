@@ -400,7 +400,8 @@ mod tests {
 
     #[test]
     fn a_metric_is_written_in_json_as_a_link_writes_it() {
-        let written = serde_json::to_string(&[Metric::Stat(Stat::P95TtftMs), Metric::OkRate]).unwrap();
+        let written =
+            serde_json::to_string(&[Metric::Stat(Stat::P95TtftMs), Metric::OkRate]).unwrap();
         assert_eq!(written, r#"["p95_ttft_ms","ok_rate"]"#);
         let read: Metric = serde_json::from_str(r#""slo_capacity""#).unwrap();
         assert_eq!(read, Metric::SloCapacity);

@@ -26,6 +26,7 @@ use cellscope_model::explore::{
 use cellscope_model::metric::Threshold;
 use cellscope_model::pooling::Drawn;
 use cellscope_model::reasons::skip_reason as default_skip_reason;
+use cellscope_model::stat::Stat;
 use cellscope_model::status::CellStatus;
 use cellscope_model::view_state::{Aggregation, FrontierMode, Metric, ViewState, XAxis};
 use leptos::prelude::*;
@@ -123,7 +124,7 @@ impl Curves {
                 if state.metric.per_cell() {
                     state.metric
                 } else {
-                    Metric::Efficiency
+                    Metric::Stat(Stat::Efficiency)
                 }
             })
         });

@@ -191,7 +191,7 @@ fn CellInspector(key: CellKey) -> impl IntoView {
                 let series: Vec<&CellSummary> = series.iter().collect();
                 let shown = series.iter().find(|cell| cell.key == key_for_absent).copied();
                 shown.map(|cell| {
-                    [Metric::Efficiency, Metric::P95Multiplier]
+                    [Metric::Stat(Stat::Efficiency), Metric::Stat(Stat::P95Multiplier)]
                         .into_iter()
                         .filter_map(|metric| ScalingAbsent::of(metric, cell, &series).map(|absent| format!("{}: {}.", capitalised(metric.label()), absent.sentence())))
                         .collect::<Vec<String>>()
@@ -288,7 +288,7 @@ fn rep_row(
             {figure(&cell, Stat::P95WallMs, 1)}{figure(&cell, Stat::P99WallMs, 1)}
             {figure(&cell, Stat::P50TtftMs, 1)}{figure(&cell, Stat::P95TtftMs, 1)}
             {figure(&cell, Stat::AggregateTps, 2)}
-            {scaling_figure(&cell, Metric::Efficiency, &series, 3)}{scaling_figure(&cell, Metric::P95Multiplier, &series, 3)}
+            {scaling_figure(&cell, Metric::Stat(Stat::Efficiency), &series, 3)}{scaling_figure(&cell, Metric::Stat(Stat::P95Multiplier), &series, 3)}
             {figure(&cell, Stat::MeanPromptTokens, 1)}
             {figure(&cell, Stat::MeanCompletionTokens, 1)}
             {serving.iter().map(|stat| serving_figure(&cell, *stat)).collect_view()}

@@ -14,6 +14,7 @@ use crate::palette;
 use cellscope_model::LoadKind;
 use cellscope_model::explore::{Facet, Series, value_text};
 use cellscope_model::metric::Threshold;
+use cellscope_model::stat::Stat;
 use cellscope_model::view_state::{Aggregation, BandSpan, Metric, XAxis};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -209,8 +210,8 @@ fn point_text(series: &Series, index: usize, words: PointWords) -> String {
         value_text(metric, point.value),
         band(metric, point.min, point.max),
         point.pooling.describe(words.aggregation),
-        value(point.efficiency, Metric::Efficiency),
-        value(point.p95_multiplier, Metric::P95Multiplier),
+        value(point.efficiency, Metric::Stat(Stat::Efficiency)),
+        value(point.p95_multiplier, Metric::Stat(Stat::P95Multiplier)),
         point.ok_rows,
         point.expected_rows
     )
@@ -477,19 +478,23 @@ mod tests {
         }];
         let styles = series_styles(&facets, &["pytorch_direct".to_string()]);
         let reason = |_: &Series| "hang".to_string();
-        for metric in [Metric::Efficiency, Metric::P95Multiplier, Metric::P95WallMs] {
+        for metric in [
+            Metric::Stat(Stat::Efficiency),
+            Metric::Stat(Stat::P95Multiplier),
+            Metric::Stat(Stat::P95WallMs),
+        ] {
             let (svg, hits) = svg_of(&facets, &styles, &reason, metric, (800, 400), None);
             assert_eq!(hits.len(), 5, "four points and the skip marker");
             assert!(svg.contains("skipped: hang"));
             assert!(svg.contains("N*=2"));
             let texts: Vec<&str> = svg.lines().map(str::trim).collect();
-            if metric == Metric::P95Multiplier {
+            if metric == Metric::Stat(Stat::P95Multiplier) {
                 // Values 0.08–1.02 (band included): ticks at powers of two, 0.12× to 2×.
                 for tick in ["0.12×", "0.25×", "0.5×", "1×", "2×"] {
                     assert!(texts.contains(&tick), "{tick} missing");
                 }
             }
-            if metric == Metric::P95WallMs {
+            if metric == Metric::Stat(Stat::P95WallMs) {
                 for tick in ["0.1 ms", "0.2 ms", "0.5 ms", "1 ms"] {
                     assert!(texts.contains(&tick), "{tick} missing");
                 }
@@ -568,7 +573,7 @@ mod tests {
             &facets,
             &styles,
             &reason,
-            Metric::Efficiency,
+            Metric::Stat(Stat::Efficiency),
             (800, 500),
             Some(&frame),
         );
@@ -640,7 +645,10 @@ mod tests {
             &facets,
             &styles,
             &reason,
-            (XAxis::Metric(Metric::P95TtftMs), Metric::AggregateTps),
+            (
+                XAxis::Metric(Metric::Stat(Stat::P95TtftMs)),
+                Metric::Stat(Stat::AggregateTps),
+            ),
             (900, 420),
             None,
         );
@@ -657,8 +665,8 @@ mod tests {
         // Points are placed left to right by TTFT; N=4 sits right of N=2 and is dominated.
         // A curve point's tooltip is written on demand from the facets drawn and the point's place in them.
         let words = PointWords {
-            metric: Metric::AggregateTps,
-            x: XAxis::Metric(Metric::P95TtftMs),
+            metric: Metric::Stat(Stat::AggregateTps),
+            x: XAxis::Metric(Metric::Stat(Stat::P95TtftMs)),
             aggregation: Aggregation::Mean,
             band: BandSpan::Cells,
         };
@@ -700,25 +708,28 @@ mod tests {
 
     #[test]
     fn log_axes_tick_at_values_a_reader_can_name() {
-        let multiples = Axis::for_metric(Metric::P95Multiplier, 1.0, 1446.67);
+        let multiples = Axis::for_metric(Metric::Stat(Stat::P95Multiplier), 1.0, 1446.67);
         let ticks: Vec<String> = multiples
-            .log_ticks(Metric::P95Multiplier)
+            .log_ticks(Metric::Stat(Stat::P95Multiplier))
             .into_iter()
-            .map(|tick| tick_label(Metric::P95Multiplier, tick))
+            .map(|tick| tick_label(Metric::Stat(Stat::P95Multiplier), tick))
             .collect();
         // 1× to 1024× is eleven powers of two: every other one is kept, never more than nine.
         assert_eq!(ticks, ["1×", "4×", "16×", "64×", "256×", "1024×"]);
-        let times = Axis::for_metric(Metric::P95WallMs, 420.0, 9_500.0);
+        let times = Axis::for_metric(Metric::Stat(Stat::P95WallMs), 420.0, 9_500.0);
         let ticks: Vec<String> = times
-            .log_ticks(Metric::P95WallMs)
+            .log_ticks(Metric::Stat(Stat::P95WallMs))
             .into_iter()
-            .map(|tick| tick_label(Metric::P95WallMs, tick))
+            .map(|tick| tick_label(Metric::Stat(Stat::P95WallMs), tick))
             .collect();
         assert_eq!(ticks, ["500 ms", "1 s", "2 s", "5 s", "10 s"]);
-        assert_eq!(tick_label(Metric::P95WallMs, 200_000.0), "200 s");
+        assert_eq!(
+            tick_label(Metric::Stat(Stat::P95WallMs), 200_000.0),
+            "200 s"
+        );
         assert!(
-            Axis::for_metric(Metric::Efficiency, 0.1, 0.9)
-                .log_ticks(Metric::Efficiency)
+            Axis::for_metric(Metric::Stat(Stat::Efficiency), 0.1, 0.9)
+                .log_ticks(Metric::Stat(Stat::Efficiency))
                 .is_empty()
         );
     }
@@ -875,7 +886,10 @@ mod tests {
             &facets,
             &styles,
             &reason,
-            (XAxis::Metric(Metric::P95TtftMs), Metric::AggregateTps),
+            (
+                XAxis::Metric(Metric::Stat(Stat::P95TtftMs)),
+                Metric::Stat(Stat::AggregateTps),
+            ),
             (420, 300),
             None,
         );
@@ -968,7 +982,7 @@ mod tests {
             &facets,
             &styles,
             &reason,
-            (XAxis::Load, Metric::Efficiency),
+            (XAxis::Load, Metric::Stat(Stat::Efficiency)),
             (900, 300),
             None,
             &notes,
@@ -1037,7 +1051,7 @@ mod tests {
             &facets,
             &styles,
             &reason,
-            (XAxis::Load, Metric::Efficiency),
+            (XAxis::Load, Metric::Stat(Stat::Efficiency)),
             (700, 300),
             None,
             &notes,
@@ -1246,7 +1260,7 @@ mod tests {
 
     #[test]
     fn a_rate_chart_reads_achieved_over_offered_against_the_saturation_line_with_inf_apart() {
-        let (svg, hits) = rate_sweep_svg(Metric::Efficiency, None);
+        let (svg, hits) = rate_sweep_svg(Metric::Stat(Stat::Efficiency), None);
         let unescaped = svg.replace("&lt;", "<");
         let texts: Vec<&str> = unescaped.lines().map(str::trim).collect();
         for text in [
@@ -1306,7 +1320,7 @@ mod tests {
 
     #[test]
     fn a_failed_point_is_crossed_and_the_others_are_not() {
-        let (svg, hits) = rate_sweep_svg(Metric::Efficiency, None);
+        let (svg, hits) = rate_sweep_svg(Metric::Stat(Stat::Efficiency), None);
         // Plotters draws a cross as two diagonals: each crossed point has two lines whose midpoint is on it.
         let crossed = |hit: &Hit| {
             tags(&svg, "line")
@@ -1332,7 +1346,7 @@ mod tests {
         }
         // Its tooltip says what the cross means.
         let words = PointWords {
-            metric: Metric::Efficiency,
+            metric: Metric::Stat(Stat::Efficiency),
             x: XAxis::Load,
             aggregation: Aggregation::Mean,
             band: BandSpan::Cells,
@@ -1363,7 +1377,7 @@ mod tests {
             value: 0.9,
             label: "SLO p99_ttft_ms ≤ 0.9 ms".into(),
         };
-        let (svg, hits) = rate_sweep_svg(Metric::P99TtftMs, Some(slo));
+        let (svg, hits) = rate_sweep_svg(Metric::Stat(Stat::P99TtftMs), Some(slo));
         let texts: Vec<&str> = svg.lines().map(str::trim).collect();
         assert!(texts.contains(&"SLO p99_ttft_ms ≤ 0.9 ms"), "{texts:?}");
         let dashes = dashes_y(&svg, "#BE3C14");
@@ -1396,13 +1410,13 @@ mod tests {
             &facets,
             &styles,
             &reason,
-            (XAxis::Load, Metric::Efficiency),
+            (XAxis::Load, Metric::Stat(Stat::Efficiency)),
             (600, 300),
             None,
             &notes,
             (
                 kind,
-                Metric::Efficiency.threshold(&Criterion::V1, kind),
+                Metric::Stat(Stat::Efficiency).threshold(&Criterion::V1, kind),
                 None,
             ),
         );

@@ -388,6 +388,7 @@ mod tests {
     use cellscope_model::Dimension;
     use cellscope_model::key::Value;
     use cellscope_model::metric::Metric;
+    use cellscope_model::stat::Stat;
 
     fn group(name: &str, mean: f64, ci: (f64, f64), verdict: Verdict) -> Group {
         Group {
@@ -417,7 +418,7 @@ mod tests {
                 a: a.into(),
                 b: b.into(),
                 per: Some(Dimension::Workload),
-                metric: Metric::Efficiency,
+                metric: Metric::Stat(Stat::Efficiency),
                 alpha: 0.05,
                 slo: String::new(),
             },

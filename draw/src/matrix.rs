@@ -6,6 +6,7 @@
 use crate::palette;
 use cellscope_model::explore::{CAPACITY_MARKS, LoadScale, MatrixCell, MatrixGrid, Value};
 use cellscope_model::slo::Placed;
+use cellscope_model::stat::Stat;
 use cellscope_model::view_state::{Metric, View, ViewState};
 
 /// The colour scale of the shown metric: value → position in [0, 1] (1 = best) and the legend's end labels.
@@ -46,9 +47,9 @@ impl ColourScale {
 
     pub fn position(&self, value: f64) -> f64 {
         match self.metric {
-            Metric::Efficiency | Metric::OkRate => value,
+            Metric::Stat(Stat::Efficiency) | Metric::OkRate => value,
             // Lower multipliers are better; 1× is perfect, 100× and beyond is the bottom of the scale.
-            Metric::P95Multiplier => 1.0 - (value.max(1.0).log10() / 2.0),
+            Metric::Stat(Stat::P95Multiplier) => 1.0 - (value.max(1.0).log10() / 2.0),
             metric => {
                 let read = |value: f64| {
                     if metric.log_scale() {
@@ -118,9 +119,9 @@ impl ColourScale {
     /// after the best end what a capacity square's marks mean).
     pub fn legend(&self) -> (String, String) {
         match self.metric {
-            Metric::Efficiency => ("0 (serial)".into(), "1 (linear scaling)".into()),
+            Metric::Stat(Stat::Efficiency) => ("0 (serial)".into(), "1 (linear scaling)".into()),
             Metric::OkRate => ("0".into(), "1 (every expected row ok)".into()),
-            Metric::P95Multiplier => ("≥100×".into(), "1×".into()),
+            Metric::Stat(Stat::P95Multiplier) => ("≥100×".into(), "1×".into()),
             Metric::Breakdown => self.loads.legend(self.metric),
             Metric::SloCapacity => {
                 let (low, high) = self.loads.legend(self.metric);

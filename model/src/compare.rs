@@ -20,6 +20,7 @@ use crate::paired::{
     BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Wilcoxon, bootstrap_mean_ci, holm, rank_biserial, wilcoxon,
 };
 use crate::query::{CompareChoice, Endpoint, Query, QueryError, WhatIf};
+use crate::stat::Stat;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion};
 use crate::view_state::ViewState;
@@ -29,29 +30,29 @@ use std::fmt;
 
 /// The metrics a comparison can be made on.
 pub const COMPARABLE: [Metric; 24] = [
-    Metric::Efficiency,
-    Metric::P95Multiplier,
-    Metric::AggregateTps,
-    Metric::P50WallMs,
-    Metric::P95WallMs,
-    Metric::P99WallMs,
-    Metric::P50TtftMs,
-    Metric::P95TtftMs,
-    Metric::MeanTtftMs,
-    Metric::P99TtftMs,
-    Metric::MeanTpotMs,
-    Metric::P50TpotMs,
-    Metric::P95TpotMs,
-    Metric::P99TpotMs,
-    Metric::MeanItlMs,
-    Metric::P50ItlMs,
-    Metric::P95ItlMs,
-    Metric::P99ItlMs,
-    Metric::TotalTps,
-    Metric::P50InteractivityTps,
-    Metric::RequestThroughputRps,
-    Metric::GoodputRps,
-    Metric::OutputTpsPerAccelerator,
+    Metric::Stat(Stat::Efficiency),
+    Metric::Stat(Stat::P95Multiplier),
+    Metric::Stat(Stat::AggregateTps),
+    Metric::Stat(Stat::P50WallMs),
+    Metric::Stat(Stat::P95WallMs),
+    Metric::Stat(Stat::P99WallMs),
+    Metric::Stat(Stat::P50TtftMs),
+    Metric::Stat(Stat::P95TtftMs),
+    Metric::Stat(Stat::MeanTtftMs),
+    Metric::Stat(Stat::P99TtftMs),
+    Metric::Stat(Stat::MeanTpotMs),
+    Metric::Stat(Stat::P50TpotMs),
+    Metric::Stat(Stat::P95TpotMs),
+    Metric::Stat(Stat::P99TpotMs),
+    Metric::Stat(Stat::MeanItlMs),
+    Metric::Stat(Stat::P50ItlMs),
+    Metric::Stat(Stat::P95ItlMs),
+    Metric::Stat(Stat::P99ItlMs),
+    Metric::Stat(Stat::TotalTps),
+    Metric::Stat(Stat::P50InteractivityTps),
+    Metric::Stat(Stat::RequestThroughputRps),
+    Metric::Stat(Stat::GoodputRps),
+    Metric::Stat(Stat::OutputTpsPerAccelerator),
     Metric::SloCapacity,
 ];
 
@@ -201,7 +202,7 @@ pub fn spec_of_view(state: &ViewState, cells: &[CellSummary]) -> Result<CompareS
     let metric = if COMPARABLE.contains(&state.metric) {
         state.metric
     } else {
-        Metric::Efficiency
+        Metric::Stat(Stat::Efficiency)
     };
     Ok(CompareSpec {
         by: choice.by,
@@ -247,7 +248,7 @@ pub fn compare_these(state: &ViewState) -> ViewState {
     let metric = if COMPARABLE.contains(&state.metric) {
         state.metric
     } else {
-        Metric::Efficiency
+        Metric::Stat(Stat::Efficiency)
     };
     ViewState {
         view: View::Compare,
@@ -386,8 +387,8 @@ impl CompareSpec {
     fn compares_cell(&self, cell: &CellSummary) -> bool {
         let baseline = cell.baseline_load.unwrap_or(crate::Load::Concurrency(1));
         let trivial = match self.metric {
-            Metric::Efficiency => cell.key.load.kind() != crate::LoadKind::Rate,
-            Metric::P95Multiplier => true,
+            Metric::Stat(Stat::Efficiency) => cell.key.load.kind() != crate::LoadKind::Rate,
+            Metric::Stat(Stat::P95Multiplier) => true,
             _ => false,
         };
         cell.key.load != baseline || !trivial
@@ -1056,7 +1057,7 @@ mod tests {
             a: "a".into(),
             b: "b".into(),
             per: Some(Dimension::Workload),
-            metric: Metric::Efficiency,
+            metric: Metric::Stat(Stat::Efficiency),
             alpha: 0.05,
             slo: String::new(),
         }
@@ -1151,7 +1152,7 @@ mod tests {
         let cells = sweep();
         let slice: Vec<&CellSummary> = cells.iter().collect();
         let tps = CompareSpec {
-            metric: Metric::AggregateTps,
+            metric: Metric::Stat(Stat::AggregateTps),
             per: None,
             ..spec()
         };
@@ -1318,7 +1319,7 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(query.spec.per, None);
-        assert_eq!(query.spec.metric, Metric::P95WallMs);
+        assert_eq!(query.spec.metric, Metric::Stat(Stat::P95WallMs));
         assert_eq!(query.spec.alpha, 0.01);
         assert!(query.what_if.excluded && !query.what_if.partial);
         assert_eq!(query.filter.describe(), "phase = scaling; load = 2, 4");
@@ -1341,7 +1342,7 @@ mod tests {
         let cells = sweep();
         let slice: Vec<&CellSummary> = cells.iter().collect();
         let latency = CompareSpec {
-            metric: Metric::P95WallMs,
+            metric: Metric::Stat(Stat::P95WallMs),
             ..spec()
         };
         let comparison = compare(&slice, &latency, &WhatIf::DEFAULT);

@@ -14,6 +14,7 @@ use crate::load::{Load, RateRps};
 use crate::metric::Metric;
 use crate::pooling::{Aggregation, Pooling};
 use crate::scaling::breakdown_load;
+use crate::stat::Stat;
 use crate::status::CellStatus;
 use crate::summary::{CellSummary, Inclusion};
 use serde::{Deserialize, Serialize};
@@ -141,11 +142,11 @@ impl CurvePoint {
     }
     /// The efficiency and its band here.
     pub fn efficiency(&self) -> Option<Band> {
-        self.band(Metric::Efficiency)
+        self.band(Metric::Stat(Stat::Efficiency))
     }
     /// The p95 multiplier and its band here.
     pub fn p95_multiplier(&self) -> Option<Band> {
-        self.band(Metric::P95Multiplier)
+        self.band(Metric::Stat(Stat::P95Multiplier))
     }
 }
 

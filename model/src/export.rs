@@ -432,6 +432,7 @@ mod tests {
     use super::*;
     use crate::explore::{Series, SeriesPoint, Value};
     use crate::key::Dimension;
+    use crate::stat::Stat;
 
     fn state() -> ViewState {
         let mut state = ViewState {
@@ -445,7 +446,12 @@ mod tests {
 
     #[test]
     fn the_description_names_everything_that_shapes_the_figure() {
-        let lines = describe_view(&state(), Metric::P95WallMs, None, "http://h/?view=curves");
+        let lines = describe_view(
+            &state(),
+            Metric::Stat(Stat::P95WallMs),
+            None,
+            "http://h/?view=curves",
+        );
         assert_eq!(
             lines[0],
             "cellscope curves: p95 latency vs N, colour by backend, small multiples by workload"
@@ -516,7 +522,12 @@ mod tests {
                 slo_capacity: Some("≥ N=2 (not reached)".into()),
             }],
         }];
-        let csv = series_csv(&facets, &state(), Metric::P95WallMs, &["view".into()]);
+        let csv = series_csv(
+            &facets,
+            &state(),
+            Metric::Stat(Stat::P95WallMs),
+            &["view".into()],
+        );
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], "# view");
         // The point rests on 2 cells' reported figures: said once above the table, counted in its row.
@@ -577,7 +588,7 @@ mod tests {
                 slo_capacity: None,
             }],
         }];
-        let csv = series_csv(&facets, &state(), Metric::P95WallMs, &[]);
+        let csv = series_csv(&facets, &state(), Metric::Stat(Stat::P95WallMs), &[]);
         let row = csv.lines().nth(1).expect("a row");
         assert!(
             row.starts_with("'@SUM(A1:A9),'-cmd,2,-0.0123,-0.02,-0.0015,"),
@@ -589,11 +600,11 @@ mod tests {
     fn an_export_with_a_metric_on_x_names_it_and_the_frontier() {
         use crate::view_state::XAxis;
         let mut state = ViewState {
-            x: XAxis::Metric(Metric::P95TtftMs),
+            x: XAxis::Metric(Metric::Stat(Stat::P95TtftMs)),
             frontier: crate::view_state::FrontierMode::Series,
             ..state()
         };
-        let lines = describe_view(&state, Metric::AggregateTps, None, "http://h/");
+        let lines = describe_view(&state, Metric::Stat(Stat::AggregateTps), None, "http://h/");
         assert_eq!(
             lines[0],
             "cellscope curves: output tok/s vs p95 time to first token, colour by backend, small multiples by workload"
@@ -647,7 +658,7 @@ mod tests {
                 slo_capacity: None,
             }],
         }];
-        let csv = series_csv(&facets, &state, Metric::AggregateTps, &[]);
+        let csv = series_csv(&facets, &state, Metric::Stat(Stat::AggregateTps), &[]);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(
             lines[0],
@@ -662,16 +673,16 @@ mod tests {
             "long_prefill_8k,vllm,1,100,99,101,50,50,50,1,1,0,0,0,0,10,10,no cells with data,never within N ≤ 2,true"
         );
         assert!(lines[3].ends_with(",false"), "{}", lines[3]);
-        let name = file_name(&state, Metric::AggregateTps, "svg");
+        let name = file_name(&state, Metric::Stat(Stat::AggregateTps), "svg");
         assert!(
             name.starts_with("cellscope-curves-aggregate_tps-vs-p95_ttft_ms-20260613-"),
             "{name}"
         );
         // Frontier off: said so, and no column for it.
         state.frontier = crate::view_state::FrontierMode::Off;
-        let lines = describe_view(&state, Metric::AggregateTps, None, "http://h/");
+        let lines = describe_view(&state, Metric::Stat(Stat::AggregateTps), None, "http://h/");
         assert_eq!(lines[1], "frontier: off; points joined in load order");
-        let csv = series_csv(&facets, &state, Metric::AggregateTps, &[]);
+        let csv = series_csv(&facets, &state, Metric::Stat(Stat::AggregateTps), &[]);
         assert!(
             csv.lines()
                 .nth(1)
@@ -762,7 +773,7 @@ mod tests {
                 a: "vllm".into(),
                 b: "-sglang".into(),
                 per: Some(Dimension::Workload),
-                metric: Metric::Efficiency,
+                metric: Metric::Stat(Stat::Efficiency),
                 alpha: 0.05,
                 slo: String::new(),
             },
@@ -813,7 +824,7 @@ mod tests {
     #[test]
     fn file_names_say_view_metric_and_snapshot_and_differ_between_views() {
         let a = state();
-        let name = file_name(&a, Metric::Efficiency, "png");
+        let name = file_name(&a, Metric::Stat(Stat::Efficiency), "png");
         assert!(
             name.starts_with("cellscope-curves-efficiency-20260613-"),
             "{name}"
@@ -821,6 +832,6 @@ mod tests {
         assert!(name.ends_with(".png"));
         let mut b = a.clone();
         b.select_only(Dimension::Backend, "vllm");
-        assert_ne!(name, file_name(&b, Metric::Efficiency, "png"));
+        assert_ne!(name, file_name(&b, Metric::Stat(Stat::Efficiency), "png"));
     }
 }

@@ -84,6 +84,7 @@ pub fn staircase(front: &[(f64, f64)], x: Better, y: Better) -> Vec<(f64, f64)> 
 mod tests {
     use super::Better::{Higher, Lower};
     use super::*;
+    use crate::stat::Stat;
 
     fn front(points: &[(f64, f64)], x: Better, y: Better) -> Vec<usize> {
         frontier(points, x, y)
@@ -195,9 +196,9 @@ mod tests {
 
     #[test]
     fn the_direction_comes_from_the_metric() {
-        assert_eq!(Better::of(Metric::P95TtftMs), Lower);
-        assert_eq!(Better::of(Metric::P95Multiplier), Lower);
-        assert_eq!(Better::of(Metric::AggregateTps), Higher);
-        assert_eq!(Better::of(Metric::Efficiency), Higher);
+        assert_eq!(Better::of(Metric::Stat(Stat::P95TtftMs)), Lower);
+        assert_eq!(Better::of(Metric::Stat(Stat::P95Multiplier)), Lower);
+        assert_eq!(Better::of(Metric::Stat(Stat::AggregateTps)), Higher);
+        assert_eq!(Better::of(Metric::Stat(Stat::Efficiency)), Higher);
     }
 }

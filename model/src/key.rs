@@ -416,6 +416,16 @@ impl Dimension {
         }
     }
 
+    /// The cells table's column of a dimension: its name, but `run_id` for the run and `n` for the load (a
+    /// concurrency; an offered rate has a column of its own), as TR164's metrics.csv names them.
+    pub const fn column(self) -> &'static str {
+        match self {
+            Dimension::Run => "run_id",
+            Dimension::Load => "n",
+            other => other.name(),
+        }
+    }
+
     /// Every dimension but the load, which views select with a range rather than a list of values, and the
     /// configuration, which is filtered by its parts.
     pub fn is_filterable(self) -> bool {
@@ -441,18 +451,13 @@ impl Dimension {
 
     /// A dimension of the key's own, by name or alias (no configuration parameter).
     fn builtin(name: &str) -> Option<Dimension> {
-        Some(match name {
-            "run" | "run_id" => Dimension::Run,
-            "suite" => Dimension::Suite,
-            "phase" => Dimension::Phase,
-            "backend" => Dimension::Backend,
-            "model" => Dimension::Model,
-            "workload" => Dimension::Workload,
-            "load" | "n" | "n_agents" => Dimension::Load,
-            "rep" => Dimension::Rep,
-            "configuration" => Dimension::Configuration,
-            _ => return None,
-        })
+        if name == "n_agents" {
+            return Some(Dimension::Load);
+        }
+        Dimension::ALL
+            .into_iter()
+            .chain([Dimension::Configuration])
+            .find(|dimension| dimension.name() == name || dimension.column() == name)
     }
 
     /// The parameter named `name` as a dimension, interned when new (for names found in the data, and the CLI's

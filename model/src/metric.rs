@@ -7,187 +7,140 @@ use crate::scaling::{Criterion, RATE_SATURATION};
 pub use crate::stat::Unit;
 use crate::stat::{Better, Stat};
 use crate::summary::CellSummary;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A figure the views colour by, plot and compare: a statistic column of the cells ([`Stat`]), or one read over a
-/// whole curve (breakdown N) or its rows (the ok rate).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
+/// whole curve (breakdown N, SLO capacity) or its rows (the ok rate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Metric {
-    /// Parallel efficiency ([`Stat::Efficiency`]).
-    #[default]
-    Efficiency,
-    /// The p95 latency multiplier ([`Stat::P95Multiplier`]).
-    P95Multiplier,
+    /// A statistic column of the cells table: one value per cell, so one per curve point.
+    Stat(Stat),
     /// Breakdown N under the criterion (matrix only; curves mark it on the curve of any metric).
     Breakdown,
     /// The highest load at which the view's SLO holds (matrix only), interpolated between measured loads.
     SloCapacity,
     /// Σ ok rows / Σ expected rows (matrix only).
     OkRate,
-    /// Median wall latency ([`Stat::P50WallMs`]).
-    P50WallMs,
-    /// p95 wall latency ([`Stat::P95WallMs`]).
-    P95WallMs,
-    /// p99 wall latency ([`Stat::P99WallMs`]).
-    P99WallMs,
-    /// Median time to first token ([`Stat::P50TtftMs`]).
-    P50TtftMs,
-    /// p95 time to first token ([`Stat::P95TtftMs`]).
-    P95TtftMs,
-    /// Σ completion tokens / (max complete time − min submit time) of the cell.
-    AggregateTps,
-    /// Mean prompt tokens ([`Stat::MeanPromptTokens`]).
-    MeanPromptTokens,
-    /// Mean completion tokens ([`Stat::MeanCompletionTokens`]).
-    MeanCompletionTokens,
-    /// [`Stat::MeanTtftMs`].
-    MeanTtftMs,
-    /// [`Stat::P99TtftMs`].
-    P99TtftMs,
-    /// [`Stat::MeanTpotMs`].
-    MeanTpotMs,
-    /// [`Stat::P50TpotMs`].
-    P50TpotMs,
-    /// [`Stat::P95TpotMs`].
-    P95TpotMs,
-    /// [`Stat::P99TpotMs`].
-    P99TpotMs,
-    /// [`Stat::MeanItlMs`].
-    MeanItlMs,
-    /// [`Stat::P50ItlMs`].
-    P50ItlMs,
-    /// [`Stat::P95ItlMs`].
-    P95ItlMs,
-    /// [`Stat::P99ItlMs`].
-    P99ItlMs,
-    /// [`Stat::TotalTps`].
-    TotalTps,
-    /// [`Stat::P50InteractivityTps`].
-    P50InteractivityTps,
-    /// [`Stat::RequestThroughputRps`].
-    RequestThroughputRps,
-    /// [`Stat::GoodputRps`].
-    GoodputRps,
-    /// [`Stat::OutputTpsPerAccelerator`].
-    OutputTpsPerAccelerator,
+}
+
+impl Default for Metric {
+    fn default() -> Metric {
+        Metric::DEFAULT
+    }
+}
+
+impl From<Stat> for Metric {
+    fn from(stat: Stat) -> Metric {
+        Metric::Stat(stat)
+    }
 }
 
 impl Metric {
-    /// Every metric, in the order the pickers list them.
+    /// The metric a link that names none shows: parallel efficiency.
+    pub const DEFAULT: Metric = Metric::Stat(Stat::Efficiency);
+
+    /// Every metric, in the order the pickers list them (every statistic but mean latency, which no view
+    /// offers).
     pub const ALL: [Metric; 28] = [
-        Metric::Efficiency,
-        Metric::P95Multiplier,
+        Metric::Stat(Stat::Efficiency),
+        Metric::Stat(Stat::P95Multiplier),
         Metric::Breakdown,
         Metric::OkRate,
         Metric::SloCapacity,
-        Metric::P50WallMs,
-        Metric::P95WallMs,
-        Metric::P99WallMs,
-        Metric::P50TtftMs,
-        Metric::P95TtftMs,
-        Metric::AggregateTps,
-        Metric::MeanPromptTokens,
-        Metric::MeanCompletionTokens,
-        Metric::MeanTtftMs,
-        Metric::P99TtftMs,
-        Metric::MeanTpotMs,
-        Metric::P50TpotMs,
-        Metric::P95TpotMs,
-        Metric::P99TpotMs,
-        Metric::MeanItlMs,
-        Metric::P50ItlMs,
-        Metric::P95ItlMs,
-        Metric::P99ItlMs,
-        Metric::TotalTps,
-        Metric::P50InteractivityTps,
-        Metric::RequestThroughputRps,
-        Metric::GoodputRps,
-        Metric::OutputTpsPerAccelerator,
+        Metric::Stat(Stat::P50WallMs),
+        Metric::Stat(Stat::P95WallMs),
+        Metric::Stat(Stat::P99WallMs),
+        Metric::Stat(Stat::P50TtftMs),
+        Metric::Stat(Stat::P95TtftMs),
+        Metric::Stat(Stat::AggregateTps),
+        Metric::Stat(Stat::MeanPromptTokens),
+        Metric::Stat(Stat::MeanCompletionTokens),
+        Metric::Stat(Stat::MeanTtftMs),
+        Metric::Stat(Stat::P99TtftMs),
+        Metric::Stat(Stat::MeanTpotMs),
+        Metric::Stat(Stat::P50TpotMs),
+        Metric::Stat(Stat::P95TpotMs),
+        Metric::Stat(Stat::P99TpotMs),
+        Metric::Stat(Stat::MeanItlMs),
+        Metric::Stat(Stat::P50ItlMs),
+        Metric::Stat(Stat::P95ItlMs),
+        Metric::Stat(Stat::P99ItlMs),
+        Metric::Stat(Stat::TotalTps),
+        Metric::Stat(Stat::P50InteractivityTps),
+        Metric::Stat(Stat::RequestThroughputRps),
+        Metric::Stat(Stat::GoodputRps),
+        Metric::Stat(Stat::OutputTpsPerAccelerator),
     ];
 
-    /// The statistic column a per-cell metric is (`None` for breakdown N and the ok rate, which are read over a
-    /// whole curve or its rows).
-    pub fn stat(self) -> Option<Stat> {
-        Some(match self {
-            Metric::Efficiency => Stat::Efficiency,
-            Metric::P95Multiplier => Stat::P95Multiplier,
-            Metric::Breakdown | Metric::OkRate | Metric::SloCapacity => return None,
-            Metric::P50WallMs => Stat::P50WallMs,
-            Metric::P95WallMs => Stat::P95WallMs,
-            Metric::P99WallMs => Stat::P99WallMs,
-            Metric::P50TtftMs => Stat::P50TtftMs,
-            Metric::P95TtftMs => Stat::P95TtftMs,
-            Metric::AggregateTps => Stat::AggregateTps,
-            Metric::MeanPromptTokens => Stat::MeanPromptTokens,
-            Metric::MeanCompletionTokens => Stat::MeanCompletionTokens,
-            Metric::MeanTtftMs => Stat::MeanTtftMs,
-            Metric::P99TtftMs => Stat::P99TtftMs,
-            Metric::MeanTpotMs => Stat::MeanTpotMs,
-            Metric::P50TpotMs => Stat::P50TpotMs,
-            Metric::P95TpotMs => Stat::P95TpotMs,
-            Metric::P99TpotMs => Stat::P99TpotMs,
-            Metric::MeanItlMs => Stat::MeanItlMs,
-            Metric::P50ItlMs => Stat::P50ItlMs,
-            Metric::P95ItlMs => Stat::P95ItlMs,
-            Metric::P99ItlMs => Stat::P99ItlMs,
-            Metric::TotalTps => Stat::TotalTps,
-            Metric::P50InteractivityTps => Stat::P50InteractivityTps,
-            Metric::RequestThroughputRps => Stat::RequestThroughputRps,
-            Metric::GoodputRps => Stat::GoodputRps,
-            Metric::OutputTpsPerAccelerator => Stat::OutputTpsPerAccelerator,
-        })
+    /// The `metric=` value of every metric, in [`Metric::ALL`] order.
+    const NAMES: [&'static str; 28] = {
+        let mut names = [""; 28];
+        let mut position = 0;
+        while position < names.len() {
+            names[position] = Metric::ALL[position].name();
+            position += 1;
+        }
+        names
+    };
+
+    /// The statistic column a per-cell metric is (`None` for breakdown N, SLO capacity and the ok rate, which are
+    /// read over a whole curve or its rows).
+    pub const fn stat(self) -> Option<Stat> {
+        match self {
+            Metric::Stat(stat) => Some(stat),
+            Metric::Breakdown | Metric::SloCapacity | Metric::OkRate => None,
+        }
     }
 
-    /// The `metric=` value: the statistic's column name, or `breakdown`, `ok_rate`.
-    pub fn name(self) -> &'static str {
-        match (self, self.stat()) {
-            (_, Some(stat)) => stat.name(),
-            (Metric::Breakdown, None) => "breakdown",
-            (Metric::SloCapacity, None) => "slo_capacity",
-            (_, None) => "ok_rate",
+    /// The `metric=` value: the statistic's column name, or `breakdown`, `slo_capacity`, `ok_rate`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Metric::Stat(stat) => stat.name(),
+            Metric::Breakdown => "breakdown",
+            Metric::SloCapacity => "slo_capacity",
+            Metric::OkRate => "ok_rate",
         }
     }
 
     /// How a picker, an axis and a heading say it.
     pub fn label(self) -> &'static str {
-        match (self, self.stat()) {
-            (_, Some(stat)) => stat.label(),
-            (Metric::Breakdown, None) => "breakdown N",
-            (Metric::SloCapacity, None) => "SLO capacity",
-            (_, None) => "ok rate",
+        match self {
+            Metric::Stat(stat) => stat.label(),
+            Metric::Breakdown => "breakdown N",
+            Metric::SloCapacity => "SLO capacity",
+            Metric::OkRate => "ok rate",
         }
     }
 
     /// The metric a `metric=` value names.
     pub fn parse(text: &str) -> Option<Metric> {
-        Metric::ALL.into_iter().find(|metric| metric.name() == text)
+        let position = Metric::NAMES.iter().position(|name| *name == text)?;
+        Some(Metric::ALL[position])
     }
 
     /// What its numbers are.
     pub fn unit(self) -> Unit {
-        match (self, self.stat()) {
-            (_, Some(stat)) => stat.unit(),
-            (Metric::Breakdown, None) => Unit::Concurrency,
-            (Metric::SloCapacity, None) => Unit::Load,
-            (_, None) => Unit::Ratio,
+        match self {
+            Metric::Stat(stat) => stat.unit(),
+            Metric::Breakdown => Unit::Concurrency,
+            Metric::SloCapacity => Unit::Load,
+            Metric::OkRate => Unit::Ratio,
         }
     }
 
-    /// Which way is better: the statistic's direction; a later breakdown and a higher ok rate are better.
+    /// Which way is better: the statistic's direction; a later breakdown, a higher SLO capacity and a higher ok
+    /// rate are better.
     pub fn better(self) -> Better {
-        self.stat().map_or(Better::Higher, Stat::better)
+        match self {
+            Metric::Stat(stat) => stat.better(),
+            Metric::Breakdown | Metric::SloCapacity | Metric::OkRate => Better::Higher,
+        }
     }
 
-    /// The metrics that have a value per cell, and so a value per curve point: all but breakdown N and the ok
-    /// rate, which are read over a whole curve or its rows.
+    /// The metrics that have a value per cell, and so a value per curve point: the statistics, not breakdown N,
+    /// SLO capacity and the ok rate, which are read over a whole curve or its rows.
     pub fn per_cell(self) -> bool {
-        !matches!(
-            self,
-            Metric::Breakdown | Metric::OkRate | Metric::SloCapacity
-        )
+        matches!(self, Metric::Stat(_))
     }
 
     /// The metrics the curves view can plot against N.
@@ -206,7 +159,7 @@ impl Metric {
     /// efficiency (docs/definitions.md#efficiency).
     pub fn label_at(self, kind: Option<LoadKind>) -> &'static str {
         match (self, kind) {
-            (Metric::Efficiency, Some(LoadKind::Rate)) => "achieved / offered rate",
+            (Metric::Stat(Stat::Efficiency), Some(LoadKind::Rate)) => "achieved / offered rate",
             _ => self.label(),
         }
     }
@@ -220,12 +173,16 @@ impl Metric {
             label: format!("threshold {value}"),
         };
         match (self, kind) {
-            (Metric::Efficiency, Some(LoadKind::Rate)) => Some(Threshold {
+            (Metric::Stat(Stat::Efficiency), Some(LoadKind::Rate)) => Some(Threshold {
                 value: RATE_SATURATION,
                 label: format!("saturation: achieved < {RATE_SATURATION} × offered"),
             }),
-            (Metric::Efficiency, _) => Some(criterion_line(criterion.efficiency_below())),
-            (Metric::P95Multiplier, _) => criterion.p95_multiplier_above().map(criterion_line),
+            (Metric::Stat(Stat::Efficiency), _) => {
+                Some(criterion_line(criterion.efficiency_below()))
+            }
+            (Metric::Stat(Stat::P95Multiplier), _) => {
+                criterion.p95_multiplier_above().map(criterion_line)
+            }
             _ => None,
         }
     }
@@ -258,6 +215,20 @@ impl Metric {
     /// `1,234 tok/s`, `812.4 tokens`.
     pub fn format(self, value: f64) -> String {
         self.unit().format(value)
+    }
+}
+
+/// A metric is written as its `metric=` value in every JSON body and cache, as the links write it.
+impl Serialize for Metric {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Metric {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Metric, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Metric::parse(&text).ok_or_else(|| serde::de::Error::unknown_variant(&text, &Metric::NAMES))
     }
 }
 
@@ -418,6 +389,24 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), Metric::ALL.len());
         assert_eq!(Metric::curves().count(), 25);
+        // Every statistic column is a metric but mean latency, which no picker offers.
+        let offered: Vec<Stat> = Stat::ALL
+            .into_iter()
+            .filter(|stat| Metric::ALL.contains(&Metric::Stat(*stat)))
+            .collect();
+        assert_eq!(offered.len(), Stat::ALL.len() - 1);
+        assert!(!offered.contains(&Stat::MeanWallMs));
+    }
+
+    #[test]
+    fn a_metric_is_written_in_json_as_a_link_writes_it() {
+        let written =
+            serde_json::to_string(&[Metric::Stat(Stat::P95TtftMs), Metric::OkRate]).unwrap();
+        assert_eq!(written, r#"["p95_ttft_ms","ok_rate"]"#);
+        let read: Metric = serde_json::from_str(r#""slo_capacity""#).unwrap();
+        assert_eq!(read, Metric::SloCapacity);
+        assert!(serde_json::from_str::<Metric>(r#""mean_wall_ms""#).is_err());
+        assert_eq!(Metric::default(), Metric::Stat(Stat::Efficiency));
     }
 
     #[test]
@@ -427,39 +416,62 @@ mod tests {
         assert_eq!(format_ms(1240.0), "1.24 s");
         assert_eq!(format_ms(59_994.0), "59.99 s");
         assert_eq!(format_ms(126_000.0), "2.1 min");
-        assert_eq!(Metric::P95WallMs.format(1240.0), "1.24 s");
+        assert_eq!(Metric::Stat(Stat::P95WallMs).format(1240.0), "1.24 s");
     }
 
     #[test]
     fn numbers_carry_their_unit() {
-        assert_eq!(Metric::Efficiency.format(0.4816), "0.482");
-        assert_eq!(Metric::P95Multiplier.format(438.634), "438.63×");
+        assert_eq!(Metric::Stat(Stat::Efficiency).format(0.4816), "0.482");
+        assert_eq!(Metric::Stat(Stat::P95Multiplier).format(438.634), "438.63×");
         assert_eq!(Metric::Breakdown.format(16.0), "N=16");
-        assert_eq!(Metric::AggregateTps.format(1234.4), "1,234 tok/s");
-        assert_eq!(Metric::MeanPromptTokens.format(8704.25), "8,704.2 tokens");
+        assert_eq!(
+            Metric::Stat(Stat::AggregateTps).format(1234.4),
+            "1,234 tok/s"
+        );
+        assert_eq!(
+            Metric::Stat(Stat::MeanPromptTokens).format(8704.25),
+            "8,704.2 tokens"
+        );
         assert_eq!(with_thousands(-1_234_567.0, 0), "-1,234,567");
         assert_eq!(with_thousands(999.0, 0), "999");
-        assert!(Metric::P95TtftMs.lower_is_better() && !Metric::AggregateTps.lower_is_better());
-        assert_eq!(Metric::P50InteractivityTps.format(41.26), "41.3 tok/s/user");
-        assert_eq!(Metric::P99TpotMs.format(8.25), "8.25 ms");
-        assert!(Metric::P99ItlMs.lower_is_better() && !Metric::TotalTps.lower_is_better());
-        assert!(!Metric::P50InteractivityTps.lower_is_better());
-        assert_eq!(Metric::P99TpotMs.label(), "p99 TPOT");
-        assert_eq!(Metric::AggregateTps.label(), "output tok/s");
+        assert!(
+            Metric::Stat(Stat::P95TtftMs).lower_is_better()
+                && !Metric::Stat(Stat::AggregateTps).lower_is_better()
+        );
+        assert_eq!(
+            Metric::Stat(Stat::P50InteractivityTps).format(41.26),
+            "41.3 tok/s/user"
+        );
+        assert_eq!(Metric::Stat(Stat::P99TpotMs).format(8.25), "8.25 ms");
+        assert!(
+            Metric::Stat(Stat::P99ItlMs).lower_is_better()
+                && !Metric::Stat(Stat::TotalTps).lower_is_better()
+        );
+        assert!(!Metric::Stat(Stat::P50InteractivityTps).lower_is_better());
+        assert_eq!(Metric::Stat(Stat::P99TpotMs).label(), "p99 TPOT");
+        assert_eq!(Metric::Stat(Stat::AggregateTps).label(), "output tok/s");
     }
 
     #[test]
     fn a_rate_axis_reads_achieved_over_offered_against_the_verdicts_saturation_line() {
         let rate = Some(LoadKind::Rate);
         let concurrency = Some(LoadKind::Concurrency);
-        assert_eq!(Metric::Efficiency.label_at(rate), "achieved / offered rate");
         assert_eq!(
-            Metric::Efficiency.label_at(concurrency),
+            Metric::Stat(Stat::Efficiency).label_at(rate),
+            "achieved / offered rate"
+        );
+        assert_eq!(
+            Metric::Stat(Stat::Efficiency).label_at(concurrency),
             "parallel efficiency"
         );
-        assert_eq!(Metric::P99TtftMs.label_at(rate), "p99 time to first token");
+        assert_eq!(
+            Metric::Stat(Stat::P99TtftMs).label_at(rate),
+            "p99 time to first token"
+        );
         // The definition's saturation share (docs/definitions.md#breakdown): 0.9 × offered.
-        let line = Metric::Efficiency.threshold(&Criterion::V1, rate).unwrap();
+        let line = Metric::Stat(Stat::Efficiency)
+            .threshold(&Criterion::V1, rate)
+            .unwrap();
         assert_eq!(line.value, 0.9);
         assert_eq!(line.label, "saturation: achieved < 0.9 × offered");
         // The verdict changes exactly at the line: below it a rate series saturates, on it it does not.
@@ -468,24 +480,33 @@ mod tests {
         // An edited efficiency threshold moves the concurrency line, not the saturation one.
         let edited = Criterion::V3.with_efficiency_below(0.7);
         assert_eq!(
-            Metric::Efficiency.threshold(&edited, concurrency),
+            Metric::Stat(Stat::Efficiency).threshold(&edited, concurrency),
             Some(Threshold {
                 value: 0.7,
                 label: "threshold 0.7".into()
             })
         );
         assert_eq!(
-            Metric::Efficiency.threshold(&edited, rate).unwrap().value,
+            Metric::Stat(Stat::Efficiency)
+                .threshold(&edited, rate)
+                .unwrap()
+                .value,
             0.9
         );
         // The p95 multiplier's line is the criterion's on either axis; V3 has none; a latency has none.
         assert_eq!(
-            Metric::P95Multiplier
+            Metric::Stat(Stat::P95Multiplier)
                 .threshold(&Criterion::V1, rate)
                 .map(|line| line.value),
             Some(2.0)
         );
-        assert_eq!(Metric::P95Multiplier.threshold(&Criterion::V3, rate), None);
-        assert_eq!(Metric::P99TtftMs.threshold(&Criterion::V1, rate), None);
+        assert_eq!(
+            Metric::Stat(Stat::P95Multiplier).threshold(&Criterion::V3, rate),
+            None
+        );
+        assert_eq!(
+            Metric::Stat(Stat::P99TtftMs).threshold(&Criterion::V1, rate),
+            None
+        );
     }
 }

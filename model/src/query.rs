@@ -156,7 +156,7 @@ impl Query {
         status: Vec::new(),
         what_if: WhatIf::DEFAULT,
         compare: CompareChoice::DEFAULT,
-        metric: Metric::Efficiency,
+        metric: Metric::DEFAULT,
         cell: None,
         at: None,
         format: None,

@@ -60,7 +60,7 @@ impl ScalingAbsent {
         series_cells: &[&CellSummary],
     ) -> Option<ScalingAbsent> {
         let (value, column) = match metric {
-            Metric::Efficiency | Metric::P95Multiplier => {
+            Metric::Stat(Stat::Efficiency) | Metric::Stat(Stat::P95Multiplier) => {
                 (metric.of_cell(cell), metric.stat()?.source())
             }
             _ => return None,
@@ -408,10 +408,10 @@ pub fn baseline_note<'a>(
     let baselines: BTreeSet<Option<Load>> = cells
         .into_iter()
         .filter(|cell| match metric {
-            Metric::Efficiency => {
+            Metric::Stat(Stat::Efficiency) => {
                 cell.efficiency.is_some() && cell.key.load.kind() == LoadKind::Concurrency
             }
-            Metric::P95Multiplier => cell.p95_multiplier.is_some(),
+            Metric::Stat(Stat::P95Multiplier) => cell.p95_multiplier.is_some(),
             _ => false,
         })
         .map(|cell| cell.baseline_load)

@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::exclusions::ExclusionScope;
-use crate::key::CellKey;
+use crate::key::{CellKey, Dimension};
 use crate::load::Load;
 use crate::origin::FigureOrigin;
 use crate::stat::Stat;
@@ -70,15 +70,13 @@ pub fn cells_schema() -> SchemaRef {
         .get_or_init(|| {
             let text = |name: &str| Field::new(name, text_type(), false);
             let count = |name: &str| Field::new(name, DataType::UInt32, false);
-            let mut fields = vec![
-                text("run_id"),
-                text("suite"),
-                text("phase"),
-                text("backend"),
-                text("model"),
-                text("workload"),
-                count("n"),
-                count("rep"),
+            let mut fields: Vec<Field> = Dimension::ALL
+                .map(|dimension| match dimension.is_numeric() {
+                    true => count(dimension.column()),
+                    false => text(dimension.column()),
+                })
+                .into();
+            fields.extend([
                 text("status"),
                 Field::new("refilled", DataType::Boolean, false),
                 Field::new("fallback", DataType::Boolean, false),
@@ -88,7 +86,7 @@ pub fn cells_schema() -> SchemaRef {
                 count("ok_rows"),
                 count("failed_rows"),
                 count("skip_rows"),
-            ];
+            ]);
             fields.extend(Stat::ALL.map(|stat| Field::new(stat.name(), DataType::Float64, true)));
             fields.extend([
                 text("expected_source"),
@@ -145,7 +143,7 @@ pub fn cells_schema_with(columns: ExtraColumns) -> SchemaRef {
         .fields()
         .iter()
         .map(|field| {
-            let nullable = field.name() == "n" && columns.nullable_n;
+            let nullable = field.name() == Dimension::Load.column() && columns.nullable_n;
             field
                 .as_ref()
                 .clone()
@@ -289,14 +287,18 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
     let flag = |name: &'static str| batch.boolean(name).ok_or(SchemaError::Column(name));
     let float = |name: &'static str| batch.float64(name).ok_or(SchemaError::Column(name));
     let (run_id, suite, phase, backend, model, workload) = (
-        text("run_id")?,
-        text("suite")?,
-        text("phase")?,
-        text("backend")?,
-        text("model")?,
-        text("workload")?,
+        text(Dimension::Run.column())?,
+        text(Dimension::Suite.column())?,
+        text(Dimension::Phase.column())?,
+        text(Dimension::Backend.column())?,
+        text(Dimension::Model.column())?,
+        text(Dimension::Workload.column())?,
     );
-    let (n, rep, status) = (count("n")?, count("rep")?, text("status")?);
+    let (n, rep) = (
+        count(Dimension::Load.column())?,
+        count(Dimension::Rep.column())?,
+    );
+    let status = text("status")?;
     // Only tables with a cell at an offered rate (or normalised against another load than N=1) have these.
     let (rate_rps, baseline_load) = (batch.float64("rate_rps"), batch.text("baseline_load"));
     // Only tables with a cell whose configuration states something have `config`.
@@ -399,19 +401,7 @@ fn cells_from_table(batch: &ipc::Table) -> Result<Vec<CellSummary>, SchemaError>
                 ok_rows: ok_rows.value(row),
                 failed_rows: failed_rows.value(row),
                 skip_rows: skip_rows.value(row),
-                stats: CellStats {
-                    ok_rows: ok_rows.value(row),
-                    mean_wall_ms: f(Stat::MeanWallMs),
-                    p50_wall_ms: f(Stat::P50WallMs),
-                    p95_wall_ms: f(Stat::P95WallMs),
-                    p99_wall_ms: f(Stat::P99WallMs),
-                    p50_ttft_ms: f(Stat::P50TtftMs),
-                    p95_ttft_ms: f(Stat::P95TtftMs),
-                    mean_prompt_tokens: f(Stat::MeanPromptTokens),
-                    mean_completion_tokens: f(Stat::MeanCompletionTokens),
-                    aggregate_tps: f(Stat::AggregateTps),
-                    ..serving_stats(f)
-                },
+                stats: request_stats(ok_rows.value(row), f),
                 efficiency: f(Stat::Efficiency),
                 p95_multiplier: f(Stat::P95Multiplier),
                 baseline_fallback: baseline_fallback.value(row),
@@ -447,10 +437,13 @@ fn config_at(column: Option<&ipc::TextColumn>, row: usize) -> Result<Config, Sch
     })
 }
 
-/// The serving statistics of one row, by their column's value.
-fn serving_stats(value: impl Fn(Stat) -> Option<f64>) -> CellStats {
-    let mut stats = CellStats::default();
-    for stat in Stat::SERVING {
+/// A cell's request statistics, each read by `value` from its column.
+fn request_stats(ok_rows: u32, value: impl Fn(Stat) -> Option<f64>) -> CellStats {
+    let mut stats = CellStats {
+        ok_rows,
+        ..CellStats::default()
+    };
+    for stat in Stat::REQUEST {
         if let Some(slot) = stats.get_mut(stat) {
             *slot = value(stat);
         }

@@ -373,69 +373,57 @@ impl Stat {
     }
 }
 
-impl CellStats {
-    /// The value of a request statistic (`None` for the scaling metrics, which are on the summary).
-    pub fn get(&self, stat: Stat) -> Option<f64> {
-        match stat {
-            Stat::MeanWallMs => self.mean_wall_ms,
-            Stat::P50WallMs => self.p50_wall_ms,
-            Stat::P95WallMs => self.p95_wall_ms,
-            Stat::P99WallMs => self.p99_wall_ms,
-            Stat::P50TtftMs => self.p50_ttft_ms,
-            Stat::P95TtftMs => self.p95_ttft_ms,
-            Stat::MeanPromptTokens => self.mean_prompt_tokens,
-            Stat::MeanCompletionTokens => self.mean_completion_tokens,
-            Stat::AggregateTps => self.aggregate_tps,
-            Stat::MeanTtftMs => self.mean_ttft_ms,
-            Stat::P99TtftMs => self.p99_ttft_ms,
-            Stat::MeanTpotMs => self.mean_tpot_ms,
-            Stat::P50TpotMs => self.p50_tpot_ms,
-            Stat::P95TpotMs => self.p95_tpot_ms,
-            Stat::P99TpotMs => self.p99_tpot_ms,
-            Stat::MeanItlMs => self.mean_itl_ms,
-            Stat::P50ItlMs => self.p50_itl_ms,
-            Stat::P95ItlMs => self.p95_itl_ms,
-            Stat::P99ItlMs => self.p99_itl_ms,
-            Stat::TotalTps => self.total_tps,
-            Stat::P50InteractivityTps => self.p50_interactivity_tps,
-            Stat::RequestThroughputRps => self.request_throughput_rps,
-            Stat::GoodputRps => self.goodput_rps,
-            Stat::OutputTpsPerAccelerator => self.output_tps_per_accelerator,
-            Stat::Efficiency | Stat::P95Multiplier => None,
+/// Implements [`CellStats::get`] and [`CellStats::get_mut`] from one list of each request statistic and its field.
+macro_rules! stat_fields {
+    ($($stat:ident => $field:ident,)*) => {
+        impl CellStats {
+            /// The value of a request statistic (`None` for the scaling metrics, which are on the summary).
+            pub fn get(&self, stat: Stat) -> Option<f64> {
+                match stat {
+                    $(Stat::$stat => self.$field,)*
+                    Stat::Efficiency | Stat::P95Multiplier => None,
+                }
+            }
+
+            /// The slot of a request statistic, to fill it from a reported figure (`None` for the scaling metrics).
+            pub fn get_mut(&mut self, stat: Stat) -> Option<&mut Option<f64>> {
+                Some(match stat {
+                    $(Stat::$stat => &mut self.$field,)*
+                    Stat::Efficiency | Stat::P95Multiplier => return None,
+                })
+            }
         }
-    }
+    };
+}
 
-    /// The slot of a request statistic, to fill it from a reported figure (`None` for the scaling metrics).
-    pub fn get_mut(&mut self, stat: Stat) -> Option<&mut Option<f64>> {
-        Some(match stat {
-            Stat::MeanWallMs => &mut self.mean_wall_ms,
-            Stat::P50WallMs => &mut self.p50_wall_ms,
-            Stat::P95WallMs => &mut self.p95_wall_ms,
-            Stat::P99WallMs => &mut self.p99_wall_ms,
-            Stat::P50TtftMs => &mut self.p50_ttft_ms,
-            Stat::P95TtftMs => &mut self.p95_ttft_ms,
-            Stat::MeanPromptTokens => &mut self.mean_prompt_tokens,
-            Stat::MeanCompletionTokens => &mut self.mean_completion_tokens,
-            Stat::AggregateTps => &mut self.aggregate_tps,
-            Stat::MeanTtftMs => &mut self.mean_ttft_ms,
-            Stat::P99TtftMs => &mut self.p99_ttft_ms,
-            Stat::MeanTpotMs => &mut self.mean_tpot_ms,
-            Stat::P50TpotMs => &mut self.p50_tpot_ms,
-            Stat::P95TpotMs => &mut self.p95_tpot_ms,
-            Stat::P99TpotMs => &mut self.p99_tpot_ms,
-            Stat::MeanItlMs => &mut self.mean_itl_ms,
-            Stat::P50ItlMs => &mut self.p50_itl_ms,
-            Stat::P95ItlMs => &mut self.p95_itl_ms,
-            Stat::P99ItlMs => &mut self.p99_itl_ms,
-            Stat::TotalTps => &mut self.total_tps,
-            Stat::P50InteractivityTps => &mut self.p50_interactivity_tps,
-            Stat::RequestThroughputRps => &mut self.request_throughput_rps,
-            Stat::GoodputRps => &mut self.goodput_rps,
-            Stat::OutputTpsPerAccelerator => &mut self.output_tps_per_accelerator,
-            Stat::Efficiency | Stat::P95Multiplier => return None,
-        })
-    }
+stat_fields! {
+    MeanWallMs => mean_wall_ms,
+    P50WallMs => p50_wall_ms,
+    P95WallMs => p95_wall_ms,
+    P99WallMs => p99_wall_ms,
+    P50TtftMs => p50_ttft_ms,
+    P95TtftMs => p95_ttft_ms,
+    MeanPromptTokens => mean_prompt_tokens,
+    MeanCompletionTokens => mean_completion_tokens,
+    AggregateTps => aggregate_tps,
+    MeanTtftMs => mean_ttft_ms,
+    P99TtftMs => p99_ttft_ms,
+    MeanTpotMs => mean_tpot_ms,
+    P50TpotMs => p50_tpot_ms,
+    P95TpotMs => p95_tpot_ms,
+    P99TpotMs => p99_tpot_ms,
+    MeanItlMs => mean_itl_ms,
+    P50ItlMs => p50_itl_ms,
+    P95ItlMs => p95_itl_ms,
+    P99ItlMs => p99_itl_ms,
+    TotalTps => total_tps,
+    P50InteractivityTps => p50_interactivity_tps,
+    RequestThroughputRps => request_throughput_rps,
+    GoodputRps => goodput_rps,
+    OutputTpsPerAccelerator => output_tps_per_accelerator,
+}
 
+impl CellStats {
     /// The statistic a cells-table column names (`None` for a name that is not a request statistic).
     pub fn column(&self, column: &str) -> Option<f64> {
         self.get(Stat::parse(column)?)

@@ -13,6 +13,7 @@ pub use crate::pooling::Aggregation;
 use crate::query::{self, Field, Params, Target, target_accessors};
 pub use crate::query::{CompareChoice, IgnoredParameter, Include, WhatIf, encode};
 use crate::scaling::Criterion;
+use crate::stat::Stat;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -330,7 +331,7 @@ impl ViewState {
     pub const DEFAULT: ViewState = ViewState {
         view: View::Matrix,
         filter: DimensionFilter::ALL,
-        metric: Metric::Efficiency,
+        metric: Metric::Stat(Stat::Efficiency),
         at_load: Load::Concurrency(16),
         criterion: Criterion::V1,
         rows: Dimension::Model,
@@ -714,11 +715,11 @@ impl ViewState {
     pub fn show_pareto(&mut self, per_accelerator_known: bool, facet: Option<Dimension>) {
         self.view = View::Curves;
         self.metric = if per_accelerator_known {
-            Metric::OutputTpsPerAccelerator
+            Metric::Stat(Stat::OutputTpsPerAccelerator)
         } else {
-            Metric::AggregateTps
+            Metric::Stat(Stat::AggregateTps)
         };
-        self.x = XAxis::Metric(Metric::P50InteractivityTps);
+        self.x = XAxis::Metric(Metric::Stat(Stat::P50InteractivityTps));
         self.frontier = FrontierMode::Series;
         self.color = Dimension::Configuration;
         self.facet = facet;
@@ -798,7 +799,7 @@ mod tests {
         }
         assert_eq!(ViewState::parse_query(&query), (state.clone(), Vec::new()));
         state.show_pareto(false, None);
-        assert_eq!(state.metric, Metric::AggregateTps);
+        assert_eq!(state.metric, Metric::Stat(Stat::AggregateTps));
         assert_eq!((state.color, state.facet), (Dimension::Configuration, None));
         assert!(state.to_query().contains("facet=none"));
     }
@@ -916,7 +917,7 @@ mod tests {
             color: Dimension::Model,
             facet: None,
             aggregation: Aggregation::Median,
-            x: XAxis::Metric(Metric::P95TtftMs),
+            x: XAxis::Metric(Metric::Stat(Stat::P95TtftMs)),
             frontier: FrontierMode::Panel,
             what_if: WhatIf {
                 excluded: true,
@@ -987,8 +988,8 @@ mod tests {
         assert_eq!(
             (state.x, state.metric, state.frontier),
             (
-                XAxis::Metric(Metric::P95TtftMs),
-                Metric::AggregateTps,
+                XAxis::Metric(Metric::Stat(Stat::P95TtftMs)),
+                Metric::Stat(Stat::AggregateTps),
                 FrontierMode::Series
             )
         );

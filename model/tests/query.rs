@@ -9,6 +9,7 @@ use cellscope_model::metric::Metric;
 use cellscope_model::query::{
     CONTRASTABLE, CellRequest, CompareChoice, Endpoint, Format, Query, QueryError, WhatIf,
 };
+use cellscope_model::stat::Stat;
 use cellscope_model::status::CellStatus;
 use cellscope_model::view_state::ViewState;
 use proptest::prelude::*;
@@ -35,7 +36,7 @@ fn a_query_reads_back_as_it_was_written() {
             per: None,
             alpha: 0.01,
         },
-        metric: Metric::P95TtftMs,
+        metric: Metric::Stat(Stat::P95TtftMs),
         at: Some("0123456789abcdef".into()),
         format: Some(Format::Json),
         ..Query::DEFAULT

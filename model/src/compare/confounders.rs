@@ -211,6 +211,7 @@ mod tests {
     use crate::exclusions::ExclusionScope;
     use crate::key::Dimension;
     use crate::metric::Metric;
+    use crate::stat::Stat;
     use crate::stats::CellStats;
     use crate::status::CellStatus;
     use crate::view_state::WhatIf;
@@ -328,7 +329,7 @@ mod tests {
             a: "vllm".into(),
             b: "sglang".into(),
             per: Some(Dimension::Workload),
-            metric: Metric::AggregateTps,
+            metric: Metric::Stat(Stat::AggregateTps),
             alpha: 0.05,
             slo: String::new(),
         }

@@ -399,6 +399,7 @@ pub fn render_comparison(comparison: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stat::Stat;
 
     #[test]
     fn numbers_keep_their_sign_and_small_p_values_their_digits() {
@@ -411,15 +412,27 @@ mod tests {
         assert_eq!(ratio(Some(1.1237)), "×1.124 (+12.4%)");
         assert_eq!(ratio(Some(0.8)), "×0.800 (-20.0%)");
         assert_eq!(ratio(None), "—");
-        assert_eq!(delta(Some(195.3711), Metric::P95WallMs), "+195 ms");
-        assert_eq!(delta(Some(-1240.0), Metric::P95WallMs), "-1.24 s");
-        assert_eq!(delta(Some(0.07571), Metric::Efficiency), "+0.0757");
         assert_eq!(
-            delta_interval(Some((100.5, 285.8)), Metric::P95WallMs),
+            delta(Some(195.3711), Metric::Stat(Stat::P95WallMs)),
+            "+195 ms"
+        );
+        assert_eq!(
+            delta(Some(-1240.0), Metric::Stat(Stat::P95WallMs)),
+            "-1.24 s"
+        );
+        assert_eq!(
+            delta(Some(0.07571), Metric::Stat(Stat::Efficiency)),
+            "+0.0757"
+        );
+        assert_eq!(
+            delta_interval(Some((100.5, 285.8)), Metric::Stat(Stat::P95WallMs)),
             "[+100 ms, +286 ms]"
         );
-        assert_eq!(delta(None, Metric::AggregateTps), "—");
-        assert_eq!(delta(Some(-1e-13), Metric::P95WallMs), "0.00 ms");
+        assert_eq!(delta(None, Metric::Stat(Stat::AggregateTps)), "—");
+        assert_eq!(
+            delta(Some(-1e-13), Metric::Stat(Stat::P95WallMs)),
+            "0.00 ms"
+        );
         // An SLO capacity's difference is a difference of loads, in the kind of load its sides were judged over.
         let rate = Measure::Capacity(Some(LoadAxis::RequestRate));
         assert_eq!(delta(Some(-1.6973), rate), "-1.7 req/s");

@@ -9,6 +9,7 @@
 use crate::key::Dimension;
 use crate::load::{Load, LoadKind};
 use crate::metric::Metric;
+use crate::stat::Stat;
 use crate::summary::CellSummary;
 use crate::view_state::ViewState;
 use std::collections::BTreeMap;
@@ -27,15 +28,20 @@ pub fn opening_metric(cells: &[CellSummary]) -> Option<(Metric, String)> {
             .filter(|cell| metric.of_cell(cell).is_some())
             .count()
     };
-    let efficiency = shows(Metric::Efficiency);
+    let efficiency = shows(Metric::Stat(Stat::Efficiency));
     if with_data.is_empty() || 2 * efficiency >= with_data.len() {
         return None;
     }
     // Not the p95 multiplier either: it is measured against the same baseline. The first of the most shown.
-    let (metric, count) = [Metric::AggregateTps]
+    let (metric, count) = [Metric::Stat(Stat::AggregateTps)]
         .into_iter()
         .chain(Metric::curves())
-        .filter(|metric| !matches!(metric, Metric::Efficiency | Metric::P95Multiplier))
+        .filter(|metric| {
+            !matches!(
+                metric,
+                Metric::Stat(Stat::Efficiency) | Metric::Stat(Stat::P95Multiplier)
+            )
+        })
         .map(|metric| (metric, shows(metric)))
         .fold(
             None,
@@ -89,7 +95,10 @@ fn one_load_cells(cells: &[&CellSummary]) -> usize {
 /// series was measured at: one load, no scaling (no parallel efficiency or p95 multiplier; shown as "one
 /// load")`. `None` for other metrics or when no cell is.
 pub fn one_load_note(cells: &[&CellSummary], metric: Metric) -> Option<String> {
-    if !matches!(metric, Metric::Efficiency | Metric::P95Multiplier) {
+    if !matches!(
+        metric,
+        Metric::Stat(Stat::Efficiency) | Metric::Stat(Stat::P95Multiplier)
+    ) {
         return None;
     }
     let count = one_load_cells(cells);

@@ -6,6 +6,7 @@
 //! are the published ones; the bootstrap intervals, drawn from the demo's own pairs, are close to them.
 
 use crate::common;
+use cellscope_model::stat::Stat;
 
 use cellscope_model::CellSummary;
 use cellscope_model::compare::{CompareSpec, Verdict, compare};
@@ -73,7 +74,7 @@ fn spec() -> CompareSpec {
         a: "vllm".into(),
         b: "sglang".into(),
         per: Some(Dimension::Workload),
-        metric: Metric::Efficiency,
+        metric: Metric::Stat(Stat::Efficiency),
         alpha: 0.05,
         slo: String::new(),
     }

@@ -401,11 +401,17 @@ mod tests {
         assert_eq!(point.shift(Better::Lower), Some(Shift::Regression));
         assert_eq!(point.shift(Better::Higher), Some(Shift::Improvement));
         assert_eq!(
-            point.since("r21", crate::metric::Metric::P99TtftMs),
+            point.since(
+                "r21",
+                crate::metric::Metric::Stat(crate::stat::Stat::P99TtftMs)
+            ),
             "worse by 100.0% since run r21 (p = 0.0e0; mean 10 ms → 20 ms)"
         );
         assert_eq!(
-            point.since("r21", crate::metric::Metric::AggregateTps),
+            point.since(
+                "r21",
+                crate::metric::Metric::Stat(crate::stat::Stat::AggregateTps)
+            ),
             "better by 100.0% since run r21 (p = 0.0e0; mean 10 tok/s → 20 tok/s)"
         );
     }

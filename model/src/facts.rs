@@ -365,6 +365,37 @@ pub struct RunFacts {
     /// than read, with its rule and how many cells carry it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inferred: Vec<crate::origin::InferredCount>,
+    /// When the run started and how that is known; absent when neither a file nor its modification time says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<RunStart>,
+}
+
+/// When a run started: the time a file records, or else a file's modification time, which only says the run
+/// ended no later than that (a copy or checkout moves it), and is marked so wherever it shows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunStart {
+    /// RFC 3339 in UTC to the second (`2026-06-12T20:42:54Z`).
+    pub at: String,
+    /// Where the time was read.
+    pub source: RunStartSource,
+}
+
+/// Where a run's start time was read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RunStartSource {
+    /// A time the run's own files record: the file (relative to the data root) and its key or line.
+    Recorded {
+        /// The file, relative to the data root.
+        file: String,
+        /// The key (`date`, `run.time.start`) or line that holds it.
+        key: String,
+    },
+    /// The file's modification time, for runs whose files record no time.
+    FileModified {
+        /// The file, relative to the data root.
+        file: String,
+    },
 }
 
 /// One ledger entry with where it came from and how many cells it matched.

@@ -909,6 +909,7 @@ The cell-level manifest still reported 900/900 complete because the rows were wr
             suites: Vec::new(),
             environment: Default::default(),
             inferred: Vec::new(),
+            started: None,
         }
     }
 

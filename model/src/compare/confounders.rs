@@ -245,6 +245,7 @@ mod tests {
                 .map(|(field, value)| (*field, (*value).to_string()))
                 .collect(),
             inferred: Vec::new(),
+            started: None,
         }
     }
 

@@ -192,13 +192,14 @@ impl ChangePoint {
     }
 }
 
-/// Which way a change point moved the metric.
+/// Which way a change point moved the metric, written `worse` or `better`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
 pub enum Shift {
     /// The metric moved the bad way: a latency up, a throughput down.
+    #[serde(rename = "worse")]
     Regression,
     /// The metric moved the good way.
+    #[serde(rename = "better")]
     Improvement,
 }
 

@@ -5,10 +5,12 @@
 
 pub mod changepoint;
 mod choice;
+mod query;
 mod regression;
 mod series;
 
 pub use choice::{Band, HistoryChoice};
+pub use query::{DEFAULT_METRIC, HistoryQuery};
 pub use regression::Regression;
 pub use series::{
     EnvironmentChange, HistoryChangePoint, HistoryKey, HistoryPoint, HistorySeries, TimeSource,

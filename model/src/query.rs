@@ -147,6 +147,8 @@ pub struct Query {
     pub format: Option<Format>,
     /// The SLO a comparison of SLO capacity judges by (its text form); empty is the default SLO.
     pub slo: String,
+    /// A History's method and regression rule.
+    pub history: crate::history::HistoryChoice,
 }
 
 impl Query {
@@ -161,6 +163,7 @@ impl Query {
         at: None,
         format: None,
         slo: String::new(),
+        history: crate::history::HistoryChoice::DEFAULT,
     };
 }
 
@@ -191,6 +194,8 @@ pub enum Endpoint {
     Requests,
     /// `/api/compare`
     Compare,
+    /// `/api/history`
+    History,
     /// `/api/events`
     Events,
     /// `/api/bundle`, whose query is a view's link, read as the app reads it.
@@ -241,15 +246,23 @@ const COMPARE_PARAMETERS: [&str; 19] = joined(
     ),
     ["include", "omit", "at", "format"],
 );
+const HISTORY_PARAMETERS: [&str; 18] = joined(
+    joined::<6, 8, 14>(
+        ["metric", "window", "pvalue", "k", "tolerance", "since"],
+        DIMENSIONS,
+    ),
+    ["include", "omit", "at", "format"],
+);
 
 impl Endpoint {
     /// Every endpoint that reads a query.
-    pub const ALL: [Endpoint; 7] = [
+    pub const ALL: [Endpoint; 8] = [
         Endpoint::Index,
         Endpoint::Provenance,
         Endpoint::Cells,
         Endpoint::Requests,
         Endpoint::Compare,
+        Endpoint::History,
         Endpoint::Events,
         Endpoint::Bundle,
     ];
@@ -262,6 +275,7 @@ impl Endpoint {
             Endpoint::Cells => "/api/cells",
             Endpoint::Requests => "/api/requests",
             Endpoint::Compare => "/api/compare",
+            Endpoint::History => "/api/history",
             Endpoint::Events => "/api/events",
             Endpoint::Bundle => "/api/bundle",
         }
@@ -281,6 +295,7 @@ impl Endpoint {
             Endpoint::Cells => &CELLS_PARAMETERS,
             Endpoint::Requests => &REQUESTS_PARAMETERS,
             Endpoint::Compare => &COMPARE_PARAMETERS,
+            Endpoint::History => &HISTORY_PARAMETERS,
             Endpoint::Events | Endpoint::Bundle => &[],
         }
     }
@@ -387,6 +402,9 @@ impl Query {
             });
         }
         let mut query = Query::DEFAULT;
+        if endpoint == Endpoint::History {
+            query.metric = crate::history::DEFAULT_METRIC;
+        }
         parse(&fields::query_fields(), &mut query, &mut params);
         if let Some(ignored) = params.finish().into_iter().next() {
             return Err(QueryError::Bad(ignored));

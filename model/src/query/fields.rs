@@ -496,7 +496,7 @@ fn format() -> Field<Query> {
 }
 
 /// Every parameter of a [`Query`], in the order its text form writes them.
-pub(crate) fn query_fields() -> [Field<Query>; 12] {
+pub(crate) fn query_fields() -> [Field<Query>; 13] {
     [
         sides(),
         metric(),
@@ -510,5 +510,22 @@ pub(crate) fn query_fields() -> [Field<Query>; 12] {
         at(),
         format(),
         params(),
+        history(),
     ]
+}
+
+/// `window`, `pvalue`, `k`, `tolerance`, `since`: a History's method and regression rule.
+fn history() -> Field<Query> {
+    Field {
+        print: |query, out| out.extend(query.history.pairs()),
+        parse: |query, params| {
+            for name in crate::history::HistoryChoice::NAMES {
+                if let Some(text) = params.take(name)
+                    && let Err(reason) = query.history.set(name, &text)
+                {
+                    params.ignore(name, &text, reason);
+                }
+            }
+        },
+    }
 }

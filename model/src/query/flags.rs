@@ -99,7 +99,27 @@ fn words(name: &str) -> (&'static str, &'static str) {
         ),
         "metric" => (
             "METRIC",
-            "The metric compared (default efficiency), as links name it",
+            "The metric, as links name it (compare: default efficiency; history: default p50_ttft_ms)",
+        ),
+        "window" => (
+            "RUNS",
+            "Runs per window of the change-point method's split step (default 50)",
+        ),
+        "pvalue" => (
+            "P",
+            "The largest p-value a change point keeps (default 0.001)",
+        ),
+        "k" => (
+            "RUNS",
+            "Regressed: a change point toward worse within the last K runs, or the latest run worse than their band (default 5)",
+        ),
+        "tolerance" => (
+            "BAND",
+            "The band of the previous K runs: 3sd (mean ± 3 standard deviations, the default) or 5% (of the mean)",
+        ),
+        "since" => (
+            "DATE",
+            "Only runs that started at or after DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)",
         ),
         "slo" => (
             "SLO",

@@ -264,6 +264,17 @@ pub fn compare_these(state: &ViewState) -> ViewState {
     }
 }
 
+/// The app's link (without the origin) to the Compare view of one group of a comparison asked by `query`: the
+/// query's choices and slice as a view reads them, narrowed to the group's value of `per`.
+pub fn group_link(query: &Query, group: &Group) -> String {
+    let mut view = query.clone();
+    view.format = None;
+    if let (Some(per), Some(value)) = (query.compare.per, &group.group) {
+        view.filter.values.insert(per, vec![value.to_string()]);
+    }
+    format!("?view=compare&{}", view.to_query())
+}
+
 /// Reads a metric name for a comparison.
 pub fn comparable_metric(name: &str) -> Result<Metric, CompareError> {
     let unknown = || CompareError::UnknownChoice {

@@ -7,6 +7,7 @@ pub mod changepoint;
 mod choice;
 mod query;
 mod regression;
+pub mod report;
 mod series;
 
 pub use choice::{Band, HistoryChoice};

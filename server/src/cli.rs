@@ -5,6 +5,7 @@ mod audit;
 mod bundle;
 mod cells;
 mod compare;
+mod history;
 mod index;
 mod query_flags;
 mod requests;
@@ -40,6 +41,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Head-to-head of two values of one dimension (paired Wilcoxon, Holm, bootstrap CI), per group.
     Compare(Box<compare::CompareArgs>),
+    /// Every configuration × workload × load across runs: change points (E-divisive means, t-test merge) and
+    /// whether it regressed; `--strict` exits 1 on a regression.
+    History(Box<history::HistoryArgs>),
     /// Write one self-contained HTML file that reopens a view with no server: the app, the cells, provenance and
     /// the request rows of the cells in view.
     Bundle(bundle::BundleArgs),
@@ -49,13 +53,14 @@ enum Command {
     Requests(requests::RequestsArgs),
 }
 
-/// Runs the parsed command; the exit code is 1 for a failed `audit --strict`, errors are the caller's to print.
+/// Runs the parsed command; the exit code is 1 for a failed `audit --strict` or `history --strict`, errors are the caller's to print.
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Audit(arguments) => audit::run(arguments),
         Command::Index(arguments) => index::run(arguments),
         Command::Serve(arguments) => serve::run(arguments),
         Command::Compare(arguments) => compare::run(*arguments),
+        Command::History(arguments) => history::run(*arguments),
         Command::Bundle(arguments) => bundle::run(arguments),
         Command::Cells(arguments) => cells::run(arguments),
         Command::Requests(arguments) => requests::run(arguments),

@@ -334,6 +334,85 @@ pub fn render_report(comparison: &Comparison, confounders: &Confounders) -> Stri
     )
 }
 
+/// The comparison as a Markdown table a CI job can post (its summary, a pull-request comment): the question, one
+/// row per group, what else differs between the sides and how many pairs were dropped; `link` gives a group's
+/// link to its view, when there is one.
+pub fn render_markdown(
+    comparison: &Comparison,
+    confounders: &Confounders,
+    link: impl Fn(&Group) -> Option<String>,
+) -> String {
+    use crate::history::report::markdown_cell;
+    let spec = &comparison.spec;
+    let measure = comparison.measure();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### Compare {} = {} vs {}\n\n{}\n\n{}\n",
+        markdown_cell(spec.by.name()),
+        markdown_cell(&spec.a),
+        markdown_cell(&spec.b),
+        markdown_cell(&spec.headline()),
+        markdown_cell(&comparison.pair_pooling())
+    );
+    let _ = writeln!(
+        out,
+        "| group | pairs | mean Δ | a / b | 95% CI | Holm p | W/L/T | verdict |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---|");
+    for group in &comparison.groups {
+        let label = markdown_cell(&group.label());
+        let label = match link(group) {
+            Some(url) => format!("[{}]({url})", label.replace('[', "\\[").replace(']', "\\]")),
+            None => label,
+        };
+        let _ = writeln!(
+            out,
+            "| {label} | {} | {} | {} | {} | {} | {} | {} |",
+            group.n_pairs,
+            markdown_cell(&delta(group.mean_delta, measure)),
+            markdown_cell(&ratio(group.ratio)),
+            markdown_cell(&delta_interval(group.ci, measure)),
+            p_value(group.holm_p),
+            group.record(),
+            markdown_cell(&group.describe_verdict(spec))
+        );
+    }
+    let differing: Vec<String> = confounders
+        .differing
+        .iter()
+        .map(|contrast| {
+            format!(
+                "{} ({}: {}; {}: {})",
+                contrast.label,
+                spec.a,
+                contrast.describe_side(Side::A),
+                spec.b,
+                contrast.describe_side(Side::B)
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "\n{}",
+        markdown_cell(&if differing.is_empty() {
+            format!("{}: nothing else differs.", Confounders::heading(spec))
+        } else {
+            format!("{}: {}.", Confounders::heading(spec), differing.join("; "))
+        })
+    );
+    let dropped: usize = comparison
+        .groups
+        .iter()
+        .map(|group| group.dropped.len())
+        .sum();
+    let _ = writeln!(
+        out,
+        "\n{dropped} pairs dropped (`cellscope compare` without `--format markdown` lists them)."
+    );
+    out
+}
+
 /// The comparison as a table: one row per group, then every pair that could not be formed and why.
 pub fn render_comparison(comparison: &Comparison) -> String {
     let spec = &comparison.spec;

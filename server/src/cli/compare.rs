@@ -11,6 +11,15 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// How the comparison is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum Report {
+    /// The confounders and the table, for a terminal.
+    Text,
+    /// A Markdown table, for a CI job's summary or a pull-request comment.
+    Markdown,
+}
+
 #[derive(clap::Args)]
 pub(super) struct CompareArgs {
     #[arg(default_value = ".")]
@@ -19,15 +28,21 @@ pub(super) struct CompareArgs {
     #[command(flatten)]
     query: QueryFlags<query_flags::Compare>,
     /// Print every group, pair and dropped pair as JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// How to write the comparison: `text` (the default) or `markdown`, a table a CI job can post.
+    #[arg(long, value_enum, default_value_t = Report::Text)]
+    format: Report,
+    /// With `--format markdown`: the address the app is served at, so that each group links to its Compare.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
     #[command(flatten)]
     cache: CacheArgs,
 }
 
 pub(super) fn run(arguments: CompareArgs) -> anyhow::Result<ExitCode> {
     let root = DataRoot::open(arguments.data_dir.clone(), &arguments.cache)?;
-    let typed = arguments.query.query;
+    let typed = arguments.query.query.clone();
     let query = CompareQuery::from_query(&typed)?;
     let index = load_root(&root, &arguments.cache, &IndexOptions::CELLS)?;
     query_flags::refuse_unstated_params(&typed, &index.cells)?;
@@ -47,6 +62,17 @@ pub(super) fn run(arguments: CompareArgs) -> anyhow::Result<ExitCode> {
         };
         serde_json::to_writer_pretty(&mut stdout, &body).context("writing JSON")?;
         writeln!(stdout)?;
+    } else if arguments.format == Report::Markdown {
+        let link = |group: &cellscope_model::compare::Group| {
+            let base = arguments.base_url.as_deref()?.trim_end_matches('/');
+            Some(format!(
+                "{base}/{}",
+                cellscope_model::compare::group_link(&typed, group)
+            ))
+        };
+        let table =
+            cellscope_model::compare::text::render_markdown(&comparison, &confounders, link);
+        stdout.write_all(printable(&table).as_bytes())?;
     } else {
         let text = cellscope_model::compare::text::render_report(&comparison, &confounders);
         stdout.write_all(printable(&text).as_bytes())?;

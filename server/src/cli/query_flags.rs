@@ -22,6 +22,8 @@ pub(super) struct Cells;
 pub(super) struct Requests;
 /// The flags of `/api/compare`.
 pub(super) struct Compare;
+/// The flags of `/api/history`.
+pub(super) struct History;
 
 impl Surface for Cells {
     const ENDPOINT: Endpoint = Endpoint::Cells;
@@ -31,6 +33,9 @@ impl Surface for Requests {
 }
 impl Surface for Compare {
     const ENDPOINT: Endpoint = Endpoint::Compare;
+}
+impl Surface for History {
+    const ENDPOINT: Endpoint = Endpoint::History;
 }
 
 /// The query a command's flags ask, as the endpoint `S` reads its parameters into one.

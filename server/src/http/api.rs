@@ -521,6 +521,24 @@ pub async fn compare(
         .into_response())
 }
 
+/// `GET /api/history`: every History of the slice as JSON, from the same parameters as `cellscope history`
+/// (`metric`, `window`, `pvalue`, `k`, `tolerance`, `since`, dimension filters, `include`, `omit`, `at`).
+pub async fn history(
+    State(store): State<Arc<Store>>,
+    ApiQuery { query, .. }: ApiQuery,
+) -> Result<Response, ApiError> {
+    let asked = cellscope_model::history::HistoryQuery::from_query(&query)
+        .map_err(|error| ApiError::bad_request(error.code(), error.to_string()))?;
+    let (cells, runs) = compared_cells(&store, &query).await?;
+    let body = serde_json::to_vec(&asked.run(&cells, &runs))
+        .map_err(|error| ApiError::Internal(error.to_string()))?;
+    Ok((
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response())
+}
+
 /// `GET /api/events`: `event: snapshot` with the current id at once, then one per new snapshot.
 pub async fn events(
     State(store): State<Arc<Store>>,
@@ -545,7 +563,7 @@ pub async fn events(
 pub async fn unknown() -> ApiError {
     ApiError::not_found(
         "unknown_route",
-        "no such API route; see /api/index, /api/cells, /api/requests, /api/provenance, /api/compare, /api/bundle, /api/events",
+        "no such API route; see /api/index, /api/cells, /api/requests, /api/provenance, /api/compare, /api/history, /api/bundle, /api/events",
     )
 }
 

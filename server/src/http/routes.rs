@@ -197,6 +197,7 @@ pub(crate) fn api_routes(store: Arc<Store>) -> Router {
         .route("/api/requests", get(api::requests))
         .route("/api/provenance", get(api::provenance))
         .route("/api/compare", get(api::compare))
+        .route("/api/history", get(api::history))
         .route("/api/events", get(api::events))
         .route("/api/bundle", get(api::bundle))
         .route("/api", get(api::unknown))

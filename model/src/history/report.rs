@@ -117,6 +117,7 @@ pub fn render_text(body: &HistoryBody) -> String {
             );
         }
     }
+    out.push_str(&single_runs(body));
     out
 }
 

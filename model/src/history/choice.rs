@@ -19,8 +19,9 @@ pub enum Band {
 }
 
 impl Band {
-    /// Three standard deviations.
-    pub const DEFAULT: Band = Band::Sd(3.0);
+    /// Four standard deviations: with the previous 10 runs, a run of a flat series with normal noise falls above
+    /// it about once in 500 (Student's t with 9 degrees of freedom beyond 4 / √1.1).
+    pub const DEFAULT: Band = Band::Sd(4.0);
 
     /// The band's half-width around `mean` for the previous runs' `sd` (ddof 1).
     pub fn half_width(self, mean: f64, sd: f64) -> f64 {
@@ -87,12 +88,12 @@ pub struct HistoryChoice {
 }
 
 impl HistoryChoice {
-    /// A window of 50 runs and p ≤ 0.001 (the reference implementation's defaults), the last 5 runs, 3 standard
-    /// deviations, every run.
+    /// A window of 50 runs and p ≤ 0.001 (the reference implementation's defaults), the last 10 runs, 4
+    /// standard deviations, every run.
     pub const DEFAULT: HistoryChoice = HistoryChoice {
         window: 50,
         max_pvalue: 0.001,
-        k: 5,
+        k: 10,
         band: Band::DEFAULT,
         since: None,
     };

@@ -111,11 +111,11 @@ fn words(name: &str) -> (&'static str, &'static str) {
         ),
         "k" => (
             "RUNS",
-            "Regressed: a change point toward worse within the last K runs, or the latest run worse than their band (default 5)",
+            "Regressed: a change point toward worse within the last K runs, or the latest run worse than their band (default 10)",
         ),
         "tolerance" => (
             "BAND",
-            "The band of the previous K runs: 3sd (mean ± 3 standard deviations, the default) or 5% (of the mean)",
+            "The band of the previous K runs: 4sd (mean ± 4 standard deviations, the default) or 5% (of the mean)",
         ),
         "since" => (
             "DATE",

@@ -107,7 +107,7 @@ fn points_follow_the_recorded_times_and_the_step_is_found_at_its_run() {
         "{}",
         change.sentence
     );
-    // The step is 4 runs from the end: within the last 5, not within the last 3.
+    // The step is 4 runs from the end: within the last 10 (the default), not within the last 3.
     assert!(
         matches!(history.regression, Some(Regression::ChangePoint { ref run, .. }) if run == "night-3")
     );
@@ -133,6 +133,8 @@ fn a_latest_run_worse_than_the_band_is_flagged_with_the_band() {
     // A threshold no change point passes, so only the band speaks.
     let choice = HistoryChoice {
         max_pvalue: 1e-300,
+        k: 5,
+        band: Band::Sd(3.0),
         ..HistoryChoice::default()
     };
     let history = &histories(&cells, &runs, TTFT, &choice)[0];

@@ -16,6 +16,7 @@ mod calendar;
 mod catalog;
 mod cell;
 mod external;
+mod nightly;
 pub mod published;
 mod pyrepr;
 mod random;
@@ -27,6 +28,10 @@ mod v3;
 
 use std::path::{Path, PathBuf};
 
+pub use nightly::{
+    DRIVER_CHANGE_NIGHT, ENGINE_UPGRADE_NIGHT, NIGHTS, NightlySummary, RECENT_REGRESSION_NIGHT,
+    generate_nightly,
+};
 pub use pyrepr::py_float;
 
 /// What to generate.

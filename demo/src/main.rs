@@ -36,6 +36,14 @@ enum Command {
         #[arg(long, default_value_t = 164)]
         seed: u64,
     },
+    /// The nightly root (replaced if it exists): 30 nights of one small sweep, one TR164 run per engine per night,
+    /// with an engine upgrade that regressed, a recent regression, a benign driver change and a flat
+    /// configuration.
+    Nightly {
+        out: PathBuf,
+        #[arg(long, default_value_t = 164)]
+        seed: u64,
+    },
     /// The large `vllm bench serve --save-detailed` sweep of `cargo xtask bench index`, with the list of its files
     /// and the cell each holds written as JSON to LIST.
     VllmSweep {
@@ -78,6 +86,17 @@ fn main() -> anyhow::Result<()> {
                 summary.external_bytes as f64 / 1e6,
                 summary.external_cells,
                 summary.external_requests,
+                out.display(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        Command::Nightly { out, seed } => {
+            let summary = cellscope_demo::generate_nightly(&out, seed)
+                .with_context(|| format!("generating the nightly root into {}", out.display()))?;
+            eprintln!(
+                "nightly demo: {} runs, {} rows in {} ({:.1} s)",
+                summary.runs,
+                summary.rows,
                 out.display(),
                 started.elapsed().as_secs_f64()
             );

@@ -78,6 +78,33 @@ pub(crate) fn mixed(demo: &Path, mixed: &Path, seed: u64) -> anyhow::Result<Path
     Ok(mixed)
 }
 
+/// Generates the nightly root (30 nights, one run per engine per night) into `out` (relative paths are taken from
+/// the workspace root).
+pub(crate) fn nightly(out: &Path, seed: u64) -> anyhow::Result<PathBuf> {
+    let out = workspace_root().join(out);
+    run_generator(&[
+        "nightly",
+        &out.to_string_lossy(),
+        "--seed",
+        &seed.to_string(),
+    ])?;
+    Ok(out)
+}
+
+/// Where the nightly root goes for a demo root: `demo-nightly` beside it.
+pub(crate) fn nightly_sibling(out: &Path) -> PathBuf {
+    out.with_file_name("demo-nightly")
+}
+
+/// `data/demo-nightly/`, generated unless it is there (the tree only appears once complete).
+pub(crate) fn ensure_nightly_demo_data() -> anyhow::Result<PathBuf> {
+    let nightly = workspace_root().join("data/demo-nightly");
+    if nightly.join("README.md").is_file() {
+        return Ok(nightly);
+    }
+    crate::demo::nightly(Path::new("data/demo-nightly"), 164)
+}
+
 /// Generates the large vLLM sweep into `root` and the list of its files (and the cell each holds) into `list`.
 pub(crate) fn vllm_sweep(root: &Path, list: &Path, seed: u64) -> anyhow::Result<()> {
     run_generator(&[

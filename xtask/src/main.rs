@@ -50,7 +50,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Generate the deterministic demo data set.
+    /// Generate the deterministic demo data sets: the TR164 root, the mixed-format root beside it, and the nightly
+    /// root `demo-nightly` beside them (30 nights of one sweep, for the History).
     DemoData {
         /// Output directory (replaced if it exists).
         #[arg(long, default_value = "data/demo")]
@@ -77,8 +78,12 @@ enum Command {
         addr: String,
         /// Data root to serve (relative to the current directory); default: data/demo-mixed (the TR164 demo and
         /// the external sweep), generated with data/demo when absent.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "nightly")]
         data: Option<PathBuf>,
+        /// Serve the nightly demo root instead (data/demo-nightly: 30 nights of one sweep, for the History),
+        /// generated when absent.
+        #[arg(long)]
+        nightly: bool,
         /// Skip wasm-opt.
         #[arg(long)]
         dev: bool,
@@ -176,11 +181,22 @@ fn main() -> anyhow::Result<()> {
         } => {
             demo::tr164(&out, seed, scale)?;
             let mixed = mixed_out.unwrap_or_else(|| demo::mixed_sibling(&out));
-            demo::mixed(&out, &mixed, seed).map(|_| ())
+            demo::mixed(&out, &mixed, seed)?;
+            demo::nightly(&demo::nightly_sibling(&out), seed).map(|_| ())
         }
         Command::BuildWeb { dev } => web::build(dev).map(|_| ()),
-        Command::Serve { addr, data, dev } => {
-            serve::run(&addr, data.map(|data| invoked_in.join(data)), dev)
+        Command::Serve {
+            addr,
+            data,
+            nightly,
+            dev,
+        } => {
+            let data = match (data, nightly) {
+                (Some(data), _) => Some(invoked_in.join(data)),
+                (None, true) => Some(demo::ensure_nightly_demo_data()?),
+                (None, false) => None,
+            };
+            serve::run(&addr, data, dev)
         }
         Command::E2e {
             dev,

@@ -172,7 +172,8 @@ fn scanned_for_references(file: &str) -> bool {
     let data = file.starts_with("data/fixtures/")
         || file.starts_with("fuzz/corpus/")
         || file.starts_with("data/demo/")
-        || file.starts_with("data/demo-mixed/");
+        || file.starts_with("data/demo-mixed/")
+        || file.starts_with("data/demo-nightly/");
     let documentation_or_tool = matches!(extension, "md" | "py");
     (TEXT_EXTENSIONS.contains(&extension) || file == ".ci/run")
         && (!data || documentation_or_tool)

@@ -20,6 +20,7 @@ mod demo_oracles;
 mod fixtures;
 mod formats;
 mod fuzz_corpus;
+mod history;
 mod http;
 mod http_socket;
 mod limits;

@@ -24,6 +24,18 @@ pub(crate) fn demo_root() -> &'static Path {
     })
 }
 
+/// The nightly demo root (seed 164), generated on first use beside [`demo_root`]'s.
+pub(crate) fn nightly_root() -> &'static Path {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        remove_stale_demo_dirs(parent);
+        let dir = parent.join(format!("nightly-{}", std::process::id()));
+        cellscope_demo::generate_nightly(&dir, 164).expect("the nightly root generates");
+        dir
+    })
+}
+
 /// The `cellscope` binary, with its default cache directory (`$XDG_CACHE_HOME/cellscope`) inside this test
 /// process's own directory under `target/`, so that tests never write to the user's cache.
 pub(crate) fn cellscope_command() -> std::process::Command {
@@ -38,7 +50,7 @@ pub(crate) fn cellscope_command() -> std::process::Command {
     command
 }
 
-/// Removes `demo-<pid>` and `cache-home-<pid>` directories of processes that no longer run.
+/// Removes `demo-<pid>`, `nightly-<pid>` and `cache-home-<pid>` directories of processes that no longer run.
 fn remove_stale_demo_dirs(parent: &Path) {
     // Without /proc (not Linux) liveness is unknown: leave everything.
     let Ok(entries) = std::fs::read_dir(parent) else {
@@ -51,6 +63,7 @@ fn remove_stale_demo_dirs(parent: &Path) {
         let name = entry.file_name().to_string_lossy().into_owned();
         if let Some(pid) = name
             .strip_prefix("demo-")
+            .or_else(|| name.strip_prefix("nightly-"))
             .or_else(|| name.strip_prefix("cache-home-"))
             && pid.parse::<u32>().is_ok()
             && !Path::new("/proc").join(pid).exists()

@@ -16,8 +16,8 @@ mod toggles;
 pub(crate) use codec::{Field, Params, parse, print};
 pub use codec::{IgnoredParameter, encode};
 pub(crate) use fields::{
-    Target, alpha, at, cell, dimension, dimensions, load_range, metric, params, sides, slo,
-    target_accessors, toggles, whole_number,
+    Target, alpha, at, cell, dimension, dimensions, history, load_range, metric, params, sides,
+    slo, target_accessors, toggles, whole_number,
 };
 pub use flags::{Flag, PARAM_FLAG};
 pub use toggles::{Include, WhatIf};

@@ -324,6 +324,8 @@ pub struct ViewState {
     pub sort: Option<AuditSort>,
     /// The Compare view's choices.
     pub compare: CompareChoice,
+    /// A History's method and regression rule (`window`, `pvalue`, `k`, `tolerance`, `since`).
+    pub history: crate::history::HistoryChoice,
 }
 
 impl ViewState {
@@ -351,6 +353,7 @@ impl ViewState {
         query: String::new(),
         sort: None,
         compare: CompareChoice::DEFAULT,
+        history: crate::history::HistoryChoice::DEFAULT,
     };
 }
 
@@ -646,6 +649,7 @@ const FIELDS: &[Field<ViewState>] = &[
             }
         }
     ),
+    query::history(),
     query::at(),
     query::params(),
 ];

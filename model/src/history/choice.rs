@@ -14,8 +14,8 @@ use std::fmt;
 pub enum Band {
     /// Mean ± this many sample standard deviations (ddof 1) of the previous runs: `3sd`.
     Sd(f64),
-    /// Mean ± this fraction of the mean: `5%` is 0.05.
-    Relative(f64),
+    /// Mean ± this percentage of the mean: `5%` is 5 (kept as written, so a link reads back the same number).
+    Percent(f64),
 }
 
 impl Band {
@@ -27,7 +27,7 @@ impl Band {
     pub fn half_width(self, mean: f64, sd: f64) -> f64 {
         match self {
             Band::Sd(multiple) => multiple * sd,
-            Band::Relative(fraction) => fraction * mean.abs(),
+            Band::Percent(percent) => percent / 100.0 * mean.abs(),
         }
     }
 }
@@ -37,7 +37,7 @@ impl fmt::Display for Band {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Band::Sd(multiple) => write!(f, "{multiple}sd"),
-            Band::Relative(fraction) => write!(f, "{}%", fraction * 100.0),
+            Band::Percent(percent) => write!(f, "{percent}%"),
         }
     }
 }
@@ -64,7 +64,7 @@ impl std::str::FromStr for Band {
         if let Some(number) = text_trimmed.strip_suffix("sd") {
             positive(number).map(Band::Sd)
         } else if let Some(number) = text_trimmed.strip_suffix('%') {
-            positive(number).map(|percent| Band::Relative(percent / 100.0))
+            positive(number).map(Band::Percent)
         } else {
             Err(reason())
         }
@@ -208,14 +208,18 @@ mod tests {
     #[test]
     fn bands_read_and_write_back() {
         assert_eq!("3sd".parse::<Band>(), Ok(Band::Sd(3.0)));
-        assert_eq!("5%".parse::<Band>(), Ok(Band::Relative(0.05)));
+        assert_eq!("5%".parse::<Band>(), Ok(Band::Percent(5.0)));
+        assert_eq!(
+            "7%".parse::<Band>().map(|band| band.to_string()),
+            Ok("7%".to_string())
+        );
         assert_eq!(Band::Sd(2.5).to_string(), "2.5sd");
-        assert_eq!(Band::Relative(0.1).to_string(), "10%");
+        assert_eq!(Band::Percent(10.0).to_string(), "10%");
         for bad in ["", "3", "-1sd", "0%", "infsd", "x%"] {
             assert!(bad.parse::<Band>().is_err(), "{bad}");
         }
         assert_eq!(Band::Sd(3.0).half_width(100.0, 2.0), 6.0);
-        assert_eq!(Band::Relative(0.05).half_width(-200.0, 2.0), 10.0);
+        assert_eq!(Band::Percent(5.0).half_width(-200.0, 2.0), 10.0);
     }
 
     #[test]

@@ -30,13 +30,15 @@ pub(crate) trait Target {
     fn at_mut(&mut self) -> &mut Option<String>;
     fn slo(&self) -> &String;
     fn slo_mut(&mut self) -> &mut String;
+    fn history(&self) -> &crate::history::HistoryChoice;
+    fn history_mut(&mut self) -> &mut crate::history::HistoryChoice;
     /// Whether the compare choices and the metric are written even at their defaults (a Compare view's link
     /// reads as the question it asks).
     fn compare_shown(&self) -> bool;
 }
 
-/// Implements [`Target`]'s accessors for a struct with fields `filter`, `what_if`, `compare`, `metric`, `cell`
-/// and `at`.
+/// Implements [`Target`]'s accessors for a struct with fields `filter`, `what_if`, `compare`, `metric`, `cell`,
+/// `at`, `slo` and `history`.
 macro_rules! target_accessors {
     () => {
         fn filter(&self) -> &crate::filter::DimensionFilter {
@@ -80,6 +82,12 @@ macro_rules! target_accessors {
         }
         fn slo_mut(&mut self) -> &mut String {
             &mut self.slo
+        }
+        fn history(&self) -> &crate::history::HistoryChoice {
+            &self.history
+        }
+        fn history_mut(&mut self) -> &mut crate::history::HistoryChoice {
+            &mut self.history
         }
     };
 }
@@ -515,13 +523,13 @@ pub(crate) fn query_fields() -> [Field<Query>; 13] {
 }
 
 /// `window`, `pvalue`, `k`, `tolerance`, `since`: a History's method and regression rule.
-fn history() -> Field<Query> {
+pub(crate) const fn history<T: Target>() -> Field<T> {
     Field {
-        print: |query, out| out.extend(query.history.pairs()),
-        parse: |query, params| {
+        print: |target, out| out.extend(target.history().pairs()),
+        parse: |target, params| {
             for name in crate::history::HistoryChoice::NAMES {
                 if let Some(text) = params.take(name)
-                    && let Err(reason) = query.history.set(name, &text)
+                    && let Err(reason) = target.history_mut().set(name, &text)
                 {
                     params.ignore(name, &text, reason);
                 }

@@ -161,7 +161,7 @@ fn a_latest_run_worse_than_the_band_is_flagged_with_the_band() {
     assert!((low - (100.2 - 3.0 * 0.836_660_026_534_075_6)).abs() < 1e-9);
     // A throughput that falls is worse too; one that rises is not flagged.
     let wide = HistoryChoice {
-        band: Band::Relative(0.5),
+        band: Band::Percent(50.0),
         ..choice.clone()
     };
     assert!(

@@ -10,7 +10,7 @@ use crate::run::found::DetectedRun;
 use crate::run::record::FileAt;
 use crate::run::{BackupRead, IndexOptions, ReadContext, RunRead};
 use crate::storage::Storage as _;
-use cellscope_model::api::Warning;
+use cellscope_model::api::{RunStart, RunStartSource, Warning};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -47,6 +47,7 @@ pub fn read_all(
                         None => format.read_run(context, run),
                     };
                     read.files = run.listed_files();
+                    with_start(context.storage, run, &mut read);
                     Some(read)
                 })
                 .collect()
@@ -71,6 +72,36 @@ pub fn read_all(
         backups,
         warnings,
     }
+}
+
+/// Gives a run whose files record no start the time its id names, else the earliest modification time of its
+/// files (docs/definitions.md#run-start). Done after the cache, so a file time is always the file's as it is now.
+fn with_start(storage: &dyn crate::storage::Storage, run: &DetectedRun, read: &mut RunRead) {
+    if read.started.is_some() {
+        return;
+    }
+    let name = read.id.rsplit('/').next().unwrap_or(&read.id);
+    if let Some(at) = cellscope_model::runs::id_time(name) {
+        read.started = Some(RunStart {
+            at,
+            source: RunStartSource::RunId {
+                id: read.id.clone(),
+            },
+        });
+        return;
+    }
+    read.started = run
+        .files
+        .iter()
+        .filter_map(|file| {
+            let at = crate::parse::time::modified(storage.stat(file).ok()?.modified?)?;
+            Some((at, file))
+        })
+        .min()
+        .map(|(at, file)| RunStart {
+            at,
+            source: RunStartSource::FileModified { file: file.clone() },
+        });
 }
 
 /// Every run under `root` found and read as an index reads them (without a cache or `cellscope.toml`), for the

@@ -9,6 +9,12 @@ use crate::summary::CellSummary;
 /// `2026-06-12 20:42` from an id that starts with a `YYYYMMDD_HHMMSS` timestamp, as TR164 run ids and many tools'
 /// result directories do; `None` otherwise.
 pub fn started_from_id(run_id: &str) -> Option<String> {
+    id_time(run_id).map(|at| format!("{} {}", &at[..10], &at[11..16]))
+}
+
+/// The time an id that starts with `YYYYMMDD_HHMM[SS]` names, in RFC 3339 as the id writes it (seconds 00 when
+/// the id has none), for a run's start when its files record none; `None` for any other id.
+pub fn id_time(run_id: &str) -> Option<String> {
     let digits = |range: std::ops::Range<usize>| {
         let part = run_id.get(range)?;
         part.bytes()
@@ -20,11 +26,13 @@ pub fn started_from_id(run_id: &str) -> Option<String> {
         return None;
     }
     let (hour, minute) = (digits(9..11)?, digits(11..13)?);
+    let second = digits(13..15).unwrap_or("00");
     let valid = (1..=12).contains(&month.parse::<u32>().ok()?)
         && (1..=31).contains(&day.parse::<u32>().ok()?)
         && hour.parse::<u32>().ok()? < 24
-        && minute.parse::<u32>().ok()? < 60;
-    valid.then(|| format!("{year}-{month}-{day} {hour}:{minute}"))
+        && minute.parse::<u32>().ok()? < 60
+        && second.parse::<u32>().ok()? < 60;
+    valid.then(|| format!("{year}-{month}-{day}T{hour}:{minute}:{second}Z"))
 }
 
 /// What a run id stands for, to show beside it: the backends of its cells and its start time when the id
@@ -132,6 +140,15 @@ mod tests {
         assert_eq!(started_from_id("20261312_204254"), None, "month 13");
         assert_eq!(started_from_id("20260612-204254"), None);
         assert_eq!(started_from_id("2026"), None);
+        assert_eq!(
+            id_time("20260612_204254_036590").as_deref(),
+            Some("2026-06-12T20:42:54Z")
+        );
+        assert_eq!(
+            id_time("20260612_2042").as_deref(),
+            Some("2026-06-12T20:42:00Z")
+        );
+        assert_eq!(id_time("20260612_204261"), None, "second 61");
     }
 
     #[test]

@@ -316,6 +316,7 @@ impl From<Manifest> for ManifestEntry {
             status,
             environment,
             max_model_len,
+            started_at: _,
             cells,
         } = manifest;
         ManifestEntry {
@@ -358,6 +359,7 @@ impl From<ManifestEntry> for Manifest {
             status,
             environment,
             max_model_len,
+            started_at: None,
             cells: cells
                 .into_iter()
                 .map(|(coordinates, entry)| {

@@ -23,7 +23,7 @@ use crate::run::record::{FileAt, RunRecord};
 use crate::run::rows::{CellRows, RowsError};
 use crate::run::{BackupRead, IndexOptions, Inputs, Note, Progress, ReadContext, RunRead};
 use crate::storage::{self, Entry, Storage};
-use cellscope_model::api::Warning;
+use cellscope_model::api::{RunStart, Warning};
 use cellscope_model::requests::RequestRow;
 use listing::{METRICS_NAMES, metrics_name_of};
 use side_files::SideFiles;
@@ -229,6 +229,25 @@ pub fn read_run(
             text,
         }
     });
+    let manifest_path = format!("{}/manifest.json", dir.relative);
+    let mut time_warnings = Vec::new();
+    let started = manifest
+        .as_ref()
+        .and_then(|manifest| {
+            crate::parse::time::started(
+                manifest.started_at.as_ref(),
+                crate::parse::time::Clock::Iso,
+                "started_at",
+                &manifest_path,
+                &mut time_warnings,
+            )
+        })
+        .map(|started| RunStart::recorded(started.at, &manifest_path, &started.key));
+    warnings.extend(
+        time_warnings
+            .into_iter()
+            .map(|warning| warning.run(&run_id)),
+    );
     RunRead {
         id: run_id,
         rows_file: dir.metrics_relative(),
@@ -240,6 +259,7 @@ pub fn read_run(
         note,
         files: Vec::new(),
         environment,
+        started,
         warnings,
         format: NAME,
     }

@@ -1550,3 +1550,34 @@ fn aiperf_request_files_are_read_by_the_summarys_name_and_others_named() {
         index.warnings
     );
 }
+
+/// The engine's version and build a tool records reach the run's environment: SGLang's `server_info.version`, and
+/// the image an llm-d report's engine component ran from (both as the fixture files write them).
+#[test]
+fn the_engines_version_and_build_are_the_runs_environment() {
+    use cellscope_model::api::EnvironmentField;
+    let sglang = index("sglang-detailed");
+    assert!(!sglang.runs.is_empty());
+    for run in &sglang.runs {
+        assert_eq!(
+            run.environment
+                .get(&EnvironmentField::BackendVersion)
+                .map(String::as_str),
+            Some("0.5.5"),
+            "{}",
+            run.run_id
+        );
+    }
+    let llmd = index("llmd-report-v02");
+    assert!(!llmd.runs.is_empty());
+    for run in &llmd.runs {
+        assert_eq!(
+            run.environment
+                .get(&EnvironmentField::BackendCommit)
+                .map(String::as_str),
+            Some("ghcr.io/llm-d/llm-d-cuda:0.3.1"),
+            "{}",
+            run.run_id
+        );
+    }
+}

@@ -459,6 +459,16 @@ impl RunStart {
         }
     }
 
+    /// Where the time was read, in words: `recorded in a/r.json (date)`, `named by the run id`,
+    /// `modification time of a/r.json`.
+    pub fn source_text(&self) -> String {
+        match &self.source {
+            RunStartSource::Recorded { file, key } => format!("recorded in {file} ({key})"),
+            RunStartSource::RunId { .. } => "named by the run id".to_string(),
+            RunStartSource::FileModified { file } => format!("modification time of {file}"),
+        }
+    }
+
     /// Whether the time is only a file's modification time.
     pub fn is_file_time(&self) -> bool {
         matches!(self.source, RunStartSource::FileModified { .. })

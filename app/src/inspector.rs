@@ -168,9 +168,23 @@ fn CellInspector(key: CellKey) -> impl IntoView {
     let title = key.to_string();
     let heading = title.clone();
     let key_for_absent = key.clone();
+    let started = ctx.data.with_untracked(|data| {
+        data.as_ref().and_then(|data| {
+            data.index
+                .runs
+                .iter()
+                .find(|run| run.run_id == key.run_id)
+                .and_then(|run| run.started.clone())
+        })
+    });
     view! {
         <section class="inspector" id="inspector" data-cell=title>
             <h2>{heading}</h2>
+            {started.map(|started| view! {
+                <p class="hint" id="run-started" title=started.explanation()>
+                    "Run " <code>{key.run_id.clone()}</code> " started " {started.label()} " · " {started.source_text()}
+                </p>
+            })}
             {move || {
                 // A kept snapshot has its cells table, not its request rows: those are read from the files now.
                 let shown = ctx.data.with(|data| data.as_ref().map(|data| data.snapshot.clone()));

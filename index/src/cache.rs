@@ -147,6 +147,7 @@ struct RunEntry {
     plan: Option<wire::PlanEntry>,
     note: Option<wire::NoteEntry>,
     environment: BTreeMap<EnvironmentField, String>,
+    started: Option<wire::StartEntry>,
     warnings: Vec<Warning>,
 }
 
@@ -485,6 +486,7 @@ impl<'a> Session<'a> {
                     plan: read.plan.clone().map(Into::into),
                     note: read.note.clone().map(Into::into),
                     environment: read.environment.clone(),
+                    started: read.started.clone().map(Into::into),
                     warnings: read.warnings.clone(),
                 };
                 self.put(&key, &entry, &what);
@@ -727,6 +729,7 @@ fn run_read(
         note: entry.note.map(Into::into),
         files: Vec::new(),
         environment: entry.environment,
+        started: entry.started.map(Into::into),
         warnings: entry.warnings,
         format: format.name(),
     }

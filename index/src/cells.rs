@@ -701,7 +701,7 @@ pub(crate) fn run_facts(read: &RunRead, cells: &RunCells, relations: &Relations)
                 .values()
                 .filter_map(|provenance| provenance.origin.as_ref()),
         ),
-        started: None,
+        started: read.started.clone(),
     }
 }
 

@@ -8,6 +8,7 @@ pub mod outline;
 pub mod parallel;
 pub mod perf_metrics;
 pub mod scan;
+pub mod time;
 pub mod yaml;
 
 use crate::storage::{self, Storage};

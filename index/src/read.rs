@@ -10,7 +10,7 @@ use crate::run::found::DetectedRun;
 use crate::run::record::FileAt;
 use crate::run::{BackupRead, IndexOptions, ReadContext, RunRead};
 use crate::storage::Storage as _;
-use cellscope_model::api::Warning;
+use cellscope_model::api::{RunStart, RunStartSource, Warning};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -47,6 +47,7 @@ pub fn read_all(
                         None => format.read_run(context, run),
                     };
                     read.files = run.listed_files();
+                    with_start(context.storage, run, &mut read);
                     Some(read)
                 })
                 .collect()
@@ -71,6 +72,36 @@ pub fn read_all(
         backups,
         warnings,
     }
+}
+
+/// Gives a run whose files record no start the time its id names, else the earliest modification time of its
+/// files (docs/definitions.md#run-start). Done after the cache, so a file time is always the file's as it is now.
+fn with_start(storage: &dyn crate::storage::Storage, run: &DetectedRun, read: &mut RunRead) {
+    if read.started.is_some() {
+        return;
+    }
+    let name = read.id.rsplit('/').next().unwrap_or(&read.id);
+    if let Some(at) = cellscope_model::runs::id_time(name) {
+        read.started = Some(RunStart {
+            at,
+            source: RunStartSource::RunId {
+                id: read.id.clone(),
+            },
+        });
+        return;
+    }
+    read.started = run
+        .files
+        .iter()
+        .filter_map(|file| {
+            let at = crate::parse::time::modified(storage.stat(file).ok()?.modified?)?;
+            Some((at, file))
+        })
+        .min()
+        .map(|(at, file)| RunStart {
+            at,
+            source: RunStartSource::FileModified { file: file.clone() },
+        });
 }
 
 /// Every run under `root` found and read as an index reads them (without a cache or `cellscope.toml`), for the
@@ -163,4 +194,109 @@ pub fn explain(root: &std::path::Path, relative: &str) -> Result<String, String>
         warnings,
     ));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value as Json;
+    use std::time::{Duration, SystemTime};
+
+    /// vLLM's result of `data/fixtures/formats/vllm-plain` with its `date` replaced (`None`: removed), written to
+    /// `directory/result.json` under a new root, modified at `modified_s` since 1970.
+    fn result_at(directory: &str, date: Option<&str>, modified_s: u64) -> tempfile::TempDir {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../data/fixtures/formats/vllm-plain/openai-infqps-concurrency1-Qwen3-8B-20260302-090000.json",
+        );
+        let mut result: Json = serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
+        match date {
+            Some(date) => result["date"] = Json::from(date),
+            None => {
+                result.as_object_mut().unwrap().remove("date");
+            }
+        }
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join(directory);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("result.json");
+        std::fs::write(&path, serde_json::to_vec(&result).unwrap()).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(modified_s))
+            .unwrap();
+        root
+    }
+
+    fn only_run(root: &tempfile::TempDir) -> RunRead {
+        let mut reads = read_root(root.path(), &IndexOptions::default());
+        assert_eq!(reads.runs.len(), 1);
+        reads.runs.remove(0)
+    }
+
+    #[test]
+    fn a_recorded_start_is_read_from_the_file_and_key() {
+        let root = result_at("plain", Some("20260302-090000"), 1_767_323_045);
+        let read = only_run(&root);
+        let started = read.started.expect("a start");
+        assert_eq!(started.at, "2026-03-02T09:00:00Z");
+        assert_eq!(
+            started.source,
+            RunStartSource::Recorded {
+                file: "plain/result.json".into(),
+                key: "date".into()
+            }
+        );
+    }
+
+    #[test]
+    fn without_a_recorded_start_the_files_modification_time_is_taken_and_said_to_be() {
+        // 1767323045 s since 1970 is 2026-01-02T03:04:05Z (`date -u -d @1767323045`).
+        let root = result_at("plain", None, 1_767_323_045);
+        let read = only_run(&root);
+        assert_eq!(
+            read.started,
+            Some(RunStart {
+                at: "2026-01-02T03:04:05Z".into(),
+                source: RunStartSource::FileModified {
+                    file: "plain/result.json".into()
+                },
+            })
+        );
+        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+    }
+
+    #[test]
+    fn a_time_in_the_run_id_comes_before_the_file_time() {
+        let root = result_at("20260105_101500", None, 1_767_323_045);
+        let read = only_run(&root);
+        let started = read.started.expect("a start");
+        assert_eq!(started.at, "2026-01-05T10:15:00Z");
+        assert!(matches!(started.source, RunStartSource::RunId { .. }));
+    }
+
+    #[test]
+    fn an_unreadable_time_is_warned_of_by_file_and_key_and_the_file_time_taken() {
+        let root = result_at("plain", Some("20261340-000000"), 1_767_323_045);
+        let read = only_run(&root);
+        let warning = read
+            .warnings
+            .iter()
+            .find(|warning| warning.kind == "unreadable_time")
+            .unwrap_or_else(|| panic!("{:?}", read.warnings));
+        assert_eq!(warning.file.as_deref(), Some("plain/result.json"));
+        assert_eq!(warning.line, Some(1));
+        assert!(warning.message.contains("`date`"), "{}", warning.message);
+        assert!(warning.message.contains("20261340-000000"));
+        assert_eq!(
+            read.started.map(|started| (started.at, started.source)),
+            Some((
+                "2026-01-02T03:04:05Z".into(),
+                RunStartSource::FileModified {
+                    file: "plain/result.json".into()
+                }
+            ))
+        );
+    }
 }

@@ -21,7 +21,7 @@ use crate::run::record::{FileAt, Part, Request, RunRecord};
 use crate::run::rows::{CellRows, ExternalRows, RowsError};
 use crate::run::{ReadContext, RunRead};
 use crate::storage::{self, Storage};
-use cellscope_model::api::{FileDigest, Warning};
+use cellscope_model::api::{EnvironmentField, FileDigest, RunStart, Warning};
 use cellscope_model::requests::{Lineage, RequestRow, RowClass};
 use census::{capped, cell_of, drop_bad_requests, status_of};
 use serde_json::Value as Json;
@@ -136,6 +136,7 @@ pub fn read_records(
         single_file_bytes =
             storage::read_bounded(context.storage, only, storage::MAX_DOCUMENT_BYTES).ok();
     }
+    let (started, environment) = recorded_facts(&records, &run_id, &mut warnings);
     let keyed = key::resolve(format, context.mapping, &run_id, records, &mut warnings);
     let mut parsed = ParsedMetrics::default();
     for keyed in keyed {
@@ -167,10 +168,46 @@ pub fn read_records(
         plan: None,
         note: None,
         files: Vec::new(),
-        environment: BTreeMap::new(),
+        environment,
+        started,
         warnings,
         format,
     }
+}
+
+/// The run's start (its records' earliest, with the file and key it was read from) and how it was made (each
+/// field as the first record stating it has it, and a warning for a record stating another value).
+fn recorded_facts(
+    records: &[(String, RunRecord)],
+    run_id: &str,
+    warnings: &mut Vec<Warning>,
+) -> (Option<RunStart>, BTreeMap<EnvironmentField, String>) {
+    // RFC 3339 UTC strings of one length order as the times they name.
+    let started = records
+        .iter()
+        .filter_map(|(file, record)| Some((file, record.started.as_ref()?)))
+        .min_by(|(file_a, a), (file_b, b)| (&a.at, file_a).cmp(&(&b.at, file_b)))
+        .map(|(file, started)| RunStart::recorded(started.at.clone(), file, &started.key));
+    let mut environment = BTreeMap::new();
+    for (file, record) in records {
+        for (field, value) in &record.environment {
+            let kept = environment.entry(*field).or_insert_with(|| value.clone());
+            if kept != value {
+                warnings.push(
+                    Warning::warn(
+                        "environment_differs",
+                        format!(
+                            "the run's files state two values of its {}: `{kept}` is shown, `{value}` here is not",
+                            field.label()
+                        ),
+                    )
+                    .run(run_id)
+                    .file(file),
+                );
+            }
+        }
+    }
+    (started, environment)
 }
 
 /// Where a cell of another tool's file keeps its requests, once its file is checked to be the length it had when

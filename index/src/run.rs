@@ -104,6 +104,9 @@ pub struct RunRead {
     pub files: Vec<String>,
     /// How the run was made, from its manifest's capture and its `config.yaml`.
     pub environment: BTreeMap<EnvironmentField, String>,
+    /// When the run started, as its files record it (the read stage falls back on the run id, then on a file's
+    /// modification time: `read::with_start`).
+    pub started: Option<cellscope_model::api::RunStart>,
     pub warnings: Vec<Warning>,
     /// The format's name (`tr164`, `vllm-bench`, …).
     pub format: &'static str,

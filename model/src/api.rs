@@ -4,7 +4,7 @@
 
 pub use crate::facts::{
     BackupComparison, BackupFacts, Census, EnvironmentField, FileDigest, HistoryEvent, LedgerEntry,
-    NOT_RECOGNISED, RefillFacts, RunFacts, RunRole, Severity, Warning,
+    NOT_RECOGNISED, RefillFacts, RunFacts, RunRole, RunStart, RunStartSource, Severity, Warning,
 };
 use crate::key::{CellKey, Dimension, Value};
 use crate::status::CellStatus;

@@ -163,6 +163,17 @@ pub fn metrics_line(metrics: &FileDigest) -> AuditLine {
     }
 }
 
+/// `2026-06-12 20:42 UTC · recorded in a/r.json (date)`: when the run started and where that was read; `None`
+/// when nothing says.
+pub fn started_line(run: &RunFacts) -> Option<AuditLine> {
+    run.started.as_ref().map(|started| {
+        AuditLine::text(
+            "started",
+            format!("{} · {}", started.label(), started.source_text()),
+        )
+    })
+}
+
 /// `complete · plan yes`.
 pub fn manifest_line(run: &RunFacts) -> AuditLine {
     AuditLine::text(
@@ -241,15 +252,16 @@ pub fn exclusions_line(exclusions: &BTreeMap<String, u32>) -> Option<AuditLine> 
     })
 }
 
-/// Every line of a run's audit in order: cells, rows, metrics, manifest, refill, each backup, exclusions. The
+/// Every line of a run's audit in order: its start, cells, rows, metrics, manifest, refill, each backup, exclusions. The
 /// note's claims belong under the `refill` line and the warnings after the last line; callers place them.
 pub fn run_lines(run: &RunFacts) -> Vec<AuditLine> {
-    let mut lines = vec![
+    let mut lines: Vec<AuditLine> = started_line(run).into_iter().collect();
+    lines.extend([
         cells_line(&run.census),
         rows_line(&run.census),
         metrics_line(&run.metrics),
         manifest_line(run),
-    ];
+    ]);
     lines.extend(run.refill.as_ref().map(refill_line));
     lines.extend(run.backups.iter().map(backup_line));
     lines.extend(exclusions_line(&run.exclusions));

@@ -280,6 +280,8 @@ pub enum EnvironmentField {
     Torch,
     /// The version of the run's serving backend (vLLM, SGLang, …).
     BackendVersion,
+    /// The commit or build hash of the run's serving backend, or the tag of the image it ran from.
+    BackendCommit,
     /// How the backend was installed: a native venv, a native launcher, a container image.
     Install,
     /// The context ceiling the server was started with (`default_max_model_len`; a refill may override it).
@@ -292,7 +294,7 @@ pub enum EnvironmentField {
 
 impl EnvironmentField {
     /// Every field, in the order they are shown.
-    pub const ALL: [EnvironmentField; 12] = [
+    pub const ALL: [EnvironmentField; 13] = [
         EnvironmentField::Gpu,
         EnvironmentField::GpuMemoryMib,
         EnvironmentField::Driver,
@@ -301,6 +303,7 @@ impl EnvironmentField {
         EnvironmentField::Python,
         EnvironmentField::Torch,
         EnvironmentField::BackendVersion,
+        EnvironmentField::BackendCommit,
         EnvironmentField::Install,
         EnvironmentField::MaxModelLen,
         EnvironmentField::BackendExtraArgs,
@@ -318,6 +321,7 @@ impl EnvironmentField {
             EnvironmentField::Python => "Python",
             EnvironmentField::Torch => "torch",
             EnvironmentField::BackendVersion => "backend version",
+            EnvironmentField::BackendCommit => "backend commit",
             EnvironmentField::Install => "install",
             EnvironmentField::MaxModelLen => "max model length",
             EnvironmentField::BackendExtraArgs => "backend extra args",
@@ -391,11 +395,84 @@ pub enum RunStartSource {
         /// The key (`date`, `run.time.start`) or line that holds it.
         key: String,
     },
+    /// The time at the start of the run's id (`20260612_204254_…`), for runs whose files record none: the clock
+    /// of the machine that named it, whose zone the id does not say.
+    RunId {
+        /// The run's id.
+        id: String,
+    },
     /// The file's modification time, for runs whose files record no time.
     FileModified {
         /// The file, relative to the data root.
         file: String,
     },
+}
+
+impl RunStart {
+    /// A start the run's files record: `at` (RFC 3339, UTC), read from `key` of `file`.
+    pub fn recorded(at: String, file: &str, key: &str) -> RunStart {
+        RunStart {
+            at,
+            source: RunStartSource::Recorded {
+                file: file.to_string(),
+                key: key.to_string(),
+            },
+        }
+    }
+
+    /// `YYYY-MM-DD HH:MM` of [`RunStart::at`] (`None` when `at` is not RFC 3339 to the minute).
+    fn minute(&self) -> Option<String> {
+        let at = self.at.as_bytes();
+        let shape =
+            at.len() >= 16 && at[4] == b'-' && at[7] == b'-' && at[10] == b'T' && at[13] == b':';
+        shape.then(|| format!("{} {}", &self.at[..10], &self.at[11..16]))
+    }
+
+    /// How the start is shown in a table: `2026-06-12 20:42 UTC` when a file records it,
+    /// `2026-06-12 20:42 (run id)` from the run's id, and `≤ 2026-06-12 20:42 (file time)` from a modification
+    /// time, which bounds the start from above (docs/definitions.md#run-start).
+    pub fn label(&self) -> String {
+        let minute = self.minute().unwrap_or_else(|| self.at.clone());
+        match self.source {
+            RunStartSource::Recorded { .. } => format!("{minute} UTC"),
+            RunStartSource::RunId { .. } => format!("{minute} (run id)"),
+            RunStartSource::FileModified { .. } => format!("≤ {minute} (file time)"),
+        }
+    }
+
+    /// A sentence for a hover saying where the start was read and what it means.
+    pub fn explanation(&self) -> String {
+        match &self.source {
+            RunStartSource::Recorded { file, key } => {
+                format!("{}: recorded by the tool in {file} ({key})", self.at)
+            }
+            RunStartSource::RunId { id } => format!(
+                "{}: read from the run id {id}, on the clock of the machine that named it (its zone is not \
+                 recorded, so it is shown as written)",
+                self.at
+            ),
+            RunStartSource::FileModified { file } => format!(
+                "{}: no file of the run records when it started; this is when {file} was last modified, so the run \
+                 started no later than this (a copy or a checkout moves it)",
+                self.at
+            ),
+        }
+    }
+
+    /// Where the time was read, in words: `recorded in a/r.json (date)`, `named by the run id`,
+    /// `modification time of a/r.json`.
+    pub fn source_text(&self) -> String {
+        match &self.source {
+            RunStartSource::Recorded { file, key } => format!("recorded in {file} ({key})"),
+            RunStartSource::RunId { .. } => "named by the run id".to_string(),
+            RunStartSource::FileModified { file } => format!("modification time of {file}"),
+        }
+    }
+
+    /// Whether the time is only a file's modification time.
+    pub fn is_file_time(&self) -> bool {
+        matches!(self.source, RunStartSource::FileModified { .. })
+    }
 }
 
 /// One ledger entry with where it came from and how many cells it matched.
@@ -474,6 +551,32 @@ impl Census {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_start_is_labelled_by_where_it_was_read() {
+        let recorded = RunStart::recorded("2026-06-12T20:42:54Z".into(), "a/r.json", "date");
+        assert_eq!(recorded.label(), "2026-06-12 20:42 UTC");
+        assert!(recorded.explanation().contains("a/r.json (date)"));
+        let file = RunStart {
+            at: "2026-06-12T20:42:54Z".into(),
+            source: RunStartSource::FileModified {
+                file: "a/r.json".into(),
+            },
+        };
+        assert_eq!(file.label(), "≤ 2026-06-12 20:42 (file time)");
+        assert!(file.explanation().contains("no later than"));
+        assert!(file.is_file_time() && !recorded.is_file_time());
+        let id = RunStart {
+            at: "2026-06-12T20:42:54Z".into(),
+            source: RunStartSource::RunId {
+                id: "20260612_204254".into(),
+            },
+        };
+        assert_eq!(id.label(), "2026-06-12 20:42 (run id)");
+        // A value that is not RFC 3339 is shown whole rather than cut.
+        let odd = RunStart::recorded("soon".into(), "f", "k");
+        assert_eq!(odd.label(), "soon UTC");
+    }
 
     #[test]
     fn a_message_keeps_at_most_its_limit_and_says_what_it_left_out() {

@@ -2,13 +2,19 @@
 //! (`20260612_204254_036590` → `vllm · 2026-06-12 20:42`), and a count of runs that agrees with the run filter,
 //! which lists the runs that hold cells.
 
-use crate::api::{IndexBody, RunRole};
+use crate::api::{IndexBody, RunFacts, RunRole};
 use crate::key::Dimension;
 use crate::summary::CellSummary;
 
 /// `2026-06-12 20:42` from an id that starts with a `YYYYMMDD_HHMMSS` timestamp, as TR164 run ids and many tools'
 /// result directories do; `None` otherwise.
 pub fn started_from_id(run_id: &str) -> Option<String> {
+    id_time(run_id).map(|at| format!("{} {}", &at[..10], &at[11..16]))
+}
+
+/// The time an id that starts with `YYYYMMDD_HHMM[SS]` names, in RFC 3339 as the id writes it (seconds 00 when
+/// the id has none), for a run's start when its files record none; `None` for any other id.
+pub fn id_time(run_id: &str) -> Option<String> {
     let digits = |range: std::ops::Range<usize>| {
         let part = run_id.get(range)?;
         part.bytes()
@@ -20,11 +26,13 @@ pub fn started_from_id(run_id: &str) -> Option<String> {
         return None;
     }
     let (hour, minute) = (digits(9..11)?, digits(11..13)?);
+    let second = digits(13..15).unwrap_or("00");
     let valid = (1..=12).contains(&month.parse::<u32>().ok()?)
         && (1..=31).contains(&day.parse::<u32>().ok()?)
         && hour.parse::<u32>().ok()? < 24
-        && minute.parse::<u32>().ok()? < 60;
-    valid.then(|| format!("{year}-{month}-{day} {hour}:{minute}"))
+        && minute.parse::<u32>().ok()? < 60
+        && second.parse::<u32>().ok()? < 60;
+    valid.then(|| format!("{year}-{month}-{day}T{hour}:{minute}:{second}Z"))
 }
 
 /// What a run id stands for, to show beside it: the backends of its cells and its start time when the id
@@ -42,6 +50,24 @@ pub fn run_label(run_id: &str, cells: &[CellSummary]) -> String {
     }
     parts.extend(started_from_id(run_id));
     parts.join(" · ")
+}
+
+/// The runs in the order of their start (latest first when `descending`), a run whose start nothing says
+/// last either way, runs of one start by id: the Audit's runs table sorted by its `started` column.
+pub fn by_start(runs: &[RunFacts], descending: bool) -> Vec<&RunFacts> {
+    let mut sorted: Vec<&RunFacts> = runs.iter().collect();
+    crate::order::sort_stable_by(&mut sorted, |a, b| {
+        let at = |run: &RunFacts| run.started.as_ref().map(|started| started.at.clone());
+        match (at(a), at(b)) {
+            (Some(x), Some(y)) if descending => y.cmp(&x),
+            (Some(x), Some(y)) => x.cmp(&y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
+        .then_with(|| a.run_id.cmp(&b.run_id))
+    });
+    sorted
 }
 
 /// The runs of an index as the header counts them: those holding cells (the run filter's values), and the
@@ -119,6 +145,43 @@ mod tests {
     use crate::status::CellStatus;
 
     #[test]
+    fn runs_sort_by_their_start_with_the_unknown_last() {
+        let run = |id: &str, at: Option<&str>| RunFacts {
+            run_id: id.to_string(),
+            path: id.to_string(),
+            role: RunRole::Run,
+            refill_of: None,
+            copy_of: None,
+            manifest_status: None,
+            has_plan: false,
+            census: Default::default(),
+            metrics: Default::default(),
+            files: Vec::new(),
+            refill: None,
+            backups: Vec::new(),
+            exclusions: Default::default(),
+            suites: Vec::new(),
+            environment: Default::default(),
+            inferred: Vec::new(),
+            started: at.map(|at| crate::api::RunStart::recorded(at.into(), "f", "k")),
+        };
+        let runs = [
+            run("b", Some("2026-03-02T00:00:00Z")),
+            run("none", None),
+            run("a", Some("2026-03-01T00:00:00Z")),
+            run("c", Some("2026-03-02T00:00:00Z")),
+        ];
+        let ids = |descending| -> Vec<&str> {
+            by_start(&runs, descending)
+                .iter()
+                .map(|run| run.run_id.as_str())
+                .collect()
+        };
+        assert_eq!(ids(false), ["a", "b", "c", "none"]);
+        assert_eq!(ids(true), ["b", "c", "a", "none"]);
+    }
+
+    #[test]
     fn a_timestamped_id_gives_its_start_and_anything_else_none() {
         assert_eq!(
             started_from_id("20260612_204254_036590").as_deref(),
@@ -132,6 +195,15 @@ mod tests {
         assert_eq!(started_from_id("20261312_204254"), None, "month 13");
         assert_eq!(started_from_id("20260612-204254"), None);
         assert_eq!(started_from_id("2026"), None);
+        assert_eq!(
+            id_time("20260612_204254_036590").as_deref(),
+            Some("2026-06-12T20:42:54Z")
+        );
+        assert_eq!(
+            id_time("20260612_2042").as_deref(),
+            Some("2026-06-12T20:42:00Z")
+        );
+        assert_eq!(id_time("20260612_204261"), None, "second 61");
     }
 
     #[test]

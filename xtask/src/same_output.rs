@@ -204,6 +204,7 @@ fn normalise(bytes: &[u8], cache: Option<&Path>) -> Vec<u8> {
     for key in VARYING_KEYS {
         text = replace_json_values(&text, key);
     }
+    text = replace_file_times(&text);
     text.split_inclusive('\n')
         .map(|line| match line.split_once(' ') {
             Some((stamp, rest)) if is_timestamp(stamp) => format!("<time> {rest}"),
@@ -221,6 +222,61 @@ fn is_timestamp(word: &str) -> bool {
         && bytes[4] == b'-'
         && bytes[10] == b'T'
         && word.ends_with('Z')
+}
+
+/// `text` with every run start read from a file's modification time, which a checkout sets, replaced: the `at` of a
+/// JSON start whose source is `file_modified`, and the time of the audit's `≤ … (file time)`.
+fn replace_file_times(text: &str) -> String {
+    const AT: &str = "\"at\":";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(position) = rest.find(AT) {
+        let after_key = position + AT.len();
+        out.push_str(&rest[..after_key]);
+        let value = &rest[after_key..];
+        let spaces = value.len() - value.trim_start().len();
+        let quoted = &value[spaces..];
+        if !quoted.starts_with('"') {
+            out.push_str(&value[..spaces]);
+            rest = quoted;
+            continue;
+        }
+        let end = quoted[1..]
+            .find('"')
+            .map_or(quoted.len(), |close| close + 2);
+        // The source follows its time in the same object, before the object closes.
+        let source = &quoted[end..];
+        let object = &source[..source.find('}').unwrap_or(source.len())];
+        let file_time = object
+            .replace(' ', "")
+            .contains("\"kind\":\"file_modified\"");
+        out.push_str(&value[..spaces]);
+        out.push_str(if file_time {
+            NORMALISED
+        } else {
+            &quoted[..end]
+        });
+        rest = &quoted[end..];
+    }
+    out.push_str(rest);
+    let mut text = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(position) = rest.find("≤ ") {
+        let after = position + "≤ ".len();
+        text.push_str(&rest[..after]);
+        let minute = rest[after..]
+            .char_indices()
+            .nth(16)
+            .map_or(rest.len() - after, |(end, _)| end);
+        if rest[after + minute..].starts_with(" (file time)") {
+            text.push_str("<file time>");
+            rest = &rest[after + minute..];
+        } else {
+            rest = &rest[after..];
+        }
+    }
+    text.push_str(rest);
+    text
 }
 
 /// `text` with the value of every `"key":` (a number, or an array of numbers) replaced by [`NORMALISED`].
@@ -458,6 +514,27 @@ fn first_difference(old: &[u8], new: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_times_are_replaced_and_recorded_times_kept() {
+        let text = r#"[{"started":{"at":"2026-12-07T22:00:01Z","source":{"kind":"file_modified","file":"a.json"}}},{"started":{"at":"2026-03-01T10:15:00Z","source":{"kind":"recorded","file":"b.json","key":"date"}}},{"at":null}]"#;
+        assert_eq!(
+            String::from_utf8(normalise(text.as_bytes(), None)).unwrap(),
+            r#"[{"started":{"at":"<normalised>","source":{"kind":"file_modified","file":"a.json"}}},{"started":{"at":"2026-03-01T10:15:00Z","source":{"kind":"recorded","file":"b.json","key":"date"}}},{"at":null}]"#
+        );
+        let pretty =
+            "\"at\": \"2026-12-07T22:00:01Z\",\n  \"source\": {\n    \"kind\": \"file_modified\",";
+        assert!(
+            String::from_utf8(normalise(pretty.as_bytes(), None))
+                .unwrap()
+                .starts_with("\"at\": \"<normalised>\",")
+        );
+        let audit = "  started   ≤ 2026-12-07 22:00 (file time) · modification time of a.json\n  started   2026-03-01 10:15 UTC\n";
+        assert_eq!(
+            String::from_utf8(normalise(audit.as_bytes(), None)).unwrap(),
+            "  started   ≤ <file time> (file time) · modification time of a.json\n  started   2026-03-01 10:15 UTC\n"
+        );
+    }
 
     #[test]
     fn timings_and_memory_are_replaced_and_the_rest_kept() {

@@ -172,7 +172,67 @@ fn run_view(audit: RunAudit, label: String) -> impl IntoView {
     }
 }
 
-/// The runs section: one block per run, in index order.
+/// The runs table: one row per run with its start (worded by the model, its source in the hover) and cells, in
+/// index order until the `started` header sorts it.
+fn runs_table(index: Memo<Vec<RunFacts>>) -> impl IntoView {
+    // `None`: index order; `Some(descending)`: by start.
+    let sort = RwSignal::new(None::<bool>);
+    let rows = move || {
+        index.with(|runs| {
+            let ordered: Vec<RunFacts> = match sort.get() {
+                Some(descending) => cellscope_model::runs::by_start(runs, descending)
+                    .into_iter()
+                    .cloned()
+                    .collect(),
+                None => runs.clone(),
+            };
+            ordered
+                .into_iter()
+                .map(|run| {
+                    let (label, title, kind, at) = match &run.started {
+                        Some(started) => (
+                            started.label(),
+                            started.explanation(),
+                            if started.is_file_time() { "file" } else { "read" },
+                            started.at.clone(),
+                        ),
+                        None => (
+                            "unknown".to_string(),
+                            "nothing says when this run started".to_string(),
+                            "none",
+                            String::new(),
+                        ),
+                    };
+                    view! {
+                        <tr data-run=run.run_id.clone()>
+                            <td><a href=format!("#{}", element_id(&run.run_id))><code>{run.run_id.clone()}</code></a></td>
+                            <td class="run-started" data-start=kind data-at=at title=title>{label}</td>
+                            <td class="num">{run.census.cells}</td>
+                        </tr>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    view! {
+        <table class="audit" id="runs-table">
+            <thead><tr>
+                <th>"run"</th>
+                <th aria-sort=move || match sort.get() { Some(true) => "descending", Some(false) => "ascending", None => "none" }>
+                    <button type="button" class="sort" data-column="started"
+                        on:click=move |_| sort.update(|sort| *sort = Some(*sort == Some(false)))>
+                        "started"
+                        {move || match sort.get() { Some(true) => " ▼", Some(false) => " ▲", None => "" }}
+                    </button>
+                </th>
+                <th>"cells"</th>
+            </tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+/// The runs section: the runs table, then one block per run, in index order.
 #[allow(unreachable_pub)] // `#[component]` makes the props type `pub` whatever the function's visibility.
 #[component]
 pub(super) fn RunsSection() -> impl IntoView {
@@ -184,8 +244,16 @@ pub(super) fn RunsSection() -> impl IntoView {
                 .unwrap_or_default()
         })
     });
+    let runs = Memo::new(move |_| {
+        ctx.data.with(|data| {
+            data.as_ref()
+                .map(|data| data.index.runs.clone())
+                .unwrap_or_default()
+        })
+    });
     view! {
         <h3 id="runs">"Runs"</h3>
+        {runs_table(runs)}
         <div id="audit-runs">
             {move || {
                 let (complete, audits) = audits.get();

@@ -7,7 +7,7 @@
 use crate::run::expected::{Manifest, ManifestCell, Plan};
 use crate::run::parsed::{ExternalCell, FileRejected, IdCount, ParsedCell, ParsedMetrics};
 use crate::run::{Note, SpliceDiff};
-use cellscope_model::api::{BackupComparison, HistoryEvent};
+use cellscope_model::api::{BackupComparison, HistoryEvent, RunStart, RunStartSource};
 use cellscope_model::key::CellCoordinates;
 use cellscope_model::origin::{CellOrigin, FigureOrigin};
 use cellscope_model::stats::CellStats;
@@ -316,6 +316,7 @@ impl From<Manifest> for ManifestEntry {
             status,
             environment,
             max_model_len,
+            started_at: _,
             cells,
         } = manifest;
         ManifestEntry {
@@ -358,6 +359,7 @@ impl From<ManifestEntry> for Manifest {
             status,
             environment,
             max_model_len,
+            started_at: None,
             cells: cells
                 .into_iter()
                 .map(|(coordinates, entry)| {
@@ -534,5 +536,45 @@ mod increasing {
             *offset = previous;
         }
         Ok(offsets)
+    }
+}
+
+/// [`RunStart`] as an entry holds it: the API's form is tagged by a field, which a binary format cannot read back.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum StartEntry {
+    Recorded {
+        at: String,
+        file: String,
+        key: String,
+    },
+    RunId {
+        at: String,
+        id: String,
+    },
+    FileModified {
+        at: String,
+        file: String,
+    },
+}
+
+impl From<RunStart> for StartEntry {
+    fn from(start: RunStart) -> StartEntry {
+        let RunStart { at, source } = start;
+        match source {
+            RunStartSource::Recorded { file, key } => StartEntry::Recorded { at, file, key },
+            RunStartSource::RunId { id } => StartEntry::RunId { at, id },
+            RunStartSource::FileModified { file } => StartEntry::FileModified { at, file },
+        }
+    }
+}
+
+impl From<StartEntry> for RunStart {
+    fn from(entry: StartEntry) -> RunStart {
+        let (at, source) = match entry {
+            StartEntry::Recorded { at, file, key } => (at, RunStartSource::Recorded { file, key }),
+            StartEntry::RunId { at, id } => (at, RunStartSource::RunId { id }),
+            StartEntry::FileModified { at, file } => (at, RunStartSource::FileModified { file }),
+        };
+        RunStart { at, source }
     }
 }

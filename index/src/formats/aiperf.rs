@@ -13,6 +13,7 @@ use super::RunFormat;
 use crate::parse::json::{self, field_number, head_has_key, number};
 use crate::parse::model_name;
 use crate::parse::perf_metrics::{TTFT_TAGS, directory_model, ms_per_unit, reported};
+use crate::parse::time::{self, Clock};
 use crate::records::verdict::{self, Mark, Nearness, Signature, Verdict};
 use crate::run::record::{FileAt, KeyParts, Part, Request, RunRecord};
 use crate::storage::{self, Storage};
@@ -265,7 +266,16 @@ impl RunFormat for Aiperf {
         let Some(summary) = crate::parse::read_object(storage, path, "summary", warnings) else {
             return Vec::new();
         };
-        vec![record(storage, path, &summary, warnings)]
+        let mut record = record(storage, path, &summary, warnings);
+        // A naive local time (Python's `isoformat()`), taken as UTC (docs/formats.md).
+        record.started = time::started(
+            summary.get("start_time"),
+            Clock::Iso,
+            "start_time",
+            path,
+            warnings,
+        );
+        vec![record]
     }
 }
 

@@ -10,8 +10,9 @@ use crate::parse::json::{self, field_text};
 use crate::parse::model_name;
 use crate::parse::perf_metrics::reported;
 use crate::parse::read_json;
+use crate::parse::time::{self, Clock};
 use crate::records::verdict::{self, Mark, Signature, Verdict};
-use crate::run::record::{FileAt, KeyParts, Part, Request, RunRecord};
+use crate::run::record::{FileAt, KeyParts, Part, Request, RunRecord, Started};
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
@@ -153,8 +154,19 @@ impl RunFormat for GenaiPerf {
                 None => (BTreeMap::new(), BTreeMap::new()),
             };
             super::perf_csv::check_against(storage, path, &reported, warnings);
+            // The first request sent; a request without a readable timestamp is warned of by `read_requests`.
+            let started = requests
+                .iter()
+                .filter_map(|request| request.get("timestamp")?.as_i64())
+                .min()
+                .and_then(|ns| time::parse(&Json::from(ns), Clock::EpochNs))
+                .map(|at| Started {
+                    at,
+                    key: format!("experiments[{record_index}].requests[].timestamp (earliest)"),
+                });
             let requests = read_requests(requests, path, record_index, warnings);
             records.push(RunRecord {
+                started,
                 record: record_index,
                 fields: summary.clone().unwrap_or(Json::Null),
                 key,

@@ -8,8 +8,9 @@
 use super::RunFormat;
 use crate::parse::json::{self, field_number, field_text};
 use crate::parse::model_name;
+use crate::parse::time::{self, Clock};
 use crate::records::verdict::{self, Mark, Signature, Verdict};
-use crate::run::record::{FileAt, KeyParts, Part, Request, RunRecord};
+use crate::run::record::{FileAt, KeyParts, Part, Request, RunRecord, Started};
 use crate::storage;
 use cellscope_model::api::Warning;
 use cellscope_model::stat::Stat;
@@ -106,7 +107,10 @@ impl RunFormat for Guidellm {
         for (index, benchmark) in benchmarks.iter().enumerate() {
             let record_index = index as u32;
             match record(&report, benchmark, record_index, shape) {
-                Ok(record) => records.push(record),
+                Ok(record) => records.push(RunRecord {
+                    started: started(benchmark, record_index, path, warnings),
+                    ..record
+                }),
                 Err(message) => warnings.push(
                     Warning::error(
                         "invalid_result",
@@ -118,6 +122,36 @@ impl RunFormat for Guidellm {
         }
         records
     }
+}
+
+/// Where a benchmark says it started, epoch seconds: its own `start_time` (v0.5 on), else `run_stats` (v0.3), else
+/// the scheduler's.
+const START_KEYS: [&str; 4] = [
+    "start_time",
+    "run_stats.start_time",
+    "scheduler_metrics.start_time",
+    "scheduler_state.start_time",
+];
+
+fn started(
+    benchmark: &Json,
+    index: u32,
+    path: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<Started> {
+    let (key, value) = START_KEYS.iter().find_map(|key| {
+        Some((
+            key,
+            json::at(benchmark, key).filter(|value| !value.is_null())?,
+        ))
+    })?;
+    time::started(
+        Some(value),
+        Clock::EpochS,
+        &format!("benchmarks[{index}].{key}"),
+        path,
+        warnings,
+    )
 }
 
 fn record(report: &Json, benchmark: &Json, index: u32, shape: Shape) -> Result<RunRecord, String> {

@@ -7,9 +7,10 @@
 use super::RunFormat;
 use crate::parse::json::{self, at};
 use crate::parse::model_name;
+use crate::parse::time::{self, Clock};
 use crate::parse::yaml;
 use crate::records::verdict::{Mark, Nearness, Signature, Verdict};
-use crate::run::record::{FileAt, KeyParts, Part, RunRecord};
+use crate::run::record::{FileAt, KeyParts, Part, RunRecord, Started};
 use crate::storage::{self, Storage};
 use cellscope_model::RateRps;
 use cellscope_model::api::Warning;
@@ -181,8 +182,23 @@ impl RunFormat for InferencePerf {
             warnings,
             reported: BTreeMap::new(),
         };
-        vec![reading.record(&report, config.as_ref())]
+        let record = reading.record(&report, config.as_ref());
+        vec![RunRecord {
+            started: report_directory_time(path),
+            ..record
+        }]
     }
+}
+
+/// The time in the name inference-perf gives its report directory when the run starts
+/// (`reports-%Y%m%d-%H%M%S`, local time without zone, taken as UTC); a directory named otherwise says nothing.
+fn report_directory_time(path: &str) -> Option<Started> {
+    let directory = storage::file_name(storage::parent(path));
+    let stamp = directory.strip_prefix("reports-")?;
+    Some(Started {
+        at: time::parse_text(stamp, Clock::Compact)?,
+        key: format!("the report directory's name `{directory}`"),
+    })
 }
 
 /// The run's `config.yaml` (or `.yml`) beside a stage report, as JSON values: `None` when there is none, or when

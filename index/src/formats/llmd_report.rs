@@ -7,13 +7,14 @@
 use super::RunFormat;
 use crate::parse::json::{self, at};
 use crate::parse::model_name;
+use crate::parse::time::{self, Clock};
 use crate::parse::yaml;
 use crate::records::verdict::{Nearness, Verdict};
 use crate::run::record::Setting;
-use crate::run::record::{FileAt, How, KeyParts, Part, RunRecord};
+use crate::run::record::{FileAt, How, KeyParts, Part, RunRecord, Started};
 use crate::storage::{self, Storage};
 use cellscope_model::RateRps;
-use cellscope_model::api::Warning;
+use cellscope_model::api::{EnvironmentField, Warning};
 use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -532,7 +533,10 @@ impl Reading<'_> {
         } else {
             BTreeMap::from([("stack_labels".to_string(), labels.join(","))])
         };
+        let started = self.started(document, "run.time.start", Clock::Iso);
         Some(RunRecord {
+            started,
+            environment: engine_build(document.pointer("/scenario/stack")),
             fields: document.clone(),
             key: key.parts,
             completed,
@@ -547,6 +551,14 @@ impl Reading<'_> {
             settings,
             ..RunRecord::default()
         })
+    }
+
+    /// When the report says its run started, at `key` on `clock`.
+    fn started(&mut self, document: &Json, key: &str, clock: Clock) -> Option<Started> {
+        let mut problems = Vec::new();
+        let started = time::started(at(document, key), clock, key, self.path, &mut problems);
+        self.warnings.extend(problems);
+        started
     }
 
     /// A schema 0.1 report.
@@ -624,7 +636,9 @@ impl Reading<'_> {
         }
         let mut figures = BTreeMap::new();
         crate::records::figures::nested_figures(metrics, "metrics", 8, &mut figures);
+        let started = self.started(document, "metrics.time.start", Clock::EpochS);
         Some(RunRecord {
+            started,
             fields: document.clone(),
             key: key.parts,
             completed,
@@ -1097,6 +1111,28 @@ fn deployment(hosts: &[Host], fields: HostFields) -> Vec<Setting> {
         ));
     }
     settings
+}
+
+/// The engine's build a schema 0.2 stack records: the first `inference_engine` component's `tool_version`, an
+/// image reference (`ghcr.io/llm-d/llm-d-cuda:0.3.1`) kept whole as the backend's build, else a version.
+fn engine_build(stack: Option<&Json>) -> BTreeMap<EnvironmentField, String> {
+    let version = stack
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|component| {
+            at(component, "standardized.kind").and_then(Json::as_str) == Some("inference_engine")
+        })
+        .find_map(|component| at(component, "standardized.tool_version").and_then(Json::as_str));
+    let Some(version) = version.map(str::trim).filter(|version| !version.is_empty()) else {
+        return BTreeMap::new();
+    };
+    let field = if version.contains('/') || version.contains(':') {
+        EnvironmentField::BackendCommit
+    } else {
+        EnvironmentField::BackendVersion
+    };
+    BTreeMap::from([(field, version.to_string())])
 }
 
 #[cfg(test)]

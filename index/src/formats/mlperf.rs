@@ -7,9 +7,10 @@
 //! milliseconds in cells.
 
 use super::RunFormat;
+use crate::parse::time::{self, Clock};
 use crate::records::verdict::{self, Nearness, Verdict};
 use crate::run::record::Setting;
-use crate::run::record::{FileAt, How, KeyParts, Part, RunRecord};
+use crate::run::record::{FileAt, How, KeyParts, Part, RunRecord, Started};
 use crate::storage::{self, EntryKind, Storage};
 use cellscope_model::api::Warning;
 use cellscope_model::slo::presets;
@@ -387,6 +388,8 @@ struct Reading {
     sut: Option<(String, String)>,
     /// The log came from the summary (no detail log beside it).
     from_summary: bool,
+    /// When the test started: the detail log's `test_datetime`.
+    started: Option<Started>,
 }
 
 impl Reading {
@@ -566,6 +569,13 @@ fn read_detail(text: &str, path: &str, warnings: &mut Vec<Warning>) -> Reading {
         .find_map(|key| Some((text_of(key)?, format!("key `{key}`"))));
     reading.mode = text_of("effective_test_mode").or_else(|| text_of("requested_test_mode"));
     reading.version = text_of("loadgen_version");
+    reading.started = time::started(
+        records.get("test_datetime"),
+        Clock::Iso,
+        "test_datetime",
+        path,
+        warnings,
+    );
     reading.sut = text_of("sut_name").map(|sut| (sut, "key `sut_name`".to_string()));
     reading.valid = text_of("result_validity")
         .map(|validity| (validity == "VALID", "key `result_validity`".to_string()));
@@ -893,6 +903,7 @@ fn record(path: &str, reading: Reading, warnings: &mut Vec<Warning>) -> Option<R
         notes,
         settings,
         rejected,
+        started: reading.started.clone(),
         ..RunRecord::default()
     })
 }

@@ -23,7 +23,7 @@ use crate::run::record::{FileAt, RunRecord};
 use crate::run::rows::{CellRows, RowsError};
 use crate::run::{BackupRead, IndexOptions, Inputs, Note, Progress, ReadContext, RunRead};
 use crate::storage::{self, Entry, Storage};
-use cellscope_model::api::Warning;
+use cellscope_model::api::{RunStart, Warning};
 use cellscope_model::requests::RequestRow;
 use listing::{METRICS_NAMES, metrics_name_of};
 use side_files::SideFiles;
@@ -229,6 +229,25 @@ pub fn read_run(
             text,
         }
     });
+    let manifest_path = format!("{}/manifest.json", dir.relative);
+    let mut time_warnings = Vec::new();
+    let started = manifest
+        .as_ref()
+        .and_then(|manifest| {
+            crate::parse::time::started(
+                manifest.started_at.as_ref(),
+                crate::parse::time::Clock::Iso,
+                "started_at",
+                &manifest_path,
+                &mut time_warnings,
+            )
+        })
+        .map(|started| RunStart::recorded(started.at, &manifest_path, &started.key));
+    warnings.extend(
+        time_warnings
+            .into_iter()
+            .map(|warning| warning.run(&run_id)),
+    );
     RunRead {
         id: run_id,
         rows_file: dir.metrics_relative(),
@@ -240,6 +259,7 @@ pub fn read_run(
         note,
         files: Vec::new(),
         environment,
+        started,
         warnings,
         format: NAME,
     }
@@ -248,6 +268,57 @@ pub fn read_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run directory `r1` with one row and the manifest `manifest`, read as an index reads it.
+    fn read_with_manifest(manifest: &str) -> RunRead {
+        let root = tempfile::tempdir().unwrap();
+        let run = root.path().join("r1");
+        std::fs::create_dir(&run).unwrap();
+        std::fs::write(
+            run.join("metrics.csv"),
+            "run_id,suite,phase,backend,model,workload,n_agents,rep,agent_id,request_id,request_sequence,wall_ms,prompt_tokens,completion_tokens,submit_time_s,complete_time_s,status\n\
+             r1,s,p,b,m,w,1,0,1,1,1,10.0,5,5,1.0,2.0,ok\n",
+        )
+        .unwrap();
+        std::fs::write(run.join("manifest.json"), manifest).unwrap();
+        crate::read::read_root(root.path(), &IndexOptions::default())
+            .runs
+            .remove(0)
+    }
+
+    #[test]
+    fn the_manifests_start_is_the_runs_in_utc() {
+        // 12:04:28 at UTC−4 is 16:04:28 UTC.
+        let read = read_with_manifest(
+            r#"{"status": "complete", "started_at": "2026-05-31T12:04:28-04:00"}"#,
+        );
+        assert_eq!(
+            read.started,
+            Some(RunStart::recorded(
+                "2026-05-31T16:04:28Z".into(),
+                "r1/manifest.json",
+                "started_at"
+            ))
+        );
+        let read = read_with_manifest(r#"{"status": "complete", "started_at": "at dawn"}"#);
+        assert!(
+            read.started
+                .as_ref()
+                .is_some_and(|started| started.is_file_time()),
+            "{:?}",
+            read.started
+        );
+        let warning = &read.warnings[0];
+        assert_eq!(
+            (
+                warning.kind.as_str(),
+                warning.file.as_deref(),
+                warning.run.as_deref()
+            ),
+            ("unreadable_time", Some("r1/manifest.json"), Some("r1"))
+        );
+        assert!(warning.message.contains("`started_at`"));
+    }
 
     #[test]
     fn a_run_directory_is_read_with_its_side_files() {

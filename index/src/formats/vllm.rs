@@ -9,6 +9,7 @@ use crate::parse::json::{self, field_count, field_number, field_text};
 use crate::parse::model_name;
 use crate::parse::parallel::{self, Columns, ResultObject};
 use crate::parse::scan;
+use crate::parse::time::{self, Clock};
 use crate::records::verdict::{self, Mark, Nearness, Signature, Verdict};
 use crate::run::record::{FileAt, KeyParts, Part, RunRecord};
 use crate::storage;
@@ -125,7 +126,17 @@ impl RunFormat for VllmBench {
                 );
                 continue;
             }
-            let parsed = record(object, columns, record_index, line);
+            let mut time_warnings = Vec::new();
+            let started = time::started(
+                object.get("date"),
+                Clock::Compact,
+                "date",
+                path,
+                &mut time_warnings,
+            );
+            warnings.extend(time_warnings.into_iter().map(|warning| warning.line(line)));
+            let parsed = record(object, columns, record_index, line)
+                .map(|record| RunRecord { started, ..record });
             parallel::keep(
                 &mut records,
                 parsed,

@@ -609,8 +609,25 @@ pub(crate) fn result_record(object: &Json, index: u32, line: u64) -> RunRecord {
         fields: object.clone(),
         duration_s: field_number(object, "duration"),
         reported: reported(object),
+        environment: engine_version(object),
         ..RunRecord::default()
     }
+}
+
+/// The engine's version an SGLang result's `server_info` (the server's own `/server_info` answer) records.
+fn engine_version(
+    object: &Json,
+) -> std::collections::BTreeMap<cellscope_model::api::EnvironmentField, String> {
+    crate::parse::json::at(object, "server_info.version")
+        .and_then(Json::as_str)
+        .map(|version| {
+            (
+                cellscope_model::api::EnvironmentField::BackendVersion,
+                version.to_string(),
+            )
+        })
+        .into_iter()
+        .collect()
 }
 
 /// Keeps a result object's record, or warns at its line that the object `label` names is left out (the file's

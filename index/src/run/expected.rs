@@ -21,6 +21,8 @@ pub struct Manifest {
     pub environment: Option<serde_json::Value>,
     /// `default_max_model_len`, else `max_model_len`.
     pub max_model_len: Option<serde_json::Value>,
+    /// `started_at` as written; only the read uses it, so the cache keeps the start it gave rather than this.
+    pub started_at: Option<serde_json::Value>,
     pub cells: BTreeMap<CellCoordinates, ManifestCell>,
 }
 

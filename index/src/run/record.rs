@@ -4,6 +4,7 @@
 
 use crate::mapping::Mapping;
 use crate::storage::Storage;
+use cellscope_model::api::EnvironmentField;
 use cellscope_model::config;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -116,6 +117,13 @@ pub struct Request {
     pub error: Option<String>,
 }
 
+/// When a file says its run started: RFC 3339 in UTC to the second, and the key or line it was read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Started {
+    pub at: String,
+    pub key: String,
+}
+
 /// One measured cell of another tool's file.
 #[derive(Clone, Debug, Default)]
 pub struct RunRecord {
@@ -160,4 +168,8 @@ pub struct RunRecord {
     /// wrapper script's serve parameter, a run label), by name: records that would share a key but differ in one
     /// are kept apart by it rather than taken as repetitions (`records/key.rs`, `records_differ`).
     pub recorded: BTreeMap<String, String>,
+    /// When the record's measurement started, as the file records it; the run's start is its records' earliest.
+    pub started: Option<Started>,
+    /// How the run was made, as the file records it (the engine's version and commit).
+    pub environment: BTreeMap<EnvironmentField, String>,
 }

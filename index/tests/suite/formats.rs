@@ -73,6 +73,7 @@ fn check(name: &str) {
             .collect::<Vec<_>>(),
         index.warnings
     );
+    let mut starts: std::collections::BTreeMap<String, Option<String>> = Default::default();
     for want in cells {
         let source = want["source"].as_str().expect("source");
         let record = want["record"].as_u64().expect("record") as u32;
@@ -93,6 +94,13 @@ fn check(name: &str) {
             .find(|cell| &cell.key == key)
             .expect("cell of the provenance key");
         let label = format!("{name} {source}#{record} ({key})");
+        // A run starts at its records' earliest recorded time.
+        let start = starts.entry(cell.key.run_id.clone()).or_default();
+        if let Some(at) = want["started"].as_str()
+            && start.as_deref().is_none_or(|earliest| at < earliest)
+        {
+            *start = Some(at.to_string());
+        }
         if let Some(n) = want["n"].as_u64() {
             assert_eq!(cell.key.load, Load::Concurrency(n as u32), "{label}: n");
         } else if want.get("n").is_some_and(Json::is_null) {
@@ -177,6 +185,7 @@ fn check(name: &str) {
         }
         assert!(!origin.format.is_empty());
     }
+    check_starts(name, &index, &starts);
     for bad in expected["bad"].as_array().into_iter().flatten() {
         let file = bad["file"].as_str().expect("file");
         let found = index.warnings.iter().any(|warning| {
@@ -193,6 +202,41 @@ fn check(name: &str) {
             "{name}: no warning for {file} ({}) among {:#?}",
             bad["problem"], index.warnings
         );
+    }
+}
+
+/// Each run's start is the earliest its cells' records state by the oracle (Python's `datetime` on the file), read
+/// from the file that states it; a run whose records state none has a start that does not claim to be recorded.
+fn check_starts(
+    name: &str,
+    index: &Index,
+    starts: &std::collections::BTreeMap<String, Option<String>>,
+) {
+    use cellscope_model::api::RunStartSource;
+    for (run_id, want) in starts {
+        let run = index
+            .runs
+            .iter()
+            .find(|run| &run.run_id == run_id)
+            .unwrap_or_else(|| panic!("{name}: no run {run_id}"));
+        let started = run
+            .started
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name}: run {run_id} has no start"));
+        match want {
+            Some(at) => {
+                assert_eq!(&started.at, at, "{name}: run {run_id} start");
+                assert!(
+                    matches!(started.source, RunStartSource::Recorded { .. }),
+                    "{name}: run {run_id}: {:?}",
+                    started.source
+                );
+            }
+            None => assert!(
+                !matches!(started.source, RunStartSource::Recorded { .. }),
+                "{name}: run {run_id} states no start, yet {started:?}"
+            ),
+        }
     }
 }
 
@@ -1505,4 +1549,35 @@ fn aiperf_request_files_are_read_by_the_summarys_name_and_others_named() {
         "{:#?}",
         index.warnings
     );
+}
+
+/// The engine's version and build a tool records reach the run's environment: SGLang's `server_info.version`, and
+/// the image an llm-d report's engine component ran from (both as the fixture files write them).
+#[test]
+fn the_engines_version_and_build_are_the_runs_environment() {
+    use cellscope_model::api::EnvironmentField;
+    let sglang = index("sglang-detailed");
+    assert!(!sglang.runs.is_empty());
+    for run in &sglang.runs {
+        assert_eq!(
+            run.environment
+                .get(&EnvironmentField::BackendVersion)
+                .map(String::as_str),
+            Some("0.5.5"),
+            "{}",
+            run.run_id
+        );
+    }
+    let llmd = index("llmd-report-v02");
+    assert!(!llmd.runs.is_empty());
+    for run in &llmd.runs {
+        assert_eq!(
+            run.environment
+                .get(&EnvironmentField::BackendCommit)
+                .map(String::as_str),
+            Some("ghcr.io/llm-d/llm-d-cuda:0.3.1"),
+            "{}",
+            run.run_id
+        );
+    }
 }

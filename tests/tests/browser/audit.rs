@@ -261,3 +261,54 @@ async fn a_runs_rows_line_states_expected_rows_only_where_a_cell_expects_any() -
     page.assert_no_console_errors().await?;
     page.close().await
 }
+
+/// The runs table shows each run's start as its manifest records it and sorts by it both ways. The times are
+/// the demo manifests' `started_at` (`data/demo/tr164-*/<run>/manifest.json`), read by hand: the master's is
+/// `2026-06-12T21:31:42+00:00`, and the V1 run's `2026-05-31T12:04:28-04:00` is 16:04 UTC.
+#[tokio::test]
+async fn the_runs_table_shows_each_runs_recorded_start_and_sorts_by_it() -> anyhow::Result<()> {
+    let page = Harness::start("audit-started").await?;
+    page.open("/?view=audit").await?;
+    let master = format!("#runs-table tr[data-run='{MASTER}'] td.run-started");
+    page.wait_for_text(&master, "2026-06-12 21:31 UTC").await?;
+    let title: String = page
+        .eval(&format!("document.querySelector({master:?}).title"))
+        .await?;
+    assert!(
+        title.contains(&format!("tr164-v3/{MASTER}/manifest.json (started_at)")),
+        "{title}"
+    );
+    let order =
+        "[...document.querySelectorAll('#runs-table tbody tr')].map((row) => row.dataset.run)";
+    let first = "document.querySelector('#runs-table tbody tr').dataset.run";
+    page.click("#runs-table button.sort[data-column='started']")
+        .await?;
+    page.until(&format!("{first} === '20260531_120428_552237'"))
+        .await?;
+    let ascending: Vec<String> = page.eval(order).await?;
+    assert_eq!(
+        ascending,
+        [
+            "20260531_120428_552237",
+            "20260612_204254_036590",
+            MASTER,
+            "20260613_055519_963364"
+        ]
+    );
+    let v1: String = page
+        .text("#runs-table tr[data-run='20260531_120428_552237'] td.run-started")
+        .await?;
+    assert_eq!(v1.trim(), "2026-05-31 16:04 UTC");
+    page.click("#runs-table button.sort[data-column='started']")
+        .await?;
+    page.until(&format!("{first} === '20260613_055519_963364'"))
+        .await?;
+    let descending: Vec<String> = page.eval(order).await?;
+    assert_eq!(
+        descending,
+        ascending.iter().rev().cloned().collect::<Vec<_>>()
+    );
+    page.screenshot("audit-runs-started").await?;
+    page.assert_no_console_errors().await?;
+    page.close().await
+}

@@ -67,6 +67,8 @@ struct RawManifest {
     default_max_model_len: Option<serde_json::Value>,
     #[serde(default)]
     max_model_len: Option<serde_json::Value>,
+    #[serde(default)]
+    started_at: Option<serde_json::Value>,
 }
 
 /// A JSON file that could not be read, with the position serde_json reports.
@@ -162,6 +164,7 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
         status: raw.status,
         environment: raw.environment,
         max_model_len: raw.default_max_model_len.or(raw.max_model_len),
+        started_at: raw.started_at,
         cells,
     })
 }

@@ -148,29 +148,20 @@ pub enum TimeSource {
     FileModified,
 }
 
-/// When a run started, RFC 3339 in UTC, and how that is known; `None` when nothing says.
+/// When a run started, RFC 3339 in UTC, and how that is known, as the index read it (the time its files record,
+/// else its id's, else a file's modification time); for a run the index does not list, its id's; `None` when
+/// nothing says.
 pub fn run_time(run_id: &str, runs: &[RunFacts]) -> Option<(String, TimeSource)> {
-    let facts = runs.iter().find(|run| run.run_id == run_id);
-    if let Some(started) = facts.and_then(|run| run.started.as_ref())
-        && matches!(started.source, RunStartSource::Recorded { .. })
-    {
-        return Some((started.at.clone(), TimeSource::Recorded));
-    }
-    if let Some(at) = time_from_id(run_id) {
-        return Some((at, TimeSource::RunId));
-    }
-    facts
-        .and_then(|run| run.started.as_ref())
-        .map(|started| (started.at.clone(), TimeSource::FileModified))
-}
-
-/// `2026-06-12T20:42:54Z` from an id starting `20260612_204254`.
-fn time_from_id(run_id: &str) -> Option<String> {
-    let minute = crate::runs::started_from_id(run_id)?;
-    let seconds = run_id
-        .get(13..15)
-        .filter(|part| part.bytes().all(|byte| byte.is_ascii_digit()) && part < &"60")?;
-    Some(format!("{}T{}:{seconds}Z", &minute[..10], &minute[11..16]))
+    let Some(facts) = runs.iter().find(|run| run.run_id == run_id) else {
+        return crate::runs::id_time(run_id).map(|at| (at, TimeSource::RunId));
+    };
+    let started = facts.started.as_ref()?;
+    let source = match started.source {
+        RunStartSource::Recorded { .. } => TimeSource::Recorded,
+        RunStartSource::RunId { .. } => TimeSource::RunId,
+        RunStartSource::FileModified { .. } => TimeSource::FileModified,
+    };
+    Some((started.at.clone(), source))
 }
 
 /// One environment field that differs from the run before in the History.

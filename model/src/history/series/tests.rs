@@ -137,7 +137,7 @@ fn a_latest_run_worse_than_the_band_is_flagged_with_the_band() {
         band: Band::Sd(3.0),
         ..HistoryChoice::default()
     };
-    let history = &histories(&cells, &runs, TTFT, &choice)[0];
+    let history = &histories(&cells, &[], TTFT, &choice)[0];
     assert_eq!(
         history.points[0].time.as_deref(),
         Some("2026-11-01T00:00:00Z")
@@ -165,7 +165,7 @@ fn a_latest_run_worse_than_the_band_is_flagged_with_the_band() {
         ..choice.clone()
     };
     assert!(
-        !histories(&cells, &runs, TTFT, &wide)[0].regressed,
+        !histories(&cells, &[], TTFT, &wide)[0].regressed,
         "130 is within 50%"
     );
 }

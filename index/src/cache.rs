@@ -227,7 +227,6 @@ fn hex_to_bytes(text: &str) -> Option<[u8; 32]> {
 pub struct Session<'a> {
     cache: &'a RunCache,
     trust: Trust,
-    storage: &'a dyn Storage,
     mapping: Option<[u8; 32]>,
     /// sha256 of files already hashed by this index (a master's metrics.csv is an input of its run and its backup).
     hashed: Mutex<HashMap<String, Option<[u8; 32]>>>,
@@ -238,16 +237,10 @@ pub struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    pub fn new(
-        cache: &'a RunCache,
-        trust: Trust,
-        storage: &'a dyn Storage,
-        mapping_text: Option<&str>,
-    ) -> Session<'a> {
+    pub fn new(cache: &'a RunCache, trust: Trust, mapping_text: Option<&str>) -> Session<'a> {
         Session {
             cache,
             trust,
-            storage,
             mapping: mapping_text.map(|text| sha2::Sha256::digest(text.as_bytes()).into()),
             hashed: Mutex::default(),
             report: Mutex::default(),
@@ -335,7 +328,7 @@ impl<'a> Session<'a> {
     }
 
     /// sha256 of a file of the data root, once per index.
-    fn sha256(&self, file: &str) -> Option<[u8; 32]> {
+    fn sha256(&self, storage: &dyn Storage, file: &str) -> Option<[u8; 32]> {
         if let Some(known) = self
             .hashed
             .lock()
@@ -344,8 +337,7 @@ impl<'a> Session<'a> {
         {
             return known;
         }
-        let hash = self
-            .storage
+        let hash = storage
             .read(file)
             .ok()
             .map(|bytes| sha2::Sha256::digest(&bytes).into());
@@ -365,12 +357,12 @@ impl<'a> Session<'a> {
     /// was built from. A file that does not is a `stale_cache_entry` warning on `run`; a file that cannot be read
     /// is not (nothing says its content changed), and the entry is not used either: reading the run again names
     /// the file as unreadable.
-    fn trusted(&self, hashes: &[(String, [u8; 32])], run: &str) -> bool {
+    fn trusted(&self, storage: &dyn Storage, hashes: &[(String, [u8; 32])], run: &str) -> bool {
         if self.trust == Trust::Stamps {
             return true;
         }
         for (file, hash) in hashes {
-            let Some(now) = self.sha256(file) else {
+            let Some(now) = self.sha256(storage, file) else {
                 tracing::debug!(run, %file, "a cached read's file cannot be read; reading the run again");
                 return false;
             };
@@ -395,11 +387,15 @@ impl<'a> Session<'a> {
     }
 
     /// sha256 of every present input, for a new entry; `None` when a file cannot be read.
-    fn hashes_of(&self, inputs: &Stamped) -> Option<Vec<(String, [u8; 32])>> {
+    fn hashes_of(
+        &self,
+        storage: &dyn Storage,
+        inputs: &Stamped,
+    ) -> Option<Vec<(String, [u8; 32])>> {
         inputs
             .iter()
             .filter(|(_, stamp)| stamp.is_some())
-            .map(|(file, _)| Some((file.clone(), self.sha256(file)?)))
+            .map(|(file, _)| Some((file.clone(), self.sha256(storage, file)?)))
             .collect()
     }
 
@@ -435,7 +431,7 @@ impl<'a> Session<'a> {
                 .companions
                 .iter()
                 .all(|companion| companion_now(context.storage, companion) == *companion)
-            && self.trusted(&entry.hashes, &entry.run_id)
+            && self.trusted(context.storage, &entry.hashes, &entry.run_id)
         {
             self.count(|report| report.used += 1);
             self.remember(&key);
@@ -469,8 +465,8 @@ impl<'a> Session<'a> {
                     Companion::Listing { .. } => None,
                 })
                 .collect();
-            if let Some(mut hashes) = self.hashes_of(&inputs)
-                && let Some(companion_hashes) = self.hashes_of(&companion_files)
+            if let Some(mut hashes) = self.hashes_of(context.storage, &inputs)
+                && let Some(companion_hashes) = self.hashes_of(context.storage, &companion_files)
                 && stamped(context.storage, &declared.files).as_ref() == Some(&inputs)
             {
                 hashes.extend(companion_hashes);
@@ -508,7 +504,7 @@ impl<'a> Session<'a> {
             return format.read_backup(context, backup, master);
         }
         let declared = format.inputs(backup, master);
-        let Some(inputs) = stamped(self.storage, &declared.files) else {
+        let Some(inputs) = stamped(context.storage, &declared.files) else {
             return format.read_backup(context, backup, master);
         };
         let of = backup.backup_of.clone().unwrap_or_default();
@@ -530,7 +526,7 @@ impl<'a> Session<'a> {
         };
         let what = format!("backup `{}`", backup.root);
         if let Some(entry) = self.get::<BackupEntry>(&key, &what)
-            && self.trusted(&entry.hashes, &of.run)
+            && self.trusted(context.storage, &entry.hashes, &of.run)
         {
             self.count(|report| report.used += 1);
             self.remember(&key);
@@ -565,8 +561,8 @@ impl<'a> Session<'a> {
             }
             let unchanged = inputs
                 .iter()
-                .all(|(path, stamp)| stamp_at(self.storage, path) == *stamp);
-            if let Some(hashes) = self.hashes_of(&inputs)
+                .all(|(path, stamp)| stamp_at(context.storage, path) == *stamp);
+            if let Some(hashes) = self.hashes_of(context.storage, &inputs)
                 && unchanged
             {
                 let entry = BackupEntry {
@@ -809,7 +805,7 @@ mod tests {
         let mapping = crate::mapping::Mapping::default();
         // A full index's reads of the run and the backup through `storage`, with what the cache did and said.
         let read = |storage: &dyn Storage| {
-            let session = Session::new(&cache, Trust::Contents, storage, None);
+            let session = Session::new(&cache, Trust::Contents, None);
             let context = ReadContext {
                 storage,
                 mapping: &mapping,

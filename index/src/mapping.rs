@@ -4,7 +4,7 @@
 //! path glob, with literal values or `{field}` templates read from each run record. Every value set here is
 //! marked *inferred* on the cell, with the entry that set it, because it was not read from the file itself.
 
-pub mod table;
+pub(crate) mod table;
 
 use cellscope_model::api::Warning;
 use serde::Deserialize;
@@ -12,15 +12,15 @@ use serde_json::Value as Json;
 use table::{RawTable, TableEntry};
 
 /// The mapping's file name, at the data root.
-pub const FILE: &str = "cellscope.toml";
+pub(crate) const FILE: &str = "cellscope.toml";
 
 /// The largest `cellscope.toml` read: a hand-written mapping is a few kilobytes, and parsing one costs far more
 /// memory and time than its size.
-pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024;
 
 /// The text of `cellscope.toml` at the root: `None` when there is none, and also, with a warning naming it, when
 /// it is larger than [`MAX_FILE_BYTES`], not a regular file, or unreadable (no mapping is then applied).
-pub fn read_text(
+pub(crate) fn read_text(
     storage: &dyn super::storage::Storage,
     warnings: &mut Vec<Warning>,
 ) -> Option<String> {
@@ -58,9 +58,6 @@ pub fn read_text(
         }
     }
 }
-
-/// The key dimensions a mapping can set, in the order they are shown.
-pub const DIMENSIONS: [cellscope_model::Dimension; 8] = cellscope_model::Dimension::ALL;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -346,7 +343,7 @@ impl Mapping {
 
 /// Replaces `{field}` (a dotted path into the record), `{dir}`, `{parent}` and `{file}` in `template`. `Err`
 /// names the first placeholder without a value.
-pub fn expand(template: &str, context: &TemplateContext<'_>) -> Result<String, String> {
+pub(crate) fn expand(template: &str, context: &TemplateContext<'_>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {

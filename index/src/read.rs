@@ -14,7 +14,7 @@ use cellscope_model::api::Warning;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
-pub struct Reads {
+pub(crate) struct Reads {
     pub runs: Vec<RunRead>,
     pub backups: Vec<BackupRead>,
     /// Runs that were given another run's id and renamed ([`ids::separate_run_ids`]).
@@ -24,7 +24,7 @@ pub struct Reads {
 /// Reads every run and backup discovery `found`, runs and backups in parallel, each through its format. A backup
 /// is read with the run of its format it is a backup of, when that was found. With a `cache`, a run or backup
 /// whose entry it trusts is taken from it instead.
-pub fn read_all(
+pub(crate) fn read_all(
     found: &[DetectedRun],
     context: &ReadContext<'_>,
     cache: Option<&Session<'_>>,

@@ -4,12 +4,12 @@
 //! and where a cell's rows are ([`rows`]). Every stage and every format imports these from here, below all of
 //! them, so that no stage imports another's types from above.
 
-pub mod bytes;
-pub mod expected;
-pub mod found;
-pub mod parsed;
-pub mod record;
-pub mod rows;
+pub(crate) mod bytes;
+pub(crate) mod expected;
+pub(crate) mod found;
+pub(crate) mod parsed;
+pub(crate) mod record;
+pub(crate) mod rows;
 
 use crate::mapping::Mapping;
 use crate::storage::Storage;

@@ -90,7 +90,7 @@ impl Verdict {
 
 /// What makes a file a format's: a key of a JSON object, or a quoted text anywhere in its head.
 #[derive(Clone, Copy, Debug)]
-pub enum Mark {
+pub(crate) enum Mark {
     /// `"name":`.
     Key(&'static str),
     /// `"text"` among keys and values alike; a trailing `*` leaves the quote open (`results_*`: any text that
@@ -123,12 +123,12 @@ impl Mark {
 }
 
 /// Marks a file must carry together: every requirement, each met by any one of its marks.
-pub type Signature = &'static [&'static [Mark]];
+pub(crate) type Signature = &'static [&'static [Mark]];
 
 /// The verdict on the head of a JSON object that is `tool`'s (`a vLLM result`) when it carries every requirement
 /// of one of the `signatures`: otherwise declined, with what it has and lacks of the signature it comes nearest to
 /// (the first of equals).
-pub fn signature_verdict(head: &[u8], tool: &str, signatures: &[Signature]) -> Verdict {
+pub(crate) fn signature_verdict(head: &[u8], tool: &str, signatures: &[Signature]) -> Verdict {
     let met = |signature: Signature| {
         signature
             .iter()
@@ -180,8 +180,8 @@ pub fn signature_verdict(head: &[u8], tool: &str, signatures: &[Signature]) -> V
 }
 
 /// The verdict on a file that is `tool`'s (`a GuideLLM report`) when it is a `.json` file opening an object
-/// ([`json::is_object_file`]) that carries one of the `signatures`.
-pub fn object_file_verdict(
+/// that carries one of the `signatures`.
+pub(crate) fn object_file_verdict(
     path: &str,
     head: &[u8],
     tool: &str,
@@ -204,7 +204,7 @@ pub fn object_file_verdict(
 
 /// Whether a file's extension is one of the structured kinds other readers take (JSON, JSON Lines, CSV,
 /// Parquet), which a text log is not.
-pub fn is_structured(path: &str) -> bool {
+pub(crate) fn is_structured(path: &str) -> bool {
     crate::storage::file_name(path)
         .rsplit_once('.')
         .is_some_and(|(_, extension)| {
@@ -241,7 +241,7 @@ fn requirement(marks: &[Mark]) -> String {
 }
 
 /// `a`, `a and b`, `a, b and c`.
-pub fn listed(items: &[String]) -> String {
+pub(crate) fn listed(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [only] => only.clone(),
@@ -252,7 +252,7 @@ pub fn listed(items: &[String]) -> String {
 /// What the verdicts of the formats a file was offered to come to when none reads it: the runs it would be a side
 /// file of, and why it is not read (the side file's own account when a format knows it, else the reason of the
 /// nearest format, the first of equals).
-pub fn unread(verdicts: &[(&'static str, Verdict)]) -> Unread {
+pub(crate) fn unread(verdicts: &[(&'static str, Verdict)]) -> Unread {
     let side_of: Vec<(&'static str, String)> = verdicts
         .iter()
         .filter_map(|(format, verdict)| match verdict {
@@ -323,7 +323,7 @@ fn shown_root(run_root: &str) -> String {
 
 /// What `cellscope index --explain` says of a file no format reads: what it is, each format's verdict (those that
 /// find files by name, then those files are offered to), and the nearest of the latter.
-pub fn explain_unread(
+pub(crate) fn explain_unread(
     relative: &str,
     by_name: &[(&'static str, Verdict)],
     offered: &[(&'static str, Verdict)],
@@ -364,7 +364,7 @@ pub fn explain_unread(
 
 /// What the verdicts of every format a file was offered to come to when none reads it, with the file's first
 /// bytes: [`unread`], named a result that cannot be read when it is one (empty, UTF-16, a cut Parquet file).
-pub fn unread_file(path: &str, head: &[u8], verdicts: &[(&'static str, Verdict)]) -> Unread {
+pub(crate) fn unread_file(path: &str, head: &[u8], verdicts: &[(&'static str, Verdict)]) -> Unread {
     let mut unread = unread(verdicts);
     if let Some((kind, reason)) = result_problem(path, head) {
         unread.problem = Some(kind);
@@ -374,7 +374,7 @@ pub fn unread_file(path: &str, head: &[u8], verdicts: &[(&'static str, Verdict)]
 }
 
 /// A file discovery offered that cannot be read at all (`error`), so no format could look at it.
-pub fn unreadable(error: &std::io::Error) -> Unread {
+pub(crate) fn unreadable(error: &std::io::Error) -> Unread {
     Unread {
         side_of: Vec::new(),
         reason: format!("the file cannot be read ({error}), so no reader could look at it"),

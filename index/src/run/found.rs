@@ -71,7 +71,7 @@ pub struct Listed {
 
 /// What the formats make of a file discovery offers them.
 #[derive(Clone, Debug)]
-pub enum Offered {
+pub(crate) enum Offered {
     /// A file of `format`, one of the files of the run rooted at `root`.
     Run { format: &'static str, root: String },
     /// A file no format reads.
@@ -80,7 +80,7 @@ pub enum Offered {
 
 /// A file no format reads: the runs it would be a side file of, and why it is not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unread {
+pub(crate) struct Unread {
     /// Each format that knows the file as one its tool writes beside a run's results, with that run's root: the
     /// file is then one of the run's when the run was found.
     pub side_of: Vec<(&'static str, String)>,

@@ -7,7 +7,7 @@ use cellscope_model::stats::CellStats;
 use std::collections::BTreeMap;
 
 /// Every [`FileRejected::kind`]: a kind read back from the cache must be one of them.
-pub const REJECTION_KINDS: [&str; 4] = [
+pub(crate) const REJECTION_KINDS: [&str; 4] = [
     "empty_file",
     "unreadable_header",
     "missing_column",

@@ -23,13 +23,12 @@
 //! store; the store is the narrow [`CacheStore`] seam (get and put of bytes by key).
 
 pub mod store;
-pub mod wire;
+mod wire;
 
 pub use store::{CacheStore, DirectoryStore};
 
-use crate::formats::RunFormat;
 use crate::run::found::DetectedRun;
-use crate::run::{BackupRead, ReadContext, RunRead};
+use crate::run::{BackupRead, Inputs, ReadContext, RunRead};
 use crate::storage::{self, Storage};
 use cellscope_model::api::{EnvironmentField, FileDigest, Warning};
 use serde::{Deserialize, Serialize};
@@ -223,8 +222,16 @@ fn hex_to_bytes(text: &str) -> Option<[u8; 32]> {
     Some(bytes)
 }
 
+/// One format's read of a run or backup as the cache sees it: the format's name, what the read depends on, and the
+/// read itself, which the read stage hands down so that the cache calls no format of its own accord.
+pub(crate) struct Reading<'r, T> {
+    pub format: &'static str,
+    pub inputs: Inputs,
+    pub read: &'r dyn Fn(&ReadContext<'_>) -> T,
+}
+
 /// The cache as one index uses it: the trust it gives entries, the files it has hashed, what it did.
-pub struct Session<'a> {
+pub(crate) struct Session<'a> {
     cache: &'a RunCache,
     trust: Trust,
     mapping: Option<[u8; 32]>,
@@ -237,7 +244,11 @@ pub struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    pub fn new(cache: &'a RunCache, trust: Trust, mapping_text: Option<&str>) -> Session<'a> {
+    pub(crate) fn new(
+        cache: &'a RunCache,
+        trust: Trust,
+        mapping_text: Option<&str>,
+    ) -> Session<'a> {
         Session {
             cache,
             trust,
@@ -251,7 +262,7 @@ impl<'a> Session<'a> {
 
     /// What this index did with the cache, and the `stale_cache_entry` warnings. Prunes the store when entries
     /// were written (a failure only costs disk space, so it is logged).
-    pub fn finish(self) -> (CacheReport, Vec<Warning>) {
+    pub(crate) fn finish(self) -> (CacheReport, Vec<Warning>) {
         let report = self
             .report
             .into_inner()
@@ -400,22 +411,22 @@ impl<'a> Session<'a> {
     }
 
     /// A run's read: its entry when one is trusted, else read from its files (and cached, after a full read).
-    pub fn read_run(
+    pub(crate) fn read_run(
         &self,
         context: &ReadContext<'_>,
-        format: &dyn RunFormat,
         run: &DetectedRun,
+        reading: Reading<'_, RunRead>,
     ) -> RunRead {
-        let declared = format.inputs(run, None);
+        let declared = &reading.inputs;
         let Some(inputs) = stamped(context.storage, &declared.files) else {
-            return format.read_run(context, run);
+            return (reading.read)(context);
         };
         let material = KeyMaterial {
             schema: SCHEMA,
             version: env!("CARGO_PKG_VERSION"),
             code: READ_CODE,
             kind: "run",
-            format: format.name(),
+            format: reading.format,
             root: &run.root,
             files: &run.files,
             id: run.id.as_deref(),
@@ -423,7 +434,7 @@ impl<'a> Session<'a> {
             inputs: &inputs,
         };
         let Some(key) = self.key(&material) else {
-            return format.read_run(context, run);
+            return (reading.read)(context);
         };
         let what = format!("run `{}`", run.root);
         if let Some(entry) = self.get::<RunEntry>(&key, &what)
@@ -435,7 +446,7 @@ impl<'a> Session<'a> {
         {
             self.count(|report| report.used += 1);
             self.remember(&key);
-            return run_read(entry, context, format, run);
+            return run_read(entry, context, reading.format, run);
         }
         // The read goes through the data root's storage, which notes what it opens beyond its declared inputs: a
         // summary's per-request file beside it, a directory listed for it; those become inputs of the entry too.
@@ -450,7 +461,7 @@ impl<'a> Session<'a> {
             options: context.options,
             progress: context.progress,
         };
-        let read = format.read_run(&recorded, run);
+        let read = (reading.read)(&recorded);
         self.count(|report| report.read += 1);
         if context.options.hashes {
             if let Some(hash) = read.digest.sha256.as_deref().and_then(hex_to_bytes) {
@@ -491,21 +502,21 @@ impl<'a> Session<'a> {
 
     /// A backup's read and comparison with the run it is a backup of (`master`, when that was found): its entry
     /// when one is trusted, else read from the files (and cached, after a full read).
-    pub fn read_backup(
+    pub(crate) fn read_backup(
         &self,
         context: &ReadContext<'_>,
-        format: &dyn RunFormat,
         backup: &DetectedRun,
         master: Option<&DetectedRun>,
+        reading: Reading<'_, BackupRead>,
     ) -> BackupRead {
         let options = context.options;
         // Neither checksums nor the comparison: nothing is read, so there is nothing to save.
         if !options.hashes && !options.backup_diff {
-            return format.read_backup(context, backup, master);
+            return (reading.read)(context);
         }
-        let declared = format.inputs(backup, master);
+        let declared = &reading.inputs;
         let Some(inputs) = stamped(context.storage, &declared.files) else {
-            return format.read_backup(context, backup, master);
+            return (reading.read)(context);
         };
         let of = backup.backup_of.clone().unwrap_or_default();
         let files = [of.label.clone(), of.run.clone()];
@@ -514,7 +525,7 @@ impl<'a> Session<'a> {
             version: env!("CARGO_PKG_VERSION"),
             code: READ_CODE,
             kind: "backup",
-            format: format.name(),
+            format: reading.format,
             root: &backup.root,
             files: &files,
             id: master.map(|master| master.root.as_str()),
@@ -522,7 +533,7 @@ impl<'a> Session<'a> {
             inputs: &inputs,
         };
         let Some(key) = self.key(&material) else {
-            return format.read_backup(context, backup, master);
+            return (reading.read)(context);
         };
         let what = format!("backup `{}`", backup.root);
         if let Some(entry) = self.get::<BackupEntry>(&key, &what)
@@ -553,7 +564,7 @@ impl<'a> Session<'a> {
                 parsed,
             };
         }
-        let read = format.read_backup(context, backup, master);
+        let read = (reading.read)(context);
         self.count(|report| report.read += 1);
         if options.hashes && options.backup_diff {
             if let Some(hash) = read.digest.sha256.as_deref().and_then(hex_to_bytes) {
@@ -703,7 +714,7 @@ fn stamped(storage: &dyn Storage, files: &[(String, bool)]) -> Option<Stamped> {
 fn run_read(
     entry: RunEntry,
     context: &ReadContext<'_>,
-    format: &dyn RunFormat,
+    format: &'static str,
     run: &DetectedRun,
 ) -> RunRead {
     let mut digest = entry.digest;
@@ -724,7 +735,7 @@ fn run_read(
         files: Vec::new(),
         environment: entry.environment,
         warnings: entry.warnings,
-        format: format.name(),
+        format,
     }
 }
 
@@ -812,8 +823,25 @@ mod tests {
                 options: &options,
                 progress: &crate::run::Quiet,
             };
-            let read = session.read_run(&context, format, run);
-            let backup = session.read_backup(&context, format, backup, Some(run));
+            let read = session.read_run(
+                &context,
+                run,
+                Reading {
+                    format: format.name(),
+                    inputs: format.inputs(run, None),
+                    read: &|context| format.read_run(context, run),
+                },
+            );
+            let backup = session.read_backup(
+                &context,
+                backup,
+                Some(run),
+                Reading {
+                    format: format.name(),
+                    inputs: format.inputs(backup, Some(run)),
+                    read: &|context| format.read_backup(context, backup, Some(run)),
+                },
+            );
             let (report, warnings) = session.finish();
             (read, backup, report, warnings)
         };

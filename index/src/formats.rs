@@ -23,7 +23,7 @@ use cellscope_model::requests::RequestRow;
 pub(crate) use records::verdict::Verdict;
 
 /// One input format.
-pub trait RunFormat: Sync {
+pub(crate) trait RunFormat: Sync {
     /// A stable name, shown in the audit and the inspector (`tr164`, `vllm-bench`, …).
     fn name(&self) -> &'static str;
 

@@ -110,7 +110,7 @@ impl ConfigValue {
 
 /// One `[[map]]` entry.
 #[derive(Debug, Clone)]
-pub struct MapEntry {
+pub(crate) struct MapEntry {
     /// 1-based position in the file, for the rule text.
     pub number: usize,
     pub glob_text: String,
@@ -123,21 +123,21 @@ pub struct MapEntry {
 
 /// The parsed `cellscope.toml` (empty when the file is absent).
 #[derive(Debug, Clone, Default)]
-pub struct Mapping {
+pub(crate) struct Mapping {
     pub entries: Vec<MapEntry>,
     /// `[[table]]` entries: how generic long tables are read.
     pub tables: Vec<TableEntry>,
 }
 
 /// What a file offers to templates: the run record's fields and the file's place in the tree.
-pub struct TemplateContext<'a> {
+pub(crate) struct TemplateContext<'a> {
     pub path: &'a str,
     pub record: &'a Json,
 }
 
 /// A mapped value and the rule text naming the entry that set it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mapped {
+pub(crate) struct Mapped {
     pub value: String,
     pub rule: String,
 }
@@ -145,7 +145,7 @@ pub struct Mapped {
 impl Mapping {
     /// Reads `cellscope.toml`; a file that cannot be used is reported (file and line) and ignored as a whole,
     /// because applying half of a mapping would silently give cells the wrong keys.
-    pub fn parse(text: &str, file: &str, warnings: &mut Vec<Warning>) -> Mapping {
+    pub(crate) fn parse(text: &str, file: &str, warnings: &mut Vec<Warning>) -> Mapping {
         let raw: RawFile = match toml::from_str(text) {
             Ok(raw) => raw,
             Err(error) => {
@@ -241,14 +241,14 @@ impl Mapping {
 
     /// `cellscope.toml` at the root of `storage`, read quietly (the index reports its problems once): for
     /// reading one cell's rows back the way they were indexed.
-    pub fn load(storage: &dyn super::storage::Storage) -> Mapping {
+    pub(crate) fn load(storage: &dyn super::storage::Storage) -> Mapping {
         read_text(storage, &mut Vec::new())
             .map(|text| Mapping::parse(&text, FILE, &mut Vec::new()))
             .unwrap_or_default()
     }
 
     /// The `[[table]]` entry for the file at `path` (relative to the root): the last one whose glob matches.
-    pub fn table_for(&self, path: &str) -> Option<&TableEntry> {
+    pub(crate) fn table_for(&self, path: &str) -> Option<&TableEntry> {
         self.tables
             .iter()
             .rev()
@@ -258,7 +258,7 @@ impl Mapping {
     /// The value `cellscope.toml` gives `dimension` for a record of the file at `context.path` (the last
     /// matching entry that sets it), or `None`. A template naming a field the record lacks gives `None` with the
     /// reason, so the caller falls back to the default rule and says why.
-    pub fn value(
+    pub(crate) fn value(
         &self,
         dimension: &str,
         context: &TemplateContext<'_>,
@@ -314,7 +314,10 @@ impl Mapping {
     /// The deployment parameters `cellscope.toml` gives a record of the file at `context.path`: for each
     /// parameter, the last matching entry that sets it, expanded, with the rule naming that entry; a template
     /// naming a field the record lacks gives the reason instead.
-    pub fn config(&self, context: &TemplateContext<'_>) -> Vec<(String, Result<Mapped, String>)> {
+    pub(crate) fn config(
+        &self,
+        context: &TemplateContext<'_>,
+    ) -> Vec<(String, Result<Mapped, String>)> {
         let mut found: Vec<(String, Result<Mapped, String>)> = Vec::new();
         for entry in self
             .entries

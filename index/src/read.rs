@@ -1,7 +1,7 @@
 //! Stage 2 of indexing: read every run found by discovery, each through its format, and every backup beside it,
 //! in parallel, each on its own. Nothing here relates runs to each other; that is the lineage stage's work.
 
-use crate::cache::Session;
+use crate::cache::{Reading, Session};
 use crate::formats::{self, RunFormat};
 use crate::mapping::Mapping;
 use crate::parse::{HEAD_BYTES, outline};
@@ -43,7 +43,15 @@ pub(crate) fn read_all(
                 .filter_map(|run| {
                     let format = formats::by_name(run.format)?;
                     let mut read = match cache {
-                        Some(cache) => cache.read_run(context, format, run),
+                        Some(cache) => cache.read_run(
+                            context,
+                            run,
+                            Reading {
+                                format: format.name(),
+                                inputs: format.inputs(run, None),
+                                read: &|context| format.read_run(context, run),
+                            },
+                        ),
                         None => format.read_run(context, run),
                     };
                     read.files = run.listed_files();
@@ -59,7 +67,16 @@ pub(crate) fn read_all(
                     let of = backup.backup_of.as_ref()?;
                     let master = runs_by_id.get(&(backup.format, of.run.clone())).copied();
                     Some(match cache {
-                        Some(cache) => cache.read_backup(context, format, backup, master),
+                        Some(cache) => cache.read_backup(
+                            context,
+                            backup,
+                            master,
+                            Reading {
+                                format: format.name(),
+                                inputs: format.inputs(backup, master),
+                                read: &|context| format.read_backup(context, backup, master),
+                            },
+                        ),
                         None => format.read_backup(context, backup, master),
                     })
                 })

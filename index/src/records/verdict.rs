@@ -7,7 +7,7 @@ use crate::run::found::Unread;
 
 /// How near a declined file came to being one of a format's: the reason of the nearest format is the one shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Nearness {
+pub(crate) enum Nearness {
     /// Not the kind of file the format reads (another extension, JSON where it reads a table, or the reverse).
     OtherKind,
     /// The kind of file it reads, with none of the keys or columns that make a file the format's.
@@ -28,7 +28,7 @@ impl Nearness {
 
 /// What one format makes of one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// The format reads the file.
     Reads,
     /// A file the format's tool writes beside a run's results that is not a run of its own (a sweep's summary, a
@@ -46,18 +46,18 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn reads(&self) -> bool {
+    pub(crate) fn reads(&self) -> bool {
         matches!(self, Verdict::Reads)
     }
 
-    pub fn declines(nearness: Nearness, reason: impl Into<String>) -> Verdict {
+    pub(crate) fn declines(nearness: Nearness, reason: impl Into<String>) -> Verdict {
         Verdict::Declines {
             nearness,
             reason: reason.into(),
         }
     }
 
-    pub fn side_file(what: impl Into<String>, run_root: impl Into<String>) -> Verdict {
+    pub(crate) fn side_file(what: impl Into<String>, run_root: impl Into<String>) -> Verdict {
         Verdict::SideFile {
             what: what.into(),
             run_root: run_root.into(),
@@ -66,7 +66,7 @@ impl Verdict {
     }
 
     /// A side file of a run that another format reads: `what` it is, and the root and format of that run.
-    pub fn side_file_of(
+    pub(crate) fn side_file_of(
         format: &'static str,
         what: impl Into<String>,
         run_root: impl Into<String>,
@@ -80,7 +80,11 @@ impl Verdict {
 
     /// This verdict, or, when it does not read the file and the file is a side file (`what` it is), that side
     /// file of the run rooted at `run_root()`: a file that has a format's marks is read whatever its name.
-    pub fn or_side_file(self, what: Option<&str>, run_root: impl FnOnce() -> String) -> Verdict {
+    pub(crate) fn or_side_file(
+        self,
+        what: Option<&str>,
+        run_root: impl FnOnce() -> String,
+    ) -> Verdict {
         match what {
             Some(what) if !self.reads() => Verdict::side_file(what, run_root()),
             _ => self,

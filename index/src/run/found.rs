@@ -5,7 +5,7 @@ use cellscope_model::api::Warning;
 
 /// Files of one run of one format, found by discovery.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DetectedRun {
+pub(crate) struct DetectedRun {
     pub format: &'static str,
     /// The run root, relative to the data root.
     pub root: String,
@@ -28,7 +28,7 @@ pub struct DetectedRun {
 impl DetectedRun {
     /// The run's files as its facts list them: its directory's names when a format found it by its listing, else
     /// its own files relative to its root.
-    pub fn listed_files(&self) -> Vec<String> {
+    pub(crate) fn listed_files(&self) -> Vec<String> {
         if let Some(names) = &self.listing {
             return names.clone();
         }
@@ -46,7 +46,7 @@ impl DetectedRun {
 
 /// What a backup is a backup of.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BackupOf {
+pub(crate) struct BackupOf {
     /// The id of the run.
     pub run: String,
     /// The backup's label (why or when it was taken).
@@ -55,7 +55,7 @@ pub struct BackupOf {
 
 /// What a format makes of one directory from its listing alone (names and kinds; no file is opened).
 #[derive(Clone, Debug, Default)]
-pub struct Listed {
+pub(crate) struct Listed {
     /// The runs and backups the listing shows: the directory's files are theirs, and none is offered to the
     /// formats one by one.
     pub runs: Vec<DetectedRun>,

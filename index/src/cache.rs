@@ -23,13 +23,12 @@
 //! store; the store is the narrow [`CacheStore`] seam (get and put of bytes by key).
 
 pub mod store;
-pub mod wire;
+mod wire;
 
 pub use store::{CacheStore, DirectoryStore};
 
-use crate::formats::RunFormat;
 use crate::run::found::DetectedRun;
-use crate::run::{BackupRead, ReadContext, RunRead};
+use crate::run::{BackupRead, Inputs, ReadContext, RunRead};
 use crate::storage::{self, Storage};
 use cellscope_model::api::{EnvironmentField, FileDigest, Warning};
 use serde::{Deserialize, Serialize};
@@ -224,11 +223,18 @@ fn hex_to_bytes(text: &str) -> Option<[u8; 32]> {
     Some(bytes)
 }
 
+/// One format's read of a run or backup as the cache sees it: the format's name, what the read depends on, and the
+/// read itself, which the read stage hands down so that the cache calls no format of its own accord.
+pub(crate) struct Reading<'r, T> {
+    pub format: &'static str,
+    pub inputs: Inputs,
+    pub read: &'r dyn Fn(&ReadContext<'_>) -> T,
+}
+
 /// The cache as one index uses it: the trust it gives entries, the files it has hashed, what it did.
-pub struct Session<'a> {
+pub(crate) struct Session<'a> {
     cache: &'a RunCache,
     trust: Trust,
-    storage: &'a dyn Storage,
     mapping: Option<[u8; 32]>,
     /// sha256 of files already hashed by this index (a master's metrics.csv is an input of its run and its backup).
     hashed: Mutex<HashMap<String, Option<[u8; 32]>>>,
@@ -239,16 +245,14 @@ pub struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    pub fn new(
+    pub(crate) fn new(
         cache: &'a RunCache,
         trust: Trust,
-        storage: &'a dyn Storage,
         mapping_text: Option<&str>,
     ) -> Session<'a> {
         Session {
             cache,
             trust,
-            storage,
             mapping: mapping_text.map(|text| sha2::Sha256::digest(text.as_bytes()).into()),
             hashed: Mutex::default(),
             report: Mutex::default(),
@@ -259,7 +263,7 @@ impl<'a> Session<'a> {
 
     /// What this index did with the cache, and the `stale_cache_entry` warnings. Prunes the store when entries
     /// were written (a failure only costs disk space, so it is logged).
-    pub fn finish(self) -> (CacheReport, Vec<Warning>) {
+    pub(crate) fn finish(self) -> (CacheReport, Vec<Warning>) {
         let report = self
             .report
             .into_inner()
@@ -336,7 +340,7 @@ impl<'a> Session<'a> {
     }
 
     /// sha256 of a file of the data root, once per index.
-    fn sha256(&self, file: &str) -> Option<[u8; 32]> {
+    fn sha256(&self, storage: &dyn Storage, file: &str) -> Option<[u8; 32]> {
         if let Some(known) = self
             .hashed
             .lock()
@@ -345,8 +349,7 @@ impl<'a> Session<'a> {
         {
             return known;
         }
-        let hash = self
-            .storage
+        let hash = storage
             .read(file)
             .ok()
             .map(|bytes| sha2::Sha256::digest(&bytes).into());
@@ -366,12 +369,12 @@ impl<'a> Session<'a> {
     /// was built from. A file that does not is a `stale_cache_entry` warning on `run`; a file that cannot be read
     /// is not (nothing says its content changed), and the entry is not used either: reading the run again names
     /// the file as unreadable.
-    fn trusted(&self, hashes: &[(String, [u8; 32])], run: &str) -> bool {
+    fn trusted(&self, storage: &dyn Storage, hashes: &[(String, [u8; 32])], run: &str) -> bool {
         if self.trust == Trust::Stamps {
             return true;
         }
         for (file, hash) in hashes {
-            let Some(now) = self.sha256(file) else {
+            let Some(now) = self.sha256(storage, file) else {
                 tracing::debug!(run, %file, "a cached read's file cannot be read; reading the run again");
                 return false;
             };
@@ -396,31 +399,35 @@ impl<'a> Session<'a> {
     }
 
     /// sha256 of every present input, for a new entry; `None` when a file cannot be read.
-    fn hashes_of(&self, inputs: &Stamped) -> Option<Vec<(String, [u8; 32])>> {
+    fn hashes_of(
+        &self,
+        storage: &dyn Storage,
+        inputs: &Stamped,
+    ) -> Option<Vec<(String, [u8; 32])>> {
         inputs
             .iter()
             .filter(|(_, stamp)| stamp.is_some())
-            .map(|(file, _)| Some((file.clone(), self.sha256(file)?)))
+            .map(|(file, _)| Some((file.clone(), self.sha256(storage, file)?)))
             .collect()
     }
 
     /// A run's read: its entry when one is trusted, else read from its files (and cached, after a full read).
-    pub fn read_run(
+    pub(crate) fn read_run(
         &self,
         context: &ReadContext<'_>,
-        format: &dyn RunFormat,
         run: &DetectedRun,
+        reading: Reading<'_, RunRead>,
     ) -> RunRead {
-        let declared = format.inputs(run, None);
+        let declared = &reading.inputs;
         let Some(inputs) = stamped(context.storage, &declared.files) else {
-            return format.read_run(context, run);
+            return (reading.read)(context);
         };
         let material = KeyMaterial {
             schema: SCHEMA,
             version: env!("CARGO_PKG_VERSION"),
             code: READ_CODE,
             kind: "run",
-            format: format.name(),
+            format: reading.format,
             root: &run.root,
             files: &run.files,
             id: run.id.as_deref(),
@@ -428,7 +435,7 @@ impl<'a> Session<'a> {
             inputs: &inputs,
         };
         let Some(key) = self.key(&material) else {
-            return format.read_run(context, run);
+            return (reading.read)(context);
         };
         let what = format!("run `{}`", run.root);
         if let Some(entry) = self.get::<RunEntry>(&key, &what)
@@ -436,11 +443,11 @@ impl<'a> Session<'a> {
                 .companions
                 .iter()
                 .all(|companion| companion_now(context.storage, companion) == *companion)
-            && self.trusted(&entry.hashes, &entry.run_id)
+            && self.trusted(context.storage, &entry.hashes, &entry.run_id)
         {
             self.count(|report| report.used += 1);
             self.remember(&key);
-            return run_read(entry, context, format, run);
+            return run_read(entry, context, reading.format, run);
         }
         // The read goes through the data root's storage, which notes what it opens beyond its declared inputs: a
         // summary's per-request file beside it, a directory listed for it; those become inputs of the entry too.
@@ -455,7 +462,7 @@ impl<'a> Session<'a> {
             options: context.options,
             progress: context.progress,
         };
-        let read = format.read_run(&recorded, run);
+        let read = (reading.read)(&recorded);
         self.count(|report| report.read += 1);
         if context.options.hashes {
             if let Some(hash) = read.digest.sha256.as_deref().and_then(hex_to_bytes) {
@@ -470,8 +477,8 @@ impl<'a> Session<'a> {
                     Companion::Listing { .. } => None,
                 })
                 .collect();
-            if let Some(mut hashes) = self.hashes_of(&inputs)
-                && let Some(companion_hashes) = self.hashes_of(&companion_files)
+            if let Some(mut hashes) = self.hashes_of(context.storage, &inputs)
+                && let Some(companion_hashes) = self.hashes_of(context.storage, &companion_files)
                 && stamped(context.storage, &declared.files).as_ref() == Some(&inputs)
             {
                 hashes.extend(companion_hashes);
@@ -497,21 +504,21 @@ impl<'a> Session<'a> {
 
     /// A backup's read and comparison with the run it is a backup of (`master`, when that was found): its entry
     /// when one is trusted, else read from the files (and cached, after a full read).
-    pub fn read_backup(
+    pub(crate) fn read_backup(
         &self,
         context: &ReadContext<'_>,
-        format: &dyn RunFormat,
         backup: &DetectedRun,
         master: Option<&DetectedRun>,
+        reading: Reading<'_, BackupRead>,
     ) -> BackupRead {
         let options = context.options;
         // Neither checksums nor the comparison: nothing is read, so there is nothing to save.
         if !options.hashes && !options.backup_diff {
-            return format.read_backup(context, backup, master);
+            return (reading.read)(context);
         }
-        let declared = format.inputs(backup, master);
-        let Some(inputs) = stamped(self.storage, &declared.files) else {
-            return format.read_backup(context, backup, master);
+        let declared = &reading.inputs;
+        let Some(inputs) = stamped(context.storage, &declared.files) else {
+            return (reading.read)(context);
         };
         let of = backup.backup_of.clone().unwrap_or_default();
         let files = [of.label.clone(), of.run.clone()];
@@ -520,7 +527,7 @@ impl<'a> Session<'a> {
             version: env!("CARGO_PKG_VERSION"),
             code: READ_CODE,
             kind: "backup",
-            format: format.name(),
+            format: reading.format,
             root: &backup.root,
             files: &files,
             id: master.map(|master| master.root.as_str()),
@@ -528,11 +535,11 @@ impl<'a> Session<'a> {
             inputs: &inputs,
         };
         let Some(key) = self.key(&material) else {
-            return format.read_backup(context, backup, master);
+            return (reading.read)(context);
         };
         let what = format!("backup `{}`", backup.root);
         if let Some(entry) = self.get::<BackupEntry>(&key, &what)
-            && self.trusted(&entry.hashes, &of.run)
+            && self.trusted(context.storage, &entry.hashes, &of.run)
         {
             self.count(|report| report.used += 1);
             self.remember(&key);
@@ -559,7 +566,7 @@ impl<'a> Session<'a> {
                 parsed,
             };
         }
-        let read = format.read_backup(context, backup, master);
+        let read = (reading.read)(context);
         self.count(|report| report.read += 1);
         if options.hashes && options.backup_diff {
             if let Some(hash) = read.digest.sha256.as_deref().and_then(hex_to_bytes) {
@@ -567,8 +574,8 @@ impl<'a> Session<'a> {
             }
             let unchanged = inputs
                 .iter()
-                .all(|(path, stamp)| stamp_at(self.storage, path) == *stamp);
-            if let Some(hashes) = self.hashes_of(&inputs)
+                .all(|(path, stamp)| stamp_at(context.storage, path) == *stamp);
+            if let Some(hashes) = self.hashes_of(context.storage, &inputs)
                 && unchanged
             {
                 let entry = BackupEntry {
@@ -709,7 +716,7 @@ fn stamped(storage: &dyn Storage, files: &[(String, bool)]) -> Option<Stamped> {
 fn run_read(
     entry: RunEntry,
     context: &ReadContext<'_>,
-    format: &dyn RunFormat,
+    format: &'static str,
     run: &DetectedRun,
 ) -> RunRead {
     let mut digest = entry.digest;
@@ -731,7 +738,7 @@ fn run_read(
         environment: entry.environment,
         started: entry.started.map(Into::into),
         warnings: entry.warnings,
-        format: format.name(),
+        format,
     }
 }
 
@@ -812,15 +819,32 @@ mod tests {
         let mapping = crate::mapping::Mapping::default();
         // A full index's reads of the run and the backup through `storage`, with what the cache did and said.
         let read = |storage: &dyn Storage| {
-            let session = Session::new(&cache, Trust::Contents, storage, None);
+            let session = Session::new(&cache, Trust::Contents, None);
             let context = ReadContext {
                 storage,
                 mapping: &mapping,
                 options: &options,
                 progress: &crate::run::Quiet,
             };
-            let read = session.read_run(&context, format, run);
-            let backup = session.read_backup(&context, format, backup, Some(run));
+            let read = session.read_run(
+                &context,
+                run,
+                Reading {
+                    format: format.name(),
+                    inputs: format.inputs(run, None),
+                    read: &|context| format.read_run(context, run),
+                },
+            );
+            let backup = session.read_backup(
+                &context,
+                backup,
+                Some(run),
+                Reading {
+                    format: format.name(),
+                    inputs: format.inputs(backup, Some(run)),
+                    read: &|context| format.read_backup(context, backup, Some(run)),
+                },
+            );
             let (report, warnings) = session.finish();
             (read, backup, report, warnings)
         };

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 #[derive(Clone, Debug, Default)]
-pub struct Discovery {
+pub(crate) struct Discovery {
     /// Every run found, backups among them: the runs whose files carry their own id first (by root), then the
     /// others by root and format, then the backups in the order the walk found them.
     pub runs: Vec<DetectedRun>,
@@ -47,7 +47,7 @@ const NOT_RESULTS: [&str; 2] = ["cellscope.toml", "exclusions.toml"];
 
 /// What the formats make of what discovery finds. Discovery is the stage below reading and knows no format: the
 /// formats hand it this.
-pub trait Recognise: Sync {
+pub(crate) trait Recognise: Sync {
     /// What the formats that find their runs by name make of one directory's listing.
     fn listing(&self, directory: &str, entries: &[Entry]) -> Listed;
     /// Which format's content the file at `path` has (given the data root and `cellscope.toml`), and the root of
@@ -60,7 +60,7 @@ pub trait Recognise: Sync {
 /// ledgers, `cellscope.toml`, and the files of other formats, detected by their content (`recognise.file`) and
 /// grouped into runs by each format's run root. Of several runs that carry the same own id only the first the
 /// walk finds counts.
-pub fn discover(storage: &dyn Storage, recognise: &dyn Recognise) -> Discovery {
+pub(crate) fn discover(storage: &dyn Storage, recognise: &dyn Recognise) -> Discovery {
     let mut walk = Walk {
         storage,
         recognise,

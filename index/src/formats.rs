@@ -8,21 +8,6 @@
 //! format whose files are a run directory with parts of its own (side files, backups) reads them itself through
 //! the trait's hooks. A new format is one sibling module plus one line in the registry.
 
-pub mod aiperf;
-pub mod console_log;
-pub mod genai_perf;
-pub mod guidellm;
-pub mod inference_perf;
-pub mod inferencex;
-pub mod llmd_report;
-pub mod llmperf;
-pub mod mlperf;
-pub mod perf_csv;
-pub mod sglang;
-pub mod table;
-pub mod tr164;
-pub mod vllm;
-
 use crate::discover::Recognise;
 use crate::mapping::Mapping;
 use crate::parse::{HEAD_BYTES, outline};
@@ -35,10 +20,10 @@ use crate::storage::{Entry, Storage};
 use cellscope_model::api::Warning;
 use cellscope_model::requests::RequestRow;
 
-pub use records::verdict::{Nearness, Verdict};
+pub(crate) use records::verdict::Verdict;
 
 /// One input format.
-pub trait RunFormat: Sync {
+pub(crate) trait RunFormat: Sync {
     /// A stable name, shown in the audit and the inspector (`tr164`, `vllm-bench`, …).
     fn name(&self) -> &'static str;
 
@@ -130,40 +115,52 @@ pub trait RunFormat: Sync {
     }
 }
 
-/// The formats that find their runs by the names in a directory's listing ([`RunFormat::listing`]): they are not
-/// offered files one by one.
-pub static BY_NAME: &[&dyn RunFormat] = &[&tr164::Tr164];
+/// Declares each format's module and lists it in the registry, each module naming its format `FORMAT`: those
+/// `by_name` find their runs by the names in a directory's listing ([`RunFormat::listing`]) and are not offered
+/// files one by one; those `by_content` are offered each file that may be a result, in the order written. A module
+/// marked `[fuzzing]` has fuzz targets of its own in that child module, which `crate::fuzzing` re-exports.
+macro_rules! formats {
+    (
+        by_name: $($named:ident $([$named_fuzzing:ident])?),* ;
+        by_content: $($content:ident $([$content_fuzzing:ident])?),* $(,)?
+    ) => {
+        $(mod $named;)*
+        $(mod $content;)*
 
-/// The formats offered each file that may be a result, in detection order (the generic table last, so every
-/// specific format wins a file it recognises).
-pub static BY_CONTENT: &[&dyn RunFormat] = &[
-    &vllm::VllmBench,
-    &sglang::SglangBench,
-    &aiperf::Aiperf,
-    &genai_perf::GenaiPerf,
-    &llmperf::Llmperf,
-    &guidellm::Guidellm,
-    &inferencex::InferencexAggregate,
-    &perf_csv::PerfCsv,
-    &llmd_report::LlmdReport,
-    &inference_perf::InferencePerf,
-    &mlperf::MlperfLoadgen,
-    &console_log::ConsoleLog,
-    &table::Table,
-];
+        /// The formats that find their runs by the names in a directory's listing.
+        pub(crate) static BY_NAME: &[&dyn RunFormat] = &[$($named::FORMAT),*];
+
+        /// The formats offered each file that may be a result, in detection order.
+        pub(crate) static BY_CONTENT: &[&dyn RunFormat] = &[$($content::FORMAT),*];
+
+        /// The fuzz targets of the formats that have their own.
+        #[cfg(feature = "fuzzing")]
+        pub(crate) mod fuzz_entry_points {
+            $($(pub use super::$named::$named_fuzzing::*;)?)*
+            $($(pub use super::$content::$content_fuzzing::*;)?)*
+        }
+    };
+}
+
+// The generic table comes last, so every specific format wins a file it recognises.
+formats! {
+    by_name: tr164 [fuzzing];
+    by_content: vllm, sglang, aiperf, genai_perf, llmperf, guidellm, inferencex, perf_csv, llmd_report,
+        inference_perf, mlperf, console_log, table,
+}
 
 /// Every format: those found by name, then those found by content.
-pub fn all() -> impl Iterator<Item = &'static dyn RunFormat> {
+pub(crate) fn all() -> impl Iterator<Item = &'static dyn RunFormat> {
     BY_NAME.iter().chain(BY_CONTENT).copied()
 }
 
 /// The format called `name`.
-pub fn by_name(name: &str) -> Option<&'static dyn RunFormat> {
+pub(crate) fn by_name(name: &str) -> Option<&'static dyn RunFormat> {
     all().find(|format| format.name() == name)
 }
 
 /// What discovery asks of the formats: [`BY_NAME`]'s listings, and [`BY_CONTENT`]'s verdicts on each file.
-pub struct Registry;
+pub(crate) struct Registry;
 
 impl Recognise for Registry {
     fn listing(&self, directory: &str, entries: &[Entry]) -> Listed {

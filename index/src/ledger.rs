@@ -20,7 +20,7 @@ struct RawLedger {
 /// Parses one ledger. A file that is not TOML (or whose `exclude` is not an array of tables) yields a warning and
 /// no entries, so nothing is excluded by accident; an entry that does not fit the schema (a scope other than
 /// `comparison` or `all`, `select` that is not a table, no id) is left out with a warning at its line.
-pub fn load(
+pub(crate) fn load(
     text: &str,
     file: &str,
     applies_under: &str,
@@ -141,7 +141,7 @@ fn entry_error_offset(entry_text: &str) -> Option<usize> {
 
 /// Loads every ledger found by discovery (`(directory it applies under, path relative to the data root)`),
 /// reporting unreadable files and ids used by more than one entry.
-pub fn load_all(
+pub(crate) fn load_all(
     storage: &dyn Storage,
     ledgers: &[(String, String)],
     warnings: &mut Vec<Warning>,
@@ -201,7 +201,7 @@ fn read_text(storage: &dyn Storage, file: &str) -> std::io::Result<String> {
 }
 
 /// Whether a run at `run_relative` lies under the ledger directory `applies_under`.
-pub fn applies_to(applies_under: &str, run_relative: &str) -> bool {
+pub(crate) fn applies_to(applies_under: &str, run_relative: &str) -> bool {
     applies_under.is_empty()
         || run_relative == applies_under
         || run_relative

@@ -2,33 +2,43 @@
 //!
 //! Indexing never fails as a whole. [`build`] returns an [`Index`] plus warnings naming run, file and line;
 //! only a missing data root is an error. It runs in named stages, each in its own modules with their own tests:
-//! discover ([`discover`]: one list of the runs every format finds, backups among them, with ledgers and
-//! `cellscope.toml`) → read every run and backup through its format ([`read`]; one module per format in
-//! [`formats`], the records they give made into cells by [`records`], with the [`cache`] of read results) → relate
-//! them: refill lineage, copies, backup comparisons ([`lineage`]) → each run's cells and facts ([`cells`]) → the
-//! assembled, scaled index ([`assemble`]). Below every stage are the [`storage`] seam every file is read through,
-//! by its path relative to the data root, the readers several formats share ([`parse`]) and [`run`], the types the
-//! stages hand each other, with the [`mapping`] of `cellscope.toml` and the exclusion [`ledger`]s. A module
-//! imports only from its own stage or the ones below it. Files are parsed in parallel; the data root is only ever
-//! read.
+//! discover (one list of the runs every format finds, backups among them, with ledgers and `cellscope.toml`) → read
+//! every run and backup through its format (one module per format, the records they give made into cells once for
+//! all of them, with the [`cache`] of read results) → relate them: refill lineage, copies, backup comparisons →
+//! each run's cells and facts → the assembled, scaled index. Below every stage are the [`storage`] seam every file
+//! is read through, by its path relative to the data root, the readers several formats share and the types the
+//! stages hand each other. A module imports only from its own stage or the ones below it. Files are parsed in
+//! parallel; the data root is only ever read.
+//!
+//! The public surface is what the server, the CLI, the tests and `fuzz/` use:
+//! - [`build`] and [`build_cached`] with [`IndexOptions`] and [`Progress`] (or [`Quiet`]), giving an [`Index`] or
+//!   an [`IndexError`]; [`read_rows`] reads a cell's rows back by its [`CellRows`], failing with [`RowsError`];
+//! - [`explain`] (`cellscope index --explain`), [`relative_path`], [`format_names`] and [`READ_CODE`];
+//! - [`storage`] (the [`storage::Storage`] seam and [`storage::LocalDisk`]), [`cache`] (the [`cache::RunCache`],
+//!   its [`cache::CacheStore`] seam, [`cache::Trust`] and [`cache::CacheReport`]) and [`hex`];
+//! - `fuzzing`, the fuzz targets' bodies, with the `fuzzing` feature.
+//!
+//! Every other module is the crate's own.
 
 pub mod cache;
 mod cells;
-pub mod discover;
-pub mod formats;
+mod discover;
+mod formats;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod hex;
-pub mod ledger;
+mod ledger;
 mod lineage;
-pub mod mapping;
-pub mod parse;
-pub mod read;
-pub mod records;
-pub mod run;
+mod mapping;
+mod parse;
+mod read;
+mod records;
+mod run;
 pub mod storage;
 
 pub use cache::READ_CODE;
+pub use discover::relative_path;
+pub use read::explain;
 pub use run::rows::{CellRows, RowsError};
 pub use run::{IndexOptions, Progress, Quiet};
 
@@ -60,6 +70,11 @@ pub fn read_rows(
             message: format!("no reader for the format {}", cell.format),
         })?
         .read_rows(storage, cell)
+}
+
+/// The name of every format the index reads, as the audit, the inspector and `cellscope index --explain` show it.
+pub fn format_names() -> impl Iterator<Item = &'static str> {
+    formats::all().map(|format| format.name())
 }
 
 pub struct Index {
@@ -140,9 +155,8 @@ fn build_with(
         .map(|meta| meta.bytes)
         .sum();
     progress.files_found(files.count() as u64, total_bytes);
-    let session = cache.map(|(cache, trust)| {
-        cache::Session::new(cache, trust, &disk, discovery.mapping.as_deref())
-    });
+    let session =
+        cache.map(|(cache, trust)| cache::Session::new(cache, trust, discovery.mapping.as_deref()));
     let context = run::ReadContext {
         storage: &disk,
         mapping: &mapping,

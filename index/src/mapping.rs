@@ -4,7 +4,7 @@
 //! path glob, with literal values or `{field}` templates read from each run record. Every value set here is
 //! marked *inferred* on the cell, with the entry that set it, because it was not read from the file itself.
 
-pub mod table;
+pub(crate) mod table;
 
 use cellscope_model::api::Warning;
 use serde::Deserialize;
@@ -12,15 +12,15 @@ use serde_json::Value as Json;
 use table::{RawTable, TableEntry};
 
 /// The mapping's file name, at the data root.
-pub const FILE: &str = "cellscope.toml";
+pub(crate) const FILE: &str = "cellscope.toml";
 
 /// The largest `cellscope.toml` read: a hand-written mapping is a few kilobytes, and parsing one costs far more
 /// memory and time than its size.
-pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024;
 
 /// The text of `cellscope.toml` at the root: `None` when there is none, and also, with a warning naming it, when
 /// it is larger than [`MAX_FILE_BYTES`], not a regular file, or unreadable (no mapping is then applied).
-pub fn read_text(
+pub(crate) fn read_text(
     storage: &dyn super::storage::Storage,
     warnings: &mut Vec<Warning>,
 ) -> Option<String> {
@@ -58,9 +58,6 @@ pub fn read_text(
         }
     }
 }
-
-/// The key dimensions a mapping can set, in the order they are shown.
-pub const DIMENSIONS: [cellscope_model::Dimension; 8] = cellscope_model::Dimension::ALL;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -113,7 +110,7 @@ impl ConfigValue {
 
 /// One `[[map]]` entry.
 #[derive(Debug, Clone)]
-pub struct MapEntry {
+pub(crate) struct MapEntry {
     /// 1-based position in the file, for the rule text.
     pub number: usize,
     pub glob_text: String,
@@ -126,21 +123,21 @@ pub struct MapEntry {
 
 /// The parsed `cellscope.toml` (empty when the file is absent).
 #[derive(Debug, Clone, Default)]
-pub struct Mapping {
+pub(crate) struct Mapping {
     pub entries: Vec<MapEntry>,
     /// `[[table]]` entries: how generic long tables are read.
     pub tables: Vec<TableEntry>,
 }
 
 /// What a file offers to templates: the run record's fields and the file's place in the tree.
-pub struct TemplateContext<'a> {
+pub(crate) struct TemplateContext<'a> {
     pub path: &'a str,
     pub record: &'a Json,
 }
 
 /// A mapped value and the rule text naming the entry that set it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mapped {
+pub(crate) struct Mapped {
     pub value: String,
     pub rule: String,
 }
@@ -148,7 +145,7 @@ pub struct Mapped {
 impl Mapping {
     /// Reads `cellscope.toml`; a file that cannot be used is reported (file and line) and ignored as a whole,
     /// because applying half of a mapping would silently give cells the wrong keys.
-    pub fn parse(text: &str, file: &str, warnings: &mut Vec<Warning>) -> Mapping {
+    pub(crate) fn parse(text: &str, file: &str, warnings: &mut Vec<Warning>) -> Mapping {
         let raw: RawFile = match toml::from_str(text) {
             Ok(raw) => raw,
             Err(error) => {
@@ -244,14 +241,14 @@ impl Mapping {
 
     /// `cellscope.toml` at the root of `storage`, read quietly (the index reports its problems once): for
     /// reading one cell's rows back the way they were indexed.
-    pub fn load(storage: &dyn super::storage::Storage) -> Mapping {
+    pub(crate) fn load(storage: &dyn super::storage::Storage) -> Mapping {
         read_text(storage, &mut Vec::new())
             .map(|text| Mapping::parse(&text, FILE, &mut Vec::new()))
             .unwrap_or_default()
     }
 
     /// The `[[table]]` entry for the file at `path` (relative to the root): the last one whose glob matches.
-    pub fn table_for(&self, path: &str) -> Option<&TableEntry> {
+    pub(crate) fn table_for(&self, path: &str) -> Option<&TableEntry> {
         self.tables
             .iter()
             .rev()
@@ -261,7 +258,7 @@ impl Mapping {
     /// The value `cellscope.toml` gives `dimension` for a record of the file at `context.path` (the last
     /// matching entry that sets it), or `None`. A template naming a field the record lacks gives `None` with the
     /// reason, so the caller falls back to the default rule and says why.
-    pub fn value(
+    pub(crate) fn value(
         &self,
         dimension: &str,
         context: &TemplateContext<'_>,
@@ -317,7 +314,10 @@ impl Mapping {
     /// The deployment parameters `cellscope.toml` gives a record of the file at `context.path`: for each
     /// parameter, the last matching entry that sets it, expanded, with the rule naming that entry; a template
     /// naming a field the record lacks gives the reason instead.
-    pub fn config(&self, context: &TemplateContext<'_>) -> Vec<(String, Result<Mapped, String>)> {
+    pub(crate) fn config(
+        &self,
+        context: &TemplateContext<'_>,
+    ) -> Vec<(String, Result<Mapped, String>)> {
         let mut found: Vec<(String, Result<Mapped, String>)> = Vec::new();
         for entry in self
             .entries
@@ -346,7 +346,7 @@ impl Mapping {
 
 /// Replaces `{field}` (a dotted path into the record), `{dir}`, `{parent}` and `{file}` in `template`. `Err`
 /// names the first placeholder without a value.
-pub fn expand(template: &str, context: &TemplateContext<'_>) -> Result<String, String> {
+pub(crate) fn expand(template: &str, context: &TemplateContext<'_>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {

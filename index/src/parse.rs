@@ -3,24 +3,24 @@
 //! [`scan`] of vLLM's), the metric objects AIPerf and GenAI-Perf share ([`perf_metrics`]), and reading a whole file,
 //! a file beside it or its JSON documents with a warning naming the file when it cannot be read.
 
-pub mod json;
-pub mod outline;
-pub mod parallel;
-pub mod perf_metrics;
-pub mod scan;
-pub mod time;
-pub mod yaml;
+pub(crate) mod json;
+pub(crate) mod outline;
+pub(crate) mod parallel;
+pub(crate) mod perf_metrics;
+pub(crate) mod scan;
+pub(crate) mod time;
+pub(crate) mod yaml;
 
 use crate::storage::{self, Storage};
 use cellscope_model::api::Warning;
 use serde_json::Value as Json;
 
 /// How many leading bytes detection looks at.
-pub const HEAD_BYTES: u64 = 64 * 1024;
+pub(crate) const HEAD_BYTES: u64 = 64 * 1024;
 
 /// The last component of a model path or repository id (`meta-llama/Llama-3.1-8B` → `Llama-3.1-8B`), so the
 /// same model served from a local directory and from a hub id line up.
-pub fn model_name(raw: &str) -> String {
+pub(crate) fn model_name(raw: &str) -> String {
     let trimmed = raw.trim().trim_end_matches('/');
     trimmed
         .rsplit('/')
@@ -31,7 +31,7 @@ pub fn model_name(raw: &str) -> String {
 }
 
 /// Reads a whole file, reporting a read failure as a warning on the file.
-pub fn read_file(
+pub(crate) fn read_file(
     storage: &dyn Storage,
     path: &str,
     warnings: &mut Vec<Warning>,
@@ -48,7 +48,7 @@ pub fn read_file(
 /// A file a reader looks for beside the one it reads (a summary, a per-request dump, a configuration): `None`
 /// when there is none or it is empty, and also, with a warning naming it, when it is there but cannot be read (a FIFO, a
 /// directory, a link, no permission).
-pub fn read_sibling(
+pub(crate) fn read_sibling(
     storage: &dyn Storage,
     path: &str,
     warnings: &mut Vec<Warning>,
@@ -67,7 +67,7 @@ pub fn read_sibling(
 
 /// A file that holds one JSON object (a summary, a report), or `None` with a warning naming the file (and the
 /// line of a syntax error): `what` names the document in the message.
-pub fn read_object(
+pub(crate) fn read_object(
     storage: &dyn Storage,
     path: &str,
     what: &str,
@@ -90,7 +90,7 @@ pub fn read_object(
 
 /// A file that holds one JSON document, or `None` with a warning naming the file (and the line of a syntax
 /// error): `what` names the document in the message.
-pub fn read_json(
+pub(crate) fn read_json(
     storage: &dyn Storage,
     path: &str,
     what: &str,
@@ -129,7 +129,7 @@ pub(crate) fn fixture_head(relative: &str) -> Vec<u8> {
 }
 
 /// A top-level document as a format reads it: a [`Json`] tree, or a typed reader of the format's objects.
-pub trait Document: serde::de::DeserializeOwned {
+pub(crate) trait Document: serde::de::DeserializeOwned {
     /// Whether the document is a JSON object (the others are reported and left out).
     fn is_object(&self) -> bool;
 }
@@ -149,7 +149,7 @@ impl Document for parallel::ResultObject {
 /// The objects of a file holding one or several (appended runs, JSON Lines) as `(record index, line, object)`.
 /// A document that is not an object, or not valid JSON, is left out with a warning at its line, named by
 /// `label(record index, line)`; the file's other documents are still read.
-pub fn read_objects<T: Document>(
+pub(crate) fn read_objects<T: Document>(
     storage: &dyn Storage,
     path: &str,
     label: impl Fn(u32, u64) -> String,
@@ -162,7 +162,7 @@ pub fn read_objects<T: Document>(
 }
 
 /// [`read_objects`] of a file already read.
-pub fn objects_in<T: Document>(
+pub(crate) fn objects_in<T: Document>(
     bytes: &[u8],
     path: &str,
     label: impl Fn(u32, u64) -> String,

@@ -1,7 +1,7 @@
 //! Stage 2 of indexing: read every run found by discovery, each through its format, and every backup beside it,
 //! in parallel, each on its own. Nothing here relates runs to each other; that is the lineage stage's work.
 
-use crate::cache::Session;
+use crate::cache::{Reading, Session};
 use crate::formats::{self, RunFormat};
 use crate::mapping::Mapping;
 use crate::parse::{HEAD_BYTES, outline};
@@ -14,7 +14,7 @@ use cellscope_model::api::{RunStart, RunStartSource, Warning};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
-pub struct Reads {
+pub(crate) struct Reads {
     pub runs: Vec<RunRead>,
     pub backups: Vec<BackupRead>,
     /// Runs that were given another run's id and renamed ([`ids::separate_run_ids`]).
@@ -24,7 +24,7 @@ pub struct Reads {
 /// Reads every run and backup discovery `found`, runs and backups in parallel, each through its format. A backup
 /// is read with the run of its format it is a backup of, when that was found. With a `cache`, a run or backup
 /// whose entry it trusts is taken from it instead.
-pub fn read_all(
+pub(crate) fn read_all(
     found: &[DetectedRun],
     context: &ReadContext<'_>,
     cache: Option<&Session<'_>>,
@@ -43,7 +43,15 @@ pub fn read_all(
                 .filter_map(|run| {
                     let format = formats::by_name(run.format)?;
                     let mut read = match cache {
-                        Some(cache) => cache.read_run(context, format, run),
+                        Some(cache) => cache.read_run(
+                            context,
+                            run,
+                            Reading {
+                                format: format.name(),
+                                inputs: format.inputs(run, None),
+                                read: &|context| format.read_run(context, run),
+                            },
+                        ),
                         None => format.read_run(context, run),
                     };
                     read.files = run.listed_files();
@@ -60,7 +68,16 @@ pub fn read_all(
                     let of = backup.backup_of.as_ref()?;
                     let master = runs_by_id.get(&(backup.format, of.run.clone())).copied();
                     Some(match cache {
-                        Some(cache) => cache.read_backup(context, format, backup, master),
+                        Some(cache) => cache.read_backup(
+                            context,
+                            backup,
+                            master,
+                            Reading {
+                                format: format.name(),
+                                inputs: format.inputs(backup, master),
+                                read: &|context| format.read_backup(context, backup, master),
+                            },
+                        ),
                         None => format.read_backup(context, backup, master),
                     })
                 })

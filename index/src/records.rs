@@ -4,13 +4,13 @@
 //! read back, what a format's examination of a file gives ([`verdict`]) and what `cellscope index --explain`
 //! says of a file ([`explain`]). Done here once for all of them, so that a format only says what is in its files.
 
-pub mod census;
-pub mod config;
-pub mod explain;
-pub mod figures;
-pub mod ids;
-pub mod key;
-pub mod verdict;
+pub(crate) mod census;
+pub(crate) mod config;
+pub(crate) mod explain;
+pub(crate) mod figures;
+pub(crate) mod ids;
+pub(crate) mod key;
+pub(crate) mod verdict;
 
 use crate::mapping::Mapping;
 use crate::parse::json;
@@ -27,17 +27,15 @@ use census::{capped, cell_of, drop_bad_requests, status_of};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-pub use key::explain_rules;
-
 /// The statistics columns a record can fill, in cells-table order (the model's list).
-pub use cellscope_model::origin::STAT_COLUMNS;
+pub(crate) use cellscope_model::origin::STAT_COLUMNS;
 
 /// A format's reader of one file's records (the records of a file it reads whole, with problems as warnings).
-pub type Records<'a> = dyn Fn(&FileAt<'_>, &mut Vec<Warning>) -> Vec<RunRecord> + 'a;
+pub(crate) type Records<'a> = dyn Fn(&FileAt<'_>, &mut Vec<Warning>) -> Vec<RunRecord> + 'a;
 
 /// A directory named for a load level (`concurrency8`, `concurrency_8`, `c8`, `n8`, `max_concurrency=8`,
 /// `request_rate_5.0`): users make one directory per level, and the sweep is the directory above.
-pub fn is_load_level_directory(name: &str) -> bool {
+pub(crate) fn is_load_level_directory(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let digits_after = |prefix: &str| {
         lower.strip_prefix(prefix).is_some_and(|rest| {
@@ -61,7 +59,7 @@ pub fn is_load_level_directory(name: &str) -> bool {
 }
 
 /// The file's directory, or the one above when the directory is named for a load level.
-pub fn default_run_root(path: &str) -> String {
+pub(crate) fn default_run_root(path: &str) -> String {
     let directory = storage::parent(path);
     if is_load_level_directory(storage::file_name(directory)) {
         storage::parent(directory).to_string()
@@ -72,7 +70,7 @@ pub fn default_run_root(path: &str) -> String {
 
 /// The offered request rate a record's `field` states (a number, `"inf"`, `Infinity`, a number as a string), as
 /// a key part; `None` when the field is absent, null or not a rate above zero.
-pub fn rate_part(object: &Json, field: &str) -> Option<Part> {
+pub(crate) fn rate_part(object: &Json, field: &str) -> Option<Part> {
     let rate = object
         .get(field)
         .and_then(json::number)
@@ -82,7 +80,7 @@ pub fn rate_part(object: &Json, field: &str) -> Option<Part> {
 
 /// A run read from its records: the records of every file (`records_of`, the format's reader) → cells keyed by
 /// `cellscope.toml` and the default rules → the same [`RunRead`] every format gives.
-pub fn read_records(
+pub(crate) fn read_records(
     format: &'static str,
     records_of: &Records<'_>,
     context: &ReadContext<'_>,
@@ -213,7 +211,7 @@ fn recorded_facts(
 /// Where a cell of another tool's file keeps its requests, once its file is checked to be the length it had when
 /// indexed (rows read from a file that has changed since are refused, never mixed into the snapshot's cell);
 /// `None` for a cell that has no such file.
-pub fn unchanged_source<'a>(
+pub(crate) fn unchanged_source<'a>(
     storage: &dyn Storage,
     rows: &'a CellRows,
 ) -> Result<Option<&'a ExternalRows>, RowsError> {
@@ -234,7 +232,7 @@ pub fn unchanged_source<'a>(
 
 /// The rows of a cell read back from its record: the record read again from its file (`records_of`, the format's
 /// reader), its requests as rows.
-pub fn read_record_rows(
+pub(crate) fn read_record_rows(
     records_of: &Records<'_>,
     storage: &dyn Storage,
     rows: &CellRows,
@@ -273,7 +271,12 @@ pub fn read_record_rows(
 /// One request of another tool's file as a row of `/api/requests`: failed when it has an error or no latency
 /// (the rule `cell_of` counts by), its status `http_<code>`, `error`, `no_latency` or `ok`. `line` is where the
 /// row's record (or, for a table, the row itself) starts in the file.
-pub fn request_row(source_run_id: &str, index: usize, request: &Request, line: u64) -> RequestRow {
+pub(crate) fn request_row(
+    source_run_id: &str,
+    index: usize,
+    request: &Request,
+    line: u64,
+) -> RequestRow {
     RequestRow {
         lineage: Lineage::Current,
         class: if request.error.is_some() || request.wall_ms.is_none() {

@@ -4,12 +4,12 @@
 //! and where a cell's rows are ([`rows`]). Every stage and every format imports these from here, below all of
 //! them, so that no stage imports another's types from above.
 
-pub mod bytes;
-pub mod expected;
-pub mod found;
-pub mod parsed;
-pub mod record;
-pub mod rows;
+pub(crate) mod bytes;
+pub(crate) mod expected;
+pub(crate) mod found;
+pub(crate) mod parsed;
+pub(crate) mod record;
+pub(crate) mod rows;
 
 use crate::mapping::Mapping;
 use crate::storage::Storage;
@@ -57,7 +57,7 @@ pub struct Quiet;
 impl Progress for Quiet {}
 
 /// What reading a run needs besides its files.
-pub struct ReadContext<'a> {
+pub(crate) struct ReadContext<'a> {
     pub storage: &'a dyn Storage,
     pub mapping: &'a Mapping,
     pub options: &'a IndexOptions,
@@ -67,7 +67,7 @@ pub struct ReadContext<'a> {
 /// What a read of a run depends on besides the code that reads it: the cache keys its entry on these and uses it
 /// only while every file is as it was.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Inputs {
+pub(crate) struct Inputs {
     /// Every file the read opens, relative to the data root, each with whether it must be there (a run without it
     /// is read from its files every time, not cached).
     pub files: Vec<(String, bool)>,
@@ -77,7 +77,7 @@ pub struct Inputs {
 
 impl Inputs {
     /// A read of exactly `files`, each required, that `cellscope.toml` decides too.
-    pub fn of(files: &[String]) -> Inputs {
+    pub(crate) fn of(files: &[String]) -> Inputs {
         Inputs {
             files: files.iter().map(|file| (file.clone(), true)).collect(),
             mapping: true,
@@ -86,7 +86,7 @@ impl Inputs {
 }
 
 /// Everything read from one run, before runs are related to each other.
-pub struct RunRead {
+pub(crate) struct RunRead {
     /// The run's id (its cells' `run_id`).
     pub id: String,
     /// The run's directory, relative to the data root.
@@ -114,7 +114,7 @@ pub struct RunRead {
 
 /// A run's refill note: the account of what was spliced into it and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Note {
+pub(crate) struct Note {
     /// The note's file, relative to the data root.
     pub path: String,
     /// Its text as written.
@@ -124,7 +124,7 @@ pub struct Note {
 }
 
 /// One backup (a run as it was before a refill changed it) and its comparison with that run.
-pub struct BackupRead {
+pub(crate) struct BackupRead {
     /// The id of the run it is a backup of.
     pub of: String,
     pub label: String,
@@ -138,7 +138,7 @@ pub struct BackupRead {
 
 /// The comparison of a master with its backup, plus where the replaced rows are (for reading them back).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct SpliceDiff {
+pub(crate) struct SpliceDiff {
     pub comparison: BackupComparison,
     /// Replaced rows per cell.
     pub replaced_cells: BTreeMap<CellCoordinates, u32>,

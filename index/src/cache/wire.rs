@@ -21,7 +21,7 @@ type StaticName = &'static str;
 
 /// [`ParsedMetrics`] as an entry holds it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Metrics {
+pub(crate) struct Metrics {
     cells: Vec<(CellCoordinates, Cell)>,
     records: u64,
     malformed_rows: u64,
@@ -68,7 +68,7 @@ struct External {
 
 /// [`FileRejected`] as an entry holds it: its kind by name.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Rejected {
+pub(crate) struct Rejected {
     #[serde(with = "rejection_kind")]
     kind: StaticName,
     line: Option<u64>,
@@ -77,7 +77,7 @@ pub struct Rejected {
 
 /// [`Manifest`] as an entry holds it: its JSON values as text.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ManifestEntry {
+pub(crate) struct ManifestEntry {
     status: Option<String>,
     #[serde(with = "json_text")]
     environment: Option<serde_json::Value>,
@@ -98,14 +98,14 @@ struct ManifestCellEntry {
 
 /// [`Plan`] as an entry holds it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PlanEntry {
+pub(crate) struct PlanEntry {
     cells: BTreeMap<CellCoordinates, Option<u32>>,
     unselected: usize,
 }
 
 /// [`Note`] as an entry holds it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct NoteEntry {
+pub(crate) struct NoteEntry {
     path: String,
     text: String,
     names: BTreeMap<String, u64>,
@@ -113,7 +113,7 @@ pub struct NoteEntry {
 
 /// [`SpliceDiff`] as an entry holds it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Splice {
+pub(crate) struct Splice {
     comparison: BackupComparison,
     replaced_cells: BTreeMap<CellCoordinates, u32>,
     replaced_offsets: BTreeMap<CellCoordinates, Vec<u64>>,

@@ -21,7 +21,10 @@ use cellscope_model::api::Warning;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-pub struct Aiperf;
+pub(super) struct Aiperf;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &Aiperf;
 
 /// The per-request file AIPerf writes beside its summary (export level `records`, the default).
 const PER_REQUEST_FILE: &str = "profile_export.jsonl";
@@ -284,7 +287,7 @@ impl Aiperf {
     /// or (files without version keys, as users have committed them) a `request_latency` metric next to keys only
     /// AIPerf writes (`request_count`, `benchmark_duration`, `error_summary`, `was_cancelled`). GenAI-Perf's summary
     /// has none of those, and AIPerf's aggregates over trials (`aggregation_type`) are not runs.
-    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+    pub(super) fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
         let name = storage::file_name(path);
         if is_derived_file(name) {
             return Verdict::side_file(DERIVED, aggregate_run_root(path));
@@ -644,7 +647,7 @@ fn seconds_per_unit(metric: &Json) -> Option<f64> {
 
 /// An integer timestamp in nanoseconds. Epoch nanoseconds exceed 2^53, so they are kept as integers and only
 /// differences are turned into floating point.
-pub fn nanoseconds(value: &Json) -> Option<i128> {
+pub(super) fn nanoseconds(value: &Json) -> Option<i128> {
     match value {
         Json::Number(number) => number
             .as_u64()

@@ -15,7 +15,10 @@ use cellscope_model::stat::Stat;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 
-pub struct ConsoleLog;
+pub(super) struct ConsoleLog;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &ConsoleLog;
 
 /// The banner vLLM and SGLang print over their result block.
 const BANNER: &str = "Serving Benchmark Result";
@@ -158,7 +161,7 @@ impl RunFormat for ConsoleLog {
 impl ConsoleLog {
     /// Text (not JSON) with a `Serving Benchmark Result` block, a trtllm-bench report, or a bench run's argument
     /// dump or progress lines (so a run that died before its block is reported).
-    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+    pub(super) fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
         if is_json(head) || verdict::is_structured(path) {
             return Verdict::declines(
                 Nearness::OtherKind,

@@ -18,7 +18,10 @@ use cellscope_model::api::Warning;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-pub struct GenaiPerf;
+pub(super) struct GenaiPerf;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &GenaiPerf;
 
 /// What makes a JSON object the perf_analyzer export: its load levels, with their experiment or timestamps.
 const SIGNATURES: &[Signature] = &[&[
@@ -185,7 +188,7 @@ impl RunFormat for GenaiPerf {
 impl GenaiPerf {
     /// A JSON object with `experiments` whose entries carry an `experiment` (mode and value) or requests with
     /// `response_timestamps`: the perf_analyzer export, whatever `--profile-export-file` named it.
-    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+    pub(super) fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
         verdict::object_file_verdict(path, head, "a GenAI-Perf export", SIGNATURES)
             .or_side_file(side_file(storage::file_name(path)), || self.run_root(path))
     }

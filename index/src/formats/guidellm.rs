@@ -17,7 +17,10 @@ use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-pub struct Guidellm;
+pub(super) struct Guidellm;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &Guidellm;
 
 /// What makes a JSON object a GuideLLM report: its benchmarks, and a generative one or GuideLLM's version.
 const SIGNATURES: &[Signature] = &[&[

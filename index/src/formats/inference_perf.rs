@@ -18,7 +18,10 @@ use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-pub struct InferencePerf;
+pub(super) struct InferencePerf;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &InferencePerf;
 
 /// What makes a JSON object an inference-perf lifecycle report: its successes and failures, and its load summary
 /// or its benchmark time.

@@ -17,7 +17,10 @@ use cellscope_model::api::Warning;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-pub struct InferencexAggregate;
+pub(super) struct InferencexAggregate;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &InferencexAggregate;
 
 /// What makes a JSON object an InferenceX aggregate row: its concurrency, its per-GPU throughput and the
 /// deployment it was measured on.
@@ -210,7 +213,7 @@ impl RunFormat for InferencexAggregate {
 impl InferencexAggregate {
     /// A `.json` file opening an object or an array whose head carries `conc`, a per-GPU throughput and
     /// `framework` or `hw`.
-    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+    pub(super) fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
         if !storage::file_name(path).ends_with(".json") {
             return Verdict::declines(
                 Nearness::OtherKind,

@@ -19,7 +19,10 @@ use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-pub struct LlmdReport;
+pub(super) struct LlmdReport;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &LlmdReport;
 
 /// How the harness names a schema 0.1 report, and the prefixes of the newer report of the same result.
 const V01_PREFIX: &str = "benchmark_report,_";
@@ -98,7 +101,7 @@ impl LlmdReport {
     /// harness writes keys in sorted order, `version` last) is read when it has `results` with
     /// `request_performance`, or `scenario` and `metrics` with `time_to_first_token`.
     /// An empty file named as the harness names its reports is read, so that it is reported.
-    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+    pub(super) fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
         let name = storage::file_name(path);
         let Some(syntax) = Syntax::of(name) else {
             return Verdict::declines(

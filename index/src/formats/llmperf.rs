@@ -14,7 +14,10 @@ use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-pub struct Llmperf;
+pub(super) struct Llmperf;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &Llmperf;
 
 const SUMMARY_SUFFIX: &str = "_summary.json";
 const REQUESTS_SUFFIX: &str = "_individual_responses.json";

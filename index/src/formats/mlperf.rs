@@ -18,7 +18,10 @@ use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-pub struct MlperfLoadgen;
+pub(super) struct MlperfLoadgen;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &MlperfLoadgen;
 
 /// LoadGen's scenarios, and `Interactive`, which results trees use for a Server run under the tighter bounds of a
 /// benchmark's interactive variant (LoadGen itself logs it as `Server`).
@@ -145,7 +148,7 @@ impl MlperfLoadgen {
     /// A detail log (`:::MLLOG` records) or a summary (the `MLPerf Results Summary` banner), whatever its name, and
     /// any file with LoadGen's log names (so an empty or broken one is reported); an accuracy run's logs and the
     /// accuracy and trace JSON are side files.
-    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+    pub(super) fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
         let name = storage::file_name(path);
         if let Some(what) = side_file(name, head) {
             return Verdict::side_file(what, self.run_root(path));

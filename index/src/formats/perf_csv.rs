@@ -16,7 +16,10 @@ use cellscope_model::api::Warning;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 
-pub struct PerfCsv;
+pub(super) struct PerfCsv;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &PerfCsv;
 
 /// The JSON files beside an export whose reader reads the run: AIPerf's summary or per-request records,
 /// GenAI-Perf's raw export.
@@ -31,7 +34,7 @@ const HEADER: &str = "Metric,avg,";
 
 /// One export, read: metric objects by tag (`{"unit": "ms", "avg": …, "p50": …}`) and where each row was.
 #[derive(Debug, Default)]
-pub struct Export {
+pub(super) struct Export {
     pub metrics: Map<String, Json>,
     pub lines: BTreeMap<String, u64>,
 }
@@ -86,7 +89,7 @@ impl RunFormat for PerfCsv {
 
 impl PerfCsv {
     /// A `.csv` file whose first line is `Metric,avg,…`.
-    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+    pub(super) fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
         if !storage::file_name(path).ends_with(".csv") {
             return Verdict::declines(
                 Nearness::OtherKind,
@@ -169,7 +172,7 @@ fn record(path: &str, export: Export) -> RunRecord {
 
 /// The rows of an export as metric objects. A row whose numbers cannot be read is a warning at its line; the
 /// other rows are kept. The exports quote no line breaks, so each line is one row (and its line is known exactly).
-pub fn read(bytes: &[u8], path: &str, warnings: &mut Vec<Warning>) -> Export {
+pub(super) fn read(bytes: &[u8], path: &str, warnings: &mut Vec<Warning>) -> Export {
     let text = String::from_utf8_lossy(crate::run::bytes::without_boms(bytes));
     let mut export = Export::default();
     let mut columns: Vec<String> = Vec::new();
@@ -283,7 +286,7 @@ fn number(cell: &str) -> Option<f64> {
 /// Checks the export beside a JSON summary against the figures read from it (`reported`, cells-table columns):
 /// each figure both give must agree to the export's two printed decimals; a disagreement is a warning naming
 /// both files.
-pub fn check_against(
+pub(super) fn check_against(
     storage: &dyn Storage,
     json_path: &str,
     reported: &BTreeMap<String, f64>,

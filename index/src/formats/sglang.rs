@@ -12,7 +12,10 @@ use cellscope_model::api::Warning;
 use cellscope_model::engine;
 use serde_json::Value as Json;
 
-pub struct SglangBench;
+pub(super) struct SglangBench;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &SglangBench;
 
 /// What makes a JSON object an SGLang result: the dataset it ran, and its count or end-to-end latency.
 const SIGNATURES: &[Signature] = &[&[

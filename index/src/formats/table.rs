@@ -27,7 +27,10 @@ use cellscope_model::stat::Stat;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-pub struct Table;
+pub(super) struct Table;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &Table;
 
 const PARQUET_MAGIC: &[u8] = b"PAR1";
 
@@ -107,7 +110,8 @@ impl RunFormat for Table {
 
 impl Table {
     /// Without `cellscope.toml`: a CSV whose header has the canonical names.
-    pub fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
+    #[cfg(test)]
+    pub(super) fn examine_head(&self, path: &str, head: &[u8]) -> Verdict {
         if head.starts_with(PARQUET_MAGIC) {
             return Verdict::declines(
                 Nearness::NoMarks,

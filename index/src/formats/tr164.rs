@@ -6,15 +6,17 @@
 //! find refills. Every file is read through [`Storage`] by its path relative to the data root; on a local disk the
 //! metrics file is mapped or read in pieces ([`Storage::local_file`]).
 
-pub mod backups;
-pub mod environment;
+pub(super) mod backups;
+pub(super) mod environment;
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzzing;
 mod listing;
-pub mod metrics;
-pub mod metrics_csv;
-pub mod rows;
-pub mod run_files;
+pub(super) mod metrics;
+pub(super) mod metrics_csv;
+pub(super) mod rows;
+pub(super) mod run_files;
 mod side_files;
-pub mod splice;
+pub(super) mod splice;
 
 use super::RunFormat;
 use crate::records::verdict::{Nearness, Verdict};
@@ -42,7 +44,7 @@ const SIDE_FILES: [&str; 4] = [
 
 /// A directory holding a `metrics.csv` (or, without one, a `metrics.csv.gz` or `metrics.csv.zst`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunDir {
+pub(super) struct RunDir {
     /// The directory name.
     pub run_id: String,
     /// The directory relative to the data root, with `/` separators.
@@ -65,21 +67,24 @@ impl RunDir {
     }
 
     /// The metrics file relative to the data root.
-    pub fn metrics_relative(&self) -> String {
+    pub(super) fn metrics_relative(&self) -> String {
         storage::join(&self.relative, self.metrics_name)
     }
 }
 
 /// `<run id>_BACKUP_<label>/`: the untouched state of a run before a splice.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackupDir {
+pub(super) struct BackupDir {
     pub master_run_id: String,
     pub label: String,
     /// The directory relative to the data root.
     pub relative: String,
 }
 
-pub struct Tr164;
+pub(super) struct Tr164;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &Tr164;
 
 impl RunFormat for Tr164 {
     fn name(&self) -> &'static str {
@@ -179,7 +184,7 @@ impl RunFormat for Tr164 {
 }
 
 /// One run directory read: its metrics file and, beside it, its side files; the run's environment from both.
-pub fn read_run(
+pub(super) fn read_run(
     storage: &dyn Storage,
     dir: RunDir,
     options: &IndexOptions,

@@ -18,7 +18,10 @@ use cellscope_model::{config, engine};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-pub struct VllmBench;
+pub(super) struct VllmBench;
+
+/// The format, as the registry lists it.
+pub(crate) static FORMAT: &dyn RunFormat = &VllmBench;
 
 /// What a file next to results that is not a result is (`<stem>.pytorch.json` is the PyTorch benchmark-DB export;
 /// a sweep's `warmup.json` is the discarded warm-up run, its `summary.json` and `summary.csv` the runs again).

@@ -9,7 +9,7 @@ use serde::Deserialize;
 /// What one row of the table is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Grain {
+pub(crate) enum Grain {
     /// One request: every figure is recomputed from the rows.
     #[default]
     Request,
@@ -20,7 +20,7 @@ pub enum Grain {
 /// A time unit of a column; figures are converted to ms (latencies) or s (timestamps).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Unit {
+pub(crate) enum Unit {
     Ns,
     Us,
     Ms,
@@ -29,7 +29,7 @@ pub enum Unit {
 
 impl Unit {
     /// Milliseconds per unit.
-    pub fn to_ms(self) -> f64 {
+    pub(crate) fn to_ms(self) -> f64 {
         match self {
             Unit::Ns => 1e-6,
             Unit::Us => 1e-3,
@@ -38,7 +38,7 @@ impl Unit {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Unit::Ns => "ns",
             Unit::Us => "us",
@@ -52,14 +52,14 @@ impl Unit {
 /// (`backend = { value = "ollama" }`).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(untagged)]
-pub enum Source {
+pub(crate) enum Source {
     Column(String),
     Constant { value: toml::Value },
 }
 
 impl Source {
     /// The constant as text (`1`, `ollama`), or `None` for a column.
-    pub fn constant(&self) -> Option<String> {
+    pub(crate) fn constant(&self) -> Option<String> {
         match self {
             Source::Column(_) => None,
             Source::Constant { value } => Some(match value {
@@ -74,14 +74,14 @@ impl Source {
 /// directory of files.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Constant {
+pub(crate) struct Constant {
     pub value: toml::Value,
 }
 
 /// One `[[table]]` entry as written.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawTable {
+pub(crate) struct RawTable {
     pub glob: String,
     #[serde(default)]
     pub grain: Grain,
@@ -130,7 +130,7 @@ pub struct RawTable {
 
 /// A `[[table]]` entry with its place in the file and compiled glob.
 #[derive(Clone, Debug)]
-pub struct TableEntry {
+pub(crate) struct TableEntry {
     /// 1-based among the `[[table]]` entries, for the rule text.
     pub number: usize,
     pub glob_text: String,
@@ -140,7 +140,7 @@ pub struct TableEntry {
 
 impl TableEntry {
     /// `cellscope.toml [[table]] #2 (glob `tr131/*.csv`)`, the start of every rule text this entry gives.
-    pub fn rule(&self) -> String {
+    pub(crate) fn rule(&self) -> String {
         format!(
             "cellscope.toml [[table]] #{} (glob `{}`)",
             self.number, self.glob_text

@@ -5,7 +5,7 @@ use serde_json::Value as Json;
 
 /// A JSON value that could not be read, with the 1-based line where the problem is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JsonError {
+pub(crate) struct JsonError {
     pub line: u64,
     pub message: String,
 }
@@ -13,7 +13,7 @@ pub struct JsonError {
 /// Replaces Python's non-standard `Infinity`, `-Infinity` and `NaN` tokens outside strings with the strings
 /// `"Infinity"`, `"-Infinity"`, `"NaN"`, which [`number`] reads back. Returns the input untouched (borrowed) when
 /// there is nothing to replace, which is the common case.
-pub fn standardise(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+pub(crate) fn standardise(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     let has_token = memchr::memmem::find(bytes, b"Infinity").is_some()
         || memchr::memmem::find(bytes, b"NaN").is_some();
     if !has_token {
@@ -73,12 +73,12 @@ impl InString {
 }
 
 /// The 1-based line of byte `offset`.
-pub fn line_of(bytes: &[u8], offset: usize) -> u64 {
+pub(crate) fn line_of(bytes: &[u8], offset: usize) -> u64 {
     memchr::memchr_iter(b'\n', &bytes[..offset.min(bytes.len())]).count() as u64 + 1
 }
 
 /// One JSON document.
-pub fn parse(bytes: &[u8]) -> Result<Json, JsonError> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<Json, JsonError> {
     let bytes = standardise(strip_bom(bytes));
     serde_json::from_slice(&bytes).map_err(|error| JsonError {
         line: error.line() as u64,
@@ -87,7 +87,7 @@ pub fn parse(bytes: &[u8]) -> Result<Json, JsonError> {
 }
 
 /// A file's bytes as the readers parse them: without a byte-order mark, Python's bare tokens made strings.
-pub fn prepare(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+pub(crate) fn prepare(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     standardise(strip_bom(bytes))
 }
 
@@ -99,7 +99,9 @@ fn strip_bom(bytes: &[u8]) -> &[u8] {
 /// 1-based line where it starts, read as `T` (a [`Json`] tree, or a typed reader of a known layout). A value that
 /// cannot be read is returned as an error and reading resumes at the next line, so one damaged line does not hide
 /// the others.
-pub fn documents<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Vec<(u64, Result<T, JsonError>)> {
+pub(crate) fn documents<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+) -> Vec<(u64, Result<T, JsonError>)> {
     let standard = prepare(bytes);
     let bytes: &[u8] = &standard;
     let mut out = Vec::new();
@@ -139,7 +141,7 @@ pub fn documents<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Vec<(u64, Resu
 }
 
 /// A number, also when written as a string (`"550"`, `"inf"`, `"Infinity"`); `None` for anything else.
-pub fn number(value: &Json) -> Option<f64> {
+pub(crate) fn number(value: &Json) -> Option<f64> {
     match value {
         Json::Number(number) => number.as_f64(),
         Json::String(text) => number_text(text),
@@ -148,7 +150,7 @@ pub fn number(value: &Json) -> Option<f64> {
 }
 
 /// A number written as a string (`"550"`, `"inf"`, `"Infinity"`, `"NaN"`).
-pub fn number_text(text: &str) -> Option<f64> {
+pub(crate) fn number_text(text: &str) -> Option<f64> {
     match text.trim() {
         "inf" | "Infinity" | "+inf" => Some(f64::INFINITY),
         "-inf" | "-Infinity" => Some(f64::NEG_INFINITY),
@@ -158,7 +160,7 @@ pub fn number_text(text: &str) -> Option<f64> {
 }
 
 /// A value as a warning shows it: its kind and, when short, itself (`a string ("fast")`).
-pub fn shown(value: &Json) -> String {
+pub(crate) fn shown(value: &Json) -> String {
     let text = value.to_string();
     let kind = match value {
         Json::Null => "null",
@@ -176,44 +178,38 @@ pub fn shown(value: &Json) -> String {
 }
 
 /// `value[key]` as a number.
-pub fn field_number(value: &Json, key: &str) -> Option<f64> {
+pub(crate) fn field_number(value: &Json, key: &str) -> Option<f64> {
     value.get(key).and_then(number)
 }
 
 /// `value[key]` as a whole non-negative count (`4`, `4.0`, `"4"`).
-pub fn field_count(value: &Json, key: &str) -> Option<u32> {
+pub(crate) fn field_count(value: &Json, key: &str) -> Option<u32> {
     field_number(value, key)
         .filter(|number| number.is_finite() && *number >= 0.0 && number.fract() == 0.0)
         .and_then(|number| u32::try_from(number as u64).ok())
 }
 
 /// `value[key]` as text.
-pub fn field_text<'a>(value: &'a Json, key: &str) -> Option<&'a str> {
+pub(crate) fn field_text<'a>(value: &'a Json, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Json::as_str)
 }
 
 /// A value at a dotted path (`input_config.loadgen.concurrency`).
-pub fn at<'a>(value: &'a Json, path: &str) -> Option<&'a Json> {
+pub(crate) fn at<'a>(value: &'a Json, path: &str) -> Option<&'a Json> {
     path.split('.')
         .try_fold(value, |value, part| value.get(part))
 }
 
 /// Whether a file's first non-blank byte opens an object (results are objects; summaries of several runs are
 /// arrays).
-pub fn starts_with_object(head: &[u8]) -> bool {
+pub(crate) fn starts_with_object(head: &[u8]) -> bool {
     head.iter()
         .find(|byte| !byte.is_ascii_whitespace())
         .is_some_and(|byte| *byte == b'{')
 }
 
-/// Whether `path` names a `.json` file whose head opens an object: where the detection of every export that is
-/// one JSON object starts.
-pub fn is_object_file(path: &str, head: &[u8]) -> bool {
-    crate::storage::file_name(path).ends_with(".json") && starts_with_object(head)
-}
-
 /// Whether the first bytes of a file (possibly cut mid-document) contain `"key"` as a JSON key.
-pub fn head_has_key(head: &[u8], key: &str) -> bool {
+pub(crate) fn head_has_key(head: &[u8], key: &str) -> bool {
     let quoted = format!("\"{key}\"");
     memchr::memmem::find_iter(head, quoted.as_bytes()).any(|position| {
         head[position + quoted.len()..]
@@ -225,7 +221,7 @@ pub fn head_has_key(head: &[u8], key: &str) -> bool {
 
 /// The 1-based line where each element of a file's top-level array starts (empty when the file is not an
 /// array), so a problem with element `i` can be reported at its line although the parsed value has no positions.
-pub fn array_element_lines(bytes: &[u8]) -> Vec<u64> {
+pub(crate) fn array_element_lines(bytes: &[u8]) -> Vec<u64> {
     let bytes = strip_bom(bytes);
     let mut lines = Vec::new();
     let mut line = 1u64;

@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
 /// Milliseconds per unit of a time metric (`{"unit": "ms"}`), `None` for a unit that is not a time.
-pub fn ms_per_unit(unit: &str) -> Option<f64> {
+pub(crate) fn ms_per_unit(unit: &str) -> Option<f64> {
     Some(match unit {
         "ms" => 1.0,
         "s" | "sec" | "seconds" => 1000.0,
@@ -21,7 +21,7 @@ pub fn ms_per_unit(unit: &str) -> Option<f64> {
 }
 
 /// Metric tags per figure: AIPerf's current names, its pre-October-2025 ones and early GenAI-Perf's.
-pub const TTFT_TAGS: [&str; 2] = ["time_to_first_token", "ttft"];
+pub(crate) const TTFT_TAGS: [&str; 2] = ["time_to_first_token", "ttft"];
 const ITL_TAGS: [&str; 2] = ["inter_token_latency", "itl"];
 const PROMPT_TAGS: [&str; 2] = ["input_sequence_length", "num_input_token"];
 const COMPLETION_TAGS: [&str; 2] = ["output_sequence_length", "num_output_token"];
@@ -29,7 +29,7 @@ const COMPLETION_TAGS: [&str; 2] = ["output_sequence_length", "num_output_token"
 /// The tool's aggregates as cells-table columns, from AIPerf's or GenAI-Perf's metric objects (`{"unit",
 /// "avg", "p50", …}`): times converted to ms by their `unit`, token counts and throughput as written (values
 /// written as strings, as early GenAI-Perf did, are read too).
-pub fn reported(metrics: &Json) -> BTreeMap<String, f64> {
+pub(crate) fn reported(metrics: &Json) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     let time = |tags: &[&str], stat: &str| -> Option<f64> {
         let metric = tags.iter().find_map(|tag| metrics.get(*tag))?;
@@ -81,7 +81,7 @@ pub fn reported(metrics: &Json) -> BTreeMap<String, f64> {
 /// (`meta-llama_Llama-3.1-8B-Instruct-openai-chat-concurrency4`): the text before `-openai-` (the one service
 /// kind AIPerf has), where AIPerf wrote the model's `/` as `_`; the first `_` is taken for it, and the name is
 /// reduced to its last component like a recorded one.
-pub fn directory_model(directory: &str) -> Option<Part> {
+pub(crate) fn directory_model(directory: &str) -> Option<Part> {
     let (model, _) = directory.split_once("-openai-")?;
     if model.is_empty() {
         return None;

@@ -11,11 +11,9 @@ use std::time::SystemTime;
 
 /// How a tool writes a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Clock {
+pub(crate) enum Clock {
     /// Seconds since the Unix epoch (a number, or a number in a string).
     EpochS,
-    /// Milliseconds since the Unix epoch.
-    EpochMs,
     /// Nanoseconds since the Unix epoch.
     EpochNs,
     /// ISO 8601: with a zone it is converted to UTC; without one it is taken as UTC.
@@ -28,7 +26,6 @@ impl Clock {
     fn expected(self) -> &'static str {
         match self {
             Clock::EpochS => "a number of seconds since 1970",
-            Clock::EpochMs => "a number of milliseconds since 1970",
             Clock::EpochNs => "a number of nanoseconds since 1970",
             Clock::Iso => "an ISO 8601 date and time",
             Clock::Compact => "a date and time written YYYYMMDD-HHMMSS",
@@ -54,11 +51,10 @@ fn from_epoch(value: f64, per_second: f64) -> Option<String> {
 }
 
 /// `text` read on `clock`, as RFC 3339 UTC to the second; `None` when it is not such a time.
-pub fn parse_text(text: &str, clock: Clock) -> Option<String> {
+pub(crate) fn parse_text(text: &str, clock: Clock) -> Option<String> {
     let text = text.trim();
     match clock {
         Clock::EpochS => from_epoch(text.parse().ok()?, 1.0),
-        Clock::EpochMs => from_epoch(text.parse().ok()?, 1e3),
         Clock::EpochNs => from_epoch(text.parse().ok()?, 1e9),
         Clock::Compact => NaiveDateTime::parse_from_str(text, "%Y%m%d-%H%M%S")
             .ok()
@@ -76,10 +72,10 @@ pub fn parse_text(text: &str, clock: Clock) -> Option<String> {
 }
 
 /// `value` read on `clock`: a number for the epoch clocks (or a string holding one), a string otherwise.
-pub fn parse(value: &Json, clock: Clock) -> Option<String> {
+pub(crate) fn parse(value: &Json, clock: Clock) -> Option<String> {
     match value {
         Json::Number(number) => match clock {
-            Clock::EpochS | Clock::EpochMs | Clock::EpochNs => {
+            Clock::EpochS | Clock::EpochNs => {
                 // Nanoseconds overflow f64's integers: read them as an integer where they are one.
                 if clock == Clock::EpochNs
                     && let Some(ns) = number.as_i64()
@@ -98,7 +94,7 @@ pub fn parse(value: &Json, clock: Clock) -> Option<String> {
 
 /// The start a file records at `key` (`value`, on `clock`): `None` when the key is absent or null, and also when
 /// the value is not a time, which adds a warning naming the file and the key.
-pub fn started(
+pub(crate) fn started(
     value: Option<&Json>,
     clock: Clock,
     key: &str,
@@ -119,7 +115,7 @@ pub fn started(
 }
 
 /// The warning for a recorded time that cannot be read.
-pub fn unreadable(value: &Json, clock: Clock, key: &str, file: &str) -> Warning {
+pub(crate) fn unreadable(value: &Json, clock: Clock, key: &str, file: &str) -> Warning {
     Warning::warn(
         "unreadable_time",
         format!(
@@ -132,7 +128,7 @@ pub fn unreadable(value: &Json, clock: Clock, key: &str, file: &str) -> Warning 
 }
 
 /// A modification time as RFC 3339 UTC to the second.
-pub fn modified(time: SystemTime) -> Option<String> {
+pub(crate) fn modified(time: SystemTime) -> Option<String> {
     rfc3339(DateTime::<Utc>::from(time))
 }
 
@@ -146,10 +142,6 @@ mod tests {
         // 1772358900 s is 2026-03-01T09:55:00Z (date -u -d @1772358900).
         assert_eq!(
             parse(&json!(1772358900.75), Clock::EpochS).as_deref(),
-            Some("2026-03-01T09:55:00Z")
-        );
-        assert_eq!(
-            parse(&json!(1772358900750_i64), Clock::EpochMs).as_deref(),
             Some("2026-03-01T09:55:00Z")
         );
         assert_eq!(

@@ -4,7 +4,7 @@ use serde_json::Value as Json;
 
 /// A YAML document that could not be read, with the 1-based line the parser names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct YamlError {
+pub(crate) struct YamlError {
     pub line: Option<u64>,
     pub message: String,
 }
@@ -12,7 +12,7 @@ pub struct YamlError {
 /// Reads one YAML document into JSON values. Keys that are not strings (YAML allows numbers and booleans as keys)
 /// become their text; `.inf`, `-.inf` and `.nan`, which JSON numbers cannot hold, become the texts `inf`, `-inf`
 /// and `NaN` that [`super::json::number`] reads back.
-pub fn parse(bytes: &[u8]) -> Result<Json, YamlError> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<Json, YamlError> {
     let document: serde_yaml_ng::Value =
         serde_yaml_ng::from_slice(bytes).map_err(|error| YamlError {
             line: error.location().map(|location| location.line() as u64),
@@ -75,7 +75,7 @@ fn key_text(value: Json) -> Option<String> {
 /// The top-level `key: value` lines of a YAML head (possibly cut mid-document), in order: keys at the start of a
 /// line, values as written on the same line with quotes removed (empty for a block that follows). Enough to
 /// recognise a document by its top-level keys without parsing a head that may end mid-value.
-pub fn top_level_keys(head: &[u8]) -> Vec<(String, String)> {
+pub(crate) fn top_level_keys(head: &[u8]) -> Vec<(String, String)> {
     let text = String::from_utf8_lossy(head);
     text.lines()
         .filter(|line| {
@@ -91,7 +91,7 @@ pub fn top_level_keys(head: &[u8]) -> Vec<(String, String)> {
 }
 
 /// Whether a YAML head has a line `key:` indented under some top-level key (`  request_performance:`).
-pub fn has_nested_key(head: &[u8], key: &str) -> bool {
+pub(crate) fn has_nested_key(head: &[u8], key: &str) -> bool {
     String::from_utf8_lossy(head).lines().any(|line| {
         line.starts_with(' ')
             && line

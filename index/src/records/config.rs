@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 /// What a path says about its results: the configuration, the load (kept apart: it is not configuration, the
 /// load reader uses it) and the workload an InferenceX name states (`1k1k`: input and output length in K tokens).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PathSettings {
+pub(crate) struct PathSettings {
     /// Configuration parameters, at most one per name (a deeper component wins over its parents).
     pub config: Vec<Setting>,
     /// `max_concurrency`, `request_rate` found in the path.
@@ -26,7 +26,7 @@ pub struct PathSettings {
 
 /// A parameter whose value in the file differs from the one its path states; the file's value is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Conflict {
+pub(crate) struct Conflict {
     /// What the path says.
     pub path: Setting,
     /// What the file says (the value kept).
@@ -35,7 +35,7 @@ pub struct Conflict {
 
 impl Conflict {
     /// The warning text: both values and where each was found.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         format!(
             "the path says {}={} ({}) but the file says {}={} ({}); the file's value is used",
             self.path.name,
@@ -50,7 +50,7 @@ impl Conflict {
 
 /// A record's configuration: the parameters, how each was found, and the path's values the file contradicts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The configuration that keys the record's cell.
     pub config: Config,
     /// Parameter name → where its value was found, for `--explain`.
@@ -60,7 +60,7 @@ pub struct Resolved {
 }
 
 /// The text `--explain` shows for how a setting was found.
-pub fn how_text(how: &How) -> String {
+pub(crate) fn how_text(how: &How) -> String {
     match how {
         How::Read(field) => field.clone(),
         How::Inferred(rule) => format!("inferred: {rule}"),
@@ -69,7 +69,7 @@ pub fn how_text(how: &How) -> String {
 
 /// The rule of an inferred setting without the path component it read ("an InferenceX result name"), so that
 /// the cells of many files share it; `None` for a setting read from a field.
-pub fn general_rule(how: &How) -> Option<&str> {
+pub(crate) fn general_rule(how: &How) -> Option<&str> {
     match how {
         How::Read(_) => None,
         How::Inferred(rule) => Some(
@@ -82,7 +82,7 @@ pub fn general_rule(how: &How) -> Option<&str> {
 
 /// The configuration of a record whose path gave `path` and whose content gave `content`: the content wins, and
 /// every path value it contradicts is a [`Conflict`].
-pub fn resolve(path: &PathSettings, content: &[Setting]) -> Resolved {
+pub(crate) fn resolve(path: &PathSettings, content: &[Setting]) -> Resolved {
     let mut resolved = Resolved::default();
     let from_path = expanded(&path.config);
     for setting in &from_path {
@@ -106,7 +106,7 @@ pub fn resolve(path: &PathSettings, content: &[Setting]) -> Resolved {
 /// `settings` with each accelerator string read by the model's table ([`accelerator::parse`]): `4xNVIDIA_L40S` is
 /// the accelerator `l40s` and 4 accelerators, `8xH100-SXM-80GB` adds the variant `sxm-80gb`, and a runner's engine
 /// (`b200-trt`) is the engine unless the same settings state one. Each part keeps where the string was found.
-pub fn expanded(settings: &[Setting]) -> Vec<Setting> {
+pub(crate) fn expanded(settings: &[Setting]) -> Vec<Setting> {
     let states = |name: &str| settings.iter().any(|setting| setting.name == name);
     let mut out: Vec<Setting> = Vec::with_capacity(settings.len());
     for setting in settings {
@@ -153,7 +153,7 @@ impl Resolved {
 
     /// Sets parameter `name` (any spelling) to `value` over whatever was found before, found as `how` (a
     /// `cellscope.toml` entry); a name that cannot be configuration is left out.
-    pub fn set(&mut self, name: &str, value: &str, how: How) {
+    pub(crate) fn set(&mut self, name: &str, value: &str, how: How) {
         for setting in expanded(&[Setting::new(name, value, how)]) {
             if self.config.insert(&setting.name, &setting.value).is_ok() {
                 self.how
@@ -165,13 +165,14 @@ impl Resolved {
 
 /// The `--explain` lines of a record's configuration: the text form, each parameter with where it was found,
 /// and each conflict between path and file.
-pub fn explain_lines(format: &str, path: &str, record: &Json) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn explain_lines(format: &str, path: &str, record: &Json) -> Vec<String> {
     resolve(&config_from_path(path), &config_from_fields(format, record)).explain_lines()
 }
 
 impl Resolved {
     /// The `--explain` lines of this configuration (see [`explain_lines`]).
-    pub fn explain_lines(&self) -> Vec<String> {
+    pub(crate) fn explain_lines(&self) -> Vec<String> {
         if self.config.is_empty() {
             return vec!["configuration: none stated by the path or the file".to_string()];
         }
@@ -192,7 +193,7 @@ impl Resolved {
 
 /// What a root-relative path states: each component (directories, then the file name without its extensions) is
 /// read by the first rule that knows its shape (a sweep combination, an InferenceX name, then single tokens).
-pub fn config_from_path(path: &str) -> PathSettings {
+pub(crate) fn config_from_path(path: &str) -> PathSettings {
     let mut settings = PathSettings::default();
     for component in path.split('/').filter(|component| !component.is_empty()) {
         let component = without_extensions(component);
@@ -227,7 +228,7 @@ const MODEL_PREFIXES: [(&str, &str); 6] = [
 /// Whether the model a file records (`DeepSeek-R1-0528`) can be the one an InferenceX name's prefix names: a known
 /// prefix by its family, any other by its pieces (`llama8b`: `llama` and `8b`, each found in `Llama-3.1-8B`);
 /// `None` when the prefix is too short to judge.
-pub fn prefix_names_model(prefix: &str, model: &str) -> Option<bool> {
+pub(crate) fn prefix_names_model(prefix: &str, model: &str) -> Option<bool> {
     let letters = |text: &str| -> String {
         text.chars()
             .filter(char::is_ascii_alphanumeric)
@@ -628,7 +629,7 @@ const SGLANG_SERVER_FIELDS: &[&str] = &[
 /// `prefill_`/`decode_`, and the number of servers on each side), well-known parameters at the top of a vLLM or
 /// SGLang result (a sweep writes its serve parameters there, `--metadata` its pairs), and GuideLLM's backend
 /// object. AIPerf, GenAI-Perf and LLMPerf record nothing about the server.
-pub fn config_from_fields(format: &str, record: &Json) -> Vec<Setting> {
+pub(crate) fn config_from_fields(format: &str, record: &Json) -> Vec<Setting> {
     let mut settings = Vec::new();
     match format {
         "sglang-bench" => {

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 /// The lines about `records`, the records a `format` reader found in `relative`, read into the run `run_id`;
 /// then every warning reading and keying them gave (`warnings` holds those of reading them).
-pub fn records_text(
+pub(crate) fn records_text(
     format: &'static str,
     relative: &str,
     run_id: &str,

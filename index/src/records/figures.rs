@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 /// Every number among an object's top-level values, under its key: the tool's figures as it names them (a
 /// number written as text, as LLMPerf writes numpy integers, is read too).
-pub fn top_level_figures(object: &Json) -> BTreeMap<String, f64> {
+pub(crate) fn top_level_figures(object: &Json) -> BTreeMap<String, f64> {
     let Some(object) = object.as_object() else {
         return BTreeMap::new();
     };
@@ -19,7 +19,7 @@ pub fn top_level_figures(object: &Json) -> BTreeMap<String, f64> {
 
 /// Every number among the members of an object's metric objects (those with a `unit`, `avg` or `mean`), as
 /// `metric.stat`: the statistics of AIPerf's and GenAI-Perf's metric objects (`{"unit": "ms", "avg": …}`).
-pub fn metric_figures(metrics: &Json) -> BTreeMap<String, f64> {
+pub(crate) fn metric_figures(metrics: &Json) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     for (metric, stats) in metrics.as_object().into_iter().flatten() {
         let Some(stats) = stats.as_object() else {
@@ -43,7 +43,12 @@ pub fn metric_figures(metrics: &Json) -> BTreeMap<String, f64> {
 
 /// Every number under `value`, down to `depth` levels of objects, under its dotted path from `prefix`
 /// (arrays are per-request data or distributions, not figures).
-pub fn nested_figures(value: &Json, prefix: &str, depth: u32, out: &mut BTreeMap<String, f64>) {
+pub(crate) fn nested_figures(
+    value: &Json,
+    prefix: &str,
+    depth: u32,
+    out: &mut BTreeMap<String, f64>,
+) {
     match value {
         Json::Object(members) if depth > 0 => {
             for (key, member) in members {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 /// The run id of a detected run: `cellscope.toml`'s `run` when a `[[map]]` entry sets it for the first file,
 /// else the `run` constant of its `[[table]]` entry, else the run root (the data root itself is `root`).
-pub fn run_id(context: &ReadContext<'_>, run: &DetectedRun) -> String {
+pub(crate) fn run_id(context: &ReadContext<'_>, run: &DetectedRun) -> String {
     if let Some(id) = &run.id {
         return id.clone();
     }
@@ -48,7 +48,10 @@ pub(crate) fn natural_run_id(context: &ReadContext<'_>, run: &DetectedRun) -> St
 /// carry their own id first, then by root and format name) keeps the id and each later one is indexed as
 /// `<id>@<its root>` (`<id>@<its format>` when the roots are the same; `#2`, `#3`, … if that is taken too), with a
 /// warning naming both roots.
-pub fn separate_run_ids(context: &ReadContext<'_>, runs: &mut [DetectedRun]) -> Vec<Warning> {
+pub(crate) fn separate_run_ids(
+    context: &ReadContext<'_>,
+    runs: &mut [DetectedRun],
+) -> Vec<Warning> {
     let natural: Vec<String> = runs
         .iter()
         .map(|run| natural_run_id(context, run))

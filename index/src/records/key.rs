@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 mod reps;
 
 /// A record with its cell coordinates.
-pub struct KeyedRecord {
+pub(crate) struct KeyedRecord {
     pub file: String,
     pub record: RunRecord,
     pub coordinates: CellCoordinates,
@@ -47,7 +47,7 @@ pub(super) fn coordinates_text(coordinates: &CellCoordinates) -> String {
 }
 
 /// The text `--explain` prints for each dimension of a keyed record: `(dimension, value, how)`.
-pub fn explain_rules(keyed: &KeyedRecord) -> Vec<(String, String, String)> {
+pub(crate) fn explain_rules(keyed: &KeyedRecord) -> Vec<(String, String, String)> {
     let coordinates = &keyed.coordinates;
     let values = [
         ("suite", coordinates.suite.clone()),
@@ -108,13 +108,17 @@ fn engines_in<'a>(components: impl Iterator<Item = &'a str>) -> BTreeSet<&'stati
 
 /// An engine name in the path (its directories and file name), if exactly one engine appears.
 fn engine_in_path(path: &str) -> Option<String> {
-    let found = engines_in(path.split('/'));
-    (found.len() == 1).then(|| found.into_iter().next().unwrap_or_default().to_string())
+    the_one_engine_in(path.split('/')).map(str::to_string)
 }
 
 /// The engine the file's folders name (its directories only, not the file's own name), if exactly one appears.
 fn engine_in_folders(path: &str) -> Option<&'static str> {
-    let found = engines_in(crate::storage::parent(path).split('/'));
+    the_one_engine_in(crate::storage::parent(path).split('/'))
+}
+
+/// The engine the components name, when they name exactly one.
+fn the_one_engine_in<'a>(components: impl Iterator<Item = &'a str>) -> Option<&'static str> {
+    let found = engines_in(components);
     (found.len() == 1).then(|| found.into_iter().next().unwrap_or_default())
 }
 
@@ -350,6 +354,18 @@ impl Parts<'_> {
         Some(part.value)
     }
 
+    /// A dimension's value as [`Parts::take`] gives it, whose default rule gives `value`, as `rule` says.
+    fn take_or(
+        &mut self,
+        dimension: &str,
+        stated: Option<Part>,
+        value: &str,
+        rule: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Option<String> {
+        self.take(dimension, stated, &|| Part::inferred(value, rule), warnings)
+    }
+
     /// Suite, phase, backend, model and workload, each with its default rule, and a note when the backend was
     /// written otherwise than its engine's one name.
     fn named_dimensions(
@@ -361,16 +377,18 @@ impl Parts<'_> {
     ) -> ([String; 5], Option<String>) {
         let file = self.context.path;
         let stated_engine = stated_engine(record, resolved);
-        let suite = self.take(
+        let suite = self.take_or(
             "suite",
             record.key.suite.clone(),
-            &|| Part::inferred(format, "the format's name (the file records no suite)"),
+            format,
+            "the format's name (the file records no suite)",
             warnings,
         );
-        let phase = self.take(
+        let phase = self.take_or(
             "phase",
             record.key.phase.clone(),
-            &|| Part::inferred("sweep", "`sweep` (the file records no phase)"),
+            "sweep",
+            "`sweep` (the file records no phase)",
             warnings,
         );
         let backend = self.take(
@@ -388,28 +406,20 @@ impl Parts<'_> {
             },
             warnings,
         );
-        let model = self.take(
+        let model = self.take_or(
             "model",
             record.key.model.clone(),
-            &|| {
-                Part::inferred(
-                    "unknown",
-                    "the file records no model; set model in cellscope.toml",
-                )
-            },
+            "unknown",
+            "the file records no model; set model in cellscope.toml",
             warnings,
         );
-        let workload = self.take(
+        // Measured token means differ from cell to cell, so they would split one sweep into as many workloads as it
+        // has cells; one shared value keeps the sweep's curve together.
+        let workload = self.take_or(
             "workload",
             record.key.workload.clone(),
-            // Measured token means differ from cell to cell, so they would split one sweep into as many
-            // workloads as it has cells; one shared value keeps the sweep's curve together.
-            &|| {
-                Part::inferred(
-                    "unknown",
-                    "the file records no workload, dataset or configured lengths; set workload in cellscope.toml",
-                )
-            },
+            "unknown",
+            "the file records no workload, dataset or configured lengths; set workload in cellscope.toml",
             warnings,
         );
         self.warn_path_disagreements(record, stated_engine.as_ref(), warnings);
@@ -499,9 +509,6 @@ impl Parts<'_> {
         }
     }
 
-    /// The load: a concurrency (`n`: mapped, stated or a load level in the path), else an offered rate (`rate`:
-    /// mapped, stated or in the path), else unstated, which keeps the record with an `info` warning. `None` (with a
-    /// warning) when the value given is neither a whole number nor a rate.
     /// One load dimension's text: as the file or `cellscope.toml` states it, else as `in_path` finds it in the
     /// path (inferred, with the rule named `what` in `place`).
     fn take_load<T: ToString>(
@@ -525,6 +532,9 @@ impl Parts<'_> {
         )
     }
 
+    /// The load: a concurrency (`n`: mapped, stated or a load level in the path), else an offered rate (`rate`:
+    /// mapped, stated or in the path), else unstated, which keeps the record with an `info` warning. `None` (with a
+    /// warning) when the value given is neither a whole number nor a rate.
     fn load(&mut self, record: &RunRecord, warnings: &mut Vec<Warning>) -> Option<Load> {
         let file = self.context.path;
         // A rate set in cellscope.toml outranks a concurrency the file or its path states; a mapped `n` outranks both.

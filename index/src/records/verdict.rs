@@ -7,7 +7,7 @@ use crate::run::found::Unread;
 
 /// How near a declined file came to being one of a format's: the reason of the nearest format is the one shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Nearness {
+pub(crate) enum Nearness {
     /// Not the kind of file the format reads (another extension, JSON where it reads a table, or the reverse).
     OtherKind,
     /// The kind of file it reads, with none of the keys or columns that make a file the format's.
@@ -28,7 +28,7 @@ impl Nearness {
 
 /// What one format makes of one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// The format reads the file.
     Reads,
     /// A file the format's tool writes beside a run's results that is not a run of its own (a sweep's summary, a
@@ -46,18 +46,18 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn reads(&self) -> bool {
+    pub(crate) fn reads(&self) -> bool {
         matches!(self, Verdict::Reads)
     }
 
-    pub fn declines(nearness: Nearness, reason: impl Into<String>) -> Verdict {
+    pub(crate) fn declines(nearness: Nearness, reason: impl Into<String>) -> Verdict {
         Verdict::Declines {
             nearness,
             reason: reason.into(),
         }
     }
 
-    pub fn side_file(what: impl Into<String>, run_root: impl Into<String>) -> Verdict {
+    pub(crate) fn side_file(what: impl Into<String>, run_root: impl Into<String>) -> Verdict {
         Verdict::SideFile {
             what: what.into(),
             run_root: run_root.into(),
@@ -66,7 +66,7 @@ impl Verdict {
     }
 
     /// A side file of a run that another format reads: `what` it is, and the root and format of that run.
-    pub fn side_file_of(
+    pub(crate) fn side_file_of(
         format: &'static str,
         what: impl Into<String>,
         run_root: impl Into<String>,
@@ -80,7 +80,11 @@ impl Verdict {
 
     /// This verdict, or, when it does not read the file and the file is a side file (`what` it is), that side
     /// file of the run rooted at `run_root()`: a file that has a format's marks is read whatever its name.
-    pub fn or_side_file(self, what: Option<&str>, run_root: impl FnOnce() -> String) -> Verdict {
+    pub(crate) fn or_side_file(
+        self,
+        what: Option<&str>,
+        run_root: impl FnOnce() -> String,
+    ) -> Verdict {
         match what {
             Some(what) if !self.reads() => Verdict::side_file(what, run_root()),
             _ => self,
@@ -90,7 +94,7 @@ impl Verdict {
 
 /// What makes a file a format's: a key of a JSON object, or a quoted text anywhere in its head.
 #[derive(Clone, Copy, Debug)]
-pub enum Mark {
+pub(crate) enum Mark {
     /// `"name":`.
     Key(&'static str),
     /// `"text"` among keys and values alike; a trailing `*` leaves the quote open (`results_*`: any text that
@@ -123,12 +127,12 @@ impl Mark {
 }
 
 /// Marks a file must carry together: every requirement, each met by any one of its marks.
-pub type Signature = &'static [&'static [Mark]];
+pub(crate) type Signature = &'static [&'static [Mark]];
 
 /// The verdict on the head of a JSON object that is `tool`'s (`a vLLM result`) when it carries every requirement
 /// of one of the `signatures`: otherwise declined, with what it has and lacks of the signature it comes nearest to
 /// (the first of equals).
-pub fn signature_verdict(head: &[u8], tool: &str, signatures: &[Signature]) -> Verdict {
+pub(crate) fn signature_verdict(head: &[u8], tool: &str, signatures: &[Signature]) -> Verdict {
     let met = |signature: Signature| {
         signature
             .iter()
@@ -180,8 +184,8 @@ pub fn signature_verdict(head: &[u8], tool: &str, signatures: &[Signature]) -> V
 }
 
 /// The verdict on a file that is `tool`'s (`a GuideLLM report`) when it is a `.json` file opening an object
-/// ([`json::is_object_file`]) that carries one of the `signatures`.
-pub fn object_file_verdict(
+/// that carries one of the `signatures`.
+pub(crate) fn object_file_verdict(
     path: &str,
     head: &[u8],
     tool: &str,
@@ -204,7 +208,7 @@ pub fn object_file_verdict(
 
 /// Whether a file's extension is one of the structured kinds other readers take (JSON, JSON Lines, CSV,
 /// Parquet), which a text log is not.
-pub fn is_structured(path: &str) -> bool {
+pub(crate) fn is_structured(path: &str) -> bool {
     crate::storage::file_name(path)
         .rsplit_once('.')
         .is_some_and(|(_, extension)| {
@@ -241,7 +245,7 @@ fn requirement(marks: &[Mark]) -> String {
 }
 
 /// `a`, `a and b`, `a, b and c`.
-pub fn listed(items: &[String]) -> String {
+pub(crate) fn listed(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [only] => only.clone(),
@@ -252,7 +256,7 @@ pub fn listed(items: &[String]) -> String {
 /// What the verdicts of the formats a file was offered to come to when none reads it: the runs it would be a side
 /// file of, and why it is not read (the side file's own account when a format knows it, else the reason of the
 /// nearest format, the first of equals).
-pub fn unread(verdicts: &[(&'static str, Verdict)]) -> Unread {
+pub(crate) fn unread(verdicts: &[(&'static str, Verdict)]) -> Unread {
     let side_of: Vec<(&'static str, String)> = verdicts
         .iter()
         .filter_map(|(format, verdict)| match verdict {
@@ -323,7 +327,7 @@ fn shown_root(run_root: &str) -> String {
 
 /// What `cellscope index --explain` says of a file no format reads: what it is, each format's verdict (those that
 /// find files by name, then those files are offered to), and the nearest of the latter.
-pub fn explain_unread(
+pub(crate) fn explain_unread(
     relative: &str,
     by_name: &[(&'static str, Verdict)],
     offered: &[(&'static str, Verdict)],
@@ -364,7 +368,7 @@ pub fn explain_unread(
 
 /// What the verdicts of every format a file was offered to come to when none reads it, with the file's first
 /// bytes: [`unread`], named a result that cannot be read when it is one (empty, UTF-16, a cut Parquet file).
-pub fn unread_file(path: &str, head: &[u8], verdicts: &[(&'static str, Verdict)]) -> Unread {
+pub(crate) fn unread_file(path: &str, head: &[u8], verdicts: &[(&'static str, Verdict)]) -> Unread {
     let mut unread = unread(verdicts);
     if let Some((kind, reason)) = result_problem(path, head) {
         unread.problem = Some(kind);
@@ -374,7 +378,7 @@ pub fn unread_file(path: &str, head: &[u8], verdicts: &[(&'static str, Verdict)]
 }
 
 /// A file discovery offered that cannot be read at all (`error`), so no format could look at it.
-pub fn unreadable(error: &std::io::Error) -> Unread {
+pub(crate) fn unreadable(error: &std::io::Error) -> Unread {
     Unread {
         side_of: Vec::new(),
         reason: format!("the file cannot be read ({error}), so no reader could look at it"),

@@ -4,7 +4,7 @@
 use cellscope_model::api::FileDigest;
 
 /// The digest of a file of `bytes` at `relative`: its size, and its md5 and sha256 when `hashes` asks for them.
-pub fn digest(relative: String, bytes: &[u8], hashes: bool) -> FileDigest {
+pub(crate) fn digest(relative: String, bytes: &[u8], hashes: bool) -> FileDigest {
     use md5::Digest as _;
     let (md5, sha256) = if hashes {
         let md5 = md5::Md5::digest(bytes);
@@ -23,7 +23,7 @@ pub fn digest(relative: String, bytes: &[u8], hashes: bool) -> FileDigest {
 
 /// [`digest`] of a file read a piece at a time, for a file that is not parsed (so never held whole); `None` when
 /// it cannot be read to its end.
-pub fn streamed_digest(
+pub(crate) fn streamed_digest(
     storage: &dyn crate::storage::Storage,
     relative: &str,
     size: u64,
@@ -52,13 +52,13 @@ pub fn streamed_digest(
 }
 
 /// Whether a metrics file of this name is stored compressed (and read through [`decompressed`]).
-pub fn is_compressed(name: &str) -> bool {
+pub(crate) fn is_compressed(name: &str) -> bool {
     name.ends_with(".gz") || name.ends_with(".zst")
 }
 
 /// The bytes of a metrics file named `name` as the index parses them: `None` when it is stored plain, the
 /// decompressed bytes for `.gz` (gzip) and `.zst` (zstd).
-pub fn decompressed(name: &str, stored: &[u8]) -> std::io::Result<Option<Vec<u8>>> {
+pub(crate) fn decompressed(name: &str, stored: &[u8]) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read as _;
     let mut out = Vec::new();
     if name.ends_with(".gz") {
@@ -74,7 +74,7 @@ pub fn decompressed(name: &str, stored: &[u8]) -> std::io::Result<Option<Vec<u8>
 /// `bytes` without the UTF-8 byte-order marks they start with. Every one is taken: the csv crate takes one more
 /// than a single strip would, so the two splitters would otherwise read a file with two marks differently (found
 /// by fuzzing). Row offsets count from after them.
-pub fn without_boms(mut bytes: &[u8]) -> &[u8] {
+pub(crate) fn without_boms(mut bytes: &[u8]) -> &[u8] {
     while let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
         bytes = rest;
     }

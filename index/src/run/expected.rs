@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 /// What the indexer keeps of a manifest cell.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ManifestCell {
+pub(crate) struct ManifestCell {
     pub status: Option<String>,
     pub expected_rows: Option<u32>,
     pub rows_written: Option<u32>,
@@ -16,7 +16,7 @@ pub struct ManifestCell {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     pub status: Option<String>,
     pub environment: Option<serde_json::Value>,
     /// `default_max_model_len`, else `max_model_len`.
@@ -28,7 +28,7 @@ pub struct Manifest {
 
 /// Planned (selected) cells with their expected row counts, where known.
 #[derive(Clone, Debug, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub cells: BTreeMap<CellCoordinates, Option<u32>>,
     /// Entries present in the plan but not selected for this run (e.g. other backends of a 1,800-cell plan).
     pub unselected: usize,

@@ -5,7 +5,7 @@ use cellscope_model::api::Warning;
 
 /// Files of one run of one format, found by discovery.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DetectedRun {
+pub(crate) struct DetectedRun {
     pub format: &'static str,
     /// The run root, relative to the data root.
     pub root: String,
@@ -28,7 +28,7 @@ pub struct DetectedRun {
 impl DetectedRun {
     /// The run's files as its facts list them: its directory's names when a format found it by its listing, else
     /// its own files relative to its root.
-    pub fn listed_files(&self) -> Vec<String> {
+    pub(crate) fn listed_files(&self) -> Vec<String> {
         if let Some(names) = &self.listing {
             return names.clone();
         }
@@ -46,7 +46,7 @@ impl DetectedRun {
 
 /// What a backup is a backup of.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BackupOf {
+pub(crate) struct BackupOf {
     /// The id of the run.
     pub run: String,
     /// The backup's label (why or when it was taken).
@@ -55,7 +55,7 @@ pub struct BackupOf {
 
 /// What a format makes of one directory from its listing alone (names and kinds; no file is opened).
 #[derive(Clone, Debug, Default)]
-pub struct Listed {
+pub(crate) struct Listed {
     /// The runs and backups the listing shows: the directory's files are theirs, and none is offered to the
     /// formats one by one.
     pub runs: Vec<DetectedRun>,
@@ -71,7 +71,7 @@ pub struct Listed {
 
 /// What the formats make of a file discovery offers them.
 #[derive(Clone, Debug)]
-pub enum Offered {
+pub(crate) enum Offered {
     /// A file of `format`, one of the files of the run rooted at `root`.
     Run { format: &'static str, root: String },
     /// A file no format reads.
@@ -80,7 +80,7 @@ pub enum Offered {
 
 /// A file no format reads: the runs it would be a side file of, and why it is not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unread {
+pub(crate) struct Unread {
     /// Each format that knows the file as one its tool writes beside a run's results, with that run's root: the
     /// file is then one of the run's when the run was found.
     pub side_of: Vec<(&'static str, String)>,

@@ -7,7 +7,7 @@ use cellscope_model::stats::CellStats;
 use std::collections::BTreeMap;
 
 /// Every [`FileRejected::kind`]: a kind read back from the cache must be one of them.
-pub const REJECTION_KINDS: [&str; 4] = [
+pub(crate) const REJECTION_KINDS: [&str; 4] = [
     "empty_file",
     "unreadable_header",
     "missing_column",
@@ -16,7 +16,7 @@ pub const REJECTION_KINDS: [&str; 4] = [
 
 /// What one file says about one cell.
 #[derive(Clone, Debug, Default)]
-pub struct ParsedCell {
+pub(crate) struct ParsedCell {
     pub rows: u32,
     pub ok_rows: u32,
     pub failed_rows: u32,
@@ -43,7 +43,7 @@ pub struct ParsedCell {
 
 /// The rows of one cell that carry one `run_id`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IdCount {
+pub(crate) struct IdCount {
     pub rows: u32,
     /// Byte offset of the first of them (as the csv reader reports it).
     pub first_offset: u64,
@@ -51,7 +51,7 @@ pub struct IdCount {
 
 /// The parse of one file.
 #[derive(Clone, Debug, Default)]
-pub struct ParsedMetrics {
+pub(crate) struct ParsedMetrics {
     /// Cells in the order they first appear in the file.
     pub cells: Vec<(CellCoordinates, ParsedCell)>,
     /// Data records read (excluding the header), whether or not they were usable.
@@ -63,7 +63,7 @@ pub struct ParsedMetrics {
 
 /// Why a file could not be indexed at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRejected {
+pub(crate) struct FileRejected {
     /// One of [`REJECTION_KINDS`].
     pub kind: &'static str,
     pub line: Option<u64>,
@@ -72,7 +72,7 @@ pub struct FileRejected {
 
 /// What a cell of another tool's file carries beyond the TR164 census.
 #[derive(Clone, Debug)]
-pub struct ExternalCell {
+pub(crate) struct ExternalCell {
     pub format: &'static str,
     /// The file, relative to the data root.
     pub file: String,

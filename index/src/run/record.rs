@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 /// A file of the data root as a format is handed it: where it is, what detection read of it, and what reading it
 /// may need besides (the files beside it, `cellscope.toml`).
 #[derive(Clone, Copy)]
-pub struct FileAt<'a> {
+pub(crate) struct FileAt<'a> {
     pub storage: &'a dyn Storage,
     pub mapping: &'a Mapping,
     /// The file, relative to the data root.
@@ -24,7 +24,11 @@ pub struct FileAt<'a> {
 
 impl<'a> FileAt<'a> {
     /// The file at `path` for reading whole (no head).
-    pub fn whole(storage: &'a dyn Storage, mapping: &'a Mapping, path: &'a str) -> FileAt<'a> {
+    pub(crate) fn whole(
+        storage: &'a dyn Storage,
+        mapping: &'a Mapping,
+        path: &'a str,
+    ) -> FileAt<'a> {
         FileAt {
             storage,
             mapping,
@@ -36,13 +40,13 @@ impl<'a> FileAt<'a> {
 
 /// A key part and how it was obtained.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Part {
+pub(crate) struct Part {
     pub value: String,
     pub how: How,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum How {
+pub(crate) enum How {
     /// Read from the named field or place of the file.
     Read(String),
     /// Inferred by the named rule.
@@ -50,14 +54,14 @@ pub enum How {
 }
 
 impl Part {
-    pub fn read(value: impl Into<String>, field: impl Into<String>) -> Option<Part> {
+    pub(crate) fn read(value: impl Into<String>, field: impl Into<String>) -> Option<Part> {
         Some(Part {
             value: value.into(),
             how: How::Read(field.into()),
         })
     }
 
-    pub fn inferred(value: impl Into<String>, rule: impl Into<String>) -> Option<Part> {
+    pub(crate) fn inferred(value: impl Into<String>, rule: impl Into<String>) -> Option<Part> {
         Some(Part {
             value: value.into(),
             how: How::Inferred(rule.into()),
@@ -67,7 +71,7 @@ impl Part {
 
 /// The key parts a record states; `None` leaves the dimension to `cellscope.toml` or the default rule.
 #[derive(Clone, Debug, Default)]
-pub struct KeyParts {
+pub(crate) struct KeyParts {
     /// Suite and phase are stated only by files that have them (a table's columns).
     pub suite: Option<Part>,
     pub phase: Option<Part>,
@@ -82,7 +86,7 @@ pub struct KeyParts {
 
 /// One parameter found for a record: canonical name, normalised value and where it was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Setting {
+pub(crate) struct Setting {
     /// The canonical name ([`config::canonical_name`]).
     pub name: String,
     /// The value, normalised for its parameter ([`config::normalise_value`]).
@@ -92,7 +96,7 @@ pub struct Setting {
 }
 
 impl Setting {
-    pub fn new(name: &str, value: &str, how: How) -> Setting {
+    pub(crate) fn new(name: &str, value: &str, how: How) -> Setting {
         Setting {
             name: config::canonical_name(name),
             value: config::normalise_value(name, value),
@@ -103,7 +107,7 @@ impl Setting {
 
 /// One request as a tool recorded it, in cellscope's units (ms, tokens, seconds). Missing values stay `None`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Request {
+pub(crate) struct Request {
     pub wall_ms: Option<f64>,
     pub ttft_ms: Option<f64>,
     /// The inter-token gaps in order, ms, when the file records them per request.
@@ -119,14 +123,14 @@ pub struct Request {
 
 /// When a file says its run started: RFC 3339 in UTC to the second, and the key or line it was read from.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Started {
+pub(crate) struct Started {
     pub at: String,
     pub key: String,
 }
 
 /// One measured cell of another tool's file.
 #[derive(Clone, Debug, Default)]
-pub struct RunRecord {
+pub(crate) struct RunRecord {
     /// Which record of the file, from 0 (object, line, benchmark, experiment).
     pub record: u32,
     /// 1-based line where the record starts, for line-oriented files.

@@ -1,34 +1,10 @@
 //! Bad-input fixtures (`data/fixtures/`): each yields its specific warning, and the good run beside it keeps
 //! exactly the same numbers. The fixtures read by the binary as a user without read permission are the server's suite's.
 
+use crate::common::{copy_tree, fixtures};
 use cellscope_index::{self as index, Index, IndexOptions, Quiet};
 use cellscope_model::schema::cells_to_batch;
-use std::path::{Path, PathBuf};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walk(from) {
-        let target = to.join(entry.strip_prefix(from).unwrap());
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        std::fs::copy(&entry, &target).unwrap();
-    }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(walk(&path))
-        } else {
-            files.push(path)
-        }
-    }
-    files
-}
+use std::path::Path;
 
 /// Indexes `good/` plus the named fixture cases in a fresh temporary data root.
 fn index_with(cases: &[&str]) -> (tempfile::TempDir, Index) {

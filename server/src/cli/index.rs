@@ -118,9 +118,8 @@ fn explain(data_dir: &Path, file: &Path) -> anyhow::Result<ExitCode> {
             root.display()
         )
     })?;
-    let relative = indexer::discover::relative_path(Path::new(""), relative);
-    let text =
-        indexer::read::explain(&root, &relative).map_err(|message| anyhow::anyhow!(message))?;
+    let relative = indexer::relative_path(Path::new(""), relative);
+    let text = indexer::explain(&root, &relative).map_err(|message| anyhow::anyhow!(message))?;
     print!("{}", printable(&text));
     Ok(ExitCode::SUCCESS)
 }

@@ -2,20 +2,10 @@
 //! named, the rest is read, and a cached run made unreadable is not called stale. The fixtures' cells and warnings
 //! through the library are tested in the index's own suite (`index/tests/suite/fixtures.rs`).
 
+use crate::shared::{copy_tree, fixtures};
 use std::path::{Path, PathBuf};
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walk(from) {
-        let target = to.join(entry.strip_prefix(from).unwrap());
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        std::fs::copy(&entry, &target).unwrap();
-    }
-}
-
+/// Every file under `dir`, in no particular order.
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {

@@ -9,10 +9,12 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+// The support both suites share: the index's suite owns it, and this crate includes it by its path.
+#[path = "../../../index/tests/suite/common.rs"]
+mod shared;
 
 mod bundle;
 mod cache;
-mod chunked;
 mod cli;
 mod compare_demo;
 mod connections;
@@ -24,7 +26,5 @@ mod history;
 mod http;
 mod http_socket;
 mod limits;
-mod lineage;
 mod not_recognised;
 mod reliability;
-mod rows;

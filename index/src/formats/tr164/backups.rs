@@ -9,7 +9,7 @@ use crate::run::{BackupRead, IndexOptions, Progress};
 use crate::storage::Storage;
 
 /// One backup read and, when `options` ask for the comparison and the master is known, compared with `master`.
-pub fn read_backup(
+pub(crate) fn read_backup(
     storage: &dyn Storage,
     dir: BackupDir,
     master: Option<&RunDir>,

@@ -10,13 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// A `config.yaml` that could not be read, with the line the YAML parser names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct YamlProblem {
+pub(crate) struct YamlProblem {
     pub line: Option<u64>,
     pub message: String,
 }
 
 /// Reads a YAML document into JSON values, so the manifest and the config are looked into the same way.
-pub fn parse_config(bytes: &[u8]) -> Result<Value, YamlProblem> {
+pub(crate) fn parse_config(bytes: &[u8]) -> Result<Value, YamlProblem> {
     crate::parse::yaml::parse(bytes).map_err(|error| YamlProblem {
         line: error.line,
         message: error.message,
@@ -89,7 +89,7 @@ fn per_backend(
 /// What one run's side files state. `captured` is `manifest.json`'s `environment`, `manifest_max_model_len` its
 /// `default_max_model_len` (or `max_model_len`), `config` the run's `config.yaml` as JSON values, `backends` the
 /// backends of the run's rows (backend-specific keys are looked up under their names).
-pub fn environment(
+pub(crate) fn environment(
     captured: Option<&Value>,
     manifest_max_model_len: Option<&Value>,
     config: Option<&Value>,

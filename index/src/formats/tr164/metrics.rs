@@ -243,7 +243,7 @@ pub(super) fn read_run_metrics(
 
 /// A metrics file's bytes (`path` relative to the data root) as the index parses them: decompressed when it is
 /// stored compressed.
-pub fn metrics_bytes(storage: &dyn Storage, path: &str) -> std::io::Result<Vec<u8>> {
+pub(crate) fn metrics_bytes(storage: &dyn Storage, path: &str) -> std::io::Result<Vec<u8>> {
     let stored = storage.read(path)?;
     Ok(decompressed(storage::file_name(path), &stored)?.unwrap_or(stored))
 }

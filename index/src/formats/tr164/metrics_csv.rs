@@ -19,10 +19,10 @@ pub(crate) use number::parse_number;
 #[cfg(test)]
 use number::plain_decimal;
 use pieces::PieceReader;
-pub use pieces::Source;
+pub(crate) use pieces::Source;
 
 /// Columns without which a file cannot be indexed.
-pub const REQUIRED_COLUMNS: [&str; 17] = [
+pub(crate) const REQUIRED_COLUMNS: [&str; 17] = [
     "run_id",
     "suite",
     "phase",
@@ -602,14 +602,14 @@ impl<'a> Splitter<'a> {
 
 /// Parses `bytes` (a whole metrics.csv). `warnings` receives row-level findings without run/file; the caller
 /// adds those.
-pub fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics, FileRejected> {
+pub(crate) fn parse(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<ParsedMetrics, FileRejected> {
     parse_as(bytes, warnings, Reading::default())
 }
 
 /// How [`parse_as`] reads a file. [`parse`] takes the default; the other readings exist so that the tests and
 /// the fuzz target can check that every way of reading a file gives the same result.
 #[derive(Clone, Copy)]
-pub struct Reading {
+pub(crate) struct Reading {
     /// Through the csv crate even where the plain split would be taken.
     pub general: bool,
     /// A quote-free file's rows are parsed in chunks of about this many bytes (tiny ones in the fuzz target).
@@ -642,7 +642,7 @@ const HEADER_PIECE_BYTES: usize = 64 << 10;
 /// with the whole file, and the same result: the file is never held whole. `None` when the file is not for this
 /// reading, which the caller then reads whole: its header is not a whole line in the first piece, it holds a
 /// quote (it is the csv crate's to read), or it changed while it was read.
-pub fn parse_source(
+pub(crate) fn parse_source(
     source: &dyn Source,
     size: u64,
     warnings: &mut Vec<Warning>,
@@ -651,7 +651,7 @@ pub fn parse_source(
 }
 
 /// [`parse_source`] with chunks and pieces of the given sizes: the fuzz target reads its inputs in tiny ones.
-pub fn parse_source_in(
+pub(crate) fn parse_source_in(
     source: &dyn Source,
     size: u64,
     warnings: &mut Vec<Warning>,
@@ -779,7 +779,7 @@ pub(crate) fn header_too_long(first: &[u8], size: u64) -> Option<FileRejected> {
 }
 
 /// [`parse`] the way `reading` says.
-pub fn parse_as(
+pub(crate) fn parse_as(
     bytes: &[u8],
     warnings: &mut Vec<Warning>,
     reading: Reading,

@@ -9,7 +9,7 @@ use cellscope_model::requests::{Lineage, RequestRow, RowClass};
 use std::collections::HashMap;
 
 /// All rows of a cell: the current ones (master), then the replaced ones (backup), each in file order.
-pub fn read(storage: &dyn Storage, cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
+pub(crate) fn read(storage: &dyn Storage, cell: &CellRows) -> Result<Vec<RequestRow>, RowsError> {
     let mut rows = read_stretch(
         storage,
         &cell.file,

@@ -73,7 +73,7 @@ struct RawManifest {
 
 /// A JSON file that could not be read, with the position serde_json reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JsonProblem {
+pub(crate) struct JsonProblem {
     pub line: u64,
     pub column: u64,
     pub message: String,
@@ -88,7 +88,7 @@ fn json_problem(error: &serde_json::Error) -> JsonProblem {
 }
 
 /// Run statuses a TR164 dispatcher writes (`complete`, and the states before it).
-pub const RUN_STATUSES: [&str; 6] = [
+pub(crate) const RUN_STATUSES: [&str; 6] = [
     "complete",
     "completed",
     "running",
@@ -99,7 +99,7 @@ pub const RUN_STATUSES: [&str; 6] = [
 
 /// Cell statuses a TR164 manifest holds (planned, in_progress, completed, skip-marked; run.py's `group_failed` when
 /// the server never came up).
-pub const CELL_STATUSES: [&str; 5] = [
+pub(crate) const CELL_STATUSES: [&str; 5] = [
     "planned",
     "in_progress",
     "completed",
@@ -109,7 +109,7 @@ pub const CELL_STATUSES: [&str; 5] = [
 
 /// Statuses outside the vocabulary: `(where, status, how many)`, `where` being `run` or `cells`. They are kept
 /// and shown as written; the caller warns, so a typo or a new dispatcher state is never taken in silence.
-pub fn unknown_statuses(manifest: &Manifest) -> Vec<(&'static str, String, usize)> {
+pub(crate) fn unknown_statuses(manifest: &Manifest) -> Vec<(&'static str, String, usize)> {
     let mut unknown = Vec::new();
     if let Some(status) = &manifest.status
         && !RUN_STATUSES.contains(&status.as_str())
@@ -132,7 +132,7 @@ pub fn unknown_statuses(manifest: &Manifest) -> Vec<(&'static str, String, usize
     unknown
 }
 
-pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
+pub(crate) fn parse_manifest(bytes: &[u8]) -> Result<Manifest, JsonProblem> {
     let raw: RawManifest = serde_json::from_slice(bytes).map_err(|error| json_problem(&error))?;
     let cells = raw
         .cells
@@ -177,7 +177,7 @@ struct RawPlan {
     cells: Vec<RawCell>,
 }
 
-pub fn parse_plan(bytes: &[u8]) -> Result<Plan, JsonProblem> {
+pub(crate) fn parse_plan(bytes: &[u8]) -> Result<Plan, JsonProblem> {
     let raw: RawPlan = serde_json::from_slice(bytes).map_err(|error| json_problem(&error))?;
     let mut plan = Plan::default();
     for mut cell in raw.cells {

@@ -81,7 +81,7 @@ fn key_of(record: &csv::ByteRecord, key_positions: &[usize; 7]) -> Option<CellCo
 }
 
 /// Compares `master` and `backup` (whole files) by position over the columns both headers share.
-pub fn diff(master: &[u8], backup: &[u8]) -> Result<SpliceDiff, String> {
+pub(crate) fn diff(master: &[u8], backup: &[u8]) -> Result<SpliceDiff, String> {
     let (master, backup) = (without_bom(master), without_bom(backup));
     let mut master_reader = reader(master);
     let mut backup_reader = reader(backup);

@@ -1,35 +1,15 @@
 //! Shared test support: the demo data set, generated once per test binary into a temporary directory.
 
+pub(crate) use crate::shared::{copy_tree, demo_index, demo_root, mkfifo};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-
-/// The demo data root (default seed, scale 1), generated on first use under cargo's per-target temporary
-/// directory (inside `target/`). A static is never dropped, so each binary instead removes what earlier test
-/// processes that have ended left behind.
-pub(crate) fn demo_root() -> &'static Path {
-    static ROOT: OnceLock<PathBuf> = OnceLock::new();
-    ROOT.get_or_init(|| {
-        let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        remove_stale_demo_dirs(parent);
-        let dir = parent.join(format!("demo-{}", std::process::id()));
-        cellscope_demo::generate(
-            &dir,
-            &cellscope_demo::Options {
-                seed: 164,
-                scale: 1,
-            },
-        )
-        .expect("demo data generates");
-        dir
-    })
-}
 
 /// The nightly demo root (seed 164), generated on first use beside [`demo_root`]'s.
 pub(crate) fn nightly_root() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
         let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        remove_stale_demo_dirs(parent);
+        crate::shared::remove_stale_dirs(parent);
         let dir = parent.join(format!("nightly-{}", std::process::id()));
         cellscope_demo::generate_nightly(&dir, 164).expect("the nightly root generates");
         dir
@@ -42,62 +22,12 @@ pub(crate) fn cellscope_command() -> std::process::Command {
     static CACHE_HOME: OnceLock<PathBuf> = OnceLock::new();
     let home = CACHE_HOME.get_or_init(|| {
         let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        remove_stale_demo_dirs(parent);
+        crate::shared::remove_stale_dirs(parent);
         parent.join(format!("cache-home-{}", std::process::id()))
     });
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cellscope"));
     command.env("XDG_CACHE_HOME", home);
     command
-}
-
-/// Removes `demo-<pid>`, `nightly-<pid>` and `cache-home-<pid>` directories of processes that no longer run.
-fn remove_stale_demo_dirs(parent: &Path) {
-    // Without /proc (not Linux) liveness is unknown: leave everything.
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(pid) = name
-            .strip_prefix("demo-")
-            .or_else(|| name.strip_prefix("nightly-"))
-            .or_else(|| name.strip_prefix("cache-home-"))
-            && pid.parse::<u32>().is_ok()
-            && !Path::new("/proc").join(pid).exists()
-        {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
-/// The index of the demo data (hashes and backup diff included).
-pub(crate) fn demo_index() -> &'static cellscope_index::Index {
-    static INDEX: OnceLock<cellscope_index::Index> = OnceLock::new();
-    INDEX.get_or_init(|| {
-        cellscope_index::build(
-            demo_root(),
-            &cellscope_index::IndexOptions::default(),
-            &cellscope_index::Quiet,
-        )
-        .expect("demo data indexes")
-    })
-}
-
-/// Copies a directory tree (regular files only).
-pub(crate) fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 /// Sends `head` (a request line, optionally with headers, without the blank line) on a fresh loopback connection
@@ -133,15 +63,6 @@ pub(crate) async fn raw_response(
         .and_then(|code| code.parse().ok())
         .unwrap_or(0);
     Ok((status, head, response[split + 4..].to_vec()))
-}
-
-/// A FIFO at `path` (made with the system's `mkfifo`).
-pub(crate) fn mkfifo(path: &Path) {
-    let made = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(made.success(), "mkfifo {}", path.display());
 }
 
 /// Every warning of an audit (the root's and each run's).

@@ -12,7 +12,7 @@ use std::io;
 
 /// Bytes readable at any offset: a file (positioned reads, which threads may share) or bytes in memory (the
 /// tests and the fuzz target, which compare the reading in pieces with the reading of the whole).
-pub trait Source: Sync {
+pub(crate) trait Source: Sync {
     /// Reads into `buffer` from `offset`, as `pread` does: fewer bytes than asked only at the end.
     fn read_at(&self, buffer: &mut [u8], offset: u64) -> io::Result<usize>;
 }

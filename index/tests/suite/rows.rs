@@ -2,10 +2,26 @@
 //! the index counted the line of the cell's first row or the reader counts the lines before it, with a UTF-8
 //! BOM, CRLF endings, blank lines, quoted fields and gzip- or zstd-compressed files.
 
-use cellscope_index::formats::tr164::rows;
 use cellscope_index::storage::LocalDisk;
 use cellscope_index::{self as index, CellRows, IndexOptions, Quiet};
+use std::io::Read as _;
 use std::path::Path;
+
+/// A metrics file's bytes as it is stored, decompressed by its extension (gzip or zstd).
+fn metrics_bytes(path: &Path) -> Vec<u8> {
+    let stored = std::fs::read(path).unwrap();
+    match path.extension().and_then(|extension| extension.to_str()) {
+        Some("gz") => {
+            let mut text = Vec::new();
+            flate2::read::GzDecoder::new(&stored[..])
+                .read_to_end(&mut text)
+                .unwrap();
+            text
+        }
+        Some("zst") => zstd::decode_all(&stored[..]).unwrap(),
+        _ => stored,
+    }
+}
 
 /// Every cell of `root` read both ways; returns how many cells had rows.
 fn both_ways_agree(root: &Path) -> usize {
@@ -24,13 +40,13 @@ fn both_ways_agree(root: &Path) -> usize {
             first_line: None,
             ..cell.clone()
         };
-        let stretch = rows::read(&disk, cell).expect("rows, the line counted by the index");
+        let stretch = index::read_rows(&disk, cell).expect("rows, the line counted by the index");
         let expected =
-            rows::read(&disk, &whole_file).expect("rows, the lines counted by the reader");
+            index::read_rows(&disk, &whole_file).expect("rows, the lines counted by the reader");
         assert_eq!(stretch, expected, "{key}");
         // Each row is the one on its line of the file: same request id and wall time.
         // As the index read it: decompressed when the file is stored compressed.
-        let text = index::formats::tr164::metrics::metrics_bytes(&disk, &cell.file).unwrap();
+        let text = metrics_bytes(&root.join(&cell.file));
         let text = String::from_utf8_lossy(text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text));
         let lines: Vec<&str> = text.split('\n').collect();
         let header: Vec<&str> = lines[0].trim_end_matches('\r').split(',').collect();

@@ -119,8 +119,17 @@ fn copied_runs_are_set_aside_and_the_originals_keep_every_cell() {
         assert!(warning.message.contains(original), "{}", warning.message);
         assert!(warning.message.contains(copy), "{}", warning.message);
     }
-    let report = cellscope::audit::render_text(&cellscope::audit::report(
-        &index,
+    // The audit as `cellscope audit` prints it: the model's report of the index.
+    use cellscope_model::audit::report::{Audited, render_text, report};
+    let audited = Audited {
+        runs: &index.runs,
+        warnings: &index.warnings,
+        cells: &index.cells,
+        exclusions: &index.exclusions,
+    };
+    let report = render_text(&report(
+        index.root.display().to_string(),
+        audited,
         &cellscope_model::Criterion::V1,
     ));
     assert!(

@@ -5,7 +5,9 @@ use cellscope_model::CellSummary;
 use cellscope_model::api::{ErrorBody, IndexBody, Provenance};
 use cellscope_model::requests::{RequestRow, requests_from_ipc};
 use cellscope_model::schema::cells_from_ipc;
+use futures::future::LocalBoxFuture;
 use gloo_net::http::Request;
+use leptos::wasm_split::{SplitLoaderError, wasm_split};
 use serde::de::DeserializeOwned;
 
 /// How long one request may take before it counts as failed.
@@ -141,9 +143,18 @@ pub(crate) async fn index_at(at: Option<&str>) -> Result<IndexBody, String> {
         .map_err(|failure| failure.message)
 }
 
-/// `GET /api/provenance` of snapshot `at` (the current one when `None`).
-pub(crate) async fn provenance_at(at: Option<&str>) -> Result<Provenance, String> {
-    json(&format!("/api/provenance{}", at_query(at, '?')))
+/// `GET /api/provenance` of snapshot `at` (the current one when `None`), decoded by the details' chunk.
+pub(crate) async fn provenance_at(at: Option<String>) -> Result<Provenance, String> {
+    (details()
+        .await
+        .map_err(|error| details_unloaded(&error))?
+        .provenance)(at)
+    .await
+}
+
+/// `GET /api/provenance` of snapshot `at`, decoded.
+async fn provenance_of(at: Option<String>) -> Result<Provenance, String> {
+    json(&format!("/api/provenance{}", at_query(at.as_deref(), '?')))
         .await
         .map_err(|failure| failure.message)
 }
@@ -195,10 +206,48 @@ pub(crate) async fn load(at: Option<String>) -> Result<Dataset, String> {
 }
 
 /// Provenance (skip reasons, refill notes, ledger matches, manifest histories) and the pre-refill cells of
-/// snapshot `at`.
+/// snapshot `at`. Decoding provenance is code of its own chunk, fetched beside these bodies after the first view's
+/// data, so the first screen's download does not carry it.
 pub(crate) async fn load_details(
     at: Option<String>,
 ) -> Result<(Provenance, Vec<CellSummary>), String> {
+    (details()
+        .await
+        .map_err(|error| details_unloaded(&error))?
+        .load)(at)
+    .await
+}
+
+fn details_unloaded(error: &SplitLoaderError) -> String {
+    format!(
+        "cannot load the code that reads provenance ({error}); the server may have a newer version of the app: \
+         reloading the page loads it"
+    )
+}
+
+/// A future of the details' chunk, which the shell awaits without knowing its type.
+type Pending<T> = LocalBoxFuture<'static, Result<T, String>>;
+
+/// Provenance and the pre-refill cells.
+type Loaded = (Provenance, Vec<CellSummary>);
+
+/// The details' chunk: what reads the bodies the first view does not wait for.
+struct Details {
+    load: fn(Option<String>) -> Pending<Loaded>,
+    provenance: fn(Option<String>) -> Pending<Provenance>,
+}
+
+// A split point as in `views.rs`: the macro's `extern` declarations are its only unsafe code.
+#[allow(unsafe_code)] // SAFETY: see `views.rs`.
+#[wasm_split(later_details, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn details() -> Result<Details, SplitLoaderError> {
+    Ok(Details {
+        load: |at| Box::pin(details_of(at)),
+        provenance: |at| Box::pin(provenance_of(at)),
+    })
+}
+
+async fn details_of(at: Option<String>) -> Result<(Provenance, Vec<CellSummary>), String> {
     let provenance_url = format!("/api/provenance{}", at_query(at.as_deref(), '?'));
     let pre_refill_url = format!(
         "/api/cells?{}{}",

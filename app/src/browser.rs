@@ -150,3 +150,30 @@ pub(crate) fn focus(css: &str) {
         let _ = element.focus();
     }
 }
+
+/// Runs `then` with what `load` gives once it is loaded: the code of an action loaded on demand (an export, a
+/// decoder), whose chunk the page fetches the first time the action is asked for. `then` runs under the
+/// component that asked, so it reads the app's context as the handler would have. A failed load is said in an
+/// alert, since the button pressed shows nothing else.
+pub(crate) fn when_loaded<T: 'static>(
+    load: impl std::future::Future<Output = Result<T, leptos::wasm_split::SplitLoaderError>> + 'static,
+    then: impl FnOnce(T) + 'static,
+) {
+    let owner = leptos::prelude::Owner::current();
+    leptos::task::spawn_local(async move {
+        match load.await {
+            Ok(loaded) => match owner {
+                Some(owner) => owner.with(|| then(loaded)),
+                None => then(loaded),
+            },
+            Err(error) => {
+                if let Some(window) = window() {
+                    let _ = window.alert_with_message(&format!(
+                        "Cannot load the code of this action: {error}. The server may have a newer version of \
+                         the app: reloading the page loads it."
+                    ));
+                }
+            }
+        }
+    });
+}

@@ -254,7 +254,7 @@ impl Ctx {
                         && index.complete
                     {
                         // The provenance too: the statuses of the rows a refill replaced come from that stage.
-                        let provenance = api::provenance_at(shown.as_deref()).await.ok();
+                        let provenance = api::provenance_at(shown.clone()).await.ok();
                         ctx.data.update(|data| {
                             if let Some(data) =
                                 data.as_mut().filter(|data| data.snapshot == snapshot)

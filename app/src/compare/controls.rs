@@ -1,5 +1,5 @@
 //! Compare's controls: the dimension compared and its two sides, the groups, the metric, α, and the exports of
-//! the table and the forest plot.
+//! the table and the forest plot, whose code is a chunk loaded the first time an export is asked for.
 
 use super::{Compare, available_width};
 use crate::browser;
@@ -11,6 +11,7 @@ use cellscope_model::compare::{COMPARABLE, CONTRASTABLE, spec_of_view};
 use cellscope_model::export::{describe_view, file_name};
 use cellscope_model::view_state::ViewState;
 use leptos::prelude::*;
+use leptos::wasm_split::{SplitLoaderError, wasm_split};
 use plotters::prelude::*;
 
 pub(super) fn controls(compare: Compare) -> impl IntoView {
@@ -63,11 +64,11 @@ pub(super) fn controls(compare: Compare) -> impl IntoView {
             </label>
             {slice_count()}
             <span class="exports">
-                <button id="export-compare-csv" title="The table, with the view in comment lines" on:click=move |_| compare.export_csv()
+                <button id="export-compare-csv" title="The table, with the view in comment lines" on:click=move |_| compare.export(Export::TableCsv)
                     disabled=move || comparison.with(Result::is_err)>"table CSV"</button>
-                <button id="export-png" title="The forest plot with the view and legend" on:click=move |_| compare.export_image(false)
+                <button id="export-png" title="The forest plot with the view and legend" on:click=move |_| compare.export(Export::Png)
                     disabled=move || comparison.with(Result::is_err)>"PNG"</button>
-                <button id="export-svg" title="The forest plot with the view and legend" on:click=move |_| compare.export_image(true)
+                <button id="export-svg" title="The forest plot with the view and legend" on:click=move |_| compare.export(Export::Svg)
                     disabled=move || comparison.with(Result::is_err)>"SVG"</button>
             </span>
         </section>
@@ -148,6 +149,32 @@ fn per_choice(compare: Compare) -> impl IntoView {
             </select>
         </label>
     }
+}
+
+/// What an export button asks for.
+#[derive(Clone, Copy)]
+enum Export {
+    TableCsv,
+    Png,
+    Svg,
+}
+
+impl Compare {
+    /// Makes `export`, once the exports' chunk is loaded.
+    fn export(self, export: Export) {
+        browser::when_loaded(exports(), move |run| run(self, export));
+    }
+}
+
+// A split point as in `views.rs`: the macro's `extern` declarations are its only unsafe code.
+#[allow(unsafe_code)] // SAFETY: see `views.rs`.
+#[wasm_split(later_compare_export, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn exports() -> Result<fn(Compare, Export), SplitLoaderError> {
+    Ok(|compare, export| match export {
+        Export::TableCsv => compare.export_csv(),
+        Export::Png => compare.export_image(false),
+        Export::Svg => compare.export_image(true),
+    })
 }
 
 // Exports: the forest plot with the view in words and the legend above it, and the table as CSV.

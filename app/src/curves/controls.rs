@@ -2,6 +2,7 @@
 //! pooling and band, and the exports.
 
 use super::Curves;
+use super::export::Export;
 use crate::controls::{
     aggregation_control, compare_these_button, criterion_controls, export_slice_csv, slice_count,
 };
@@ -53,10 +54,10 @@ pub(super) fn controls(curves: Curves) -> impl IntoView {
             {slice_count()}
             {compare_these_button()}
             <span class="exports">
-                <button id="export-series-csv" title="The plotted series, with the view in comment lines" on:click=move |_| curves.export_series()>"series CSV"</button>
+                <button id="export-series-csv" title="The plotted series, with the view in comment lines" on:click=move |_| curves.export(Export::SeriesCsv)>"series CSV"</button>
                 <button id="export-csv" title="Every cell of the slice" on:click=move |_| export_slice_csv()>"cells CSV"</button>
-                <button id="export-png" on:click=move |_| curves.export_png()>"PNG"</button>
-                <button id="export-svg" on:click=move |_| curves.export_svg()>"SVG"</button>
+                <button id="export-png" on:click=move |_| curves.export(Export::Png)>"PNG"</button>
+                <button id="export-svg" on:click=move |_| curves.export(Export::Svg)>"SVG"</button>
             </span>
         </section>
     }

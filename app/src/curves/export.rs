@@ -1,5 +1,6 @@
 //! The curves' exports: the plotted series as CSV and the chart as PNG or SVG, each carrying the view in words
-//! with the link that reopens it pinned to its snapshot (the images with the legend too).
+//! with the link that reopens it pinned to its snapshot (the images with the legend too). Their code is a chunk
+//! of its own, loaded the first time an export is asked for, so the view's first download does not carry it.
 
 use super::{Curves, chart_warnings, draw_on};
 use crate::browser;
@@ -7,7 +8,34 @@ use cellscope_draw::chart::{ExportFrame, curves_height, export_header_height};
 use cellscope_model::explore::{Facet, marks_note};
 use cellscope_model::export::{describe_view, file_name, series_csv};
 use leptos::prelude::*;
+use leptos::wasm_split::{SplitLoaderError, wasm_split};
 use plotters::prelude::*;
+
+/// What an export button asks for.
+#[derive(Clone, Copy)]
+pub(super) enum Export {
+    SeriesCsv,
+    Png,
+    Svg,
+}
+
+impl Curves {
+    /// Makes `export`, once the exports' chunk is loaded.
+    pub(super) fn export(self, export: Export) {
+        browser::when_loaded(exports(), move |run| run(self, export));
+    }
+}
+
+// A split point as in `views.rs`: the macro's `extern` declarations are its only unsafe code.
+#[allow(unsafe_code)] // SAFETY: see `views.rs`.
+#[wasm_split(later_curves_export, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn exports() -> Result<fn(Curves, Export), SplitLoaderError> {
+    Ok(|curves, export| match export {
+        Export::SeriesCsv => curves.export_series(),
+        Export::Png => curves.export_png(),
+        Export::Svg => curves.export_svg(),
+    })
+}
 
 impl Curves {
     /// What an export carries: the view in words, with the link that reopens it pinned to its snapshot.
@@ -26,7 +54,7 @@ impl Curves {
             .with_untracked(|state| file_name(state, metric, extension))
     }
 
-    pub(super) fn export_series(self) {
+    fn export_series(self) {
         let metric = self.chart_metric.get_untracked();
         let csv = self.facets.with_untracked(|facets| {
             self.ctx
@@ -59,7 +87,7 @@ impl Curves {
         lines
     }
 
-    pub(super) fn export_png(self) {
+    fn export_png(self) {
         let lines = self.image_lines();
         let frame = ExportFrame { lines: &lines };
         let url = self.facets.with_untracked(|facets| {
@@ -73,7 +101,7 @@ impl Curves {
         }
     }
 
-    pub(super) fn export_svg(self) {
+    fn export_svg(self) {
         let lines = self.image_lines();
         let frame = ExportFrame { lines: &lines };
         let mut svg = String::new();

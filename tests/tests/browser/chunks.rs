@@ -1,5 +1,6 @@
-//! The app in pieces: a page downloads the shell and the chunks of the view it shows, and another view's chunk
-//! only when that view is first shown, read from the page's own resource timing.
+//! The app in pieces: a page downloads the shell and the chunks of the view it shows, another view's chunk only
+//! when that view is first shown, and the code of provenance and of the exports after the first screen, read from
+//! the page's own resource timing.
 
 use cellscope_e2e::Harness;
 
@@ -100,5 +101,34 @@ async fn a_view_whose_chunk_fails_to_load_says_so_and_loads_it_on_retry() -> any
     page.until("document.querySelectorAll('#compare-table tbody tr').length === 5")
         .await?;
     assert_eq!(page.count("#view-error").await?, 0);
+    page.close().await
+}
+
+/// The split points loaded after the first screen (`split_later_<name>-<hash>.wasm`) the page has fetched, in the
+/// order fetched.
+const LATER_FETCHED: &str = "performance.getEntriesByType('resource') \
+    .map((entry) => new URL(entry.name).pathname.match(/^\\/split_later_([a-z_]+)-[0-9a-f]{16}\\.wasm$/)) \
+    .filter(Boolean).map((match) => match[1])";
+
+#[tokio::test]
+async fn reading_provenance_and_the_exports_load_after_the_first_screen() -> anyhow::Result<()> {
+    let page = Harness::start("chunks-later").await?;
+    page.open("/?view=compare&a=vllm&b=sglang").await?;
+    page.until("document.querySelectorAll('#compare-table tbody tr').length === 5")
+        .await?;
+    // Provenance follows the first view's data, with the code that reads it; no export is loaded unasked.
+    page.until(&format!("{LATER_FETCHED}.includes('details')"))
+        .await?;
+    let later: Vec<String> = page.eval(LATER_FETCHED).await?;
+    assert_eq!(later, ["details"]);
+    // The first export fetches the exports' chunk, and the next one nothing more.
+    page.capture_downloads().await?;
+    page.click("#export-svg").await?;
+    page.until("window.__blobs.length === 1").await?;
+    page.click("#export-png").await?;
+    page.until("window.__names.length === 2").await?;
+    let later: Vec<String> = page.eval(LATER_FETCHED).await?;
+    assert_eq!(later, ["details", "compare_export"]);
+    page.assert_no_console_errors().await?;
     page.close().await
 }

@@ -175,7 +175,9 @@ async fn the_exports_carry_both_axes_and_the_frontier(
 ) -> anyhow::Result<()> {
     // The exports carry both axes and the frontier.
     page.capture_downloads().await?;
+    // The exports' code loads on the first press, so each file arrives a moment after its click.
     page.click("#export-series-csv").await?;
+    page.until("window.__blobs.length === 1").await?;
     let csv: String = page.eval_async("window.__blobs[0].text()").await?;
     assert!(
         csv.contains("# cellscope curves: output tok/s vs p95 time to first token"),
@@ -197,6 +199,7 @@ async fn the_exports_carry_both_axes_and_the_frontier(
     let frontier_rows = csv.lines().filter(|line| line.ends_with(",true")).count();
     assert_eq!(frontier_rows, on_frontier);
     page.click("#export-svg").await?;
+    page.until("window.__blobs.length === 2").await?;
     let svg: String = page.eval_async("window.__blobs[1].text()").await?;
     assert!(
         svg.contains("frontier: each series"),

@@ -110,6 +110,16 @@ async fn a_bundle_opens_from_disk_with_the_server_stopped() -> anyhow::Result<()
         address.starts_with("file://") && address.contains("view=curves"),
         "{address}"
     );
+    // Its exports work with no server: their code is a chunk the copy carries inline, loaded on the first press.
+    page.capture_downloads().await?;
+    page.click("#export-svg").await?;
+    page.until("window.__blobs.length === 1").await?;
+    let svg: String = page.eval_async("window.__blobs[0].text()").await?;
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert!(
+        svg.contains("cellscope curves"),
+        "the SVG describes its view"
+    );
 
     // Every cell is in the copy, with its provenance: the audit of all runs.
     page.open_url(&format!("{url}?view=audit")).await?;

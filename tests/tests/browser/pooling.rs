@@ -124,7 +124,9 @@ async fn a_pooled_point_says_what_it_pools_and_its_band_can_span_reps_only() -> 
     assert!(hover.contains("over the cells"), "{hover}");
 
     page.capture_downloads().await?;
+    // The exports' code loads on the first press, so each file arrives a moment after its click.
     page.click("#export-series-csv").await?;
+    page.until("window.__blobs.length === 1").await?;
     let cells_csv: String = page.eval_async("window.__blobs[0].text()").await?;
     let (cells_min, cells_max) = band_at_2(&cells_csv)?;
 
@@ -136,6 +138,7 @@ async fn a_pooled_point_says_what_it_pools_and_its_band_can_span_reps_only() -> 
     let hover = hover_point(&page, 18).await?;
     assert!(hover.contains("over reps"), "{hover}");
     page.click("#export-series-csv").await?;
+    page.until("window.__blobs.length === 2").await?;
     let reps_csv: String = page.eval_async("window.__blobs[1].text()").await?;
     let (reps_min, reps_max) = band_at_2(&reps_csv)?;
     // The spread of three rep values pooled over six series is narrower than the spread of the 18 cells.
@@ -182,10 +185,12 @@ async fn a_pooled_point_says_what_it_pools_and_its_band_can_span_reps_only() -> 
     assert_ne!(names[0], names[1]);
     // The image exports carry the same description and the legend.
     page.click("#export-svg").await?;
+    page.until("window.__blobs.length === 3").await?;
     let svg: String = page.eval_async("window.__blobs[2].text()").await?;
     assert!(svg.contains("link: http://"), "the SVG names its link");
     assert!(svg.contains("filters: backend = pytorch_direct; workload = long_decode"));
     page.click("#export-png").await?;
+    page.until("window.__names.length === 4").await?;
     let names: Vec<String> = page.eval("window.__names").await?;
     assert!(
         names[3].ends_with(".png") && names[3].starts_with(&prefix),

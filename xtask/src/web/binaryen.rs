@@ -67,22 +67,78 @@ pub(super) fn wasm_opt() -> anyhow::Result<PathBuf> {
     Ok(script)
 }
 
-/// Optimises every module of `modules` for size in place, two at a time (wasm-opt runs on one core).
+/// The features of [`FLAGS`] by their names in binaryen's JS API, for [`RUNNER`].
+const FEATURES: &str = "BulkMemory,BulkMemoryOpt,CallIndirectOverlong,Multivalue,MutableGlobals,NontrappingFPToInt,ReferenceTypes,SignExt";
+
+/// A module up to this size goes through [`RUNNER`]; a larger one through the `wasm-opt` script as before, whose
+/// start-up is small beside its optimisation.
+const RUNNER_MAX_BYTES: u64 = 64 * 1024;
+
+/// `wasm-opt -Oz` with [`FLAGS`] over many modules in one Node.js process, through binaryen's JS API: the
+/// `wasm-opt` script reads and compiles all of binaryen at every start, which took longer than optimising a small
+/// chunk, and the split app has dozens of them.
+const RUNNER: &str = r#"// Written by `cargo xtask build-web` (xtask/src/web/binaryen.rs): wasm-opt -Oz over every module named.
+import binaryen from 'binaryen';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+
+const [features, ...paths] = process.argv.slice(2);
+let enabled = 0;
+for (const name of features.split(',')) {
+  if (binaryen.Features[name] === undefined) throw new Error(`binaryen has no feature ${name}`);
+  enabled |= binaryen.Features[name];
+}
+binaryen.setOptimizeLevel(2);
+binaryen.setShrinkLevel(2);
+binaryen.setDebugInfo(false);
+for (const path of paths) {
+  const module = binaryen.readBinary(readFileSync(path));
+  module.setFeatures(enabled);
+  if (!module.validate()) throw new Error(`${path}: binaryen finds the module invalid`);
+  module.optimize();
+  module.runPasses(['strip-debug', 'strip-producers']);
+  writeFileSync(`${path}.opt`, module.emitBinary());
+  module.dispose();
+  renameSync(`${path}.opt`, path);
+}
+"#;
+
+/// How this module optimises, for the cache key of `web.rs`: the version, the flags and the runner.
+pub(super) fn recipe() -> String {
+    format!(
+        "{VERSION} {} runner {} up to {RUNNER_MAX_BYTES} bytes",
+        FLAGS.join(" "),
+        super::hash16(RUNNER.as_bytes())
+    )
+}
+
+/// Optimises every module of `modules` for size in place, two lanes at a time (wasm-opt runs on one core): the
+/// large ones one `wasm-opt` each, the small ones in one [`RUNNER`] process per lane.
 pub(super) fn optimize_all(modules: &[PathBuf]) -> anyhow::Result<()> {
     let script = wasm_opt()?;
+    let runner = tools_dir().join("wasm-opt-many.mjs");
+    if std::fs::read_to_string(&runner).ok().as_deref() != Some(RUNNER) {
+        std::fs::write(&runner, RUNNER).with_context(|| format!("writing {}", runner.display()))?;
+    }
+    let size = |module: &PathBuf| std::fs::metadata(module).map_or(0, |meta| meta.len());
+    let (mut large, small): (Vec<&PathBuf>, Vec<&PathBuf>) = modules
+        .iter()
+        .partition(|module| size(module) > RUNNER_MAX_BYTES);
     // The largest first, so the other lane takes the small ones meanwhile.
-    let mut queue: Vec<&PathBuf> = modules.iter().collect();
-    queue.sort_by_key(|module| {
-        std::cmp::Reverse(std::fs::metadata(module).map_or(0, |meta| meta.len()))
-    });
-    let queue = std::sync::Mutex::new(queue.into_iter());
+    large.sort_by_key(|module| std::cmp::Reverse(size(module)));
+    let mut jobs: Vec<Job> = large.into_iter().map(Job::One).collect();
+    let halves = small.len().div_ceil(2).max(1);
+    jobs.extend(small.chunks(halves).map(|half| Job::Many(half.to_vec())));
+    let queue = std::sync::Mutex::new(jobs.into_iter());
     let next = || queue.lock().ok().and_then(|mut queue| queue.next());
     std::thread::scope(|scope| {
         let lanes: Vec<_> = (0..2)
             .map(|_| {
                 scope.spawn(|| -> anyhow::Result<()> {
-                    while let Some(module) = next() {
-                        optimize(&script, module)?;
+                    while let Some(job) = next() {
+                        match job {
+                            Job::One(module) => optimize(&script, module)?,
+                            Job::Many(modules) => optimize_many(&runner, &modules)?,
+                        }
                     }
                     Ok(())
                 })
@@ -93,6 +149,24 @@ pub(super) fn optimize_all(modules: &[PathBuf]) -> anyhow::Result<()> {
                 .map_err(|_| anyhow::anyhow!("a wasm-opt lane panicked"))?
         })
     })
+}
+
+/// What one lane runs at a time.
+enum Job<'a> {
+    One(&'a PathBuf),
+    Many(Vec<&'a PathBuf>),
+}
+
+/// Optimises `modules` for size in place in one [`RUNNER`] process.
+fn optimize_many(runner: &Path, modules: &[&PathBuf]) -> anyhow::Result<()> {
+    let runner = runner.to_string_lossy();
+    let paths: Vec<String> = modules
+        .iter()
+        .map(|module| module.to_string_lossy().into_owned())
+        .collect();
+    let mut args = vec![runner.as_ref(), FEATURES];
+    args.extend(paths.iter().map(String::as_str));
+    process::run("node", &args).context("wasm-opt through binaryen's JS API")
 }
 
 /// Optimises `wasm` for size in place.

@@ -21,6 +21,10 @@ pub(super) const CHUNKS_DIR: &str = "chunks";
 /// The splitter's version (as pinned in xtask/Cargo.toml), part of a cache entry's recipe.
 pub(super) const VERSION: &str = "0.2.4";
 
+/// The prefix of a split point that is no view: code the page loads after its first screen, when an action asks for
+/// it (an export) or once the first view's data is in (what reads provenance). It counts in no first screen.
+pub(crate) const LATER: &str = "later_";
+
 /// Which chunk files each split point needs, in the order they load (JSON: name → file stems).
 pub(super) const MANIFEST: &str = "chunks.json";
 

@@ -5,18 +5,17 @@
 
 pub mod changepoint;
 mod choice;
+mod point;
 mod query;
 mod regression;
 pub mod report;
 mod series;
 
 pub use choice::{Band, HistoryChoice};
+pub use point::{EnvironmentChange, HistoryChangePoint, HistoryPoint, TimeSource};
 pub use query::{DEFAULT_METRIC, HistoryQuery};
 pub use regression::Regression;
-pub use series::{
-    EnvironmentChange, HistoryChangePoint, HistoryKey, HistoryPoint, HistorySeries, TimeSource,
-    histories, run_time,
-};
+pub use series::{HistoryKey, HistorySeries, histories, run_time};
 
 use serde::{Deserialize, Serialize};
 
@@ -40,7 +39,7 @@ impl HistoryBody {
             .iter()
             .filter(|series| series.regressed || recent_worse(series, self.choice.k).is_some())
             .collect();
-        listed.sort_by(|a, b| {
+        crate::order::sort_stable_by(&mut listed, |a, b| {
             size(b, self.choice.k)
                 .total_cmp(&size(a, self.choice.k))
                 .then(a.key.cmp(&b.key))

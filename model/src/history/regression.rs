@@ -3,7 +3,7 @@
 
 use super::changepoint::Shift;
 use super::choice::HistoryChoice;
-use super::series::{HistoryChangePoint, HistoryPoint};
+use super::point::{HistoryChangePoint, HistoryPoint};
 use crate::stat::Better;
 use serde::{Deserialize, Serialize};
 

@@ -1,8 +1,9 @@
 //! One configuration × workload × load across runs: its points in run-time order (reps as a band), the change
 //! points of the per-run means, what else changed between consecutive runs, and whether it regressed.
 
-use super::changepoint::{ChangePoint, Shift};
+use super::changepoint::ChangePoint;
 use super::choice::HistoryChoice;
+use super::point::{EnvironmentChange, HistoryChangePoint, HistoryPoint, TimeSource};
 use super::regression::{Regression, regression};
 use crate::config::Config;
 use crate::facts::{EnvironmentField, RunFacts, RunStartSource};
@@ -136,18 +137,6 @@ impl TryFrom<BTreeMap<String, String>> for HistoryKey {
     }
 }
 
-/// How a run's time is known.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TimeSource {
-    /// A time the run's files record.
-    Recorded,
-    /// The `YYYYMMDD_HHMMSS` its id starts with.
-    RunId,
-    /// A file's modification time: the run ended no later than that.
-    FileModified,
-}
-
 /// When a run started, RFC 3339 in UTC, and how that is known, as the index read it (the time its files record,
 /// else its id's, else a file's modification time); for a run the index does not list, its id's; `None` when
 /// nothing says.
@@ -162,79 +151,6 @@ pub fn run_time(run_id: &str, runs: &[RunFacts]) -> Option<(String, TimeSource)>
         RunStartSource::FileModified { .. } => TimeSource::FileModified,
     };
     Some((started.at.clone(), source))
-}
-
-/// One environment field that differs from the run before in the History.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EnvironmentChange {
-    /// The field.
-    pub field: EnvironmentField,
-    /// Its value in the run before (`None`: not stated).
-    pub before: Option<String>,
-    /// Its value in this run.
-    pub after: Option<String>,
-}
-
-impl EnvironmentChange {
-    /// `driver 575.57 → 580.65`.
-    pub fn describe(&self) -> String {
-        format!(
-            "{} {} → {}",
-            self.field.label(),
-            self.before.as_deref().unwrap_or("—"),
-            self.after.as_deref().unwrap_or("—")
-        )
-    }
-}
-
-/// One run of a History.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HistoryPoint {
-    /// The run.
-    pub run: String,
-    /// When it started (RFC 3339, UTC).
-    pub time: Option<String>,
-    /// How that is known.
-    pub time_source: Option<TimeSource>,
-    /// The mean over the run's reps that have a value and are not excluded from every aggregate; `None` when none
-    /// has.
-    pub value: Option<f64>,
-    /// The lowest rep's value (the band's lower edge).
-    pub low: Option<f64>,
-    /// The highest rep's value.
-    pub high: Option<f64>,
-    /// How many reps the value is the mean of.
-    pub reps: usize,
-    /// The run's first cell of this History, to link to.
-    pub cell: CellKey,
-    /// Every rep of this run is excluded by the ledger, so the run counts as missing.
-    pub excluded: bool,
-    /// What differs from the run before in the History: the confounders of this step.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub changed: Vec<EnvironmentChange>,
-}
-
-/// A change point of a History, named by its run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HistoryChangePoint {
-    /// The first run after the change.
-    pub run: String,
-    /// That run's time.
-    pub time: Option<String>,
-    /// Its position among the History's points.
-    pub index: usize,
-    /// The two-sided p-value of the t-test of the two pieces.
-    pub p_value: f64,
-    /// The mean of the piece before.
-    pub mean_before: f64,
-    /// The mean of the piece from the change on.
-    pub mean_after: f64,
-    /// mean after / mean before − 1.
-    pub relative_change: Option<f64>,
-    /// Worse or better by the metric's sense; `None` when the means are equal.
-    pub direction: Option<Shift>,
-    /// "worse by 25.0% since run r21 (p = 3.2e-7; mean 812 ms → 1,015 ms)".
-    pub sentence: String,
 }
 
 /// One configuration × workload × load across runs.
@@ -292,7 +208,9 @@ fn series(
         .map(|(run, reps)| point(run, reps, runs, metric))
         .filter(|point| kept_since(point, choice.since.as_deref()))
         .collect();
-    points.sort_by(|a, b| (&a.time, &a.run).cmp(&(&b.time, &b.run)));
+    crate::order::sort_stable_by(&mut points, |a, b| {
+        (&a.time, &a.run).cmp(&(&b.time, &b.run))
+    });
     mark_changes(&mut points, runs);
     let values: Vec<Option<f64>> = points.iter().map(|point| point.value).collect();
     let change_points: Vec<HistoryChangePoint> = choice

@@ -4,6 +4,7 @@
 use super::*;
 use crate::exclusions::ExclusionScope;
 use crate::facts::{Census, FileDigest, RunRole, RunStart};
+use crate::history::changepoint::Shift;
 use crate::history::{Band, HistoryBody, Regression};
 use crate::stat::Stat;
 use crate::status::CellStatus;

@@ -55,6 +55,17 @@ pub fn describe_view(
                 choice.alpha
             ));
         }
+        View::History => {
+            let choice = &state.history;
+            layout.push_str(&format!(
+                ", change points by E-divisive means (window {}, p ≤ {}), regressed against the last {} runs \
+                 within {}",
+                choice.window, choice.max_pvalue, choice.k, choice.band
+            ));
+            if let Some(since) = &choice.since {
+                layout.push_str(&format!(", runs since {since}"));
+            }
+        }
         View::Inspector | View::Audit => {}
     }
     let included = included_line(state);
@@ -148,6 +159,52 @@ pub fn cells_csv(cells: &[crate::summary::CellSummary], state: &ViewState, link:
         out.push('\n');
     }
     out.push_str(&crate::schema::cells_to_csv(cells));
+    out
+}
+
+/// A History's table as CSV under `#` lines: the History's configuration × workload × load, the view in words
+/// (`lines`, from [`describe_view`]: metric, method parameters, snapshot, link), then per run its start and how
+/// that is known, value, reps and their range, what changed from the run before and the change point it starts.
+pub fn history_csv(series: &crate::history::HistorySeries, lines: &[String]) -> String {
+    let mut out = format!("# history: {}\n", series.label);
+    for line in lines {
+        out.push_str("# ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str("run,started,time_source,value,reps,low,high,changed,change_point\n");
+    let number = |value: Option<f64>| value.map_or(String::new(), |value| value.to_string());
+    for (index, point) in series.points.iter().enumerate() {
+        let changed: Vec<String> = point
+            .changed
+            .iter()
+            .map(|change| change.describe())
+            .collect();
+        let change = series
+            .change_points
+            .iter()
+            .find(|change| change.index == index)
+            .map_or(String::new(), |change| change.sentence.clone());
+        let source = point.time_source.map_or("", |source| source.name());
+        let fields = [
+            point.run.clone(),
+            point.time.clone().unwrap_or_default(),
+            source.to_string(),
+            number(point.value),
+            point.reps.to_string(),
+            number(point.low),
+            number(point.high),
+            changed.join("; "),
+            change,
+        ];
+        for (position, field) in fields.iter().enumerate() {
+            if position > 0 {
+                out.push(',');
+            }
+            csv_field(&mut out, field);
+        }
+        out.push('\n');
+    }
     out
 }
 

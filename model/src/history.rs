@@ -40,7 +40,7 @@ impl HistoryBody {
             .iter()
             .filter(|series| series.regressed || recent_worse(series, self.choice.k).is_some())
             .collect();
-        listed.sort_by(|a, b| {
+        crate::order::sort_stable_by(&mut listed, |a, b| {
             size(b, self.choice.k)
                 .total_cmp(&size(a, self.choice.k))
                 .then(a.key.cmp(&b.key))

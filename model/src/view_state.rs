@@ -32,16 +32,19 @@ pub enum View {
     Inspector,
     /// Every cell's status and reason, and the runs' audit.
     Audit,
+    /// One configuration × workload × load across runs, its change points and regression flag.
+    History,
 }
 
 impl View {
     /// Every tab, in the order they are shown.
-    pub const ALL: [View; 5] = [
+    pub const ALL: [View; 6] = [
         View::Matrix,
         View::Curves,
         View::Compare,
         View::Inspector,
         View::Audit,
+        View::History,
     ];
     /// The name `view=` takes.
     pub fn name(self) -> &'static str {
@@ -51,6 +54,7 @@ impl View {
             View::Compare => "compare",
             View::Inspector => "inspector",
             View::Audit => "audit",
+            View::History => "history",
         }
     }
     /// The tab's label.
@@ -61,6 +65,7 @@ impl View {
             View::Compare => "Compare",
             View::Inspector => "Inspector",
             View::Audit => "Audit",
+            View::History => "History",
         }
     }
     /// The view a name names.

@@ -148,6 +148,28 @@ pub enum TimeSource {
     FileModified,
 }
 
+impl TimeSource {
+    /// `recorded`, `run_id` or `file_modified`, as the API writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeSource::Recorded => "recorded",
+            TimeSource::RunId => "run_id",
+            TimeSource::FileModified => "file_modified",
+        }
+    }
+
+    /// What the table says beside a start time not recorded by the run's files.
+    pub fn note(self) -> Option<&'static str> {
+        match self {
+            TimeSource::Recorded => None,
+            TimeSource::RunId => Some("from the run's id"),
+            TimeSource::FileModified => {
+                Some("from a file's modification time (the run ended by then)")
+            }
+        }
+    }
+}
+
 /// When a run started, RFC 3339 in UTC, and how that is known, as the index read it (the time its files record,
 /// else its id's, else a file's modification time); for a run the index does not list, its id's; `None` when
 /// nothing says.
@@ -292,7 +314,9 @@ fn series(
         .map(|(run, reps)| point(run, reps, runs, metric))
         .filter(|point| kept_since(point, choice.since.as_deref()))
         .collect();
-    points.sort_by(|a, b| (&a.time, &a.run).cmp(&(&b.time, &b.run)));
+    crate::order::sort_stable_by(&mut points, |a, b| {
+        (&a.time, &a.run).cmp(&(&b.time, &b.run))
+    });
     mark_changes(&mut points, runs);
     let values: Vec<Option<f64>> = points.iter().map(|point| point.value).collect();
     let change_points: Vec<HistoryChangePoint> = choice

@@ -660,6 +660,18 @@ const FIELDS: &[Field<ViewState>] = &[
 ];
 
 impl ViewState {
+    /// The History of `cell`'s configuration × workload × load, on the view's metric when it has a value per
+    /// cell, else on the History's default metric; every other choice kept.
+    pub fn history_of(&self, cell: &CellKey) -> ViewState {
+        let mut next = self.clone();
+        next.view = View::History;
+        next.cell = Some(cell.clone());
+        if !next.metric.per_cell() {
+            next.metric = crate::history::DEFAULT_METRIC;
+        }
+        next
+    }
+
     /// The relative URL of the state, `?` and its query: what a link to it carries (so middle-click and "copy
     /// link address" work on every link of the app).
     pub fn href(&self) -> String {

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 /// Room around the plot: left for the value ticks, bottom for the run ticks and environment marks.
 const LEFT: f64 = 78.0;
-const RIGHT: f64 = 24.0;
+const RIGHT: f64 = 40.0;
 const TOP: f64 = 34.0;
 const BOTTOM: f64 = 78.0;
 
@@ -254,5 +254,101 @@ fn points(
             escape_html(&hover),
             frame.y(value)
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cellscope_model::facts::EnvironmentField;
+    use cellscope_model::history::{
+        EnvironmentChange, HistoryChangePoint, HistoryKey, HistoryPoint,
+    };
+    use cellscope_model::metric::Metric;
+    use cellscope_model::stat::Stat;
+
+    fn cell(run: &str) -> CellKey {
+        format!("{run}/nightly/scaling/vllm/llama3.1-8b/short_decode/n=1/rep=0")
+            .parse()
+            .unwrap()
+    }
+
+    fn point(run: &str, value: f64, changed: Vec<EnvironmentChange>) -> HistoryPoint {
+        HistoryPoint {
+            run: run.to_string(),
+            time: None,
+            time_source: None,
+            value: Some(value),
+            low: Some(value - 10.0),
+            high: Some(value + 10.0),
+            reps: 2,
+            cell: cell(run),
+            excluded: false,
+            changed,
+        }
+    }
+
+    /// Three runs at 100, 100 and 125 ms, the third a change point worse by 25% and the second after a driver
+    /// change: the figures are written by hand, not by the model's method.
+    fn series() -> HistorySeries {
+        let driver = EnvironmentChange {
+            field: EnvironmentField::Driver,
+            before: Some("570.133.20".into()),
+            after: Some("575.57.08".into()),
+        };
+        HistorySeries {
+            key: HistoryKey::of(&cell("r1")),
+            label: "vllm · llama3.1-8b · short_decode · N=1".into(),
+            metric: Metric::Stat(Stat::P50TtftMs),
+            points: vec![
+                point("r1", 100.0, Vec::new()),
+                point("r2", 100.0, vec![driver]),
+                point("r3", 125.0, Vec::new()),
+            ],
+            change_points: vec![HistoryChangePoint {
+                run: "r3".into(),
+                time: None,
+                index: 2,
+                p_value: 1e-9,
+                mean_before: 100.0,
+                mean_after: 125.0,
+                relative_change: Some(0.25),
+                direction: Some(Shift::Regression),
+                sentence: "worse by 25.0% since run r3".into(),
+            }],
+            regressed: true,
+            regression: None,
+        }
+    }
+
+    #[test]
+    fn a_history_draws_its_change_point_environment_change_and_a_link_per_run() {
+        let svg = history_svg(&series(), 600.0, 300.0, "p50 TTFT <of> a History", |key| {
+            format!("?view=inspector&run={}", key.run_id)
+        })
+        .unwrap();
+        assert_eq!(svg.matches("class=\"change-point\"").count(), 1);
+        assert!(svg.contains("data-run=\"r3\"><title>worse by 25.0% since run r3</title>"));
+        assert!(svg.contains(">worse +25.0%</text>"));
+        assert_eq!(svg.matches("class=\"history-point\"").count(), 3);
+        assert!(svg.contains("href=\"?view=inspector&amp;run=r2\""));
+        assert_eq!(svg.matches("class=\"environment-change\"").count(), 1);
+        assert!(svg.contains("<title>driver 570.133.20 → 575.57.08</title>"));
+        // Two steps: 100 over r1–r2 and 125 at r3; the title is escaped.
+        assert_eq!(svg.matches("class=\"step\"").count(), 2);
+        assert!(svg.contains("p50 TTFT &lt;of&gt; a History"));
+        assert!(svg.contains("runs in order (some start times unknown)"));
+    }
+
+    #[test]
+    fn the_steps_sit_at_the_means_before_and_after() {
+        // Values 90–135 padded by a twentieth of 45: the frame spans 87.75–137.25 over 300 − 34 − 78 = 188 px.
+        let svg = history_svg(&series(), 600.0, 300.0, "t", |_| String::new()).unwrap();
+        let y = |value: f64| 34.0 + 188.0 * (1.0 - (value - 87.75) / 49.5);
+        for mean in [100.0, 125.0] {
+            let at = format!("y1=\"{:.1}\"", y(mean));
+            assert!(svg.contains(&format!("class=\"step\" x1=")), "{svg}");
+            assert!(svg.contains(&at), "{at} in {svg}");
+        }
     }
 }

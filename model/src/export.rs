@@ -891,4 +891,61 @@ mod tests {
         b.select_only(Dimension::Backend, "vllm");
         assert_ne!(name, file_name(&b, Metric::Stat(Stat::Efficiency), "png"));
     }
+    #[test]
+    fn a_history_csv_has_its_context_lines_and_one_row_per_run_with_its_change_point() {
+        use crate::history::{
+            HistoryChangePoint, HistoryKey, HistoryPoint, HistorySeries, TimeSource,
+        };
+        let cell = |run: &str| -> crate::key::CellKey {
+            format!("{run}/nightly/scaling/sglang/llama3.1-8b/short_decode/n=8/rep=0")
+                .parse()
+                .unwrap()
+        };
+        let point = |run: &str, value: f64, source: Option<TimeSource>| HistoryPoint {
+            run: run.into(),
+            time: source.map(|_| "2026-11-12T02:40:00Z".to_string()),
+            time_source: source,
+            value: Some(value),
+            low: Some(value - 1.0),
+            high: Some(value + 1.0),
+            reps: 2,
+            cell: cell(run),
+            excluded: false,
+            changed: Vec::new(),
+        };
+        let series = HistorySeries {
+            key: HistoryKey::of(&cell("r1")),
+            label: "sglang · llama3.1-8b · short_decode · N=8".into(),
+            metric: Metric::Stat(Stat::P50TtftMs),
+            points: vec![
+                point("r1", 208.0, None),
+                point("r2", 259.0, Some(TimeSource::RunId)),
+            ],
+            change_points: vec![HistoryChangePoint {
+                run: "r2".into(),
+                time: None,
+                index: 1,
+                p_value: 1e-9,
+                mean_before: 208.0,
+                mean_after: 259.0,
+                relative_change: Some(0.245),
+                direction: None,
+                sentence: "worse by 24.5%, since r2".into(),
+            }],
+            regressed: false,
+            regression: None,
+        };
+        let csv = history_csv(&series, &["metric: p50".to_string()]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "# history: sglang · llama3.1-8b · short_decode · N=8",
+                "# metric: p50",
+                "run,started,time_source,value,reps,low,high,changed,change_point",
+                "r1,,,208,2,207,209,,",
+                "r2,2026-11-12T02:40:00Z,run_id,259,2,258,260,,\"worse by 24.5%, since r2\"",
+            ]
+        );
+    }
 }

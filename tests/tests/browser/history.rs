@@ -67,15 +67,16 @@ async fn a_matrix_square_opens_its_history_with_sglangs_change_point_at_night_12
 }
 
 #[tokio::test]
-async fn a_curve_point_opens_its_history_through_the_inspector() -> anyhow::Result<()> {
+async fn a_curve_point_opens_its_history_from_its_popover() -> anyhow::Result<()> {
     let page = nightly("history-from-curves").await?;
     page.open("/?view=curves&metric=p50_ttft_ms&backend=vllm&model=qwen2.5-7b")
         .await?;
     page.wait_for("#curves-points .point-focus").await?;
     page.press_on("#curves-points .point-focus", Key::Enter)
         .await?;
-    page.wait_for("#history-of-cell").await?;
-    page.press_on("#history-of-cell", Key::Enter).await?;
+    // The point pools the configuration's runs and reps: its popover links to their one History.
+    page.wait_for("#point-cells #point-history").await?;
+    page.press_on("#point-history", Key::Enter).await?;
     page.wait_for("#history-chart svg").await?;
     let label = page.text("#history-label").await?;
     assert!(label.starts_with("vllm · qwen2.5-7b"), "{label}");

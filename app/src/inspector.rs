@@ -180,6 +180,14 @@ fn CellInspector(key: CellKey) -> impl IntoView {
     view! {
         <section class="inspector" id="inspector" data-cell=title>
             <h2>{heading}</h2>
+            {
+                let target = ctx.state.with_untracked(|state| state.history_of(&key));
+                view! {
+                    <p class="hint"><a id="history-of-cell" href=target.href()
+                        on:click=move |event| { event.prevent_default(); ctx.go(target.clone()); }>"History of this configuration"</a>
+                        " across runs"</p>
+                }
+            }
             {started.map(|started| view! {
                 <p class="hint" id="run-started" title=started.explanation()>
                     "Run " <code>{key.run_id.clone()}</code> " started " {started.label()} " · " {started.source_text()}

@@ -10,6 +10,7 @@ mod chart;
 mod compare;
 mod controls;
 mod curves;
+mod history;
 mod inspector;
 mod live;
 mod matrix;

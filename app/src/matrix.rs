@@ -174,7 +174,12 @@ fn follow_square_link(event: web_sys::MouseEvent) {
     let link = event
         .target()
         .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
-        .and_then(|element| element.closest("a.square-link").ok().flatten());
+        .and_then(|element| {
+            element
+                .closest("a.square-link, a.square-history")
+                .ok()
+                .flatten()
+        });
     let Some(query) = link.and_then(|link| link.get_attribute("href")) else {
         return;
     };

@@ -58,8 +58,13 @@ impl Ctx {
     /// Creates the context from the current URL, provides it, and starts loading, live updates and URL sync.
     pub(crate) fn provide() -> Ctx {
         let search = browser::search();
-        let (initial, ignored) = ViewState::parse_query(&search);
-        let choose_metric = !cellscope_model::query::names_any(&search, &["metric"]);
+        let (mut initial, ignored) = ViewState::parse_query(&search);
+        let mut choose_metric = !cellscope_model::query::names_any(&search, &["metric"]);
+        // A History link that names no metric follows the one `/api/history` and the CLI follow by default.
+        if choose_metric && initial.view == cellscope_model::view_state::View::History {
+            initial.metric = cellscope_model::history::DEFAULT_METRIC;
+            choose_metric = false;
+        }
         let choose_at_load = !cellscope_model::query::names_any(&search, &["at_load", "at_n"]);
         let state = RwSignal::new(initial);
         let data: RwSignal<Option<Arc<Dataset>>> = RwSignal::new(None);

@@ -106,6 +106,7 @@ async fn entry(view: View) -> Result<Build, SplitLoaderError> {
         View::Compare => compare().await,
         View::Inspector => inspector().await,
         View::Audit => audit().await,
+        View::History => history().await,
     }
 }
 
@@ -141,4 +142,10 @@ fn inspector() -> Result<Build, SplitLoaderError> {
 #[wasm_split(audit, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn audit() -> Result<Build, SplitLoaderError> {
     Ok(|| view! { <crate::audit::AuditView/> }.into_any())
+}
+
+#[allow(unsafe_code)] // SAFETY: see above.
+#[wasm_split(history, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn history() -> Result<Build, SplitLoaderError> {
+    Ok(|| view! { <crate::history::HistoryView/> }.into_any())
 }

@@ -7,5 +7,6 @@
 pub mod chart;
 pub mod compare;
 pub mod header;
+pub mod history;
 pub mod matrix;
 pub mod palette;

@@ -278,7 +278,7 @@ pub fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -
                     "<td class=\"square\" style=\"background:{background};color:{text}\" title=\"{}\" \
                      data-row=\"{}\" data-col=\"{}\" data-statuses=\"{}\" data-reported=\"{}\" data-derived=\"{}\" \
                      data-pools=\"{}\"><a class=\"square-link\" href=\"{}\" aria-label=\"{}\"><span class=\"value\">{}</span>\
-                     <span class=\"glyphs\">{}<span class=\"mark\">{}</span></span>{badge_html}</a></td>",
+                     <span class=\"glyphs\">{}<span class=\"mark\">{}</span></span>{badge_html}</a>",
                     escape_html(&hover.join("\n")),
                     escape_html(&row_text),
                     escape_html(&col_text),
@@ -292,6 +292,16 @@ pub fn grids_html(grids: &[MatrixGrid], scale: ColourScale, state: &ViewState) -
                     escape_html(&glyph_text),
                     escape_html(&square.sign()),
                 );
+                if let Some(cell) = &square.history_cell {
+                    // Drawn by the stylesheet, so the square's text stays its value and glyphs.
+                    let _ = write!(
+                        html,
+                        "<a class=\"square-history\" href=\"{}\" aria-label=\"History of this configuration across runs\" \
+                         title=\"History of this configuration across runs\"></a>",
+                        escape_html(&state.history_of(cell).href())
+                    );
+                }
+                html.push_str("</td>");
             }
             html.push_str("</tr>");
         }

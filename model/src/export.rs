@@ -55,6 +55,17 @@ pub fn describe_view(
                 choice.alpha
             ));
         }
+        View::History => {
+            let choice = &state.history;
+            layout.push_str(&format!(
+                ", change points by E-divisive means (window {}, p ≤ {}), regressed against the last {} runs \
+                 within {}",
+                choice.window, choice.max_pvalue, choice.k, choice.band
+            ));
+            if let Some(since) = &choice.since {
+                layout.push_str(&format!(", runs since {since}"));
+            }
+        }
         View::Inspector | View::Audit => {}
     }
     let included = included_line(state);
@@ -148,6 +159,52 @@ pub fn cells_csv(cells: &[crate::summary::CellSummary], state: &ViewState, link:
         out.push('\n');
     }
     out.push_str(&crate::schema::cells_to_csv(cells));
+    out
+}
+
+/// A History's table as CSV under `#` lines: the History's configuration × workload × load, the view in words
+/// (`lines`, from [`describe_view`]: metric, method parameters, snapshot, link), then per run its start and how
+/// that is known, value, reps and their range, what changed from the run before and the change point it starts.
+pub fn history_csv(series: &crate::history::HistorySeries, lines: &[String]) -> String {
+    let mut out = format!("# history: {}\n", series.label);
+    for line in lines {
+        out.push_str("# ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str("run,started,time_source,value,reps,low,high,changed,change_point\n");
+    let number = |value: Option<f64>| value.map_or(String::new(), |value| value.to_string());
+    for (index, point) in series.points.iter().enumerate() {
+        let changed: Vec<String> = point
+            .changed
+            .iter()
+            .map(|change| change.describe())
+            .collect();
+        let change = series
+            .change_points
+            .iter()
+            .find(|change| change.index == index)
+            .map_or(String::new(), |change| change.sentence.clone());
+        let source = point.time_source.map_or("", |source| source.name());
+        let fields = [
+            point.run.clone(),
+            point.time.clone().unwrap_or_default(),
+            source.to_string(),
+            number(point.value),
+            point.reps.to_string(),
+            number(point.low),
+            number(point.high),
+            changed.join("; "),
+            change,
+        ];
+        for (position, field) in fields.iter().enumerate() {
+            if position > 0 {
+                out.push(',');
+            }
+            csv_field(&mut out, field);
+        }
+        out.push('\n');
+    }
     out
 }
 
@@ -833,5 +890,62 @@ mod tests {
         let mut b = a.clone();
         b.select_only(Dimension::Backend, "vllm");
         assert_ne!(name, file_name(&b, Metric::Stat(Stat::Efficiency), "png"));
+    }
+    #[test]
+    fn a_history_csv_has_its_context_lines_and_one_row_per_run_with_its_change_point() {
+        use crate::history::{
+            HistoryChangePoint, HistoryKey, HistoryPoint, HistorySeries, TimeSource,
+        };
+        let cell = |run: &str| -> crate::key::CellKey {
+            format!("{run}/nightly/scaling/sglang/llama3.1-8b/short_decode/n=8/rep=0")
+                .parse()
+                .unwrap()
+        };
+        let point = |run: &str, value: f64, source: Option<TimeSource>| HistoryPoint {
+            run: run.into(),
+            time: source.map(|_| "2026-11-12T02:40:00Z".to_string()),
+            time_source: source,
+            value: Some(value),
+            low: Some(value - 1.0),
+            high: Some(value + 1.0),
+            reps: 2,
+            cell: cell(run),
+            excluded: false,
+            changed: Vec::new(),
+        };
+        let series = HistorySeries {
+            key: HistoryKey::of(&cell("r1")),
+            label: "sglang · llama3.1-8b · short_decode · N=8".into(),
+            metric: Metric::Stat(Stat::P50TtftMs),
+            points: vec![
+                point("r1", 208.0, None),
+                point("r2", 259.0, Some(TimeSource::RunId)),
+            ],
+            change_points: vec![HistoryChangePoint {
+                run: "r2".into(),
+                time: None,
+                index: 1,
+                p_value: 1e-9,
+                mean_before: 208.0,
+                mean_after: 259.0,
+                relative_change: Some(0.245),
+                direction: None,
+                sentence: "worse by 24.5%, since r2".into(),
+            }],
+            regressed: false,
+            regression: None,
+        };
+        let csv = history_csv(&series, &["metric: p50".to_string()]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "# history: sglang · llama3.1-8b · short_decode · N=8",
+                "# metric: p50",
+                "run,started,time_source,value,reps,low,high,changed,change_point",
+                "r1,,,208,2,207,209,,",
+                "r2,2026-11-12T02:40:00Z,run_id,259,2,258,260,,\"worse by 24.5%, since r2\"",
+            ]
+        );
     }
 }

@@ -32,16 +32,19 @@ pub enum View {
     Inspector,
     /// Every cell's status and reason, and the runs' audit.
     Audit,
+    /// One configuration × workload × load across runs, its change points and regression flag.
+    History,
 }
 
 impl View {
     /// Every tab, in the order they are shown.
-    pub const ALL: [View; 5] = [
+    pub const ALL: [View; 6] = [
         View::Matrix,
         View::Curves,
         View::Compare,
         View::Inspector,
         View::Audit,
+        View::History,
     ];
     /// The name `view=` takes.
     pub fn name(self) -> &'static str {
@@ -51,6 +54,7 @@ impl View {
             View::Compare => "compare",
             View::Inspector => "inspector",
             View::Audit => "audit",
+            View::History => "history",
         }
     }
     /// The tab's label.
@@ -61,6 +65,7 @@ impl View {
             View::Compare => "Compare",
             View::Inspector => "Inspector",
             View::Audit => "Audit",
+            View::History => "History",
         }
     }
     /// The view a name names.
@@ -655,6 +660,18 @@ const FIELDS: &[Field<ViewState>] = &[
 ];
 
 impl ViewState {
+    /// The History of `cell`'s configuration × workload × load, on the view's metric when it has a value per
+    /// cell, else on the History's default metric; every other choice kept.
+    pub fn history_of(&self, cell: &CellKey) -> ViewState {
+        let mut next = self.clone();
+        next.view = View::History;
+        next.cell = Some(cell.clone());
+        if !next.metric.per_cell() {
+            next.metric = crate::history::DEFAULT_METRIC;
+        }
+        next
+    }
+
     /// The relative URL of the state, `?` and its query: what a link to it carries (so middle-click and "copy
     /// link address" work on every link of the app).
     pub fn href(&self) -> String {

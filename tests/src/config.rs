@@ -15,6 +15,9 @@ pub struct Config {
     /// `CELLSCOPE_MIXED_DATA`: the mixed-format demo root (TR164 demo + vLLM, SGLang and AIPerf sweeps), for the
     /// tests of other tools' files ([`Config::mixed_root`]).
     pub mixed: Option<PathBuf>,
+    /// `CELLSCOPE_NIGHTLY_DATA`: the nightly demo root (a run per engine per night), for the History view's tests
+    /// ([`Config::nightly_root`]).
+    pub nightly: Option<PathBuf>,
     /// `CELLSCOPE_MOTO_SERVER`: moto's standalone S3 API server, for the object-storage tests
     /// ([`Config::moto_server`]).
     pub moto_server: Option<PathBuf>,
@@ -65,6 +68,7 @@ impl Config {
             mixed: lookup("CELLSCOPE_MIXED_DATA")
                 .filter(|value| !value.is_empty())
                 .map(PathBuf::from),
+            nightly: optional("CELLSCOPE_NIGHTLY_DATA"),
             moto_server: optional("CELLSCOPE_MOTO_SERVER"),
             fake_gcs_server: optional("CELLSCOPE_FAKE_GCS_SERVER"),
             azurite_blob: optional("CELLSCOPE_AZURITE_BLOB"),
@@ -102,6 +106,18 @@ impl Config {
 }
 
 impl Config {
+    /// The nightly demo root; an error saying how to get it when it was not given or is not there.
+    pub fn nightly_root(&self) -> anyhow::Result<PathBuf> {
+        match &self.nightly {
+            Some(nightly) if nightly.join("README.md").is_file() => Ok(nightly.clone()),
+            Some(nightly) => bail!(
+                "CELLSCOPE_NIGHTLY_DATA: {} is not a complete nightly demo root. {HOW_TO_RUN}",
+                nightly.display()
+            ),
+            None => bail!("CELLSCOPE_NIGHTLY_DATA is not set. {HOW_TO_RUN}"),
+        }
+    }
+
     /// moto's `moto_server`; an error saying how to get it when it was not given or is not there.
     pub fn moto_server(&self) -> anyhow::Result<PathBuf> {
         existing("CELLSCOPE_MOTO_SERVER", self.moto_server.as_ref())

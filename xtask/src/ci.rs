@@ -327,16 +327,17 @@ pub(crate) fn run() -> anyhow::Result<()> {
         Some(binaries) => binaries,
         None => steps.run("test build with clippy", test_build)?,
     };
-    // Both roots the tests serve, the TR164 demo and the mixed-format root beside it, written by the generator
-    // binary the test build just made (the xtask does not link the generator; see `demo.rs`).
-    let (data, mixed) = steps.run("demo data", || {
+    // The roots the tests serve, the TR164 demo and the mixed-format and nightly roots beside it, written by the
+    // generator binary the test build just made (the xtask does not link the generator; see `demo.rs`).
+    let (data, mixed, nightly) = steps.run("demo data", || {
         crate::demo::use_built_generator()?;
         anyhow::Ok((
             crate::demo::ensure_demo_data()?,
             crate::demo::ensure_mixed_demo_data()?,
+            crate::demo::ensure_nightly_demo_data()?,
         ))
     })?;
-    let roots = [data.clone(), mixed];
+    let roots = [data.clone(), mixed, nightly];
     let before = steps.run("data checksum", || checksums(&roots))?;
     // The wheel packages the binary the test build made: maturin takes its profile, environment and features (the
     // tests turn on `fuzzing`, and the server's manifest names the features the tests' dependencies turn on), so

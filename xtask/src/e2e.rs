@@ -31,6 +31,13 @@ pub(crate) fn test_env(bin: &Path, data: &Path) -> Vec<(&'static str, String)> {
                 .to_string_lossy()
                 .into_owned(),
         ),
+        // The nightly root beside it (one run per engine per night), for the History view's tests.
+        (
+            "CELLSCOPE_NIGHTLY_DATA",
+            crate::demo::nightly_sibling(data)
+                .to_string_lossy()
+                .into_owned(),
+        ),
         (
             "CELLSCOPE_SCREENSHOTS",
             target_dir()
@@ -70,6 +77,7 @@ pub(crate) fn ensure_scale_data() -> anyhow::Result<PathBuf> {
 pub(crate) fn run(dev: bool, release: bool, scale: bool, extra: &[String]) -> anyhow::Result<()> {
     let data = crate::demo::ensure_demo_data()?;
     crate::demo::ensure_mixed_demo_data()?;
+    crate::demo::ensure_nightly_demo_data()?;
     let scale_data = if scale {
         Some(ensure_scale_data()?)
     } else {

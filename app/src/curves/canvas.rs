@@ -329,6 +329,17 @@ impl Chart {
             <div class="points-popover" id="point-cells" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)
                 on:keydown=move |event: web_sys::KeyboardEvent| if event.key() == "Escape" { self.close_cells(); }>
                 {format!("This point pools {} cells; open one:", keys.len())}
+                {
+                    // Cells differing by run and rep only are one History: the point links to it.
+                    let history = keys.first().filter(|first| {
+                        let one = cellscope_model::history::HistoryKey::of(first);
+                        keys.iter().all(|key| one.holds(key))
+                    }).and_then(|_| keys.iter().max()).map(|latest| ctx.state.with_untracked(|state| state.history_of(latest)));
+                    history.map(|target| view! {
+                        <p><a id="point-history" href=target.href()
+                            on:click=move |event| { event.prevent_default(); ctx.go(target.clone()); }>"History of this configuration"</a></p>
+                    })
+                }
                 <ul>
                     {keys.into_iter().map(|key| {
                         let next = ctx.state.with_untracked(|state| ViewState {

@@ -103,6 +103,9 @@ pub struct MatrixCell {
     pub flags: Flags,
     /// The square's one cell, when it holds exactly one (it then opens in the inspector).
     pub only_cell: Option<CellKey>,
+    /// The latest cell of the square's shown load when all its cells there follow one History (they differ by
+    /// run and rep only): the square then links to that History.
+    pub history_cell: Option<CellKey>,
     /// How many of the pooled cells show the metric as the tool's reported figure, and how many as a derived
     /// one ([`Mark`]): the square carries the sign so reported and recomputed figures are never mixed silently.
     pub reported: u32,
@@ -329,6 +332,20 @@ struct BaseGrid {
     squares: Vec<Vec<Option<BaseSquare>>>,
 }
 
+/// The latest of `pooled`'s cells at `load` when every one of them there follows the same History.
+fn one_history(pooled: &[&CellSummary], load: Option<Load>) -> Option<CellKey> {
+    let mut at = pooled
+        .iter()
+        .filter(|cell| Some(cell.key.load) == load)
+        .map(|cell| &cell.key);
+    let first = at.next()?;
+    let history = crate::history::HistoryKey::of(first);
+    at.try_fold(first, |latest, key| {
+        history.holds(key).then(|| latest.max(key))
+    })
+    .cloned()
+}
+
 #[derive(Clone, Debug, PartialEq)]
 struct BaseSquare {
     /// The square's curve: its cells pooled at each N.
@@ -338,6 +355,8 @@ struct BaseSquare {
     pooling: Pooling,
     /// The square's one cell, when it holds exactly one.
     only_cell: Option<CellKey>,
+    /// The latest cell at the shown load, when the cells there follow one History.
+    history_cell: Option<CellKey>,
     /// Per marked metric ([`MatrixLayout::marked`]): how many pooled cells show its reported and its derived
     /// figure.
     marks: Vec<(Metric, u32, u32)>,
@@ -437,6 +456,7 @@ impl MatrixBase {
                 }
             }
             let shown_load = layout.point(&curve.points).map(|point| point.load);
+            let history_cell = one_history(&pooled, shown_load);
             let baselines = [
                 Metric::Stat(Stat::Efficiency),
                 Metric::Stat(Stat::P95Multiplier),
@@ -463,6 +483,7 @@ impl MatrixBase {
                     flags,
                     pooling: Pooling::of(pooled.iter().map(|cell| &cell.key)),
                     only_cell,
+                    history_cell,
                     marks,
                     absent,
                     baselines,
@@ -538,6 +559,7 @@ impl MatrixBase {
             expected_rows: points.iter().map(|point| point.expected_rows).sum(),
             pooling: base.pooling.clone(),
             only_cell: base.only_cell.clone(),
+            history_cell: base.history_cell.clone(),
             ..MatrixCell::default()
         };
         match state.metric {

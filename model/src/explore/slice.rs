@@ -152,7 +152,7 @@ pub fn split_dimensions(state: &ViewState) -> Vec<Option<Dimension>> {
         View::Matrix => matrix_dimensions(state),
         View::Curves => curve_dimensions(state),
         View::Compare => vec![Some(state.compare.by)],
-        View::Inspector | View::Audit => Vec::new(),
+        View::Inspector | View::Audit | View::History => Vec::new(),
     }
 }
 

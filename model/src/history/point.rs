@@ -18,6 +18,28 @@ pub enum TimeSource {
     FileModified,
 }
 
+impl TimeSource {
+    /// `recorded`, `run_id` or `file_modified`, as the API writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeSource::Recorded => "recorded",
+            TimeSource::RunId => "run_id",
+            TimeSource::FileModified => "file_modified",
+        }
+    }
+
+    /// What the table says beside a start time not recorded by the run's files.
+    pub fn note(self) -> Option<&'static str> {
+        match self {
+            TimeSource::Recorded => None,
+            TimeSource::RunId => Some("from the run's id"),
+            TimeSource::FileModified => {
+                Some("from a file's modification time (the run ended by then)")
+            }
+        }
+    }
+}
+
 /// One environment field that differs from the run before in the History.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvironmentChange {

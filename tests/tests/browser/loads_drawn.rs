@@ -38,6 +38,9 @@ async fn canvas_data(page: &Harness, name: &str) -> anyhow::Result<String> {
 /// The chart exported as SVG, its text as the download holds it.
 async fn exported_svg(page: &Harness, index: usize) -> anyhow::Result<String> {
     page.click("#export-svg").await?;
+    // The exports' code loads on the first press, so the file arrives a moment after the click.
+    page.until(&format!("window.__blobs.length > {index}"))
+        .await?;
     page.eval_async(&format!("window.__blobs[{index}].text()"))
         .await
 }
@@ -146,6 +149,7 @@ async fn a_latency_curve_under_an_slo_draws_its_bound_and_lists_each_capacity() 
     );
     page.capture_downloads().await?;
     page.click("#export-series-csv").await?;
+    page.until("window.__blobs.length === 1").await?;
     let csv: String = page.eval_async("window.__blobs[0].text()").await?;
     let mut rows = csv.lines().filter(|line| !line.starts_with('#'));
     let header = rows.next().unwrap_or_default();

@@ -12,6 +12,7 @@ mod configurations;
 mod connections;
 mod curves_axes;
 mod formats;
+mod history;
 mod hostile;
 mod layout;
 mod load_and_slo;

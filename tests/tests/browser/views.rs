@@ -99,6 +99,7 @@ async fn the_curves_canvas_has_drawn_pixels_and_the_csv_export_matches_the_view(
     // CSV export: capture the blob and the file name the button hands to the browser and count its rows.
     page.capture_downloads().await?;
     page.click("#export-csv").await?;
+    page.until("window.__blobs.length === 1").await?;
     let csv: String = page.eval_async("window.__blobs[0].text()").await?;
     let name: String = page.eval("window.__names[0]").await?;
     let snapshot: String = page
@@ -142,6 +143,7 @@ async fn the_curves_canvas_has_drawn_pixels_and_the_csv_export_matches_the_view(
     let api = page.get("/api/cells?backend=vllm&format=csv")?;
     assert!(api.text().starts_with("run_id,suite,"));
     page.click("#export-svg").await?;
+    page.until("window.__blobs.length === 2").await?;
     let svg: String = page.eval_async("window.__blobs[1].text()").await?;
     assert!(
         svg.contains("<svg") && svg.contains("long_decode"),
@@ -508,6 +510,7 @@ async fn metric_and_criterion_changes_in_place_draw_what_a_fresh_load_draws() ->
 async fn exported_rows(page: &Harness) -> anyhow::Result<usize> {
     page.eval::<bool>("(() => { window.__blobs = []; if (!window.__hooked) { const original = URL.createObjectURL; URL.createObjectURL = (blob) => { window.__blobs.push(blob); return original(blob); }; window.__hooked = true; } return true; })()").await?;
     page.click("#export-csv").await?;
+    page.until("window.__blobs.length === 1").await?;
     let csv: String = page.eval_async("window.__blobs[0].text()").await?;
     // The table's lines, not the `#` lines above it nor its header.
     Ok(csv.lines().filter(|line| !line.starts_with('#')).count() - 1)
